@@ -1,0 +1,84 @@
+// `ceilings`: the user's entry point. Every subcommand lives in its own file in this folder.
+// Exit codes: 0 ok/pass, 1 a verdict failed, 2 usage or bad input, 3 incomplete.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "ceilings/error.hpp"
+#include "subcommand.hpp"
+
+#ifndef CEILINGS_VERSION
+#define CEILINGS_VERSION "unknown"
+#endif
+#ifndef CEILINGS_GIT
+#define CEILINGS_GIT "unknown"
+#endif
+
+namespace ceilings::cli {
+
+namespace {
+std::vector<Registered>& registry() {
+  static std::vector<Registered> all;
+  return all;
+}
+}  // namespace
+
+bool add_subcommand(const char* name, const char* description, Setup setup) {
+  registry().push_back({name, description, std::move(setup)});
+  return true;
+}
+
+const std::vector<Registered>& subcommands() {
+  std::sort(registry().begin(), registry().end(), [](const Registered& a, const Registered& b) { return a.name < b.name; });
+  return registry();
+}
+
+std::string executable_directory() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, static_cast<std::size_t>(n));
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace ceilings::cli
+
+int main(int argc, char** argv) {
+  using namespace ceilings;
+  CLI::App app("ceilings: measured GPU ceilings, and the MFU/MBU/roofline analysis that uses them", "ceilings");
+  app.set_version_flag("--version", std::string("ceilings ") + CEILINGS_VERSION + " (" + CEILINGS_GIT + ")");
+  app.require_subcommand(1);
+  std::map<CLI::App*, cli::Runner> runners;
+  for (const auto& reg : cli::subcommands()) {
+    CLI::App* sub = app.add_subcommand(reg.name, reg.description);
+    runners[sub] = reg.setup(*sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitBadInput;
+  }
+  for (auto& [sub, run] : runners) {
+    if (!sub->parsed()) continue;
+    try {
+      return run();
+    } catch (const Error& e) {
+      std::fprintf(stderr, "ceilings %s: error: %s\n", sub->get_name().c_str(), e.what());
+      return e.exit_code();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ceilings %s: error: %s\n", sub->get_name().c_str(), e.what());
+      return kExitIncomplete;
+    }
+  }
+  return kExitBadInput;
+}

@@ -1,0 +1,28 @@
+// Turns ceilings-bench's Google Benchmark JSON into a ceilings.profile/1 profile.
+//
+// Conventions ceilings-bench follows (bench/harness/counters.hpp writes them):
+//  - a benchmark named "family/variant[/arg:value...]" feeds the ceiling "family.variant";
+//  - its value is one of the counters bytes_per_second (B/s), flop_per_second (FLOP/s),
+//    op_per_second (OP/s) or latency_s (s, lower is better);
+//  - cv, samples, verified, throttled, throttle_reasons and the telemetry counters
+//    (telemetry, sm_clock_hz, mem_clock_hz, power_w, temp_c) describe the measurement;
+//    every other counter lands in the ceiling's detail;
+//  - counter candidate = 0 marks a sweep point that is reported in detail but is not a ceiling;
+//  - a failed benchmark's error message starting with "unsupported:" means skipped, any other
+//    message is an error (verification failure, CUDA error).
+// Across variants of one ceiling (launch shapes, sizes, algorithms) the best value wins and its
+// benchmark name and arguments go into the detail.
+#pragma once
+#include "ceilings/profile.hpp"
+
+namespace ceilings {
+
+// Context keys ceilings-bench adds to the Google Benchmark context (JSON text values).
+inline constexpr const char* kContextDevice = "ceilings_device";
+inline constexpr const char* kContextHost = "ceilings_host";
+inline constexpr const char* kContextVersion = "ceilings_version";
+inline constexpr const char* kContextGit = "ceilings_git";
+
+Profile profile_from_benchmark_json(const json& benchmark_output);
+
+}  // namespace ceilings

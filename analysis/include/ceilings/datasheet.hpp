@@ -1,0 +1,43 @@
+// The datasheet table (analysis/data/gpus.json, embedded at build time): vendor peaks per GPU,
+// the numbers measured ceilings are compared with.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ceilings/json_fields.hpp"
+
+namespace ceilings {
+
+struct GpuSpec {
+  std::string name;                // canonical, e.g. "H200"
+  std::vector<std::string> match;  // other names it goes by, CUDA's device name among them
+  std::string source;              // where the numbers come from
+  std::string architecture, compute_capability;
+  int sm_count = 0;
+  double boost_clock_hz = 0, memory_bytes = 0, memory_bandwidth = 0, tdp_w = 0;
+  std::optional<int> pcie_gen, pcie_width;
+  std::optional<double> nvlink_bandwidth;  // total, both directions, B/s
+  std::map<std::string, double> dense;    // data type -> dense peak FLOP/s (OP/s for int8)
+  json raw;                               // the entry as written (fields this version does not model)
+};
+
+// The embedded table, parsed once.
+const std::vector<GpuSpec>& datasheet();
+// Parses a datasheet document (the embedded one, or a test's).
+std::vector<GpuSpec> parse_datasheet(const json& document);
+
+// Normalised for loose matching: lower case, no spaces/dashes/underscores, "nvidia" dropped.
+std::string normalize_gpu_name(const std::string& name);
+// The entry whose name or match list equals `name` loosely; nullptr when none does.
+const GpuSpec* find_gpu(const std::string& name);
+
+// Theoretical PCIe bandwidth per direction after line encoding, B/s (Gen1-2: 8b/10b, Gen3+: 128b/130b).
+double pcie_link_bandwidth(int gen, int width);
+
+// The datasheet value of a named ceiling for this GPU ("hbm.copy" -> memory bandwidth,
+// "gemm.bf16" -> dense bf16), or nullopt when the datasheet has no comparable figure.
+std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ceiling_name);
+
+}  // namespace ceilings

@@ -1,0 +1,38 @@
+// Errors and exit codes shared by every `ceilings` subcommand and the analysis library.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace ceilings {
+
+// The exit codes of every ceilings command (DESIGN.md).
+enum ExitCode : int {
+  kExitOk = 0,          // ok / all verdicts pass
+  kExitFailed = 1,      // a verdict failed
+  kExitBadInput = 2,    // usage or bad input
+  kExitIncomplete = 3,  // no GPU, could not measure, a check could not run
+};
+
+// An error with the exit code it maps to; the message names the problem for the user.
+class Error : public std::runtime_error {
+ public:
+  Error(int exit_code, const std::string& message) : std::runtime_error(message), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+// Bad input: a malformed file, a missing or wrong field, an impossible value. Exit code 2.
+class InputError : public Error {
+ public:
+  explicit InputError(const std::string& message) : Error(kExitBadInput, message) {}
+};
+
+// Something could not be measured or run (no GPU, no driver). Exit code 3.
+class IncompleteError : public Error {
+ public:
+  explicit IncompleteError(const std::string& message) : Error(kExitIncomplete, message) {}
+};
+
+}  // namespace ceilings

@@ -1,0 +1,55 @@
+// Typed, validating access to JSON documents: every error names the offending field by its path
+// ("ceilings[3].value") and is an InputError. Used for profiles, Hugging Face configs, rules files.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ceilings/error.hpp"
+
+namespace ceilings {
+
+using json = nlohmann::json;
+
+// Parses text as JSON; an empty, truncated or malformed document is an InputError naming `what`.
+json parse_json_text(const std::string& text, const std::string& what);
+// Reads and parses a file; a missing or unreadable file is an InputError too.
+json read_json_file(const std::string& path);
+
+// A view of one JSON object at a known path.
+class Fields {
+ public:
+  Fields(const json& object, std::string path);  // throws unless `object` is an object
+
+  const json& raw() const { return j_; }
+  const std::string& path() const { return path_; }
+  std::string path_of(const std::string& key) const;
+  bool has(const std::string& key) const;  // present and not null
+
+  std::string string(const std::string& key) const;
+  std::optional<std::string> optional_string(const std::string& key) const;
+  bool boolean(const std::string& key) const;
+  std::optional<bool> optional_boolean(const std::string& key) const;
+  // Finite numbers; `minimum` is inclusive.
+  double number(const std::string& key, double minimum = 0.0) const;
+  std::optional<double> optional_number(const std::string& key, double minimum = 0.0) const;
+  // Whole numbers (a JSON integer, or a float with no fractional part).
+  std::int64_t integer(const std::string& key, std::int64_t minimum = 0) const;
+  std::optional<std::int64_t> optional_integer(const std::string& key, std::int64_t minimum = 0) const;
+  Fields object(const std::string& key) const;
+  std::optional<Fields> optional_object(const std::string& key) const;
+  const json& array(const std::string& key) const;  // throws unless an array
+
+  [[noreturn]] void fail(const std::string& key, const std::string& problem) const;
+
+ private:
+  const json& at(const std::string& key) const;  // throws when missing or null
+  const json& j_;
+  std::string path_;
+};
+
+std::string json_type_name(const json& j);
+
+}  // namespace ceilings

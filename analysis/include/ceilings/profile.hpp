@@ -1,0 +1,80 @@
+// The device profile (schema ceilings.profile/1): the contract between ceilings-bench and the
+// analysis. Reading validates every field it uses; unknown fields are ignored (kept in `raw`).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ceilings/json_fields.hpp"
+
+namespace ceilings {
+
+inline constexpr const char* kProfileSchema = "ceilings.profile/1";
+
+struct Telemetry {
+  bool available = false;  // false: NVML was not there; the numbers below are not data
+  double sm_clock_hz = 0, mem_clock_hz = 0, power_w = 0, temp_c = 0;
+};
+
+struct Ceiling {
+  std::string name;  // stable identifier family.variant, e.g. "hbm.copy"
+  double value = 0;  // SI base unit
+  std::string unit;  // B/s, FLOP/s, OP/s, s, Hz, W
+  double cv = 0;     // coefficient of variation of the samples (stddev / mean)
+  std::int64_t samples = 0;
+  std::optional<double> datasheet;  // the datasheet value for this ceiling, same unit
+  bool verified = false;
+  bool throttled = false;
+  Telemetry telemetry;
+  json detail = json::object();
+};
+
+struct Skipped {
+  std::string name;    // ceiling or benchmark name
+  std::string reason;  // why it has no number
+};
+
+struct PcieInfo {
+  std::optional<int> gen, width, max_gen, max_width;
+};
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name, uuid, pci_bus_id, compute_capability;
+  int sm_count = 0;
+  std::uint64_t memory_bytes = 0, l2_bytes = 0;
+  std::string driver, cuda_runtime, cublas;
+  std::optional<bool> ecc;
+  std::optional<double> max_sm_clock_hz, max_mem_clock_hz, power_limit_w;
+  PcieInfo pcie;
+};
+
+struct Profile {
+  std::string schema = kProfileSchema;
+  std::string created;  // ISO 8601 UTC
+  std::string tool_version, tool_git;
+  std::string hostname, cpu;
+  std::optional<int> numa_node;
+  DeviceInfo device;
+  std::vector<Ceiling> ceilings;
+  std::vector<Skipped> skipped;  // not measured, with the reason (unsupported, no peer, ...)
+  std::vector<Skipped> errors;   // measurement attempted and failed (verification, CUDA error)
+  json raw = json::object();     // the document as read (sections newer code adds stay reachable)
+
+  const Ceiling* find(const std::string& name) const;
+};
+
+// Validates and reads a profile document. `origin` names it in errors (a path or "profile").
+Profile profile_from_json(const json& document, const std::string& origin = "profile");
+Profile read_profile(const std::string& path);
+json profile_to_json(const Profile& profile);
+
+// Writes text to path through a temporary file in the same directory and a rename, so a reader
+// never sees a half-written file and an existing file is replaced only by a complete one.
+void write_file_atomic(const std::string& path, const std::string& text);
+
+// The current time as ISO 8601 UTC ("2026-11-30T12:00:00Z").
+std::string utc_now_iso8601();
+
+}  // namespace ceilings

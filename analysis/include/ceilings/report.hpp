@@ -1,0 +1,20 @@
+// The ceilings table of a profile, as `ceilings measure` and `ceilings show` print it.
+#pragma once
+#include <string>
+
+#include "ceilings/profile.hpp"
+#include "ceilings/table.hpp"
+
+namespace ceilings {
+
+// The datasheet value for a ceiling: the one stored in the profile, else the embedded table's.
+std::optional<double> datasheet_for(const Profile& profile, const Ceiling& ceiling);
+
+// Rows: ceiling, value, datasheet, % of datasheet, cv, samples, SM clock, throttled.
+Table ceilings_table(const Profile& profile);
+// The header lines above the table: device, host, when, which tool.
+std::string profile_summary(const Profile& profile);
+// The whole `show` output in one format (json: the ceilings with numbers, not display strings).
+std::string render_profile(const Profile& profile, Format format);
+
+}  // namespace ceilings

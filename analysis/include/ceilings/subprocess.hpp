@@ -1,0 +1,37 @@
+// Running a child process (ceilings-bench) with its output streamed line by line, a watchdog
+// (SIGTERM, then SIGKILL to its whole process group past the timeout) and interruption: a SIGINT or
+// SIGTERM to ceilings stops the child too, so no orphan is left measuring a GPU.
+#pragma once
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ceilings {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;                            // argv[0] is the program path
+  std::vector<std::pair<std::string, std::string>> env;    // set (or, with an empty value, kept) in the child
+  double timeout_s = 0;                                     // 0: none
+  double kill_grace_s = 5;                                  // between SIGTERM and SIGKILL
+};
+
+struct ProcessResult {
+  int exit_code = -1;   // when it exited normally
+  int signal = 0;       // when a signal ended it
+  bool timed_out = false;
+  bool interrupted = false;   // we were asked to stop (SIGINT/SIGTERM) and stopped the child
+  std::string exec_error;     // the program could not be started
+  bool ok() const { return exec_error.empty() && !timed_out && !interrupted && signal == 0 && exit_code == 0; }
+  std::string describe() const;  // "exit code 3", "killed by signal 9", "timed out after 30 s" ...
+};
+
+using LineHandler = std::function<void(const std::string& line)>;
+
+ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout, const LineHandler& on_stderr);
+
+// Installs SIGINT/SIGTERM handlers that make run_process stop its child and return interrupted.
+void install_interrupt_handlers();
+bool interrupted();
+
+}  // namespace ceilings

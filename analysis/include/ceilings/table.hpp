@@ -1,0 +1,29 @@
+// One table type for everything the CLI prints, rendered as aligned text, markdown, csv or json.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ceilings/json_fields.hpp"
+
+namespace ceilings {
+
+enum class Format { kTable, kMarkdown, kCsv, kJson };
+// "table" | "markdown" | "csv" | "json"; anything else is an InputError.
+Format parse_format(const std::string& name);
+inline const std::vector<std::string>& format_names() {
+  static const std::vector<std::string> names{"table", "markdown", "csv", "json"};
+  return names;
+}
+
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> right_aligned;  // per column; numbers read better right-aligned
+
+  void add_row(std::vector<std::string> row) { rows.push_back(std::move(row)); }
+};
+
+// kJson renders an array of objects keyed by column name (strings as shown).
+std::string render(const Table& table, Format format);
+
+}  // namespace ceilings

@@ -1,0 +1,221 @@
+// Google Benchmark JSON (from ceilings-bench) -> ceilings.profile/1.
+#include "ceilings/bench_json.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ceilings/datasheet.hpp"
+#include "ceilings/units.hpp"
+
+namespace ceilings {
+
+namespace {
+
+struct ValueCounter {
+  const char* counter;
+  const char* unit;
+};
+constexpr ValueCounter kValueCounters[] = {
+    {"bytes_per_second", "B/s"}, {"flop_per_second", "FLOP/s"}, {"op_per_second", "OP/s"}, {"latency_s", "s"}};
+
+const std::set<std::string>& measurement_counters() {
+  static const std::set<std::string> names{"cv",          "samples",      "verified", "throttled", "throttle_reasons",
+                                           "telemetry",   "sm_clock_hz",  "mem_clock_hz", "power_w", "temp_c",
+                                           "candidate"};
+  return names;
+}
+
+// GB's own keys in a benchmark entry; everything else numeric is a user counter.
+const std::set<std::string>& benchmark_keys() {
+  static const std::set<std::string> keys{"name",          "family_index", "per_family_instance_index",
+                                          "run_name",      "run_type",     "repetitions",
+                                          "repetition_index", "threads",   "iterations",
+                                          "real_time",     "cpu_time",     "time_unit",
+                                          "label",         "error_occurred", "error_message",
+                                          "aggregate_name", "aggregate_unit", "skipped"};
+  return keys;
+}
+
+struct Parsed {
+  std::string ceiling;               // family.variant
+  std::string run_name;              // without /manual_time, /iterations:N, /repeats:N
+  json args = json::object();        // arg:value parts
+};
+
+Parsed parse_name(const std::string& full, const std::string& where) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= full.size()) {
+    const auto slash = full.find('/', start);
+    parts.push_back(full.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  if (parts.size() < 2 || parts[0].empty() || parts[1].empty() || parts[1].find(':') != std::string::npos)
+    throw InputError(where + ": benchmark name '" + full + "' is not of the form family/variant[/arg:value...]");
+  Parsed p;
+  p.ceiling = parts[0] + "." + parts[1];
+  p.run_name = parts[0] + "/" + parts[1];
+  for (std::size_t i = 2; i < parts.size(); ++i) {
+    const std::string& s = parts[i];
+    if (s == "manual_time" || s == "real_time" || s.rfind("iterations:", 0) == 0 || s.rfind("repeats:", 0) == 0 ||
+        s.rfind("min_time:", 0) == 0 || s.rfind("threads:", 0) == 0)
+      continue;
+    p.run_name += "/" + s;
+    const auto colon = s.find(':');
+    if (colon == std::string::npos) {
+      p.args[s] = true;
+      continue;
+    }
+    const std::string key = s.substr(0, colon), value = s.substr(colon + 1);
+    char* end = nullptr;
+    const double d = std::strtod(value.c_str(), &end);
+    if (end && *end == '\0' && !value.empty())
+      p.args[key] = d;
+    else
+      p.args[key] = value;
+  }
+  return p;
+}
+
+json parse_context_json(const Fields& context, const char* key) {
+  const std::string text = context.string(key);
+  return parse_json_text(text, "context." + std::string(key));
+}
+
+struct Candidate {
+  Ceiling ceiling;
+  std::string run_name;
+};
+
+bool better(const Candidate& a, const Candidate& b) {
+  return higher_is_better(a.ceiling.unit) ? a.ceiling.value > b.ceiling.value : a.ceiling.value < b.ceiling.value;
+}
+
+}  // namespace
+
+Profile profile_from_benchmark_json(const json& gb) {
+  const Fields doc(gb, "");
+  const Fields context = doc.object("context");
+  if (!context.has(kContextDevice))
+    throw InputError("benchmark output has no context." + std::string(kContextDevice) +
+                     ": it was not written by ceilings-bench");
+
+  // The device fingerprint and host facts are written by ceilings-bench in profile form already.
+  json skeleton = {{"schema", kProfileSchema},
+                   {"created", context.optional_string("date").value_or(utc_now_iso8601())},
+                   {"device", parse_context_json(context, kContextDevice)},
+                   {"ceilings", json::array()}};
+  if (context.has(kContextHost)) skeleton["host"] = parse_context_json(context, kContextHost);
+  skeleton["tool"] = {{"version", context.optional_string(kContextVersion).value_or("")},
+                      {"git", context.optional_string(kContextGit).value_or("")}};
+  Profile profile = profile_from_json(skeleton, "benchmark context");
+  profile.created = utc_now_iso8601();
+  const GpuSpec* spec = find_gpu(profile.device.name);
+
+  std::map<std::string, std::vector<Candidate>> by_ceiling;
+  std::map<std::string, json> sweeps;  // ceiling -> sweep points that are not candidates
+  std::vector<std::string> order;      // ceilings in the order the bench ran them
+  const json& benchmarks = doc.array("benchmarks");
+  for (std::size_t i = 0; i < benchmarks.size(); ++i) {
+    const std::string where = "benchmarks[" + std::to_string(i) + "]";
+    const Fields b(benchmarks[i], where);
+    if (b.optional_string("run_type").value_or("iteration") != "iteration") continue;  // GB aggregates
+    const std::string name = b.string("name");
+    const Parsed parsed = parse_name(name, where);
+    if (std::find(order.begin(), order.end(), parsed.ceiling) == order.end()) order.push_back(parsed.ceiling);
+
+    const bool failed = b.optional_boolean("error_occurred").value_or(false);
+    if (failed) {
+      const std::string message = b.optional_string("error_message").value_or("failed without a message");
+      const std::string prefix = "unsupported:";
+      if (message.rfind(prefix, 0) == 0) {
+        std::string reason = message.substr(prefix.size());
+        reason.erase(0, reason.find_first_not_of(' '));
+        profile.skipped.push_back({parsed.ceiling, reason + " [" + parsed.run_name + "]"});
+      } else {
+        profile.errors.push_back({parsed.ceiling, message + " [" + parsed.run_name + "]"});
+      }
+      continue;
+    }
+
+    Candidate cand;
+    Ceiling& c = cand.ceiling;
+    cand.run_name = parsed.run_name;
+    c.name = parsed.ceiling;
+    const char* value_key = nullptr;
+    for (const ValueCounter& vc : kValueCounters)
+      if (b.has(vc.counter)) {
+        if (value_key) b.fail(vc.counter, "a benchmark reports exactly one value counter");
+        value_key = vc.counter;
+        c.unit = vc.unit;
+      }
+    if (!value_key)
+      throw InputError(where + " (" + name + "): no value counter (bytes_per_second, flop_per_second, op_per_second or latency_s)");
+    c.value = b.number(value_key);
+    if (c.value <= 0) b.fail(value_key, "must be positive");
+    c.cv = b.number("cv");
+    c.samples = b.integer("samples", 1);
+    c.verified = b.number("verified") == 1.0;
+    if (!c.verified) b.fail("verified", "the benchmark did not verify its output; its number is not a result");
+    c.throttled = b.optional_number("throttled").value_or(0) != 0;
+    c.telemetry.available = b.optional_number("telemetry").value_or(0) != 0;
+    if (c.telemetry.available) {
+      c.telemetry.sm_clock_hz = b.number("sm_clock_hz");
+      c.telemetry.mem_clock_hz = b.number("mem_clock_hz");
+      c.telemetry.power_w = b.number("power_w");
+      c.telemetry.temp_c = b.number("temp_c", -273.15);
+    }
+    c.detail = {{"benchmark", parsed.run_name}};
+    for (const auto& [k, v] : parsed.args.items()) c.detail[k] = v;
+    if (b.has("throttle_reasons"))
+      c.detail["throttle_reasons"] = static_cast<std::uint64_t>(b.number("throttle_reasons"));
+    if (auto label = b.optional_string("label"); label && !label->empty()) c.detail["label"] = *label;
+    for (const auto& [k, v] : benchmarks[i].items()) {
+      if (benchmark_keys().count(k) || measurement_counters().count(k) || k == value_key) continue;
+      if (v.is_number()) c.detail[k] = v;
+    }
+    if (b.optional_number("candidate").value_or(1) == 0) {
+      json point = c.detail;
+      point["value"] = c.value;
+      point["unit"] = c.unit;
+      point["cv"] = c.cv;
+      sweeps[c.name].push_back(point);
+      continue;
+    }
+    if (spec) c.datasheet = datasheet_value(*spec, c.name);
+    by_ceiling[c.name].push_back(std::move(cand));
+  }
+
+  for (const std::string& name : order) {
+    auto it = by_ceiling.find(name);
+    if (it == by_ceiling.end()) {
+      if (sweeps.count(name))  // a pure sweep family: keep its curve as a skipped entry's detail
+        profile.skipped.push_back({name, "sweep only: no point was marked as a ceiling candidate"});
+      continue;
+    }
+    std::vector<Candidate>& cands = it->second;
+    // Repetitions of one configuration: its median value stands for it.
+    std::map<std::string, std::vector<Candidate>> by_run;
+    for (auto& c : cands) by_run[c.run_name].push_back(c);
+    std::vector<Candidate> representatives;
+    for (auto& [run, reps] : by_run) {
+      std::sort(reps.begin(), reps.end(), better);
+      representatives.push_back(reps[reps.size() / 2]);
+    }
+    auto best = std::min_element(representatives.begin(), representatives.end(), better);
+    Ceiling winner = best->ceiling;
+    winner.detail["candidates"] = representatives.size();
+    if (sweeps.count(name)) winner.detail["sweep"] = sweeps[name];
+    profile.ceilings.push_back(std::move(winner));
+  }
+  // A ceiling that has a number is not also "skipped" just because one variant was unsupported.
+  profile.skipped.erase(std::remove_if(profile.skipped.begin(), profile.skipped.end(),
+                                       [&](const Skipped& s) { return profile.find(s.name) != nullptr; }),
+                        profile.skipped.end());
+  profile.raw = profile_to_json(profile);
+  return profile;
+}
+
+}  // namespace ceilings

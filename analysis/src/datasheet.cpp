@@ -1,0 +1,109 @@
+// The embedded datasheet table and the mapping from ceiling names to datasheet figures.
+#include "ceilings/datasheet.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+namespace ceilings {
+namespace embedded {
+std::string_view gpus_json();
+}
+
+std::vector<GpuSpec> parse_datasheet(const json& document) {
+  const Fields doc(document, "datasheet");
+  std::vector<GpuSpec> out;
+  const json& gpus = doc.array("gpus");
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const Fields g(gpus[i], "gpus[" + std::to_string(i) + "]");
+    GpuSpec s;
+    s.raw = gpus[i];
+    s.name = g.string("name");
+    if (g.has("match"))
+      for (const auto& m : g.array("match")) {
+        if (!m.is_string()) g.fail("match", "expected strings");
+        s.match.push_back(m.get<std::string>());
+      }
+    s.source = g.string("source");
+    s.architecture = g.optional_string("architecture").value_or("");
+    s.compute_capability = g.optional_string("compute_capability").value_or("");
+    s.sm_count = static_cast<int>(g.optional_integer("sm_count").value_or(0));
+    s.boost_clock_hz = g.optional_number("boost_clock_hz").value_or(0);
+    s.memory_bytes = g.number("memory_bytes");
+    s.memory_bandwidth = g.number("memory_bandwidth");
+    s.tdp_w = g.optional_number("tdp_w").value_or(0);
+    if (auto p = g.optional_object("pcie")) {
+      s.pcie_gen = static_cast<int>(p->integer("gen", 1));
+      s.pcie_width = static_cast<int>(p->integer("width", 1));
+    }
+    s.nvlink_bandwidth = g.optional_number("nvlink_bandwidth");
+    const Fields dense = g.object("dense");
+    for (const auto& [k, v] : dense.raw().items()) s.dense[k] = dense.number(k);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+const std::vector<GpuSpec>& datasheet() {
+  static const std::vector<GpuSpec> table =
+      parse_datasheet(parse_json_text(std::string(embedded::gpus_json()), "embedded datasheet"));
+  return table;
+}
+
+std::string normalize_gpu_name(const std::string& name) {
+  std::string s;
+  for (char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c))) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s.rfind("nvidia", 0) == 0) s = s.substr(6);
+  return s;
+}
+
+const GpuSpec* find_gpu(const std::string& name) {
+  const std::string want = normalize_gpu_name(name);
+  for (const GpuSpec& s : datasheet()) {
+    if (normalize_gpu_name(s.name) == want) return &s;
+    for (const std::string& m : s.match)
+      if (normalize_gpu_name(m) == want) return &s;
+  }
+  return nullptr;
+}
+
+double pcie_link_bandwidth(int gen, int width) {
+  static const double gts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0};  // GT/s per lane
+  if (gen < 1 || gen > 6 || width < 1) return 0.0;
+  const double encoding = gen <= 2 ? 8.0 / 10.0 : gen <= 5 ? 128.0 / 130.0 : 242.0 / 256.0;  // Gen6: FLIT
+  return gts[gen] * 1e9 * encoding / 8.0 * width;
+}
+
+std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ceiling) {
+  auto dense = [&](const char* type) -> std::optional<double> {
+    auto it = spec.dense.find(type);
+    if (it == spec.dense.end()) return std::nullopt;
+    return it->second;
+  };
+  const auto dot = ceiling.find('.');
+  const std::string family = ceiling.substr(0, dot);
+  std::string variant = dot == std::string::npos ? "" : ceiling.substr(dot + 1);
+  const auto sustained = variant.find("_sustained");
+  if (sustained != std::string::npos) variant = variant.substr(0, sustained);
+  if (family == "hbm") return spec.memory_bandwidth;
+  if (family == "gemm") {
+    if (variant == "fp64") return dense("fp64_tensor");
+    if (variant.rfind("fp8", 0) == 0) return dense("fp8");
+    return dense(variant.c_str());
+  }
+  if (family == "fma") {
+    if (variant == "fp32" || variant == "fp64") return dense(variant.c_str());
+    return std::nullopt;
+  }
+  if (family == "pcie" && spec.pcie_gen && spec.pcie_width && variant.find("pageable") == std::string::npos) {
+    const double one_way = pcie_link_bandwidth(*spec.pcie_gen, *spec.pcie_width);
+    return variant == "bidir" ? 2 * one_way : one_way;
+  }
+  if (family == "nvlink" && spec.nvlink_bandwidth) {
+    return variant == "p2p_bidir" ? *spec.nvlink_bandwidth : *spec.nvlink_bandwidth / 2;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ceilings

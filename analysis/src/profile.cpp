@@ -1,0 +1,223 @@
+// Reading, validating and writing ceilings.profile/1 documents.
+#include "ceilings/profile.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <regex>
+
+#include "ceilings/units.hpp"
+
+namespace ceilings {
+
+const Ceiling* Profile::find(const std::string& name) const {
+  for (const Ceiling& c : ceilings)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+namespace {
+
+Telemetry read_telemetry(const Fields& c) {
+  Telemetry t;
+  if (!c.has("telemetry")) return t;
+  const json& v = c.raw().at("telemetry");
+  if (v.is_string()) {
+    if (v.get<std::string>() != "unavailable") c.fail("telemetry", "expected an object or \"unavailable\"");
+    return t;
+  }
+  const Fields f = c.object("telemetry");
+  if (f.has("available") && !f.boolean("available")) return t;
+  t.available = true;
+  t.sm_clock_hz = f.number("sm_clock_hz");
+  t.mem_clock_hz = f.number("mem_clock_hz");
+  t.power_w = f.number("power_w");
+  t.temp_c = f.number("temp_c", -273.15);
+  return t;
+}
+
+json telemetry_to_json(const Telemetry& t) {
+  if (!t.available) return "unavailable";
+  return {{"sm_clock_hz", t.sm_clock_hz}, {"mem_clock_hz", t.mem_clock_hz}, {"power_w", t.power_w},
+          {"temp_c", t.temp_c}};
+}
+
+std::vector<Skipped> read_skipped(const Fields& doc, const std::string& key) {
+  std::vector<Skipped> out;
+  if (!doc.has(key)) return out;
+  const json& arr = doc.array(key);
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const Fields s(arr[i], doc.path_of(key) + "[" + std::to_string(i) + "]");
+    out.push_back({s.string("name"), s.string("reason")});
+  }
+  return out;
+}
+
+std::optional<int> optional_int(const Fields& f, const std::string& key) {
+  auto v = f.optional_integer(key);
+  if (!v) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+}  // namespace
+
+Profile profile_from_json(const json& document, const std::string& origin) {
+  const Fields doc(document, "");
+  Profile p;
+  p.raw = document;
+  p.schema = doc.string("schema");
+  if (p.schema != kProfileSchema)
+    doc.fail("schema", "'" + p.schema + "' is not a schema this version reads (expected " + kProfileSchema + ")");
+  p.created = doc.string("created");
+  if (auto tool = doc.optional_object("tool")) {
+    p.tool_version = tool->optional_string("version").value_or("");
+    p.tool_git = tool->optional_string("git").value_or("");
+  }
+  if (auto host = doc.optional_object("host")) {
+    p.hostname = host->optional_string("hostname").value_or("");
+    p.cpu = host->optional_string("cpu").value_or("");
+    p.numa_node = optional_int(*host, "numa_node");
+  }
+
+  const Fields d = doc.object("device");
+  DeviceInfo& dev = p.device;
+  dev.index = static_cast<int>(d.integer("index"));
+  dev.name = d.string("name");
+  dev.uuid = d.string("uuid");
+  dev.pci_bus_id = d.string("pci_bus_id");
+  dev.compute_capability = d.string("compute_capability");
+  dev.sm_count = static_cast<int>(d.integer("sm_count", 1));
+  dev.memory_bytes = static_cast<std::uint64_t>(d.integer("memory_bytes", 1));
+  dev.l2_bytes = static_cast<std::uint64_t>(d.integer("l2_bytes", 0));
+  dev.driver = d.optional_string("driver").value_or("");
+  dev.cuda_runtime = d.optional_string("cuda_runtime").value_or("");
+  dev.cublas = d.optional_string("cublas").value_or("");
+  dev.ecc = d.optional_boolean("ecc");
+  if (auto clocks = d.optional_object("clocks_max_hz")) {
+    dev.max_sm_clock_hz = clocks->optional_number("sm");
+    dev.max_mem_clock_hz = clocks->optional_number("memory");
+  }
+  dev.power_limit_w = d.optional_number("power_limit_w");
+  if (auto pcie = d.optional_object("pcie")) {
+    dev.pcie.gen = optional_int(*pcie, "gen");
+    dev.pcie.width = optional_int(*pcie, "width");
+    dev.pcie.max_gen = optional_int(*pcie, "max_gen");
+    dev.pcie.max_width = optional_int(*pcie, "max_width");
+  }
+
+  static const std::regex name_pattern("^[a-z0-9_]+(\\.[a-z0-9_]+)+$");
+  const json& arr = doc.array("ceilings");
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const Fields c(arr[i], "ceilings[" + std::to_string(i) + "]");
+    Ceiling out;
+    out.name = c.string("name");
+    if (!std::regex_match(out.name, name_pattern))
+      c.fail("name", "'" + out.name + "' is not a ceiling name of the form family.variant");
+    out.value = c.number("value");
+    out.unit = c.string("unit");
+    if (!is_known_unit(out.unit)) c.fail("unit", "unknown unit '" + out.unit + "'");
+    out.cv = c.number("cv");
+    out.samples = c.integer("samples", 1);
+    out.datasheet = c.optional_number("datasheet");
+    out.verified = c.boolean("verified");
+    out.throttled = c.boolean("throttled");
+    out.telemetry = read_telemetry(c);
+    if (c.has("detail")) out.detail = c.object("detail").raw();
+    p.ceilings.push_back(std::move(out));
+  }
+  p.skipped = read_skipped(doc, "skipped");
+  p.errors = read_skipped(doc, "errors");
+  (void)origin;
+  return p;
+}
+
+Profile read_profile(const std::string& path) {
+  const json doc = read_json_file(path);
+  try {
+    return profile_from_json(doc, path);
+  } catch (const InputError& e) {
+    throw InputError("'" + path + "' is not a valid profile: " + e.what());
+  }
+}
+
+json profile_to_json(const Profile& p) {
+  json doc = p.raw.is_object() ? p.raw : json::object();  // keep sections this version does not model
+  doc["schema"] = p.schema;
+  doc["created"] = p.created;
+  doc["tool"] = {{"version", p.tool_version}, {"git", p.tool_git}};
+  json host = {{"hostname", p.hostname}, {"cpu", p.cpu}};
+  host["numa_node"] = p.numa_node ? json(*p.numa_node) : json(nullptr);
+  doc["host"] = host;
+  const DeviceInfo& d = p.device;
+  json dev = {{"index", d.index},
+              {"name", d.name},
+              {"uuid", d.uuid},
+              {"pci_bus_id", d.pci_bus_id},
+              {"compute_capability", d.compute_capability},
+              {"sm_count", d.sm_count},
+              {"memory_bytes", d.memory_bytes},
+              {"l2_bytes", d.l2_bytes},
+              {"driver", d.driver},
+              {"cuda_runtime", d.cuda_runtime},
+              {"cublas", d.cublas}};
+  auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  dev["ecc"] = opt(d.ecc);
+  dev["clocks_max_hz"] = {{"sm", opt(d.max_sm_clock_hz)}, {"memory", opt(d.max_mem_clock_hz)}};
+  dev["power_limit_w"] = opt(d.power_limit_w);
+  dev["pcie"] = {{"gen", opt(d.pcie.gen)},
+                 {"width", opt(d.pcie.width)},
+                 {"max_gen", opt(d.pcie.max_gen)},
+                 {"max_width", opt(d.pcie.max_width)}};
+  doc["device"] = dev;
+  json ceilings = json::array();
+  for (const Ceiling& c : p.ceilings) {
+    json j = {{"name", c.name},         {"value", c.value},         {"unit", c.unit},
+              {"cv", c.cv},             {"samples", c.samples},     {"verified", c.verified},
+              {"throttled", c.throttled}, {"telemetry", telemetry_to_json(c.telemetry)}, {"detail", c.detail}};
+    j["datasheet"] = opt(c.datasheet);
+    ceilings.push_back(std::move(j));
+  }
+  doc["ceilings"] = ceilings;
+  auto list = [](const std::vector<Skipped>& v) {
+    json a = json::array();
+    for (const Skipped& s : v) a.push_back({{"name", s.name}, {"reason", s.reason}});
+    return a;
+  };
+  doc["skipped"] = list(p.skipped);
+  doc["errors"] = list(p.errors);
+  return doc;
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError("cannot write '" + tmp + "': " + std::strerror(errno));
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw InputError("writing '" + tmp + "' failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw InputError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(err));
+  }
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace ceilings

@@ -1,0 +1,103 @@
+// Rendering of Table as text, markdown, csv and json.
+#include "ceilings/table.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace ceilings {
+
+Format parse_format(const std::string& name) {
+  if (name == "table") return Format::kTable;
+  if (name == "markdown" || name == "md") return Format::kMarkdown;
+  if (name == "csv") return Format::kCsv;
+  if (name == "json") return Format::kJson;
+  throw InputError("unknown format '" + name + "' (known: table, markdown, csv, json)");
+}
+
+namespace {
+
+// Display width in code points (UTF-8 continuation bytes do not advance the cursor).
+std::size_t width(const std::string& s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+std::string render(const Table& t, Format format) {
+  std::ostringstream os;
+  const std::size_t n = t.columns.size();
+  auto cell = [&](const std::vector<std::string>& row, std::size_t i) -> std::string {
+    return i < row.size() ? row[i] : std::string();
+  };
+  auto right = [&](std::size_t i) { return i < t.right_aligned.size() && t.right_aligned[i]; };
+  switch (format) {
+    case Format::kJson: {
+      json arr = json::array();
+      for (const auto& row : t.rows) {
+        json o = json::object();
+        for (std::size_t i = 0; i < n; ++i) o[t.columns[i]] = cell(row, i);
+        arr.push_back(o);
+      }
+      os << arr.dump(2) << "\n";
+      break;
+    }
+    case Format::kCsv:
+      for (std::size_t i = 0; i < n; ++i) os << (i ? "," : "") << csv_field(t.columns[i]);
+      os << "\n";
+      for (const auto& row : t.rows) {
+        for (std::size_t i = 0; i < n; ++i) os << (i ? "," : "") << csv_field(cell(row, i));
+        os << "\n";
+      }
+      break;
+    case Format::kMarkdown:
+      os << "|";
+      for (const auto& c : t.columns) os << " " << md_cell(c) << " |";
+      os << "\n|";
+      for (std::size_t i = 0; i < n; ++i) os << (right(i) ? "---:|" : "---|");
+      os << "\n";
+      for (const auto& row : t.rows) {
+        os << "|";
+        for (std::size_t i = 0; i < n; ++i) os << " " << md_cell(cell(row, i)) << " |";
+        os << "\n";
+      }
+      break;
+    case Format::kTable: {
+      std::vector<std::size_t> w(n, 0);
+      for (std::size_t i = 0; i < n; ++i) w[i] = width(t.columns[i]);
+      for (const auto& row : t.rows)
+        for (std::size_t i = 0; i < n; ++i) w[i] = std::max(w[i], width(cell(row, i)));
+      auto line = [&](const std::vector<std::string>& row) {
+        std::string out;
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::string c = cell(row, i);
+          const std::string pad(w[i] - width(c), ' ');
+          out += (i ? "  " : "") + (right(i) ? pad + c : (i + 1 == n ? c : c + pad));
+        }
+        while (!out.empty() && out.back() == ' ') out.pop_back();
+        return out + "\n";
+      };
+      os << line(t.columns);
+      std::vector<std::string> rule;
+      for (std::size_t i = 0; i < n; ++i) rule.push_back(std::string(w[i], '-'));
+      os << line(rule);
+      for (const auto& row : t.rows) os << line(row);
+      break;
+    }
+  }
+  return os.str();
+}
+
+}  // namespace ceilings

@@ -1,0 +1,111 @@
+// Formatting and parsing of quantities in SI units.
+#include "ceilings/units.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <regex>
+
+#include "ceilings/error.hpp"
+
+namespace ceilings {
+
+namespace {
+
+struct Prefix {
+  const char* symbol;
+  double factor;
+};
+
+int decimals_for(double mantissa, int significant) {
+  const double a = std::fabs(mantissa);
+  const int integer_digits = a >= 100 ? 3 : a >= 10 ? 2 : 1;
+  return std::max(0, significant - integer_digits);
+}
+
+}  // namespace
+
+std::string format_fixed(double value, int decimals) {
+  if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
+}
+
+std::string format_percent(double fraction, int decimals) { return format_fixed(fraction * 100.0, decimals) + "%"; }
+
+std::string format_quantity(double value, const std::string& unit, int significant) {
+  if (!std::isfinite(value)) return format_fixed(value, 0) + " " + unit;
+  if (unit == "s") {
+    static const Prefix time_prefixes[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+    const Prefix* chosen = &time_prefixes[0];
+    for (const Prefix& p : time_prefixes)
+      if (std::fabs(value) >= p.factor * 0.9995) chosen = &p;
+    const double m = value / chosen->factor;
+    return format_fixed(m, decimals_for(m, significant)) + " " + chosen->symbol;
+  }
+  static const Prefix prefixes[] = {{"", 1.0}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18}};
+  const Prefix* chosen = &prefixes[0];
+  for (const Prefix& p : prefixes)
+    if (std::fabs(value) >= p.factor * 0.9995) chosen = &p;
+  const double m = value / chosen->factor;
+  return format_fixed(m, decimals_for(m, significant)) + " " + chosen->symbol + unit;
+}
+
+bool higher_is_better(const std::string& unit) { return unit != "s"; }
+
+bool is_known_unit(const std::string& unit) {
+  return unit == "B/s" || unit == "FLOP/s" || unit == "OP/s" || unit == "s" || unit == "Hz" || unit == "W" ||
+         unit == "B";
+}
+
+Quantity parse_quantity(const std::string& text, const std::string& what) {
+  static const std::regex pattern(R"(^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/%µ]*)\s*$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, pattern))
+    throw InputError(what + ": '" + text + "' is not a quantity (expected a number and a unit, e.g. \"4.2 TB/s\")");
+  const double number = std::stod(m[1].str());
+  std::string unit = m[2].str();
+  if (unit.empty())
+    throw InputError(what + ": '" + text + "' has no unit (write e.g. \"55 GB/s\", \"700 TFLOP/s\", \"5%\")");
+  if (unit == "%") return {number / 100.0, "%"};
+
+  struct Base {
+    const char* suffix;
+    const char* base;
+  };
+  // Longest suffixes first so "FLOP/s" is not read as "B/s" with prefix "FLO".
+  static const Base bases[] = {{"FLOP/s", "FLOP/s"}, {"FLOPS", "FLOP/s"}, {"OP/s", "OP/s"}, {"OPS", "OP/s"},
+                               {"B/s", "B/s"},       {"Hz", "Hz"},         {"W", "W"},       {"s", "s"},
+                               {"B", "B"}};
+  for (const Base& b : bases) {
+    const std::string suffix = b.suffix;
+    if (unit.size() < suffix.size() || unit.compare(unit.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    std::string prefix = unit.substr(0, unit.size() - suffix.size());
+    double factor = 0.0;
+    const std::string base = b.base;
+    if (base == "s") {
+      if (prefix.empty()) factor = 1.0;
+      else if (prefix == "m") factor = 1e-3;
+      else if (prefix == "u" || prefix == "µ") factor = 1e-6;
+      else if (prefix == "n") factor = 1e-9;
+    } else if ((base == "B" || base == "B/s") && prefix.size() == 2 && prefix[1] == 'i') {
+      const std::string bin = "KMGTP";
+      const auto pos = bin.find(prefix[0]);
+      if (pos != std::string::npos) factor = std::pow(1024.0, static_cast<double>(pos + 1));
+    } else {
+      if (prefix.empty()) factor = 1.0;
+      else if (prefix == "k" || prefix == "K") factor = 1e3;
+      else if (prefix == "M") factor = 1e6;
+      else if (prefix == "G") factor = 1e9;
+      else if (prefix == "T") factor = 1e12;
+      else if (prefix == "P") factor = 1e15;
+    }
+    if (factor == 0.0) break;
+    return {number * factor, base};
+  }
+  throw InputError(what + ": unknown unit '" + unit +
+                   "' (known: B/s, FLOP/s, OP/s, s, Hz, W, B with k/M/G/T/P prefixes, KiB..PiB, %)");
+}
+
+}  // namespace ceilings

@@ -1,0 +1,108 @@
+// Device fingerprint and host facts.
+#include "device_info.hpp"
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+
+#include "check.hpp"
+#include "nvml.hpp"
+
+namespace ceilings {
+std::string driver_error_name(CUresult rc) { return "CUresult " + std::to_string(static_cast<int>(rc)); }
+}  // namespace ceilings
+
+namespace ceilings::bench {
+
+using nlohmann::json;
+
+std::string format_uuid(const unsigned char b[16]) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return buf;
+}
+
+std::string format_cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+std::string format_cublas_version(std::size_t v) {
+  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
+}
+
+json device_fingerprint(int device, const nvml::Library* lib, const nvml::Device* dev) {
+  cudaDeviceProp prop{};
+  CEILINGS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  char bus[32] = {};
+  CEILINGS_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
+  int runtime = 0, driver_api = 0;
+  CEILINGS_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  CEILINGS_CUDA_CHECK(cudaDriverGetVersion(&driver_api));
+  int clock_khz = 0, mem_clock_khz = 0;
+  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device);
+  cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, device);
+  cudaGetLastError();
+
+  json j = {{"index", device},
+            {"name", prop.name},
+            {"uuid", format_uuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes))},
+            {"pci_bus_id", bus},
+            {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
+            {"sm_count", prop.multiProcessorCount},
+            {"memory_bytes", static_cast<std::uint64_t>(prop.totalGlobalMem)},
+            {"l2_bytes", prop.l2CacheSize},
+            {"memory_bus_width_bits", prop.memoryBusWidth},
+            {"cuda_runtime", format_cuda_version(runtime)},
+            {"cuda_driver_api", format_cuda_version(driver_api)},
+            {"cublas", format_cublas_version(cublasLtGetVersion())},
+            {"ecc", prop.ECCEnabled != 0},
+            {"driver", "CUDA " + format_cuda_version(driver_api)}};
+  // Without NVML, the CUDA attributes give the maximum clocks (kHz).
+  json clocks = {{"sm", clock_khz > 0 ? json(clock_khz * 1e3) : json(nullptr)},
+                 {"memory", mem_clock_khz > 0 ? json(mem_clock_khz * 1e3) : json(nullptr)}};
+  json pcie = {{"gen", nullptr}, {"width", nullptr}, {"max_gen", nullptr}, {"max_width", nullptr}};
+  j["power_limit_w"] = nullptr;
+  j["telemetry_source"] = "unavailable";
+  if (lib && dev) {
+    j["telemetry_source"] = "nvml";
+    if (auto v = lib->driver_version().get()) j["driver"] = *v;
+    if (auto v = dev->uuid().get()) j["uuid"] = *v;
+    if (auto v = dev->ecc_enabled().get()) j["ecc"] = *v;
+    if (auto v = dev->max_clock_mhz(nvml::Clock::kSm).get(); v && *v > 0) clocks["sm"] = *v * 1e6;
+    if (auto v = dev->max_clock_mhz(nvml::Clock::kMemory).get(); v && *v > 0) clocks["memory"] = *v * 1e6;
+    if (auto v = dev->enforced_power_limit_mw().get(); v && *v > 0) j["power_limit_w"] = *v / 1000.0;
+    if (auto v = dev->pcie_link_gen().get(); v && *v > 0) pcie["gen"] = *v;
+    if (auto v = dev->pcie_link_width().get(); v && *v > 0) pcie["width"] = *v;
+    if (auto v = dev->pcie_max_link_gen().get(); v && *v > 0) pcie["max_gen"] = *v;
+    if (auto v = dev->pcie_max_link_width().get(); v && *v > 0) pcie["max_width"] = *v;
+  }
+  j["clocks_max_hz"] = clocks;
+  j["pcie"] = pcie;
+  return j;
+}
+
+json host_facts(const std::string& pci_bus_id) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string cpu;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 1);
+      cpu.erase(0, cpu.find_first_not_of(' '));
+      break;
+    }
+  std::string bus = pci_bus_id;
+  std::transform(bus.begin(), bus.end(), bus.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  json numa = nullptr;
+  std::ifstream numa_file("/sys/bus/pci/devices/" + bus + "/numa_node");
+  int node = -1;
+  if (numa_file >> node && node >= 0) numa = node;
+  return {{"hostname", host}, {"cpu", cpu}, {"numa_node", numa}};
+}
+
+}  // namespace ceilings::bench

@@ -1,0 +1,232 @@
+// Timing, blocking kernel, device buffers and counter reporting for every family.
+#include "measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include "ceilings/stats.hpp"
+#include "nvml.hpp"
+
+namespace ceilings::bench {
+
+namespace {
+
+__device__ unsigned long long global_timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin_until_released(volatile int* flag, volatile int* timed_out, unsigned long long timeout_ns) {
+  const unsigned long long start = global_timer_ns();
+  while (*flag == 0) {
+    if (global_timer_ns() - start > timeout_ns) {
+      *timed_out = 1;
+      return;
+    }
+    __nanosleep(200);
+  }
+}
+
+std::string gib(std::size_t bytes) {
+  std::ostringstream os;
+  os.precision(3);
+  os << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  return os.str();
+}
+
+class EventPair {
+ public:
+  EventPair() {
+    CEILINGS_CUDA_CHECK(cudaEventCreate(&start));
+    CEILINGS_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  double seconds() const {
+    float ms = 0;
+    CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms * 1e-3;
+  }
+  cudaEvent_t start{}, stop{};
+};
+
+}  // namespace
+
+void* device_allocate(std::size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t rc = cudaMalloc(&p, bytes);
+  if (rc == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // clear the sticky-free allocation error
+    std::size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    throw CheckError("cudaMalloc(" + gib(bytes) + ")", "out of device memory (" + gib(free_b) + " free of " +
+                                                           gib(total_b) + ")", __FILE__, __LINE__);
+  }
+  CEILINGS_CUDA_CHECK(rc);
+  return p;
+}
+
+Stream::Stream() { CEILINGS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+Stream::~Stream() {
+  if (stream_) cudaStreamDestroy(stream_);
+}
+void Stream::sync() const { CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+BlockingKernel::BlockingKernel() {
+  void* p = nullptr;
+  CEILINGS_CUDA_CHECK(cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
+  flag_ = static_cast<volatile int*>(p);
+  timed_out_ = flag_ + 1;
+  flag_[0] = 0;
+  timed_out_[0] = 0;
+}
+
+BlockingKernel::~BlockingKernel() {
+  if (flag_) {
+    flag_[0] = 1;  // never leave a spinner behind
+    cudaFreeHost(const_cast<int*>(flag_));
+  }
+}
+
+void BlockingKernel::block(cudaStream_t stream, double timeout_s) {
+  flag_[0] = 0;
+  timed_out_[0] = 0;
+  int* dflag = nullptr;
+  CEILINGS_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dflag), const_cast<int*>(flag_), 0));
+  spin_until_released<<<1, 1, 0, stream>>>(dflag, dflag + 1, static_cast<unsigned long long>(timeout_s * 1e9));
+  CEILINGS_LAUNCH_CHECK();
+}
+
+void BlockingKernel::release() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  flag_[0] = 1;
+}
+
+bool BlockingKernel::timed_out() const { return timed_out_[0] != 0; }
+
+Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options& options,
+                    const std::shared_ptr<nvml::Device>& nvml) {
+  using clock = std::chrono::steady_clock;
+  Measurement m;
+  EventPair ev;
+  BlockingKernel blocker;
+
+  auto run_sample = [&](int units) {
+    if (spec.before_sample) spec.before_sample(stream);
+    if (spec.blocking_kernel) blocker.block(stream);
+    CEILINGS_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+    for (int u = 0; u < units; ++u) spec.work(stream);
+    m.total_units += units;
+    CEILINGS_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+    if (spec.blocking_kernel) blocker.release();
+    CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (spec.blocking_kernel && blocker.timed_out())
+      throw CheckError("blocking kernel", "timed out before the host released it", __FILE__, __LINE__);
+    return ev.seconds();
+  };
+
+  // Warm-up: module load, clocks ramping, caches of the library; at least 3 units and 50 ms.
+  const auto warm_start = clock::now();
+  double unit_s = 0;
+  for (int i = 0; i < 3 || std::chrono::duration<double>(clock::now() - warm_start).count() < 0.05; ++i) {
+    unit_s = run_sample(1);
+    if (i > 1000) break;
+  }
+  int units = spec.units_per_sample;
+  if (units <= 0) {
+    units = unit_s > 0 ? static_cast<int>(std::ceil(options.min_sample_seconds / unit_s)) : 1;
+    units = std::clamp(units, 1, std::max(1, spec.max_units_per_sample));
+  }
+  m.units_per_sample = units;
+
+  TelemetrySampler telemetry(nvml);
+  telemetry.start();
+  const auto start = clock::now();
+  while (true) {
+    m.unit_seconds.push_back(run_sample(units) / units);
+    const int n = static_cast<int>(m.unit_seconds.size());
+    const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+    if (n >= options.max_samples) break;
+    if (n >= options.min_samples &&
+        (coefficient_of_variation(m.unit_seconds) <= options.target_cv || elapsed >= options.max_seconds))
+      break;
+  }
+  m.telemetry = telemetry.stop();
+  m.median_s = median(m.unit_seconds);
+  m.cv = coefficient_of_variation(m.unit_seconds);
+  return m;
+}
+
+Measurement run_measurement(benchmark::State& state, cudaStream_t stream, const MeasureSpec& spec) {
+  Measurement m;
+  for (auto _ : state) {
+    m = measure(stream, spec, context().options, context().nvml);
+    state.SetIterationTime(m.median_s);
+  }
+  return m;
+}
+
+benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b) {
+  return b->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+}
+
+namespace {
+
+void report_common(benchmark::State& state, const Measurement& m, bool verified, const std::string& detail) {
+  if (!verified) throw CheckError("verification", detail.empty() ? "output does not match" : detail, __FILE__, __LINE__);
+  auto& c = state.counters;
+  c["verified"] = 1;
+  c["cv"] = m.cv;
+  c["samples"] = static_cast<double>(m.unit_seconds.size());
+  c["units_per_sample"] = m.units_per_sample;
+  c["telemetry"] = m.telemetry.available ? 1 : 0;
+  c["throttled"] = m.telemetry.throttled ? 1 : 0;
+  if (m.telemetry.available) {
+    c["sm_clock_hz"] = m.telemetry.sm_clock_hz_median;
+    c["sm_clock_min_hz"] = m.telemetry.sm_clock_hz_min;
+    c["mem_clock_hz"] = m.telemetry.mem_clock_hz_median;
+    c["power_w"] = m.telemetry.power_w_median;
+    c["power_max_w"] = m.telemetry.power_w_max;
+    c["temp_c"] = m.telemetry.temp_c_max;
+    c["throttle_reasons"] = static_cast<double>(m.telemetry.throttle_reasons);
+  }
+}
+
+}  // namespace
+
+void report(benchmark::State& state, const Measurement& m, Amount kind, double amount, bool verified,
+            const std::string& verification_detail) {
+  report_common(state, m, verified, verification_detail);
+  const char* name = kind == Amount::kBytes ? "bytes_per_second" : kind == Amount::kFlops ? "flop_per_second" : "op_per_second";
+  // Iterations(1) and manual time = the median: the rate is amount / median, in SI units.
+  state.counters[name] = benchmark::Counter(amount, benchmark::Counter::kIsRate);
+  state.counters[kind == Amount::kBytes ? "bytes" : kind == Amount::kFlops ? "flop" : "ops"] = amount;
+}
+
+void report_latency(benchmark::State& state, const Measurement& m, bool verified, const std::string& detail) {
+  report_common(state, m, verified, detail);
+  state.counters["latency_s"] = m.median_s;
+}
+
+void guarded(benchmark::State& state, const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  } catch (...) {
+    state.SkipWithError("unknown exception");
+  }
+  // A sticky CUDA error would poison every case after this one: surface it here.
+  const cudaError_t rc = cudaGetLastError();
+  if (rc != cudaSuccess && !state.error_occurred())
+    state.SkipWithError((std::string("CUDA error after the case: ") + cudaGetErrorName(rc)).c_str());
+}
+
+void unsupported(const std::string& reason) { throw std::runtime_error("unsupported: " + reason); }
+
+}  // namespace ceilings::bench

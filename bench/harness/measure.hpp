@@ -1,0 +1,136 @@
+// How every ceiling is timed: CUDA events around a region queued behind a blocking kernel (so
+// launch and queueing cost stay out), a warm-up, then samples until the cv converges, the sample
+// cap, or the time budget; telemetry polled throughout. Plus device buffers and counter reporting.
+#pragma once
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "registry.hpp"
+#include "telemetry.hpp"
+
+namespace ceilings::bench {
+
+// Owning device allocation; an allocation the device cannot satisfy throws a CheckError that
+// says how much was asked and how much was free.
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t count) : count_(count) { ptr_ = static_cast<T*>(allocate(count * sizeof(T))); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_) { o.ptr_ = nullptr; o.count_ = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      ptr_ = o.ptr_;
+      count_ = o.count_;
+      o.ptr_ = nullptr;
+      o.count_ = 0;
+    }
+    return *this;
+  }
+  T* get() const { return ptr_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  static void* allocate(std::size_t bytes);
+  void release() {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+  }
+  T* ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+void* device_allocate(std::size_t bytes);
+template <class T>
+void* DeviceBuffer<T>::allocate(std::size_t bytes) {
+  return device_allocate(bytes);
+}
+
+// RAII stream.
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+  void sync() const;
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// A kernel that spins on a host-mapped flag: work queued behind it starts back to back once the
+// host releases it, so the first launch's latency is not inside the timed region (nvbandwidth's
+// method). It gives up after a timeout so a host that never releases cannot hang the GPU.
+class BlockingKernel {
+ public:
+  BlockingKernel();
+  ~BlockingKernel();
+  BlockingKernel(const BlockingKernel&) = delete;
+  BlockingKernel& operator=(const BlockingKernel&) = delete;
+  void block(cudaStream_t stream, double timeout_s = 5.0);
+  void release();
+  bool timed_out() const;
+
+ private:
+  volatile int* flag_ = nullptr;
+  volatile int* timed_out_ = nullptr;
+};
+
+using Enqueue = std::function<void(cudaStream_t)>;
+
+struct MeasureSpec {
+  Enqueue work;                 // enqueues one unit of work (one copy, one GEMM, ...)
+  Enqueue before_sample;        // optional, outside the timed region (an L2 flush, input rotation)
+  bool blocking_kernel = true;  // queue the sample behind a BlockingKernel
+  int units_per_sample = 0;     // 0: as many as make a sample last Options::min_sample_seconds
+  int max_units_per_sample = 200;
+};
+
+struct Measurement {
+  std::vector<double> unit_seconds;  // per sample: elapsed / units
+  double median_s = 0, cv = 0;
+  int units_per_sample = 1;
+  long long total_units = 0;  // units enqueued in all, warm-up included (for cumulative checks)
+  TelemetrySummary telemetry;
+};
+
+// Warm-up plus samples, as described above. Throws on any CUDA error.
+Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options& options,
+                    const std::shared_ptr<nvml::Device>& nvml);
+
+// The Google Benchmark side: a case that calls this is registered with configure(); it runs
+// `measure` once inside the state loop and reports the median as the iteration time.
+Measurement run_measurement(benchmark::State& state, cudaStream_t stream, const MeasureSpec& spec);
+benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b);
+
+// What one unit of work does, counted once where the case is defined.
+enum class Amount { kBytes, kFlops, kOps };
+// Sets the value counter (bytes_per_second, flop_per_second or op_per_second: kIsRate over the
+// median) and the measurement counters (cv, samples, telemetry...). `verified` must be the result
+// of checking the output; false makes the case an error instead of a number.
+void report(benchmark::State& state, const Measurement& m, Amount kind, double amount_per_unit, bool verified,
+            const std::string& verification_detail = "");
+// For latencies: latency_s is the median time per unit (lower is better).
+void report_latency(benchmark::State& state, const Measurement& m, bool verified,
+                    const std::string& verification_detail = "");
+
+// Runs a case body; any exception becomes SkipWithError with its message, and the run goes on.
+// A message starting "unsupported:" is recorded as skipped rather than as an error.
+void guarded(benchmark::State& state, const std::function<void()>& body);
+
+// Throws "unsupported: <reason>" (the case is skipped, not failed).
+[[noreturn]] void unsupported(const std::string& reason);
+
+}  // namespace ceilings::bench

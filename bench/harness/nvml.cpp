@@ -1,0 +1,214 @@
+// NVML run-time loader: resolves the few entry points ceilings uses, tolerating any that an old
+// driver lacks (they answer kFunctionNotFound).
+#include "nvml.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <vector>
+
+namespace ceilings::nvml {
+
+using Handle = void*;
+
+struct Library::Symbols {
+  int (*init)() = nullptr;
+  int (*shutdown)() = nullptr;
+  const char* (*error_string)(int) = nullptr;
+  int (*system_driver_version)(char*, unsigned) = nullptr;
+  int (*device_count)(unsigned*) = nullptr;
+  int (*by_index)(unsigned, Handle*) = nullptr;
+  int (*by_pci_bus_id)(const char*, Handle*) = nullptr;
+  int (*name)(Handle, char*, unsigned) = nullptr;
+  int (*uuid)(Handle, char*, unsigned) = nullptr;
+  int (*clock)(Handle, unsigned, unsigned*) = nullptr;
+  int (*max_clock)(Handle, unsigned, unsigned*) = nullptr;
+  int (*power_usage)(Handle, unsigned*) = nullptr;
+  int (*enforced_power_limit)(Handle, unsigned*) = nullptr;
+  int (*power_management_limit)(Handle, unsigned*) = nullptr;
+  int (*temperature)(Handle, int, unsigned*) = nullptr;
+  int (*throttle_reasons)(Handle, unsigned long long*) = nullptr;
+  int (*ecc_mode)(Handle, int*, int*) = nullptr;
+  int (*pcie_gen)(Handle, unsigned*) = nullptr;
+  int (*pcie_width)(Handle, unsigned*) = nullptr;
+  int (*pcie_max_gen)(Handle, unsigned*) = nullptr;
+  int (*pcie_max_width)(Handle, unsigned*) = nullptr;
+};
+
+namespace {
+
+template <class Fn>
+void resolve(void* lib, Fn& fn, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (void* p = dlsym(lib, n)) {
+      fn = reinterpret_cast<Fn>(p);
+      return;
+    }
+  }
+}
+
+template <class Fn, class... Args>
+int call(Fn fn, Args... args) {
+  return fn ? fn(args...) : kFunctionNotFound;
+}
+
+Result<std::string> read_string(int (*fn)(Handle, char*, unsigned), Handle h) {
+  char buf[256] = {};
+  Result<std::string> r;
+  r.code = call(fn, h, buf, static_cast<unsigned>(sizeof buf));
+  if (r.ok()) r.value = buf;
+  return r;
+}
+
+template <class Fn, class... Args>
+Result<unsigned> read_unsigned(Fn fn, Args... args) {
+  Result<unsigned> r;
+  r.code = call(fn, args..., &r.value);
+  return r;
+}
+
+}  // namespace
+
+std::string throttle_reason_names(std::uint64_t bits) {
+  static const std::pair<std::uint64_t, const char*> names[] = {
+      {kGpuIdle, "gpu_idle"},
+      {kApplicationsClocksSetting, "applications_clocks_setting"},
+      {kSwPowerCap, "sw_power_cap"},
+      {kHwSlowdown, "hw_slowdown"},
+      {kSyncBoost, "sync_boost"},
+      {kSwThermalSlowdown, "sw_thermal_slowdown"},
+      {kHwThermalSlowdown, "hw_thermal_slowdown"},
+      {kHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
+      {kDisplayClockSetting, "display_clock_setting"},
+  };
+  std::string out;
+  std::uint64_t known = 0;
+  for (const auto& [bit, name] : names) {
+    known |= bit;
+    if (bits & bit) out += (out.empty() ? "" : ",") + std::string(name);
+  }
+  if (bits & ~known) out += (out.empty() ? "" : ",") + std::string("other");
+  return out.empty() ? "none" : out;
+}
+
+std::shared_ptr<Library> Library::open(std::string* why) {
+  const char* override_path = std::getenv(kPathVariable);
+  const std::string path = (override_path && *override_path) ? override_path : "libnvidia-ml.so.1";
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    if (why) *why = "cannot load " + path + ": " + dlerror();
+    return nullptr;
+  }
+  std::shared_ptr<Library> lib(new Library());
+  lib->handle_ = h;
+  lib->symbols_ = std::make_unique<Symbols>();
+  Symbols& s = *lib->symbols_;
+  resolve(h, s.init, {"nvmlInit_v2", "nvmlInit"});
+  resolve(h, s.shutdown, {"nvmlShutdown"});
+  resolve(h, s.error_string, {"nvmlErrorString"});
+  resolve(h, s.system_driver_version, {"nvmlSystemGetDriverVersion"});
+  resolve(h, s.device_count, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
+  resolve(h, s.by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
+  resolve(h, s.by_pci_bus_id, {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"});
+  resolve(h, s.name, {"nvmlDeviceGetName"});
+  resolve(h, s.uuid, {"nvmlDeviceGetUUID"});
+  resolve(h, s.clock, {"nvmlDeviceGetClockInfo"});
+  resolve(h, s.max_clock, {"nvmlDeviceGetMaxClockInfo"});
+  resolve(h, s.power_usage, {"nvmlDeviceGetPowerUsage"});
+  resolve(h, s.enforced_power_limit, {"nvmlDeviceGetEnforcedPowerLimit"});
+  resolve(h, s.power_management_limit, {"nvmlDeviceGetPowerManagementLimit"});
+  resolve(h, s.temperature, {"nvmlDeviceGetTemperature"});
+  resolve(h, s.throttle_reasons,
+          {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+  resolve(h, s.ecc_mode, {"nvmlDeviceGetEccMode"});
+  resolve(h, s.pcie_gen, {"nvmlDeviceGetCurrPcieLinkGeneration"});
+  resolve(h, s.pcie_width, {"nvmlDeviceGetCurrPcieLinkWidth"});
+  resolve(h, s.pcie_max_gen, {"nvmlDeviceGetMaxPcieLinkGeneration"});
+  resolve(h, s.pcie_max_width, {"nvmlDeviceGetMaxPcieLinkWidth"});
+  if (!s.init || !s.shutdown) {
+    if (why) *why = path + " lacks nvmlInit_v2/nvmlShutdown: not an NVML library";
+    dlclose(h);
+    lib->handle_ = nullptr;
+    return nullptr;
+  }
+  const int rc = s.init();
+  if (rc != kSuccess) {
+    if (why) *why = "nvmlInit failed: " + lib->error_string(rc);
+    s.shutdown = nullptr;  // nothing to shut down
+    return nullptr;
+  }
+  return lib;
+}
+
+Library::~Library() {
+  if (symbols_ && symbols_->shutdown) symbols_->shutdown();
+  if (handle_) dlclose(handle_);
+}
+
+std::string Library::error_string(int code) const {
+  const char* s = (symbols_ && symbols_->error_string) ? symbols_->error_string(code) : nullptr;
+  return (s ? std::string(s) : std::string("NVML error")) + " (" + std::to_string(code) + ")";
+}
+
+Result<std::string> Library::driver_version() const {
+  char buf[96] = {};
+  Result<std::string> r;
+  r.code = call(symbols_->system_driver_version, buf, static_cast<unsigned>(sizeof buf));
+  if (r.ok()) r.value = buf;
+  return r;
+}
+
+Result<unsigned> Library::device_count() const { return read_unsigned(symbols_->device_count); }
+
+Result<Device> Library::device_by_index(unsigned index) const {
+  Handle h = nullptr;
+  const int rc = call(symbols_->by_index, index, &h);
+  return {rc, Device(shared_from_this(), h)};
+}
+
+Result<Device> Library::device_by_pci_bus_id(const std::string& bus_id) const {
+  Handle h = nullptr;
+  const int rc = call(symbols_->by_pci_bus_id, bus_id.c_str(), &h);
+  return {rc, Device(shared_from_this(), h)};
+}
+
+void check(int code, const Library& lib, const char* expr, const char* file, int line) {
+  if (code != kSuccess) throw CheckError(expr, lib.error_string(code), file, line);
+}
+
+#define SYMS (lib_->symbols())
+
+Result<std::string> Device::name() const { return read_string(SYMS.name, handle_); }
+Result<std::string> Device::uuid() const { return read_string(SYMS.uuid, handle_); }
+Result<unsigned> Device::clock_mhz(Clock which) const {
+  return read_unsigned(SYMS.clock, handle_, static_cast<unsigned>(which));
+}
+Result<unsigned> Device::max_clock_mhz(Clock which) const {
+  return read_unsigned(SYMS.max_clock, handle_, static_cast<unsigned>(which));
+}
+Result<unsigned> Device::power_mw() const { return read_unsigned(SYMS.power_usage, handle_); }
+Result<unsigned> Device::enforced_power_limit_mw() const {
+  return read_unsigned(SYMS.enforced_power_limit, handle_);
+}
+Result<unsigned> Device::power_management_limit_mw() const {
+  return read_unsigned(SYMS.power_management_limit, handle_);
+}
+Result<unsigned> Device::temperature_c() const { return read_unsigned(SYMS.temperature, handle_, 0); }
+Result<std::uint64_t> Device::throttle_reasons() const {
+  unsigned long long bits = 0;
+  const int rc = call(SYMS.throttle_reasons, handle_, &bits);
+  return {rc, static_cast<std::uint64_t>(bits)};
+}
+Result<bool> Device::ecc_enabled() const {
+  int current = 0, pending = 0;
+  const int rc = call(SYMS.ecc_mode, handle_, &current, &pending);
+  return {rc, current != 0};
+}
+Result<unsigned> Device::pcie_link_gen() const { return read_unsigned(SYMS.pcie_gen, handle_); }
+Result<unsigned> Device::pcie_link_width() const { return read_unsigned(SYMS.pcie_width, handle_); }
+Result<unsigned> Device::pcie_max_link_gen() const { return read_unsigned(SYMS.pcie_max_gen, handle_); }
+Result<unsigned> Device::pcie_max_link_width() const { return read_unsigned(SYMS.pcie_max_width, handle_); }
+
+#undef SYMS
+
+}  // namespace ceilings::nvml

@@ -1,0 +1,126 @@
+// NVML, loaded at run time with dlopen: clocks, power, temperature, throttle reasons and the
+// device facts for telemetry, the fingerprint and health. Own minimal declarations, because nvml.h
+// is not on every build machine; no NVML means "unavailable", never a crash.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "error.hpp"
+
+namespace ceilings::nvml {
+
+// Return codes we act on (values from the NVML API; stable across versions).
+enum Code : int {
+  kSuccess = 0,
+  kUninitialized = 1,
+  kInvalidArgument = 2,
+  kNotSupported = 3,
+  kNoPermission = 4,
+  kNotFound = 6,
+  kInsufficientSize = 7,
+  kDriverNotLoaded = 9,
+  kTimeout = 10,
+  kGpuIsLost = 15,
+  kFunctionNotFound = 13,
+  kUnknown = 999,
+};
+
+// Clock-event ("throttle") reason bits, as nvmlClocksEventReasons defines them.
+enum ThrottleBit : std::uint64_t {
+  kGpuIdle = 0x1,
+  kApplicationsClocksSetting = 0x2,
+  kSwPowerCap = 0x4,
+  kHwSlowdown = 0x8,
+  kSyncBoost = 0x10,
+  kSwThermalSlowdown = 0x20,
+  kHwThermalSlowdown = 0x40,
+  kHwPowerBrakeSlowdown = 0x80,
+  kDisplayClockSetting = 0x100,
+};
+// Reasons that lower the clock below what the workload asked for: a sample taken under any of
+// them is flagged as throttled (idle, application clocks and sync boost are not slowdowns).
+constexpr std::uint64_t kSlowdownMask =
+    kSwPowerCap | kHwSlowdown | kSwThermalSlowdown | kHwThermalSlowdown | kHwPowerBrakeSlowdown;
+std::string throttle_reason_names(std::uint64_t bits);  // "sw_power_cap,hw_slowdown" or "none"
+
+// One NVML answer: the code and, when it is kSuccess, the value.
+template <class T>
+struct Result {
+  int code = kUnknown;
+  T value{};
+  bool ok() const { return code == kSuccess; }
+  bool unsupported() const { return code == kNotSupported || code == kFunctionNotFound; }
+  std::optional<T> get() const { return ok() ? std::optional<T>(value) : std::nullopt; }
+};
+
+enum class Clock : unsigned { kGraphics = 0, kSm = 1, kMemory = 2 };
+
+struct PcieLink {
+  unsigned gen = 0, width = 0;
+};
+
+class Library;
+
+// A device handle bound to the loaded library.
+class Device {
+ public:
+  Result<std::string> name() const;
+  Result<std::string> uuid() const;
+  Result<unsigned> clock_mhz(Clock which) const;      // current clock, MHz
+  Result<unsigned> max_clock_mhz(Clock which) const;     // maximum clock, MHz
+  Result<unsigned> power_mw() const;                      // board power draw, mW
+  Result<unsigned> enforced_power_limit_mw() const;
+  Result<unsigned> power_management_limit_mw() const;
+  Result<unsigned> temperature_c() const;                 // GPU die sensor
+  Result<std::uint64_t> throttle_reasons() const;         // ThrottleBit mask
+  Result<bool> ecc_enabled() const;                       // current ECC mode
+  Result<unsigned> pcie_link_gen() const;
+  Result<unsigned> pcie_link_width() const;
+  Result<unsigned> pcie_max_link_gen() const;
+  Result<unsigned> pcie_max_link_width() const;
+
+  void* raw() const { return handle_; }
+  const Library& library() const { return *lib_; }
+
+ private:
+  friend class Library;
+  Device(std::shared_ptr<const Library> lib, void* handle) : lib_(std::move(lib)), handle_(handle) {}
+  std::shared_ptr<const Library> lib_;
+  void* handle_ = nullptr;
+};
+
+class Library : public std::enable_shared_from_this<Library> {
+ public:
+  // Environment variable naming the library to load instead of libnvidia-ml.so.1 (tests use it).
+  static constexpr const char* kPathVariable = "CEILINGS_NVML_LIBRARY";
+
+  // Loads and initialises NVML. On failure returns nullptr and says why in *why.
+  static std::shared_ptr<Library> open(std::string* why);
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  Result<std::string> driver_version() const;
+  Result<unsigned> device_count() const;
+  Result<Device> device_by_index(unsigned index) const;
+  // PCI bus id as CUDA prints it ("0000:19:00.0"); the reliable way to match a CUDA device.
+  Result<Device> device_by_pci_bus_id(const std::string& bus_id) const;
+  std::string error_string(int code) const;
+
+  struct Symbols;
+  const Symbols& symbols() const { return *symbols_; }
+
+ private:
+  Library() = default;
+  void* handle_ = nullptr;
+  std::unique_ptr<Symbols> symbols_;
+};
+
+// Throws CheckError naming the expression when an NVML call does not succeed.
+void check(int code, const Library& lib, const char* expr, const char* file, int line);
+
+}  // namespace ceilings::nvml
+
+#define CEILINGS_NVML_CHECK(lib, expr) ::ceilings::nvml::check((expr), (lib), #expr, __FILE__, __LINE__)

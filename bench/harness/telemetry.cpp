@@ -1,0 +1,106 @@
+// NVML polling thread and its summary.
+#include "telemetry.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "ceilings/stats.hpp"
+#include "nvml.hpp"
+
+namespace ceilings::bench {
+
+TelemetrySampler::TelemetrySampler(std::shared_ptr<nvml::Device> device, double period_s)
+    : device_(std::move(device)), period_s_(period_s) {}
+
+TelemetrySampler::~TelemetrySampler() {
+  if (thread_.joinable()) stop();
+}
+
+TelemetrySampler::Reading TelemetrySampler::read() const {
+  Reading r;
+  // Values NVML returns that cannot be physical (a zero clock under load, a 1e9 degree die) are
+  // dropped as "could not read", never averaged in.
+  if (auto v = device_->clock_mhz(nvml::Clock::kSm).get(); v && *v > 0 && *v < 10000) {
+    r.sm_hz = *v * 1e6;
+    r.sm_ok = true;
+  }
+  if (auto v = device_->clock_mhz(nvml::Clock::kMemory).get(); v && *v > 0 && *v < 100000) {
+    r.mem_hz = *v * 1e6;
+    r.mem_ok = true;
+  }
+  if (auto v = device_->power_mw().get(); v && *v < 10'000'000) {
+    r.power_w = *v / 1000.0;
+    r.power_ok = true;
+  }
+  if (auto v = device_->temperature_c().get(); v && *v < 200) {
+    r.temp_c = *v;
+    r.temp_ok = true;
+  }
+  if (auto v = device_->throttle_reasons().get()) {
+    r.reasons = *v;
+    r.reasons_ok = true;
+  }
+  return r;
+}
+
+void TelemetrySampler::start() {
+  if (!device_) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    readings_.clear();
+    stop_requested_ = false;
+    readings_.push_back(read());
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+void TelemetrySampler::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stop_requested_) {
+    if (cv_.wait_for(lock, std::chrono::duration<double>(period_s_), [this] { return stop_requested_; })) break;
+    lock.unlock();
+    const Reading r = read();
+    lock.lock();
+    readings_.push_back(r);
+  }
+}
+
+TelemetrySummary TelemetrySampler::stop() {
+  TelemetrySummary s;
+  if (!device_) return s;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_requested_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  readings_.push_back(read());
+
+  std::vector<double> sm, mem, power;
+  double temp_max = 0;
+  bool any = false;
+  for (const Reading& r : readings_) {
+    if (r.sm_ok) sm.push_back(r.sm_hz);
+    if (r.mem_ok) mem.push_back(r.mem_hz);
+    if (r.power_ok) power.push_back(r.power_w);
+    if (r.temp_ok) temp_max = std::max(temp_max, r.temp_c);
+    if (r.reasons_ok) s.throttle_reasons |= r.reasons;
+    any = any || r.sm_ok || r.mem_ok || r.power_ok || r.temp_ok;
+  }
+  s.available = any && !sm.empty();
+  s.readings = static_cast<int>(readings_.size());
+  if (!sm.empty()) {
+    s.sm_clock_hz_median = median(sm);
+    s.sm_clock_hz_min = *std::min_element(sm.begin(), sm.end());
+  }
+  if (!mem.empty()) s.mem_clock_hz_median = median(mem);
+  if (!power.empty()) {
+    s.power_w_median = median(power);
+    s.power_w_max = *std::max_element(power.begin(), power.end());
+  }
+  s.temp_c_max = temp_max;
+  s.throttled = (s.throttle_reasons & nvml::kSlowdownMask) != 0;
+  return s;
+}
+
+}  // namespace ceilings::bench

@@ -1,0 +1,152 @@
+// HBM bandwidth: hbm.read, hbm.write, hbm.copy, hbm.triad over working sets several times the L2,
+// each over a small sweep of launch shapes (the best one is the ceiling). Bytes = read + written.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ceilings/kernels/hbm.cuh"
+#include "harness/measure.hpp"
+
+namespace ceilings::bench {
+namespace {
+
+namespace k = ceilings::kernels;
+
+enum class Op { kRead, kWrite, kCopy, kTriad };
+struct OpInfo {
+  Op op;
+  const char* name;
+  int arrays;       // buffers of the working-set size it touches
+  int bytes_moved;  // bytes moved per byte of one array (read + write)
+};
+constexpr OpInfo kOps[] = {{Op::kRead, "read", 1, 1}, {Op::kWrite, "write", 1, 1}, {Op::kCopy, "copy", 2, 2},
+                           {Op::kTriad, "triad", 3, 3}};
+
+std::size_t g_array_bytes = 0;  // --ceilings_hbm_bytes; 0 = default
+
+void add_options(CLI::App& app) {
+  app.add_option("--ceilings_hbm_bytes", g_array_bytes,
+                 "Bytes per HBM array (default: the larger of 4x L2 and 2 GiB; reduced to fit free memory)")
+      ->check(CLI::Range(static_cast<std::size_t>(1) << 20, static_cast<std::size_t>(1) << 40));
+}
+
+std::size_t array_bytes_for(const Context& ctx, const OpInfo& op) {
+  std::size_t bytes = g_array_bytes ? g_array_bytes
+                                    : std::max<std::size_t>(4 * ctx.l2_bytes, (ctx.options.quick ? 1ull : 2ull) << 30);
+  // Leave a tenth of the free memory to the runtime; never ask for more than the device has.
+  const std::size_t fit = static_cast<std::size_t>(0.9 * static_cast<double>(ctx.free_bytes)) / op.arrays;
+  bytes = std::min(bytes, fit);
+  return bytes / 64 * 64;
+}
+
+constexpr std::uint32_t kSeedA = 0x1234567u, kSeedB = 0x9e3779b9u, kSeedC = 0x7f4a7c15u;
+constexpr float kTriadScalar = 0.4375f;
+
+void run_case(benchmark::State& state, OpInfo op, k::StreamShape shape, std::size_t array_bytes) {
+  guarded(state, [&] {
+    const Context& ctx = context();
+    if (array_bytes < 4 * ctx.l2_bytes)
+      unsupported("only " + std::to_string(array_bytes >> 20) + " MiB per array fit in free memory, less than 4x L2");
+    const std::size_t n = array_bytes / sizeof(uint4);
+    Stream stream;
+    DeviceBuffer<uint4> a(n), b(op.arrays >= 2 ? n : 0), c(op.arrays >= 3 ? n : 0);
+    DeviceBuffer<unsigned long long> bad(1);
+    DeviceBuffer<std::uint32_t> sum(1);
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream.get()));
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, sizeof(std::uint32_t), stream.get()));
+    auto* af = reinterpret_cast<float4*>(a.get());
+    auto* bf = reinterpret_cast<float4*>(b.get());
+    auto* cf = reinterpret_cast<float4*>(c.get());
+    switch (op.op) {
+      case Op::kRead: k::fill_pattern(a.get(), n, kSeedA, stream.get()); break;
+      case Op::kWrite: CEILINGS_CUDA_CHECK(cudaMemsetAsync(a.get(), 0xA5, a.bytes(), stream.get())); break;
+      case Op::kCopy:
+        k::fill_pattern(b.get(), n, kSeedB, stream.get());
+        CEILINGS_CUDA_CHECK(cudaMemsetAsync(a.get(), 0xA5, a.bytes(), stream.get()));
+        break;
+      case Op::kTriad:
+        k::fill_pattern_floats(bf, n, kSeedB, stream.get());
+        k::fill_pattern_floats(cf, n, kSeedC, stream.get());
+        CEILINGS_CUDA_CHECK(cudaMemsetAsync(a.get(), 0xA5, a.bytes(), stream.get()));
+        break;
+    }
+    CEILINGS_LAUNCH_CHECK();
+    stream.sync();
+
+    MeasureSpec spec;
+    spec.work = [&](cudaStream_t s) {
+      switch (op.op) {
+        case Op::kRead: k::hbm_read(a.get(), n, sum.get(), shape, s); break;
+        case Op::kWrite: k::hbm_write(a.get(), n, kSeedA, shape, s); break;
+        case Op::kCopy: k::hbm_copy(a.get(), b.get(), n, shape, s); break;
+        case Op::kTriad: k::hbm_triad(af, bf, cf, kTriadScalar, n, shape, s); break;
+      }
+    };
+    const Measurement m = run_measurement(state, stream.get(), spec);
+    CEILINGS_LAUNCH_CHECK();
+
+    // Verify against the analytic result: every word of the output, or for the read, the wrapped
+    // sum of every launch (each launch adds the closed-form sum of the pattern).
+    bool ok = false;
+    std::string detail;
+    if (op.op == Op::kRead) {
+      std::uint32_t got = 0;
+      CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, sum.get(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
+      stream.sync();
+      const std::uint32_t want =
+          static_cast<std::uint32_t>(static_cast<unsigned long long>(m.total_units) * k::pattern_sum(n * 4, kSeedA));
+      ok = got == want;
+      detail = "read sum " + std::to_string(got) + " != expected " + std::to_string(want) + " after " +
+               std::to_string(m.total_units) + " launches";
+    } else {
+      if (op.op == Op::kTriad)
+        k::count_triad_mismatches(af, n, kSeedB, kSeedC, kTriadScalar, bad.get(), stream.get());
+      else
+        k::count_pattern_mismatches(a.get(), n, op.op == Op::kCopy ? kSeedB : kSeedA, bad.get(), stream.get());
+      CEILINGS_LAUNCH_CHECK();
+      unsigned long long mismatches = 0;
+      CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&mismatches, bad.get(), sizeof mismatches, cudaMemcpyDeviceToHost, stream.get()));
+      stream.sync();
+      ok = mismatches == 0;
+      detail = std::to_string(mismatches) + " of " + std::to_string(n * 4) + " words differ from the expected output";
+    }
+    state.counters["array_bytes"] = static_cast<double>(array_bytes);
+    state.counters["blocks"] = shape.blocks;
+    report(state, m, Amount::kBytes, static_cast<double>(array_bytes) * op.bytes_moved, ok, detail);
+  });
+}
+
+void register_cases(const Context& ctx) {
+  struct Shape {
+    int threads, blocks_per_sm, unroll, hint;
+  };
+  // Full occupancy (2048 threads per SM) in three block sizes, 2 to 8 vectors in flight per thread,
+  // streaming or L2-prefetching loads; quick mode keeps the two that did best on Hopper.
+  std::vector<Shape> shapes;
+  if (ctx.options.quick) {
+    shapes = {{512, 4, 4, 1}, {1024, 2, 4, 2}};
+  } else {
+    for (int threads : {256, 512, 1024})
+      for (int unroll : {2, 4, 8})
+        for (int hint : {1, 2}) shapes.push_back({threads, 2048 / threads, unroll, hint});
+  }
+  for (const OpInfo& op : kOps) {
+    const std::size_t bytes = array_bytes_for(ctx, op);
+    for (const Shape& s : shapes) {
+      k::StreamShape shape{ctx.prop.multiProcessorCount * s.blocks_per_sm, s.threads, s.unroll, s.hint};
+      if (op.op == Op::kWrite && s.hint == 2) continue;  // the hint is a load hint: no new variant for writes
+      const std::string name = std::string("hbm/") + op.name + "/threads:" + std::to_string(s.threads) +
+                               "/bpsm:" + std::to_string(s.blocks_per_sm) + "/unroll:" + std::to_string(s.unroll) +
+                               "/hint:" + std::to_string(s.hint);
+      configure(benchmark::RegisterBenchmark(name.c_str(), [op, shape, bytes](benchmark::State& st) {
+        run_case(st, op, shape, bytes);
+      }));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ceilings::bench
+
+CEILINGS_BENCH_FAMILY(hbm, 10, ceilings::bench::register_cases, ceilings::bench::add_options);

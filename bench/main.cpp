@@ -1,0 +1,130 @@
+// ceilings-bench: the Google Benchmark binary that measures every ceiling on one GPU.
+// Its own flags (--ceilings_*) select the device and the budgets; all Google Benchmark flags work.
+// Exit codes: 0 ran, 2 bad flags, 3 no usable GPU (no driver, no device, index out of range).
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "ceilings/bench_json.hpp"
+#include "harness/device_info.hpp"
+#include "harness/nvml.hpp"
+#include "harness/registry.hpp"
+
+#ifndef CEILINGS_VERSION
+#define CEILINGS_VERSION "unknown"
+#endif
+#ifndef CEILINGS_GIT
+#define CEILINGS_GIT "unknown"
+#endif
+
+namespace {
+
+constexpr int kExitBadFlags = 2;
+constexpr int kExitNoGpu = 3;
+
+int no_gpu(const std::string& why) {
+  std::fprintf(stderr, "ceilings-bench: no usable GPU: %s\n", why.c_str());
+  return kExitNoGpu;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ceilings::bench;
+  Options options;
+  CLI::App app("ceilings-bench: measured GPU ceilings (Google Benchmark flags are accepted too)", "ceilings-bench");
+  app.allow_extras();
+  app.set_help_flag("--ceilings_help", "Print the ceilings-bench flags (--help prints Google Benchmark's)");
+  app.add_option("--ceilings_device", options.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+  app.add_flag("--ceilings_quick", options.quick, "Fewer variants and samples: a full pass in under a minute");
+  app.add_option("--ceilings_min_samples", options.min_samples, "Timed samples per configuration, at least")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--ceilings_max_samples", options.max_samples, "Timed samples per configuration, at most")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--ceilings_max_seconds", options.max_seconds, "Time budget per configuration, seconds")
+      ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--ceilings_target_cv", options.target_cv, "Stop sampling once the cv is below this")
+      ->check(CLI::Range(0.0, 1.0));
+  add_all_options(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ceilings-bench: %s\n", e.what());
+    return kExitBadFlags;
+  }
+  if (options.max_samples < options.min_samples) {
+    std::fprintf(stderr, "ceilings-bench: --ceilings_max_samples (%d) is below --ceilings_min_samples (%d)\n",
+                 options.max_samples, options.min_samples);
+    return kExitBadFlags;
+  }
+  if (options.quick) {
+    options.min_samples = std::min(options.min_samples, 5);
+    options.max_samples = std::min(options.max_samples, 20);
+    options.max_seconds = std::min(options.max_seconds, 0.25);
+  }
+
+  // Google Benchmark gets argv[0] plus whatever CLI11 did not consume.
+  std::vector<std::string> rest = app.remaining();
+  std::vector<char*> gb_argv{argv[0]};
+  for (auto& s : rest) gb_argv.push_back(s.data());
+  int gb_argc = static_cast<int>(gb_argv.size());
+  gb_argv.push_back(nullptr);
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return kExitBadFlags;
+
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) return no_gpu(std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc));
+  if (count == 0) return no_gpu("the CUDA runtime sees no device");
+  if (options.device >= count)
+    return no_gpu("device index " + std::to_string(options.device) + " is out of range (" + std::to_string(count) +
+                  " device" + (count == 1 ? "" : "s") + ")");
+  if (cudaSetDevice(options.device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
+    return no_gpu("cannot create a context on device " + std::to_string(options.device));
+
+  Context ctx;
+  ctx.device = options.device;
+  ctx.options = options;
+  cudaGetDeviceProperties(&ctx.prop, options.device);
+  ctx.l2_bytes = static_cast<std::size_t>(ctx.prop.l2CacheSize);
+  cudaMemGetInfo(&ctx.free_bytes, &ctx.total_bytes);
+
+  char bus[32] = {};
+  cudaDeviceGetPCIBusId(bus, sizeof bus, options.device);
+  std::string why;
+  std::shared_ptr<ceilings::nvml::Library> nvml_lib = ceilings::nvml::Library::open(&why);
+  if (nvml_lib) {
+    auto dev = nvml_lib->device_by_pci_bus_id(bus);
+    if (dev.ok())
+      ctx.nvml = std::make_shared<ceilings::nvml::Device>(dev.value);
+    else
+      why = "NVML has no device at " + std::string(bus) + ": " + nvml_lib->error_string(dev.code);
+  }
+  if (!ctx.nvml) std::fprintf(stderr, "ceilings-bench: telemetry unavailable (%s)\n", why.c_str());
+
+  try {
+    benchmark::AddCustomContext(ceilings::kContextDevice,
+                                device_fingerprint(options.device, nvml_lib.get(), ctx.nvml.get()).dump());
+    benchmark::AddCustomContext(ceilings::kContextHost, host_facts(bus).dump());
+  } catch (const std::exception& e) {
+    return no_gpu(std::string("cannot read the device fingerprint: ") + e.what());
+  }
+  benchmark::AddCustomContext(ceilings::kContextVersion, CEILINGS_VERSION);
+  benchmark::AddCustomContext(ceilings::kContextGit, CEILINGS_GIT);
+  benchmark::AddCustomContext("ceilings_options", nlohmann::json{{"quick", options.quick},
+                                                                 {"min_samples", options.min_samples},
+                                                                 {"max_samples", options.max_samples},
+                                                                 {"max_seconds", options.max_seconds},
+                                                                 {"target_cv", options.target_cv}}
+                                                      .dump());
+  set_context(ctx);
+  register_all(ctx);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,266 @@
+// HBM streaming kernels: 16-byte accesses, a grid sized from the SM count, several accesses in
+// flight per thread and cache hints that keep streamed data from displacing anything. Feeds hbm.*.
+#include "ceilings/kernels/hbm.cuh"
+
+namespace ceilings::kernels {
+
+namespace {
+
+__host__ __device__ inline std::uint32_t pattern_word(std::size_t word, std::uint32_t seed) {
+  return static_cast<std::uint32_t>(word) * kPatternMul + seed;
+}
+
+__device__ inline uint4 pattern_vector(std::size_t vec, std::uint32_t seed) {
+  const std::size_t w = vec * 4;
+  return make_uint4(pattern_word(w, seed), pattern_word(w + 1, seed), pattern_word(w + 2, seed),
+                    pattern_word(w + 3, seed));
+}
+
+__device__ inline float pattern_float(std::uint32_t u) { return 1.0f + static_cast<float>(u >> 9) * 0x1p-23f; }
+
+__device__ inline float4 pattern_float4(std::size_t vec, std::uint32_t seed) {
+  const uint4 u = pattern_vector(vec, seed);
+  return make_float4(pattern_float(u.x), pattern_float(u.y), pattern_float(u.z), pattern_float(u.w));
+}
+
+template <int Hint, class T>
+__device__ inline T load(const T* p) {
+  if constexpr (Hint == 1) {
+    return __ldcs(p);
+  } else if constexpr (Hint == 2) {
+    static_assert(sizeof(T) == 16, "16-byte vectors only");
+    uint4 r;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
+    return *reinterpret_cast<T*>(&r);
+  } else {
+    return __ldg(p);
+  }
+}
+
+template <int Hint, class T>
+__device__ inline void store(T* p, const T& v) {
+  if constexpr (Hint == 0) {
+    *p = v;
+  } else {
+    __stcs(p, v);
+  }
+}
+
+__device__ inline std::uint32_t lane_sum(const uint4& v) { return v.x + v.y + v.z + v.w; }
+
+template <int Unroll, int Hint>
+__global__ void read_kernel(const uint4* __restrict__ src, std::size_t n, std::uint32_t* __restrict__ sum) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * Unroll;
+  std::uint32_t acc = 0;
+  for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x * Unroll + threadIdx.x; base < n;
+       base += stride) {
+    uint4 v[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
+      v[u] = i < n ? load<Hint>(src + i) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) acc += lane_sum(v[u]);
+  }
+  // Unsigned addition wraps: the total is exact mod 2^32 in any order, so it checks every byte read.
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
+  __shared__ std::uint32_t warp_sums[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) warp_sums[warp] = acc;
+  __syncthreads();
+  if (warp == 0) {
+    acc = lane < static_cast<int>((blockDim.x + 31) / 32) ? warp_sums[lane] : 0;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
+    if (lane == 0) atomicAdd(sum, acc);
+  }
+}
+
+template <int Unroll, int Hint>
+__global__ void write_kernel(uint4* __restrict__ dst, std::size_t n, std::uint32_t seed) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * Unroll;
+  for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x * Unroll + threadIdx.x; base < n;
+       base += stride) {
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
+      if (i < n) store<Hint>(dst + i, pattern_vector(i, seed));
+    }
+  }
+}
+
+template <int Unroll, int Hint>
+__global__ void copy_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * Unroll;
+  for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x * Unroll + threadIdx.x; base < n;
+       base += stride) {
+    uint4 v[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
+      if (i < n) v[u] = load<Hint>(src + i);
+    }
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
+      if (i < n) store<Hint>(dst + i, v[u]);
+    }
+  }
+}
+
+template <int Unroll, int Hint>
+__global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c,
+                             float s, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * Unroll;
+  for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x * Unroll + threadIdx.x; base < n;
+       base += stride) {
+    float4 vb[Unroll], vc[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
+      if (i < n) {
+        vb[u] = load<Hint>(b + i);
+        vc[u] = load<Hint>(c + i);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
+      if (i < n)
+        store<Hint>(a + i, make_float4(__fmaf_rn(s, vc[u].x, vb[u].x), __fmaf_rn(s, vc[u].y, vb[u].y),
+                                       __fmaf_rn(s, vc[u].z, vb[u].z), __fmaf_rn(s, vc[u].w, vb[u].w)));
+    }
+  }
+}
+
+__global__ void fill_kernel(uint4* dst, std::size_t n, std::uint32_t seed) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    dst[i] = pattern_vector(i, seed);
+}
+
+__device__ inline unsigned diff_count(const uint4& a, const uint4& b) {
+  return (a.x != b.x) + (a.y != b.y) + (a.z != b.z) + (a.w != b.w);
+}
+
+__global__ void pattern_check_kernel(const uint4* buf, std::size_t n, std::uint32_t seed, unsigned long long* bad) {
+  unsigned long long local = 0;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    local += diff_count(buf[i], pattern_vector(i, seed));
+  if (local) atomicAdd(bad, local);
+}
+
+__global__ void triad_check_kernel(const float4* a, std::size_t n, std::uint32_t seed_b, std::uint32_t seed_c, float s,
+                                   unsigned long long* bad) {
+  unsigned long long local = 0;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float4 b = pattern_float4(i, seed_b), c = pattern_float4(i, seed_c), got = a[i];
+    const float4 want = make_float4(__fmaf_rn(s, c.x, b.x), __fmaf_rn(s, c.y, b.y), __fmaf_rn(s, c.z, b.z),
+                                    __fmaf_rn(s, c.w, b.w));
+    local += (__float_as_uint(got.x) != __float_as_uint(want.x)) + (__float_as_uint(got.y) != __float_as_uint(want.y)) +
+             (__float_as_uint(got.z) != __float_as_uint(want.z)) + (__float_as_uint(got.w) != __float_as_uint(want.w));
+  }
+  if (local) atomicAdd(bad, local);
+}
+
+// Triad inputs are pattern words read as floats: fill them as floats so the kernel reads floats.
+__global__ void fill_float_kernel(float4* dst, std::size_t n, std::uint32_t seed) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    dst[i] = pattern_float4(i, seed);
+}
+
+constexpr int kUtilityBlocks = 1024, kUtilityThreads = 256;
+
+// Dispatch a runtime (unroll, hint) to the template instance.
+template <template <int, int> class Launch, class... Args>
+void dispatch(const StreamShape& s, Args&&... args) {
+#define CEILINGS_HBM_CASE(U, H) \
+  if (s.unroll == U && s.hint == H) return Launch<U, H>::run(s, args...);
+#define CEILINGS_HBM_UNROLLS(H) \
+  CEILINGS_HBM_CASE(1, H) CEILINGS_HBM_CASE(2, H) CEILINGS_HBM_CASE(4, H) CEILINGS_HBM_CASE(8, H)
+  CEILINGS_HBM_UNROLLS(0) CEILINGS_HBM_UNROLLS(1) CEILINGS_HBM_UNROLLS(2)
+#undef CEILINGS_HBM_UNROLLS
+#undef CEILINGS_HBM_CASE
+}
+
+template <int U, int H>
+struct ReadLaunch {
+  static void run(const StreamShape& s, const uint4* src, std::size_t n, std::uint32_t* sum, cudaStream_t st) {
+    read_kernel<U, H><<<s.blocks, s.threads, 0, st>>>(src, n, sum);
+  }
+};
+template <int U, int H>
+struct WriteLaunch {
+  static void run(const StreamShape& s, uint4* dst, std::size_t n, std::uint32_t seed, cudaStream_t st) {
+    write_kernel<U, H><<<s.blocks, s.threads, 0, st>>>(dst, n, seed);
+  }
+};
+template <int U, int H>
+struct CopyLaunch {
+  static void run(const StreamShape& s, uint4* dst, const uint4* src, std::size_t n, cudaStream_t st) {
+    copy_kernel<U, H><<<s.blocks, s.threads, 0, st>>>(dst, src, n);
+  }
+};
+template <int U, int H>
+struct TriadLaunch {
+  static void run(const StreamShape& s, float4* a, const float4* b, const float4* c, float k, std::size_t n,
+                  cudaStream_t st) {
+    triad_kernel<U, H><<<s.blocks, s.threads, 0, st>>>(a, b, c, k, n);
+  }
+};
+
+}  // namespace
+
+bool valid_stream_shape(const StreamShape& s) {
+  const bool unroll_ok = s.unroll == 1 || s.unroll == 2 || s.unroll == 4 || s.unroll == 8;
+  return s.blocks > 0 && s.threads >= 32 && s.threads <= 1024 && s.threads % 32 == 0 && unroll_ok && s.hint >= 0 &&
+         s.hint <= 2;
+}
+
+std::uint32_t pattern_sum(std::size_t words, std::uint32_t seed) {
+  // sum_{w<N} (w * M + seed) = M * N(N-1)/2 + seed * N, all mod 2^32 (unsigned arithmetic wraps).
+  const unsigned long long n = words;
+  const unsigned long long half = (n % 2 == 0) ? (n / 2) * (n - 1) : n * ((n - 1) / 2);
+  return static_cast<std::uint32_t>(half * kPatternMul + static_cast<unsigned long long>(seed) * n);
+}
+
+void fill_pattern(uint4* dst, std::size_t vectors, std::uint32_t seed, cudaStream_t stream) {
+  fill_kernel<<<kUtilityBlocks, kUtilityThreads, 0, stream>>>(dst, vectors, seed);
+}
+
+void hbm_read(const uint4* src, std::size_t n, std::uint32_t* sum, const StreamShape& s, cudaStream_t st) {
+  dispatch<ReadLaunch>(s, src, n, sum, st);
+}
+void hbm_write(uint4* dst, std::size_t n, std::uint32_t seed, const StreamShape& s, cudaStream_t st) {
+  dispatch<WriteLaunch>(s, dst, n, seed, st);
+}
+void hbm_copy(uint4* dst, const uint4* src, std::size_t n, const StreamShape& s, cudaStream_t st) {
+  dispatch<CopyLaunch>(s, dst, src, n, st);
+}
+void hbm_triad(float4* a, const float4* b, const float4* c, float k, std::size_t n, const StreamShape& s,
+               cudaStream_t st) {
+  dispatch<TriadLaunch>(s, a, b, c, k, n, st);
+}
+
+void count_pattern_mismatches(const uint4* buf, std::size_t n, std::uint32_t seed, unsigned long long* bad,
+                              cudaStream_t st) {
+  pattern_check_kernel<<<kUtilityBlocks, kUtilityThreads, 0, st>>>(buf, n, seed, bad);
+}
+
+void count_triad_mismatches(const float4* a, std::size_t n, std::uint32_t seed_b, std::uint32_t seed_c, float k,
+                            unsigned long long* bad, cudaStream_t st) {
+  triad_check_kernel<<<kUtilityBlocks, kUtilityThreads, 0, st>>>(a, n, seed_b, seed_c, k, bad);
+}
+
+void fill_pattern_floats(float4* dst, std::size_t vectors, std::uint32_t seed, cudaStream_t stream) {
+  fill_float_kernel<<<kUtilityBlocks, kUtilityThreads, 0, stream>>>(dst, vectors, seed);
+}
+
+}  // namespace ceilings::kernels

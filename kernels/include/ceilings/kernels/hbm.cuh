@@ -1,0 +1,44 @@
+// HBM streaming kernels (read, write, copy, triad) over 16-byte vectors, and the kernels that
+// fill and verify their buffers. Feeds hbm.read, hbm.write, hbm.copy, hbm.triad.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ceilings::kernels {
+
+// Launch shape of a streaming kernel: a grid sized from the SM count, threads per block, and how
+// many 16-byte accesses each thread has in flight per loop trip.
+struct StreamShape {
+  int blocks = 0;
+  int threads = 256;
+  int unroll = 4;   // 1, 2, 4 or 8
+  int hint = 1;     // load/store cache hint: 0 default, 1 streaming (evict-first), 2 L2 256B prefetch
+};
+bool valid_stream_shape(const StreamShape& s);
+
+// The pattern every buffer holds: 32-bit word w has value w * kPatternMul + seed (mod 2^32).
+constexpr std::uint32_t kPatternMul = 2654435761u;
+// Host closed form of the sum of words [0, words) of the pattern, mod 2^32.
+std::uint32_t pattern_sum(std::size_t words, std::uint32_t seed);
+// The triad's float inputs come from the pattern: 1 + (u >> 9) * 2^-23, exactly representable.
+
+void fill_pattern(uint4* dst, std::size_t vectors, std::uint32_t seed, cudaStream_t stream);
+// The triad's inputs: the pattern read as floats.
+void fill_pattern_floats(float4* dst, std::size_t vectors, std::uint32_t seed, cudaStream_t stream);
+
+void hbm_read(const uint4* src, std::size_t vectors, std::uint32_t* sum, const StreamShape& shape, cudaStream_t stream);
+void hbm_write(uint4* dst, std::size_t vectors, std::uint32_t seed, const StreamShape& shape, cudaStream_t stream);
+void hbm_copy(uint4* dst, const uint4* src, std::size_t vectors, const StreamShape& shape, cudaStream_t stream);
+// a = b + scalar * c, with b and c holding patterns (seed_b, seed_c) read as floats.
+void hbm_triad(float4* a, const float4* b, const float4* c, float scalar, std::size_t vectors, const StreamShape& shape,
+               cudaStream_t stream);
+
+// Verification: counts the words that differ from the expected value into *mismatches (added).
+void count_pattern_mismatches(const uint4* buf, std::size_t vectors, std::uint32_t seed,
+                              unsigned long long* mismatches, cudaStream_t stream);
+void count_triad_mismatches(const float4* a, std::size_t vectors, std::uint32_t seed_b, std::uint32_t seed_c,
+                            float scalar, unsigned long long* mismatches, cudaStream_t stream);
+
+}  // namespace ceilings::kernels
