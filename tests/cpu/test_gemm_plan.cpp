@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "ceilings/error.hpp"
@@ -258,3 +259,50 @@ TEST(GemmFlags, ValidFlagsPassParsing) {
 
 }  // namespace
 }  // namespace ceilings::gemm
+
+// The benchmark names gemm.cpp and fma.cpp register turn into the ceilings DESIGN.md names, with the
+// datasheet roof of the plain type (reference and sustained variants included).
+#include "ceilings/bench_json.hpp"
+#include "ceilings/datasheet.hpp"
+
+namespace ceilings {
+namespace {
+
+json gemm_bench_entry(const std::string& name, const char* value_counter, double value) {
+  return {{"name", name + "/manual_time"}, {"run_name", name + "/manual_time"}, {"run_type", "iteration"},
+          {"iterations", 1}, {"real_time", 1.0}, {"cpu_time", 1.0}, {"time_unit", "us"},
+          {"label", "8192x8192x8192 TN; algo 1"}, {value_counter, value}, {"cv", 0.01}, {"samples", 10},
+          {"verified", 1}, {"throttled", 0}, {"telemetry", 0}, {"m", 8192}, {"algo_id", 66}};
+}
+
+TEST(GemmProfile, BenchNamesMapToCeilings) {
+  // A hand-written fixture (not a measurement): just enough device for the converter.
+  json device = {{"index", 0},           {"name", "NVIDIA H200"},         {"uuid", "GPU-test"},
+                 {"pci_bus_id", "0000:00:00.0"}, {"compute_capability", "9.0"}, {"sm_count", 132},
+                 {"memory_bytes", 150754820096ll}, {"l2_bytes", 62914560}};
+  json gb = {{"context", {{kContextDevice, device.dump()}}},
+             {"benchmarks",
+              {gemm_bench_entry("gemm/bf16", "flop_per_second", 8.0e14),
+               gemm_bench_entry("gemm/bf16_ref8192/m:8192/n:8192/k:8192", "flop_per_second", 7.5e14),
+               gemm_bench_entry("gemm/bf16_sustained/window_s:15", "flop_per_second", 7.0e14),
+               gemm_bench_entry("gemm/int8", "op_per_second", 1.3e15),
+               gemm_bench_entry("fma/fp16/threads:256/bpsm:8", "flop_per_second", 1.0e14)}}};
+  const Profile p = profile_from_benchmark_json(gb);
+  std::map<std::string, const Ceiling*> by;
+  for (const auto& c : p.ceilings) by[c.name] = &c;
+  ASSERT_TRUE(by.count("gemm.bf16") && by.count("gemm.bf16_ref8192") && by.count("gemm.bf16_sustained") &&
+              by.count("gemm.int8") && by.count("fma.fp16"));
+  EXPECT_EQ(by["gemm.bf16"]->value, 8.0e14);
+  EXPECT_EQ(by["gemm.int8"]->unit, "OP/s");
+  EXPECT_EQ(by["gemm.bf16"]->detail.value("algo_id", 0.0), 66.0);
+  EXPECT_EQ(by["gemm.bf16"]->detail.value("label", ""), "8192x8192x8192 TN; algo 1");
+  EXPECT_EQ(by["gemm.bf16_ref8192"]->detail.value("k", 0.0), 8192.0);
+  const GpuSpec* h200 = find_gpu("NVIDIA H200");
+  ASSERT_NE(h200, nullptr);
+  EXPECT_EQ(datasheet_value(*h200, "gemm.bf16_ref8192").value_or(0), 9.89e14);
+  EXPECT_EQ(datasheet_value(*h200, "gemm.fp8_e5m2_sustained").value_or(0), 1.979e15);
+  EXPECT_EQ(datasheet_value(*h200, "gemm.int8").value_or(0), 1.979e15);
+}
+
+}  // namespace
+}  // namespace ceilings
