@@ -22,9 +22,13 @@ constexpr FmaCase kCases[] = {{k::FmaType::kFp32, "fp32", 4},
                               {k::FmaType::kHalf2, "fp16", 4},
                               {k::FmaType::kBf162, "bf16", 4}};
 
-void run_case(benchmark::State& state, FmaCase fc, int threads, int blocks_per_sm) {
+void run_case(benchmark::State& state, FmaCase fc, int threads) {
   guarded(state, [&] {
     const Context& ctx = context();
+    // One full wave of resident blocks: more would leave a partial second wave (fp64 needs 38 registers, so
+    // fewer than 2048 threads fit per SM).
+    const int blocks_per_sm = k::fma_blocks_per_sm(fc.type, threads);
+    if (blocks_per_sm <= 0) throw std::runtime_error("cannot read the FMA kernel's occupancy");
     const int blocks = ctx.prop.multiProcessorCount * blocks_per_sm;
     const std::size_t total_threads = static_cast<std::size_t>(blocks) * static_cast<std::size_t>(threads);
     Stream stream;
@@ -63,6 +67,7 @@ void run_case(benchmark::State& state, FmaCase fc, int threads, int blocks_per_s
         cudaMemcpyAsync(&mismatches, bad.get(), sizeof mismatches, cudaMemcpyDeviceToHost, stream.get()));
     stream.sync();
     state.counters["blocks"] = blocks;
+    state.counters["blocks_per_sm"] = blocks_per_sm;
     state.counters["threads"] = threads;
     state.counters["chains"] = k::kFmaChains;
     state.counters["fma_per_chain"] = static_cast<double>(trips) * k::kFmaUnroll;
@@ -73,17 +78,13 @@ void run_case(benchmark::State& state, FmaCase fc, int threads, int blocks_per_s
 }
 
 void register_cases(const Context& ctx) {
-  struct Shape {
-    int threads, blocks_per_sm;
-  };
-  // Full occupancy in two block sizes; quick mode keeps one.
-  std::vector<Shape> shapes = ctx.options.quick ? std::vector<Shape>{{256, 8}} : std::vector<Shape>{{256, 8}, {1024, 2}};
+  // Two block sizes at the occupancy the kernel allows; quick mode keeps one.
+  const std::vector<int> block_sizes = ctx.options.quick ? std::vector<int>{256} : std::vector<int>{256, 512};
   for (const FmaCase& fc : kCases)
-    for (const Shape& s : shapes) {
-      const std::string name = std::string("fma/") + fc.name + "/threads:" + std::to_string(s.threads) +
-                               "/bpsm:" + std::to_string(s.blocks_per_sm);
-      configure(benchmark::RegisterBenchmark(name.c_str(), [fc, s](benchmark::State& st) {
-        run_case(st, fc, s.threads, s.blocks_per_sm);
+    for (int threads : block_sizes) {
+      const std::string name = std::string("fma/") + fc.name + "/block:" + std::to_string(threads);
+      configure(benchmark::RegisterBenchmark(name.c_str(), [fc, threads](benchmark::State& st) {
+        run_case(st, fc, threads);
       }));
     }
 }

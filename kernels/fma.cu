@@ -113,6 +113,23 @@ double fma_flops(FmaType type, std::size_t threads, int trips) {
   return fmas * (packed ? 4.0 : 2.0);
 }
 
+template <class T>
+int resident_blocks(int threads) {
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fma_kernel<T>, threads, 0) != cudaSuccess) return 0;
+  return blocks;
+}
+
+int fma_blocks_per_sm(FmaType type, int threads) {
+  switch (type) {
+    case FmaType::kFp32: return resident_blocks<float>(threads);
+    case FmaType::kFp64: return resident_blocks<double>(threads);
+    case FmaType::kHalf2: return resident_blocks<__half2>(threads);
+    case FmaType::kBf162: return resident_blocks<__nv_bfloat162>(threads);
+  }
+  return 0;
+}
+
 int fma_max_trips(FmaType type) {
   // fp32: x0 < 8 and n * 8/1024 must stay below 2^13 with 2^-10 resolution: n < 2^20 steps.
   if (type == FmaType::kFp32) return (1 << 20) / kFmaUnroll;

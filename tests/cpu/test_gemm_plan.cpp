@@ -286,7 +286,7 @@ TEST(GemmProfile, BenchNamesMapToCeilings) {
                gemm_bench_entry("gemm/bf16_ref8192/m:8192/n:8192/k:8192", "flop_per_second", 7.5e14),
                gemm_bench_entry("gemm/bf16_sustained/window_s:15", "flop_per_second", 7.0e14),
                gemm_bench_entry("gemm/int8", "op_per_second", 1.3e15),
-               gemm_bench_entry("fma/fp16/threads:256/bpsm:8", "flop_per_second", 1.0e14)}}};
+               gemm_bench_entry("fma/fp16/block:256", "flop_per_second", 1.0e14)}}};
   const Profile p = profile_from_benchmark_json(gb);
   std::map<std::string, const Ceiling*> by;
   for (const auto& c : p.ceilings) by[c.name] = &c;

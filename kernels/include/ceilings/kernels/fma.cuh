@@ -28,6 +28,10 @@ void fma_peak(FmaType type, void* out, int blocks, int threads, int trips, cudaS
 void count_fma_mismatches(FmaType type, const void* out, std::size_t threads, int trips,
                           unsigned long long* mismatches, cudaStream_t stream);
 
+// Blocks of `threads` that fit on one SM at once (the grid is this times the SM count: one full wave, no
+// tail of a partial second wave); 0 when the runtime cannot say.
+int fma_blocks_per_sm(FmaType type, int threads);
+
 // Largest trips for which the fp32 closed form stays exact (x_0 + n*b within 24 bits).
 int fma_max_trips(FmaType type);
 
