@@ -2,9 +2,12 @@
 // reference at small shapes (non-square, and not a multiple of 16 where the type allows). Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
+#include "ceilings/bench_json.hpp"
 #include "ceilings/gemm_plan.hpp"
+#include "cli_runner.hpp"
 #include "harness/gemm_lt.hpp"
 
 namespace ceilings::bench::gemm {
@@ -82,6 +85,38 @@ TEST(GemmGpu, BrokenResultFailsVerification) {
 TEST(GemmGpu, Fp8NeedsMultiplesOf16) {
   EXPECT_THROW(Problem(gp::DType::kFp8E4m3, {100, 36, 20}), std::invalid_argument);
   EXPECT_THROW(Problem(gp::DType::kInt8, {128, 128, 20}), std::invalid_argument);
+}
+
+// End to end: a short ceilings-bench pass over GEMM and FMA yields verified numbers (or skips with a
+// reason), and they land in a profile under the DESIGN.md ceiling names.
+TEST(GemmBench, ShortPassReportsVerifiedCeilings) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--ceilings_gemm_types=bf16,fp8_e4m3,int8",
+                                    "--ceilings_gemm_search_s=0.3", "--ceilings_gemm_sustained_s=0.5",
+                                    "--benchmark_filter=^(gemm|fma)/", "--benchmark_format=json"},
+                                   {}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json out = json::parse(r.out);
+  int values = 0;
+  for (const auto& b : out.at("benchmarks")) {
+    const std::string name = b.at("name");
+    if (b.value("error_occurred", false)) {
+      const std::string msg = b.value("error_message", "");
+      EXPECT_EQ(msg.rfind("unsupported:", 0), 0u) << name << ": " << msg;
+      continue;
+    }
+    EXPECT_EQ(b.value("verified", 0.0), 1.0) << name;
+    const double v = b.value("flop_per_second", 0.0) + b.value("op_per_second", 0.0);
+    EXPECT_GT(v, 1e12) << name;
+    ++values;
+  }
+  EXPECT_GE(values, 4 + 3) << "4 FMA cases and at least bf16's three GEMM ceilings";
+  const Profile p = profile_from_benchmark_json(out);
+  std::set<std::string> names;
+  for (const auto& c : p.ceilings) names.insert(c.name);
+  for (const char* want : {"gemm.bf16", "gemm.bf16_ref8192", "gemm.bf16_sustained", "fma.fp32", "fma.fp64", "fma.fp16",
+                           "fma.bf16"})
+    EXPECT_TRUE(names.count(want)) << want;
 }
 
 }  // namespace
