@@ -399,7 +399,7 @@ Verification verify(const Problem& p, const Operands& ops, int set, cudaStream_t
     }
     const double got = decode(&c_raw[q * mc + static_cast<std::size_t>(e.row) * c_bytes], t.c);
     ++v.checked;
-    const double tol = gp::tolerance(p.info(), want.magnitude, scale);
+    const double tol = gp::tolerance(p.info(), want.value, want.magnitude, scale);
     const double err = std::fabs(got - want.value * scale);
     const double ratio = tol > 0 ? err / tol : (err == 0 ? 0.0 : std::numeric_limits<double>::infinity());
     const bool ok = gp::within_tolerance(p.info(), got, want, scale);
@@ -426,7 +426,8 @@ Verification verify(const Problem& p, const Operands& ops, int set, cudaStream_t
   v.ok = v.failed == 0 && v.checked > 0;
   std::ostringstream os;
   os << v.failed << " of " << v.checked << " sampled " << p.info().name << " outputs of " << gp::to_string(s)
-     << " outside tolerance (rel " << p.info().rel_tolerance << " of sum|a*b|); worst " << worst;
+     << " outside tolerance (" << p.info().out_tolerance << " of |C| + " << p.info().acc_tolerance
+     << " of sum|a*b|); worst " << worst;
   v.detail = os.str();
   return v;
 }

@@ -168,23 +168,33 @@ TEST(GemmPlan, TolerancesFitEachType) {
   const auto& bf16 = dtype_info(DType::kBf16);
   const auto& fp8 = dtype_info(DType::kFp8E4m3);
   const auto& int8 = dtype_info(DType::kInt8);
-  EXPECT_TRUE(within_tolerance(fp64, 10.0 + 5e-11, want));
+  // tolerance = out * |want| + acc * magnitude
+  EXPECT_TRUE(within_tolerance(fp64, 10.0 + 5e-12, want));
   EXPECT_FALSE(within_tolerance(fp64, 10.0 + 1e-9, want));
   EXPECT_TRUE(within_tolerance(fp32, 10.0 + 1e-4, want));
   EXPECT_FALSE(within_tolerance(fp32, 10.0 + 1e-3, want)) << "a TF32-sized error must fail fp32";
-  EXPECT_TRUE(within_tolerance(tf32, 10.05, want));
+  EXPECT_TRUE(within_tolerance(tf32, 10.05, want));  // 0.01 + 0.1
   EXPECT_FALSE(within_tolerance(tf32, 10.2, want));
-  EXPECT_TRUE(within_tolerance(bf16, 10.9, want));
-  EXPECT_FALSE(within_tolerance(bf16, 11.1, want));
-  EXPECT_TRUE(within_tolerance(fp8, 12.9, want));
-  EXPECT_FALSE(within_tolerance(fp8, 13.1, want));
+  EXPECT_TRUE(within_tolerance(bf16, 10.15, want));  // 0.1 + 0.1
+  EXPECT_FALSE(within_tolerance(bf16, 10.3, want));
+  EXPECT_TRUE(within_tolerance(fp8, 11.0, want));  // 0.1 + 1.0
+  EXPECT_FALSE(within_tolerance(fp8, 11.2, want));
   EXPECT_TRUE(within_tolerance(int8, 10.0, want));
   EXPECT_FALSE(within_tolerance(int8, 11.0, want)) << "int8 is exact";
   EXPECT_FALSE(within_tolerance(bf16, std::nan(""), want));
-  // Scale factors (fp8 a_scale * b_scale) scale the expected value and the bound.
-  EXPECT_TRUE(within_tolerance(fp8, 5.0, want, 0.5));
-  EXPECT_FALSE(within_tolerance(fp8, 10.0, want, 0.5));
-  EXPECT_DOUBLE_EQ(tolerance(bf16, 100.0), 1.0);
+  // Scale factors (fp8 a_scale * b_scale) scale the expected value and the bound: 0.05 + 0.5.
+  EXPECT_TRUE(within_tolerance(fp8, 5.5, want, 0.5));
+  EXPECT_FALSE(within_tolerance(fp8, 5.6, want, 0.5));
+  EXPECT_DOUBLE_EQ(tolerance(bf16, -20.0, 100.0), 0.3);
+}
+
+TEST(GemmPlan, ZeroOutputFailsAtLargeK) {
+  // K = 16384, inputs uniform in [-1, 1]: sum |a b| ~ K/4 = 4096 while |C| ~ sqrt(K)/3 ~ 43. A bound
+  // scaled by sum |a b| alone (1e-2 * 4096 = 41) would accept an all-zero output; ours must not.
+  const RefElement typical{43.0, 4096.0};
+  for (DType t : {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16})
+    EXPECT_FALSE(within_tolerance(dtype_info(t), 0.0, typical)) << dtype_info(t).name;
+  EXPECT_TRUE(within_tolerance(dtype_info(DType::kBf16), 43.25, typical)) << "one bf16 ulp at 43 is 0.25";
 }
 
 TEST(GemmPlan, SamplesCoverCornersAndAreDistinct) {

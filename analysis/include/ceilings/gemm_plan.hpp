@@ -21,7 +21,8 @@ struct DTypeInfo {
   const char* compute;       // the cuBLASLt compute type, recorded in the detail
   bool integer;              // counts integer ops (op_per_second), not FLOPs
   int dim_multiple;          // m, n and k must be multiples of this (cuBLASLt layout rules)
-  double rel_tolerance;      // of the dot-product magnitude sum |a_i b_i| (0: exact)
+  double out_tolerance;      // allowed error as a fraction of |reference| (rounding of the output)
+  double acc_tolerance;      // plus this fraction of sum |a_i b_i| (input rounding, accumulation); 0, 0: exact
 };
 
 // Every type, in the order a default run measures them.
@@ -92,8 +93,9 @@ RefElement reference_dot(const double* a_row, const double* b_col, std::int64_t 
 std::vector<double> reference_gemm(const Shape& s, const std::vector<double>& a_rows,
                                    const std::vector<double>& b_cols);
 
-// Largest allowed |got - want| for one element of this type with the given magnitude sum |a||b|.
-double tolerance(const DTypeInfo& t, double magnitude, double scale = 1.0);
+// Largest allowed |got - want * scale| for one element of this type: out_tolerance * |want * scale| +
+// acc_tolerance * magnitude * |scale|, where magnitude is sum |a_i b_i|.
+double tolerance(const DTypeInfo& t, double want, double magnitude, double scale = 1.0);
 bool within_tolerance(const DTypeInfo& t, double got, const RefElement& want, double scale = 1.0);
 
 // Sampled elements to verify: `count` (row, col) pairs spread over the output, corners included,
