@@ -279,7 +279,7 @@ Measurement sustain(cudaStream_t stream, const Enqueue& work, double window_s, d
   long long launched = 0, completed = 0;
   CEILINGS_CUDA_CHECK(cudaEventRecord(ev[0], stream));
   while (true) {
-    while (launched - completed < kAhead && elapsed() < window_s) {
+    while (launched - completed < kAhead && (launched == 0 || elapsed() < window_s)) {
       for (int u = 0; u < units; ++u) work(stream);
       m.total_units += units;
       CEILINGS_CUDA_CHECK(cudaEventRecord(ev[static_cast<std::size_t>((launched + 1) % kRing)], stream));
