@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
 #include "ceilings/kernels/gemm_fill.cuh"
 #include "check.hpp"
-#include "gemm_lt_names.inc"
 
 namespace ceilings::bench::gemm {
 
@@ -82,25 +82,15 @@ double decode(const std::uint8_t* p, cudaDataType_t t) {
   }
 }
 
-#define CEILINGS_TILE_CASE(e) \
-  case e: return std::string(#e).substr(sizeof("CUBLASLT_MATMUL_TILE_") - 1);
-std::string tile_name(std::uint32_t v) {
-  switch (static_cast<cublasLtMatmulTile_t>(v)) {
-    CEILINGS_LT_TILES(CEILINGS_TILE_CASE)
-    default: return v == 0 ? "undefined" : "id" + std::to_string(v);
-  }
-}
-#undef CEILINGS_TILE_CASE
+#include "gemm_lt_names.inc"
 
-#define CEILINGS_STAGES_CASE(e) \
-  case e: return std::string(#e).substr(sizeof("CUBLASLT_MATMUL_STAGES_") - 1);
-std::string stages_name(std::uint32_t v) {
-  switch (static_cast<cublasLtMatmulStages_t>(v)) {
-    CEILINGS_LT_STAGES(CEILINGS_STAGES_CASE)
-    default: return v == 0 ? "undefined" : "id" + std::to_string(v);
-  }
+std::string lookup(const LtName* begin, const LtName* end, std::uint32_t v) {
+  for (const LtName* n = begin; n != end; ++n)
+    if (n->value == v) return n->name;
+  return v == 0 ? "undefined" : "id" + std::to_string(v);
 }
-#undef CEILINGS_STAGES_CASE
+std::string tile_name(std::uint32_t v) { return lookup(std::begin(kLtTiles), std::end(kLtTiles), v); }
+std::string stages_name(std::uint32_t v) { return lookup(std::begin(kLtStages), std::end(kLtStages), v); }
 
 template <class T>
 T config_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr, T fallback) {
