@@ -3,15 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "ceilings/kernels/fma.cuh"
+#include "gpu_test.hpp"
 #include "harness/measure.hpp"
 
 namespace ceilings::kernels {
 namespace {
-
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 unsigned long long mismatches(FmaType t, int trips_run, int trips_checked) {
   const int blocks = 4, threads = 128;
@@ -31,7 +27,7 @@ unsigned long long mismatches(FmaType t, int trips_run, int trips_checked) {
 }
 
 TEST(FmaGpu, ChainsMatchTheClosedForm) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  CEILINGS_REQUIRE_GPU();
   for (FmaType t : {FmaType::kFp32, FmaType::kFp64, FmaType::kHalf2, FmaType::kBf162}) {
     EXPECT_EQ(mismatches(t, 3, 3), 0u) << static_cast<int>(t);
     EXPECT_EQ(mismatches(t, fma_max_trips(FmaType::kFp32), fma_max_trips(FmaType::kFp32)), 0u) << static_cast<int>(t);
@@ -39,7 +35,7 @@ TEST(FmaGpu, ChainsMatchTheClosedForm) {
 }
 
 TEST(FmaGpu, WrongCountIsCaught) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  CEILINGS_REQUIRE_GPU();
   // fp32/fp64 chains grow with the count: checking for one trip more flags every chain.
   EXPECT_EQ(mismatches(FmaType::kFp32, 3, 4), 4u * 128u * kFmaChains);
   EXPECT_EQ(mismatches(FmaType::kFp64, 3, 4), 4u * 128u * kFmaChains);

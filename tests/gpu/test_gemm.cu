@@ -8,15 +8,11 @@
 #include "ceilings/bench_json.hpp"
 #include "ceilings/gemm_plan.hpp"
 #include "cli_runner.hpp"
+#include "gpu_test.hpp"
 #include "harness/gemm_lt.hpp"
 
 namespace ceilings::bench::gemm {
 namespace {
-
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 struct Ran {
   bool ran = false;
@@ -54,7 +50,7 @@ Ran run_one(gp::DType type, const gp::Shape& shape, int check_set = 1) {
 }
 
 TEST(GemmGpu, EveryTypeVerifiesAtSmallShapes) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  CEILINGS_REQUIRE_GPU();
   for (const auto& t : gp::all_dtypes()) {
     std::vector<gp::Shape> shapes{{256, 128, 64}, {512, 384, 1024}};
     if (t.dim_multiple == 1) shapes.push_back({100, 36, 20});  // ragged: no tensor-core-friendly multiple
@@ -72,7 +68,7 @@ TEST(GemmGpu, EveryTypeVerifiesAtSmallShapes) {
 }
 
 TEST(GemmGpu, BrokenResultFailsVerification) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  CEILINGS_REQUIRE_GPU();
   // The output holds set 1's product; checking it against set 0's inputs must fail, for every type.
   for (gp::DType t : {gp::DType::kFp32, gp::DType::kBf16, gp::DType::kInt8}) {
     const Ran r = run_one(t, {256, 128, 64}, 0);
@@ -90,7 +86,7 @@ TEST(GemmGpu, Fp8NeedsMultiplesOf16) {
 // End to end: a short ceilings-bench pass over GEMM and FMA yields verified numbers (or skips with a
 // reason), and they land in a profile under the DESIGN.md ceiling names.
 TEST(GemmBench, ShortPassReportsVerifiedCeilings) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  CEILINGS_REQUIRE_GPU();
   const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--ceilings_gemm_types=bf16,fp8_e4m3,int8",
                                     "--ceilings_gemm_search_s=0.3", "--ceilings_gemm_sustained_s=0.5",
                                     "--benchmark_filter=^(gemm|fma)/", "--benchmark_format=json"},
