@@ -78,7 +78,7 @@ void add_options(CLI::App& app) {
                  "GEMM shapes MxNxK, comma-separated, instead of the generated search candidates")
       ->check(validator([](const std::string& v) { gp::parse_shape_list(v); }));
   g_search_opt = app.add_option("--ceilings_gemm_search_s", g_flags.search_s,
-                                "Shape-search budget per data type, seconds (default 5; 0.75 with --ceilings_quick)")
+                                "Shape-search budget per data type, seconds (default 5; 0.5 with --ceilings_quick)")
                      ->check(CLI::Range(0.0, 3600.0));
   g_sustained_opt = app.add_option("--ceilings_gemm_sustained_s", g_flags.sustained_s,
                                    "Sustained window per data type, seconds (default 15; 1 with --ceilings_quick; "
@@ -383,7 +383,7 @@ void register_cases(const Context& ctx) {
   const bool search_set = g_search_opt && g_search_opt->count() > 0;
   const bool sustained_set = g_sustained_opt && g_sustained_opt->count() > 0;
   const bool algos_set = g_algos_opt && g_algos_opt->count() > 0;
-  g.search_s = search_set || !g.quick ? g_flags.search_s : 0.75;
+  g.search_s = search_set || !g.quick ? g_flags.search_s : 0.5;
   g.sustained_s = sustained_set || !g.quick ? g_flags.sustained_s : 1.0;
   g.algos = algos_set || !g.quick ? g_flags.algos : 4;
   g.workspace_bytes = static_cast<std::size_t>(g_flags.workspace_mib) << 20;
