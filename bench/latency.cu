@@ -23,6 +23,7 @@ constexpr std::size_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
 constexpr std::uint32_t kStrideBytes = 128;  // one L2 line per slot: every load is a new line
 constexpr int kChaseLoads = 16384;           // dependent loads per launch
 constexpr int kLaunches = 1000;              // empty kernels per unit (stream and graph)
+constexpr int kQueuedLaunches = 256;         // kernels queued behind the blocking kernel (the launch queue is finite)
 constexpr int kSmallCopies = 100;            // small copies per unit
 
 // Per-operation view of a measurement whose unit is `ops` operations.
@@ -62,8 +63,9 @@ void run_chase(benchmark::State& state, ChaseKind kind, std::size_t working_set)
     CEILINGS_LAUNCH_CHECK();
     CEILINGS_CUDA_CHECK(cudaMemsetAsync(position.get(), 0, sizeof(std::uint32_t), stream.get()));
     const bool l1 = kind == ChaseKind::kSweep;  // the sweep lets loads hit L1; the ceilings never do
-    // One full lap first, so a working set that fits a cache is in it when the timing starts.
-    const std::uint64_t warm = std::min<std::size_t>(slots, 1u << 22);
+    // One full lap first when the working set fits the L2, so it is in the cache when the timing
+    // starts; a larger set gets one launch (a lap of it would take seconds and warm nothing).
+    const std::uint64_t warm = working_set <= ctx.l2_bytes ? slots : kChaseLoads;
     for (std::uint64_t done = 0; done < warm; done += kChaseLoads)
       k::pointer_chase(chain.get(), position.get(), kChaseLoads, l1, stream.get());
     const std::uint64_t warm_loads = (warm + kChaseLoads - 1) / kChaseLoads * kChaseLoads;
@@ -132,9 +134,15 @@ void run_launch(benchmark::State& state, bool graph) {
     spec.work = unit;
     const Measurement m = run_measurement(state, stream.get(), spec);
     CEILINGS_LAUNCH_CHECK();
-    // The same work queued behind a blocking kernel: what the GPU alone needs per kernel.
+    // Kernels queued behind a blocking kernel: what the GPU alone needs per kernel. Fewer of them:
+    // a full launch queue would block the host that has to release the blocker.
+    const int queued_kernels = graph ? kLaunches : kQueuedLaunches;
     MeasureSpec queued = spec;
     queued.blocking_kernel = true;
+    if (!graph)
+      queued.work = [&](cudaStream_t s) {
+        for (int i = 0; i < kQueuedLaunches; ++i) k::empty_kernel(launches.get(), s);
+      };
     const Measurement q = measure(stream.get(), queued, context().options, context().nvml);
     // One kernel (or a one-launch graph unit), launched and waited for, host-timed.
     const double roundtrip = host_roundtrip_s([&] {
@@ -148,9 +156,10 @@ void run_launch(benchmark::State& state, bool graph) {
     unsigned long long ran = 0;
     CEILINGS_CUDA_CHECK(cudaMemcpy(&ran, launches.get(), sizeof ran, cudaMemcpyDeviceToHost));
     const unsigned long long want =
-        static_cast<unsigned long long>(m.total_units + q.total_units) * kLaunches + roundtrip_launches;
+        static_cast<unsigned long long>(m.total_units) * kLaunches +
+        static_cast<unsigned long long>(q.total_units) * queued_kernels + roundtrip_launches;
     state.counters["kernels_per_unit"] = kLaunches;
-    state.counters["queued_per_kernel_s"] = q.median_s / kLaunches;
+    state.counters["queued_per_kernel_s"] = q.median_s / queued_kernels;
     if (graph)
       state.counters["graph_roundtrip_s"] = roundtrip;  // a whole graph of kLaunches kernels
     else
