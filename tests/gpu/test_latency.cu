@@ -7,7 +7,7 @@
 #include "ceilings/kernels/transfer.cuh"
 #include "ceilings/transfer.hpp"
 #include "cli_runner.hpp"
-#include "gpu_skip.hpp"
+#include "gpu_test.hpp"
 #include "harness/measure.hpp"
 
 namespace ceilings::bench {

@@ -9,11 +9,20 @@
 #include "ceilings/kernels/hbm.cuh"
 #include "ceilings/kernels/transfer.cuh"
 #include "cli_runner.hpp"
-#include "gpu_skip.hpp"
+#include "gpu_test.hpp"
 #include "harness/host_memory.hpp"
 
 namespace ceilings::bench {
 namespace {
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
 
 constexpr std::size_t kBytes = 1 << 20;
 constexpr std::uint32_t kSeed = 0xfeedbeefu;
@@ -76,7 +85,7 @@ TEST(TransferGpu, ImpossiblePinnedAllocationIsAClearError) {
 
 TEST(TransferGpu, PeerCopiesMoveThePattern) {
   CEILINGS_REQUIRE_GPU();
-  const int n = test::usable_devices();
+  const int n = device_count();
   if (n < 2) GTEST_SKIP() << "single GPU: no peer";
   int ok = 0;
   CEILINGS_CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, 0, 1));
@@ -146,7 +155,7 @@ TEST(TransferGpu, BenchReportsThePcieCeilingWithItsSweep) {
 
 TEST(TransferGpu, PeerFamilySkipsWithAReasonOnOneGpu) {
   CEILINGS_REQUIRE_GPU();
-  if (test::usable_devices() > 1) GTEST_SKIP() << "more than one GPU: the skip path does not apply";
+  if (device_count() > 1) GTEST_SKIP() << "more than one GPU: the skip path does not apply";
   const auto j = run_bench("^nvlink/p2p_uni/engine:ce/op:write");
   ASSERT_EQ(j.at("benchmarks").size(), 1u);
   const auto& b = j.at("benchmarks")[0];
