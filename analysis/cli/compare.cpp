@@ -1,7 +1,8 @@
 // `ceilings compare A B ...`: profiles and datasheet entries side by side, ceilings as rows.
+#include "ceilings/compare.hpp"
+
 #include <iostream>
 
-#include "ceilings/compare.hpp"
 #include "subcommand.hpp"
 
 namespace {
@@ -28,9 +29,10 @@ cli::Runner setup(CLI::App& app) {
     } else {
       std::cout << render(comparison_table(c), format);
       if (format == Format::kTable)
-        std::cout << "meas/ds: measured / datasheet; \"vs\" columns: relative to the first device, measured to measured "
-                     "when both were measured, else datasheet to datasheet; memory.capacity \"measured\" is what the "
-                     "driver reports\n";
+        std::cout
+            << "meas/ds: measured / datasheet; \"vs\" columns: relative to the first device, measured to measured "
+               "when both were measured, else datasheet to datasheet; memory.capacity \"measured\" is what the "
+               "driver reports\n";
     }
     return 0;
   };

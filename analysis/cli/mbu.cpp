@@ -47,27 +47,30 @@ int run(const MbuOptions& o) {
       kv_note = "KV cache not counted: --params gives no attention shape (add --kv-bytes-per-token and --context)";
     }
   } else {
-    if (o.kv_bytes_per_token.given()) throw InputError("--kv-bytes-per-token goes with --params; a model config has its own");
+    if (o.kv_bytes_per_token.given())
+      throw InputError("--kv-bytes-per-token goes with --params; a model config has its own");
     const ModelConfig m = *o.model.model();
     if (!o.context.given()) throw InputError("--context is missing (tokens in the KV cache per sequence)");
     in.weight_bytes = decode_weight_bytes(m, batch, wb);
     in.kv_bytes = batch * cached_tokens(m, context) * kv_bytes_per_token(m, kb);
     if (m.sliding_window && context > static_cast<double>(*m.sliding_window))
       kv_note = "KV cache capped at the sliding window of " + std::to_string(*m.sliding_window) + " tokens";
-    if (m.is_moe()) kv_note += std::string(kv_note.empty() ? "" : "; ") +
-                               "MoE weights: expected distinct experts per layer at this batch, uniform routing";
+    if (m.is_moe())
+      kv_note += std::string(kv_note.empty() ? "" : "; ") +
+                 "MoE weights: expected distinct experts per layer at this batch, uniform routing";
   }
   const auto profile = o.peaks.read();
   std::optional<double> given;
   if (o.peak_bw_gbps.given()) given = o.peak_bw_gbps.value * 1e9;
-  const auto peaks = bandwidth_peaks(given, profile ? &*profile : nullptr, o.peaks.profile,
-                                     o.ceiling.empty() ? std::nullopt : std::optional<std::string>(o.ceiling),
-                                     o.peaks.gpu_name());
+  const auto peaks =
+      bandwidth_peaks(given, profile ? &*profile : nullptr, o.peaks.profile,
+                      o.ceiling.empty() ? std::nullopt : std::optional<std::string>(o.ceiling), o.peaks.gpu_name());
   const MbuResult r = compute_mbu(in, peaks);
   if (o.json) {
     json ps = json::array();
     for (const auto& u : r.peaks)
-      ps.push_back({{"source", u.peak.source}, {"label", u.peak.label}, {"bytes_per_s", u.peak.value}, {"mbu", u.model}});
+      ps.push_back(
+          {{"source", u.peak.source}, {"label", u.peak.label}, {"bytes_per_s", u.peak.value}, {"mbu", u.model}});
     json out = {{"mbu", r.peaks[0].model},
                 {"bytes_per_step", r.bytes_per_step},
                 {"weight_bytes_per_step", in.weight_bytes},
@@ -90,8 +93,8 @@ int run(const MbuOptions& o) {
             << o.weight_dtype << ") " << format_quantity(in.weight_bytes, "B", 4) << " + KV cache (" << o.kv_dtype
             << ", batch " << batch << ", context " << context << ") " << format_quantity(in.kv_bytes, "B", 4) << "\n";
   if (!kv_note.empty()) std::cout << kv_note << "\n";
-  std::cout << "achieved: " << format_quantity(r.achieved_bytes_per_s_per_gpu, "B/s", 4) << " per GPU ("
-            << gpus << " GPUs, TPOT " << format_quantity(in.tpot_s, "s") << ")\n";
+  std::cout << "achieved: " << format_quantity(r.achieved_bytes_per_s_per_gpu, "B/s", 4) << " per GPU (" << gpus
+            << " GPUs, TPOT " << format_quantity(in.tpot_s, "s") << ")\n";
   Table t;
   t.columns = {"peak source", "peak", "what", "MBU"};
   t.right_aligned = {false, true, false, true};
@@ -119,6 +122,7 @@ cli::Runner setup(CLI::App& app) {
   return [o] { return run(*o); };
 }
 
-CEILINGS_SUBCOMMAND("mbu", "Memory bandwidth utilization (MBU) of decoding against measured and datasheet bandwidth", setup);
+CEILINGS_SUBCOMMAND("mbu", "Memory bandwidth utilization (MBU) of decoding against measured and datasheet bandwidth",
+                    setup);
 
 }  // namespace

@@ -1,8 +1,9 @@
 // `ceilings memory`: per-GPU memory for training (weights, gradients, Adam state, activations) or inference
 // (weights, KV cache), and whether it fits the device of a profile or a datasheet entry.
+#include "ceilings/memory.hpp"
+
 #include <iostream>
 
-#include "ceilings/memory.hpp"
 #include "ceilings/specs.hpp"
 #include "ceilings/table.hpp"
 #include "ceilings/units.hpp"
@@ -41,20 +42,29 @@ int run(const MemoryOptions& o) {
     in.recompute = parse_recompute(o.recompute);
     if (o.model.from_params() && !o.model.from_config()) {
       in.params = o.model.params.value;
-      notes.push_back("activations not estimated: --params gives no layer shape (use --hf-config or --layers/--hidden/--heads)");
+      notes.push_back(
+          "activations not estimated: --params gives no layer shape (use --hf-config or --layers/--hidden/--heads)");
     } else {
       in.model = o.model.model();
       in.params = static_cast<double>(count_params(*in.model).total);
       if (!o.seq.given()) throw InputError("--seq is missing (training sequence length, for activations)");
       in.seq = o.seq.value;
-      notes.push_back("activations: Korthikanti et al. 2022 Table 2 (16-bit, GPT-style layer with a 4h MLP and "
-                      "dropout); other layer shapes are approximate; embeddings and logits not included");
+      notes.push_back(
+          "activations: Korthikanti et al. 2022 Table 2 (16-bit, GPT-style layer with a 4h MLP and "
+          "dropout); other layer shapes are approximate; embeddings and logits not included");
     }
     est = train_memory(in);
-    notes.push_back("weights + gradients + optimizer: mixed-precision Adam, 16 bytes per parameter (ZeRO paper), "
-                    "split over tp*pp, and over dp by ZeRO stage " + std::to_string(o.zero));
-    inputs.update({{"seq", in.seq}, {"pp", o.pp}, {"dp", o.dp}, {"zero", o.zero}, {"sequence_parallel", o.sp},
-                   {"recompute", recompute_name(in.recompute)}, {"params", in.params}});
+    notes.push_back(
+        "weights + gradients + optimizer: mixed-precision Adam, 16 bytes per parameter (ZeRO paper), "
+        "split over tp*pp, and over dp by ZeRO stage " +
+        std::to_string(o.zero));
+    inputs.update({{"seq", in.seq},
+                   {"pp", o.pp},
+                   {"dp", o.dp},
+                   {"zero", o.zero},
+                   {"sequence_parallel", o.sp},
+                   {"recompute", recompute_name(in.recompute)},
+                   {"params", in.params}});
   } else {
     if (o.seq.given()) throw InputError("--seq is for --mode train; inference takes --context");
     if (o.model.from_params() && !o.model.from_config())
@@ -86,19 +96,28 @@ int run(const MemoryOptions& o) {
     devices.push_back({"datasheet", s.name, s.memory_bytes});
   }
   if (o.json) {
-    json out = {{"weights_bytes", est.weights},         {"gradients_bytes", est.gradients},
-                {"optimizer_bytes", est.optimizer},     {"activations_bytes", est.activations},
-                {"kv_cache_bytes", est.kv_cache},       {"total_bytes", est.total()},
-                {"activations_estimated", est.activations_estimated}, {"per", "GPU"},
-                {"inputs", inputs},                     {"notes", notes}};
+    json out = {{"weights_bytes", est.weights},
+                {"gradients_bytes", est.gradients},
+                {"optimizer_bytes", est.optimizer},
+                {"activations_bytes", est.activations},
+                {"kv_cache_bytes", est.kv_cache},
+                {"total_bytes", est.total()},
+                {"activations_estimated", est.activations_estimated},
+                {"per", "GPU"},
+                {"inputs", inputs},
+                {"notes", notes}};
     out["devices"] = json::array();
     for (const Device& d : devices)
-      out["devices"].push_back({{"source", d.source}, {"name", d.name}, {"memory_bytes", d.bytes},
-                                {"fits", est.total() <= d.bytes}, {"headroom_bytes", d.bytes - est.total()}});
+      out["devices"].push_back({{"source", d.source},
+                                {"name", d.name},
+                                {"memory_bytes", d.bytes},
+                                {"fits", est.total() <= d.bytes},
+                                {"headroom_bytes", d.bytes - est.total()}});
     std::cout << out.dump(2) << "\n";
-    return devices.empty() || std::all_of(devices.begin(), devices.end(), [&](const Device& d) {
-             return est.total() <= d.bytes;
-           }) ? 0 : 1;
+    return devices.empty() ||
+                   std::all_of(devices.begin(), devices.end(), [&](const Device& d) { return est.total() <= d.bytes; })
+               ? 0
+               : 1;
   }
   Table t;
   t.columns = {"per GPU", "bytes"};
@@ -118,8 +137,8 @@ int run(const MemoryOptions& o) {
   for (const Device& d : devices) {
     const bool fits = est.total() <= d.bytes;
     all_fit = all_fit && fits;
-    std::cout << (fits ? "fits" : "does NOT fit") << " on " << d.name << " [" << d.source << "]: "
-              << format_quantity(d.bytes, "B", 4) << ", " << (fits ? "headroom " : "short by ")
+    std::cout << (fits ? "fits" : "does NOT fit") << " on " << d.name << " [" << d.source
+              << "]: " << format_quantity(d.bytes, "B", 4) << ", " << (fits ? "headroom " : "short by ")
               << format_quantity(std::fabs(d.bytes - est.total()), "B", 4) << "\n";
   }
   return all_fit ? 0 : 1;  // a verdict: does not fit

@@ -23,8 +23,11 @@ struct MfuOptions {
 json peaks_json(const std::vector<PeakUtilization>& us) {
   json out = json::array();
   for (const auto& u : us)
-    out.push_back({{"source", u.peak.source}, {"label", u.peak.label}, {"flops_per_s", u.peak.value},
-                   {"mfu", u.model}, {"hfu", u.hardware}});
+    out.push_back({{"source", u.peak.source},
+                   {"label", u.peak.label},
+                   {"flops_per_s", u.peak.value},
+                   {"mfu", u.model},
+                   {"hfu", u.hardware}});
   return out;
 }
 
@@ -81,7 +84,8 @@ int run(const MfuOptions& o) {
   std::cout << "FLOP convention: " << convention_name(in.attention) << "; recompute " << recompute_name(in.recompute)
             << "\n";
   std::cout << "model FLOPs per token " << format_quantity(r.model_flops_per_token, "FLOP", 4) << ", hardware "
-            << format_quantity(r.hardware_flops_per_token, "FLOP", 4) << "; " << format_fixed(in.tokens_per_s, 0) << " tokens/s on " << in.gpus << " GPUs\n";
+            << format_quantity(r.hardware_flops_per_token, "FLOP", 4) << "; " << format_fixed(in.tokens_per_s, 0)
+            << " tokens/s on " << in.gpus << " GPUs\n";
   std::cout << "achieved per GPU: " << format_quantity(r.achieved_flops_per_gpu, "FLOP/s", 4) << " model, "
             << format_quantity(r.achieved_hardware_flops_per_gpu, "FLOP/s", 4) << " hardware\n";
   Table t;
@@ -105,7 +109,8 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->gpus, "--gpus", "GPUs the job runs on");
   cli::add_number(app, o->peak_tflops, "--peak-tflops", "A given peak, TFLOP/s per GPU");
   app.add_option("--dtype", o->dtype, "Data type of the peak (gemm.<dtype> in the profile)")->capture_default_str();
-  app.add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")->capture_default_str();
+  app.add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
+      ->capture_default_str();
   app.add_option("--attention", o->attention, "FLOP convention: noncausal | causal")->capture_default_str();
   app.add_flag("--json", o->json, "Print JSON");
   return [o] { return run(*o); };

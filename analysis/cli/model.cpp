@@ -1,9 +1,10 @@
 // `ceilings model --hf-config FILE`: parameters, FLOPs per token and KV-cache bytes of a Hugging Face model.
+#include "ceilings/model.hpp"
+
 #include <iostream>
 #include <memory>
 #include <sstream>
 
-#include "ceilings/model.hpp"
 #include "ceilings/table.hpp"
 #include "ceilings/units.hpp"
 #include "subcommand.hpp"
@@ -61,9 +62,12 @@ ceilings::cli::Runner setup(CLI::App& app) {
     std::ostringstream seq;
     seq << "forward FLOPs per token at seq " << o->seq;
     t.add_row({seq.str(), format_quantity(s["flops_per_token"].get<double>(), "FLOP", 4)});
-    t.add_row({"  of which attention scores", format_quantity(s["attention_flops_per_token"].get<double>(), "FLOP", 4)});
-    t.add_row({"training FLOPs per token (3x forward)", format_quantity(s["training_flops_per_token"].get<double>(), "FLOP", 4)});
-    t.add_row({"KV cache per token (" + o->kv_dtype + ")", format_quantity(s["kv_bytes_per_token"].get<double>(), "B", 4)});
+    t.add_row(
+        {"  of which attention scores", format_quantity(s["attention_flops_per_token"].get<double>(), "FLOP", 4)});
+    t.add_row({"training FLOPs per token (3x forward)",
+               format_quantity(s["training_flops_per_token"].get<double>(), "FLOP", 4)});
+    t.add_row(
+        {"KV cache per token (" + o->kv_dtype + ")", format_quantity(s["kv_bytes_per_token"].get<double>(), "B", 4)});
     if (m.sliding_window) t.add_row({"sliding window (caps the KV cache)", std::to_string(*m.sliding_window)});
     std::cout << render(t, Format::kTable);
     std::cout << "FLOP convention: " << s["convention_description"].get<std::string>()

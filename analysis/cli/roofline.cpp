@@ -1,8 +1,9 @@
 // `ceilings roofline`: compute and memory roofs of a measured profile next to the datasheet's, ridge points,
 // where workload points (or a model's prefill and decode steps) sit, and an SVG picture.
+#include "ceilings/roofline.hpp"
+
 #include <iostream>
 
-#include "ceilings/roofline.hpp"
 #include "ceilings/table.hpp"
 #include "ceilings/units.hpp"
 #include "subcommand.hpp"
@@ -27,8 +28,11 @@ std::string unit_of(const Roof& r) { return r.compute ? (r.name == "gemm.int8" ?
 
 json side_json(const Placement::Side& s) {
   if (!s.available) return nullptr;
-  return {{"attainable_flops_per_s", s.attainable}, {"bound_by", s.bound_by}, {"ridge_flop_per_byte", s.ridge},
-          {"side", s.memory_bound ? "memory-bound" : "compute-bound"}, {"time_floor_s", s.time_s}};
+  return {{"attainable_flops_per_s", s.attainable},
+          {"bound_by", s.bound_by},
+          {"ridge_flop_per_byte", s.ridge},
+          {"side", s.memory_bound ? "memory-bound" : "compute-bound"},
+          {"time_floor_s", s.time_s}};
 }
 
 json placement_json(const std::string& name, double flops, double bytes, const Placement& p) {
@@ -91,8 +95,11 @@ int run(const RooflineOptions& o) {
     for (std::size_t i = 0; i < points.size(); ++i)
       out["points"].push_back(placement_json(points[i].name, points[i].flops, points[i].bytes, placed[i].second));
     if (llm) {
-      json l = {{"context", o.context.value}, {"weight_dtype", o.weight_dtype}, {"kv_dtype", o.kv_dtype},
-                {"decode_intensity_limit", llm->decode_intensity_limit}, {"counts_kv_traffic", llm->has_kv_traffic}};
+      json l = {{"context", o.context.value},
+                {"weight_dtype", o.weight_dtype},
+                {"kv_dtype", o.kv_dtype},
+                {"decode_intensity_limit", llm->decode_intensity_limit},
+                {"counts_kv_traffic", llm->has_kv_traffic}};
       for (const char* key : {"prefill", "decode"}) {
         l[key] = json::array();
         for (const LlmStep& s : std::string(key) == "prefill" ? llm->prefill : llm->decode) {
@@ -108,7 +115,8 @@ int run(const RooflineOptions& o) {
         }
       }
       l["compute_bound_from_batch"] = llm->crossover_measured ? json(*llm->crossover_measured) : json(nullptr);
-      l["compute_bound_from_batch_datasheet"] = llm->crossover_datasheet ? json(*llm->crossover_datasheet) : json(nullptr);
+      l["compute_bound_from_batch_datasheet"] =
+          llm->crossover_datasheet ? json(*llm->crossover_datasheet) : json(nullptr);
       out["llm"] = l;
     }
     if (!o.svg.empty()) out["svg"] = o.svg;
@@ -124,15 +132,23 @@ int run(const RooflineOptions& o) {
     for (const Roof& x : *list) {
       const auto rm = x.compute ? ridge(x.measured, pm.measured) : ridge(pc.measured, x.measured);
       const auto rd = x.compute ? ridge(x.datasheet, pm.datasheet) : ridge(pc.datasheet, x.datasheet);
-      roofs.add_row({x.name, x.compute ? "compute" : "memory", opt(x.measured, unit_of(x)), opt(x.datasheet, unit_of(x)),
+      roofs.add_row({x.name, x.compute ? "compute" : "memory", opt(x.measured, unit_of(x)),
+                     opt(x.datasheet, unit_of(x)),
                      x.measured && x.datasheet ? format_percent(*x.measured / *x.datasheet) : "-",
                      rm ? format_fixed(*rm, 1) + " FLOP/B" : "-", rd ? format_fixed(*rd, 1) + " FLOP/B" : "-"});
     }
   std::cout << render(roofs, Format::kTable);
   auto point_table = [&](const std::string& what, bool tpot) {
     Table t;
-    t.columns = {what, "FLOPs", "bytes", "FLOP/B", "bound by (measured)", "attainable", "side",
-                 tpot ? "TPOT floor" : "time floor", tpot ? "TPOT floor (datasheet)" : "time floor (datasheet)"};
+    t.columns = {what,
+                 "FLOPs",
+                 "bytes",
+                 "FLOP/B",
+                 "bound by (measured)",
+                 "attainable",
+                 "side",
+                 tpot ? "TPOT floor" : "time floor",
+                 tpot ? "TPOT floor (datasheet)" : "time floor (datasheet)"};
     t.right_aligned = {false, true, true, true, false, true, false, true, true};
     return t;
   };
@@ -146,7 +162,8 @@ int run(const RooflineOptions& o) {
   };
   if (!points.empty()) {
     Table t = point_table("point", false);
-    for (std::size_t i = 0; i < points.size(); ++i) add(t, points[i].name, points[i].flops, points[i].bytes, placed[i].second);
+    for (std::size_t i = 0; i < points.size(); ++i)
+      add(t, points[i].name, points[i].flops, points[i].bytes, placed[i].second);
     std::cout << "\n" << render(t, Format::kTable);
   }
   if (llm) {
@@ -154,8 +171,8 @@ int run(const RooflineOptions& o) {
     for (const LlmStep& s : llm->prefill) add(t, s.name, s.flops, s.bytes, s.placement);
     for (const LlmStep& s : llm->decode) add(t, s.name, s.flops, s.bytes, s.placement);
     std::cout << "\nLLM view, context " << o.context.value << ", weights " << o.weight_dtype << ", KV cache "
-              << o.kv_dtype << " (decode bytes count the KV cache read every step; prefill uses the "
-              << o.attention << " FLOP convention)\n"
+              << o.kv_dtype << " (decode bytes count the KV cache read every step; prefill uses the " << o.attention
+              << " FLOP convention)\n"
               << render(t, Format::kTable);
     auto say = [&](const char* which, const std::optional<double>& b) {
       std::cout << "decode becomes compute-bound (" << which << " roofs): ";

@@ -39,8 +39,8 @@ int run(const TrainTimeOptions& o) {
       throw InputError("--achieved-tflops needs no peak: drop --profile/--gpu/--peak-tflops, or use --mfu");
     // Achieved FLOP/s as Megatron reports it counts the recomputed forward: 8 FLOPs per parameter per token.
     const double k = rc == Recompute::kFull ? 8.0 : 6.0;
-    rows.push_back({"given", "achieved", 0, training_time(o.params.value, o.tokens.value, o.gpus.value,
-                                                          o.achieved_tflops.value * 1e12, k)});
+    rows.push_back({"given", "achieved", 0,
+                    training_time(o.params.value, o.tokens.value, o.gpus.value, o.achieved_tflops.value * 1e12, k)});
     basis = "k*T*P/(n*X) with k = " + format_fixed(k, 0) + " (recompute " + recompute_name(rc) +
             (rc == Recompute::kSelective ? "; the recomputed attention core is not in this estimate" : "") + ")";
   } else {
@@ -48,7 +48,8 @@ int run(const TrainTimeOptions& o) {
     const auto profile = o.peaks.read();
     std::optional<double> given;
     if (o.peak_tflops.given()) given = o.peak_tflops.value * 1e12;
-    for (const Peak& p : compute_peaks(given, profile ? &*profile : nullptr, o.peaks.profile, o.peaks.gpu_name(), o.dtype))
+    for (const Peak& p :
+         compute_peaks(given, profile ? &*profile : nullptr, o.peaks.profile, o.peaks.gpu_name(), o.dtype))
       rows.push_back({p.source, p.label, p.value,
                       training_time(o.params.value, o.tokens.value, o.gpus.value, o.mfu.value * p.value, 6.0)});
     basis = "6*T*P/(n * MFU * peak): MFU counts model FLOPs, so recomputation does not enter";
@@ -56,8 +57,12 @@ int run(const TrainTimeOptions& o) {
   if (o.json) {
     json est = json::array();
     for (const Row& r : rows)
-      est.push_back({{"source", r.source}, {"label", r.label}, {"peak_flops_per_s", r.peak}, {"seconds", r.t.seconds},
-                     {"days", r.t.days}, {"gpu_hours", r.t.gpu_hours}});
+      est.push_back({{"source", r.source},
+                     {"label", r.label},
+                     {"peak_flops_per_s", r.peak},
+                     {"seconds", r.t.seconds},
+                     {"days", r.t.days},
+                     {"gpu_hours", r.t.gpu_hours}});
     json out = {{"seconds", rows[0].t.seconds},
                 {"days", rows[0].t.days},
                 {"gpu_hours", rows[0].t.gpu_hours},

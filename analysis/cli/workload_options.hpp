@@ -49,7 +49,8 @@ struct ModelOptions {
 
   static std::int64_t whole(const OptNumber& n, const char* name) {
     if (!n.given()) return 0;
-    if (!(n.value > 0) || std::floor(n.value) != n.value) throw InputError(std::string(name) + " must be a positive whole number");
+    if (!(n.value > 0) || std::floor(n.value) != n.value)
+      throw InputError(std::string(name) + " must be a positive whole number");
     return static_cast<std::int64_t>(n.value);
   }
 
@@ -61,7 +62,8 @@ struct ModelOptions {
     if (from_config()) {
       for (const OptNumber* n : {&layers, &hidden, &heads, &kv_heads, &ffn, &vocab, &params, &head_dim})
         if (n->given())
-          throw InputError("--hf-config and " + n->option->get_name() + " are alternatives: give one model description");
+          throw InputError("--hf-config and " + n->option->get_name() +
+                           " are alternatives: give one model description");
       return read_hf_config(hf_config);
     }
     if (from_params()) return std::nullopt;

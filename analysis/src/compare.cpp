@@ -51,7 +51,8 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   for (const auto& d : c.devices)
     if (d.profile)
       for (const Ceiling& ce : d.profile->ceilings) add_name(ce.name);
-  const bool any_datasheet_only = std::any_of(c.devices.begin(), c.devices.end(), [](const auto& d) { return !d.from_profile; });
+  const bool any_datasheet_only =
+      std::any_of(c.devices.begin(), c.devices.end(), [](const auto& d) { return !d.from_profile; });
   if (any_datasheet_only) {
     for (const char* n : {"gemm.fp64", "gemm.tf32", "gemm.bf16", "gemm.fp16", "gemm.fp8_e4m3", "gemm.int8", "hbm.copy",
                           "pcie.h2d", "nvlink.p2p_uni"})
@@ -115,7 +116,9 @@ Table comparison_table(const Comparison& c) {
     t.columns.push_back(c.devices[i].label + " vs " + c.devices[0].label);
     t.right_aligned.push_back(true);
   }
-  auto show = [](const std::optional<double>& v, const std::string& unit) { return v ? format_quantity(*v, unit) : "-"; };
+  auto show = [](const std::optional<double>& v, const std::string& unit) {
+    return v ? format_quantity(*v, unit) : "-";
+  };
   for (const CompareRow& r : c.rows) {
     std::vector<std::string> row{r.ceiling};
     for (const CompareCell& cell : r.cells) {
@@ -135,7 +138,9 @@ Table comparison_table(const Comparison& c) {
 json comparison_json(const Comparison& c) {
   json out = {{"devices", json::array()}, {"rows", json::array()}};
   for (const auto& d : c.devices)
-    out["devices"].push_back({{"label", d.label}, {"origin", d.origin}, {"source", d.from_profile ? "profile" : "datasheet"},
+    out["devices"].push_back({{"label", d.label},
+                              {"origin", d.origin},
+                              {"source", d.from_profile ? "profile" : "datasheet"},
                               {"datasheet_entry", d.gpu.empty() ? json(nullptr) : json(d.gpu)}});
   auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   for (const CompareRow& r : c.rows) {

@@ -21,8 +21,8 @@ void read_attention(const Fields& f, ModelConfig& m) {
   m.heads = f.integer("num_attention_heads", 1);
   m.kv_heads = f.optional_integer("num_key_value_heads", 1).value_or(m.heads);
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
-    f.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(m.heads) + "), found " +
-                                      std::to_string(m.kv_heads));
+    f.fail("num_key_value_heads",
+           "must divide num_attention_heads (" + std::to_string(m.heads) + "), found " + std::to_string(m.kv_heads));
   if (auto hd = f.optional_integer("head_dim", 1)) {
     m.head_dim = *hd;
   } else {
@@ -46,8 +46,7 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
   m.norm_params_per_hidden = 1;
   if (type == "qwen2") {
     m.qkv_bias = true;  // Qwen2 always has q/k/v biases and no o_proj bias
-    if (f.optional_boolean("use_sliding_window").value_or(false))
-      m.sliding_window = f.integer("sliding_window", 1);
+    if (f.optional_boolean("use_sliding_window").value_or(false)) m.sliding_window = f.integer("sliding_window", 1);
   } else {
     m.qkv_bias = m.o_bias = f.optional_boolean("attention_bias").value_or(false);
     m.mlp_bias = f.optional_boolean("mlp_bias").value_or(false);
@@ -125,9 +124,9 @@ std::int64_t attention_params(const ModelConfig& m) {
   const std::int64_t h = m.hidden, nh = m.heads;
   if (m.is_mla()) {
     const std::int64_t qk = m.qk_head_dim();
-    const std::int64_t q = m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank /* q_a_layernorm */ +
-                                                   m.q_lora_rank * nh * qk
-                                             : h * nh * qk;
+    const std::int64_t q = m.q_lora_rank > 0
+                               ? h * m.q_lora_rank + m.q_lora_rank /* q_a_layernorm */ + m.q_lora_rank * nh * qk
+                               : h * nh * qk;
     const std::int64_t kv_a = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank /* kv_a_layernorm */;
     const std::int64_t kv_b = m.kv_lora_rank * nh * (m.qk_nope_head_dim + m.v_head_dim);
     const std::int64_t o = nh * m.v_head_dim * h + (m.o_bias ? h : 0);
@@ -217,8 +216,8 @@ ParamCounts count_params(const ModelConfig& m) {
   if (m.mtp_layers > 0) {
     // Each MTP module as the checkpoint stores it: enorm, hnorm, eh_proj (2h -> h), one MoE decoder layer,
     // shared_head.norm, and its own copies of the embedding and output head (DeepSeek-V3 README: 671B + 14B).
-    const std::int64_t layer = attention_params(m) + 2 * m.hidden + router_params(m) +
-                               (m.routed_experts + m.shared_experts) * expert;
+    const std::int64_t layer =
+        attention_params(m) + 2 * m.hidden + router_params(m) + (m.routed_experts + m.shared_experts) * expert;
     c.mtp = m.mtp_layers * (3 * m.hidden + 2 * m.hidden * m.hidden + layer + 2 * m.vocab * m.hidden);
   }
   return c;
@@ -231,9 +230,8 @@ AttentionConvention parse_attention_convention(const std::string& name) {
 }
 
 std::string convention_name(AttentionConvention c) {
-  return c == AttentionConvention::kNonCausal
-             ? "noncausal (PaLM / Megatron paper: 6N + 12*L*H*Q*T per trained token)"
-             : "causal (masked half not counted: 6N + 6*L*H*Q*T per trained token)";
+  return c == AttentionConvention::kNonCausal ? "noncausal (PaLM / Megatron paper: 6N + 12*L*H*Q*T per trained token)"
+                                              : "causal (masked half not counted: 6N + 6*L*H*Q*T per trained token)";
 }
 
 Recompute parse_recompute(const std::string& name) {
@@ -304,8 +302,7 @@ double dtype_bytes(const std::string& dtype) {
 }
 
 double kv_bytes_per_token(const ModelConfig& m, double b) {
-  if (m.is_mla())
-    return static_cast<double>(m.layers) * static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * b;
+  if (m.is_mla()) return static_cast<double>(m.layers) * static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * b;
   return 2.0 * static_cast<double>(m.layers) * static_cast<double>(m.kv_heads * m.head_dim) * b;
 }
 
@@ -338,7 +335,10 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
               {"kv_heads", m.kv_heads},
               {"head_dim", m.head_dim},
               {"vocab_size", m.vocab},
-              {"attention", m.is_mla() ? "mla" : m.kv_heads == 1 ? "mqa" : m.kv_heads < m.heads ? "gqa" : "mha"},
+              {"attention", m.is_mla()             ? "mla"
+                            : m.kv_heads == 1      ? "mqa"
+                            : m.kv_heads < m.heads ? "gqa"
+                                                   : "mha"},
               {"mlp", m.gated_mlp ? "gated (SwiGLU)" : "dense"},
               {"tied_embeddings", m.tied_embeddings},
               {"params_total", c.total},
@@ -366,8 +366,10 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
                   {"expert_ffn", m.expert_ffn},
                   {"first_dense_layers", m.first_dense_layers}};
   if (m.is_mla())
-    out["mla"] = {{"q_lora_rank", m.q_lora_rank},           {"kv_lora_rank", m.kv_lora_rank},
-                  {"qk_nope_head_dim", m.qk_nope_head_dim}, {"qk_rope_head_dim", m.qk_rope_head_dim},
+    out["mla"] = {{"q_lora_rank", m.q_lora_rank},
+                  {"kv_lora_rank", m.kv_lora_rank},
+                  {"qk_nope_head_dim", m.qk_nope_head_dim},
+                  {"qk_rope_head_dim", m.qk_rope_head_dim},
                   {"v_head_dim", m.v_head_dim}};
   if (m.mtp_layers > 0) out["params_mtp"] = c.mtp;
   out["sliding_window"] = m.sliding_window ? json(*m.sliding_window) : json(nullptr);

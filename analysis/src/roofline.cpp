@@ -109,8 +109,8 @@ Placement place(const Roofline& r, double flops, double bytes) {
   return out;
 }
 
-LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches,
-                 double wb, double kb, AttentionConvention prefill_attention) {
+LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches, double wb,
+                 double kb, AttentionConvention prefill_attention) {
   if (!(context >= 1)) throw InputError("--context must be at least 1");
   if (batches.empty()) throw InputError("--batch is missing");
   const FlopShape shape = flop_shape(m);
@@ -177,11 +177,20 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -225,20 +234,24 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
     if (p.measured.available) y0 = std::min(y0, std::pow(10.0, std::floor(std::log10(p.measured.attainable))));
   y0 = std::max(y0, y1 / 1e8);
   auto X = [&](double ai) { return left + pw * (std::log10(ai) - std::log10(x0)) / (std::log10(x1) - std::log10(x0)); };
-  auto Y = [&](double f) { return top + ph * (1 - (std::log10(f) - std::log10(y0)) / (std::log10(y1) - std::log10(y0))); };
-  static const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  auto Y = [&](double f) {
+    return top + ph * (1 - (std::log10(f) - std::log10(y0)) / (std::log10(y1) - std::log10(y0)));
+  };
+  static const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                  "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
   std::ostringstream os;
   os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 "
      << width << " " << height << "\" font-family=\"Helvetica, Arial, sans-serif\">\n"
      << "<rect x=\"0\" y=\"0\" width=\"" << width << "\" height=\"" << height << "\" fill=\"white\"/>\n"
-     << "<text x=\"" << num(left + pw / 2) << "\" y=\"30\" text-anchor=\"middle\" font-size=\"20\" font-weight=\"bold\">"
-     << xml_escape(r.title) << "</text>\n";
+     << "<text x=\"" << num(left + pw / 2)
+     << "\" y=\"30\" text-anchor=\"middle\" font-size=\"20\" font-weight=\"bold\">" << xml_escape(r.title)
+     << "</text>\n";
   // Grid and ticks, one per decade.
   os << "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
   for (double x = x0; x <= x1 * 1.001; x *= 10)
-    os << "<line x1=\"" << num(X(x)) << "\" y1=\"" << num(top) << "\" x2=\"" << num(X(x)) << "\" y2=\""
-       << num(top + ph) << "\"/>\n";
+    os << "<line x1=\"" << num(X(x)) << "\" y1=\"" << num(top) << "\" x2=\"" << num(X(x)) << "\" y2=\"" << num(top + ph)
+       << "\"/>\n";
   for (double y = y0; y <= y1 * 1.001; y *= 10)
     os << "<line x1=\"" << num(left) << "\" y1=\"" << num(Y(y)) << "\" x2=\"" << num(left + pw) << "\" y2=\""
        << num(Y(y)) << "\"/>\n";
@@ -254,8 +267,9 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
      << "\" fill=\"none\" stroke=\"black\"/>\n"
      << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(height - 20)
      << "\" text-anchor=\"middle\" font-size=\"14\">Arithmetic intensity (FLOP/byte, log scale)</text>\n"
-     << "<text x=\"22\" y=\"" << num(top + ph / 2) << "\" text-anchor=\"middle\" font-size=\"14\" transform=\"rotate(-90 22 "
-     << num(top + ph / 2) << ")\">Attainable performance (FLOP/s, log scale)</text>\n";
+     << "<text x=\"22\" y=\"" << num(top + ph / 2)
+     << "\" text-anchor=\"middle\" font-size=\"14\" transform=\"rotate(-90 22 " << num(top + ph / 2)
+     << ")\">Attainable performance (FLOP/s, log scale)</text>\n";
   // Roofs: memory diagonals up to the highest compute roof, compute horizontals from the primary ridge.
   std::ostringstream legend;
   int color = 0;
@@ -267,7 +281,8 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
            << num(ly + 4) << "\" font-size=\"12\">" << xml_escape(text) << "</text>\n";
     ly += 18;
   };
-  const std::optional<double> primary_bw = r.memory_roof().measured ? r.memory_roof().measured : r.memory_roof().datasheet;
+  const std::optional<double> primary_bw =
+      r.memory_roof().measured ? r.memory_roof().measured : r.memory_roof().datasheet;
   os << "<g fill=\"none\" stroke-width=\"2.5\">\n";
   for (const Roof& m : r.memory) {
     const std::string c = palette[color++ % 8];
@@ -303,8 +318,9 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
          << "<text x=\"" << num(x + 7) << "\" y=\"" << num(y + 14) << "\">" << xml_escape(name) << "</text>\n";
     }
     os << "</g>\n";
-    legend << "<circle cx=\"" << num(left + pw + 30) << "\" cy=\"" << num(ly) << "\" r=\"5\" fill=\"black\"/>\n<text x=\""
-           << num(left + pw + 52) << "\" y=\"" << num(ly + 4) << "\" font-size=\"12\">point at its attainable FLOP/s</text>\n";
+    legend << "<circle cx=\"" << num(left + pw + 30) << "\" cy=\"" << num(ly)
+           << "\" r=\"5\" fill=\"black\"/>\n<text x=\"" << num(left + pw + 52) << "\" y=\"" << num(ly + 4)
+           << "\" font-size=\"12\">point at its attainable FLOP/s</text>\n";
     ly += 18;
   }
   os << "<g>\n<text x=\"" << num(left + pw + 15) << "\" y=\"" << num(top - 6)

@@ -98,15 +98,16 @@ std::string peak_or_dash(const GpuSpec& s, const char* key) {
 
 Table specs_table() {
   Table t;
-  t.columns = {"gpu", "arch", "SMs", "boost", "memory", "bandwidth", "fp64 tc", "fp32", "tf32", "bf16", "fp8", "fp4",
-               "int8", "TDP"};
+  t.columns = {"gpu",  "arch", "SMs",  "boost", "memory", "bandwidth", "fp64 tc",
+               "fp32", "tf32", "bf16", "fp8",   "fp4",    "int8",      "TDP"};
   t.right_aligned = {false, false, true, true, true, true, true, true, true, true, true, true, true, true};
   for (const GpuSpec& s : datasheet())
     t.add_row({s.name, s.architecture, s.sm_count ? std::to_string(s.sm_count) : "-",
-               s.boost_clock_hz > 0 ? format_quantity(s.boost_clock_hz, "Hz") : "-", format_quantity(s.memory_bytes, "B"),
-               format_quantity(s.memory_bandwidth, "B/s"), peak_or_dash(s, "fp64_tensor"), peak_or_dash(s, "fp32"),
-               peak_or_dash(s, "tf32"), peak_or_dash(s, "bf16"), peak_or_dash(s, "fp8"), peak_or_dash(s, "fp4"),
-               peak_or_dash(s, "int8"), s.tdp_w > 0 ? format_quantity(s.tdp_w, "W") : "-"});
+               s.boost_clock_hz > 0 ? format_quantity(s.boost_clock_hz, "Hz") : "-",
+               format_quantity(s.memory_bytes, "B"), format_quantity(s.memory_bandwidth, "B/s"),
+               peak_or_dash(s, "fp64_tensor"), peak_or_dash(s, "fp32"), peak_or_dash(s, "tf32"),
+               peak_or_dash(s, "bf16"), peak_or_dash(s, "fp8"), peak_or_dash(s, "fp4"), peak_or_dash(s, "int8"),
+               s.tdp_w > 0 ? format_quantity(s.tdp_w, "W") : "-"});
   return t;
 }
 
@@ -124,7 +125,8 @@ Table spec_detail_table(const GpuSpec& s) {
   t.add_row({"TDP", s.tdp_w > 0 ? format_quantity(s.tdp_w, "W") : "-"});
   if (s.pcie_gen && s.pcie_width)
     t.add_row({"PCIe", "Gen" + std::to_string(*s.pcie_gen) + " x" + std::to_string(*s.pcie_width) + " (" +
-                           format_quantity(pcie_link_bandwidth(*s.pcie_gen, *s.pcie_width), "B/s") + " per direction)"});
+                           format_quantity(pcie_link_bandwidth(*s.pcie_gen, *s.pcie_width), "B/s") +
+                           " per direction)"});
   else
     t.add_row({"PCIe", "-"});
   t.add_row({"NVLink", s.nvlink_bandwidth ? format_quantity(*s.nvlink_bandwidth, "B/s") + " total" : "-"});
@@ -134,7 +136,8 @@ Table spec_detail_table(const GpuSpec& s) {
   if (s.raw.contains("sparse") && s.raw["sparse"].is_object())
     for (const auto& [k, v] : s.raw["sparse"].items())
       if (v.is_number())
-        t.add_row({"sparse " + k + " (2:4, not a peak)", format_quantity(v.get<double>(), k == "int8" ? "OP/s" : "FLOP/s")});
+        t.add_row(
+            {"sparse " + k + " (2:4, not a peak)", format_quantity(v.get<double>(), k == "int8" ? "OP/s" : "FLOP/s")});
   if (s.raw.contains("notes") && s.raw["notes"].is_string()) t.add_row({"notes", s.raw["notes"].get<std::string>()});
   t.add_row({"source", s.source});
   return t;

@@ -40,8 +40,8 @@ std::vector<Peak> compute_peaks(const std::optional<double>& given, const Profil
     const std::string name = "gemm." + dtype;
     const Ceiling* c = profile->find(name);
     if (!c)
-      throw InputError("profile " + origin + " has no " + name + " ceiling (its gemm ceilings: " +
-                       ceiling_names(*profile, "gemm") + "); pick one with --dtype");
+      throw InputError("profile " + origin + " has no " + name +
+                       " ceiling (its gemm ceilings: " + ceiling_names(*profile, "gemm") + "); pick one with --dtype");
     require_positive(c->value, "the profile's " + name + " value");
     out.push_back({"measured", name + " of " + device_label(*profile, origin), c->value});
   }
@@ -68,8 +68,9 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
   if (profile) {
     if (ceiling) {
       used = profile->find(*ceiling);
-      if (!used) throw InputError("profile " + origin + " has no " + *ceiling + " ceiling (its hbm ceilings: " +
-                                  ceiling_names(*profile, "hbm") + ")");
+      if (!used)
+        throw InputError("profile " + origin + " has no " + *ceiling +
+                         " ceiling (its hbm ceilings: " + ceiling_names(*profile, "hbm") + ")");
     } else {
       for (const char* name : {"hbm.read", "hbm.copy", "hbm.triad", "hbm.write"})
         if ((used = profile->find(name))) break;
@@ -81,7 +82,8 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
           }
       if (!used) throw InputError("profile " + origin + " has no hbm.* bandwidth ceiling");
     }
-    if (used->unit != "B/s") throw InputError("ceiling " + used->name + " is not a bandwidth (unit " + used->unit + ")");
+    if (used->unit != "B/s")
+      throw InputError("ceiling " + used->name + " is not a bandwidth (unit " + used->unit + ")");
     require_positive(used->value, "the profile's " + used->name + " value");
     out.push_back({"measured", used->name + " of " + device_label(*profile, origin), used->value});
   }
@@ -114,7 +116,9 @@ MfuResult compute_mfu(const MfuInput& in, const std::vector<Peak>& peaks) {
          << ") would be " << format_percent(u.model) << ": the model FLOP/s per GPU implied by " << in.throughput_inputs
          << " and --gpus " << in.gpus << " (" << format_quantity(r.achieved_flops_per_gpu, "FLOP/s")
          << ") exceed the peak; one of them, the model size, or the peak ("
-         << (p.source == "given" ? "--peak-tflops" : p.source == "measured" ? "the profile's ceiling" : "--gpu / --dtype")
+         << (p.source == "given"      ? "--peak-tflops"
+             : p.source == "measured" ? "the profile's ceiling"
+                                      : "--gpu / --dtype")
          << ") is wrong";
       throw InputError(os.str());
     }

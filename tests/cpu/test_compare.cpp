@@ -61,7 +61,8 @@ TEST(CompareCli, AllFormats) {
   EXPECT_NE(r.out.find("| hbm.copy | 3.00 TB/s |"), std::string::npos) << r.out;
   r = test::run_cli({"compare", kH100, kH200, "--format", "csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("hbm.read,3.10 TB/s,3.35 TB/s,92.5%,4.52 TB/s,4.80 TB/s,94.2%,1.46x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hbm.read,3.10 TB/s,3.35 TB/s,92.5%,4.52 TB/s,4.80 TB/s,94.2%,1.46x"), std::string::npos)
+      << r.out;
   r = test::run_cli({"compare", kH100, "L40S", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);

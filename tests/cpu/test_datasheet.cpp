@@ -7,9 +7,9 @@
 using namespace ceilings;
 
 TEST(Datasheet, HasEveryRequiredGpuWithSource) {
-  for (const char* name : {"A100 SXM 40GB", "A100 SXM 80GB", "A100 PCIe 40GB", "A100 PCIe 80GB", "H100 SXM",
-                           "H100 PCIe", "H100 NVL", "H200", "H200 NVL", "GH200", "B200", "L40S", "L4", "A10",
-                           "RTX 4090"}) {
+  for (const char* name :
+       {"A100 SXM 40GB", "A100 SXM 80GB", "A100 PCIe 40GB", "A100 PCIe 80GB", "H100 SXM", "H100 PCIe", "H100 NVL",
+        "H200", "H200 NVL", "GH200", "B200", "L40S", "L4", "A10", "RTX 4090"}) {
     const GpuSpec* s = find_gpu(name);
     ASSERT_NE(s, nullptr) << name;
     EXPECT_FALSE(s->source.empty()) << name;

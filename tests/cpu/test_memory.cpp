@@ -32,7 +32,8 @@ TEST(TrainMemory, KorthikantiTable2) {
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 1, false, Recompute::kNone), sbh * (34 + 5 * a * s / h));
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 8, false, Recompute::kNone),
                    sbh * (10 + 24.0 / 8 + 5 * a * s / (h * 8)));
-  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 8, true, Recompute::kNone), sbh * (34.0 / 8 + 5 * a * s / (h * 8)));
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 8, true, Recompute::kNone),
+                   sbh * (34.0 / 8 + 5 * a * s / (h * 8)));
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 8, true, Recompute::kSelective), sbh * 34.0 / 8);
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 8, false, Recompute::kSelective), sbh * (10 + 24.0 / 8));
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 1, false, Recompute::kFull), 2 * sbh);
@@ -59,8 +60,8 @@ TEST(InferMemory, KvCacheAndTensorParallel) {
 
 TEST(MemoryCli, TrainJsonFitsVerdict) {
   const std::string profile = std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json";
-  auto r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192",
-                          "--tp", "8", "--sp", "--recompute", "selective", "--profile", profile, "--json"});
+  auto r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--tp", "8",
+                          "--sp", "--recompute", "selective", "--profile", profile, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 2.0 * 8030261248 / 8);
@@ -81,8 +82,8 @@ TEST(MemoryCli, InferAndBadInput) {
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "serve"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "infer"}).exit_code, 2);  // no context
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train"}).exit_code, 2);  // no seq
-  EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train", "--seq", "1024", "--tp", "0"})
-                .exit_code,
-            2);
+  EXPECT_EQ(
+      test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train", "--seq", "1024", "--tp", "0"}).exit_code,
+      2);
   EXPECT_EQ(test::run_cli({"memory", "--params", "7e9", "--mode", "infer", "--context", "10"}).exit_code, 2);
 }

@@ -99,15 +99,15 @@ TEST(ModelFlops, MegatronEquation3) {
 
 TEST(ModelFlops, SlidingWindowCapsAttentionSpan) {
   const FlopShape s = flop_shape(fixture("Mistral-7B-v0.1"));
-  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 16384, AttentionConvention::kNonCausal),
-                   4.0 * 32 * 32 * 128 * 4096);
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 16384, AttentionConvention::kNonCausal), 4.0 * 32 * 32 * 128 * 4096);
   // Causal, T=8192, W=4096: mean span (W^2/2 + (T-W)*W)/T = 3072.
   EXPECT_DOUBLE_EQ(attention_flops_forward(s, 8192, AttentionConvention::kCausal), 4.0 * 32 * 32 * 128 * 3072);
 }
 
 TEST(ModelFlops, MlaUsesQkAndVWidths) {
   const FlopShape s = flop_shape(fixture("DeepSeek-V3"));
-  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 4096, AttentionConvention::kNonCausal), 2.0 * 61 * 128 * (192 + 128) * 4096);
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 4096, AttentionConvention::kNonCausal),
+                   2.0 * 61 * 128 * (192 + 128) * 4096);
 }
 
 TEST(ModelDecode, MoeWeightsReadGrowWithBatch) {
@@ -175,8 +175,8 @@ TEST(ModelCli, JsonKeys) {
 }
 
 TEST(ModelCli, TableNamesConventionAndKvDtype) {
-  const auto r = test::run_cli({"model", "--hf-config", fixture_path("DeepSeek-V3"), "--kv-dtype", "fp8",
-                                "--attention", "causal"});
+  const auto r = test::run_cli(
+      {"model", "--hf-config", fixture_path("DeepSeek-V3"), "--kv-dtype", "fp8", "--attention", "causal"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("671,026,419,200"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("causal"), std::string::npos);

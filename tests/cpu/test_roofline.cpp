@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <set>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "ceilings/roofline.hpp"
@@ -179,8 +179,8 @@ TEST(RooflineSvg, WellFormedWithTitleAxesLegend) {
 TEST(RooflineCli, SvgJsonAndLlmView) {
   const std::string dir = test::scratch_dir("roofline_cli");
   const auto r = test::run_cli({"roofline", "--profile", kProfile, "--point", "gemv:2e9:1e9", "--point",
-                                "gemm:1e15:1e10", "--hf-config", hf("Llama-3.1-8B"), "--context", "128", "--batch",
-                                "1", "512", "--svg", dir + "/roof.svg", "--json"});
+                                "gemm:1e15:1e10", "--hf-config", hf("Llama-3.1-8B"), "--context", "128", "--batch", "1",
+                                "512", "--svg", dir + "/roof.svg", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["points"][0]["side"], "memory-bound");

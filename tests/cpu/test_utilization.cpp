@@ -128,10 +128,15 @@ TEST(TrainTime, MegatronEquation4) {
 
 TEST(MfuCli, JsonAgainstAllThreePeaks) {
   const double iter = gpt3_iteration_flops() / (1024 * 140e12);
-  const auto r = test::run_cli({"mfu", "--layers", "96", "--hidden", "12288", "--heads", "96", "--vocab", "51200",
-                                "--seq", "2048", "--global-batch", "1536", "--iter-time", std::to_string(iter),
-                                "--gpus", "1024", "--recompute", "full", "--gpu", "A100 SXM 80GB", "--profile",
-                                kProfile, "--peak-tflops", "312", "--json"});
+  const auto r = test::run_cli({"mfu",       "--layers",    "96",
+                                "--hidden",  "12288",       "--heads",
+                                "96",        "--vocab",     "51200",
+                                "--seq",     "2048",        "--global-batch",
+                                "1536",      "--iter-time", std::to_string(iter),
+                                "--gpus",    "1024",        "--recompute",
+                                "full",      "--gpu",       "A100 SXM 80GB",
+                                "--profile", kProfile,      "--peak-tflops",
+                                "312",       "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_NEAR(j["hfu"].get<double>(), 140.0 / 312, 1e-4);
@@ -147,8 +152,8 @@ TEST(MfuCli, JsonAgainstAllThreePeaks) {
 }
 
 TEST(MfuCli, HfConfigAndTable) {
-  const auto r = test::run_cli({"mfu", "--hf-config", hf("Llama-3.1-8B"), "--seq", "8192", "--tokens-per-sec",
-                                "3000", "--gpus", "1", "--profile", kProfile, "--attention", "causal"});
+  const auto r = test::run_cli({"mfu", "--hf-config", hf("Llama-3.1-8B"), "--seq", "8192", "--tokens-per-sec", "3000",
+                                "--gpus", "1", "--profile", kProfile, "--attention", "causal"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("measured"), std::string::npos);
   EXPECT_NE(r.out.find("datasheet"), std::string::npos);
@@ -163,8 +168,8 @@ TEST(MfuCli, BadInputExits2) {
     a.insert(a.end(), extra.begin(), extra.end());
     return test::run_cli(a);
   };
-  EXPECT_EQ(with({"--tokens-per-sec", "1000", "--gpus", "1"}).exit_code, 2);                      // no peak
-  EXPECT_EQ(with({"--gpus", "1", "--peak-tflops", "989"}).exit_code, 2);                          // no throughput
+  EXPECT_EQ(with({"--tokens-per-sec", "1000", "--gpus", "1"}).exit_code, 2);                       // no peak
+  EXPECT_EQ(with({"--gpus", "1", "--peak-tflops", "989"}).exit_code, 2);                           // no throughput
   EXPECT_EQ(with({"--tokens-per-sec", "0", "--gpus", "1", "--peak-tflops", "989"}).exit_code, 2);  // zero
   EXPECT_EQ(with({"--tokens-per-sec", "1000", "--gpus", "-1", "--peak-tflops", "989"}).exit_code, 2);
   EXPECT_EQ(with({"--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "-5"}).exit_code, 2);
@@ -175,8 +180,8 @@ TEST(MfuCli, BadInputExits2) {
   const auto dtype = with({"--tokens-per-sec", "1000", "--gpus", "1", "--profile", kProfile, "--dtype", "fp8_e4m3"});
   EXPECT_EQ(dtype.exit_code, 2);
   EXPECT_NE(dtype.err.find("gemm.fp8_e4m3"), std::string::npos) << dtype.err;
-  EXPECT_EQ(test::run_cli({"mfu", "--hf-config", hf("gpt2"), "--layers", "3", "--seq", "1024", "--tokens-per-sec",
-                           "10", "--gpus", "1", "--peak-tflops", "100"})
+  EXPECT_EQ(test::run_cli({"mfu", "--hf-config", hf("gpt2"), "--layers", "3", "--seq", "1024", "--tokens-per-sec", "10",
+                           "--gpus", "1", "--peak-tflops", "100"})
                 .exit_code,
             2);  // two model descriptions
   EXPECT_EQ(test::run_cli({"mfu", "--params", "7e9", "--seq", "1024", "--tokens-per-sec", "10", "--gpus", "1",
@@ -216,10 +221,10 @@ TEST(MbuCli, BadInputExits2) {
             2);  // 14 TB/s > 1 TB/s
   EXPECT_EQ(test::run_cli({"mbu", "--hf-config", hf("gpt2"), "--tpot-ms", "1", "--peak-bw-gbps", "1000"}).exit_code,
             2);  // no context
-  EXPECT_EQ(test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "20", "--weight-dtype", "fp9", "--peak-bw-gbps",
-                           "1000"})
-                .exit_code,
-            2);
+  EXPECT_EQ(
+      test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "20", "--weight-dtype", "fp9", "--peak-bw-gbps", "1000"})
+          .exit_code,
+      2);
 }
 
 TEST(TrainTimeCli, MegatronGpt3) {
@@ -247,10 +252,11 @@ TEST(TrainTimeCli, BadInputExits2) {
                            "--peak-tflops", "100"})
                 .exit_code,
             2);
-  EXPECT_EQ(test::run_cli({"train-time", "--params", "-1", "--tokens", "1e9", "--gpus", "8", "--achieved-tflops",
-                           "100"})
-                .exit_code,
-            2);
-  EXPECT_EQ(test::run_cli({"train-time", "--params", "1e9", "--tokens", "1e9", "--gpus", "8", "--mfu", "0.5"}).exit_code,
-            2);  // no peak
+  EXPECT_EQ(
+      test::run_cli({"train-time", "--params", "-1", "--tokens", "1e9", "--gpus", "8", "--achieved-tflops", "100"})
+          .exit_code,
+      2);
+  EXPECT_EQ(
+      test::run_cli({"train-time", "--params", "1e9", "--tokens", "1e9", "--gpus", "8", "--mfu", "0.5"}).exit_code,
+      2);  // no peak
 }

@@ -15,11 +15,11 @@ struct ModelConfig {
   std::string model_type;    // "llama", "mistral", "qwen2", "mixtral", "gpt2", "deepseek_v3", or "flags"
   std::string architecture;  // architectures[0] when given
   std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
-  bool gated_mlp = true;        // SwiGLU: gate, up and down projections
+  bool gated_mlp = true;  // SwiGLU: gate, up and down projections
   bool tied_embeddings = false;
   bool qkv_bias = false, o_bias = false, mlp_bias = false;
-  int norm_params_per_hidden = 1;  // RMSNorm 1 (weight), LayerNorm 2 (weight + bias), 0 (flags: matmuls only)
-  std::int64_t learned_positions = 0;   // GPT-2: a position embedding table of this many rows
+  int norm_params_per_hidden = 1;      // RMSNorm 1 (weight), LayerNorm 2 (weight + bias), 0 (flags: matmuls only)
+  std::int64_t learned_positions = 0;  // GPT-2: a position embedding table of this many rows
   std::optional<std::int64_t> sliding_window;  // attention span (Mistral), KV cache capped at it
   // Mixture of experts (0 experts: dense).
   std::int64_t routed_experts = 0, experts_per_token = 0, shared_experts = 0, expert_ffn = 0;
@@ -53,7 +53,7 @@ struct ParamCounts {
   std::int64_t embedding = 0;  // input token (+ position) embedding tables
   std::int64_t lm_head = 0;    // the output projection when untied (0 when tied to the embedding)
   std::int64_t attention = 0, mlp = 0, norms = 0, router = 0;  // over all layers
-  std::int64_t mtp = 0;        // DeepSeek-V3 multi-token-prediction module(s), not in total
+  std::int64_t mtp = 0;  // DeepSeek-V3 multi-token-prediction module(s), not in total
   // Parameters that multiply each token's activations (2 FLOPs each per token): active minus the
   // input embedding (a lookup), plus a tied embedding matrix once for the logits.
   std::int64_t matmul_active = 0;
@@ -74,10 +74,10 @@ std::string recompute_name(Recompute r);
 
 // The shape the FLOP formulas need: matmul parameters, and the attention dimensions.
 struct FlopShape {
-  double matmul_params = 0;        // per token, 2 FLOPs each in the forward pass
-  double logit_params = 0;         // the part of matmul_params not recomputed under full recompute
+  double matmul_params = 0;                             // per token, 2 FLOPs each in the forward pass
+  double logit_params = 0;                              // the part of matmul_params not recomputed under full recompute
   double layers = 0, heads = 0, qk_dim = 0, v_dim = 0;  // attention term; 0 layers: no attention term
-  std::optional<double> window;    // sliding-window attention span
+  std::optional<double> window;                         // sliding-window attention span
 };
 FlopShape flop_shape(const ModelConfig& model);
 

@@ -20,8 +20,8 @@ struct Roof {
 struct Roofline {
   std::string title;
   std::vector<Roof> compute, memory;
-  std::string dtype;          // the compute roof the classification uses ("gemm.<dtype>")
-  std::string memory_level;   // the memory roof the classification uses (default hbm.read, else hbm.copy, ...)
+  std::string dtype;         // the compute roof the classification uses ("gemm.<dtype>")
+  std::string memory_level;  // the memory roof the classification uses (default hbm.read, else hbm.copy, ...)
   const Roof& compute_roof() const;
   const Roof& memory_roof() const;
 };

@@ -55,10 +55,10 @@ struct MfuResult {
 MfuResult compute_mfu(const MfuInput& in, const std::vector<Peak>& peaks);
 
 struct MbuInput {
-  double weight_bytes = 0;        // read per decode step
-  double kv_bytes = 0;            // KV cache read per decode step (all sequences of the batch)
-  double tpot_s = 0;              // time per output token (one decode step)
-  double gpus = 1;                // tensor parallel: the bytes are spread over this many GPUs
+  double weight_bytes = 0;  // read per decode step
+  double kv_bytes = 0;      // KV cache read per decode step (all sequences of the batch)
+  double tpot_s = 0;        // time per output token (one decode step)
+  double gpus = 1;          // tensor parallel: the bytes are spread over this many GPUs
 };
 struct MbuResult {
   double bytes_per_step = 0, achieved_bytes_per_s = 0, achieved_bytes_per_s_per_gpu = 0;
