@@ -57,7 +57,7 @@ ceilings::cli::Runner setup(CLI::App& app) {
     t.add_row({"parameters, total", count(s["params_total"])});
     t.add_row({"parameters, active per token", count(s["params_active"])});
     t.add_row({"parameters, embedding", count(s["params_embedding"])});
-    t.add_row({"parameters, lm head (untied)", count(s["params_lm_head"])});
+    t.add_row({"parameters, lm head", m.tied_embeddings ? "tied to the embedding" : count(s["params_lm_head"])});
     if (s.contains("params_mtp")) t.add_row({"parameters, MTP module (not in total)", count(s["params_mtp"])});
     std::ostringstream seq;
     seq << "forward FLOPs per token at seq " << o->seq;

@@ -114,7 +114,7 @@ Table specs_table() {
 Table spec_detail_table(const GpuSpec& s) {
   Table t;
   t.columns = {"field", "value"};
-  t.right_aligned = {false, true};
+  t.right_aligned = {false, false};
   t.add_row({"name", s.name});
   t.add_row({"architecture", s.architecture});
   t.add_row({"compute capability", s.compute_capability});
