@@ -54,6 +54,9 @@ TEST(ModelParams, DeepSeekV3_671BTotal37BActive) {
   const ParamCounts c = count_params(m);
   // 671B main model (DeepSeek-V3 report: 671B total, 37B activated; 685B on the Hub includes 14B MTP).
   EXPECT_EQ(c.total, 671026419200);
+  // 8 routed + 1 shared expert per MoE layer. The router (gate weights and the 256 e_score_correction_bias
+  // values) scores every expert for every token, so it counts as active; recounts that leave the bias out
+  // get 58*256 = 14,848 fewer (37,552,282,624).
   EXPECT_EQ(c.active, 37552297472);
   // The MTP module as stored in the checkpoint, with its own copy of embedding and head: 671B + 14B ~ 685B.
   EXPECT_EQ(c.mtp, 2LL * 129280 * 7168 + 3 * 7168 + 2LL * 7168 * 7168 + 11507286272LL);
