@@ -529,6 +529,17 @@ std::vector<Check> profile_health_checks(const Profile& p, const HealthRules& ru
     if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
     return out;
   }
+  if (it->is_string()) {  // `ceilings measure` could not read health: it says why
+    if (rules.require_section) {
+      Check c = make("health", "health recorded");
+      c.threshold_text = "before/after snapshots";
+      c.source = "health rule require_section";
+      c.reason = "health was not recorded: " + it->get<std::string>();
+      out.push_back(c);
+    }
+    if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
+    return out;
+  }
   const HealthSection s = health_from_json(*it, "health");
   return health_checks(s, rules, &p);
 }
