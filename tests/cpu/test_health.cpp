@@ -136,6 +136,21 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   s.before.metrics["pcie.gen"] = HealthMetric::of(1);  // idle downshift, trained up under load
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "pass");
   s = healthy_section();
+  s.before.metrics["pcie.gen"] = HealthMetric::of(3);
+  s.after->metrics["pcie.gen"] = HealthMetric::of(3);  // low generation while busy: degraded
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x1);  // read at idle: cannot tell
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "incomplete");
+  Profile p;
+  p.device.uuid = "GPU-1";
+  Ceiling h2d;
+  h2d.name = "pcie.h2d";
+  h2d.value = 55e9;  // more than Gen3 x16 carries (15.8 GB/s): the link trained up under load
+  p.ceilings.push_back(h2d);
+  EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "pass");
+  p.ceilings[0].value = 12e9;
+  EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "incomplete");
+  s = healthy_section();
   s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 81);  // 81 in 10 minutes: 8.1/min
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "fail");
   s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 80);
