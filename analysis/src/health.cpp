@@ -248,6 +248,7 @@ std::string metric_display(const HealthMetric& m, const std::string& name) {
     std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(m.value));
     return buf;
   }
+  if (info && std::string(info->unit) == "s") return format_fixed(m.value, 3) + " s";  // cumulative, often 0
   if (info && *info->unit) return format_quantity(m.value, info->unit);
   if (name.rfind("temperature.", 0) == 0) return format_fixed(m.value, 0) + " C";
   return format_fixed(m.value, 0);
@@ -270,8 +271,7 @@ Table health_table(const HealthSection& s) {
     if (s.after) {
       row.push_back(a ? metric_display(*a, info.name) : "-");
       auto it = deltas.find(info.name);
-      row.push_back(it == deltas.end() ? "" : (*info.unit ? format_quantity(it->second, info.unit)
-                                                          : format_fixed(it->second, 0)));
+      row.push_back(it == deltas.end() ? "" : metric_display(HealthMetric::of(it->second), info.name));
     }
     t.add_row(std::move(row));
   }
