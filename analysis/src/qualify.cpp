@@ -670,6 +670,12 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     k.measured = c.value;
     k.threshold = rule->min ? *rule->min : *rule->max;
     k.source = "rules file " + origin;
+    if (c.unit != ceiling_unit_for(c.name)) {  // the rule was checked against the family's unit
+      k.threshold.reset();
+      k.reason = c.name + " is recorded in " + c.unit + ", the rule is in " + ceiling_unit_for(c.name);
+      out.push_back(k);
+      return;
+    }
     const bool ok = rule->min ? c.value >= *rule->min : c.value <= *rule->max;
     k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
     if (!ok) k.reason = c.name + (rule->min ? " below the minimum" : " above the maximum");

@@ -181,3 +181,36 @@ TEST(Rules, CliRejectsABadRulesFileBeforeReadingTheProfile) {
 
 }  // namespace
 }  // namespace ceilings
+
+namespace ceilings {
+namespace {
+
+TEST(Rules, ExampleSiteRulesFileParses) {
+  const Rules r = read_rules(std::string(CEILINGS_FIXTURES) + "/rules/site.rules.json");
+  EXPECT_EQ(r.required.size(), 5u);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("hbm.copy").min, 4.2e12);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("gemm.bf16").min_fraction_of_datasheet, 0.72);
+  EXPECT_FALSE(r.ceilings.at("gemm.int8").min_fraction_of_datasheet.has_value());
+  // The fixture lacks gemm.fp8_e4m3 and pcie.d2h, which these rules require: incomplete, not pass.
+  const auto cli = test::run_cli({"qualify", std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json",
+                                  "--rules", std::string(CEILINGS_FIXTURES) + "/rules/site.rules.json"});
+  EXPECT_EQ(cli.exit_code, 3) << cli.out;
+  EXPECT_NE(cli.out.find("gemm.fp8_e4m3"), std::string::npos);
+}
+
+TEST(Rules, AbsoluteRuleOnACeilingRecordedInAnotherUnitIsIncomplete) {
+  Profile p = read_profile(std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json");
+  p.ceilings[0].unit = "FLOP/s";  // hbm.copy mislabelled by some writer
+  const Rules r = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","ceilings":{"hbm.copy":{"min":"4 TB/s"}}})"), "x");
+  const QualifyResult q = qualify(p, nullptr, r);
+  bool seen = false;
+  for (const Check& c : q.checks)
+    if (c.subject == "hbm.copy" && c.rule == "minimum") {
+      seen = true;
+      EXPECT_EQ(c.status, CheckStatus::kIncomplete);
+    }
+  EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace ceilings
