@@ -24,7 +24,7 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
   app.add_option("--watch", o->watch_s, "Seconds between the two snapshots, listening for XID events")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
-  app.add_option("--format", o->format, "table | markdown | csv (ignored with --json)")->capture_default_str();
+  app.add_option("--format", o->format, "table | markdown | csv | json (json: same as --json)")->capture_default_str();
   return [o] {
     const ceilings::Format format = ceilings::parse_format(o->format);
     auto monitor = ceilings::cli::HealthMonitor::open(o->device);
@@ -35,7 +35,7 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
     ceilings::QualifyResult result;
     result.device = s.device_name + " (" + s.uuid + ")";
     result.checks = ceilings::health_checks(s, ceilings::HealthRules{});
-    if (o->json) {
+    if (o->json || format == ceilings::Format::kJson) {
       std::cout << ceilings::health_to_json(s).dump(2) << "\n";
     } else {
       std::cout << "GPU " << s.device_index << ": " << s.device_name << " (" << s.uuid << "), driver " << s.driver
