@@ -2,6 +2,7 @@
 // `ceilings health` end to end against the scripted fake NVML.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "ceilings/health.hpp"
@@ -297,6 +298,57 @@ TEST(HealthCli, FaultsFail) {
   r = health_with(s);
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(json::parse(r.out)["xid"], "unsupported");
+}
+
+}  // namespace
+}  // namespace ceilings
+
+namespace ceilings {
+namespace {
+
+// `ceilings measure` with a stand-in ceilings-bench (a shell script replaying Google Benchmark JSON)
+// and the fake NVML: the profile gets a health section that `qualify` then judges.
+TEST(HealthCli, MeasureRecordsHealthBeforeAndAfterTheRun) {
+  const std::string dir = test::scratch_dir("measure_health");
+  const json device = {{"index", 0}, {"name", "NVIDIA H200"}, {"uuid", "GPU-fake-1"},
+                       {"pci_bus_id", "00000000:19:00.0"}, {"compute_capability", "9.0"}, {"sm_count", 132},
+                       {"memory_bytes", 150754820096LL}, {"l2_bytes", 62914560},
+                       {"clocks_max_hz", {{"sm", 1.98e9}, {"memory", 3.201e9}}},
+                       {"pcie", {{"gen", 5}, {"width", 16}, {"max_gen", 5}, {"max_width", 16}}}};
+  const json gb = {{"context", {{"ceilings_device", device.dump()}}},
+                   {"benchmarks", {{{"name", "hbm/copy"}, {"run_type", "iteration"}, {"bytes_per_second", 4.36e12},
+                                    {"cv", 0.003}, {"samples", 30}, {"verified", 1}, {"throttled", 0},
+                                    {"telemetry", 0}}}}};
+  std::ofstream(dir + "/gb.json") << gb.dump();
+  const std::string bench = dir + "/fake-bench.sh";
+  std::ofstream(bench) << "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in\n"
+                          "  --benchmark_list_tests=true) echo hbm/copy; exit 0;;\n"
+                          "  --benchmark_out=*) cp " << dir << "/gb.json \"${a#--benchmark_out=}\";;\n"
+                          "esac; done\necho 'hbm/copy      1 ms'\n";
+  ASSERT_EQ(std::system(("chmod +x " + bench).c_str()), 0);
+  std::ofstream(dir + "/script.json") << healthy_script().dump();
+  const std::vector<std::pair<std::string, std::string>> env{
+      {"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML}, {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"}};
+  const std::string out = dir + "/node.profile.json";
+  auto r = test::run_cli({"measure", "--bench", bench, "--out", out}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const Profile p = read_profile(out);
+  ASSERT_TRUE(p.raw.contains("health"));
+  const HealthSection s = health_from_json(p.raw["health"]);
+  EXPECT_EQ(s.uuid, "GPU-fake-1");
+  ASSERT_TRUE(s.after.has_value());
+  EXPECT_DOUBLE_EQ(health_deltas(s).at("throttle.power_s"), 1.5);
+  std::ofstream(dir + "/rules.json") << R"({"schema":"ceilings.rules/1","required":["hbm.copy"]})";
+  r = test::run_cli({"qualify", out, "--rules", dir + "/rules.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+
+  // Without NVML the profile still gets written, and says why health is missing: incomplete.
+  r = test::run_cli({"measure", "--bench", bench, "--out", out}, {{"CEILINGS_NVML_LIBRARY", "/nonexistent/nvml.so"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_profile(out).raw["health"].get<std::string>().rfind("unavailable: NVML is not available", 0), 0u);
+  r = test::run_cli({"qualify", out, "--rules", dir + "/rules.json"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("health was not recorded"), std::string::npos);
 }
 
 }  // namespace
