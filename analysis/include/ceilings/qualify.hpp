@@ -12,6 +12,21 @@
 
 namespace ceilings {
 
+// Rules file (JSON), schema ceilings.rules/1. Every key is optional except "schema"; unknown keys,
+// wrong types, bare numbers, unknown units, units that do not fit the ceiling and out-of-range values
+// are rejected with the key path. Quantities are strings with a unit, parsed by parse_quantity.
+//   {"schema": "ceilings.rules/1",
+//    "note": "free text",
+//    "extends_defaults": true,                  // false: start from no rules at all
+//    "required": ["hbm.copy", "gemm.bf16"],     // replaces the default list; missing -> incomplete
+//    "baseline_tolerance": "5%",                // 0% .. 99%
+//    "clock_scaling_floor": "60%",              // (0%, 100%]
+//    "ceilings": {"hbm.copy": {"min": "4.2 TB/s", "min_fraction_of_datasheet": "85%", "baseline_tolerance": "3%"},
+//                 "latency.launch": {"max": "4 us"},                // latencies take max, rates take min
+//                 "gemm.int8": {"min_fraction_of_datasheet": false}}, // false switches a default off
+//    "health": {"require_section": true, "uncorrected_ecc": true, "row_remap": true, "pcie_link": true,
+//               "pcie_replays": true, "xid": true, "slowdown": true, "verification": true, "readable": true}}
+// Units per family: hbm/l2/smem/pcie/nvlink B/s, gemm/fma FLOP/s (gemm.int8 OP/s), latency s.
 inline constexpr const char* kRulesSchema = "ceilings.rules/1";
 
 struct CeilingRule {
