@@ -12,6 +12,7 @@
 #include "ceilings/bench_json.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/subprocess.hpp"
+#include "health_monitor.hpp"
 #include "subcommand.hpp"
 
 namespace {
@@ -118,6 +119,10 @@ int run_measure(const MeasureOptions& o) {
       std::fprintf(stderr, "%s%s\n", head, current.c_str());
     std::fflush(stderr);
   };
+  // Health counters before and after the run (the profile's `health` section; `ceilings qualify` judges it).
+  std::string health_why;
+  auto health = ceilings::cli::HealthMonitor::try_open(static_cast<unsigned>(o.device), &health_why);
+  if (health) health->before();
   err.clear();
   progress("running " + names.front());
   r = ceilings::run_process(
@@ -134,6 +139,7 @@ int run_measure(const MeasureOptions& o) {
       },
       [&](const std::string& l) { err.push_back(l); });
   if (tty) std::fprintf(stderr, "\n");
+  if (health) health->after();
   if (!r.ok()) {
     std::remove(tmp_json.c_str());
     bench_failed(r, err);
@@ -150,6 +156,7 @@ int run_measure(const MeasureOptions& o) {
   std::string command;
   for (const auto& a : run.argv) command += (command.empty() ? "" : " ") + a;
   profile.raw["measure"] = {{"command", command}, {"cases", names.size()}, {"failed_cases", failed}};
+  profile.raw["health"] = health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
   const std::string text = ceilings::profile_to_json(profile).dump(2) + "\n";
   if (std::rename(tmp_json.c_str(), raw_out.c_str()) != 0) {
     std::remove(tmp_json.c_str());

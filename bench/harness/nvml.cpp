@@ -11,6 +11,20 @@ namespace ceilings::nvml {
 
 using Handle = void*;
 
+// nvmlViolationTime_t: reference and violation time, ns.
+struct ViolationTime {
+  unsigned long long reference_time = 0, violation_time = 0;
+};
+// nvmlEventData_t (the _v2 wait fills all five fields; the v1 wait fills the first three, which
+// share this layout, so one struct serves both).
+struct EventData {
+  Handle device = nullptr;
+  unsigned long long event_type = 0;
+  unsigned long long event_data = 0;
+  unsigned gpu_instance_id = 0;
+  unsigned compute_instance_id = 0;
+};
+
 struct Library::Symbols {
   int (*init)() = nullptr;
   int (*shutdown)() = nullptr;
@@ -33,6 +47,19 @@ struct Library::Symbols {
   int (*pcie_width)(Handle, unsigned*) = nullptr;
   int (*pcie_max_gen)(Handle, unsigned*) = nullptr;
   int (*pcie_max_width)(Handle, unsigned*) = nullptr;
+  int (*total_ecc)(Handle, int, int, unsigned long long*) = nullptr;
+  int (*memory_error_counter)(Handle, int, int, int, unsigned long long*) = nullptr;
+  int (*remapped_rows)(Handle, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
+  int (*retired_pages)(Handle, int, unsigned*, unsigned long long*) = nullptr;
+  int (*retired_pages_pending)(Handle, int*) = nullptr;
+  int (*pcie_replay)(Handle, unsigned*) = nullptr;
+  int (*violation_status)(Handle, int, ViolationTime*) = nullptr;
+  int (*temperature_threshold)(Handle, int, unsigned*) = nullptr;
+  int (*supported_event_types)(Handle, unsigned long long*) = nullptr;
+  int (*event_set_create)(void**) = nullptr;
+  int (*register_events)(Handle, unsigned long long, void*) = nullptr;
+  int (*event_set_wait)(void*, EventData*, unsigned) = nullptr;
+  int (*event_set_free)(void*) = nullptr;
 };
 
 namespace {
@@ -125,6 +152,19 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.pcie_width, {"nvmlDeviceGetCurrPcieLinkWidth"});
   resolve(h, s.pcie_max_gen, {"nvmlDeviceGetMaxPcieLinkGeneration"});
   resolve(h, s.pcie_max_width, {"nvmlDeviceGetMaxPcieLinkWidth"});
+  resolve(h, s.total_ecc, {"nvmlDeviceGetTotalEccErrors"});
+  resolve(h, s.memory_error_counter, {"nvmlDeviceGetMemoryErrorCounter"});
+  resolve(h, s.remapped_rows, {"nvmlDeviceGetRemappedRows"});
+  resolve(h, s.retired_pages, {"nvmlDeviceGetRetiredPages"});
+  resolve(h, s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
+  resolve(h, s.pcie_replay, {"nvmlDeviceGetPcieReplayCounter"});
+  resolve(h, s.violation_status, {"nvmlDeviceGetViolationStatus"});
+  resolve(h, s.temperature_threshold, {"nvmlDeviceGetTemperatureThreshold"});
+  resolve(h, s.supported_event_types, {"nvmlDeviceGetSupportedEventTypes"});
+  resolve(h, s.event_set_create, {"nvmlEventSetCreate"});
+  resolve(h, s.register_events, {"nvmlDeviceRegisterEvents"});
+  resolve(h, s.event_set_wait, {"nvmlEventSetWait_v2", "nvmlEventSetWait"});
+  resolve(h, s.event_set_free, {"nvmlEventSetFree"});
   if (!s.init || !s.shutdown) {
     if (why) *why = path + " lacks nvmlInit_v2/nvmlShutdown: not an NVML library";
     dlclose(h);
@@ -208,6 +248,73 @@ Result<unsigned> Device::pcie_link_gen() const { return read_unsigned(SYMS.pcie_
 Result<unsigned> Device::pcie_link_width() const { return read_unsigned(SYMS.pcie_width, handle_); }
 Result<unsigned> Device::pcie_max_link_gen() const { return read_unsigned(SYMS.pcie_max_gen, handle_); }
 Result<unsigned> Device::pcie_max_link_width() const { return read_unsigned(SYMS.pcie_max_width, handle_); }
+
+Result<std::uint64_t> Device::ecc_total(bool uncorrected, bool aggregate) const {
+  unsigned long long n = 0;
+  const int rc = call(SYMS.total_ecc, handle_, uncorrected ? 1 : 0, aggregate ? 1 : 0, &n);
+  return {rc, static_cast<std::uint64_t>(n)};
+}
+Result<std::uint64_t> Device::ecc_errors(bool uncorrected, bool aggregate, MemoryLocation where) const {
+  unsigned long long n = 0;
+  const int rc = call(SYMS.memory_error_counter, handle_, uncorrected ? 1 : 0, aggregate ? 1 : 0,
+                      static_cast<int>(where), &n);
+  return {rc, static_cast<std::uint64_t>(n)};
+}
+Result<RemappedRows> Device::remapped_rows() const {
+  unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+  const int rc = call(SYMS.remapped_rows, handle_, &corr, &unc, &pending, &failure);
+  return {rc, RemappedRows{corr, unc, pending != 0, failure != 0}};
+}
+Result<unsigned> Device::retired_pages(bool double_bit) const {
+  unsigned count = 0;  // 0 with no buffer: NVML answers the count only
+  int rc = call(SYMS.retired_pages, handle_, double_bit ? 1 : 0, &count, static_cast<unsigned long long*>(nullptr));
+  if (rc == kInsufficientSize) rc = kSuccess;
+  return {rc, count};
+}
+Result<bool> Device::retired_pages_pending() const {
+  int state = 0;
+  const int rc = call(SYMS.retired_pages_pending, handle_, &state);
+  return {rc, state != 0};
+}
+Result<unsigned> Device::pcie_replay_counter() const { return read_unsigned(SYMS.pcie_replay, handle_); }
+Result<std::uint64_t> Device::violation_time_ns(PerfPolicy policy) const {
+  ViolationTime t;
+  const int rc = call(SYMS.violation_status, handle_, static_cast<int>(policy), &t);
+  return {rc, static_cast<std::uint64_t>(t.violation_time)};
+}
+Result<unsigned> Device::temperature_threshold_c(TemperatureThreshold which) const {
+  return read_unsigned(SYMS.temperature_threshold, handle_, static_cast<int>(which));
+}
+Result<std::uint64_t> Device::supported_event_types() const {
+  unsigned long long bits = 0;
+  const int rc = call(SYMS.supported_event_types, handle_, &bits);
+  return {rc, static_cast<std::uint64_t>(bits)};
+}
+
+Result<std::shared_ptr<XidWatch>> XidWatch::open(const Device& device) {
+  const auto& s = device.library().symbols();
+  std::shared_ptr<XidWatch> w(new XidWatch());
+  w->lib_ = device.library().shared_from_this();
+  int rc = call(s.event_set_create, &w->set_);
+  if (rc != kSuccess) {
+    w->set_ = nullptr;
+    return {rc, nullptr};
+  }
+  rc = call(s.register_events, device.raw(), kEventXidCriticalError, w->set_);
+  if (rc != kSuccess) return {rc, nullptr};  // the destructor frees the set
+  return {kSuccess, w};
+}
+
+XidWatch::~XidWatch() {
+  if (set_ && lib_) call(lib_->symbols().event_set_free, set_);
+}
+
+Result<unsigned long long> XidWatch::next(unsigned timeout_ms) {
+  EventData data;
+  const int rc = call(lib_->symbols().event_set_wait, set_, &data, timeout_ms);
+  if (rc == kSuccess && !(data.event_type & kEventXidCriticalError)) return {kTimeout, 0};  // not ours
+  return {rc, data.event_data};
+}
 
 #undef SYMS
 

@@ -61,6 +61,22 @@ struct PcieLink {
   unsigned gen = 0, width = 0;
 };
 
+// Where NVML counts memory errors (nvmlMemoryLocation_t values).
+enum class MemoryLocation : int { kL1 = 0, kL2 = 1, kDram = 2, kRegisterFile = 3, kSram = 7 };
+// NVML's nvmlPerfPolicyType_t: whose clock limit the violation time counts.
+enum class PerfPolicy : int { kPower = 0, kThermal = 1, kSyncBoost = 2, kBoardLimit = 3, kLowUtilization = 4,
+                              kReliability = 5 };
+// nvmlTemperatureThresholds_t.
+enum class TemperatureThreshold : int { kShutdown = 0, kSlowdown = 1, kMemoryMax = 2, kGpuMax = 3 };
+
+struct RemappedRows {
+  unsigned correctable = 0, uncorrectable = 0;
+  bool pending = false, failure = false;
+};
+
+// nvmlEventTypeXidCriticalError.
+constexpr unsigned long long kEventXidCriticalError = 0x8ULL;
+
 class Library;
 
 // A device handle bound to the loaded library.
@@ -80,6 +96,16 @@ class Device {
   Result<unsigned> pcie_link_width() const;
   Result<unsigned> pcie_max_link_gen() const;
   Result<unsigned> pcie_max_link_width() const;
+  // Health counters (see `ceilings health`).
+  Result<std::uint64_t> ecc_total(bool uncorrected, bool aggregate) const;
+  Result<std::uint64_t> ecc_errors(bool uncorrected, bool aggregate, MemoryLocation where) const;
+  Result<RemappedRows> remapped_rows() const;
+  Result<unsigned> retired_pages(bool double_bit) const;   // pages retired for that cause
+  Result<bool> retired_pages_pending() const;
+  Result<unsigned> pcie_replay_counter() const;
+  Result<std::uint64_t> violation_time_ns(PerfPolicy policy) const;  // cumulative time clocks were held down
+  Result<unsigned> temperature_threshold_c(TemperatureThreshold which) const;
+  Result<std::uint64_t> supported_event_types() const;
 
   void* raw() const { return handle_; }
   const Library& library() const { return *lib_; }
@@ -89,6 +115,23 @@ class Device {
   Device(std::shared_ptr<const Library> lib, void* handle) : lib_(std::move(lib)), handle_(handle) {}
   std::shared_ptr<const Library> lib_;
   void* handle_ = nullptr;
+};
+
+// XID critical-error events of one device, collected from an NVML event set opened at creation.
+class XidWatch {
+ public:
+  // Registers for XID events; on failure the code says why (kNotSupported, kNoPermission, ...).
+  static Result<std::shared_ptr<XidWatch>> open(const Device& device);
+  ~XidWatch();
+  XidWatch(const XidWatch&) = delete;
+  XidWatch& operator=(const XidWatch&) = delete;
+  // The next event's XID, waiting at most timeout_ms; code kTimeout when none arrived.
+  Result<unsigned long long> next(unsigned timeout_ms);
+
+ private:
+  XidWatch() = default;
+  std::shared_ptr<const Library> lib_;
+  void* set_ = nullptr;
 };
 
 class Library : public std::enable_shared_from_this<Library> {

@@ -1,0 +1,50 @@
+// `ceilings health [--device N] [--json] [--watch S]`: the GPU's health counters read live through
+// NVML (no benchmark runs), judged by the health rules. Exit 0 healthy, 1 a fault, 3 could not read.
+#include <iostream>
+#include <memory>
+
+#include "ceilings/qualify.hpp"
+#include "health_monitor.hpp"
+#include "subcommand.hpp"
+
+namespace {
+
+struct HealthOptions {
+  unsigned device = 0;
+  bool json = false;
+  double watch_s = 1.0;
+  std::string format = "table";
+};
+
+CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe, throttling, XID) via NVML",
+                    [](CLI::App& app) -> ceilings::cli::Runner {
+  auto o = std::make_shared<HealthOptions>();
+  app.add_option("--device", o->device, "NVML device index")->capture_default_str();
+  app.add_flag("--json", o->json, "Print the health section as JSON (the profile's `health` format)");
+  app.add_option("--watch", o->watch_s, "Seconds between the two snapshots, listening for XID events")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  app.add_option("--format", o->format, "table | markdown | csv | json (json: same as --json)")->capture_default_str();
+  return [o] {
+    const ceilings::Format format = ceilings::parse_format(o->format);
+    auto monitor = ceilings::cli::HealthMonitor::open(o->device);
+    monitor->before();
+    monitor->watch(o->watch_s);
+    monitor->after();
+    const ceilings::HealthSection& s = monitor->section();
+    ceilings::QualifyResult result;
+    result.device = s.device_name + " (" + s.uuid + ")";
+    result.checks = ceilings::health_checks(s, ceilings::HealthRules{});
+    if (o->json || format == ceilings::Format::kJson) {
+      std::cout << ceilings::health_to_json(s).dump(2) << "\n";
+    } else {
+      std::cout << "GPU " << s.device_index << ": " << s.device_name << " (" << s.uuid << "), driver " << s.driver
+                << "\n\n"
+                << ceilings::render(ceilings::health_table(s), format) << "\n"
+                << ceilings::render_qualify(result, format);
+    }
+    return result.exit_code();
+  };
+});
+
+}  // namespace

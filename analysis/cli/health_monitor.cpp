@@ -1,0 +1,171 @@
+// NVML -> health snapshots: every counter the health checks use, with sentinel values rejected.
+// Skipped on purpose: nvmlDeviceGetFieldValues (memory temperature, per-reason throttle counters
+// by field id) -- its versioned struct ABI is not worth the risk; violation times stand in for it.
+#include "health_monitor.hpp"
+
+#include <thread>
+
+#include "ceilings/error.hpp"
+#include "ceilings/profile.hpp"
+#include "harness/nvml.hpp"
+
+namespace ceilings::cli {
+
+namespace {
+
+template <class T>
+HealthMetric to_metric(const nvml::Library& lib, const std::string& name, const nvml::Result<T>& r, double scale = 1) {
+  if (r.ok()) return plausible_metric(name, static_cast<double>(r.value) * scale);
+  if (r.unsupported()) return HealthMetric::unsupported();
+  return HealthMetric::unreadable(lib.error_string(r.code));
+}
+
+}  // namespace
+
+HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device& d) {
+  HealthSnapshot s;
+  s.time = utc_now_iso8601();
+  auto& m = s.metrics;
+  auto put = [&](const std::string& name, const auto& result, double scale = 1) {
+    m[name] = to_metric(lib, name, result, scale);
+  };
+  put("ecc.enabled", d.ecc_enabled());
+  for (bool aggregate : {false, true})
+    for (bool uncorrected : {false, true}) {
+      const std::string kind = std::string(aggregate ? "aggregate" : "volatile");
+      const std::string what = uncorrected ? "uncorrected" : "corrected";
+      put("ecc." + kind + "." + what, d.ecc_total(uncorrected, aggregate));
+      put("ecc." + kind + ".dram." + what, d.ecc_errors(uncorrected, aggregate, nvml::MemoryLocation::kDram));
+      put("ecc." + kind + ".sram." + what, d.ecc_errors(uncorrected, aggregate, nvml::MemoryLocation::kSram));
+    }
+  const auto rows = d.remapped_rows();
+  auto field = [&](auto get) {
+    nvml::Result<double> r;
+    r.code = rows.code;
+    r.value = rows.ok() ? get(rows.value) : 0;
+    return r;
+  };
+  put("remap.correctable_rows", field([](const nvml::RemappedRows& v) { return double(v.correctable); }));
+  put("remap.uncorrectable_rows", field([](const nvml::RemappedRows& v) { return double(v.uncorrectable); }));
+  put("remap.pending", field([](const nvml::RemappedRows& v) { return v.pending ? 1.0 : 0.0; }));
+  put("remap.failure", field([](const nvml::RemappedRows& v) { return v.failure ? 1.0 : 0.0; }));
+  put("retired_pages.single_bit", d.retired_pages(false));
+  put("retired_pages.double_bit", d.retired_pages(true));
+  put("retired_pages.pending", d.retired_pages_pending());
+  put("pcie.gen", d.pcie_link_gen());
+  put("pcie.width", d.pcie_link_width());
+  put("pcie.max_gen", d.pcie_max_link_gen());
+  put("pcie.max_width", d.pcie_max_link_width());
+  put("pcie.replays", d.pcie_replay_counter());
+  put("clocks.sm_hz", d.clock_mhz(nvml::Clock::kSm), 1e6);
+  put("clocks.mem_hz", d.clock_mhz(nvml::Clock::kMemory), 1e6);
+  put("clocks.max_sm_hz", d.max_clock_mhz(nvml::Clock::kSm), 1e6);
+  put("clocks.max_mem_hz", d.max_clock_mhz(nvml::Clock::kMemory), 1e6);
+  put("clocks.event_reasons", d.throttle_reasons());
+  put("throttle.power_s", d.violation_time_ns(nvml::PerfPolicy::kPower), 1e-9);
+  put("throttle.thermal_s", d.violation_time_ns(nvml::PerfPolicy::kThermal), 1e-9);
+  put("throttle.reliability_s", d.violation_time_ns(nvml::PerfPolicy::kReliability), 1e-9);
+  put("throttle.board_limit_s", d.violation_time_ns(nvml::PerfPolicy::kBoardLimit), 1e-9);
+  put("power.usage_w", d.power_mw(), 1e-3);
+  put("power.limit_w", d.power_management_limit_mw(), 1e-3);
+  put("power.enforced_limit_w", d.enforced_power_limit_mw(), 1e-3);
+  put("temperature.gpu_c", d.temperature_c());
+  put("temperature.slowdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kSlowdown));
+  put("temperature.shutdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kShutdown));
+  return s;
+}
+
+std::unique_ptr<HealthMonitor> HealthMonitor::try_open(unsigned index, std::string* why) {
+  try {
+    return open(index);
+  } catch (const Error& e) {
+    if (why) *why = e.what();
+    return nullptr;
+  }
+}
+
+std::unique_ptr<HealthMonitor> HealthMonitor::open(unsigned index) {
+  std::string why;
+  std::shared_ptr<nvml::Library> lib = nvml::Library::open(&why);
+  if (!lib) throw IncompleteError("NVML is not available (" + why + "): no NVIDIA driver or GPU on this machine?");
+  const auto count = lib->device_count();
+  if (!count.ok()) throw IncompleteError("NVML cannot count GPUs: " + lib->error_string(count.code));
+  if (count.value == 0) throw IncompleteError("NVML sees no GPU on this machine");
+  if (index >= count.value)
+    throw IncompleteError("no GPU with NVML index " + std::to_string(index) + " (this machine has " +
+                          std::to_string(count.value) + ")");
+  auto dev = lib->device_by_index(index);
+  if (!dev.ok()) throw IncompleteError("NVML cannot open GPU " + std::to_string(index) + ": " + lib->error_string(dev.code));
+  std::unique_ptr<HealthMonitor> m(new HealthMonitor());
+  m->lib_ = lib;
+  m->device_ = std::make_unique<nvml::Device>(dev.value);
+  HealthSection& s = m->section_;
+  s.device_index = static_cast<int>(index);
+  const auto name = m->device_->name();
+  const auto uuid = m->device_->uuid();
+  if (!name.ok() || !uuid.ok())
+    throw IncompleteError("NVML cannot name GPU " + std::to_string(index) + ": " +
+                          lib->error_string(name.ok() ? uuid.code : name.code));
+  s.device_name = name.value;
+  s.uuid = uuid.value;
+  s.driver = lib->driver_version().get().value_or("");
+  s.xid.state = HealthMetric::State::kUnsupported;
+  return m;
+}
+
+HealthMonitor::~HealthMonitor() = default;
+
+void HealthMonitor::before() {
+  started_ = std::chrono::steady_clock::now();
+  section_.before = read_health_snapshot(*lib_, *device_);
+  const auto w = nvml::XidWatch::open(*device_);
+  if (w.ok()) {
+    xid_ = w.value;
+    section_.xid.state = HealthMetric::State::kValue;
+  } else if (w.unsupported()) {
+    section_.xid.state = HealthMetric::State::kUnsupported;
+  } else {
+    section_.xid.state = HealthMetric::State::kUnreadable;
+    section_.xid.reason = "could not read: " + lib_->error_string(w.code);
+  }
+}
+
+void HealthMonitor::drain(unsigned timeout_ms, std::chrono::steady_clock::time_point until) {
+  if (!xid_) return;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    unsigned wait = 0;
+    if (timeout_ms && now < until)
+      wait = static_cast<unsigned>(std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count());
+    const auto r = xid_->next(wait);
+    if (r.code == nvml::kTimeout) {
+      if (!timeout_ms || std::chrono::steady_clock::now() >= until) return;
+      continue;
+    }
+    if (!r.ok()) {
+      section_.xid.state = HealthMetric::State::kUnreadable;
+      section_.xid.reason = "could not read: waiting for XID events failed: " + lib_->error_string(r.code);
+      xid_.reset();
+      return;
+    }
+    const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    section_.xid.events.push_back({static_cast<long long>(r.value), at});
+    if (section_.xid.events.size() > 1000) return;  // a storm: enough to fail the node
+  }
+}
+
+void HealthMonitor::watch(double seconds) {
+  if (seconds <= 0) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                            std::chrono::duration<double>(seconds));
+  if (xid_) drain(1, until);
+  else std::this_thread::sleep_until(until);
+}
+
+void HealthMonitor::after() {
+  drain(0, std::chrono::steady_clock::now());
+  section_.xid.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  section_.after = read_health_snapshot(*lib_, *device_);
+}
+
+}  // namespace ceilings::cli

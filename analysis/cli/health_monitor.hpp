@@ -1,0 +1,47 @@
+// Reads the health counters of one GPU through NVML (the run-time loader) into the analysis
+// health model: a snapshot before, XID events while watching, a snapshot after. `ceilings health`
+// and `ceilings measure` (the profile's `health` section) both use it.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "ceilings/health.hpp"
+
+namespace ceilings::nvml {
+class Library;
+class Device;
+class XidWatch;
+}  // namespace ceilings::nvml
+
+namespace ceilings::cli {
+
+// One snapshot of every metric in health_metric_catalog(); NVML "not supported" -> unsupported,
+// an NVML error or an implausible value -> could not read.
+HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device& device);
+
+class HealthMonitor {
+ public:
+  // NVML device index. Throws IncompleteError (exit 3) naming the cause when NVML cannot be
+  // loaded or initialised, there is no GPU, or the index does not exist.
+  static std::unique_ptr<HealthMonitor> open(unsigned index);
+  // Same, but returns nullptr and says why instead of throwing (for `ceilings measure`).
+  static std::unique_ptr<HealthMonitor> try_open(unsigned index, std::string* why);
+  ~HealthMonitor();
+
+  void before();                // first snapshot; starts collecting XID events
+  void watch(double seconds);   // waits for XID events for this long
+  void after();                 // collects pending XID events, second snapshot
+  const HealthSection& section() const { return section_; }
+
+ private:
+  HealthMonitor() = default;
+  void drain(unsigned timeout_ms, std::chrono::steady_clock::time_point until);
+  std::shared_ptr<nvml::Library> lib_;
+  std::unique_ptr<nvml::Device> device_;
+  std::shared_ptr<nvml::XidWatch> xid_;
+  std::chrono::steady_clock::time_point started_;
+  HealthSection section_;
+};
+
+}  // namespace ceilings::cli

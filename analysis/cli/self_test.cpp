@@ -1,0 +1,339 @@
+// `ceilings self-test`: fault injection. Runs `ceilings health` against the scripted fake NVML and
+// `ceilings qualify` on a synthetic profile, injecting one fault per case, and reports faults
+// injected, detected, false passes (must be 0) and time to verdict. Exit 0 only if all are caught.
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "ceilings/error.hpp"
+#include "ceilings/json_fields.hpp"
+#include "ceilings/profile.hpp"
+#include "ceilings/subprocess.hpp"
+#include "ceilings/units.hpp"
+#include "subcommand.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ceilings::json;
+
+constexpr const char* kUuid = "GPU-5e1f7e57-0000-4000-8000-000000000001";
+
+// The answers of a healthy H200 (NVML's native units); each case edits a copy.
+json healthy_script() {
+  return {{"init", 0},
+          {"device_count", 1},
+          {"driver", "580.95.05"},
+          {"device", {{"name", "NVIDIA H200"}, {"uuid", kUuid}, {"pci_bus_id", "00000000:19:00.0"}}},
+          {"values",
+           {{"ecc.enabled", 1},
+            {"ecc.volatile.corrected", 0},
+            {"ecc.volatile.uncorrected", 0},
+            {"ecc.aggregate.corrected", 0},
+            {"ecc.aggregate.uncorrected", 0},
+            {"ecc.volatile.dram.corrected", 0},
+            {"ecc.volatile.dram.uncorrected", 0},
+            {"ecc.volatile.sram.corrected", 0},
+            {"ecc.volatile.sram.uncorrected", 0},
+            {"ecc.aggregate.dram.corrected", 0},
+            {"ecc.aggregate.dram.uncorrected", 0},
+            {"ecc.aggregate.sram.corrected", 0},
+            {"ecc.aggregate.sram.uncorrected", 0},
+            {"remap.correctable_rows", 0},
+            {"remap.uncorrectable_rows", 0},
+            {"remap.pending", 0},
+            {"remap.failure", 0},
+            {"pcie.gen", 5},
+            {"pcie.width", 16},
+            {"pcie.max_gen", 5},
+            {"pcie.max_width", 16},
+            {"pcie.replays", 0},
+            {"clocks.sm_mhz", 1980},
+            {"clocks.mem_mhz", 3201},
+            {"clocks.max_sm_mhz", 1980},
+            {"clocks.max_mem_mhz", 3201},
+            {"clocks.event_reasons", 0},
+            {"throttle.power_ns", 0},
+            {"throttle.thermal_ns", 0},
+            {"throttle.reliability_ns", 0},
+            {"throttle.board_limit_ns", 0},
+            {"power.usage_mw", 118000},
+            {"power.limit_mw", 700000},
+            {"power.enforced_limit_mw", 700000},
+            {"temperature.gpu_c", 34},
+            {"temperature.slowdown_c", 87},
+            {"temperature.shutdown_c", 92}}},
+          {"xid", json::array()}};
+}
+
+json ceiling(const std::string& name, double value, const std::string& unit, double datasheet, double sm_hz) {
+  return {{"name", name},
+          {"value", value},
+          {"unit", unit},
+          {"cv", 0.004},
+          {"samples", 20},
+          {"datasheet", datasheet},
+          {"verified", true},
+          {"throttled", false},
+          {"telemetry", {{"sm_clock_hz", sm_hz}, {"mem_clock_hz", 3.201e9}, {"power_w", 600}, {"temp_c", 55}}},
+          {"detail", {{"throttle_reasons", 0}}}};
+}
+
+// A synthetic healthy H200 profile (plausible numbers, not a measurement) whose health section
+// comes from `ceilings health --json` against the fake.
+json healthy_profile() {
+  return {{"schema", ceilings::kProfileSchema},
+          {"note", "synthetic self-test profile, not a measurement"},
+          {"created", "2026-11-30T12:00:00Z"},
+          {"tool", {{"version", "self-test"}, {"git", ""}}},
+          {"host", {{"hostname", "self-test"}, {"cpu", ""}, {"numa_node", 0}}},
+          {"device",
+           {{"index", 0}, {"name", "NVIDIA H200"}, {"uuid", kUuid}, {"pci_bus_id", "00000000:19:00.0"},
+            {"compute_capability", "9.0"}, {"sm_count", 132}, {"memory_bytes", 150754820096LL},
+            {"l2_bytes", 62914560}, {"ecc", true}, {"clocks_max_hz", {{"sm", 1.98e9}, {"memory", 3.201e9}}},
+            {"power_limit_w", 700}, {"pcie", {{"gen", 5}, {"width", 16}, {"max_gen", 5}, {"max_width", 16}}}}},
+          {"ceilings",
+           {ceiling("hbm.copy", 4.35e12, "B/s", 4.8e12, 1.98e9), ceiling("gemm.bf16", 7.6e14, "FLOP/s", 9.89e14, 1.83e9),
+            ceiling("pcie.h2d", 5.5e10, "B/s", 6.3e10, 1.98e9)}},
+          {"skipped", json::array()},
+          {"errors", json::array()}};
+}
+
+struct Case {
+  std::string name;
+  std::string fault;                       // what was injected
+  std::function<void(json& script)> nvml;  // edits the fake's script
+  std::function<void(json& profile)> profile;
+  std::function<std::string(const std::string& profile_text)> corrupt;  // replaces the file's text
+  std::string rules;                       // a rules file's text ("" = defaults)
+  std::string no_library;                  // CEILINGS_NVML_LIBRARY points here instead
+  int expect_health = 0;                   // exit code of `ceilings health` (when the fault stops it there)
+  int expect_exit = 0;                     // exit code of the verdict
+  std::string expect_text;                 // the reason the verdict must name
+  bool control = false;                    // a healthy case: must pass
+};
+
+std::vector<Case> matrix() {
+  std::vector<Case> m;
+  auto add = [&](Case c) { m.push_back(std::move(c)); };
+  add({"healthy node", "nothing (control)", nullptr, nullptr, nullptr, "", "", 0, 0, "", true});
+  add({"healthy node, custom rules", "nothing (control, rules file)", nullptr, nullptr, nullptr,
+       R"({"schema":"ceilings.rules/1","ceilings":{"hbm.copy":{"min":"4.2 TB/s"}},"baseline_tolerance":"5%"})", "", 0, 0,
+       "", true});
+  add({"NVML library missing", "CEILINGS_NVML_LIBRARY names no library", nullptr, nullptr, nullptr, "",
+       "/nonexistent/libnvidia-ml.so.1", 3, 3, "NVML is not available"});
+  add({"nvmlInit fails", "nvmlInit returns DRIVER_NOT_LOADED", [](json& s) { s["init"] = 9; }, nullptr, nullptr, "", "",
+       3, 3, "nvmlInit failed"});
+  add({"no GPU", "device count 0", [](json& s) { s["device_count"] = 0; }, nullptr, nullptr, "", "", 3, 3,
+       "sees no GPU"});
+  add({"NVML call error", "nvmlDeviceGetRemappedRows returns UNKNOWN",
+       [](json& s) { s["errors"]["remap"] = 999; }, nullptr, nullptr, "", "", 3, 3, "remap.pending"});
+  add({"sentinel temperature", "temperature 0xFFFFFFFF", [](json& s) { s["values"]["temperature.gpu_c"] = 4294967295LL; },
+       nullptr, nullptr, "", "", 3, 3, "temperature.gpu_c (sentinel"});
+  add({"zero clock", "SM clock 0 MHz", [](json& s) { s["values"]["clocks.sm_mhz"] = 0; }, nullptr, nullptr, "", "", 3,
+       3, "clocks.sm_hz (impossible clock"});
+  add({"uncorrected ECC", "volatile uncorrected ECC 0 -> 2 during the run",
+       [](json& s) { s["values"]["ecc.volatile.uncorrected"] = {0, 2}; }, nullptr, nullptr, "", "", 1, 1,
+       "uncorrected ECC error(s) during the run"});
+  add({"ECC disabled", "ECC mode off", [](json& s) { s["values"]["ecc.enabled"] = 0; }, nullptr, nullptr, "", "", 1, 1,
+       "ECC is disabled"});
+  add({"pending row remap", "remap pending", [](json& s) { s["values"]["remap.pending"] = 1; }, nullptr, nullptr, "", "",
+       1, 1, "row remap is pending"});
+  add({"failed row remap", "remap failure", [](json& s) { s["values"]["remap.failure"] = 1; }, nullptr, nullptr, "", "",
+       1, 1, "row remap failed"});
+  add({"PCIe Gen3 x8", "link Gen3 x8 on a Gen5 x16 part",
+       [](json& s) {
+         s["values"]["pcie.gen"] = 3;
+         s["values"]["pcie.width"] = 8;
+       },
+       [](json& p) {
+         p["device"]["pcie"]["gen"] = 3;
+         p["device"]["pcie"]["width"] = 8;
+       },
+       nullptr, "", "", 1, 1, "below its maximum Gen5 x16"});
+  add({"PCIe replays", "500 replays during the run", [](json& s) { s["values"]["pcie.replays"] = {0, 500}; }, nullptr,
+       nullptr, "", "", 1, 1, "PCIe replays during the run"});
+  add({"thermal slowdown", "HW thermal slowdown reason, 3 s thermal violation",
+       [](json& s) {
+         s["values"]["clocks.event_reasons"] = 0x40;
+         s["values"]["throttle.thermal_ns"] = {0, 3000000000LL};
+       },
+       nullptr, nullptr, "", "", 1, 1, "hw_thermal_slowdown"});
+  add({"XID event", "XID 79 (GPU fallen off the bus) during the run", [](json& s) { s["xid"] = {79}; }, nullptr, nullptr,
+       "", "", 1, 1, "XID 79"});
+  add({"throttled measurement", "gemm.bf16 measured under HW thermal slowdown", nullptr,
+       [](json& p) {
+         p["ceilings"][1]["throttled"] = true;
+         p["ceilings"][1]["detail"]["throttle_reasons"] = 0x44;
+       },
+       nullptr, "", "", 0, 1, "measured under hw_thermal_slowdown"});
+  add({"failed verification", "pcie.d2h verification error in the profile", nullptr,
+       [](json& p) { p["errors"].push_back({{"name", "pcie.d2h"}, {"reason", "verification failed: 12 bytes differ"}}); },
+       nullptr, "", "", 0, 1, "verification failed"});
+  add({"unverified ceiling", "hbm.copy not verified", nullptr, [](json& p) { p["ceilings"][0]["verified"] = false; },
+       nullptr, "", "", 0, 1, "was not verified"});
+  add({"slow HBM", "hbm.copy at 3.0 TB/s", nullptr, [](json& p) { p["ceilings"][0]["value"] = 3.0e12; }, nullptr, "", "",
+       0, 1, "below 85%"});
+  add({"missing ceiling", "pcie.h2d not measured", nullptr, [](json& p) { p["ceilings"].erase(2); }, nullptr, "", "", 0,
+       3, "not in the profile"});
+  add({"health of another GPU", "health section from a different UUID", nullptr,
+       [](json& p) { p["device"]["uuid"] = "GPU-00000000-dead-beef-0000-000000000000"; }, nullptr, "", "", 0, 3,
+       "recorded on another GPU"});
+  add({"truncated profile", "profile cut in half", nullptr, nullptr,
+       [](const std::string& t) { return t.substr(0, t.size() / 2); }, "", "", 0, 2, "not valid JSON"});
+  add({"corrupt profile", "a ceiling value that is a string", nullptr,
+       [](json& p) { p["ceilings"][0]["value"] = "fast"; }, nullptr, "", "", 0, 2, "ceilings[0].value"});
+  add({"bare-number rule", "rules file with \"min\": 2333 (no unit)", nullptr, nullptr, nullptr,
+       R"({"schema":"ceilings.rules/1","ceilings":{"pcie.h2d":{"min":2333}}})", "", 0, 2, "has no unit"});
+  add({"wrong-unit rule", "rules file with a FLOP/s minimum for HBM", nullptr, nullptr, nullptr,
+       R"({"schema":"ceilings.rules/1","ceilings":{"hbm.copy":{"min":"700 TFLOP/s"}}})", "", 0, 2, "does not match"});
+  return m;
+}
+
+struct Outcome {
+  bool detected = false, false_pass = false;
+  int exit_code = -1;
+  double seconds = 0;
+  std::string note;
+};
+
+ceilings::ProcessResult run(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env,
+                            std::string& out) {
+  ceilings::ProcessSpec spec{argv, env, 60, 2};
+  out.clear();
+  return ceilings::run_process(spec, [&](const std::string& l) { out += l + "\n"; },
+                               [&](const std::string& l) { out += l + "\n"; });
+}
+
+void write(const fs::path& path, const std::string& text) { ceilings::write_file_atomic(path.string(), text); }
+
+Outcome run_case(const Case& c, const std::string& self, const std::string& fake, const fs::path& dir) {
+  Outcome o;
+  const auto start = std::chrono::steady_clock::now();
+  json script = healthy_script();
+  if (c.nvml) c.nvml(script);
+  const fs::path script_path = dir / "script.json";
+  write(script_path, script.dump(2));
+  const std::vector<std::pair<std::string, std::string>> env{
+      {"CEILINGS_NVML_LIBRARY", c.no_library.empty() ? fake : c.no_library},
+      {"CEILINGS_FAKE_NVML_SCRIPT", script_path.string()}};
+  std::string out, all;
+  // 1. Health, live through the (fake) NVML, as `ceilings measure` records it.
+  auto r = run({self, "health", "--json", "--watch", "0.05"}, env, out);
+  all += out;
+  json profile = healthy_profile();
+  int code = r.exit_code;
+  if (!r.ok() && r.exit_code == 0) code = -1;
+  bool have_section = false;
+  if (code == 0 || code == 1 || code == 3) {
+    try {
+      profile["health"] = json::parse(out);
+      have_section = true;
+    } catch (const std::exception&) {
+      // no GPU, no NVML: an error message instead of a section, and the verdict is reached here
+    }
+  }
+  if (code != c.expect_health) {
+    o.exit_code = code;
+    o.note = "health exited " + std::to_string(code) + ", expected " + std::to_string(c.expect_health);
+  } else if (!have_section) {
+    o.exit_code = code;
+  } else {
+    // 2. The verdict on a profile carrying that health section.
+    if (c.profile) c.profile(profile);
+    std::string text = profile.dump(2) + "\n";
+    if (c.corrupt) text = c.corrupt(text);
+    const fs::path profile_path = dir / "node.profile.json";
+    write(profile_path, text);
+    std::vector<std::string> argv{self, "qualify", profile_path.string(), "--format", "table"};
+    if (!c.rules.empty()) {
+      write(dir / "rules.json", c.rules);
+      argv.push_back("--rules");
+      argv.push_back((dir / "rules.json").string());
+    }
+    r = run(argv, env, out);
+    all += out;
+    o.exit_code = r.exit_code;
+  }
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const bool text_ok = c.expect_text.empty() || all.find(c.expect_text) != std::string::npos;
+  o.detected = o.exit_code == c.expect_exit && text_ok && o.note.empty();
+  o.false_pass = !c.control && o.exit_code == 0;
+  if (!o.detected && o.note.empty())
+    o.note = o.exit_code != c.expect_exit ? "exit " + std::to_string(o.exit_code) + ", expected " + std::to_string(c.expect_exit)
+                                          : "reason '" + c.expect_text + "' not in the output";
+  if (!o.detected && std::getenv("CEILINGS_SELF_TEST_VERBOSE")) std::fprintf(stderr, "%s\n", all.c_str());
+  return o;
+}
+
+struct SelfTestOptions {
+  std::string fake;
+  bool verbose = false;
+};
+
+int run_self_test(const SelfTestOptions& opt) {
+  std::string fake = opt.fake;
+  if (fake.empty()) {
+    const char* env = std::getenv("CEILINGS_FAKE_NVML");
+    fake = env && *env ? env : ceilings::cli::executable_directory() + "/libceilings_fake_nvml.so";
+  }
+  if (!fs::exists(fake))
+    throw ceilings::IncompleteError("the fake NVML library is not at " + fake +
+                                    " (it is built with the tests: CEILINGS_BUILD_TESTS=ON; or set --fake-nvml / "
+                                    "CEILINGS_FAKE_NVML)");
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  fs::path root = fs::temp_directory_path() / ("ceilings-self-test-" + std::to_string(::getpid()));
+  fs::create_directories(root);
+
+  int faults = 0, detected = 0, false_passes = 0, controls = 0, controls_ok = 0;
+  double total = 0, worst = 0;
+  std::printf("%-28s %-12s %5s %8s  %s\n", "case", "result", "exit", "time", "fault injected");
+  const auto cases = matrix();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const fs::path dir = root / std::to_string(i);
+    fs::create_directories(dir);
+    const Outcome o = run_case(c, self, fake, dir);
+    total += o.seconds;
+    worst = std::max(worst, o.seconds);
+    std::string result;
+    if (c.control) {
+      ++controls;
+      controls_ok += o.detected ? 1 : 0;
+      result = o.detected ? "pass (ok)" : "WRONG";
+    } else {
+      ++faults;
+      detected += o.detected ? 1 : 0;
+      false_passes += o.false_pass ? 1 : 0;
+      result = o.false_pass ? "FALSE PASS" : o.detected ? "detected" : "MISSED";
+    }
+    std::printf("%-28s %-12s %5d %8s  %s%s\n", c.name.c_str(), result.c_str(), o.exit_code,
+                ceilings::format_quantity(o.seconds, "s").c_str(), c.fault.c_str(),
+                o.note.empty() || o.detected ? "" : ("  [" + o.note + "]").c_str());
+  }
+  std::error_code ec;
+  fs::remove_all(root, ec);
+  std::printf("\nfaults injected: %d\nfaults detected: %d\nfalse passes: %d\ncontrols passing: %d/%d\n"
+              "time to verdict: mean %s, max %s\n",
+              faults, detected, false_passes, controls_ok, controls,
+              ceilings::format_quantity(total / static_cast<double>(cases.size()), "s").c_str(),
+              ceilings::format_quantity(worst, "s").c_str());
+  const bool ok = detected == faults && false_passes == 0 && controls_ok == controls;
+  std::printf("self-test: %s\n", ok ? "PASS" : "FAIL");
+  return ok ? ceilings::kExitOk : ceilings::kExitFailed;
+}
+
+CEILINGS_SUBCOMMAND("self-test", "Fault injection: check that health and qualify catch every injected fault",
+                    [](CLI::App& app) -> ceilings::cli::Runner {
+  auto o = std::make_shared<SelfTestOptions>();
+  app.add_option("--fake-nvml", o->fake,
+                 "The fake NVML library (default: $CEILINGS_FAKE_NVML, else libceilings_fake_nvml.so beside ceilings)");
+  return [o] { return run_self_test(*o); };
+});
+
+}  // namespace

@@ -1,0 +1,85 @@
+// The health model (schema ceilings.health/1): NVML health counters read before and after a
+// measurement pass (ECC, row remaps, PCIe link, throttle counters, XID events) and their deltas.
+// This is the profile's `health` section and the output of `ceilings health --json`; pure C++.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ceilings/json_fields.hpp"
+#include "ceilings/table.hpp"
+
+namespace ceilings {
+
+inline constexpr const char* kHealthSchema = "ceilings.health/1";
+
+// One reading. NVML saying "not supported" is kUnsupported; an NVML error or a sentinel/impossible
+// value is kUnreadable ("could not read"): neither is ever treated as data.
+struct HealthMetric {
+  enum class State { kValue, kUnsupported, kUnreadable };
+  State state = State::kUnreadable;
+  double value = 0;    // SI units (Hz, W, s), counts, or 0/1 for flags
+  std::string reason;  // why it could not be read
+
+  bool ok() const { return state == State::kValue; }
+  static HealthMetric of(double v) { return {State::kValue, v, ""}; }
+  static HealthMetric unsupported() { return {State::kUnsupported, 0, ""}; }
+  static HealthMetric unreadable(std::string why) { return {State::kUnreadable, 0, std::move(why)}; }
+};
+
+struct HealthSnapshot {
+  std::string time;  // ISO 8601 UTC
+  std::map<std::string, HealthMetric> metrics;
+
+  const HealthMetric* find(const std::string& name) const;
+  std::optional<double> value(const std::string& name) const;  // nullopt unless a value
+};
+
+struct XidEvent {
+  long long xid = 0;
+  double after_s = 0;  // seconds after monitoring started
+};
+
+// XID critical-error events received while the section was being recorded.
+struct XidLog {
+  HealthMetric::State state = HealthMetric::State::kUnsupported;  // kValue: monitored
+  std::string reason;
+  double window_s = 0;  // how long events were listened for
+  std::vector<XidEvent> events;
+};
+
+struct HealthSection {
+  std::string schema = kHealthSchema;
+  int device_index = 0;
+  std::string device_name, uuid, pci_bus_id, driver;
+  HealthSnapshot before;
+  std::optional<HealthSnapshot> after;
+  XidLog xid;
+};
+
+// The metrics a reader records, in display order, with their kind.
+enum class MetricKind { kFlag, kCounter, kGauge };
+struct MetricInfo {
+  const char* name;
+  MetricKind kind;
+  const char* unit;  // display unit ("" for counts and flags)
+};
+const std::vector<MetricInfo>& health_metric_catalog();
+const MetricInfo* find_metric_info(const std::string& name);
+
+// Turns a raw successful NVML reading into a metric, rejecting sentinels and impossible values
+// (all-ones, a 0 Hz clock, a temperature of 1e19, PCIe Gen 9, ...) as "could not read".
+HealthMetric plausible_metric(const std::string& name, double raw);
+
+// Counter deltas (after - before) where both snapshots have a value.
+std::map<std::string, double> health_deltas(const HealthSection& section);
+
+HealthSection health_from_json(const json& document, const std::string& path = "health");
+json health_to_json(const HealthSection& section);  // includes "deltas" (ignored when read back)
+
+// One row per metric: before, after, delta (display strings).
+Table health_table(const HealthSection& section);
+std::string metric_display(const HealthMetric& m, const std::string& name);
+
+}  // namespace ceilings

@@ -1,0 +1,102 @@
+// Node qualification: rules (built-in defaults or a checked ceilings.rules/1 file) applied to a
+// profile, an optional baseline profile and the profile's health section -> one verdict per check.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ceilings/health.hpp"
+#include "ceilings/profile.hpp"
+#include "ceilings/table.hpp"
+
+namespace ceilings {
+
+// Rules file (JSON), schema ceilings.rules/1. Every key is optional except "schema"; unknown keys,
+// wrong types, bare numbers, unknown units, units that do not fit the ceiling and out-of-range values
+// are rejected with the key path. Quantities are strings with a unit, parsed by parse_quantity.
+//   {"schema": "ceilings.rules/1",
+//    "note": "free text",
+//    "extends_defaults": true,                  // false: start from no rules at all
+//    "required": ["hbm.copy", "gemm.bf16"],     // replaces the default list; missing -> incomplete
+//    "baseline_tolerance": "5%",                // 0% .. 99%
+//    "clock_scaling_floor": "60%",              // (0%, 100%]
+//    "ceilings": {"hbm.copy": {"min": "4.2 TB/s", "min_fraction_of_datasheet": "85%", "baseline_tolerance": "3%"},
+//                 "latency.launch": {"max": "4 us"},                // latencies take max, rates take min
+//                 "gemm.int8": {"min_fraction_of_datasheet": false}}, // false switches a default off
+//    "health": {"require_section": true, "uncorrected_ecc": true, "row_remap": true, "pcie_link": true,
+//               "pcie_replays": true, "xid": true, "slowdown": true, "verification": true, "readable": true}}
+// Units per family: hbm/l2/smem/pcie/nvlink B/s, gemm/fma FLOP/s (gemm.int8 OP/s), latency s.
+inline constexpr const char* kRulesSchema = "ceilings.rules/1";
+
+struct CeilingRule {
+  std::optional<double> min, max;                    // absolute thresholds, SI (min: rates, max: latencies)
+  std::optional<double> min_fraction_of_datasheet;   // of the clock-scaled datasheet value (PCIe: of the link)
+  std::optional<double> baseline_tolerance;          // overrides the global tolerance for this ceiling
+};
+
+struct HealthRules {
+  bool require_section = true;  // no health section -> incomplete
+  bool uncorrected_ecc = true;  // an uncorrected ECC error (since driver load or during the run) -> fail
+  bool row_remap = true;        // a pending or failed row remap (or pending page retirement) -> fail
+  bool pcie_link = true;        // link generation or width below the maximum -> fail
+  bool pcie_replays = true;     // replay rate above 8 per minute (DCGM's limit) -> fail
+  bool xid = true;              // any XID critical error while monitoring -> fail
+  bool slowdown = true;         // HW/thermal slowdown during measurement -> fail
+  bool verification = true;     // a ceiling not verified, or an entry in the profile's errors -> fail
+  bool readable = true;         // a health counter that could not be read -> incomplete
+};
+
+struct Rules {
+  std::string origin = "built-in defaults";
+  std::vector<std::string> required;         // ceilings that must be measured
+  double baseline_tolerance = 0.05;          // a ceiling may be this much worse than the baseline
+  double clock_scaling_floor = 0.60;         // clock scaling never lowers a threshold below this fraction
+  std::map<std::string, CeilingRule> ceilings;
+  HealthRules health;
+};
+
+// The defaults for GPUs in the datasheet table (fractions justified in qualify.cpp).
+Rules default_rules();
+// Validates a rules document (every key, type, unit and range) and applies it over the defaults
+// (unless "extends_defaults": false). Errors name the key path; they are InputErrors (exit 2).
+Rules parse_rules(const json& document, const std::string& origin);
+Rules read_rules(const std::string& path);
+
+// The unit a ceiling is measured in, from its family ("hbm.copy" -> "B/s"); "" for an unknown family.
+std::string ceiling_unit_for(const std::string& ceiling_name);
+
+enum class CheckStatus { kPass, kFail, kIncomplete };
+const char* status_name(CheckStatus s);  // "pass" | "fail" | "incomplete"
+
+struct Check {
+  std::string subject;  // a ceiling name, "health", "profile"
+  std::string rule;     // "datasheet fraction", "baseline", "uncorrected ECC", ...
+  CheckStatus status = CheckStatus::kIncomplete;
+  std::optional<double> measured, threshold;
+  std::string unit;                            // of measured and threshold, when they are quantities
+  std::string measured_text, threshold_text;   // when they are not (flags, link widths)
+  std::string source;                          // where the threshold came from
+  std::string reason;                          // why it failed or is incomplete
+};
+
+struct QualifyResult {
+  std::string device;  // "NVIDIA H200 (GPU-..., 0000:19:00.0)"
+  std::vector<Check> checks;
+  CheckStatus verdict() const;  // any fail -> fail; else any incomplete (or no checks) -> incomplete
+  int exit_code() const;        // 0 pass, 1 fail, 3 incomplete
+};
+
+// The health checks on a health section; `profile` (optional) adds the link seen in device.pcie.
+std::vector<Check> health_checks(const HealthSection& section, const HealthRules& rules,
+                                 const Profile* profile = nullptr);
+// A profile's health section checks (parses profile.raw["health"]; missing -> incomplete row).
+std::vector<Check> profile_health_checks(const Profile& profile, const HealthRules& rules);
+
+QualifyResult qualify(const Profile& profile, const Profile* baseline, const Rules& rules);
+
+Table checks_table(const std::vector<Check>& checks);
+std::string render_qualify(const QualifyResult& result, Format format);
+json checks_to_json(const std::vector<Check>& checks);
+
+}  // namespace ceilings

@@ -1,0 +1,300 @@
+// The health section: metric catalogue, plausibility rules for raw NVML readings, JSON in/out,
+// deltas and the display table (feeds `ceilings health` and the health checks of `qualify`).
+#include "ceilings/health.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "ceilings/units.hpp"
+
+namespace ceilings {
+
+namespace {
+
+using State = HealthMetric::State;
+constexpr const char* kUnsupportedText = "unsupported";
+constexpr const char* kUnreadableText = "could not read";
+
+}  // namespace
+
+const std::vector<MetricInfo>& health_metric_catalog() {
+  static const std::vector<MetricInfo> all = {
+      {"ecc.enabled", MetricKind::kFlag, ""},
+      {"ecc.volatile.corrected", MetricKind::kCounter, ""},
+      {"ecc.volatile.uncorrected", MetricKind::kCounter, ""},
+      {"ecc.aggregate.corrected", MetricKind::kCounter, ""},
+      {"ecc.aggregate.uncorrected", MetricKind::kCounter, ""},
+      {"ecc.volatile.dram.corrected", MetricKind::kCounter, ""},
+      {"ecc.volatile.dram.uncorrected", MetricKind::kCounter, ""},
+      {"ecc.volatile.sram.corrected", MetricKind::kCounter, ""},
+      {"ecc.volatile.sram.uncorrected", MetricKind::kCounter, ""},
+      {"ecc.aggregate.dram.corrected", MetricKind::kCounter, ""},
+      {"ecc.aggregate.dram.uncorrected", MetricKind::kCounter, ""},
+      {"ecc.aggregate.sram.corrected", MetricKind::kCounter, ""},
+      {"ecc.aggregate.sram.uncorrected", MetricKind::kCounter, ""},
+      {"remap.correctable_rows", MetricKind::kCounter, ""},
+      {"remap.uncorrectable_rows", MetricKind::kCounter, ""},
+      {"remap.pending", MetricKind::kFlag, ""},
+      {"remap.failure", MetricKind::kFlag, ""},
+      {"retired_pages.single_bit", MetricKind::kCounter, ""},
+      {"retired_pages.double_bit", MetricKind::kCounter, ""},
+      {"retired_pages.pending", MetricKind::kFlag, ""},
+      {"pcie.gen", MetricKind::kGauge, ""},
+      {"pcie.width", MetricKind::kGauge, ""},
+      {"pcie.max_gen", MetricKind::kGauge, ""},
+      {"pcie.max_width", MetricKind::kGauge, ""},
+      {"pcie.replays", MetricKind::kCounter, ""},
+      {"clocks.sm_hz", MetricKind::kGauge, "Hz"},
+      {"clocks.mem_hz", MetricKind::kGauge, "Hz"},
+      {"clocks.max_sm_hz", MetricKind::kGauge, "Hz"},
+      {"clocks.max_mem_hz", MetricKind::kGauge, "Hz"},
+      {"clocks.event_reasons", MetricKind::kGauge, ""},
+      {"throttle.power_s", MetricKind::kCounter, "s"},
+      {"throttle.thermal_s", MetricKind::kCounter, "s"},
+      {"throttle.reliability_s", MetricKind::kCounter, "s"},
+      {"throttle.board_limit_s", MetricKind::kCounter, "s"},
+      {"power.usage_w", MetricKind::kGauge, "W"},
+      {"power.limit_w", MetricKind::kGauge, "W"},
+      {"power.enforced_limit_w", MetricKind::kGauge, "W"},
+      {"temperature.gpu_c", MetricKind::kGauge, ""},
+      {"temperature.slowdown_c", MetricKind::kGauge, ""},
+      {"temperature.shutdown_c", MetricKind::kGauge, ""},
+  };
+  return all;
+}
+
+const MetricInfo* find_metric_info(const std::string& name) {
+  for (const MetricInfo& m : health_metric_catalog())
+    if (name == m.name) return &m;
+  return nullptr;
+}
+
+HealthMetric plausible_metric(const std::string& name, double raw) {
+  auto bad = [&](const std::string& why) { return HealthMetric::unreadable(why); };
+  if (!std::isfinite(raw) || raw < 0) return bad("impossible value " + format_fixed(raw, 0));
+  // NVML's "no value" sentinels are all-ones in 32 or 64 bits.
+  if (raw == 4294967295.0 || raw >= 1.8446744073709e19) return bad("sentinel value " + format_fixed(raw, 0));
+  const MetricInfo* info = find_metric_info(name);
+  if (!info) return bad("unknown metric");
+  const auto prefix = [&](const char* p) { return name.rfind(p, 0) == 0; };
+  if (info->kind == MetricKind::kFlag) {
+    if (raw != 0 && raw != 1) return bad("flag is neither 0 nor 1: " + format_fixed(raw, 0));
+  } else if (name == "pcie.gen" || name == "pcie.max_gen") {
+    if (raw < 1 || raw > 6) return bad("no PCIe generation " + format_fixed(raw, 0));
+  } else if (name == "pcie.width" || name == "pcie.max_width") {
+    if (raw < 1 || raw > 32) return bad("no PCIe link width x" + format_fixed(raw, 0));
+  } else if (prefix("clocks.") && name != "clocks.event_reasons") {
+    if (raw <= 0 || raw > 1e10) return bad("impossible clock " + format_fixed(raw, 0) + " Hz");
+  } else if (prefix("temperature.")) {
+    if (raw <= 0 || raw > 150) return bad("impossible temperature " + format_fixed(raw, 0) + " C");
+  } else if (prefix("power.")) {
+    if (raw <= 0 || raw > 5000) return bad("impossible power " + format_fixed(raw, 1) + " W");
+  } else if (prefix("remap.") || prefix("retired_pages.")) {
+    if (raw > 1e6) return bad("impossible count " + format_fixed(raw, 0));
+  } else if (prefix("throttle.")) {
+    if (raw > 1e9) return bad("impossible duration " + format_fixed(raw, 0) + " s");  // 30 years
+  }
+  return HealthMetric::of(raw);
+}
+
+const HealthMetric* HealthSnapshot::find(const std::string& name) const {
+  auto it = metrics.find(name);
+  return it == metrics.end() ? nullptr : &it->second;
+}
+
+std::optional<double> HealthSnapshot::value(const std::string& name) const {
+  const HealthMetric* m = find(name);
+  if (!m || !m->ok()) return std::nullopt;
+  return m->value;
+}
+
+std::map<std::string, double> health_deltas(const HealthSection& s) {
+  std::map<std::string, double> out;
+  if (!s.after) return out;
+  for (const MetricInfo& info : health_metric_catalog()) {
+    if (info.kind != MetricKind::kCounter) continue;
+    const auto b = s.before.value(info.name), a = s.after->value(info.name);
+    if (a && b) out[info.name] = *a - *b;
+  }
+  return out;
+}
+
+namespace {
+
+HealthSnapshot snapshot_from_json(const Fields& f) {
+  HealthSnapshot s;
+  s.time = f.string("time");
+  const Fields m = f.object("metrics");
+  for (const auto& [key, v] : m.raw().items()) {
+    const MetricInfo* info = find_metric_info(key);
+    if (!info) m.fail(key, "unknown health metric");
+    if (v.is_string()) {
+      const std::string text = v.get<std::string>();
+      if (text == kUnsupportedText) {
+        s.metrics[key] = HealthMetric::unsupported();
+      } else if (text.rfind(kUnreadableText, 0) == 0) {
+        std::string why = text.substr(std::string(kUnreadableText).size());
+        if (why.rfind(": ", 0) == 0) why = why.substr(2);
+        s.metrics[key] = HealthMetric::unreadable(why);
+      } else {
+        m.fail(key, "expected a value, \"unsupported\" or \"could not read: ...\", found '" + text + "'");
+      }
+    } else if (v.is_boolean()) {
+      if (info->kind != MetricKind::kFlag) m.fail(key, "expected a number, found a boolean");
+      s.metrics[key] = HealthMetric::of(v.get<bool>() ? 1 : 0);
+    } else if (v.is_number()) {
+      if (info->kind == MetricKind::kFlag) m.fail(key, "expected true or false, found a number");
+      const double d = m.number(key);
+      s.metrics[key] = HealthMetric::of(d);
+    } else {
+      m.fail(key, "expected a value, found " + json_type_name(v));
+    }
+  }
+  return s;
+}
+
+json metric_to_json(const std::string& name, const HealthMetric& m) {
+  switch (m.state) {
+    case State::kUnsupported: return kUnsupportedText;
+    case State::kUnreadable: return std::string(kUnreadableText) + (m.reason.empty() ? "" : ": " + m.reason);
+    case State::kValue: break;
+  }
+  const MetricInfo* info = find_metric_info(name);
+  if (info && info->kind == MetricKind::kFlag) return m.value != 0;
+  if (m.value == std::floor(m.value) && std::fabs(m.value) < 9e15) return static_cast<long long>(m.value);
+  return m.value;
+}
+
+json snapshot_to_json(const HealthSnapshot& s) {
+  json metrics = json::object();
+  for (const auto& [k, m] : s.metrics) metrics[k] = metric_to_json(k, m);
+  return {{"time", s.time}, {"metrics", metrics}};
+}
+
+}  // namespace
+
+HealthSection health_from_json(const json& document, const std::string& path) {
+  const Fields f(document, path);
+  HealthSection s;
+  s.schema = f.string("schema");
+  if (s.schema != kHealthSchema)
+    f.fail("schema", "'" + s.schema + "' is not a schema this version reads (expected " + kHealthSchema + ")");
+  const Fields d = f.object("device");
+  s.device_index = static_cast<int>(d.integer("index"));
+  s.device_name = d.string("name");
+  s.uuid = d.string("uuid");
+  s.pci_bus_id = d.optional_string("pci_bus_id").value_or("");
+  s.driver = f.optional_string("driver").value_or("");
+  s.before = snapshot_from_json(f.object("before"));
+  if (auto a = f.optional_object("after")) s.after = snapshot_from_json(*a);
+  if (!f.has("xid")) f.fail("xid", "required but missing (an object, \"unsupported\" or \"could not read: ...\")");
+  const json& x = document.at("xid");
+  if (x.is_string()) {
+    const std::string text = x.get<std::string>();
+    if (text == kUnsupportedText) {
+      s.xid.state = State::kUnsupported;
+    } else if (text.rfind(kUnreadableText, 0) == 0) {
+      s.xid.state = State::kUnreadable;
+      s.xid.reason = text;
+    } else {
+      f.fail("xid", "expected an object, \"unsupported\" or \"could not read: ...\"");
+    }
+  } else {
+    const Fields xf = f.object("xid");
+    s.xid.state = State::kValue;
+    s.xid.window_s = xf.number("window_s");
+    const json& events = xf.array("events");
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const Fields e(events[i], xf.path_of("events") + "[" + std::to_string(i) + "]");
+      s.xid.events.push_back({e.integer("xid"), e.number("after_s")});
+    }
+  }
+  return s;
+}
+
+json health_to_json(const HealthSection& s) {
+  json doc = {{"schema", s.schema},
+              {"device", {{"index", s.device_index}, {"name", s.device_name}, {"uuid", s.uuid},
+                          {"pci_bus_id", s.pci_bus_id}}},
+              {"driver", s.driver},
+              {"before", snapshot_to_json(s.before)}};
+  if (s.after) doc["after"] = snapshot_to_json(*s.after);
+  switch (s.xid.state) {
+    case State::kUnsupported: doc["xid"] = kUnsupportedText; break;
+    case State::kUnreadable:
+      doc["xid"] = s.xid.reason.rfind(kUnreadableText, 0) == 0 ? s.xid.reason
+                                                                : std::string(kUnreadableText) + ": " + s.xid.reason;
+      break;
+    case State::kValue: {
+      json events = json::array();
+      for (const XidEvent& e : s.xid.events) events.push_back({{"xid", e.xid}, {"after_s", e.after_s}});
+      doc["xid"] = {{"window_s", s.xid.window_s}, {"events", events}};
+      break;
+    }
+  }
+  json deltas = json::object();
+  for (const auto& [k, v] : health_deltas(s)) deltas[k] = v;
+  doc["deltas"] = deltas;
+  return doc;
+}
+
+std::string metric_display(const HealthMetric& m, const std::string& name) {
+  if (m.state == State::kUnsupported) return kUnsupportedText;
+  if (m.state == State::kUnreadable) return std::string(kUnreadableText) + (m.reason.empty() ? "" : " (" + m.reason + ")");
+  const MetricInfo* info = find_metric_info(name);
+  if (info && info->kind == MetricKind::kFlag) return m.value != 0 ? "yes" : "no";
+  if (name == "clocks.event_reasons") {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(m.value));
+    return buf;
+  }
+  if (info && std::string(info->unit) == "s") return format_fixed(m.value, 3) + " s";  // cumulative, often 0
+  if (info && *info->unit) return format_quantity(m.value, info->unit);
+  if (name.rfind("temperature.", 0) == 0) return format_fixed(m.value, 0) + " C";
+  return format_fixed(m.value, 0);
+}
+
+Table health_table(const HealthSection& s) {
+  Table t;
+  t.columns = {"metric", "before"};
+  if (s.after) {
+    t.columns.push_back("after");
+    t.columns.push_back("delta");
+  }
+  t.right_aligned = {false, true, true, true};
+  const auto deltas = health_deltas(s);
+  for (const MetricInfo& info : health_metric_catalog()) {
+    const HealthMetric* b = s.before.find(info.name);
+    const HealthMetric* a = s.after ? s.after->find(info.name) : nullptr;
+    if (!b && !a) continue;
+    std::vector<std::string> row{info.name, b ? metric_display(*b, info.name) : "-"};
+    if (s.after) {
+      row.push_back(a ? metric_display(*a, info.name) : "-");
+      auto it = deltas.find(info.name);
+      row.push_back(it == deltas.end() ? "" : metric_display(HealthMetric::of(it->second), info.name));
+    }
+    t.add_row(std::move(row));
+  }
+  std::string xid;
+  switch (s.xid.state) {
+    case State::kUnsupported: xid = kUnsupportedText; break;
+    case State::kUnreadable: xid = s.xid.reason.empty() ? kUnreadableText : s.xid.reason; break;
+    case State::kValue:
+      if (s.xid.events.empty()) {
+        xid = "none in " + format_quantity(s.xid.window_s, "s");
+      } else {
+        for (const XidEvent& e : s.xid.events)
+          xid += (xid.empty() ? "" : ", ") + std::string("XID ") + std::to_string(e.xid);
+      }
+      break;
+  }
+  std::vector<std::string> row{"xid.events", xid};
+  if (s.after) {
+    row.push_back("");
+    row.push_back("");
+  }
+  t.add_row(std::move(row));
+  return t;
+}
+
+}  // namespace ceilings

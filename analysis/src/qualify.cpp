@@ -1,0 +1,890 @@
+// Verdicts for node qualification: default and file rules, the per-ceiling checks (datasheet
+// fraction at the observed clock, absolute limits, baseline tolerance, verification, slowdown) and
+// the health checks (ECC, row remaps, PCIe link and replays, XID, thermal slowdown, unreadable counters).
+#include "ceilings/qualify.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "ceilings/datasheet.hpp"
+#include "ceilings/report.hpp"
+#include "ceilings/units.hpp"
+
+namespace ceilings {
+
+namespace {
+
+// Clock-event reason bits, as NVML's nvmlClocksEventReasons (and bench/harness/nvml.hpp) define them.
+constexpr std::uint64_t kSwPowerCap = 0x4, kHwSlowdown = 0x8, kSwThermal = 0x20, kHwThermal = 0x40,
+                        kHwPowerBrake = 0x80;
+// The slowdowns that mean the hardware, not the workload, held the clock down: a fail.
+constexpr std::uint64_t kHardwareSlowdownMask = kHwSlowdown | kSwThermal | kHwThermal | kHwPowerBrake;
+
+// DCGM's health watch treats more than 8 PCIe replays per minute as a fault.
+constexpr double kMaxReplaysPerMinute = 8.0;
+
+std::string reason_names(std::uint64_t bits) {
+  static const std::pair<std::uint64_t, const char*> names[] = {
+      {kSwPowerCap, "sw_power_cap"},      {kHwSlowdown, "hw_slowdown"},
+      {kSwThermal, "sw_thermal_slowdown"}, {kHwThermal, "hw_thermal_slowdown"},
+      {kHwPowerBrake, "hw_power_brake_slowdown"}};
+  std::string out;
+  for (const auto& [bit, name] : names)
+    if (bits & bit) out += (out.empty() ? "" : ",") + std::string(name);
+  return out.empty() ? "none" : out;
+}
+
+bool is_rate_unit(const std::string& unit) { return unit == "B/s" || unit == "FLOP/s" || unit == "OP/s"; }
+
+std::string family_of(const std::string& name) { return name.substr(0, name.find('.')); }
+
+bool has_datasheet_figure(const std::string& name) {
+  const std::string f = family_of(name);
+  if (f == "pcie") return name.find("pageable") == std::string::npos;
+  return f == "hbm" || f == "gemm" || f == "fma" || f == "nvlink";
+}
+
+}  // namespace
+
+std::string ceiling_unit_for(const std::string& name) {
+  const std::string f = family_of(name);
+  if (f == "hbm" || f == "l2" || f == "smem" || f == "pcie" || f == "nvlink") return "B/s";
+  if (f == "gemm") return name == "gemm.int8" ? "OP/s" : "FLOP/s";
+  if (f == "fma") return "FLOP/s";
+  if (f == "latency") return "s";
+  return "";
+}
+
+const char* status_name(CheckStatus s) {
+  switch (s) {
+    case CheckStatus::kPass: return "pass";
+    case CheckStatus::kFail: return "fail";
+    case CheckStatus::kIncomplete: return "incomplete";
+  }
+  return "?";
+}
+
+// Fractions of the datasheet (or link) value, chosen from what the best peers reach on an H200
+// (/work TARGETS.md, measured side by side) and published figures, leaving room for node-to-node
+// spread: HBM copy/triad/read peers reach 0.89/0.91/0.92 of 4.8 TB/s -> 0.85 (write has no peer: 0.80);
+// bf16 GEMM 745 TFLOP/s (0.75) and published MAMF 794.5 (0.80) -> 0.70; fp16 685 (0.69) -> 0.65;
+// fp8 1303 (0.66), MAMF 1453 (0.73) -> 0.60; tf32 381 (0.77) -> 0.70; fp32 GEMM 50.6 (0.76) -> 0.70;
+// fp64 DGEMM 61.2 (0.91) -> 0.80; int8 has no trustworthy peer (126 TOP/s is a poor kernel) -> 0.50;
+// FMA fp32 58.5 (0.87) -> 0.80, fp64 31.2 (0.92 of 33.5) -> 0.85; PCIe H2D/D2H 55.3 GB/s of 63.0
+// (0.88) -> 0.80, bidirectional 99 of 126 (0.79) -> 0.70; NVLink CE 396 of 450 (0.88) -> 0.80.
+Rules default_rules() {
+  Rules r;
+  r.required = {"hbm.copy", "gemm.bf16", "pcie.h2d"};
+  const std::pair<const char*, double> fractions[] = {
+      {"hbm.copy", 0.85},      {"hbm.triad", 0.85},      {"hbm.read", 0.85},     {"hbm.write", 0.80},
+      {"gemm.bf16", 0.70},     {"gemm.fp16", 0.65},      {"gemm.fp8_e4m3", 0.60}, {"gemm.tf32", 0.70},
+      {"gemm.fp32", 0.70},     {"gemm.fp64", 0.80},      {"gemm.int8", 0.50},    {"fma.fp32", 0.80},
+      {"fma.fp64", 0.85},      {"pcie.h2d", 0.80},       {"pcie.d2h", 0.80},     {"pcie.bidir", 0.70},
+      {"nvlink.p2p_uni", 0.80}, {"nvlink.p2p_bidir", 0.80}};
+  for (const auto& [name, f] : fractions) r.ceilings[name].min_fraction_of_datasheet = f;
+  return r;
+}
+
+namespace {
+
+void reject(const std::string& path, const std::string& problem) {
+  throw InputError("rules: '" + path + "': " + problem);
+}
+
+void check_keys(const json& obj, const std::string& path, const std::set<std::string>& known) {
+  for (const auto& [k, v] : obj.items()) {
+    (void)v;
+    if (!known.count(k)) {
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      reject(path.empty() ? k : path + "." + k, "unknown key (known: " + list + ")");
+    }
+  }
+}
+
+const json& object_at(const json& obj, const std::string& key, const std::string& path) {
+  const json& v = obj.at(key);
+  if (!v.is_object()) reject(path, "expected an object, found " + json_type_name(v));
+  return v;
+}
+
+// A quantity written as a string with a unit; a bare number is rejected, because its unit would be a guess.
+Quantity quantity_at(const json& v, const std::string& path) {
+  if (v.is_number())
+    reject(path, "a bare number (" + v.dump() + ") has no unit: write it as a string with one, e.g. \"4.2 TB/s\", "
+                 "\"55 GB/s\", \"700 TFLOP/s\", \"2 us\" or \"5%\"");
+  if (!v.is_string()) reject(path, "expected a quantity string such as \"4.2 TB/s\", found " + json_type_name(v));
+  try {
+    return parse_quantity(v.get<std::string>(), "rules: '" + path + "'");
+  } catch (const InputError& e) {
+    throw InputError(e.what());
+  }
+}
+
+double fraction_at(const json& v, const std::string& path, double lo, double hi, bool lo_inclusive) {
+  const Quantity q = quantity_at(v, path);
+  if (q.unit != "%") reject(path, "expected a percentage such as \"85%\", found a quantity in " + q.unit);
+  if (q.value > hi || q.value < lo || (!lo_inclusive && q.value == lo))
+    reject(path, format_percent(q.value) + " is out of range (" + (lo_inclusive ? "" : "above ") + format_percent(lo, 0) +
+                     " to " + format_percent(hi, 0) + ")");
+  return q.value;
+}
+
+bool bool_at(const json& v, const std::string& path) {
+  if (!v.is_boolean()) reject(path, "expected true or false, found " + json_type_name(v));
+  return v.get<bool>();
+}
+
+void parse_ceiling_rule(const std::string& name, const json& v, const std::string& path, CeilingRule& rule) {
+  static const std::regex name_pattern("^[a-z0-9_]+\\.[a-z0-9_]+$");
+  if (!std::regex_match(name, name_pattern)) reject(path, "not a ceiling name of the form family.variant");
+  const std::string unit = ceiling_unit_for(name);
+  if (unit.empty())
+    reject(path, "unknown ceiling family '" + family_of(name) + "' (known: hbm, l2, smem, gemm, fma, pcie, nvlink, latency)");
+  if (!v.is_object()) reject(path, "expected an object, found " + json_type_name(v));
+  check_keys(v, path, {"min", "max", "min_fraction_of_datasheet", "baseline_tolerance"});
+  const bool rate = is_rate_unit(unit);
+  for (const auto& [key, value] : v.items()) {
+    const std::string p = path + "." + key;
+    if (key == "min" || key == "max") {
+      if (key == "min" && !rate) reject(p, name + " is a latency (lower is better): use \"max\"");
+      if (key == "max" && rate) reject(p, name + " is a rate (higher is better): use \"min\"");
+      const Quantity q = quantity_at(value, p);
+      if (q.unit != unit)
+        reject(p, "unit " + q.unit + " does not match " + name + ", which is measured in " + unit);
+      if (!(q.value > 0)) reject(p, "must be above zero");
+      (key == "min" ? rule.min : rule.max) = q.value;
+    } else if (key == "min_fraction_of_datasheet") {
+      if (value.is_boolean() && !value.get<bool>()) {
+        rule.min_fraction_of_datasheet.reset();  // false: switch the default off
+        continue;
+      }
+      if (!has_datasheet_figure(name)) reject(p, "the datasheet has no figure for " + name);
+      rule.min_fraction_of_datasheet = fraction_at(value, p, 0.0, 1.0, false);
+    } else {
+      rule.baseline_tolerance = fraction_at(value, p, 0.0, 0.99, true);
+    }
+  }
+}
+
+}  // namespace
+
+Rules parse_rules(const json& doc, const std::string& origin) {
+  if (!doc.is_object()) reject("(document)", "expected an object, found " + json_type_name(doc));
+  check_keys(doc, "", {"schema", "note", "extends_defaults", "required", "baseline_tolerance", "clock_scaling_floor",
+                       "ceilings", "health"});
+  if (!doc.contains("schema")) reject("schema", "required but missing (\"" + std::string(kRulesSchema) + "\")");
+  if (!doc["schema"].is_string() || doc["schema"].get<std::string>() != kRulesSchema)
+    reject("schema", "expected \"" + std::string(kRulesSchema) + "\", found " + doc["schema"].dump());
+  if (doc.contains("note") && !doc["note"].is_string()) reject("note", "expected a string");
+  const bool extend = doc.contains("extends_defaults") ? bool_at(doc["extends_defaults"], "extends_defaults") : true;
+  Rules r = extend ? default_rules() : Rules{};
+  if (!extend) r.required.clear();
+  r.origin = origin;
+  if (doc.contains("required")) {
+    const json& req = doc["required"];
+    if (!req.is_array()) reject("required", "expected an array of ceiling names, found " + json_type_name(req));
+    r.required.clear();
+    for (std::size_t i = 0; i < req.size(); ++i) {
+      const std::string p = "required[" + std::to_string(i) + "]";
+      if (!req[i].is_string()) reject(p, "expected a ceiling name, found " + json_type_name(req[i]));
+      const std::string name = req[i].get<std::string>();
+      if (ceiling_unit_for(name).empty() || name.find('.') == std::string::npos)
+        reject(p, "'" + name + "' is not a ceiling of a known family (hbm, l2, smem, gemm, fma, pcie, nvlink, latency)");
+      r.required.push_back(name);
+    }
+  }
+  if (doc.contains("baseline_tolerance"))
+    r.baseline_tolerance = fraction_at(doc["baseline_tolerance"], "baseline_tolerance", 0.0, 0.99, true);
+  if (doc.contains("clock_scaling_floor"))
+    r.clock_scaling_floor = fraction_at(doc["clock_scaling_floor"], "clock_scaling_floor", 0.0, 1.0, false);
+  if (doc.contains("ceilings")) {
+    const json& c = object_at(doc, "ceilings", "ceilings");
+    for (const auto& [name, v] : c.items()) parse_ceiling_rule(name, v, "ceilings." + name, r.ceilings[name]);
+  }
+  if (doc.contains("health")) {
+    const json& h = object_at(doc, "health", "health");
+    struct Flag {
+      const char* key;
+      bool HealthRules::*member;
+    };
+    static const Flag flags[] = {{"require_section", &HealthRules::require_section},
+                                 {"uncorrected_ecc", &HealthRules::uncorrected_ecc},
+                                 {"row_remap", &HealthRules::row_remap},
+                                 {"pcie_link", &HealthRules::pcie_link},
+                                 {"pcie_replays", &HealthRules::pcie_replays},
+                                 {"xid", &HealthRules::xid},
+                                 {"slowdown", &HealthRules::slowdown},
+                                 {"verification", &HealthRules::verification},
+                                 {"readable", &HealthRules::readable}};
+    std::set<std::string> known;
+    for (const Flag& f : flags) known.insert(f.key);
+    check_keys(h, "health", known);
+    for (const Flag& f : flags)
+      if (h.contains(f.key)) r.health.*f.member = bool_at(h[f.key], std::string("health.") + f.key);
+  }
+  return r;
+}
+
+Rules read_rules(const std::string& path) {
+  const json doc = read_json_file(path);
+  return parse_rules(doc, path);
+}
+
+// ---- checks ------------------------------------------------------------------------------------
+
+namespace {
+
+Check make(const std::string& subject, const std::string& rule) {
+  Check c;
+  c.subject = subject;
+  c.rule = rule;
+  return c;
+}
+
+std::string fmt_bits(std::uint64_t bits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(bits));
+  return buf;
+}
+
+std::optional<std::time_t> parse_time(const std::string& iso) {
+  std::tm tm{};
+  if (std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                  &tm.tm_sec) != 6)
+    return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return timegm(&tm);
+}
+
+// The snapshots of a section, before first.
+std::vector<const HealthSnapshot*> snapshots(const HealthSection& s) {
+  std::vector<const HealthSnapshot*> v{&s.before};
+  if (s.after) v.push_back(&*s.after);
+  return v;
+}
+
+// A flag or count judged over every snapshot: fail when any reading is bad, incomplete when none
+// could be read, pass when every snapshot had a value.
+struct Reading {
+  std::vector<double> values;
+  std::string missing;  // "unsupported" / "could not read (...)" of the first snapshot without a value
+};
+Reading gather(const HealthSection& s, const std::string& metric) {
+  Reading r;
+  for (const HealthSnapshot* snap : snapshots(s)) {
+    const HealthMetric* m = snap->find(metric);
+    if (m && m->ok()) r.values.push_back(m->value);
+    else if (r.missing.empty()) r.missing = m ? metric_display(*m, metric) : "not recorded";
+  }
+  return r;
+}
+
+void check_ecc(const HealthSection& s, std::vector<Check>& out) {
+  Check mode = make("health", "ECC enabled");
+  const Reading enabled = gather(s, "ecc.enabled");
+  mode.threshold_text = "on";
+  mode.source = "health rule uncorrected_ecc (errors are only counted with ECC on)";
+  if (enabled.values.empty()) {
+    mode.reason = "ECC mode " + enabled.missing;
+  } else {
+    const bool on = std::all_of(enabled.values.begin(), enabled.values.end(), [](double v) { return v != 0; });
+    mode.measured_text = on ? "on" : "off";
+    mode.status = on ? CheckStatus::kPass : CheckStatus::kFail;
+    if (!on) mode.reason = "ECC is disabled: uncorrected memory errors would go unseen";
+  }
+  out.push_back(mode);
+
+  Check c = make("health", "uncorrected ECC errors");
+  c.threshold = 0;
+  c.source = "health rule uncorrected_ecc";
+  const Reading total = gather(s, "ecc.volatile.uncorrected");
+  if (total.values.empty() || (s.after && total.values.size() < 2)) {
+    c.reason = "volatile uncorrected ECC count " + total.missing;
+  } else {
+    const double since_load = *std::max_element(total.values.begin(), total.values.end());
+    const double during = total.values.size() == 2 ? total.values[1] - total.values[0] : 0;
+    c.measured = since_load;
+    c.status = since_load > 0 ? CheckStatus::kFail : CheckStatus::kPass;
+    if (during > 0)
+      c.reason = format_fixed(during, 0) + " uncorrected ECC error(s) during the run";
+    else if (since_load > 0)
+      c.reason = format_fixed(since_load, 0) + " uncorrected ECC error(s) since the driver loaded: reset the GPU";
+  }
+  out.push_back(c);
+}
+
+void check_remap(const HealthSection& s, std::vector<Check>& out) {
+  Check c = make("health", "row remapping");
+  c.threshold_text = "none pending, no failure";
+  c.source = "health rule row_remap";
+  const Reading pending = gather(s, "remap.pending"), failure = gather(s, "remap.failure");
+  const bool remap_known = !pending.values.empty() && !failure.values.empty() &&
+                           (!s.after || (pending.values.size() == 2 && failure.values.size() == 2));
+  if (remap_known) {
+    const bool p = std::any_of(pending.values.begin(), pending.values.end(), [](double v) { return v != 0; });
+    const bool f = std::any_of(failure.values.begin(), failure.values.end(), [](double v) { return v != 0; });
+    c.measured_text = std::string(p ? "remap pending" : "none pending") + (f ? ", remap FAILED" : "");
+    c.status = (p || f) ? CheckStatus::kFail : CheckStatus::kPass;
+    if (p) c.reason = "a row remap is pending: reset the GPU to apply it";
+    if (f) c.reason += std::string(c.reason.empty() ? "" : "; ") + "a row remap failed: the GPU needs service";
+    out.push_back(c);
+    return;
+  }
+  // GPUs before Ampere retire pages instead of remapping rows.
+  const Reading retired = gather(s, "retired_pages.pending");
+  if (!retired.values.empty()) {
+    const bool p = std::any_of(retired.values.begin(), retired.values.end(), [](double v) { return v != 0; });
+    c.rule = "page retirement";
+    c.measured_text = p ? "retirement pending" : "none pending";
+    c.status = p ? CheckStatus::kFail : CheckStatus::kPass;
+    if (p) c.reason = "a page retirement is pending: reset the GPU to apply it";
+    out.push_back(c);
+    return;
+  }
+  c.reason = "row remap state " + (pending.missing.empty() ? failure.missing : pending.missing) +
+             "; page retirement " + retired.missing;
+  out.push_back(c);
+}
+
+void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
+  Check c = make("health", "PCIe link");
+  c.source = "health rule pcie_link (current link vs the maximum the GPU and slot support)";
+  // The link may train down at idle; the best link seen in any reading (the profile's is read by
+  // ceilings-bench, the health snapshots around the run) is the one compared with the maximum.
+  std::optional<double> gen, width, max_gen, max_width;
+  auto take_max = [](std::optional<double>& into, std::optional<double> v) {
+    if (v) into = into ? std::max(*into, *v) : *v;
+  };
+  if (s)
+    for (const HealthSnapshot* snap : snapshots(*s)) {
+      take_max(gen, snap->value("pcie.gen"));
+      take_max(width, snap->value("pcie.width"));
+      take_max(max_gen, snap->value("pcie.max_gen"));
+      take_max(max_width, snap->value("pcie.max_width"));
+    }
+  if (profile) {
+    const PcieInfo& p = profile->device.pcie;
+    auto opt = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
+    take_max(gen, opt(p.gen));
+    take_max(width, opt(p.width));
+    take_max(max_gen, opt(p.max_gen));
+    take_max(max_width, opt(p.max_width));
+  }
+  if (!gen || !width || !max_gen || !max_width) {
+    c.reason = "PCIe link generation/width or its maximum could not be read";
+    out.push_back(c);
+    return;
+  }
+  auto link = [](double g, double w) { return "Gen" + format_fixed(g, 0) + " x" + format_fixed(w, 0); };
+  c.measured_text = link(*gen, *width);
+  c.threshold_text = link(*max_gen, *max_width);
+  if (*width < *max_width) {
+    c.status = CheckStatus::kFail;
+    c.reason = "link runs at " + c.measured_text + " below its maximum " + c.threshold_text +
+               " (reseat the card, check the riser and slot)";
+  } else if (*gen >= *max_gen) {
+    c.status = CheckStatus::kPass;
+  } else {
+    // Only the generation is low. Links drop to a lower generation at idle to save power, so a low
+    // reading proves nothing unless the GPU was busy; measured PCIe bandwidth above what the low
+    // generation can carry proves the link trained up under load.
+    double best_copy = 0;
+    if (profile)
+      for (const char* name : {"pcie.h2d", "pcie.d2h"})
+        if (const Ceiling* k = profile->find(name)) best_copy = std::max(best_copy, k->value);
+    const double low_capacity = pcie_link_bandwidth(static_cast<int>(*gen), static_cast<int>(*width));
+    bool idle = false;
+    if (s)
+      for (const HealthSnapshot* snap : snapshots(*s)) {
+        const auto g = snap->value("pcie.gen");
+        const auto reasons = snap->value("clocks.event_reasons");
+        if (g && *g < *max_gen && reasons && (static_cast<std::uint64_t>(*reasons) & 0x1)) idle = true;
+      }
+    const std::string seen = c.measured_text;
+    if (best_copy > low_capacity) {
+      c.status = CheckStatus::kPass;
+      c.measured_text += " when read, trained up under load";
+      c.reason = "measured PCIe copies (" + format_quantity(best_copy, "B/s") + ") exceed what " + seen + " carries (" +
+                 format_quantity(low_capacity, "B/s") + ")";
+    } else if (idle) {
+      c.measured_text += " (idle)";
+      c.reason = "the generation was read only while the GPU was idle, when links downshift to save power: "
+                 "judge it from a profile measured under load";
+    } else {
+      c.status = CheckStatus::kFail;
+      c.reason = "link runs at " + c.measured_text + " below its maximum " + c.threshold_text + " under load";
+    }
+  }
+  out.push_back(c);
+}
+
+void check_replays(const HealthSection& s, std::vector<Check>& out) {
+  Check c = make("health", "PCIe replay rate");
+  c.threshold = kMaxReplaysPerMinute;
+  c.unit = "";
+  c.source = "health rule pcie_replays (DCGM's limit: 8 replays per minute)";
+  const Reading r = gather(s, "pcie.replays");
+  if (!s.after) {
+    c.reason = "one snapshot only: a rate needs a before and an after reading";
+  } else if (r.values.size() < 2) {
+    c.reason = "PCIe replay counter " + r.missing;
+  } else {
+    double minutes = 1.0;
+    const auto t0 = parse_time(s.before.time), t1 = parse_time(s.after->time);
+    if (t0 && t1) minutes = std::max(1.0, std::difftime(*t1, *t0) / 60.0);
+    const double rate = (r.values[1] - r.values[0]) / minutes;
+    c.measured = rate;
+    c.measured_text = format_fixed(rate, 1) + "/min";
+    c.threshold_text = "<= 8/min";
+    c.status = rate > kMaxReplaysPerMinute ? CheckStatus::kFail : CheckStatus::kPass;
+    if (rate > kMaxReplaysPerMinute)
+      c.reason = format_fixed(r.values[1] - r.values[0], 0) + " PCIe replays during the run: a marginal link";
+  }
+  out.push_back(c);
+}
+
+void check_xid(const HealthSection& s, std::vector<Check>& out) {
+  Check c = make("health", "XID critical errors");
+  c.threshold = 0;
+  c.source = "health rule xid";
+  if (s.xid.state == HealthMetric::State::kUnsupported) {
+    c.reason = "XID events are not supported here: not monitored";
+  } else if (s.xid.state == HealthMetric::State::kUnreadable) {
+    c.reason = "XID events " + (s.xid.reason.empty() ? std::string("could not be monitored") : s.xid.reason);
+  } else {
+    c.measured = static_cast<double>(s.xid.events.size());
+    c.status = s.xid.events.empty() ? CheckStatus::kPass : CheckStatus::kFail;
+    if (!s.xid.events.empty()) {
+      c.reason = "XID";
+      for (const XidEvent& e : s.xid.events) c.reason += " " + std::to_string(e.xid);
+      c.reason += " during " + format_quantity(s.xid.window_s, "s") + " of monitoring";
+    }
+  }
+  out.push_back(c);
+}
+
+void check_health_slowdown(const HealthSection& s, std::vector<Check>& out) {
+  Check c = make("health", "HW/thermal slowdown");
+  c.threshold_text = "none";
+  c.source = "health rule slowdown (clock-event reasons and NVML thermal violation time)";
+  std::uint64_t bits = 0;
+  bool any_reading = false;
+  for (const HealthSnapshot* snap : snapshots(s))
+    if (auto v = snap->value("clocks.event_reasons")) {
+      any_reading = true;
+      bits |= static_cast<std::uint64_t>(*v);
+    }
+  std::optional<double> thermal_delta;
+  if (s.after) {
+    const auto b = s.before.value("throttle.thermal_s"), a = s.after->value("throttle.thermal_s");
+    if (a && b) thermal_delta = *a - *b;
+  }
+  if (!any_reading && !thermal_delta) {
+    c.reason = "clock-event reasons " + gather(s, "clocks.event_reasons").missing;
+    out.push_back(c);
+    return;
+  }
+  const std::uint64_t hw = bits & kHardwareSlowdownMask;
+  c.measured_text = "reasons " + fmt_bits(bits) + (thermal_delta ? ", thermal " + format_quantity(*thermal_delta, "s") : "");
+  c.status = CheckStatus::kPass;
+  if (hw) {
+    c.status = CheckStatus::kFail;
+    c.reason = "clock held down by " + reason_names(hw);
+  }
+  if (thermal_delta && *thermal_delta > 0) {
+    c.status = CheckStatus::kFail;
+    c.reason += (c.reason.empty() ? "" : "; ") + std::string("thermal slowdown for ") +
+                format_quantity(*thermal_delta, "s") + " during the run";
+  }
+  out.push_back(c);
+}
+
+void check_readable(const HealthSection& s, std::vector<Check>& out) {
+  Check c = make("health", "counters readable");
+  c.threshold_text = "all read";
+  c.source = "health rule readable";
+  std::vector<std::string> bad;
+  std::set<std::string> seen;
+  for (const HealthSnapshot* snap : snapshots(s))
+    for (const auto& [name, m] : snap->metrics)
+      if (m.state == HealthMetric::State::kUnreadable && seen.insert(name).second)
+        bad.push_back(name + " (" + m.reason + ")");
+  c.measured = static_cast<double>(bad.size());
+  c.measured_text = bad.empty() ? "all read" : std::to_string(bad.size()) + " could not be read";
+  c.status = bad.empty() ? CheckStatus::kPass : CheckStatus::kIncomplete;
+  for (const auto& b : bad) c.reason += (c.reason.empty() ? "could not read: " : ", ") + b;
+  out.push_back(c);
+}
+
+}  // namespace
+
+std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rules, const Profile* profile) {
+  std::vector<Check> out;
+  if (profile && !profile->device.uuid.empty() && s.uuid != profile->device.uuid) {
+    Check c = make("health", "same GPU");
+    c.measured_text = s.uuid;
+    c.threshold_text = profile->device.uuid;
+    c.source = "the profile's device";
+    c.reason = "the health section was recorded on another GPU (" + s.uuid + ")";
+    out.push_back(c);
+    return out;
+  }
+  if (rules.uncorrected_ecc) check_ecc(s, out);
+  if (rules.row_remap) check_remap(s, out);
+  if (rules.pcie_link) check_pcie_link(&s, profile, out);
+  if (rules.pcie_replays) check_replays(s, out);
+  if (rules.xid) check_xid(s, out);
+  if (rules.slowdown) check_health_slowdown(s, out);
+  if (rules.readable) check_readable(s, out);
+  return out;
+}
+
+std::vector<Check> profile_health_checks(const Profile& p, const HealthRules& rules) {
+  std::vector<Check> out;
+  const auto it = p.raw.find("health");
+  if (it == p.raw.end() || it->is_null()) {
+    if (rules.require_section) {
+      Check c = make("health", "health recorded");
+      c.threshold_text = "before/after snapshots";
+      c.source = "health rule require_section";
+      c.reason = "the profile has no health section (measure with a ceilings that records it, or run "
+                 "`ceilings health` and set \"health\": {\"require_section\": false} to accept that)";
+      out.push_back(c);
+    }
+    if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
+    return out;
+  }
+  if (it->is_string()) {  // `ceilings measure` could not read health: it says why
+    if (rules.require_section) {
+      Check c = make("health", "health recorded");
+      c.threshold_text = "before/after snapshots";
+      c.source = "health rule require_section";
+      c.reason = "health was not recorded: " + it->get<std::string>();
+      out.push_back(c);
+    }
+    if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
+    return out;
+  }
+  const HealthSection s = health_from_json(*it, "health");
+  return health_checks(s, rules, &p);
+}
+
+namespace {
+
+const GpuSpec* spec_for(const Profile& p) { return find_gpu(p.device.name); }
+
+// The datasheet threshold base for a ceiling and where it came from; PCIe uses the link's maximum.
+struct Base {
+  double value = 0;
+  std::string source;
+};
+std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
+  const std::string f = family_of(c.name);
+  if (f == "pcie" && c.name.find("pageable") == std::string::npos) {
+    const PcieInfo& l = p.device.pcie;
+    std::optional<int> gen = l.max_gen, width = l.max_width;
+    const GpuSpec* spec = spec_for(p);
+    if ((!gen || !width) && spec) {
+      gen = spec->pcie_gen;
+      width = spec->pcie_width;
+    }
+    if (!gen || !width) return std::nullopt;
+    const double one_way = pcie_link_bandwidth(*gen, *width);
+    const bool bidir = c.name == "pcie.bidir";
+    return Base{bidir ? 2 * one_way : one_way, "PCIe Gen" + std::to_string(*gen) + " x" + std::to_string(*width) +
+                                                   " theoretical" + (bidir ? " (both directions)" : "")};
+  }
+  const auto ds = datasheet_for(p, c);
+  if (!ds) return std::nullopt;
+  const GpuSpec* spec = spec_for(p);
+  return Base{*ds, std::string("datasheet ") + (spec ? spec->name : p.device.name)};
+}
+
+// Compute peaks are quoted at the boost clock and HBM at the maximum memory clock: the threshold
+// follows the clock the measurement actually ran at, floored so a stuck-low clock still fails.
+double clock_scale(const Profile& p, const Ceiling& c, double floor, std::string& note) {
+  const std::string f = family_of(c.name);
+  if (!c.telemetry.available) {
+    if (f == "gemm" || f == "fma" || f == "hbm") note = ", clock not recorded: unscaled";
+    return 1.0;
+  }
+  double observed = 0, peak = 0;
+  const char* which = "";
+  if (f == "gemm" || f == "fma") {
+    observed = c.telemetry.sm_clock_hz;
+    const GpuSpec* spec = spec_for(p);
+    peak = spec && spec->boost_clock_hz > 0 ? spec->boost_clock_hz : p.device.max_sm_clock_hz.value_or(0);
+    which = "SM";
+  } else if (f == "hbm") {
+    observed = c.telemetry.mem_clock_hz;
+    peak = p.device.max_mem_clock_hz.value_or(0);
+    which = "memory";
+  } else {
+    return 1.0;
+  }
+  if (observed <= 0 || peak <= 0) return 1.0;
+  const double raw = observed / peak;
+  const double scale = std::clamp(raw, floor, 1.0);
+  if (raw < 1.0)
+    note = ", scaled to the " + std::string(which) + " clock " + format_quantity(observed, "Hz") + " / " +
+           format_quantity(peak, "Hz") + (raw < floor ? " (floored at " + format_percent(floor, 0) + ")" : "");
+  return scale;
+}
+
+void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std::vector<Check>& out) {
+  const auto rule_it = rules.ceilings.find(c.name);
+  const CeilingRule* rule = rule_it == rules.ceilings.end() ? nullptr : &rule_it->second;
+  const std::string origin = rules.origin;
+  if (rule && rule->min_fraction_of_datasheet) {
+    Check k = make(c.name, "datasheet fraction");
+    k.unit = c.unit;
+    k.measured = c.value;
+    const auto base = datasheet_base(p, c);
+    if (!base) {
+      k.reason = "no datasheet figure for " + c.name + " on " + p.device.name + " (add the GPU to the datasheet table)";
+    } else {
+      std::string note;
+      const double scale = clock_scale(p, c, rules.clock_scaling_floor, note);
+      k.threshold = *rule->min_fraction_of_datasheet * base->value * scale;
+      k.source = format_percent(*rule->min_fraction_of_datasheet, 0) + " of " + base->source + " " +
+                 format_quantity(base->value, c.unit) + note + " (" + origin + ")";
+      const bool ok = c.value >= *k.threshold;
+      k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
+      if (!ok)
+        k.reason = c.name + " reaches " + format_percent(c.value / (base->value * scale)) + " of the " +
+                   (scale < 1 ? "clock-scaled " : "") + "peak, below " +
+                   format_percent(*rule->min_fraction_of_datasheet, 0);
+    }
+    out.push_back(k);
+  }
+  if (rule && (rule->min || rule->max)) {
+    Check k = make(c.name, rule->min ? "minimum" : "maximum");
+    k.unit = c.unit;
+    k.measured = c.value;
+    k.threshold = rule->min ? *rule->min : *rule->max;
+    k.source = "rules file " + origin;
+    if (c.unit != ceiling_unit_for(c.name)) {  // the rule was checked against the family's unit
+      k.threshold.reset();
+      k.reason = c.name + " is recorded in " + c.unit + ", the rule is in " + ceiling_unit_for(c.name);
+      out.push_back(k);
+      return;
+    }
+    const bool ok = rule->min ? c.value >= *rule->min : c.value <= *rule->max;
+    k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
+    if (!ok) k.reason = c.name + (rule->min ? " below the minimum" : " above the maximum");
+    out.push_back(k);
+  }
+  if (rules.health.verification) {
+    Check k = make(c.name, "verified");
+    k.measured_text = c.verified ? "yes" : "no";
+    k.threshold_text = "yes";
+    k.source = "health rule verification";
+    k.status = c.verified ? CheckStatus::kPass : CheckStatus::kFail;
+    if (!c.verified) k.reason = "the result was not verified: its number cannot be trusted";
+    out.push_back(k);
+  }
+  if (rules.health.slowdown) {
+    Check k = make(c.name, "HW/thermal slowdown");
+    k.threshold_text = "none";
+    k.source = "health rule slowdown (throttled flag, detail.throttle_reasons)";
+    const auto reasons = c.detail.is_object() ? c.detail.find("throttle_reasons") : c.detail.end();
+    const bool have_bits = c.detail.is_object() && reasons != c.detail.end() && reasons->is_number();
+    const std::uint64_t bits = have_bits ? reasons->get<std::uint64_t>() : 0;
+    if (!c.throttled && !(bits & kHardwareSlowdownMask)) {
+      k.status = CheckStatus::kPass;
+      k.measured_text = have_bits && bits ? reason_names(bits) : "none";
+    } else if (!have_bits) {
+      k.status = CheckStatus::kFail;
+      k.measured_text = "throttled";
+      k.reason = "measured while throttled and the reasons were not recorded";
+    } else if (bits & kHardwareSlowdownMask) {
+      k.status = CheckStatus::kFail;
+      k.measured_text = reason_names(bits);
+      k.reason = "measured under " + reason_names(bits & kHardwareSlowdownMask) + ": the hardware held the clock down";
+    } else {
+      // The software power cap under full load is how the GPU is meant to run; the clock it left is
+      // what the datasheet check scales by.
+      k.status = CheckStatus::kPass;
+      k.measured_text = reason_names(bits) + " (expected under load)";
+    }
+    out.push_back(k);
+  }
+}
+
+}  // namespace
+
+QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& rules) {
+  QualifyResult r;
+  r.device = p.device.name + " (" + p.device.uuid + ", bus " + p.device.pci_bus_id + ")" +
+             (p.hostname.empty() ? "" : " on " + p.hostname);
+  if (baseline && normalize_gpu_name(baseline->device.name) != normalize_gpu_name(p.device.name))
+    throw InputError("the baseline is a profile of a " + baseline->device.name + ", this one of a " + p.device.name +
+                     ": compare like with like");
+
+  for (const std::string& name : rules.required) {
+    Check k = make(name, "required");
+    k.threshold_text = "measured";
+    k.source = "required ceilings (" + rules.origin + ")";
+    if (p.find(name)) {
+      k.status = CheckStatus::kPass;
+      k.measured_text = "measured";
+    } else {
+      auto in = [&](const std::vector<Skipped>& v) -> const Skipped* {
+        for (const Skipped& s : v)
+          if (s.name == name) return &s;
+        return nullptr;
+      };
+      if (const Skipped* e = in(p.errors)) {
+        k.status = CheckStatus::kFail;
+        k.measured_text = "error";
+        k.reason = "measurement failed: " + e->reason;
+      } else if (const Skipped* s = in(p.skipped)) {
+        k.measured_text = "skipped";
+        k.reason = "not measured: " + s->reason;
+      } else {
+        k.measured_text = "missing";
+        k.reason = "not in the profile";
+      }
+    }
+    r.checks.push_back(k);
+  }
+
+  for (const Ceiling& c : p.ceilings) ceiling_checks(p, c, rules, r.checks);
+
+  if (baseline) {
+    for (const Ceiling& b : baseline->ceilings) {
+      Check k = make(b.name, "baseline");
+      const auto rule_it = rules.ceilings.find(b.name);
+      const double tol = rule_it != rules.ceilings.end() && rule_it->second.baseline_tolerance
+                             ? *rule_it->second.baseline_tolerance
+                             : rules.baseline_tolerance;
+      const bool higher = higher_is_better(b.unit);
+      k.unit = b.unit;
+      k.threshold = higher ? b.value * (1 - tol) : b.value * (1 + tol);
+      k.source = "baseline " + format_quantity(b.value, b.unit) + (higher ? " - " : " + ") + format_percent(tol, 0) +
+                 " (" + (baseline->hostname.empty() ? baseline->created : baseline->hostname + ", " + baseline->created) +
+                 ")";
+      const Ceiling* c = p.find(b.name);
+      if (!c) {
+        k.measured_text = "missing";
+        k.reason = "in the baseline but not measured here";
+      } else if (c->unit != b.unit) {
+        throw InputError("ceiling " + b.name + " is in " + c->unit + " here and in " + b.unit + " in the baseline");
+      } else {
+        k.measured = c->value;
+        const bool ok = higher ? c->value >= *k.threshold : c->value <= *k.threshold;
+        k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
+        if (!ok)
+          k.reason = b.name + " is " + format_percent(std::fabs(c->value / b.value - 1)) + (higher ? " below" : " above") +
+                     " the baseline (tolerance " + format_percent(tol, 0) + ")";
+      }
+      r.checks.push_back(k);
+    }
+  }
+
+  if (rules.health.verification) {
+    for (const Skipped& e : p.errors) {
+      Check k = make(e.name, "measurement error");
+      k.measured_text = "error";
+      k.threshold_text = "no errors";
+      k.source = "health rule verification (profile errors)";
+      k.status = CheckStatus::kFail;
+      k.reason = e.reason;
+      r.checks.push_back(k);
+    }
+  }
+
+  for (Check& k : profile_health_checks(p, rules.health)) r.checks.push_back(std::move(k));
+  return r;
+}
+
+CheckStatus QualifyResult::verdict() const {
+  if (checks.empty()) return CheckStatus::kIncomplete;
+  bool incomplete = false;
+  for (const Check& c : checks) {
+    if (c.status == CheckStatus::kFail) return CheckStatus::kFail;
+    if (c.status == CheckStatus::kIncomplete) incomplete = true;
+  }
+  return incomplete ? CheckStatus::kIncomplete : CheckStatus::kPass;
+}
+
+int QualifyResult::exit_code() const {
+  switch (verdict()) {
+    case CheckStatus::kPass: return kExitOk;
+    case CheckStatus::kFail: return kExitFailed;
+    case CheckStatus::kIncomplete: return kExitIncomplete;
+  }
+  return kExitIncomplete;
+}
+
+namespace {
+
+std::string measured_display(const Check& c) {
+  if (!c.measured_text.empty()) return c.measured_text;
+  if (!c.measured) return "-";
+  return c.unit.empty() ? format_fixed(*c.measured, 0) : format_quantity(*c.measured, c.unit);
+}
+
+std::string threshold_display(const Check& c) {
+  if (!c.threshold_text.empty()) return c.threshold_text;
+  if (!c.threshold) return "-";
+  const bool higher = c.unit.empty() ? false : higher_is_better(c.unit);
+  const std::string op = c.rule == "baseline" || c.rule == "datasheet fraction" || c.rule == "minimum"
+                             ? (higher ? ">= " : "<= ")
+                             : (c.rule == "maximum" ? "<= " : (c.unit.empty() ? "<= " : ">= "));
+  return op + (c.unit.empty() ? format_fixed(*c.threshold, 0) : format_quantity(*c.threshold, c.unit));
+}
+
+}  // namespace
+
+Table checks_table(const std::vector<Check>& checks) {
+  Table t;
+  t.columns = {"check", "rule", "result", "measured", "threshold", "threshold from", "reason"};
+  t.right_aligned = {false, false, false, true, true, false, false};
+  for (const Check& c : checks)
+    t.add_row({c.subject, c.rule, status_name(c.status), measured_display(c), threshold_display(c), c.source,
+               c.reason});
+  return t;
+}
+
+json checks_to_json(const std::vector<Check>& checks) {
+  json arr = json::array();
+  for (const Check& c : checks) {
+    json j = {{"check", c.subject},      {"rule", c.rule},          {"result", status_name(c.status)},
+              {"measured_text", measured_display(c)}, {"threshold_text", threshold_display(c)},
+              {"source", c.source},      {"reason", c.reason},      {"unit", c.unit}};
+    j["measured"] = c.measured ? json(*c.measured) : json(nullptr);
+    j["threshold"] = c.threshold ? json(*c.threshold) : json(nullptr);
+    arr.push_back(j);
+  }
+  return arr;
+}
+
+std::string render_qualify(const QualifyResult& r, Format format) {
+  std::size_t n[3] = {0, 0, 0};
+  for (const Check& c : r.checks) ++n[static_cast<int>(c.status)];
+  if (format == Format::kJson) {
+    json out = {{"verdict", status_name(r.verdict())}, {"exit_code", r.exit_code()}, {"device", r.device},
+                {"counts", {{"pass", n[0]}, {"fail", n[1]}, {"incomplete", n[2]}}},
+                {"checks", checks_to_json(r.checks)}};
+    return out.dump(2) + "\n";
+  }
+  std::ostringstream os;
+  std::string verdict = status_name(r.verdict());
+  std::transform(verdict.begin(), verdict.end(), verdict.begin(), ::toupper);
+  const std::string line = "verdict: " + verdict + " for " + r.device + " (" + std::to_string(n[0]) + " pass, " +
+                           std::to_string(n[1]) + " fail, " + std::to_string(n[2]) + " incomplete)";
+  if (format == Format::kMarkdown) os << "**" << line << "**\n\n";
+  else os << line << "\n\n";
+  os << render(checks_table(r.checks), format);
+  return os.str();
+}
+
+}  // namespace ceilings

@@ -1,0 +1,355 @@
+// Tests for the health model (plausibility of NVML readings, JSON round trip, deltas, checks) and
+// `ceilings health` end to end against the scripted fake NVML.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "ceilings/health.hpp"
+#include "ceilings/qualify.hpp"
+#include "cli_runner.hpp"
+
+namespace ceilings {
+namespace {
+
+using State = HealthMetric::State;
+
+TEST(HealthMetric, SentinelsAndImpossibleValuesAreNotData) {
+  EXPECT_EQ(plausible_metric("temperature.gpu_c", 4294967295.0).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("temperature.gpu_c", 1e19).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("temperature.gpu_c", 0).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("temperature.gpu_c", 200).state, State::kUnreadable);
+  EXPECT_DOUBLE_EQ(plausible_metric("temperature.gpu_c", 45).value, 45);
+  EXPECT_EQ(plausible_metric("clocks.sm_hz", 0).state, State::kUnreadable);
+  EXPECT_NE(plausible_metric("clocks.sm_hz", 0).reason.find("impossible clock"), std::string::npos);
+  EXPECT_EQ(plausible_metric("clocks.sm_hz", 4294967295e6).state, State::kUnreadable);
+  EXPECT_TRUE(plausible_metric("clocks.sm_hz", 1.98e9).ok());
+  EXPECT_EQ(plausible_metric("pcie.gen", 9).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("pcie.width", 0).state, State::kUnreadable);
+  EXPECT_TRUE(plausible_metric("pcie.width", 16).ok());
+  EXPECT_EQ(plausible_metric("remap.pending", 2).state, State::kUnreadable);
+  EXPECT_TRUE(plausible_metric("remap.pending", 1).ok());
+  EXPECT_EQ(plausible_metric("ecc.volatile.uncorrected", 18446744073709551615.0).state, State::kUnreadable);
+  EXPECT_TRUE(plausible_metric("ecc.volatile.uncorrected", 3).ok());
+  EXPECT_EQ(plausible_metric("power.usage_w", 4294967.295).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("power.usage_w", 0).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("throttle.thermal_s", 1.8446744073709552e10).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("ecc.volatile.uncorrected", -1).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("no.such.metric", 1).state, State::kUnreadable);
+}
+
+HealthSection healthy_section() {
+  HealthSection s;
+  s.device_name = "NVIDIA H200";
+  s.uuid = "GPU-1";
+  s.before.time = "2026-11-30T12:00:00Z";
+  auto& m = s.before.metrics;
+  m["ecc.enabled"] = HealthMetric::of(1);
+  m["ecc.volatile.uncorrected"] = HealthMetric::of(0);
+  m["remap.pending"] = HealthMetric::of(0);
+  m["remap.failure"] = HealthMetric::of(0);
+  m["pcie.gen"] = HealthMetric::of(5);
+  m["pcie.width"] = HealthMetric::of(16);
+  m["pcie.max_gen"] = HealthMetric::of(5);
+  m["pcie.max_width"] = HealthMetric::of(16);
+  m["pcie.replays"] = HealthMetric::of(10);
+  m["clocks.event_reasons"] = HealthMetric::of(0);
+  m["throttle.thermal_s"] = HealthMetric::of(0);
+  m["retired_pages.pending"] = HealthMetric::unsupported();
+  s.after = s.before;
+  s.after->time = "2026-11-30T12:10:00Z";
+  s.xid.state = State::kValue;
+  s.xid.window_s = 600;
+  return s;
+}
+
+std::string status_of(const std::vector<Check>& checks, const std::string& rule) {
+  for (const Check& c : checks)
+    if (c.rule == rule) return status_name(c.status);
+  return "absent";
+}
+
+TEST(HealthSection, JsonRoundTripKeepsStatesAndComputesDeltas) {
+  HealthSection s = healthy_section();
+  s.after->metrics["pcie.replays"] = HealthMetric::of(25);
+  s.after->metrics["temperature.gpu_c"] = HealthMetric::unreadable("sentinel value 4294967295");
+  s.xid.events.push_back({79, 12.5});
+  const json j = health_to_json(s);
+  EXPECT_EQ(j["schema"], "ceilings.health/1");
+  EXPECT_EQ(j["before"]["metrics"]["ecc.enabled"], true);
+  EXPECT_EQ(j["before"]["metrics"]["retired_pages.pending"], "unsupported");
+  EXPECT_EQ(j["after"]["metrics"]["temperature.gpu_c"], "could not read: sentinel value 4294967295");
+  EXPECT_EQ(j["deltas"]["pcie.replays"], 15);
+  const HealthSection back = health_from_json(j);
+  EXPECT_EQ(back.uuid, "GPU-1");
+  EXPECT_EQ(back.after->find("temperature.gpu_c")->state, State::kUnreadable);
+  EXPECT_EQ(back.after->find("temperature.gpu_c")->reason, "sentinel value 4294967295");
+  EXPECT_EQ(back.before.find("retired_pages.pending")->state, State::kUnsupported);
+  ASSERT_EQ(back.xid.events.size(), 1u);
+  EXPECT_EQ(back.xid.events[0].xid, 79);
+  EXPECT_DOUBLE_EQ(health_deltas(back).at("pcie.replays"), 15);
+  EXPECT_EQ(health_deltas(back).count("pcie.gen"), 0u);  // a gauge, not a counter
+}
+
+TEST(HealthSection, MalformedSectionsAreRejected) {
+  json j = health_to_json(healthy_section());
+  json bad = j;
+  bad["before"]["metrics"]["pcie.gen"] = true;
+  EXPECT_THROW(health_from_json(bad), InputError);
+  bad = j;
+  bad["before"]["metrics"]["remap.pending"] = 1;
+  EXPECT_THROW(health_from_json(bad), InputError);
+  bad = j;
+  bad["before"]["metrics"]["pcie.gen"] = "five";
+  EXPECT_THROW(health_from_json(bad), InputError);
+  bad = j;
+  bad["schema"] = "ceilings.health/9";
+  EXPECT_THROW(health_from_json(bad), InputError);
+  bad = j;
+  bad.erase("xid");
+  EXPECT_THROW(health_from_json(bad), InputError);
+  bad = j;
+  bad["before"]["metrics"]["ecc.volatile.uncorrected"] = -1;
+  EXPECT_THROW(health_from_json(bad), InputError);
+}
+
+TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
+  const HealthRules rules;
+  auto checks = health_checks(healthy_section(), rules);
+  for (const Check& c : checks) EXPECT_EQ(c.status, CheckStatus::kPass) << c.rule << ": " << c.reason;
+
+  HealthSection s = healthy_section();
+  s.after->metrics["ecc.volatile.uncorrected"] = HealthMetric::of(1);
+  EXPECT_EQ(status_of(health_checks(s, rules), "uncorrected ECC errors"), "fail");
+  s = healthy_section();
+  s.before.metrics["ecc.volatile.uncorrected"] = HealthMetric::of(2);
+  s.after->metrics["ecc.volatile.uncorrected"] = HealthMetric::of(2);  // since driver load, not in the run
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "uncorrected ECC errors"), "fail");
+  s = healthy_section();
+  s.after->metrics["remap.failure"] = HealthMetric::of(1);
+  EXPECT_EQ(status_of(health_checks(s, rules), "row remapping"), "fail");
+  s = healthy_section();
+  s.before.metrics["pcie.width"] = HealthMetric::of(8);
+  s.after->metrics["pcie.width"] = HealthMetric::of(8);
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
+  s = healthy_section();
+  s.before.metrics["pcie.gen"] = HealthMetric::of(1);  // idle downshift, trained up under load
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "pass");
+  s = healthy_section();
+  s.before.metrics["pcie.gen"] = HealthMetric::of(3);
+  s.after->metrics["pcie.gen"] = HealthMetric::of(3);  // low generation while busy: degraded
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x1);  // read at idle: cannot tell
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "incomplete");
+  Profile p;
+  p.device.uuid = "GPU-1";
+  Ceiling h2d;
+  h2d.name = "pcie.h2d";
+  h2d.value = 55e9;  // more than Gen3 x16 carries (15.8 GB/s): the link trained up under load
+  p.ceilings.push_back(h2d);
+  EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "pass");
+  p.ceilings[0].value = 12e9;
+  EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "incomplete");
+  s = healthy_section();
+  s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 81);  // 81 in 10 minutes: 8.1/min
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "fail");
+  s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 80);
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "pass");
+  s = healthy_section();
+  s.after->metrics["throttle.thermal_s"] = HealthMetric::of(2.5);
+  EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "fail");
+  s = healthy_section();
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x4);  // power cap: not a hardware fault
+  EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "pass");
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x80);
+  EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "fail");
+  s = healthy_section();
+  s.xid.events.push_back({48, 3});
+  EXPECT_EQ(status_of(health_checks(s, rules), "XID critical errors"), "fail");
+}
+
+TEST(HealthChecks, UnreadableOrUnsupportedIsIncompleteNeverPass) {
+  const HealthRules rules;
+  HealthSection s = healthy_section();
+  s.before.metrics["ecc.volatile.uncorrected"] = HealthMetric::unreadable("GPU is lost (15)");
+  auto checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "uncorrected ECC errors"), "incomplete");
+  EXPECT_EQ(status_of(checks, "counters readable"), "incomplete");
+  s = healthy_section();
+  s.before.metrics["remap.pending"] = HealthMetric::unsupported();
+  s.after->metrics["remap.pending"] = HealthMetric::unsupported();
+  EXPECT_EQ(status_of(health_checks(s, rules), "row remapping"), "incomplete");
+  s.before.metrics["retired_pages.pending"] = HealthMetric::of(1);  // pre-Ampere fallback
+  EXPECT_EQ(status_of(health_checks(s, rules), "page retirement"), "fail");
+  s = healthy_section();
+  s.xid.state = State::kUnsupported;
+  EXPECT_EQ(status_of(health_checks(s, rules), "XID critical errors"), "incomplete");
+  s = healthy_section();
+  s.after.reset();
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "incomplete");
+  HealthRules off;
+  off.xid = false;
+  s = healthy_section();
+  s.xid.events.push_back({79, 1});
+  EXPECT_EQ(status_of(health_checks(s, off), "XID critical errors"), "absent");
+}
+
+// ---- `ceilings health` against the fake NVML -----------------------------------------------------
+
+json healthy_script() {
+  return json::parse(R"({"init":0,"device_count":1,"driver":"580.95.05",
+    "device":{"name":"NVIDIA H200","uuid":"GPU-fake-1","pci_bus_id":"00000000:19:00.0"},
+    "values":{"ecc.enabled":1,"ecc.volatile.corrected":0,"ecc.volatile.uncorrected":0,"ecc.aggregate.corrected":7,
+      "ecc.aggregate.uncorrected":0,"ecc.volatile.dram.uncorrected":0,"remap.correctable_rows":2,
+      "remap.uncorrectable_rows":0,"remap.pending":0,"remap.failure":0,"pcie.gen":5,"pcie.width":16,
+      "pcie.max_gen":5,"pcie.max_width":16,"pcie.replays":[4,4],"clocks.sm_mhz":1980,"clocks.mem_mhz":3201,
+      "clocks.max_sm_mhz":1980,"clocks.max_mem_mhz":3201,"clocks.event_reasons":1,"throttle.power_ns":[0,1500000000],
+      "throttle.thermal_ns":0,"power.usage_mw":118000,"power.limit_mw":700000,"power.enforced_limit_mw":700000,
+      "temperature.gpu_c":34,"temperature.slowdown_c":87,"temperature.shutdown_c":92},"xid":[]})");
+}
+
+test::CliResult health_with(const json& script, std::vector<std::string> args = {"--json", "--watch", "0.05"}) {
+  static int n = 0;
+  const std::string dir = test::scratch_dir("health_fake_" + std::to_string(n++));
+  std::ofstream(dir + "/script.json") << script.dump();
+  args.insert(args.begin(), "health");
+  return test::run_cli(args, {{"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML},
+                              {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"}});
+}
+
+TEST(HealthCli, ReadsEveryCounterThroughTheLoader) {
+  const auto r = health_with(healthy_script());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json j = json::parse(r.out);
+  const HealthSection s = health_from_json(j);  // the output is a valid profile health section
+  EXPECT_EQ(s.device_name, "NVIDIA H200");
+  EXPECT_EQ(s.uuid, "GPU-fake-1");
+  EXPECT_EQ(s.driver, "580.95.05");
+  ASSERT_TRUE(s.after.has_value());
+  EXPECT_DOUBLE_EQ(*s.before.value("clocks.sm_hz"), 1.98e9);
+  EXPECT_DOUBLE_EQ(*s.before.value("power.limit_w"), 700);
+  EXPECT_DOUBLE_EQ(*s.before.value("ecc.aggregate.corrected"), 7);
+  EXPECT_DOUBLE_EQ(*s.before.value("remap.correctable_rows"), 2);
+  EXPECT_DOUBLE_EQ(*s.after->value("throttle.power_s"), 1.5);
+  EXPECT_DOUBLE_EQ(health_deltas(s).at("throttle.power_s"), 1.5);
+  EXPECT_EQ(s.before.find("retired_pages.pending")->state, State::kUnsupported);  // missing in the script
+  EXPECT_EQ(s.before.find("ecc.volatile.sram.corrected")->state, State::kUnsupported);
+  EXPECT_EQ(s.xid.state, State::kValue);
+  EXPECT_TRUE(s.xid.events.empty());
+  EXPECT_GE(s.xid.window_s, 0.05);
+
+  const auto table = health_with(healthy_script(), {"--watch", "0"});
+  EXPECT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("GPU 0: NVIDIA H200 (GPU-fake-1), driver 580.95.05"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("verdict: PASS"), std::string::npos);
+}
+
+TEST(HealthCli, NoNvmlOrNoGpuIsIncomplete) {
+  auto r = test::run_cli({"health"}, {{"CEILINGS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("NVML is not available"), std::string::npos) << r.err;
+  json s = healthy_script();
+  s["init"] = 9;
+  r = health_with(s);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("nvmlInit failed: Driver Not Loaded"), std::string::npos) << r.err;
+  s = healthy_script();
+  s["device_count"] = 0;
+  r = health_with(s);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no GPU"), std::string::npos) << r.err;
+  r = health_with(healthy_script(), {"--device", "3"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no GPU with NVML index 3"), std::string::npos) << r.err;
+}
+
+TEST(HealthCli, ErrorsAndSentinelsBecomeCouldNotRead) {
+  json s = healthy_script();
+  s["errors"]["ecc.volatile.uncorrected"] = 15;  // GPU is lost
+  s["values"]["temperature.gpu_c"] = 4294967295LL;
+  s["values"]["clocks.sm_mhz"] = 0;
+  const auto r = health_with(s);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["before"]["metrics"]["ecc.volatile.uncorrected"], "could not read: GPU is lost (15)");
+  EXPECT_EQ(j["before"]["metrics"]["temperature.gpu_c"], "could not read: sentinel value 4294967295");
+  EXPECT_EQ(j["before"]["metrics"]["clocks.sm_hz"], "could not read: impossible clock 0 Hz");
+  EXPECT_EQ(r.out.find("4294967295,"), std::string::npos);  // never as a number
+}
+
+TEST(HealthCli, FaultsFail) {
+  json s = healthy_script();
+  s["xid"] = {79, 63};
+  auto r = health_with(s, {"--watch", "0.05"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("XID 79 63"), std::string::npos) << r.out;
+  s = healthy_script();
+  s["values"]["pcie.gen"] = 3;
+  s["values"]["pcie.width"] = 8;
+  r = health_with(s, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("Gen3 x8 below its maximum Gen5 x16"), std::string::npos) << r.out;
+  s = healthy_script();
+  s["values"]["remap.pending"] = 1;
+  EXPECT_EQ(health_with(s).exit_code, 1);
+  s = healthy_script();
+  s["xid_register"] = 3;  // XID events not supported
+  r = health_with(s);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(json::parse(r.out)["xid"], "unsupported");
+}
+
+}  // namespace
+}  // namespace ceilings
+
+namespace ceilings {
+namespace {
+
+// `ceilings measure` with a stand-in ceilings-bench (a shell script replaying Google Benchmark JSON)
+// and the fake NVML: the profile gets a health section that `qualify` then judges.
+TEST(HealthCli, MeasureRecordsHealthBeforeAndAfterTheRun) {
+  const std::string dir = test::scratch_dir("measure_health");
+  const json device = {{"index", 0}, {"name", "NVIDIA H200"}, {"uuid", "GPU-fake-1"},
+                       {"pci_bus_id", "00000000:19:00.0"}, {"compute_capability", "9.0"}, {"sm_count", 132},
+                       {"memory_bytes", 150754820096LL}, {"l2_bytes", 62914560},
+                       {"clocks_max_hz", {{"sm", 1.98e9}, {"memory", 3.201e9}}},
+                       {"pcie", {{"gen", 5}, {"width", 16}, {"max_gen", 5}, {"max_width", 16}}}};
+  const json gb = {{"context", {{"ceilings_device", device.dump()}}},
+                   {"benchmarks", {{{"name", "hbm/copy"}, {"run_type", "iteration"}, {"bytes_per_second", 4.36e12},
+                                    {"cv", 0.003}, {"samples", 30}, {"verified", 1}, {"throttled", 0},
+                                    {"telemetry", 0}}}}};
+  std::ofstream(dir + "/gb.json") << gb.dump();
+  const std::string bench = dir + "/fake-bench.sh";
+  std::ofstream(bench) << "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in\n"
+                          "  --benchmark_list_tests=true) echo hbm/copy; exit 0;;\n"
+                          "  --benchmark_out=*) cp " << dir << "/gb.json \"${a#--benchmark_out=}\";;\n"
+                          "esac; done\necho 'hbm/copy      1 ms'\n";
+  ASSERT_EQ(std::system(("chmod +x " + bench).c_str()), 0);
+  std::ofstream(dir + "/script.json") << healthy_script().dump();
+  const std::vector<std::pair<std::string, std::string>> env{
+      {"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML}, {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"}};
+  const std::string out = dir + "/node.profile.json";
+  auto r = test::run_cli({"measure", "--bench", bench, "--out", out}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const Profile p = read_profile(out);
+  ASSERT_TRUE(p.raw.contains("health"));
+  const HealthSection s = health_from_json(p.raw["health"]);
+  EXPECT_EQ(s.uuid, "GPU-fake-1");
+  ASSERT_TRUE(s.after.has_value());
+  EXPECT_DOUBLE_EQ(health_deltas(s).at("throttle.power_s"), 1.5);
+  std::ofstream(dir + "/rules.json") << R"({"schema":"ceilings.rules/1","required":["hbm.copy"]})";
+  r = test::run_cli({"qualify", out, "--rules", dir + "/rules.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+
+  // Without NVML the profile still gets written, and says why health is missing: incomplete.
+  r = test::run_cli({"measure", "--bench", bench, "--out", out}, {{"CEILINGS_NVML_LIBRARY", "/nonexistent/nvml.so"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_profile(out).raw["health"].get<std::string>().rfind("unavailable: NVML is not available", 0), 0u);
+  r = test::run_cli({"qualify", out, "--rules", dir + "/rules.json"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("health was not recorded"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ceilings

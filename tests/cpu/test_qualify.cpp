@@ -1,0 +1,289 @@
+// Tests for `ceilings qualify`: verdict combinations and exit codes, clock scaling, baselines,
+// health checks, output formats, and the hand-degraded fixtures (each fails for its own reason).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "ceilings/qualify.hpp"
+#include "cli_runner.hpp"
+
+namespace ceilings {
+namespace {
+
+const std::string kFixtures = std::string(CEILINGS_FIXTURES) + "/profiles";
+
+Profile fixture(const std::string& name = "h200-qualify") { return read_profile(kFixtures + "/" + name + ".profile.json"); }
+
+Ceiling& ceiling(Profile& p, const std::string& name) {
+  for (Ceiling& c : p.ceilings)
+    if (c.name == name) return c;
+  throw std::runtime_error("no " + name);
+}
+
+// (subject/rule) of every check with this status.
+std::set<std::string> with_status(const QualifyResult& r, CheckStatus s) {
+  std::set<std::string> out;
+  for (const Check& c : r.checks)
+    if (c.status == s) out.insert(c.subject + "/" + c.rule);
+  return out;
+}
+
+const Check& find_check(const QualifyResult& r, const std::string& subject, const std::string& rule) {
+  for (const Check& c : r.checks)
+    if (c.subject == subject && c.rule == rule) return c;
+  throw std::runtime_error("no check " + subject + "/" + rule);
+}
+
+TEST(Qualify, HealthyFixturePassesItsDefaults) {
+  const QualifyResult r = qualify(fixture(), nullptr, default_rules());
+  EXPECT_EQ(r.verdict(), CheckStatus::kPass);
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_TRUE(with_status(r, CheckStatus::kFail).empty());
+  EXPECT_TRUE(with_status(r, CheckStatus::kIncomplete).empty());
+  const Check& hbm = find_check(r, "hbm.copy", "datasheet fraction");
+  EXPECT_DOUBLE_EQ(*hbm.threshold, 0.85 * 4.8e12);  // memory clock at its maximum: unscaled
+  EXPECT_NE(hbm.source.find("85% of datasheet H200"), std::string::npos);
+  const Check& pcie = find_check(r, "pcie.h2d", "datasheet fraction");
+  EXPECT_NEAR(*pcie.threshold, 0.80 * 32e9 * 128 / 130 / 8 * 16, 1e3);
+  EXPECT_NE(pcie.source.find("PCIe Gen5 x16 theoretical"), std::string::npos);
+}
+
+TEST(Qualify, ComputeThresholdFollowsTheObservedClockWithAFloor) {
+  Profile p = fixture();
+  const Check g = find_check(qualify(p, nullptr, default_rules()), "gemm.bf16", "datasheet fraction");
+  EXPECT_NEAR(*g.threshold, 0.70 * 9.89e14 * 1.755 / 1.98, 1e9);
+  EXPECT_NE(g.source.find("scaled to the SM clock"), std::string::npos);
+  ceiling(p, "gemm.bf16").telemetry.sm_clock_hz = 0.5e9;  // stuck low: the floor keeps the bar up
+  const Check low = find_check(qualify(p, nullptr, default_rules()), "gemm.bf16", "datasheet fraction");
+  EXPECT_NEAR(*low.threshold, 0.70 * 9.89e14 * 0.60, 1e9);
+  EXPECT_NE(low.source.find("floored at 60%"), std::string::npos);
+  ceiling(p, "gemm.bf16").telemetry.available = false;
+  const Check none = find_check(qualify(p, nullptr, default_rules()), "gemm.bf16", "datasheet fraction");
+  EXPECT_NEAR(*none.threshold, 0.70 * 9.89e14, 1e9);
+  EXPECT_NE(none.source.find("clock not recorded"), std::string::npos);
+}
+
+TEST(Qualify, SlowCeilingFails) {
+  Profile p = fixture();
+  ceiling(p, "hbm.copy").value = 3.9e12;
+  const QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 1);
+  EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"hbm.copy/datasheet fraction"}));
+  EXPECT_NE(find_check(r, "hbm.copy", "datasheet fraction").reason.find("81.2%"), std::string::npos);
+}
+
+TEST(Qualify, ThrottleReasonsDecide) {
+  Profile p = fixture();
+  Ceiling& g = ceiling(p, "gemm.bf16");
+  g.throttled = true;
+  g.detail["throttle_reasons"] = 0x4;  // software power cap only: how a GEMM is meant to run
+  EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 0);
+  g.detail["throttle_reasons"] = 0x8;  // HW slowdown
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"gemm.bf16/HW/thermal slowdown"}));
+  g.detail["throttle_reasons"] = 0x20;  // SW thermal
+  EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 1);
+  g.detail.erase("throttle_reasons");  // throttled, reasons unknown: cannot be called clean
+  r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 1);
+  EXPECT_NE(find_check(r, "gemm.bf16", "HW/thermal slowdown").reason.find("not recorded"), std::string::npos);
+  g.throttled = false;
+  g.detail["throttle_reasons"] = 0x40;  // flag missing but a HW thermal bit recorded
+  EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 1);
+}
+
+TEST(Qualify, VerificationFailuresFail) {
+  Profile p = fixture();
+  ceiling(p, "pcie.h2d").verified = false;
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"pcie.h2d/verified"}));
+  p = fixture();
+  p.errors.push_back({"gemm.bf16", "verification failed: 3 of 4096 sampled elements off"});
+  p.ceilings.erase(p.ceilings.begin() + 2);
+  r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(with_status(r, CheckStatus::kFail),
+            (std::set<std::string>{"gemm.bf16/required", "gemm.bf16/measurement error"}));
+  EXPECT_EQ(r.exit_code(), 1);
+}
+
+TEST(Qualify, MissingOrSkippedRequiredCeilingIsIncomplete) {
+  Profile p = fixture();
+  p.ceilings.erase(p.ceilings.begin());  // hbm.copy
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_EQ(with_status(r, CheckStatus::kIncomplete), (std::set<std::string>{"hbm.copy/required"}));
+  p.skipped.push_back({"hbm.copy", "unsupported: not enough memory"});
+  r = qualify(p, nullptr, default_rules());
+  EXPECT_NE(find_check(r, "hbm.copy", "required").reason.find("not enough memory"), std::string::npos);
+  // A fail wins over an incomplete.
+  ceiling(p, "gemm.bf16").verified = false;
+  EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 1);
+}
+
+TEST(Qualify, NoChecksIsNeverAPass) {
+  Profile p = fixture();
+  Rules none = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","extends_defaults":false,"health":{
+    "require_section":false,"uncorrected_ecc":false,"row_remap":false,"pcie_link":false,"pcie_replays":false,
+    "xid":false,"slowdown":false,"verification":false,"readable":false}})"), "none");
+  const QualifyResult r = qualify(p, nullptr, none);
+  EXPECT_TRUE(r.checks.empty());
+  EXPECT_EQ(r.verdict(), CheckStatus::kIncomplete);
+  EXPECT_EQ(r.exit_code(), 3);
+}
+
+TEST(Qualify, AbsoluteLimitsFromARulesFile) {
+  const Rules rules = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","ceilings":{
+    "hbm.copy":{"min":"4.4 TB/s"},"latency.launch":{"max":"2 us"}}})"), "site.json");
+  const QualifyResult r = qualify(fixture(), nullptr, rules);
+  EXPECT_EQ(with_status(r, CheckStatus::kFail),
+            (std::set<std::string>{"hbm.copy/minimum", "latency.launch/maximum"}));
+  EXPECT_EQ(find_check(r, "hbm.copy", "minimum").source, "rules file site.json");
+}
+
+TEST(Qualify, BaselineToleranceBothDirections) {
+  const Profile p = fixture();
+  Profile base = fixture();
+  EXPECT_EQ(qualify(p, &base, default_rules()).exit_code(), 0);
+  ceiling(base, "hbm.copy").value = 4.36e12 / 0.94;  // this node is 6% below the baseline
+  QualifyResult r = qualify(p, &base, default_rules());
+  EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"hbm.copy/baseline"}));
+  EXPECT_NE(find_check(r, "hbm.copy", "baseline").reason.find("6.0% below"), std::string::npos);
+  Rules loose = parse_rules(json::parse(R"({"schema":"ceilings.rules/1",
+    "ceilings":{"hbm.copy":{"baseline_tolerance":"7%"}}})"), "loose");
+  EXPECT_EQ(qualify(p, &base, loose).exit_code(), 0);
+  base = fixture();
+  ceiling(base, "latency.launch").value = 2.1e-6 / 1.08;  // latency 8% above: lower is better
+  r = qualify(p, &base, default_rules());
+  EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"latency.launch/baseline"}));
+  base = fixture();
+  base.ceilings.push_back(base.ceilings[0]);
+  base.ceilings.back().name = "hbm.triad";
+  r = qualify(p, &base, default_rules());
+  EXPECT_EQ(with_status(r, CheckStatus::kIncomplete), (std::set<std::string>{"hbm.triad/baseline"}));
+}
+
+TEST(Qualify, BaselineOfAnotherGpuIsBadInput) {
+  const Profile p = fixture();
+  Profile base = fixture();
+  base.device.name = "NVIDIA H100 80GB HBM3";
+  EXPECT_THROW(qualify(p, &base, default_rules()), InputError);
+}
+
+TEST(Qualify, HealthSectionRequiredUnlessWaived) {
+  const Profile bare = fixture("h200-handmade");
+  QualifyResult r = qualify(bare, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_EQ(with_status(r, CheckStatus::kIncomplete), (std::set<std::string>{"health/health recorded"}));
+  const Rules waived = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","health":{"require_section":false}})"), "w");
+  EXPECT_EQ(qualify(bare, nullptr, waived).exit_code(), 0);
+  Profile unavailable = fixture("h200-handmade");
+  unavailable.raw["health"] = "NVML is not available";
+  r = qualify(unavailable, nullptr, default_rules());
+  EXPECT_NE(find_check(r, "health", "health recorded").reason.find("NVML is not available"), std::string::npos);
+}
+
+TEST(Qualify, MalformedHealthSectionIsBadInput) {
+  Profile p = fixture();
+  p.raw["health"]["before"]["metrics"]["ecc.volatile.uncorrected"] = "lots";
+  EXPECT_THROW(qualify(p, nullptr, default_rules()), InputError);
+  p = fixture();
+  p.raw["health"]["before"]["metrics"]["ecc.bogus"] = 0;
+  EXPECT_THROW(qualify(p, nullptr, default_rules()), InputError);
+}
+
+struct Degraded {
+  const char* file;
+  int exit_code;
+  std::set<std::string> failing;  // exactly these checks fail (or are incomplete, for exit 3)
+  const char* reason;
+};
+
+TEST(Qualify, HandDegradedFixturesFailForTheRightReason) {
+  const Degraded cases[] = {
+      {"slow-hbm", 1, {"hbm.copy/datasheet fraction"}, "75.0% of the"},
+      {"thermal-gemm", 1, {"gemm.bf16/HW/thermal slowdown"}, "hw_thermal_slowdown"},
+      {"pcie-gen3-x8", 1, {"health/PCIe link"}, "Gen3 x8 below its maximum Gen5 x16"},
+      {"ecc-uncorrected", 1, {"health/uncorrected ECC errors"}, "during the run"},
+      {"remap-pending", 1, {"health/row remapping"}, "pending"},
+      {"xid", 1, {"health/XID critical errors"}, "XID 48"},
+      {"verification-error", 1, {"pcie.d2h/measurement error"}, "bytes differ"},
+      {"missing-gemm", 3, {"gemm.bf16/required"}, "cuBLASLt found no algorithm"},
+  };
+  for (const Degraded& d : cases) {
+    SCOPED_TRACE(d.file);
+    const QualifyResult r = qualify(fixture(std::string("degraded/") + d.file), nullptr, default_rules());
+    EXPECT_EQ(r.exit_code(), d.exit_code);
+    EXPECT_EQ(with_status(r, d.exit_code == 1 ? CheckStatus::kFail : CheckStatus::kIncomplete), d.failing);
+    const auto cli = test::run_cli({"qualify", kFixtures + "/degraded/" + d.file + ".profile.json"});
+    EXPECT_EQ(cli.exit_code, d.exit_code);
+    EXPECT_NE(cli.out.find(d.reason), std::string::npos) << cli.out;
+  }
+}
+
+TEST(QualifyCli, ExitCodesAndFormats) {
+  const std::string good = kFixtures + "/h200-qualify.profile.json";
+  auto r = test::run_cli({"qualify", good});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("verdict: PASS for NVIDIA H200", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("threshold from"), std::string::npos);
+
+  r = test::run_cli({"qualify", good, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0);
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(j["counts"]["fail"], 0);
+  bool found = false;
+  for (const auto& c : j["checks"])
+    if (c["check"] == "hbm.copy" && c["rule"] == "datasheet fraction") {
+      found = true;
+      EXPECT_DOUBLE_EQ(c["measured"].get<double>(), 4.36e12);
+      EXPECT_DOUBLE_EQ(c["threshold"].get<double>(), 0.85 * 4.8e12);
+      EXPECT_EQ(c["unit"], "B/s");
+      EXPECT_EQ(c["result"], "pass");
+    }
+  EXPECT_TRUE(found);
+
+  r = test::run_cli({"qualify", good, "--format", "markdown"});
+  EXPECT_EQ(r.out.rfind("**verdict: PASS", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("| check | rule | result |"), std::string::npos);
+
+  r = test::run_cli({"qualify", good, "--format", "yaml"});
+  EXPECT_EQ(r.exit_code, 2);
+
+  r = test::run_cli({"qualify", kFixtures + "/h200-handmade.profile.json"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("verdict: INCOMPLETE"), std::string::npos);
+
+  r = test::run_cli({"qualify", kFixtures + "/degraded/slow-hbm.profile.json", "--baseline", good});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("below the baseline"), std::string::npos);
+}
+
+TEST(QualifyCli, TruncatedOrCorruptProfileIsBadInput) {
+  const std::string dir = test::scratch_dir("qualify_corrupt");
+  std::ifstream in(kFixtures + "/h200-qualify.profile.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ofstream(dir + "/truncated.json") << text.substr(0, text.size() / 3);
+  auto r = test::run_cli({"qualify", dir + "/truncated.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
+
+  std::ofstream(dir + "/empty.json") << "";
+  EXPECT_EQ(test::run_cli({"qualify", dir + "/empty.json"}).exit_code, 2);
+
+  json j = json::parse(text);
+  j["ceilings"][0]["value"] = "fast";
+  std::ofstream(dir + "/corrupt.json") << j.dump();
+  r = test::run_cli({"qualify", dir + "/corrupt.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("ceilings[0].value"), std::string::npos) << r.err;
+
+  r = test::run_cli({"qualify", dir + "/none.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = test::run_cli({"qualify", kFixtures + "/h200-qualify.profile.json", "--baseline", dir + "/truncated.json"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace ceilings

@@ -1,0 +1,216 @@
+// Tests for the rules file (ceilings.rules/1): every accepted form and every rejection path, each
+// rejection naming the offending key; `qualify --rules` rejects a bad file before reading the profile.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "ceilings/qualify.hpp"
+#include "cli_runner.hpp"
+
+namespace ceilings {
+namespace {
+
+json doc(const std::string& text) { return json::parse(text); }
+
+// The InputError message of parsing `text`, or "" when it parsed.
+std::string rejection(const std::string& text) {
+  try {
+    parse_rules(doc(text), "test.rules.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string with_ceiling(const std::string& name, const std::string& body) {
+  return R"({"schema":"ceilings.rules/1","ceilings":{")" + name + R"(":)" + body + "}}";
+}
+
+TEST(Rules, DefaultsCoverTheHeadlineCeilings) {
+  const Rules r = default_rules();
+  EXPECT_EQ(r.required, (std::vector<std::string>{"hbm.copy", "gemm.bf16", "pcie.h2d"}));
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("hbm.copy").min_fraction_of_datasheet, 0.85);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("gemm.bf16").min_fraction_of_datasheet, 0.70);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("pcie.h2d").min_fraction_of_datasheet, 0.80);
+  EXPECT_DOUBLE_EQ(r.baseline_tolerance, 0.05);
+  EXPECT_TRUE(r.health.xid);
+  EXPECT_TRUE(r.health.require_section);
+}
+
+TEST(Rules, FullFileParsesIntoSIValues) {
+  const Rules r = parse_rules(doc(R"({
+    "schema": "ceilings.rules/1", "note": "node acceptance",
+    "required": ["hbm.copy", "gemm.fp8_e4m3", "latency.launch"],
+    "baseline_tolerance": "3%", "clock_scaling_floor": "75%",
+    "ceilings": {
+      "hbm.copy": {"min": "4.2 TB/s", "min_fraction_of_datasheet": "88%", "baseline_tolerance": "2%"},
+      "pcie.h2d": {"min": "55 GB/s"},
+      "gemm.bf16": {"min": "700 TFLOP/s"},
+      "gemm.int8": {"min": "1200 TOP/s"},
+      "latency.launch": {"max": "3 us"},
+      "gemm.fp16": {"min_fraction_of_datasheet": false}
+    },
+    "health": {"pcie_replays": false, "require_section": false}
+  })"), "acceptance.json");
+  EXPECT_EQ(r.origin, "acceptance.json");
+  EXPECT_EQ(r.required.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.baseline_tolerance, 0.03);
+  EXPECT_DOUBLE_EQ(r.clock_scaling_floor, 0.75);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("hbm.copy").min, 4.2e12);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("hbm.copy").min_fraction_of_datasheet, 0.88);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("hbm.copy").baseline_tolerance, 0.02);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("pcie.h2d").min, 55e9);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("pcie.h2d").min_fraction_of_datasheet, 0.80);  // default kept
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("gemm.bf16").min, 7e14);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("gemm.int8").min, 1.2e15);
+  EXPECT_NEAR(*r.ceilings.at("latency.launch").max, 3e-6, 1e-18);
+  EXPECT_FALSE(r.ceilings.at("gemm.fp16").min_fraction_of_datasheet.has_value());
+  EXPECT_FALSE(r.health.pcie_replays);
+  EXPECT_FALSE(r.health.require_section);
+  EXPECT_TRUE(r.health.xid);
+}
+
+TEST(Rules, NotExtendingDefaultsStartsEmpty) {
+  const Rules r = parse_rules(doc(R"({"schema":"ceilings.rules/1","extends_defaults":false,
+                                      "ceilings":{"hbm.copy":{"min":"4 TB/s"}}})"), "x");
+  EXPECT_TRUE(r.required.empty());
+  EXPECT_EQ(r.ceilings.size(), 1u);
+  EXPECT_FALSE(r.ceilings.at("hbm.copy").min_fraction_of_datasheet.has_value());
+}
+
+TEST(Rules, BareNumbersAreRejected) {
+  const std::string e = rejection(with_ceiling("pcie.h2d", R"({"min": 2333})"));
+  EXPECT_NE(e.find("'ceilings.pcie.h2d.min'"), std::string::npos) << e;
+  EXPECT_NE(e.find("has no unit"), std::string::npos) << e;
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","baseline_tolerance":0.05})").find("'baseline_tolerance'"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"min": "4200"})")).find("no unit"), std::string::npos);
+}
+
+TEST(Rules, UnitsMustExistAndMatchTheCeiling) {
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"min": "4.2 TQ/s"})")).find("unknown unit"), std::string::npos);
+  const std::string e = rejection(with_ceiling("hbm.copy", R"({"min": "700 TFLOP/s"})"));
+  EXPECT_NE(e.find("'ceilings.hbm.copy.min'"), std::string::npos) << e;
+  EXPECT_NE(e.find("FLOP/s does not match hbm.copy, which is measured in B/s"), std::string::npos) << e;
+  EXPECT_NE(rejection(with_ceiling("gemm.bf16", R"({"min": "4 TB/s"})")).find("does not match"), std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("gemm.int8", R"({"min": "900 TFLOP/s"})")).find("measured in OP/s"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"min": "85%"})")).find("does not match"), std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("latency.launch", R"({"max": "3 GB/s"})")).find("measured in s"), std::string::npos);
+  const std::string f = rejection(with_ceiling("hbm.copy", R"({"min_fraction_of_datasheet": "4 TB/s"})"));
+  EXPECT_NE(f.find("expected a percentage"), std::string::npos) << f;
+}
+
+TEST(Rules, DirectionOfTheLimitMustFitTheCeiling) {
+  EXPECT_NE(rejection(with_ceiling("latency.launch", R"({"min": "3 us"})")).find("use \"max\""), std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"max": "5 TB/s"})")).find("use \"min\""), std::string::npos);
+}
+
+TEST(Rules, OutOfRangeValuesAreRejected) {
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"min_fraction_of_datasheet": "120%"})")).find("out of range"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"min_fraction_of_datasheet": "0%"})")).find("out of range"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"min": "-4 TB/s"})")).find("above zero"), std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"min": "0 TB/s"})")).find("above zero"), std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","baseline_tolerance":"100%"})").find("out of range"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","baseline_tolerance":"-1%"})").find("out of range"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","clock_scaling_floor":"0%"})").find("out of range"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("latency.launch", R"({"min_fraction_of_datasheet": "50%"})"))
+                .find("no figure for latency.launch"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("pcie.h2d_pageable", R"({"min_fraction_of_datasheet": "50%"})"))
+                .find("no figure"),
+            std::string::npos);
+}
+
+TEST(Rules, UnknownKeysAreRejectedWithTheirPath) {
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","tolerance":"5%"})").find("'tolerance': unknown key"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"minimum": "4 TB/s"})")).find("'ceilings.hbm.copy.minimum': unknown key"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"ecc":true}})").find("'health.ecc': unknown key"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hmb.copy", R"({"min": "4 TB/s"})")).find("unknown ceiling family 'hmb'"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("HBM-copy", R"({"min": "4 TB/s"})")).find("family.variant"), std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","required":["hbm.copy","disk.read"]})").find("'required[1]'"),
+            std::string::npos);
+}
+
+TEST(Rules, WrongTypesAreRejected) {
+  EXPECT_NE(rejection(R"([1,2])").find("expected an object"), std::string::npos);
+  EXPECT_NE(rejection(R"({"ceilings":{}})").find("'schema': required"), std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/2"})").find("expected \"ceilings.rules/1\""), std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","required":"hbm.copy"})").find("expected an array"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","required":[3]})").find("'required[0]'"), std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"xid":"yes"}})").find("'health.xid': expected true or false"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","ceilings":[]})").find("'ceilings': expected an object"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"("4 TB/s")")).find("expected an object"), std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"min": ["4 TB/s"]})")).find("expected a quantity string"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"min_fraction_of_datasheet": true})")).find("expected a quantity"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","extends_defaults":1})").find("expected true or false"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","note":5})").find("'note'"), std::string::npos);
+}
+
+TEST(Rules, CliRejectsABadRulesFileBeforeReadingTheProfile) {
+  const std::string dir = test::scratch_dir("rules_cli");
+  const std::string rules = dir + "/bad.json";
+  std::ofstream(rules) << with_ceiling("pcie.h2d", R"({"min": 2333})");
+  // The profile does not exist: the rules error must come first.
+  const auto r = test::run_cli({"qualify", dir + "/no-such.profile.json", "--rules", rules});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("ceilings.pcie.h2d.min"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("no-such"), std::string::npos) << r.err;
+
+  std::ofstream(dir + "/truncated.json") << R"({"schema":"ceilings.rules/1","ceil)";
+  const auto t = test::run_cli({"qualify", std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json",
+                                "--rules", dir + "/truncated.json"});
+  EXPECT_EQ(t.exit_code, 2);
+  EXPECT_NE(t.err.find("not valid JSON"), std::string::npos) << t.err;
+}
+
+}  // namespace
+}  // namespace ceilings
+
+namespace ceilings {
+namespace {
+
+TEST(Rules, ExampleSiteRulesFileParses) {
+  const Rules r = read_rules(std::string(CEILINGS_FIXTURES) + "/rules/site.rules.json");
+  EXPECT_EQ(r.required.size(), 5u);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("hbm.copy").min, 4.2e12);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("gemm.bf16").min_fraction_of_datasheet, 0.72);
+  EXPECT_FALSE(r.ceilings.at("gemm.int8").min_fraction_of_datasheet.has_value());
+  // The fixture lacks gemm.fp8_e4m3 and pcie.d2h, which these rules require: incomplete, not pass.
+  const auto cli = test::run_cli({"qualify", std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json",
+                                  "--rules", std::string(CEILINGS_FIXTURES) + "/rules/site.rules.json"});
+  EXPECT_EQ(cli.exit_code, 3) << cli.out;
+  EXPECT_NE(cli.out.find("gemm.fp8_e4m3"), std::string::npos);
+}
+
+TEST(Rules, AbsoluteRuleOnACeilingRecordedInAnotherUnitIsIncomplete) {
+  Profile p = read_profile(std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json");
+  p.ceilings[0].unit = "FLOP/s";  // hbm.copy mislabelled by some writer
+  const Rules r = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","ceilings":{"hbm.copy":{"min":"4 TB/s"}}})"), "x");
+  const QualifyResult q = qualify(p, nullptr, r);
+  bool seen = false;
+  for (const Check& c : q.checks)
+    if (c.subject == "hbm.copy" && c.rule == "minimum") {
+      seen = true;
+      EXPECT_EQ(c.status, CheckStatus::kIncomplete);
+    }
+  EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace ceilings

@@ -1,0 +1,242 @@
+// A fake NVML for fault injection: the entry points ceilings resolves, answering from a JSON script
+// named by CEILINGS_FAKE_NVML_SCRIPT (loaded through CEILINGS_NVML_LIBRARY). Feeds the self-test.
+//
+// Script: {"init": 0, "device_count": 1, "driver": "580.95.05",
+//          "device": {"name": "...", "uuid": "...", "pci_bus_id": "..."},
+//          "values": {"<key>": number | [first read, second read, ...]},   missing key -> NOT_SUPPORTED
+//          "errors": {"<key>": nvml return code},
+//          "xid": [79, ...], "xid_register": 0}
+// Keys are NVML's native units: ecc.enabled, ecc.{volatile|aggregate}[.{dram|sram}].{corrected|uncorrected},
+// remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
+// retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,replays},
+// clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns,
+// power.{usage_mw,limit_mw,enforced_limit_mw}, temperature.{gpu_c,slowdown_c,shutdown_c}, device_count.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using json = nlohmann::json;
+constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSupported = 3, kTimeout = 10,
+              kUnknown = 999;
+
+std::mutex mutex;
+json script;
+bool initialised = false;
+std::map<std::string, std::size_t> reads;  // per key: how often it was read
+std::size_t next_xid = 0;
+
+int code_for(const std::string& key) {
+  if (script.contains("errors") && script["errors"].contains(key)) return script["errors"][key].get<int>();
+  return kSuccess;
+}
+
+// The scripted value of `key` (the k-th element of an array on the k-th read), or NOT_SUPPORTED.
+template <class T>
+int answer(const std::string& key, T* out, const char* error_key = nullptr) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!initialised) return kUninitialized;
+  if (!out) return kInvalidArgument;
+  if (int rc = code_for(error_key ? error_key : key.c_str()); rc != kSuccess) return rc;
+  if (!script.contains("values") || !script["values"].contains(key)) return kNotSupported;
+  const json& v = script["values"][key];
+  const std::size_t k = reads[key]++;
+  const json& pick = v.is_array() ? v[std::min(k, v.size() - 1)] : v;
+  *out = pick.is_number_unsigned() ? static_cast<T>(pick.get<unsigned long long>()) : static_cast<T>(pick.get<double>());
+  return kSuccess;
+}
+
+int copy_string(const std::string& s, char* out, unsigned length) {
+  if (!out || s.size() + 1 > length) return 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+  std::memcpy(out, s.c_str(), s.size() + 1);
+  return kSuccess;
+}
+
+std::string device_field(const char* key, const char* fallback) {
+  if (script.contains("device") && script["device"].contains(key)) return script["device"][key].get<std::string>();
+  return fallback;
+}
+
+const char* kind(int counter) { return counter ? "aggregate" : "volatile"; }
+const char* what(int type) { return type ? "uncorrected" : "corrected"; }
+
+}  // namespace
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+FAKE_EXPORT int nvmlInit_v2() {
+  std::lock_guard<std::mutex> lock(mutex);
+  const char* path = std::getenv("CEILINGS_FAKE_NVML_SCRIPT");
+  if (!path) {
+    std::fprintf(stderr, "fake NVML: CEILINGS_FAKE_NVML_SCRIPT is not set\n");
+    return kUnknown;
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    script = json::parse(text.str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fake NVML: cannot read script %s: %s\n", path, e.what());
+    return kUnknown;
+  }
+  const int rc = script.value("init", 0);
+  initialised = rc == kSuccess;
+  reads.clear();
+  next_xid = 0;
+  return rc;
+}
+
+FAKE_EXPORT int nvmlShutdown() {
+  std::lock_guard<std::mutex> lock(mutex);
+  initialised = false;
+  return kSuccess;
+}
+
+FAKE_EXPORT const char* nvmlErrorString(int code) {
+  switch (code) {
+    case 0: return "Success";
+    case 1: return "Uninitialized";
+    case 2: return "Invalid Argument";
+    case 3: return "Not Supported";
+    case 4: return "Insufficient Permissions";
+    case 6: return "Not Found";
+    case 9: return "Driver Not Loaded";
+    case 10: return "Timeout";
+    case 15: return "GPU is lost";
+    default: return "Unknown Error";
+  }
+}
+
+FAKE_EXPORT int nvmlSystemGetDriverVersion(char* out, unsigned length) {
+  return copy_string(script.value("driver", std::string("580.00.00-fake")), out, length);
+}
+
+FAKE_EXPORT int nvmlDeviceGetCount_v2(unsigned* count) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!initialised) return kUninitialized;
+  if (int rc = code_for("device_count"); rc != kSuccess) return rc;
+  *count = script.value("device_count", 1u);
+  return kSuccess;
+}
+
+FAKE_EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** handle) {
+  if (index >= script.value("device_count", 1u)) return kInvalidArgument;
+  *handle = reinterpret_cast<void*>(static_cast<std::uintptr_t>(index + 1));
+  return kSuccess;
+}
+
+FAKE_EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, void** handle) {
+  if (device_field("pci_bus_id", "00000000:19:00.0") != bus_id) return 6;
+  *handle = reinterpret_cast<void*>(std::uintptr_t{1});
+  return kSuccess;
+}
+
+FAKE_EXPORT int nvmlDeviceGetName(void*, char* out, unsigned length) {
+  return copy_string(device_field("name", "NVIDIA H200"), out, length);
+}
+FAKE_EXPORT int nvmlDeviceGetUUID(void*, char* out, unsigned length) {
+  return copy_string(device_field("uuid", "GPU-fake"), out, length);
+}
+
+FAKE_EXPORT int nvmlDeviceGetClockInfo(void*, unsigned type, unsigned* mhz) {
+  return answer(type == 2 ? "clocks.mem_mhz" : "clocks.sm_mhz", mhz);
+}
+FAKE_EXPORT int nvmlDeviceGetMaxClockInfo(void*, unsigned type, unsigned* mhz) {
+  return answer(type == 2 ? "clocks.max_mem_mhz" : "clocks.max_sm_mhz", mhz);
+}
+FAKE_EXPORT int nvmlDeviceGetPowerUsage(void*, unsigned* mw) { return answer("power.usage_mw", mw); }
+FAKE_EXPORT int nvmlDeviceGetEnforcedPowerLimit(void*, unsigned* mw) { return answer("power.enforced_limit_mw", mw); }
+FAKE_EXPORT int nvmlDeviceGetPowerManagementLimit(void*, unsigned* mw) { return answer("power.limit_mw", mw); }
+FAKE_EXPORT int nvmlDeviceGetTemperature(void*, int, unsigned* c) { return answer("temperature.gpu_c", c); }
+FAKE_EXPORT int nvmlDeviceGetTemperatureThreshold(void*, int type, unsigned* c) {
+  return answer(type == 0 ? "temperature.shutdown_c" : type == 1 ? "temperature.slowdown_c" : "temperature.other_c", c);
+}
+FAKE_EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void*, unsigned long long* bits) {
+  return answer("clocks.event_reasons", bits);
+}
+FAKE_EXPORT int nvmlDeviceGetEccMode(void*, int* current, int* pending) {
+  const int rc = answer("ecc.enabled", current);
+  if (rc == kSuccess && pending) *pending = *current;
+  return rc;
+}
+FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.gen", v); }
+FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkWidth(void*, unsigned* v) { return answer("pcie.width", v); }
+FAKE_EXPORT int nvmlDeviceGetMaxPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.max_gen", v); }
+FAKE_EXPORT int nvmlDeviceGetMaxPcieLinkWidth(void*, unsigned* v) { return answer("pcie.max_width", v); }
+FAKE_EXPORT int nvmlDeviceGetPcieReplayCounter(void*, unsigned* v) { return answer("pcie.replays", v); }
+
+FAKE_EXPORT int nvmlDeviceGetTotalEccErrors(void*, int type, int counter, unsigned long long* n) {
+  return answer(std::string("ecc.") + kind(counter) + "." + what(type), n);
+}
+FAKE_EXPORT int nvmlDeviceGetMemoryErrorCounter(void*, int type, int counter, int location, unsigned long long* n) {
+  const char* where = location == 2 ? "dram" : location == 7 ? "sram" : "other";
+  return answer(std::string("ecc.") + kind(counter) + "." + where + "." + what(type), n);
+}
+FAKE_EXPORT int nvmlDeviceGetRemappedRows(void*, unsigned* corr, unsigned* unc, unsigned* pending, unsigned* failure) {
+  int rc = answer("remap.correctable_rows", corr, "remap");
+  if (rc == kSuccess) rc = answer("remap.uncorrectable_rows", unc, "remap");
+  if (rc == kSuccess) rc = answer("remap.pending", pending, "remap");
+  if (rc == kSuccess) rc = answer("remap.failure", failure, "remap");
+  return rc;
+}
+FAKE_EXPORT int nvmlDeviceGetRetiredPages(void*, int cause, unsigned* count, unsigned long long*) {
+  return answer(cause ? "retired_pages.double_bit" : "retired_pages.single_bit", count);
+}
+FAKE_EXPORT int nvmlDeviceGetRetiredPagesPendingStatus(void*, int* state) {
+  return answer("retired_pages.pending", state);
+}
+
+struct ViolationTime {
+  unsigned long long reference_time, violation_time;
+};
+FAKE_EXPORT int nvmlDeviceGetViolationStatus(void*, int policy, ViolationTime* t) {
+  const char* key = policy == 0   ? "throttle.power_ns"
+                    : policy == 1 ? "throttle.thermal_ns"
+                    : policy == 3 ? "throttle.board_limit_ns"
+                    : policy == 5 ? "throttle.reliability_ns"
+                                  : "throttle.other_ns";
+  if (!t) return kInvalidArgument;
+  t->reference_time = 0;
+  return answer(key, &t->violation_time);
+}
+
+// Events: one fake set; each wait hands out the next scripted XID, then times out.
+struct EventData {
+  void* device;
+  unsigned long long event_type, event_data;
+  unsigned gpu_instance_id, compute_instance_id;
+};
+static int fake_set;
+FAKE_EXPORT int nvmlEventSetCreate(void** set) {
+  if (int rc = code_for("xid_create"); rc != kSuccess) return rc;
+  *set = &fake_set;
+  return kSuccess;
+}
+FAKE_EXPORT int nvmlDeviceRegisterEvents(void*, unsigned long long, void*) {
+  return script.value("xid_register", code_for("xid_register"));
+}
+FAKE_EXPORT int nvmlEventSetWait_v2(void*, EventData* data, unsigned timeout_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (int rc = code_for("xid_wait"); rc != kSuccess) return rc;
+    if (script.contains("xid") && next_xid < script["xid"].size()) {
+      *data = EventData{reinterpret_cast<void*>(std::uintptr_t{1}), 0x8ULL,
+                        script["xid"][next_xid++].get<unsigned long long>(), 0, 0};
+      return kSuccess;
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 20u)));
+  return kTimeout;
+}
+FAKE_EXPORT int nvmlEventSetFree(void*) { return kSuccess; }

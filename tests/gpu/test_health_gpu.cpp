@@ -1,0 +1,57 @@
+// GPU test: `ceilings health` on the real device reads sane values through the real NVML
+// (skipped without a device). Checks plausibility, not a verdict: a real node may be unhealthy.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ceilings/health.hpp"
+#include "cli_runner.hpp"
+
+namespace ceilings {
+namespace {
+
+TEST(HealthGpu, ReadsSaneValuesFromTheRealDevice) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) GTEST_SKIP() << "no CUDA device";
+  const auto r = test::run_cli({"health", "--json", "--watch", "1"});
+  ASSERT_NE(r.exit_code, 2) << r.err;
+  ASSERT_FALSE(r.out.empty()) << "exit " << r.exit_code << ": " << r.err;
+  const HealthSection s = health_from_json(json::parse(r.out));
+  std::printf("health verdict exit code %d on %s (%s)\n%s\n", r.exit_code, s.device_name.c_str(), s.uuid.c_str(),
+              render(health_table(s), Format::kTable).c_str());
+  EXPECT_EQ(s.uuid.rfind("GPU-", 0), 0u);
+  EXPECT_FALSE(s.driver.empty());
+  ASSERT_TRUE(s.after.has_value());
+  // Every metric below is supported by any data-center GPU ceilings targets; none may be unreadable.
+  auto within = [&](const char* name, double lo, double hi) {
+    const HealthMetric* m = s.before.find(name);
+    ASSERT_NE(m, nullptr) << name;
+    ASSERT_TRUE(m->ok()) << name << ": " << metric_display(*m, name);
+    EXPECT_GE(m->value, lo) << name;
+    EXPECT_LE(m->value, hi) << name;
+  };
+  within("clocks.max_sm_hz", 5e8, 4e9);
+  within("clocks.max_mem_hz", 4e8, 2e10);
+  within("clocks.sm_hz", 1e8, 4e9);
+  within("temperature.gpu_c", 10, 100);
+  within("power.usage_w", 5, 1500);
+  within("power.limit_w", 50, 1500);
+  within("power.enforced_limit_w", 50, 1500);
+  within("pcie.max_gen", 3, 6);
+  within("pcie.max_width", 4, 16);
+  within("pcie.gen", 1, 6);
+  within("pcie.width", 1, 16);
+  within("pcie.replays", 0, 1e9);
+  for (const auto& [name, m] : s.before.metrics)
+    EXPECT_NE(m.state, HealthMetric::State::kUnreadable) << name << ": " << m.reason;
+  if (auto ecc = s.before.value("ecc.enabled"); ecc && *ecc != 0) {
+    within("ecc.volatile.uncorrected", 0, 1e6);
+    within("ecc.aggregate.uncorrected", 0, 1e6);
+  }
+  EXPECT_NE(s.xid.state, HealthMetric::State::kUnreadable) << s.xid.reason;
+  EXPECT_GE(s.xid.window_s, 1.0);
+}
+
+}  // namespace
+}  // namespace ceilings
