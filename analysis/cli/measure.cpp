@@ -77,13 +77,13 @@ std::string tail(const std::vector<std::string>& lines, std::size_t n) {
 }
 
 int run_measure(const MeasureOptions& o) {
+  const std::string out = o.out.empty() ? hostname() + "-gpu" + std::to_string(o.device) + ".profile.json" : o.out;
+  const fs::path out_dir = fs::absolute(out).parent_path();
+  if (!fs::is_directory(out_dir)) throw InputError("the directory of --out does not exist: " + out_dir.string());
   const std::string bench = o.bench.empty() ? default_bench_path() : o.bench;
   if (access(bench.c_str(), X_OK) != 0)
     throw IncompleteError("cannot run " + bench +
                           ": ceilings-bench is missing (built without CUDA?); set CEILINGS_BENCH or --bench");
-  const std::string out = o.out.empty() ? hostname() + "-gpu" + std::to_string(o.device) + ".profile.json" : o.out;
-  const fs::path out_dir = fs::absolute(out).parent_path();
-  if (!fs::is_directory(out_dir)) throw InputError("the directory of --out does not exist: " + out_dir.string());
   const std::string raw_out = raw_path_for(out);
   ceilings::install_interrupt_handlers();
 
