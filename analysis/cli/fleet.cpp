@@ -20,6 +20,7 @@ struct FleetOptions {
   int baseline_group = 0;  // 1-based; 0: the largest group
   double z = 3.5;
   double margin_pct = 5;
+  double min_deficit_pct = 1;
 };
 
 std::string z_text(const Deviation& d) { return d.z ? format_fixed(*d.z, 1) : "-"; }
@@ -74,9 +75,9 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   out += std::string(md ? "**fleet**: " : "fleet: ") + "read " + std::to_string(in.members.size()) + " profile(s) of " +
          std::to_string(in.files) + " file(s), skipped " + std::to_string(in.skipped.size()) + ", " +
          std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(outliers) + " outlier(s)\n";
-  out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " or more than " +
-         format_percent(rule.margin) + " below the group median (groups of at least " +
-         std::to_string(rule.min_members) + ")\n";
+  out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " (and at least " +
+         format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
+         " below the group median; groups of at least " + std::to_string(rule.min_members) + "\n";
   for (const FleetSkip& s : in.skipped) out += (md ? "- skipped " : "skipped ") + s.path + ": " + s.reason + "\n";
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const FleetGroup& g = groups[gi];
@@ -111,11 +112,16 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
   app.add_option("--margin", o->margin_pct, "Outlier when more than this many percent below the group median")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--min-deficit", o->min_deficit_pct,
+                 "The z-score names a GPU only when it is also at least this many percent below the median")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
   return [o] {
     const Format format = parse_format(o->format);
     OutlierRule rule;
     rule.z_threshold = o->z;
     rule.margin = o->margin_pct / 100.0;
+    rule.min_deficit = o->min_deficit_pct / 100.0;
     const FleetInput in = load_fleet(o->paths);
     if (in.members.empty()) {
       std::string why = in.files == 0 ? "no *.profile.json found" : "no readable profile";

@@ -113,7 +113,7 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
         const double mad_mean = mean_ad[stat_key(s.name, s.unit)];
         if (mad_mean > 0) d.z = sign * (c.value - s.median) / (1.253314 * mad_mean);
       }
-      d.by_z = rule.use_z && d.z && *d.z < -rule.z_threshold;
+      d.by_z = rule.use_z && d.z && *d.z < -rule.z_threshold && d.deficit >= rule.min_deficit;
       d.by_margin = d.deficit > rule.margin;
       if (d.by_z || d.by_margin) o.ceilings.push_back(d);
     }
@@ -233,7 +233,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"groups", gs},
           {"outliers", outliers},
           {"rule",
-           {{"z_threshold", rule.z_threshold}, {"margin", rule.margin}, {"min_members", rule.min_members},
+           {{"z_threshold", rule.z_threshold}, {"margin", rule.margin}, {"min_deficit_for_z", rule.min_deficit},
+            {"min_members", rule.min_members},
             {"z", "modified z-score 0.6745*(x-median)/MAD, oriented so that negative is worse"}}}};
 }
 
