@@ -288,10 +288,15 @@ std::vector<ceilings::json> list_devices(const std::string& bench, double kill_g
   std::vector<ceilings::json> devices;
   for (std::size_t i = 0; i < out.size(); ++i) {
     const std::string what = "ceilings-bench --ceilings_list_devices line " + std::to_string(i + 1);
-    ceilings::json d = ceilings::parse_json_text(out[i], what);
-    const ceilings::Fields f(d, what);
-    f.integer("index");
-    devices.push_back(std::move(d));
+    try {
+      ceilings::json d = ceilings::parse_json_text(out[i], what);
+      const ceilings::Fields f(d, what);
+      f.integer("index");
+      for (const char* key : {"name", "uuid", "pci_bus_id"}) f.string(key);
+      devices.push_back(std::move(d));
+    } catch (const ceilings::InputError& e) {
+      throw IncompleteError(std::string("cannot list the GPUs: ") + e.what());
+    }
   }
   if (devices.empty()) throw IncompleteError("ceilings-bench lists no GPU");
   return devices;
@@ -379,9 +384,9 @@ class NodeRun {
                           {"pci_bus_id", d.value("pci_bus_id", "")},
                           {"state", state_name(g.state)}};
       if (!g.reason.empty()) j["reason"] = g.reason;
-      if (g.state == GpuState::kDone) {
-        j["profile"] = g.profile_path;
-        j["raw"] = g.raw_path;
+      if (g.state == GpuState::kDone) {  // file names beside the summary: the directory may be moved or shared
+        j["profile"] = fs::path(g.profile_path).filename().string();
+        j["raw"] = fs::path(g.raw_path).filename().string();
         j["failed_cases"] = g.failed_cases;
       }
       if (!g.started.empty()) j["started"] = g.started;

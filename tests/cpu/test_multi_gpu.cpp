@@ -66,6 +66,7 @@ TEST(MultiGpu, IsolationAndWatchdogSequential) {
   EXPECT_EQ(s.at("schema"), "ceilings.node/1");
   EXPECT_FALSE(s.at("complete").get<bool>());
   EXPECT_EQ(state_of(s, 0), "done");
+  EXPECT_EQ(s["gpus"][0]["profile"], host() + "-gpu0.profile.json");  // beside the summary
   EXPECT_EQ(state_of(s, 1), "failed");
   EXPECT_NE(s["gpus"][1]["reason"].get<std::string>().find("signal 6"), std::string::npos);
   EXPECT_EQ(state_of(s, 2), "timed_out");
@@ -141,6 +142,14 @@ TEST(MultiGpu, NamesTheGpuBelowItsPeers) {
     EXPECT_GT(c.at("below_median").get<double>(), 0.05) << c.dump();
     EXPECT_LT(c.at("below_median").get<double>(), 0.12) << c.dump();
   }
+  // The node's output directory is a fleet input as it is: the profiles are read, the summary and raw JSON not.
+  const auto fleet = run_cli({"fleet", dir, "--format", "json"});
+  EXPECT_EQ(fleet.exit_code, 1) << fleet.err;
+  const json f = ceilings::parse_json_text(fleet.out, "fleet output");
+  EXPECT_EQ(f.at("read"), 4);
+  EXPECT_EQ(f.at("files"), 4);
+  ASSERT_EQ(f.at("outliers"), 1);
+  EXPECT_EQ(f["groups"][0]["outliers"][0].at("index"), 2);
   // A wider margin names nobody.
   const auto wide = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir, "--margin",
                              "15"},
