@@ -223,23 +223,33 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   }
 
   // 3. Profile: convert, then write both files atomically (the raw JSON by rename of its own temp).
+  ceilings::Profile profile;
   try {
-    ceilings::Profile profile = ceilings::profile_from_benchmark_json(ceilings::read_json_file(tmp_json));
-    std::string command;
-    for (const auto& a : run.argv) command += (command.empty() ? "" : " ") + a;
-    profile.raw["measure"] = {{"command", command}, {"cases", names.size()}, {"failed_cases", g.failed_cases}};
-    const std::string text = ceilings::profile_to_json(profile).dump(2) + "\n";
+    profile = ceilings::profile_from_benchmark_json(ceilings::read_json_file(tmp_json));
+  } catch (const ceilings::Error& e) {
+    std::remove(tmp_json.c_str());
+    g.state = GpuState::kFailed;
+    g.exit_code = ceilings::kExitIncomplete;  // a broken bench output is a measurement that failed, not bad input
+    g.reason = std::string("ceilings-bench output is not a usable result: ") + e.what();
+    return finish(g);
+  }
+  std::string command;
+  for (const auto& a : run.argv) command += (command.empty() ? "" : " ") + a;
+  profile.raw["measure"] = {{"command", command}, {"cases", names.size()}, {"failed_cases", g.failed_cases}};
+  const std::string text = ceilings::profile_to_json(profile).dump(2) + "\n";
+  try {
     if (std::rename(tmp_json.c_str(), g.raw_path.c_str()) != 0) throw InputError("cannot write " + g.raw_path);
     ceilings::write_file_atomic(out, text);
-    g.profile = std::move(profile);
-    g.state = GpuState::kDone;
-    g.exit_code = g.profile->errors.empty() ? ceilings::kExitOk : ceilings::kExitIncomplete;
   } catch (const ceilings::Error& e) {
     std::remove(tmp_json.c_str());
     g.state = GpuState::kFailed;
     g.exit_code = e.exit_code();
-    g.reason = std::string("ceilings-bench output is not a usable result: ") + e.what();
+    g.reason = e.what();
+    return finish(g);
   }
+  g.profile = std::move(profile);
+  g.state = GpuState::kDone;
+  g.exit_code = g.profile->errors.empty() ? ceilings::kExitOk : ceilings::kExitIncomplete;
   return finish(g);
 }
 
@@ -421,8 +431,10 @@ class NodeRun {
   std::mutex mu_;
 };
 
-// Exit code: 1 when a GPU is below its peers (a finding), else 3 when anything is incomplete (a GPU failed,
-// timed out, was interrupted or never ran, or a case failed), else 0.
+// Exit code: 2 when ceilings-bench rejected the arguments (--filter matching nothing, a bad --bench-arg: the
+// same for every GPU), else 1 when a GPU is below its peers (a finding about the hardware outranks a missing
+// piece), else 3 when anything is incomplete (a GPU failed, timed out, was interrupted or never ran, or a
+// case failed), else 0.
 int run_all_gpus(const MeasureOptions& o) {
   const std::string bench = resolve_bench(o);
   const std::string dir = o.out_dir.empty() ? "." : o.out_dir;
@@ -465,9 +477,10 @@ int run_all_gpus(const MeasureOptions& o) {
 
   ceilings::Table t;
   t.columns = {"gpu", "name", "uuid", "pci bus id", "state", "result"};
-  bool incomplete = false;
+  bool incomplete = false, bad_input = false;
   for (std::size_t i = 0; i < node.size(); ++i) {
     const GpuRun& g = node.gpu(i);
+    bad_input = bad_input || (g.state == GpuState::kFailed && g.exit_code == ceilings::kExitBadInput);
     incomplete = incomplete || g.state != GpuState::kDone || (g.profile && !g.profile->errors.empty());
     std::string result = g.state == GpuState::kDone ? g.profile_path : g.reason.substr(0, g.reason.find('\n'));
     if (g.profile && !g.profile->errors.empty()) result += " (" + std::to_string(g.profile->errors.size()) + " error(s))";
@@ -491,6 +504,7 @@ int run_all_gpus(const MeasureOptions& o) {
                 << ceilings::format_quantity(d.median, d.unit) << "\n";
   }
   std::cout << "\nnode summary: " << node.path() << "\n";
+  if (bad_input) return ceilings::kExitBadInput;
   if (!outliers.empty()) return ceilings::kExitFailed;
   return incomplete ? ceilings::kExitIncomplete : ceilings::kExitOk;
 }

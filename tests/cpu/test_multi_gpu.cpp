@@ -243,6 +243,12 @@ TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   r = run_cli({"measure", "--concurrent", "--bench", CEILINGS_STANDIN_BENCH}, {}, 30);
   EXPECT_EQ(r.exit_code, 2) << r.err;
+  // Arguments ceilings-bench rejects are bad input for the whole node, not an incomplete GPU.
+  r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir + "/bad", "--bench-arg",
+               "--no_such_flag"},
+              {{"CEILINGS_STANDIN_DEVICES", "2"}}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(summary_of(dir + "/bad").at("gpus").at(1).at("state"), "failed");
 }
 
 }  // namespace
