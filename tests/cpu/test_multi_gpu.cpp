@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "ceilings/profile.hpp"
@@ -252,3 +253,31 @@ TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
 }
 
 }  // namespace
+
+#ifdef CEILINGS_BENCH_BIN
+namespace {
+
+// The real ceilings-bench's device list (how --all-gpus finds the GPUs): one JSON line per device, or exit 3.
+TEST(MultiGpu, RealBenchListsDevicesOrSaysNoGpu) {
+  const auto r = ceilings::test::run_program({CEILINGS_BENCH_BIN, "--ceilings_list_devices"}, {}, 60);
+  if (r.exit_code == 3) {
+    EXPECT_NE(r.err.find("no usable GPU"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  int expected = 0;
+  while (std::getline(lines, line)) {
+    const json d = ceilings::parse_json_text(line, "device line");
+    EXPECT_EQ(d.at("index"), expected++);
+    EXPECT_FALSE(d.at("name").get<std::string>().empty());
+    EXPECT_EQ(d.at("uuid").get<std::string>().rfind("GPU-", 0), 0u);
+    EXPECT_FALSE(d.at("pci_bus_id").get<std::string>().empty());
+  }
+  EXPECT_GT(expected, 0);
+}
+
+}  // namespace
+#endif
