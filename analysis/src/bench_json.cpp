@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "ceilings/datasheet.hpp"
@@ -54,13 +55,16 @@ Parsed parse_name(const std::string& full, const std::string& where) {
   }
   if (parts.size() < 2 || parts[0].empty() || parts[1].empty() || parts[1].find(':') != std::string::npos)
     throw InputError(where + ": benchmark name '" + full + "' is not of the form family/variant[/arg:value...]");
+  static const std::regex identifier("^[a-z0-9_]+$");
+  if (!std::regex_match(parts[0], identifier) || !std::regex_match(parts[1], identifier))
+    throw InputError(where + ": benchmark name '" + full + "': family and variant must be lower-case identifiers");
   Parsed p;
   p.ceiling = parts[0] + "." + parts[1];
   p.run_name = parts[0] + "/" + parts[1];
   for (std::size_t i = 2; i < parts.size(); ++i) {
     const std::string& s = parts[i];
     if (s == "manual_time" || s == "real_time" || s.rfind("iterations:", 0) == 0 || s.rfind("repeats:", 0) == 0 ||
-        s.rfind("min_time:", 0) == 0 || s.rfind("threads:", 0) == 0)
+        s.rfind("min_time:", 0) == 0)
       continue;
     p.run_name += "/" + s;
     const auto colon = s.find(':');

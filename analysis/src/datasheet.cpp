@@ -84,8 +84,10 @@ std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ce
   const auto dot = ceiling.find('.');
   const std::string family = ceiling.substr(0, dot);
   std::string variant = dot == std::string::npos ? "" : ceiling.substr(dot + 1);
-  const auto sustained = variant.find("_sustained");
-  if (sustained != std::string::npos) variant = variant.substr(0, sustained);
+  for (const char* suffix : {"_sustained", "_ref8192"}) {  // same roof as the plain ceiling
+    const auto at = variant.find(suffix);
+    if (at != std::string::npos) variant = variant.substr(0, at);
+  }
   if (family == "hbm") return spec.memory_bandwidth;
   if (family == "gemm") {
     if (variant == "fp64") return dense("fp64_tensor");

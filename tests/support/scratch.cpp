@@ -1,4 +1,4 @@
-// Scratch directories for tests that write files.
+// Scratch directories under the build tree for tests that write files (CPU and GPU suites).
 #include <filesystem>
 
 #include "cli_runner.hpp"

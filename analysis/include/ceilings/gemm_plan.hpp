@@ -1,0 +1,114 @@
+// Pure host side of the GEMM ceilings (gemm.<type>, gemm.<type>_ref8192, gemm.<type>_sustained): data-type
+// table and name parsing, shape parsing and checks, wave-quantized shape candidates, FLOP counting, the
+// float64 reference GEMM and the per-type tolerance rules, plus bit-exact decoders of the narrow types.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ceilings::gemm {
+
+enum class DType { kFp64, kFp32, kTf32, kBf16, kFp16, kFp8E4m3, kFp8E5m2, kInt8 };
+
+struct DTypeInfo {
+  DType type;
+  const char* name;          // flag and ceiling spelling: gemm.<name>
+  int input_bytes;           // bytes per A/B element
+  int output_bytes;          // bytes per C/D element
+  const char* inputs;        // what A and B hold, in words
+  const char* output;        // what D holds
+  const char* compute;       // the cuBLASLt compute type, recorded in the detail
+  bool integer;              // counts integer ops (op_per_second), not FLOPs
+  int dim_multiple;          // m, n and k must be multiples of this (cuBLASLt layout rules)
+  double out_tolerance;      // allowed error as a fraction of |reference| (rounding of the output)
+  double acc_tolerance;      // plus this fraction of sum |a_i b_i| (input rounding, accumulation); 0, 0: exact
+};
+
+// Every type, in the order a default run measures them.
+const std::vector<DTypeInfo>& all_dtypes();
+const DTypeInfo& dtype_info(DType type);
+// "bf16" -> DType; an unknown name throws InputError naming the valid ones.
+DType parse_dtype(const std::string& name);
+// "bf16,fp8_e4m3" -> types (duplicates removed, order kept); empty or unknown entries throw InputError.
+std::vector<DType> parse_dtype_list(const std::string& list);
+std::string dtype_names();  // "fp64, fp32, ..." for messages
+
+struct Shape {
+  std::int64_t m = 0, n = 0, k = 0;
+  bool operator==(const Shape& o) const { return m == o.m && n == o.n && k == o.k; }
+  bool operator!=(const Shape& o) const { return !(*this == o); }
+};
+std::string to_string(const Shape& s);  // "8192x8192x8192"
+
+// "MxNxK" (also "M,N,K" is not accepted: the list separator is ','); zero, negative, malformed or
+// absurdly large (> 2^20 per dimension) throws InputError.
+Shape parse_shape(const std::string& text);
+// "MxNxK,MxNxK" -> shapes.
+std::vector<Shape> parse_shape_list(const std::string& list);
+
+// 2*M*N*K (one multiply and one add per inner-product term).
+double gemm_flops(const Shape& s);
+
+// Bytes of one A+B input set and of the output.
+std::size_t input_set_bytes(const Shape& s, const DTypeInfo& t);
+std::size_t output_bytes(const Shape& s, const DTypeInfo& t);
+
+// Why this shape cannot run for this type ("" when it can): dimension multiples the layout requires,
+// and whether one input set plus the output fits in `memory_bytes`.
+std::string shape_problem(const Shape& s, const DTypeInfo& t, std::size_t memory_bytes);
+
+// How many A/B input sets to rotate through so that the sets together exceed `l2_bytes` several times
+// over (at least 2 sets when they fit, at most 16), within `memory_budget` bytes (which must also hold
+// the output). Returns 0 when not even one set and the output fit.
+int rotation_sets(const Shape& s, const DTypeInfo& t, std::size_t l2_bytes, std::size_t memory_budget);
+
+// Fraction of the SMs busy across the waves of output tiles: tiles / (waves * sm_count).
+double wave_efficiency(const Shape& s, int tile_m, int tile_n, int sm_count);
+
+struct Tile {
+  int m, n;
+};
+struct ShapeSearchParams {
+  int sm_count = 132;
+  std::vector<Tile> tiles{{128, 128}, {128, 256}, {256, 128}};
+  std::int64_t min_dim = 4096, max_dim = 16384;
+  std::vector<std::int64_t> k_values{8192, 4096, 16384};
+  std::size_t memory_bytes = 0;  // 0: no limit; else one input set + output must fit
+  std::size_t max_candidates = 24;
+};
+// Shapes worth measuring, best guesses first: 8192^3 (the reference) first, then shapes whose output
+// tiles fill the SMs in whole waves for one of the likely tile sizes, near-square and near 8192^2 in area
+// first. Every dimension is a multiple of `type.dim_multiple` (and of 128); no duplicates; deterministic.
+std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo& type);
+
+// One element of the float64 reference: C(i,j) = sum_l A(i,l) B(l,j), and sum_l |A(i,l) B(l,j)|.
+struct RefElement {
+  double value = 0, magnitude = 0;
+};
+// a_row: K values of row i of op(A); b_col: K values of column j of op(B).
+RefElement reference_dot(const double* a_row, const double* b_col, std::int64_t k);
+// Whole reference GEMM: A row-major M x K (each row contiguous, as the "T" operand is stored), B
+// column-major K x N (each column contiguous), C column-major M x N. For tests and small checks.
+std::vector<double> reference_gemm(const Shape& s, const std::vector<double>& a_rows,
+                                   const std::vector<double>& b_cols);
+
+// Largest allowed |got - want * scale| for one element of this type: out_tolerance * |want * scale| +
+// acc_tolerance * magnitude * |scale|, where magnitude is sum |a_i b_i|.
+double tolerance(const DTypeInfo& t, double want, double magnitude, double scale = 1.0);
+bool within_tolerance(const DTypeInfo& t, double got, const RefElement& want, double scale = 1.0);
+
+// Sampled elements to verify: `count` (row, col) pairs spread over the output, corners included,
+// deterministic for a seed. Rows and columns come from small sets (so few rows/columns are copied back).
+struct Sample {
+  std::int64_t row, col;
+};
+std::vector<Sample> sample_elements(const Shape& s, int rows, int cols, std::uint32_t seed);
+
+// Bit-exact decoders of the stored narrow types (IEEE half, bfloat16, OCP fp8 E4M3 and E5M2).
+double half_to_double(std::uint16_t bits);
+double bf16_to_double(std::uint16_t bits);
+double fp8_e4m3_to_double(std::uint8_t bits);
+double fp8_e5m2_to_double(std::uint8_t bits);
+
+}  // namespace ceilings::gemm

@@ -1,0 +1,59 @@
+// Where a GPU sits on the host: its NUMA node and local CPUs from sysfs, pinning the measuring
+// thread there and checking which node a host buffer's pages landed on. Feeds the pcie.* detail
+// (numa_node, cpus) and the host facts. Linux only; elsewhere every answer is "unknown".
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ceilings {
+
+// "0-15,32-47" -> {0..15, 32..47}, sorted and unique. Accepts surrounding whitespace and a trailing
+// newline as sysfs writes it; an empty list is valid (no CPUs). Throws InputError on anything else.
+std::vector<int> parse_cpulist(const std::string& text);
+// The inverse, compressed into ranges: {0,1,2,5} -> "0-2,5".
+std::string format_cpulist(const std::vector<int>& cpus);
+
+// What sysfs says about one PCI device. numa_node is nullopt where the file is missing or says -1
+// (single-node hosts, some VMs); local_cpus is empty where local_cpulist is missing.
+struct PciLocality {
+  std::string bus_id;  // lower-cased "0000:19:00.0"
+  std::optional<int> numa_node;
+  std::vector<int> local_cpus;
+};
+// Reads <sysfs_root>/bus/pci/devices/<bus_id>/{numa_node,local_cpulist}; sysfs_root is "/sys" on a
+// real host, a test directory in tests. CUDA prints bus ids with an upper-case hex and 8-digit
+// domain ("00000000:19:00.0"); both spellings are accepted.
+PciLocality read_pci_locality(const std::string& bus_id, const std::string& sysfs_root = "/sys");
+// "00000000:19:00.0" -> "0000:19:00.0" (the sysfs spelling); lower-cases the hex.
+std::string sysfs_bus_id(const std::string& bus_id);
+
+// Restricts the calling thread to `cpus` (those this process may use; an empty intersection leaves
+// the thread as it was). Returns the CPUs the thread runs on afterwards; nullopt if the OS refused.
+std::optional<std::vector<int>> pin_current_thread(const std::vector<int>& cpus);
+// The CPUs the calling thread may run on now (empty if unknown).
+std::vector<int> current_thread_cpus();
+
+// Restores the calling thread's CPU set when it goes out of scope.
+class ThreadAffinityGuard {
+ public:
+  ThreadAffinityGuard();
+  ~ThreadAffinityGuard();
+  ThreadAffinityGuard(const ThreadAffinityGuard&) = delete;
+  ThreadAffinityGuard& operator=(const ThreadAffinityGuard&) = delete;
+
+ private:
+  std::vector<int> saved_;
+};
+
+// The NUMA node holding most of the pages of [ptr, ptr + bytes) (sampled, at most `samples` pages,
+// which must have been touched); nullopt when the kernel cannot tell.
+std::optional<int> memory_numa_node(const void* ptr, std::size_t bytes, std::size_t samples = 64);
+
+// Host memory the OS reports as available now (MemAvailable from /proc/meminfo), bytes; 0 if unknown.
+std::size_t host_available_bytes(const std::string& meminfo_path = "/proc/meminfo");
+// Parses /proc/meminfo text for MemAvailable (kB) -> bytes; nullopt if absent or malformed.
+std::optional<std::size_t> parse_mem_available(const std::string& meminfo_text);
+
+}  // namespace ceilings

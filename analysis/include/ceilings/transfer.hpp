@@ -1,0 +1,92 @@
+// Pure arithmetic behind the transfer, cache and latency families (pcie.*, nvlink.*, latency.*):
+// size sweeps, plateau detection, GPU pair enumeration and the peer bandwidth matrix, link shares,
+// and the pointer-chase chain. No CUDA here: all of it is unit-tested on machines without a GPU.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ceilings {
+
+// Sizes from `first` to `last` (both included when reachable), each `factor` times the one before.
+// Throws InputError for first = 0, factor < 2 or first > last.
+std::vector<std::size_t> geometric_sizes(std::size_t first, std::size_t last, std::size_t factor);
+
+// Sizes that are too large to fit in `budget` bytes (free memory, less a margin) are dropped;
+// `reason` (optional) says which were dropped and why, for the output.
+std::vector<std::size_t> fit_sizes(const std::vector<std::size_t>& sizes, std::size_t budget,
+                                   std::string* reason = nullptr);
+
+// One point of a size sweep: a transfer size and the rate it attained (B/s).
+struct SweepPoint {
+  std::size_t bytes = 0;
+  double value = 0;
+};
+
+// The large-transfer plateau of a bandwidth-versus-size sweep: the longest run of the largest sizes
+// whose values all lie within `tolerance` (relative) of the run's best. `found` needs at least
+// `min_points` points in it; otherwise the plateau is the largest size alone.
+struct Plateau {
+  bool found = false;
+  std::size_t first = 0, last = 0;  // indices into the (size-sorted) points, inclusive
+  std::size_t start_bytes = 0;      // the smallest size on the plateau
+  std::size_t best = 0;             // index of the best point on the plateau
+  double best_value = 0, median_value = 0, min_value = 0;
+  std::size_t points() const { return last - first + 1; }
+};
+// Points are sorted by size first; throws InputError for an empty sweep or a value that is not
+// positive and finite.
+Plateau detect_plateau(std::vector<SweepPoint> points, double tolerance = 0.05, std::size_t min_points = 2);
+
+// Ordered GPU pairs for the peer-to-peer family.
+struct GpuPair {
+  int src = 0, dst = 0;
+  bool peer_access = false;  // cudaDeviceCanAccessPeer(src -> dst) and (dst -> src) as the case needs
+};
+// Every ordered pair (src != dst) of `device_count` GPUs; with `only_device` >= 0 only the pairs
+// that involve that device. `can_access(a, b)` answers whether a can access b's memory.
+std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(int, int)>& can_access,
+                                   int only_device = -1);
+
+// The peer bandwidth matrix: value[src][dst] in B/s; NaN where not measured (no peer access, src ==
+// dst, or outside the scope).
+class PeerMatrix {
+ public:
+  explicit PeerMatrix(int device_count);
+  int size() const { return n_; }
+  void set(int src, int dst, double value);  // throws InputError for bad indices or values
+  double at(int src, int dst) const;
+  bool has(int src, int dst) const;
+  std::size_t measured() const;
+  // Over the measured entries (0 when none).
+  double min() const;
+  double max() const;
+  double median() const;
+  // Sum over a row (what src attains to all peers) or a column (what dst receives), measured only.
+  double row_sum(int src) const;
+  double column_sum(int dst) const;
+  // Counters for the benchmark detail: "p2p_<src>_<dst>" per measured entry, plus pairs, min, median
+  // and max. Names carry only [a-z0-9_] so they survive every output format.
+  std::map<std::string, double> counters(const std::string& prefix = "p2p") const;
+  // Text form, one row per source: "0: - 396e9 ...", for labels and logs.
+  std::string to_text() const;
+
+ private:
+  int n_;
+  std::vector<double> v_;
+};
+
+// Measured bandwidth as a share of the link's theoretical rate per direction
+// (pcie_link_bandwidth(gen, width) times `directions`); 0 when the link is unknown.
+double link_share(double measured_bytes_per_second, int gen, int width, int directions = 1);
+
+// A random single cycle over n slots (Sattolo's algorithm): next[i] is the slot visited after i, and
+// following next from any slot visits every slot once before returning. Deterministic per seed.
+std::vector<std::uint32_t> pointer_chase_cycle(std::size_t n, std::uint64_t seed);
+// The slot reached after `steps` dependent loads from `start`.
+std::uint32_t chase_position(const std::vector<std::uint32_t>& next, std::uint32_t start, std::uint64_t steps);
+
+}  // namespace ceilings

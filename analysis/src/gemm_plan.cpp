@@ -1,0 +1,322 @@
+// Pure host side of the GEMM ceilings (gemm.<type>): type table, shape rules and candidates, FLOP counting,
+// float64 reference and tolerances. See gemm_plan.hpp; bench/gemm.cu does the CUDA side.
+#include "ceilings/gemm_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "ceilings/error.hpp"
+
+namespace ceilings::gemm {
+
+namespace {
+
+// Tolerance = out * |reference| + acc * sum |a_i b_i|. The first term covers rounding the result to the
+// output type (bf16 keeps 8 bits: 1e-2 is ~2.5 half-ulps); the second covers what scales with the dot
+// product's magnitude: accumulation order and split-K partials (tiny in fp32), tf32's 10-bit input
+// rounding (about 1e-3), Hopper's reduced-precision fp8 fast accumulation (wider). Keeping the second term
+// small matters: with random signs |C| grows like sqrt(K) while sum |a b| grows like K, so a loose
+// S-scaled bound would accept a zero output at large K. fp64/fp32 stay tight enough that a silent TF32
+// downgrade of fp32 fails at the small K of the GPU tests; int8 with int32 accumulation is exact.
+const std::vector<DTypeInfo> kTypes = {
+    {DType::kFp64, "fp64", 8, 8, "fp64", "fp64", "CUBLAS_COMPUTE_64F", false, 1, 1e-14, 1e-13},
+    {DType::kFp32, "fp32", 4, 4, "fp32", "fp32", "CUBLAS_COMPUTE_32F", false, 1, 1e-6, 2e-6},
+    {DType::kTf32, "tf32", 4, 4, "fp32", "fp32", "CUBLAS_COMPUTE_32F_FAST_TF32", false, 1, 1e-3, 1e-3},
+    {DType::kBf16, "bf16", 2, 2, "bf16", "bf16", "CUBLAS_COMPUTE_32F", false, 1, 1e-2, 1e-3},
+    {DType::kFp16, "fp16", 2, 2, "fp16", "fp16", "CUBLAS_COMPUTE_32F", false, 1, 1e-2, 1e-3},
+    {DType::kFp8E4m3, "fp8_e4m3", 1, 2, "A e4m3, B e4m3", "bf16", "CUBLAS_COMPUTE_32F", false, 16, 1e-2, 1e-2},
+    // cuBLASLt has no e5m2 x e5m2 kernel: e5m2 is the gradient format, paired with e4m3 weights.
+    {DType::kFp8E5m2, "fp8_e5m2", 1, 2, "A e5m2, B e4m3", "bf16", "CUBLAS_COMPUTE_32F", false, 16, 1e-2, 1e-2},
+    {DType::kInt8, "int8", 1, 4, "int8", "int32", "CUBLAS_COMPUTE_32I", true, 16, 0.0, 0.0},
+};
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream is(s);
+  while (std::getline(is, cur, sep)) out.push_back(trim(cur));
+  if (!s.empty() && s.back() == sep) out.push_back("");
+  return out;
+}
+
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 20;
+
+std::int64_t parse_dim(const std::string& text, const std::string& whole) {
+  if (text.empty() || text.find_first_not_of("+-0123456789") != std::string::npos)
+    throw InputError("GEMM shape '" + whole + "': '" + text + "' is not an integer (expected MxNxK, e.g. 8192x8192x8192)");
+  long long v = 0;
+  try {
+    std::size_t used = 0;
+    v = std::stoll(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::out_of_range&) {
+    throw InputError("GEMM shape '" + whole + "': '" + text + "' is out of range");
+  } catch (const std::invalid_argument&) {
+    throw InputError("GEMM shape '" + whole + "': '" + text + "' is not an integer");
+  }
+  if (v <= 0) throw InputError("GEMM shape '" + whole + "': every dimension must be positive, got " + text);
+  if (v > kMaxDim)
+    throw InputError("GEMM shape '" + whole + "': " + text + " exceeds the largest supported dimension " +
+                     std::to_string(kMaxDim));
+  return v;
+}
+
+std::uint32_t lcg(std::uint32_t& state) {
+  state = state * 1664525u + 1013904223u;
+  return state >> 8;
+}
+
+std::vector<std::int64_t> pick_indices(std::int64_t extent, int count, std::uint32_t seed) {
+  std::vector<std::int64_t> idx;
+  if (extent <= count) {
+    for (std::int64_t i = 0; i < extent; ++i) idx.push_back(i);
+    return idx;
+  }
+  idx.push_back(0);
+  if (count > 1) idx.push_back(extent - 1);
+  std::uint32_t st = seed;
+  while (static_cast<int>(idx.size()) < count) {
+    const std::int64_t v = static_cast<std::int64_t>(lcg(st)) % extent;
+    if (std::find(idx.begin(), idx.end(), v) == idx.end()) idx.push_back(v);
+  }
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+}  // namespace
+
+const std::vector<DTypeInfo>& all_dtypes() { return kTypes; }
+
+const DTypeInfo& dtype_info(DType type) {
+  for (const auto& t : kTypes)
+    if (t.type == type) return t;
+  throw std::logic_error("unknown GEMM dtype");
+}
+
+std::string dtype_names() {
+  std::string s;
+  for (const auto& t : kTypes) s += (s.empty() ? "" : ", ") + std::string(t.name);
+  return s;
+}
+
+DType parse_dtype(const std::string& name) {
+  const std::string n = trim(name);
+  for (const auto& t : kTypes)
+    if (n == t.name) return t.type;
+  throw InputError("unknown GEMM data type '" + n + "' (valid: " + dtype_names() + ")");
+}
+
+std::vector<DType> parse_dtype_list(const std::string& list) {
+  std::vector<DType> out;
+  for (const std::string& part : split(list, ',')) {
+    if (part.empty()) throw InputError("empty entry in the GEMM data type list '" + list + "' (valid: " + dtype_names() + ")");
+    const DType t = parse_dtype(part);
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  }
+  if (out.empty()) throw InputError("the GEMM data type list is empty (valid: " + dtype_names() + ")");
+  return out;
+}
+
+std::string to_string(const Shape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+Shape parse_shape(const std::string& text) {
+  const std::string t = trim(text);
+  const auto parts = split(t, 'x');
+  if (parts.size() != 3) throw InputError("GEMM shape '" + t + "' is not of the form MxNxK (e.g. 8192x8192x8192)");
+  return {parse_dim(parts[0], t), parse_dim(parts[1], t), parse_dim(parts[2], t)};
+}
+
+std::vector<Shape> parse_shape_list(const std::string& list) {
+  std::vector<Shape> out;
+  for (const std::string& part : split(list, ',')) {
+    if (part.empty()) throw InputError("empty entry in the GEMM shape list '" + list + "'");
+    out.push_back(parse_shape(part));
+  }
+  if (out.empty()) throw InputError("the GEMM shape list is empty");
+  return out;
+}
+
+double gemm_flops(const Shape& s) {
+  return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+}
+
+std::size_t input_set_bytes(const Shape& s, const DTypeInfo& t) {
+  return static_cast<std::size_t>((s.m + s.n) * s.k) * static_cast<std::size_t>(t.input_bytes);
+}
+
+std::size_t output_bytes(const Shape& s, const DTypeInfo& t) {
+  return static_cast<std::size_t>(s.m * s.n) * static_cast<std::size_t>(t.output_bytes);
+}
+
+std::string shape_problem(const Shape& s, const DTypeInfo& t, std::size_t memory_bytes) {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0) return "every dimension of " + to_string(s) + " must be positive";
+  if (t.dim_multiple > 1 && (s.m % t.dim_multiple || s.n % t.dim_multiple || s.k % t.dim_multiple))
+    return std::string(t.name) + " GEMMs need M, N and K to be multiples of " + std::to_string(t.dim_multiple) +
+           " (cuBLASLt layout rules); " + to_string(s) + " is not";
+  const double need = static_cast<double>(input_set_bytes(s, t)) + static_cast<double>(output_bytes(s, t));
+  if (need > static_cast<double>(memory_bytes)) {
+    std::ostringstream os;
+    os.precision(3);
+    os << to_string(s) << " " << t.name << " needs " << need / (1 << 30) << " GiB for one input set and the output, "
+       << "more than the " << static_cast<double>(memory_bytes) / (1 << 30) << " GiB available";
+    return os.str();
+  }
+  return "";
+}
+
+int rotation_sets(const Shape& s, const DTypeInfo& t, std::size_t l2_bytes, std::size_t memory_budget) {
+  const std::size_t set = input_set_bytes(s, t), out = output_bytes(s, t);
+  if (set == 0 || set + out > memory_budget) return 0;
+  const std::size_t want = std::clamp<std::size_t>((3 * l2_bytes + set - 1) / set, 2, 16);
+  const std::size_t fit = (memory_budget - out) / set;
+  return static_cast<int>(std::max<std::size_t>(1, std::min(want, fit)));
+}
+
+double wave_efficiency(const Shape& s, int tile_m, int tile_n, int sm_count) {
+  if (tile_m <= 0 || tile_n <= 0 || sm_count <= 0 || s.m <= 0 || s.n <= 0) return 0;
+  const std::int64_t tiles = ((s.m + tile_m - 1) / tile_m) * ((s.n + tile_n - 1) / tile_n);
+  const std::int64_t waves = (tiles + sm_count - 1) / sm_count;
+  return static_cast<double>(tiles) / static_cast<double>(waves * sm_count);
+}
+
+std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo& type) {
+  auto fits = [&](const Shape& s) {
+    return p.memory_bytes == 0 || input_set_bytes(s, type) + output_bytes(s, type) <= p.memory_bytes;
+  };
+  auto aligned = [&](std::int64_t v) { return v % 128 == 0 && v % type.dim_multiple == 0; };
+  std::vector<Shape> out;
+  const Shape ref{8192, 8192, 8192};
+  if (fits(ref)) out.push_back(ref);
+
+  struct Mn {
+    std::int64_t m, n;
+    double score;
+  };
+  std::vector<Mn> mns;
+  const double target = std::log2(8192.0 * 8192.0);
+  for (const Tile& t : p.tiles) {
+    if (t.m <= 0 || t.n <= 0) continue;
+    for (std::int64_t a = (p.min_dim + t.m - 1) / t.m; a * t.m <= p.max_dim; ++a)
+      for (std::int64_t b = (p.min_dim + t.n - 1) / t.n; b * t.n <= p.max_dim; ++b) {
+        if (p.sm_count <= 0 || (a * b) % p.sm_count != 0) continue;  // whole waves only
+        const std::int64_t m = a * t.m, n = b * t.n;
+        if (!aligned(m) || !aligned(n)) continue;
+        // Near 8192^2 in area (enough work per launch, still fits), then near square.
+        const double area = std::fabs(std::log2(static_cast<double>(m) * static_cast<double>(n)) - target);
+        const double aspect = std::fabs(std::log2(static_cast<double>(m) / static_cast<double>(n)));
+        mns.push_back({m, n, area + 0.5 * aspect});
+      }
+  }
+  std::sort(mns.begin(), mns.end(), [](const Mn& x, const Mn& y) {
+    if (x.score != y.score) return x.score < y.score;
+    return x.m != y.m ? x.m < y.m : x.n < y.n;
+  });
+  for (const Mn& mn : mns) {
+    for (std::int64_t k : p.k_values) {
+      if (out.size() >= p.max_candidates) return out;
+      if (k <= 0 || k % type.dim_multiple) continue;
+      const Shape s{mn.m, mn.n, k};
+      if (!fits(s) || std::find(out.begin(), out.end(), s) != out.end()) continue;
+      out.push_back(s);
+    }
+  }
+  if (out.size() > p.max_candidates) out.resize(p.max_candidates);
+  return out;
+}
+
+RefElement reference_dot(const double* a_row, const double* b_col, std::int64_t k) {
+  RefElement r;
+  for (std::int64_t l = 0; l < k; ++l) {
+    const double p = a_row[l] * b_col[l];
+    r.value += p;
+    r.magnitude += std::fabs(p);
+  }
+  return r;
+}
+
+std::vector<double> reference_gemm(const Shape& s, const std::vector<double>& a_rows,
+                                   const std::vector<double>& b_cols) {
+  if (a_rows.size() != static_cast<std::size_t>(s.m * s.k) || b_cols.size() != static_cast<std::size_t>(s.n * s.k))
+    throw InputError("reference_gemm: operand sizes do not match " + to_string(s));
+  std::vector<double> c(static_cast<std::size_t>(s.m * s.n));
+  for (std::int64_t j = 0; j < s.n; ++j)
+    for (std::int64_t i = 0; i < s.m; ++i)
+      c[static_cast<std::size_t>(i + j * s.m)] = reference_dot(&a_rows[i * s.k], &b_cols[j * s.k], s.k).value;
+  return c;
+}
+
+double tolerance(const DTypeInfo& t, double want, double magnitude, double scale) {
+  return t.out_tolerance * std::fabs(want * scale) + t.acc_tolerance * std::fabs(magnitude * scale);
+}
+
+bool within_tolerance(const DTypeInfo& t, double got, const RefElement& want, double scale) {
+  if (!std::isfinite(got)) return false;
+  return std::fabs(got - want.value * scale) <= tolerance(t, want.value, want.magnitude, scale);
+}
+
+std::vector<Sample> sample_elements(const Shape& s, int rows, int cols, std::uint32_t seed) {
+  std::vector<Sample> out;
+  if (s.m <= 0 || s.n <= 0 || rows <= 0 || cols <= 0) return out;
+  const auto r = pick_indices(s.m, rows, seed ^ 0x5bd1e995u);
+  const auto c = pick_indices(s.n, cols, seed ^ 0x27d4eb2fu);
+  for (std::int64_t j : c)
+    for (std::int64_t i : r) out.push_back({i, j});
+  return out;
+}
+
+double half_to_double(std::uint16_t bits) {
+  const int sign = bits >> 15, exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
+  double v;
+  if (exp == 0)
+    v = std::ldexp(mant, -24);
+  else if (exp == 31)
+    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else
+    v = std::ldexp(1024 + mant, exp - 25);
+  return sign ? -v : v;
+}
+
+double bf16_to_double(std::uint16_t bits) {
+  const std::uint32_t w = static_cast<std::uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &w, sizeof f);
+  return f;
+}
+
+double fp8_e4m3_to_double(std::uint8_t bits) {
+  const int sign = bits >> 7, exp = (bits >> 3) & 0xf, mant = bits & 0x7;
+  double v;
+  if (exp == 15 && mant == 7)
+    v = std::numeric_limits<double>::quiet_NaN();  // E4M3 (OCP "fn") has no infinities
+  else if (exp == 0)
+    v = std::ldexp(mant, -9);
+  else
+    v = std::ldexp(8 + mant, exp - 10);
+  return sign ? -v : v;
+}
+
+double fp8_e5m2_to_double(std::uint8_t bits) {
+  const int sign = bits >> 7, exp = (bits >> 2) & 0x1f, mant = bits & 0x3;
+  double v;
+  if (exp == 0)
+    v = std::ldexp(mant, -16);
+  else if (exp == 31)
+    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else
+    v = std::ldexp(4 + mant, exp - 17);
+  return sign ? -v : v;
+}
+
+}  // namespace ceilings::gemm

@@ -1,0 +1,209 @@
+// GPU locality on the host (sysfs), thread pinning and page placement; see host_topology.hpp.
+#include "ceilings/host_topology.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "ceilings/error.hpp"
+
+#ifdef __linux__
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace ceilings {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+int parse_cpu_number(const std::string& s, const std::string& whole) {
+  if (s.empty() || s.size() > 6 || !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); }))
+    throw InputError("cpu list '" + whole + "': '" + s + "' is not a CPU number");
+  return std::stoi(s);
+}
+
+std::optional<std::string> read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+}  // namespace
+
+std::vector<int> parse_cpulist(const std::string& text) {
+  const std::string t = trim(text);
+  std::vector<int> cpus;
+  if (t.empty()) return cpus;
+  std::stringstream ss(t);
+  for (std::string part; std::getline(ss, part, ',');) {
+    part = trim(part);
+    const auto dash = part.find('-');
+    if (dash == std::string::npos) {
+      cpus.push_back(parse_cpu_number(part, t));
+      continue;
+    }
+    const int lo = parse_cpu_number(trim(part.substr(0, dash)), t);
+    const int hi = parse_cpu_number(trim(part.substr(dash + 1)), t);
+    if (hi < lo) throw InputError("cpu list '" + t + "': range '" + part + "' runs backwards");
+    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
+std::string format_cpulist(const std::vector<int>& in) {
+  std::vector<int> cpus = in;
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  std::ostringstream os;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (i) os << ',';
+    os << cpus[i];
+    if (j > i) os << '-' << cpus[j];
+    i = j + 1;
+  }
+  return os.str();
+}
+
+std::string sysfs_bus_id(const std::string& bus_id) {
+  std::string b = trim(bus_id);
+  std::transform(b.begin(), b.end(), b.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // CUDA writes an 8-digit domain; sysfs uses 4 (domains above 0xffff do not occur on PCI).
+  const auto colon = b.find(':');
+  if (colon != std::string::npos && colon > 4) {
+    const std::string domain = b.substr(0, colon);
+    const std::string head = domain.substr(0, colon - 4);
+    if (std::all_of(head.begin(), head.end(), [](char c) { return c == '0'; })) b = b.substr(colon - 4);
+  }
+  return b;
+}
+
+PciLocality read_pci_locality(const std::string& bus_id, const std::string& sysfs_root) {
+  PciLocality loc;
+  loc.bus_id = sysfs_bus_id(bus_id);
+  const std::string dir = sysfs_root + "/bus/pci/devices/" + loc.bus_id + "/";
+  if (auto text = read_text(dir + "numa_node")) {
+    std::istringstream in(*text);
+    int node = -1;
+    if (in >> node && node >= 0) loc.numa_node = node;
+  }
+  if (auto text = read_text(dir + "local_cpulist")) {
+    try {
+      loc.local_cpus = parse_cpulist(*text);
+    } catch (const InputError&) {
+      loc.local_cpus.clear();  // an unreadable list is "unknown", never a crash of the measurement
+    }
+  }
+  return loc;
+}
+
+std::vector<int> current_thread_cpus() {
+  std::vector<int> cpus;
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+#endif
+  return cpus;
+}
+
+std::optional<std::vector<int>> pin_current_thread(const std::vector<int>& cpus) {
+#ifdef __linux__
+  const std::vector<int> allowed = current_thread_cpus();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int count = 0;
+  for (int c : cpus)
+    if (c >= 0 && c < CPU_SETSIZE && std::binary_search(allowed.begin(), allowed.end(), c)) {
+      CPU_SET(c, &set);
+      ++count;
+    }
+  if (count == 0) return allowed;  // nothing of the list is ours to use: leave the thread alone
+  if (sched_setaffinity(0, sizeof set, &set) != 0) return std::nullopt;
+  return current_thread_cpus();
+#else
+  (void)cpus;
+  return std::nullopt;
+#endif
+}
+
+ThreadAffinityGuard::ThreadAffinityGuard() : saved_(current_thread_cpus()) {}
+ThreadAffinityGuard::~ThreadAffinityGuard() {
+#ifdef __linux__
+  if (saved_.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : saved_) CPU_SET(c, &set);
+  sched_setaffinity(0, sizeof set, &set);
+#endif
+}
+
+std::optional<int> memory_numa_node(const void* ptr, std::size_t bytes, std::size_t samples) {
+#if defined(__linux__) && defined(SYS_move_pages)
+  if (!ptr || bytes == 0 || samples == 0) return std::nullopt;
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (page_size <= 0) return std::nullopt;
+  const auto page = static_cast<std::uintptr_t>(page_size);
+  const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(ptr) / page * page;
+  const std::uintptr_t last = (reinterpret_cast<std::uintptr_t>(ptr) + bytes - 1) / page * page;
+  const std::size_t pages = static_cast<std::size_t>((last - first) / page) + 1;
+  const std::size_t n = std::min(samples, pages);
+  std::vector<void*> addrs(n);
+  std::vector<int> status(n, -1);
+  for (std::size_t i = 0; i < n; ++i)
+    addrs[i] = reinterpret_cast<void*>(first + (n > 1 ? (pages - 1) * i / (n - 1) : 0) * page);
+  // move_pages with no target nodes only reports where each page is (no libnuma needed).
+  if (syscall(SYS_move_pages, 0, static_cast<unsigned long>(n), addrs.data(), nullptr, status.data(), 0) != 0)
+    return std::nullopt;
+  std::map<int, std::size_t> votes;
+  for (int s : status)
+    if (s >= 0) ++votes[s];
+  if (votes.empty()) return std::nullopt;
+  return std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
+#else
+  (void)ptr;
+  (void)bytes;
+  (void)samples;
+  return std::nullopt;
+#endif
+}
+
+std::optional<std::size_t> parse_mem_available(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    unsigned long long kb = 0;
+    std::string unit;
+    if (!(fields >> kb >> unit) || unit != "kB") return std::nullopt;
+    return static_cast<std::size_t>(kb) * 1024;
+  }
+  return std::nullopt;
+}
+
+std::size_t host_available_bytes(const std::string& meminfo_path) {
+  auto text = read_text(meminfo_path);
+  if (!text) return 0;
+  return parse_mem_available(*text).value_or(0);
+}
+
+}  // namespace ceilings

@@ -1,0 +1,217 @@
+// Size sweeps, plateau detection, GPU pairs, the peer matrix, link shares and the pointer-chase
+// chain used by the pcie, p2p, cache and latency families (see transfer.hpp).
+#include "ceilings/transfer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "ceilings/datasheet.hpp"
+#include "ceilings/error.hpp"
+#include "ceilings/stats.hpp"
+
+namespace ceilings {
+
+std::vector<std::size_t> geometric_sizes(std::size_t first, std::size_t last, std::size_t factor) {
+  if (first == 0) throw InputError("a size sweep cannot start at 0 bytes");
+  if (factor < 2) throw InputError("a size sweep needs a growth factor of at least 2, got " + std::to_string(factor));
+  if (first > last)
+    throw InputError("a size sweep from " + std::to_string(first) + " to " + std::to_string(last) + " bytes is empty");
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = first; s <= last; s *= factor) {
+    sizes.push_back(s);
+    if (s > std::numeric_limits<std::size_t>::max() / factor) break;
+  }
+  return sizes;
+}
+
+std::vector<std::size_t> fit_sizes(const std::vector<std::size_t>& sizes, std::size_t budget, std::string* reason) {
+  std::vector<std::size_t> kept;
+  std::vector<std::size_t> dropped;
+  for (std::size_t s : sizes) (s <= budget ? kept : dropped).push_back(s);
+  if (reason) {
+    reason->clear();
+    if (!dropped.empty()) {
+      std::ostringstream os;
+      os << dropped.size() << " size(s) from " << dropped.front() << " bytes exceed the " << budget
+         << " bytes of free memory available to the case";
+      *reason = os.str();
+    }
+  }
+  return kept;
+}
+
+Plateau detect_plateau(std::vector<SweepPoint> points, double tolerance, std::size_t min_points) {
+  if (points.empty()) throw InputError("plateau detection needs at least one sweep point");
+  if (!(tolerance >= 0 && tolerance < 1)) throw InputError("plateau tolerance must lie in [0, 1)");
+  for (const SweepPoint& p : points)
+    if (!(std::isfinite(p.value) && p.value > 0))
+      throw InputError("sweep point at " + std::to_string(p.bytes) + " bytes has no positive finite value");
+  std::stable_sort(points.begin(), points.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.bytes < b.bytes; });
+
+  // Grow the run downward from the largest size while every value in it stays within tolerance of
+  // the run's best: a small-size spike (a cache, a fast path) cannot join the large-size plateau.
+  const std::size_t n = points.size();
+  std::size_t first = n - 1;
+  double best = points[n - 1].value, worst = best;
+  while (first > 0) {
+    const double v = points[first - 1].value;
+    const double nb = std::max(best, v), nw = std::min(worst, v);
+    if (nw < (1.0 - tolerance) * nb) break;
+    best = nb;
+    worst = nw;
+    --first;
+  }
+  Plateau p;
+  p.first = first;
+  p.last = n - 1;
+  p.found = p.points() >= std::max<std::size_t>(min_points, 1);
+  p.start_bytes = points[first].bytes;
+  std::vector<double> values;
+  p.best = first;
+  for (std::size_t i = first; i < n; ++i) {
+    values.push_back(points[i].value);
+    if (points[i].value > points[p.best].value) p.best = i;
+  }
+  p.best_value = points[p.best].value;
+  p.min_value = *std::min_element(values.begin(), values.end());
+  p.median_value = median(values);
+  return p;
+}
+
+std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(int, int)>& can_access,
+                                   int only_device) {
+  if (device_count < 0) throw InputError("negative device count");
+  std::vector<GpuPair> pairs;
+  for (int s = 0; s < device_count; ++s)
+    for (int d = 0; d < device_count; ++d) {
+      if (s == d) continue;
+      if (only_device >= 0 && s != only_device && d != only_device) continue;
+      pairs.push_back({s, d, can_access ? can_access(s, d) : false});
+    }
+  return pairs;
+}
+
+PeerMatrix::PeerMatrix(int device_count) : n_(device_count) {
+  if (device_count < 0) throw InputError("negative device count");
+  v_.assign(static_cast<std::size_t>(n_) * n_, std::numeric_limits<double>::quiet_NaN());
+}
+
+void PeerMatrix::set(int src, int dst, double value) {
+  if (src < 0 || dst < 0 || src >= n_ || dst >= n_)
+    throw InputError("peer matrix entry " + std::to_string(src) + "->" + std::to_string(dst) + " is outside " +
+                     std::to_string(n_) + " devices");
+  if (src == dst) throw InputError("peer matrix entry " + std::to_string(src) + "->" + std::to_string(dst) + " is a device to itself");
+  if (!(std::isfinite(value) && value > 0))
+    throw InputError("peer matrix entry " + std::to_string(src) + "->" + std::to_string(dst) + " must be positive");
+  v_[static_cast<std::size_t>(src) * n_ + dst] = value;
+}
+
+double PeerMatrix::at(int src, int dst) const {
+  if (src < 0 || dst < 0 || src >= n_ || dst >= n_) return std::numeric_limits<double>::quiet_NaN();
+  return v_[static_cast<std::size_t>(src) * n_ + dst];
+}
+bool PeerMatrix::has(int src, int dst) const { return !std::isnan(at(src, dst)); }
+
+namespace {
+std::vector<double> measured_values(const std::vector<double>& v) {
+  std::vector<double> out;
+  for (double x : v)
+    if (!std::isnan(x)) out.push_back(x);
+  return out;
+}
+}  // namespace
+
+std::size_t PeerMatrix::measured() const { return measured_values(v_).size(); }
+double PeerMatrix::min() const {
+  const auto m = measured_values(v_);
+  return m.empty() ? 0 : *std::min_element(m.begin(), m.end());
+}
+double PeerMatrix::max() const {
+  const auto m = measured_values(v_);
+  return m.empty() ? 0 : *std::max_element(m.begin(), m.end());
+}
+double PeerMatrix::median() const { return ceilings::median(measured_values(v_)); }
+
+double PeerMatrix::row_sum(int src) const {
+  double s = 0;
+  for (int d = 0; d < n_; ++d)
+    if (has(src, d)) s += at(src, d);
+  return s;
+}
+double PeerMatrix::column_sum(int dst) const {
+  double s = 0;
+  for (int r = 0; r < n_; ++r)
+    if (has(r, dst)) s += at(r, dst);
+  return s;
+}
+
+std::map<std::string, double> PeerMatrix::counters(const std::string& prefix) const {
+  std::map<std::string, double> c;
+  for (int s = 0; s < n_; ++s)
+    for (int d = 0; d < n_; ++d)
+      if (has(s, d)) c[prefix + "_" + std::to_string(s) + "_" + std::to_string(d)] = at(s, d);
+  c[prefix + "_pairs"] = static_cast<double>(measured());
+  c[prefix + "_min"] = min();
+  c[prefix + "_median"] = median();
+  c[prefix + "_max"] = max();
+  return c;
+}
+
+std::string PeerMatrix::to_text() const {
+  std::ostringstream os;
+  os.precision(4);
+  for (int s = 0; s < n_; ++s) {
+    if (s) os << "; ";
+    os << s << ":";
+    for (int d = 0; d < n_; ++d) {
+      os << ' ';
+      if (has(s, d))
+        os << at(s, d);
+      else
+        os << '-';
+    }
+  }
+  return os.str();
+}
+
+double link_share(double measured, int gen, int width, int directions) {
+  const double rate = pcie_link_bandwidth(gen, width) * std::max(directions, 1);
+  return rate > 0 && measured > 0 ? measured / rate : 0.0;
+}
+
+std::vector<std::uint32_t> pointer_chase_cycle(std::size_t n, std::uint64_t seed) {
+  if (n == 0) throw InputError("a pointer chase needs at least one slot");
+  if (n > std::numeric_limits<std::uint32_t>::max()) throw InputError("a pointer chase is limited to 2^32-1 slots");
+  // Sattolo: a uniformly random permutation with exactly one cycle, so the chase covers every slot.
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = n - 1; i > 0; --i) {
+    std::uniform_int_distribution<std::size_t> pick(0, i - 1);
+    std::swap(order[i], order[pick(rng)]);
+  }
+  std::vector<std::uint32_t> next(n);
+  for (std::size_t i = 0; i < n; ++i) next[order[i]] = order[(i + 1) % n];
+  return next;
+}
+
+std::uint32_t chase_position(const std::vector<std::uint32_t>& next, std::uint32_t start, std::uint64_t steps) {
+  if (start >= next.size()) throw InputError("pointer chase start outside the chain");
+  // Steps beyond one trip around start's cycle repeat it: walk steps mod the cycle length.
+  std::uint64_t length = 0;
+  std::uint32_t at = start;
+  do {
+    if (next[at] >= next.size()) throw InputError("pointer chase chain leaves its buffer");
+    at = next[at];
+    ++length;
+  } while (at != start && length <= next.size());
+  if (at != start) return at;  // start is not on a cycle (cannot happen for a permutation)
+  for (std::uint64_t i = 0, k = steps % length; i < k; ++i) at = next[at];
+  return at;
+}
+
+}  // namespace ceilings

@@ -1,0 +1,114 @@
+// On-chip bandwidth: l2.read (a hot working set inside the L2, read with L2-only loads by every SM)
+// and smem.read (shared memory, every SM at full occupancy). Bytes = bytes read; each launch's
+// wrapped sum of every word read is checked against the closed form.
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "ceilings/kernels/hbm.cuh"
+#include "ceilings/kernels/transfer.cuh"
+#include "harness/measure.hpp"
+
+namespace ceilings::bench {
+namespace {
+
+namespace k = ceilings::kernels;
+
+constexpr std::uint32_t kSeed = 0x51ed270bu;
+constexpr int kL2Passes = 32;     // passes over the working set per launch: ~100 us per launch on Hopper
+constexpr int kSmemReps = 2048;   // reads of the block's whole shared array per launch
+
+std::uint32_t read_back(const DeviceBuffer<std::uint32_t>& sum, cudaStream_t stream) {
+  std::uint32_t got = 0;
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, sum.get(), sizeof got, cudaMemcpyDeviceToHost, stream));
+  CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return got;
+}
+
+void run_l2_read(benchmark::State& state, double l2_fraction, int blocks_per_sm, int threads) {
+  guarded(state, [&] {
+    const Context& ctx = context();
+    if (ctx.l2_bytes == 0) unsupported("the device reports no L2 cache size");
+    const std::size_t bytes = static_cast<std::size_t>(l2_fraction * static_cast<double>(ctx.l2_bytes)) / 4096 * 4096;
+    const std::size_t n = bytes / sizeof(uint4);
+    Stream stream;
+    DeviceBuffer<uint4> buf(n);
+    DeviceBuffer<std::uint32_t> sum(1);
+    k::fill_pattern(buf.get(), n, kSeed, stream.get());
+    CEILINGS_LAUNCH_CHECK();
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, sizeof(std::uint32_t), stream.get()));
+    stream.sync();
+    const int blocks = ctx.prop.multiProcessorCount * blocks_per_sm;
+    MeasureSpec spec;
+    spec.work = [&](cudaStream_t s) { k::l2_read(buf.get(), n, kL2Passes, sum.get(), blocks, threads, s); };
+    const Measurement m = run_measurement(state, stream.get(), spec);
+    CEILINGS_LAUNCH_CHECK();
+    const std::uint32_t got = read_back(sum, stream.get());
+    const auto want = static_cast<std::uint32_t>(static_cast<unsigned long long>(m.total_units) * kL2Passes *
+                                                 k::pattern_sum(n * 4, kSeed));
+    state.counters["working_set_bytes"] = static_cast<double>(bytes);
+    state.counters["l2_bytes"] = static_cast<double>(ctx.l2_bytes);
+    state.counters["blocks"] = blocks;
+    state.counters["threads"] = threads;
+    report(state, m, Amount::kBytes, static_cast<double>(bytes) * kL2Passes, got == want,
+           "L2 read sum " + std::to_string(got) + " != expected " + std::to_string(want));
+  });
+}
+
+void run_smem_read(benchmark::State& state, int threads) {
+  guarded(state, [&] {
+    const Context& ctx = context();
+    const std::size_t per_block = k::smem_read_bytes_per_block(threads);
+    // Full occupancy where shared memory allows it: 2048 threads per SM.
+    int blocks_per_sm = 2048 / threads;
+    const std::size_t smem_per_sm = ctx.prop.sharedMemPerMultiprocessor;
+    while (blocks_per_sm > 1 && static_cast<std::size_t>(blocks_per_sm) * (per_block + 1024) > smem_per_sm)
+      --blocks_per_sm;
+    const int blocks = ctx.prop.multiProcessorCount * blocks_per_sm;
+    Stream stream;
+    DeviceBuffer<std::uint32_t> sum(1);
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, sizeof(std::uint32_t), stream.get()));
+    MeasureSpec spec;
+    spec.work = [&](cudaStream_t s) { k::smem_read(blocks, threads, kSmemReps, kSeed, sum.get(), s); };
+    const Measurement m = run_measurement(state, stream.get(), spec);
+    CEILINGS_LAUNCH_CHECK();
+    const std::uint32_t got = read_back(sum, stream.get());
+    const auto want = static_cast<std::uint32_t>(static_cast<unsigned long long>(m.total_units) * blocks * kSmemReps *
+                                                 k::pattern_sum(per_block / 4, kSeed));
+    const double amount = static_cast<double>(blocks) * kSmemReps * static_cast<double>(per_block);
+    state.counters["blocks"] = blocks;
+    state.counters["threads"] = threads;
+    state.counters["smem_bytes_per_block"] = static_cast<double>(per_block);
+    // Bytes per SM clock: Hopper's shared memory delivers at most 128 per SM per clock.
+    if (m.telemetry.available && m.telemetry.sm_clock_hz_median > 0)
+      state.counters["bytes_per_sm_clock"] =
+          amount / m.median_s / (ctx.prop.multiProcessorCount * m.telemetry.sm_clock_hz_median);
+    report(state, m, Amount::kBytes, amount, got == want,
+           "shared-memory read sum " + std::to_string(got) + " != expected " + std::to_string(want));
+  });
+}
+
+void register_cases(const Context& ctx) {
+  struct L2Case {
+    double fraction;
+    int blocks_per_sm, threads;
+  };
+  std::vector<L2Case> l2 = ctx.options.quick ? std::vector<L2Case>{{0.5, 2, 1024}}
+                                             : std::vector<L2Case>{{0.25, 2, 1024}, {0.5, 2, 1024}, {0.5, 4, 512}};
+  for (const L2Case& c : l2) {
+    const std::string name = "l2/read/l2_fraction:" + std::to_string(c.fraction).substr(0, 4) +
+                             "/bpsm:" + std::to_string(c.blocks_per_sm) + "/threads:" + std::to_string(c.threads);
+    configure(benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& st) {
+      run_l2_read(st, c.fraction, c.blocks_per_sm, c.threads);
+    }));
+  }
+  for (int threads : ctx.options.quick ? std::vector<int>{256} : std::vector<int>{256, 512}) {
+    const std::string name = "smem/read/threads:" + std::to_string(threads);
+    configure(benchmark::RegisterBenchmark(name.c_str(), [threads](benchmark::State& st) { run_smem_read(st, threads); }));
+  }
+}
+
+}  // namespace
+}  // namespace ceilings::bench
+
+CEILINGS_BENCH_FAMILY(cache, 50, ceilings::bench::register_cases, nullptr);

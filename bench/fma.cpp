@@ -1,0 +1,95 @@
+// CUDA-core FMA peaks: fma.fp32 (FFMA), fma.fp64 (DFMA), fma.fp16 (HFMA2 on half2), fma.bf16 (HFMA2.BF16 on
+// bfloat162). FLOPs = 2 per FMA, 4 per packed two-lane FMA; every chain's result checked against its closed form.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "ceilings/kernels/fma.cuh"
+#include "harness/measure.hpp"
+
+namespace ceilings::bench {
+namespace {
+
+namespace k = ceilings::kernels;
+
+struct FmaCase {
+  k::FmaType type;
+  const char* name;
+  int out_bytes;  // stored bytes per chain
+};
+constexpr FmaCase kCases[] = {{k::FmaType::kFp32, "fp32", 4},
+                              {k::FmaType::kFp64, "fp64", 8},
+                              {k::FmaType::kHalf2, "fp16", 4},
+                              {k::FmaType::kBf162, "bf16", 4}};
+
+void run_case(benchmark::State& state, FmaCase fc, int threads) {
+  guarded(state, [&] {
+    const Context& ctx = context();
+    // One full wave of resident blocks: more would leave a partial second wave (fp64 needs 38 registers, so
+    // fewer than 2048 threads fit per SM).
+    const int blocks_per_sm = k::fma_blocks_per_sm(fc.type, threads);
+    if (blocks_per_sm <= 0) throw std::runtime_error("cannot read the FMA kernel's occupancy");
+    const int blocks = ctx.prop.multiProcessorCount * blocks_per_sm;
+    const std::size_t total_threads = static_cast<std::size_t>(blocks) * static_cast<std::size_t>(threads);
+    Stream stream;
+    DeviceBuffer<std::uint8_t> out(total_threads * k::kFmaChains * static_cast<std::size_t>(fc.out_bytes));
+    DeviceBuffer<unsigned long long> bad(1);
+
+    // Size a launch to about 2 ms from a short calibration launch, within the exact-arithmetic limit.
+    int trips = 16;
+    {
+      cudaEvent_t a, b;
+      CEILINGS_CUDA_CHECK(cudaEventCreate(&a));
+      CEILINGS_CUDA_CHECK(cudaEventCreate(&b));
+      k::fma_peak(fc.type, out.get(), blocks, threads, trips, stream.get());  // module load, clocks
+      CEILINGS_CUDA_CHECK(cudaEventRecord(a, stream.get()));
+      k::fma_peak(fc.type, out.get(), blocks, threads, trips, stream.get());
+      CEILINGS_CUDA_CHECK(cudaEventRecord(b, stream.get()));
+      CEILINGS_CUDA_CHECK(cudaEventSynchronize(b));
+      float ms = 0;
+      CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+      cudaEventDestroy(a);
+      cudaEventDestroy(b);
+      CEILINGS_LAUNCH_CHECK();
+      trips = std::clamp(static_cast<int>(trips * 2.0 / std::max(ms, 1e-3f)), 1, k::fma_max_trips(fc.type));
+    }
+
+    MeasureSpec spec;
+    spec.work = [&](cudaStream_t s) { k::fma_peak(fc.type, out.get(), blocks, threads, trips, s); };
+    const Measurement m = run_measurement(state, stream.get(), spec);
+    CEILINGS_LAUNCH_CHECK();
+
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream.get()));
+    k::count_fma_mismatches(fc.type, out.get(), total_threads, trips, bad.get(), stream.get());
+    CEILINGS_LAUNCH_CHECK();
+    unsigned long long mismatches = 0;
+    CEILINGS_CUDA_CHECK(
+        cudaMemcpyAsync(&mismatches, bad.get(), sizeof mismatches, cudaMemcpyDeviceToHost, stream.get()));
+    stream.sync();
+    state.counters["blocks"] = blocks;
+    state.counters["blocks_per_sm"] = blocks_per_sm;
+    state.counters["threads"] = threads;
+    state.counters["chains"] = k::kFmaChains;
+    state.counters["fma_per_chain"] = static_cast<double>(trips) * k::kFmaUnroll;
+    report(state, m, Amount::kFlops, k::fma_flops(fc.type, total_threads, trips), mismatches == 0,
+           std::to_string(mismatches) + " of " + std::to_string(total_threads * k::kFmaChains) +
+               " FMA chains ended away from their closed-form value");
+  });
+}
+
+void register_cases(const Context& ctx) {
+  // Two block sizes at the occupancy the kernel allows; quick mode keeps one.
+  const std::vector<int> block_sizes = ctx.options.quick ? std::vector<int>{256} : std::vector<int>{256, 512};
+  for (const FmaCase& fc : kCases)
+    for (int threads : block_sizes) {
+      const std::string name = std::string("fma/") + fc.name + "/block:" + std::to_string(threads);
+      configure(benchmark::RegisterBenchmark(name.c_str(), [fc, threads](benchmark::State& st) {
+        run_case(st, fc, threads);
+      }));
+    }
+}
+
+}  // namespace
+}  // namespace ceilings::bench
+
+CEILINGS_BENCH_FAMILY(fma, 30, ceilings::bench::register_cases, nullptr);

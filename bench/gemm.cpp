@@ -1,0 +1,417 @@
+// GEMM ceilings through cuBLASLt, per data type: gemm.<type> (time-budgeted shape search x heuristic
+// algorithm search, the best verified FLOP/s), gemm.<type>_ref8192 (the fixed 8192^3 shape, comparable
+// across machines) and gemm.<type>_sustained (the best configuration back to back for a window).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ceilings/gemm_plan.hpp"
+#include "ceilings/stats.hpp"
+#include "harness/gemm_lt.hpp"
+#include "harness/measure.hpp"
+#include "harness/telemetry.hpp"
+
+namespace ceilings::bench {
+namespace {
+
+namespace gp = ::ceilings::gemm;
+namespace lt = ::ceilings::bench::gemm;
+
+struct Flags {
+  std::string types, shapes;
+  double search_s = 5.0;
+  double sustained_s = 15.0;
+  int algos = 16;
+  int workspace_mib = 64;
+  bool fp8_fast_accum = true;
+};
+Flags g_flags;
+CLI::Option* g_search_opt = nullptr;
+CLI::Option* g_sustained_opt = nullptr;
+CLI::Option* g_algos_opt = nullptr;
+
+// What the cases run with, settled once the options and the device are known.
+struct Settings {
+  std::vector<gp::DType> types;
+  std::vector<gp::Shape> shapes;  // empty: generated candidates
+  double search_s = 5.0, sustained_s = 15.0;
+  int algos = 16;
+  std::size_t workspace_bytes = 64u << 20;
+  bool fp8_fast_accum = true;
+  bool quick = false;
+};
+Settings g_settings;
+
+// The best configuration of each type's search, reused by its sustained case.
+struct Best {
+  gp::Shape shape;
+  cublasLtMatmulAlgo_t algo{};
+};
+std::map<gp::DType, Best> g_best;
+
+constexpr gp::Shape kRefShape{8192, 8192, 8192};
+constexpr std::uint32_t kSeed = 0x51f15eedu;
+
+template <class Parse>
+std::function<std::string(const std::string&)> validator(Parse parse) {
+  return [parse](const std::string& v) -> std::string {
+    try {
+      parse(v);
+      return "";
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  };
+}
+
+void add_options(CLI::App& app) {
+  app.add_option("--ceilings_gemm_types", g_flags.types,
+                 "GEMM data types, comma-separated (default: all): " + gp::dtype_names())
+      ->check(validator([](const std::string& v) { gp::parse_dtype_list(v); }));
+  app.add_option("--ceilings_gemm_shapes", g_flags.shapes,
+                 "GEMM shapes MxNxK, comma-separated, instead of the generated search candidates")
+      ->check(validator([](const std::string& v) { gp::parse_shape_list(v); }));
+  g_search_opt = app.add_option("--ceilings_gemm_search_s", g_flags.search_s,
+                                "Shape-search budget per data type, seconds (default 5; 0.5 with --ceilings_quick)")
+                     ->check(CLI::Range(0.0, 3600.0));
+  g_sustained_opt = app.add_option("--ceilings_gemm_sustained_s", g_flags.sustained_s,
+                                   "Sustained window per data type, seconds (default 15; 1 with --ceilings_quick; "
+                                   "0 disables gemm.<type>_sustained)")
+                        ->check(CLI::Range(0.0, 3600.0));
+  g_algos_opt = app.add_option("--ceilings_gemm_algos", g_flags.algos,
+                               "cuBLASLt heuristic candidates timed per shape (default 16; 4 with --ceilings_quick)")
+                    ->check(CLI::Range(1, 64));
+  app.add_option("--ceilings_gemm_workspace_mib", g_flags.workspace_mib, "cuBLASLt workspace, MiB (default 64)")
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--ceilings_gemm_fp8_fast_accum", g_flags.fp8_fast_accum,
+                 "fp8 fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM; default true)");
+}
+
+std::size_t usable_memory(std::size_t workspace_bytes) {
+  std::size_t free_b = 0, total_b = 0;
+  CEILINGS_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  // Leave a fifth to the runtime and cuBLASLt's own allocations.
+  const std::size_t usable = static_cast<std::size_t>(0.8 * static_cast<double>(free_b));
+  return usable > workspace_bytes ? usable - workspace_bytes : 0;
+}
+
+struct Extra {
+  std::map<std::string, double> counters;
+  std::string label;
+};
+
+// Measures one (type, shape) with the given algorithm (or the fastest heuristic candidate), verifies the
+// last timed GEMM's output, and reports.
+void measure_config(benchmark::State& state, gp::DType type, const gp::Shape& shape, const cublasLtMatmulAlgo_t* algo,
+                    const Extra& extra, Best* chosen = nullptr) {
+  const Context& ctx = context();
+  const gp::DTypeInfo& info = gp::dtype_info(type);
+  const Settings& g = g_settings;
+  Stream stream;
+  DeviceBuffer<std::uint8_t> workspace(g.workspace_bytes);
+  const std::size_t budget = usable_memory(g.workspace_bytes);
+  const int sets = gp::rotation_sets(shape, info, ctx.l2_bytes, budget);
+  if (sets == 0) throw std::runtime_error(gp::shape_problem(shape, info, budget));
+  lt::Problem p(type, shape, g.fp8_fast_accum);
+  lt::Operands ops(p, sets, kSeed, stream.get());
+  lt::AlgoChoice choice;
+  if (algo) {
+    choice.algo = *algo;
+  } else {
+    choice = lt::pick_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
+  }
+  if (chosen) *chosen = {shape, choice.algo};
+
+  int next = 0, last = 0;
+  MeasureSpec spec;
+  spec.work = [&](cudaStream_t s) {
+    last = next;
+    next = (next + 1) % sets;
+    CEILINGS_CUBLAS_CHECK(p.run(choice.algo, ops.a(last), ops.b(last), ops.c(), workspace.get(), workspace.bytes(), s));
+  };
+  const Measurement m = run_measurement(state, stream.get(), spec);
+  CEILINGS_LAUNCH_CHECK();
+  stream.sync();
+  const lt::Verification v = lt::verify(p, ops, last, stream.get());
+
+  const lt::AlgoInfo a = lt::algo_info(choice.algo);
+  auto& c = state.counters;
+  c["m"] = static_cast<double>(shape.m);
+  c["n"] = static_cast<double>(shape.n);
+  c["k"] = static_cast<double>(shape.k);
+  c["algo_id"] = a.id;
+  c["tile_id"] = a.tile;
+  c["stages_id"] = a.stages;
+  c["splitk"] = a.splitk;
+  c["reduction_scheme"] = a.reduction;
+  c["cta_swizzling"] = a.swizzle;
+  c["custom_option"] = a.custom;
+  c["cluster_shape_id"] = a.cluster;
+  c["rotation_sets"] = sets;
+  c["workspace_bytes"] = static_cast<double>(g.workspace_bytes);
+  if (choice.tried) c["algos_tried"] = choice.tried;
+  c["verified_elements"] = v.checked;
+  c["verify_worst_error_ratio"] = v.worst_ratio;
+  if (type == gp::DType::kFp8E4m3 || type == gp::DType::kFp8E5m2) c["fp8_fast_accum"] = p.fast_accum() ? 1 : 0;
+  for (const auto& [k, val] : extra.counters) c[k] = val;
+  std::ostringstream label;
+  label << gp::to_string(shape) << " TN; A,B " << info.inputs << " -> " << info.output << "; " << info.compute << "; "
+        << a.describe();
+  if (!extra.label.empty()) label << "; " << extra.label;
+  state.SetLabel(label.str());
+  report(state, m, info.integer ? Amount::kOps : Amount::kFlops, gp::gemm_flops(shape), v.ok, v.detail);
+}
+
+void check_type(gp::DType type) {
+  const std::string why = lt::type_unsupported_reason(type, context().prop);
+  if (!why.empty()) unsupported(why);
+}
+
+// gemm.<type>: time each candidate shape's heuristic algorithms briefly until the budget is spent, then
+// measure the fastest (shape, algorithm) properly.
+void run_search(benchmark::State& state, gp::DType type) {
+  guarded(state, [&] {
+    check_type(type);
+    const Context& ctx = context();
+    const gp::DTypeInfo& info = gp::dtype_info(type);
+    const Settings& g = g_settings;
+    const std::size_t budget = usable_memory(g.workspace_bytes);
+    std::vector<gp::Shape> candidates;
+    if (!g.shapes.empty()) {
+      std::string problems;
+      for (const gp::Shape& s : g.shapes) {
+        const std::string why = gp::shape_problem(s, info, budget);
+        if (why.empty())
+          candidates.push_back(s);
+        else
+          problems += (problems.empty() ? "" : "; ") + why;
+      }
+      if (candidates.empty())
+        throw std::runtime_error("no --ceilings_gemm_shapes entry can run as " + std::string(info.name) + ": " + problems);
+    } else {
+      gp::ShapeSearchParams sp;
+      sp.sm_count = ctx.prop.multiProcessorCount;
+      sp.memory_bytes = budget;
+      if (g.quick) sp.max_candidates = 6;
+      candidates = gp::shape_candidates(sp, info);
+      if (candidates.empty()) unsupported("no search shape fits in " + std::to_string(budget >> 20) + " MiB");
+    }
+
+    Stream stream;
+    DeviceBuffer<std::uint8_t> workspace(g.workspace_bytes);
+    const auto start = std::chrono::steady_clock::now();
+    Best best;
+    double best_rate = 0;
+    int shapes_tried = 0, algos_tried = 0;
+    std::string skip_reason, last_error;
+    for (const gp::Shape& s : candidates) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (shapes_tried > 0 && elapsed >= g.search_s) break;
+      try {
+        lt::Problem p(type, s, g.fp8_fast_accum);
+        const int sets = gp::rotation_sets(s, info, ctx.l2_bytes, budget);
+        if (sets == 0) continue;
+        lt::Operands ops(p, sets, kSeed, stream.get());
+        const lt::AlgoChoice c = lt::pick_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
+        ++shapes_tried;
+        algos_tried += c.tried;
+        const double rate = gp::gemm_flops(s) / c.seconds;
+        if (rate > best_rate) {
+          best_rate = rate;
+          best = {s, c.algo};
+        }
+      } catch (const std::exception& e) {
+        const std::string what = e.what();
+        (what.rfind("unsupported:", 0) == 0 ? skip_reason : last_error) = what;
+      }
+    }
+    if (shapes_tried == 0) {
+      if (!last_error.empty()) throw std::runtime_error("no " + std::string(info.name) + " GEMM shape ran: " + last_error);
+      throw std::runtime_error(skip_reason.empty() ? "unsupported: no shape could be set up" : skip_reason);
+    }
+    Extra extra;
+    extra.counters["shapes_tried"] = shapes_tried;
+    extra.counters["shape_candidates"] = static_cast<double>(candidates.size());
+    extra.counters["search_algos_tried"] = algos_tried;
+    extra.counters["search_rate"] = best_rate;
+    extra.label = "best of " + std::to_string(shapes_tried) + " shapes x up to " + std::to_string(g.algos) + " algorithms";
+    measure_config(state, type, best.shape, &best.algo, extra);
+    g_best[type] = best;
+  });
+}
+
+// gemm.<type>_ref8192: the fixed shape, its fastest heuristic algorithm.
+void run_reference(benchmark::State& state, gp::DType type) {
+  guarded(state, [&] {
+    check_type(type);
+    const std::string why =
+        gp::shape_problem(kRefShape, gp::dtype_info(type), usable_memory(g_settings.workspace_bytes));
+    if (!why.empty()) unsupported(why);
+    measure_config(state, type, kRefShape, nullptr, Extra{});
+  });
+}
+
+// Runs `work` back to back for `window_s`: chunks of about 50 ms timed by events recorded between them,
+// several chunks kept queued so the GPU never idles while the host reads a timing.
+Measurement sustain(cudaStream_t stream, const Enqueue& work, double window_s, double unit_estimate_s) {
+  constexpr int kRing = 8, kAhead = 3;
+  Measurement m;
+  const int units = std::clamp(static_cast<int>(std::ceil(0.05 / std::max(unit_estimate_s, 1e-7))), 1, 100000);
+  m.units_per_sample = units;
+  std::vector<cudaEvent_t> ev(kRing);
+  for (auto& e : ev) CEILINGS_CUDA_CHECK(cudaEventCreate(&e));
+  struct Cleanup {
+    std::vector<cudaEvent_t>& ev;
+    ~Cleanup() {
+      for (auto& e : ev) cudaEventDestroy(e);
+    }
+  } cleanup{ev};
+  TelemetrySampler telemetry(context().nvml);
+  telemetry.start();
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  long long launched = 0, completed = 0;
+  CEILINGS_CUDA_CHECK(cudaEventRecord(ev[0], stream));
+  while (true) {
+    while (launched - completed < kAhead && (launched == 0 || elapsed() < window_s)) {
+      for (int u = 0; u < units; ++u) work(stream);
+      m.total_units += units;
+      CEILINGS_CUDA_CHECK(cudaEventRecord(ev[static_cast<std::size_t>((launched + 1) % kRing)], stream));
+      ++launched;
+    }
+    if (completed == launched) break;
+    cudaEvent_t from = ev[static_cast<std::size_t>(completed % kRing)];
+    cudaEvent_t to = ev[static_cast<std::size_t>((completed + 1) % kRing)];
+    CEILINGS_CUDA_CHECK(cudaEventSynchronize(to));
+    float ms = 0;
+    CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
+    m.unit_seconds.push_back(ms * 1e-3 / units);
+    ++completed;
+  }
+  m.telemetry = telemetry.stop();
+  m.median_s = median(m.unit_seconds);
+  m.cv = coefficient_of_variation(m.unit_seconds);
+  return m;
+}
+
+// gemm.<type>_sustained: the search's best configuration (or 8192^3 with its fastest algorithm when the
+// search did not run) back to back for the window; clocks and power over the window come with it.
+void run_sustained(benchmark::State& state, gp::DType type) {
+  guarded(state, [&] {
+    check_type(type);
+    const Context& ctx = context();
+    const gp::DTypeInfo& info = gp::dtype_info(type);
+    const Settings& g = g_settings;
+    const auto found = g_best.find(type);
+    const gp::Shape shape = found != g_best.end() ? found->second.shape : kRefShape;
+    const std::size_t budget = usable_memory(g.workspace_bytes);
+    const int sets = gp::rotation_sets(shape, info, ctx.l2_bytes, budget);
+    if (sets == 0) unsupported(gp::shape_problem(shape, info, budget));
+    Stream stream;
+    DeviceBuffer<std::uint8_t> workspace(g.workspace_bytes);
+    lt::Problem p(type, shape, g.fp8_fast_accum);
+    lt::Operands ops(p, sets, kSeed, stream.get());
+    lt::AlgoChoice choice;
+    if (found != g_best.end()) {
+      choice.algo = found->second.algo;
+      choice.seconds = lt::time_algo(p, ops, choice.algo, workspace.get(), workspace.bytes(), 3, stream.get());
+    } else {
+      choice = lt::pick_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
+    }
+    int next = 0, last = 0;
+    const Enqueue work = [&](cudaStream_t s) {
+      last = next;
+      next = (next + 1) % sets;
+      CEILINGS_CUBLAS_CHECK(p.run(choice.algo, ops.a(last), ops.b(last), ops.c(), workspace.get(), workspace.bytes(), s));
+    };
+    Measurement m;
+    for (auto _ : state) {
+      m = sustain(stream.get(), work, g.sustained_s, choice.seconds);
+      state.SetIterationTime(m.median_s);
+    }
+    CEILINGS_LAUNCH_CHECK();
+    stream.sync();
+    const lt::Verification v = lt::verify(p, ops, last, stream.get());
+    // How far the rate fell from the first tenth of the window to the last (1 = no drop).
+    const std::size_t tenth = std::max<std::size_t>(1, m.unit_seconds.size() / 10);
+    const std::vector<double> head(m.unit_seconds.begin(), m.unit_seconds.begin() + static_cast<long>(tenth));
+    const std::vector<double> tail(m.unit_seconds.end() - static_cast<long>(tenth), m.unit_seconds.end());
+    const lt::AlgoInfo a = lt::algo_info(choice.algo);
+    auto& c = state.counters;
+    c["m"] = static_cast<double>(shape.m);
+    c["n"] = static_cast<double>(shape.n);
+    c["k"] = static_cast<double>(shape.k);
+    c["algo_id"] = a.id;
+    c["tile_id"] = a.tile;
+    c["stages_id"] = a.stages;
+    c["splitk"] = a.splitk;
+    double timed_s = 0;
+    for (double u : m.unit_seconds) timed_s += u * m.units_per_sample;
+    c["window_s"] = timed_s;
+    c["chunks"] = static_cast<double>(m.unit_seconds.size());
+    c["end_over_start"] = m.unit_seconds.empty() ? 0.0 : median(head) / median(tail);
+    c["rate_min"] = m.unit_seconds.empty() ? 0.0 : gp::gemm_flops(shape) / *std::max_element(m.unit_seconds.begin(), m.unit_seconds.end());
+    c["verified_elements"] = v.checked;
+    std::ostringstream label;
+    label << gp::to_string(shape) << " TN; A,B " << info.inputs << " -> " << info.output << "; " << info.compute << "; "
+          << a.describe() << "; " << (found != g_best.end() ? "best of the search" : "8192^3 (no search result)")
+          << " run back to back for " << g.sustained_s << " s";
+    state.SetLabel(label.str());
+    report(state, m, info.integer ? Amount::kOps : Amount::kFlops, gp::gemm_flops(shape), v.ok, v.detail);
+  });
+}
+
+std::string number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+void register_cases(const Context& ctx) {
+  Settings& g = g_settings;
+  g.quick = ctx.options.quick;
+  g.types = g_flags.types.empty() ? std::vector<gp::DType>{} : gp::parse_dtype_list(g_flags.types);
+  if (g.types.empty())
+    for (const auto& t : gp::all_dtypes()) g.types.push_back(t.type);
+  if (!g_flags.shapes.empty()) g.shapes = gp::parse_shape_list(g_flags.shapes);
+  const bool search_set = g_search_opt && g_search_opt->count() > 0;
+  const bool sustained_set = g_sustained_opt && g_sustained_opt->count() > 0;
+  const bool algos_set = g_algos_opt && g_algos_opt->count() > 0;
+  g.search_s = search_set || !g.quick ? g_flags.search_s : 0.5;
+  g.sustained_s = sustained_set || !g.quick ? g_flags.sustained_s : 1.0;
+  g.algos = algos_set || !g.quick ? g_flags.algos : 4;
+  g.workspace_bytes = static_cast<std::size_t>(g_flags.workspace_mib) << 20;
+  g.fp8_fast_accum = g_flags.fp8_fast_accum;
+
+  // A shape larger than the whole device is a usage error, not a measurement failure.
+  for (const gp::Shape& s : g.shapes)
+    for (gp::DType t : g.types) {
+      const auto& info = gp::dtype_info(t);
+      if (gp::input_set_bytes(s, info) + gp::output_bytes(s, info) > ctx.total_bytes) {
+        std::fprintf(stderr, "ceilings-bench: --ceilings_gemm_shapes: %s (the device has %zu MiB)\n",
+                     gp::shape_problem(s, info, ctx.total_bytes).c_str(), ctx.total_bytes >> 20);
+        std::exit(2);
+      }
+    }
+
+  for (gp::DType t : g.types) {
+    const std::string name = gp::dtype_info(t).name;
+    configure(benchmark::RegisterBenchmark(("gemm/" + name).c_str(), [t](benchmark::State& st) { run_search(st, t); }));
+    configure(benchmark::RegisterBenchmark(("gemm/" + name + "_ref8192/m:8192/n:8192/k:8192").c_str(),
+                                           [t](benchmark::State& st) { run_reference(st, t); }));
+    if (g.sustained_s > 0)
+      configure(benchmark::RegisterBenchmark(("gemm/" + name + "_sustained/window_s:" + number(g.sustained_s)).c_str(),
+                                             [t](benchmark::State& st) { run_sustained(st, t); }));
+  }
+}
+
+}  // namespace
+}  // namespace ceilings::bench
+
+CEILINGS_BENCH_FAMILY(gemm, 40, ceilings::bench::register_cases, ceilings::bench::add_options);

@@ -1,0 +1,425 @@
+// cuBLASLt GEMM plumbing for the gemm.<type> ceilings (see gemm_lt.hpp): descriptors, operands,
+// heuristic candidates, brief algorithm timing and sampled float64 verification.
+#include "gemm_lt.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <sstream>
+
+#include "ceilings/kernels/gemm_fill.cuh"
+#include "check.hpp"
+
+namespace ceilings::bench::gemm {
+
+namespace {
+
+struct LtTypes {
+  cudaDataType_t a, b, c, scale;
+  cublasComputeType_t compute;
+  kernels::FillType fill_a, fill_b;
+};
+
+LtTypes lt_types(gp::DType t) {
+  using F = kernels::FillType;
+  switch (t) {
+    case gp::DType::kFp64: return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, F::kF64, F::kF64};
+    case gp::DType::kFp32: return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, F::kF32, F::kF32};
+    case gp::DType::kTf32:
+      return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, F::kF32, F::kF32};
+    case gp::DType::kBf16:
+      return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, F::kBf16, F::kBf16};
+    case gp::DType::kFp16: return {CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, F::kF16, F::kF16};
+    case gp::DType::kFp8E4m3:
+      return {CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, F::kE4m3, F::kE4m3};
+    case gp::DType::kFp8E5m2:
+      return {CUDA_R_8F_E5M2, CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, F::kE5m2, F::kE4m3};
+    case gp::DType::kInt8: return {CUDA_R_8I, CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, F::kI8, F::kI8};
+  }
+  throw std::logic_error("unknown GEMM type");
+}
+
+int type_bytes(cudaDataType_t t) {
+  switch (t) {
+    case CUDA_R_64F: return 8;
+    case CUDA_R_32F:
+    case CUDA_R_32I: return 4;
+    case CUDA_R_16BF:
+    case CUDA_R_16F: return 2;
+    default: return 1;
+  }
+}
+
+double decode(const std::uint8_t* p, cudaDataType_t t) {
+  switch (t) {
+    case CUDA_R_64F: {
+      double v;
+      std::memcpy(&v, p, sizeof v);
+      return v;
+    }
+    case CUDA_R_32F: {
+      float v;
+      std::memcpy(&v, p, sizeof v);
+      return v;
+    }
+    case CUDA_R_32I: {
+      std::int32_t v;
+      std::memcpy(&v, p, sizeof v);
+      return v;
+    }
+    case CUDA_R_16BF:
+    case CUDA_R_16F: {
+      std::uint16_t v;
+      std::memcpy(&v, p, sizeof v);
+      return t == CUDA_R_16BF ? gp::bf16_to_double(v) : gp::half_to_double(v);
+    }
+    case CUDA_R_8F_E4M3: return gp::fp8_e4m3_to_double(*p);
+    case CUDA_R_8F_E5M2: return gp::fp8_e5m2_to_double(*p);
+    case CUDA_R_8I: return static_cast<std::int8_t>(*p);
+    default: throw std::logic_error("no decoder for this cuBLASLt data type");
+  }
+}
+
+#include "gemm_lt_names.inc"
+
+std::string lookup(const LtName* begin, const LtName* end, std::uint32_t v) {
+  for (const LtName* n = begin; n != end; ++n)
+    if (n->value == v) return n->name;
+  return v == 0 ? "undefined" : "id" + std::to_string(v);
+}
+std::string tile_name(std::uint32_t v) { return lookup(std::begin(kLtTiles), std::end(kLtTiles), v); }
+std::string stages_name(std::uint32_t v) { return lookup(std::begin(kLtStages), std::end(kLtStages), v); }
+
+template <class T>
+T config_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr, T fallback) {
+  T v{};
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS) return fallback;
+  return v;
+}
+
+class Events {
+ public:
+  Events() {
+    CEILINGS_CUDA_CHECK(cudaEventCreate(&start));
+    CEILINGS_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~Events() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  cudaEvent_t start{}, stop{};
+};
+
+}  // namespace
+
+cublasLtHandle_t lt_handle() {
+  static cublasLtHandle_t handle = [] {
+    cublasLtHandle_t h = nullptr;
+    CEILINGS_CUBLAS_CHECK(cublasLtCreate(&h));
+    return h;
+  }();
+  return handle;
+}
+
+std::string type_unsupported_reason(gp::DType type, const cudaDeviceProp& prop) {
+  const int cc = prop.major * 10 + prop.minor;
+  const std::string here = " (this device is " + std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
+  switch (type) {
+    case gp::DType::kFp8E4m3:
+    case gp::DType::kFp8E5m2:
+      if (cc < 89) return "fp8 GEMMs need compute capability 8.9 or newer" + here;
+      if (cublasLtGetVersion() < 110800) return "fp8 GEMMs need cuBLASLt 11.8 or newer";
+      return "";
+    case gp::DType::kTf32:
+    case gp::DType::kBf16:
+      // Before Ampere cuBLASLt would fall back to plain fp32 maths: not what the ceiling names.
+      if (cc < 80) return std::string(gp::dtype_info(type).name) + " tensor cores need compute capability 8.0+" + here;
+      return "";
+    case gp::DType::kInt8:
+      if (cc < 75) return "int8 tensor cores (IMMA) need compute capability 7.5+" + here;
+      return "";
+    default: return "";
+  }
+}
+
+Problem::Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum)
+    : info_(&gp::dtype_info(type)), shape_(shape) {
+  const std::string problem = gp::shape_problem(shape, *info_, std::numeric_limits<std::size_t>::max());
+  if (!problem.empty()) throw std::invalid_argument(problem);
+  const LtTypes t = lt_types(type);
+  const bool fp8 = type == gp::DType::kFp8E4m3 || type == gp::DType::kFp8E5m2;
+  try {
+    CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, t.compute, t.scale));
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    if (fp8) {
+      scales_ = DeviceBuffer<float>(2);
+      const float host[2] = {kFp8ScaleA, kFp8ScaleB};
+      CEILINGS_CUDA_CHECK(cudaMemcpy(scales_.get(), host, sizeof host, cudaMemcpyHostToDevice));
+      const void* pa = scales_.get();
+      const void* pb = scales_.get() + 1;
+      CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &pa, sizeof pa));
+      CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &pb, sizeof pb));
+      fast_accum_ = fp8_fast_accum;
+      const std::int8_t fast = fp8_fast_accum ? 1 : 0;
+      CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+    }
+    const auto m = static_cast<std::uint64_t>(shape.m), n = static_cast<std::uint64_t>(shape.n),
+               k = static_cast<std::uint64_t>(shape.k);
+    CEILINGS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la_, t.a, k, m, static_cast<std::int64_t>(k)));
+    CEILINGS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb_, t.b, k, n, static_cast<std::int64_t>(k)));
+    CEILINGS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc_, t.c, m, n, static_cast<std::int64_t>(m)));
+  } catch (...) {
+    release();
+    throw;
+  }
+  if (type == gp::DType::kFp64) {
+    alpha_.d = 1.0;
+    beta_.d = 0.0;
+  } else if (type == gp::DType::kInt8) {
+    alpha_.i = 1;
+    beta_.i = 0;
+  } else {
+    alpha_.f = 1.0f;
+    beta_.f = 0.0f;
+  }
+}
+
+Problem::~Problem() { release(); }
+
+void Problem::release() {
+  if (lc_) cublasLtMatrixLayoutDestroy(lc_);
+  if (lb_) cublasLtMatrixLayoutDestroy(lb_);
+  if (la_) cublasLtMatrixLayoutDestroy(la_);
+  if (op_) cublasLtMatmulDescDestroy(op_);
+  lc_ = lb_ = la_ = nullptr;
+  op_ = nullptr;
+}
+
+double Problem::scale() const {
+  const bool fp8 = info_->type == gp::DType::kFp8E4m3 || info_->type == gp::DType::kFp8E5m2;
+  return fp8 ? static_cast<double>(kFp8ScaleA) * static_cast<double>(kFp8ScaleB) : 1.0;
+}
+
+std::vector<cublasLtMatmulAlgo_t> Problem::heuristic(int count, std::size_t workspace_bytes, std::string* why) const {
+  cublasLtMatmulPreference_t pref = nullptr;
+  CEILINGS_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const std::uint64_t ws = workspace_bytes;
+  cublasStatus_t st =
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  std::vector<cublasLtMatmulHeuristicResult_t> res(static_cast<std::size_t>(std::max(1, count)));
+  int returned = 0;
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulAlgoGetHeuristic(lt_handle(), op_, la_, lb_, lc_, lc_, pref, static_cast<int>(res.size()),
+                                        res.data(), &returned);
+  cublasLtMatmulPreferenceDestroy(pref);
+  std::vector<cublasLtMatmulAlgo_t> out;
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    if (why) *why = std::string("cublasLtMatmulAlgoGetHeuristic returned ") + cublasGetStatusName(st);
+    return out;
+  }
+  for (int i = 0; i < returned; ++i)
+    if (res[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS) out.push_back(res[static_cast<std::size_t>(i)].algo);
+  if (out.empty() && why) *why = "cublasLtMatmulAlgoGetHeuristic returned no usable algorithm";
+  return out;
+}
+
+cublasStatus_t Problem::run(const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, void* c, void* workspace,
+                            std::size_t workspace_bytes, cudaStream_t stream) const {
+  return cublasLtMatmul(lt_handle(), op_, &alpha_, a, la_, b, lb_, &beta_, c, lc_, c, lc_, &algo, workspace,
+                        workspace_bytes, stream);
+}
+
+Operands::Operands(const Problem& p, int sets, std::uint32_t seed, cudaStream_t stream) {
+  const LtTypes t = lt_types(p.info().type);
+  const gp::Shape& s = p.shape();
+  const auto a_count = static_cast<std::size_t>(s.m * s.k), b_count = static_cast<std::size_t>(s.n * s.k);
+  for (int i = 0; i < sets; ++i) {
+    a_.emplace_back(a_count * static_cast<std::size_t>(type_bytes(t.a)));
+    b_.emplace_back(b_count * static_cast<std::size_t>(type_bytes(t.b)));
+    kernels::fill_uniform(a_.back().get(), a_count, t.fill_a, seed + 2u * static_cast<std::uint32_t>(i), stream);
+    CEILINGS_LAUNCH_CHECK();
+    kernels::fill_uniform(b_.back().get(), b_count, t.fill_b, seed + 2u * static_cast<std::uint32_t>(i) + 1u, stream);
+    CEILINGS_LAUNCH_CHECK();
+  }
+  c_ = DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(s.m * s.n) * static_cast<std::size_t>(type_bytes(t.c)));
+  // A recognisable non-result (NaN for floats, -1 for int32) so a GEMM that wrote nothing fails the check.
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(c_.get(), 0xff, c_.bytes(), stream));
+  CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+std::string AlgoInfo::describe() const {
+  std::ostringstream os;
+  os << "algo " << id << " tile " << tile_name << " stages " << stages_name << " splitK " << splitk << " reduction "
+     << reduction << " swizzle " << swizzle << " custom " << custom << " cluster " << cluster;
+  return os.str();
+}
+
+AlgoInfo algo_info(const cublasLtMatmulAlgo_t& algo) {
+  AlgoInfo a;
+  a.id = config_attr<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID, -1);
+  a.tile = static_cast<int>(config_attr<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, 0));
+  a.stages = static_cast<int>(config_attr<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, 0));
+  a.splitk = config_attr<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, 1);
+  a.reduction = static_cast<int>(config_attr<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, 0));
+  a.swizzle = static_cast<int>(config_attr<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, 0));
+  a.custom = static_cast<int>(config_attr<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, 0));
+  a.cluster = config_attr<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, 0);
+  a.tile_name = tile_name(static_cast<std::uint32_t>(a.tile));
+  a.stages_name = stages_name(static_cast<std::uint32_t>(a.stages));
+  return a;
+}
+
+double time_algo(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo_t& algo, void* workspace,
+                 std::size_t workspace_bytes, int reps, cudaStream_t stream, cublasStatus_t* status) {
+  constexpr double kFailed = std::numeric_limits<double>::infinity();
+  cublasStatus_t st = p.run(algo, ops.a(0), ops.b(0), ops.c(), workspace, workspace_bytes, stream);
+  if (status) *status = st;
+  if (st != CUBLAS_STATUS_SUCCESS) return kFailed;
+  Events ev;
+  CEILINGS_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+  for (int r = 0; r < reps; ++r) {
+    const int set = (r + 1) % ops.sets();
+    st = p.run(algo, ops.a(set), ops.b(set), ops.c(), workspace, workspace_bytes, stream);
+    if (st != CUBLAS_STATUS_SUCCESS) break;
+  }
+  CEILINGS_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+  CEILINGS_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+  if (status) *status = st;
+  if (st != CUBLAS_STATUS_SUCCESS) return kFailed;
+  float ms = 0;
+  CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+  return ms * 1e-3 / std::max(1, reps);
+}
+
+AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* workspace, std::size_t workspace_bytes,
+                     cudaStream_t stream) {
+  std::string why;
+  const auto algos = p.heuristic(count, workspace_bytes, &why);
+  if (algos.empty())
+    unsupported(std::string("cuBLASLt has no ") + p.info().name + " algorithm for " + gp::to_string(p.shape()) +
+                " on this device: " + why);
+  AlgoChoice best;
+  best.tried = static_cast<int>(algos.size());
+  best.seconds = std::numeric_limits<double>::infinity();
+  int reps = 0;
+  cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
+  for (const auto& algo : algos) {
+    if (reps == 0) {
+      // Size the brief timing from the first algorithm that runs: about 4 ms of GEMMs, 3 to 30 of them.
+      const double est = time_algo(p, ops, algo, workspace, workspace_bytes, 2, stream, &last);
+      if (!std::isfinite(est)) continue;
+      reps = std::clamp(static_cast<int>(std::ceil(4e-3 / std::max(est, 1e-7))), 3, 30);
+    }
+    const double t = time_algo(p, ops, algo, workspace, workspace_bytes, reps, stream, &last);
+    if (t < best.seconds) {
+      best.seconds = t;
+      best.algo = algo;
+    }
+  }
+  if (!std::isfinite(best.seconds))
+    throw CheckError("cublasLtMatmul", std::string("every one of the ") + std::to_string(algos.size()) + " " +
+                                           p.info().name + " candidates for " + gp::to_string(p.shape()) +
+                                           " failed; last status " + cublasGetStatusName(last) + " (" +
+                                           cublasGetStatusString(last) + ")",
+                     __FILE__, __LINE__);
+  return best;
+}
+
+Verification verify(const Problem& p, const Operands& ops, int set, cudaStream_t stream, std::uint32_t seed) {
+  const LtTypes t = lt_types(p.info().type);
+  const gp::Shape& s = p.shape();
+  const auto samples = gp::sample_elements(s, 16, 16, seed);
+  std::vector<std::int64_t> rows, cols;
+  for (const auto& e : samples) {
+    rows.push_back(e.row);
+    cols.push_back(e.col);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  std::sort(cols.begin(), cols.end());
+  cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+
+  const std::size_t ka = static_cast<std::size_t>(s.k) * static_cast<std::size_t>(type_bytes(t.a));
+  const std::size_t kb = static_cast<std::size_t>(s.k) * static_cast<std::size_t>(type_bytes(t.b));
+  const std::size_t mc = static_cast<std::size_t>(s.m) * static_cast<std::size_t>(type_bytes(t.c));
+  std::vector<std::uint8_t> a_raw(rows.size() * ka), b_raw(cols.size() * kb), c_raw(cols.size() * mc);
+  const auto* a = static_cast<const std::uint8_t*>(ops.a(set));
+  const auto* b = static_cast<const std::uint8_t*>(ops.b(set));
+  const auto* c = static_cast<const std::uint8_t*>(ops.c());
+  // Row i of op(A) = A^T is column i of the stored K x M matrix: K contiguous elements.
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&a_raw[r * ka], a + static_cast<std::size_t>(rows[r]) * ka, ka,
+                                        cudaMemcpyDeviceToHost, stream));
+  for (std::size_t q = 0; q < cols.size(); ++q) {
+    CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&b_raw[q * kb], b + static_cast<std::size_t>(cols[q]) * kb, kb,
+                                        cudaMemcpyDeviceToHost, stream));
+    CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&c_raw[q * mc], c + static_cast<std::size_t>(cols[q]) * mc, mc,
+                                        cudaMemcpyDeviceToHost, stream));
+  }
+  CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  auto decode_all = [](const std::vector<std::uint8_t>& raw, std::size_t count, cudaDataType_t type) {
+    std::vector<double> out(count);
+    const int bytes = type_bytes(type);
+    for (std::size_t i = 0; i < count; ++i) out[i] = decode(&raw[i * static_cast<std::size_t>(bytes)], type);
+    return out;
+  };
+  const std::size_t k = static_cast<std::size_t>(s.k);
+  const auto a_val = decode_all(a_raw, rows.size() * k, t.a);
+  const auto b_val = decode_all(b_raw, cols.size() * k, t.b);
+
+  Verification v;
+  const double scale = p.scale();
+  std::string worst_fail, worst_ok;
+  double worst_fail_ratio = -1, worst_ok_ratio = -1;
+  const std::size_t c_bytes = static_cast<std::size_t>(type_bytes(t.c));
+  for (const auto& e : samples) {
+    const std::size_t r = static_cast<std::size_t>(std::lower_bound(rows.begin(), rows.end(), e.row) - rows.begin());
+    const std::size_t q = static_cast<std::size_t>(std::lower_bound(cols.begin(), cols.end(), e.col) - cols.begin());
+    gp::RefElement want = gp::reference_dot(&a_val[r * k], &b_val[q * k], s.k);
+    if (p.info().integer) {
+      // int32 accumulation wraps modulo 2^32 (only reachable with K beyond ~133k): compare like for like.
+      const auto exact = static_cast<std::int64_t>(want.value);
+      want.value = static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(exact)));
+    }
+    const double got = decode(&c_raw[q * mc + static_cast<std::size_t>(e.row) * c_bytes], t.c);
+    ++v.checked;
+    const double tol = gp::tolerance(p.info(), want.value, want.magnitude, scale);
+    const double err = std::fabs(got - want.value * scale);
+    const double ratio = tol > 0 ? err / tol : (err == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+    const bool ok = gp::within_tolerance(p.info(), got, want, scale);
+    auto describe = [&] {
+      std::ostringstream os;
+      os.precision(10);
+      os << "C(" << e.row << "," << e.col << ") = " << got << ", float64 reference " << want.value * scale
+         << ", tolerance " << tol;
+      return os.str();
+    };
+    if (!ok) {
+      ++v.failed;
+      if (worst_fail.empty() || ratio > worst_fail_ratio) {
+        worst_fail_ratio = ratio;
+        worst_fail = describe();
+      }
+    } else if (ratio > worst_ok_ratio) {
+      worst_ok_ratio = ratio;
+      worst_ok = describe();
+    }
+    if (std::isfinite(ratio)) v.worst_ratio = std::max(v.worst_ratio, ratio);
+  }
+  const std::string worst = v.failed ? worst_fail : worst_ok;
+  v.ok = v.failed == 0 && v.checked > 0;
+  std::ostringstream os;
+  os << v.failed << " of " << v.checked << " sampled " << p.info().name << " outputs of " << gp::to_string(s)
+     << " outside tolerance (" << p.info().out_tolerance << " of |C| + " << p.info().acc_tolerance
+     << " of sum|a*b|); worst " << worst;
+  v.detail = os.str();
+  return v;
+}
+
+}  // namespace ceilings::bench::gemm

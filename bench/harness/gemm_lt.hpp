@@ -1,0 +1,112 @@
+// cuBLASLt GEMM plumbing for the gemm.<type> ceilings: one TN problem per (type, shape), its random
+// operands rotated across input sets, heuristic algorithm candidates and their names, sampled float64
+// verification. Shared by bench/gemm.cu and the GPU tests.
+#pragma once
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ceilings/gemm_plan.hpp"
+#include "measure.hpp"
+
+namespace ceilings::bench::gemm {
+
+namespace gp = ::ceilings::gemm;
+
+// The process-wide cuBLASLt handle (created on first use).
+cublasLtHandle_t lt_handle();
+
+// fp8 operand scale factors (device scalars); their product times alpha scales the reference.
+constexpr float kFp8ScaleA = 0.5f, kFp8ScaleB = 0.25f;
+
+// Why this device or library cannot run the type ("" when it might: the heuristic has the last word).
+std::string type_unsupported_reason(gp::DType type, const cudaDeviceProp& prop);
+
+// Descriptors of D = alpha * op(A) op(B) with op(A) = A^T (A stored K x M, lda = K), op(B) = B (K x N,
+// ldb = K), C = D (M x N, ldc = M), beta = 0: the "TN" layout every cuBLASLt type (fp8, int8) accepts.
+class Problem {
+ public:
+  Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum = true);
+  ~Problem();
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
+
+  const gp::DTypeInfo& info() const { return *info_; }
+  const gp::Shape& shape() const { return shape_; }
+  double scale() const;  // alpha * a_scale * b_scale, the factor the reference is multiplied by
+  bool fast_accum() const { return fast_accum_; }
+
+  // Up to `count` candidates from the heuristic for `workspace_bytes`; an empty list means cuBLASLt has
+  // no algorithm for this problem (`why` says what it answered).
+  std::vector<cublasLtMatmulAlgo_t> heuristic(int count, std::size_t workspace_bytes, std::string* why) const;
+  // Enqueues one GEMM; returns the status instead of throwing (a candidate may fail).
+  cublasStatus_t run(const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, void* c, void* workspace,
+                     std::size_t workspace_bytes, cudaStream_t stream) const;
+
+ private:
+  void release();
+  const gp::DTypeInfo* info_;
+  gp::Shape shape_;
+  bool fast_accum_ = false;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t la_ = nullptr, lb_ = nullptr, lc_ = nullptr;
+  DeviceBuffer<float> scales_;  // fp8: a_scale, b_scale
+  union {
+    double d;
+    float f;
+    std::int32_t i;
+  } alpha_{}, beta_{};
+};
+
+// `sets` input sets (A, B) filled with random values and one output, on the device.
+class Operands {
+ public:
+  Operands(const Problem& p, int sets, std::uint32_t seed, cudaStream_t stream);
+  int sets() const { return static_cast<int>(a_.size()); }
+  const void* a(int set) const { return a_[set].get(); }
+  const void* b(int set) const { return b_[set].get(); }
+  void* c() const { return c_.get(); }
+
+ private:
+  std::vector<DeviceBuffer<std::uint8_t>> a_, b_;
+  DeviceBuffer<std::uint8_t> c_;
+};
+
+// What an algorithm is, read back from its config (CUBLASLT_ALGO_CONFIG_*).
+struct AlgoInfo {
+  int id = -1, tile = 0, stages = 0, splitk = 1, reduction = 0, swizzle = 0, custom = 0, cluster = 0;
+  std::string tile_name, stages_name;
+  std::string describe() const;  // "algo 66 tile 128x256 stages 64x4 splitK 1 swizzle 0 cluster 2"
+};
+AlgoInfo algo_info(const cublasLtMatmulAlgo_t& algo);
+
+// Seconds per GEMM of `algo`, from `reps` GEMMs rotated over the sets (after one warm-up); +inf when the
+// algorithm fails to run (its status in *status).
+double time_algo(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo_t& algo, void* workspace,
+                 std::size_t workspace_bytes, int reps, cudaStream_t stream, cublasStatus_t* status = nullptr);
+
+struct AlgoChoice {
+  cublasLtMatmulAlgo_t algo{};
+  double seconds = 0;  // per GEMM in the brief timing
+  int tried = 0;       // candidates the heuristic returned
+};
+// Times every heuristic candidate (up to `count`) briefly and keeps the fastest. Throws
+// "unsupported: ..." when cuBLASLt has no algorithm, an error when none of them runs.
+AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* workspace, std::size_t workspace_bytes,
+                     cudaStream_t stream);
+
+struct Verification {
+  bool ok = false;
+  int checked = 0, failed = 0;
+  double worst_ratio = 0;  // max |got - want| / tolerance
+  std::string detail;
+};
+// Checks 16x16 sampled output elements (the whole output when smaller) of the GEMM on input set `set`,
+// whose result is in ops.c(), against the float64 reference computed from the same inputs copied back.
+Verification verify(const Problem& p, const Operands& ops, int set, cudaStream_t stream, std::uint32_t seed = 7);
+
+}  // namespace ceilings::bench::gemm

@@ -1,0 +1,273 @@
+// Latencies: latency.l2 and latency.hbm (a dependent pointer chase, seconds per load, plus a
+// working-set sweep showing the L1/L2/HBM steps), latency.launch and latency.graph_launch (an empty
+// kernel from a stream and from a CUDA graph), latency.h2d_small / d2h_small (small pinned copies).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ceilings/kernels/transfer.cuh"
+#include "ceilings/stats.hpp"
+#include "ceilings/transfer.hpp"
+#include "harness/host_memory.hpp"
+#include "harness/measure.hpp"
+
+namespace ceilings::bench {
+namespace {
+
+namespace k = ceilings::kernels;
+constexpr std::size_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+
+constexpr std::uint32_t kStrideBytes = 128;  // one L2 line per slot: every load is a new line
+constexpr int kChaseLoads = 16384;           // dependent loads per launch
+constexpr int kLaunches = 1000;              // empty kernels per unit (stream and graph)
+constexpr int kQueuedLaunches = 256;         // kernels queued behind the blocking kernel (the launch queue is finite)
+constexpr int kSmallCopies = 100;            // small copies per unit
+
+// Per-operation view of a measurement whose unit is `ops` operations.
+Measurement per_op(Measurement m, double ops) {
+  for (double& s : m.unit_seconds) s /= ops;
+  m.median_s /= ops;
+  return m;
+}
+
+// Median host-clock time of `op` (which must synchronise itself): the round trip a program sees.
+// Host-timed on purpose and reported only as a detail counter next to the GPU-timed value.
+template <class Op>
+double host_roundtrip_s(Op&& op, int reps = 200) {
+  std::vector<double> t;
+  for (int i = 0; i < reps + 10; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    op();
+    const auto b = std::chrono::steady_clock::now();
+    if (i >= 10) t.push_back(std::chrono::duration<double>(b - a).count());
+  }
+  return median(t);
+}
+
+enum class ChaseKind { kSweep, kL2, kHbm };
+
+void run_chase(benchmark::State& state, ChaseKind kind, std::size_t working_set) {
+  guarded(state, [&] {
+    const Context& ctx = context();
+    const std::size_t slots = working_set / kStrideBytes;
+    if (slots < 2) unsupported("working set below two slots");
+    require_memory(slots * 4, working_set + slots * 4);
+    const std::vector<std::uint32_t> next = pointer_chase_cycle(slots, 0x5eed0000u + slots);
+    Stream stream;
+    DeviceBuffer<std::uint32_t> chain(working_set / 4), next_dev(slots), position(1);
+    CEILINGS_CUDA_CHECK(cudaMemcpyAsync(next_dev.get(), next.data(), slots * 4, cudaMemcpyHostToDevice, stream.get()));
+    k::write_chase_chain(chain.get(), next_dev.get(), slots, kStrideBytes / 4, stream.get());
+    CEILINGS_LAUNCH_CHECK();
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(position.get(), 0, sizeof(std::uint32_t), stream.get()));
+    const bool l1 = kind == ChaseKind::kSweep;  // the sweep lets loads hit L1; the ceilings never do
+    // One full lap first when the working set fits the L2, so it is in the cache when the timing
+    // starts; a larger set gets one launch (a lap of it would take seconds and warm nothing).
+    const std::uint64_t warm = working_set <= ctx.l2_bytes ? slots : kChaseLoads;
+    for (std::uint64_t done = 0; done < warm; done += kChaseLoads)
+      k::pointer_chase(chain.get(), position.get(), kChaseLoads, l1, stream.get());
+    const std::uint64_t warm_loads = (warm + kChaseLoads - 1) / kChaseLoads * kChaseLoads;
+    CEILINGS_LAUNCH_CHECK();
+    stream.sync();
+    MeasureSpec spec;
+    spec.work = [&](cudaStream_t s) { k::pointer_chase(chain.get(), position.get(), kChaseLoads, l1, s); };
+    const Measurement m = run_measurement(state, stream.get(), spec);
+    CEILINGS_LAUNCH_CHECK();
+    std::uint32_t got = 0;
+    CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, position.get(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
+    stream.sync();
+    const std::uint64_t steps = warm_loads + static_cast<std::uint64_t>(m.total_units) * kChaseLoads;
+    const std::uint32_t want = chase_position(next, 0, steps) * (kStrideBytes / 4);
+    state.counters["working_set_bytes"] = static_cast<double>(working_set);
+    state.counters["stride_bytes"] = kStrideBytes;
+    state.counters["l1_loads"] = l1 ? 1 : 0;
+    state.counters["l2_bytes"] = static_cast<double>(ctx.l2_bytes);
+    if (kind == ChaseKind::kSweep) state.counters["candidate"] = 0;
+    const Measurement per_load = per_op(m, kChaseLoads);
+    if (m.telemetry.available && m.telemetry.sm_clock_hz_median > 0)
+      state.counters["sm_cycles_per_load"] = per_load.median_s * m.telemetry.sm_clock_hz_median;
+    report_latency(state, per_load, got == want,
+                   "pointer chase ended at word " + std::to_string(got) + ", the host walk at " + std::to_string(want) +
+                       " after " + std::to_string(steps) + " loads");
+  });
+}
+
+void run_launch(benchmark::State& state, bool graph) {
+  guarded(state, [&] {
+    Stream stream;
+    DeviceBuffer<unsigned long long> launches(1);
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(launches.get(), 0, sizeof(unsigned long long), stream.get()));
+    stream.sync();
+    cudaGraphExec_t exec = nullptr;
+    cudaGraph_t g = nullptr;
+    struct GraphGuard {
+      cudaGraph_t* g;
+      cudaGraphExec_t* e;
+      ~GraphGuard() {
+        if (*e) cudaGraphExecDestroy(*e);
+        if (*g) cudaGraphDestroy(*g);
+      }
+    } guard{&g, &exec};
+    if (graph) {
+      // kLaunches chained kernel nodes, captured once; one graph launch per unit.
+      Stream capture;
+      CEILINGS_CUDA_CHECK(cudaStreamBeginCapture(capture.get(), cudaStreamCaptureModeThreadLocal));
+      for (int i = 0; i < kLaunches; ++i) k::empty_kernel(launches.get(), capture.get());
+      CEILINGS_CUDA_CHECK(cudaStreamEndCapture(capture.get(), &g));
+      CEILINGS_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+      CEILINGS_CUDA_CHECK(cudaGraphUpload(exec, stream.get()));
+    }
+    auto unit = [&](cudaStream_t s) {
+      if (graph) {
+        CEILINGS_CUDA_CHECK(cudaGraphLaunch(exec, s));
+      } else {
+        for (int i = 0; i < kLaunches; ++i) k::empty_kernel(launches.get(), s);
+      }
+    };
+    // Launched as the host issues them (no blocking kernel): the host's submission cost is part of
+    // what a stream of small kernels pays.
+    MeasureSpec spec;
+    spec.blocking_kernel = false;
+    spec.units_per_sample = 1;
+    spec.work = unit;
+    const Measurement m = run_measurement(state, stream.get(), spec);
+    CEILINGS_LAUNCH_CHECK();
+    // Kernels queued behind a blocking kernel: what the GPU alone needs per kernel. Fewer of them:
+    // a full launch queue would block the host that has to release the blocker.
+    const int queued_kernels = graph ? kLaunches : kQueuedLaunches;
+    MeasureSpec queued = spec;
+    queued.blocking_kernel = true;
+    if (!graph)
+      queued.work = [&](cudaStream_t s) {
+        for (int i = 0; i < kQueuedLaunches; ++i) k::empty_kernel(launches.get(), s);
+      };
+    const Measurement q = measure(stream.get(), queued, context().options, context().nvml);
+    // One kernel (or a one-launch graph unit), launched and waited for, host-timed.
+    const double roundtrip = host_roundtrip_s([&] {
+      if (graph)
+        CEILINGS_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+      else
+        k::empty_kernel(launches.get(), stream.get());
+      stream.sync();
+    });
+    const long long roundtrip_launches = 210LL * (graph ? kLaunches : 1);
+    unsigned long long ran = 0;
+    CEILINGS_CUDA_CHECK(cudaMemcpy(&ran, launches.get(), sizeof ran, cudaMemcpyDeviceToHost));
+    const unsigned long long want =
+        static_cast<unsigned long long>(m.total_units) * kLaunches +
+        static_cast<unsigned long long>(q.total_units) * queued_kernels + roundtrip_launches;
+    state.counters["kernels_per_unit"] = kLaunches;
+    state.counters["queued_per_kernel_s"] = q.median_s / queued_kernels;
+    if (graph)
+      state.counters["graph_roundtrip_s"] = roundtrip;  // a whole graph of kLaunches kernels
+    else
+      state.counters["sync_roundtrip_s"] = roundtrip;
+    const Measurement per_kernel = per_op(m, kLaunches);
+    const bool sane = per_kernel.median_s > 0 && per_kernel.median_s < 1e-3;
+    report_latency(state, per_kernel, ran == want && sane,
+                   std::to_string(ran) + " kernels ran of " + std::to_string(want) + " launched; " +
+                       std::to_string(per_kernel.median_s) + " s per kernel");
+  });
+}
+
+void run_small_copy(benchmark::State& state, bool h2d, std::size_t bytes, bool candidate) {
+  guarded(state, [&] {
+    NumaPlacement numa(context().device);
+    Stream stream;
+    constexpr std::uint32_t kSeed = 0x0badcafeu;
+    HostBuffer src_h(h2d ? bytes : 0, HostBuffer::Kind::kPinned), dst_h(h2d ? 0 : bytes, HostBuffer::Kind::kPinned);
+    DeviceBuffer<std::uint8_t> dev(bytes);
+    if (h2d) {
+      fill_host_pattern(src_h.get(), bytes, kSeed);
+      CEILINGS_CUDA_CHECK(cudaMemsetAsync(dev.get(), 0xA5, bytes, stream.get()));
+    } else {
+      std::vector<std::uint8_t> pattern(bytes);
+      fill_host_pattern(pattern.data(), bytes, kSeed);
+      CEILINGS_CUDA_CHECK(cudaMemcpyAsync(dev.get(), pattern.data(), bytes, cudaMemcpyHostToDevice, stream.get()));
+      std::memset(dst_h.get(), 0x5A, bytes);
+    }
+    stream.sync();
+    auto copy = [&](cudaStream_t s) {
+      if (h2d)
+        CEILINGS_CUDA_CHECK(cudaMemcpyAsync(dev.get(), src_h.get(), bytes, cudaMemcpyHostToDevice, s));
+      else
+        CEILINGS_CUDA_CHECK(cudaMemcpyAsync(dst_h.get(), dev.get(), bytes, cudaMemcpyDeviceToHost, s));
+    };
+    MeasureSpec spec;
+    spec.units_per_sample = 1;
+    spec.work = [&](cudaStream_t s) {
+      for (int i = 0; i < kSmallCopies; ++i) copy(s);
+    };
+    spec.before_sample = [&](cudaStream_t s) {
+      if (h2d)
+        CEILINGS_CUDA_CHECK(cudaMemsetAsync(dev.get(), 0xA5, std::min<std::size_t>(bytes, 4), s));
+      else
+        std::memset(dst_h.get(), 0x5A, std::min<std::size_t>(bytes, 4));
+    };
+    const Measurement m = run_measurement(state, stream.get(), spec);
+    const double roundtrip = host_roundtrip_s([&] {
+      copy(stream.get());
+      stream.sync();
+    });
+    std::vector<std::uint8_t> landed(bytes);
+    if (h2d)
+      CEILINGS_CUDA_CHECK(cudaMemcpy(landed.data(), dev.get(), bytes, cudaMemcpyDeviceToHost));
+    else
+      std::memcpy(landed.data(), dst_h.get(), bytes);
+    const std::size_t bad = count_host_mismatches(landed.data(), bytes, kSeed);
+    for (const auto& [key, v] : numa.counters()) state.counters[key] = v;
+    state.counters["transfer_bytes"] = static_cast<double>(bytes);
+    state.counters["copies_per_unit"] = kSmallCopies;
+    state.counters["sync_roundtrip_s"] = roundtrip;
+    if (!candidate) state.counters["candidate"] = 0;
+    report_latency(state, per_op(m, kSmallCopies), bad == 0,
+                   std::to_string(bad) + " of " + std::to_string(bytes / 4) + " words wrong after the copies");
+  });
+}
+
+std::size_t g_hbm_working_set = 0;  // --ceilings_latency_hbm_bytes
+
+void add_options(CLI::App& app) {
+  app.add_option("--ceilings_latency_hbm_bytes", g_hbm_working_set,
+                 "Pointer-chase working set for latency.hbm (default: the larger of 8x L2 and 512 MiB)")
+      ->check(CLI::Range(static_cast<std::size_t>(1) << 20, static_cast<std::size_t>(1) << 36));
+}
+
+void register_cases(const Context& ctx) {
+  const std::size_t l2 = std::max<std::size_t>(ctx.l2_bytes, MiB);
+  // Ceilings: a working set well inside the L2 (a quarter of it) and one far beyond it.
+  std::size_t hbm_set = g_hbm_working_set ? g_hbm_working_set : std::max<std::size_t>(8 * l2, 512 * MiB);
+  hbm_set = std::min<std::size_t>(hbm_set, static_cast<std::size_t>(0.4 * static_cast<double>(ctx.free_bytes)));
+  hbm_set = hbm_set / kStrideBytes * kStrideBytes;
+  const std::size_t l2_set = l2 / 4 / kStrideBytes * kStrideBytes;
+  auto chase = [](const std::string& name, ChaseKind kind, std::size_t ws) {
+    configure(benchmark::RegisterBenchmark(name.c_str(), [kind, ws](benchmark::State& st) { run_chase(st, kind, ws); }));
+  };
+  chase("latency/l2/working_set:" + std::to_string(l2_set), ChaseKind::kL2, l2_set);
+  // The sweep (L1-cacheable loads) lands in latency.hbm's detail: its steps are L1, L2, then HBM.
+  const auto sweep = geometric_sizes(16 * KiB, std::min<std::size_t>(ctx.options.quick ? 256 * MiB : GiB, hbm_set),
+                                     ctx.options.quick ? 4 : 2);
+  for (std::size_t ws : sweep) chase("latency/hbm/working_set:" + std::to_string(ws) + "/l1:1", ChaseKind::kSweep, ws);
+  chase("latency/hbm/working_set:" + std::to_string(hbm_set), ChaseKind::kHbm, hbm_set);
+
+  configure(benchmark::RegisterBenchmark("latency/launch", [](benchmark::State& st) { run_launch(st, false); }));
+  configure(benchmark::RegisterBenchmark("latency/graph_launch", [](benchmark::State& st) { run_launch(st, true); }));
+
+  const std::vector<std::size_t> small = ctx.options.quick ? std::vector<std::size_t>{8, 4096}
+                                                           : std::vector<std::size_t>{8, 64, 512, 4096, 65536};
+  for (bool h2d : {true, false})
+    for (std::size_t b : small) {
+      const std::string name = std::string(h2d ? "latency/h2d_small" : "latency/d2h_small") + "/size:" + std::to_string(b);
+      const bool candidate = b == small.front();  // the smallest copy is the ceiling; the rest show the growth
+      configure(benchmark::RegisterBenchmark(name.c_str(), [h2d, b, candidate](benchmark::State& st) {
+        run_small_copy(st, h2d, b, candidate);
+      }));
+    }
+}
+
+}  // namespace
+}  // namespace ceilings::bench
+
+CEILINGS_BENCH_FAMILY(latency, 60, ceilings::bench::register_cases, ceilings::bench::add_options);

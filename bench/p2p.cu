@@ -1,0 +1,281 @@
+// GPU-to-GPU bandwidth over NVLink or PCIe peer access: nvlink.p2p_uni and nvlink.p2p_bidir for every
+// ordered pair (copy engine and SM; read and write), nvlink.p2p_one_to_all and p2p_all_to_one per
+// device. The ceiling is the slowest pair (what every pair attains); the matrix is in the detail.
+// Bytes count once per direction. One GPU or no peer access: skipped with the reason, never a zero.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ceilings/kernels/hbm.cuh"
+#include "ceilings/kernels/transfer.cuh"
+#include "ceilings/transfer.hpp"
+#include "harness/host_memory.hpp"
+#include "harness/measure.hpp"
+
+namespace ceilings::bench {
+namespace {
+
+namespace k = ceilings::kernels;
+constexpr std::size_t MiB = 1024 * 1024;
+
+std::size_t g_bytes = 0;       // --ceilings_p2p_bytes; 0 = 256 MiB (64 MiB quick)
+std::string g_scope = "all";  // --ceilings_p2p_scope
+
+void add_options(CLI::App& app) {
+  app.add_option("--ceilings_p2p_bytes", g_bytes, "Bytes per peer transfer (default 256 MiB, 64 MiB with --ceilings_quick)")
+      ->check(CLI::Range(static_cast<std::size_t>(1) << 20, static_cast<std::size_t>(1) << 34));
+  app.add_option("--ceilings_p2p_scope", g_scope,
+                 "GPU pairs to measure: all (every ordered pair of the node) or device (pairs with --ceilings_device)")
+      ->check(CLI::IsMember({"all", "device"}));
+}
+
+enum class Engine { kCopy, kSm };
+enum class Op { kRead, kWrite };  // which side runs the transfer: the reader (destination) or the writer (source)
+enum class Shape { kUni, kBidir, kOneToAll, kAllToOne };
+
+class DeviceGuard {
+ public:
+  DeviceGuard() { CEILINGS_CUDA_CHECK(cudaGetDevice(&saved_)); }
+  ~DeviceGuard() { cudaSetDevice(saved_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int saved_ = 0;
+};
+
+int device_count() {
+  int n = 0;
+  CEILINGS_CUDA_CHECK(cudaGetDeviceCount(&n));
+  return n;
+}
+
+bool can_access(int a, int b) {
+  int ok = 0;
+  CEILINGS_CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, a, b));
+  return ok != 0;
+}
+
+// Lets `from` reach `to`'s memory (once per process; peer access is a per-context setting).
+void enable_peer(int from, int to) {
+  static std::set<std::pair<int, int>> enabled;
+  if (enabled.count({from, to})) return;
+  DeviceGuard g;
+  CEILINGS_CUDA_CHECK(cudaSetDevice(from));
+  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+  if (rc == cudaErrorPeerAccessAlreadyEnabled)
+    cudaGetLastError();
+  else
+    CEILINGS_CUDA_CHECK(rc);
+  enabled.insert({from, to});
+}
+
+// One copy of `bytes` from src_dev to dst_dev, run by `runner` (the source for writes, the
+// destination for reads) on its own stream.
+struct Transfer {
+  int src_dev = 0, dst_dev = 0, runner = 0;
+  std::uint32_t seed = 0;
+  DeviceBuffer<uint4> src, dst;
+  std::unique_ptr<Stream> stream;
+  cudaEvent_t done = nullptr;
+  Transfer() = default;
+  Transfer(const Transfer&) = delete;
+  Transfer(Transfer&& o) noexcept
+      : src_dev(o.src_dev), dst_dev(o.dst_dev), runner(o.runner), seed(o.seed), src(std::move(o.src)),
+        dst(std::move(o.dst)), stream(std::move(o.stream)), done(o.done) {
+    o.done = nullptr;  // the event now belongs to this one
+  }
+  Transfer& operator=(Transfer&&) = delete;
+  ~Transfer() {
+    if (done) cudaEventDestroy(done);
+  }
+};
+
+struct JobResult {
+  Measurement m;
+  double value = 0;  // B/s, all transfers of the job together
+  std::string failure;
+};
+
+// Runs the transfers concurrently (forked from the first runner's stream and joined back to it),
+// measures them as one unit, and checks every destination.
+JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine, Op op, std::size_t bytes,
+                  const Context& ctx) {
+  DeviceGuard guard;
+  const std::size_t n = bytes / sizeof(uint4);
+  std::vector<Transfer> ts;
+  ts.reserve(copies.size());
+  std::uint32_t seed = 0x7a3c0001u;
+  for (const auto& [s, d] : copies) {
+    Transfer t;
+    t.src_dev = s;
+    t.dst_dev = d;
+    t.runner = op == Op::kWrite ? s : d;
+    t.seed = seed++;
+    enable_peer(t.runner, t.runner == s ? d : s);
+    CEILINGS_CUDA_CHECK(cudaSetDevice(s));
+    t.src = DeviceBuffer<uint4>(n);
+    k::fill_pattern(t.src.get(), n, t.seed, nullptr);
+    CEILINGS_LAUNCH_CHECK();
+    CEILINGS_CUDA_CHECK(cudaDeviceSynchronize());
+    CEILINGS_CUDA_CHECK(cudaSetDevice(d));
+    t.dst = DeviceBuffer<uint4>(n);
+    CEILINGS_CUDA_CHECK(cudaMemset(t.dst.get(), 0xA5, bytes));
+    CEILINGS_CUDA_CHECK(cudaSetDevice(t.runner));
+    t.stream = std::make_unique<Stream>();
+    CEILINGS_CUDA_CHECK(cudaEventCreateWithFlags(&t.done, cudaEventDisableTiming));
+    ts.push_back(std::move(t));
+  }
+  const int main_dev = ts.front().runner;
+  CEILINGS_CUDA_CHECK(cudaSetDevice(main_dev));
+  Stream main_stream;
+  cudaEvent_t fork = nullptr;
+  CEILINGS_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  struct EventGuard {
+    cudaEvent_t e;
+    ~EventGuard() { cudaEventDestroy(e); }
+  } fork_guard{fork};
+  int sm_count = 0;
+  CEILINGS_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, main_dev));
+
+  auto enqueue = [&](Transfer& t, cudaStream_t st) {
+    if (engine == Engine::kCopy) {
+      CEILINGS_CUDA_CHECK(cudaMemcpyPeerAsync(t.dst.get(), t.dst_dev, t.src.get(), t.src_dev, bytes, st));
+    } else {
+      CEILINGS_CUDA_CHECK(cudaSetDevice(t.runner));  // a kernel goes to the current device's streams only
+      k::copy_sm(t.dst.get(), t.src.get(), n, sm_count * 2, 512, st);
+    }
+  };
+  MeasureSpec spec;
+  spec.work = [&](cudaStream_t st) {
+    if (ts.size() == 1) {
+      enqueue(ts.front(), st);
+    } else {
+      CEILINGS_CUDA_CHECK(cudaEventRecord(fork, st));
+      for (Transfer& t : ts) {
+        CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(t.stream->get(), fork, 0));
+        enqueue(t, t.stream->get());
+        CEILINGS_CUDA_CHECK(cudaEventRecord(t.done, t.stream->get()));
+      }
+      for (Transfer& t : ts) CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(st, t.done, 0));
+    }
+    CEILINGS_CUDA_CHECK(cudaSetDevice(main_dev));
+  };
+  JobResult r;
+  r.m = measure(main_stream.get(), spec, ctx.options, ctx.nvml);
+  CEILINGS_LAUNCH_CHECK();
+  r.value = static_cast<double>(bytes) * static_cast<double>(ts.size()) / r.m.median_s;
+  for (Transfer& t : ts) {
+    CEILINGS_CUDA_CHECK(cudaSetDevice(t.dst_dev));
+    Stream check;
+    const auto bad = count_device_mismatches(t.dst.get(), bytes, t.seed, check.get());
+    if (bad)
+      r.failure += "GPU " + std::to_string(t.src_dev) + " -> " + std::to_string(t.dst_dev) + ": " + std::to_string(bad) +
+                   " of " + std::to_string(bytes / 4) + " words wrong. ";
+  }
+  return r;
+}
+
+const char* engine_name(Engine e) { return e == Engine::kCopy ? "ce" : "sm"; }
+const char* op_name(Op o) { return o == Op::kRead ? "read" : "write"; }
+
+void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
+  guarded(state, [&] {
+    const Context& ctx = context();
+    const int count = device_count();
+    if (count < 2) unsupported("single GPU: no peer");
+    const int only = g_scope == "device" ? ctx.device : -1;
+    const auto pairs = ordered_pairs(count, can_access, only);
+    std::vector<GpuPair> usable;
+    // Reads and bidirectional copies need access both ways; a write needs the source to reach the
+    // destination.
+    for (const GpuPair& p : pairs) {
+      const bool ok = (op == Op::kWrite ? can_access(p.src, p.dst) : can_access(p.dst, p.src)) &&
+                      (shape != Shape::kBidir || (can_access(p.src, p.dst) && can_access(p.dst, p.src)));
+      if (ok) usable.push_back(p);
+    }
+    if (usable.empty())
+      unsupported("no GPU pair has peer access (" + std::to_string(count) + " GPUs, cudaDeviceCanAccessPeer = 0)");
+    const std::size_t bytes = (g_bytes ? g_bytes : ctx.options.quick ? 64 * MiB : 256 * MiB) / 64 * 64;
+    const std::size_t fan = shape == Shape::kOneToAll || shape == Shape::kAllToOne ? static_cast<std::size_t>(count - 1) : 2;
+    require_memory(0, fan * bytes);
+
+    PeerMatrix matrix(count);
+    std::map<std::string, double> per_device;  // aggregates: "dev_<i>" -> B/s
+    JobResult worst;
+    bool have = false;
+    auto consider = [&](JobResult r) {
+      if (!r.failure.empty()) throw CheckError("peer copy verification", r.failure, __FILE__, __LINE__);
+      if (!have || r.value < worst.value) worst = std::move(r);
+      have = true;
+    };
+    for (auto _ : state) {
+      if (shape == Shape::kUni || shape == Shape::kBidir) {
+        for (const GpuPair& p : usable) {
+          if (shape == Shape::kBidir && p.src > p.dst) continue;  // one experiment per unordered pair
+          std::vector<std::tuple<int, int>> copies{{p.src, p.dst}};
+          if (shape == Shape::kBidir) copies.push_back({p.dst, p.src});
+          JobResult r = run_job(copies, engine, op, bytes, ctx);
+          matrix.set(p.src, p.dst, r.value);
+          consider(std::move(r));
+        }
+      } else {
+        for (int dev = 0; dev < count; ++dev) {
+          if (only >= 0 && dev != only) continue;
+          std::vector<std::tuple<int, int>> copies;
+          for (const GpuPair& p : usable)
+            if (shape == Shape::kOneToAll ? p.src == dev : p.dst == dev) copies.push_back({p.src, p.dst});
+          if (copies.empty()) continue;
+          JobResult r = run_job(copies, engine, op, bytes, ctx);
+          per_device["dev_" + std::to_string(dev)] = r.value;
+          per_device["peers_" + std::to_string(dev)] = static_cast<double>(copies.size());
+          consider(std::move(r));
+        }
+      }
+      if (!have) unsupported("no GPU has a peer it can reach for this case");
+      state.SetIterationTime(worst.m.median_s);
+    }
+    for (const auto& [key, v] : matrix.counters("p2p"))
+      if (matrix.measured() > 0) state.counters[key] = v;
+    for (const auto& [key, v] : per_device) state.counters[key] = v;
+    state.counters["gpus"] = count;
+    state.counters["pairs_without_access"] = static_cast<double>(pairs.size() - usable.size());
+    state.counters["transfer_bytes"] = static_cast<double>(bytes);
+    state.counters["sm_copy"] = engine == Engine::kSm ? 1 : 0;
+    state.counters["write"] = op == Op::kWrite ? 1 : 0;
+    if (matrix.measured() > 0) state.SetLabel(matrix.to_text());
+    // The reported value is the slowest pair (or device): amount / its median time.
+    report(state, worst.m, Amount::kBytes, worst.value * worst.m.median_s, true);
+  });
+}
+
+void register_cases(const Context& ctx) {
+  struct Case {
+    Shape shape;
+    const char* variant;
+  };
+  const Case cases[] = {{Shape::kUni, "p2p_uni"},
+                        {Shape::kBidir, "p2p_bidir"},
+                        {Shape::kOneToAll, "p2p_one_to_all"},
+                        {Shape::kAllToOne, "p2p_all_to_one"}};
+  for (const Case& c : cases)
+    for (Engine e : {Engine::kCopy, Engine::kSm})
+      for (Op o : {Op::kWrite, Op::kRead}) {
+        const bool aggregate = c.shape == Shape::kOneToAll || c.shape == Shape::kAllToOne;
+        if (aggregate && (e == Engine::kSm || o == Op::kRead)) continue;  // aggregates: copy-engine writes
+        if (ctx.options.quick && (e == Engine::kSm || o == Op::kRead) && !aggregate) continue;
+        const std::string name =
+            std::string("nvlink/") + c.variant + "/engine:" + engine_name(e) + "/op:" + op_name(o);
+        const Shape shape = c.shape;
+        configure(benchmark::RegisterBenchmark(name.c_str(), [shape, e, o](benchmark::State& st) { run_case(st, shape, e, o); }));
+      }
+}
+
+}  // namespace
+}  // namespace ceilings::bench
+
+CEILINGS_BENCH_FAMILY(p2p, 40, ceilings::bench::register_cases, ceilings::bench::add_options);

@@ -1,0 +1,337 @@
+// PCIe host<->device bandwidth: pcie.h2d, pcie.d2h, pcie.bidir (pinned memory, copy engine),
+// pcie.h2d_pageable / d2h_pageable (malloc), pcie.h2d_sm / d2h_sm / bidir_sm (a kernel on mapped
+// pinned memory). Each path sweeps the transfer size (4 KiB..1 GiB, points with candidate=0); the
+// plateau of the large sizes is the ceiling. Bytes count once per direction; bidir is the sum.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ceilings/datasheet.hpp"
+#include "ceilings/kernels/hbm.cuh"
+#include "ceilings/kernels/transfer.cuh"
+#include "ceilings/stats.hpp"
+#include "ceilings/transfer.hpp"
+#include "harness/host_memory.hpp"
+#include "harness/measure.hpp"
+
+namespace ceilings::bench {
+namespace {
+
+namespace k = ceilings::kernels;
+constexpr std::size_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+
+enum class Dir { kH2D, kD2H, kBidir };
+enum class Engine { kCopy, kSm };
+using HostKind = HostBuffer::Kind;
+
+struct Path {
+  const char* variant;
+  Dir dir;
+  HostKind host;
+  Engine engine;
+};
+constexpr Path kPaths[] = {
+    {"h2d", Dir::kH2D, HostKind::kPinned, Engine::kCopy},
+    {"d2h", Dir::kD2H, HostKind::kPinned, Engine::kCopy},
+    {"bidir", Dir::kBidir, HostKind::kPinned, Engine::kCopy},
+    {"h2d_pageable", Dir::kH2D, HostKind::kPageable, Engine::kCopy},
+    {"d2h_pageable", Dir::kD2H, HostKind::kPageable, Engine::kCopy},
+    {"h2d_sm", Dir::kH2D, HostKind::kPinned, Engine::kSm},
+    {"d2h_sm", Dir::kD2H, HostKind::kPinned, Engine::kSm},
+    {"bidir_sm", Dir::kBidir, HostKind::kPinned, Engine::kSm},
+};
+
+std::size_t g_max_bytes = 0;       // --ceilings_pcie_max_bytes; 0 = 1 GiB (256 MiB quick)
+double g_plateau_tolerance = 0.05;  // --ceilings_pcie_plateau_tolerance
+int g_sm_blocks_per_sm = 2, g_sm_threads = 512;
+
+void add_options(CLI::App& app) {
+  app.add_option("--ceilings_pcie_max_bytes", g_max_bytes,
+                 "Largest transfer of the PCIe size sweep (default 1 GiB, 256 MiB with --ceilings_quick)")
+      ->check(CLI::Range(static_cast<std::size_t>(64 * KiB), static_cast<std::size_t>(64) * GiB));
+  app.add_option("--ceilings_pcie_plateau_tolerance", g_plateau_tolerance,
+                 "Relative spread of the large-transfer plateau that is the PCIe ceiling (default 0.05)")
+      ->check(CLI::Range(0.001, 0.5));
+}
+
+constexpr std::uint32_t kSeedH2D = 0x2468ace1u, kSeedD2H = 0x13579bdfu;
+
+struct Point {
+  Measurement m;
+  double amount = 0;  // bytes per unit of the measurement (both directions for bidir)
+  double value = 0;   // B/s
+  bool verified = false;
+  std::string verify_detail;
+  std::map<std::string, double> counters;
+};
+
+// Sweep results of this process, per path: the ceiling case picks its plateau from them.
+std::map<std::string, std::map<std::size_t, Point>>& sweep_table() {
+  static std::map<std::string, std::map<std::size_t, Point>> t;
+  return t;
+}
+std::map<std::string, std::set<std::size_t>>& failed_sizes() {
+  static std::map<std::string, std::set<std::size_t>> f;
+  return f;
+}
+
+class Event {
+ public:
+  Event() { CEILINGS_CUDA_CHECK(cudaEventCreate(&e_)); }
+  ~Event() { cudaEventDestroy(e_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_{};
+};
+
+double elapsed_s(const Event& a, const Event& b) {
+  float ms = 0;
+  CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
+  return ms * 1e-3;
+}
+
+Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
+  const bool bidir = path.dir == Dir::kBidir;
+  const bool h2d = path.dir != Dir::kD2H, d2h = path.dir != Dir::kH2D;
+  const std::size_t legs = bidir ? 2 : 1;
+  require_memory(legs * bytes, legs * bytes);
+  // Pin first: the host buffers below are allocated and first touched on the GPU's NUMA node.
+  NumaPlacement numa(ctx.device);
+  Stream s_main, s_other;
+  const std::size_t n = bytes / sizeof(uint4);
+  HostBuffer h2d_src, d2h_dst;
+  DeviceBuffer<uint4> h2d_dst, d2h_src;
+  if (h2d) {
+    h2d_src = HostBuffer(bytes, path.host);
+    fill_host_pattern(h2d_src.get(), bytes, kSeedH2D);
+    h2d_dst = DeviceBuffer<uint4>(n);
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(h2d_dst.get(), 0xA5, bytes, s_main.get()));
+  }
+  if (d2h) {
+    d2h_dst = HostBuffer(bytes, path.host);
+    std::memset(d2h_dst.get(), 0x5A, bytes);
+    d2h_src = DeviceBuffer<uint4>(n);
+    k::fill_pattern(d2h_src.get(), n, kSeedD2H, s_main.get());
+    CEILINGS_LAUNCH_CHECK();
+  }
+  s_main.sync();
+  const uint4* h2d_src_dev = nullptr;
+  uint4* d2h_dst_dev = nullptr;
+  if (path.engine == Engine::kSm) {
+    if (h2d) h2d_src_dev = static_cast<const uint4*>(h2d_src.device_pointer());
+    if (d2h) d2h_dst_dev = static_cast<uint4*>(d2h_dst.device_pointer());
+  }
+  const int sm_blocks = ctx.prop.multiProcessorCount * g_sm_blocks_per_sm;
+
+  auto leg = [&](bool to_device, cudaStream_t st) {
+    if (path.engine == Engine::kCopy) {
+      if (to_device)
+        CEILINGS_CUDA_CHECK(cudaMemcpyAsync(h2d_dst.get(), h2d_src.get(), bytes, cudaMemcpyHostToDevice, st));
+      else
+        CEILINGS_CUDA_CHECK(cudaMemcpyAsync(d2h_dst.get(), d2h_src.get(), bytes, cudaMemcpyDeviceToHost, st));
+    } else {
+      if (to_device)
+        k::copy_sm(h2d_dst.get(), h2d_src_dev, n, sm_blocks, g_sm_threads, st);
+      else
+        k::copy_sm(d2h_dst_dev, d2h_src.get(), n, sm_blocks, g_sm_threads, st);
+    }
+  };
+
+  // Both directions at once: each on its own stream, `reps` transfers each, forked from and joined
+  // back to the timed stream; events per direction give each direction's own rate.
+  const int reps = bidir ? static_cast<int>(std::clamp<std::size_t>((256 * MiB) / bytes, 1, 200)) : 1;
+  Event fork, join, a0, a1, b0, b1;
+  std::vector<std::pair<double, double>> dir_seconds;
+  bool pending = false;
+  auto harvest = [&] {
+    if (!pending) return;
+    dir_seconds.push_back({elapsed_s(a0, a1), elapsed_s(b0, b1)});
+    pending = false;
+  };
+
+  MeasureSpec spec;
+  spec.blocking_kernel = path.host == HostKind::kPinned;  // a pageable copy stages on the host: it would wait on the blocker
+  spec.before_sample = [&](cudaStream_t st) {
+    harvest();
+    // Poison the first vector of each destination, so the check after the run shows the last
+    // sample's transfer wrote it.
+    if (h2d) CEILINGS_CUDA_CHECK(cudaMemsetAsync(h2d_dst.get(), 0xA5, sizeof(uint4), st));
+    if (d2h) std::memset(d2h_dst.get(), 0x5A, sizeof(uint4));
+  };
+  if (bidir) {
+    spec.units_per_sample = 1;
+    spec.work = [&](cudaStream_t st) {
+      CEILINGS_CUDA_CHECK(cudaEventRecord(fork.get(), st));
+      CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(s_other.get(), fork.get(), 0));
+      CEILINGS_CUDA_CHECK(cudaEventRecord(a0.get(), st));
+      CEILINGS_CUDA_CHECK(cudaEventRecord(b0.get(), s_other.get()));
+      for (int r = 0; r < reps; ++r) {
+        leg(true, st);
+        leg(false, s_other.get());
+      }
+      CEILINGS_CUDA_CHECK(cudaEventRecord(a1.get(), st));
+      CEILINGS_CUDA_CHECK(cudaEventRecord(b1.get(), s_other.get()));
+      CEILINGS_CUDA_CHECK(cudaEventRecord(join.get(), s_other.get()));
+      CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(st, join.get(), 0));
+      pending = true;
+    };
+  } else {
+    spec.work = [&](cudaStream_t st) { leg(h2d, st); };
+  }
+
+  Point p;
+  {
+    LinkProbe link(ctx.nvml);
+    p.m = measure(s_main.get(), spec, ctx.options, ctx.nvml);
+    link.stop();
+    CEILINGS_LAUNCH_CHECK();
+    harvest();
+    p.amount = static_cast<double>(bytes) * static_cast<double>(legs * reps);
+    p.value = p.amount / p.m.median_s;
+    const int gen = static_cast<int>(link.gen()), width = static_cast<int>(link.width());
+    auto& c = p.counters;
+    c["pcie_gen"] = gen;
+    c["pcie_width"] = width;
+    c["pcie_max_gen"] = link.max_gen().value_or(0);
+    c["pcie_max_width"] = link.max_width().value_or(0);
+    c["link_bytes_per_second"] = pcie_link_bandwidth(gen, width) * static_cast<double>(legs);
+    c["link_share"] = link_share(p.value, gen, width, static_cast<int>(legs));
+    c["link_share_of_max"] = link_share(p.value, static_cast<int>(c["pcie_max_gen"]),
+                                        static_cast<int>(c["pcie_max_width"]), static_cast<int>(legs));
+  }
+  auto& c = p.counters;
+  c["transfer_bytes"] = static_cast<double>(bytes);
+  c["pageable"] = path.host == HostKind::kPageable ? 1 : 0;
+  c["sm_copy"] = path.engine == Engine::kSm ? 1 : 0;
+  if (path.engine == Engine::kSm) {
+    c["sm_blocks"] = sm_blocks;
+    c["sm_threads"] = g_sm_threads;
+  }
+  if (bidir) {
+    c["transfers_per_direction"] = reps;
+    // Per-direction rates over the timed samples (the warm-up ones come first and are dropped).
+    const std::size_t samples = p.m.unit_seconds.size();
+    std::vector<double> up, down;
+    for (std::size_t i = dir_seconds.size() > samples ? dir_seconds.size() - samples : 0; i < dir_seconds.size(); ++i) {
+      up.push_back(static_cast<double>(bytes) * reps / dir_seconds[i].first);
+      down.push_back(static_cast<double>(bytes) * reps / dir_seconds[i].second);
+    }
+    c["h2d_bytes_per_second"] = median(up);
+    c["d2h_bytes_per_second"] = median(down);
+    c["direction_sum_bytes_per_second"] = median(up) + median(down);
+  }
+  for (const auto& [key, v] : numa.counters(h2d ? h2d_src.get() : d2h_dst.get(), bytes)) c[key] = v;
+
+  // Verify: every word each destination holds must be the pattern its source held.
+  p.verified = true;
+  if (h2d) {
+    const auto bad = count_device_mismatches(h2d_dst.get(), bytes, kSeedH2D, s_main.get());
+    if (bad) {
+      p.verified = false;
+      p.verify_detail += "host->device: " + std::to_string(bad) + " of " + std::to_string(bytes / 4) + " words wrong. ";
+    }
+  }
+  if (d2h) {
+    const auto bad = count_host_mismatches(d2h_dst.get(), bytes, kSeedD2H);
+    if (bad) {
+      p.verified = false;
+      p.verify_detail += "device->host: " + std::to_string(bad) + " of " + std::to_string(bytes / 4) + " words wrong.";
+    }
+  }
+  return p;
+}
+
+void publish(benchmark::State& state, const Point& p, bool candidate) {
+  for (const auto& [key, v] : p.counters) state.counters[key] = v;
+  if (!candidate) state.counters["candidate"] = 0;
+  report(state, p.m, Amount::kBytes, p.amount, p.verified, p.verify_detail);
+}
+
+void run_sweep_point(benchmark::State& state, const Path& path, std::size_t bytes) {
+  bool done = false;
+  guarded(state, [&] {
+    Point p;
+    for (auto _ : state) {
+      p = measure_point(context(), path, bytes);
+      state.SetIterationTime(p.m.median_s);
+    }
+    publish(state, p, false);
+    sweep_table()[path.variant][bytes] = p;
+    done = true;
+  });
+  if (!done) failed_sizes()[path.variant].insert(bytes);
+}
+
+void run_ceiling(benchmark::State& state, const Path& path, std::vector<std::size_t> sizes, std::size_t dropped,
+                 std::string dropped_reason) {
+  guarded(state, [&] {
+    auto& table = sweep_table()[path.variant];
+    const auto& failed = failed_sizes()[path.variant];
+    Point chosen;
+    Plateau plateau;
+    int measured_here = 0;
+    for (auto _ : state) {
+      // Run alone (a filter left the sweep out), the case measures the large sizes itself.
+      for (std::size_t b : sizes) {
+        if (table.count(b) || failed.count(b) || (b < MiB && sizes.back() >= 4 * MiB)) continue;
+        Point p = measure_point(context(), path, b);
+        if (!p.verified) throw CheckError("verification at " + std::to_string(b) + " bytes", p.verify_detail, __FILE__, __LINE__);
+        table[b] = std::move(p);
+        ++measured_here;
+      }
+      if (table.empty())
+        unsupported("no transfer size of the sweep could be measured" +
+                    (dropped_reason.empty() ? std::string() : " (" + dropped_reason + ")"));
+      std::vector<SweepPoint> points;
+      for (const auto& [b, p] : table) points.push_back({b, p.value});  // the map is ordered by size
+      plateau = detect_plateau(points, g_plateau_tolerance);
+      chosen = table.at(points[plateau.best].bytes);
+      state.SetIterationTime(chosen.m.median_s);
+    }
+    state.counters["plateau_found"] = plateau.found ? 1 : 0;
+    state.counters["plateau_start_bytes"] = static_cast<double>(plateau.start_bytes);
+    state.counters["plateau_points"] = static_cast<double>(plateau.points());
+    state.counters["plateau_median_bytes_per_second"] = plateau.median_value;
+    state.counters["plateau_min_bytes_per_second"] = plateau.min_value;
+    state.counters["sweep_points"] = static_cast<double>(table.size());
+    state.counters["sweep_points_measured_here"] = measured_here;
+    state.counters["sizes_dropped"] = static_cast<double>(dropped + failed.size());
+    publish(state, chosen, true);
+  });
+}
+
+void register_cases(const Context& ctx) {
+  const std::size_t last = g_max_bytes ? g_max_bytes : ctx.options.quick ? 256 * MiB : GiB;
+  const std::size_t first = std::min<std::size_t>(ctx.options.quick ? 64 * KiB : 4 * KiB, last);
+  const std::vector<std::size_t> all = geometric_sizes(first, last, ctx.options.quick ? 16 : 4);
+  for (const Path& path : kPaths) {
+    const std::size_t legs = path.dir == Dir::kBidir ? 2 : 1;
+    // Sizes that cannot fit the host (half its available memory) or the device are left out here,
+    // with the reason in the ceiling's detail; the cases re-check at run time.
+    const std::size_t host_budget = host_memory_budget() / legs;
+    const std::size_t dev_budget = static_cast<std::size_t>(0.9 * static_cast<double>(ctx.free_bytes)) / legs;
+    std::string why;
+    const auto sizes = fit_sizes(all, std::min(host_budget ? host_budget : dev_budget, dev_budget), &why);
+    for (std::size_t b : sizes) {
+      const std::string name = std::string("pcie/") + path.variant + "/size:" + std::to_string(b);
+      configure(benchmark::RegisterBenchmark(name.c_str(), [path, b](benchmark::State& st) { run_sweep_point(st, path, b); }));
+    }
+    const std::string name = std::string("pcie/") + path.variant;
+    const std::size_t dropped = all.size() - sizes.size();
+    configure(benchmark::RegisterBenchmark(name.c_str(), [path, sizes, dropped, why](benchmark::State& st) {
+      run_ceiling(st, path, sizes, dropped, why);
+    }));
+  }
+}
+
+}  // namespace
+}  // namespace ceilings::bench
+
+CEILINGS_BENCH_FAMILY(pcie, 30, ceilings::bench::register_cases, ceilings::bench::add_options);

@@ -1,0 +1,158 @@
+// CUDA-core FMA peak kernels for fma.fp32, fma.fp64, fma.fp16 (half2) and fma.bf16 (bfloat162).
+// SASS (sm_90): the inner loops compile to FFMA / DFMA / HFMA2 / HFMA2.BF16 (checked with cuobjdump).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "ceilings/kernels/fma.cuh"
+
+namespace ceilings::kernels {
+
+namespace {
+
+// Per-chain start values and addends: small dyadics, exact in every type (bf16 has 8 mantissa bits).
+__host__ __device__ __forceinline__ float start_value(std::size_t thread, int chain) {
+  return 0.5f * static_cast<float>(chain) + 0.125f * static_cast<float>(thread % 4);
+}
+__host__ __device__ __forceinline__ float addend(int chain) { return 1.0f + 0.25f * static_cast<float>(chain); }
+// fp32/fp64: b = (chain + 1) / 1024, so after n steps x = x0 + n * (chain + 1) / 1024.
+__host__ __device__ __forceinline__ double growth(int chain) { return static_cast<double>(chain + 1) / 1024.0; }
+
+template <class T>
+struct Ops;
+template <>
+struct Ops<float> {
+  using V = float;
+  static __device__ V make(float v) { return v; }
+  static __device__ V fma(V x, V a, V b) { return __fmaf_rn(x, a, b); }
+};
+template <>
+struct Ops<double> {
+  using V = double;
+  static __device__ V make(float v) { return v; }
+  static __device__ V fma(V x, V a, V b) { return __fma_rn(x, a, b); }
+};
+template <>
+struct Ops<__half2> {
+  using V = __half2;
+  static __device__ V make(float v) { return __float2half2_rn(v); }
+  static __device__ V fma(V x, V a, V b) { return __hfma2(x, a, b); }
+};
+template <>
+struct Ops<__nv_bfloat162> {
+  using V = __nv_bfloat162;
+  static __device__ V make(float v) { return __float2bfloat162_rn(v); }
+  static __device__ V fma(V x, V a, V b) { return __hfma2(x, a, b); }
+};
+
+template <class T>
+__global__ void fma_kernel(T* out, float a_in, int trips, int grows) {
+  using O = Ops<T>;
+  const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  T x[kFmaChains], b[kFmaChains];
+  const T a = O::make(a_in);
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) {
+    x[c] = O::make(start_value(tid, c));
+    b[c] = O::make(grows ? static_cast<float>(growth(c)) : addend(c));
+  }
+  for (int t = 0; t < trips; ++t) {
+#pragma unroll
+    for (int u = 0; u < kFmaUnroll; ++u) {
+#pragma unroll
+      for (int c = 0; c < kFmaChains; ++c) x[c] = O::fma(x[c], a, b[c]);
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) out[tid * kFmaChains + c] = x[c];
+}
+
+__device__ bool matches(float got, double want) { return static_cast<double>(got) == want; }
+__device__ bool matches(double got, double want) { return got == want; }
+__device__ bool matches(__half2 got, double want) {
+  return static_cast<double>(__low2float(got)) == want && static_cast<double>(__high2float(got)) == want;
+}
+__device__ bool matches(__nv_bfloat162 got, double want) {
+  return static_cast<double>(__low2float(got)) == want && static_cast<double>(__high2float(got)) == want;
+}
+
+template <class T>
+__global__ void check_kernel(const T* out, std::size_t threads, long long steps, int grows,
+                             unsigned long long* mismatches) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  unsigned long long bad = 0;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < threads * kFmaChains;
+       i += stride) {
+    const std::size_t tid = i / kFmaChains;
+    const int c = static_cast<int>(i % kFmaChains);
+    const double x0 = start_value(tid, c);
+    const double want = grows ? x0 + static_cast<double>(steps) * growth(c) : (steps % 2 ? addend(c) - x0 : x0);
+    if (!matches(out[i], want)) ++bad;
+  }
+  if (bad) atomicAdd(mismatches, bad);
+}
+
+template <class T>
+void launch(void* out, int blocks, int threads, int trips, bool grows, cudaStream_t s) {
+  fma_kernel<T><<<blocks, threads, 0, s>>>(static_cast<T*>(out), grows ? 1.0f : -1.0f, trips, grows ? 1 : 0);
+}
+
+template <class T>
+void check(const void* out, std::size_t threads, int trips, bool grows, unsigned long long* mismatches,
+           cudaStream_t s) {
+  const long long steps = static_cast<long long>(trips) * kFmaUnroll;
+  check_kernel<T><<<1024, 256, 0, s>>>(static_cast<const T*>(out), threads, steps, grows ? 1 : 0, mismatches);
+}
+
+
+
+}  // namespace
+
+double fma_flops(FmaType type, std::size_t threads, int trips) {
+  const double fmas = static_cast<double>(threads) * kFmaChains * static_cast<double>(trips) * kFmaUnroll;
+  const bool packed = type == FmaType::kHalf2 || type == FmaType::kBf162;
+  return fmas * (packed ? 4.0 : 2.0);
+}
+
+template <class T>
+int resident_blocks(int threads) {
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fma_kernel<T>, threads, 0) != cudaSuccess) return 0;
+  return blocks;
+}
+
+int fma_blocks_per_sm(FmaType type, int threads) {
+  switch (type) {
+    case FmaType::kFp32: return resident_blocks<float>(threads);
+    case FmaType::kFp64: return resident_blocks<double>(threads);
+    case FmaType::kHalf2: return resident_blocks<__half2>(threads);
+    case FmaType::kBf162: return resident_blocks<__nv_bfloat162>(threads);
+  }
+  return 0;
+}
+
+int fma_max_trips(FmaType type) {
+  // fp32: x0 < 8 and n * 8/1024 must stay below 2^13 with 2^-10 resolution: n < 2^20 steps.
+  if (type == FmaType::kFp32) return (1 << 20) / kFmaUnroll;
+  return 1 << 24;
+}
+
+void fma_peak(FmaType type, void* out, int blocks, int threads, int trips, cudaStream_t stream) {
+  switch (type) {
+    case FmaType::kFp32: launch<float>(out, blocks, threads, trips, true, stream); break;
+    case FmaType::kFp64: launch<double>(out, blocks, threads, trips, true, stream); break;
+    case FmaType::kHalf2: launch<__half2>(out, blocks, threads, trips, false, stream); break;
+    case FmaType::kBf162: launch<__nv_bfloat162>(out, blocks, threads, trips, false, stream); break;
+  }
+}
+
+void count_fma_mismatches(FmaType type, const void* out, std::size_t threads, int trips,
+                          unsigned long long* mismatches, cudaStream_t stream) {
+  switch (type) {
+    case FmaType::kFp32: check<float>(out, threads, trips, true, mismatches, stream); break;
+    case FmaType::kFp64: check<double>(out, threads, trips, true, mismatches, stream); break;
+    case FmaType::kHalf2: check<__half2>(out, threads, trips, false, mismatches, stream); break;
+    case FmaType::kBf162: check<__nv_bfloat162>(out, threads, trips, false, mismatches, stream); break;
+  }
+}
+
+}  // namespace ceilings::kernels

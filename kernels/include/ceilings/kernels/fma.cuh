@@ -1,0 +1,38 @@
+// CUDA-core FMA peaks: fma.fp32 (FFMA), fma.fp64 (DFMA), fma.fp16 (HFMA2 on half2), fma.bf16 (HFMA2.BF16 on
+// bfloat162). Independent chains per thread, results stored and checked against a closed form.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ceilings::kernels {
+
+enum class FmaType { kFp32, kFp64, kHalf2, kBf162 };
+
+// Independent accumulator chains per thread and FMAs per chain per loop trip (fully unrolled).
+constexpr int kFmaChains = 8;
+constexpr int kFmaUnroll = 64;
+
+// FLOPs of one launch: threads * chains * trips * unroll FMAs, 2 FLOPs each (4 per packed half2/bf162 FMA).
+double fma_flops(FmaType type, std::size_t threads, int trips);
+
+// Each thread runs kFmaChains chains of x = fma(x, a, b), trips * kFmaUnroll times, and stores every
+// chain's final value to out[thread * kFmaChains + chain] (packed types: one 32-bit word per chain).
+// fp32/fp64 use a = 1 and a small dyadic b per chain, so x_n = x_0 + n*b exactly (the count is checked);
+// half2/bf162 use a = -1, so x alternates between x_0 and b - x_0 exactly (the arithmetic is checked).
+// a and b arrive as kernel arguments, so the compiler cannot fold the chain.
+void fma_peak(FmaType type, void* out, int blocks, int threads, int trips, cudaStream_t stream);
+
+// Counts the stored values that differ from the closed form (added to *mismatches).
+void count_fma_mismatches(FmaType type, const void* out, std::size_t threads, int trips,
+                          unsigned long long* mismatches, cudaStream_t stream);
+
+// Blocks of `threads` that fit on one SM at once (the grid is this times the SM count: one full wave, no
+// tail of a partial second wave); 0 when the runtime cannot say.
+int fma_blocks_per_sm(FmaType type, int threads);
+
+// Largest trips for which the fp32 closed form stays exact (x_0 + n*b within 24 bits).
+int fma_max_trips(FmaType type);
+
+}  // namespace ceilings::kernels

@@ -1,0 +1,20 @@
+// Device fill of GEMM operands with uniform random values (never zeros: zeros draw less power and
+// inflate FLOP/s). Feeds gemm.<type>; bench/gemm.cu copies sampled rows back for the float64 reference.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ceilings::kernels {
+
+enum class FillType { kF64, kF32, kBf16, kF16, kE4m3, kE5m2, kI8 };
+
+// Element i gets a value derived from hash(seed, i): floats uniform in [-1, 1) rounded to the type,
+// int8 uniform in [-127, 127]. Deterministic for (seed, i), independent of the launch shape.
+void fill_uniform(void* dst, std::size_t count, FillType type, std::uint32_t seed, cudaStream_t stream);
+
+// Bytes per element of a fill type.
+int fill_type_bytes(FillType type);
+
+}  // namespace ceilings::kernels

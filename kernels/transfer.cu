@@ -1,0 +1,172 @@
+// SM copies, L2 and shared-memory reads, the pointer chase and the empty kernel (see transfer.cuh):
+// the device side of pcie.*_sm, nvlink.*, l2.read, smem.read and latency.*.
+#include "ceilings/kernels/hbm.cuh"
+#include "ceilings/kernels/transfer.cuh"
+
+namespace ceilings::kernels {
+
+namespace {
+
+constexpr int kCopyUnroll = 4;
+
+__global__ void copy_sm_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, std::size_t n) {
+  // Several 16-byte loads in flight per thread before any store: a PCIe or NVLink read has a long
+  // round trip, and only bytes in flight hide it.
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * kCopyUnroll;
+  for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x * kCopyUnroll + threadIdx.x; base < n;
+       base += stride) {
+    uint4 v[kCopyUnroll];
+#pragma unroll
+    for (int u = 0; u < kCopyUnroll; ++u) {
+      const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
+      if (i < n) v[u] = __ldcs(src + i);
+    }
+#pragma unroll
+    for (int u = 0; u < kCopyUnroll; ++u) {
+      const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
+      if (i < n) __stcs(dst + i, v[u]);
+    }
+  }
+}
+
+__device__ inline uint4 load_l2_only(const uint4* p) {
+  uint4 r;
+  asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return r;
+}
+
+__device__ inline void block_add(std::uint32_t acc, std::uint32_t* sum) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
+  __shared__ std::uint32_t warp_sums[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // warp_sums may alias nothing, but the caller's shared reads must be done
+  if (lane == 0) warp_sums[warp] = acc;
+  __syncthreads();
+  if (warp == 0) {
+    acc = lane < static_cast<int>((blockDim.x + 31) / 32) ? warp_sums[lane] : 0;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
+    if (lane == 0) atomicAdd(sum, acc);
+  }
+}
+
+constexpr int kL2Unroll = 4;
+
+__global__ void l2_read_kernel(const uint4* __restrict__ src, std::size_t n, int passes, std::uint32_t* sum) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * kL2Unroll;
+  std::uint32_t acc = 0;
+  for (int p = 0; p < passes; ++p) {
+    for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x * kL2Unroll + threadIdx.x; base < n;
+         base += stride) {
+      uint4 v[kL2Unroll];
+#pragma unroll
+      for (int u = 0; u < kL2Unroll; ++u) {
+        const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
+        v[u] = i < n ? load_l2_only(src + i) : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < kL2Unroll; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+    }
+  }
+  block_add(acc, sum);
+}
+
+__device__ inline uint4 load_shared(const uint4* p) {
+  uint4 r;
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "r"(addr));
+  return r;
+}
+
+__global__ void smem_read_kernel(int reps, std::uint32_t seed, std::uint32_t* sum) {
+  extern __shared__ uint4 buf[];
+  const unsigned vectors = blockDim.x * kSmemVectorsPerThread;  // a power of two: the launcher checks
+  const unsigned mask = vectors - 1;
+  for (unsigned i = threadIdx.x; i < vectors; i += blockDim.x) {
+    const unsigned w = i * 4;
+    buf[i] = make_uint4(w * kPatternMul + seed, (w + 1) * kPatternMul + seed, (w + 2) * kPatternMul + seed,
+                        (w + 3) * kPatternMul + seed);
+  }
+  __syncthreads();
+  std::uint32_t acc = 0;
+  // Each rep reads every vector exactly once, in an order rotated by the rep: the loads cannot be
+  // hoisted out of the loop, and neighbouring lanes touch neighbouring 16 bytes (no bank conflicts).
+  for (int r = 0; r < reps; ++r) {
+    const unsigned first = threadIdx.x + static_cast<unsigned>(r) * 32u;
+#pragma unroll
+    for (int j = 0; j < kSmemVectorsPerThread; ++j) {
+      const unsigned i = (first + j * blockDim.x) & mask;
+      const uint4 v = load_shared(buf + i);
+      acc += v.x + v.y + v.z + v.w;
+    }
+  }
+  block_add(acc, sum);
+}
+
+__global__ void write_chain_kernel(std::uint32_t* chain, const std::uint32_t* next, std::size_t slots,
+                                   std::uint32_t stride_words) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < slots;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    chain[i * stride_words] = next[i] * stride_words;
+}
+
+template <bool L1>
+__global__ void chase_kernel(const std::uint32_t* chain, std::uint32_t* position, int loads) {
+  std::uint32_t at = *position;
+#pragma unroll 8
+  for (int i = 0; i < loads; ++i) {
+    if constexpr (L1)
+      asm volatile("ld.global.ca.u32 %0, [%1];" : "=r"(at) : "l"(chain + at));
+    else
+      asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(at) : "l"(chain + at));
+  }
+  *position = at;
+}
+
+__global__ void empty(unsigned long long* launches) {
+  if (launches) *launches += 1;
+}
+
+}  // namespace
+
+void copy_sm(uint4* dst, const uint4* src, std::size_t vectors, int blocks, int threads, cudaStream_t stream) {
+  copy_sm_kernel<<<blocks, threads, 0, stream>>>(dst, src, vectors);
+}
+
+void l2_read(const uint4* src, std::size_t vectors, int passes, std::uint32_t* sum, int blocks, int threads,
+             cudaStream_t stream) {
+  l2_read_kernel<<<blocks, threads, 0, stream>>>(src, vectors, passes, sum);
+}
+
+std::size_t smem_read_bytes_per_block(int threads) {
+  return static_cast<std::size_t>(threads) * kSmemVectorsPerThread * sizeof(uint4);
+}
+
+void smem_read(int blocks, int threads, int reps, std::uint32_t seed, std::uint32_t* sum, cudaStream_t stream) {
+  if (threads < 32 || threads > 1024 || (threads & (threads - 1)) != 0) {
+    // Not a launch: surface it as a launch error, like any other bad configuration.
+    smem_read_kernel<<<0, 0, 0, stream>>>(reps, seed, sum);
+    return;
+  }
+  const std::size_t bytes = smem_read_bytes_per_block(threads);
+  if (bytes > 48 * 1024)
+    cudaFuncSetAttribute(smem_read_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  smem_read_kernel<<<blocks, threads, bytes, stream>>>(reps, seed, sum);
+}
+
+void write_chase_chain(std::uint32_t* chain, const std::uint32_t* next, std::size_t slots, std::uint32_t stride_words,
+                       cudaStream_t stream) {
+  write_chain_kernel<<<1024, 256, 0, stream>>>(chain, next, slots, stride_words);
+}
+
+void pointer_chase(const std::uint32_t* chain, std::uint32_t* position, int loads, bool l1, cudaStream_t stream) {
+  if (l1)
+    chase_kernel<true><<<1, 1, 0, stream>>>(chain, position, loads);
+  else
+    chase_kernel<false><<<1, 1, 0, stream>>>(chain, position, loads);
+}
+
+void empty_kernel(unsigned long long* launches, cudaStream_t stream) { empty<<<1, 1, 0, stream>>>(launches); }
+
+}  // namespace ceilings::kernels

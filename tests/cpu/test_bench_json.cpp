@@ -1,0 +1,173 @@
+// ceilings-bench JSON -> profile conversion. The documents here are built in the test, in the shape
+// Google Benchmark 1.7/1.8 writes for ceilings-bench; they are not captured measurements.
+#include <gtest/gtest.h>
+
+#include "ceilings/bench_json.hpp"
+
+using namespace ceilings;
+
+namespace {
+
+json device() {
+  return {{"index", 0},
+          {"name", "NVIDIA H200"},
+          {"uuid", "GPU-00000000-1111-2222-3333-444444444444"},
+          {"pci_bus_id", "0000:19:00.0"},
+          {"compute_capability", "9.0"},
+          {"sm_count", 132},
+          {"memory_bytes", 150754820096ULL},
+          {"l2_bytes", 62914560},
+          {"cuda_runtime", "13.0"},
+          {"cublas", "13.1.0"},
+          {"driver", "580.95.05"},
+          {"ecc", true},
+          {"clocks_max_hz", {{"sm", 1.98e9}, {"memory", 3.201e9}}},
+          {"power_limit_w", 700},
+          {"pcie", {{"gen", 5}, {"width", 16}, {"max_gen", 5}, {"max_width", 16}}}};
+}
+
+json bench_doc(json benchmarks) {
+  return {{"context",
+           {{"date", "2026-11-30T12:00:00+00:00"},
+            {"host_name", "node001"},
+            {kContextDevice, device().dump()},
+            {kContextHost, json{{"hostname", "node001"}, {"cpu", "x"}, {"numa_node", 1}}.dump()},
+            {kContextVersion, "0.1.0"},
+            {kContextGit, "abc"}}},
+          {"benchmarks", std::move(benchmarks)}};
+}
+
+json hbm_case(const std::string& shape, double bytes_per_second, double cv = 0.004) {
+  return {{"name", "hbm/copy/" + shape + "/iterations:1/manual_time"},
+          {"run_name", "hbm/copy/" + shape + "/iterations:1/manual_time"},
+          {"run_type", "iteration"},
+          {"iterations", 1},
+          {"real_time", 987.0},
+          {"cpu_time", 12.0},
+          {"time_unit", "us"},
+          {"bytes_per_second", bytes_per_second},
+          {"bytes", 4294967296.0},
+          {"array_bytes", 2147483648.0},
+          {"cv", cv},
+          {"samples", 25},
+          {"verified", 1},
+          {"telemetry", 1},
+          {"throttled", 0},
+          {"throttle_reasons", 0},
+          {"sm_clock_hz", 1.98e9},
+          {"mem_clock_hz", 3.201e9},
+          {"power_w", 480.0},
+          {"temp_c", 48.0}};
+}
+
+}  // namespace
+
+TEST(BenchJson, BestVariantBecomesTheCeiling) {
+  const Profile p = profile_from_benchmark_json(bench_doc(
+      {hbm_case("threads:256/bpsm:8/unroll:2/hint:1", 4.20e12), hbm_case("threads:512/bpsm:4/unroll:4/hint:1", 4.36e12),
+       hbm_case("threads:1024/bpsm:2/unroll:8/hint:2", 4.31e12)}));
+  ASSERT_EQ(p.ceilings.size(), 1u);
+  const Ceiling& c = p.ceilings[0];
+  EXPECT_EQ(c.name, "hbm.copy");
+  EXPECT_DOUBLE_EQ(c.value, 4.36e12);
+  EXPECT_EQ(c.unit, "B/s");
+  EXPECT_EQ(c.samples, 25);
+  EXPECT_TRUE(c.verified);
+  EXPECT_FALSE(c.throttled);
+  EXPECT_TRUE(c.telemetry.available);
+  EXPECT_DOUBLE_EQ(c.telemetry.power_w, 480.0);
+  ASSERT_TRUE(c.datasheet.has_value());
+  EXPECT_DOUBLE_EQ(*c.datasheet, 4.8e12);  // H200 datasheet bandwidth
+  EXPECT_EQ(c.detail["benchmark"], "hbm/copy/threads:512/bpsm:4/unroll:4/hint:1");
+  EXPECT_EQ(c.detail["threads"], 512);
+  EXPECT_EQ(c.detail["unroll"], 4);
+  EXPECT_EQ(c.detail["array_bytes"], 2147483648.0);
+  EXPECT_EQ(c.detail["candidates"], 3);
+  EXPECT_EQ(p.device.name, "NVIDIA H200");
+  EXPECT_EQ(p.hostname, "node001");
+  EXPECT_EQ(p.numa_node.value_or(-1), 1);
+  EXPECT_EQ(p.tool_git, "abc");
+  // The result is itself a valid profile.
+  EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
+}
+
+TEST(BenchJson, LatencyPrefersTheLowestValue) {
+  json a = hbm_case("x:1", 1), b = hbm_case("x:2", 1);
+  for (json* j : {&a, &b}) {
+    j->erase("bytes_per_second");
+    (*j)["name"] = std::string("latency/launch/") + (j == &a ? "graph:0" : "graph:1");
+  }
+  a["latency_s"] = 2.5e-6;
+  b["latency_s"] = 1.9e-6;
+  const Profile p = profile_from_benchmark_json(bench_doc({a, b}));
+  ASSERT_EQ(p.ceilings.size(), 1u);
+  EXPECT_EQ(p.ceilings[0].name, "latency.launch");
+  EXPECT_EQ(p.ceilings[0].unit, "s");
+  EXPECT_DOUBLE_EQ(p.ceilings[0].value, 1.9e-6);
+}
+
+TEST(BenchJson, UnsupportedIsSkippedAndFailuresAreErrors) {
+  json unsupported = {{"name", "gemm/fp8_e5m2/m:8192/iterations:1/manual_time"},
+                      {"run_type", "iteration"},
+                      {"error_occurred", true},
+                      {"error_message", "unsupported: cuBLASLt has no e5m2 x e5m2 kernel"}};
+  json failed = {{"name", "hbm/triad/threads:256/iterations:1/manual_time"},
+                 {"run_type", "iteration"},
+                 {"error_occurred", true},
+                 {"error_message", "verification failed: 12 of 536870912 words differ"}};
+  const Profile p = profile_from_benchmark_json(bench_doc({unsupported, failed, hbm_case("t:1", 4.3e12)}));
+  ASSERT_EQ(p.skipped.size(), 1u);
+  EXPECT_EQ(p.skipped[0].name, "gemm.fp8_e5m2");
+  EXPECT_NE(p.skipped[0].reason.find("no e5m2"), std::string::npos);
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].name, "hbm.triad");
+  EXPECT_NE(p.errors[0].reason.find("12 of"), std::string::npos);
+  EXPECT_EQ(p.ceilings.size(), 1u);
+}
+
+TEST(BenchJson, UnverifiedNumbersAreRejected) {
+  json c = hbm_case("t:1", 4.3e12);
+  c["verified"] = 0;
+  EXPECT_THROW(profile_from_benchmark_json(bench_doc({c})), InputError);
+  c.erase("verified");
+  EXPECT_THROW(profile_from_benchmark_json(bench_doc({c})), InputError);
+}
+
+TEST(BenchJson, SweepPointsGoToDetail) {
+  json small = hbm_case("size:4096", 1.0e9), big = hbm_case("size:1073741824", 55.1e9);
+  small["name"] = "pcie/h2d/size:4096/iterations:1/manual_time";
+  small["candidate"] = 0;
+  big["name"] = "pcie/h2d/size:1073741824/iterations:1/manual_time";
+  const Profile p = profile_from_benchmark_json(bench_doc({small, big}));
+  ASSERT_EQ(p.ceilings.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.ceilings[0].value, 55.1e9);
+  ASSERT_TRUE(p.ceilings[0].detail.contains("sweep"));
+  EXPECT_EQ(p.ceilings[0].detail["sweep"][0]["size"], 4096);
+  // PCIe datasheet value is the Gen5 x16 link after encoding.
+  EXPECT_NEAR(*p.ceilings[0].datasheet, 63.0e9, 0.1e9);
+}
+
+TEST(BenchJson, AggregatesAreIgnoredAndRepetitionsUseTheMedian) {
+  json r1 = hbm_case("t:1", 4.1e12), r2 = hbm_case("t:1", 4.3e12), r3 = hbm_case("t:1", 4.2e12);
+  json agg = hbm_case("t:1", 9e12);
+  agg["run_type"] = "aggregate";
+  agg["aggregate_name"] = "max";
+  const Profile p = profile_from_benchmark_json(bench_doc({r1, r2, r3, agg}));
+  ASSERT_EQ(p.ceilings.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.ceilings[0].value, 4.2e12);
+}
+
+TEST(BenchJson, RejectsOutputNotFromCeilingsBench) {
+  json doc = bench_doc({hbm_case("t:1", 4.3e12)});
+  doc["context"].erase(kContextDevice);
+  EXPECT_THROW(profile_from_benchmark_json(doc), InputError);
+  doc = bench_doc({hbm_case("t:1", 4.3e12)});
+  doc["benchmarks"][0]["name"] = "BM_memcpy/64";
+  EXPECT_THROW(profile_from_benchmark_json(doc), InputError);
+  doc = bench_doc({hbm_case("t:1", 4.3e12)});
+  doc["benchmarks"][0].erase("bytes_per_second");
+  EXPECT_THROW(profile_from_benchmark_json(doc), InputError);
+  doc = bench_doc({hbm_case("t:1", 4.3e12)});
+  doc["context"][kContextDevice] = "{not json";
+  EXPECT_THROW(profile_from_benchmark_json(doc), InputError);
+}

@@ -1,0 +1,318 @@
+// Tests of the GEMM ceilings' host side (analysis/gemm_plan): type parsing, shapes, wave-quantized
+// candidates, FLOP counting, float64 reference, tolerances, narrow-type decoders, ceilings-bench flags.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "ceilings/error.hpp"
+#include "ceilings/gemm_plan.hpp"
+#include "cli_runner.hpp"
+
+namespace ceilings::gemm {
+namespace {
+
+TEST(GemmPlan, ParsesEveryTypeNameAndRejectsUnknownOnes) {
+  EXPECT_EQ(parse_dtype("bf16"), DType::kBf16);
+  EXPECT_EQ(parse_dtype(" fp8_e4m3 "), DType::kFp8E4m3);
+  EXPECT_EQ(parse_dtype("int8"), DType::kInt8);
+  EXPECT_EQ(all_dtypes().size(), 8u);
+  for (const auto& t : all_dtypes()) EXPECT_EQ(parse_dtype(t.name), t.type);
+  try {
+    parse_dtype("bfloat16");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bfloat16"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("fp8_e4m3"), std::string::npos) << "lists the valid names";
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+  }
+  EXPECT_THROW(parse_dtype("FP16"), InputError);
+}
+
+TEST(GemmPlan, ParsesTypeListsKeepingOrderAndDroppingDuplicates) {
+  const auto types = parse_dtype_list("fp8_e4m3,bf16,fp8_e4m3");
+  ASSERT_EQ(types.size(), 2u);
+  EXPECT_EQ(types[0], DType::kFp8E4m3);
+  EXPECT_EQ(types[1], DType::kBf16);
+  EXPECT_THROW(parse_dtype_list(""), InputError);
+  EXPECT_THROW(parse_dtype_list("bf16,,fp16"), InputError);
+  EXPECT_THROW(parse_dtype_list("bf16,"), InputError);
+  EXPECT_THROW(parse_dtype_list("bf16,fp12"), InputError);
+}
+
+TEST(GemmPlan, ParsesShapesAndRejectsImpossibleOnes) {
+  EXPECT_EQ(parse_shape("8192x4096x1024"), (Shape{8192, 4096, 1024}));
+  EXPECT_EQ(to_string(Shape{1, 2, 3}), "1x2x3");
+  const auto list = parse_shape_list("128x256x64,8192x8192x8192");
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[1], (Shape{8192, 8192, 8192}));
+  for (const char* bad : {"0x8192x8192", "8192x-1x8192", "8192x8192", "8192x8192x8192x1", "axbxc", "8192x8192x",
+                          "2000000x8x8", "99999999999999999999x1x1", "8.5x8x8", ""})
+    EXPECT_THROW(parse_shape(bad), InputError) << bad;
+  try {
+    parse_shape("8192x0x8192");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("positive"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GemmPlan, CountsTwoFlopsPerMultiplyAdd) {
+  EXPECT_DOUBLE_EQ(gemm_flops({8192, 8192, 8192}), 2.0 * 8192.0 * 8192.0 * 8192.0);
+  EXPECT_DOUBLE_EQ(gemm_flops({3, 5, 7}), 210.0);
+  EXPECT_DOUBLE_EQ(gemm_flops({16384, 16384, 16384}), 8796093022208.0);
+}
+
+TEST(GemmPlan, ShapeProblemsNameTheRule) {
+  const auto& fp8 = dtype_info(DType::kFp8E4m3);
+  const auto& bf16 = dtype_info(DType::kBf16);
+  EXPECT_EQ(shape_problem({8192, 8192, 8192}, fp8, std::size_t{80} << 30), "");
+  EXPECT_NE(shape_problem({8192, 8192, 8200}, fp8, std::size_t{80} << 30).find("multiples of 16"), std::string::npos);
+  EXPECT_EQ(shape_problem({100, 36, 20}, bf16, std::size_t{1} << 30), "") << "bf16 allows any size";
+  // 3 x 2^16 square bf16: inputs 2*(65536^2)*2 B = 16 GiB, output 8 GiB.
+  const std::string too_big = shape_problem({65536, 65536, 65536}, bf16, std::size_t{16} << 30);
+  EXPECT_NE(too_big.find("needs 24 GiB"), std::string::npos) << too_big;
+  EXPECT_EQ(shape_problem({65536, 65536, 65536}, bf16, std::size_t{24} << 30), "");
+}
+
+TEST(GemmPlan, RotationSetsExceedTheL2) {
+  const auto& bf16 = dtype_info(DType::kBf16);
+  const std::size_t l2 = std::size_t{60} << 20;
+  // 8192^3 bf16: one set is 256 MiB (> 3x L2): two sets, the minimum that still rotates.
+  EXPECT_EQ(rotation_sets({8192, 8192, 8192}, bf16, l2, std::size_t{100} << 30), 2);
+  // 1024^3 bf16: one set is 4 MiB, 45 sets would be needed for 3x L2: capped at 16.
+  EXPECT_EQ(rotation_sets({1024, 1024, 1024}, bf16, l2, std::size_t{100} << 30), 16);
+  // 2048x2048x4096: 32 MiB per set -> ceil(180/32) = 6 sets.
+  EXPECT_EQ(rotation_sets({2048, 2048, 4096}, bf16, l2, std::size_t{100} << 30), 6);
+  // Memory for the output and one set only: one set; not even that: 0.
+  EXPECT_EQ(rotation_sets({8192, 8192, 8192}, bf16, l2, (std::size_t{256} + 128) << 20), 1);
+  EXPECT_EQ(rotation_sets({8192, 8192, 8192}, bf16, l2, std::size_t{300} << 20), 0);
+}
+
+TEST(GemmPlan, WaveEfficiencyCountsPartialWaves) {
+  // 8448/128 * 8192/128 = 66*64 = 4224 = 32 waves of 132: whole waves.
+  EXPECT_DOUBLE_EQ(wave_efficiency({8448, 8192, 1}, 128, 128, 132), 1.0);
+  // 8192^2 in 128x128 tiles: 4096 tiles -> 32 waves (the last holds 4 tiles): 4096/4224.
+  EXPECT_DOUBLE_EQ(wave_efficiency({8192, 8192, 1}, 128, 128, 132), 4096.0 / 4224.0);
+  // 133 tiles on 132 SMs: two waves, the second almost empty.
+  EXPECT_DOUBLE_EQ(wave_efficiency({133 * 128, 128, 1}, 128, 128, 132), 133.0 / 264.0);
+  // Ragged edges count as whole tiles.
+  EXPECT_DOUBLE_EQ(wave_efficiency({129, 1, 1}, 128, 128, 2), 1.0);
+  EXPECT_EQ(wave_efficiency({128, 128, 1}, 0, 128, 132), 0.0);
+}
+
+TEST(GemmPlan, ShapeCandidatesFillWholeWaves) {
+  ShapeSearchParams p;
+  p.sm_count = 132;
+  p.memory_bytes = std::size_t{40} << 30;
+  const auto& fp8 = dtype_info(DType::kFp8E4m3);
+  const auto shapes = shape_candidates(p, fp8);
+  ASSERT_EQ(shapes.size(), p.max_candidates);
+  EXPECT_EQ(shapes[0], (Shape{8192, 8192, 8192})) << "the reference shape comes first";
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const Shape& s = shapes[i];
+    EXPECT_TRUE(seen.insert(to_string(s)).second) << "duplicate " << to_string(s);
+    EXPECT_EQ(shape_problem(s, fp8, p.memory_bytes), "");
+    EXPECT_GE(s.m, p.min_dim);
+    EXPECT_LE(s.n, p.max_dim);
+    if (i == 0) continue;
+    bool whole = false;
+    for (const Tile& t : p.tiles) whole = whole || wave_efficiency(s, t.m, t.n, p.sm_count) == 1.0;
+    EXPECT_TRUE(whole) << to_string(s) << " leaves a partial wave for every tile size";
+  }
+  // Deterministic, and a different SM count changes the shapes.
+  EXPECT_EQ(shape_candidates(p, fp8), shapes);
+  p.sm_count = 108;
+  EXPECT_NE(shape_candidates(p, fp8), shapes);
+}
+
+TEST(GemmPlan, ShapeCandidatesRespectMemory) {
+  ShapeSearchParams p;
+  p.memory_bytes = std::size_t{600} << 20;  // 8192^3 fp64 needs 1.5 GiB: left out
+  const auto& fp64 = dtype_info(DType::kFp64);
+  const auto shapes = shape_candidates(p, fp64);
+  for (const Shape& s : shapes) EXPECT_LE(input_set_bytes(s, fp64) + output_bytes(s, fp64), p.memory_bytes);
+  for (const Shape& s : shapes) EXPECT_NE(s, (Shape{8192, 8192, 8192}));
+  p.memory_bytes = 1;
+  EXPECT_TRUE(shape_candidates(p, fp64).empty());
+}
+
+TEST(GemmPlan, ReferenceGemmMatchesHandComputedValues) {
+  // A (2x3, rows) = [1 2 3; 4 5 6]; B (3x2, columns) = [7 9 11], [8 10 12].
+  // C = A*B = [58 64; 139 154], stored column-major: 58, 139, 64, 154.
+  const std::vector<double> a{1, 2, 3, 4, 5, 6};
+  const std::vector<double> b{7, 9, 11, 8, 10, 12};
+  const auto c = reference_gemm({2, 2, 3}, a, b);
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c[0], 58);
+  EXPECT_EQ(c[1], 139);
+  EXPECT_EQ(c[2], 64);
+  EXPECT_EQ(c[3], 154);
+  // Non-square 1x3x2 with signs: row [1 -2], columns [3 4], [-1 0.5], [2 2] -> -5, -2, -2.
+  const auto d = reference_gemm({1, 3, 2}, {1, -2}, {3, 4, -1, 0.5, 2, 2});
+  EXPECT_EQ(d, (std::vector<double>{-5, -2, -2}));
+  const double row[] = {1, -2}, col[] = {3, 4};
+  const RefElement e = reference_dot(row, col, 2);
+  EXPECT_EQ(e.value, -5);
+  EXPECT_EQ(e.magnitude, 11);
+  EXPECT_THROW(reference_gemm({2, 2, 3}, a, {1, 2}), InputError);
+}
+
+TEST(GemmPlan, TolerancesFitEachType) {
+  const RefElement want{10.0, 100.0};
+  const auto& fp64 = dtype_info(DType::kFp64);
+  const auto& fp32 = dtype_info(DType::kFp32);
+  const auto& tf32 = dtype_info(DType::kTf32);
+  const auto& bf16 = dtype_info(DType::kBf16);
+  const auto& fp8 = dtype_info(DType::kFp8E4m3);
+  const auto& int8 = dtype_info(DType::kInt8);
+  // tolerance = out * |want| + acc * magnitude
+  EXPECT_TRUE(within_tolerance(fp64, 10.0 + 5e-12, want));
+  EXPECT_FALSE(within_tolerance(fp64, 10.0 + 1e-9, want));
+  EXPECT_TRUE(within_tolerance(fp32, 10.0 + 1e-4, want));
+  EXPECT_FALSE(within_tolerance(fp32, 10.0 + 1e-3, want)) << "a TF32-sized error must fail fp32";
+  EXPECT_TRUE(within_tolerance(tf32, 10.05, want));  // 0.01 + 0.1
+  EXPECT_FALSE(within_tolerance(tf32, 10.2, want));
+  EXPECT_TRUE(within_tolerance(bf16, 10.15, want));  // 0.1 + 0.1
+  EXPECT_FALSE(within_tolerance(bf16, 10.3, want));
+  EXPECT_TRUE(within_tolerance(fp8, 11.0, want));  // 0.1 + 1.0
+  EXPECT_FALSE(within_tolerance(fp8, 11.2, want));
+  EXPECT_TRUE(within_tolerance(int8, 10.0, want));
+  EXPECT_FALSE(within_tolerance(int8, 11.0, want)) << "int8 is exact";
+  EXPECT_FALSE(within_tolerance(bf16, std::nan(""), want));
+  // Scale factors (fp8 a_scale * b_scale) scale the expected value and the bound: 0.05 + 0.5.
+  EXPECT_TRUE(within_tolerance(fp8, 5.5, want, 0.5));
+  EXPECT_FALSE(within_tolerance(fp8, 5.6, want, 0.5));
+  EXPECT_DOUBLE_EQ(tolerance(bf16, -20.0, 100.0), 0.3);
+}
+
+TEST(GemmPlan, ZeroOutputFailsAtLargeK) {
+  // K = 16384, inputs uniform in [-1, 1]: sum |a b| ~ K/4 = 4096 while |C| ~ sqrt(K)/3 ~ 43. A bound
+  // scaled by sum |a b| alone (1e-2 * 4096 = 41) would accept an all-zero output; ours must not.
+  const RefElement typical{43.0, 4096.0};
+  for (DType t : {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16})
+    EXPECT_FALSE(within_tolerance(dtype_info(t), 0.0, typical)) << dtype_info(t).name;
+  EXPECT_TRUE(within_tolerance(dtype_info(DType::kBf16), 43.25, typical)) << "one bf16 ulp at 43 is 0.25";
+}
+
+TEST(GemmPlan, SamplesCoverCornersAndAreDistinct) {
+  const auto s = sample_elements({1000, 300, 64}, 16, 16, 42);
+  ASSERT_EQ(s.size(), 256u);
+  std::set<std::pair<long long, long long>> seen;
+  bool first = false, last = false;
+  for (const Sample& e : s) {
+    EXPECT_GE(e.row, 0);
+    EXPECT_LT(e.row, 1000);
+    EXPECT_LT(e.col, 300);
+    seen.insert({e.row, e.col});
+    first = first || (e.row == 0 && e.col == 0);
+    last = last || (e.row == 999 && e.col == 299);
+  }
+  EXPECT_EQ(seen.size(), 256u);
+  EXPECT_TRUE(first && last);
+  EXPECT_EQ(sample_elements({3, 2, 5}, 16, 16, 1).size(), 6u) << "a small output is checked whole";
+}
+
+TEST(GemmPlan, DecodesNarrowTypesBitExactly) {
+  EXPECT_EQ(half_to_double(0x3c00), 1.0);
+  EXPECT_EQ(half_to_double(0xc000), -2.0);
+  EXPECT_EQ(half_to_double(0x7bff), 65504.0);
+  EXPECT_EQ(half_to_double(0x0001), std::ldexp(1.0, -24));
+  EXPECT_TRUE(std::isinf(half_to_double(0x7c00)));
+  EXPECT_EQ(bf16_to_double(0x3f80), 1.0);
+  EXPECT_EQ(bf16_to_double(0xbfc0), -1.5);
+  EXPECT_EQ(fp8_e4m3_to_double(0x38), 1.0);
+  EXPECT_EQ(fp8_e4m3_to_double(0x7e), 448.0);
+  EXPECT_EQ(fp8_e4m3_to_double(0xb4), -0.75);
+  EXPECT_EQ(fp8_e4m3_to_double(0x01), std::ldexp(1.0, -9));
+  EXPECT_TRUE(std::isnan(fp8_e4m3_to_double(0x7f)));
+  EXPECT_EQ(fp8_e5m2_to_double(0x3c), 1.0);
+  EXPECT_EQ(fp8_e5m2_to_double(0x7b), 57344.0);
+  EXPECT_EQ(fp8_e5m2_to_double(0x01), std::ldexp(1.0, -16));
+  EXPECT_TRUE(std::isinf(fp8_e5m2_to_double(0x7c)));
+}
+
+#ifdef CEILINGS_BENCH_BIN
+// Flag errors come before any device check, so these run without a GPU: exit 2 and a message.
+TEST(GemmFlags, UnknownTypeIsAUsageError) {
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_gemm_types=bf16,bogus"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("bogus"), std::string::npos) << r.err;
+}
+
+TEST(GemmFlags, ImpossibleShapeIsAUsageError) {
+  for (const char* bad : {"--ceilings_gemm_shapes=0x8192x8192", "--ceilings_gemm_shapes=-4x4x4",
+                          "--ceilings_gemm_shapes=8192x8192"}) {
+    const auto r = test::run_program({CEILINGS_BENCH_BIN, bad});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("GEMM shape"), std::string::npos) << r.err;
+  }
+}
+
+TEST(GemmFlags, NegativeBudgetsAreRejected) {
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_gemm_sustained_s=-1"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+TEST(GemmFlags, ValidFlagsPassParsing) {
+  // Valid flags get past parsing: without a GPU the binary then stops with exit 3 (no device), with one
+  // it would run; --benchmark_list_tests keeps that short.
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_gemm_types=bf16,int8",
+                                    "--ceilings_gemm_shapes=4096x4096x4096", "--ceilings_gemm_sustained_s=0",
+                                    "--benchmark_list_tests=true"});
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.exit_code << r.err;
+  if (r.exit_code == 0) EXPECT_NE(r.out.find("gemm/bf16"), std::string::npos) << r.out;
+}
+#endif
+
+}  // namespace
+}  // namespace ceilings::gemm
+
+// The benchmark names gemm.cpp and fma.cpp register turn into the ceilings DESIGN.md names, with the
+// datasheet roof of the plain type (reference and sustained variants included).
+#include "ceilings/bench_json.hpp"
+#include "ceilings/datasheet.hpp"
+
+namespace ceilings {
+namespace {
+
+json gemm_bench_entry(const std::string& name, const char* value_counter, double value) {
+  return {{"name", name + "/manual_time"}, {"run_name", name + "/manual_time"}, {"run_type", "iteration"},
+          {"iterations", 1}, {"real_time", 1.0}, {"cpu_time", 1.0}, {"time_unit", "us"},
+          {"label", "8192x8192x8192 TN; algo 1"}, {value_counter, value}, {"cv", 0.01}, {"samples", 10},
+          {"verified", 1}, {"throttled", 0}, {"telemetry", 0}, {"m", 8192}, {"algo_id", 66}};
+}
+
+TEST(GemmProfile, BenchNamesMapToCeilings) {
+  // A hand-written fixture (not a measurement): just enough device for the converter.
+  json device = {{"index", 0},           {"name", "NVIDIA H200"},         {"uuid", "GPU-test"},
+                 {"pci_bus_id", "0000:00:00.0"}, {"compute_capability", "9.0"}, {"sm_count", 132},
+                 {"memory_bytes", 150754820096ll}, {"l2_bytes", 62914560}};
+  json gb = {{"context", {{kContextDevice, device.dump()}}},
+             {"benchmarks",
+              {gemm_bench_entry("gemm/bf16", "flop_per_second", 8.0e14),
+               gemm_bench_entry("gemm/bf16_ref8192/m:8192/n:8192/k:8192", "flop_per_second", 7.5e14),
+               gemm_bench_entry("gemm/bf16_sustained/window_s:15", "flop_per_second", 7.0e14),
+               gemm_bench_entry("gemm/int8", "op_per_second", 1.3e15),
+               gemm_bench_entry("fma/fp16/block:256", "flop_per_second", 1.0e14)}}};
+  const Profile p = profile_from_benchmark_json(gb);
+  std::map<std::string, const Ceiling*> by;
+  for (const auto& c : p.ceilings) by[c.name] = &c;
+  ASSERT_TRUE(by.count("gemm.bf16") && by.count("gemm.bf16_ref8192") && by.count("gemm.bf16_sustained") &&
+              by.count("gemm.int8") && by.count("fma.fp16"));
+  EXPECT_EQ(by["gemm.bf16"]->value, 8.0e14);
+  EXPECT_EQ(by["gemm.int8"]->unit, "OP/s");
+  EXPECT_EQ(by["gemm.bf16"]->detail.value("algo_id", 0.0), 66.0);
+  EXPECT_EQ(by["gemm.bf16"]->detail.value("label", ""), "8192x8192x8192 TN; algo 1");
+  EXPECT_EQ(by["gemm.bf16_ref8192"]->detail.value("k", 0.0), 8192.0);
+  const GpuSpec* h200 = find_gpu("NVIDIA H200");
+  ASSERT_NE(h200, nullptr);
+  EXPECT_EQ(datasheet_value(*h200, "gemm.bf16_ref8192").value_or(0), 9.89e14);
+  EXPECT_EQ(datasheet_value(*h200, "gemm.fp8_e5m2_sustained").value_or(0), 1.979e15);
+  EXPECT_EQ(datasheet_value(*h200, "gemm.int8").value_or(0), 1.979e15);
+}
+
+}  // namespace
+}  // namespace ceilings

@@ -1,0 +1,117 @@
+// NUMA and CPU-affinity discovery for the transfer families, from sample sysfs and /proc text.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "ceilings/error.hpp"
+#include "ceilings/host_topology.hpp"
+#include "cli_runner.hpp"
+
+namespace ceilings {
+namespace {
+
+TEST(HostTopology, ParsesCpuLists) {
+  EXPECT_EQ(parse_cpulist("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  const auto two_ranges = parse_cpulist("0-15,32-47");
+  ASSERT_EQ(two_ranges.size(), 32u);
+  EXPECT_EQ(two_ranges[15], 15);
+  EXPECT_EQ(two_ranges[16], 32);
+  EXPECT_EQ(two_ranges.back(), 47);
+  EXPECT_EQ(parse_cpulist(" 5 "), (std::vector<int>{5}));
+  EXPECT_EQ(parse_cpulist("3,1,3,2"), (std::vector<int>{1, 2, 3}));
+  EXPECT_TRUE(parse_cpulist("\n").empty());
+}
+
+TEST(HostTopology, RejectsMalformedCpuLists) {
+  EXPECT_THROW(parse_cpulist("0-"), InputError);
+  EXPECT_THROW(parse_cpulist("a-b"), InputError);
+  EXPECT_THROW(parse_cpulist("7-3"), InputError);
+  EXPECT_THROW(parse_cpulist("1,,2"), InputError);
+  EXPECT_THROW(parse_cpulist("00000000,0000ffff"), InputError);  // a cpumask, not a cpulist
+}
+
+TEST(HostTopology, FormatsCpuListsAsRanges) {
+  EXPECT_EQ(format_cpulist({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
+  EXPECT_EQ(format_cpulist({}), "");
+  EXPECT_EQ(format_cpulist(parse_cpulist("0-15,32-47")), "0-15,32-47");
+}
+
+TEST(HostTopology, NormalisesCudaBusIds) {
+  EXPECT_EQ(sysfs_bus_id("00000000:19:00.0"), "0000:19:00.0");
+  EXPECT_EQ(sysfs_bus_id("0000:9A:00.0"), "0000:9a:00.0");
+  EXPECT_EQ(sysfs_bus_id("0001:9A:00.0"), "0001:9a:00.0");
+}
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+TEST(HostTopology, ReadsLocalityFromSysfs) {
+  const std::filesystem::path root = test::scratch_dir("host_topology_sysfs");
+  write_file(root / "bus/pci/devices/0000:9a:00.0/numa_node", "1\n");
+  write_file(root / "bus/pci/devices/0000:9a:00.0/local_cpulist", "48-95,144-191\n");
+  write_file(root / "bus/pci/devices/0000:19:00.0/numa_node", "-1\n");
+  write_file(root / "bus/pci/devices/0000:19:00.0/local_cpulist", "garbage\n");
+
+  const PciLocality gpu = read_pci_locality("00000000:9A:00.0", root.string());
+  EXPECT_EQ(gpu.bus_id, "0000:9a:00.0");
+  ASSERT_TRUE(gpu.numa_node.has_value());
+  EXPECT_EQ(*gpu.numa_node, 1);
+  ASSERT_EQ(gpu.local_cpus.size(), 96u);
+  EXPECT_EQ(gpu.local_cpus.front(), 48);
+  EXPECT_EQ(gpu.local_cpus.back(), 191);
+
+  const PciLocality single = read_pci_locality("0000:19:00.0", root.string());
+  EXPECT_FALSE(single.numa_node.has_value());  // -1: the host has one node or does not say
+  EXPECT_TRUE(single.local_cpus.empty());      // unreadable list = unknown, not a crash
+
+  const PciLocality missing = read_pci_locality("0000:01:00.0", root.string());
+  EXPECT_FALSE(missing.numa_node.has_value());
+  EXPECT_TRUE(missing.local_cpus.empty());
+}
+
+TEST(HostTopology, ParsesMemAvailable) {
+  const std::string meminfo =
+      "MemTotal:       263741304 kB\nMemFree:        100000000 kB\nMemAvailable:   200000000 kB\nBuffers: 1 kB\n";
+  ASSERT_TRUE(parse_mem_available(meminfo).has_value());
+  EXPECT_EQ(*parse_mem_available(meminfo), 200000000ull * 1024);
+  EXPECT_FALSE(parse_mem_available("MemTotal: 5 kB\n").has_value());
+  EXPECT_FALSE(parse_mem_available("MemAvailable: lots\n").has_value());
+#ifdef __linux__
+  EXPECT_GT(host_available_bytes(), 0u);
+#endif
+  EXPECT_EQ(host_available_bytes("/nonexistent/meminfo"), 0u);
+}
+
+#ifdef __linux__
+TEST(HostTopology, PinsAndRestoresTheThread) {
+  const std::vector<int> before = current_thread_cpus();
+  ASSERT_FALSE(before.empty());
+  {
+    ThreadAffinityGuard guard;
+    const auto pinned = pin_current_thread({before.front()});
+    ASSERT_TRUE(pinned.has_value());
+    EXPECT_EQ(*pinned, (std::vector<int>{before.front()}));
+    // CPUs this process may not use are ignored: the thread stays as it is.
+    const auto unchanged = pin_current_thread({100000});
+    ASSERT_TRUE(unchanged.has_value());
+    EXPECT_EQ(*unchanged, (std::vector<int>{before.front()}));
+  }
+  EXPECT_EQ(current_thread_cpus(), before);
+}
+
+TEST(HostTopology, FindsTheNodeOfTouchedPages) {
+  std::vector<char> buffer(1 << 20, 1);  // touched: its pages exist
+  const auto node = memory_numa_node(buffer.data(), buffer.size());
+  if (!node) GTEST_SKIP() << "the kernel does not report page placement here (move_pages unavailable)";
+  EXPECT_GE(*node, 0);
+  EXPECT_FALSE(memory_numa_node(nullptr, 10).has_value());
+}
+#endif
+
+}  // namespace
+}  // namespace ceilings

@@ -1,0 +1,158 @@
+// Profile reading and validation: good files, every kind of bad file, atomic writes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ceilings/profile.hpp"
+#include "cli_runner.hpp"
+
+using namespace ceilings;
+
+namespace {
+
+const std::string kFixture = std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json";
+
+json fixture() { return read_json_file(kFixture); }
+
+// Expects profile_from_json to reject `doc` with a message naming `field`.
+void expect_rejected(const json& doc, const std::string& field) {
+  try {
+    profile_from_json(doc);
+    ADD_FAILURE() << "accepted a profile with a bad " << field;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+  }
+}
+
+}  // namespace
+
+TEST(Profile, ReadsTheFixture) {
+  const Profile p = read_profile(kFixture);
+  EXPECT_EQ(p.device.name, "NVIDIA H200");
+  EXPECT_EQ(p.device.sm_count, 132);
+  EXPECT_EQ(p.device.l2_bytes, 62914560u);
+  EXPECT_EQ(p.device.pcie.max_gen.value_or(0), 5);
+  ASSERT_EQ(p.ceilings.size(), 5u);
+  const Ceiling* copy = p.find("hbm.copy");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_DOUBLE_EQ(copy->value, 4.36e12);
+  EXPECT_EQ(copy->unit, "B/s");
+  EXPECT_TRUE(copy->telemetry.available);
+  EXPECT_DOUBLE_EQ(copy->telemetry.sm_clock_hz, 1.98e9);
+  EXPECT_EQ(copy->detail["array_bytes"], 2147483648LL);
+  EXPECT_FALSE(p.find("pcie.h2d")->telemetry.available);
+  ASSERT_EQ(p.skipped.size(), 1u);
+  EXPECT_EQ(p.skipped[0].reason, "single GPU: no peer");
+}
+
+TEST(Profile, IgnoresUnknownFieldsAndKeepsThem) {
+  json doc = fixture();
+  doc["future_section"] = {{"x", 1}};
+  doc["ceilings"][0]["future_field"] = "y";
+  const Profile p = profile_from_json(doc);
+  EXPECT_EQ(profile_to_json(p)["future_section"]["x"], 1);
+}
+
+TEST(Profile, RoundTripsThroughJson) {
+  const Profile a = read_profile(kFixture);
+  const Profile b = profile_from_json(profile_to_json(a));
+  ASSERT_EQ(a.ceilings.size(), b.ceilings.size());
+  for (std::size_t i = 0; i < a.ceilings.size(); ++i) {
+    EXPECT_EQ(a.ceilings[i].name, b.ceilings[i].name);
+    EXPECT_DOUBLE_EQ(a.ceilings[i].value, b.ceilings[i].value);
+    EXPECT_EQ(a.ceilings[i].telemetry.available, b.ceilings[i].telemetry.available);
+  }
+  EXPECT_EQ(a.device.uuid, b.device.uuid);
+}
+
+TEST(Profile, RejectsMissingRequiredFields) {
+  json d = fixture();
+  d.erase("schema");
+  expect_rejected(d, "schema");
+  d = fixture();
+  d["device"].erase("name");
+  expect_rejected(d, "device.name");
+  d = fixture();
+  d["ceilings"][1].erase("value");
+  expect_rejected(d, "ceilings[1].value");
+  d = fixture();
+  d.erase("ceilings");
+  expect_rejected(d, "ceilings");
+}
+
+TEST(Profile, RejectsWrongTypes) {
+  json d = fixture();
+  d["ceilings"][0]["value"] = "4.3 TB/s";
+  expect_rejected(d, "ceilings[0].value");
+  d = fixture();
+  d["device"]["sm_count"] = 13.5;
+  expect_rejected(d, "device.sm_count");
+  d = fixture();
+  d["ceilings"][0]["verified"] = 1;
+  expect_rejected(d, "ceilings[0].verified");
+  d = fixture();
+  d["ceilings"] = json::object();
+  expect_rejected(d, "ceilings");
+  d = fixture();
+  d["skipped"][0].erase("reason");
+  expect_rejected(d, "skipped[0].reason");
+}
+
+TEST(Profile, RejectsNegativeAndNonFiniteValues) {
+  json d = fixture();
+  d["ceilings"][0]["value"] = -4.3e12;
+  expect_rejected(d, "ceilings[0].value");
+  d = fixture();
+  d["ceilings"][0]["cv"] = -0.1;
+  expect_rejected(d, "ceilings[0].cv");
+  d = fixture();
+  d["ceilings"][0]["value"] = std::numeric_limits<double>::infinity();
+  expect_rejected(d, "ceilings[0].value");
+  d = fixture();
+  d["ceilings"][0]["samples"] = 0;
+  expect_rejected(d, "ceilings[0].samples");
+}
+
+TEST(Profile, RejectsUnknownSchemaUnitAndName) {
+  json d = fixture();
+  d["schema"] = "ceilings.profile/2";
+  expect_rejected(d, "schema");
+  d = fixture();
+  d["ceilings"][0]["unit"] = "GB/s";
+  expect_rejected(d, "ceilings[0].unit");
+  d = fixture();
+  d["ceilings"][0]["name"] = "HBM copy";
+  expect_rejected(d, "ceilings[0].name");
+}
+
+TEST(Profile, RejectsFilesThatAreNotJson) {
+  const std::string dir = test::scratch_dir("profile_bad_files");
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  EXPECT_THROW(read_profile(write("empty.json", "")), InputError);
+  EXPECT_THROW(read_profile(write("blank.json", "  \n")), InputError);
+  std::ifstream in(kFixture);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THROW(read_profile(write("truncated.json", text.substr(0, text.size() / 2))), InputError);
+  EXPECT_THROW(read_profile(write("garbage.json", "\x7f" "ELF\x01\x02")), InputError);
+  EXPECT_THROW(read_profile(write("array.json", "[1,2,3]")), InputError);
+  EXPECT_THROW(read_profile(dir + "/missing.json"), InputError);
+}
+
+TEST(Profile, AtomicWriteReplacesWholeFilesOnly) {
+  const std::string dir = test::scratch_dir("profile_atomic");
+  const std::string path = dir + "/p.json";
+  write_file_atomic(path, "first");
+  write_file_atomic(path, "second");
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "second");
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);  // no temporary left behind
+  EXPECT_THROW(write_file_atomic(dir + "/no/such/dir/p.json", "x"), InputError);
+}

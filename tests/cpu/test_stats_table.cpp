@@ -1,0 +1,49 @@
+// Sample statistics and table rendering.
+#include <gtest/gtest.h>
+
+#include "ceilings/stats.hpp"
+#include "ceilings/table.hpp"
+
+using namespace ceilings;
+
+TEST(Stats, MedianMeanCv) {
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2.0);
+  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(mean({1, 2, 3, 4}), 2.5);
+  // stddev of {2,4,4,4,5,5,7,9} with n-1 is sqrt(32/7).
+  const std::vector<double> v{2, 4, 4, 4, 5, 5, 7, 9};
+  EXPECT_NEAR(stddev(v), std::sqrt(32.0 / 7.0), 1e-12);
+  EXPECT_NEAR(coefficient_of_variation(v), std::sqrt(32.0 / 7.0) / 5.0, 1e-12);
+  EXPECT_DOUBLE_EQ(coefficient_of_variation({5}), 0.0);
+  EXPECT_DOUBLE_EQ(median({}), 0.0);
+}
+
+TEST(Stats, MadAndPercentile) {
+  EXPECT_DOUBLE_EQ(median_absolute_deviation({1, 1, 2, 2, 4, 6, 9}), 1.0);
+  EXPECT_DOUBLE_EQ(percentile({10, 20, 30, 40, 50}, 25), 20.0);
+  EXPECT_DOUBLE_EQ(percentile({10, 20}, 50), 15.0);
+}
+
+TEST(Table, RendersEveryFormat) {
+  Table t;
+  t.columns = {"ceiling", "value"};
+  t.right_aligned = {false, true};
+  t.add_row({"hbm.copy", "4.31 TB/s"});
+  t.add_row({"a,b \"q\"", "1"});
+  EXPECT_EQ(render(t, Format::kTable),
+            "ceiling       value\n"
+            "--------  ---------\n"
+            "hbm.copy  4.31 TB/s\n"
+            "a,b \"q\"           1\n");
+  EXPECT_EQ(render(t, Format::kCsv), "ceiling,value\nhbm.copy,4.31 TB/s\n\"a,b \"\"q\"\"\",1\n");
+  EXPECT_EQ(render(t, Format::kMarkdown),
+            "| ceiling | value |\n|---|---:|\n| hbm.copy | 4.31 TB/s |\n| a,b \"q\" | 1 |\n");
+  const json j = json::parse(render(t, Format::kJson));
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["value"], "4.31 TB/s");
+}
+
+TEST(Table, UnknownFormatIsBadInput) {
+  EXPECT_EQ(parse_format("markdown"), Format::kMarkdown);
+  EXPECT_THROW(parse_format("xml"), InputError);
+}

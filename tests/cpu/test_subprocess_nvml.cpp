@@ -1,0 +1,71 @@
+// The child-process runner (watchdog, exit codes, output) and the NVML loader's failure paths.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "ceilings/subprocess.hpp"
+#include "harness/nvml.hpp"
+
+using namespace ceilings;
+
+TEST(Subprocess, ReportsExitCodeAndOutputLines) {
+  std::vector<std::string> out, err;
+  const auto r = run_process({{"/bin/sh", "-c", "echo one; echo two; echo oops >&2; exit 4"}, {}, 10, 1},
+                             [&](const std::string& l) { out.push_back(l); },
+                             [&](const std::string& l) { err.push_back(l); });
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(out, (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(err, (std::vector<std::string>{"oops"}));
+  EXPECT_EQ(r.describe(), "exit code 4");
+}
+
+TEST(Subprocess, PassesEnvironment) {
+  std::string seen;
+  const auto r = run_process({{"/bin/sh", "-c", "echo \"$CEILINGS_X\""}, {{"CEILINGS_X", "42"}}, 10, 1},
+                             [&](const std::string& l) { seen = l; }, nullptr);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(seen, "42");
+}
+
+TEST(Subprocess, WatchdogKillsAHangingChildAndItsGroup) {
+  const auto start = std::chrono::steady_clock::now();
+  // The child ignores SIGTERM and leaves a grandchild: both must be gone within the grace period.
+  const auto r = run_process({{"/bin/sh", "-c", "trap '' TERM; sleep 30 & sleep 30"}, {}, 0.5, 0.5}, nullptr, nullptr);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.signal, 9);
+  EXPECT_LT(took, 10.0);
+}
+
+TEST(Subprocess, MissingProgramIsAnExecError) {
+  const auto r = run_process({{"/nonexistent/program"}, {}, 5, 1}, nullptr, nullptr);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.exec_error.find("No such file"), std::string::npos) << r.exec_error;
+}
+
+TEST(NvmlLoader, MissingLibraryIsUnavailableNotACrash) {
+  setenv(nvml::Library::kPathVariable, "/nonexistent/libnvidia-ml.so.1", 1);
+  std::string why;
+  EXPECT_EQ(nvml::Library::open(&why), nullptr);
+  EXPECT_NE(why.find("cannot load"), std::string::npos) << why;
+  unsetenv(nvml::Library::kPathVariable);
+}
+
+TEST(NvmlLoader, ALibraryWithoutNvmlSymbolsIsRejected) {
+  setenv(nvml::Library::kPathVariable, "libm.so.6", 1);
+  std::string why;
+  EXPECT_EQ(nvml::Library::open(&why), nullptr);
+  EXPECT_NE(why.find("not an NVML library"), std::string::npos) << why;
+  unsetenv(nvml::Library::kPathVariable);
+}
+
+TEST(NvmlLoader, ThrottleReasonNames) {
+  EXPECT_EQ(nvml::throttle_reason_names(0), "none");
+  EXPECT_EQ(nvml::throttle_reason_names(nvml::kSwPowerCap | nvml::kHwThermalSlowdown),
+            "sw_power_cap,hw_thermal_slowdown");
+  EXPECT_EQ(nvml::throttle_reason_names(1ull << 40), "other");
+  EXPECT_TRUE(nvml::kSlowdownMask & nvml::kHwSlowdown);
+  EXPECT_FALSE(nvml::kSlowdownMask & nvml::kGpuIdle);
+}

@@ -1,0 +1,223 @@
+// Pure logic of the transfer, cache and latency families: size sweeps, plateau detection, GPU pair
+// enumeration, the peer matrix, PCIe link-rate shares and the pointer-chase chain.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "ceilings/datasheet.hpp"
+#include "ceilings/error.hpp"
+#include "ceilings/transfer.hpp"
+
+namespace ceilings {
+namespace {
+
+constexpr std::size_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024;
+
+TEST(TransferSweep, GeometricSizesCoverFourKibToOneGib) {
+  const auto sizes = geometric_sizes(4 * KiB, GiB, 4);
+  ASSERT_EQ(sizes.size(), 10u);  // 4K 16K 64K 256K 1M 4M 16M 64M 256M 1G
+  EXPECT_EQ(sizes.front(), 4 * KiB);
+  EXPECT_EQ(sizes[4], MiB);
+  EXPECT_EQ(sizes.back(), GiB);
+}
+
+TEST(TransferSweep, GeometricSizesStopBeforeTheLastWhenNotReachable) {
+  const auto sizes = geometric_sizes(3, 100, 2);
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{3, 6, 12, 24, 48, 96}));
+}
+
+TEST(TransferSweep, GeometricSizesRejectNonsense) {
+  EXPECT_THROW(geometric_sizes(0, 10, 2), InputError);
+  EXPECT_THROW(geometric_sizes(4, 10, 1), InputError);
+  EXPECT_THROW(geometric_sizes(40, 10, 2), InputError);
+}
+
+TEST(TransferSweep, FitSizesDropsWhatDoesNotFitAndSaysSo) {
+  std::string why;
+  const auto kept = fit_sizes({MiB, 64 * MiB, GiB, 4 * GiB}, 100 * MiB, &why);
+  EXPECT_EQ(kept, (std::vector<std::size_t>{MiB, 64 * MiB}));
+  EXPECT_NE(why.find("2 size(s)"), std::string::npos) << why;
+  EXPECT_NE(why.find(std::to_string(GiB)), std::string::npos) << why;
+  fit_sizes({MiB}, GiB, &why);
+  EXPECT_TRUE(why.empty());
+}
+
+std::vector<SweepPoint> pcie_like_curve() {
+  // Rates rise with size and flatten near 55 GB/s (the shape a PCIe Gen5 copy engine sweep has).
+  return {{4 * KiB, 1.5e9},  {16 * KiB, 5e9},     {64 * KiB, 16e9},    {256 * KiB, 34e9}, {MiB, 46e9},
+          {4 * MiB, 53.0e9}, {16 * MiB, 54.6e9}, {64 * MiB, 55.2e9}, {256 * MiB, 55.3e9}, {GiB, 55.1e9}};
+}
+
+TEST(TransferPlateau, FindsTheLargeTransferPlateau) {
+  const Plateau p = detect_plateau(pcie_like_curve(), 0.05);
+  ASSERT_TRUE(p.found);
+  EXPECT_EQ(p.start_bytes, 4 * MiB);  // 53.0 is within 5% of 55.3; 46 is not
+  EXPECT_EQ(p.points(), 5u);
+  EXPECT_EQ(p.best, 8u);
+  EXPECT_DOUBLE_EQ(p.best_value, 55.3e9);
+  EXPECT_DOUBLE_EQ(p.min_value, 53.0e9);
+  EXPECT_DOUBLE_EQ(p.median_value, 55.1e9);
+}
+
+TEST(TransferPlateau, TighterToleranceShortensThePlateau) {
+  const Plateau p = detect_plateau(pcie_like_curve(), 0.01);
+  ASSERT_TRUE(p.found);
+  EXPECT_EQ(p.start_bytes, 64 * MiB);  // 54.6 is more than 1% below 55.3
+  EXPECT_EQ(p.points(), 3u);
+}
+
+TEST(TransferPlateau, UnsortedInputIsSortedBySize) {
+  auto pts = pcie_like_curve();
+  std::swap(pts[0], pts[9]);
+  std::swap(pts[3], pts[6]);
+  EXPECT_EQ(detect_plateau(pts, 0.05).start_bytes, 4 * MiB);
+}
+
+TEST(TransferPlateau, ASmallSizeSpikeDoesNotJoinThePlateau) {
+  // A mid-size spike (e.g. a cache) above the large-size rate breaks the run instead of joining it.
+  std::vector<SweepPoint> pts{{MiB, 20e9}, {4 * MiB, 80e9}, {16 * MiB, 50e9}, {64 * MiB, 51e9}, {256 * MiB, 50.5e9}};
+  const Plateau p = detect_plateau(pts, 0.05);
+  EXPECT_TRUE(p.found);
+  EXPECT_EQ(p.start_bytes, 16 * MiB);
+  EXPECT_DOUBLE_EQ(p.best_value, 51e9);
+}
+
+TEST(TransferPlateau, StillRisingCurveHasNoPlateau) {
+  std::vector<SweepPoint> pts{{MiB, 10e9}, {4 * MiB, 20e9}, {16 * MiB, 40e9}};
+  const Plateau p = detect_plateau(pts, 0.05);
+  EXPECT_FALSE(p.found);
+  EXPECT_EQ(p.points(), 1u);
+  EXPECT_EQ(p.start_bytes, 16 * MiB);
+  EXPECT_DOUBLE_EQ(p.best_value, 40e9);
+}
+
+TEST(TransferPlateau, RejectsEmptyAndNonPositive) {
+  EXPECT_THROW(detect_plateau({}), InputError);
+  EXPECT_THROW(detect_plateau({{MiB, 0}}), InputError);
+  EXPECT_THROW(detect_plateau({{MiB, std::nan("")}}), InputError);
+  EXPECT_THROW(detect_plateau({{MiB, 1}}, 1.5), InputError);
+}
+
+TEST(TransferPairs, EveryOrderedPairOnce) {
+  const auto pairs = ordered_pairs(4, [](int a, int b) { return a + b != 3; });  // 0-3 and 1-2 lack access
+  ASSERT_EQ(pairs.size(), 12u);
+  std::set<std::pair<int, int>> seen;
+  int without = 0;
+  for (const auto& p : pairs) {
+    EXPECT_NE(p.src, p.dst);
+    seen.insert({p.src, p.dst});
+    if (!p.peer_access) ++without;
+  }
+  EXPECT_EQ(seen.size(), 12u);
+  EXPECT_EQ(without, 4);  // 0->3, 3->0, 1->2, 2->1
+}
+
+TEST(TransferPairs, ScopeToOneDevice) {
+  const auto pairs = ordered_pairs(8, [](int, int) { return true; }, 2);
+  ASSERT_EQ(pairs.size(), 14u);  // 7 out, 7 in
+  for (const auto& p : pairs) EXPECT_TRUE(p.src == 2 || p.dst == 2);
+}
+
+TEST(TransferPairs, OneOrNoGpuHasNoPairs) {
+  EXPECT_TRUE(ordered_pairs(1, [](int, int) { return true; }).empty());
+  EXPECT_TRUE(ordered_pairs(0, nullptr).empty());
+  EXPECT_THROW(ordered_pairs(-1, nullptr), InputError);
+}
+
+TEST(TransferMatrix, AssemblesAndSummarises) {
+  PeerMatrix m(3);
+  m.set(0, 1, 390e9);
+  m.set(1, 0, 396e9);
+  m.set(0, 2, 380e9);
+  m.set(2, 1, 400e9);
+  EXPECT_EQ(m.measured(), 4u);
+  EXPECT_TRUE(m.has(0, 1));
+  EXPECT_FALSE(m.has(1, 2));
+  EXPECT_FALSE(m.has(1, 1));
+  EXPECT_DOUBLE_EQ(m.min(), 380e9);
+  EXPECT_DOUBLE_EQ(m.max(), 400e9);
+  EXPECT_DOUBLE_EQ(m.median(), (390e9 + 396e9) / 2);
+  EXPECT_DOUBLE_EQ(m.row_sum(0), 770e9);
+  EXPECT_DOUBLE_EQ(m.column_sum(1), 790e9);
+  const auto c = m.counters("uni");
+  EXPECT_DOUBLE_EQ(c.at("uni_0_1"), 390e9);
+  EXPECT_DOUBLE_EQ(c.at("uni_2_1"), 400e9);
+  EXPECT_EQ(c.count("uni_1_2"), 0u);
+  EXPECT_DOUBLE_EQ(c.at("uni_pairs"), 4);
+  EXPECT_DOUBLE_EQ(c.at("uni_min"), 380e9);
+  EXPECT_EQ(m.to_text(), "0: - 3.9e+11 3.8e+11; 1: 3.96e+11 - -; 2: - 4e+11 -");
+}
+
+TEST(TransferMatrix, RejectsBadEntries) {
+  PeerMatrix m(2);
+  EXPECT_THROW(m.set(0, 0, 1e9), InputError);
+  EXPECT_THROW(m.set(0, 2, 1e9), InputError);
+  EXPECT_THROW(m.set(-1, 0, 1e9), InputError);
+  EXPECT_THROW(m.set(0, 1, 0), InputError);
+  EXPECT_THROW(m.set(0, 1, std::nan("")), InputError);
+  EXPECT_EQ(m.measured(), 0u);
+  EXPECT_DOUBLE_EQ(m.min(), 0);
+  EXPECT_DOUBLE_EQ(m.counters().at("p2p_pairs"), 0);
+}
+
+TEST(TransferLink, RatePerGeneration) {
+  // Per direction, x16, after encoding: Gen3 15.75, Gen4 31.5, Gen5 63.0 GB/s (128b/130b).
+  EXPECT_NEAR(pcie_link_bandwidth(1, 16), 4.0e9, 1e6);
+  EXPECT_NEAR(pcie_link_bandwidth(2, 16), 8.0e9, 1e6);
+  EXPECT_NEAR(pcie_link_bandwidth(3, 16), 15.754e9, 1e7);
+  EXPECT_NEAR(pcie_link_bandwidth(4, 16), 31.508e9, 1e7);
+  EXPECT_NEAR(pcie_link_bandwidth(5, 16), 63.015e9, 1e7);
+  EXPECT_NEAR(pcie_link_bandwidth(5, 8), 31.508e9, 1e7);
+  EXPECT_DOUBLE_EQ(pcie_link_bandwidth(0, 16), 0);
+}
+
+TEST(TransferLink, ShareOfTheLink) {
+  EXPECT_NEAR(link_share(55.3e9, 5, 16), 0.8776, 1e-3);  // nvbandwidth CE H2D on an H200
+  EXPECT_NEAR(link_share(99e9, 5, 16, 2), 0.7855, 1e-3);  // bidirectional sum against both directions
+  EXPECT_NEAR(link_share(27.6e9, 4, 16), 0.876, 1e-3);    // a slot downtrained to Gen4 shows as Gen4's share
+  EXPECT_DOUBLE_EQ(link_share(55e9, 0, 0), 0);             // link unknown
+}
+
+TEST(TransferChase, SattoloGivesOneCycleOverEverySlot) {
+  for (std::size_t n : {1u, 2u, 7u, 1000u, 4097u}) {
+    const auto next = pointer_chase_cycle(n, 42);
+    ASSERT_EQ(next.size(), n);
+    std::vector<bool> seen(n, false);
+    std::uint32_t at = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_LT(next[at], n);
+      ASSERT_FALSE(seen[at]) << "slot " << at << " revisited after " << i << " steps (n=" << n << ")";
+      seen[at] = true;
+      at = next[at];
+    }
+    EXPECT_EQ(at, 0u) << "the chain does not close after n steps (n=" << n << ")";
+  }
+}
+
+TEST(TransferChase, DeterministicPerSeedAndNotSequential) {
+  EXPECT_EQ(pointer_chase_cycle(1000, 7), pointer_chase_cycle(1000, 7));
+  EXPECT_NE(pointer_chase_cycle(1000, 7), pointer_chase_cycle(1000, 8));
+  const auto next = pointer_chase_cycle(1 << 16, 3);
+  std::size_t sequential = 0;
+  for (std::size_t i = 0; i < next.size(); ++i) sequential += next[i] == (i + 1) % next.size();
+  EXPECT_LT(sequential, 10u);  // a prefetcher-friendly stride would defeat the latency measurement
+}
+
+TEST(TransferChase, PositionAfterManySteps) {
+  const std::vector<std::uint32_t> next{2, 0, 3, 1};  // 0 -> 2 -> 3 -> 1 -> 0
+  EXPECT_EQ(chase_position(next, 0, 0), 0u);
+  EXPECT_EQ(chase_position(next, 0, 1), 2u);
+  EXPECT_EQ(chase_position(next, 0, 3), 1u);
+  EXPECT_EQ(chase_position(next, 0, 4), 0u);
+  EXPECT_EQ(chase_position(next, 0, 4000000001ull), 2u);
+  EXPECT_EQ(chase_position(next, 3, 2), 0u);
+  EXPECT_THROW(chase_position(next, 4, 1), InputError);
+  const auto big = pointer_chase_cycle(5000, 11);
+  std::uint32_t at = 17;
+  for (int i = 0; i < 12345; ++i) at = big[at];
+  EXPECT_EQ(chase_position(big, 17, 12345), at);
+}
+
+}  // namespace
+}  // namespace ceilings

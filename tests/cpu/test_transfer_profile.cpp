@@ -1,0 +1,124 @@
+// The contract between the transfer/latency families and the profile: benchmark names, sweep points
+// (candidate=0), plateau ceilings, per-direction counters and "unsupported:" skips turn into the
+// ceilings and detail the analysis expects. Documents built here in the shape ceilings-bench writes
+// them (bench/pcie.cu, p2p.cu, latency.cu); not captured measurements.
+#include <gtest/gtest.h>
+
+#include "ceilings/bench_json.hpp"
+
+using namespace ceilings;
+
+namespace {
+
+json context_doc(json benchmarks) {
+  const json device = {{"index", 0},
+                       {"name", "NVIDIA H200"},
+                       {"uuid", "GPU-00000000-1111-2222-3333-444444444444"},
+                       {"pci_bus_id", "0000:19:00.0"},
+                       {"compute_capability", "9.0"},
+                       {"sm_count", 132},
+                       {"memory_bytes", 150754820096ULL},
+                       {"l2_bytes", 62914560},
+                       {"cuda_runtime", "13.0"},
+                       {"cublas", "13.1.0"},
+                       {"driver", "580.95.05"},
+                       {"ecc", true},
+                       {"clocks_max_hz", {{"sm", 1.98e9}, {"memory", 3.201e9}}},
+                       {"power_limit_w", 700},
+                       {"pcie", {{"gen", 5}, {"width", 16}, {"max_gen", 5}, {"max_width", 16}}}};
+  return {{"context",
+           {{"date", "2026-11-30T12:00:00+00:00"},
+            {kContextDevice, device.dump()},
+            {kContextHost, json{{"hostname", "node001"}, {"cpu", "x"}, {"numa_node", 1}}.dump()},
+            {kContextVersion, "0.1.0"},
+            {kContextGit, "abc"}}},
+          {"benchmarks", std::move(benchmarks)}};
+}
+
+json measured(const std::string& name, const char* value_key, double value, json extra = json::object()) {
+  json b = {{"name", name + "/iterations:1/manual_time"},
+            {"run_name", name + "/iterations:1/manual_time"},
+            {"run_type", "iteration"},
+            {"iterations", 1},
+            {"real_time", 1.0},
+            {"cpu_time", 1.0},
+            {"time_unit", "us"},
+            {value_key, value},
+            {"cv", 0.003},
+            {"samples", 12},
+            {"verified", 1},
+            {"telemetry", 0},
+            {"throttled", 0}};
+  for (const auto& [k, v] : extra.items()) b[k] = v;
+  return b;
+}
+
+json skipped(const std::string& name, const std::string& message) {
+  return {{"name", name + "/iterations:1/manual_time"}, {"run_name", name + "/iterations:1/manual_time"},
+          {"run_type", "iteration"}, {"iterations", 0}, {"error_occurred", true}, {"error_message", message}};
+}
+
+TEST(TransferProfile, PcieSweepAndPlateauCeiling) {
+  json benches = json::array();
+  for (auto [size, rate] : {std::pair<double, double>{65536, 18e9}, {1048576, 46e9}, {16777216, 54.6e9},
+                            {268435456, 55.3e9}})
+    benches.push_back(measured("pcie/h2d/size:" + std::to_string(static_cast<long long>(size)), "bytes_per_second",
+                               rate, {{"candidate", 0}, {"transfer_bytes", size}, {"bytes", size}}));
+  benches.push_back(measured("pcie/h2d", "bytes_per_second", 55.3e9,
+                             {{"transfer_bytes", 268435456.0}, {"plateau_start_bytes", 16777216.0},
+                              {"plateau_points", 2.0}, {"pcie_gen", 5.0}, {"pcie_width", 16.0},
+                              {"link_share", 0.8776}, {"numa_node", 1.0}, {"numa_pinned", 1.0}}));
+  benches.push_back(measured("pcie/bidir", "bytes_per_second", 99e9,
+                             {{"h2d_bytes_per_second", 47.9e9}, {"d2h_bytes_per_second", 51.1e9}}));
+  const Profile p = profile_from_benchmark_json(context_doc(benches));
+  const Ceiling* h2d = p.find("pcie.h2d");
+  ASSERT_NE(h2d, nullptr);
+  EXPECT_DOUBLE_EQ(h2d->value, 55.3e9);  // the plateau case, not the best sweep point
+  EXPECT_EQ(h2d->unit, "B/s");
+  ASSERT_TRUE(h2d->detail.contains("sweep"));
+  EXPECT_EQ(h2d->detail["sweep"].size(), 4u);
+  EXPECT_DOUBLE_EQ(h2d->detail["sweep"][0]["size"].get<double>(), 65536);
+  EXPECT_DOUBLE_EQ(h2d->detail["plateau_start_bytes"].get<double>(), 16777216);
+  EXPECT_DOUBLE_EQ(h2d->detail["link_share"].get<double>(), 0.8776);
+  EXPECT_DOUBLE_EQ(h2d->detail["numa_node"].get<double>(), 1);
+  ASSERT_TRUE(h2d->datasheet.has_value());
+  EXPECT_NEAR(*h2d->datasheet, 63.0e9, 0.1e9);  // Gen5 x16 per direction
+  const Ceiling* bidir = p.find("pcie.bidir");
+  ASSERT_NE(bidir, nullptr);
+  EXPECT_DOUBLE_EQ(bidir->detail["h2d_bytes_per_second"].get<double>(), 47.9e9);
+  ASSERT_TRUE(bidir->datasheet.has_value());
+  EXPECT_NEAR(*bidir->datasheet, 126.0e9, 0.2e9);  // both directions
+}
+
+TEST(TransferProfile, SingleGpuPeerCasesAreSkippedNotErrors) {
+  json benches = json::array();
+  for (const char* v : {"nvlink/p2p_uni/engine:ce/op:write", "nvlink/p2p_bidir/engine:ce/op:write"})
+    benches.push_back(skipped(v, "unsupported: single GPU: no peer"));
+  const Profile p = profile_from_benchmark_json(context_doc(benches));
+  EXPECT_TRUE(p.ceilings.empty());
+  EXPECT_TRUE(p.errors.empty());
+  ASSERT_EQ(p.skipped.size(), 2u);
+  EXPECT_EQ(p.skipped[0].name, "nvlink.p2p_uni");
+  EXPECT_EQ(p.skipped[0].reason.rfind("single GPU: no peer", 0), 0u) << p.skipped[0].reason;
+}
+
+TEST(TransferProfile, LatencySweepLandsInTheHbmCeiling) {
+  json benches = json::array();
+  benches.push_back(measured("latency/l2/working_set:15728640", "latency_s", 2.6e-7, {{"working_set_bytes", 15728640}}));
+  for (auto [ws, s] : {std::pair<double, double>{16384, 2e-8}, {8388608, 2.5e-7}, {268435456, 6.5e-7}})
+    benches.push_back(measured("latency/hbm/working_set:" + std::to_string(static_cast<long long>(ws)) + "/l1:1",
+                               "latency_s", s, {{"candidate", 0}, {"working_set_bytes", ws}}));
+  benches.push_back(measured("latency/hbm/working_set:536870912", "latency_s", 6.8e-7));
+  benches.push_back(measured("latency/launch", "latency_s", 2.1e-6, {{"sync_roundtrip_s", 6e-6}}));
+  const Profile p = profile_from_benchmark_json(context_doc(benches));
+  const Ceiling* hbm = p.find("latency.hbm");
+  ASSERT_NE(hbm, nullptr);
+  EXPECT_DOUBLE_EQ(hbm->value, 6.8e-7);  // not the 20 ns L1 point of the sweep
+  EXPECT_EQ(hbm->unit, "s");
+  ASSERT_TRUE(hbm->detail.contains("sweep"));
+  EXPECT_EQ(hbm->detail["sweep"].size(), 3u);
+  ASSERT_NE(p.find("latency.l2"), nullptr);
+  EXPECT_DOUBLE_EQ(p.find("latency.launch")->detail["sync_roundtrip_s"].get<double>(), 6e-6);
+}
+
+}  // namespace

@@ -1,0 +1,51 @@
+// GPU tests of the fma.<type> kernels: every chain ends on its closed-form value, and a wrong expectation
+// is caught. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include "ceilings/kernels/fma.cuh"
+#include "gpu_test.hpp"
+#include "harness/measure.hpp"
+
+namespace ceilings::kernels {
+namespace {
+
+unsigned long long mismatches(FmaType t, int trips_run, int trips_checked) {
+  const int blocks = 4, threads = 128;
+  const std::size_t total = static_cast<std::size_t>(blocks) * threads;
+  bench::Stream stream;
+  bench::DeviceBuffer<double> out(total * kFmaChains);  // 8 bytes per chain covers every type
+  bench::DeviceBuffer<unsigned long long> bad(1);
+  cudaMemsetAsync(out.get(), 0xff, out.bytes(), stream.get());
+  cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream.get());
+  fma_peak(t, out.get(), blocks, threads, trips_run, stream.get());
+  count_fma_mismatches(t, out.get(), total, trips_checked, bad.get(), stream.get());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  unsigned long long host = 0;
+  cudaMemcpyAsync(&host, bad.get(), sizeof host, cudaMemcpyDeviceToHost, stream.get());
+  stream.sync();
+  return host;
+}
+
+TEST(FmaGpu, ChainsMatchTheClosedForm) {
+  CEILINGS_REQUIRE_GPU();
+  for (FmaType t : {FmaType::kFp32, FmaType::kFp64, FmaType::kHalf2, FmaType::kBf162}) {
+    EXPECT_EQ(mismatches(t, 3, 3), 0u) << static_cast<int>(t);
+    EXPECT_EQ(mismatches(t, fma_max_trips(FmaType::kFp32), fma_max_trips(FmaType::kFp32)), 0u) << static_cast<int>(t);
+  }
+}
+
+TEST(FmaGpu, WrongCountIsCaught) {
+  CEILINGS_REQUIRE_GPU();
+  // fp32/fp64 chains grow with the count: checking for one trip more flags every chain.
+  EXPECT_EQ(mismatches(FmaType::kFp32, 3, 4), 4u * 128u * kFmaChains);
+  EXPECT_EQ(mismatches(FmaType::kFp64, 3, 4), 4u * 128u * kFmaChains);
+}
+
+TEST(FmaFlops, CountsTwoPerFmaAndFourPerPackedFma) {
+  EXPECT_DOUBLE_EQ(fma_flops(FmaType::kFp32, 10, 2), 10.0 * kFmaChains * 2 * kFmaUnroll * 2);
+  EXPECT_DOUBLE_EQ(fma_flops(FmaType::kHalf2, 10, 2), 10.0 * kFmaChains * 2 * kFmaUnroll * 4);
+  EXPECT_DOUBLE_EQ(fma_flops(FmaType::kBf162, 1, 1), kFmaChains * kFmaUnroll * 4.0);
+}
+
+}  // namespace
+}  // namespace ceilings::kernels

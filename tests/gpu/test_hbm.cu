@@ -1,0 +1,107 @@
+// HBM kernels verified on the device at a small, an odd and a large size; a ceilings-bench smoke run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ceilings/kernels/hbm.cuh"
+#include "ceilings/profile.hpp"
+#include "cli_runner.hpp"
+#include "gpu_test.hpp"
+#include "harness/measure.hpp"
+
+using namespace ceilings;
+namespace k = ceilings::kernels;
+
+namespace {
+
+unsigned long long pattern_mismatches(const uint4* buf, std::size_t n, std::uint32_t seed, cudaStream_t s) {
+  bench::DeviceBuffer<unsigned long long> bad(1);
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), s));
+  k::count_pattern_mismatches(buf, n, seed, bad.get(), s);
+  unsigned long long h = 0;
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&h, bad.get(), sizeof h, cudaMemcpyDeviceToHost, s));
+  CEILINGS_CUDA_CHECK(cudaStreamSynchronize(s));
+  return h;
+}
+
+class HbmKernels : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(HbmKernels, EveryKernelMatchesItsAnalyticResult) {
+  CEILINGS_REQUIRE_GPU();
+  const std::size_t n = GetParam();  // 16-byte vectors
+  bench::Stream stream;
+  bench::DeviceBuffer<uint4> a(n), b(n), c(n);
+  bench::DeviceBuffer<std::uint32_t> sum(1);
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  for (int hint : {0, 1, 2})
+    for (int unroll : {1, 2, 4, 8}) {
+      const k::StreamShape shape{prop.multiProcessorCount * 2, 256, unroll, hint};
+      ASSERT_TRUE(k::valid_stream_shape(shape));
+      // write
+      CEILINGS_CUDA_CHECK(cudaMemsetAsync(a.get(), 0, a.bytes(), stream.get()));
+      k::hbm_write(a.get(), n, 77u, shape, stream.get());
+      EXPECT_EQ(pattern_mismatches(a.get(), n, 77u, stream.get()), 0u) << "write unroll " << unroll << " hint " << hint;
+      // copy
+      k::fill_pattern(b.get(), n, 5u, stream.get());
+      CEILINGS_CUDA_CHECK(cudaMemsetAsync(a.get(), 0, a.bytes(), stream.get()));
+      k::hbm_copy(a.get(), b.get(), n, shape, stream.get());
+      EXPECT_EQ(pattern_mismatches(a.get(), n, 5u, stream.get()), 0u) << "copy unroll " << unroll << " hint " << hint;
+      // read: two launches add twice the closed-form sum
+      CEILINGS_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, sizeof(std::uint32_t), stream.get()));
+      k::hbm_read(b.get(), n, sum.get(), shape, stream.get());
+      k::hbm_read(b.get(), n, sum.get(), shape, stream.get());
+      std::uint32_t got = 0;
+      CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, sum.get(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
+      stream.sync();
+      EXPECT_EQ(got, static_cast<std::uint32_t>(2ull * k::pattern_sum(n * 4, 5u)));
+      // triad
+      auto* af = reinterpret_cast<float4*>(a.get());
+      k::fill_pattern_floats(reinterpret_cast<float4*>(b.get()), n, 11u, stream.get());
+      k::fill_pattern_floats(reinterpret_cast<float4*>(c.get()), n, 13u, stream.get());
+      k::hbm_triad(af, reinterpret_cast<float4*>(b.get()), reinterpret_cast<float4*>(c.get()), 0.4375f, n, shape,
+                   stream.get());
+      bench::DeviceBuffer<unsigned long long> bad(1);
+      CEILINGS_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream.get()));
+      k::count_triad_mismatches(af, n, 11u, 13u, 0.4375f, bad.get(), stream.get());
+      unsigned long long h = 1;
+      CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&h, bad.get(), sizeof h, cudaMemcpyDeviceToHost, stream.get()));
+      stream.sync();
+      EXPECT_EQ(h, 0u) << "triad unroll " << unroll << " hint " << hint;
+      CEILINGS_CUDA_CHECK(cudaGetLastError());
+    }
+}
+
+// 1 MiB, an odd count that leaves a ragged tail, and 256 MiB.
+INSTANTIATE_TEST_SUITE_P(Sizes, HbmKernels, ::testing::Values(std::size_t{1} << 16, std::size_t{1000003},
+                                                              std::size_t{1} << 24));
+
+TEST(HbmVerification, DetectsACorruptedWord) {
+  CEILINGS_REQUIRE_GPU();
+  const std::size_t n = 1 << 16;
+  bench::Stream stream;
+  bench::DeviceBuffer<uint4> a(n);
+  k::fill_pattern(a.get(), n, 9u, stream.get());
+  const std::uint32_t wrong = 12345u;
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(reinterpret_cast<std::uint32_t*>(a.get()) + 4321, &wrong, sizeof wrong,
+                                      cudaMemcpyHostToDevice, stream.get()));
+  EXPECT_EQ(pattern_mismatches(a.get(), n, 9u, stream.get()), 1u);
+}
+
+TEST(BenchSmoke, MeasureWritesAVerifiedHbmProfile) {
+  CEILINGS_REQUIRE_GPU();
+  const std::string dir = ceilings::test::scratch_dir("gpu_bench_smoke");
+  const auto r = ceilings::test::run_cli(
+      {"measure", "--quick", "--filter", "hbm/copy/threads:512", "--out", dir + "/p.profile.json",
+       "--bench-arg=--ceilings_max_samples=5"},
+      {}, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const Profile p = read_profile(dir + "/p.profile.json");
+  const Ceiling* c = p.find("hbm.copy");
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->verified);
+  EXPECT_GT(c->value, 1e11);  // any working GPU copies faster than 100 GB/s
+  EXPECT_TRUE(std::filesystem::exists(dir + "/p.bench.json"));
+}
+
+}  // namespace
