@@ -34,7 +34,7 @@ std::string rules_text(const Deviation& d) {
 Table findings_table(const FleetInput& in, const std::vector<FleetGroup>& groups, bool with_group) {
   Table t;
   if (with_group) t.columns.push_back("group");
-  for (const char* c : {"host", "gpu", "uuid", "pci bus id", "ceiling", "value", "group median", "below median",
+  for (const char* c : {"host", "gpu", "uuid", "pci bus id", "ceiling", "value", "group median", "worse than median",
                         "z", "rule"})
     t.columns.push_back(c);
   t.right_aligned.assign(t.columns.size(), false);
