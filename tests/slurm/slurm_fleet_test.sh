@@ -37,6 +37,7 @@ stop_pidfile() {  # TERM, then KILL after 5 s, the process whose pid a daemon wr
 }
 cleanup() {
   local rc=$?
+  trap '' INT TERM  # a second signal must not cut the cleanup short and leave daemons behind
   stop_pidfile "$work/slurmd.pid"
   stop_pidfile "$work/slurmctld.pid"
   stop_pidfile "$work/munged.pid"
@@ -49,6 +50,10 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+# If this script is killed outright (SIGKILL from a test timeout), a guard in its own session stops the daemons.
+setsid bash -c "while kill -0 $$ 2>/dev/null; do sleep 1; done
+  for d in slurmd slurmctld munged; do [ -s '$work/'\$d.pid ] && kill -KILL \$(cat '$work/'\$d.pid) 2>/dev/null; done
+  rm -rf '$work'" </dev/null >/dev/null 2>&1 &
 
 # A private munged (own socket, pid, log and seed files) so a munged already running is left alone.
 timeout 20 munged --force --socket="$work/munge.sock" --pid-file="$work/munged.pid" --log-file="$work/munged.log" \
