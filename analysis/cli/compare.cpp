@@ -1,0 +1,43 @@
+// `ceilings compare A B ...`: profiles and datasheet entries side by side, ceilings as rows.
+#include "ceilings/compare.hpp"
+
+#include <iostream>
+
+#include "subcommand.hpp"
+
+namespace {
+
+using namespace ceilings;
+
+struct CompareOptions {
+  std::vector<std::string> devices;
+  std::string format = "table";
+};
+
+cli::Runner setup(CLI::App& app) {
+  auto o = std::make_shared<CompareOptions>();
+  app.add_option("devices", o->devices, "Profile files and/or datasheet names (`ceilings specs` lists them)")
+      ->required();
+  app.add_option("--format", o->format, "table | markdown | csv | json")->capture_default_str();
+  return [o] {
+    const Format format = parse_format(o->format);
+    std::vector<CompareDevice> devices;
+    for (const auto& d : o->devices) devices.push_back(load_compare_device(d));
+    const Comparison c = compare_devices(std::move(devices));
+    if (format == Format::kJson) {
+      std::cout << comparison_json(c).dump(2) << "\n";
+    } else {
+      std::cout << render(comparison_table(c), format);
+      if (format == Format::kTable)
+        std::cout
+            << "meas/ds: measured / datasheet; \"vs\" columns: relative to the first device, measured to measured "
+               "when both were measured, else datasheet to datasheet; memory.capacity \"measured\" is what the "
+               "driver reports\n";
+    }
+    return 0;
+  };
+}
+
+CEILINGS_SUBCOMMAND("compare", "Compare profiles and datasheet entries: ceilings as rows, devices as columns", setup);
+
+}  // namespace

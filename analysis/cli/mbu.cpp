@@ -1,0 +1,128 @@
+// `ceilings mbu`: memory bandwidth utilization of a decode loop (bytes read per step / TPOT) against
+// given, measured (hbm.*) and datasheet bandwidth side by side.
+#include <iostream>
+
+#include "ceilings/table.hpp"
+#include "ceilings/units.hpp"
+#include "ceilings/utilization.hpp"
+#include "subcommand.hpp"
+#include "workload_options.hpp"
+
+namespace {
+
+using namespace ceilings;
+
+struct MbuOptions {
+  cli::ModelOptions model;
+  cli::PeakOptions peaks;
+  cli::OptNumber batch, context, tpot_ms, gpus, peak_bw_gbps, kv_bytes_per_token;
+  std::string weight_dtype = "bf16", kv_dtype = "bf16", ceiling;
+  bool json = false;
+};
+
+int run(const MbuOptions& o) {
+  if (!o.tpot_ms.given()) throw InputError("--tpot-ms is missing");
+  const double batch = o.batch.given() ? o.batch.value : 1.0;
+  const double gpus = o.gpus.given() ? o.gpus.value : 1.0;
+  if (!(batch >= 1) || std::floor(batch) != batch) throw InputError("--batch must be a positive whole number");
+  if (!(gpus >= 1) || std::floor(gpus) != gpus) throw InputError("--gpus must be a positive whole number");
+  const double wb = dtype_bytes(o.weight_dtype), kb = dtype_bytes(o.kv_dtype);
+  MbuInput in;
+  in.tpot_s = o.tpot_ms.value * 1e-3;
+  in.gpus = gpus;
+  std::string kv_note;
+  double context = 0;
+  if (o.context.given()) {
+    context = o.context.value;
+    if (!(context >= 1)) throw InputError("--context must be at least 1");
+  }
+  if (o.model.from_params() && !o.model.from_config()) {
+    if (!(o.model.params.value > 0)) throw InputError("--params must be a positive number");
+    in.weight_bytes = o.model.params.value * wb;
+    if (o.kv_bytes_per_token.given()) {
+      if (!(o.kv_bytes_per_token.value >= 0)) throw InputError("--kv-bytes-per-token must not be negative");
+      if (!o.context.given()) throw InputError("--context is missing (needed with --kv-bytes-per-token)");
+      in.kv_bytes = batch * context * o.kv_bytes_per_token.value;
+    } else {
+      kv_note = "KV cache not counted: --params gives no attention shape (add --kv-bytes-per-token and --context)";
+    }
+  } else {
+    if (o.kv_bytes_per_token.given())
+      throw InputError("--kv-bytes-per-token goes with --params; a model config has its own");
+    const ModelConfig m = *o.model.model();
+    if (!o.context.given()) throw InputError("--context is missing (tokens in the KV cache per sequence)");
+    in.weight_bytes = decode_weight_bytes(m, batch, wb);
+    in.kv_bytes = batch * cached_tokens(m, context) * kv_bytes_per_token(m, kb);
+    if (m.sliding_window && context > static_cast<double>(*m.sliding_window))
+      kv_note = "KV cache capped at the sliding window of " + std::to_string(*m.sliding_window) + " tokens";
+    if (m.is_moe())
+      kv_note += std::string(kv_note.empty() ? "" : "; ") +
+                 "MoE weights: expected distinct experts per layer at this batch, uniform routing";
+  }
+  const auto profile = o.peaks.read();
+  std::optional<double> given;
+  if (o.peak_bw_gbps.given()) given = o.peak_bw_gbps.value * 1e9;
+  const auto peaks =
+      bandwidth_peaks(given, profile ? &*profile : nullptr, o.peaks.profile,
+                      o.ceiling.empty() ? std::nullopt : std::optional<std::string>(o.ceiling), o.peaks.gpu_name());
+  const MbuResult r = compute_mbu(in, peaks);
+  if (o.json) {
+    json ps = json::array();
+    for (const auto& u : r.peaks)
+      ps.push_back(
+          {{"source", u.peak.source}, {"label", u.peak.label}, {"bytes_per_s", u.peak.value}, {"mbu", u.model}});
+    json out = {{"mbu", r.peaks[0].model},
+                {"bytes_per_step", r.bytes_per_step},
+                {"weight_bytes_per_step", in.weight_bytes},
+                {"kv_bytes_per_step", in.kv_bytes},
+                {"achieved_bytes_per_s", r.achieved_bytes_per_s_per_gpu},
+                {"achieved_bytes_per_s_total", r.achieved_bytes_per_s},
+                {"tpot_s", in.tpot_s},
+                {"batch", batch},
+                {"context", context},
+                {"gpus", gpus},
+                {"weight_dtype", o.weight_dtype},
+                {"kv_dtype", o.kv_dtype},
+                {"primary_peak", r.peaks[0].peak.source},
+                {"peaks", ps}};
+    if (!kv_note.empty()) out["note"] = kv_note;
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "bytes read per decode step: " << format_quantity(r.bytes_per_step, "B", 4) << " = weights ("
+            << o.weight_dtype << ") " << format_quantity(in.weight_bytes, "B", 4) << " + KV cache (" << o.kv_dtype
+            << ", batch " << batch << ", context " << context << ") " << format_quantity(in.kv_bytes, "B", 4) << "\n";
+  if (!kv_note.empty()) std::cout << kv_note << "\n";
+  std::cout << "achieved: " << format_quantity(r.achieved_bytes_per_s_per_gpu, "B/s", 4) << " per GPU (" << gpus
+            << " GPUs, TPOT " << format_quantity(in.tpot_s, "s") << ")\n";
+  Table t;
+  t.columns = {"peak source", "peak", "what", "MBU"};
+  t.right_aligned = {false, true, false, true};
+  for (const auto& u : r.peaks)
+    t.add_row({u.peak.source, format_quantity(u.peak.value, "B/s"), u.peak.label, format_percent(u.model)});
+  std::cout << render(t, Format::kTable);
+  return 0;
+}
+
+cli::Runner setup(CLI::App& app) {
+  auto o = std::make_shared<MbuOptions>();
+  o->model.add(app);
+  o->peaks.add(app);
+  cli::add_number(app, o->batch, "--batch", "Sequences decoded together (default 1)");
+  cli::add_number(app, o->context, "--context", "Tokens in each sequence's KV cache");
+  cli::add_number(app, o->tpot_ms, "--tpot-ms", "Time per output token (one decode step), ms");
+  cli::add_number(app, o->gpus, "--gpus", "Tensor-parallel GPUs sharing the step (default 1)");
+  cli::add_number(app, o->peak_bw_gbps, "--peak-bw-gbps", "A given bandwidth peak, GB/s per GPU");
+  cli::add_number(app, o->kv_bytes_per_token, "--kv-bytes-per-token", "KV bytes per token (with --params)");
+  app.add_option("--weight-dtype", o->weight_dtype, "Weight storage: bf16 | fp16 | fp8 | int8 | fp4 | int4")
+      ->capture_default_str();
+  app.add_option("--kv-dtype", o->kv_dtype, "KV-cache storage: bf16 | fp16 | fp8 | int8")->capture_default_str();
+  app.add_option("--ceiling", o->ceiling, "Profile ceiling to use (default hbm.read, else hbm.copy)");
+  app.add_flag("--json", o->json, "Print JSON");
+  return [o] { return run(*o); };
+}
+
+CEILINGS_SUBCOMMAND("mbu", "Memory bandwidth utilization (MBU) of decoding against measured and datasheet bandwidth",
+                    setup);
+
+}  // namespace

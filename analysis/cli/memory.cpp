@@ -1,0 +1,169 @@
+// `ceilings memory`: per-GPU memory for training (weights, gradients, Adam state, activations) or inference
+// (weights, KV cache), and whether it fits the device of a profile or a datasheet entry.
+#include "ceilings/memory.hpp"
+
+#include <iostream>
+
+#include "ceilings/specs.hpp"
+#include "ceilings/table.hpp"
+#include "ceilings/units.hpp"
+#include "subcommand.hpp"
+#include "workload_options.hpp"
+
+namespace {
+
+using namespace ceilings;
+
+struct MemoryOptions {
+  cli::ModelOptions model;
+  cli::PeakOptions device;
+  std::string mode, recompute = "none", weight_dtype = "bf16", kv_dtype = "bf16";
+  cli::OptNumber batch, seq, context;
+  int tp = 1, pp = 1, dp = 1, zero = 0;
+  bool sp = false, json = false;
+};
+
+int run(const MemoryOptions& o) {
+  if (o.mode != "train" && o.mode != "infer") throw InputError("--mode must be train or infer");
+  const double batch = o.batch.given() ? o.batch.value : 1.0;
+  if (!(batch >= 1) || std::floor(batch) != batch) throw InputError("--batch must be a positive whole number");
+  MemoryEstimate est;
+  std::vector<std::string> notes;
+  json inputs = {{"mode", o.mode}, {"batch", batch}, {"tp", o.tp}};
+  if (o.mode == "train") {
+    if (o.context.given()) throw InputError("--context is for --mode infer; training takes --seq");
+    TrainMemoryInput in;
+    in.micro_batch = batch;
+    in.tp = o.tp;
+    in.pp = o.pp;
+    in.dp = o.dp;
+    in.zero_stage = o.zero;
+    in.sequence_parallel = o.sp;
+    in.recompute = parse_recompute(o.recompute);
+    if (o.model.from_params() && !o.model.from_config()) {
+      in.params = o.model.params.value;
+      notes.push_back(
+          "activations not estimated: --params gives no layer shape (use --hf-config or --layers/--hidden/--heads)");
+    } else {
+      in.model = o.model.model();
+      in.params = static_cast<double>(count_params(*in.model).total);
+      if (!o.seq.given()) throw InputError("--seq is missing (training sequence length, for activations)");
+      in.seq = o.seq.value;
+      notes.push_back(
+          "activations: Korthikanti et al. 2022 Table 2 (16-bit, GPT-style layer with a 4h MLP and "
+          "dropout); other layer shapes are approximate; embeddings and logits not included");
+    }
+    est = train_memory(in);
+    notes.push_back(
+        "weights + gradients + optimizer: mixed-precision Adam, 16 bytes per parameter (ZeRO paper), "
+        "split over tp*pp, and over dp by ZeRO stage " +
+        std::to_string(o.zero));
+    inputs.update({{"seq", in.seq},
+                   {"pp", o.pp},
+                   {"dp", o.dp},
+                   {"zero", o.zero},
+                   {"sequence_parallel", o.sp},
+                   {"recompute", recompute_name(in.recompute)},
+                   {"params", in.params}});
+  } else {
+    if (o.seq.given()) throw InputError("--seq is for --mode train; inference takes --context");
+    if (o.model.from_params() && !o.model.from_config())
+      throw InputError("--mode infer needs the model's attention shape: use --hf-config or --layers/--hidden/--heads");
+    InferMemoryInput in;
+    in.model = *o.model.model();
+    in.batch = batch;
+    if (!o.context.given()) throw InputError("--context is missing (tokens per sequence in the KV cache)");
+    in.context = o.context.value;
+    in.weight_bytes = dtype_bytes(o.weight_dtype);
+    in.kv_bytes = dtype_bytes(o.kv_dtype);
+    in.tp = o.tp;
+    est = infer_memory(in);
+    notes.push_back("weights " + o.weight_dtype + " split over tp; KV cache " + o.kv_dtype +
+                    ", batch * context * bytes per token; activations and framework overhead not included");
+    inputs.update({{"context", in.context}, {"weight_dtype", o.weight_dtype}, {"kv_dtype", o.kv_dtype}});
+  }
+  struct Device {
+    std::string source, name;
+    double bytes;
+  };
+  std::vector<Device> devices;
+  if (const auto p = o.device.read()) {
+    if (p->device.memory_bytes == 0) throw InputError("profile " + o.device.profile + " has no device.memory_bytes");
+    devices.push_back({"profile", p->device.name + " (profile)", static_cast<double>(p->device.memory_bytes)});
+  }
+  if (!o.device.gpu.empty()) {
+    const GpuSpec& s = resolve_gpu(o.device.gpu);
+    devices.push_back({"datasheet", s.name, s.memory_bytes});
+  }
+  if (o.json) {
+    json out = {{"weights_bytes", est.weights},
+                {"gradients_bytes", est.gradients},
+                {"optimizer_bytes", est.optimizer},
+                {"activations_bytes", est.activations},
+                {"kv_cache_bytes", est.kv_cache},
+                {"total_bytes", est.total()},
+                {"activations_estimated", est.activations_estimated},
+                {"per", "GPU"},
+                {"inputs", inputs},
+                {"notes", notes}};
+    out["devices"] = json::array();
+    for (const Device& d : devices)
+      out["devices"].push_back({{"source", d.source},
+                                {"name", d.name},
+                                {"memory_bytes", d.bytes},
+                                {"fits", est.total() <= d.bytes},
+                                {"headroom_bytes", d.bytes - est.total()}});
+    std::cout << out.dump(2) << "\n";
+    return devices.empty() ||
+                   std::all_of(devices.begin(), devices.end(), [&](const Device& d) { return est.total() <= d.bytes; })
+               ? 0
+               : 1;
+  }
+  Table t;
+  t.columns = {"per GPU", "bytes"};
+  t.right_aligned = {false, true};
+  t.add_row({"weights", format_quantity(est.weights, "B", 4)});
+  if (o.mode == "train") {
+    t.add_row({"gradients", format_quantity(est.gradients, "B", 4)});
+    t.add_row({"optimizer state", format_quantity(est.optimizer, "B", 4)});
+    t.add_row({"activations", est.activations_estimated ? format_quantity(est.activations, "B", 4) : "not estimated"});
+  } else {
+    t.add_row({"KV cache", format_quantity(est.kv_cache, "B", 4)});
+  }
+  t.add_row({"total", format_quantity(est.total(), "B", 4)});
+  std::cout << render(t, Format::kTable);
+  for (const auto& n : notes) std::cout << "note: " << n << "\n";
+  bool all_fit = true;
+  for (const Device& d : devices) {
+    const bool fits = est.total() <= d.bytes;
+    all_fit = all_fit && fits;
+    std::cout << (fits ? "fits" : "does NOT fit") << " on " << d.name << " [" << d.source
+              << "]: " << format_quantity(d.bytes, "B", 4) << ", " << (fits ? "headroom " : "short by ")
+              << format_quantity(std::fabs(d.bytes - est.total()), "B", 4) << "\n";
+  }
+  return all_fit ? 0 : 1;  // a verdict: does not fit
+}
+
+cli::Runner setup(CLI::App& app) {
+  auto o = std::make_shared<MemoryOptions>();
+  o->model.add(app);
+  o->device.add(app);
+  app.add_option("--mode", o->mode, "train | infer")->required();
+  cli::add_number(app, o->batch, "--batch", "Micro-batch (train) or concurrent sequences (infer); default 1");
+  cli::add_number(app, o->seq, "--seq", "Training sequence length");
+  cli::add_number(app, o->context, "--context", "Inference: tokens per sequence in the KV cache");
+  app.add_option("--tp", o->tp, "Tensor-parallel degree")->capture_default_str();
+  app.add_option("--pp", o->pp, "Pipeline-parallel degree (train)")->capture_default_str();
+  app.add_option("--dp", o->dp, "Data-parallel degree (train, for ZeRO)")->capture_default_str();
+  app.add_option("--zero", o->zero, "ZeRO stage 0-3 (train)")->capture_default_str();
+  app.add_flag("--sp", o->sp, "Sequence parallelism (train, with --tp)");
+  app.add_option("--recompute", o->recompute, "none | selective | full (train)")->capture_default_str();
+  app.add_option("--weight-dtype", o->weight_dtype, "Inference weight storage")->capture_default_str();
+  app.add_option("--kv-dtype", o->kv_dtype, "Inference KV-cache storage")->capture_default_str();
+  app.add_flag("--json", o->json, "Print JSON");
+  return [o] { return run(*o); };
+}
+
+CEILINGS_SUBCOMMAND("memory", "Training or inference memory per GPU, and whether it fits a device", setup);
+
+}  // namespace

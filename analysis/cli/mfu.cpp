@@ -1,0 +1,121 @@
+// `ceilings mfu`: model and hardware FLOP utilization of a training run against given, measured
+// (gemm.<dtype>) and datasheet peaks side by side.
+#include <iostream>
+
+#include "ceilings/table.hpp"
+#include "ceilings/units.hpp"
+#include "ceilings/utilization.hpp"
+#include "subcommand.hpp"
+#include "workload_options.hpp"
+
+namespace {
+
+using namespace ceilings;
+
+struct MfuOptions {
+  cli::ModelOptions model;
+  cli::PeakOptions peaks;
+  cli::OptNumber seq, global_batch, iter_time, tokens_per_sec, gpus, peak_tflops;
+  std::string dtype = "bf16", recompute = "none", attention = "noncausal";
+  bool json = false;
+};
+
+json peaks_json(const std::vector<PeakUtilization>& us) {
+  json out = json::array();
+  for (const auto& u : us)
+    out.push_back({{"source", u.peak.source},
+                   {"label", u.peak.label},
+                   {"flops_per_s", u.peak.value},
+                   {"mfu", u.model},
+                   {"hfu", u.hardware}});
+  return out;
+}
+
+int run(const MfuOptions& o) {
+  if (!o.seq.given()) throw InputError("--seq is missing");
+  if (!o.gpus.given()) throw InputError("--gpus is missing");
+  MfuInput in;
+  in.shape = o.model.shape();
+  in.seq = o.seq.value;
+  in.gpus = o.gpus.value;
+  if (!(in.gpus >= 1) || std::floor(in.gpus) != in.gpus) throw InputError("--gpus must be a positive whole number");
+  in.attention = parse_attention_convention(o.attention);
+  in.recompute = parse_recompute(o.recompute);
+  const bool by_batch = o.global_batch.given() || o.iter_time.given();
+  if (by_batch && o.tokens_per_sec.given())
+    throw InputError("--tokens-per-sec and --global-batch/--iter-time are alternatives: give one throughput");
+  if (o.tokens_per_sec.given()) {
+    in.tokens_per_s = o.tokens_per_sec.value;
+    in.throughput_inputs = "--tokens-per-sec";
+  } else if (by_batch) {
+    if (!o.global_batch.given()) throw InputError("--global-batch is missing (needed with --iter-time)");
+    if (!o.iter_time.given()) throw InputError("--iter-time is missing (needed with --global-batch)");
+    if (!(o.global_batch.value > 0)) throw InputError("--global-batch must be a positive number");
+    if (!(o.iter_time.value > 0)) throw InputError("--iter-time must be a positive number");
+    in.tokens_per_s = o.global_batch.value * o.seq.value / o.iter_time.value;
+    in.throughput_inputs = "--global-batch * --seq / --iter-time";
+  } else {
+    throw InputError("no throughput given: use --global-batch B --iter-time SECONDS, or --tokens-per-sec X");
+  }
+  const auto profile = o.peaks.read();
+  std::optional<double> given;
+  if (o.peak_tflops.given()) given = o.peak_tflops.value * 1e12;
+  const auto peaks = compute_peaks(given, profile ? &*profile : nullptr, o.peaks.profile, o.peaks.gpu_name(), o.dtype);
+  const MfuResult r = compute_mfu(in, peaks);
+  if (o.json) {
+    json out = {{"mfu", r.peaks[0].model},
+                {"hfu", r.peaks[0].hardware},
+                {"achieved_flops_per_gpu", r.achieved_flops_per_gpu},
+                {"achieved_hardware_flops_per_gpu", r.achieved_hardware_flops_per_gpu},
+                {"model_flops_per_token", r.model_flops_per_token},
+                {"hardware_flops_per_token", r.hardware_flops_per_token},
+                {"tokens_per_s", in.tokens_per_s},
+                {"gpus", in.gpus},
+                {"seq", in.seq},
+                {"dtype", o.dtype},
+                {"convention", o.attention == "causal" ? "causal" : "noncausal"},
+                {"convention_description", convention_name(in.attention)},
+                {"recompute", recompute_name(in.recompute)},
+                {"primary_peak", r.peaks[0].peak.source},
+                {"peaks", peaks_json(r.peaks)}};
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "FLOP convention: " << convention_name(in.attention) << "; recompute " << recompute_name(in.recompute)
+            << "\n";
+  std::cout << "model FLOPs per token " << format_quantity(r.model_flops_per_token, "FLOP", 4) << ", hardware "
+            << format_quantity(r.hardware_flops_per_token, "FLOP", 4) << "; " << format_fixed(in.tokens_per_s, 0)
+            << " tokens/s on " << in.gpus << " GPUs\n";
+  std::cout << "achieved per GPU: " << format_quantity(r.achieved_flops_per_gpu, "FLOP/s", 4) << " model, "
+            << format_quantity(r.achieved_hardware_flops_per_gpu, "FLOP/s", 4) << " hardware\n";
+  Table t;
+  t.columns = {"peak source", "peak", "what", "MFU", "HFU"};
+  t.right_aligned = {false, true, false, true, true};
+  for (const auto& u : r.peaks)
+    t.add_row({u.peak.source, format_quantity(u.peak.value, "FLOP/s"), u.peak.label, format_percent(u.model),
+               format_percent(u.hardware)});
+  std::cout << render(t, Format::kTable);
+  return 0;
+}
+
+cli::Runner setup(CLI::App& app) {
+  auto o = std::make_shared<MfuOptions>();
+  o->model.add(app);
+  o->peaks.add(app);
+  cli::add_number(app, o->seq, "--seq", "Sequence length (tokens)");
+  cli::add_number(app, o->global_batch, "--global-batch", "Sequences per iteration (all GPUs)");
+  cli::add_number(app, o->iter_time, "--iter-time", "Seconds per iteration");
+  cli::add_number(app, o->tokens_per_sec, "--tokens-per-sec", "Trained tokens per second (all GPUs)");
+  cli::add_number(app, o->gpus, "--gpus", "GPUs the job runs on");
+  cli::add_number(app, o->peak_tflops, "--peak-tflops", "A given peak, TFLOP/s per GPU");
+  app.add_option("--dtype", o->dtype, "Data type of the peak (gemm.<dtype> in the profile)")->capture_default_str();
+  app.add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
+      ->capture_default_str();
+  app.add_option("--attention", o->attention, "FLOP convention: noncausal | causal")->capture_default_str();
+  app.add_flag("--json", o->json, "Print JSON");
+  return [o] { return run(*o); };
+}
+
+CEILINGS_SUBCOMMAND("mfu", "Model and hardware FLOP utilization (MFU/HFU) against measured and datasheet peaks", setup);
+
+}  // namespace

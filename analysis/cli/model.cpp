@@ -1,0 +1,81 @@
+// `ceilings model --hf-config FILE`: parameters, FLOPs per token and KV-cache bytes of a Hugging Face model.
+#include "ceilings/model.hpp"
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "ceilings/table.hpp"
+#include "ceilings/units.hpp"
+#include "subcommand.hpp"
+
+namespace {
+
+struct ModelOptions {
+  std::string config;
+  double seq = 4096;
+  std::string kv_dtype = "bf16";
+  std::string attention = "noncausal";
+  bool json = false;
+};
+
+std::string count(std::int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+ceilings::cli::Runner setup(CLI::App& app) {
+  auto o = std::make_shared<ModelOptions>();
+  app.add_option("--hf-config", o->config, "Hugging Face config.json")->required();
+  app.add_option("--seq", o->seq, "Sequence length for the attention FLOPs")->capture_default_str();
+  app.add_option("--kv-dtype", o->kv_dtype, "KV-cache type: bf16 | fp16 | fp8 | int8 | fp32")->capture_default_str();
+  app.add_option("--attention", o->attention, "FLOP convention: noncausal | causal")->capture_default_str();
+  app.add_flag("--json", o->json, "Print JSON");
+  return [o] {
+    using namespace ceilings;
+    if (!(o->seq >= 1)) throw InputError("--seq must be at least 1");
+    const AttentionConvention conv = parse_attention_convention(o->attention);
+    dtype_bytes(o->kv_dtype);  // validates
+    const ModelConfig m = read_hf_config(o->config);
+    const json s = model_summary_json(m, o->seq, o->kv_dtype, conv);
+    if (o->json) {
+      std::cout << s.dump(2) << "\n";
+      return 0;
+    }
+    Table t;
+    t.columns = {"quantity", "value"};
+    t.right_aligned = {false, true};
+    t.add_row({"model", m.model_type + (m.architecture.empty() ? "" : " (" + m.architecture + ")")});
+    t.add_row({"layers / hidden / heads / kv heads / head dim",
+               std::to_string(m.layers) + " / " + std::to_string(m.hidden) + " / " + std::to_string(m.heads) + " / " +
+                   std::to_string(m.kv_heads) + " / " + std::to_string(m.head_dim)});
+    t.add_row({"attention", s["attention"].get<std::string>()});
+    t.add_row({"parameters, total", count(s["params_total"])});
+    t.add_row({"parameters, active per token", count(s["params_active"])});
+    t.add_row({"parameters, embedding", count(s["params_embedding"])});
+    t.add_row({"parameters, lm head", m.tied_embeddings ? "tied to the embedding" : count(s["params_lm_head"])});
+    if (s.contains("params_mtp")) t.add_row({"parameters, MTP module (not in total)", count(s["params_mtp"])});
+    std::ostringstream seq;
+    seq << "forward FLOPs per token at seq " << o->seq;
+    t.add_row({seq.str(), format_quantity(s["flops_per_token"].get<double>(), "FLOP", 4)});
+    t.add_row(
+        {"  of which attention scores", format_quantity(s["attention_flops_per_token"].get<double>(), "FLOP", 4)});
+    t.add_row({"training FLOPs per token (3x forward)",
+               format_quantity(s["training_flops_per_token"].get<double>(), "FLOP", 4)});
+    t.add_row(
+        {"KV cache per token (" + o->kv_dtype + ")", format_quantity(s["kv_bytes_per_token"].get<double>(), "B", 4)});
+    if (m.sliding_window) t.add_row({"sliding window (caps the KV cache)", std::to_string(*m.sliding_window)});
+    std::cout << render(t, Format::kTable);
+    std::cout << "FLOP convention: " << s["convention_description"].get<std::string>()
+              << "; N = matmul parameters per token (the input embedding lookup is not a matmul)\n";
+    return 0;
+  };
+}
+
+CEILINGS_SUBCOMMAND("model", "Parameters, FLOPs per token and KV-cache bytes from a Hugging Face config.json", setup);
+
+}  // namespace

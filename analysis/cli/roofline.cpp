@@ -1,0 +1,213 @@
+// `ceilings roofline`: compute and memory roofs of a measured profile next to the datasheet's, ridge points,
+// where workload points (or a model's prefill and decode steps) sit, and an SVG picture.
+#include "ceilings/roofline.hpp"
+
+#include <iostream>
+
+#include "ceilings/table.hpp"
+#include "ceilings/units.hpp"
+#include "subcommand.hpp"
+#include "workload_options.hpp"
+
+namespace {
+
+using namespace ceilings;
+
+struct RooflineOptions {
+  std::string profile, dtype = "bf16", memory, svg, hf_config, weight_dtype = "bf16", kv_dtype = "bf16";
+  std::string attention = "causal";
+  std::vector<std::string> points;
+  std::vector<double> batches;
+  cli::OptNumber context;
+  bool json = false;
+};
+
+std::string opt(const std::optional<double>& v, const std::string& unit) { return v ? format_quantity(*v, unit) : "-"; }
+
+std::string unit_of(const Roof& r) { return r.compute ? (r.name == "gemm.int8" ? "OP/s" : "FLOP/s") : "B/s"; }
+
+json side_json(const Placement::Side& s) {
+  if (!s.available) return nullptr;
+  return {{"attainable_flops_per_s", s.attainable},
+          {"bound_by", s.bound_by},
+          {"ridge_flop_per_byte", s.ridge},
+          {"side", s.memory_bound ? "memory-bound" : "compute-bound"},
+          {"time_floor_s", s.time_s}};
+}
+
+json placement_json(const std::string& name, double flops, double bytes, const Placement& p) {
+  json j = {{"name", name}, {"flops", flops}, {"bytes", bytes}, {"intensity", p.intensity}};
+  j["measured"] = side_json(p.measured);
+  j["datasheet"] = side_json(p.datasheet);
+  // Flattened for the common case: against the measured roofs.
+  if (p.measured.available) {
+    j["bound_by"] = p.measured.bound_by;
+    j["attainable_flops_per_s"] = p.measured.attainable;
+    j["side"] = p.measured.memory_bound ? "memory-bound" : "compute-bound";
+  }
+  return j;
+}
+
+int run(const RooflineOptions& o) {
+  if (o.profile.empty()) throw InputError("--profile is missing");
+  const Profile profile = read_profile(o.profile);
+  const Roofline r =
+      roofline_from_profile(profile, o.dtype, o.memory.empty() ? std::nullopt : std::optional<std::string>(o.memory));
+  std::vector<Point> points;
+  for (const auto& t : o.points) points.push_back(parse_point(t));
+  std::optional<LlmView> llm;
+  if (!o.hf_config.empty()) {
+    if (!o.context.given()) throw InputError("--context is missing (needed with --hf-config)");
+    std::vector<double> batches = o.batches.empty() ? std::vector<double>{1, 8, 32, 128} : o.batches;
+    llm = llm_view(r, read_hf_config(o.hf_config), o.context.value, batches, dtype_bytes(o.weight_dtype),
+                   dtype_bytes(o.kv_dtype), parse_attention_convention(o.attention));
+  } else if (o.context.given() || !o.batches.empty()) {
+    throw InputError("--context and --batch place a model's steps: they need --hf-config");
+  }
+  std::vector<std::pair<std::string, Placement>> placed;
+  for (const Point& p : points) placed.emplace_back(p.name, place(r, p.flops, p.bytes));
+  if (llm)
+    for (const auto* steps : {&llm->prefill, &llm->decode})
+      for (const LlmStep& s : *steps) placed.emplace_back(s.name, s.placement);
+  if (!o.svg.empty()) write_file_atomic(o.svg, roofline_svg(r, placed));
+
+  const Roof& pc = r.compute_roof();
+  const Roof& pm = r.memory_roof();
+  auto ridge = [](std::optional<double> c, std::optional<double> m) -> std::optional<double> {
+    if (!c || !m) return std::nullopt;
+    return *c / *m;
+  };
+  if (o.json) {
+    json out = {{"device", profile.device.name}, {"dtype", o.dtype}, {"memory_level", r.memory_level}};
+    out["roofs"] = json::array();
+    for (const auto* roofs : {&r.compute, &r.memory})
+      for (const Roof& x : *roofs) {
+        json j = {{"name", x.name}, {"kind", x.compute ? "compute" : "memory"}, {"unit", unit_of(x)}};
+        j["measured"] = x.measured ? json(*x.measured) : json(nullptr);
+        j["datasheet"] = x.datasheet ? json(*x.datasheet) : json(nullptr);
+        const auto rm = x.compute ? ridge(x.measured, pm.measured) : ridge(pc.measured, x.measured);
+        const auto rd = x.compute ? ridge(x.datasheet, pm.datasheet) : ridge(pc.datasheet, x.datasheet);
+        j["ridge_measured"] = rm ? json(*rm) : json(nullptr);
+        j["ridge_datasheet"] = rd ? json(*rd) : json(nullptr);
+        out["roofs"].push_back(j);
+      }
+    out["points"] = json::array();
+    for (std::size_t i = 0; i < points.size(); ++i)
+      out["points"].push_back(placement_json(points[i].name, points[i].flops, points[i].bytes, placed[i].second));
+    if (llm) {
+      json l = {{"context", o.context.value},
+                {"weight_dtype", o.weight_dtype},
+                {"kv_dtype", o.kv_dtype},
+                {"decode_intensity_limit", llm->decode_intensity_limit},
+                {"counts_kv_traffic", llm->has_kv_traffic}};
+      for (const char* key : {"prefill", "decode"}) {
+        l[key] = json::array();
+        for (const LlmStep& s : std::string(key) == "prefill" ? llm->prefill : llm->decode) {
+          json j = placement_json(s.name, s.flops, s.bytes, s.placement);
+          j["batch"] = s.batch;
+          j["kv_bytes"] = s.kv_bytes;
+          if (std::string(key) == "decode") {
+            j["tpot_floor_s"] = s.placement.measured.available ? json(s.placement.measured.time_s) : json(nullptr);
+            j["tpot_floor_datasheet_s"] =
+                s.placement.datasheet.available ? json(s.placement.datasheet.time_s) : json(nullptr);
+          }
+          l[key].push_back(j);
+        }
+      }
+      l["compute_bound_from_batch"] = llm->crossover_measured ? json(*llm->crossover_measured) : json(nullptr);
+      l["compute_bound_from_batch_datasheet"] =
+          llm->crossover_datasheet ? json(*llm->crossover_datasheet) : json(nullptr);
+      out["llm"] = l;
+    }
+    if (!o.svg.empty()) out["svg"] = o.svg;
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+
+  std::cout << r.title << "; classification against " << pc.name << " and " << pm.name << "\n";
+  Table roofs;
+  roofs.columns = {"roof", "kind", "measured", "datasheet", "measured/datasheet", "ridge measured", "ridge datasheet"};
+  roofs.right_aligned = {false, false, true, true, true, true, true};
+  for (const auto* list : {&r.compute, &r.memory})
+    for (const Roof& x : *list) {
+      const auto rm = x.compute ? ridge(x.measured, pm.measured) : ridge(pc.measured, x.measured);
+      const auto rd = x.compute ? ridge(x.datasheet, pm.datasheet) : ridge(pc.datasheet, x.datasheet);
+      roofs.add_row({x.name, x.compute ? "compute" : "memory", opt(x.measured, unit_of(x)),
+                     opt(x.datasheet, unit_of(x)),
+                     x.measured && x.datasheet ? format_percent(*x.measured / *x.datasheet) : "-",
+                     rm ? format_fixed(*rm, 1) + " FLOP/B" : "-", rd ? format_fixed(*rd, 1) + " FLOP/B" : "-"});
+    }
+  std::cout << render(roofs, Format::kTable);
+  auto point_table = [&](const std::string& what, bool tpot) {
+    Table t;
+    t.columns = {what,
+                 "FLOPs",
+                 "bytes",
+                 "FLOP/B",
+                 "bound by (measured)",
+                 "attainable",
+                 "side",
+                 tpot ? "TPOT floor" : "time floor",
+                 tpot ? "TPOT floor (datasheet)" : "time floor (datasheet)"};
+    t.right_aligned = {false, true, true, true, false, true, false, true, true};
+    return t;
+  };
+  auto add = [&](Table& t, const std::string& name, double flops, double bytes, const Placement& p) {
+    const auto& m = p.measured;
+    t.add_row({name, format_quantity(flops, "FLOP"), format_quantity(bytes, "B"), format_fixed(p.intensity, 2),
+               m.available ? m.bound_by : "-", m.available ? format_quantity(m.attainable, "FLOP/s") : "-",
+               m.available ? (m.memory_bound ? "memory-bound" : "compute-bound") : "-",
+               m.available ? format_quantity(m.time_s, "s") : "-",
+               p.datasheet.available ? format_quantity(p.datasheet.time_s, "s") : "-"});
+  };
+  if (!points.empty()) {
+    Table t = point_table("point", false);
+    for (std::size_t i = 0; i < points.size(); ++i)
+      add(t, points[i].name, points[i].flops, points[i].bytes, placed[i].second);
+    std::cout << "\n" << render(t, Format::kTable);
+  }
+  if (llm) {
+    Table t = point_table("step", true);
+    for (const LlmStep& s : llm->prefill) add(t, s.name, s.flops, s.bytes, s.placement);
+    for (const LlmStep& s : llm->decode) add(t, s.name, s.flops, s.bytes, s.placement);
+    std::cout << "\nLLM view, context " << o.context.value << ", weights " << o.weight_dtype << ", KV cache "
+              << o.kv_dtype << " (decode bytes count the KV cache read every step; prefill uses the " << o.attention
+              << " FLOP convention)\n"
+              << render(t, Format::kTable);
+    auto say = [&](const char* which, const std::optional<double>& b) {
+      std::cout << "decode becomes compute-bound (" << which << " roofs): ";
+      if (b)
+        std::cout << "from batch " << format_fixed(*b, 0) << "\n";
+      else
+        std::cout << "never: KV-cache reads grow with the batch, so intensity tops out at "
+                  << format_fixed(llm->decode_intensity_limit, 1) << " FLOP/B, below the ridge\n";
+    };
+    say("measured", llm->crossover_measured);
+    if (pc.datasheet && pm.datasheet) say("datasheet", llm->crossover_datasheet);
+  }
+  if (!o.svg.empty()) std::cout << "wrote " << o.svg << "\n";
+  return 0;
+}
+
+cli::Runner setup(CLI::App& app) {
+  auto o = std::make_shared<RooflineOptions>();
+  app.add_option("--profile", o->profile, "Measured profile")->required();
+  app.add_option("--dtype", o->dtype, "Compute roof used to classify (gemm.<dtype>)")->capture_default_str();
+  app.add_option("--memory", o->memory, "Memory roof used to classify (default hbm.read, else hbm.copy)");
+  app.add_option("--point", o->points, "NAME:FLOPS:BYTES, repeatable");
+  app.add_option("--svg", o->svg, "Write the roofline picture here");
+  app.add_option("--hf-config", o->hf_config, "LLM view: Hugging Face config.json");
+  cli::add_number(app, o->context, "--context", "LLM view: tokens per sequence");
+  app.add_option("--batch", o->batches, "LLM view: batch sizes (default 1 8 32 128)");
+  app.add_option("--weight-dtype", o->weight_dtype, "LLM view: weight storage")->capture_default_str();
+  app.add_option("--kv-dtype", o->kv_dtype, "LLM view: KV-cache storage")->capture_default_str();
+  app.add_option("--attention", o->attention, "LLM view, prefill FLOP convention: causal | noncausal")
+      ->capture_default_str();
+  app.add_flag("--json", o->json, "Print JSON");
+  return [o] { return run(*o); };
+}
+
+CEILINGS_SUBCOMMAND("roofline", "Roofline of a profile: roofs, ridge points, points and an LLM's prefill/decode steps",
+                    setup);
+
+}  // namespace

@@ -1,0 +1,44 @@
+// `ceilings specs [NAME]`: the embedded datasheet table, or one entry with every figure and its source.
+#include "ceilings/specs.hpp"
+
+#include <iostream>
+#include <memory>
+
+#include "subcommand.hpp"
+
+namespace {
+
+struct SpecsOptions {
+  std::string name;
+  std::string format = "table";
+};
+
+CEILINGS_SUBCOMMAND("specs", "List the datasheet table, or one GPU's datasheet figures",
+                    [](CLI::App& app) -> ceilings::cli::Runner {
+                      auto o = std::make_shared<SpecsOptions>();
+                      app.add_option("name", o->name, "GPU name (loose: case, spaces and SXM do not matter)");
+                      app.add_option("--format", o->format, "table | markdown | csv | json")->capture_default_str();
+                      return [o] {
+                        const ceilings::Format format = ceilings::parse_format(o->format);
+                        if (o->name.empty()) {
+                          if (format == ceilings::Format::kJson) {
+                            ceilings::json all = ceilings::json::array();
+                            for (const auto& s : ceilings::datasheet()) all.push_back(s.raw);
+                            std::cout << all.dump(2) << "\n";
+                          } else {
+                            std::cout << ceilings::render(ceilings::specs_table(), format);
+                            if (format == ceilings::Format::kTable)
+                              std::cout << "dense peaks; `ceilings specs NAME` shows sparse figures and sources\n";
+                          }
+                          return 0;
+                        }
+                        const ceilings::GpuSpec& spec = ceilings::resolve_gpu(o->name);
+                        if (format == ceilings::Format::kJson)
+                          std::cout << spec.raw.dump(2) << "\n";
+                        else
+                          std::cout << ceilings::render(ceilings::spec_detail_table(spec), format);
+                        return 0;
+                      };
+                    });
+
+}  // namespace

@@ -1,0 +1,114 @@
+// Options shared by the analysis subcommands that take a model (mfu, mbu, memory, roofline) and a peak
+// source (--profile / --gpu / a given number): one definition so every subcommand spells them the same.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ceilings/model.hpp"
+#include "ceilings/profile.hpp"
+
+namespace ceilings::cli {
+
+// A number option that may be absent (CLI11 2.1 has no std::optional binding we rely on).
+struct OptNumber {
+  double value = NAN;
+  CLI::Option* option = nullptr;
+  bool given() const { return option && option->count() > 0; }
+  std::optional<double> get() const { return given() ? std::optional<double>(value) : std::nullopt; }
+};
+
+inline OptNumber& add_number(CLI::App& app, OptNumber& n, const std::string& name, const std::string& help) {
+  n.option = app.add_option(name, n.value, help);
+  return n;
+}
+
+// --hf-config FILE, or --layers/--hidden/--heads[/--kv-heads/--ffn/--vocab/--swiglu], or --params with
+// --layers/--heads/--head-dim (attention term only).
+struct ModelOptions {
+  std::string hf_config;
+  OptNumber layers, hidden, heads, kv_heads, ffn, vocab, params, head_dim;
+  bool swiglu = false;
+
+  void add(CLI::App& app, bool allow_params = true) {
+    app.add_option("--hf-config", hf_config, "Hugging Face config.json of the model");
+    add_number(app, layers, "--layers", "Transformer layers (model from flags)");
+    add_number(app, hidden, "--hidden", "Hidden size (model from flags)");
+    add_number(app, heads, "--heads", "Attention heads");
+    add_number(app, kv_heads, "--kv-heads", "Key/value heads (GQA; default: --heads)");
+    add_number(app, ffn, "--ffn", "MLP width (default 4*hidden)");
+    add_number(app, vocab, "--vocab", "Vocabulary size (default: no logit layer)");
+    app.add_flag("--swiglu", swiglu, "Gated MLP (three matrices) instead of two");
+    if (allow_params) {
+      add_number(app, params, "--params", "Parameter count N (with --layers --heads --head-dim for attention)");
+      add_number(app, head_dim, "--head-dim", "Head width (with --params)");
+    }
+  }
+
+  static std::int64_t whole(const OptNumber& n, const char* name) {
+    if (!n.given()) return 0;
+    if (!(n.value > 0) || std::floor(n.value) != n.value)
+      throw InputError(std::string(name) + " must be a positive whole number");
+    return static_cast<std::int64_t>(n.value);
+  }
+
+  bool from_config() const { return !hf_config.empty(); }
+  bool from_params() const { return params.given(); }
+
+  // The model for configs and flags; nullopt for --params (no structure known).
+  std::optional<ModelConfig> model() const {
+    if (from_config()) {
+      for (const OptNumber* n : {&layers, &hidden, &heads, &kv_heads, &ffn, &vocab, &params, &head_dim})
+        if (n->given())
+          throw InputError("--hf-config and " + n->option->get_name() +
+                           " are alternatives: give one model description");
+      return read_hf_config(hf_config);
+    }
+    if (from_params()) return std::nullopt;
+    if (!layers.given() && !hidden.given() && !heads.given())
+      throw InputError("no model given: use --hf-config FILE, --layers/--hidden/--heads, or --params");
+    if (!layers.given()) throw InputError("--layers is missing");
+    if (!hidden.given()) throw InputError("--hidden is missing");
+    if (!heads.given()) throw InputError("--heads is missing");
+    return flags_model(whole(layers, "--layers"), whole(hidden, "--hidden"), whole(heads, "--heads"),
+                       whole(kv_heads, "--kv-heads"), whole(ffn, "--ffn"), vocab.given() ? whole(vocab, "--vocab") : 0,
+                       swiglu);
+  }
+
+  // --params N: the FLOP shape with N matmul parameters and the attention term from the flags.
+  FlopShape params_shape() const {
+    if (!(params.value > 0) || !std::isfinite(params.value)) throw InputError("--params must be a positive number");
+    if (hidden.given()) throw InputError("--params and --hidden are alternatives: give one model description");
+    FlopShape s;
+    s.matmul_params = params.value;
+    if (!layers.given() || !heads.given() || !head_dim.given())
+      throw InputError("--params needs --layers, --heads and --head-dim for the attention term");
+    s.layers = static_cast<double>(whole(layers, "--layers"));
+    s.heads = static_cast<double>(whole(heads, "--heads"));
+    s.qk_dim = s.v_dim = static_cast<double>(whole(head_dim, "--head-dim"));
+    return s;
+  }
+
+  FlopShape shape() const {
+    if (from_params() && !from_config()) return params_shape();
+    return flop_shape(*model());
+  }
+};
+
+// --profile P, --gpu NAME: where measured and datasheet peaks come from.
+struct PeakOptions {
+  std::string profile, gpu;
+  void add(CLI::App& app) {
+    app.add_option("--profile", profile, "Measured profile: its ceilings are the measured peaks");
+    app.add_option("--gpu", gpu, "Datasheet entry (`ceilings specs` lists them)");
+  }
+  std::optional<Profile> read() const {
+    if (profile.empty()) return std::nullopt;
+    return read_profile(profile);
+  }
+  std::optional<std::string> gpu_name() const { return gpu.empty() ? std::nullopt : std::optional<std::string>(gpu); }
+};
+
+}  // namespace ceilings::cli

@@ -1,0 +1,52 @@
+// Side-by-side comparison of devices (measured profiles and datasheet entries): ceilings as rows,
+// devices as columns, measured and datasheet values and their ratio. Feeds `ceilings compare`.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ceilings/profile.hpp"
+#include "ceilings/table.hpp"
+
+namespace ceilings {
+
+struct CompareDevice {
+  std::string label;   // column heading
+  std::string origin;  // the file or datasheet name as given
+  bool from_profile = false;
+  std::optional<Profile> profile;
+  std::string gpu;  // datasheet entry name (profile's device when the table knows it)
+};
+
+// A file that exists is a profile; anything else must name a datasheet entry (near matches otherwise).
+CompareDevice load_compare_device(const std::string& spec);
+
+struct CompareCell {
+  std::optional<double> measured, datasheet;
+  std::optional<double> ratio() const {
+    if (!measured || !datasheet || *datasheet <= 0) return std::nullopt;
+    return *measured / *datasheet;
+  }
+};
+struct CompareRow {
+  std::string ceiling, unit;
+  std::vector<CompareCell> cells;  // one per device
+};
+struct Comparison {
+  std::vector<CompareDevice> devices;
+  std::vector<CompareRow> rows;
+};
+
+// Rows: every ceiling any profile measured, plus the datasheet's headline ceilings (gemm per data type,
+// hbm, pcie, nvlink) when a datasheet entry is compared, plus memory capacity.
+Comparison compare_devices(std::vector<CompareDevice> devices);
+
+// Like for like: measured / measured when both devices were measured, else datasheet / datasheet.
+std::optional<double> vs_first(const CompareCell& first, const CompareCell& other);
+
+// Columns per device: measured, datasheet, measured/datasheet; then each device relative to the first
+// (vs_first).
+Table comparison_table(const Comparison& c);
+json comparison_json(const Comparison& c);
+
+}  // namespace ceilings

@@ -1,0 +1,115 @@
+// Model arithmetic from a Hugging Face config.json: exact parameter counts, FLOPs per token under a
+// named convention, KV-cache bytes per token. Feeds `ceilings model`, mfu, mbu, memory and roofline.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ceilings/json_fields.hpp"
+
+namespace ceilings {
+
+// The shape of a decoder-only transformer, as far as counting needs it. Built from a Hugging Face
+// config (parse_hf_config) or from flags (a Megatron-style GPT).
+struct ModelConfig {
+  std::string model_type;    // "llama", "mistral", "qwen2", "mixtral", "gpt2", "deepseek_v3", or "flags"
+  std::string architecture;  // architectures[0] when given
+  std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
+  bool gated_mlp = true;  // SwiGLU: gate, up and down projections
+  bool tied_embeddings = false;
+  bool qkv_bias = false, o_bias = false, mlp_bias = false;
+  int norm_params_per_hidden = 1;      // RMSNorm 1 (weight), LayerNorm 2 (weight + bias), 0 (flags: matmuls only)
+  std::int64_t learned_positions = 0;  // GPT-2: a position embedding table of this many rows
+  std::optional<std::int64_t> sliding_window;  // attention span (Mistral), KV cache capped at it
+  // Mixture of experts (0 experts: dense).
+  std::int64_t routed_experts = 0, experts_per_token = 0, shared_experts = 0, expert_ffn = 0;
+  std::int64_t first_dense_layers = 0, moe_layer_freq = 1;
+  bool router_bias_per_expert = false;  // DeepSeek-V3 e_score_correction_bias
+  // Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank > 0.
+  std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  std::int64_t mtp_layers = 0;  // DeepSeek-V3 multi-token-prediction modules (counted apart)
+
+  bool is_moe() const { return routed_experts > 0; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  bool is_moe_layer(std::int64_t layer) const;
+  // Per-head width of the query/key dot product and of the value vector.
+  std::int64_t qk_head_dim() const { return is_mla() ? qk_nope_head_dim + qk_rope_head_dim : head_dim; }
+  std::int64_t value_head_dim() const { return is_mla() ? v_head_dim : head_dim; }
+};
+
+// Reads a Hugging Face config.json. Missing, negative or contradictory fields and model types this
+// version cannot count are InputErrors naming the field.
+ModelConfig parse_hf_config(const json& document, const std::string& origin = "config.json");
+ModelConfig read_hf_config(const std::string& path);
+
+// A Megatron-style GPT from flags: no biases or norms counted (matmul parameters only, as in
+// Narayanan et al. 2021 eq. 3). ffn 0 means 4*hidden. vocab 0 leaves out the logit layer.
+ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads,
+                        std::int64_t ffn, std::int64_t vocab, bool swiglu);
+
+struct ParamCounts {
+  std::int64_t total = 0;      // every parameter of the main model (MTP modules excluded)
+  std::int64_t active = 0;     // used per token: total minus the routed experts a token does not visit
+  std::int64_t embedding = 0;  // input token (+ position) embedding tables
+  std::int64_t lm_head = 0;    // the output projection when untied (0 when tied to the embedding)
+  std::int64_t attention = 0, mlp = 0, norms = 0, router = 0;  // over all layers
+  std::int64_t mtp = 0;  // DeepSeek-V3 multi-token-prediction module(s), not in total
+  // Parameters that multiply each token's activations (2 FLOPs each per token): active minus the
+  // input embedding (a lookup), plus a tied embedding matrix once for the logits.
+  std::int64_t matmul_active = 0;
+  std::int64_t matmul_logits = 0;  // the part of matmul_active that is the logit layer (not recomputed)
+};
+ParamCounts count_params(const ModelConfig& model);
+
+// Attention FLOP conventions. Non-causal: every query meets every key (PaLM appendix B and
+// Narayanan et al. 2021 eq. 3, 12*L*H*Q*T per token for training). Causal: the masked half is not
+// counted (current Megatron-LM, FlashAttention), half the non-causal term.
+enum class AttentionConvention { kNonCausal, kCausal };
+AttentionConvention parse_attention_convention(const std::string& name);  // "noncausal" | "causal"
+std::string convention_name(AttentionConvention c);
+
+enum class Recompute { kNone, kSelective, kFull };
+Recompute parse_recompute(const std::string& name);  // "none" | "selective" | "full"
+std::string recompute_name(Recompute r);
+
+// The shape the FLOP formulas need: matmul parameters, and the attention dimensions.
+struct FlopShape {
+  double matmul_params = 0;                             // per token, 2 FLOPs each in the forward pass
+  double logit_params = 0;                              // the part of matmul_params not recomputed under full recompute
+  double layers = 0, heads = 0, qk_dim = 0, v_dim = 0;  // attention term; 0 layers: no attention term
+  std::optional<double> window;                         // sliding-window attention span
+};
+FlopShape flop_shape(const ModelConfig& model);
+
+// Forward attention-score FLOPs per token at sequence length `seq` (QK^T and attention*V):
+// non-causal 2*L*H*(d_qk + d_v)*T (= 4*L*H*Q*T with d_qk = d_v = Q); causal the mean over positions.
+double attention_flops_forward(const FlopShape& s, double seq, AttentionConvention c);
+// Forward FLOPs per token: 2*matmul_params + attention.
+double forward_flops_per_token(const FlopShape& s, double seq, AttentionConvention c);
+// Model FLOPs per trained token: 3x forward (backward costs two forwards), = 6N + 12*L*H*Q*T
+// non-causal (PaLM appendix B). The MFU numerator.
+double model_flops_per_token(const FlopShape& s, double seq, AttentionConvention c);
+// Hardware FLOPs per trained token with recomputation (the HFU numerator):
+// none: = model FLOPs; selective (Korthikanti et al. 2022 sec. 5): + one more forward of the attention
+// core; full: + one more forward of every layer but not the logit layer (Narayanan et al. 2021 eq. 3:
+// 96*B*s*l*h^2*(1 + s/6h + V/16lh)).
+double hardware_flops_per_token(const FlopShape& s, double seq, AttentionConvention c, Recompute r);
+
+// Bytes per element of a storage type: fp32 4, bf16/fp16 2, fp8/int8 1, fp4/int4 0.5.
+double dtype_bytes(const std::string& dtype);
+
+// KV-cache bytes per token of context: 2*L*kv_heads*head_dim elements (K and V), or for MLA the
+// compressed latent plus the shared rope key, L*(kv_lora_rank + qk_rope_head_dim).
+double kv_bytes_per_token(const ModelConfig& model, double bytes_per_element);
+// Cached tokens per sequence at context S: S, or the sliding window when smaller.
+double cached_tokens(const ModelConfig& model, double context);
+
+// Weight bytes a decode step reads at batch B: every matrix except the input embedding lookup; for
+// MoE the expected number of distinct routed experts B tokens visit per layer under uniform routing,
+// E*(1 - (1 - k/E)^B), plus the shared experts.
+double decode_weight_bytes(const ModelConfig& model, double batch, double bytes_per_weight);
+
+// Everything `ceilings model --json` prints.
+json model_summary_json(const ModelConfig& model, double seq, const std::string& kv_dtype, AttentionConvention c);
+
+}  // namespace ceilings

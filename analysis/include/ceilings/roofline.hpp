@@ -1,0 +1,75 @@
+// The roofline of a device from its profile: compute roofs per data type (gemm.*), memory roofs per
+// level (l2, hbm, pcie, nvlink), measured and datasheet; classification of workload points; an SVG
+// picture; and the LLM view (prefill/decode steps of a model). Feeds `ceilings roofline`.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ceilings/model.hpp"
+#include "ceilings/profile.hpp"
+
+namespace ceilings {
+
+struct Roof {
+  std::string name;  // the ceiling: "gemm.bf16", "hbm.read", "l2.read", "pcie.h2d", ...
+  bool compute = false;
+  std::optional<double> measured, datasheet;  // FLOP/s (OP/s) or B/s
+};
+
+struct Roofline {
+  std::string title;
+  std::vector<Roof> compute, memory;
+  std::string dtype;         // the compute roof the classification uses ("gemm.<dtype>")
+  std::string memory_level;  // the memory roof the classification uses (default hbm.read, else hbm.copy, ...)
+  const Roof& compute_roof() const;
+  const Roof& memory_roof() const;
+};
+
+// Roofs from a profile: every gemm.* ceiling is a compute roof, every l2/smem/hbm/pcie/nvlink bandwidth
+// ceiling a memory roof; datasheet values from the profile or the embedded table. Throws InputError when
+// the profile lacks gemm.<dtype>, the chosen memory level, or any bandwidth ceiling.
+Roofline roofline_from_profile(const Profile& profile, const std::string& dtype,
+                               const std::optional<std::string>& memory_level = std::nullopt);
+
+struct Point {
+  std::string name;
+  double flops = 0, bytes = 0;
+};
+// "NAME:FLOPS:BYTES" (numbers may use exponents: "attn:1.2e12:3e9"); both positive.
+Point parse_point(const std::string& text);
+
+struct Placement {
+  double intensity = 0;  // FLOP per byte
+  // Against one set of roofs (measured or datasheet): attainable FLOP/s, the bounding roof, ridge.
+  struct Side {
+    bool available = false;
+    double attainable = 0, ridge = 0, time_s = 0;
+    bool memory_bound = false;
+    std::string bound_by;
+  } measured, datasheet;
+};
+Placement place(const Roofline& r, double flops, double bytes);
+
+// The LLM view: one decode step and one prefill of `model` at batch B and context S.
+struct LlmStep {
+  std::string name;  // "prefill b=8", "decode b=8"
+  double batch = 0, flops = 0, bytes = 0, kv_bytes = 0;
+  Placement placement;
+};
+struct LlmView {
+  std::vector<LlmStep> prefill, decode;
+  // The smallest batch at which decode reaches the ridge (compute-bound), counting KV-cache reads;
+  // nullopt when it never does (KV traffic grows as fast as the FLOPs). Per roof set.
+  std::optional<double> crossover_measured, crossover_datasheet;
+  double decode_intensity_limit = 0;  // FLOP/B as batch -> infinity: flops per token / KV bytes per token
+  bool has_kv_traffic = true;
+};
+LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches,
+                 double weight_bytes, double kv_bytes, AttentionConvention prefill_attention);
+
+// A log-log roofline picture: title, axis labels with units, legend, measured roofs solid and
+// datasheet roofs dashed, points labelled.
+std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::string, Placement>>& points);
+
+}  // namespace ceilings

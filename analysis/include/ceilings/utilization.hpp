@@ -1,0 +1,77 @@
+// MFU/HFU, MBU and training-time arithmetic against peaks from several sources side by side: given by
+// the user, measured (a profile's gemm.* / hbm.* ceiling) and datasheet. Feeds `ceilings mfu|mbu|train-time`.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ceilings/model.hpp"
+#include "ceilings/profile.hpp"
+#include "ceilings/specs.hpp"
+
+namespace ceilings {
+
+// One peak a utilization is computed against.
+struct Peak {
+  std::string source;  // "given" | "measured" | "datasheet"
+  std::string label;   // e.g. "gemm.bf16 of node001 (NVIDIA H200)", "H100 SXM dense bf16"
+  double value = 0;    // FLOP/s or B/s, per GPU
+};
+
+// The compute peaks for data type `dtype`, primary first: given (--peak-tflops), measured (the
+// profile's gemm.<dtype>), datasheet (--gpu, else the profile's device when the table knows it).
+// Throws InputError when none is given, or the profile lacks gemm.<dtype>.
+std::vector<Peak> compute_peaks(const std::optional<double>& given_flops, const Profile* profile,
+                                const std::string& profile_origin, const std::optional<std::string>& gpu,
+                                const std::string& dtype);
+// The memory bandwidth peaks, same order: given (--peak-bw-gbps), measured (the profile's `ceiling`,
+// or hbm.read, else hbm.copy, else any hbm.*), datasheet memory bandwidth.
+std::vector<Peak> bandwidth_peaks(const std::optional<double>& given_bytes_per_s, const Profile* profile,
+                                  const std::string& profile_origin, const std::optional<std::string>& ceiling,
+                                  const std::optional<std::string>& gpu);
+
+struct PeakUtilization {
+  Peak peak;
+  double model = 0, hardware = 0;  // MFU, HFU (MBU in model; hardware unused)
+};
+
+struct MfuInput {
+  FlopShape shape;
+  double seq = 0;
+  double tokens_per_s = 0;  // the whole job's
+  double gpus = 0;
+  AttentionConvention attention = AttentionConvention::kNonCausal;
+  Recompute recompute = Recompute::kNone;
+  std::string throughput_inputs;  // how the user gave throughput, to name it in errors
+};
+
+struct MfuResult {
+  double model_flops_per_token = 0, hardware_flops_per_token = 0;
+  double achieved_flops_per_gpu = 0, achieved_hardware_flops_per_gpu = 0;
+  std::vector<PeakUtilization> peaks;  // primary first
+};
+// MFU = achieved model FLOP/s per GPU / peak; HFU likewise with recomputation counted. A utilization
+// above 100% is an InputError naming the inputs that disagree.
+MfuResult compute_mfu(const MfuInput& in, const std::vector<Peak>& peaks);
+
+struct MbuInput {
+  double weight_bytes = 0;  // read per decode step
+  double kv_bytes = 0;      // KV cache read per decode step (all sequences of the batch)
+  double tpot_s = 0;        // time per output token (one decode step)
+  double gpus = 1;          // tensor parallel: the bytes are spread over this many GPUs
+};
+struct MbuResult {
+  double bytes_per_step = 0, achieved_bytes_per_s = 0, achieved_bytes_per_s_per_gpu = 0;
+  std::vector<PeakUtilization> peaks;
+};
+// MBU = (weight bytes + KV bytes read per step) / TPOT / (gpus * peak bandwidth).
+MbuResult compute_mbu(const MbuInput& in, const std::vector<Peak>& peaks);
+
+struct TrainTime {
+  double flops_per_token_per_param = 0;  // 6, or 8 with full recompute (Narayanan et al. 2021 eq. 4)
+  double total_flops = 0, seconds = 0, days = 0, gpu_hours = 0;
+};
+// Wall-clock training time k*T*P/(n*X): T tokens, P parameters, n GPUs at X FLOP/s each.
+TrainTime training_time(double params, double tokens, double gpus, double flops_per_gpu, double k);
+
+}  // namespace ceilings

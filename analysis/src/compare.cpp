@@ -1,0 +1,162 @@
+// Generation comparison: measured profiles and datasheet entries in one table.
+#include "ceilings/compare.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "ceilings/report.hpp"
+#include "ceilings/specs.hpp"
+#include "ceilings/units.hpp"
+
+namespace ceilings {
+
+CompareDevice load_compare_device(const std::string& spec) {
+  CompareDevice d;
+  d.origin = spec;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(spec, ec)) {
+    d.from_profile = true;
+    d.profile = read_profile(spec);
+    d.label = d.profile->device.name + (d.profile->hostname.empty() ? "" : " (" + d.profile->hostname + ")");
+    if (const GpuSpec* g = find_gpu(d.profile->device.name)) d.gpu = g->name;
+    return d;
+  }
+  if (spec.find('/') != std::string::npos || (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json"))
+    throw InputError("profile '" + spec + "' does not exist (and it is not a datasheet name)");
+  d.gpu = resolve_gpu(spec).name;
+  d.label = d.gpu + " [datasheet]";
+  return d;
+}
+
+namespace {
+
+std::string unit_for(const std::string& ceiling) {
+  const std::string family = ceiling.substr(0, ceiling.find('.'));
+  if (family == "gemm" || family == "fma") return ceiling == "gemm.int8" ? "OP/s" : "FLOP/s";
+  if (family == "latency") return "s";
+  if (ceiling == "memory.capacity") return "B";
+  return "B/s";
+}
+
+}  // namespace
+
+Comparison compare_devices(std::vector<CompareDevice> devices) {
+  if (devices.size() < 1) throw InputError("compare needs at least one profile or datasheet name");
+  Comparison c;
+  c.devices = std::move(devices);
+  std::vector<std::string> names;
+  auto add_name = [&](const std::string& n) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  for (const auto& d : c.devices)
+    if (d.profile)
+      for (const Ceiling& ce : d.profile->ceilings) add_name(ce.name);
+  const bool any_datasheet_only =
+      std::any_of(c.devices.begin(), c.devices.end(), [](const auto& d) { return !d.from_profile; });
+  if (any_datasheet_only) {
+    for (const char* n : {"gemm.fp64", "gemm.tf32", "gemm.bf16", "gemm.fp16", "gemm.fp8_e4m3", "gemm.int8", "hbm.copy",
+                          "pcie.h2d", "nvlink.p2p_uni"})
+      add_name(n);
+    // "gemm.fp4" only when some compared GPU has it.
+    for (const auto& d : c.devices)
+      if (!d.gpu.empty() && resolve_gpu(d.gpu).dense.count("fp4")) add_name("gemm.fp4");
+  }
+  // Order: compute, then memory hierarchy, then the rest; stable within a family.
+  auto rank = [](const std::string& n) {
+    static const std::vector<std::string> order{"gemm", "fma", "smem", "l2", "hbm", "pcie", "nvlink", "latency"};
+    const auto f = std::find(order.begin(), order.end(), n.substr(0, n.find('.')));
+    return f == order.end() ? order.size() : static_cast<std::size_t>(f - order.begin());
+  };
+  std::stable_sort(names.begin(), names.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  names.push_back("memory.capacity");
+  for (const std::string& n : names) {
+    CompareRow row{n, unit_for(n), {}};
+    bool any = false;
+    for (const auto& d : c.devices) {
+      CompareCell cell;
+      const GpuSpec* g = d.gpu.empty() ? nullptr : &resolve_gpu(d.gpu);
+      if (n == "memory.capacity") {
+        if (d.profile && d.profile->device.memory_bytes > 0)
+          cell.measured = static_cast<double>(d.profile->device.memory_bytes);  // as the driver reports it
+        if (g) cell.datasheet = g->memory_bytes;
+      } else if (d.profile) {
+        if (const Ceiling* ce = d.profile->find(n)) {
+          cell.measured = ce->value;
+          cell.datasheet = datasheet_for(*d.profile, *ce);
+        } else if (g) {
+          cell.datasheet = datasheet_value(*g, n);
+        }
+      } else if (g) {
+        cell.datasheet = datasheet_value(*g, n);
+      }
+      any = any || cell.measured || cell.datasheet;
+      row.cells.push_back(cell);
+    }
+    if (any) c.rows.push_back(row);
+  }
+  return c;
+}
+
+std::optional<double> vs_first(const CompareCell& first, const CompareCell& other) {
+  if (first.measured && other.measured && *first.measured > 0) return *other.measured / *first.measured;
+  if (first.datasheet && other.datasheet && *first.datasheet > 0) return *other.datasheet / *first.datasheet;
+  return std::nullopt;
+}
+
+Table comparison_table(const Comparison& c) {
+  Table t;
+  t.columns.push_back("ceiling");
+  t.right_aligned.push_back(false);
+  for (const auto& d : c.devices)
+    for (const char* what : {" measured", " datasheet", " meas/ds"}) {
+      t.columns.push_back(d.label + what);
+      t.right_aligned.push_back(true);
+    }
+  for (std::size_t i = 1; i < c.devices.size(); ++i) {
+    t.columns.push_back(c.devices[i].label + " vs " + c.devices[0].label);
+    t.right_aligned.push_back(true);
+  }
+  auto show = [](const std::optional<double>& v, const std::string& unit) {
+    return v ? format_quantity(*v, unit) : "-";
+  };
+  for (const CompareRow& r : c.rows) {
+    std::vector<std::string> row{r.ceiling};
+    for (const CompareCell& cell : r.cells) {
+      row.push_back(show(cell.measured, r.unit));
+      row.push_back(show(cell.datasheet, r.unit));
+      row.push_back(cell.ratio() ? format_percent(*cell.ratio()) : "-");
+    }
+    for (std::size_t i = 1; i < r.cells.size(); ++i) {
+      const auto v = vs_first(r.cells[0], r.cells[i]);
+      row.push_back(v ? format_fixed(*v, 2) + "x" : "-");
+    }
+    t.add_row(row);
+  }
+  return t;
+}
+
+json comparison_json(const Comparison& c) {
+  json out = {{"devices", json::array()}, {"rows", json::array()}};
+  for (const auto& d : c.devices)
+    out["devices"].push_back({{"label", d.label},
+                              {"origin", d.origin},
+                              {"source", d.from_profile ? "profile" : "datasheet"},
+                              {"datasheet_entry", d.gpu.empty() ? json(nullptr) : json(d.gpu)}});
+  auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  for (const CompareRow& r : c.rows) {
+    json row = {{"ceiling", r.ceiling}, {"unit", r.unit}, {"values", json::array()}};
+    for (std::size_t i = 0; i < r.cells.size(); ++i) {
+      const CompareCell& cell = r.cells[i];
+      const auto v = vs_first(r.cells[0], cell);
+      row["values"].push_back({{"device", c.devices[i].label},
+                               {"measured", num(cell.measured)},
+                               {"datasheet", num(cell.datasheet)},
+                               {"ratio", num(cell.ratio())},
+                               {"vs_first", num(v)}});
+    }
+    out["rows"].push_back(row);
+  }
+  return out;
+}
+
+}  // namespace ceilings

@@ -1,0 +1,51 @@
+// Training and inference memory per GPU: ZeRO-paper optimizer accounting, Korthikanti et al. 2022
+// activation formulas, KV cache from the model's attention shape.
+#include "ceilings/memory.hpp"
+
+#include <algorithm>
+
+namespace ceilings {
+
+double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r) {
+  const double sbh = s * b * h, td = static_cast<double>(t);
+  if (r == Recompute::kFull) return 2.0 * sbh / (sp ? td : 1.0);
+  const double attention_core = r == Recompute::kSelective ? 0.0 : 5.0 * a * s / (h * td);
+  if (t == 1) return sbh * (34.0 + attention_core);
+  if (sp) return sbh * (34.0 / td + attention_core);
+  return sbh * (10.0 + 24.0 / td + attention_core);
+}
+
+MemoryEstimate train_memory(const TrainMemoryInput& in) {
+  if (!(in.params > 0)) throw InputError("the parameter count must be positive");
+  if (in.tp < 1 || in.pp < 1 || in.dp < 1) throw InputError("--tp, --pp and --dp must be at least 1");
+  if (in.zero_stage < 0 || in.zero_stage > 3) throw InputError("--zero must be 0, 1, 2 or 3");
+  if (!(in.micro_batch >= 1)) throw InputError("--batch (micro-batch) must be at least 1");
+  const double per_rank = in.params / (in.tp * in.pp);
+  const double dp = in.dp;
+  MemoryEstimate m;
+  m.weights = 2.0 * per_rank / (in.zero_stage >= 3 ? dp : 1.0);
+  m.gradients = 2.0 * per_rank / (in.zero_stage >= 2 ? dp : 1.0);
+  m.optimizer = 12.0 * per_rank / (in.zero_stage >= 1 ? dp : 1.0);
+  if (in.model) {
+    if (!(in.seq >= 1)) throw InputError("--seq must be at least 1 for the activation estimate");
+    const ModelConfig& c = *in.model;
+    m.activations = static_cast<double>(c.layers) *
+                    activation_bytes_per_layer(in.seq, in.micro_batch, static_cast<double>(c.hidden),
+                                               static_cast<double>(c.heads), in.tp, in.sequence_parallel, in.recompute);
+    m.activations_estimated = true;
+  }
+  return m;
+}
+
+MemoryEstimate infer_memory(const InferMemoryInput& in) {
+  if (in.tp < 1) throw InputError("--tp must be at least 1");
+  if (!(in.batch >= 1)) throw InputError("--batch must be at least 1");
+  if (!(in.context >= 1)) throw InputError("--context must be at least 1");
+  MemoryEstimate m;
+  m.weights = static_cast<double>(count_params(in.model).total) * in.weight_bytes / in.tp;
+  const double kv_split = in.model.is_mla() ? 1.0 : std::min<double>(in.tp, static_cast<double>(in.model.kv_heads));
+  m.kv_cache = in.batch * cached_tokens(in.model, in.context) * kv_bytes_per_token(in.model, in.kv_bytes) / kv_split;
+  return m;
+}
+
+}  // namespace ceilings

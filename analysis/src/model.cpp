@@ -1,0 +1,379 @@
+// Model arithmetic from a Hugging Face config.json: exact parameter counts (summed module by module as
+// the Transformers implementation allocates them), FLOPs per token and KV-cache bytes per token.
+#include "ceilings/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ceilings {
+
+bool ModelConfig::is_moe_layer(std::int64_t layer) const {
+  if (!is_moe()) return false;
+  return layer >= first_dense_layers && moe_layer_freq > 0 && layer % moe_layer_freq == 0;
+}
+
+namespace {
+
+const char* kKnownTypes = "llama, mistral, qwen2, mixtral, gpt2, deepseek_v2, deepseek_v3";
+
+// Heads and head width of standard (non-MLA) attention, validated against each other.
+void read_attention(const Fields& f, ModelConfig& m) {
+  m.heads = f.integer("num_attention_heads", 1);
+  m.kv_heads = f.optional_integer("num_key_value_heads", 1).value_or(m.heads);
+  if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
+    f.fail("num_key_value_heads",
+           "must divide num_attention_heads (" + std::to_string(m.heads) + "), found " + std::to_string(m.kv_heads));
+  if (auto hd = f.optional_integer("head_dim", 1)) {
+    m.head_dim = *hd;
+  } else {
+    if (m.hidden % m.heads != 0)
+      f.fail("hidden_size", std::to_string(m.hidden) + " is not divisible by num_attention_heads (" +
+                                std::to_string(m.heads) + ") and no head_dim is given");
+    m.head_dim = m.hidden / m.heads;
+  }
+}
+
+ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
+  ModelConfig m;
+  m.model_type = type;
+  m.hidden = f.integer("hidden_size", 1);
+  m.layers = f.integer("num_hidden_layers", 1);
+  m.vocab = f.integer("vocab_size", 1);
+  m.ffn = f.integer("intermediate_size", 1);
+  read_attention(f, m);
+  m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(false);
+  m.gated_mlp = true;
+  m.norm_params_per_hidden = 1;
+  if (type == "qwen2") {
+    m.qkv_bias = true;  // Qwen2 always has q/k/v biases and no o_proj bias
+    if (f.optional_boolean("use_sliding_window").value_or(false)) m.sliding_window = f.integer("sliding_window", 1);
+  } else {
+    m.qkv_bias = m.o_bias = f.optional_boolean("attention_bias").value_or(false);
+    m.mlp_bias = f.optional_boolean("mlp_bias").value_or(false);
+    if (type == "mistral" || type == "mixtral") m.sliding_window = f.optional_integer("sliding_window", 1);
+  }
+  if (type == "mixtral") {
+    m.routed_experts = f.integer("num_local_experts", 1);
+    m.experts_per_token = f.integer("num_experts_per_tok", 1);
+    if (m.experts_per_token > m.routed_experts)
+      f.fail("num_experts_per_tok", "is larger than num_local_experts (" + std::to_string(m.routed_experts) + ")");
+    m.expert_ffn = m.ffn;
+  }
+  return m;
+}
+
+ModelConfig parse_gpt2(const Fields& f) {
+  ModelConfig m;
+  m.model_type = "gpt2";
+  m.hidden = f.integer("n_embd", 1);
+  m.layers = f.integer("n_layer", 1);
+  m.heads = m.kv_heads = f.integer("n_head", 1);
+  if (m.hidden % m.heads != 0)
+    f.fail("n_embd", std::to_string(m.hidden) + " is not divisible by n_head (" + std::to_string(m.heads) + ")");
+  m.head_dim = m.hidden / m.heads;
+  m.vocab = f.integer("vocab_size", 1);
+  m.ffn = f.optional_integer("n_inner", 1).value_or(4 * m.hidden);
+  m.learned_positions = f.integer("n_positions", 1);
+  m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(true);
+  m.gated_mlp = false;
+  m.qkv_bias = m.o_bias = m.mlp_bias = true;  // Conv1D layers all carry biases
+  m.norm_params_per_hidden = 2;               // LayerNorm: weight and bias
+  return m;
+}
+
+ModelConfig parse_deepseek(const Fields& f, const std::string& type) {
+  ModelConfig m;
+  m.model_type = type;
+  m.hidden = f.integer("hidden_size", 1);
+  m.layers = f.integer("num_hidden_layers", 1);
+  m.vocab = f.integer("vocab_size", 1);
+  m.ffn = f.integer("intermediate_size", 1);
+  m.heads = f.integer("num_attention_heads", 1);
+  m.kv_heads = m.heads;
+  m.q_lora_rank = f.optional_integer("q_lora_rank", 1).value_or(0);
+  m.kv_lora_rank = f.integer("kv_lora_rank", 1);
+  m.qk_nope_head_dim = f.integer("qk_nope_head_dim", 0);
+  m.qk_rope_head_dim = f.integer("qk_rope_head_dim", 1);
+  m.v_head_dim = f.integer("v_head_dim", 1);
+  m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  m.qkv_bias = m.o_bias = f.optional_boolean("attention_bias").value_or(false);
+  m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(false);
+  m.gated_mlp = true;
+  m.norm_params_per_hidden = 1;
+  if (f.has("n_routed_experts")) {
+    m.routed_experts = f.integer("n_routed_experts", 1);
+    m.experts_per_token = f.integer("num_experts_per_tok", 1);
+    if (m.experts_per_token > m.routed_experts)
+      f.fail("num_experts_per_tok", "is larger than n_routed_experts (" + std::to_string(m.routed_experts) + ")");
+    m.shared_experts = f.optional_integer("n_shared_experts", 0).value_or(0);
+    m.expert_ffn = f.integer("moe_intermediate_size", 1);
+    m.first_dense_layers = f.optional_integer("first_k_dense_replace", 0).value_or(0);
+    m.moe_layer_freq = f.optional_integer("moe_layer_freq", 1).value_or(1);
+    m.router_bias_per_expert = f.optional_string("topk_method").value_or("") == "noaux_tc";
+  }
+  m.mtp_layers = f.optional_integer("num_nextn_predict_layers", 0).value_or(0);
+  return m;
+}
+
+std::int64_t mlp_params(const ModelConfig& m, std::int64_t ffn) {
+  if (m.gated_mlp) return 3 * m.hidden * ffn + (m.mlp_bias ? 2 * ffn + m.hidden : 0);
+  return 2 * m.hidden * ffn + (m.mlp_bias ? ffn + m.hidden : 0);
+}
+
+std::int64_t attention_params(const ModelConfig& m) {
+  const std::int64_t h = m.hidden, nh = m.heads;
+  if (m.is_mla()) {
+    const std::int64_t qk = m.qk_head_dim();
+    const std::int64_t q = m.q_lora_rank > 0
+                               ? h * m.q_lora_rank + m.q_lora_rank /* q_a_layernorm */ + m.q_lora_rank * nh * qk
+                               : h * nh * qk;
+    const std::int64_t kv_a = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank /* kv_a_layernorm */;
+    const std::int64_t kv_b = m.kv_lora_rank * nh * (m.qk_nope_head_dim + m.v_head_dim);
+    const std::int64_t o = nh * m.v_head_dim * h + (m.o_bias ? h : 0);
+    return q + kv_a + kv_b + o;
+  }
+  const std::int64_t q = h * nh * m.head_dim + (m.qkv_bias ? nh * m.head_dim : 0);
+  const std::int64_t kv = 2 * (h * m.kv_heads * m.head_dim + (m.qkv_bias ? m.kv_heads * m.head_dim : 0));
+  const std::int64_t o = nh * m.head_dim * h + (m.o_bias ? h : 0);
+  return q + kv + o;
+}
+
+std::int64_t router_params(const ModelConfig& m) {
+  return m.hidden * m.routed_experts + (m.router_bias_per_expert ? m.routed_experts : 0);
+}
+
+}  // namespace
+
+ModelConfig parse_hf_config(const json& document, const std::string& origin) {
+  const Fields f(document, origin);
+  if (!f.has("model_type"))
+    f.fail("model_type", std::string("required to know how to count (known: ") + kKnownTypes + ")");
+  const std::string type = f.string("model_type");
+  ModelConfig m;
+  if (type == "llama" || type == "mistral" || type == "qwen2" || type == "mixtral")
+    m = parse_llama_like(f, type);
+  else if (type == "gpt2")
+    m = parse_gpt2(f);
+  else if (type == "deepseek_v3" || type == "deepseek_v2")
+    m = parse_deepseek(f, type);
+  else
+    f.fail("model_type", "'" + type + "' is not a model type this version can count (known: " + kKnownTypes + ")");
+  if (f.has("architectures")) {
+    const json& a = f.array("architectures");
+    if (!a.empty() && a[0].is_string()) m.architecture = a[0].get<std::string>();
+  }
+  return m;
+}
+
+ModelConfig read_hf_config(const std::string& path) { return parse_hf_config(read_json_file(path), path); }
+
+ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads,
+                        std::int64_t ffn, std::int64_t vocab, bool swiglu) {
+  if (layers <= 0) throw InputError("--layers must be positive");
+  if (hidden <= 0) throw InputError("--hidden must be positive");
+  if (heads <= 0) throw InputError("--heads must be positive");
+  if (hidden % heads != 0) throw InputError("--hidden (" + std::to_string(hidden) + ") is not divisible by --heads");
+  if (kv_heads <= 0) kv_heads = heads;
+  if (kv_heads > heads || heads % kv_heads != 0) throw InputError("--kv-heads must divide --heads");
+  if (ffn < 0 || vocab < 0) throw InputError(ffn < 0 ? "--ffn must not be negative" : "--vocab must not be negative");
+  ModelConfig m;
+  m.model_type = "flags";
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.head_dim = hidden / heads;
+  m.ffn = ffn > 0 ? ffn : 4 * hidden;
+  m.vocab = vocab;
+  m.gated_mlp = swiglu;
+  m.tied_embeddings = false;
+  m.norm_params_per_hidden = 0;
+  return m;
+}
+
+ParamCounts count_params(const ModelConfig& m) {
+  ParamCounts c;
+  const std::int64_t expert = mlp_params(m, m.expert_ffn);
+  std::int64_t unvisited = 0;
+  for (std::int64_t l = 0; l < m.layers; ++l) {
+    c.attention += attention_params(m);
+    c.norms += 2 * m.norm_params_per_hidden * m.hidden;
+    if (m.is_moe_layer(l)) {
+      c.router += router_params(m);
+      c.mlp += (m.routed_experts + m.shared_experts) * expert;
+      unvisited += (m.routed_experts - m.experts_per_token) * expert;
+    } else {
+      c.mlp += mlp_params(m, m.ffn);
+    }
+  }
+  c.norms += m.norm_params_per_hidden * m.hidden;  // final norm
+  c.embedding = m.vocab * m.hidden + m.learned_positions * m.hidden;
+  c.lm_head = m.tied_embeddings ? 0 : m.vocab * m.hidden;
+  c.total = c.attention + c.mlp + c.norms + c.router + c.embedding + c.lm_head;
+  c.active = c.total - unvisited;
+  c.matmul_logits = m.vocab * m.hidden;
+  c.matmul_active = c.active - c.embedding - c.norms + (m.tied_embeddings ? c.matmul_logits : 0);
+  if (m.mtp_layers > 0) {
+    // Each MTP module as the checkpoint stores it: enorm, hnorm, eh_proj (2h -> h), one MoE decoder layer,
+    // shared_head.norm, and its own copies of the embedding and output head (DeepSeek-V3 README: 671B + 14B).
+    const std::int64_t layer =
+        attention_params(m) + 2 * m.hidden + router_params(m) + (m.routed_experts + m.shared_experts) * expert;
+    c.mtp = m.mtp_layers * (3 * m.hidden + 2 * m.hidden * m.hidden + layer + 2 * m.vocab * m.hidden);
+  }
+  return c;
+}
+
+AttentionConvention parse_attention_convention(const std::string& name) {
+  if (name == "noncausal" || name == "non-causal") return AttentionConvention::kNonCausal;
+  if (name == "causal") return AttentionConvention::kCausal;
+  throw InputError("unknown attention convention '" + name + "' (known: noncausal, causal)");
+}
+
+std::string convention_name(AttentionConvention c) {
+  return c == AttentionConvention::kNonCausal ? "noncausal (PaLM / Megatron paper: 6N + 12*L*H*Q*T per trained token)"
+                                              : "causal (masked half not counted: 6N + 6*L*H*Q*T per trained token)";
+}
+
+Recompute parse_recompute(const std::string& name) {
+  if (name == "none") return Recompute::kNone;
+  if (name == "selective") return Recompute::kSelective;
+  if (name == "full") return Recompute::kFull;
+  throw InputError("unknown recompute '" + name + "' (known: none, selective, full)");
+}
+
+std::string recompute_name(Recompute r) {
+  return r == Recompute::kNone ? "none" : r == Recompute::kSelective ? "selective" : "full";
+}
+
+FlopShape flop_shape(const ModelConfig& m) {
+  const ParamCounts c = count_params(m);
+  FlopShape s;
+  s.matmul_params = static_cast<double>(c.matmul_active);
+  s.logit_params = static_cast<double>(c.matmul_logits);
+  s.layers = static_cast<double>(m.layers);
+  s.heads = static_cast<double>(m.heads);
+  s.qk_dim = static_cast<double>(m.qk_head_dim());
+  s.v_dim = static_cast<double>(m.value_head_dim());
+  if (m.sliding_window) s.window = static_cast<double>(*m.sliding_window);
+  return s;
+}
+
+double attention_flops_forward(const FlopShape& s, double seq, AttentionConvention c) {
+  double span;  // keys each query meets, averaged over the sequence
+  if (c == AttentionConvention::kNonCausal) {
+    span = s.window ? std::min(seq, *s.window) : seq;
+  } else if (!s.window || seq <= *s.window) {
+    span = seq / 2;
+  } else {
+    const double w = *s.window;
+    span = (w * w / 2 + (seq - w) * w) / seq;
+  }
+  return 2.0 * s.layers * s.heads * (s.qk_dim + s.v_dim) * span;
+}
+
+double forward_flops_per_token(const FlopShape& s, double seq, AttentionConvention c) {
+  return 2.0 * s.matmul_params + attention_flops_forward(s, seq, c);
+}
+
+double model_flops_per_token(const FlopShape& s, double seq, AttentionConvention c) {
+  // PaLM (Chowdhery et al. 2022) appendix B: 6N + 12*L*H*Q*T, i.e. three forward passes' worth.
+  return 3.0 * forward_flops_per_token(s, seq, c);
+}
+
+double hardware_flops_per_token(const FlopShape& s, double seq, AttentionConvention c, Recompute r) {
+  const double model = model_flops_per_token(s, seq, c);
+  switch (r) {
+    case Recompute::kNone:
+      return model;
+    case Recompute::kSelective:  // Korthikanti et al. 2022: only QK^T, softmax, attention*V are recomputed
+      return model + attention_flops_forward(s, seq, c);
+    case Recompute::kFull:  // Narayanan et al. 2021 eq. 3: a 4th forward of every layer, logits not repeated
+      return model + forward_flops_per_token(s, seq, c) - 2.0 * s.logit_params;
+  }
+  return model;
+}
+
+double dtype_bytes(const std::string& dtype) {
+  if (dtype == "fp32" || dtype == "float32" || dtype == "tf32") return 4;
+  if (dtype == "bf16" || dtype == "fp16" || dtype == "float16" || dtype == "bfloat16") return 2;
+  if (dtype == "fp8" || dtype == "int8" || dtype == "fp8_e4m3" || dtype == "fp8_e5m2") return 1;
+  if (dtype == "fp4" || dtype == "int4" || dtype == "nvfp4") return 0.5;
+  throw InputError("unknown data type '" + dtype + "' (known: fp32, bf16, fp16, fp8, int8, fp4, int4)");
+}
+
+double kv_bytes_per_token(const ModelConfig& m, double b) {
+  if (m.is_mla()) return static_cast<double>(m.layers) * static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * b;
+  return 2.0 * static_cast<double>(m.layers) * static_cast<double>(m.kv_heads * m.head_dim) * b;
+}
+
+double cached_tokens(const ModelConfig& m, double context) {
+  return m.sliding_window ? std::min(context, static_cast<double>(*m.sliding_window)) : context;
+}
+
+double decode_weight_bytes(const ModelConfig& m, double batch, double bytes_per_weight) {
+  const ParamCounts c = count_params(m);
+  double read = static_cast<double>(c.total - c.embedding + (m.tied_embeddings ? c.matmul_logits : 0));
+  if (m.is_moe()) {
+    const double e = static_cast<double>(m.routed_experts), k = static_cast<double>(m.experts_per_token);
+    const double visited = e * (1.0 - std::pow(1.0 - k / e, batch));
+    const double expert = static_cast<double>(mlp_params(m, m.expert_ffn));
+    std::int64_t moe_layers = 0;
+    for (std::int64_t l = 0; l < m.layers; ++l) moe_layers += m.is_moe_layer(l) ? 1 : 0;
+    read -= static_cast<double>(moe_layers) * (e - visited) * expert;
+  }
+  return read * bytes_per_weight;
+}
+
+json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_dtype, AttentionConvention conv) {
+  const ParamCounts c = count_params(m);
+  const FlopShape s = flop_shape(m);
+  json out = {{"model_type", m.model_type},
+              {"architecture", m.architecture},
+              {"layers", m.layers},
+              {"hidden_size", m.hidden},
+              {"attention_heads", m.heads},
+              {"kv_heads", m.kv_heads},
+              {"head_dim", m.head_dim},
+              {"vocab_size", m.vocab},
+              {"attention", m.is_mla()             ? "mla"
+                            : m.kv_heads == 1      ? "mqa"
+                            : m.kv_heads < m.heads ? "gqa"
+                                                   : "mha"},
+              {"mlp", m.gated_mlp ? "gated (SwiGLU)" : "dense"},
+              {"tied_embeddings", m.tied_embeddings},
+              {"params_total", c.total},
+              {"params_active", c.active},
+              {"params_embedding", c.embedding},
+              {"params_lm_head", c.lm_head},
+              {"params_non_embedding", c.total - c.embedding - c.lm_head},
+              {"params_attention", c.attention},
+              {"params_mlp", c.mlp},
+              {"params_norms", c.norms},
+              {"params_router", c.router},
+              {"params_matmul_active", c.matmul_active},
+              {"seq", seq},
+              {"convention", conv == AttentionConvention::kNonCausal ? "noncausal" : "causal"},
+              {"convention_description", convention_name(conv)},
+              {"flops_per_token", forward_flops_per_token(s, seq, conv)},
+              {"attention_flops_per_token", attention_flops_forward(s, seq, conv)},
+              {"training_flops_per_token", model_flops_per_token(s, seq, conv)},
+              {"kv_dtype", kv_dtype},
+              {"kv_bytes_per_token", kv_bytes_per_token(m, dtype_bytes(kv_dtype))}};
+  if (m.is_moe())
+    out["moe"] = {{"routed_experts", m.routed_experts},
+                  {"experts_per_token", m.experts_per_token},
+                  {"shared_experts", m.shared_experts},
+                  {"expert_ffn", m.expert_ffn},
+                  {"first_dense_layers", m.first_dense_layers}};
+  if (m.is_mla())
+    out["mla"] = {{"q_lora_rank", m.q_lora_rank},
+                  {"kv_lora_rank", m.kv_lora_rank},
+                  {"qk_nope_head_dim", m.qk_nope_head_dim},
+                  {"qk_rope_head_dim", m.qk_rope_head_dim},
+                  {"v_head_dim", m.v_head_dim}};
+  if (m.mtp_layers > 0) out["params_mtp"] = c.mtp;
+  out["sliding_window"] = m.sliding_window ? json(*m.sliding_window) : json(nullptr);
+  return out;
+}
+
+}  // namespace ceilings

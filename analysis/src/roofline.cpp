@@ -1,0 +1,332 @@
+// Rooflines from measured profiles: compute and memory roofs, point placement, the LLM prefill/decode
+// view, and the SVG picture (log-log, measured solid, datasheet dashed).
+#include "ceilings/roofline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "ceilings/report.hpp"
+#include "ceilings/units.hpp"
+
+namespace ceilings {
+
+namespace {
+
+std::string family_of(const std::string& name) { return name.substr(0, name.find('.')); }
+
+const Roof* find_roof(const std::vector<Roof>& roofs, const std::string& name) {
+  for (const Roof& r : roofs)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+std::string names(const std::vector<Roof>& roofs) {
+  std::string out;
+  for (const Roof& r : roofs) out += (out.empty() ? "" : ", ") + r.name;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+const Roof& Roofline::compute_roof() const { return *find_roof(compute, "gemm." + dtype); }
+const Roof& Roofline::memory_roof() const { return *find_roof(memory, memory_level); }
+
+Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const std::optional<std::string>& level) {
+  Roofline r;
+  r.title = "Roofline: " + p.device.name + (p.hostname.empty() ? "" : " on " + p.hostname);
+  for (const Ceiling& c : p.ceilings) {
+    const std::string family = family_of(c.name);
+    if (family == "gemm" && (c.unit == "FLOP/s" || c.unit == "OP/s") && c.value > 0)
+      r.compute.push_back({c.name, true, c.value, datasheet_for(p, c)});
+    else if ((family == "l2" || family == "smem" || family == "hbm" || family == "pcie" || family == "nvlink") &&
+             c.unit == "B/s" && c.value > 0)
+      r.memory.push_back({c.name, false, c.value, datasheet_for(p, c)});
+  }
+  r.dtype = dtype;
+  if (!find_roof(r.compute, "gemm." + dtype))
+    throw InputError("the profile has no gemm." + dtype + " ceiling (its compute roofs: " + names(r.compute) +
+                     "); pick one with --dtype");
+  if (r.memory.empty()) throw InputError("the profile has no memory bandwidth ceiling (hbm.*, l2.*, pcie.*, nvlink.*)");
+  if (level) {
+    if (!find_roof(r.memory, *level))
+      throw InputError("the profile has no " + *level + " ceiling (its memory roofs: " + names(r.memory) + ")");
+    r.memory_level = *level;
+  } else {
+    for (const char* n : {"hbm.read", "hbm.copy", "hbm.triad", "hbm.write"})
+      if (find_roof(r.memory, n)) {
+        r.memory_level = n;
+        break;
+      }
+    if (r.memory_level.empty()) r.memory_level = r.memory.front().name;
+  }
+  return r;
+}
+
+Point parse_point(const std::string& text) {
+  const auto a = text.rfind(':');
+  const auto b = a == std::string::npos || a == 0 ? std::string::npos : text.rfind(':', a - 1);
+  if (b == std::string::npos || b == 0)
+    throw InputError("--point '" + text + "': expected NAME:FLOPS:BYTES, e.g. attention:1.2e12:3.4e9");
+  Point p;
+  p.name = text.substr(0, b);
+  auto number = [&](const std::string& s, const char* what) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || s.empty() || !std::isfinite(v) || v <= 0)
+      throw InputError("--point '" + text + "': " + what + " must be a positive number, found '" + s + "'");
+    return v;
+  };
+  p.flops = number(text.substr(b + 1, a - b - 1), "FLOPS");
+  p.bytes = number(text.substr(a + 1), "BYTES");
+  return p;
+}
+
+Placement place(const Roofline& r, double flops, double bytes) {
+  Placement out;
+  out.intensity = flops / bytes;
+  const Roof& c = r.compute_roof();
+  const Roof& m = r.memory_roof();
+  auto side = [&](std::optional<double> cv, std::optional<double> mv) {
+    Placement::Side s;
+    if (!cv || !mv || *cv <= 0 || *mv <= 0) return s;
+    s.available = true;
+    s.ridge = *cv / *mv;
+    s.memory_bound = out.intensity < s.ridge;
+    s.attainable = std::min(*cv, out.intensity * *mv);
+    s.bound_by = s.memory_bound ? m.name : c.name;
+    s.time_s = std::max(flops / *cv, bytes / *mv);
+    return s;
+  };
+  out.measured = side(c.measured, m.measured);
+  out.datasheet = side(c.datasheet, m.datasheet);
+  return out;
+}
+
+LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches, double wb,
+                 double kb, AttentionConvention prefill_attention) {
+  if (!(context >= 1)) throw InputError("--context must be at least 1");
+  if (batches.empty()) throw InputError("--batch is missing");
+  const FlopShape shape = flop_shape(m);
+  const double kv_token = kv_bytes_per_token(m, kb);
+  const double cached = cached_tokens(m, context);
+  // A decode step: every sequence adds one token that attends to all S cached keys (or the window).
+  const double decode_flops_per_seq =
+      2.0 * shape.matmul_params + attention_flops_forward(shape, context, AttentionConvention::kNonCausal);
+  auto decode = [&](double b) {
+    LlmStep s;
+    s.batch = b;
+    s.flops = b * decode_flops_per_seq;
+    s.kv_bytes = b * cached * kv_token;
+    s.bytes = decode_weight_bytes(m, b, wb) + s.kv_bytes;
+    return s;
+  };
+  LlmView v;
+  v.has_kv_traffic = kv_token * cached > 0;
+  v.decode_intensity_limit = v.has_kv_traffic ? decode_flops_per_seq / (cached * kv_token) : INFINITY;
+  for (double b : batches) {
+    if (!(b >= 1) || std::floor(b) != b) throw InputError("--batch values must be positive whole numbers");
+    LlmStep d = decode(b);
+    d.name = "decode b=" + format_fixed(b, 0);
+    d.placement = place(r, d.flops, d.bytes);
+    v.decode.push_back(d);
+    LlmStep p;
+    p.name = "prefill b=" + format_fixed(b, 0);
+    p.batch = b;
+    p.flops = b * context * forward_flops_per_token(shape, context, prefill_attention);
+    p.kv_bytes = b * cached * kv_token;  // written once
+    p.bytes = decode_weight_bytes(m, b * context, wb) + p.kv_bytes;
+    p.placement = place(r, p.flops, p.bytes);
+    v.prefill.push_back(p);
+  }
+  auto crossover = [&](std::optional<double> c, std::optional<double> mem) -> std::optional<double> {
+    if (!c || !mem || *c <= 0 || *mem <= 0) return std::nullopt;
+    const double ridge = *c / *mem;
+    if (v.decode_intensity_limit <= ridge) return std::nullopt;
+    auto reached = [&](double b) {
+      const LlmStep s = decode(b);
+      return s.flops / s.bytes >= ridge;
+    };
+    double hi = 1;
+    while (!reached(hi)) {
+      hi *= 2;
+      if (hi > 1e9) return std::nullopt;
+    }
+    double lo = hi / 2;  // not reached (or hi == 1)
+    if (hi == 1) return 1.0;
+    while (hi - lo > 1) {
+      const double mid = std::floor((lo + hi) / 2);
+      (reached(mid) ? hi : lo) = mid;
+    }
+    return hi;
+  };
+  v.crossover_measured = crossover(r.compute_roof().measured, r.memory_roof().measured);
+  v.crossover_datasheet = crossover(r.compute_roof().datasheet, r.memory_roof().datasheet);
+  return v;
+}
+
+namespace {
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string intensity_label(double v) {
+  if (v >= 1e6) return format_fixed(v / 1e6, 0) + "M";
+  if (v >= 1000) return format_fixed(v / 1000, 0) + "k";
+  if (v >= 1) return format_fixed(v, 0);
+  return format_fixed(v, static_cast<int>(std::ceil(-std::log10(v))));
+}
+
+}  // namespace
+
+std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::string, Placement>>& points) {
+  const double width = 960, height = 600, left = 100, right = 260, top = 60, bottom = 70;
+  const double pw = width - left - right, ph = height - top - bottom;
+  double cmax = 0, cmin = INFINITY, mmin = INFINITY;
+  for (const Roof& c : r.compute)
+    for (auto v : {c.measured, c.datasheet})
+      if (v) cmax = std::max(cmax, *v), cmin = std::min(cmin, *v);
+  for (const Roof& m : r.memory)
+    for (auto v : {m.measured, m.datasheet})
+      if (v) mmin = std::min(mmin, *v);
+  double ai_lo = INFINITY, ai_hi = 0;
+  for (const Roof& m : r.memory)
+    for (auto v : {m.measured, m.datasheet})
+      if (v) ai_lo = std::min(ai_lo, cmin / *v), ai_hi = std::max(ai_hi, cmax / *v);
+  for (const auto& [name, p] : points) ai_lo = std::min(ai_lo, p.intensity), ai_hi = std::max(ai_hi, p.intensity);
+  const double x0 = std::pow(10.0, std::floor(std::log10(std::max(ai_lo, 1e-6) / 3)));
+  const double x1 = std::pow(10.0, std::ceil(std::log10(ai_hi * 3)));
+  const double y1 = std::pow(10.0, std::ceil(std::log10(cmax * 1.2)));
+  double y0 = std::pow(10.0, std::floor(std::log10(x0 * mmin)));
+  for (const auto& [name, p] : points)
+    if (p.measured.available) y0 = std::min(y0, std::pow(10.0, std::floor(std::log10(p.measured.attainable))));
+  y0 = std::max(y0, y1 / 1e8);
+  auto X = [&](double ai) { return left + pw * (std::log10(ai) - std::log10(x0)) / (std::log10(x1) - std::log10(x0)); };
+  auto Y = [&](double f) {
+    return top + ph * (1 - (std::log10(f) - std::log10(y0)) / (std::log10(y1) - std::log10(y0)));
+  };
+  static const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                  "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  std::ostringstream os;
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+     << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 "
+     << width << " " << height << "\" font-family=\"Helvetica, Arial, sans-serif\">\n"
+     << "<rect x=\"0\" y=\"0\" width=\"" << width << "\" height=\"" << height << "\" fill=\"white\"/>\n"
+     << "<text x=\"" << num(left + pw / 2)
+     << "\" y=\"30\" text-anchor=\"middle\" font-size=\"20\" font-weight=\"bold\">" << xml_escape(r.title)
+     << "</text>\n";
+  // Grid and ticks, one per decade.
+  os << "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
+  for (double x = x0; x <= x1 * 1.001; x *= 10)
+    os << "<line x1=\"" << num(X(x)) << "\" y1=\"" << num(top) << "\" x2=\"" << num(X(x)) << "\" y2=\"" << num(top + ph)
+       << "\"/>\n";
+  for (double y = y0; y <= y1 * 1.001; y *= 10)
+    os << "<line x1=\"" << num(left) << "\" y1=\"" << num(Y(y)) << "\" x2=\"" << num(left + pw) << "\" y2=\""
+       << num(Y(y)) << "\"/>\n";
+  os << "</g>\n<g font-size=\"12\" fill=\"#333333\">\n";
+  for (double x = x0; x <= x1 * 1.001; x *= 10)
+    os << "<text x=\"" << num(X(x)) << "\" y=\"" << num(top + ph + 18) << "\" text-anchor=\"middle\">"
+       << intensity_label(x) << "</text>\n";
+  for (double y = y0; y <= y1 * 1.001; y *= 10)
+    os << "<text x=\"" << num(left - 8) << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">"
+       << xml_escape(format_quantity(y, "FLOP/s", 1)) << "</text>\n";
+  os << "</g>\n"
+     << "<rect x=\"" << num(left) << "\" y=\"" << num(top) << "\" width=\"" << num(pw) << "\" height=\"" << num(ph)
+     << "\" fill=\"none\" stroke=\"black\"/>\n"
+     << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(height - 20)
+     << "\" text-anchor=\"middle\" font-size=\"14\">Arithmetic intensity (FLOP/byte, log scale)</text>\n"
+     << "<text x=\"22\" y=\"" << num(top + ph / 2)
+     << "\" text-anchor=\"middle\" font-size=\"14\" transform=\"rotate(-90 22 " << num(top + ph / 2)
+     << ")\">Attainable performance (FLOP/s, log scale)</text>\n";
+  // Roofs: memory diagonals up to the highest compute roof, compute horizontals from the primary ridge.
+  std::ostringstream legend;
+  int color = 0;
+  double ly = top + 10;
+  auto legend_entry = [&](const std::string& c, bool dashed, const std::string& text) {
+    legend << "<line x1=\"" << num(left + pw + 15) << "\" y1=\"" << num(ly) << "\" x2=\"" << num(left + pw + 45)
+           << "\" y2=\"" << num(ly) << "\" stroke=\"" << c << "\" stroke-width=\"2.5\""
+           << (dashed ? " stroke-dasharray=\"6 4\"" : "") << "/>\n<text x=\"" << num(left + pw + 52) << "\" y=\""
+           << num(ly + 4) << "\" font-size=\"12\">" << xml_escape(text) << "</text>\n";
+    ly += 18;
+  };
+  const std::optional<double> primary_bw =
+      r.memory_roof().measured ? r.memory_roof().measured : r.memory_roof().datasheet;
+  os << "<g fill=\"none\" stroke-width=\"2.5\">\n";
+  for (const Roof& m : r.memory) {
+    const std::string c = palette[color++ % 8];
+    for (int ds = 0; ds < 2; ++ds) {
+      const auto v = ds ? m.datasheet : m.measured;
+      if (!v) continue;
+      const double xa = std::max(x0, y0 / *v), xb = std::min(x1, cmax / *v);
+      if (xb <= xa) continue;
+      os << "<line x1=\"" << num(X(xa)) << "\" y1=\"" << num(Y(xa * *v)) << "\" x2=\"" << num(X(xb)) << "\" y2=\""
+         << num(Y(xb * *v)) << "\" stroke=\"" << c << "\"" << (ds ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
+      legend_entry(c, ds, m.name + (ds ? " datasheet " : " measured ") + format_quantity(*v, "B/s"));
+    }
+  }
+  for (const Roof& k : r.compute) {
+    const std::string c = palette[color++ % 8];
+    for (int ds = 0; ds < 2; ++ds) {
+      const auto v = ds ? k.datasheet : k.measured;
+      if (!v) continue;
+      const double xa = std::max(x0, *v / *primary_bw);
+      os << "<line x1=\"" << num(X(xa)) << "\" y1=\"" << num(Y(*v)) << "\" x2=\"" << num(X(x1)) << "\" y2=\""
+         << num(Y(*v)) << "\" stroke=\"" << c << "\"" << (ds ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
+      legend_entry(c, ds, k.name + (ds ? " datasheet " : " measured ") + format_quantity(*v, "FLOP/s"));
+    }
+  }
+  os << "</g>\n";
+  if (!points.empty()) {
+    os << "<g font-size=\"11\">\n";
+    for (const auto& [name, p] : points) {
+      const auto& side = p.measured.available ? p.measured : p.datasheet;
+      if (!side.available) continue;
+      const double x = X(p.intensity), y = Y(side.attainable);
+      os << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"5\" fill=\"black\"/>\n"
+         << "<text x=\"" << num(x + 7) << "\" y=\"" << num(y + 14) << "\">" << xml_escape(name) << "</text>\n";
+    }
+    os << "</g>\n";
+    legend << "<circle cx=\"" << num(left + pw + 30) << "\" cy=\"" << num(ly)
+           << "\" r=\"5\" fill=\"black\"/>\n<text x=\"" << num(left + pw + 52) << "\" y=\"" << num(ly + 4)
+           << "\" font-size=\"12\">point at its attainable FLOP/s</text>\n";
+    ly += 18;
+  }
+  os << "<g>\n<text x=\"" << num(left + pw + 15) << "\" y=\"" << num(top - 6)
+     << "\" font-size=\"13\" font-weight=\"bold\">Legend (solid measured, dashed datasheet)</text>\n"
+     << legend.str() << "</g>\n</svg>\n";
+  return os.str();
+}
+
+}  // namespace ceilings

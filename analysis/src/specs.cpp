@@ -1,0 +1,146 @@
+// Loose datasheet lookup with near-match suggestions, and the tables `ceilings specs` prints.
+#include "ceilings/specs.hpp"
+
+#include <algorithm>
+#include <regex>
+
+#include "ceilings/units.hpp"
+
+namespace ceilings {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+namespace {
+
+std::string strip_form_factor(const std::string& normalized) {
+  static const std::regex sxm("sxm[0-9]?");
+  return std::regex_replace(normalized, sxm, "");
+}
+
+}  // namespace
+
+std::vector<std::string> near_gpu_names(const std::string& name, std::size_t limit) {
+  const std::string want = normalize_gpu_name(name);
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const GpuSpec& s : datasheet()) {
+    std::size_t best = edit_distance(want, normalize_gpu_name(s.name));
+    for (const std::string& m : s.match) best = std::min(best, edit_distance(want, normalize_gpu_name(m)));
+    const std::string n = normalize_gpu_name(s.name);
+    // A typed fragment of a real name ("h100" in "h100nvl") is nearer than any spelling distance.
+    if (!want.empty() && (n.find(want) != std::string::npos || want.find(n) != std::string::npos)) best = 0;
+    const std::size_t allowed = std::max<std::size_t>(3, want.size() / 2);
+    if (best <= allowed) scored.emplace_back(best, s.name);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (const auto& [d, n] : scored) {
+    if (out.size() == limit) break;
+    out.push_back(n);
+  }
+  return out;
+}
+
+const GpuSpec* match_gpu_loosely(const std::string& name) {
+  if (const GpuSpec* s = find_gpu(name)) return s;
+  const std::string want = strip_form_factor(normalize_gpu_name(name));
+  if (want.empty()) return nullptr;
+  const GpuSpec* found = nullptr;
+  for (const GpuSpec& s : datasheet()) {
+    bool hit = strip_form_factor(normalize_gpu_name(s.name)) == want;
+    for (const std::string& m : s.match) hit = hit || strip_form_factor(normalize_gpu_name(m)) == want;
+    if (!hit) continue;
+    if (found && found != &s) return nullptr;  // ambiguous: let the caller list the candidates
+    found = &s;
+  }
+  return found;
+}
+
+const GpuSpec& resolve_gpu(const std::string& name) {
+  if (const GpuSpec* s = match_gpu_loosely(name)) return *s;
+  std::string msg = "unknown GPU '" + name + "' in the datasheet table";
+  const auto near = near_gpu_names(name);
+  if (!near.empty()) {
+    msg += "; near matches:";
+    for (std::size_t i = 0; i < near.size(); ++i) msg += (i ? ", " : " ") + near[i];
+  } else {
+    msg += " (`ceilings specs` lists the table)";
+  }
+  throw InputError(msg);
+}
+
+double datasheet_dense_peak(const GpuSpec& spec, const std::string& dtype) {
+  std::string key = dtype;
+  if (key.rfind("fp8", 0) == 0) key = "fp8";
+  if (key == "fp64" && spec.dense.count("fp64_tensor")) key = "fp64_tensor";
+  auto it = spec.dense.find(key);
+  if (it == spec.dense.end() || it->second <= 0)
+    throw InputError("the datasheet entry " + spec.name + " has no dense " + dtype + " peak");
+  return it->second;
+}
+
+namespace {
+std::string peak_or_dash(const GpuSpec& s, const char* key) {
+  auto it = s.dense.find(key);
+  if (it == s.dense.end()) return "-";
+  return format_quantity(it->second, std::string(key) == "int8" ? "OP/s" : "FLOP/s");
+}
+}  // namespace
+
+Table specs_table() {
+  Table t;
+  t.columns = {"gpu",  "arch", "SMs",  "boost", "memory", "bandwidth", "fp64 tc",
+               "fp32", "tf32", "bf16", "fp8",   "fp4",    "int8",      "TDP"};
+  t.right_aligned = {false, false, true, true, true, true, true, true, true, true, true, true, true, true};
+  for (const GpuSpec& s : datasheet())
+    t.add_row({s.name, s.architecture, s.sm_count ? std::to_string(s.sm_count) : "-",
+               s.boost_clock_hz > 0 ? format_quantity(s.boost_clock_hz, "Hz") : "-",
+               format_quantity(s.memory_bytes, "B"), format_quantity(s.memory_bandwidth, "B/s"),
+               peak_or_dash(s, "fp64_tensor"), peak_or_dash(s, "fp32"), peak_or_dash(s, "tf32"),
+               peak_or_dash(s, "bf16"), peak_or_dash(s, "fp8"), peak_or_dash(s, "fp4"), peak_or_dash(s, "int8"),
+               s.tdp_w > 0 ? format_quantity(s.tdp_w, "W") : "-"});
+  return t;
+}
+
+Table spec_detail_table(const GpuSpec& s) {
+  Table t;
+  t.columns = {"field", "value"};
+  t.right_aligned = {false, false};
+  t.add_row({"name", s.name});
+  t.add_row({"architecture", s.architecture});
+  t.add_row({"compute capability", s.compute_capability});
+  t.add_row({"SMs", s.sm_count ? std::to_string(s.sm_count) : "not published"});
+  t.add_row({"boost clock", s.boost_clock_hz > 0 ? format_quantity(s.boost_clock_hz, "Hz") : "not published"});
+  t.add_row({"memory", format_quantity(s.memory_bytes, "B")});
+  t.add_row({"memory bandwidth", format_quantity(s.memory_bandwidth, "B/s")});
+  t.add_row({"TDP", s.tdp_w > 0 ? format_quantity(s.tdp_w, "W") : "-"});
+  if (s.pcie_gen && s.pcie_width)
+    t.add_row({"PCIe", "Gen" + std::to_string(*s.pcie_gen) + " x" + std::to_string(*s.pcie_width) + " (" +
+                           format_quantity(pcie_link_bandwidth(*s.pcie_gen, *s.pcie_width), "B/s") +
+                           " per direction)"});
+  else
+    t.add_row({"PCIe", "-"});
+  t.add_row({"NVLink", s.nvlink_bandwidth ? format_quantity(*s.nvlink_bandwidth, "B/s") + " total" : "-"});
+  if (s.raw.contains("nvlink_c2c_bandwidth") && s.raw["nvlink_c2c_bandwidth"].is_number())
+    t.add_row({"NVLink-C2C", format_quantity(s.raw["nvlink_c2c_bandwidth"].get<double>(), "B/s")});
+  for (const auto& [k, v] : s.dense) t.add_row({"dense " + k, format_quantity(v, k == "int8" ? "OP/s" : "FLOP/s")});
+  if (s.raw.contains("sparse") && s.raw["sparse"].is_object())
+    for (const auto& [k, v] : s.raw["sparse"].items())
+      if (v.is_number())
+        t.add_row(
+            {"sparse " + k + " (2:4, not a peak)", format_quantity(v.get<double>(), k == "int8" ? "OP/s" : "FLOP/s")});
+  if (s.raw.contains("notes") && s.raw["notes"].is_string()) t.add_row({"notes", s.raw["notes"].get<std::string>()});
+  t.add_row({"source", s.source});
+  return t;
+}
+
+}  // namespace ceilings

@@ -1,0 +1,175 @@
+// MFU/HFU (Narayanan et al. 2021, Korthikanti et al. 2022, PaLM appendix B), MBU and training time,
+// each against every peak the user supplied (given, measured, datasheet).
+#include "ceilings/utilization.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "ceilings/report.hpp"
+#include "ceilings/units.hpp"
+
+namespace ceilings {
+
+namespace {
+
+std::string device_label(const Profile& p, const std::string& origin) {
+  return (p.hostname.empty() ? origin : p.hostname) + " (" + p.device.name + ")";
+}
+
+std::string ceiling_names(const Profile& p, const std::string& family) {
+  std::string out;
+  for (const Ceiling& c : p.ceilings)
+    if (c.name.rfind(family + ".", 0) == 0) out += (out.empty() ? "" : ", ") + c.name;
+  return out.empty() ? "none" : out;
+}
+
+void require_positive(double v, const std::string& what) {
+  if (!(v > 0) || !std::isfinite(v)) throw InputError(what + " must be a positive number");
+}
+
+}  // namespace
+
+std::vector<Peak> compute_peaks(const std::optional<double>& given, const Profile* profile, const std::string& origin,
+                                const std::optional<std::string>& gpu, const std::string& dtype) {
+  std::vector<Peak> out;
+  if (given) {
+    require_positive(*given, "--peak-tflops");
+    out.push_back({"given", "given peak", *given});
+  }
+  if (profile) {
+    const std::string name = "gemm." + dtype;
+    const Ceiling* c = profile->find(name);
+    if (!c)
+      throw InputError("profile " + origin + " has no " + name +
+                       " ceiling (its gemm ceilings: " + ceiling_names(*profile, "gemm") + "); pick one with --dtype");
+    require_positive(c->value, "the profile's " + name + " value");
+    out.push_back({"measured", name + " of " + device_label(*profile, origin), c->value});
+  }
+  if (gpu) {
+    const GpuSpec& s = resolve_gpu(*gpu);
+    out.push_back({"datasheet", s.name + " dense " + dtype, datasheet_dense_peak(s, dtype)});
+  } else if (profile) {
+    const Ceiling* c = profile->find("gemm." + dtype);
+    if (auto ds = datasheet_for(*profile, *c))
+      out.push_back({"datasheet", profile->device.name + " dense " + dtype + " (datasheet)", *ds});
+  }
+  if (out.empty()) throw InputError("no peak given: use --profile, --gpu or --peak-tflops");
+  return out;
+}
+
+std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Profile* profile, const std::string& origin,
+                                  const std::optional<std::string>& ceiling, const std::optional<std::string>& gpu) {
+  std::vector<Peak> out;
+  if (given) {
+    require_positive(*given, "--peak-bw-gbps");
+    out.push_back({"given", "given peak", *given});
+  }
+  const Ceiling* used = nullptr;
+  if (profile) {
+    if (ceiling) {
+      used = profile->find(*ceiling);
+      if (!used)
+        throw InputError("profile " + origin + " has no " + *ceiling +
+                         " ceiling (its hbm ceilings: " + ceiling_names(*profile, "hbm") + ")");
+    } else {
+      for (const char* name : {"hbm.read", "hbm.copy", "hbm.triad", "hbm.write"})
+        if ((used = profile->find(name))) break;
+      if (!used)
+        for (const Ceiling& c : profile->ceilings)
+          if (c.name.rfind("hbm.", 0) == 0 && c.unit == "B/s") {
+            used = &c;
+            break;
+          }
+      if (!used) throw InputError("profile " + origin + " has no hbm.* bandwidth ceiling");
+    }
+    if (used->unit != "B/s")
+      throw InputError("ceiling " + used->name + " is not a bandwidth (unit " + used->unit + ")");
+    require_positive(used->value, "the profile's " + used->name + " value");
+    out.push_back({"measured", used->name + " of " + device_label(*profile, origin), used->value});
+  }
+  if (gpu) {
+    const GpuSpec& s = resolve_gpu(*gpu);
+    out.push_back({"datasheet", s.name + " memory bandwidth", s.memory_bandwidth});
+  } else if (profile) {
+    if (const GpuSpec* s = find_gpu(profile->device.name))
+      out.push_back({"datasheet", s->name + " memory bandwidth (datasheet)", s->memory_bandwidth});
+  }
+  if (out.empty()) throw InputError("no bandwidth peak given: use --profile, --gpu or --peak-bw-gbps");
+  return out;
+}
+
+MfuResult compute_mfu(const MfuInput& in, const std::vector<Peak>& peaks) {
+  require_positive(in.seq, "--seq");
+  require_positive(in.tokens_per_s, "the throughput (" + in.throughput_inputs + ")");
+  require_positive(in.gpus, "--gpus");
+  require_positive(in.shape.matmul_params, "the model's parameter count");
+  MfuResult r;
+  r.model_flops_per_token = model_flops_per_token(in.shape, in.seq, in.attention);
+  r.hardware_flops_per_token = hardware_flops_per_token(in.shape, in.seq, in.attention, in.recompute);
+  r.achieved_flops_per_gpu = in.tokens_per_s * r.model_flops_per_token / in.gpus;
+  r.achieved_hardware_flops_per_gpu = in.tokens_per_s * r.hardware_flops_per_token / in.gpus;
+  for (const Peak& p : peaks) {
+    PeakUtilization u{p, r.achieved_flops_per_gpu / p.value, r.achieved_hardware_flops_per_gpu / p.value};
+    if (u.model > 1.0) {
+      std::ostringstream os;
+      os << "MFU against the " << p.source << " peak (" << p.label << ", " << format_quantity(p.value, "FLOP/s")
+         << ") would be " << format_percent(u.model) << ": the model FLOP/s per GPU implied by " << in.throughput_inputs
+         << " and --gpus " << in.gpus << " (" << format_quantity(r.achieved_flops_per_gpu, "FLOP/s")
+         << ") exceed the peak; one of them, the model size, or the peak ("
+         << (p.source == "given"      ? "--peak-tflops"
+             : p.source == "measured" ? "the profile's ceiling"
+                                      : "--gpu / --dtype")
+         << ") is wrong";
+      throw InputError(os.str());
+    }
+    if (u.hardware > 1.0) {
+      std::ostringstream os;
+      os << "HFU against the " << p.source << " peak (" << p.label << ") would be " << format_percent(u.hardware)
+         << " with --recompute " << recompute_name(in.recompute) << " while MFU is " << format_percent(u.model)
+         << ": the recompute setting and the throughput are inconsistent";
+      throw InputError(os.str());
+    }
+    r.peaks.push_back(u);
+  }
+  return r;
+}
+
+MbuResult compute_mbu(const MbuInput& in, const std::vector<Peak>& peaks) {
+  require_positive(in.tpot_s, "--tpot-ms");
+  require_positive(in.gpus, "--gpus");
+  require_positive(in.weight_bytes, "the weight bytes per step");
+  if (in.kv_bytes < 0) throw InputError("the KV bytes per step must not be negative");
+  MbuResult r;
+  r.bytes_per_step = in.weight_bytes + in.kv_bytes;
+  r.achieved_bytes_per_s = r.bytes_per_step / in.tpot_s;
+  r.achieved_bytes_per_s_per_gpu = r.achieved_bytes_per_s / in.gpus;
+  for (const Peak& p : peaks) {
+    PeakUtilization u{p, r.achieved_bytes_per_s_per_gpu / p.value, 0};
+    if (u.model > 1.0) {
+      std::ostringstream os;
+      os << "MBU against the " << p.source << " peak (" << p.label << ", " << format_quantity(p.value, "B/s")
+         << ") would be " << format_percent(u.model) << ": " << format_quantity(r.bytes_per_step, "B")
+         << " per step in --tpot-ms " << in.tpot_s * 1e3 << " on --gpus " << in.gpus
+         << " is faster than the memory allows; check --tpot-ms, --gpus, the dtypes, --batch/--context, or the peak";
+      throw InputError(os.str());
+    }
+    r.peaks.push_back(u);
+  }
+  return r;
+}
+
+TrainTime training_time(double params, double tokens, double gpus, double flops_per_gpu, double k) {
+  require_positive(params, "--params");
+  require_positive(tokens, "--tokens");
+  require_positive(gpus, "--gpus");
+  require_positive(flops_per_gpu, "the achieved FLOP/s per GPU");
+  TrainTime t;
+  t.flops_per_token_per_param = k;
+  t.total_flops = k * tokens * params;
+  t.seconds = t.total_flops / (gpus * flops_per_gpu);
+  t.days = t.seconds / 86400.0;
+  t.gpu_hours = t.seconds * gpus / 3600.0;
+  return t;
+}
+
+}  // namespace ceilings

@@ -1,0 +1,87 @@
+// `ceilings compare`: profiles and datasheet entries side by side (hand-written fixtures), all formats.
+#include <gtest/gtest.h>
+
+#include "ceilings/compare.hpp"
+#include "cli_runner.hpp"
+
+using namespace ceilings;
+
+namespace {
+const std::string kH200 = std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json";
+const std::string kH100 = std::string(CEILINGS_FIXTURES) + "/profiles/h100-handmade.profile.json";
+
+const CompareRow& row(const Comparison& c, const std::string& name) {
+  for (const auto& r : c.rows)
+    if (r.ceiling == name) return r;
+  throw std::runtime_error("no row " + name);
+}
+}  // namespace
+
+TEST(Compare, TwoProfiles) {
+  const Comparison c = compare_devices({load_compare_device(kH100), load_compare_device(kH200)});
+  ASSERT_EQ(c.devices.size(), 2u);
+  EXPECT_EQ(c.devices[0].gpu, "H100 SXM");
+  const CompareRow& hbm = row(c, "hbm.copy");
+  EXPECT_DOUBLE_EQ(*hbm.cells[0].measured, 3.0e12);
+  EXPECT_DOUBLE_EQ(*hbm.cells[0].ratio(), 3.0e12 / 3.35e12);
+  EXPECT_DOUBLE_EQ(*vs_first(hbm.cells[0], hbm.cells[1]), 4.36e12 / 3.0e12);
+  const CompareRow& l2 = row(c, "l2.read");  // only the H100 profile has it
+  EXPECT_TRUE(l2.cells[0].measured.has_value());
+  EXPECT_FALSE(l2.cells[1].measured.has_value());
+  EXPECT_FALSE(vs_first(l2.cells[0], l2.cells[1]).has_value());
+  const CompareRow& lat = row(c, "latency.launch");
+  EXPECT_EQ(lat.unit, "s");
+  EXPECT_EQ(c.rows.back().ceiling, "memory.capacity");
+}
+
+TEST(Compare, DatasheetEntriesAddHeadlineRows) {
+  const Comparison c = compare_devices({load_compare_device("A100 SXM 80GB"), load_compare_device("b200")});
+  EXPECT_EQ(c.devices[1].label, "B200 [datasheet]");
+  const CompareRow& bf16 = row(c, "gemm.bf16");
+  EXPECT_FALSE(bf16.cells[0].measured.has_value());
+  EXPECT_DOUBLE_EQ(*bf16.cells[0].datasheet, 312e12);
+  EXPECT_NEAR(*vs_first(bf16.cells[0], bf16.cells[1]), 2250.0 / 312, 1e-12);
+  EXPECT_DOUBLE_EQ(*row(c, "gemm.fp4").cells[1].datasheet, 9e15);
+  EXPECT_FALSE(row(c, "gemm.fp8_e4m3").cells[0].datasheet.has_value());  // Ampere: no FP8
+  EXPECT_DOUBLE_EQ(*row(c, "nvlink.p2p_uni").cells[1].datasheet, 0.9e12);
+}
+
+TEST(Compare, UnknownNamesAndMissingFiles) {
+  EXPECT_THROW(load_compare_device("H2000X"), InputError);
+  EXPECT_THROW(load_compare_device("/no/such/profile.json"), InputError);
+}
+
+TEST(CompareCli, AllFormats) {
+  auto r = test::run_cli({"compare", kH100, kH200, "h100 pcie"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("NVIDIA H100 80GB HBM3 (node017) measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("H100 PCIe [datasheet] datasheet"), std::string::npos);
+  r = test::run_cli({"compare", kH100, kH200, "--format", "markdown"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| hbm.copy | 3.00 TB/s |"), std::string::npos) << r.out;
+  r = test::run_cli({"compare", kH100, kH200, "--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("hbm.read,3.10 TB/s,3.35 TB/s,92.5%,4.52 TB/s,4.80 TB/s,94.2%,1.46x"), std::string::npos)
+      << r.out;
+  r = test::run_cli({"compare", kH100, "L40S", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["devices"][1]["source"], "datasheet");
+  bool found = false;
+  for (const auto& row : j["rows"])
+    if (row["ceiling"] == "gemm.bf16") {
+      found = true;
+      EXPECT_DOUBLE_EQ(row["values"][0]["measured"].get<double>(), 7e14);
+      EXPECT_DOUBLE_EQ(row["values"][1]["datasheet"].get<double>(), 362.05e12);
+      EXPECT_NEAR(row["values"][1]["vs_first"].get<double>(), 362.05 / 989, 1e-12);
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(CompareCli, BadInputExits2) {
+  auto r = test::run_cli({"compare", kH200, "H20X"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("near matches"), std::string::npos) << r.err;
+  EXPECT_EQ(test::run_cli({"compare"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"compare", kH200, "--format", "xml"}).exit_code, 2);
+}

@@ -1,0 +1,115 @@
+// The datasheet table: every required GPU present with sane figures; loose name matching; `ceilings specs`.
+#include <gtest/gtest.h>
+
+#include "ceilings/specs.hpp"
+#include "cli_runner.hpp"
+
+using namespace ceilings;
+
+TEST(Datasheet, HasEveryRequiredGpuWithSource) {
+  for (const char* name :
+       {"A100 SXM 40GB", "A100 SXM 80GB", "A100 PCIe 40GB", "A100 PCIe 80GB", "H100 SXM", "H100 PCIe", "H100 NVL",
+        "H200", "H200 NVL", "GH200", "B200", "L40S", "L4", "A10", "RTX 4090"}) {
+    const GpuSpec* s = find_gpu(name);
+    ASSERT_NE(s, nullptr) << name;
+    EXPECT_FALSE(s->source.empty()) << name;
+    EXPECT_GT(s->memory_bandwidth, 1e11) << name;
+    EXPECT_GT(s->memory_bytes, 1e10) << name;
+    EXPECT_GT(s->tdp_w, 0) << name;
+    EXPECT_TRUE(s->dense.count("bf16")) << name;
+    EXPECT_TRUE(s->dense.count("fp32")) << name;
+  }
+}
+
+TEST(Datasheet, DenseIsHalfOfSparseWhereBothExist) {
+  for (const GpuSpec& s : datasheet()) {
+    ASSERT_TRUE(s.raw.contains("sparse")) << s.name;
+    for (const auto& [k, v] : s.raw["sparse"].items()) {
+      ASSERT_TRUE(s.dense.count(k)) << s.name << " " << k;
+      // 3%: the L40S sheet itself prints 362.05 dense next to 733 sparse.
+      EXPECT_NEAR(v.get<double>() / s.dense.at(k), 2.0, 0.03) << s.name << " " << k;
+    }
+  }
+}
+
+TEST(Datasheet, PublishedHeadlineFigures) {
+  EXPECT_DOUBLE_EQ(find_gpu("A100 SXM 80GB")->dense.at("bf16"), 312e12);
+  EXPECT_DOUBLE_EQ(find_gpu("A100 SXM 80GB")->memory_bandwidth, 2.039e12);
+  EXPECT_DOUBLE_EQ(find_gpu("A100 SXM 40GB")->memory_bandwidth, 1.555e12);
+  EXPECT_DOUBLE_EQ(find_gpu("H100 PCIe")->dense.at("bf16"), 756e12);
+  EXPECT_DOUBLE_EQ(find_gpu("L4")->memory_bandwidth, 300e9);
+  EXPECT_DOUBLE_EQ(find_gpu("B200")->dense.at("fp4"), 9e15);
+  EXPECT_EQ(find_gpu("H100 PCIe")->sm_count, 114);
+  EXPECT_EQ(find_gpu("A100 PCIe 80GB")->dense.count("fp8"), 0u);  // Ampere has no FP8
+  EXPECT_EQ(find_gpu("L40S")->dense.count("fp4"), 0u);
+}
+
+TEST(Datasheet, CudaDeviceNamesMatch) {
+  EXPECT_EQ(match_gpu_loosely("NVIDIA A100-SXM4-80GB")->name, "A100 SXM 80GB");
+  EXPECT_EQ(match_gpu_loosely("NVIDIA H100 80GB HBM3")->name, "H100 SXM");
+  EXPECT_EQ(match_gpu_loosely("NVIDIA GeForce RTX 4090")->name, "RTX 4090");
+}
+
+TEST(Datasheet, LooseMatchingIgnoresCaseSpacesAndSxm) {
+  EXPECT_EQ(match_gpu_loosely("h100")->name, "H100 SXM");
+  EXPECT_EQ(match_gpu_loosely("h100-sxm5")->name, "H100 SXM");
+  EXPECT_EQ(match_gpu_loosely("a100 80gb")->name, "A100 SXM 80GB");
+  EXPECT_EQ(match_gpu_loosely("  l40s ")->name, "L40S");
+  EXPECT_EQ(match_gpu_loosely("h200sxm")->name, "H200");
+  EXPECT_EQ(match_gpu_loosely("A100"), nullptr);  // four entries: ambiguous, not a guess
+}
+
+TEST(Datasheet, EditDistance) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("h100", "h100"), 0u);
+}
+
+TEST(Datasheet, UnknownNameListsNearMatches) {
+  try {
+    resolve_gpu("H10O PCIe");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("H100 PCIe"), std::string::npos) << e.what();
+  }
+  const auto near = near_gpu_names("A100");
+  EXPECT_GE(near.size(), 4u);
+  EXPECT_NE(std::find(near.begin(), near.end(), "A100 PCIe 40GB"), near.end());
+}
+
+TEST(Datasheet, DensePeakByDtype) {
+  const GpuSpec& h = resolve_gpu("H100 SXM");
+  EXPECT_DOUBLE_EQ(datasheet_dense_peak(h, "fp8_e4m3"), 1.979e15);
+  EXPECT_DOUBLE_EQ(datasheet_dense_peak(h, "fp64"), 6.7e13);
+  EXPECT_THROW(datasheet_dense_peak(resolve_gpu("A10"), "fp8"), InputError);
+}
+
+TEST(SpecsCli, ListsTheTable) {
+  const auto r = test::run_cli({"specs"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* n : {"A100 SXM 80GB", "H100 NVL", "GH200", "B200", "RTX 4090", "L4 "})
+    EXPECT_NE(r.out.find(n), std::string::npos) << n;
+}
+
+TEST(SpecsCli, OneEntryWithSparseLabelledAndSource) {
+  const auto r = test::run_cli({"specs", "h100 pcie"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("756 TFLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sparse bf16 (2:4, not a peak)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("datasheet"), std::string::npos);
+}
+
+TEST(SpecsCli, JsonEntry) {
+  const auto r = test::run_cli({"specs", "L40S", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["name"], "L40S");
+  EXPECT_DOUBLE_EQ(j["memory_bandwidth"].get<double>(), 864e9);
+}
+
+TEST(SpecsCli, UnknownNameExits2WithNearMatches) {
+  const auto r = test::run_cli({"specs", "H1000"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("near matches"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("H100"), std::string::npos) << r.err;
+}

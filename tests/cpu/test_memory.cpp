@@ -1,0 +1,89 @@
+// Memory estimates: the ZeRO paper's 7.5B example, Korthikanti et al. 2022 activation formulas, KV cache; CLI.
+#include <gtest/gtest.h>
+
+#include "ceilings/memory.hpp"
+#include "cli_runner.hpp"
+
+using namespace ceilings;
+
+namespace {
+std::string hf(const std::string& name) { return std::string(CEILINGS_FIXTURES) + "/hf/" + name + ".config.json"; }
+}  // namespace
+
+// Rajbhandari et al. 2020, Figure 1: Psi = 7.5B, K = 12, Nd = 64: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB.
+TEST(TrainMemory, ZeroPaperFigure1) {
+  TrainMemoryInput in;
+  in.params = 7.5e9;
+  in.dp = 64;
+  EXPECT_DOUBLE_EQ(train_memory(in).total(), 120e9);
+  in.zero_stage = 1;
+  EXPECT_NEAR(train_memory(in).total(), 31.4e9, 0.05e9);
+  in.zero_stage = 2;
+  EXPECT_NEAR(train_memory(in).total(), 16.6e9, 0.05e9);
+  in.zero_stage = 3;
+  EXPECT_NEAR(train_memory(in).total(), 1.875e9, 1e6);
+  in.zero_stage = 4;
+  EXPECT_THROW(train_memory(in), InputError);
+}
+
+// Korthikanti et al. 2022 Table 2, GPT-3 175B (a=96, h=12288, s=2048, b=1, t=8).
+TEST(TrainMemory, KorthikantiTable2) {
+  const double s = 2048, b = 1, h = 12288, a = 96, sbh = s * b * h;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 1, false, Recompute::kNone), sbh * (34 + 5 * a * s / h));
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 8, false, Recompute::kNone),
+                   sbh * (10 + 24.0 / 8 + 5 * a * s / (h * 8)));
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 8, true, Recompute::kNone),
+                   sbh * (34.0 / 8 + 5 * a * s / (h * 8)));
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 8, true, Recompute::kSelective), sbh * 34.0 / 8);
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 8, false, Recompute::kSelective), sbh * (10 + 24.0 / 8));
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 1, false, Recompute::kFull), 2 * sbh);
+  // Sequence parallel + selective recompute cuts the 96-layer total from 34.4 GB to 10.3 GB per GPU.
+  EXPECT_NEAR(96 * activation_bytes_per_layer(s, b, h, a, 8, true, Recompute::kNone), 34.43e9, 0.01e9);
+  EXPECT_NEAR(96 * activation_bytes_per_layer(s, b, h, a, 8, true, Recompute::kSelective), 10.27e9, 0.01e9);
+}
+
+TEST(InferMemory, KvCacheAndTensorParallel) {
+  InferMemoryInput in;
+  in.model = read_hf_config(hf("Llama-3.1-8B"));
+  in.batch = 32;
+  in.context = 8192;
+  MemoryEstimate m = infer_memory(in);
+  EXPECT_DOUBLE_EQ(m.weights, 2.0 * 8030261248);
+  EXPECT_DOUBLE_EQ(m.kv_cache, 32.0 * 8192 * 131072);
+  in.tp = 16;  // 8 KV heads: each rank holds one, replicated twice
+  m = infer_memory(in);
+  EXPECT_DOUBLE_EQ(m.kv_cache, 32.0 * 8192 * 131072 / 8);
+  in.model = read_hf_config(hf("Mistral-7B-v0.1"));
+  in.tp = 1;
+  EXPECT_DOUBLE_EQ(infer_memory(in).kv_cache, 32.0 * 4096 * 131072);  // sliding window caps the cache
+}
+
+TEST(MemoryCli, TrainJsonFitsVerdict) {
+  const std::string profile = std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json";
+  auto r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--tp", "8",
+                          "--sp", "--recompute", "selective", "--profile", profile, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 2.0 * 8030261248 / 8);
+  EXPECT_DOUBLE_EQ(j["optimizer_bytes"].get<double>(), 12.0 * 8030261248 / 8);
+  EXPECT_DOUBLE_EQ(j["activations_bytes"].get<double>(), 32 * 8192.0 * 4096 * 34 / 8);
+  EXPECT_TRUE(j["devices"][0]["fits"].get<bool>());
+  r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--gpu", "L4"});
+  EXPECT_EQ(r.exit_code, 1);  // the verdict: does not fit
+  EXPECT_NE(r.out.find("does NOT fit on L4"), std::string::npos) << r.out;
+}
+
+TEST(MemoryCli, InferAndBadInput) {
+  auto r = test::run_cli({"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "infer", "--weight-dtype", "fp8",
+                          "--context", "32768", "--batch", "8", "--tp", "8", "--gpu", "H200", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["kv_cache_bytes"].get<double>(), 8.0 * 32768 * 61 * 576 * 2);  // MLA latent replicated
+  EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "serve"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "infer"}).exit_code, 2);  // no context
+  EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train"}).exit_code, 2);  // no seq
+  EXPECT_EQ(
+      test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train", "--seq", "1024", "--tp", "0"}).exit_code,
+      2);
+  EXPECT_EQ(test::run_cli({"memory", "--params", "7e9", "--mode", "infer", "--context", "10"}).exit_code, 2);
+}

@@ -1,0 +1,197 @@
+// Model arithmetic against published parameter counts (real config.json fixtures), KV bytes and FLOP conventions.
+#include <gtest/gtest.h>
+
+#include "ceilings/model.hpp"
+#include "cli_runner.hpp"
+
+using namespace ceilings;
+
+namespace {
+ModelConfig fixture(const std::string& name) {
+  return read_hf_config(std::string(CEILINGS_FIXTURES) + "/hf/" + name + ".config.json");
+}
+std::string fixture_path(const std::string& name) {
+  return std::string(CEILINGS_FIXTURES) + "/hf/" + name + ".config.json";
+}
+}  // namespace
+
+// Published totals (Hub safetensors metadata): these fail if any module is miscounted.
+TEST(ModelParams, Llama31_8B) {
+  const ParamCounts c = count_params(fixture("Llama-3.1-8B"));
+  EXPECT_EQ(c.total, 8030261248);
+  EXPECT_EQ(c.active, c.total);
+  EXPECT_EQ(c.embedding, 525336576);
+  EXPECT_EQ(c.lm_head, 525336576);
+}
+
+TEST(ModelParams, Mistral7B) { EXPECT_EQ(count_params(fixture("Mistral-7B-v0.1")).total, 7241732096); }
+
+TEST(ModelParams, Qwen2_7B_WithQkvBias) { EXPECT_EQ(count_params(fixture("Qwen2-7B")).total, 7615616512); }
+
+TEST(ModelParams, Mixtral8x7B_TotalAndActive) {
+  const ParamCounts c = count_params(fixture("Mixtral-8x7B-v0.1"));
+  EXPECT_EQ(c.total, 46702792704);
+  // Two of eight experts per token: 32 layers * 6 unused experts * 3*4096*14336 fewer.
+  EXPECT_EQ(c.active, 46702792704 - 32LL * 6 * 3 * 4096 * 14336);
+  EXPECT_EQ(c.active, 12879925248);  // the "12.9B active" of the Mixtral paper
+  EXPECT_EQ(c.router, 32LL * 4096 * 8);
+}
+
+TEST(ModelParams, Gpt2_TiedWithLearnedPositions) {
+  const ModelConfig m = fixture("gpt2");
+  const ParamCounts c = count_params(m);
+  EXPECT_EQ(c.total, 124439808);
+  EXPECT_EQ(c.lm_head, 0);
+  EXPECT_EQ(c.embedding, 50257LL * 768 + 1024LL * 768);
+  // The tied matrix still does the logit matmul.
+  EXPECT_EQ(c.matmul_active, c.total - c.embedding - c.norms + 50257LL * 768);
+}
+
+TEST(ModelParams, DeepSeekV3_671BTotal37BActive) {
+  const ModelConfig m = fixture("DeepSeek-V3");
+  ASSERT_TRUE(m.is_mla());
+  ASSERT_TRUE(m.is_moe());
+  const ParamCounts c = count_params(m);
+  // 671B main model (DeepSeek-V3 report: 671B total, 37B activated; 685B on the Hub includes 14B MTP).
+  EXPECT_EQ(c.total, 671026419200);
+  // 8 routed + 1 shared expert per MoE layer. The router (gate weights and the 256 e_score_correction_bias
+  // values) scores every expert for every token, so it counts as active; recounts that leave the bias out
+  // get 58*256 = 14,848 fewer (37,552,282,624).
+  EXPECT_EQ(c.active, 37552297472);
+  // The MTP module as stored in the checkpoint, with its own copy of embedding and head: 671B + 14B ~ 685B.
+  EXPECT_EQ(c.mtp, 2LL * 129280 * 7168 + 3 * 7168 + 2LL * 7168 * 7168 + 11507286272LL);
+  EXPECT_NEAR(static_cast<double>(c.total + c.mtp), 685e9, 1e9);
+}
+
+TEST(ModelKv, BytesPerToken) {
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 2), 131072);  // 2*32*8*128*2 = 128 KiB
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 1), 65536);
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("gpt2"), 2), 2.0 * 12 * 768 * 2);
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Qwen2-7B"), 2), 2.0 * 28 * 4 * 128 * 2);
+  // MLA caches the 512-wide latent plus the 64-wide shared rope key per layer.
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("DeepSeek-V3"), 2), 61.0 * 576 * 2);
+  EXPECT_DOUBLE_EQ(cached_tokens(fixture("Mistral-7B-v0.1"), 32768), 4096);
+  EXPECT_DOUBLE_EQ(cached_tokens(fixture("Llama-3.1-8B"), 32768), 32768);
+}
+
+TEST(ModelFlops, ConventionsOnLlama) {
+  const FlopShape s = flop_shape(fixture("Llama-3.1-8B"));
+  const double n = 8030261248.0 - 525336576.0 - (32 * 2 + 1) * 4096.0;  // no embedding lookup, no norms
+  EXPECT_DOUBLE_EQ(s.matmul_params, n);
+  const double attn = 4.0 * 32 * 32 * 128 * 8192;  // 4*L*H*Q*T forward, non-causal
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 8192, AttentionConvention::kNonCausal), attn);
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 8192, AttentionConvention::kCausal), attn / 2);
+  // PaLM appendix B: 6N + 12*L*H*Q*T per trained token.
+  EXPECT_DOUBLE_EQ(model_flops_per_token(s, 8192, AttentionConvention::kNonCausal),
+                   6 * n + 12.0 * 32 * 32 * 128 * 8192);
+  EXPECT_DOUBLE_EQ(hardware_flops_per_token(s, 8192, AttentionConvention::kNonCausal, Recompute::kSelective),
+                   6 * n + 16.0 * 32 * 32 * 128 * 8192);
+}
+
+// Narayanan et al. 2021 eq. 3, full recompute: 96*B*s*l*h^2*(1 + s/6h + V/16lh) per iteration.
+TEST(ModelFlops, MegatronEquation3) {
+  const double l = 96, h = 12288, s = 2048, v = 51200;
+  const FlopShape shape = flop_shape(flags_model(96, 12288, 96, 0, 0, 51200, false));
+  const double eq3_per_token = 96 * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
+  EXPECT_NEAR(hardware_flops_per_token(shape, s, AttentionConvention::kNonCausal, Recompute::kFull) / eq3_per_token,
+              1.0, 1e-12);
+  // Model FLOPs (Korthikanti et al. 2022): 72*B*s*l*h^2*(1 + s/6h + V/12lh).
+  const double model = 72 * l * h * h * (1 + s / (6 * h) + v / (12 * l * h));
+  EXPECT_NEAR(model_flops_per_token(shape, s, AttentionConvention::kNonCausal) / model, 1.0, 1e-12);
+}
+
+TEST(ModelFlops, SlidingWindowCapsAttentionSpan) {
+  const FlopShape s = flop_shape(fixture("Mistral-7B-v0.1"));
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 16384, AttentionConvention::kNonCausal), 4.0 * 32 * 32 * 128 * 4096);
+  // Causal, T=8192, W=4096: mean span (W^2/2 + (T-W)*W)/T = 3072.
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 8192, AttentionConvention::kCausal), 4.0 * 32 * 32 * 128 * 3072);
+}
+
+TEST(ModelFlops, MlaUsesQkAndVWidths) {
+  const FlopShape s = flop_shape(fixture("DeepSeek-V3"));
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 4096, AttentionConvention::kNonCausal),
+                   2.0 * 61 * 128 * (192 + 128) * 4096);
+}
+
+TEST(ModelDecode, MoeWeightsReadGrowWithBatch) {
+  const ModelConfig m = fixture("Mixtral-8x7B-v0.1");
+  const double b1 = decode_weight_bytes(m, 1, 2);
+  const double big = decode_weight_bytes(m, 1024, 2);
+  const double expert = 3.0 * 4096 * 14336;
+  // Batch 1 visits exactly 2 of 8 experts per layer.
+  EXPECT_NEAR(b1, 2.0 * (12879925248.0 - 32000.0 * 4096), 1.0);
+  EXPECT_NEAR(big, 2.0 * (46702792704.0 - 32000.0 * 4096), 2.0 * 32 * expert * 1e-6);
+  EXPECT_DOUBLE_EQ(decode_weight_bytes(fixture("Llama-3.1-8B"), 7, 1), 8030261248.0 - 525336576.0);
+}
+
+TEST(ModelErrors, NamesTheField) {
+  auto err = [](const json& j) -> std::string {
+    try {
+      parse_hf_config(j);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  json base = json::parse(R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,
+      "num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000})");
+  EXPECT_NO_THROW(parse_hf_config(base));
+  json j = base;
+  j["hidden_size"] = 4000;
+  j["num_attention_heads"] = 48;
+  j["num_key_value_heads"] = 8;
+  EXPECT_NE(err(j).find("hidden_size"), std::string::npos) << err(j);
+  j["head_dim"] = 128;  // an explicit head_dim resolves it (as Gemma/Qwen3 configs do)
+  EXPECT_EQ(err(j), "no error");
+  j = base;
+  j["num_key_value_heads"] = 5;
+  EXPECT_NE(err(j).find("num_key_value_heads"), std::string::npos);
+  j = base;
+  j["num_hidden_layers"] = -2;
+  EXPECT_NE(err(j).find("num_hidden_layers"), std::string::npos);
+  j = base;
+  j.erase("vocab_size");
+  EXPECT_NE(err(j).find("vocab_size"), std::string::npos);
+  j = base;
+  j["model_type"] = "mamba";
+  EXPECT_NE(err(j).find("model_type"), std::string::npos);
+  j = base;
+  j.erase("model_type");
+  EXPECT_NE(err(j).find("model_type"), std::string::npos);
+  j = base;
+  j["model_type"] = "mixtral";
+  j["num_local_experts"] = 2;
+  j["num_experts_per_tok"] = 4;
+  EXPECT_NE(err(j).find("num_experts_per_tok"), std::string::npos);
+}
+
+TEST(ModelCli, JsonKeys) {
+  const auto r = test::run_cli({"model", "--hf-config", fixture_path("Mixtral-8x7B-v0.1"), "--json", "--seq", "2048"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["params_total"].get<std::int64_t>(), 46702792704);
+  EXPECT_EQ(j["params_active"].get<std::int64_t>(), 12879925248);
+  EXPECT_DOUBLE_EQ(j["kv_bytes_per_token"].get<double>(), 131072);
+  EXPECT_EQ(j["convention"], "noncausal");
+  const double n = j["params_matmul_active"].get<double>();
+  EXPECT_DOUBLE_EQ(j["flops_per_token"].get<double>(), 2 * n + 4.0 * 32 * 32 * 128 * 2048);
+}
+
+TEST(ModelCli, TableNamesConventionAndKvDtype) {
+  const auto r = test::run_cli(
+      {"model", "--hf-config", fixture_path("DeepSeek-V3"), "--kv-dtype", "fp8", "--attention", "causal"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("671,026,419,200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("causal"), std::string::npos);
+  EXPECT_NE(r.out.find("35.14 kB"), std::string::npos) << r.out;  // 61*576 bytes
+}
+
+TEST(ModelCli, BadInputExits2) {
+  const std::string dir = test::scratch_dir("model_cli_bad");
+  EXPECT_EQ(test::run_cli({"model", "--hf-config", dir + "/missing.json"}).exit_code, 2);
+  const auto r = test::run_cli({"model", "--hf-config", fixture_path("gpt2"), "--kv-dtype", "fp7"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("fp7"), std::string::npos);
+  EXPECT_EQ(test::run_cli({"model", "--hf-config", fixture_path("gpt2"), "--seq", "0"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"model"}).exit_code, 2);
+}

@@ -1,0 +1,211 @@
+// Roofline: roofs from the hand-written H200 profile, ridge points, classification, the LLM view's decode
+// crossover, SVG well-formedness (parsed), and the CLI.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "ceilings/roofline.hpp"
+#include "cli_runner.hpp"
+
+using namespace ceilings;
+
+namespace {
+const std::string kProfile = std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json";
+std::string hf(const std::string& name) { return std::string(CEILINGS_FIXTURES) + "/hf/" + name + ".config.json"; }
+
+// A minimal XML well-formedness check: balanced, properly nested elements; quoted attributes with
+// unique names; no stray '<' or unescaped '&' in text. Returns the root element name, or "" with a reason.
+std::string check_xml(const std::string& doc, std::string& why) {
+  static const std::regex tag(R"(<(/?)([A-Za-z_][\w:.-]*)((?:\s+[\w:.-]+\s*=\s*"[^"<]*")*)\s*(/?)>)");
+  static const std::regex attr(R"re(([\w:.-]+)\s*=)re");
+  static const std::regex entity(R"(&(amp|lt|gt|quot|apos|#[0-9]+);)");
+  std::vector<std::string> stack;
+  std::string root;
+  std::size_t pos = 0;
+  if (doc.rfind("<?xml", 0) == 0) pos = doc.find("?>") + 2;
+  while (pos < doc.size()) {
+    const std::size_t lt = doc.find('<', pos);
+    const std::string text = doc.substr(pos, lt == std::string::npos ? std::string::npos : lt - pos);
+    const std::string without_entities = std::regex_replace(text, entity, "");
+    if (without_entities.find('&') != std::string::npos || without_entities.find('>') != std::string::npos) {
+      why = "bad character in text: " + text;
+      return "";
+    }
+    if (!stack.empty() || text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    } else {
+      why = "text outside the root";
+      return "";
+    }
+    if (lt == std::string::npos) break;
+    const std::size_t gt = doc.find('>', lt);
+    if (gt == std::string::npos) {
+      why = "unterminated tag";
+      return "";
+    }
+    const std::string t = doc.substr(lt, gt - lt + 1);
+    std::smatch m;
+    if (!std::regex_match(t, m, tag)) {
+      why = "malformed tag: " + t;
+      return "";
+    }
+    std::set<std::string> seen;
+    const std::string attrs = m[3];
+    for (std::sregex_iterator it(attrs.begin(), attrs.end(), attr), end; it != end; ++it)
+      if (!seen.insert((*it)[1]).second) {
+        why = "duplicate attribute in " + t;
+        return "";
+      }
+    if (m[1] == "/") {
+      if (stack.empty() || stack.back() != m[2]) {
+        why = "mismatched close " + t;
+        return "";
+      }
+      stack.pop_back();
+    } else {
+      if (stack.empty() && !root.empty()) {
+        why = "second root element";
+        return "";
+      }
+      if (root.empty()) root = m[2];
+      if (m[4] != "/") stack.push_back(m[2]);
+    }
+    pos = gt + 1;
+  }
+  if (!stack.empty()) {
+    why = "unclosed <" + stack.back() + ">";
+    return "";
+  }
+  return root;
+}
+}  // namespace
+
+TEST(XmlCheck, CatchesMalformedDocuments) {
+  std::string why;
+  EXPECT_EQ(check_xml("<svg><g></g></svg>", why), "svg");
+  EXPECT_EQ(check_xml("<svg><g></svg>", why), "");
+  EXPECT_EQ(check_xml("<svg a=\"1\" a=\"2\"/>", why), "");
+  EXPECT_EQ(check_xml("<svg><text>a & b</text></svg>", why), "");
+  EXPECT_EQ(check_xml("<svg><text>a &amp; b</text></svg>", why), "svg");
+  EXPECT_EQ(check_xml("<svg x=1/>", why), "");
+}
+
+TEST(Roofline, RoofsAndRidges) {
+  const Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
+  EXPECT_EQ(r.memory_level, "hbm.read");
+  ASSERT_EQ(r.compute.size(), 1u);
+  EXPECT_DOUBLE_EQ(*r.compute_roof().measured, 8.0e14);
+  EXPECT_DOUBLE_EQ(*r.compute_roof().datasheet, 9.89e14);
+  std::vector<std::string> memory;
+  for (const Roof& m : r.memory) memory.push_back(m.name);
+  EXPECT_EQ(memory, (std::vector<std::string>{"hbm.copy", "hbm.read", "pcie.h2d"}));
+  const Placement p = place(r, 1e9, 1e9);  // 1 FLOP/B
+  EXPECT_DOUBLE_EQ(p.measured.ridge, 8.0e14 / 4.52e12);
+  EXPECT_DOUBLE_EQ(p.datasheet.ridge, 9.89e14 / 4.8e12);
+  EXPECT_TRUE(p.measured.memory_bound);
+  EXPECT_EQ(p.measured.bound_by, "hbm.read");
+  EXPECT_DOUBLE_EQ(p.measured.attainable, 4.52e12);
+  EXPECT_DOUBLE_EQ(p.measured.time_s, 1e9 / 4.52e12);
+  // 190 FLOP/B: compute-bound against the measured ridge (177), memory-bound against the datasheet's (206).
+  const Placement q = place(r, 190e9, 1e9);
+  EXPECT_FALSE(q.measured.memory_bound);
+  EXPECT_EQ(q.measured.bound_by, "gemm.bf16");
+  EXPECT_TRUE(q.datasheet.memory_bound);
+  EXPECT_DOUBLE_EQ(q.datasheet.attainable, 190 * 4.8e12);
+  const Roofline via_copy = roofline_from_profile(read_profile(kProfile), "bf16", std::string("hbm.copy"));
+  EXPECT_DOUBLE_EQ(place(via_copy, 1, 1).measured.attainable, 4.36e12);
+}
+
+TEST(Roofline, MissingRoofsAreInputErrors) {
+  const Profile p = read_profile(kProfile);
+  EXPECT_THROW(roofline_from_profile(p, "fp8_e4m3"), InputError);
+  EXPECT_THROW(roofline_from_profile(p, "bf16", std::string("l2.read")), InputError);
+}
+
+TEST(Roofline, ParsePoint) {
+  const Point p = parse_point("attn:fwd:1.5e12:3e9");  // names may contain ':'
+  EXPECT_EQ(p.name, "attn:fwd");
+  EXPECT_DOUBLE_EQ(p.flops, 1.5e12);
+  EXPECT_DOUBLE_EQ(p.bytes, 3e9);
+  EXPECT_THROW(parse_point("x:1e9"), InputError);
+  EXPECT_THROW(parse_point("x:1e9:0"), InputError);
+  EXPECT_THROW(parse_point("x:abc:5"), InputError);
+  EXPECT_THROW(parse_point("x:-1:5"), InputError);
+}
+
+// Decode of a dense model at context S: AI(B) = B*f / (W + B*S*k). Llama-3.1-8B, S = 128:
+// f = 2*N + 4*L*H*Q*S, W = 2 bytes * (N_total - embedding), k = 131072 B/token.
+TEST(RooflineLlm, DecodeCrossoverCountsKvTraffic) {
+  const Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
+  const ModelConfig m = read_hf_config(hf("Llama-3.1-8B"));
+  const LlmView v = llm_view(r, m, 128, {1, 64}, 2, 2, AttentionConvention::kCausal);
+  const double n = static_cast<double>(count_params(m).matmul_active);
+  const double f = 2 * n + 4.0 * 32 * 32 * 128 * 128;
+  const double w = 2.0 * (8030261248.0 - 525336576.0), k = 128 * 131072.0;
+  EXPECT_DOUBLE_EQ(v.decode[0].flops, f);
+  EXPECT_DOUBLE_EQ(v.decode[0].bytes, w + k);
+  EXPECT_DOUBLE_EQ(v.decode_intensity_limit, f / k);
+  const double ridge = 8.0e14 / 4.52e12;
+  ASSERT_TRUE(v.crossover_measured.has_value());
+  const double b = *v.crossover_measured;
+  EXPECT_GE(b * f / (w + b * k), ridge);
+  EXPECT_LT((b - 1) * f / (w + (b - 1) * k), ridge);
+  EXPECT_DOUBLE_EQ(b, std::ceil(ridge * w / (f - ridge * k)));  // closed form for a dense model
+  EXPECT_TRUE(v.decode[0].placement.measured.memory_bound);
+  EXPECT_DOUBLE_EQ(v.decode[0].placement.measured.time_s, (w + k) / 4.52e12);  // the TPOT floor
+  // At 4096 tokens of context the KV reads alone cap the intensity below the ridge: never compute-bound.
+  const LlmView longer = llm_view(r, m, 4096, {1}, 2, 2, AttentionConvention::kCausal);
+  EXPECT_FALSE(longer.crossover_measured.has_value());
+  EXPECT_LT(longer.decode_intensity_limit, ridge);
+}
+
+TEST(RooflineSvg, WellFormedWithTitleAxesLegend) {
+  const Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
+  const std::string svg = roofline_svg(r, {{"gemv <bf16> & co", place(r, 2e9, 1e9)}});
+  std::string why;
+  EXPECT_EQ(check_xml(svg, why), "svg") << why;
+  EXPECT_NE(svg.find("Roofline: NVIDIA H200"), std::string::npos);
+  EXPECT_NE(svg.find("Arithmetic intensity (FLOP/byte"), std::string::npos);
+  EXPECT_NE(svg.find("Attainable performance (FLOP/s"), std::string::npos);
+  EXPECT_NE(svg.find("Legend"), std::string::npos);
+  EXPECT_NE(svg.find("hbm.read measured 4.52 TB/s"), std::string::npos);
+  EXPECT_NE(svg.find("gemm.bf16 datasheet 989 TFLOP/s"), std::string::npos);
+  EXPECT_NE(svg.find("stroke-dasharray"), std::string::npos);
+  EXPECT_NE(svg.find("gemv &lt;bf16&gt; &amp; co"), std::string::npos);
+}
+
+TEST(RooflineCli, SvgJsonAndLlmView) {
+  const std::string dir = test::scratch_dir("roofline_cli");
+  const auto r = test::run_cli({"roofline", "--profile", kProfile, "--point", "gemv:2e9:1e9", "--point",
+                                "gemm:1e15:1e10", "--hf-config", hf("Llama-3.1-8B"), "--context", "128", "--batch", "1",
+                                "512", "--svg", dir + "/roof.svg", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["points"][0]["side"], "memory-bound");
+  EXPECT_EQ(j["points"][0]["bound_by"], "hbm.read");
+  EXPECT_EQ(j["points"][1]["side"], "compute-bound");
+  EXPECT_DOUBLE_EQ(j["points"][1]["attainable_flops_per_s"].get<double>(), 8e14);
+  EXPECT_TRUE(j["llm"]["compute_bound_from_batch"].is_number());
+  EXPECT_EQ(j["llm"]["decode"][1]["side"], "compute-bound");  // batch 512 at context 128
+  EXPECT_EQ(j["llm"]["decode"][0]["side"], "memory-bound");
+  std::ifstream f(dir + "/roof.svg");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string why;
+  EXPECT_EQ(check_xml(ss.str(), why), "svg") << why;
+  EXPECT_NE(ss.str().find("decode b=512"), std::string::npos);
+}
+
+TEST(RooflineCli, TableAndErrors) {
+  auto r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"), "--context", "4096"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ridge measured"), std::string::npos);
+  EXPECT_NE(r.out.find("never"), std::string::npos) << r.out;
+  EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--dtype", "fp8_e4m3"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--point", "bad"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("gpt2")}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--context", "10"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"roofline"}).exit_code, 2);
+}

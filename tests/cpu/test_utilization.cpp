@@ -1,0 +1,262 @@
+// MFU/HFU, MBU and training time against worked examples from Megatron-LM (Narayanan et al. 2021), PaLM
+// (Chowdhery et al. 2022) and hand derivations; the peak sources; bad input and exit codes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ceilings/utilization.hpp"
+#include "cli_runner.hpp"
+
+using namespace ceilings;
+
+namespace {
+const std::string kProfile = std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json";
+std::string hf(const std::string& name) { return std::string(CEILINGS_FIXTURES) + "/hf/" + name + ".config.json"; }
+
+// Narayanan et al. 2021 eq. 3 for GPT-3 175B (Table 1: l=96, h=12288, s=2048, V=51200, B=1536).
+double gpt3_iteration_flops() {
+  const double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
+  return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+}
+}  // namespace
+
+// PaLM 540B (Chowdhery et al. 2022, Table 3 / appendix B): 238.3k tokens/s on 6144 TPU v4 chips of
+// 275 TFLOP/s, 6N + 12LHQT with N = 540.35B, L = 118, H = 48, Q = 256, T = 2048 -> MFU 46.2%.
+TEST(Mfu, PalmTable3) {
+  MfuInput in;
+  in.shape.matmul_params = 540.35e9;
+  in.shape.layers = 118;
+  in.shape.heads = 48;
+  in.shape.qk_dim = in.shape.v_dim = 256;
+  in.seq = 2048;
+  in.tokens_per_s = 238.3e3;
+  in.gpus = 6144;
+  const MfuResult r = compute_mfu(in, {{"given", "TPU v4", 275e12}});
+  EXPECT_NEAR(r.peaks[0].model, 0.462, 0.0005);
+  EXPECT_DOUBLE_EQ(r.peaks[0].hardware, r.peaks[0].model);  // no recompute: HFU = MFU
+}
+
+// Megatron-LM Table 1: GPT-3 175B on 1024 A100s at 140 TFLOP/s per GPU (full recompute), 45% of 312.
+TEST(Mfu, MegatronGpt3WithFullRecompute) {
+  const double iter = gpt3_iteration_flops() / (1024 * 140e12);
+  MfuInput in;
+  in.shape = flop_shape(flags_model(96, 12288, 96, 0, 0, 51200, false));
+  in.seq = 2048;
+  in.tokens_per_s = 1536 * 2048 / iter;
+  in.gpus = 1024;
+  in.recompute = Recompute::kFull;
+  const MfuResult r = compute_mfu(in, {{"datasheet", "A100", 312e12}});
+  EXPECT_NEAR(r.achieved_hardware_flops_per_gpu, 140e12, 1e6);
+  EXPECT_NEAR(r.peaks[0].hardware, 0.45, 0.002);
+  // MFU / HFU = 72(1 + s/6h + V/12lh) / 96(1 + s/6h + V/16lh) (Korthikanti et al. 2022).
+  const double s = 2048, h = 12288, l = 96, V = 51200;
+  EXPECT_NEAR(r.peaks[0].model / r.peaks[0].hardware,
+              72 * (1 + s / (6 * h) + V / (12 * l * h)) / (96 * (1 + s / (6 * h) + V / (16 * l * h))), 1e-12);
+}
+
+TEST(Mfu, SelectiveRecomputeAddsOneAttentionForward) {
+  MfuInput in;
+  in.shape = flop_shape(flags_model(32, 4096, 32, 0, 0, 0, false));
+  in.seq = 4096;
+  in.tokens_per_s = 1e5;
+  in.gpus = 8;
+  in.recompute = Recompute::kSelective;
+  const MfuResult r = compute_mfu(in, {{"given", "p", 989e12}});
+  const double attn = 4.0 * 32 * 32 * 128 * 4096;
+  EXPECT_DOUBLE_EQ(r.hardware_flops_per_token - r.model_flops_per_token, attn);
+}
+
+TEST(Mfu, AboveOneHundredPercentIsAnErrorNamingTheInputs) {
+  MfuInput in;
+  in.shape.matmul_params = 70e9;
+  in.seq = 4096;
+  in.tokens_per_s = 1e6;  // 420 PFLOP/s of model FLOPs on one GPU
+  in.gpus = 1;
+  in.throughput_inputs = "--tokens-per-sec";
+  try {
+    compute_mfu(in, {{"given", "given peak", 989e12}});
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--tokens-per-sec"), std::string::npos) << m;
+    EXPECT_NE(m.find("--peak-tflops"), std::string::npos) << m;
+  }
+}
+
+TEST(Peaks, OrderGivenMeasuredDatasheet) {
+  const Profile p = read_profile(kProfile);
+  const auto peaks = compute_peaks(1e15, &p, kProfile, std::nullopt, "bf16");
+  ASSERT_EQ(peaks.size(), 3u);
+  EXPECT_EQ(peaks[0].source, "given");
+  EXPECT_EQ(peaks[1].source, "measured");
+  EXPECT_DOUBLE_EQ(peaks[1].value, 8.0e14);
+  EXPECT_EQ(peaks[2].source, "datasheet");
+  EXPECT_DOUBLE_EQ(peaks[2].value, 9.89e14);
+  EXPECT_THROW(compute_peaks(std::nullopt, &p, kProfile, std::nullopt, "fp8_e4m3"), InputError);
+  EXPECT_THROW(compute_peaks(std::nullopt, nullptr, "", std::nullopt, "bf16"), InputError);
+  const auto bw = bandwidth_peaks(std::nullopt, &p, kProfile, std::nullopt, std::string("H100 SXM"));
+  ASSERT_EQ(bw.size(), 2u);
+  EXPECT_DOUBLE_EQ(bw[0].value, 4.52e12);  // hbm.read preferred: decode reads
+  EXPECT_DOUBLE_EQ(bw[1].value, 3.35e12);
+  EXPECT_THROW(bandwidth_peaks(std::nullopt, &p, kProfile, std::string("l2.read"), std::nullopt), InputError);
+}
+
+// Llama-3.1-8B decode, bf16, batch 1, context 0+: weights 2*(8.03B - 0.525B) bytes per step.
+TEST(Mbu, WorkedExample) {
+  MbuInput in;
+  in.weight_bytes = 2.0 * (8030261248.0 - 525336576.0);
+  in.kv_bytes = 4 * 8192 * 131072.0;
+  in.tpot_s = 0.006;
+  const MbuResult r = compute_mbu(in, {{"given", "g", 4.8e12}});
+  EXPECT_DOUBLE_EQ(r.bytes_per_step, in.weight_bytes + in.kv_bytes);
+  EXPECT_NEAR(r.peaks[0].model, (in.weight_bytes + in.kv_bytes) / 0.006 / 4.8e12, 1e-12);
+  in.tpot_s = 0.001;  // 19 TB/s: impossible
+  EXPECT_THROW(compute_mbu(in, {{"given", "g", 4.8e12}}), InputError);
+}
+
+// Narayanan et al. 2021 eq. 4: GPT-3 175B on 300B tokens, 1024 A100s at 140 TFLOP/s: "34 days";
+// 1T parameters on 450B tokens, 3072 GPUs at 163 TFLOP/s: "84 days".
+TEST(TrainTime, MegatronEquation4) {
+  const TrainTime a = training_time(175e9, 300e9, 1024, 140e12, 8);
+  EXPECT_NEAR(a.days, 34, 0.5);
+  EXPECT_DOUBLE_EQ(a.seconds, 8 * 300e9 * 175e9 / (1024 * 140e12));
+  EXPECT_DOUBLE_EQ(a.gpu_hours, a.seconds * 1024 / 3600);
+  EXPECT_NEAR(training_time(1e12, 450e9, 3072, 163e12, 8).days, 84, 1.0);
+  EXPECT_THROW(training_time(0, 1, 1, 1, 6), InputError);
+  EXPECT_THROW(training_time(1, 1, -4, 1, 6), InputError);
+}
+
+TEST(MfuCli, JsonAgainstAllThreePeaks) {
+  const double iter = gpt3_iteration_flops() / (1024 * 140e12);
+  const auto r = test::run_cli({"mfu",       "--layers",    "96",
+                                "--hidden",  "12288",       "--heads",
+                                "96",        "--vocab",     "51200",
+                                "--seq",     "2048",        "--global-batch",
+                                "1536",      "--iter-time", std::to_string(iter),
+                                "--gpus",    "1024",        "--recompute",
+                                "full",      "--gpu",       "A100 SXM 80GB",
+                                "--profile", kProfile,      "--peak-tflops",
+                                "312",       "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_NEAR(j["hfu"].get<double>(), 140.0 / 312, 1e-4);
+  EXPECT_NEAR(j["achieved_hardware_flops_per_gpu"].get<double>(), 140e12, 1e8);
+  ASSERT_EQ(j["peaks"].size(), 3u);
+  EXPECT_EQ(j["peaks"][0]["source"], "given");
+  EXPECT_EQ(j["peaks"][1]["source"], "measured");
+  EXPECT_DOUBLE_EQ(j["peaks"][1]["flops_per_s"].get<double>(), 8e14);
+  EXPECT_EQ(j["peaks"][2]["source"], "datasheet");
+  EXPECT_NEAR(j["peaks"][2]["hfu"].get<double>(), 140.0 / 312, 1e-4);
+  EXPECT_NEAR(j["mfu"].get<double>() * 312e12, j["achieved_flops_per_gpu"].get<double>(), 1e3);
+  EXPECT_EQ(j["recompute"], "full");
+}
+
+TEST(MfuCli, HfConfigAndTable) {
+  const auto r = test::run_cli({"mfu", "--hf-config", hf("Llama-3.1-8B"), "--seq", "8192", "--tokens-per-sec", "3000",
+                                "--gpus", "1", "--profile", kProfile, "--attention", "causal"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured"), std::string::npos);
+  EXPECT_NE(r.out.find("datasheet"), std::string::npos);
+  EXPECT_NE(r.out.find("causal"), std::string::npos);
+}
+
+TEST(MfuCli, BadInputExits2) {
+  const std::vector<std::string> model = {"--layers", "32", "--hidden", "4096", "--heads", "32", "--seq", "4096"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = {"mfu"};
+    a.insert(a.end(), model.begin(), model.end());
+    a.insert(a.end(), extra.begin(), extra.end());
+    return test::run_cli(a);
+  };
+  EXPECT_EQ(with({"--tokens-per-sec", "1000", "--gpus", "1"}).exit_code, 2);                       // no peak
+  EXPECT_EQ(with({"--gpus", "1", "--peak-tflops", "989"}).exit_code, 2);                           // no throughput
+  EXPECT_EQ(with({"--tokens-per-sec", "0", "--gpus", "1", "--peak-tflops", "989"}).exit_code, 2);  // zero
+  EXPECT_EQ(with({"--tokens-per-sec", "1000", "--gpus", "-1", "--peak-tflops", "989"}).exit_code, 2);
+  EXPECT_EQ(with({"--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "-5"}).exit_code, 2);
+  EXPECT_EQ(with({"--global-batch", "8", "--gpus", "1", "--peak-tflops", "989"}).exit_code, 2);  // no iter time
+  const auto over = with({"--tokens-per-sec", "1e7", "--gpus", "1", "--peak-tflops", "989"});
+  EXPECT_EQ(over.exit_code, 2);
+  EXPECT_NE(over.err.find("MFU"), std::string::npos) << over.err;
+  const auto dtype = with({"--tokens-per-sec", "1000", "--gpus", "1", "--profile", kProfile, "--dtype", "fp8_e4m3"});
+  EXPECT_EQ(dtype.exit_code, 2);
+  EXPECT_NE(dtype.err.find("gemm.fp8_e4m3"), std::string::npos) << dtype.err;
+  EXPECT_EQ(test::run_cli({"mfu", "--hf-config", hf("gpt2"), "--layers", "3", "--seq", "1024", "--tokens-per-sec", "10",
+                           "--gpus", "1", "--peak-tflops", "100"})
+                .exit_code,
+            2);  // two model descriptions
+  EXPECT_EQ(test::run_cli({"mfu", "--params", "7e9", "--seq", "1024", "--tokens-per-sec", "10", "--gpus", "1",
+                           "--peak-tflops", "100"})
+                .exit_code,
+            2);  // --params without the attention shape
+}
+
+TEST(MbuCli, HfConfigAgainstProfileAndDatasheet) {
+  const auto r = test::run_cli({"mbu", "--hf-config", hf("Llama-3.1-8B"), "--batch", "4", "--context", "8192",
+                                "--tpot-ms", "6", "--profile", kProfile, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const double bytes = 2.0 * (8030261248.0 - 525336576.0) + 4 * 8192 * 131072.0;
+  EXPECT_DOUBLE_EQ(j["bytes_per_step"].get<double>(), bytes);
+  EXPECT_DOUBLE_EQ(j["achieved_bytes_per_s"].get<double>(), bytes / 0.006);
+  EXPECT_NEAR(j["mbu"].get<double>(), bytes / 0.006 / 4.52e12, 1e-12);
+  ASSERT_EQ(j["peaks"].size(), 2u);
+  EXPECT_NEAR(j["peaks"][1]["mbu"].get<double>(), bytes / 0.006 / 4.8e12, 1e-12);
+}
+
+TEST(MbuCli, ParamsAndTensorParallel) {
+  const auto r = test::run_cli({"mbu", "--params", "70e9", "--weight-dtype", "fp8", "--tpot-ms", "10", "--gpus", "4",
+                                "--peak-bw-gbps", "3350", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["bytes_per_step"].get<double>(), 70e9);
+  EXPECT_NEAR(j["mbu"].get<double>(), 70e9 / 0.01 / 4 / 3.35e12, 1e-12);
+  EXPECT_TRUE(j.contains("note"));  // says the KV cache was not counted
+}
+
+TEST(MbuCli, BadInputExits2) {
+  EXPECT_EQ(test::run_cli({"mbu", "--params", "7e9", "--peak-bw-gbps", "1000"}).exit_code, 2);  // no tpot
+  EXPECT_EQ(test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "0", "--peak-bw-gbps", "1000"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "1"}).exit_code, 2);  // no peak
+  EXPECT_EQ(test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "1", "--peak-bw-gbps", "1000"}).exit_code,
+            2);  // 14 TB/s > 1 TB/s
+  EXPECT_EQ(test::run_cli({"mbu", "--hf-config", hf("gpt2"), "--tpot-ms", "1", "--peak-bw-gbps", "1000"}).exit_code,
+            2);  // no context
+  EXPECT_EQ(
+      test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "20", "--weight-dtype", "fp9", "--peak-bw-gbps", "1000"})
+          .exit_code,
+      2);
+}
+
+TEST(TrainTimeCli, MegatronGpt3) {
+  const auto r = test::run_cli({"train-time", "--params", "175e9", "--tokens", "300e9", "--gpus", "1024",
+                                "--achieved-tflops", "140", "--recompute", "full", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_NEAR(j["days"].get<double>(), 33.9, 0.1);
+  EXPECT_DOUBLE_EQ(j["flops_per_token_per_param"].get<double>(), 8);
+}
+
+TEST(TrainTimeCli, FromMfuAgainstPeaks) {
+  const auto r = test::run_cli({"train-time", "--params", "8e9", "--tokens", "15e12", "--gpus", "1024", "--mfu", "0.4",
+                                "--profile", kProfile, "--gpu", "H100"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured"), std::string::npos);
+  EXPECT_NE(r.out.find("H100 SXM"), std::string::npos);
+  // 6*15e12*8e9 / (1024 * 0.4 * 800e12) = 2.197e6 s = 25.4 days against the measured 800 TFLOP/s.
+  EXPECT_NE(r.out.find("25.4"), std::string::npos) << r.out;
+}
+
+TEST(TrainTimeCli, BadInputExits2) {
+  EXPECT_EQ(test::run_cli({"train-time", "--params", "1e9", "--tokens", "1e9", "--gpus", "8"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"train-time", "--params", "1e9", "--tokens", "1e9", "--gpus", "8", "--mfu", "1.5",
+                           "--peak-tflops", "100"})
+                .exit_code,
+            2);
+  EXPECT_EQ(
+      test::run_cli({"train-time", "--params", "-1", "--tokens", "1e9", "--gpus", "8", "--achieved-tflops", "100"})
+          .exit_code,
+      2);
+  EXPECT_EQ(
+      test::run_cli({"train-time", "--params", "1e9", "--tokens", "1e9", "--gpus", "8", "--mfu", "0.5"}).exit_code,
+      2);  // no peak
+}
