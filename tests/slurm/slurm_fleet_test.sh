@@ -124,7 +124,8 @@ if ls "$shared"/nogpu/task*/*.profile.json >/dev/null 2>&1; then fail "a profile
 # 2. `ceilings fleet` over the stored hand-written profiles, as a job step.
 out=$(timeout 60 srun --ntasks=1 --time=1 "$ceilings" fleet "$fixtures/profiles" 2>&1)
 rc=$?
-if [ "$rc" = 0 ] && grep -q "read 1 profile(s)" <<<"$out"; then pass "srun ceilings fleet over the fixtures"
+stored=$(find "$fixtures/profiles" -name '*.profile.json' | wc -l)
+if [ "$rc" = 0 ] && grep -q "read $stored profile(s)" <<<"$out"; then pass "srun ceilings fleet over the $stored stored profiles"
 else fail "srun ceilings fleet: exit $rc: $out"; fi
 
 # 3. The sbatch example: four tasks each measure a node of four stand-in GPUs (fake values), one GPU of
