@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--ceilings_target_cv", options.target_cv, "Stop sampling once the cv is below this")
       ->check(CLI::Range(0.0, 1.0));
+  bool list_devices = false;
+  app.add_flag("--ceilings_list_devices", list_devices,
+               "Print one JSON line per visible device (index, name, uuid, pci_bus_id) and exit");
   add_all_options(app);
   try {
     app.parse(argc, argv);
@@ -81,6 +84,18 @@ int main(int argc, char** argv) {
   const cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) return no_gpu(std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc));
   if (count == 0) return no_gpu("the CUDA runtime sees no device");
+  if (list_devices) {  // `ceilings measure --all-gpus` discovers the GPUs this way (analysis/ has no CUDA)
+    for (int i = 0; i < count; ++i) {
+      cudaDeviceProp prop{};
+      char bus[32] = {};
+      if (cudaGetDeviceProperties(&prop, i) != cudaSuccess || cudaDeviceGetPCIBusId(bus, sizeof bus, i) != cudaSuccess)
+        return no_gpu("cannot read the properties of device " + std::to_string(i));
+      std::printf("%s\n", nlohmann::json{{"index", i}, {"name", prop.name},
+                                         {"uuid", format_uuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes))},
+                                         {"pci_bus_id", bus}}.dump().c_str());
+    }
+    return 0;
+  }
   if (options.device >= count)
     return no_gpu("device index " + std::to_string(options.device) + " is out of range (" + std::to_string(count) +
                   " device" + (count == 1 ? "" : "s") + ")");

@@ -75,27 +75,29 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   return s;
 }
 
-std::unique_ptr<HealthMonitor> HealthMonitor::try_open(unsigned index, std::string* why) {
+std::unique_ptr<HealthMonitor> HealthMonitor::try_open(unsigned index, std::string* why, const std::string& pci_bus_id) {
   try {
-    return open(index);
+    return open(index, pci_bus_id);
   } catch (const Error& e) {
     if (why) *why = e.what();
     return nullptr;
   }
 }
 
-std::unique_ptr<HealthMonitor> HealthMonitor::open(unsigned index) {
+std::unique_ptr<HealthMonitor> HealthMonitor::open(unsigned index, const std::string& pci_bus_id) {
   std::string why;
   std::shared_ptr<nvml::Library> lib = nvml::Library::open(&why);
   if (!lib) throw IncompleteError("NVML is not available (" + why + "): no NVIDIA driver or GPU on this machine?");
   const auto count = lib->device_count();
   if (!count.ok()) throw IncompleteError("NVML cannot count GPUs: " + lib->error_string(count.code));
   if (count.value == 0) throw IncompleteError("NVML sees no GPU on this machine");
-  if (index >= count.value)
+  if (pci_bus_id.empty() && index >= count.value)
     throw IncompleteError("no GPU with NVML index " + std::to_string(index) + " (this machine has " +
                           std::to_string(count.value) + ")");
-  auto dev = lib->device_by_index(index);
-  if (!dev.ok()) throw IncompleteError("NVML cannot open GPU " + std::to_string(index) + ": " + lib->error_string(dev.code));
+  auto dev = pci_bus_id.empty() ? lib->device_by_index(index) : lib->device_by_pci_bus_id(pci_bus_id);
+  if (!dev.ok())
+    throw IncompleteError("NVML cannot open GPU " + (pci_bus_id.empty() ? std::to_string(index) : pci_bus_id) + ": " +
+                          lib->error_string(dev.code));
   std::unique_ptr<HealthMonitor> m(new HealthMonitor());
   m->lib_ = lib;
   m->device_ = std::make_unique<nvml::Device>(dev.value);

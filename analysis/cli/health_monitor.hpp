@@ -24,9 +24,11 @@ class HealthMonitor {
  public:
   // NVML device index. Throws IncompleteError (exit 3) naming the cause when NVML cannot be
   // loaded or initialised, there is no GPU, or the index does not exist.
-  static std::unique_ptr<HealthMonitor> open(unsigned index);
+  // With a PCI bus id ("0000:19:00.0") the GPU is opened by it (NVML's order can differ from CUDA's);
+  // `index` is then only recorded.
+  static std::unique_ptr<HealthMonitor> open(unsigned index, const std::string& pci_bus_id = "");
   // Same, but returns nullptr and says why instead of throwing (for `ceilings measure`).
-  static std::unique_ptr<HealthMonitor> try_open(unsigned index, std::string* why);
+  static std::unique_ptr<HealthMonitor> try_open(unsigned index, std::string* why, const std::string& pci_bus_id = "");
   ~HealthMonitor();
 
   void before();                // first snapshot; starts collecting XID events

@@ -1,17 +1,25 @@
 // `ceilings measure`: runs ceilings-bench (found beside this executable), shows progress, turns
 // its JSON into a profile, writes profile and raw JSON atomically, and prints the ceilings table.
+// `--all-gpus`: one ceilings-bench process per GPU (isolated, each with a watchdog), every profile written
+// as soon as its GPU finishes, a node summary rewritten after each change, and the GPUs compared.
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "ceilings/bench_json.hpp"
+#include "ceilings/fleet.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/subprocess.hpp"
+#include "ceilings/units.hpp"
 #include "health_monitor.hpp"
 #include "subcommand.hpp"
 
@@ -29,6 +37,10 @@ struct MeasureOptions {
   std::string bench;
   double timeout_s = 0;
   std::vector<std::string> bench_args;
+  bool all_gpus = false, concurrent = false;
+  std::string out_dir;
+  double margin_pct = 5;
+  double kill_grace_s = 10;
 };
 
 std::string default_bench_path() {
@@ -55,8 +67,8 @@ std::string raw_path_for(const std::string& out) {
   return stem + ".bench.json";
 }
 
-std::vector<std::string> common_args(const MeasureOptions& o) {
-  std::vector<std::string> a{"--ceilings_device=" + std::to_string(o.device)};
+std::vector<std::string> common_args(const MeasureOptions& o, int device) {
+  std::vector<std::string> a{"--ceilings_device=" + std::to_string(device)};
   if (o.quick) a.push_back("--ceilings_quick");
   if (!o.filter.empty()) a.push_back("--benchmark_filter=" + o.filter);
   for (const auto& extra : o.bench_args) a.push_back(extra);
@@ -69,59 +81,126 @@ std::string tail(const std::vector<std::string>& lines, std::size_t n) {
   return out;
 }
 
-[[noreturn]] void bench_failed(const ceilings::ProcessResult& r, const std::vector<std::string>& err) {
-  if (r.exit_code == 3)  // ceilings-bench: no usable GPU
-    throw IncompleteError(err.empty() ? "no usable GPU" : err.back());
-  if (r.exit_code == 2) throw InputError("ceilings-bench rejected its arguments:" + tail(err, 5));
-  throw IncompleteError("ceilings-bench failed (" + r.describe() + ")" + tail(err, 10));
+// The life of one GPU's measurement, as the node summary reports it.
+enum class GpuState { kPending, kRunning, kDone, kFailed, kTimedOut, kInterrupted };
+
+const char* state_name(GpuState s) {
+  switch (s) {
+    case GpuState::kPending: return "pending";
+    case GpuState::kRunning: return "running";
+    case GpuState::kDone: return "done";
+    case GpuState::kFailed: return "failed";
+    case GpuState::kTimedOut: return "timed_out";
+    case GpuState::kInterrupted: return "interrupted";
+  }
+  return "?";
 }
 
-int run_measure(const MeasureOptions& o) {
-  const std::string out = o.out.empty() ? hostname() + "-gpu" + std::to_string(o.device) + ".profile.json" : o.out;
-  const fs::path out_dir = fs::absolute(out).parent_path();
-  if (!fs::is_directory(out_dir)) throw InputError("the directory of --out does not exist: " + out_dir.string());
-  const std::string bench = o.bench.empty() ? default_bench_path() : o.bench;
-  if (access(bench.c_str(), X_OK) != 0)
-    throw IncompleteError("cannot run " + bench +
-                          ": ceilings-bench is missing (built without CUDA?); set CEILINGS_BENCH or --bench");
-  const std::string raw_out = raw_path_for(out);
-  ceilings::install_interrupt_handlers();
+struct GpuRun {
+  int device = 0;
+  GpuState state = GpuState::kPending;
+  int exit_code = 0;   // what `ceilings measure --device N` exits with for this outcome
+  std::string reason;  // why it is not done
+  std::string profile_path, raw_path;
+  std::optional<ceilings::Profile> profile;
+  std::size_t cases = 0, failed_cases = 0;
+  std::string started, finished;
+  double seconds = 0;
+};
+
+// Where one measurement's progress goes: a prefix ("gpu 3: ") and a lock when several GPUs share stderr.
+struct ProgressSink {
+  std::string prefix;
+  bool live = false;  // one rewritten status line (a tty, one GPU at a time)
+  std::mutex* lock = nullptr;
+};
+
+void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::string>& err, double timeout_s,
+                      GpuRun& g) {
+  g.exit_code = ceilings::kExitIncomplete;
+  g.state = GpuState::kFailed;
+  if (r.timed_out) {
+    g.state = GpuState::kTimedOut;
+    g.reason = "ceilings-bench ran past the " + ceilings::format_fixed(timeout_s, 0) + " s timeout and was terminated" +
+               (r.signal == SIGKILL ? " (ignored SIGTERM, then killed)" : "") + tail(err, 5);
+  } else if (r.interrupted) {
+    g.state = GpuState::kInterrupted;
+    g.reason = "interrupted: ceilings-bench was stopped before it finished";
+  } else if (r.exit_code == 3) {  // ceilings-bench: no usable GPU
+    g.reason = err.empty() ? "no usable GPU" : err.back();
+  } else if (r.exit_code == 2) {
+    g.exit_code = ceilings::kExitBadInput;
+    g.reason = "ceilings-bench rejected its arguments:" + tail(err, 5);
+  } else {
+    g.reason = "ceilings-bench failed (" + r.describe() + ")" + tail(err, 10);
+  }
+}
+
+// Measures one GPU with its own ceilings-bench process and writes its profile (and raw JSON) atomically.
+// Never throws for a failure of the measurement: the outcome says what happened.
+GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device, const std::string& pci_bus_id,
+                   const std::string& out, const ProgressSink& sink) {
+  GpuRun g;
+  g.device = device;
+  g.profile_path = out;
+  g.raw_path = raw_path_for(out);
+  g.started = ceilings::utc_now_iso8601();
+  const auto start = std::chrono::steady_clock::now();
+  auto finish = [&](GpuRun& run) -> GpuRun& {
+    run.finished = ceilings::utc_now_iso8601();
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return run;
+  };
 
   // 1. The list of cases (this is also where "no GPU" shows up, before anything is written).
   std::vector<std::string> names, err;
-  ceilings::ProcessSpec list{{bench, "--benchmark_list_tests=true"}, {}, 120, 5};
-  for (auto& a : common_args(o)) list.argv.push_back(a);
+  const double list_timeout = o.timeout_s > 0 ? std::min(120.0, o.timeout_s) : 120.0;
+  ceilings::ProcessSpec list{{bench, "--benchmark_list_tests=true"}, {}, list_timeout, std::min(5.0, o.kill_grace_s)};
+  for (auto& a : common_args(o, device)) list.argv.push_back(a);
   auto r = ceilings::run_process(list, [&](const std::string& l) { if (!l.empty()) names.push_back(l); },
                                  [&](const std::string& l) { err.push_back(l); });
-  if (!r.ok()) bench_failed(r, err);
-  if (names.empty()) throw InputError("no benchmark matches" + (o.filter.empty() ? "" : " --filter '" + o.filter + "'"));
+  if (!r.ok()) {
+    classify_failure(r, err, list_timeout, g);
+    return finish(g);
+  }
+  if (names.empty()) {
+    g.state = GpuState::kFailed;
+    g.exit_code = ceilings::kExitBadInput;
+    g.reason = "no benchmark matches" + (o.filter.empty() ? "" : " --filter '" + o.filter + "'");
+    return finish(g);
+  }
+  g.cases = names.size();
 
   // 2. The run, with progress on stderr: one console line per finished case.
-  const std::string tmp_json = raw_out + ".partial." + std::to_string(getpid());
+  const std::string tmp_json = g.raw_path + ".partial." + std::to_string(getpid());
   ceilings::ProcessSpec run{{bench, "--benchmark_out=" + tmp_json, "--benchmark_out_format=json",
                              "--benchmark_format=console", "--benchmark_color=false"},
                             {},
                             o.timeout_s,
-                            10};
-  for (auto& a : common_args(o)) run.argv.push_back(a);
+                            o.kill_grace_s};
+  for (auto& a : common_args(o, device)) run.argv.push_back(a);
   const std::set<std::string> known(names.begin(), names.end());
-  const bool tty = isatty(STDERR_FILENO);
-  const auto start = std::chrono::steady_clock::now();
-  std::size_t done = 0, failed = 0;
+  std::size_t done = 0;
+  auto say = [&](const std::string& text, bool status_line) {
+    std::unique_lock<std::mutex> hold;
+    if (sink.lock) hold = std::unique_lock<std::mutex>(*sink.lock);
+    if (sink.live && status_line)
+      std::fprintf(stderr, "\r\033[K%s%s", sink.prefix.c_str(), text.c_str());
+    else
+      std::fprintf(stderr, "%s%s\n", sink.prefix.c_str(), text.c_str());
+    std::fflush(stderr);
+  };
   auto progress = [&](const std::string& current) {
     const long secs = static_cast<long>(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     char head[64];
     std::snprintf(head, sizeof head, "[%zu/%zu %02ld:%02ld] ", done, names.size(), secs / 60, secs % 60);
-    if (tty)
-      std::fprintf(stderr, "\r\033[K%s%s", head, current.c_str());
-    else
-      std::fprintf(stderr, "%s%s\n", head, current.c_str());
-    std::fflush(stderr);
+    say(head + current, true);
   };
   // Health counters before and after the run (the profile's `health` section; `ceilings qualify` judges it).
+  // NVML is opened by PCI bus id where known: NVML's and CUDA's device orders can differ.
   std::string health_why;
-  auto health = ceilings::cli::HealthMonitor::try_open(static_cast<unsigned>(o.device), &health_why);
+  auto health = ceilings::cli::HealthMonitor::try_open(static_cast<unsigned>(device), &health_why, pci_bus_id);
   if (health) health->before();
   err.clear();
   progress("running " + names.front());
@@ -133,38 +212,88 @@ int run_measure(const MeasureOptions& o) {
         if (!known.count(first)) return;
         ++done;
         const bool error = line.find("ERROR OCCURRED") != std::string::npos;
-        failed += error ? 1 : 0;
-        if (!tty && error) std::fprintf(stderr, "  %s\n", line.c_str());
+        g.failed_cases += error ? 1 : 0;
+        if (!sink.live && error) say("  " + line, false);
         progress(done < names.size() ? "running " + names[done] : "done");
       },
       [&](const std::string& l) { err.push_back(l); });
-  if (tty) std::fprintf(stderr, "\n");
+  if (sink.live) {
+    std::unique_lock<std::mutex> hold;
+    if (sink.lock) hold = std::unique_lock<std::mutex>(*sink.lock);
+    std::fprintf(stderr, "\n");
+  }
   if (health) health->after();
   if (!r.ok()) {
     std::remove(tmp_json.c_str());
-    bench_failed(r, err);
+    classify_failure(r, err, o.timeout_s, g);
+    return finish(g);
   }
 
   // 3. Profile: convert, then write both files atomically (the raw JSON by rename of its own temp).
   ceilings::Profile profile;
   try {
     profile = ceilings::profile_from_benchmark_json(ceilings::read_json_file(tmp_json));
-  } catch (...) {
+  } catch (const ceilings::Error& e) {
     std::remove(tmp_json.c_str());
-    throw;
+    g.state = GpuState::kFailed;
+    g.exit_code = ceilings::kExitIncomplete;  // a broken bench output is a measurement that failed, not bad input
+    g.reason = std::string("ceilings-bench output is not a usable result: ") + e.what();
+    return finish(g);
   }
   std::string command;
   for (const auto& a : run.argv) command += (command.empty() ? "" : " ") + a;
-  profile.raw["measure"] = {{"command", command}, {"cases", names.size()}, {"failed_cases", failed}};
-  profile.raw["health"] = health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
+  profile.raw["measure"] = {{"command", command}, {"cases", names.size()}, {"failed_cases", g.failed_cases}};
+  profile.raw["health"] =
+      health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
   const std::string text = ceilings::profile_to_json(profile).dump(2) + "\n";
-  if (std::rename(tmp_json.c_str(), raw_out.c_str()) != 0) {
+  try {
+    if (std::rename(tmp_json.c_str(), g.raw_path.c_str()) != 0) throw InputError("cannot write " + g.raw_path);
+    ceilings::write_file_atomic(out, text);
+  } catch (const ceilings::Error& e) {
     std::remove(tmp_json.c_str());
-    throw InputError("cannot write " + raw_out);
+    g.state = GpuState::kFailed;
+    g.exit_code = e.exit_code();
+    g.reason = e.what();
+    return finish(g);
   }
-  ceilings::write_file_atomic(out, text);
+  g.profile = std::move(profile);
+  g.state = GpuState::kDone;
+  g.exit_code = g.profile->errors.empty() ? ceilings::kExitOk : ceilings::kExitIncomplete;
+  return finish(g);
+}
+
+std::string resolve_bench(const MeasureOptions& o) {
+  const std::string bench = o.bench.empty() ? default_bench_path() : o.bench;
+  if (access(bench.c_str(), X_OK) != 0)
+    throw IncompleteError("cannot run " + bench +
+                          ": ceilings-bench is missing (built without CUDA?); set CEILINGS_BENCH or --bench");
+  return bench;
+}
+
+std::string default_profile_name(const std::string& dir, int device) {
+  const std::string name = hostname() + "-gpu" + std::to_string(device) + ".profile.json";
+  return dir.empty() ? name : (fs::path(dir) / name).string();
+}
+
+std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s);
+
+int run_measure(const MeasureOptions& o) {
+  const std::string out = o.out.empty() ? default_profile_name(o.out_dir, o.device) : o.out;
+  const fs::path out_dir = fs::absolute(out).parent_path();
+  if (!fs::is_directory(out_dir)) throw InputError("the directory of --out does not exist: " + out_dir.string());
+  const std::string bench = resolve_bench(o);
+  ceilings::install_interrupt_handlers();
+  std::string bus_id;  // best effort: health falls back to the NVML index without it
+  try {
+    for (const auto& d : list_devices(bench, o.kill_grace_s))
+      if (d.at("index") == o.device) bus_id = d.at("pci_bus_id").get<std::string>();
+  } catch (const ceilings::Error&) {
+  }
+  const GpuRun g = measure_gpu(o, bench, o.device, bus_id, out, {"", isatty(STDERR_FILENO) != 0, nullptr});
+  if (g.state != GpuState::kDone) throw ceilings::Error(g.exit_code, g.reason);
+  const ceilings::Profile& profile = *g.profile;
   std::cout << ceilings::render_profile(profile, ceilings::Format::kTable);
-  std::cout << "\nprofile: " << out << "\nraw ceilings-bench JSON: " << raw_out << "\n";
+  std::cout << "\nprofile: " << out << "\nraw ceilings-bench JSON: " << g.raw_path << "\n";
   if (!profile.errors.empty()) {
     std::fprintf(stderr, "ceilings measure: %zu case(s) failed; see the ERROR rows\n", profile.errors.size());
     return ceilings::kExitIncomplete;
@@ -172,17 +301,264 @@ int run_measure(const MeasureOptions& o) {
   return 0;
 }
 
-CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings and write a profile", [](CLI::App& app) -> ceilings::cli::Runner {
+// --- All GPUs of the node ---------------------------------------------------------------------------
+
+// The GPUs ceilings-bench sees (one JSON line each), without CUDA headers in the analysis.
+std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s) {
+  std::vector<std::string> out, err;
+  ceilings::ProcessSpec spec{{bench, "--ceilings_list_devices"}, {}, 120, std::min(5.0, kill_grace_s)};
+  const auto r = ceilings::run_process(spec, [&](const std::string& l) { if (!l.empty()) out.push_back(l); },
+                                       [&](const std::string& l) { err.push_back(l); });
+  if (r.interrupted) throw IncompleteError("interrupted while listing the GPUs");
+  if (r.exit_code == 3) throw IncompleteError(err.empty() ? "no usable GPU" : err.back());
+  if (!r.ok()) throw IncompleteError("cannot list the GPUs: ceilings-bench " + r.describe() + tail(err, 5));
+  std::vector<ceilings::json> devices;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string what = "ceilings-bench --ceilings_list_devices line " + std::to_string(i + 1);
+    try {
+      ceilings::json d = ceilings::parse_json_text(out[i], what);
+      const ceilings::Fields f(d, what);
+      f.integer("index");
+      for (const char* key : {"name", "uuid", "pci_bus_id"}) f.string(key);
+      devices.push_back(std::move(d));
+    } catch (const ceilings::InputError& e) {
+      throw IncompleteError(std::string("cannot list the GPUs: ") + e.what());
+    }
+  }
+  if (devices.empty()) throw IncompleteError("ceilings-bench lists no GPU");
+  return devices;
+}
+
+class NodeRun {
+ public:
+  NodeRun(const MeasureOptions& o, std::string summary_path, std::vector<ceilings::json> devices)
+      : o_(o), path_(std::move(summary_path)), devices_(std::move(devices)), created_(ceilings::utc_now_iso8601()) {
+    for (const auto& d : devices_) {
+      GpuRun g;
+      g.device = static_cast<int>(d.at("index").get<std::int64_t>());
+      g.profile_path = default_profile_name(o.out_dir.empty() ? "." : o.out_dir, g.device);
+      g.raw_path = raw_path_for(g.profile_path);
+      gpus_.push_back(std::move(g));
+    }
+  }
+
+  std::size_t size() const { return gpus_.size(); }
+  const ceilings::json& listed(std::size_t i) const { return devices_[i]; }
+  const GpuRun& gpu(std::size_t i) const { return gpus_[i]; }
+
+  // Each change of state is written at once (atomically), so a reader or a killed run sees the truth.
+  void set(std::size_t i, GpuRun g) {
+    std::lock_guard<std::mutex> hold(mu_);
+    gpus_[i] = std::move(g);
+    write_locked();
+  }
+  void set_state(std::size_t i, GpuState s, const std::string& reason = "") {
+    std::lock_guard<std::mutex> hold(mu_);
+    gpus_[i].state = s;
+    if (!reason.empty()) gpus_[i].reason = reason;
+    if (s == GpuState::kRunning) gpus_[i].started = ceilings::utc_now_iso8601();
+    write_locked();
+  }
+
+  // Each ceiling of each finished GPU against the node median; margin rule only (8 GPUs: no z-score).
+  std::vector<ceilings::Outlier> compare(std::vector<std::size_t>* members) {
+    std::lock_guard<std::mutex> hold(mu_);
+    std::vector<const ceilings::Profile*> profiles;
+    members->clear();
+    for (std::size_t i = 0; i < gpus_.size(); ++i)
+      if (gpus_[i].state == GpuState::kDone && gpus_[i].profile) {
+        profiles.push_back(&*gpus_[i].profile);
+        members->push_back(i);
+      }
+    ceilings::OutlierRule rule;
+    rule.use_z = false;
+    rule.margin = o_.margin_pct / 100.0;
+    const auto stats = ceilings::ceiling_statistics(profiles);
+    auto outliers = ceilings::find_outliers(profiles, stats, rule);
+    ceilings::json below = ceilings::json::array();
+    for (const auto& out : outliers) {
+      const GpuRun& g = gpus_[(*members)[out.member]];
+      ceilings::json cs = ceilings::json::array();
+      for (const auto& d : out.ceilings)
+        cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"node_median", d.median},
+                      {"below_median", d.deficit}});
+      below.push_back({{"index", g.device}, {"uuid", g.profile->device.uuid},
+                       {"pci_bus_id", g.profile->device.pci_bus_id}, {"ceilings", cs}});
+    }
+    comparison_ = {{"margin", rule.margin},
+                   {"gpus_compared", profiles.size()},
+                   {"compared", profiles.size() >= rule.min_members},
+                   {"below_peers", below}};
+    if (profiles.size() < rule.min_members)
+      comparison_["note"] = "fewer than " + std::to_string(rule.min_members) + " finished GPUs: no comparison";
+    write_locked();
+    return outliers;
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  void write_locked() {
+    ceilings::json gpus = ceilings::json::array();
+    bool complete = true;
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      const GpuRun& g = gpus_[i];
+      const auto& d = devices_[i];
+      complete = complete && g.state == GpuState::kDone && g.profile && g.profile->errors.empty();
+      ceilings::json j = {{"index", g.device},
+                          {"name", d.value("name", "")},
+                          {"uuid", d.value("uuid", "")},
+                          {"pci_bus_id", d.value("pci_bus_id", "")},
+                          {"state", state_name(g.state)}};
+      if (!g.reason.empty()) j["reason"] = g.reason;
+      if (g.state == GpuState::kDone) {  // file names beside the summary: the directory may be moved or shared
+        j["profile"] = fs::path(g.profile_path).filename().string();
+        j["raw"] = fs::path(g.raw_path).filename().string();
+        j["failed_cases"] = g.failed_cases;
+      }
+      if (!g.started.empty()) j["started"] = g.started;
+      if (!g.finished.empty()) {
+        j["finished"] = g.finished;
+        j["seconds"] = g.seconds;
+      }
+      gpus.push_back(std::move(j));
+    }
+    ceilings::json doc = {{"schema", "ceilings.node/1"},
+                          {"host", hostname()},
+                          {"created", created_},
+                          {"updated", ceilings::utc_now_iso8601()},
+                          {"mode", o_.concurrent ? "concurrent" : "sequential"},
+                          {"timeout_s", o_.timeout_s},
+                          {"complete", complete},
+                          {"gpus", gpus},
+                          {"comparison", comparison_}};
+    try {
+      ceilings::write_file_atomic(path_, doc.dump(2) + "\n");
+    } catch (const ceilings::Error& e) {
+      std::fprintf(stderr, "ceilings measure: cannot update the node summary: %s\n", e.what());
+    }
+  }
+
+  const MeasureOptions& o_;
+  std::string path_;
+  std::vector<ceilings::json> devices_;
+  std::string created_;
+  std::vector<GpuRun> gpus_;
+  ceilings::json comparison_ = nullptr;
+  std::mutex mu_;
+};
+
+// Exit code: 2 when ceilings-bench rejected the arguments (--filter matching nothing, a bad --bench-arg: the
+// same for every GPU), else 1 when a GPU is below its peers (a finding about the hardware outranks a missing
+// piece), else 3 when anything is incomplete (a GPU failed, timed out, was interrupted or never ran, or a
+// case failed), else 0.
+int run_all_gpus(const MeasureOptions& o) {
+  const std::string bench = resolve_bench(o);
+  const std::string dir = o.out_dir.empty() ? "." : o.out_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir)) throw InputError("cannot create --out-dir " + dir + (ec ? ": " + ec.message() : ""));
+  ceilings::install_interrupt_handlers();
+  NodeRun node(o, (fs::path(dir) / (hostname() + ".node-summary.json")).string(), list_devices(bench, o.kill_grace_s));
+  node.set_state(0, GpuState::kPending);  // the summary exists before the first GPU starts
+  std::fprintf(stderr, "ceilings measure: %zu GPU(s), %s, timeout %s per GPU; summary %s\n", node.size(),
+               o.concurrent ? "concurrently" : "one at a time",
+               o.timeout_s > 0 ? (ceilings::format_fixed(o.timeout_s, 0) + " s").c_str() : "none", node.path().c_str());
+
+  std::mutex print_lock;
+  auto one = [&](std::size_t i) {
+    const int device = node.gpu(i).device;
+    const std::string out = node.gpu(i).profile_path;
+    node.set_state(i, GpuState::kRunning);
+    const bool live = !o.concurrent && isatty(STDERR_FILENO);
+    const std::string bus_id = node.listed(i).at("pci_bus_id").get<std::string>();
+    GpuRun g = measure_gpu(o, bench, device, bus_id, out, {"gpu " + std::to_string(device) + ": ", live, &print_lock});
+    const std::string line = std::string("gpu ") + std::to_string(device) + ": " + state_name(g.state) +
+                             (g.state == GpuState::kDone ? " -> " + g.profile_path : " (" + g.reason + ")");
+    node.set(i, std::move(g));
+    std::lock_guard<std::mutex> hold(print_lock);
+    std::fprintf(stderr, "%s\n", line.c_str());
+  };
+  if (o.concurrent) {
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < node.size(); ++i) threads.emplace_back(one, i);
+    for (auto& t : threads) t.join();
+  } else {
+    for (std::size_t i = 0; i < node.size() && !ceilings::interrupted(); ++i) one(i);
+  }
+  if (ceilings::interrupted())
+    for (std::size_t i = 0; i < node.size(); ++i)
+      if (node.gpu(i).state == GpuState::kPending) node.set_state(i, GpuState::kPending, "not started: interrupted");
+
+  std::vector<std::size_t> members;
+  const auto outliers = node.compare(&members);
+
+  ceilings::Table t;
+  t.columns = {"gpu", "name", "uuid", "pci bus id", "state", "result"};
+  bool incomplete = false, bad_input = false;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const GpuRun& g = node.gpu(i);
+    bad_input = bad_input || (g.state == GpuState::kFailed && g.exit_code == ceilings::kExitBadInput);
+    incomplete = incomplete || g.state != GpuState::kDone || (g.profile && !g.profile->errors.empty());
+    std::string result = g.state == GpuState::kDone ? g.profile_path : g.reason.substr(0, g.reason.find('\n'));
+    if (g.profile && !g.profile->errors.empty()) result += " (" + std::to_string(g.profile->errors.size()) + " error(s))";
+    const ceilings::json& d = node.listed(i);
+    t.add_row({std::to_string(g.device), d.value("name", ""), d.value("uuid", ""), d.value("pci_bus_id", ""),
+               state_name(g.state), result});
+  }
+  std::cout << ceilings::render(t, ceilings::Format::kTable);
+  if (members.size() < 3)
+    std::cout << "\nnode comparison: needs at least 3 finished GPUs (" << members.size() << " finished)\n";
+  else if (outliers.empty())
+    std::cout << "\nnode comparison: no GPU more than " << ceilings::format_percent(o.margin_pct / 100.0)
+              << " below the node median\n";
+  for (const auto& out : outliers) {
+    const GpuRun& g = node.gpu(members[out.member]);
+    std::cout << "\nGPU " << g.device << " (" << g.profile->device.uuid << ", " << g.profile->device.pci_bus_id
+              << ") is below its peers:\n";
+    for (const auto& d : out.ceilings)
+      std::cout << "  " << d.ceiling << ": " << ceilings::format_quantity(d.value, d.unit) << ", "
+                << ceilings::format_percent(d.deficit) << " worse than the node median "
+                << ceilings::format_quantity(d.median, d.unit) << "\n";
+  }
+  std::cout << "\nnode summary: " << node.path() << "\n";
+  if (bad_input) return ceilings::kExitBadInput;
+  if (!outliers.empty()) return ceilings::kExitFailed;
+  return incomplete ? ceilings::kExitIncomplete : ceilings::kExitOk;
+}
+
+CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and write profiles",
+                    ([](CLI::App& app) -> ceilings::cli::Runner {
   auto o = std::make_shared<MeasureOptions>();
-  app.add_option("--device", o->device, "CUDA device index")->check(CLI::NonNegativeNumber);
+  auto* device = app.add_option("--device", o->device, "CUDA device index")->check(CLI::NonNegativeNumber);
   app.add_flag("--quick", o->quick, "A short pass (under a minute on an H200): fewer variants and samples");
-  app.add_option("--out", o->out, "Profile file to write (default: <hostname>-gpu<N>.profile.json)");
+  auto* out = app.add_option("--out", o->out, "Profile file to write (default: <hostname>-gpu<N>.profile.json)");
   app.add_option("--filter", o->filter, "Only benchmarks matching this regex (Google Benchmark filter)");
-  app.add_option("--timeout", o->timeout_s, "Stop ceilings-bench after this many seconds (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+  auto* timeout = app.add_option("--timeout", o->timeout_s,
+                                 "Stop a ceilings-bench process after this many seconds (0: no limit; "
+                                 "--all-gpus default 7200 per GPU)")
+                      ->check(CLI::NonNegativeNumber);
   app.add_option("--bench", o->bench, "Path of ceilings-bench (default: beside ceilings, or $CEILINGS_BENCH)");
   app.add_option("--bench-arg", o->bench_args, "Extra argument for ceilings-bench (repeatable)");
-  return [o] { return run_measure(*o); };
-});
+  auto* all = app.add_flag("--all-gpus", o->all_gpus,
+                           "Every GPU, one ceilings-bench process each; profiles and a node summary in --out-dir");
+  app.add_option("--out-dir", o->out_dir, "Directory for the profiles and node summary (default: .)");
+  auto* concurrent = app.add_flag("--concurrent", o->concurrent,
+                                  "With --all-gpus: all GPUs at once (as in training: shared power and cooling)");
+  auto* margin = app.add_option("--margin", o->margin_pct,
+                                "With --all-gpus: name a GPU more than this many percent below the node median")
+                     ->capture_default_str()
+                     ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--kill-grace", o->kill_grace_s, "Seconds between SIGTERM and SIGKILL when a timeout hits")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  all->excludes(device)->excludes(out);
+  concurrent->needs(all);
+  margin->needs(all);
+  return [o, timeout] {
+    if (o->all_gpus && timeout->count() == 0) o->timeout_s = 7200;
+    return o->all_gpus ? run_all_gpus(*o) : run_measure(*o);
+  };
+}));
 
 }  // namespace

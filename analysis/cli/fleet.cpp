@@ -1,0 +1,159 @@
+// `ceilings fleet PROFILES_OR_DIRS...`: compares many profiles (a fleet, or the GPUs of nodes), names the
+// GPUs whose ceilings fall below their peers', and can write the group medians as a qualify baseline.
+// Exit codes: 0 no outlier, 1 at least one outlier, 2 bad usage or nothing readable.
+#include <iostream>
+#include <memory>
+
+#include "ceilings/fleet.hpp"
+#include "ceilings/table.hpp"
+#include "ceilings/units.hpp"
+#include "subcommand.hpp"
+
+namespace {
+
+using namespace ceilings;
+
+struct FleetOptions {
+  std::vector<std::string> paths;
+  std::string format = "table";
+  std::string write_baseline;
+  int baseline_group = 0;  // 1-based; 0: the largest group
+  double z = 3.5;
+  double margin_pct = 5;
+  double min_deficit_pct = 1;
+};
+
+std::string z_text(const Deviation& d) { return d.z ? format_fixed(*d.z, 1) : "-"; }
+
+std::string rules_text(const Deviation& d) {
+  if (d.by_z && d.by_margin) return "z+margin";
+  return d.by_z ? "z" : "margin";
+}
+
+// One row per (outlier, ceiling): the actionable list, also the csv output.
+Table findings_table(const FleetInput& in, const std::vector<FleetGroup>& groups, bool with_group) {
+  Table t;
+  if (with_group) t.columns.push_back("group");
+  for (const char* c : {"host", "gpu", "uuid", "pci bus id", "ceiling", "value", "group median", "worse than median",
+                        "z", "rule"})
+    t.columns.push_back(c);
+  t.right_aligned.assign(t.columns.size(), false);
+  for (std::size_t i = t.columns.size() - 5; i < t.columns.size() - 1; ++i) t.right_aligned[i] = true;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    for (const Outlier& o : groups[gi].outliers) {
+      const Profile& p = in.members[groups[gi].members[o.member]].profile;
+      for (const Deviation& d : o.ceilings) {
+        std::vector<std::string> row;
+        if (with_group) row.push_back(std::to_string(gi + 1));
+        for (std::string s : {p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, d.ceiling,
+                              format_quantity(d.value, d.unit), format_quantity(d.median, d.unit),
+                              format_percent(d.deficit), z_text(d), rules_text(d)})
+          row.push_back(std::move(s));
+        t.add_row(std::move(row));
+      }
+    }
+  return t;
+}
+
+Table stats_table(const FleetGroup& g) {
+  Table t;
+  t.columns = {"ceiling", "n", "median", "MAD", "MAD/median", "min", "max"};
+  t.right_aligned = {false, true, true, true, true, true, true};
+  for (const CeilingStats& s : g.stats)
+    t.add_row({s.name, std::to_string(s.n), format_quantity(s.median, s.unit), format_quantity(s.mad, s.unit),
+               s.median != 0 ? format_percent(s.mad / s.median, 2) : "-", format_quantity(s.min, s.unit),
+               format_quantity(s.max, s.unit)});
+  return t;
+}
+
+std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
+                        Format format) {
+  const bool md = format == Format::kMarkdown;
+  std::string out;
+  std::size_t outliers = 0;
+  for (const FleetGroup& g : groups) outliers += g.outliers.size();
+  out += std::string(md ? "**fleet**: " : "fleet: ") + "read " + std::to_string(in.members.size()) + " profile(s) of " +
+         std::to_string(in.files) + " file(s), skipped " + std::to_string(in.skipped.size()) + ", " +
+         std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(outliers) + " outlier(s)\n";
+  out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " (and at least " +
+         format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
+         " below the group median; groups of at least " + std::to_string(rule.min_members) + "\n";
+  for (const FleetSkip& s : in.skipped) out += (md ? "- skipped " : "skipped ") + s.path + ": " + s.reason + "\n";
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const FleetGroup& g = groups[gi];
+    out += std::string("\n") + (md ? "### " : "") + "group " + std::to_string(gi + 1) + ": " + g.fingerprint.label() +
+           " (" + std::to_string(g.members.size()) + " profile(s), " + std::to_string(g.outliers.size()) +
+           " outlier(s))\n";
+    if (md) out += "\n";
+    out += render(stats_table(g), format);
+    if (g.members.size() < rule.min_members) out += "too few profiles to name outliers\n";
+    if (g.outliers.empty()) continue;
+    std::vector<FleetGroup> one{g};
+    out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");
+    out += render(findings_table(in, one, false), format);
+  }
+  return out;
+}
+
+CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name GPUs below their peers",
+                    ([](CLI::App& app) -> cli::Runner {
+  auto o = std::make_shared<FleetOptions>();
+  app.add_option("paths", o->paths, "Profile files, or directories searched for *.profile.json")->required();
+  app.add_option("--format", o->format, "table | markdown | csv (the outlier rows) | json (everything)")
+      ->capture_default_str();
+  app.add_option("--write-baseline", o->write_baseline,
+                 "Write the group medians as a profile that `ceilings qualify --baseline` accepts");
+  app.add_option("--baseline-group", o->baseline_group, "Which group (1-based, as printed) the baseline comes from "
+                                                          "(default: the largest)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--z", o->z, "Outlier when the modified z-score is below minus this")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--margin", o->margin_pct, "Outlier when more than this many percent below the group median")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--min-deficit", o->min_deficit_pct,
+                 "The z-score names a GPU only when it is also at least this many percent below the median")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  return [o] {
+    const Format format = parse_format(o->format);
+    OutlierRule rule;
+    rule.z_threshold = o->z;
+    rule.margin = o->margin_pct / 100.0;
+    rule.min_deficit = o->min_deficit_pct / 100.0;
+    const FleetInput in = load_fleet(o->paths);
+    if (in.members.empty()) {
+      std::string why = in.files == 0 ? "no *.profile.json found" : "no readable profile";
+      for (const FleetSkip& s : in.skipped) why += "\n  skipped " + s.path + ": " + s.reason;
+      throw InputError(why);
+    }
+    const std::vector<FleetGroup> groups = analyze_fleet(in.members, rule);
+    std::size_t outliers = 0;
+    for (const FleetGroup& g : groups) outliers += g.outliers.size();
+
+    if (format == Format::kJson)
+      std::cout << fleet_to_json(in, groups, rule).dump(2) << "\n";
+    else if (format == Format::kCsv)
+      std::cout << render(findings_table(in, groups, true), Format::kCsv);
+    else
+      std::cout << render_text(in, groups, rule, format);
+    for (const FleetSkip& s : in.skipped)
+      if (format == Format::kJson || format == Format::kCsv)
+        std::cerr << "ceilings fleet: skipped " << s.path << ": " << s.reason << "\n";
+
+    if (!o->write_baseline.empty()) {
+      if (o->baseline_group > static_cast<int>(groups.size()))
+        throw InputError("--baseline-group " + std::to_string(o->baseline_group) + ": there are only " +
+                         std::to_string(groups.size()) + " group(s)");
+      const std::size_t gi = o->baseline_group > 0 ? static_cast<std::size_t>(o->baseline_group - 1) : 0;
+      const Profile baseline = fleet_baseline(groups[gi], in.members);
+      write_file_atomic(o->write_baseline, profile_to_json(baseline).dump(2) + "\n");
+      std::cerr << "ceilings fleet: baseline of group " << gi + 1 << " (" << groups[gi].fingerprint.label() << ", "
+                << groups[gi].members.size() << " profile(s)) written to " << o->write_baseline << "\n";
+    }
+    return outliers > 0 ? kExitFailed : kExitOk;
+  };
+}));
+
+}  // namespace

@@ -1,0 +1,99 @@
+// Fleet and node comparison: groups profiles by hardware/software fingerprint, computes per ceiling the
+// median and MAD, and names the GPUs whose ceilings fall below their peers (robust z-score and margin).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ceilings/profile.hpp"
+
+namespace ceilings {
+
+// What must match for two GPUs to be compared: model, memory size, driver, CUDA runtime, power limit.
+struct Fingerprint {
+  std::string gpu;
+  std::uint64_t memory_bytes = 0;
+  std::string driver, cuda_runtime;
+  std::optional<double> power_limit_w;
+
+  std::string key() const;    // exact, for grouping
+  std::string label() const;  // "NVIDIA H200, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W"
+  json to_json() const;
+};
+Fingerprint fingerprint_of(const Profile& profile);
+
+// One ceiling across the members of a group (or the GPUs of a node).
+struct CeilingStats {
+  std::string name, unit;
+  std::size_t n = 0;
+  double median = 0, mad = 0, min = 0, max = 0;
+};
+
+// Outlier rule. A value is worse than its peers when, oriented so that negative is worse (rates: lower;
+// latencies: higher), its modified z-score 0.6745*(x - median)/MAD is below -z_threshold, or when it is
+// more than `margin` (a fraction) below the median. Both are computed and reported; either flags it.
+// When MAD is 0 the z-score uses the mean absolute deviation (x - median)/(1.2533*MeanAD) instead
+// (Iglewicz and Hoaglin); when that is 0 too all values are equal and there is no z-score.
+// The z-score only names a value that is also at least `min_deficit` worse than the median: a small group's
+// MAD can be far below the benchmarks' run-to-run repeatability (~1%), and a 0.3% difference is not a finding.
+struct OutlierRule {
+  double z_threshold = 3.5;
+  double margin = 0.05;
+  double min_deficit = 0.01;
+  bool use_z = true;             // false: margin only (a node of 8 GPUs is too few for a z-score)
+  std::size_t min_members = 3;   // fewer values than this: no verdict (who of two is the odd one?)
+};
+
+struct Deviation {
+  std::string ceiling, unit;
+  double value = 0, median = 0, mad = 0;
+  std::optional<double> z;   // oriented: negative is worse
+  double deficit = 0;        // fraction worse than the median (0.08: 8% below; negative: better)
+  bool by_z = false, by_margin = false;
+};
+
+struct Outlier {
+  std::size_t member = 0;             // index into the list the caller passed
+  std::vector<Deviation> ceilings;    // the ceilings that drove it, worst first
+  double worst_deficit() const;
+};
+
+std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& members);
+std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
+                                   const OutlierRule& rule);
+
+// Reading many profiles: directories are searched recursively for *.profile.json; files named on the
+// command line are read whatever their name. A file that is not a valid profile is skipped with its
+// reason; a path that does not exist is an InputError.
+struct FleetMember {
+  std::string path;
+  Profile profile;
+};
+struct FleetSkip {
+  std::string path, reason;
+};
+struct FleetInput {
+  std::vector<FleetMember> members;
+  std::vector<FleetSkip> skipped;
+  std::size_t files = 0;  // files looked at
+};
+FleetInput load_fleet(const std::vector<std::string>& paths);
+
+struct FleetGroup {
+  Fingerprint fingerprint;
+  std::vector<std::size_t> members;  // indices into FleetInput::members
+  std::vector<CeilingStats> stats;
+  std::vector<Outlier> outliers;     // Outlier::member indexes `members` of this group
+};
+// Groups sorted by size (largest first), then by label.
+std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, const OutlierRule& rule);
+
+json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule);
+
+// A baseline for `ceilings qualify --baseline`: a ceilings.profile/1 document whose device is the group's
+// (first member's fingerprint; index, UUID and bus id are not one GPU's and say so), whose ceilings are the
+// group medians, and whose "baseline" section says what it came from.
+Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members);
+
+}  // namespace ceilings

@@ -1,0 +1,286 @@
+// Fleet comparison: fingerprint grouping, per ceiling median/MAD, robust outliers, fleet baselines.
+#include "ceilings/fleet.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "ceilings/stats.hpp"
+#include "ceilings/units.hpp"
+
+namespace ceilings {
+
+namespace fs = std::filesystem;
+
+std::string Fingerprint::key() const {
+  return gpu + "\x1f" + std::to_string(memory_bytes) + "\x1f" + driver + "\x1f" + cuda_runtime + "\x1f" +
+         (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-"));
+}
+
+std::string Fingerprint::label() const {
+  std::string s = gpu + ", " + format_quantity(static_cast<double>(memory_bytes), "B") + ", driver " +
+                  (driver.empty() ? "?" : driver) + ", CUDA " + (cuda_runtime.empty() ? "?" : cuda_runtime);
+  s += power_limit_w ? ", " + format_quantity(*power_limit_w, "W") : ", power limit ?";
+  return s;
+}
+
+json Fingerprint::to_json() const {
+  return {{"gpu", gpu},
+          {"memory_bytes", memory_bytes},
+          {"driver", driver},
+          {"cuda_runtime", cuda_runtime},
+          {"power_limit_w", power_limit_w ? json(*power_limit_w) : json(nullptr)}};
+}
+
+Fingerprint fingerprint_of(const Profile& p) {
+  return {p.device.name, p.device.memory_bytes, p.device.driver, p.device.cuda_runtime, p.device.power_limit_w};
+}
+
+double Outlier::worst_deficit() const {
+  double worst = 0;
+  for (const Deviation& d : ceilings) worst = std::max(worst, d.deficit);
+  return worst;
+}
+
+namespace {
+
+std::string stat_key(const std::string& name, const std::string& unit) { return name + "\x1f" + unit; }
+
+}  // namespace
+
+std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& members) {
+  std::map<std::string, std::vector<double>> values;
+  std::map<std::string, std::pair<std::string, std::string>> names;
+  for (const Profile* p : members)
+    for (const Ceiling& c : p->ceilings) {
+      const std::string k = stat_key(c.name, c.unit);
+      values[k].push_back(c.value);
+      names[k] = {c.name, c.unit};
+    }
+  std::vector<CeilingStats> out;
+  for (auto& [k, v] : values) {
+    CeilingStats s;
+    s.name = names[k].first;
+    s.unit = names[k].second;
+    s.n = v.size();
+    s.median = median(v);
+    s.mad = median_absolute_deviation(v);
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    s.min = *lo;
+    s.max = *hi;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
+                                   const OutlierRule& rule) {
+  // The MAD = 0 fallback needs the mean absolute deviation per ceiling.
+  std::map<std::string, double> mean_ad;
+  for (const CeilingStats& s : stats) {
+    if (s.mad > 0) continue;
+    std::vector<double> dev;
+    for (const Profile* p : members)
+      for (const Ceiling& c : p->ceilings)
+        if (c.name == s.name && c.unit == s.unit) dev.push_back(std::fabs(c.value - s.median));
+    mean_ad[stat_key(s.name, s.unit)] = mean(dev);
+  }
+  std::map<std::string, const CeilingStats*> by_key;
+  for (const CeilingStats& s : stats) by_key[stat_key(s.name, s.unit)] = &s;
+
+  std::vector<Outlier> out;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    Outlier o;
+    o.member = i;
+    for (const Ceiling& c : members[i]->ceilings) {
+      auto it = by_key.find(stat_key(c.name, c.unit));
+      if (it == by_key.end()) continue;
+      const CeilingStats& s = *it->second;
+      if (s.n < rule.min_members || s.median == 0) continue;
+      const double sign = higher_is_better(c.unit) ? 1.0 : -1.0;  // oriented: negative is worse
+      Deviation d;
+      d.ceiling = c.name;
+      d.unit = c.unit;
+      d.value = c.value;
+      d.median = s.median;
+      d.mad = s.mad;
+      d.deficit = sign * (s.median - c.value) / std::fabs(s.median);
+      if (s.mad > 0) {
+        d.z = sign * 0.6745 * (c.value - s.median) / s.mad;
+      } else {
+        const double mad_mean = mean_ad[stat_key(s.name, s.unit)];
+        if (mad_mean > 0) d.z = sign * (c.value - s.median) / (1.253314 * mad_mean);
+      }
+      d.by_z = rule.use_z && d.z && *d.z < -rule.z_threshold && d.deficit >= rule.min_deficit;
+      d.by_margin = d.deficit > rule.margin;
+      if (d.by_z || d.by_margin) o.ceilings.push_back(d);
+    }
+    if (o.ceilings.empty()) continue;
+    std::sort(o.ceilings.begin(), o.ceilings.end(),
+              [](const Deviation& a, const Deviation& b) { return a.deficit > b.deficit; });
+    out.push_back(std::move(o));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Outlier& a, const Outlier& b) { return a.worst_deficit() > b.worst_deficit(); });
+  return out;
+}
+
+FleetInput load_fleet(const std::vector<std::string>& paths) {
+  FleetInput in;
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(p, ec);
+    if (ec || !fs::exists(st)) throw InputError("'" + p + "' does not exist");
+    if (fs::is_directory(st)) {
+      std::vector<std::string> found;
+      for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
+           !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        const std::string ext = ".profile.json";
+        if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0 &&
+            it->is_regular_file(ec))
+          found.push_back(it->path().string());
+      }
+      if (ec) in.skipped.push_back({p, "cannot list the directory: " + ec.message()});
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(p);
+    }
+  }
+  std::set<std::string> seen;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(f, ec);
+    if (!seen.insert(ec ? f : canonical.string()).second) continue;  // the same file named twice
+    ++in.files;
+    try {
+      in.members.push_back({f, read_profile(f)});
+    } catch (const Error& e) {
+      in.skipped.push_back({f, e.what()});
+    } catch (const std::exception& e) {
+      in.skipped.push_back({f, e.what()});
+    }
+  }
+  return in;
+}
+
+std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, const OutlierRule& rule) {
+  std::map<std::string, FleetGroup> by_key;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const Fingerprint fp = fingerprint_of(members[i].profile);
+    FleetGroup& g = by_key[fp.key()];
+    if (g.members.empty()) g.fingerprint = fp;
+    g.members.push_back(i);
+  }
+  std::vector<FleetGroup> groups;
+  for (auto& [k, g] : by_key) {
+    std::vector<const Profile*> profiles;
+    for (std::size_t i : g.members) profiles.push_back(&members[i].profile);
+    g.stats = ceiling_statistics(profiles);
+    g.outliers = find_outliers(profiles, g.stats, rule);
+    groups.push_back(std::move(g));
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const FleetGroup& a, const FleetGroup& b) {
+    if (a.members.size() != b.members.size()) return a.members.size() > b.members.size();
+    return a.fingerprint.label() < b.fingerprint.label();
+  });
+  return groups;
+}
+
+json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule) {
+  json skipped = json::array();
+  for (const FleetSkip& s : input.skipped) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
+  json gs = json::array();
+  std::size_t outliers = 0;
+  for (const FleetGroup& g : groups) {
+    json stats = json::array();
+    for (const CeilingStats& s : g.stats)
+      stats.push_back({{"ceiling", s.name}, {"unit", s.unit}, {"n", s.n}, {"median", s.median},
+                       {"mad", s.mad}, {"min", s.min}, {"max", s.max}});
+    json outs = json::array();
+    for (const Outlier& o : g.outliers) {
+      const FleetMember& m = input.members[g.members[o.member]];
+      json cs = json::array();
+      for (const Deviation& d : o.ceilings) {
+        json rules = json::array();
+        if (d.by_z) rules.push_back("z");
+        if (d.by_margin) rules.push_back("margin");
+        cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"median", d.median},
+                      {"mad", d.mad}, {"z", d.z ? json(*d.z) : json(nullptr)}, {"deficit", d.deficit},
+                      {"rules", rules}});
+      }
+      outs.push_back({{"path", m.path},
+                      {"host", m.profile.hostname},
+                      {"index", m.profile.device.index},
+                      {"uuid", m.profile.device.uuid},
+                      {"pci_bus_id", m.profile.device.pci_bus_id},
+                      {"ceilings", cs}});
+    }
+    outliers += g.outliers.size();
+    gs.push_back({{"fingerprint", g.fingerprint.to_json()},
+                  {"label", g.fingerprint.label()},
+                  {"profiles", g.members.size()},
+                  {"ceilings", stats},
+                  {"outliers", outs}});
+  }
+  return {{"read", input.members.size()},
+          {"files", input.files},
+          {"skipped", skipped},
+          {"groups", gs},
+          {"outliers", outliers},
+          {"rule",
+           {{"z_threshold", rule.z_threshold}, {"margin", rule.margin}, {"min_deficit_for_z", rule.min_deficit},
+            {"min_members", rule.min_members},
+            {"z", "modified z-score 0.6745*(x-median)/MAD, oriented so that negative is worse"}}}};
+}
+
+Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members) {
+  if (group.members.empty()) throw InputError("cannot write a baseline from an empty group");
+  const Profile& first = members[group.members.front()].profile;
+  Profile b;
+  b.created = utc_now_iso8601();
+  b.tool_version = first.tool_version;
+  b.tool_git = first.tool_git;
+  b.hostname = "fleet baseline";
+  b.device = first.device;
+  b.device.index = 0;
+  b.device.uuid = "fleet-baseline (not one GPU)";
+  b.device.pci_bus_id = "";
+  for (const CeilingStats& s : group.stats) {
+    Ceiling c;
+    c.name = s.name;
+    c.unit = s.unit;
+    c.value = s.median;
+    std::vector<double> cvs;
+    bool verified = true;
+    std::size_t throttled = 0;
+    for (std::size_t i : group.members)
+      if (const Ceiling* m = members[i].profile.find(s.name); m && m->unit == s.unit) {
+        cvs.push_back(m->cv);
+        verified = verified && m->verified;
+        throttled += m->throttled ? 1 : 0;
+        if (!c.datasheet) c.datasheet = m->datasheet;
+      }
+    c.cv = median(cvs);  // the typical in-run spread; the fleet spread is detail.fleet_mad
+    c.samples = static_cast<std::int64_t>(s.n);
+    c.verified = verified;
+    c.throttled = false;
+    c.detail = {{"benchmark", "fleet median"}, {"fleet_profiles", s.n}, {"fleet_mad", s.mad},
+                {"fleet_min", s.min}, {"fleet_max", s.max}, {"fleet_throttled", throttled}};
+    b.ceilings.push_back(std::move(c));
+  }
+  json doc = profile_to_json(b);
+  doc["baseline"] = {{"source", "ceilings fleet"},
+                     {"profiles", group.members.size()},
+                     {"fingerprint", group.fingerprint.to_json()},
+                     {"statistic", "per ceiling median over the group's profiles"}};
+  doc["note"] = "fleet baseline: medians of measured profiles, not one GPU's measurement";
+  b.raw = doc;
+  return b;
+}
+
+}  // namespace ceilings

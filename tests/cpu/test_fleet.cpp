@@ -1,0 +1,326 @@
+// Fleet comparison on generated fleets (made-up values around the hand-written H200 fixture, never
+// measurements): planted outliers are all found, a clean fleet yields none, grouping, baselines, the CLI.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "ceilings/fleet.hpp"
+#include "cli_runner.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace ceilings;
+using ceilings::test::run_cli;
+
+const Profile& fixture() {
+  static const Profile p = read_profile(std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json");
+  return p;
+}
+
+// A generated fleet: every GPU is the fixture with each ceiling scaled by 1 + noise, noise normal with a
+// 0.5% relative sigma clipped at 3 sigma (a clean fleet has no real outliers), plus planted deficits.
+class FleetGen {
+ public:
+  explicit FleetGen(unsigned seed, double sigma = 0.005) : rng_(seed), sigma_(sigma) {}
+
+  // `deficit`: ceiling -> fraction worse than nominal (rates lower, latencies higher).
+  Profile gpu(int node, int index, const std::map<std::string, double>& deficit = {}) {
+    Profile p = fixture();
+    p.raw = json::object();
+    p.raw["note"] = "generated test profile, not a measurement";
+    p.hostname = "node" + std::to_string(node);
+    p.device.index = index;
+    char uuid[64];
+    std::snprintf(uuid, sizeof uuid, "GPU-%08d-0000-0000-0000-%012d", node, index);
+    p.device.uuid = uuid;
+    char bus[32];
+    std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x10 + index);
+    p.device.pci_bus_id = bus;
+    for (Ceiling& c : p.ceilings) {
+      const double noise = std::clamp(normal_(rng_), -3.0, 3.0) * sigma_;
+      const bool rate = c.unit != "s";
+      c.value *= rate ? 1 + noise : 1 - noise;
+      if (auto it = deficit.find(c.name); it != deficit.end()) c.value *= rate ? 1 - it->second : 1 + it->second;
+    }
+    return p;
+  }
+
+ private:
+  std::mt19937 rng_;
+  double sigma_;
+  std::normal_distribution<double> normal_{0.0, 1.0};
+};
+
+struct Planted {
+  int node, index;
+  std::map<std::string, double> deficit;
+};
+
+// 1000 GPUs (125 nodes x 8); `planted` GPUs get their deficits.
+std::vector<FleetMember> make_fleet(const std::vector<Planted>& planted, unsigned seed = 7) {
+  FleetGen gen(seed);
+  std::vector<FleetMember> fleet;
+  for (int node = 0; node < 125; ++node)
+    for (int i = 0; i < 8; ++i) {
+      std::map<std::string, double> deficit;
+      for (const Planted& p : planted)
+        if (p.node == node && p.index == i) deficit = p.deficit;
+      fleet.push_back({"node" + std::to_string(node) + "-gpu" + std::to_string(i), gen.gpu(node, i, deficit)});
+    }
+  return fleet;
+}
+
+const std::vector<Planted>& planted() {
+  static const std::vector<Planted> p{
+      {3, 1, {{"hbm.copy", 0.10}}},                          // both rules
+      {17, 7, {{"gemm.bf16", 0.03}}},                        // 6 sigma: the z-score alone finds it
+      {42, 0, {{"latency.launch", 0.20}}},                   // a latency: higher is worse
+      {99, 4, {{"pcie.h2d", 0.50}, {"hbm.read", 0.06}}},     // a half-speed PCIe link and a slow HBM
+      {124, 5, {{"hbm.copy", 0.025}, {"hbm.read", 0.025}}},  // 5 sigma on two ceilings
+  };
+  return p;
+}
+
+TEST(Fleet, CleanFleetOf1000HasNoOutliers) {
+  const auto fleet = make_fleet({});
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].members.size(), 1000u);
+  EXPECT_TRUE(groups[0].outliers.empty()) << groups[0].outliers.size() << " invented";
+  for (const CeilingStats& s : groups[0].stats) {
+    EXPECT_EQ(s.n, 1000u);
+    EXPECT_NEAR(s.median, fixture().find(s.name)->value, fixture().find(s.name)->value * 0.002) << s.name;
+    // MAD of a normal is 0.6745 sigma: 0.34% here.
+    EXPECT_NEAR(s.mad / s.median, 0.6745 * 0.005, 0.0006) << s.name;
+  }
+}
+
+TEST(Fleet, PlantedOutliersAreAllFoundAndNamed) {
+  const auto fleet = make_fleet(planted());
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  const FleetGroup& g = groups[0];
+  ASSERT_EQ(g.outliers.size(), planted().size());
+  std::set<std::string> found;
+  for (const Outlier& o : g.outliers) {
+    const Profile& p = fleet[g.members[o.member]].profile;
+    const Planted* match = nullptr;
+    for (const Planted& pl : planted())
+      if ("node" + std::to_string(pl.node) == p.hostname && pl.index == p.device.index) match = &pl;
+    ASSERT_NE(match, nullptr) << "invented outlier " << p.hostname << " gpu " << p.device.index;
+    found.insert(p.hostname + "/" + std::to_string(p.device.index));
+    std::set<std::string> drove;
+    for (const Deviation& d : o.ceilings) {
+      drove.insert(d.ceiling);
+      ASSERT_TRUE(d.z.has_value());
+      EXPECT_NEAR(d.deficit, match->deficit.at(d.ceiling), 0.02) << d.ceiling;
+      EXPECT_EQ(d.by_margin, d.deficit > 0.05) << d.ceiling;
+      EXPECT_EQ(d.by_z, *d.z < -3.5 && d.deficit >= 0.01) << d.ceiling;
+    }
+    std::set<std::string> expected;
+    for (const auto& [name, v] : match->deficit) expected.insert(name);
+    EXPECT_EQ(drove, expected) << p.hostname;
+  }
+  EXPECT_EQ(found.size(), planted().size());
+  // Worst first, and the 3% GEMM deficit is found by the z-score only.
+  EXPECT_EQ(fleet[g.members[g.outliers.front().member]].profile.hostname, "node99");
+  for (const Outlier& o : g.outliers)
+    for (const Deviation& d : o.ceilings)
+      if (d.ceiling == "gemm.bf16") {
+        EXPECT_TRUE(d.by_z);
+        EXPECT_FALSE(d.by_margin);
+      }
+}
+
+TEST(Fleet, GroupsByFingerprint) {
+  FleetGen gen(11, 0.001);  // small groups, quiet GPUs: nothing here may be named
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 12; ++i) fleet.push_back({"a" + std::to_string(i), gen.gpu(1, i % 8)});
+  for (int i = 0; i < 6; ++i) {  // another driver: its own group even with identical hardware
+    Profile p = gen.gpu(2, i);
+    p.device.driver = "570.86.15";
+    fleet.push_back({"b" + std::to_string(i), p});
+  }
+  for (int i = 0; i < 4; ++i) {  // a lower power limit and 20% less of everything: not an outlier of the 700 W group
+    Profile p = gen.gpu(3, i, {{"hbm.copy", 0.2}, {"gemm.bf16", 0.2}, {"hbm.read", 0.2}});
+    p.device.power_limit_w = 500;
+    fleet.push_back({"c" + std::to_string(i), p});
+  }
+  Profile h100 = gen.gpu(4, 0);
+  h100.device.name = "NVIDIA H100 80GB HBM3";
+  h100.device.memory_bytes = 85520809984ULL;
+  fleet.push_back({"d0", h100});
+
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups[0].members.size(), 12u);
+  EXPECT_EQ(groups[1].members.size(), 6u);
+  EXPECT_EQ(groups[1].fingerprint.driver, "570.86.15");
+  EXPECT_EQ(groups[2].members.size(), 4u);
+  EXPECT_EQ(groups[2].fingerprint.power_limit_w.value_or(0), 500);
+  EXPECT_EQ(groups[3].members.size(), 1u);
+  EXPECT_EQ(groups[3].fingerprint.gpu, "NVIDIA H100 80GB HBM3");
+  for (const FleetGroup& g : groups) EXPECT_TRUE(g.outliers.empty()) << g.fingerprint.label();
+  EXPECT_NE(groups[2].fingerprint.label().find("500 W"), std::string::npos) << groups[2].fingerprint.label();
+}
+
+TEST(Fleet, TooFewPeersNameNobodyAndZeroMadFallsBack) {
+  FleetGen gen(3);
+  std::vector<const Profile*> two;
+  const Profile a = gen.gpu(1, 0), b = gen.gpu(1, 1, {{"hbm.copy", 0.3}});
+  two = {&a, &b};
+  EXPECT_TRUE(find_outliers(two, ceiling_statistics(two), OutlierRule{}).empty()) << "which of two is the odd one?";
+
+  // Nine identical GPUs and one 2% slower: MAD is 0, the mean absolute deviation gives the z-score.
+  std::vector<Profile> same(10, fixture());
+  for (Ceiling& c : same[9].ceilings)
+    if (c.name == "hbm.copy") c.value *= 0.98;
+  std::vector<const Profile*> ptrs;
+  for (const Profile& p : same) ptrs.push_back(&p);
+  const auto stats = ceiling_statistics(ptrs);
+  const auto out = find_outliers(ptrs, stats, OutlierRule{});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].member, 9u);
+  ASSERT_EQ(out[0].ceilings.size(), 1u);
+  EXPECT_EQ(out[0].ceilings[0].mad, 0);
+  ASSERT_TRUE(out[0].ceilings[0].z.has_value());
+  EXPECT_NEAR(*out[0].ceilings[0].z, -1.0 / 1.253314 * 10, 0.01);  // MeanAD = 2%/10 of the median
+  EXPECT_TRUE(out[0].ceilings[0].by_z);
+  EXPECT_FALSE(out[0].ceilings[0].by_margin);
+}
+
+TEST(Fleet, BaselineRoundTrip) {
+  const auto fleet = make_fleet(planted());
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  const Profile baseline = fleet_baseline(groups[0], fleet);
+  const std::string dir = ceilings::test::scratch_dir("fleet_baseline");
+  write_file_atomic(dir + "/baseline.profile.json", profile_to_json(baseline).dump(2));
+  const Profile back = read_profile(dir + "/baseline.profile.json");
+  EXPECT_EQ(back.schema, kProfileSchema);
+  EXPECT_EQ(back.device.name, "NVIDIA H200");
+  EXPECT_EQ(back.device.memory_bytes, fixture().device.memory_bytes);
+  ASSERT_EQ(back.ceilings.size(), groups[0].stats.size());
+  for (const CeilingStats& s : groups[0].stats) {
+    const Ceiling* c = back.find(s.name);
+    ASSERT_NE(c, nullptr) << s.name;
+    EXPECT_DOUBLE_EQ(c->value, s.median);
+    EXPECT_EQ(c->unit, s.unit);
+    EXPECT_EQ(c->samples, 1000);
+    EXPECT_TRUE(c->verified);
+  }
+  EXPECT_EQ(back.raw.at("baseline").at("profiles"), 1000);
+  EXPECT_EQ(back.raw.at("baseline").at("fingerprint").at("gpu"), "NVIDIA H200");
+}
+
+// End to end: 2000 profile files (two fingerprints), two bad files, under a bound generous for a 2-core box.
+TEST(Fleet, CliOn2000ProfilesIsFastAndCountsEverything) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_cli_2000");
+  fs::create_directories(dir + "/nodes/a");
+  fs::create_directories(dir + "/nodes/b");
+  auto a = make_fleet(planted(), 1);
+  auto b = make_fleet({}, 2);
+  for (auto& m : b) m.profile.device.driver = "570.86.15";
+  for (const auto* fleet : {&a, &b})
+    for (const FleetMember& m : *fleet) {
+      const std::string sub = fleet == &a ? "a" : "b";
+      std::ofstream(dir + "/nodes/" + sub + "/" + m.path + ".profile.json") << profile_to_json(m.profile).dump();
+    }
+  std::ofstream(dir + "/nodes/a/truncated.profile.json") << "{\"schema\": \"ceilings.profile/1\", \"crea";
+  std::ofstream(dir + "/nodes/b/wrong.profile.json") << R"({"schema": "ceilings.profile/9"})";
+  std::ofstream(dir + "/nodes/b/ignored.bench.json") << "not a profile name: not read";
+
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_cli({"fleet", dir + "/nodes", "--format", "json", "--write-baseline", dir + "/baseline.json"}, {},
+                         120);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(took, 30.0);
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // outliers found
+  const json j = parse_json_text(r.out, "fleet output");
+  EXPECT_EQ(j.at("read"), 2000);
+  EXPECT_EQ(j.at("files"), 2002);
+  ASSERT_EQ(j.at("skipped").size(), 2u);
+  for (const json& s : j["skipped"]) EXPECT_FALSE(s.at("reason").get<std::string>().empty());
+  EXPECT_NE(j["skipped"][1]["reason"].get<std::string>().find("ceilings.profile/9"), std::string::npos);
+  ASSERT_EQ(j.at("groups").size(), 2u);
+  EXPECT_EQ(j.at("outliers"), planted().size());
+  std::size_t named = 0;
+  for (const json& g : j["groups"]) {
+    EXPECT_EQ(g.at("profiles"), 1000);
+    for (const json& o : g.at("outliers")) {
+      ++named;
+      EXPECT_FALSE(o.at("host").get<std::string>().empty());
+      EXPECT_EQ(o.at("uuid").get<std::string>().rfind("GPU-", 0), 0u);
+      EXPECT_EQ(o.at("pci_bus_id").get<std::string>().size(), 16u);
+      EXPECT_FALSE(o.at("ceilings").empty());
+    }
+  }
+  EXPECT_EQ(named, planted().size());
+  EXPECT_NE(r.err.find("skipped"), std::string::npos);
+  const Profile baseline = read_profile(dir + "/baseline.json");
+  EXPECT_EQ(baseline.raw.at("baseline").at("profiles"), 1000);
+
+  // csv: one row per (outlier, ceiling) that drove it.
+  const auto csv = run_cli({"fleet", dir + "/nodes/a", "--format", "csv"}, {}, 120);
+  EXPECT_EQ(csv.exit_code, 1);
+  const auto lines = std::count(csv.out.begin(), csv.out.end(), '\n');
+  EXPECT_EQ(lines, 1 + 7);  // header + 1 + 1 + 1 + 2 + 2 ceilings
+  EXPECT_NE(csv.out.find("node99,4,GPU-00000099-0000-0000-0000-000000000004,00000000:14:00.0,pcie.h2d"),
+            std::string::npos)
+      << csv.out;
+}
+
+TEST(Fleet, CliInputErrors) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_cli_errors");
+  auto r = run_cli({"fleet", dir + "/missing"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = run_cli({"fleet", dir});  // empty directory
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no *.profile.json"), std::string::npos) << r.err;
+  std::ofstream(dir + "/bad.profile.json") << "[]";
+  r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.profile.json"), std::string::npos) << r.err;
+  // One good profile beside the bad one: read, not fatal; a clean (tiny) fleet exits 0.
+  r = run_cli({"fleet", dir, std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json", "--format",
+               "markdown"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("read 1 profile(s) of 2 file(s), skipped 1"), std::string::npos) << r.out;
+  r = run_cli({"fleet", dir, "--margin", "200"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_cli({"fleet", std::string(CEILINGS_FIXTURES) + "/profiles", "--write-baseline", dir + "/b.json",
+               "--baseline-group", "9"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/b.json"));
+}
+
+}  // namespace
+
+namespace {
+
+// The z-score alone does not name a difference below the repeatability floor (--min-deficit).
+TEST(Fleet, ZScoreNeedsAPracticalDeficit) {
+  std::vector<Profile> gpus(9, fixture());
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    for (Ceiling& c : gpus[i].ceilings) c.value *= 1 + 0.0001 * static_cast<double>(i);  // a 0.08% spread
+  for (Ceiling& c : gpus[8].ceilings) c.value = fixture().find(c.name)->value * (c.unit == "s" ? 1.005 : 0.995);
+  std::vector<const Profile*> ptrs;
+  for (const Profile& p : gpus) ptrs.push_back(&p);
+  const auto stats = ceiling_statistics(ptrs);
+  EXPECT_TRUE(find_outliers(ptrs, stats, OutlierRule{}).empty());  // z far below -3.5, but only 0.5% worse
+  OutlierRule strict;
+  strict.min_deficit = 0.001;
+  const auto out = find_outliers(ptrs, stats, strict);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].member, 8u);
+  EXPECT_EQ(out[0].ceilings.size(), 5u);
+}
+
+}  // namespace

@@ -1,0 +1,283 @@
+// `ceilings measure --all-gpus` on the CPU with the stand-in bench (fake values, never measurements):
+// per-GPU isolation and watchdog, the node summary's states, interruption, the intra-node comparison.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "ceilings/profile.hpp"
+#include "cli_runner.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using ceilings::json;
+using ceilings::test::run_cli;
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+std::string host() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+json summary_of(const std::string& dir) { return ceilings::read_json_file(dir + "/" + host() + ".node-summary.json"); }
+
+std::string state_of(const json& summary, int index) { return summary.at("gpus").at(index).at("state"); }
+
+// Dead, or a zombie nobody reaps (a test container's pid 1 may not): either way it runs no more.
+bool process_gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string pid_s, comm, state;
+  stat >> pid_s >> comm >> state;
+  return state == "Z" || state == "X";
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+TEST(MultiGpu, IsolationAndWatchdogSequential) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_isolation");
+  const std::string pidfile = dir + "/hang.pids";
+  const Env env{{"CEILINGS_STANDIN_DEVICES", "5"},    {"CEILINGS_STANDIN_MODE_1", "crash"},
+                {"CEILINGS_STANDIN_MODE_2", "hang"},  {"CEILINGS_STANDIN_MODE_3", "garbage"},
+                {"CEILINGS_STANDIN_MODE_4", "slow"},  {"CEILINGS_STANDIN_SLEEP", "1"},
+                {"CEILINGS_STANDIN_PIDFILE", pidfile}};
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir, "--timeout", "3",
+                          "--kill-grace", "1"},
+                         env, 60);
+  const double took = seconds_since(start);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // incomplete: three GPUs have no result
+  EXPECT_LT(took, 20) << "the hang must be cut at its timeout (3 s) plus the kill grace (1 s)";
+
+  const json s = summary_of(dir);
+  EXPECT_EQ(s.at("schema"), "ceilings.node/1");
+  EXPECT_FALSE(s.at("complete").get<bool>());
+  EXPECT_EQ(state_of(s, 0), "done");
+  EXPECT_EQ(s["gpus"][0]["profile"], host() + "-gpu0.profile.json");  // beside the summary
+  EXPECT_EQ(state_of(s, 1), "failed");
+  EXPECT_NE(s["gpus"][1]["reason"].get<std::string>().find("signal 6"), std::string::npos);
+  EXPECT_EQ(state_of(s, 2), "timed_out");
+  EXPECT_NE(s["gpus"][2]["reason"].get<std::string>().find("killed"), std::string::npos);
+  EXPECT_EQ(state_of(s, 3), "failed");
+  EXPECT_NE(s["gpus"][3]["reason"].get<std::string>().find("not valid JSON"), std::string::npos);
+  EXPECT_EQ(state_of(s, 4), "done");  // after the hang: the others' results stand
+
+  // The finished GPUs' profiles are complete documents; the broken ones left nothing half-written.
+  for (int i : {0, 4}) {
+    const auto p = ceilings::read_profile(dir + "/" + host() + "-gpu" + std::to_string(i) + ".profile.json");
+    EXPECT_EQ(p.device.index, i);
+    EXPECT_EQ(p.ceilings.size(), 4u);
+    EXPECT_NE(p.tool_version.find("not a measurement"), std::string::npos);
+  }
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(name.find(".partial."), std::string::npos) << name;
+    EXPECT_EQ(name.find(".tmp."), std::string::npos) << name;
+    for (int i : {1, 2, 3}) EXPECT_NE(name, host() + "-gpu" + std::to_string(i) + ".profile.json");
+  }
+  // No orphan: the hanging stand-in and the child it started (both ignore SIGTERM) are gone.
+  std::ifstream pids(pidfile);
+  pid_t pid = 0;
+  int count = 0;
+  while (pids >> pid) {
+    ++count;
+    EXPECT_TRUE(process_gone(pid)) << "pid " << pid << " survived the watchdog";
+  }
+  EXPECT_EQ(count, 2);
+}
+
+TEST(MultiGpu, ConcurrentRunsOverlapAndKeepIsolation) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_concurrent");
+  const Env env{{"CEILINGS_STANDIN_DEVICES", "4"}, {"CEILINGS_STANDIN_MODE", "slow"}, {"CEILINGS_STANDIN_SLEEP", "2"},
+                {"CEILINGS_STANDIN_MODE_3", "hang"}};
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_cli({"measure", "--all-gpus", "--concurrent", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir,
+                          "--timeout", "4", "--kill-grace", "1"},
+                         env, 60);
+  const double took = seconds_since(start);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  // One at a time this would take 3 x 2 s + 5 s; together it is bounded by the hang's 4 s + 1 s.
+  EXPECT_LT(took, 9.0);
+  const json s = summary_of(dir);
+  EXPECT_EQ(s.at("mode"), "concurrent");
+  for (int i : {0, 1, 2}) EXPECT_EQ(state_of(s, i), "done") << i;
+  EXPECT_EQ(state_of(s, 3), "timed_out");
+  EXPECT_TRUE(s.at("comparison").at("compared").get<bool>());
+  EXPECT_TRUE(s.at("comparison").at("below_peers").empty());
+}
+
+TEST(MultiGpu, NamesTheGpuBelowItsPeers) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_below_peers");
+  const Env env{{"CEILINGS_STANDIN_DEVICES", "4"}, {"CEILINGS_STANDIN_SCALE_2", "0.9"},
+                {"CEILINGS_STANDIN_SCALE_1", "0.97"}};  // 3% below: inside the default 5% margin
+  const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir}, env, 60);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU 2 (GPU-57a4d100-0000-0000-0000-000000000002, 00000000:02:00.0) is below its peers"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("GPU 1 ("), std::string::npos) << r.out;
+  const json s = summary_of(dir);
+  EXPECT_TRUE(s.at("complete").get<bool>());
+  const json& below = s.at("comparison").at("below_peers");
+  ASSERT_EQ(below.size(), 1u);
+  EXPECT_EQ(below[0].at("index"), 2);
+  EXPECT_EQ(below[0].at("uuid"), "GPU-57a4d100-0000-0000-0000-000000000002");
+  EXPECT_EQ(below[0].at("pci_bus_id"), "00000000:02:00.0");
+  // Every ceiling drove it, the latency too (higher is worse there): 4 ceilings, each ~8.5-11% worse.
+  ASSERT_EQ(below[0].at("ceilings").size(), 4u);
+  for (const json& c : below[0]["ceilings"]) {
+    EXPECT_GT(c.at("below_median").get<double>(), 0.05) << c.dump();
+    EXPECT_LT(c.at("below_median").get<double>(), 0.12) << c.dump();
+  }
+  // The node's output directory is a fleet input as it is: the profiles are read, the summary and raw JSON not.
+  const auto fleet = run_cli({"fleet", dir, "--format", "json"});
+  EXPECT_EQ(fleet.exit_code, 1) << fleet.err;
+  const json f = ceilings::parse_json_text(fleet.out, "fleet output");
+  EXPECT_EQ(f.at("read"), 4);
+  EXPECT_EQ(f.at("files"), 4);
+  ASSERT_EQ(f.at("outliers"), 1);
+  EXPECT_EQ(f["groups"][0]["outliers"][0].at("index"), 2);
+  // A wider margin names nobody.
+  const auto wide = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir, "--margin",
+                             "15"},
+                            env, 60);
+  EXPECT_EQ(wide.exit_code, 0) << wide.out << wide.err;
+}
+
+TEST(MultiGpu, InterruptionKeepsFinishedResults) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_interrupt");
+  const std::vector<std::string> args{CEILINGS_CLI, "measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH,
+                                      "--out-dir", dir, "--kill-grace", "1"};
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) env_s.push_back(*e);
+  for (const char* e : {"CEILINGS_STANDIN_DEVICES=3", "CEILINGS_STANDIN_MODE_1=slow", "CEILINGS_STANDIN_SLEEP=60"})
+    env_s.push_back(e);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (dir + "/stderr.txt").c_str(), O_WRONLY | O_CREAT, 0644);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, CEILINGS_CLI, &actions, nullptr, argv.data(), envp.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+
+  // Wait until GPU 0 is done and GPU 1 is running, then send SIGTERM (as a scheduler or Ctrl-C would).
+  const auto start = std::chrono::steady_clock::now();
+  bool ready = false;
+  while (!ready && seconds_since(start) < 30) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    try {
+      const json s = summary_of(dir);
+      ready = state_of(s, 0) == "done" && state_of(s, 1) == "running";
+    } catch (const std::exception&) {
+    }
+  }
+  EXPECT_TRUE(ready);
+  kill(pid, SIGTERM);
+  int status = 0;
+  pid_t w = 0;
+  while ((w = waitpid(pid, &status, WNOHANG)) == 0 && seconds_since(start) < 60)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (w == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "ceilings did not stop after SIGTERM";
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_LT(seconds_since(start), 30) << "the 60 s stand-in must have been stopped, not waited for";
+
+  const json s = summary_of(dir);
+  EXPECT_EQ(state_of(s, 0), "done");
+  EXPECT_EQ(state_of(s, 1), "interrupted");
+  EXPECT_EQ(state_of(s, 2), "pending");
+  EXPECT_FALSE(s.at("complete").get<bool>());
+  EXPECT_EQ(ceilings::read_profile(dir + "/" + host() + "-gpu0.profile.json").device.index, 0);
+  EXPECT_FALSE(fs::exists(dir + "/" + host() + "-gpu1.profile.json"));
+}
+
+TEST(MultiGpu, NoGpuIsIncompleteAndWritesNothing) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_none");
+  const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir},
+                         {{"CEILINGS_STANDIN_DEVICES", "0"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("no usable GPU"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir));
+}
+
+TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_single");
+  const std::string out = dir + "/one.profile.json";
+  auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--device", "1", "--out", out},
+                   {{"CEILINGS_STANDIN_DEVICES", "2"}}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ceilings::read_profile(out).device.index, 1);
+  EXPECT_TRUE(fs::exists(dir + "/one.bench.json"));
+  // The same watchdog on the single-GPU path: a hang becomes exit 3 with the reason.
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/hang.profile.json", "--timeout", "1",
+               "--kill-grace", "1"},
+              {{"CEILINGS_STANDIN_MODE", "hang"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/hang.profile.json"));
+  // Flags of one mode are refused with the other.
+  r = run_cli({"measure", "--all-gpus", "--device", "1", "--bench", CEILINGS_STANDIN_BENCH}, {}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = run_cli({"measure", "--concurrent", "--bench", CEILINGS_STANDIN_BENCH}, {}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  // Arguments ceilings-bench rejects are bad input for the whole node, not an incomplete GPU.
+  r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir + "/bad", "--bench-arg",
+               "--no_such_flag"},
+              {{"CEILINGS_STANDIN_DEVICES", "2"}}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(summary_of(dir + "/bad").at("gpus").at(1).at("state"), "failed");
+}
+
+}  // namespace
+
+#ifdef CEILINGS_BENCH_BIN
+namespace {
+
+// The real ceilings-bench's device list (how --all-gpus finds the GPUs): one JSON line per device, or exit 3.
+TEST(MultiGpu, RealBenchListsDevicesOrSaysNoGpu) {
+  const auto r = ceilings::test::run_program({CEILINGS_BENCH_BIN, "--ceilings_list_devices"}, {}, 60);
+  if (r.exit_code == 3) {
+    EXPECT_NE(r.err.find("no usable GPU"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  int expected = 0;
+  while (std::getline(lines, line)) {
+    const json d = ceilings::parse_json_text(line, "device line");
+    EXPECT_EQ(d.at("index"), expected++);
+    EXPECT_FALSE(d.at("name").get<std::string>().empty());
+    EXPECT_EQ(d.at("uuid").get<std::string>().rfind("GPU-", 0), 0u);
+    EXPECT_FALSE(d.at("pci_bus_id").get<std::string>().empty());
+  }
+  EXPECT_GT(expected, 0);
+}
+
+}  // namespace
+#endif

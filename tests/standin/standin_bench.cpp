@@ -1,0 +1,205 @@
+// A stand-in for ceilings-bench in CPU tests of `ceilings measure --all-gpus`: it pretends to be a node
+// of N GPUs and, per device, behaves well or badly. Its numbers are plausible FAKES, never measurements.
+//
+// Behaviour (environment, or --standin_* flags which win):
+//   CEILINGS_STANDIN_DEVICES=N        devices it pretends to have (default 1; 0: exits 3, "no GPU")
+//   CEILINGS_STANDIN_MODE=M           mode of every device (default valid)
+//   CEILINGS_STANDIN_MODE_<i>=M       mode of device i
+//   CEILINGS_STANDIN_SCALE_<i>=F      multiplies device i's fake rates (F < 1: a slow GPU)
+//   CEILINGS_STANDIN_SLEEP=S          seconds the slow and sleep modes wait (default 2)
+//   CEILINGS_STANDIN_PIDFILE=PATH     hang mode appends its own pid and its child's pid, one a line
+// Modes (they act on the measuring run only; --benchmark_list_tests always answers):
+//   valid    writes a valid Google Benchmark JSON with the ceilings_device context
+//   slow     sleeps, then as valid
+//   sleep    sleeps, then exits 0 without writing anything
+//   crash    prints one case, then abort()s
+//   hang     ignores SIGTERM, starts a child that ignores it too, and never returns
+//   garbage  writes text that is not JSON and exits 0
+//   nogpu    exits 3 like ceilings-bench without a device
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using nlohmann::json;
+
+std::string env_or(const std::string& name, const std::string& fallback) {
+  const char* v = std::getenv(name.c_str());
+  return v && *v ? v : fallback;
+}
+
+struct Args {
+  int device = 0;
+  bool list_tests = false, list_devices = false;
+  std::string out;
+  std::string mode, devices;  // from flags; empty: from the environment
+};
+
+bool starts(const std::string& s, const std::string& prefix, std::string* rest) {
+  if (s.rfind(prefix, 0) != 0) return false;
+  *rest = s.substr(prefix.size());
+  return true;
+}
+
+// The fake cases and their plausible values (H200-class magnitudes), all tagged as fakes.
+struct FakeCase {
+  const char* name;
+  const char* counter;
+  double value;
+};
+const std::vector<FakeCase>& cases() {
+  static const std::vector<FakeCase> all{{"hbm/copy/manual_time", "bytes_per_second", 4.3e12},
+                                         {"hbm/read/manual_time", "bytes_per_second", 4.5e12},
+                                         {"gemm/bf16/m:8192/manual_time", "flop_per_second", 7.9e14},
+                                         {"latency/launch/manual_time", "latency_s", 2.2e-6}};
+  return all;
+}
+
+void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+int write_valid(const Args& a, double scale) {
+  const std::string index = std::to_string(a.device);
+  json device = {{"index", a.device},
+                 {"name", "ceilings stand-in (fake device, not a GPU)"},
+                 {"uuid", "GPU-57a4d100-0000-0000-0000-00000000000" + index},
+                 {"pci_bus_id", "00000000:" + std::string(a.device < 10 ? "0" : "") + index + ":00.0"},
+                 {"compute_capability", "9.0"},
+                 {"sm_count", 132},
+                 {"memory_bytes", 150754820096ULL},
+                 {"l2_bytes", 62914560},
+                 {"driver", "standin"},
+                 {"cuda_runtime", "13.0"},
+                 {"cublas", "standin"},
+                 {"power_limit_w", 700}};
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  json doc = {{"context",
+               {{"date", "2026-11-30T00:00:00+00:00"},
+                {"ceilings_device", device.dump()},
+                {"ceilings_host", json{{"hostname", host}, {"cpu", "stand-in"}}.dump()},
+                {"ceilings_version", "standin (fake values for tests, not a measurement)"},
+                {"ceilings_git", "standin"}}},
+              {"benchmarks", json::array()}};
+  for (const FakeCase& c : cases()) {
+    const bool rate = std::string(c.counter) != "latency_s";
+    json b = {{"name", c.name},  {"run_name", c.name}, {"run_type", "iteration"}, {"iterations", 10},
+              {"real_time", 1.0}, {"cpu_time", 1.0},    {"time_unit", "ms"},        {"cv", 0.004},
+              {"samples", 10},    {"verified", 1},      {"throttled", 0},           {"telemetry", 0}};
+    b[c.counter] = rate ? c.value * scale : c.value / scale;
+    doc["benchmarks"].push_back(b);
+    std::printf("%-40s %10.3f ms %10.3f ms %10d\n", c.name, 1.0, 1.0, 10);  // console lines drive progress
+    std::fflush(stdout);
+  }
+  if (a.out.empty()) {
+    std::printf("%s\n", doc.dump(2).c_str());
+    return 0;
+  }
+  std::ofstream f(a.out);
+  f << doc.dump(2) << "\n";
+  return f ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    std::string v;
+    if (starts(s, "--ceilings_device=", &v))
+      a.device = std::atoi(v.c_str());
+    else if (s == "--benchmark_list_tests" || s == "--benchmark_list_tests=true")
+      a.list_tests = true;
+    else if (s == "--ceilings_list_devices")
+      a.list_devices = true;
+    else if (starts(s, "--benchmark_out=", &v))
+      a.out = v;
+    else if (starts(s, "--standin_mode=", &v))
+      a.mode = v;
+    else if (starts(s, "--standin_devices=", &v))
+      a.devices = v;
+    else if (s.rfind("--benchmark_", 0) == 0 || s.rfind("--ceilings_", 0) == 0)
+      continue;  // accepted and ignored, as ceilings-bench would take them
+    else {
+      std::fprintf(stderr, "standin_bench: unknown argument '%s'\n", s.c_str());
+      return 2;
+    }
+  }
+  const int devices = std::atoi((a.devices.empty() ? env_or("CEILINGS_STANDIN_DEVICES", "1") : a.devices).c_str());
+  if (devices <= 0) {
+    std::fprintf(stderr, "ceilings-bench: no usable GPU: the stand-in pretends there is none\n");
+    return 3;
+  }
+  if (a.list_devices) {
+    for (int i = 0; i < devices; ++i)
+      std::printf("%s\n", json{{"index", i},
+                               {"name", "ceilings stand-in (fake device, not a GPU)"},
+                               {"uuid", "GPU-57a4d100-0000-0000-0000-00000000000" + std::to_string(i)},
+                               {"pci_bus_id", "00000000:0" + std::to_string(i) + ":00.0"}}
+                              .dump()
+                              .c_str());
+    return 0;
+  }
+  if (a.device >= devices) {
+    std::fprintf(stderr, "ceilings-bench: no usable GPU: device index %d is out of range\n", a.device);
+    return 3;
+  }
+  const std::string idx = std::to_string(a.device);
+  const std::string mode =
+      !a.mode.empty() ? a.mode : env_or("CEILINGS_STANDIN_MODE_" + idx, env_or("CEILINGS_STANDIN_MODE", "valid"));
+  if (mode == "nogpu") {
+    std::fprintf(stderr, "ceilings-bench: no usable GPU: stand-in mode nogpu\n");
+    return 3;
+  }
+  if (a.list_tests) {
+    for (const FakeCase& c : cases()) std::printf("%s\n", c.name);
+    return 0;
+  }
+  const double pause = std::atof(env_or("CEILINGS_STANDIN_SLEEP", "2").c_str());
+  const double scale = std::atof(env_or("CEILINGS_STANDIN_SCALE_" + idx, "1").c_str());
+  if (mode == "valid") return write_valid(a, scale > 0 ? scale : 1);
+  if (mode == "slow") {
+    sleep_s(pause);
+    return write_valid(a, scale > 0 ? scale : 1);
+  }
+  if (mode == "sleep") {
+    sleep_s(pause);
+    return 0;
+  }
+  if (mode == "crash") {
+    std::printf("%-40s %10.3f ms %10.3f ms %10d\n", cases().front().name, 1.0, 1.0, 10);
+    std::fflush(stdout);
+    std::abort();
+  }
+  if (mode == "garbage") {
+    std::ofstream f(a.out.empty() ? "/dev/stdout" : a.out);
+    f << "{\"context\": {\"ceilings_device\": tru";  // truncated, not JSON
+    return 0;
+  }
+  if (mode == "hang") {
+    signal(SIGTERM, SIG_IGN);  // inherited by the child: only SIGKILL to the process group ends both
+    const pid_t child = fork();
+    if (child == 0) {
+      while (true) sleep(1000);
+    }
+    const std::string pidfile = env_or("CEILINGS_STANDIN_PIDFILE", "");
+    if (!pidfile.empty()) {
+      std::ofstream f(pidfile, std::ios::app);
+      f << getpid() << "\n" << child << "\n";
+    }
+    while (true) sleep(1000);
+  }
+  std::fprintf(stderr, "standin_bench: unknown mode '%s'\n", mode.c_str());
+  return 2;
+}
