@@ -106,6 +106,22 @@ struct Extra {
   std::string label;
 };
 
+// The shape and the cuBLASLt algorithm configuration, as counters in the ceiling's detail.
+void record_config(benchmark::State& state, const gp::Shape& shape, const lt::AlgoInfo& a) {
+  auto& c = state.counters;
+  c["m"] = static_cast<double>(shape.m);
+  c["n"] = static_cast<double>(shape.n);
+  c["k"] = static_cast<double>(shape.k);
+  c["algo_id"] = a.id;
+  c["tile_id"] = a.tile;
+  c["stages_id"] = a.stages;
+  c["splitk"] = a.splitk;
+  c["reduction_scheme"] = a.reduction;
+  c["cta_swizzling"] = a.swizzle;
+  c["custom_option"] = a.custom;
+  c["cluster_shape_id"] = a.cluster;
+}
+
 // Measures one (type, shape) with the given algorithm (or the fastest heuristic candidate), verifies the
 // last timed GEMM's output, and reports.
 void measure_config(benchmark::State& state, gp::DType type, const gp::Shape& shape, const cublasLtMatmulAlgo_t* algo,
@@ -141,18 +157,8 @@ void measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   const lt::Verification v = lt::verify(p, ops, last, stream.get());
 
   const lt::AlgoInfo a = lt::algo_info(choice.algo);
+  record_config(state, shape, a);
   auto& c = state.counters;
-  c["m"] = static_cast<double>(shape.m);
-  c["n"] = static_cast<double>(shape.n);
-  c["k"] = static_cast<double>(shape.k);
-  c["algo_id"] = a.id;
-  c["tile_id"] = a.tile;
-  c["stages_id"] = a.stages;
-  c["splitk"] = a.splitk;
-  c["reduction_scheme"] = a.reduction;
-  c["cta_swizzling"] = a.swizzle;
-  c["custom_option"] = a.custom;
-  c["cluster_shape_id"] = a.cluster;
   c["rotation_sets"] = sets;
   c["workspace_bytes"] = static_cast<double>(g.workspace_bytes);
   if (choice.tried) c["algos_tried"] = choice.tried;
@@ -343,14 +349,8 @@ void run_sustained(benchmark::State& state, gp::DType type) {
     const std::vector<double> head(m.unit_seconds.begin(), m.unit_seconds.begin() + static_cast<long>(tenth));
     const std::vector<double> tail(m.unit_seconds.end() - static_cast<long>(tenth), m.unit_seconds.end());
     const lt::AlgoInfo a = lt::algo_info(choice.algo);
+    record_config(state, shape, a);
     auto& c = state.counters;
-    c["m"] = static_cast<double>(shape.m);
-    c["n"] = static_cast<double>(shape.n);
-    c["k"] = static_cast<double>(shape.k);
-    c["algo_id"] = a.id;
-    c["tile_id"] = a.tile;
-    c["stages_id"] = a.stages;
-    c["splitk"] = a.splitk;
     double timed_s = 0;
     for (double u : m.unit_seconds) timed_s += u * m.units_per_sample;
     c["window_s"] = timed_s;

@@ -2,6 +2,8 @@
 // flight per thread and cache hints that keep streamed data from displacing anything. Feeds hbm.*.
 #include "ceilings/kernels/hbm.cuh"
 
+#include "ceilings/kernels/block_sum.cuh"
+
 namespace ceilings::kernels {
 
 namespace {
@@ -65,19 +67,7 @@ __global__ void read_kernel(const uint4* __restrict__ src, std::size_t n, std::u
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) acc += lane_sum(v[u]);
   }
-  // Unsigned addition wraps: the total is exact mod 2^32 in any order, so it checks every byte read.
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
-  __shared__ std::uint32_t warp_sums[32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) warp_sums[warp] = acc;
-  __syncthreads();
-  if (warp == 0) {
-    acc = lane < static_cast<int>((blockDim.x + 31) / 32) ? warp_sums[lane] : 0;
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
-    if (lane == 0) atomicAdd(sum, acc);
-  }
+  block_sum_add(acc, sum);
 }
 
 template <int Unroll, int Hint>

@@ -3,52 +3,16 @@
 #include "ceilings/kernels/hbm.cuh"
 #include "ceilings/kernels/transfer.cuh"
 
+#include "ceilings/kernels/block_sum.cuh"
+
 namespace ceilings::kernels {
 
 namespace {
-
-constexpr int kCopyUnroll = 4;
-
-__global__ void copy_sm_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, std::size_t n) {
-  // Several 16-byte loads in flight per thread before any store: a PCIe or NVLink read has a long
-  // round trip, and only bytes in flight hide it.
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * kCopyUnroll;
-  for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x * kCopyUnroll + threadIdx.x; base < n;
-       base += stride) {
-    uint4 v[kCopyUnroll];
-#pragma unroll
-    for (int u = 0; u < kCopyUnroll; ++u) {
-      const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
-      if (i < n) v[u] = __ldcs(src + i);
-    }
-#pragma unroll
-    for (int u = 0; u < kCopyUnroll; ++u) {
-      const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
-      if (i < n) __stcs(dst + i, v[u]);
-    }
-  }
-}
 
 __device__ inline uint4 load_l2_only(const uint4* p) {
   uint4 r;
   asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
   return r;
-}
-
-__device__ inline void block_add(std::uint32_t acc, std::uint32_t* sum) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
-  __shared__ std::uint32_t warp_sums[32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();  // warp_sums may alias nothing, but the caller's shared reads must be done
-  if (lane == 0) warp_sums[warp] = acc;
-  __syncthreads();
-  if (warp == 0) {
-    acc = lane < static_cast<int>((blockDim.x + 31) / 32) ? warp_sums[lane] : 0;
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
-    if (lane == 0) atomicAdd(sum, acc);
-  }
 }
 
 constexpr int kL2Unroll = 4;
@@ -69,7 +33,7 @@ __global__ void l2_read_kernel(const uint4* __restrict__ src, std::size_t n, int
       for (int u = 0; u < kL2Unroll; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
     }
   }
-  block_add(acc, sum);
+  block_sum_add(acc, sum);
 }
 
 __device__ inline uint4 load_shared(const uint4* p) {
@@ -101,7 +65,7 @@ __global__ void smem_read_kernel(int reps, std::uint32_t seed, std::uint32_t* su
       acc += v.x + v.y + v.z + v.w;
     }
   }
-  block_add(acc, sum);
+  block_sum_add(acc, sum);
 }
 
 __global__ void write_chain_kernel(std::uint32_t* chain, const std::uint32_t* next, std::size_t slots,
@@ -131,7 +95,9 @@ __global__ void empty(unsigned long long* launches) {
 }  // namespace
 
 void copy_sm(uint4* dst, const uint4* src, std::size_t vectors, int blocks, int threads, cudaStream_t stream) {
-  copy_sm_kernel<<<blocks, threads, 0, stream>>>(dst, src, vectors);
+  // The HBM copy kernel with four streaming 16-byte loads in flight per thread before any store: a
+  // PCIe or NVLink read has a long round trip, and only bytes in flight hide it.
+  hbm_copy(dst, src, vectors, StreamShape{blocks, threads, 4, 1}, stream);
 }
 
 void l2_read(const uint4* src, std::size_t vectors, int passes, std::uint32_t* sum, int blocks, int threads,

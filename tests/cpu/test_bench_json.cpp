@@ -3,39 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "ceilings/bench_json.hpp"
+#include "support/bench_output.hpp"
 
 using namespace ceilings;
 
 namespace {
 
-json device() {
-  return {{"index", 0},
-          {"name", "NVIDIA H200"},
-          {"uuid", "GPU-00000000-1111-2222-3333-444444444444"},
-          {"pci_bus_id", "0000:19:00.0"},
-          {"compute_capability", "9.0"},
-          {"sm_count", 132},
-          {"memory_bytes", 150754820096ULL},
-          {"l2_bytes", 62914560},
-          {"cuda_runtime", "13.0"},
-          {"cublas", "13.1.0"},
-          {"driver", "580.95.05"},
-          {"ecc", true},
-          {"clocks_max_hz", {{"sm", 1.98e9}, {"memory", 3.201e9}}},
-          {"power_limit_w", 700},
-          {"pcie", {{"gen", 5}, {"width", 16}, {"max_gen", 5}, {"max_width", 16}}}};
-}
-
-json bench_doc(json benchmarks) {
-  return {{"context",
-           {{"date", "2026-11-30T12:00:00+00:00"},
-            {"host_name", "node001"},
-            {kContextDevice, device().dump()},
-            {kContextHost, json{{"hostname", "node001"}, {"cpu", "x"}, {"numa_node", 1}}.dump()},
-            {kContextVersion, "0.1.0"},
-            {kContextGit, "abc"}}},
-          {"benchmarks", std::move(benchmarks)}};
-}
+using test::bench_output;
 
 json hbm_case(const std::string& shape, double bytes_per_second, double cv = 0.004) {
   return {{"name", "hbm/copy/" + shape + "/iterations:1/manual_time"},
@@ -63,7 +37,7 @@ json hbm_case(const std::string& shape, double bytes_per_second, double cv = 0.0
 }  // namespace
 
 TEST(BenchJson, BestVariantBecomesTheCeiling) {
-  const Profile p = profile_from_benchmark_json(bench_doc(
+  const Profile p = profile_from_benchmark_json(bench_output(
       {hbm_case("threads:256/bpsm:8/unroll:2/hint:1", 4.20e12), hbm_case("threads:512/bpsm:4/unroll:4/hint:1", 4.36e12),
        hbm_case("threads:1024/bpsm:2/unroll:8/hint:2", 4.31e12)}));
   ASSERT_EQ(p.ceilings.size(), 1u);
@@ -99,7 +73,7 @@ TEST(BenchJson, LatencyPrefersTheLowestValue) {
   }
   a["latency_s"] = 2.5e-6;
   b["latency_s"] = 1.9e-6;
-  const Profile p = profile_from_benchmark_json(bench_doc({a, b}));
+  const Profile p = profile_from_benchmark_json(bench_output({a, b}));
   ASSERT_EQ(p.ceilings.size(), 1u);
   EXPECT_EQ(p.ceilings[0].name, "latency.launch");
   EXPECT_EQ(p.ceilings[0].unit, "s");
@@ -115,7 +89,7 @@ TEST(BenchJson, UnsupportedIsSkippedAndFailuresAreErrors) {
                  {"run_type", "iteration"},
                  {"error_occurred", true},
                  {"error_message", "verification failed: 12 of 536870912 words differ"}};
-  const Profile p = profile_from_benchmark_json(bench_doc({unsupported, failed, hbm_case("t:1", 4.3e12)}));
+  const Profile p = profile_from_benchmark_json(bench_output({unsupported, failed, hbm_case("t:1", 4.3e12)}));
   ASSERT_EQ(p.skipped.size(), 1u);
   EXPECT_EQ(p.skipped[0].name, "gemm.fp8_e5m2");
   EXPECT_NE(p.skipped[0].reason.find("no e5m2"), std::string::npos);
@@ -128,9 +102,9 @@ TEST(BenchJson, UnsupportedIsSkippedAndFailuresAreErrors) {
 TEST(BenchJson, UnverifiedNumbersAreRejected) {
   json c = hbm_case("t:1", 4.3e12);
   c["verified"] = 0;
-  EXPECT_THROW(profile_from_benchmark_json(bench_doc({c})), InputError);
+  EXPECT_THROW(profile_from_benchmark_json(bench_output({c})), InputError);
   c.erase("verified");
-  EXPECT_THROW(profile_from_benchmark_json(bench_doc({c})), InputError);
+  EXPECT_THROW(profile_from_benchmark_json(bench_output({c})), InputError);
 }
 
 TEST(BenchJson, SweepPointsGoToDetail) {
@@ -138,7 +112,7 @@ TEST(BenchJson, SweepPointsGoToDetail) {
   small["name"] = "pcie/h2d/size:4096/iterations:1/manual_time";
   small["candidate"] = 0;
   big["name"] = "pcie/h2d/size:1073741824/iterations:1/manual_time";
-  const Profile p = profile_from_benchmark_json(bench_doc({small, big}));
+  const Profile p = profile_from_benchmark_json(bench_output({small, big}));
   ASSERT_EQ(p.ceilings.size(), 1u);
   EXPECT_DOUBLE_EQ(p.ceilings[0].value, 55.1e9);
   ASSERT_TRUE(p.ceilings[0].detail.contains("sweep"));
@@ -152,22 +126,22 @@ TEST(BenchJson, AggregatesAreIgnoredAndRepetitionsUseTheMedian) {
   json agg = hbm_case("t:1", 9e12);
   agg["run_type"] = "aggregate";
   agg["aggregate_name"] = "max";
-  const Profile p = profile_from_benchmark_json(bench_doc({r1, r2, r3, agg}));
+  const Profile p = profile_from_benchmark_json(bench_output({r1, r2, r3, agg}));
   ASSERT_EQ(p.ceilings.size(), 1u);
   EXPECT_DOUBLE_EQ(p.ceilings[0].value, 4.2e12);
 }
 
 TEST(BenchJson, RejectsOutputNotFromCeilingsBench) {
-  json doc = bench_doc({hbm_case("t:1", 4.3e12)});
+  json doc = bench_output({hbm_case("t:1", 4.3e12)});
   doc["context"].erase(kContextDevice);
   EXPECT_THROW(profile_from_benchmark_json(doc), InputError);
-  doc = bench_doc({hbm_case("t:1", 4.3e12)});
+  doc = bench_output({hbm_case("t:1", 4.3e12)});
   doc["benchmarks"][0]["name"] = "BM_memcpy/64";
   EXPECT_THROW(profile_from_benchmark_json(doc), InputError);
-  doc = bench_doc({hbm_case("t:1", 4.3e12)});
+  doc = bench_output({hbm_case("t:1", 4.3e12)});
   doc["benchmarks"][0].erase("bytes_per_second");
   EXPECT_THROW(profile_from_benchmark_json(doc), InputError);
-  doc = bench_doc({hbm_case("t:1", 4.3e12)});
+  doc = bench_output({hbm_case("t:1", 4.3e12)});
   doc["context"][kContextDevice] = "{not json";
   EXPECT_THROW(profile_from_benchmark_json(doc), InputError);
 }

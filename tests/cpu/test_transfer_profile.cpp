@@ -5,35 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "ceilings/bench_json.hpp"
+#include "support/bench_output.hpp"
 
 using namespace ceilings;
 
 namespace {
 
-json context_doc(json benchmarks) {
-  const json device = {{"index", 0},
-                       {"name", "NVIDIA H200"},
-                       {"uuid", "GPU-00000000-1111-2222-3333-444444444444"},
-                       {"pci_bus_id", "0000:19:00.0"},
-                       {"compute_capability", "9.0"},
-                       {"sm_count", 132},
-                       {"memory_bytes", 150754820096ULL},
-                       {"l2_bytes", 62914560},
-                       {"cuda_runtime", "13.0"},
-                       {"cublas", "13.1.0"},
-                       {"driver", "580.95.05"},
-                       {"ecc", true},
-                       {"clocks_max_hz", {{"sm", 1.98e9}, {"memory", 3.201e9}}},
-                       {"power_limit_w", 700},
-                       {"pcie", {{"gen", 5}, {"width", 16}, {"max_gen", 5}, {"max_width", 16}}}};
-  return {{"context",
-           {{"date", "2026-11-30T12:00:00+00:00"},
-            {kContextDevice, device.dump()},
-            {kContextHost, json{{"hostname", "node001"}, {"cpu", "x"}, {"numa_node", 1}}.dump()},
-            {kContextVersion, "0.1.0"},
-            {kContextGit, "abc"}}},
-          {"benchmarks", std::move(benchmarks)}};
-}
+json context_doc(json benchmarks) { return test::bench_output(std::move(benchmarks)); }
 
 json measured(const std::string& name, const char* value_key, double value, json extra = json::object()) {
   json b = {{"name", name + "/iterations:1/manual_time"},
