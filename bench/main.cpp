@@ -82,7 +82,12 @@ int main(int argc, char** argv) {
 
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) return no_gpu(std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc));
+  if (rc != cudaSuccess) {
+    const char* hint = rc == cudaErrorInsufficientDriver ? " (no NVIDIA driver, or one older than this CUDA runtime)"
+                       : rc == cudaErrorNoDevice         ? " (CUDA_VISIBLE_DEVICES may hide every GPU)"
+                                                         : "";
+    return no_gpu(std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc) + hint);
+  }
   if (count == 0) return no_gpu("the CUDA runtime sees no device");
   if (list_devices) {  // `ceilings measure --all-gpus` discovers the GPUs this way (analysis/ has no CUDA)
     for (int i = 0; i < count; ++i) {
