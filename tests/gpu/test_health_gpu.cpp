@@ -1,19 +1,18 @@
 // GPU test: `ceilings health` on the real device reads sane values through the real NVML
 // (skipped without a device). Checks plausibility, not a verdict: a real node may be unhealthy.
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "ceilings/health.hpp"
 #include "cli_runner.hpp"
+#include "gpu/gpu_test.hpp"
 
 namespace ceilings {
 namespace {
 
 TEST(HealthGpu, ReadsSaneValuesFromTheRealDevice) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) GTEST_SKIP() << "no CUDA device";
+  CEILINGS_REQUIRE_GPU();
   const auto r = test::run_cli({"health", "--json", "--watch", "1"});
   ASSERT_NE(r.exit_code, 2) << r.err;
   ASSERT_FALSE(r.out.empty()) << "exit " << r.exit_code << ": " << r.err;
