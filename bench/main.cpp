@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "ceilings/bench_json.hpp"
+#include "harness/checkpoint.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvml.hpp"
 #include "harness/registry.hpp"
@@ -48,6 +49,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--ceilings_target_cv", options.target_cv, "Stop sampling once the cv is below this")
       ->check(CLI::Range(0.0, 1.0));
+  std::string checkpoint;
+  app.add_option("--ceilings_checkpoint", checkpoint,
+                 "Rewrite this file after every case: the finished cases as a complete JSON document (needs "
+                 "--benchmark_out=FILE); a run stopped early keeps them");
   bool list_devices = false;
   app.add_flag("--ceilings_list_devices", list_devices,
                "Print one JSON line per visible device (index, name, uuid, pci_bus_id) and exit");
@@ -79,6 +84,12 @@ int main(int argc, char** argv) {
   gb_argv.push_back(nullptr);
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return kExitBadFlags;
+  if (!checkpoint.empty()) {
+    if (const std::string why = checkpoint_flags_problem(rest); !why.empty()) {
+      std::fprintf(stderr, "ceilings-bench: %s\n", why.c_str());
+      return kExitBadFlags;
+    }
+  }
 
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
@@ -144,7 +155,14 @@ int main(int argc, char** argv) {
                                                       .dump());
   set_context(ctx);
   register_all(ctx);
-  benchmark::RunSpecifiedBenchmarks();
+  if (checkpoint.empty()) {
+    benchmark::RunSpecifiedBenchmarks();
+  } else {
+    CheckpointReporter file_reporter(checkpoint);
+    benchmark::RunSpecifiedBenchmarks(nullptr, &file_reporter);
+    if (!file_reporter.problem().empty())
+      std::fprintf(stderr, "ceilings-bench: checkpoint %s: %s\n", checkpoint.c_str(), file_reporter.problem().c_str());
+  }
   benchmark::Shutdown();
   return 0;
 }

@@ -16,9 +16,9 @@ if(NOT CLI11_FOUND)
   target_include_directories(CLI11::CLI11 INTERFACE ${CEILINGS_CLI11_INCLUDE})
 endif()
 
+find_package(benchmark 1.7 REQUIRED)  # ceilings-bench, and its checkpoint reporter (tested without CUDA)
 if(CEILINGS_BUILD_CUDA)
   find_package(CUDAToolkit 12.0 REQUIRED)
-  find_package(benchmark 1.7 REQUIRED)
 endif()
 
 if(CEILINGS_BUILD_TESTS)

@@ -136,6 +136,57 @@ void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::s
   }
 }
 
+// A run that stopped early (timeout, interrupt, crash): the cases its checkpoint holds become a profile,
+// marked incomplete; the case that was running is an error with the reason, the ones after it are
+// skipped as not run. Nothing is kept when the checkpoint is missing, unreadable or empty.
+void keep_finished_cases(GpuRun& g, const std::string& checkpoint, const std::vector<std::string>& names,
+                         const std::string& command, ceilings::cli::HealthMonitor* health,
+                         const std::string& health_why) {
+  std::error_code ec;
+  if (!fs::exists(checkpoint, ec)) return;
+  ceilings::Profile profile;
+  std::set<std::string> finished;
+  try {
+    const ceilings::json doc = ceilings::read_json_file(checkpoint);
+    for (const auto& b : doc.at("benchmarks")) finished.insert(b.at("name").get<std::string>());
+    if (finished.empty()) return;
+    profile = ceilings::profile_from_benchmark_json(doc);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ceilings measure: the checkpoint of the stopped run is not usable (%s)\n", e.what());
+    return;
+  }
+  const std::string why = g.reason.substr(0, g.reason.find('\n'));
+  bool running_found = false;
+  std::size_t not_run = 0;
+  for (const std::string& name : names) {
+    if (finished.count(name)) continue;
+    if (!running_found) {
+      profile.errors.push_back({name, "stopped while this case ran: " + why});
+      running_found = true;
+    } else {
+      profile.skipped.push_back({name, "not run: " + why});
+      ++not_run;
+    }
+  }
+  profile.raw["measure"] = {{"command", command},
+                            {"cases", names.size()},
+                            {"finished_cases", finished.size()},
+                            {"complete", false},
+                            {"stopped", g.reason}};
+  profile.raw["health"] =
+      health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
+  try {
+    if (std::rename(checkpoint.c_str(), g.raw_path.c_str()) != 0) throw InputError("cannot write " + g.raw_path);
+    ceilings::write_file_atomic(g.profile_path, ceilings::profile_to_json(profile).dump(2) + "\n");
+  } catch (const ceilings::Error& e) {
+    g.reason += "; the finished cases could not be kept: " + std::string(e.what());
+    return;
+  }
+  g.reason += "\n  kept the " + std::to_string(finished.size()) + " finished case(s) of " +
+              std::to_string(names.size()) + " in " + g.profile_path + " (" + std::to_string(not_run) + " not run)";
+  g.profile = std::move(profile);
+}
+
 // Measures one GPU with its own ceilings-bench process and writes its profile (and raw JSON) atomically.
 // Never throws for a failure of the measurement: the outcome says what happened.
 GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device, const std::string& pci_bus_id,
@@ -178,6 +229,10 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
                             {},
                             o.timeout_s,
                             o.kill_grace_s};
+  // After every case ceilings-bench rewrites this with the cases finished so far: a timeout, Ctrl-C or a
+  // crash then loses only the case that was running.
+  const std::string checkpoint = tmp_json + ".checkpoint";
+  run.argv.push_back("--ceilings_checkpoint=" + checkpoint);
   for (auto& a : common_args(o, device)) run.argv.push_back(a);
   const std::set<std::string> known(names.begin(), names.end());
   std::size_t done = 0;
@@ -223,11 +278,16 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     std::fprintf(stderr, "\n");
   }
   if (health) health->after();
+  std::string command;
+  for (const auto& a : run.argv) command += (command.empty() ? "" : " ") + a;
   if (!r.ok()) {
     std::remove(tmp_json.c_str());
     classify_failure(r, err, o.timeout_s, g);
+    keep_finished_cases(g, checkpoint, names, command, health.get(), health_why);
+    std::remove(checkpoint.c_str());
     return finish(g);
   }
+  std::remove(checkpoint.c_str());
 
   // 3. Profile: convert, then write both files atomically (the raw JSON by rename of its own temp).
   ceilings::Profile profile;
@@ -240,8 +300,6 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     g.reason = std::string("ceilings-bench output is not a usable result: ") + e.what();
     return finish(g);
   }
-  std::string command;
-  for (const auto& a : run.argv) command += (command.empty() ? "" : " ") + a;
   profile.raw["measure"] = {{"command", command}, {"cases", names.size()}, {"failed_cases", g.failed_cases}};
   profile.raw["health"] =
       health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
@@ -290,10 +348,11 @@ int run_measure(const MeasureOptions& o) {
   } catch (const ceilings::Error&) {
   }
   const GpuRun g = measure_gpu(o, bench, o.device, bus_id, out, {"", isatty(STDERR_FILENO) != 0, nullptr});
-  if (g.state != GpuState::kDone) throw ceilings::Error(g.exit_code, g.reason);
+  if (g.state != GpuState::kDone && !g.profile) throw ceilings::Error(g.exit_code, g.reason);
   const ceilings::Profile& profile = *g.profile;
   std::cout << ceilings::render_profile(profile, ceilings::Format::kTable);
   std::cout << "\nprofile: " << out << "\nraw ceilings-bench JSON: " << g.raw_path << "\n";
+  if (g.state != GpuState::kDone) throw ceilings::Error(g.exit_code, g.reason);  // a partial profile
   if (!profile.errors.empty()) {
     std::fprintf(stderr, "ceilings measure: %zu case(s) failed; see the ERROR rows\n", profile.errors.size());
     return ceilings::kExitIncomplete;
@@ -411,10 +470,11 @@ class NodeRun {
                           {"pci_bus_id", d.value("pci_bus_id", "")},
                           {"state", state_name(g.state)}};
       if (!g.reason.empty()) j["reason"] = g.reason;
-      if (g.state == GpuState::kDone) {  // file names beside the summary: the directory may be moved or shared
+      if (g.profile) {  // file names beside the summary: the directory may be moved or shared
         j["profile"] = fs::path(g.profile_path).filename().string();
         j["raw"] = fs::path(g.raw_path).filename().string();
         j["failed_cases"] = g.failed_cases;
+        if (g.state != GpuState::kDone) j["partial"] = true;  // the cases finished before it stopped
       }
       if (!g.started.empty()) j["started"] = g.started;
       if (!g.finished.empty()) {
@@ -501,6 +561,7 @@ int run_all_gpus(const MeasureOptions& o) {
     bad_input = bad_input || (g.state == GpuState::kFailed && g.exit_code == ceilings::kExitBadInput);
     incomplete = incomplete || g.state != GpuState::kDone || (g.profile && !g.profile->errors.empty());
     std::string result = g.state == GpuState::kDone ? g.profile_path : g.reason.substr(0, g.reason.find('\n'));
+    if (g.state != GpuState::kDone && g.profile) result += " (finished cases kept in " + g.profile_path + ")";
     if (g.profile && !g.profile->errors.empty()) result += " (" + std::to_string(g.profile->errors.size()) + " error(s))";
     const ceilings::json& d = node.listed(i);
     t.add_row({std::to_string(g.device), d.value("name", ""), d.value("uuid", ""), d.value("pci_bus_id", ""),

@@ -122,5 +122,12 @@ TEST(CliBench, RejectsUnknownFlagsWithExitCode2) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   r = test::run_program({CEILINGS_BENCH_BIN, "--benchmark_nonsense=1"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
+  // A checkpoint needs the JSON out file it mirrors (checked before the GPU is looked for).
+  r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_checkpoint=x.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("needs --benchmark_out=FILE"), std::string::npos) << r.err;
+  r = test::run_program(
+      {CEILINGS_BENCH_BIN, "--ceilings_checkpoint=x.json", "--benchmark_out=y.csv", "--benchmark_out_format=csv"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
 #endif
 }

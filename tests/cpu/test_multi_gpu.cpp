@@ -70,6 +70,8 @@ TEST(MultiGpu, IsolationAndWatchdogSequential) {
   EXPECT_EQ(s["gpus"][0]["profile"], host() + "-gpu0.profile.json");  // beside the summary
   EXPECT_EQ(state_of(s, 1), "failed");
   EXPECT_NE(s["gpus"][1]["reason"].get<std::string>().find("signal 6"), std::string::npos);
+  EXPECT_TRUE(s["gpus"][1].value("partial", false));  // the case it finished before the crash is kept
+  EXPECT_FALSE(s["gpus"][2].contains("profile"));     // the hang finished nothing
   EXPECT_EQ(state_of(s, 2), "timed_out");
   EXPECT_NE(s["gpus"][2]["reason"].get<std::string>().find("killed"), std::string::npos);
   EXPECT_EQ(state_of(s, 3), "failed");
@@ -87,8 +89,18 @@ TEST(MultiGpu, IsolationAndWatchdogSequential) {
     const std::string name = e.path().filename().string();
     EXPECT_EQ(name.find(".partial."), std::string::npos) << name;
     EXPECT_EQ(name.find(".tmp."), std::string::npos) << name;
-    for (int i : {1, 2, 3}) EXPECT_NE(name, host() + "-gpu" + std::to_string(i) + ".profile.json");
+    EXPECT_EQ(name.find(".checkpoint"), std::string::npos) << name;
+    for (int i : {2, 3}) EXPECT_NE(name, host() + "-gpu" + std::to_string(i) + ".profile.json");
   }
+  // The crashed GPU: the one finished case, the crashing one as an error, the rest not run.
+  const auto crashed = ceilings::read_profile(dir + "/" + host() + "-gpu1.profile.json");
+  ASSERT_EQ(crashed.ceilings.size(), 1u);
+  EXPECT_EQ(crashed.ceilings[0].name, "hbm.copy");
+  ASSERT_EQ(crashed.errors.size(), 1u);
+  EXPECT_EQ(crashed.errors[0].name, "hbm/read/manual_time");
+  EXPECT_NE(crashed.errors[0].reason.find("stopped while this case ran"), std::string::npos);
+  EXPECT_EQ(crashed.skipped.size(), 2u);
+  EXPECT_FALSE(crashed.raw.at("measure").at("complete").get<bool>());
   // No orphan: the hanging stand-in and the child it started (both ignore SIGTERM) are gone.
   std::ifstream pids(pidfile);
   pid_t pid = 0;
@@ -239,6 +251,7 @@ TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/hang.profile.json"));
+  EXPECT_FALSE(fs::exists(dir + "/hang.bench.json"));
   // Flags of one mode are refused with the other.
   r = run_cli({"measure", "--all-gpus", "--device", "1", "--bench", CEILINGS_STANDIN_BENCH}, {}, 30);
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -250,6 +263,36 @@ TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
               {{"CEILINGS_STANDIN_DEVICES", "2"}}, 30);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(summary_of(dir + "/bad").at("gpus").at(1).at("state"), "failed");
+}
+
+// A run stopped by its timeout keeps the cases it finished: a profile marked incomplete, the raw JSON of
+// those cases, the running case as an error and the rest as not run; exit 3 with the reason.
+TEST(MultiGpu, TimedOutRunKeepsItsFinishedCases) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_partial");
+  const std::string out = dir + "/stall.profile.json";
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out, "--timeout", "2",
+                          "--kill-grace", "1"},
+                         {{"CEILINGS_STANDIN_MODE", "stall"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kept the 2 finished case(s) of 4"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("hbm.read"), std::string::npos) << r.out;  // the table of what was kept
+  const auto p = ceilings::read_profile(out);
+  ASSERT_EQ(p.ceilings.size(), 2u);
+  EXPECT_TRUE(p.find("hbm.copy") && p.find("hbm.read"));
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].name, "gemm/bf16/m:8192/manual_time");
+  ASSERT_EQ(p.skipped.size(), 1u);
+  EXPECT_EQ(p.skipped[0].name, "latency/launch/manual_time");
+  EXPECT_EQ(p.skipped[0].reason.rfind("not run: ceilings-bench ran past the 2 s timeout", 0), 0u) << p.skipped[0].reason;
+  EXPECT_FALSE(p.raw.at("measure").at("complete").get<bool>());
+  EXPECT_EQ(p.raw.at("measure").at("finished_cases"), 2);
+  const json raw = ceilings::read_json_file(dir + "/stall.bench.json");
+  EXPECT_EQ(raw.at("benchmarks").size(), 2u);
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name == "stall.profile.json" || name == "stall.bench.json") << name;
+  }
 }
 
 }  // namespace

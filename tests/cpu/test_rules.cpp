@@ -198,6 +198,29 @@ TEST(Rules, ExampleSiteRulesFileParses) {
   EXPECT_NE(cli.out.find("gemm.fp8_e4m3"), std::string::npos);
 }
 
+// The H200 targets file that bench/scripts/device-check.sh judges a measured profile with: the numbers
+// of TARGETS.md as the issues set them, every one required.
+TEST(Rules, H200TargetsFileHoldsTheIssueTargets) {
+  const Rules r = read_rules(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/targets.rules.json");
+  EXPECT_EQ(r.required.size(), 18u);
+  EXPECT_EQ(r.ceilings.size(), 18u);
+  for (const std::string& name : r.required) EXPECT_TRUE(r.ceilings.at(name).min.has_value()) << name;
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("hbm.copy").min, 4.35e12);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("gemm.bf16").min, 800e12);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("gemm.fp8_e4m3").min, 1460e12);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("gemm.int8").min, 1200e12);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("fma.fp64").min, 32e12);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("pcie.bidir").min, 100e9);
+  EXPECT_DOUBLE_EQ(*r.ceilings.at("pcie.d2h_sm").min, 52e9);
+  // A hand-written profile just above three targets passes them, and the rest are incomplete, not passed.
+  const auto cli = test::run_cli({"qualify", std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json",
+                                  "--rules", std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/targets.rules.json",
+                                  "--format", "csv"});
+  EXPECT_EQ(cli.exit_code, 3) << cli.out << cli.err;
+  EXPECT_NE(cli.out.find("gemm.bf16,minimum,pass"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("gemm.int8,required,incomplete"), std::string::npos) << cli.out;
+}
+
 TEST(Rules, AbsoluteRuleOnACeilingRecordedInAnotherUnitIsIncomplete) {
   Profile p = read_profile(std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json");
   p.ceilings[0].unit = "FLOP/s";  // hbm.copy mislabelled by some writer

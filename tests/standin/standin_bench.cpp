@@ -12,7 +12,8 @@
 //   valid    writes a valid Google Benchmark JSON with the ceilings_device context
 //   slow     sleeps, then as valid
 //   sleep    sleeps, then exits 0 without writing anything
-//   crash    prints one case, then abort()s
+//   crash    prints one case (and checkpoints it), then abort()s
+//   stall    prints and checkpoints the first two cases, then waits for a signal without finishing
 //   hang     ignores SIGTERM, starts a child that ignores it too, and never returns
 //   garbage  writes text that is not JSON and exits 0
 //   nogpu    exits 3 like ceilings-bench without a device
@@ -42,7 +43,7 @@ std::string env_or(const std::string& name, const std::string& fallback) {
 struct Args {
   int device = 0;
   bool list_tests = false, list_devices = false;
-  std::string out;
+  std::string out, checkpoint;  // --benchmark_out, --ceilings_checkpoint
   std::string mode, devices;  // from flags; empty: from the environment
 };
 
@@ -68,7 +69,19 @@ const std::vector<FakeCase>& cases() {
 
 void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
-int write_valid(const Args& a, double scale) {
+// Writes `text` to `path` through a temporary file and a rename, as ceilings-bench's checkpoint does.
+void write_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << text;
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+// Prints the first `count` cases (console lines drive `ceilings measure`'s progress) and checkpoints
+// after each; `finish`: then writes the complete document to --benchmark_out (or stdout).
+int write_cases(const Args& a, double scale, std::size_t count, bool finish) {
   const std::string index = std::to_string(a.device);
   json device = {{"index", a.device},
                  {"name", "ceilings stand-in (fake device, not a GPU)"},
@@ -91,16 +104,19 @@ int write_valid(const Args& a, double scale) {
                 {"ceilings_version", "standin (fake values for tests, not a measurement)"},
                 {"ceilings_git", "standin"}}},
               {"benchmarks", json::array()}};
-  for (const FakeCase& c : cases()) {
+  for (std::size_t i = 0; i < count && i < cases().size(); ++i) {
+    const FakeCase& c = cases()[i];
     const bool rate = std::string(c.counter) != "latency_s";
     json b = {{"name", c.name},  {"run_name", c.name}, {"run_type", "iteration"}, {"iterations", 10},
               {"real_time", 1.0}, {"cpu_time", 1.0},    {"time_unit", "ms"},        {"cv", 0.004},
               {"samples", 10},    {"verified", 1},      {"throttled", 0},           {"telemetry", 0}};
     b[c.counter] = rate ? c.value * scale : c.value / scale;
     doc["benchmarks"].push_back(b);
-    std::printf("%-40s %10.3f ms %10.3f ms %10d\n", c.name, 1.0, 1.0, 10);  // console lines drive progress
+    if (!a.checkpoint.empty()) write_atomic(a.checkpoint, doc.dump(2) + "\n");
+    std::printf("%-40s %10.3f ms %10.3f ms %10d\n", c.name, 1.0, 1.0, 10);
     std::fflush(stdout);
   }
+  if (!finish) return 0;
   if (a.out.empty()) {
     std::printf("%s\n", doc.dump(2).c_str());
     return 0;
@@ -125,6 +141,8 @@ int main(int argc, char** argv) {
       a.list_devices = true;
     else if (starts(s, "--benchmark_out=", &v))
       a.out = v;
+    else if (starts(s, "--ceilings_checkpoint=", &v))
+      a.checkpoint = v;
     else if (starts(s, "--standin_mode=", &v))
       a.mode = v;
     else if (starts(s, "--standin_devices=", &v))
@@ -168,18 +186,23 @@ int main(int argc, char** argv) {
   }
   const double pause = std::atof(env_or("CEILINGS_STANDIN_SLEEP", "2").c_str());
   const double scale = std::atof(env_or("CEILINGS_STANDIN_SCALE_" + idx, "1").c_str());
-  if (mode == "valid") return write_valid(a, scale > 0 ? scale : 1);
+  const double factor = scale > 0 ? scale : 1;
+  const std::size_t all = cases().size();
+  if (mode == "valid") return write_cases(a, factor, all, true);
   if (mode == "slow") {
     sleep_s(pause);
-    return write_valid(a, scale > 0 ? scale : 1);
+    return write_cases(a, factor, all, true);
+  }
+  if (mode == "stall") {
+    write_cases(a, factor, 2, false);
+    while (true) sleep(1000);  // SIGTERM's default action ends it
   }
   if (mode == "sleep") {
     sleep_s(pause);
     return 0;
   }
   if (mode == "crash") {
-    std::printf("%-40s %10.3f ms %10.3f ms %10d\n", cases().front().name, 1.0, 1.0, 10);
-    std::fflush(stdout);
+    write_cases(a, factor, 1, false);
     std::abort();
   }
   if (mode == "garbage") {

@@ -1,0 +1,116 @@
+// The checkpoint reporter of ceilings-bench, driven by a real Google Benchmark run in this process: after
+// each case the checkpoint file is a complete JSON document with exactly the cases finished so far.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "harness/checkpoint.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+std::string g_checkpoint;
+std::vector<std::string> g_seen_by_second;  // what the checkpoint held while the second case ran
+bool g_second_saw_valid_json = false;
+
+std::vector<std::string> names_in(const json& doc) {
+  std::vector<std::string> names;
+  for (const auto& b : doc.at("benchmarks")) names.push_back(b.at("name").get<std::string>());
+  return names;
+}
+
+json read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+void first_case(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(state.iterations());
+  state.counters["samples"] = 7;
+}
+
+void second_case(benchmark::State& state) {
+  for (auto _ : state) {
+    std::ifstream in(g_checkpoint);
+    std::stringstream text;
+    text << in.rdbuf();
+    const json doc = json::parse(text.str(), nullptr, false);
+    g_second_saw_valid_json = !doc.is_discarded();
+    if (g_second_saw_valid_json) g_seen_by_second = names_in(doc);
+  }
+}
+
+void failing_case(benchmark::State& state) {
+  for (auto _ : state) state.SkipWithError("unsupported: a case that cannot run here");
+}
+
+// Runs the three probe cases with `checkpoint` as the checkpoint path; returns the reporter's problem.
+std::string run_probes(const std::string& out, const std::string& checkpoint) {
+  g_checkpoint = checkpoint;
+  g_seen_by_second.clear();
+  g_second_saw_valid_json = false;
+  benchmark::ClearRegisteredBenchmarks();
+  benchmark::RegisterBenchmark("ckpt_probe/first", first_case)->Iterations(1);
+  benchmark::RegisterBenchmark("ckpt_probe/second", second_case)->Iterations(1);
+  benchmark::RegisterBenchmark("ckpt_probe/failing", failing_case)->Iterations(1);
+  std::string out_flag = "--benchmark_out=" + out;
+  std::string argv0 = "test_checkpoint";
+  std::vector<char*> argv{argv0.data(), out_flag.data(), nullptr};
+  int argc = 2;
+  benchmark::Initialize(&argc, argv.data());
+  std::ostringstream console;
+  benchmark::ConsoleReporter display(benchmark::ConsoleReporter::OO_None);
+  display.SetOutputStream(&console);
+  display.SetErrorStream(&console);
+  ceilings::bench::CheckpointReporter file_reporter(checkpoint);
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&display, &file_reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  EXPECT_EQ(ran, 3u);
+  return file_reporter.problem();
+}
+
+TEST(CheckpointReporter, HoldsExactlyTheFinishedCasesAsValidJson) {
+  const std::string dir = ceilings::test::scratch_dir("checkpoint_valid");
+  const std::string out = dir + "/out.json", checkpoint = dir + "/run.checkpoint.json";
+  EXPECT_EQ(run_probes(out, checkpoint), "");
+
+  // While the second case ran, the checkpoint held the first one and nothing else.
+  EXPECT_TRUE(g_second_saw_valid_json);
+  EXPECT_EQ(g_seen_by_second, std::vector<std::string>{"ckpt_probe/first/iterations:1"});
+
+  // At the end it holds every case, the same document as the --benchmark_out file.
+  const json final_checkpoint = read(checkpoint), complete = read(out);
+  EXPECT_EQ(names_in(final_checkpoint), (std::vector<std::string>{"ckpt_probe/first/iterations:1", "ckpt_probe/second/iterations:1",
+                                                                  "ckpt_probe/failing/iterations:1"}));
+  EXPECT_EQ(final_checkpoint.at("benchmarks"), complete.at("benchmarks"));
+  EXPECT_EQ(final_checkpoint.at("context").at("executable"), complete.at("context").at("executable"));
+  EXPECT_EQ(final_checkpoint.at("benchmarks").at(0).at("samples").get<double>(), 7);
+  EXPECT_EQ(final_checkpoint.at("benchmarks").at(2).at("error_message"), "unsupported: a case that cannot run here");
+}
+
+TEST(CheckpointReporter, AnUnwritableCheckpointIsReportedAndTheRunGoesOn) {
+  const std::string dir = ceilings::test::scratch_dir("checkpoint_unwritable");
+  const std::string out = dir + "/out.json";
+  const std::string problem = run_probes(out, dir + "/missing-dir/run.checkpoint.json");
+  EXPECT_NE(problem.find("missing-dir"), std::string::npos) << problem;
+  EXPECT_EQ(names_in(read(out)).size(), 3u);  // the complete result is untouched
+}
+
+TEST(CheckpointReporter, NeedsAJsonBenchmarkOutFile) {
+  using ceilings::bench::checkpoint_flags_problem;
+  EXPECT_EQ(checkpoint_flags_problem({"--benchmark_out=x.json"}), "");
+  EXPECT_EQ(checkpoint_flags_problem({"--benchmark_out=x.json", "--benchmark_out_format=json"}), "");
+  EXPECT_NE(checkpoint_flags_problem({}).find("needs --benchmark_out=FILE"), std::string::npos);
+  EXPECT_NE(checkpoint_flags_problem({"--benchmark_out="}).find("needs --benchmark_out=FILE"), std::string::npos);
+  EXPECT_NE(checkpoint_flags_problem({"--benchmark_out=x.csv", "--benchmark_out_format=csv"}).find("got 'csv'"),
+            std::string::npos);
+}
+
+}  // namespace
