@@ -3,8 +3,19 @@
 # Machines without packages (the GPU machine) may point at carried copies instead:
 #   CEILINGS_CLI11_INCLUDE_DIR  a folder holding CLI/CLI.hpp
 #   CEILINGS_GTEST_SOURCE_DIR   GoogleTest's source tree (built here with the project)
-find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)
+
+# A header or library installed without its CMake package files (seen on images that copy them into
+# /usr/include): found by name instead, as an imported target of the same name.
+find_package(nlohmann_json 3.10 QUIET)
+if(NOT nlohmann_json_FOUND)
+  find_path(CEILINGS_NLOHMANN_JSON_INCLUDE nlohmann/json.hpp)
+  if(NOT CEILINGS_NLOHMANN_JSON_INCLUDE)
+    message(FATAL_ERROR "nlohmann/json not found: run scripts/install-deps.sh")
+  endif()
+  add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
+  target_include_directories(nlohmann_json::nlohmann_json INTERFACE ${CEILINGS_NLOHMANN_JSON_INCLUDE})
+endif()
 
 find_package(CLI11 2.1 QUIET)
 if(NOT CLI11_FOUND)
@@ -16,7 +27,18 @@ if(NOT CLI11_FOUND)
   target_include_directories(CLI11::CLI11 INTERFACE ${CEILINGS_CLI11_INCLUDE})
 endif()
 
-find_package(benchmark 1.7 REQUIRED)  # ceilings-bench, and its checkpoint reporter (tested without CUDA)
+find_package(benchmark 1.7 QUIET)  # ceilings-bench, and its checkpoint reporter (tested without CUDA)
+if(NOT benchmark_FOUND)
+  find_path(CEILINGS_BENCHMARK_INCLUDE benchmark/benchmark.h)
+  find_library(CEILINGS_BENCHMARK_LIBRARY benchmark)
+  if(NOT CEILINGS_BENCHMARK_INCLUDE OR NOT CEILINGS_BENCHMARK_LIBRARY)
+    message(FATAL_ERROR "Google Benchmark not found: run scripts/install-deps.sh")
+  endif()
+  add_library(benchmark::benchmark UNKNOWN IMPORTED)
+  set_target_properties(benchmark::benchmark PROPERTIES IMPORTED_LOCATION ${CEILINGS_BENCHMARK_LIBRARY}
+                        INTERFACE_INCLUDE_DIRECTORIES ${CEILINGS_BENCHMARK_INCLUDE}
+                        INTERFACE_LINK_LIBRARIES Threads::Threads)
+endif()
 if(CEILINGS_BUILD_CUDA)
   find_package(CUDAToolkit 12.0 REQUIRED)
 endif()
