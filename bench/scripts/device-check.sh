@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure, build, run the tests (GPU ones included), `ceilings measure`
 # within a deadline, and judge the profile against the defaults and the H200 targets. Everything lands
-# under $OUT in at most 7 files (the device tool returns 8): env.txt, build.log, tests.log, measure.log,
-# qualify.txt, h200.profile.json, h200.bench.json. The tail of stdout is a short summary.
+# under $OUT in at most 8 files (what the device tool returns): env.txt, build.log, tests.log,
+# measure.log, qualify.txt, h200.profile.json, h200.bench.json, and sanitize.log with --sanitize.
+# The tail of stdout is a short summary.
 #
 # Prepare here first: bash bench/scripts/prepare-device-deps.sh (carry .device-deps).
 # Usage (on the device): OUT=$OUT bash bench/scripts/device-check.sh [--deadline S] [--no-tests]
@@ -11,14 +12,17 @@
 #                  `ceilings measure` gets what is left, less 30 s, as its --timeout; a run cut there
 #                  keeps every case it finished (the profile says it is incomplete)
 #   --no-tests     skip ctest (saves a minute when only the numbers are wanted)
+#   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
+#                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-deadline=540 tests=1 measure_args=()
+deadline=540 tests=1 sanitize=0 measure_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --deadline) deadline=${2:?--deadline needs seconds}; shift 2 ;;
     --no-tests) tests=0; shift ;;
+    --sanitize) sanitize=1; shift ;;
     --quick) measure_args+=(--quick); shift ;;
     --filter) measure_args+=(--filter "${2:?--filter needs a regex}"); shift 2 ;;
     --) shift; measure_args+=("$@"); break ;;
@@ -54,6 +58,16 @@ if [ "$tests" = 1 ]; then
   echo "tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" || echo 'no summary (cut by the deadline?)')"
   grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$OUT/tests.log" | head -20
   echo "gpu tests skipped: $(grep -c 'Skipped' "$OUT/tests.log")"
+fi
+
+if [ "$sanitize" = 1 ]; then
+  if command -v compute-sanitizer >/dev/null; then
+    timeout $(( $(left) / 3 )) compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+      build/device/tests/ceilings_gpu_tests >"$OUT/sanitize.log" 2>&1
+    echo "compute-sanitizer memcheck: exit $? ($(grep -c '^========= Invalid\|^========= Leaked' "$OUT/sanitize.log") findings)"
+  else
+    echo "compute-sanitizer: not on this machine" | tee "$OUT/sanitize.log"
+  fi
 fi
 
 budget=$(( $(left) - 30 ))
