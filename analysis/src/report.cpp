@@ -43,6 +43,13 @@ std::string profile_summary(const Profile& p) {
      << p.created << " by ceilings " << p.tool_version << (p.tool_git.empty() ? "" : " (" + p.tool_git + ")") << "\n";
   os << "values: median over samples, bytes counted read + write (HBM) or once per direction (copies); "
         "datasheet % uses the vendor's peak\n";
+  // A run cut short (timeout, interrupt, crash) keeps its finished cases; say so before the table.
+  const json& m = p.raw.contains("measure") ? p.raw["measure"] : json();
+  if (m.is_object() && m.value("complete", true) == false) {
+    const std::string stopped = m.value("stopped", std::string("stopped early"));
+    os << "INCOMPLETE run: " << m.value("finished_cases", 0) << " of " << m.value("cases", 0)
+       << " cases finished; " << stopped.substr(0, stopped.find('\n')) << "\n";
+  }
   return os.str();
 }
 
