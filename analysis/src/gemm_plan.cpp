@@ -1,5 +1,6 @@
 // Pure host side of the GEMM ceilings (gemm.<type>): type table, shape rules and candidates, FLOP counting,
-// float64 reference and tolerances. See gemm_plan.hpp; bench/gemm.cu does the CUDA side.
+// float64 reference and tolerances. See gemm_plan.hpp; bench/gemm.cpp and bench/harness/gemm_lt.cpp do the
+// CUDA side.
 #include "ceilings/gemm_plan.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // cuBLASLt GEMM plumbing for the gemm.<type> ceilings: one TN problem per (type, shape), its random
 // operands rotated across input sets, heuristic algorithm candidates and their names, sampled float64
-// verification. Shared by bench/gemm.cu and the GPU tests.
+// verification. Shared by bench/gemm.cpp and the GPU tests.
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime.h>
