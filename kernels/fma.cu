@@ -13,7 +13,8 @@ namespace {
 __host__ __device__ __forceinline__ float start_value(std::size_t thread, int chain) {
   return 0.5f * static_cast<float>(chain) + 0.125f * static_cast<float>(thread % 4);
 }
-__host__ __device__ __forceinline__ float addend(int chain) { return 1.0f + 0.25f * static_cast<float>(chain); }
+// 1.125 + chain/4, never 2 * start_value (3 chain + thread % 4 = 4.5 has no solution): b - x_0 != x_0.
+__host__ __device__ __forceinline__ float addend(int chain) { return 1.125f + 0.25f * static_cast<float>(chain); }
 // fp32/fp64: b = (chain + 1) / 1024, so after n steps x = x0 + n * (chain + 1) / 1024.
 __host__ __device__ __forceinline__ double growth(int chain) { return static_cast<double>(chain + 1) / 1024.0; }
 

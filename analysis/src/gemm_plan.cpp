@@ -1,5 +1,6 @@
 // Pure host side of the GEMM ceilings (gemm.<type>): type table, shape rules and candidates, FLOP counting,
-// float64 reference and tolerances. See gemm_plan.hpp; bench/gemm.cu does the CUDA side.
+// float64 reference and tolerances. See gemm_plan.hpp; bench/gemm.cpp and bench/harness/gemm_lt.cpp do the
+// CUDA side.
 #include "ceilings/gemm_plan.hpp"
 
 #include <algorithm>
@@ -27,10 +28,12 @@ const std::vector<DTypeInfo> kTypes = {
     {DType::kTf32, "tf32", 4, 4, "fp32", "fp32", "CUBLAS_COMPUTE_32F_FAST_TF32", false, 1, 1e-3, 1e-3},
     {DType::kBf16, "bf16", 2, 2, "bf16", "bf16", "CUBLAS_COMPUTE_32F", false, 1, 1e-2, 1e-3},
     {DType::kFp16, "fp16", 2, 2, "fp16", "fp16", "CUBLAS_COMPUTE_32F", false, 1, 1e-2, 1e-3},
+    // fp8: every dimension and leading dimension 16-byte aligned (cuBLASLt's fp8 requirements).
     {DType::kFp8E4m3, "fp8_e4m3", 1, 2, "A e4m3, B e4m3", "bf16", "CUBLAS_COMPUTE_32F", false, 16, 1e-2, 1e-2},
     // cuBLASLt has no e5m2 x e5m2 kernel: e5m2 is the gradient format, paired with e4m3 weights.
     {DType::kFp8E5m2, "fp8_e5m2", 1, 2, "A e5m2, B e4m3", "bf16", "CUBLAS_COMPUTE_32F", false, 16, 1e-2, 1e-2},
-    {DType::kInt8, "int8", 1, 4, "int8", "int32", "CUBLAS_COMPUTE_32I", true, 16, 0.0, 0.0},
+    // IMMA with the regular (column-major) ordering: TN, leading dimensions (here M and K) multiples of 4.
+    {DType::kInt8, "int8", 1, 4, "int8", "int32", "CUBLAS_COMPUTE_32I", true, 4, 0.0, 0.0},
 };
 
 std::string trim(const std::string& s) {
@@ -234,6 +237,12 @@ std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo&
   }
   if (out.size() > p.max_candidates) out.resize(p.max_candidates);
   return out;
+}
+
+bool search_should_try(double elapsed_s, double budget_s, double seconds_per_flop, double flops, int tried) {
+  if (tried == 0) return true;
+  if (!(elapsed_s < budget_s)) return false;
+  return !(seconds_per_flop > 0 && elapsed_s + seconds_per_flop * flops > budget_s);
 }
 
 RefElement reference_dot(const double* a_row, const double* b_col, std::int64_t k) {

@@ -91,6 +91,9 @@ std::string lookup(const LtName* begin, const LtName* end, std::uint32_t v) {
 }
 std::string tile_name(std::uint32_t v) { return lookup(std::begin(kLtTiles), std::end(kLtTiles), v); }
 std::string stages_name(std::uint32_t v) { return lookup(std::begin(kLtStages), std::end(kLtStages), v); }
+std::string cluster_name(std::uint32_t v) {
+  return v == 0 ? "auto" : lookup(std::begin(kLtClusters), std::end(kLtClusters), v);
+}
 
 template <class T>
 T config_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr, T fallback) {
@@ -157,11 +160,13 @@ Problem::Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum)
     CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     if (fp8) {
-      scales_ = DeviceBuffer<float>(2);
-      const float host[2] = {kFp8ScaleA, kFp8ScaleB};
+      // Device-resident float scalars (the compute type), each on its own 16-byte boundary so no kernel's
+      // vector load of a scale can straddle into the other.
+      scales_ = DeviceBuffer<float>(8);
+      const float host[8] = {kFp8ScaleA, 0, 0, 0, kFp8ScaleB, 0, 0, 0};
       CEILINGS_CUDA_CHECK(cudaMemcpy(scales_.get(), host, sizeof host, cudaMemcpyHostToDevice));
       const void* pa = scales_.get();
-      const void* pb = scales_.get() + 1;
+      const void* pb = scales_.get() + 4;
       CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &pa, sizeof pa));
       CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &pb, sizeof pb));
       fast_accum_ = fp8_fast_accum;
@@ -255,7 +260,7 @@ Operands::Operands(const Problem& p, int sets, std::uint32_t seed, cudaStream_t 
 std::string AlgoInfo::describe() const {
   std::ostringstream os;
   os << "algo " << id << " tile " << tile_name << " stages " << stages_name << " splitK " << splitk << " reduction "
-     << reduction << " swizzle " << swizzle << " custom " << custom << " cluster " << cluster;
+     << reduction << " swizzle " << swizzle << " custom " << custom << " cluster " << cluster_name;
   return os.str();
 }
 
@@ -271,6 +276,7 @@ AlgoInfo algo_info(const cublasLtMatmulAlgo_t& algo) {
   a.cluster = config_attr<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, 0);
   a.tile_name = tile_name(static_cast<std::uint32_t>(a.tile));
   a.stages_name = stages_name(static_cast<std::uint32_t>(a.stages));
+  a.cluster_name = cluster_name(static_cast<std::uint32_t>(a.cluster));
   return a;
 }
 

@@ -1,6 +1,6 @@
 // cuBLASLt GEMM plumbing for the gemm.<type> ceilings: one TN problem per (type, shape), its random
 // operands rotated across input sets, heuristic algorithm candidates and their names, sampled float64
-// verification. Shared by bench/gemm.cu and the GPU tests.
+// verification. Shared by bench/gemm.cpp and the GPU tests.
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -79,8 +79,8 @@ class Operands {
 // What an algorithm is, read back from its config (CUBLASLT_ALGO_CONFIG_*).
 struct AlgoInfo {
   int id = -1, tile = 0, stages = 0, splitk = 1, reduction = 0, swizzle = 0, custom = 0, cluster = 0;
-  std::string tile_name, stages_name;
-  std::string describe() const;  // "algo 66 tile 128x256 stages 64x4 splitK 1 swizzle 0 cluster 2"
+  std::string tile_name, stages_name, cluster_name;
+  std::string describe() const;  // "algo 66 tile 128x256 stages 64x4 splitK 1 ... cluster 2x1x1"
 };
 AlgoInfo algo_info(const cublasLtMatmulAlgo_t& algo);
 

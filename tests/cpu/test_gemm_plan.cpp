@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 #include "ceilings/error.hpp"
@@ -195,6 +196,118 @@ TEST(GemmPlan, ZeroOutputFailsAtLargeK) {
   for (DType t : {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16})
     EXPECT_FALSE(within_tolerance(dtype_info(t), 0.0, typical)) << dtype_info(t).name;
   EXPECT_TRUE(within_tolerance(dtype_info(DType::kBf16), 43.25, typical)) << "one bf16 ulp at 43 is 0.25";
+}
+
+// Rounds x to `bits` significant bits: to nearest even, or toward zero (what a truncating unit does).
+double round_bits(double x, int bits, bool truncate = false) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  int e = 0;
+  std::frexp(x, &e);
+  const double scale = std::ldexp(1.0, bits - e);
+  return (truncate ? std::trunc(x * scale) : std::nearbyint(x * scale)) / scale;
+}
+
+// A device-like GEMM element at large K with random inputs, and the float64 reference on the same inputs.
+struct Simulated {
+  std::vector<RefElement> want;
+  std::vector<double> got, got_unscaled, zero, other;  // a correct result; scale lost; all zero; another element's
+};
+
+// `in_bits`: what the stored inputs keep; `mul_bits`: what the multiplier sees (tf32 truncates fp32 inputs);
+// `acc_bits`: the accumulator's significant bits (24 = fp32; fewer for fp8 fast accumulation, which adds 32
+// products at a time, truncated); `out_bits`: the output type; `scale` multiplies the result (fp8 a*b scales).
+Simulated simulate(std::int64_t k, int in_bits, int mul_bits, int acc_bits, int out_bits, double scale, int elements,
+                   std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  Simulated s;
+  std::vector<double> a(static_cast<std::size_t>(k)), b(static_cast<std::size_t>(k));
+  for (int e = 0; e < elements; ++e) {
+    for (std::int64_t l = 0; l < k; ++l) {
+      a[static_cast<std::size_t>(l)] = round_bits(uni(rng), in_bits);
+      b[static_cast<std::size_t>(l)] = round_bits(uni(rng), in_bits);
+    }
+    s.want.push_back(reference_dot(a.data(), b.data(), k));
+    double acc = 0;
+    for (std::int64_t l0 = 0; l0 < k; l0 += 32) {
+      double chunk = 0;
+      for (std::int64_t l = l0; l < std::min(k, l0 + 32); ++l)
+        chunk += round_bits(a[static_cast<std::size_t>(l)], mul_bits, true) *
+                 round_bits(b[static_cast<std::size_t>(l)], mul_bits, true);
+      acc = round_bits(acc + round_bits(chunk, acc_bits, true), acc_bits, true);
+    }
+    s.got.push_back(round_bits(acc * scale, out_bits));
+    s.got_unscaled.push_back(round_bits(acc, out_bits));
+    s.zero.push_back(0.0);
+  }
+  for (int e = 0; e < elements; ++e) s.other.push_back(s.got[static_cast<std::size_t>((e + 1) % elements)]);
+  return s;
+}
+
+int failures(const DTypeInfo& t, const std::vector<double>& got, const std::vector<RefElement>& want, double scale) {
+  int bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) bad += within_tolerance(t, got[i], want[i], scale) ? 0 : 1;
+  return bad;
+}
+
+TEST(GemmPlan, CorrectResultsPassAndWrongOnesFailAtK8192) {
+  // The tolerance rules against a pessimistic model of each type's device arithmetic at the 8192^3 shape:
+  // inputs uniform in [-1, 1) as the fill makes them, truncating (not rounding) multipliers and accumulators.
+  // A correct result must pass every element; a zero output or another element's value must fail many
+  // (one failure already fails the configuration).
+  struct Case {
+    DType type;
+    int in_bits, mul_bits, acc_bits, out_bits;
+    double scale;
+  };
+  const Case cases[] = {
+      {DType::kFp32, 24, 24, 24, 24, 1.0},
+      {DType::kTf32, 24, 11, 24, 24, 1.0},   // tf32 keeps 10 explicit mantissa bits of the fp32 inputs
+      {DType::kBf16, 8, 8, 24, 8, 1.0},
+      {DType::kFp16, 11, 11, 24, 11, 1.0},
+      {DType::kFp8E4m3, 4, 4, 14, 8, 0.125},  // fast accumulation keeps about 14 bits; bf16 output
+      {DType::kFp8E5m2, 3, 3, 14, 8, 0.125},
+  };
+  const int n = 64;
+  for (const Case& c : cases) {
+    const DTypeInfo& t = dtype_info(c.type);
+    const Simulated s = simulate(8192, c.in_bits, c.mul_bits, c.acc_bits, c.out_bits, c.scale, n, 17);
+    EXPECT_EQ(failures(t, s.got, s.want, c.scale), 0) << t.name << ": a correct result must pass";
+    EXPECT_GE(failures(t, s.zero, s.want, c.scale), n / 4) << t.name << ": an all-zero output must fail";
+    EXPECT_GE(failures(t, s.other, s.want, c.scale), n / 3) << t.name << ": another element's value must fail";
+    if (c.scale != 1.0)
+      EXPECT_GE(failures(t, s.got_unscaled, s.want, c.scale), n / 2) << t.name << ": a lost scale factor must fail";
+  }
+  // fp8 without fast accumulation (fp32 accumulator) passes the same bound.
+  const Simulated fp8 = simulate(8192, 4, 4, 24, 8, 0.125, n, 18);
+  EXPECT_EQ(failures(dtype_info(DType::kFp8E4m3), fp8.got, fp8.want, 0.125), 0);
+  // fp32 with a silent TF32 downgrade fails fp32's bound (at this K too, not only at the tests' small K).
+  const Simulated down = simulate(8192, 24, 11, 24, 24, 1.0, n, 19);
+  EXPECT_GE(failures(dtype_info(DType::kFp32), down.got, down.want, 1.0), 1);
+}
+
+TEST(GemmPlan, Int8NeedsMultiplesOf4AndFp8Of16) {
+  const auto& int8 = dtype_info(DType::kInt8);
+  const auto& fp8 = dtype_info(DType::kFp8E5m2);
+  const std::size_t lots = std::size_t{1} << 30;
+  EXPECT_EQ(shape_problem({100, 36, 20}, int8, lots), "") << "IMMA's regular ordering needs multiples of 4 only";
+  EXPECT_NE(shape_problem({100, 36, 18}, int8, lots).find("multiples of 4"), std::string::npos);
+  EXPECT_NE(shape_problem({100, 36, 20}, fp8, lots).find("multiples of 16"), std::string::npos);
+  EXPECT_EQ(shape_problem({48, 80, 32}, fp8, lots), "");
+}
+
+TEST(GemmPlan, SearchBudgetStopsBeforeOvershooting) {
+  // The first candidate always runs, even past the budget.
+  EXPECT_TRUE(search_should_try(10.0, 4.0, 1e-12, 1e12, 0));
+  // Nothing measured yet (cost unknown): try while time is left.
+  EXPECT_TRUE(search_should_try(1.0, 4.0, 0.0, 1e12, 1));
+  EXPECT_FALSE(search_should_try(4.0, 4.0, 0.0, 1e12, 1));
+  // 1e-12 s per FLOP: a 1e12-FLOP candidate takes 1 s; at 2.5 s of 4 it fits, at 3.5 s it would overshoot.
+  EXPECT_TRUE(search_should_try(2.5, 4.0, 1e-12, 1e12, 3));
+  EXPECT_FALSE(search_should_try(3.5, 4.0, 1e-12, 1e12, 3));
+  // ...while a smaller candidate still fits in the same half second.
+  EXPECT_TRUE(search_should_try(3.5, 4.0, 1e-12, 4e11, 3));
+  EXPECT_FALSE(search_should_try(4.5, 4.0, 1e-12, 1.0, 3));
 }
 
 TEST(GemmPlan, SamplesCoverCornersAndAreDistinct) {

@@ -30,16 +30,25 @@ TEST(FmaGpu, ChainsMatchTheClosedForm) {
   CEILINGS_REQUIRE_GPU();
   for (FmaType t : {FmaType::kFp32, FmaType::kFp64, FmaType::kHalf2, FmaType::kBf162}) {
     EXPECT_EQ(mismatches(t, 3, 3), 0u) << static_cast<int>(t);
-    EXPECT_EQ(mismatches(t, fma_max_trips(FmaType::kFp32), fma_max_trips(FmaType::kFp32)), 0u) << static_cast<int>(t);
+    EXPECT_EQ(mismatches(t, 4, 4), 0u) << static_cast<int>(t);
+    const int most = fma_max_trips(FmaType::kFp32);
+    EXPECT_EQ(mismatches(t, most, most), 0u) << static_cast<int>(t);
   }
 }
 
 TEST(FmaGpu, WrongCountIsCaught) {
   CEILINGS_REQUIRE_GPU();
-  // fp32/fp64 chains grow with the count: checking for one trip more flags every chain.
-  EXPECT_EQ(mismatches(FmaType::kFp32, 3, 4), 4u * 128u * kFmaChains);
-  EXPECT_EQ(mismatches(FmaType::kFp64, 3, 4), 4u * 128u * kFmaChains);
+  const unsigned long long all = 4u * 128u * kFmaChains;
+  // fp32/fp64 chains grow with the count: checking for one trip more flags every chain. half2/bf162 chains
+  // alternate, and an odd unroll makes one trip more flip the parity: every chain flagged as well.
+  for (FmaType t : {FmaType::kFp32, FmaType::kFp64, FmaType::kHalf2, FmaType::kBf162}) {
+    EXPECT_EQ(mismatches(t, 3, 4), all) << static_cast<int>(t);
+    // A launch that did no FMAs (the chains still hold their start values) fails against an odd count.
+    EXPECT_EQ(mismatches(t, 0, 1), all) << static_cast<int>(t);
+  }
 }
+
+TEST(FmaKernels, UnrollIsOddForTheParityCheck) { EXPECT_EQ(kFmaUnroll % 2, 1); }
 
 TEST(FmaFlops, CountsTwoPerFmaAndFourPerPackedFma) {
   EXPECT_DOUBLE_EQ(fma_flops(FmaType::kFp32, 10, 2), 10.0 * kFmaChains * 2 * kFmaUnroll * 2);

@@ -82,6 +82,12 @@ struct ShapeSearchParams {
 // first. Every dimension is a multiple of `type.dim_multiple` (and of 128); no duplicates; deterministic.
 std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo& type);
 
+// The time-budgeted search: whether a candidate of `flops` should still be tried after `elapsed_s` of a
+// `budget_s` budget, given the seconds per FLOP the candidates so far took (setup and algorithm timing
+// together; 0 when none has been measured). The first candidate always runs; a later one is skipped when
+// it would end past the budget, so the search overshoots by at most its first candidate, not by its largest.
+bool search_should_try(double elapsed_s, double budget_s, double seconds_per_flop, double flops, int tried);
+
 // One element of the float64 reference: C(i,j) = sum_l A(i,l) B(l,j), and sum_l |A(i,l) B(l,j)|.
 struct RefElement {
   double value = 0, magnitude = 0;

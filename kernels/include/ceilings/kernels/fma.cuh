@@ -10,9 +10,10 @@ namespace ceilings::kernels {
 
 enum class FmaType { kFp32, kFp64, kHalf2, kBf162 };
 
-// Independent accumulator chains per thread and FMAs per chain per loop trip (fully unrolled).
+// Independent accumulator chains per thread and FMAs per chain per loop trip (fully unrolled). The unroll
+// is odd so that an odd trip count makes an odd step count, which the half2/bf162 check needs (below).
 constexpr int kFmaChains = 8;
-constexpr int kFmaUnroll = 64;
+constexpr int kFmaUnroll = 63;
 
 // FLOPs of one launch: threads * chains * trips * unroll FMAs, 2 FLOPs each (4 per packed half2/bf162 FMA).
 double fma_flops(FmaType type, std::size_t threads, int trips);
@@ -20,7 +21,9 @@ double fma_flops(FmaType type, std::size_t threads, int trips);
 // Each thread runs kFmaChains chains of x = fma(x, a, b), trips * kFmaUnroll times, and stores every
 // chain's final value to out[thread * kFmaChains + chain] (packed types: one 32-bit word per chain).
 // fp32/fp64 use a = 1 and a small dyadic b per chain, so x_n = x_0 + n*b exactly (the count is checked);
-// half2/bf162 use a = -1, so x alternates between x_0 and b - x_0 exactly (the arithmetic is checked).
+// half2/bf162 use a = -1, so x alternates between x_0 and b - x_0 exactly (b != 2 x_0 for every chain):
+// only the parity of the step count is checked there, so callers run an odd number of trips, and a launch
+// that did no FMAs at all (x still x_0) fails the check.
 // a and b arrive as kernel arguments, so the compiler cannot fold the chain.
 void fma_peak(FmaType type, void* out, int blocks, int threads, int trips, cudaStream_t stream);
 

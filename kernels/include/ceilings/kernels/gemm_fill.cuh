@@ -1,5 +1,6 @@
 // Device fill of GEMM operands with uniform random values (never zeros: zeros draw less power and
-// inflate FLOP/s). Feeds gemm.<type>; bench/gemm.cu copies sampled rows back for the float64 reference.
+// inflate FLOP/s). Feeds gemm.<type>; bench/harness/gemm_lt.cpp copies sampled rows back for the float64
+// reference.
 #pragma once
 #include <cuda_runtime.h>
 
