@@ -206,4 +206,8 @@ std::size_t host_available_bytes(const std::string& meminfo_path) {
   return parse_mem_available(*text).value_or(0);
 }
 
+std::size_t host_memory_budget(std::size_t available_bytes) {
+  return std::max(available_bytes / 2, kHostMemoryFloor);
+}
+
 }  // namespace ceilings

@@ -56,4 +56,13 @@ std::size_t host_available_bytes(const std::string& meminfo_path = "/proc/meminf
 // Parses /proc/meminfo text for MemAvailable (kB) -> bytes; nullopt if absent or malformed.
 std::optional<std::size_t> parse_mem_available(const std::string& meminfo_text);
 
+// Host memory one transfer case may take: half of what the OS reports available (pinned memory
+// cannot be swapped out), but never less than kHostMemoryFloor. MemAvailable understates what a
+// host can give where RAM is added on demand (a microVM whose memory "starts small and grows as it
+// is used" reports a few GiB of a 128 GiB machine), and a GPU host always has the few GiB the
+// default sweeps need (the largest, pcie bidir at 1 GiB, pins 2 GiB). A pinned allocation the host
+// really cannot give fails as a clear per-case error, never a crash. available = 0 (unknown): the floor.
+constexpr std::size_t kHostMemoryFloor = static_cast<std::size_t>(4) << 30;
+std::size_t host_memory_budget(std::size_t available_bytes);
+
 }  // namespace ceilings
