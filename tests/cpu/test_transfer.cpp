@@ -2,6 +2,7 @@
 // enumeration, the peer matrix, PCIe link-rate shares and the pointer-chase chain.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -97,6 +98,42 @@ TEST(TransferPlateau, RejectsEmptyAndNonPositive) {
   EXPECT_THROW(detect_plateau({{MiB, 0}}), InputError);
   EXPECT_THROW(detect_plateau({{MiB, std::nan("")}}), InputError);
   EXPECT_THROW(detect_plateau({{MiB, 1}}, 1.5), InputError);
+}
+
+TEST(TransferBidir, EachDirectionOverItsOwnTimeThenTheSum) {
+  // 1 GiB each way; H2D takes 22.4 ms, D2H 21.0 ms of the same overlapped region (nvbandwidth's
+  // H200 bidirectional figures, 47.9 and 51.1 GB/s).
+  const double bytes = static_cast<double>(GiB);
+  const BidirRates r = bidir_rates({{bytes / 47.9e9, bytes / 51.1e9}, {bytes / 48.0e9, bytes / 51.0e9}}, bytes);
+  ASSERT_EQ(r.sum.size(), 2u);
+  EXPECT_NEAR(r.up[0], 47.9e9, 1e3);
+  EXPECT_NEAR(r.down[0], 51.1e9, 1e3);
+  EXPECT_NEAR(r.sum[0], 99.0e9, 1e3);
+  EXPECT_NEAR(r.sum[1], 99.0e9, 1e3);
+  // The wall time of the region is the slower direction's: 2 GiB over it is below the sum.
+  EXPECT_LT(2 * bytes / std::max(bytes / 47.9e9, bytes / 51.1e9), r.sum[0] - 2e9);
+}
+
+TEST(TransferBidir, RejectsTimesThatAreNotPositive) {
+  EXPECT_THROW(bidir_rates({{0.01, 0}}, 1e6), InputError);
+  EXPECT_THROW(bidir_rates({{-1, 0.01}}, 1e6), InputError);
+  EXPECT_THROW(bidir_rates({{0.01, 0.01}}, 0), InputError);
+  EXPECT_TRUE(bidir_rates({}, 1e6).sum.empty());
+}
+
+TEST(TransferSweep, SmallPointsTakeTheShorterBudget) {
+  const SampleBudget full{10, 1.0}, small{5, 0.2};
+  const SampleBudget at_4k = sweep_point_budget(4 * KiB, full, MiB, small);
+  EXPECT_EQ(at_4k.min_samples, 5);
+  EXPECT_DOUBLE_EQ(at_4k.max_seconds, 0.2);
+  const SampleBudget at_1m = sweep_point_budget(MiB, full, MiB, small);
+  EXPECT_EQ(at_1m.min_samples, 10);
+  EXPECT_DOUBLE_EQ(at_1m.max_seconds, 1.0);
+  // Never more than the run's own budget (--ceilings_quick: 5 samples, 0.25 s; or a user's 0.1 s).
+  const SampleBudget tight = sweep_point_budget(4 * KiB, {3, 0.1}, MiB, small);
+  EXPECT_EQ(tight.min_samples, 3);
+  EXPECT_DOUBLE_EQ(tight.max_seconds, 0.1);
+  EXPECT_EQ(sweep_point_budget(4 * KiB, full, MiB, {0, 0.2}).min_samples, 1);
 }
 
 TEST(TransferPairs, EveryOrderedPairOnce) {
