@@ -54,9 +54,6 @@ double g_plateau_tolerance = 0.05;  // --ceilings_pcie_plateau_tolerance
 // (the copy kernel needs 32 registers: 2 x 2 x 512 threads would need all 65536 of an SM's
 // registers, and a kernel that cannot co-reside runs after the other instead of beside it).
 constexpr int kSmThreads = 512, kSmBlocksPerSmOneWay = 2, kSmBlocksPerSmEachWay = 1;
-// Sizes below this only draw the small-transfer curve: a shorter sample budget (the sweep's time).
-constexpr std::size_t kFullBudgetFrom = 1 * MiB;
-constexpr SampleBudget kSmallPointBudget{5, 0.2};
 
 void add_options(CLI::App& app) {
   app.add_option("--ceilings_pcie_max_bytes", g_max_bytes,
@@ -197,17 +194,10 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
     spec.work = [&](cudaStream_t st) { leg(h2d, st); };
   }
 
-  Options opts = ctx.options;
-  const SampleBudget budget =
-      sweep_point_budget(bytes, {opts.min_samples, opts.max_seconds}, kFullBudgetFrom, kSmallPointBudget);
-  opts.min_samples = budget.min_samples;
-  opts.max_samples = std::max(opts.max_samples, opts.min_samples);
-  opts.max_seconds = budget.max_seconds;
-
   Point p;
   {
     LinkProbe link(ctx.nvml);
-    p.m = measure(s_main.get(), spec, opts, ctx.nvml);
+    p.m = measure(s_main.get(), spec, ctx.options, ctx.nvml);
     link.stop();
     CEILINGS_LAUNCH_CHECK();
     harvest();
@@ -333,6 +323,10 @@ void run_ceiling(benchmark::State& state, const Path& path, std::vector<std::siz
   });
 }
 
+// Time (a model, not yet measured): a point is its 50 ms warm-up plus at most max_samples (100) samples of
+// about min_sample_seconds (2 ms) -- or max_seconds (1 s) where one transfer is longer (1 GiB: 20 ms) --
+// plus allocating, filling and checking its host buffers (2 GiB pinned for bidir at 1 GiB). 8 paths x 10
+// sizes: about 20 s when samples converge, 45-60 s when none does; --ceilings_quick (4 sizes, 0.25 s): 5-10 s.
 void register_cases(const Context& ctx) {
   const std::size_t last = g_max_bytes ? g_max_bytes : ctx.options.quick ? 256 * MiB : GiB;
   const std::size_t first = std::min<std::size_t>(ctx.options.quick ? 64 * KiB : 4 * KiB, last);

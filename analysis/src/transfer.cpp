@@ -96,12 +96,6 @@ BidirRates bidir_rates(const std::vector<DirectionSeconds>& samples, double byte
   return r;
 }
 
-SampleBudget sweep_point_budget(std::size_t bytes, const SampleBudget& full, std::size_t full_from_bytes,
-                                const SampleBudget& small) {
-  if (bytes >= full_from_bytes) return full;
-  return {std::max(1, std::min(full.min_samples, small.min_samples)), std::min(full.max_seconds, small.max_seconds)};
-}
-
 std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(int, int)>& can_access,
                                    int only_device) {
   if (device_count < 0) throw InputError("negative device count");

@@ -121,21 +121,6 @@ TEST(TransferBidir, RejectsTimesThatAreNotPositive) {
   EXPECT_TRUE(bidir_rates({}, 1e6).sum.empty());
 }
 
-TEST(TransferSweep, SmallPointsTakeTheShorterBudget) {
-  const SampleBudget full{10, 1.0}, small{5, 0.2};
-  const SampleBudget at_4k = sweep_point_budget(4 * KiB, full, MiB, small);
-  EXPECT_EQ(at_4k.min_samples, 5);
-  EXPECT_DOUBLE_EQ(at_4k.max_seconds, 0.2);
-  const SampleBudget at_1m = sweep_point_budget(MiB, full, MiB, small);
-  EXPECT_EQ(at_1m.min_samples, 10);
-  EXPECT_DOUBLE_EQ(at_1m.max_seconds, 1.0);
-  // Never more than the run's own budget (--ceilings_quick: 5 samples, 0.25 s; or a user's 0.1 s).
-  const SampleBudget tight = sweep_point_budget(4 * KiB, {3, 0.1}, MiB, small);
-  EXPECT_EQ(tight.min_samples, 3);
-  EXPECT_DOUBLE_EQ(tight.max_seconds, 0.1);
-  EXPECT_EQ(sweep_point_budget(4 * KiB, full, MiB, {0, 0.2}).min_samples, 1);
-}
-
 TEST(TransferPairs, EveryOrderedPairOnce) {
   const auto pairs = ordered_pairs(4, [](int a, int b) { return a + b != 3; });  // 0-3 and 1-2 lack access
   ASSERT_EQ(pairs.size(), 12u);

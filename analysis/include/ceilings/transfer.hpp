@@ -55,16 +55,6 @@ struct BidirRates {
 // Throws InputError when bytes_per_direction or a time is not positive and finite.
 BidirRates bidir_rates(const std::vector<DirectionSeconds>& samples, double bytes_per_direction);
 
-// How long one point of a transfer-size sweep may sample. Points below `full_from_bytes` only draw
-// the small-transfer part of the curve (the ceiling is the large-transfer plateau), so they take at
-// most `small.max_seconds` and `small.min_samples` (never more than `full`); larger points take `full`.
-struct SampleBudget {
-  int min_samples = 10;
-  double max_seconds = 1.0;
-};
-SampleBudget sweep_point_budget(std::size_t bytes, const SampleBudget& full, std::size_t full_from_bytes,
-                                const SampleBudget& small);
-
 // Ordered GPU pairs for the peer-to-peer family.
 struct GpuPair {
   int src = 0, dst = 0;
