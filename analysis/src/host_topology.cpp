@@ -84,7 +84,7 @@ std::string format_cpulist(const std::vector<int>& in) {
 std::string sysfs_bus_id(const std::string& bus_id) {
   std::string b = trim(bus_id);
   std::transform(b.begin(), b.end(), b.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  // CUDA writes an 8-digit domain; sysfs uses 4 (domains above 0xffff do not occur on PCI).
+  // NVML writes an 8-digit domain; sysfs uses 4 (domains above 0xffff do not occur on PCI).
   const auto colon = b.find(':');
   if (colon != std::string::npos && colon > 4) {
     const std::string domain = b.substr(0, colon);

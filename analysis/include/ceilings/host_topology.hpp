@@ -23,8 +23,9 @@ struct PciLocality {
   std::vector<int> local_cpus;
 };
 // Reads <sysfs_root>/bus/pci/devices/<bus_id>/{numa_node,local_cpulist}; sysfs_root is "/sys" on a
-// real host, a test directory in tests. CUDA prints bus ids with an upper-case hex and 8-digit
-// domain ("00000000:19:00.0"); both spellings are accepted.
+// real host, a test directory in tests. CUDA writes bus ids with upper-case hex ("0000:19:00.0",
+// cudaDeviceGetPCIBusId's 12 characters), NVML with an 8-digit domain ("00000000:19:00.0"); both
+// spellings are accepted.
 PciLocality read_pci_locality(const std::string& bus_id, const std::string& sysfs_root = "/sys");
 // "00000000:19:00.0" -> "0000:19:00.0" (the sysfs spelling); lower-cases the hex.
 std::string sysfs_bus_id(const std::string& bus_id);
