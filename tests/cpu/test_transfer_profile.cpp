@@ -48,6 +48,9 @@ TEST(TransferProfile, PcieSweepAndPlateauCeiling) {
                               {"link_share", 0.8776}, {"numa_node", 1.0}, {"numa_pinned", 1.0}}));
   benches.push_back(measured("pcie/bidir", "bytes_per_second", 99e9,
                              {{"h2d_bytes_per_second", 47.9e9}, {"d2h_bytes_per_second", 51.1e9}}));
+  benches.push_back(measured("pcie/bidir_sm", "bytes_per_second", 95e9,
+                             {{"h2d_bytes_per_second", 46e9}, {"d2h_bytes_per_second", 49e9}}));
+  benches.push_back(measured("pcie/d2h_sm", "bytes_per_second", 52.6e9));
   const Profile p = profile_from_benchmark_json(context_doc(benches));
   const Ceiling* h2d = p.find("pcie.h2d");
   ASSERT_NE(h2d, nullptr);
@@ -66,6 +69,12 @@ TEST(TransferProfile, PcieSweepAndPlateauCeiling) {
   EXPECT_DOUBLE_EQ(bidir->detail["h2d_bytes_per_second"].get<double>(), 47.9e9);
   ASSERT_TRUE(bidir->datasheet.has_value());
   EXPECT_NEAR(*bidir->datasheet, 126.0e9, 0.2e9);  // both directions
+  // The SM variant of both directions is a sum too: its roof is both directions, not one.
+  ASSERT_NE(p.find("pcie.bidir_sm"), nullptr);
+  ASSERT_TRUE(p.find("pcie.bidir_sm")->datasheet.has_value());
+  EXPECT_NEAR(*p.find("pcie.bidir_sm")->datasheet, 126.0e9, 0.2e9);
+  ASSERT_TRUE(p.find("pcie.d2h_sm")->datasheet.has_value());
+  EXPECT_NEAR(*p.find("pcie.d2h_sm")->datasheet, 63.0e9, 0.1e9);
 }
 
 TEST(TransferProfile, SingleGpuPeerCasesAreSkippedNotErrors) {
