@@ -205,10 +205,13 @@ TEST(TransferGpu, EveryPcieTransferPathRunsVerifiedWithoutStalling) {
                 0.1 * value)
         << path;
     EXPECT_LE(b.at("overlapped_bytes_per_second").get<double>(), value * 1.001) << path;
-    // Both directions really ran at once: well above one direction alone (serialised, the sum
-    // would be about the one-way rate).
-    const std::string one_way = std::string("h2d") + (std::string(path) == "bidir_sm" ? "_sm" : "");
-    EXPECT_GT(value, 1.3 * by_path.at(one_way).at("bytes_per_second").get<double>()) << path;
+    // Both directions really ran at once: serialised, the sum could not exceed what one direction
+    // of the link carries. (A physical bound, so another test using PCIe meanwhile cannot fake it.)
+    const double link_one_way = b.at("link_bytes_per_second").get<double>() / 2;  // both directions recorded
+    if (link_one_way > 0)
+      EXPECT_GT(value, 1.1 * link_one_way) << path << ": the two directions did not overlap";
+    else
+      ADD_FAILURE() << path << ": no PCIe link reading (NVML is present on a GPU host)";
   }
 }
 
