@@ -333,12 +333,13 @@ void register_cases(const Context& ctx) {
   const std::vector<std::size_t> all = geometric_sizes(first, last, ctx.options.quick ? 16 : 4);
   for (const Path& path : kPaths) {
     const std::size_t legs = path.dir == Dir::kBidir ? 2 : 1;
-    // Sizes that cannot fit the host (half its available memory) or the device are left out here,
-    // with the reason in the ceiling's detail; the cases re-check at run time.
+    // Sizes that cannot fit the host (host_memory_budget: half its available memory, at least 4 GiB)
+    // or the device are left out here, with the reason in the ceiling's detail; the cases re-check
+    // at run time.
     const std::size_t host_budget = host_memory_budget() / legs;
     const std::size_t dev_budget = static_cast<std::size_t>(0.9 * static_cast<double>(ctx.free_bytes)) / legs;
     std::string why;
-    const auto sizes = fit_sizes(all, std::min(host_budget ? host_budget : dev_budget, dev_budget), &why);
+    const auto sizes = fit_sizes(all, std::min(host_budget, dev_budget), &why);
     for (std::size_t b : sizes) {
       const std::string name = std::string("pcie/") + path.variant + "/size:" + std::to_string(b);
       configure(benchmark::RegisterBenchmark(name.c_str(), [path, b](benchmark::State& st) { run_sweep_point(st, path, b); }));
