@@ -77,6 +77,26 @@ TEST(TransferProfile, PcieSweepAndPlateauCeiling) {
   EXPECT_NEAR(*p.find("pcie.d2h_sm")->datasheet, 63.0e9, 0.1e9);
 }
 
+TEST(TransferProfile, TheLinkReadUnderLoadRaisesTheIdleReading) {
+  // The fingerprint read the link at start, idle, trained down to Gen1; the copies saw Gen5 x16.
+  json doc = context_doc(json::array({measured("pcie/h2d", "bytes_per_second", 55.3e9,
+                                               {{"pcie_gen", 5.0}, {"pcie_width", 16.0}}),
+                                      measured("pcie/h2d_pageable", "bytes_per_second", 6.9e9,
+                                               {{"pcie_gen", 3.0}, {"pcie_width", 16.0}})}));
+  json device = json::parse(doc["context"][kContextDevice].get<std::string>());
+  device["pcie"] = {{"gen", 1}, {"width", 16}, {"max_gen", 5}, {"max_width", 16}};
+  doc["context"][kContextDevice] = device.dump();
+  const Profile p = profile_from_benchmark_json(doc);
+  EXPECT_EQ(p.device.pcie.gen, 5);  // the best loaded reading, not the idle one nor the pageable point's
+  EXPECT_EQ(p.device.pcie.width, 16);
+  EXPECT_EQ(p.device.pcie.max_gen, 5);
+  EXPECT_EQ(p.raw["device"]["pcie"]["gen"], 5);
+  // Without pcie ceilings the fingerprint's reading stands.
+  json other = context_doc(json::array({measured("hbm/copy", "bytes_per_second", 4.3e12)}));
+  other["context"][kContextDevice] = device.dump();
+  EXPECT_EQ(profile_from_benchmark_json(other).device.pcie.gen, 1);
+}
+
 TEST(TransferProfile, SingleGpuPeerCasesAreSkippedNotErrors) {
   json benches = json::array();
   for (const char* v : {"nvlink/p2p_uni/engine:ce/op:write", "nvlink/p2p_bidir/engine:ce/op:write"})
