@@ -1,7 +1,8 @@
 // PCIe host<->device bandwidth: pcie.h2d, pcie.d2h, pcie.bidir (pinned memory, copy engine),
 // pcie.h2d_pageable / d2h_pageable (malloc), pcie.h2d_sm / d2h_sm / bidir_sm (a kernel on mapped
 // pinned memory). Each path sweeps the transfer size (4 KiB..1 GiB, points with candidate=0); the
-// plateau of the large sizes is the ceiling. Bytes count once per direction; bidir is the sum.
+// plateau of the large sizes is the ceiling. Bytes count once per direction; bidir is the sum of the
+// two directions' rates, each over its own time (nvbandwidth's convention; see bidir_rates).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
@@ -47,7 +48,12 @@ constexpr Path kPaths[] = {
 
 std::size_t g_max_bytes = 0;       // --ceilings_pcie_max_bytes; 0 = 1 GiB (256 MiB quick)
 double g_plateau_tolerance = 0.05;  // --ceilings_pcie_plateau_tolerance
-int g_sm_blocks_per_sm = 2, g_sm_threads = 512;
+// SM copies: 512 threads x 4 loads of 16 bytes in flight each; 2 blocks per SM for one direction
+// (8.6 MB in flight on 132 SMs, far beyond the ~100 KB PCIe's round trip needs at 55 GB/s). Both
+// directions at once take 1 block per SM each, so the two kernels fit side by side on every SM
+// (the copy kernel needs 32 registers: 2 x 2 x 512 threads would need all 65536 of an SM's
+// registers, and a kernel that cannot co-reside runs after the other instead of beside it).
+constexpr int kSmThreads = 512, kSmBlocksPerSmOneWay = 2, kSmBlocksPerSmEachWay = 1;
 
 void add_options(CLI::App& app) {
   app.add_option("--ceilings_pcie_max_bytes", g_max_bytes,
@@ -128,7 +134,7 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
     if (h2d) h2d_src_dev = static_cast<const uint4*>(h2d_src.device_pointer());
     if (d2h) d2h_dst_dev = static_cast<uint4*>(d2h_dst.device_pointer());
   }
-  const int sm_blocks = ctx.prop.multiProcessorCount * g_sm_blocks_per_sm;
+  const int sm_blocks = ctx.prop.multiProcessorCount * (bidir ? kSmBlocksPerSmEachWay : kSmBlocksPerSmOneWay);
 
   auto leg = [&](bool to_device, cudaStream_t st) {
     if (path.engine == Engine::kCopy) {
@@ -138,17 +144,19 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
         CEILINGS_CUDA_CHECK(cudaMemcpyAsync(d2h_dst.get(), d2h_src.get(), bytes, cudaMemcpyDeviceToHost, st));
     } else {
       if (to_device)
-        k::copy_sm(h2d_dst.get(), h2d_src_dev, n, sm_blocks, g_sm_threads, st);
+        k::copy_sm(h2d_dst.get(), h2d_src_dev, n, sm_blocks, kSmThreads, st);
       else
-        k::copy_sm(d2h_dst_dev, d2h_src.get(), n, sm_blocks, g_sm_threads, st);
+        k::copy_sm(d2h_dst_dev, d2h_src.get(), n, sm_blocks, kSmThreads, st);
     }
   };
 
   // Both directions at once: each on its own stream, `reps` transfers each, forked from and joined
-  // back to the timed stream; events per direction give each direction's own rate.
+  // back to the timed stream (both released together by the blocking kernel); events per direction
+  // give each direction's own time. At least 256 MiB each way per sample, so the two overlap for
+  // nearly all of it; at most 200 transfers per stream behind the blocker (the launch queue).
   const int reps = bidir ? static_cast<int>(std::clamp<std::size_t>((256 * MiB) / bytes, 1, 200)) : 1;
   Event fork, join, a0, a1, b0, b1;
-  std::vector<std::pair<double, double>> dir_seconds;
+  std::vector<DirectionSeconds> dir_seconds;
   bool pending = false;
   auto harvest = [&] {
     if (!pending) return;
@@ -194,6 +202,27 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
     CEILINGS_LAUNCH_CHECK();
     harvest();
     p.amount = static_cast<double>(bytes) * static_cast<double>(legs * reps);
+    if (bidir) {
+      // The value is the sum of the two directions' own rates, per sample; the wall time of the
+      // whole overlapped region (longer when one direction ends first) stays in the detail.
+      const std::size_t samples = p.m.unit_seconds.size();
+      if (dir_seconds.size() < samples)
+        throw CheckError("bidirectional timing", std::to_string(dir_seconds.size()) + " direction timings for " +
+                                                     std::to_string(samples) + " samples", __FILE__, __LINE__);
+      // The warm-up samples come first: the timed ones are the last `samples`.
+      const std::vector<DirectionSeconds> timed(dir_seconds.end() - static_cast<std::ptrdiff_t>(samples),
+                                                dir_seconds.end());
+      const BidirRates rates = bidir_rates(timed, static_cast<double>(bytes) * reps);
+      const double wall_median_s = p.m.median_s;
+      for (std::size_t i = 0; i < samples; ++i) p.m.unit_seconds[i] = p.amount / rates.sum[i];
+      p.m.median_s = median(p.m.unit_seconds);
+      p.m.cv = coefficient_of_variation(p.m.unit_seconds);
+      p.counters["transfers_per_direction"] = reps;
+      p.counters["h2d_bytes_per_second"] = median(rates.up);
+      p.counters["d2h_bytes_per_second"] = median(rates.down);
+      p.counters["direction_sum_bytes_per_second"] = p.amount / p.m.median_s;
+      p.counters["overlapped_bytes_per_second"] = p.amount / wall_median_s;
+    }
     p.value = p.amount / p.m.median_s;
     const int gen = static_cast<int>(link.gen()), width = static_cast<int>(link.width());
     auto& c = p.counters;
@@ -212,20 +241,7 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   c["sm_copy"] = path.engine == Engine::kSm ? 1 : 0;
   if (path.engine == Engine::kSm) {
     c["sm_blocks"] = sm_blocks;
-    c["sm_threads"] = g_sm_threads;
-  }
-  if (bidir) {
-    c["transfers_per_direction"] = reps;
-    // Per-direction rates over the timed samples (the warm-up ones come first and are dropped).
-    const std::size_t samples = p.m.unit_seconds.size();
-    std::vector<double> up, down;
-    for (std::size_t i = dir_seconds.size() > samples ? dir_seconds.size() - samples : 0; i < dir_seconds.size(); ++i) {
-      up.push_back(static_cast<double>(bytes) * reps / dir_seconds[i].first);
-      down.push_back(static_cast<double>(bytes) * reps / dir_seconds[i].second);
-    }
-    c["h2d_bytes_per_second"] = median(up);
-    c["d2h_bytes_per_second"] = median(down);
-    c["direction_sum_bytes_per_second"] = median(up) + median(down);
+    c["sm_threads"] = kSmThreads;
   }
   for (const auto& [key, v] : numa.counters(h2d ? h2d_src.get() : d2h_dst.get(), bytes)) c[key] = v;
 
@@ -307,18 +323,23 @@ void run_ceiling(benchmark::State& state, const Path& path, std::vector<std::siz
   });
 }
 
+// Time (a model, not yet measured): a point is its 50 ms warm-up plus at most max_samples (100) samples of
+// about min_sample_seconds (2 ms) -- or max_seconds (1 s) where one transfer is longer (1 GiB: 20 ms) --
+// plus allocating, filling and checking its host buffers (2 GiB pinned for bidir at 1 GiB). 8 paths x 10
+// sizes: about 20 s when samples converge, 45-60 s when none does; --ceilings_quick (4 sizes, 0.25 s): 5-10 s.
 void register_cases(const Context& ctx) {
   const std::size_t last = g_max_bytes ? g_max_bytes : ctx.options.quick ? 256 * MiB : GiB;
   const std::size_t first = std::min<std::size_t>(ctx.options.quick ? 64 * KiB : 4 * KiB, last);
   const std::vector<std::size_t> all = geometric_sizes(first, last, ctx.options.quick ? 16 : 4);
   for (const Path& path : kPaths) {
     const std::size_t legs = path.dir == Dir::kBidir ? 2 : 1;
-    // Sizes that cannot fit the host (half its available memory) or the device are left out here,
-    // with the reason in the ceiling's detail; the cases re-check at run time.
+    // Sizes that cannot fit the host (host_memory_budget: half its available memory, at least 4 GiB)
+    // or the device are left out here, with the reason in the ceiling's detail; the cases re-check
+    // at run time.
     const std::size_t host_budget = host_memory_budget() / legs;
     const std::size_t dev_budget = static_cast<std::size_t>(0.9 * static_cast<double>(ctx.free_bytes)) / legs;
     std::string why;
-    const auto sizes = fit_sizes(all, std::min(host_budget ? host_budget : dev_budget, dev_budget), &why);
+    const auto sizes = fit_sizes(all, std::min(host_budget, dev_budget), &why);
     for (std::size_t b : sizes) {
       const std::string name = std::string("pcie/") + path.variant + "/size:" + std::to_string(b);
       configure(benchmark::RegisterBenchmark(name.c_str(), [path, b](benchmark::State& st) { run_sweep_point(st, path, b); }));

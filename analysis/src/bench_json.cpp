@@ -214,6 +214,18 @@ Profile profile_from_benchmark_json(const json& gb) {
     if (sweeps.count(name)) winner.detail["sweep"] = sweeps[name];
     profile.ceilings.push_back(std::move(winner));
   }
+  // The PCIe link as the pcie family read it while its copies ran: links train down at idle, so the
+  // fingerprint's reading at start may show a lower generation. The best loaded reading raises it.
+  for (const Ceiling& c : profile.ceilings) {
+    if (c.name.rfind("pcie.", 0) != 0) continue;
+    auto raise = [&](std::optional<int>& into, const char* key) {
+      if (!c.detail.contains(key) || !c.detail[key].is_number()) return;
+      const int v = static_cast<int>(c.detail[key].get<double>());
+      if (v > 0 && (!into || *into < v)) into = v;
+    };
+    raise(profile.device.pcie.gen, "pcie_gen");
+    raise(profile.device.pcie.width, "pcie_width");
+  }
   // A ceiling that has a number is not also "skipped" just because one variant was unsupported.
   profile.skipped.erase(std::remove_if(profile.skipped.begin(), profile.skipped.end(),
                                        [&](const Skipped& s) { return profile.find(s.name) != nullptr; }),

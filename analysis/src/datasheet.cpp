@@ -100,7 +100,7 @@ std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ce
   }
   if (family == "pcie" && spec.pcie_gen && spec.pcie_width && variant.find("pageable") == std::string::npos) {
     const double one_way = pcie_link_bandwidth(*spec.pcie_gen, *spec.pcie_width);
-    return variant == "bidir" ? 2 * one_way : one_way;
+    return variant.rfind("bidir", 0) == 0 ? 2 * one_way : one_way;  // bidir, bidir_sm: both directions
   }
   if (family == "nvlink" && spec.nvlink_bandwidth) {
     return variant == "p2p_bidir" ? *spec.nvlink_bandwidth : *spec.nvlink_bandwidth / 2;

@@ -84,7 +84,7 @@ std::string format_cpulist(const std::vector<int>& in) {
 std::string sysfs_bus_id(const std::string& bus_id) {
   std::string b = trim(bus_id);
   std::transform(b.begin(), b.end(), b.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  // CUDA writes an 8-digit domain; sysfs uses 4 (domains above 0xffff do not occur on PCI).
+  // NVML writes an 8-digit domain; sysfs uses 4 (domains above 0xffff do not occur on PCI).
   const auto colon = b.find(':');
   if (colon != std::string::npos && colon > 4) {
     const std::string domain = b.substr(0, colon);
@@ -204,6 +204,10 @@ std::size_t host_available_bytes(const std::string& meminfo_path) {
   auto text = read_text(meminfo_path);
   if (!text) return 0;
   return parse_mem_available(*text).value_or(0);
+}
+
+std::size_t host_memory_budget(std::size_t available_bytes) {
+  return std::max(available_bytes / 2, kHostMemoryFloor);
 }
 
 }  // namespace ceilings

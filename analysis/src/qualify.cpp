@@ -597,7 +597,7 @@ std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
     }
     if (!gen || !width) return std::nullopt;
     const double one_way = pcie_link_bandwidth(*gen, *width);
-    const bool bidir = c.name == "pcie.bidir";
+    const bool bidir = c.name.rfind("pcie.bidir", 0) == 0;  // bidir, bidir_sm: both directions summed
     return Base{bidir ? 2 * one_way : one_way, "PCIe Gen" + std::to_string(*gen) + " x" + std::to_string(*width) +
                                                    " theoretical" + (bidir ? " (both directions)" : "")};
   }

@@ -82,6 +82,20 @@ Plateau detect_plateau(std::vector<SweepPoint> points, double tolerance, std::si
   return p;
 }
 
+BidirRates bidir_rates(const std::vector<DirectionSeconds>& samples, double bytes) {
+  if (!(std::isfinite(bytes) && bytes > 0)) throw InputError("a bidirectional sample needs a positive byte count");
+  BidirRates r;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const DirectionSeconds& s = samples[i];
+    if (!(std::isfinite(s.up_s) && s.up_s > 0 && std::isfinite(s.down_s) && s.down_s > 0))
+      throw InputError("bidirectional sample " + std::to_string(i) + " has a time that is not positive");
+    r.up.push_back(bytes / s.up_s);
+    r.down.push_back(bytes / s.down_s);
+    r.sum.push_back(r.up.back() + r.down.back());
+  }
+  return r;
+}
+
 std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(int, int)>& can_access,
                                    int only_device) {
   if (device_count < 0) throw InputError("negative device count");

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "ceilings/host_topology.hpp"
 #include "check.hpp"
 #include "nvml.hpp"
 
@@ -96,12 +97,10 @@ json host_facts(const std::string& pci_bus_id) {
       cpu.erase(0, cpu.find_first_not_of(' '));
       break;
     }
-  std::string bus = pci_bus_id;
-  std::transform(bus.begin(), bus.end(), bus.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // The same sysfs reading the pcie family pins by (either spelling of the PCI domain is accepted).
+  const PciLocality loc = read_pci_locality(pci_bus_id);
   json numa = nullptr;
-  std::ifstream numa_file("/sys/bus/pci/devices/" + bus + "/numa_node");
-  int node = -1;
-  if (numa_file >> node && node >= 0) numa = node;
+  if (loc.numa_node) numa = *loc.numa_node;
   return {{"hostname", host}, {"cpu", cpu}, {"numa_node", numa}};
 }
 

@@ -97,17 +97,17 @@ class HostBuffer {
   Kind kind_ = Kind::kPinned;
 };
 
-// Host memory a case may take: half of what the OS has available, so a measurement never pushes the
-// host into swap or the OOM killer (pinned memory cannot be swapped out).
-inline std::size_t host_memory_budget() { return host_available_bytes() / 2; }
+// Host memory a case may take now: half of what the OS reports available, never less than
+// kHostMemoryFloor (see ceilings::host_memory_budget: MemAvailable understates a microVM's memory).
+inline std::size_t host_memory_budget() { return ceilings::host_memory_budget(host_available_bytes()); }
 
 // Throws "unsupported: ..." when `host_bytes` of host memory or `device_bytes` of device memory
 // are more than the case may take now.
 inline void require_memory(std::size_t host_bytes, std::size_t device_bytes) {
   const std::size_t host_budget = host_memory_budget();
-  if (host_bytes > 0 && host_budget > 0 && host_bytes > host_budget)
-    unsupported("needs " + host_gib(host_bytes) + " of host memory, more than half of the " +
-                host_gib(host_available_bytes()) + " available");
+  if (host_bytes > host_budget)
+    unsupported("needs " + host_gib(host_bytes) + " of host memory, more than the case may take (" +
+                host_gib(host_budget) + ": half of the " + host_gib(host_available_bytes()) + " available)");
   std::size_t free_b = 0, total_b = 0;
   CEILINGS_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   if (device_bytes > static_cast<std::size_t>(0.9 * static_cast<double>(free_b)))

@@ -130,6 +130,17 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     return ev.seconds();
   };
 
+  // One unit first with no blocking kernel. Under lazy module loading (CUDA's default) a kernel's
+  // first launch may need the context to synchronise, which cannot finish while the blocking kernel
+  // spins: the host would wait for the GPU and the GPU for the host until the spinner's timeout, and
+  // the case would fail (nvbandwidth preloads its kernels for the same reason). This loads whatever
+  // the work launches outside any blocked region. Counted in total_units like every other unit.
+  if (spec.blocking_kernel) {
+    spec.work(stream);
+    m.total_units += 1;
+    CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
   // Warm-up: module load, clocks ramping, caches of the library; at least 3 units and 50 ms.
   const auto warm_start = clock::now();
   double unit_s = 0;

@@ -93,7 +93,7 @@ using Enqueue = std::function<void(cudaStream_t)>;
 struct MeasureSpec {
   Enqueue work;                 // enqueues one unit of work (one copy, one GEMM, ...)
   Enqueue before_sample;        // optional, outside the timed region (an L2 flush, input rotation)
-  bool blocking_kernel = true;  // queue the sample behind a BlockingKernel
+  bool blocking_kernel = true;  // queue the sample behind a BlockingKernel (after one unblocked unit)
   int units_per_sample = 0;     // 0: as many as make a sample last Options::min_sample_seconds
   int max_units_per_sample = 200;
 };
@@ -102,11 +102,12 @@ struct Measurement {
   std::vector<double> unit_seconds;  // per sample: elapsed / units
   double median_s = 0, cv = 0;
   int units_per_sample = 1;
-  long long total_units = 0;  // units enqueued in all, warm-up included (for cumulative checks)
+  long long total_units = 0;  // units enqueued in all, the unblocked first one and warm-up included
   TelemetrySummary telemetry;
 };
 
-// Warm-up plus samples, as described above. Throws on any CUDA error.
+// One unit unblocked (it loads the kernels the work launches: under lazy loading a first launch behind
+// the spinning blocker could wait out its timeout), warm-up, then samples. Throws on any CUDA error.
 Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options& options,
                     const std::shared_ptr<nvml::Device>& nvml);
 

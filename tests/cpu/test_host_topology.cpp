@@ -87,6 +87,16 @@ TEST(HostTopology, ParsesMemAvailable) {
   EXPECT_EQ(host_available_bytes("/nonexistent/meminfo"), 0u);
 }
 
+TEST(HostTopology, HostBudgetIsHalfTheAvailableButNotBelowTheFloor) {
+  constexpr std::size_t GiB = static_cast<std::size_t>(1) << 30;
+  EXPECT_EQ(host_memory_budget(200 * GiB), 100 * GiB);
+  // A microVM that reports 3 GiB available of the 128 GiB it grows into still gets the 4 GiB the
+  // default sweeps need (pcie bidir at 1 GiB pins 2 GiB).
+  EXPECT_EQ(host_memory_budget(3 * GiB), 4 * GiB);
+  EXPECT_EQ(host_memory_budget(0), kHostMemoryFloor);  // unknown
+  EXPECT_EQ(kHostMemoryFloor, 4 * GiB);
+}
+
 #ifdef __linux__
 TEST(HostTopology, PinsAndRestoresTheThread) {
   const std::vector<int> before = current_thread_cpus();

@@ -49,6 +49,19 @@ TEST(Qualify, HealthyFixturePassesItsDefaults) {
   EXPECT_NE(pcie.source.find("PCIe Gen5 x16 theoretical"), std::string::npos);
 }
 
+TEST(Qualify, BidirectionalPcieIsJudgedAgainstBothDirections) {
+  Profile p = fixture();
+  Ceiling sm = ceiling(p, "pcie.h2d");
+  sm.name = "pcie.bidir_sm";
+  sm.value = 95e9;
+  p.ceilings.push_back(sm);
+  Rules rules = default_rules();
+  rules.ceilings["pcie.bidir_sm"].min_fraction_of_datasheet = 0.70;
+  const Check c = find_check(qualify(p, nullptr, rules), "pcie.bidir_sm", "datasheet fraction");
+  EXPECT_NEAR(*c.threshold, 0.70 * 2 * 32e9 * 128 / 130 / 8 * 16, 1e3);  // 88 GB/s: both directions
+  EXPECT_NE(c.source.find("(both directions)"), std::string::npos) << c.source;
+}
+
 TEST(Qualify, ComputeThresholdFollowsTheObservedClockWithAFloor) {
   Profile p = fixture();
   const Check g = find_check(qualify(p, nullptr, default_rules()), "gemm.bf16", "datasheet fraction");

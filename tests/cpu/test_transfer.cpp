@@ -2,6 +2,7 @@
 // enumeration, the peer matrix, PCIe link-rate shares and the pointer-chase chain.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -97,6 +98,27 @@ TEST(TransferPlateau, RejectsEmptyAndNonPositive) {
   EXPECT_THROW(detect_plateau({{MiB, 0}}), InputError);
   EXPECT_THROW(detect_plateau({{MiB, std::nan("")}}), InputError);
   EXPECT_THROW(detect_plateau({{MiB, 1}}, 1.5), InputError);
+}
+
+TEST(TransferBidir, EachDirectionOverItsOwnTimeThenTheSum) {
+  // 1 GiB each way; H2D takes 22.4 ms, D2H 21.0 ms of the same overlapped region (nvbandwidth's
+  // H200 bidirectional figures, 47.9 and 51.1 GB/s).
+  const double bytes = static_cast<double>(GiB);
+  const BidirRates r = bidir_rates({{bytes / 47.9e9, bytes / 51.1e9}, {bytes / 48.0e9, bytes / 51.0e9}}, bytes);
+  ASSERT_EQ(r.sum.size(), 2u);
+  EXPECT_NEAR(r.up[0], 47.9e9, 1e3);
+  EXPECT_NEAR(r.down[0], 51.1e9, 1e3);
+  EXPECT_NEAR(r.sum[0], 99.0e9, 1e3);
+  EXPECT_NEAR(r.sum[1], 99.0e9, 1e3);
+  // The wall time of the region is the slower direction's: 2 GiB over it is below the sum.
+  EXPECT_LT(2 * bytes / std::max(bytes / 47.9e9, bytes / 51.1e9), r.sum[0] - 2e9);
+}
+
+TEST(TransferBidir, RejectsTimesThatAreNotPositive) {
+  EXPECT_THROW(bidir_rates({{0.01, 0}}, 1e6), InputError);
+  EXPECT_THROW(bidir_rates({{-1, 0.01}}, 1e6), InputError);
+  EXPECT_THROW(bidir_rates({{0.01, 0.01}}, 0), InputError);
+  EXPECT_TRUE(bidir_rates({}, 1e6).sum.empty());
 }
 
 TEST(TransferPairs, EveryOrderedPairOnce) {

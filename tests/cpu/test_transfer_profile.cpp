@@ -48,6 +48,9 @@ TEST(TransferProfile, PcieSweepAndPlateauCeiling) {
                               {"link_share", 0.8776}, {"numa_node", 1.0}, {"numa_pinned", 1.0}}));
   benches.push_back(measured("pcie/bidir", "bytes_per_second", 99e9,
                              {{"h2d_bytes_per_second", 47.9e9}, {"d2h_bytes_per_second", 51.1e9}}));
+  benches.push_back(measured("pcie/bidir_sm", "bytes_per_second", 95e9,
+                             {{"h2d_bytes_per_second", 46e9}, {"d2h_bytes_per_second", 49e9}}));
+  benches.push_back(measured("pcie/d2h_sm", "bytes_per_second", 52.6e9));
   const Profile p = profile_from_benchmark_json(context_doc(benches));
   const Ceiling* h2d = p.find("pcie.h2d");
   ASSERT_NE(h2d, nullptr);
@@ -66,6 +69,32 @@ TEST(TransferProfile, PcieSweepAndPlateauCeiling) {
   EXPECT_DOUBLE_EQ(bidir->detail["h2d_bytes_per_second"].get<double>(), 47.9e9);
   ASSERT_TRUE(bidir->datasheet.has_value());
   EXPECT_NEAR(*bidir->datasheet, 126.0e9, 0.2e9);  // both directions
+  // The SM variant of both directions is a sum too: its roof is both directions, not one.
+  ASSERT_NE(p.find("pcie.bidir_sm"), nullptr);
+  ASSERT_TRUE(p.find("pcie.bidir_sm")->datasheet.has_value());
+  EXPECT_NEAR(*p.find("pcie.bidir_sm")->datasheet, 126.0e9, 0.2e9);
+  ASSERT_TRUE(p.find("pcie.d2h_sm")->datasheet.has_value());
+  EXPECT_NEAR(*p.find("pcie.d2h_sm")->datasheet, 63.0e9, 0.1e9);
+}
+
+TEST(TransferProfile, TheLinkReadUnderLoadRaisesTheIdleReading) {
+  // The fingerprint read the link at start, idle, trained down to Gen1; the copies saw Gen5 x16.
+  json doc = context_doc(json::array({measured("pcie/h2d", "bytes_per_second", 55.3e9,
+                                               {{"pcie_gen", 5.0}, {"pcie_width", 16.0}}),
+                                      measured("pcie/h2d_pageable", "bytes_per_second", 6.9e9,
+                                               {{"pcie_gen", 3.0}, {"pcie_width", 16.0}})}));
+  json device = json::parse(doc["context"][kContextDevice].get<std::string>());
+  device["pcie"] = {{"gen", 1}, {"width", 16}, {"max_gen", 5}, {"max_width", 16}};
+  doc["context"][kContextDevice] = device.dump();
+  const Profile p = profile_from_benchmark_json(doc);
+  EXPECT_EQ(p.device.pcie.gen, 5);  // the best loaded reading, not the idle one nor the pageable point's
+  EXPECT_EQ(p.device.pcie.width, 16);
+  EXPECT_EQ(p.device.pcie.max_gen, 5);
+  EXPECT_EQ(p.raw["device"]["pcie"]["gen"], 5);
+  // Without pcie ceilings the fingerprint's reading stands.
+  json other = context_doc(json::array({measured("hbm/copy", "bytes_per_second", 4.3e12)}));
+  other["context"][kContextDevice] = device.dump();
+  EXPECT_EQ(profile_from_benchmark_json(other).device.pcie.gen, 1);
 }
 
 TEST(TransferProfile, SingleGpuPeerCasesAreSkippedNotErrors) {

@@ -3,7 +3,9 @@
 // reads add up to the closed form, and ceilings-bench reports pcie/nvlink as the profile expects.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "ceilings/kernels/hbm.cuh"
@@ -125,12 +127,94 @@ TEST(CacheGpu, L2AndSharedMemoryReadsAddUp) {
   EXPECT_EQ(got[1], static_cast<std::uint32_t>(50ull * kernels::pattern_sum(256 * 16, kSeed)));
 }
 
-nlohmann::json run_bench(const std::string& filter) {
+// Launched for the first time in this process inside a blocked sample (see the test below).
+__global__ void count_launch_first_seen_behind_blocker(unsigned long long* launches) { atomicAdd(launches, 1ull); }
+
+TEST(MeasureGpu, AKernelsFirstLaunchBehindTheBlockingKernelDoesNotStall) {
+  CEILINGS_REQUIRE_GPU();
+  // Under lazy module loading a kernel's first launch may wait for the context to synchronise; behind
+  // the spinning blocker that waits out its 5 s timeout and fails the case. measure() runs one unit
+  // unblocked first, so this kernel (never launched before in this process) loads outside the block.
+  Stream s;
+  DeviceBuffer<unsigned long long> launches(1);
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(launches.get(), 0, sizeof(unsigned long long), s.get()));
+  s.sync();
+  MeasureSpec spec;
+  spec.work = [&](cudaStream_t st) {
+    count_launch_first_seen_behind_blocker<<<1, 1, 0, st>>>(launches.get());
+    CEILINGS_LAUNCH_CHECK();
+  };
+  Options opts;
+  opts.max_seconds = 0.1;
+  const auto start = std::chrono::steady_clock::now();
+  const Measurement m = measure(s.get(), spec, opts, nullptr);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // A stall would wait out the blocker's 5 s and then throw (blocking kernel timed out); the bound
+  // leaves room for a slow first module load (compute-sanitizer instruments it).
+  EXPECT_LT(took, 4.5) << "a blocked sample waited for the blocker's timeout";
+  unsigned long long ran = 0;
+  CEILINGS_CUDA_CHECK(cudaMemcpy(&ran, launches.get(), sizeof ran, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(ran, static_cast<unsigned long long>(m.total_units));  // the unblocked unit counts too
+  EXPECT_GE(m.unit_seconds.size(), 10u);
+}
+
+struct BenchRun {
+  nlohmann::json doc;
+  double seconds = 0;
+};
+
+BenchRun run_bench_timed(const std::string& filter) {
+  const auto start = std::chrono::steady_clock::now();
   const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--benchmark_format=json",
                                     "--benchmark_filter=" + filter},
                                    {}, 600);
+  BenchRun run;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(r.out);
+  run.doc = nlohmann::json::parse(r.out);
+  return run;
+}
+
+nlohmann::json run_bench(const std::string& filter) { return run_bench_timed(filter).doc; }
+
+TEST(TransferGpu, EveryPcieTransferPathRunsVerifiedWithoutStalling) {
+  CEILINGS_REQUIRE_GPU();
+  // One size (16 MiB, on the quick sweep) of all eight paths: pinned and pageable, copy engine and SM,
+  // one way and both ways. A pageable copy queued behind the blocking kernel, or an SM kernel's
+  // first launch there, would wait out the blocker's 5 s timeout: the whole run must stay short.
+  const BenchRun run = run_bench_timed("^pcie/[a-z_]+/size:16777216(/|$)");
+  EXPECT_LT(run.seconds, 120.0);  // about 5 s; a stall behind the blocker also fails as an error below
+  std::map<std::string, nlohmann::json> by_path;
+  for (const auto& b : run.doc.at("benchmarks")) {
+    const std::string name = b.at("name");
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+    by_path[name.substr(5, name.find("/size:") - 5)] = b;
+  }
+  ASSERT_EQ(by_path.size(), 8u) << run.doc.dump();
+  for (const auto& [path, b] : by_path) {
+    EXPECT_EQ(b.at("verified").get<double>(), 1.0) << path;
+    EXPECT_GT(b.at("bytes_per_second").get<double>(), 1e8) << path;  // slower than 0.1 GB/s is broken
+    EXPECT_EQ(b.at("pageable").get<double>(), path.find("pageable") != std::string::npos ? 1.0 : 0.0) << path;
+    EXPECT_EQ(b.at("sm_copy").get<double>(), path.find("_sm") != std::string::npos ? 1.0 : 0.0) << path;
+  }
+  for (const char* path : {"bidir", "bidir_sm"}) {
+    const auto& b = by_path.at(path);
+    const double value = b.at("bytes_per_second").get<double>();
+    // The value is the sum of each direction's own rate; bytes over the whole region's wall time
+    // cannot exceed it.
+    EXPECT_NEAR(b.at("direction_sum_bytes_per_second").get<double>(), value, value * 1e-9) << path;
+    EXPECT_NEAR(b.at("h2d_bytes_per_second").get<double>() + b.at("d2h_bytes_per_second").get<double>(), value,
+                0.1 * value)
+        << path;
+    EXPECT_LE(b.at("overlapped_bytes_per_second").get<double>(), value * 1.001) << path;
+    // Both directions really ran at once: serialised, the sum could not exceed what one direction
+    // of the link carries. (A physical bound, so another test using PCIe meanwhile cannot fake it.)
+    const double link_one_way = b.at("link_bytes_per_second").get<double>() / 2;  // both directions recorded
+    if (link_one_way > 0)
+      EXPECT_GT(value, 1.1 * link_one_way) << path << ": the two directions did not overlap";
+    else
+      ADD_FAILURE() << path << ": no PCIe link reading (NVML is present on a GPU host)";
+  }
 }
 
 TEST(TransferGpu, BenchReportsThePcieCeilingWithItsSweep) {
@@ -156,11 +240,16 @@ TEST(TransferGpu, BenchReportsThePcieCeilingWithItsSweep) {
 TEST(TransferGpu, PeerFamilySkipsWithAReasonOnOneGpu) {
   CEILINGS_REQUIRE_GPU();
   if (device_count() > 1) GTEST_SKIP() << "more than one GPU: the skip path does not apply";
-  const auto j = run_bench("^nvlink/p2p_uni/engine:ce/op:write");
-  ASSERT_EQ(j.at("benchmarks").size(), 1u);
-  const auto& b = j.at("benchmarks")[0];
-  EXPECT_TRUE(b.value("error_occurred", false));
-  EXPECT_EQ(b.value("error_message", "").rfind("unsupported: single GPU", 0), 0u) << b.dump();
+  // One case per shape (uni, bidir, one-to-all, all-to-one), each skipped at once with the reason.
+  const BenchRun run = run_bench_timed("^nvlink/");
+  const auto& all = run.doc.at("benchmarks");
+  ASSERT_EQ(all.size(), 4u) << run.doc.dump();
+  for (const auto& b : all) {
+    EXPECT_NE(b.at("name").get<std::string>().find("/engine:ce/op:write"), std::string::npos) << b.dump();
+    EXPECT_TRUE(b.value("error_occurred", false));
+    EXPECT_EQ(b.value("error_message", "").rfind("unsupported: single GPU", 0), 0u) << b.dump();
+  }
+  EXPECT_LT(run.seconds, 30.0);  // process start and the fingerprint; the skips themselves cost nothing
 }
 
 }  // namespace

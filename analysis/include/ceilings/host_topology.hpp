@@ -23,8 +23,9 @@ struct PciLocality {
   std::vector<int> local_cpus;
 };
 // Reads <sysfs_root>/bus/pci/devices/<bus_id>/{numa_node,local_cpulist}; sysfs_root is "/sys" on a
-// real host, a test directory in tests. CUDA prints bus ids with an upper-case hex and 8-digit
-// domain ("00000000:19:00.0"); both spellings are accepted.
+// real host, a test directory in tests. CUDA writes bus ids with upper-case hex ("0000:19:00.0",
+// cudaDeviceGetPCIBusId's 12 characters), NVML with an 8-digit domain ("00000000:19:00.0"); both
+// spellings are accepted.
 PciLocality read_pci_locality(const std::string& bus_id, const std::string& sysfs_root = "/sys");
 // "00000000:19:00.0" -> "0000:19:00.0" (the sysfs spelling); lower-cases the hex.
 std::string sysfs_bus_id(const std::string& bus_id);
@@ -55,5 +56,14 @@ std::optional<int> memory_numa_node(const void* ptr, std::size_t bytes, std::siz
 std::size_t host_available_bytes(const std::string& meminfo_path = "/proc/meminfo");
 // Parses /proc/meminfo text for MemAvailable (kB) -> bytes; nullopt if absent or malformed.
 std::optional<std::size_t> parse_mem_available(const std::string& meminfo_text);
+
+// Host memory one transfer case may take: half of what the OS reports available (pinned memory
+// cannot be swapped out), but never less than kHostMemoryFloor. MemAvailable understates what a
+// host can give where RAM is added on demand (a microVM whose memory "starts small and grows as it
+// is used" reports a few GiB of a 128 GiB machine), and a GPU host always has the few GiB the
+// default sweeps need (the largest, pcie bidir at 1 GiB, pins 2 GiB). A pinned allocation the host
+// really cannot give fails as a clear per-case error, never a crash. available = 0 (unknown): the floor.
+constexpr std::size_t kHostMemoryFloor = static_cast<std::size_t>(4) << 30;
+std::size_t host_memory_budget(std::size_t available_bytes);
 
 }  // namespace ceilings

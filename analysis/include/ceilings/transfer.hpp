@@ -41,6 +41,20 @@ struct Plateau {
 // positive and finite.
 Plateau detect_plateau(std::vector<SweepPoint> points, double tolerance = 0.05, std::size_t min_points = 2);
 
+// Both directions at once (pcie.bidir, pcie.bidir_sm): per sample, each direction's rate is its own
+// bytes over its own elapsed time (events on its own stream, both streams released together), and
+// the bidirectional figure is their sum -- nvbandwidth's convention, so pcie.bidir compares with its
+// h2d + d2h bidirectional results. Bytes over the wall time of the whole overlapped region is lower
+// when one direction finishes first; callers record it beside the sum.
+struct DirectionSeconds {
+  double up_s = 0, down_s = 0;  // host->device and device->host elapsed time of one sample
+};
+struct BidirRates {
+  std::vector<double> up, down, sum;  // B/s per sample
+};
+// Throws InputError when bytes_per_direction or a time is not positive and finite.
+BidirRates bidir_rates(const std::vector<DirectionSeconds>& samples, double bytes_per_direction);
+
 // Ordered GPU pairs for the peer-to-peer family.
 struct GpuPair {
   int src = 0, dst = 0;
