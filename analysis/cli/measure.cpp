@@ -71,6 +71,11 @@ std::vector<std::string> common_args(const MeasureOptions& o, int device) {
   std::vector<std::string> a{"--ceilings_device=" + std::to_string(device)};
   if (o.quick) a.push_back("--ceilings_quick");
   if (!o.filter.empty()) a.push_back("--benchmark_filter=" + o.filter);
+  // One process per GPU: each measures the peer pairs its own GPU is in, not every pair of the node
+  // (unless the user chose a scope).
+  bool scope_given = false;
+  for (const auto& extra : o.bench_args) scope_given = scope_given || extra.rfind("--ceilings_p2p_scope", 0) == 0;
+  if (o.all_gpus && !scope_given) a.push_back("--ceilings_p2p_scope=device");
   for (const auto& extra : o.bench_args) a.push_back(extra);
   return a;
 }

@@ -210,8 +210,11 @@ json healthy_script() {
 }
 
 test::CliResult health_with(const json& script, std::vector<std::string> args = {"--json", "--watch", "0.05"}) {
+  // ctest runs each test in its own process, several at once: the directory is named after the test.
   static int n = 0;
-  const std::string dir = test::scratch_dir("health_fake_" + std::to_string(n++));
+  const std::string dir = test::scratch_dir(std::string("health_fake_") +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                                            std::to_string(n++));
   std::ofstream(dir + "/script.json") << script.dump();
   args.insert(args.begin(), "health");
   return test::run_cli(args, {{"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML},

@@ -84,6 +84,9 @@ TEST(MultiGpu, IsolationAndWatchdogSequential) {
     EXPECT_EQ(p.device.index, i);
     EXPECT_EQ(p.ceilings.size(), 4u);
     EXPECT_NE(p.tool_version.find("not a measurement"), std::string::npos);
+    // Each GPU's process measures only the peer pairs its GPU is in.
+    EXPECT_NE(p.raw.at("measure").at("command").get<std::string>().find("--ceilings_p2p_scope=device"),
+              std::string::npos);
   }
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
@@ -243,6 +246,8 @@ TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
                    {{"CEILINGS_STANDIN_DEVICES", "2"}}, 30);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ceilings::read_profile(out).device.index, 1);
+  EXPECT_EQ(ceilings::read_profile(out).raw.at("measure").at("command").get<std::string>().find("p2p_scope"),
+            std::string::npos);  // one GPU measured alone: every pair of the node
   EXPECT_TRUE(fs::exists(dir + "/one.bench.json"));
   // The same watchdog on the single-GPU path: a hang becomes exit 3 with the reason.
   r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/hang.profile.json", "--timeout", "1",
