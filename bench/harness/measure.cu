@@ -2,9 +2,11 @@
 #include "measure.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <sstream>
+#include <string>
 
 #include "ceilings/stats.hpp"
 #include "nvml.hpp"
@@ -28,6 +30,13 @@ __global__ void spin_until_released(volatile int* flag, volatile int* timed_out,
     }
     __nanosleep(200);
   }
+}
+
+std::string seconds_text(double s) {
+  std::ostringstream os;
+  os.precision(3);
+  os << s << " s";
+  return os.str();
 }
 
 std::string gib(std::size_t bytes) {
@@ -87,10 +96,12 @@ BlockingKernel::BlockingKernel() {
 }
 
 BlockingKernel::~BlockingKernel() {
-  if (flag_) {
-    flag_[0] = 1;  // never leave a spinner behind
-    cudaFreeHost(const_cast<int*>(flag_));
-  }
+  if (!flag_) return;
+  flag_[0] = 1;  // never leave a spinner behind
+  // A case that threw between block() and release() still has the spinner (and its queued work) in
+  // flight: wait for it before the flag's memory goes, or the spinner reads freed host memory.
+  if (blocking_) cudaStreamSynchronize(last_stream_);
+  cudaFreeHost(const_cast<int*>(flag_));
 }
 
 void BlockingKernel::block(cudaStream_t stream, double timeout_s) {
@@ -100,11 +111,14 @@ void BlockingKernel::block(cudaStream_t stream, double timeout_s) {
   CEILINGS_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dflag), const_cast<int*>(flag_), 0));
   spin_until_released<<<1, 1, 0, stream>>>(dflag, dflag + 1, static_cast<unsigned long long>(timeout_s * 1e9));
   CEILINGS_LAUNCH_CHECK();
+  last_stream_ = stream;
+  blocking_ = true;
 }
 
 void BlockingKernel::release() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   flag_[0] = 1;
+  blocking_ = false;
 }
 
 bool BlockingKernel::timed_out() const { return timed_out_[0] != 0; }
@@ -116,17 +130,23 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   EventPair ev;
   BlockingKernel blocker;
 
-  auto run_sample = [&](int units) {
+  auto run_sample = [&](int units, bool blocking) {
     if (spec.before_sample) spec.before_sample(stream);
-    if (spec.blocking_kernel) blocker.block(stream);
+    if (blocking) blocker.block(stream);
+    const auto enqueue_start = clock::now();
     CEILINGS_CUDA_CHECK(cudaEventRecord(ev.start, stream));
     for (int u = 0; u < units; ++u) spec.work(stream);
     m.total_units += units;
     CEILINGS_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-    if (spec.blocking_kernel) blocker.release();
+    const double enqueue_s = std::chrono::duration<double>(clock::now() - enqueue_start).count();
+    if (blocking) blocker.release();
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (spec.blocking_kernel && blocker.timed_out())
-      throw CheckError("blocking kernel", "timed out before the host released it", __FILE__, __LINE__);
+    if (blocking && blocker.timed_out())
+      throw CheckError("blocking kernel",
+                       "timed out (" + seconds_text(BlockingKernel::kDefaultTimeoutS) + ") while the host took " +
+                           seconds_text(enqueue_s) + " to enqueue " + std::to_string(units) +
+                           " unit(s) behind it: a full launch queue or a call that waits for the GPU",
+                       __FILE__, __LINE__);
     return ev.seconds();
   };
 
@@ -145,7 +165,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   const auto warm_start = clock::now();
   double unit_s = 0;
   for (int i = 0; i < 3 || std::chrono::duration<double>(clock::now() - warm_start).count() < 0.05; ++i) {
-    unit_s = run_sample(1);
+    unit_s = run_sample(1, spec.blocking_kernel);
     if (i > 1000) break;
   }
   int units = spec.units_per_sample;
@@ -158,13 +178,14 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   TelemetrySampler telemetry(nvml);
   telemetry.start();
   const auto start = clock::now();
+  const double budget_s = spec.max_seconds > 0 ? std::min(spec.max_seconds, options.max_seconds) : options.max_seconds;
   while (true) {
-    m.unit_seconds.push_back(run_sample(units) / units);
+    m.unit_seconds.push_back(run_sample(units, spec.blocking_kernel) / units);
     const int n = static_cast<int>(m.unit_seconds.size());
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
     if (n >= options.max_samples) break;
     if (n >= options.min_samples &&
-        (coefficient_of_variation(m.unit_seconds) <= options.target_cv || elapsed >= options.max_seconds))
+        (coefficient_of_variation(m.unit_seconds) <= options.target_cv || elapsed >= budget_s))
       break;
   }
   m.telemetry = telemetry.stop();

@@ -73,19 +73,27 @@ class Stream {
 // A kernel that spins on a host-mapped flag: work queued behind it starts back to back once the
 // host releases it, so the first launch's latency is not inside the timed region (nvbandwidth's
 // method). It gives up after a timeout so a host that never releases cannot hang the GPU.
+// Sharp edges (nvbench's blocking_kernel documents the same): nothing queued behind it may need the
+// GPU to make progress before the host returns — a kernel's first launch under lazy module loading
+// (CUDA 12.2+ default) may synchronise the context, a full launch queue blocks the host, and any
+// synchronising call (cudaMalloc, cudaFree, a pageable cudaMemcpy) waits for the spinner. Each
+// of those costs the timeout and fails the sample; measure() primes every kernel before blocking.
 class BlockingKernel {
  public:
   BlockingKernel();
-  ~BlockingKernel();
+  ~BlockingKernel();  // releases a spinner still waiting and waits for its stream before freeing the flag
   BlockingKernel(const BlockingKernel&) = delete;
   BlockingKernel& operator=(const BlockingKernel&) = delete;
-  void block(cudaStream_t stream, double timeout_s = 5.0);
+  void block(cudaStream_t stream, double timeout_s = kDefaultTimeoutS);
   void release();
   bool timed_out() const;
+  static constexpr double kDefaultTimeoutS = 5.0;
 
  private:
   volatile int* flag_ = nullptr;
   volatile int* timed_out_ = nullptr;
+  cudaStream_t last_stream_ = nullptr;
+  bool blocking_ = false;
 };
 
 using Enqueue = std::function<void(cudaStream_t)>;
@@ -95,7 +103,10 @@ struct MeasureSpec {
   Enqueue before_sample;        // optional, outside the timed region (an L2 flush, input rotation)
   bool blocking_kernel = true;  // queue the sample behind a BlockingKernel (after one unblocked unit)
   int units_per_sample = 0;     // 0: as many as make a sample last Options::min_sample_seconds
+  // At most this many units behind the blocking kernel: each unit is one or a few launches, and the
+  // launch queue is finite (a full queue blocks the host that has to release the blocker).
   int max_units_per_sample = 200;
+  double max_seconds = 0;  // > 0: a tighter sampling budget than Options::max_seconds (sweep points)
 };
 
 struct Measurement {
@@ -107,7 +118,8 @@ struct Measurement {
 };
 
 // One unit unblocked (it loads the kernels the work launches: under lazy loading a first launch behind
-// the spinning blocker could wait out its timeout), warm-up, then samples. Throws on any CUDA error.
+// the spinning blocker could wait out its timeout), warm-up, then samples. Throws on any CUDA error
+// and on a blocking-kernel timeout.
 Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options& options,
                     const std::shared_ptr<nvml::Device>& nvml);
 

@@ -1,0 +1,113 @@
+// GPU checks of the timing harness: the blocking kernel times out when never released and its
+// destructor frees a spinner left waiting; measure() primes a never-launched kernel before it queues
+// work behind the spinner, counts every unit it ran, and keeps to a case's own sampling budget.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "gpu_test.hpp"
+#include "harness/measure.hpp"
+
+namespace ceilings::bench {
+namespace {
+
+using wall = std::chrono::steady_clock;
+
+double seconds_since(wall::time_point t) { return std::chrono::duration<double>(wall::now() - t).count(); }
+
+// Launched for the first time inside measure(): under lazy loading its module is loaded then.
+__global__ void count_once_kernel(unsigned long long* count) { *count += 1; }
+
+// Roughly `ns` of GPU time, then one count.
+__global__ void sleep_then_count_kernel(unsigned long long* count, unsigned ns) {
+  for (unsigned slept = 0; slept < ns; slept += 1000) __nanosleep(1000);
+  *count += 1;
+}
+
+unsigned long long read_count(const DeviceBuffer<unsigned long long>& count, cudaStream_t s) {
+  unsigned long long h = 0;
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&h, count.get(), sizeof h, cudaMemcpyDeviceToHost, s));
+  CEILINGS_CUDA_CHECK(cudaStreamSynchronize(s));
+  return h;
+}
+
+TEST(BlockingKernelGpu, TimesOutWhenNeverReleasedAndNotWhenReleased) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  BlockingKernel blocker;
+  const auto t0 = wall::now();
+  blocker.block(s.get(), 0.05);
+  s.sync();  // nobody releases it: the spinner gives up after 50 ms
+  EXPECT_TRUE(blocker.timed_out());
+  EXPECT_LT(seconds_since(t0), 2.0);
+  blocker.block(s.get(), 5.0);
+  blocker.release();
+  s.sync();
+  EXPECT_FALSE(blocker.timed_out());
+  CEILINGS_CUDA_CHECK(cudaGetLastError());
+}
+
+TEST(BlockingKernelGpu, DestructorReleasesASpinnerAndWaitsForIt) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  DeviceBuffer<unsigned long long> count(1);
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), s.get()));
+  count_once_kernel<<<1, 1, 0, s.get()>>>(count.get());  // loaded before anything waits behind a spinner
+  s.sync();
+  const auto t0 = wall::now();
+  {
+    BlockingKernel blocker;
+    blocker.block(s.get(), 5.0);
+    count_once_kernel<<<1, 1, 0, s.get()>>>(count.get());
+    CEILINGS_LAUNCH_CHECK();
+  }  // as when a case throws between block() and release()
+  EXPECT_LT(seconds_since(t0), 2.0) << "the destructor waited for the 5 s timeout instead of releasing";
+  EXPECT_EQ(read_count(count, s.get()), 2u);
+}
+
+TEST(MeasureGpu, PrimesANewKernelAndCountsEveryUnit) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  DeviceBuffer<unsigned long long> count(1);
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), s.get()));
+  s.sync();
+  Options o;
+  o.min_samples = 3;
+  o.max_samples = 5;
+  MeasureSpec spec;
+  spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 20000); };
+  const auto t0 = wall::now();
+  const Measurement m = measure(s.get(), spec, o, nullptr);
+  // Without priming, the kernel's first launch (lazy loading) could wait behind the spinner for the
+  // 5 s timeout and make measure() throw.
+  EXPECT_LT(seconds_since(t0), 4.0);
+  EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
+  EXPECT_GE(m.unit_seconds.size(), 3u);
+  EXPECT_LE(m.unit_seconds.size(), 5u);
+  EXPECT_GT(m.median_s, 10e-6);  // each unit sleeps ~20 us on the GPU
+  EXPECT_LT(m.median_s, 10e-3);
+}
+
+TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  DeviceBuffer<unsigned long long> count(1);
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), s.get()));
+  s.sync();
+  Options o;
+  o.min_samples = 2;
+  o.max_samples = 100000;
+  o.max_seconds = 20;
+  o.target_cv = 0;  // never converges: only the budget stops sampling
+  MeasureSpec spec;
+  spec.max_seconds = 0.2;
+  spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 100000); };
+  const auto t0 = wall::now();
+  const Measurement m = measure(s.get(), spec, o, nullptr);
+  EXPECT_LT(seconds_since(t0), 3.0) << "sampling ran past the case's 0.2 s budget";
+  EXPECT_GE(m.unit_seconds.size(), 2u);
+  EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
+}
+
+}  // namespace
+}  // namespace ceilings::bench
