@@ -168,7 +168,9 @@ __global__ void fill_float_kernel(float4* dst, std::size_t n, std::uint32_t seed
 
 constexpr int kUtilityBlocks = 1024, kUtilityThreads = 256;
 
-// Dispatch a runtime (unroll, hint) to the template instance.
+// Dispatch a runtime (unroll, hint) to the template instance. A shape no instance matches is not
+// silently dropped: it becomes a launch with an invalid configuration, so the caller's launch check
+// reports it (a dropped launch would time nothing and fail only at verification, or not at all).
 template <template <int, int> class Launch, class... Args>
 void dispatch(const StreamShape& s, Args&&... args) {
 #define CEILINGS_HBM_CASE(U, H) \
@@ -178,6 +180,19 @@ void dispatch(const StreamShape& s, Args&&... args) {
   CEILINGS_HBM_UNROLLS(0) CEILINGS_HBM_UNROLLS(1) CEILINGS_HBM_UNROLLS(2)
 #undef CEILINGS_HBM_UNROLLS
 #undef CEILINGS_HBM_CASE
+  Launch<1, 0>::run(StreamShape{0, 0, 1, 0}, args...);  // blocks = 0: cudaErrorInvalidConfiguration
+}
+
+// Blocks of the shape's kernel instance one SM holds at once (registers decide it for the wide
+// unrolls: triad with 8 vectors in flight needs ~96 registers a thread), 0 when it cannot launch.
+template <class Kernel>
+int resident_blocks(Kernel kernel, int threads) {
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return blocks;
 }
 
 template <int U, int H>
@@ -185,18 +200,21 @@ struct ReadLaunch {
   static void run(const StreamShape& s, const uint4* src, std::size_t n, std::uint32_t* sum, cudaStream_t st) {
     read_kernel<U, H><<<s.blocks, s.threads, 0, st>>>(src, n, sum);
   }
+  static int resident(const StreamShape& s) { return resident_blocks(read_kernel<U, H>, s.threads); }
 };
 template <int U, int H>
 struct WriteLaunch {
   static void run(const StreamShape& s, uint4* dst, std::size_t n, std::uint32_t seed, cudaStream_t st) {
     write_kernel<U, H><<<s.blocks, s.threads, 0, st>>>(dst, n, seed);
   }
+  static int resident(const StreamShape& s) { return resident_blocks(write_kernel<U, H>, s.threads); }
 };
 template <int U, int H>
 struct CopyLaunch {
   static void run(const StreamShape& s, uint4* dst, const uint4* src, std::size_t n, cudaStream_t st) {
     copy_kernel<U, H><<<s.blocks, s.threads, 0, st>>>(dst, src, n);
   }
+  static int resident(const StreamShape& s) { return resident_blocks(copy_kernel<U, H>, s.threads); }
 };
 template <int U, int H>
 struct TriadLaunch {
@@ -204,9 +222,33 @@ struct TriadLaunch {
                   cudaStream_t st) {
     triad_kernel<U, H><<<s.blocks, s.threads, 0, st>>>(a, b, c, k, n);
   }
+  static int resident(const StreamShape& s) { return resident_blocks(triad_kernel<U, H>, s.threads); }
 };
 
+template <template <int, int> class Launch>
+int dispatch_resident(const StreamShape& s) {
+#define CEILINGS_HBM_CASE(U, H) \
+  if (s.unroll == U && s.hint == H) return Launch<U, H>::resident(s);
+#define CEILINGS_HBM_UNROLLS(H) \
+  CEILINGS_HBM_CASE(1, H) CEILINGS_HBM_CASE(2, H) CEILINGS_HBM_CASE(4, H) CEILINGS_HBM_CASE(8, H)
+  CEILINGS_HBM_UNROLLS(0) CEILINGS_HBM_UNROLLS(1) CEILINGS_HBM_UNROLLS(2)
+#undef CEILINGS_HBM_UNROLLS
+#undef CEILINGS_HBM_CASE
+  return 0;
+}
+
 }  // namespace
+
+int stream_resident_blocks_per_sm(StreamOp op, const StreamShape& s) {
+  if (!valid_stream_shape(StreamShape{1, s.threads, s.unroll, s.hint})) return 0;
+  switch (op) {
+    case StreamOp::kRead: return dispatch_resident<ReadLaunch>(s);
+    case StreamOp::kWrite: return dispatch_resident<WriteLaunch>(s);
+    case StreamOp::kCopy: return dispatch_resident<CopyLaunch>(s);
+    case StreamOp::kTriad: return dispatch_resident<TriadLaunch>(s);
+  }
+  return 0;
+}
 
 bool valid_stream_shape(const StreamShape& s) {
   const bool unroll_ok = s.unroll == 1 || s.unroll == 2 || s.unroll == 4 || s.unroll == 8;

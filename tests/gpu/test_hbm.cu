@@ -88,6 +88,30 @@ TEST(HbmVerification, DetectsACorruptedWord) {
   EXPECT_EQ(pattern_mismatches(a.get(), n, 9u, stream.get()), 1u);
 }
 
+TEST(HbmShapes, GridsAreOneWaveOfResidentBlocks) {
+  CEILINGS_REQUIRE_GPU();
+  // The read kernel with two vectors in flight needs few registers: 2048 threads per SM fit.
+  EXPECT_EQ(k::stream_resident_blocks_per_sm(k::StreamOp::kRead, {1, 256, 2, 1}), 8);
+  // Triad with eight vectors in flight (two inputs) needs ~96 registers a thread: far fewer blocks
+  // are resident than full occupancy asks for, and 1024-thread blocks cannot launch at all.
+  const int triad = k::stream_resident_blocks_per_sm(k::StreamOp::kTriad, {1, 256, 8, 1});
+  EXPECT_GE(triad, 1);
+  EXPECT_LT(triad, 8);
+  EXPECT_EQ(k::stream_resident_blocks_per_sm(k::StreamOp::kTriad, {1, 1024, 8, 2}), 0);
+  EXPECT_EQ(k::stream_resident_blocks_per_sm(k::StreamOp::kCopy, {1, 256, 3, 1}), 0);  // no such unroll
+}
+
+TEST(HbmShapes, AShapeWithNoKernelIsALaunchError) {
+  CEILINGS_REQUIRE_GPU();
+  bench::Stream stream;
+  bench::DeviceBuffer<uint4> a(1024);
+  bench::DeviceBuffer<std::uint32_t> sum(1);
+  cudaGetLastError();
+  k::hbm_read(a.get(), 1024, sum.get(), k::StreamShape{8, 256, 3, 1}, stream.get());  // unroll 3: no instance
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  stream.sync();
+}
+
 TEST(BenchSmoke, MeasureWritesAVerifiedHbmProfile) {
   CEILINGS_REQUIRE_GPU();
   const std::string dir = ceilings::test::scratch_dir("gpu_bench_smoke");
