@@ -18,10 +18,19 @@ namespace ceilings::bench {
 namespace {
 
 namespace k = ceilings::kernels;
-constexpr std::size_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
 
 constexpr std::uint32_t kStrideBytes = 128;  // one L2 line per slot: every load is a new line
 constexpr int kChaseLoads = 16384;           // dependent loads per launch
+// Sweep points up to this size are timed twice (kChaseLoads and 2 x kChaseLoads per launch) and
+// the difference is the latency: each launch starts with an invalidated L1, so its first lap of a
+// small set pays L2 latency (up to ~2048 lines, an eighth of a launch), which the difference
+// cancels together with the launch gap. Beyond a few MiB that cold start is below 1%.
+constexpr std::size_t kDifferenceUpTo = 4u << 20;
+constexpr double kSweepSeconds = 0.3;        // sampling budget of a sweep point (detail, not a ceiling)
+// Largest pointer-chase set: word offsets are 32-bit (16 GiB), and past a few GiB the host walk that
+// builds and checks the chain takes seconds.
+constexpr std::size_t kMaxChaseBytes = std::size_t{8} << 30;
 constexpr int kLaunches = 1000;              // empty kernels per unit (stream and graph)
 constexpr int kQueuedLaunches = 256;         // kernels queued behind the blocking kernel (the launch queue is finite)
 constexpr int kSmallCopies = 100;            // small copies per unit
@@ -71,26 +80,54 @@ void run_chase(benchmark::State& state, ChaseKind kind, std::size_t working_set)
     const std::uint64_t warm_loads = (warm + kChaseLoads - 1) / kChaseLoads * kChaseLoads;
     CEILINGS_LAUNCH_CHECK();
     stream.sync();
+    const bool difference = kind == ChaseKind::kSweep && working_set <= kDifferenceUpTo;
     MeasureSpec spec;
-    spec.work = [&](cudaStream_t s) { k::pointer_chase(chain.get(), position.get(), kChaseLoads, l1, s); };
-    const Measurement m = run_measurement(state, stream.get(), spec);
+    if (kind == ChaseKind::kSweep) spec.max_seconds = kSweepSeconds;
+    Measurement short_m;  // the kChaseLoads-per-launch measurement of a difference point
+    if (difference) {
+      spec.work = [&](cudaStream_t s) { k::pointer_chase(chain.get(), position.get(), kChaseLoads, l1, s); };
+      short_m = measure(stream.get(), spec, ctx.options, ctx.nvml);
+    }
+    const int loads = difference ? 2 * kChaseLoads : kChaseLoads;
+    spec.work = [&](cudaStream_t s) { k::pointer_chase(chain.get(), position.get(), loads, l1, s); };
+    Measurement m = run_measurement(state, stream.get(), spec);
     CEILINGS_LAUNCH_CHECK();
     std::uint32_t got = 0;
     CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, position.get(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
     stream.sync();
-    const std::uint64_t steps = warm_loads + static_cast<std::uint64_t>(m.total_units) * kChaseLoads;
+    const std::uint64_t steps = warm_loads + static_cast<std::uint64_t>(short_m.total_units) * kChaseLoads +
+                                static_cast<std::uint64_t>(m.total_units) * static_cast<std::uint64_t>(loads);
     const std::uint32_t want = chase_position(next, 0, steps) * (kStrideBytes / 4);
     state.counters["working_set_bytes"] = static_cast<double>(working_set);
     state.counters["stride_bytes"] = kStrideBytes;
     state.counters["l1_loads"] = l1 ? 1 : 0;
     state.counters["l2_bytes"] = static_cast<double>(ctx.l2_bytes);
     if (kind == ChaseKind::kSweep) state.counters["candidate"] = 0;
-    const Measurement per_load = per_op(m, kChaseLoads);
+    bool ok = got == want;
+    std::string why = "pointer chase ended at word " + std::to_string(got) + ", the host walk at " +
+                      std::to_string(want) + " after " + std::to_string(steps) + " loads";
+    Measurement per_load;
+    if (difference) {
+      // latency = (T(2N) - T(N)) / N per launch; the fixed part T(N) - N * latency is the launch gap
+      // plus the cold-L1 lap, reported beside it.
+      per_load = m;
+      for (double& t : per_load.unit_seconds) t = (t - short_m.median_s) / kChaseLoads;
+      per_load.median_s = (m.median_s - short_m.median_s) / kChaseLoads;
+      per_load.cv = coefficient_of_variation(per_load.unit_seconds);
+      state.counters["timing"] = 2;  // 2: difference of two launch lengths; 1: one length
+      state.counters["fixed_per_launch_s"] = short_m.median_s - kChaseLoads * per_load.median_s;
+      if (ok && !(per_load.median_s > 0)) {
+        ok = false;
+        why = "a launch of " + std::to_string(2 * kChaseLoads) + " loads was not slower than one of " +
+              std::to_string(kChaseLoads) + ": no latency to report";
+      }
+    } else {
+      per_load = per_op(m, loads);
+      state.counters["timing"] = 1;
+    }
     if (m.telemetry.available && m.telemetry.sm_clock_hz_median > 0)
       state.counters["sm_cycles_per_load"] = per_load.median_s * m.telemetry.sm_clock_hz_median;
-    report_latency(state, per_load, got == want,
-                   "pointer chase ended at word " + std::to_string(got) + ", the host walk at " + std::to_string(want) +
-                       " after " + std::to_string(steps) + " loads");
+    report_latency(state, per_load, ok, why);
   });
 }
 
@@ -197,6 +234,7 @@ void run_small_copy(benchmark::State& state, bool h2d, std::size_t bytes, bool c
     };
     MeasureSpec spec;
     spec.units_per_sample = 1;
+    if (!candidate) spec.max_seconds = kSweepSeconds;
     spec.work = [&](cudaStream_t s) {
       for (int i = 0; i < kSmallCopies; ++i) copy(s);
     };
@@ -232,7 +270,7 @@ std::size_t g_hbm_working_set = 0;  // --ceilings_latency_hbm_bytes
 void add_options(CLI::App& app) {
   app.add_option("--ceilings_latency_hbm_bytes", g_hbm_working_set,
                  "Pointer-chase working set for latency.hbm (default: the larger of 8x L2 and 512 MiB)")
-      ->check(CLI::Range(static_cast<std::size_t>(1) << 20, static_cast<std::size_t>(1) << 36));
+      ->check(CLI::Range(static_cast<std::size_t>(1) << 20, kMaxChaseBytes));
 }
 
 void register_cases(const Context& ctx) {
@@ -240,15 +278,19 @@ void register_cases(const Context& ctx) {
   // Ceilings: a working set well inside the L2 (a quarter of it) and one far beyond it.
   std::size_t hbm_set = g_hbm_working_set ? g_hbm_working_set : std::max<std::size_t>(8 * l2, 512 * MiB);
   hbm_set = std::min<std::size_t>(hbm_set, static_cast<std::size_t>(0.4 * static_cast<double>(ctx.free_bytes)));
-  hbm_set = hbm_set / kStrideBytes * kStrideBytes;
+  hbm_set = std::min(hbm_set, kMaxChaseBytes) / kStrideBytes * kStrideBytes;
+  // A quarter of the L2: inside the partition near the chasing SM on Hopper (H100's L2 latency steps
+  // up past about half its size, where lines come from the far partition).
   const std::size_t l2_set = l2 / 4 / kStrideBytes * kStrideBytes;
   auto chase = [](const std::string& name, ChaseKind kind, std::size_t ws) {
     configure(benchmark::RegisterBenchmark(name.c_str(), [kind, ws](benchmark::State& st) { run_chase(st, kind, ws); }));
   };
   chase("latency/l2/working_set:" + std::to_string(l2_set), ChaseKind::kL2, l2_set);
-  // The sweep (L1-cacheable loads) lands in latency.hbm's detail: its steps are L1, L2, then HBM.
-  const auto sweep = geometric_sizes(16 * KiB, std::min<std::size_t>(ctx.options.quick ? 256 * MiB : GiB, hbm_set),
-                                     ctx.options.quick ? 4 : 2);
+  // The sweep (L1-cacheable loads) lands in latency.hbm's detail: its steps are L1, the near and the
+  // far L2 partition, then HBM. It stops at the latency.hbm set, which is already past the L2.
+  const std::size_t sweep_last = std::min<std::size_t>(ctx.options.quick ? 256 * MiB : 512 * MiB, hbm_set);
+  const auto sweep = sweep_last >= 16 * KiB ? geometric_sizes(16 * KiB, sweep_last, ctx.options.quick ? 4 : 2)
+                                            : std::vector<std::size_t>{};
   for (std::size_t ws : sweep) chase("latency/hbm/working_set:" + std::to_string(ws) + "/l1:1", ChaseKind::kSweep, ws);
   chase("latency/hbm/working_set:" + std::to_string(hbm_set), ChaseKind::kHbm, hbm_set);
 

@@ -75,13 +75,17 @@ __global__ void write_chain_kernel(std::uint32_t* chain, const std::uint32_t* ne
     chain[i * stride_words] = next[i] * stride_words;
 }
 
+// The L1 variant is a plain weak load (SASS LDG.E, cached in L1 by default on sm_70+). Not
+// ld.global.ca: ptxas for sm_90 turns an explicit .ca into LDG.E.STRONG.SM, a CTA-scope strong
+// load, which need not be served by the L1 the sweep is meant to show. .cg becomes
+// LDG.E.STRONG.GPU: L2 is the point of coherence for it, so it never hits L1.
 template <bool L1>
 __global__ void chase_kernel(const std::uint32_t* chain, std::uint32_t* position, int loads) {
   std::uint32_t at = *position;
 #pragma unroll 8
   for (int i = 0; i < loads; ++i) {
     if constexpr (L1)
-      asm volatile("ld.global.ca.u32 %0, [%1];" : "=r"(at) : "l"(chain + at));
+      asm volatile("ld.global.u32 %0, [%1];" : "=r"(at) : "l"(chain + at));
     else
       asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(at) : "l"(chain + at));
   }

@@ -34,6 +34,45 @@ TEST(LatencyGpu, PointerChaseEndsWhereTheHostWalkEnds) {
   EXPECT_EQ(got, chase_position(next, 0, 2 * (777 + 12000)) * stride_words);
 }
 
+// The sweep's L1 variant must be served by L1: a 64 KiB set chased with it is several times faster
+// than with L2-only loads (published Hopper figures: ~34 against ~265 cycles). An explicit
+// ld.global.ca compiles to a CTA-scope strong load on sm_90, which this would catch if it missed L1.
+TEST(LatencyGpu, TheL1ChaseHitsL1) {
+  CEILINGS_REQUIRE_GPU();
+  constexpr std::size_t slots = 512;  // 64 KiB at one 128-byte line per slot
+  constexpr std::uint32_t stride_words = 32;
+  constexpr int loads = 1 << 18;
+  const auto next = pointer_chase_cycle(slots, 7);
+  Stream s;
+  DeviceBuffer<std::uint32_t> chain(slots * stride_words), next_dev(slots), pos(1);
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(next_dev.get(), next.data(), slots * 4, cudaMemcpyHostToDevice, s.get()));
+  kernels::write_chase_chain(chain.get(), next_dev.get(), slots, stride_words, s.get());
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(pos.get(), 0, 4, s.get()));
+  cudaEvent_t a, b;
+  CEILINGS_CUDA_CHECK(cudaEventCreate(&a));
+  CEILINGS_CUDA_CHECK(cudaEventCreate(&b));
+  float ms[2] = {};
+  for (bool l1 : {true, false}) {
+    kernels::pointer_chase(chain.get(), pos.get(), 4096, l1, s.get());  // loads the kernel, warms L2
+    CEILINGS_CUDA_CHECK(cudaEventRecord(a, s.get()));
+    kernels::pointer_chase(chain.get(), pos.get(), loads, l1, s.get());
+    CEILINGS_CUDA_CHECK(cudaEventRecord(b, s.get()));
+    s.sync();
+    CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms[l1 ? 0 : 1], a, b));
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  CEILINGS_LAUNCH_CHECK();
+  std::uint32_t got = 0;
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, pos.get(), 4, cudaMemcpyDeviceToHost, s.get()));
+  s.sync();
+  EXPECT_EQ(got, chase_position(next, 0, 2 * (4096 + loads)) * stride_words);
+  EXPECT_LT(ms[0], 0.5f * ms[1]) << "L1 chase " << ms[0] << " ms, L2-only chase " << ms[1] << " ms";
+  const double l1_ns = ms[0] * 1e6 / loads;
+  EXPECT_GT(l1_ns, 5.0);   // no cache answers a dependent load in under 5 ns
+  EXPECT_LT(l1_ns, 80.0);  // an L1 hit is ~20 ns on Hopper at boost clock
+}
+
 TEST(LatencyGpu, EveryEmptyLaunchRuns) {
   CEILINGS_REQUIRE_GPU();
   Stream s;
@@ -69,6 +108,29 @@ TEST(LatencyGpu, BenchLaunchLatencyIsSane) {
     ++seen;
   }
   EXPECT_EQ(seen, 3);
+}
+
+// The sweep's small points are timed as the difference of two launch lengths; an L1-resident point
+// lands in the L1 range, an L2-sized one well above it, and both are verified.
+TEST(LatencyGpu, BenchSweepShowsTheL1Step) {
+  CEILINGS_REQUIRE_GPU();
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--benchmark_format=json",
+                                    "--benchmark_filter=^latency/hbm/working_set:(16384|4194304)/l1:1$"},
+                                   {}, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  double l1 = 0, l2 = 0;
+  for (const auto& b : j.at("benchmarks")) {
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+    EXPECT_EQ(b.at("timing").get<double>(), 2.0) << b.dump();
+    EXPECT_EQ(b.at("candidate").get<double>(), 0.0);
+    const std::string name = b.at("name");
+    (name.find("working_set:16384/") != std::string::npos ? l1 : l2) = b.at("latency_s").get<double>();
+  }
+  EXPECT_GT(l1, 5e-9);
+  EXPECT_LT(l1, 80e-9);
+  EXPECT_GT(l2, 2 * l1) << "a 4 MiB set (L2) is not slower than a 16 KiB one (L1)";
+  EXPECT_LT(l2, 1e-6);
 }
 
 }  // namespace

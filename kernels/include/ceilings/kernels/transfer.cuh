@@ -31,8 +31,9 @@ std::size_t smem_read_bytes_per_block(int threads);
 void write_chase_chain(std::uint32_t* chain, const std::uint32_t* next, std::size_t slots, std::uint32_t stride_words,
                        cudaStream_t stream);
 // One thread follows `loads` dependent loads starting from the word offset in *position and stores
-// where it ended back there (so launches continue the walk). l1 = true: loads may hit L1
-// (ld.global.ca); false: L2 and beyond only (ld.global.cg).
+// where it ended back there (so launches continue the walk). l1 = true: loads may hit L1 (plain
+// ld.global, SASS LDG.E); false: L2 and beyond only (ld.global.cg, SASS LDG.E.STRONG.GPU).
+// Word offsets are 32-bit: the chain must stay below 16 GiB.
 void pointer_chase(const std::uint32_t* chain, std::uint32_t* position, int loads, bool l1, cudaStream_t stream);
 
 // A kernel that does (almost) nothing: what a launch costs. One thread adds 1 to *launches (when not
