@@ -93,8 +93,11 @@ void register_cases(const Context& ctx) {
     double fraction;
     int blocks_per_sm, threads;
   };
-  std::vector<L2Case> l2 = ctx.options.quick ? std::vector<L2Case>{{0.5, 2, 1024}}
-                                             : std::vector<L2Case>{{0.25, 2, 1024}, {0.5, 2, 1024}, {0.5, 4, 512}};
+  // A quarter of the L2 stays inside each Hopper L2 partition (H100's pointer-chase latency steps up
+  // past about half the L2, where lines come from the far partition): that is the hot case. Half the
+  // L2 is kept as a variant that shows the partition effect; the best variant is the ceiling.
+  std::vector<L2Case> l2 = ctx.options.quick ? std::vector<L2Case>{{0.25, 2, 1024}}
+                                             : std::vector<L2Case>{{0.25, 2, 1024}, {0.25, 4, 512}, {0.5, 2, 1024}};
   for (const L2Case& c : l2) {
     const std::string name = "l2/read/l2_fraction:" + std::to_string(c.fraction).substr(0, 4) +
                              "/bpsm:" + std::to_string(c.blocks_per_sm) + "/threads:" + std::to_string(c.threads);
