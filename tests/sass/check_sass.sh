@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Checks that the cache hints and load kinds the memory kernels ask for in PTX become the sm_90
+# machine instructions they are meant to be (ptxas maps some PTX qualifiers in surprising ways:
+# an explicit ld.global.ca becomes a CTA-scope strong load, for instance), and that no kernel spills.
+# Usage: check_sass.sh <libceilings_kernels.a or object> [cuda bin dir]. Exit 77 (skipped) without cuobjdump.
+set -uo pipefail
+lib=$1
+cuda_bin=${2:-}
+cuobjdump=$(command -v cuobjdump || true)
+[ -z "$cuobjdump" ] && [ -n "$cuda_bin" ] && [ -x "$cuda_bin/cuobjdump" ] && cuobjdump=$cuda_bin/cuobjdump
+if [ -z "$cuobjdump" ]; then echo "cuobjdump not found: SASS check skipped"; exit 77; fi
+sass=$(mktemp)
+trap 'rm -f "$sass"' EXIT
+if ! "$cuobjdump" --dump-sass "$lib" >"$sass" 2>&1; then
+  # cuobjdump needs nvdisasm beside it; a toolkit without one cannot run this check.
+  if grep -q "nvdisasm" "$sass"; then echo "nvdisasm not found: SASS check skipped"; exit 77; fi
+  cat "$sass"; exit 1
+fi
+if ! grep -q "arch = sm_90" "$sass"; then echo "no sm_90 machine code in $lib: SASS check skipped"; exit 77; fi
+
+fail=0
+# The SASS of every function whose mangled name matches $1 (sm_90 only).
+function_sass() {
+  awk -v pat="$1" '/arch = sm_/{sm90 = ($0 ~ /sm_90/)} /Function : /{p = sm90 && ($0 ~ pat)} p' "$sass"
+}
+expect() {  # expect <function regex> <instruction regex> <what it means>
+  local body
+  body=$(function_sass "$1")  # not piped into grep -q: with pipefail, awk's SIGPIPE would read as a miss
+  if [ -z "$body" ]; then echo "FAIL: no function matches $1"; fail=1; return; fi
+  if ! grep -qE "$2" <<<"$body"; then
+    echo "FAIL: $1 has no $2 ($3)"; fail=1
+  else
+    echo "ok:   $1 has $2"
+  fi
+}
+expect_not() {  # expect_not <function regex> <instruction regex> <why>
+  local body
+  body=$(function_sass "$1")
+  if [ -z "$body" ]; then echo "FAIL: no function matches $1"; fail=1; return; fi
+  if grep -qE "$2" <<<"$body"; then
+    echo "FAIL: $1 has $2 ($3)"; fail=1
+  else
+    echo "ok:   $1 has no $2"
+  fi
+}
+
+# HBM streaming: hint 1 = evict-first loads and stores, hint 2 = non-coherent L1-no-allocate loads
+# with a 256-byte L2 prefetch; every access 16 bytes wide.
+for u in 2 4 8; do
+  expect "11read_kernelILi${u}ELi1E" "LDG\.E\.EF\.128" "streaming 16-byte load"
+  expect "11read_kernelILi${u}ELi2E" "LDG\.E\.NA\.LTC256B\.128\.CONSTANT" "L1 no-allocate + L2 256B prefetch load"
+  expect "11copy_kernelILi${u}ELi1E" "STG\.E\.EF\.128" "streaming 16-byte store"
+  expect "12write_kernelILi${u}ELi1E" "STG\.E\.EF\.128" "streaming 16-byte store"
+  expect "12triad_kernelILi${u}ELi2E" "LDG\.E\.NA\.LTC256B\.128\.CONSTANT" "prefetching load"
+done
+expect_not "(read|write|copy|triad)_kernel" "(LDL|STL)" "register spills to local memory"
+# l2.read: 16-byte loads that bypass L1 (L2 is the point of coherence of a .cg load).
+expect "14l2_read_kernel" "LDG\.E\.128\.STRONG\.GPU" "L2-only 16-byte load"
+# smem.read: 16-byte shared-memory loads.
+expect "16smem_read_kernel" "LDS\.128" "16-byte shared-memory load"
+# Pointer chase: the sweep's loads must be plain (L1-cached) loads, the ceilings' L2-only ones.
+expect "12chase_kernelILb1E" "LDG\.E " "plain L1-cacheable load"
+expect_not "12chase_kernelILb1E" "LDG\.E\.STRONG" "a strong load need not hit L1"
+expect "12chase_kernelILb0E" "LDG\.E\.STRONG\.GPU" "L2-only load"
+exit $fail
