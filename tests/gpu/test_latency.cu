@@ -115,11 +115,12 @@ TEST(LatencyGpu, BenchLaunchLatencyIsSane) {
 TEST(LatencyGpu, BenchSweepShowsTheL1Step) {
   CEILINGS_REQUIRE_GPU();
   const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--benchmark_format=json",
-                                    "--benchmark_filter=^latency/hbm/working_set:(16384|4194304)/l1:1$"},
+                                    "--benchmark_filter=^latency/hbm/working_set:(16384|4194304)/l1:1(/|$)"},
                                    {}, 300);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   double l1 = 0, l2 = 0;
+  ASSERT_EQ(j.at("benchmarks").size(), 2u) << r.out;  // names end in /iterations:1/manual_time
   for (const auto& b : j.at("benchmarks")) {
     ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
     EXPECT_EQ(b.at("timing").get<double>(), 2.0) << b.dump();
