@@ -51,6 +51,7 @@ for u in 2 4 8; do
   expect "11read_kernelILi${u}ELi2E" "LDG\.E\.NA\.LTC256B\.128\.CONSTANT" "L1 no-allocate + L2 256B prefetch load"
   expect "11copy_kernelILi${u}ELi1E" "STG\.E\.EF\.128" "streaming 16-byte store"
   expect "12write_kernelILi${u}ELi1E" "STG\.E\.EF\.128" "streaming 16-byte store"
+  expect "12write_kernelILi${u}ELi0E" "STG\.E\.128" "plain 16-byte store"
   expect "12triad_kernelILi${u}ELi2E" "LDG\.E\.NA\.LTC256B\.128\.CONSTANT" "prefetching load"
 done
 expect_not "(read|write|copy|triad)_kernel" "(LDL|STL)" "register spills to local memory"
