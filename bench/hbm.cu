@@ -152,8 +152,9 @@ void register_cases(const Context& ctx) {
       if (op.op == Op::kWrite && s.hint == 2) s.hint = 0;
       const int want_per_sm = 2048 / s.threads;
       const int resident = k::stream_resident_blocks_per_sm(stream_op(op.op), k::StreamShape{1, s.threads, s.unroll, s.hint});
-      if (resident <= 0) continue;  // this instance cannot launch with that many threads per block
-      const int per_sm = std::min(want_per_sm, resident);
+      if (resident == 0) continue;  // this instance cannot launch with that many threads per block
+      // resident < 0: the query failed; keep the case so its launch reports why.
+      const int per_sm = resident < 0 ? want_per_sm : std::min(want_per_sm, resident);
       k::StreamShape shape{ctx.prop.multiProcessorCount * per_sm, s.threads, s.unroll, s.hint};
       const std::string name = std::string("hbm/") + op.name + "/threads:" + std::to_string(s.threads) +
                                "/bpsm:" + std::to_string(per_sm) + "/unroll:" + std::to_string(s.unroll) +

@@ -184,13 +184,15 @@ void dispatch(const StreamShape& s, Args&&... args) {
 }
 
 // Blocks of the shape's kernel instance one SM holds at once (registers decide it for the wide
-// unrolls: triad with 8 vectors in flight needs ~96 registers a thread), 0 when it cannot launch.
+// unrolls: triad with 8 vectors in flight needs ~96 registers a thread), 0 when it cannot launch,
+// -1 when the query itself failed (no kernel image for this device, ...): the caller then launches
+// anyway, so the failure is reported by the launch instead of the case silently disappearing.
 template <class Kernel>
 int resident_blocks(Kernel kernel, int threads) {
   int blocks = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0) != cudaSuccess) {
     cudaGetLastError();
-    return 0;
+    return -1;
   }
   return blocks;
 }

@@ -20,8 +20,9 @@ bool valid_stream_shape(const StreamShape& s);
 
 enum class StreamOp { kRead, kWrite, kCopy, kTriad };
 // Blocks of `shape.threads` threads of the op's kernel instance (shape.unroll, shape.hint) that one
-// SM holds at once; 0 when the shape is invalid or the instance cannot launch at that block size.
-// A grid of SMs x this is exactly one wave: more blocks per SM would run as later waves.
+// SM holds at once; 0 when the shape is invalid or the instance cannot launch at that block size;
+// -1 when the CUDA query failed. A grid of SMs x this is exactly one wave: more blocks per SM would
+// run as later waves.
 int stream_resident_blocks_per_sm(StreamOp op, const StreamShape& shape);
 
 // The pattern every buffer holds: 32-bit word w has value w * kPatternMul + seed (mod 2^32).
