@@ -69,8 +69,8 @@ TEST(LatencyGpu, TheL1ChaseHitsL1) {
   EXPECT_EQ(got, chase_position(next, 0, 2 * (4096 + loads)) * stride_words);
   EXPECT_LT(ms[0], 0.5f * ms[1]) << "L1 chase " << ms[0] << " ms, L2-only chase " << ms[1] << " ms";
   const double l1_ns = ms[0] * 1e6 / loads;
-  EXPECT_GT(l1_ns, 5.0);   // no cache answers a dependent load in under 5 ns
-  EXPECT_LT(l1_ns, 80.0);  // an L1 hit is ~20 ns on Hopper at boost clock
+  EXPECT_GT(l1_ns, 5.0);    // no cache answers a dependent load in under 5 ns
+  EXPECT_LT(l1_ns, 150.0);  // an L1 hit is ~40 cycles: 20 ns at boost clock, 150 ns even near idle clocks
 }
 
 TEST(LatencyGpu, EveryEmptyLaunchRuns) {
@@ -129,7 +129,7 @@ TEST(LatencyGpu, BenchSweepShowsTheL1Step) {
     (name.find("working_set:16384/") != std::string::npos ? l1 : l2) = b.at("latency_s").get<double>();
   }
   EXPECT_GT(l1, 5e-9);
-  EXPECT_LT(l1, 80e-9);
+  EXPECT_LT(l1, 150e-9);  // ~40 cycles: 20 ns at boost clock; the ratio below is the real check
   EXPECT_GT(l2, 2 * l1) << "a 4 MiB set (L2) is not slower than a 16 KiB one (L1)";
   EXPECT_LT(l2, 1e-6);
 }
