@@ -1,6 +1,7 @@
 // GPU checks of the timing harness: the blocking kernel times out when never released and its
-// destructor frees a spinner left waiting; measure() primes a never-launched kernel before it queues
-// work behind the spinner, counts every unit it ran, and keeps to a case's own sampling budget.
+// destructor frees a spinner left waiting; measure() counts every unit it ran and keeps to a case's
+// own sampling budget (test_transfer.cu checks the unblocked first unit). Time bounds leave room for
+// compute-sanitizer (device-check --sanitize), which slows module loads and launches.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,7 +16,6 @@ using wall = std::chrono::steady_clock;
 
 double seconds_since(wall::time_point t) { return std::chrono::duration<double>(wall::now() - t).count(); }
 
-// Launched for the first time inside measure(): under lazy loading its module is loaded then.
 __global__ void count_once_kernel(unsigned long long* count) { *count += 1; }
 
 // Roughly `ns` of GPU time, then one count.
@@ -39,7 +39,7 @@ TEST(BlockingKernelGpu, TimesOutWhenNeverReleasedAndNotWhenReleased) {
   blocker.block(s.get(), 0.05);
   s.sync();  // nobody releases it: the spinner gives up after 50 ms
   EXPECT_TRUE(blocker.timed_out());
-  EXPECT_LT(seconds_since(t0), 2.0);
+  EXPECT_LT(seconds_since(t0), 4.5);
   blocker.block(s.get(), 5.0);
   blocker.release();
   s.sync();
@@ -61,31 +61,8 @@ TEST(BlockingKernelGpu, DestructorReleasesASpinnerAndWaitsForIt) {
     count_once_kernel<<<1, 1, 0, s.get()>>>(count.get());
     CEILINGS_LAUNCH_CHECK();
   }  // as when a case throws between block() and release()
-  EXPECT_LT(seconds_since(t0), 2.0) << "the destructor waited for the 5 s timeout instead of releasing";
+  EXPECT_LT(seconds_since(t0), 4.5) << "the destructor waited for the 5 s timeout instead of releasing";
   EXPECT_EQ(read_count(count, s.get()), 2u);
-}
-
-TEST(MeasureGpu, PrimesANewKernelAndCountsEveryUnit) {
-  CEILINGS_REQUIRE_GPU();
-  Stream s;
-  DeviceBuffer<unsigned long long> count(1);
-  CEILINGS_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), s.get()));
-  s.sync();
-  Options o;
-  o.min_samples = 3;
-  o.max_samples = 5;
-  MeasureSpec spec;
-  spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 20000); };
-  const auto t0 = wall::now();
-  const Measurement m = measure(s.get(), spec, o, nullptr);
-  // Without priming, the kernel's first launch (lazy loading) could wait behind the spinner for the
-  // 5 s timeout and make measure() throw.
-  EXPECT_LT(seconds_since(t0), 4.0);
-  EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
-  EXPECT_GE(m.unit_seconds.size(), 3u);
-  EXPECT_LE(m.unit_seconds.size(), 5u);
-  EXPECT_GT(m.median_s, 10e-6);  // each unit sleeps ~20 us on the GPU
-  EXPECT_LT(m.median_s, 10e-3);
 }
 
 TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
@@ -104,7 +81,7 @@ TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
   spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 100000); };
   const auto t0 = wall::now();
   const Measurement m = measure(s.get(), spec, o, nullptr);
-  EXPECT_LT(seconds_since(t0), 3.0) << "sampling ran past the case's 0.2 s budget";
+  EXPECT_LT(seconds_since(t0), 8.0) << "sampling ran toward Options::max_seconds (20 s), past the case's 0.2 s";
   EXPECT_GE(m.unit_seconds.size(), 2u);
   EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
 }
