@@ -597,7 +597,7 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
                     ([](CLI::App& app) -> ceilings::cli::Runner {
   auto o = std::make_shared<MeasureOptions>();
   auto* device = app.add_option("--device", o->device, "CUDA device index")->check(CLI::NonNegativeNumber);
-  app.add_flag("--quick", o->quick, "A short pass (under a minute on an H200): fewer variants and samples");
+  app.add_flag("--quick", o->quick, "A short pass (meant to take under a minute on an H200): fewer variants and samples");
   auto* out = app.add_option("--out", o->out, "Profile file to write (default: <hostname>-gpu<N>.profile.json)");
   app.add_option("--filter", o->filter, "Only benchmarks matching this regex (Google Benchmark filter)");
   auto* timeout = app.add_option("--timeout", o->timeout_s,

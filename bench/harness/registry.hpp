@@ -20,7 +20,7 @@ namespace ceilings::bench {
 // Options every family shares (set from --ceilings_* flags; see bench/main.cpp).
 struct Options {
   int device = 0;
-  bool quick = false;          // --ceilings_quick: fewer variants and samples, under a minute in all
+  bool quick = false;          // --ceilings_quick: fewer variants and samples, meant to take under a minute in all
   int min_samples = 10;        // timed samples per configuration, at least
   int max_samples = 100;       // and at most
   double max_seconds = 1.0;    // time budget for the samples of one configuration
