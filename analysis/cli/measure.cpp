@@ -152,7 +152,7 @@ void keep_finished_cases(GpuRun& g, const std::string& checkpoint, const std::ve
   ceilings::Profile profile;
   std::set<std::string> finished;
   try {
-    const ceilings::json doc = ceilings::read_json_file(checkpoint);
+    const ceilings::json doc = ceilings::read_benchmark_json_file(checkpoint);
     for (const auto& b : doc.at("benchmarks")) finished.insert(b.at("name").get<std::string>());
     if (finished.empty()) return;
     profile = ceilings::profile_from_benchmark_json(doc);
@@ -297,7 +297,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   // 3. Profile: convert, then write both files atomically (the raw JSON by rename of its own temp).
   ceilings::Profile profile;
   try {
-    profile = ceilings::profile_from_benchmark_json(ceilings::read_json_file(tmp_json));
+    profile = ceilings::profile_from_benchmark_json(ceilings::read_benchmark_json_file(tmp_json));
   } catch (const ceilings::Error& e) {
     std::remove(tmp_json.c_str());
     g.state = GpuState::kFailed;

@@ -2,7 +2,9 @@
 #include "ceilings/bench_json.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <regex>
 #include <set>
 
@@ -99,6 +101,52 @@ bool better(const Candidate& a, const Candidate& b) {
 
 }  // namespace
 
+json parse_benchmark_json_text(const std::string& text, const std::string& what) {
+  // Google Benchmark writes a non-finite double as the bare token NaN, Infinity or -Infinity, which
+  // JSON has not: outside strings those become null (no valid JSON token contains these letters).
+  static const std::string tokens[] = {"-Infinity", "Infinity", "-NaN", "NaN"};
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size();) {
+    const char ch = text[i];
+    if (in_string) {
+      out += ch;
+      if (ch == '\\' && i + 1 < text.size()) {
+        out += text[i + 1];
+        i += 2;
+        continue;
+      }
+      in_string = ch != '"';
+      ++i;
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    bool replaced = false;
+    for (const std::string& t : tokens)
+      if (text.compare(i, t.size(), t) == 0) {
+        out += "null";
+        i += t.size();
+        replaced = true;
+        break;
+      }
+    if (!replaced) {
+      out += ch;
+      ++i;
+    }
+  }
+  return parse_json_text(out, what);
+}
+
+json read_benchmark_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot open '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError("cannot read '" + path + "'");
+  return parse_benchmark_json_text(text.str(), "'" + path + "'");
+}
+
 Profile profile_from_benchmark_json(const json& gb) {
   const Fields doc(gb, "");
   const Fields context = doc.object("context");
@@ -124,72 +172,84 @@ Profile profile_from_benchmark_json(const json& gb) {
   const json& benchmarks = doc.array("benchmarks");
   for (std::size_t i = 0; i < benchmarks.size(); ++i) {
     const std::string where = "benchmarks[" + std::to_string(i) + "]";
-    const Fields b(benchmarks[i], where);
-    if (b.optional_string("run_type").value_or("iteration") != "iteration") continue;  // GB aggregates
-    const std::string name = b.string("name");
-    const Parsed parsed = parse_name(name, where);
-    if (std::find(order.begin(), order.end(), parsed.ceiling) == order.end()) order.push_back(parsed.ceiling);
+    // One unusable entry is an error of its own case; the rest of the run still counts.
+    std::string subject = where;
+    try {
+      const Fields b(benchmarks[i], where);
+      if (b.optional_string("run_type").value_or("iteration") != "iteration") continue;  // GB aggregates
+      const std::string name = b.string("name");
+      subject = name;
+      const Parsed parsed = parse_name(name, where);
+      subject = parsed.ceiling;
+      if (std::find(order.begin(), order.end(), parsed.ceiling) == order.end()) order.push_back(parsed.ceiling);
 
-    const bool failed = b.optional_boolean("error_occurred").value_or(false);
-    if (failed) {
-      const std::string message = b.optional_string("error_message").value_or("failed without a message");
-      const std::string prefix = "unsupported:";
-      if (message.rfind(prefix, 0) == 0) {
-        std::string reason = message.substr(prefix.size());
-        reason.erase(0, reason.find_first_not_of(' '));
-        profile.skipped.push_back({parsed.ceiling, reason + " [" + parsed.run_name + "]"});
-      } else {
-        profile.errors.push_back({parsed.ceiling, message + " [" + parsed.run_name + "]"});
+      const bool failed = b.optional_boolean("error_occurred").value_or(false);
+      if (failed) {
+        const std::string message = b.optional_string("error_message").value_or("failed without a message");
+        const std::string prefix = "unsupported:";
+        if (message.rfind(prefix, 0) == 0) {
+          std::string reason = message.substr(prefix.size());
+          reason.erase(0, reason.find_first_not_of(' '));
+          profile.skipped.push_back({parsed.ceiling, reason + " [" + parsed.run_name + "]"});
+        } else {
+          profile.errors.push_back({parsed.ceiling, message + " [" + parsed.run_name + "]"});
+        }
+        continue;
       }
-      continue;
-    }
 
-    Candidate cand;
-    Ceiling& c = cand.ceiling;
-    cand.run_name = parsed.run_name;
-    c.name = parsed.ceiling;
-    const char* value_key = nullptr;
-    for (const ValueCounter& vc : kValueCounters)
-      if (b.has(vc.counter)) {
-        if (value_key) b.fail(vc.counter, "a benchmark reports exactly one value counter");
-        value_key = vc.counter;
-        c.unit = vc.unit;
+      Candidate cand;
+      Ceiling& c = cand.ceiling;
+      cand.run_name = parsed.run_name;
+      c.name = parsed.ceiling;
+      const char* value_key = nullptr;
+      for (const ValueCounter& vc : kValueCounters)
+        if (b.has(vc.counter)) {
+          if (value_key) b.fail(vc.counter, "a benchmark reports exactly one value counter");
+          value_key = vc.counter;
+          c.unit = vc.unit;
+        }
+      if (!value_key)
+        throw InputError(where + " (" + name +
+                         "): no value counter (bytes_per_second, flop_per_second, op_per_second or latency_s)");
+      c.value = b.number(value_key);
+      if (c.value <= 0) b.fail(value_key, "must be positive");
+      c.cv = b.number("cv");
+      c.samples = b.integer("samples", 1);
+      c.verified = b.number("verified") == 1.0;
+      if (!c.verified) b.fail("verified", "the benchmark did not verify its output; its number is not a result");
+      c.throttled = b.optional_number("throttled").value_or(0) != 0;
+      c.telemetry.available = b.optional_number("telemetry").value_or(0) != 0;
+      if (c.telemetry.available) {
+        c.telemetry.sm_clock_hz = b.number("sm_clock_hz");
+        c.telemetry.mem_clock_hz = b.number("mem_clock_hz");
+        c.telemetry.power_w = b.number("power_w");
+        c.telemetry.temp_c = b.number("temp_c", -273.15);
       }
-    if (!value_key)
-      throw InputError(where + " (" + name + "): no value counter (bytes_per_second, flop_per_second, op_per_second or latency_s)");
-    c.value = b.number(value_key);
-    if (c.value <= 0) b.fail(value_key, "must be positive");
-    c.cv = b.number("cv");
-    c.samples = b.integer("samples", 1);
-    c.verified = b.number("verified") == 1.0;
-    if (!c.verified) b.fail("verified", "the benchmark did not verify its output; its number is not a result");
-    c.throttled = b.optional_number("throttled").value_or(0) != 0;
-    c.telemetry.available = b.optional_number("telemetry").value_or(0) != 0;
-    if (c.telemetry.available) {
-      c.telemetry.sm_clock_hz = b.number("sm_clock_hz");
-      c.telemetry.mem_clock_hz = b.number("mem_clock_hz");
-      c.telemetry.power_w = b.number("power_w");
-      c.telemetry.temp_c = b.number("temp_c", -273.15);
+      c.detail = {{"benchmark", parsed.run_name}};
+      for (const auto& [k, v] : parsed.args.items()) c.detail[k] = v;
+      if (b.has("throttle_reasons"))
+        c.detail["throttle_reasons"] = static_cast<std::uint64_t>(b.number("throttle_reasons"));
+      if (auto label = b.optional_string("label"); label && !label->empty()) c.detail["label"] = *label;
+      json nonfinite = json::array();  // counters Google Benchmark wrote as NaN or Infinity (read as null)
+      for (const auto& [k, v] : benchmarks[i].items()) {
+        if (benchmark_keys().count(k) || measurement_counters().count(k) || k == value_key) continue;
+        if (v.is_number()) c.detail[k] = v;
+        if (v.is_null()) nonfinite.push_back(k);
+      }
+      if (!nonfinite.empty()) c.detail["nonfinite_counters"] = nonfinite;
+      if (b.optional_number("candidate").value_or(1) == 0) {
+        json point = c.detail;
+        point["value"] = c.value;
+        point["unit"] = c.unit;
+        point["cv"] = c.cv;
+        sweeps[c.name].push_back(point);
+        continue;
+      }
+      if (spec) c.datasheet = datasheet_value(*spec, c.name);
+      by_ceiling[c.name].push_back(std::move(cand));
+    } catch (const InputError& e) {
+      profile.errors.push_back({subject, std::string("unusable benchmark entry: ") + e.what()});
     }
-    c.detail = {{"benchmark", parsed.run_name}};
-    for (const auto& [k, v] : parsed.args.items()) c.detail[k] = v;
-    if (b.has("throttle_reasons"))
-      c.detail["throttle_reasons"] = static_cast<std::uint64_t>(b.number("throttle_reasons"));
-    if (auto label = b.optional_string("label"); label && !label->empty()) c.detail["label"] = *label;
-    for (const auto& [k, v] : benchmarks[i].items()) {
-      if (benchmark_keys().count(k) || measurement_counters().count(k) || k == value_key) continue;
-      if (v.is_number()) c.detail[k] = v;
-    }
-    if (b.optional_number("candidate").value_or(1) == 0) {
-      json point = c.detail;
-      point["value"] = c.value;
-      point["unit"] = c.unit;
-      point["cv"] = c.cv;
-      sweeps[c.name].push_back(point);
-      continue;
-    }
-    if (spec) c.datasheet = datasheet_value(*spec, c.name);
-    by_ceiling[c.name].push_back(std::move(cand));
   }
 
   for (const std::string& name : order) {

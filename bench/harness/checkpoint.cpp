@@ -2,8 +2,7 @@
 // closed off, checked and written to the checkpoint path after each case.
 #include "harness/checkpoint.hpp"
 
-#include <nlohmann/json.hpp>
-
+#include "ceilings/bench_json.hpp"
 #include "ceilings/error.hpp"
 #include "ceilings/profile.hpp"
 
@@ -33,7 +32,9 @@ void CheckpointReporter::write() {
   // A JSONReporter ends its document with the benchmarks array and the object closed; the text so far
   // always stops after a complete context or case, so closing both gives the document as it stands.
   const std::string document = text_.str() + "\n  ]\n}\n";
-  if (!nlohmann::json::accept(document)) {
+  try {
+    parse_benchmark_json_text(document, "checkpoint");  // what `ceilings measure` will read it with
+  } catch (const Error&) {
     problem_ = "the reporter's output could not be closed into valid JSON; no checkpoint written";
     return;
   }

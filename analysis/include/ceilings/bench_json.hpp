@@ -23,6 +23,13 @@ inline constexpr const char* kContextHost = "ceilings_host";
 inline constexpr const char* kContextVersion = "ceilings_version";
 inline constexpr const char* kContextGit = "ceilings_git";
 
+// Reads Google Benchmark's JSON output, whose non-finite counters are the bare tokens NaN, Infinity and
+// -Infinity (not JSON): they are read as null. Anything else that is not JSON is an InputError.
+json parse_benchmark_json_text(const std::string& text, const std::string& what);
+json read_benchmark_json_file(const std::string& path);
+
+// Context problems (not ceilings-bench output) throw InputError; an unusable entry (no value counter,
+// unverified, a malformed name) becomes an entry of the profile's errors and the rest converts.
 Profile profile_from_benchmark_json(const json& benchmark_output);
 
 }  // namespace ceilings
