@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -41,6 +42,7 @@ struct MeasureOptions {
   std::string out_dir;
   double margin_pct = 5;
   double kill_grace_s = 10;
+  bool one_process = false;  // every family in one ceilings-bench process (no isolation, one start-up)
 };
 
 std::string default_bench_path() {
@@ -67,10 +69,10 @@ std::string raw_path_for(const std::string& out) {
   return stem + ".bench.json";
 }
 
-std::vector<std::string> common_args(const MeasureOptions& o, int device) {
+// The arguments every ceilings-bench call of one GPU gets (the benchmark filter aside).
+std::vector<std::string> device_args(const MeasureOptions& o, int device) {
   std::vector<std::string> a{"--ceilings_device=" + std::to_string(device)};
   if (o.quick) a.push_back("--ceilings_quick");
-  if (!o.filter.empty()) a.push_back("--benchmark_filter=" + o.filter);
   // One process per GPU: each measures the peer pairs its own GPU is in, not every pair of the node
   // (unless the user chose a scope).
   bool scope_given = false;
@@ -141,58 +143,34 @@ void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::s
   }
 }
 
-// A run that stopped early (timeout, interrupt, crash): the cases its checkpoint holds become a profile,
-// marked incomplete; the case that was running is an error with the reason, the ones after it are
-// skipped as not run. Nothing is kept when the checkpoint is missing, unreadable or empty.
-void keep_finished_cases(GpuRun& g, const std::string& checkpoint, const std::vector<std::string>& names,
-                         const std::string& command, ceilings::cli::HealthMonitor* health,
-                         const std::string& health_why) {
-  std::error_code ec;
-  if (!fs::exists(checkpoint, ec)) return;
-  ceilings::Profile profile;
-  std::set<std::string> finished;
-  try {
-    const ceilings::json doc = ceilings::read_benchmark_json_file(checkpoint);
-    for (const auto& b : doc.at("benchmarks")) finished.insert(b.at("name").get<std::string>());
-    if (finished.empty()) return;
-    profile = ceilings::profile_from_benchmark_json(doc);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ceilings measure: the checkpoint of the stopped run is not usable (%s)\n", e.what());
-    return;
+// Benchmark names grouped by family (the part before the first '/'), in the order they run.
+std::vector<std::pair<std::string, std::vector<std::string>>> group_by_family(const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (const std::string& n : names) {
+    const std::string family = n.substr(0, n.find('/'));
+    if (groups.empty() || groups.back().first != family) groups.push_back({family, {}});
+    groups.back().second.push_back(n);
   }
-  const std::string why = g.reason.substr(0, g.reason.find('\n'));
-  bool running_found = false;
-  std::size_t not_run = 0;
-  for (const std::string& name : names) {
-    if (finished.count(name)) continue;
-    if (!running_found) {
-      profile.errors.push_back({name, "stopped while this case ran: " + why});
-      running_found = true;
-    } else {
-      profile.skipped.push_back({name, "not run: " + why});
-      ++not_run;
-    }
-  }
-  profile.raw["measure"] = {{"command", command},
-                            {"cases", names.size()},
-                            {"finished_cases", finished.size()},
-                            {"complete", false},
-                            {"stopped", g.reason}};
-  profile.raw["health"] =
-      health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
-  try {
-    if (std::rename(checkpoint.c_str(), g.raw_path.c_str()) != 0) throw InputError("cannot write " + g.raw_path);
-    ceilings::write_file_atomic(g.profile_path, ceilings::profile_to_json(profile).dump(2) + "\n");
-  } catch (const ceilings::Error& e) {
-    g.reason += "; the finished cases could not be kept: " + std::string(e.what());
-    return;
-  }
-  g.reason += "\n  kept the " + std::to_string(finished.size()) + " finished case(s) of " +
-              std::to_string(names.size()) + " in " + g.profile_path + " (" + std::to_string(not_run) + " not run)";
-  g.profile = std::move(profile);
+  return groups;
 }
 
-// Measures one GPU with its own ceilings-bench process and writes its profile (and raw JSON) atomically.
+// A Google Benchmark filter matching exactly these names (regex metacharacters escaped).
+std::string exact_filter(const std::vector<std::string>& names) {
+  std::string re = "^(";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i) re += "|";
+    for (char ch : names[i]) {
+      if (std::strchr(".^$|()[]{}*+?\\", ch)) re += '\\';
+      re += ch;
+    }
+  }
+  return re + ")$";
+}
+
+// Measures one GPU and writes its profile (and raw JSON) atomically. Each benchmark family runs in a
+// ceilings-bench process of its own, so a crash, a hang cut by --timeout or a sticky CUDA error costs
+// that family, not the run: within a family the checkpoint keeps every finished case, the case that
+// was running becomes an error with the reason, and the ones after it are skipped as not run.
 // Never throws for a failure of the measurement: the outcome says what happened.
 GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device, const std::string& pci_bus_id,
                    const std::string& out, const ProgressSink& sink) {
@@ -202,9 +180,10 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   g.raw_path = raw_path_for(out);
   g.started = ceilings::utc_now_iso8601();
   const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   auto finish = [&](GpuRun& run) -> GpuRun& {
     run.finished = ceilings::utc_now_iso8601();
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run.seconds = elapsed();
     return run;
   };
 
@@ -212,7 +191,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   std::vector<std::string> names, err;
   const double list_timeout = o.timeout_s > 0 ? std::min(120.0, o.timeout_s) : 120.0;
   ceilings::ProcessSpec list{{bench, "--benchmark_list_tests=true"}, {}, list_timeout, std::min(5.0, o.kill_grace_s)};
-  for (auto& a : common_args(o, device)) list.argv.push_back(a);
+  for (auto& a : device_args(o, device)) list.argv.push_back(a);
+  if (!o.filter.empty()) list.argv.push_back("--benchmark_filter=" + o.filter);
   auto r = ceilings::run_process(list, [&](const std::string& l) { if (!l.empty()) names.push_back(l); },
                                  [&](const std::string& l) { err.push_back(l); });
   if (!r.ok()) {
@@ -227,19 +207,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   }
   g.cases = names.size();
 
-  // 2. The run, with progress on stderr: one console line per finished case.
-  const std::string tmp_json = g.raw_path + ".partial." + std::to_string(getpid());
-  ceilings::ProcessSpec run{{bench, "--benchmark_out=" + tmp_json, "--benchmark_out_format=json",
-                             "--benchmark_format=console", "--benchmark_color=false"},
-                            {},
-                            o.timeout_s,
-                            o.kill_grace_s};
-  // After every case ceilings-bench rewrites this with the cases finished so far: a timeout, Ctrl-C or a
-  // crash then loses only the case that was running.
-  const std::string checkpoint = tmp_json + ".checkpoint";
-  run.argv.push_back("--ceilings_checkpoint=" + checkpoint);
-  for (auto& a : common_args(o, device)) run.argv.push_back(a);
-  const std::set<std::string> known(names.begin(), names.end());
+  // 2. The runs, with progress on stderr: one console line per finished case.
   std::size_t done = 0;
   auto say = [&](const std::string& text, bool status_line) {
     std::unique_lock<std::mutex> hold;
@@ -251,8 +219,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     std::fflush(stderr);
   };
   auto progress = [&](const std::string& current) {
-    const long secs = static_cast<long>(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    const long secs = static_cast<long>(elapsed());
     char head[64];
     std::snprintf(head, sizeof head, "[%zu/%zu %02ld:%02ld] ", done, names.size(), secs / 60, secs % 60);
     say(head + current, true);
@@ -262,64 +229,185 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   std::string health_why;
   auto health = ceilings::cli::HealthMonitor::try_open(static_cast<unsigned>(device), &health_why, pci_bus_id);
   if (health) health->before();
-  err.clear();
+
+  const std::set<std::string> known(names.begin(), names.end());
+  const auto groups = o.one_process ? std::vector<std::pair<std::string, std::vector<std::string>>>{{"all", names}}
+                                    : group_by_family(names);
+  ceilings::json merged;                     // context of the first usable output, every family's cases
+  std::vector<ceilings::Skipped> lost, not_run;  // cases a failed run did not finish, and cases never started
+  ceilings::json families = ceilings::json::array();
+  std::string stopped;  // why the run stopped before its last family (timeout, interrupt, bad input, no GPU)
+  std::string first_failure;
+  std::string command;
+  const std::string tmp_base = g.raw_path + ".partial." + std::to_string(getpid());
   progress("running " + names.front());
-  r = ceilings::run_process(
-      run,
-      [&](const std::string& line) {
-        const auto space = line.find(' ');
-        const std::string first = line.substr(0, space);
-        if (!known.count(first)) return;
-        ++done;
-        const bool error = line.find("ERROR OCCURRED") != std::string::npos;
-        g.failed_cases += error ? 1 : 0;
-        if (!sink.live && error) say("  " + line, false);
-        progress(done < names.size() ? "running " + names[done] : "done");
-      },
-      [&](const std::string& l) { err.push_back(l); });
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const auto& [family, cases] = groups[k];
+    if (!stopped.empty()) {
+      for (const auto& n : cases) not_run.push_back({n, "not run: " + stopped});
+      continue;
+    }
+    double budget = 0;
+    if (o.timeout_s > 0) {
+      budget = o.timeout_s - elapsed();
+      if (budget <= 0) {
+        stopped = "the --timeout of " + ceilings::format_fixed(o.timeout_s, 0) + " s was used up";
+        g.state = GpuState::kTimedOut;
+        g.exit_code = ceilings::kExitIncomplete;
+        for (const auto& n : cases) not_run.push_back({n, "not run: " + stopped});
+        continue;
+      }
+    }
+    const std::string tmp_json = tmp_base + "." + std::to_string(k);
+    // After every case ceilings-bench rewrites this with the cases finished so far.
+    const std::string checkpoint = tmp_json + ".checkpoint";
+    ceilings::ProcessSpec run{{bench, "--benchmark_out=" + tmp_json, "--benchmark_out_format=json",
+                               "--benchmark_format=console", "--benchmark_color=false",
+                               "--ceilings_checkpoint=" + checkpoint},
+                              {},
+                              budget,
+                              o.kill_grace_s};
+    for (auto& a : device_args(o, device)) run.argv.push_back(a);
+    run.argv.push_back("--benchmark_filter=" + (o.one_process ? o.filter : exact_filter(cases)));
+    if (command.empty())
+      for (const auto& a : run.argv) command += (command.empty() ? "" : " ") + a;
+    err.clear();
+    const double family_start = elapsed();
+    r = ceilings::run_process(
+        run,
+        [&](const std::string& line) {
+          const auto space = line.find(' ');
+          const std::string first = line.substr(0, space);
+          if (!known.count(first)) return;
+          ++done;
+          const bool error = line.find("ERROR OCCURRED") != std::string::npos;
+          g.failed_cases += error ? 1 : 0;
+          if (!sink.live && error) say("  " + line, false);
+          progress(done < names.size() ? "running " + names[done] : "done");
+        },
+        [&](const std::string& l) { err.push_back(l); });
+
+    // What this family left: its complete output, or (stopped early) its checkpoint.
+    ceilings::json doc;
+    std::string failure;
+    GpuRun outcome;
+    if (r.ok()) {
+      try {
+        doc = ceilings::read_benchmark_json_file(tmp_json);
+      } catch (const ceilings::Error& e) {
+        failure = std::string("ceilings-bench output is not a usable result: ") + e.what();
+      }
+    } else {
+      classify_failure(r, err, o.timeout_s, outcome);  // a timeout names the user's --timeout
+      failure = outcome.reason;
+    }
+    if (!failure.empty()) {
+      try {
+        doc = ceilings::read_benchmark_json_file(checkpoint);
+      } catch (const ceilings::Error&) {
+        doc = nullptr;  // nothing finished, or nothing readable
+      }
+    }
+    std::remove(tmp_json.c_str());
+    std::remove(checkpoint.c_str());
+
+    std::size_t finished = 0;
+    if (doc.is_object() && doc.contains("benchmarks") && doc["benchmarks"].is_array()) {
+      std::set<std::string> have;
+      for (const auto& b : doc["benchmarks"])
+        if (b.is_object() && b.contains("name") && b["name"].is_string()) have.insert(b["name"].get<std::string>());
+      finished = have.size();
+      if (merged.is_null()) {
+        merged = doc;
+      } else {
+        for (auto& b : doc["benchmarks"]) merged["benchmarks"].push_back(std::move(b));
+      }
+      if (!failure.empty()) {
+        bool first = true;
+        for (const auto& n : cases) {
+          if (have.count(n)) continue;
+          const std::string why = failure.substr(0, failure.find('\n'));
+          if (first)
+            lost.push_back({n, "stopped while this case ran: " + why});
+          else
+            not_run.push_back({n, "not run: " + why});
+          first = false;
+        }
+      }
+    } else if (!failure.empty()) {
+      const std::string why = failure.substr(0, failure.find('\n'));
+      lost.push_back({cases.front(), "stopped while this case ran: " + why});
+      for (std::size_t i = 1; i < cases.size(); ++i) not_run.push_back({cases[i], "not run: " + why});
+    }
+    if (!failure.empty() && finished == cases.size())  // it finished every case and failed afterwards
+      lost.push_back({family, "ceilings-bench failed after its last case: " + failure.substr(0, failure.find('\n'))});
+    ceilings::json fam = {{"family", family}, {"cases", cases.size()}, {"finished_cases", finished},
+                          {"seconds", elapsed() - family_start}};
+    if (!failure.empty()) fam["failure"] = failure;
+    families.push_back(fam);
+    if (!failure.empty() && first_failure.empty()) first_failure = failure;
+
+    // Stop here when the rest cannot run either: out of time, asked to stop, bad arguments, no GPU.
+    if (!r.ok() && (r.timed_out || r.interrupted || r.exit_code == 2 || r.exit_code == 3)) {
+      stopped = failure.substr(0, failure.find('\n'));
+      g.state = outcome.state;
+      g.exit_code = outcome.exit_code;
+    }
+  }
   if (sink.live) {
     std::unique_lock<std::mutex> hold;
     if (sink.lock) hold = std::unique_lock<std::mutex>(*sink.lock);
     std::fprintf(stderr, "\n");
   }
   if (health) health->after();
-  std::string command;
-  for (const auto& a : run.argv) command += (command.empty() ? "" : " ") + a;
-  if (!r.ok()) {
-    std::remove(tmp_json.c_str());
-    classify_failure(r, err, o.timeout_s, g);
-    keep_finished_cases(g, checkpoint, names, command, health.get(), health_why);
-    std::remove(checkpoint.c_str());
+
+  // 3. Profile: convert, then write both files atomically.
+  if (merged.is_null()) {  // no family left anything
+    if (g.state == GpuState::kDone || g.state == GpuState::kPending || g.state == GpuState::kRunning) {
+      g.state = GpuState::kFailed;
+      g.exit_code = g.exit_code == ceilings::kExitBadInput ? g.exit_code : ceilings::kExitIncomplete;
+    }
+    g.reason = first_failure.empty() ? "ceilings-bench wrote nothing" : first_failure;
     return finish(g);
   }
-  std::remove(checkpoint.c_str());
-
-  // 3. Profile: convert, then write both files atomically (the raw JSON by rename of its own temp).
   ceilings::Profile profile;
   try {
-    profile = ceilings::profile_from_benchmark_json(ceilings::read_benchmark_json_file(tmp_json));
+    profile = ceilings::profile_from_benchmark_json(merged);
   } catch (const ceilings::Error& e) {
-    std::remove(tmp_json.c_str());
     g.state = GpuState::kFailed;
     g.exit_code = ceilings::kExitIncomplete;  // a broken bench output is a measurement that failed, not bad input
     g.reason = std::string("ceilings-bench output is not a usable result: ") + e.what();
     return finish(g);
   }
-  profile.raw["measure"] = {{"command", command}, {"cases", names.size()}, {"failed_cases", g.failed_cases}};
+  for (auto& e : lost) profile.errors.push_back(std::move(e));
+  for (auto& s : not_run) profile.skipped.push_back(std::move(s));
+  std::size_t finished_cases = 0;
+  for (const auto& f : families) finished_cases += f.at("finished_cases").get<std::size_t>();
+  const bool complete = stopped.empty() && first_failure.empty();
+  profile.raw["measure"] = {{"command", command + (o.one_process ? "" : " (one process per family)")},
+                            {"cases", names.size()},
+                            {"finished_cases", finished_cases},
+                            {"failed_cases", g.failed_cases},
+                            {"complete", complete},
+                            {"families", families}};
+  if (!complete) profile.raw["measure"]["stopped"] = stopped.empty() ? first_failure : stopped;
   profile.raw["health"] =
       health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
-  const std::string text = ceilings::profile_to_json(profile).dump(2) + "\n";
   try {
-    if (std::rename(tmp_json.c_str(), g.raw_path.c_str()) != 0) throw InputError("cannot write " + g.raw_path);
-    ceilings::write_file_atomic(out, text);
+    ceilings::write_file_atomic(g.raw_path, merged.dump(2) + "\n");
+    ceilings::write_file_atomic(out, ceilings::profile_to_json(profile).dump(2) + "\n");
   } catch (const ceilings::Error& e) {
-    std::remove(tmp_json.c_str());
     g.state = GpuState::kFailed;
     g.exit_code = e.exit_code();
     g.reason = e.what();
     return finish(g);
   }
   g.profile = std::move(profile);
+  if (!stopped.empty()) {  // timed out, interrupted, ...: the finished cases are kept
+    g.reason = stopped + "\n  kept the " + std::to_string(finished_cases) + " finished case(s) of " +
+               std::to_string(names.size()) + " in " + out + " (" + std::to_string(not_run.size()) + " not run)";
+    return finish(g);
+  }
   g.state = GpuState::kDone;
   g.exit_code = g.profile->errors.empty() ? ceilings::kExitOk : ceilings::kExitIncomplete;
   return finish(g);
@@ -615,6 +703,9 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
                                 "With --all-gpus: name a GPU more than this many percent below the node median")
                      ->capture_default_str()
                      ->check(CLI::Range(0.0, 100.0));
+  app.add_flag("--one-process", o->one_process,
+               "Run every benchmark family in one ceilings-bench process (default: a process per family, so a "
+               "crash or a sticky CUDA error costs only its family)");
   app.add_option("--kill-grace", o->kill_grace_s, "Seconds between SIGTERM and SIGKILL when a timeout hits")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

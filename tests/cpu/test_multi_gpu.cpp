@@ -68,10 +68,10 @@ TEST(MultiGpu, IsolationAndWatchdogSequential) {
   EXPECT_FALSE(s.at("complete").get<bool>());
   EXPECT_EQ(state_of(s, 0), "done");
   EXPECT_EQ(s["gpus"][0]["profile"], host() + "-gpu0.profile.json");  // beside the summary
-  EXPECT_EQ(state_of(s, 1), "failed");
-  EXPECT_NE(s["gpus"][1]["reason"].get<std::string>().find("signal 6"), std::string::npos);
-  EXPECT_TRUE(s["gpus"][1].value("partial", false));  // the case it finished before the crash is kept
-  EXPECT_FALSE(s["gpus"][2].contains("profile"));     // the hang finished nothing
+  // The crash cost its own family only (one process per family): the other families ran.
+  EXPECT_EQ(state_of(s, 1), "done");
+  EXPECT_FALSE(s["gpus"][1].contains("partial"));
+  EXPECT_FALSE(s["gpus"][2].contains("profile"));  // the hang finished nothing
   EXPECT_EQ(state_of(s, 2), "timed_out");
   EXPECT_NE(s["gpus"][2]["reason"].get<std::string>().find("killed"), std::string::npos);
   EXPECT_EQ(state_of(s, 3), "failed");
@@ -95,15 +95,25 @@ TEST(MultiGpu, IsolationAndWatchdogSequential) {
     EXPECT_EQ(name.find(".checkpoint"), std::string::npos) << name;
     for (int i : {2, 3}) EXPECT_NE(name, host() + "-gpu" + std::to_string(i) + ".profile.json");
   }
-  // The crashed GPU: the one finished case, the crashing one as an error, the rest not run.
+  // The crashed GPU: the hbm family's finished case, the crashing one as an error; the gemm and latency
+  // families, in processes of their own, measured.
   const auto crashed = ceilings::read_profile(dir + "/" + host() + "-gpu1.profile.json");
-  ASSERT_EQ(crashed.ceilings.size(), 1u);
+  ASSERT_EQ(crashed.ceilings.size(), 3u);
   EXPECT_EQ(crashed.ceilings[0].name, "hbm.copy");
+  EXPECT_TRUE(crashed.find("gemm.bf16") && crashed.find("latency.launch"));
   ASSERT_EQ(crashed.errors.size(), 1u);
   EXPECT_EQ(crashed.errors[0].name, "hbm/read/manual_time");
-  EXPECT_NE(crashed.errors[0].reason.find("stopped while this case ran"), std::string::npos);
-  EXPECT_EQ(crashed.skipped.size(), 2u);
-  EXPECT_FALSE(crashed.raw.at("measure").at("complete").get<bool>());
+  EXPECT_NE(crashed.errors[0].reason.find("stopped while this case ran: ceilings-bench failed (killed by signal 6"),
+            std::string::npos)
+      << crashed.errors[0].reason;
+  EXPECT_TRUE(crashed.skipped.empty());
+  const json& m = crashed.raw.at("measure");
+  EXPECT_FALSE(m.at("complete").get<bool>());
+  ASSERT_EQ(m.at("families").size(), 3u);
+  EXPECT_EQ(m.at("families")[0].at("family"), "hbm");
+  EXPECT_EQ(m.at("families")[0].at("finished_cases"), 1);
+  EXPECT_TRUE(m.at("families")[0].contains("failure"));
+  EXPECT_FALSE(m.at("families")[1].contains("failure"));
   // No orphan: the hanging stand-in and the child it started (both ignore SIGTERM) are gone.
   std::ifstream pids(pidfile);
   pid_t pid = 0;
@@ -249,6 +259,19 @@ TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
   EXPECT_EQ(ceilings::read_profile(out).raw.at("measure").at("command").get<std::string>().find("p2p_scope"),
             std::string::npos);  // one GPU measured alone: every pair of the node
   EXPECT_TRUE(fs::exists(dir + "/one.bench.json"));
+  // --filter picks the cases; each family then runs with an exact filter of its own cases.
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/some.profile.json", "--filter",
+               "^(hbm/read|latency)/"},
+              {}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto some = ceilings::read_profile(dir + "/some.profile.json");
+  ASSERT_EQ(some.ceilings.size(), 2u);
+  EXPECT_EQ(some.ceilings[0].name, "hbm.read");
+  EXPECT_EQ(some.ceilings[1].name, "latency.launch");
+  ASSERT_EQ(some.raw.at("measure").at("families").size(), 2u);
+  EXPECT_NE(some.raw.at("measure").at("command").get<std::string>().find(
+                "--benchmark_filter=^(hbm/read/manual_time)$"),
+            std::string::npos);
   // The same watchdog on the single-GPU path: a hang becomes exit 3 with the reason.
   r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/hang.profile.json", "--timeout", "1",
                "--kill-grace", "1"},
@@ -271,7 +294,7 @@ TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
 }
 
 // A run stopped by its timeout keeps the cases it finished: a profile marked incomplete, the raw JSON of
-// those cases, the running case as an error and the rest as not run; exit 3 with the reason.
+// those cases, the running case as an error and the rest (the later families too) as not run; exit 3.
 TEST(MultiGpu, TimedOutRunKeepsItsFinishedCases) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_partial");
   const std::string out = dir + "/stall.profile.json";
@@ -280,26 +303,43 @@ TEST(MultiGpu, TimedOutRunKeepsItsFinishedCases) {
                          {{"CEILINGS_STANDIN_MODE", "stall"}}, 30);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("kept the 2 finished case(s) of 4"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("hbm.read"), std::string::npos) << r.out;  // the table of what was kept
-  EXPECT_NE(r.out.find("INCOMPLETE run: 2 of 4 cases finished; ceilings-bench ran past the 2 s timeout"),
+  EXPECT_NE(r.err.find("kept the 1 finished case(s) of 4"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("hbm.copy"), std::string::npos) << r.out;  // the table of what was kept
+  EXPECT_NE(r.out.find("INCOMPLETE run: 1 of 4 cases finished; ceilings-bench ran past the 2 s timeout"),
             std::string::npos) << r.out;
   const auto p = ceilings::read_profile(out);
-  ASSERT_EQ(p.ceilings.size(), 2u);
-  EXPECT_TRUE(p.find("hbm.copy") && p.find("hbm.read"));
+  ASSERT_EQ(p.ceilings.size(), 1u);
+  EXPECT_TRUE(p.find("hbm.copy"));
   ASSERT_EQ(p.errors.size(), 1u);
-  EXPECT_EQ(p.errors[0].name, "gemm/bf16/m:8192/manual_time");
-  ASSERT_EQ(p.skipped.size(), 1u);
-  EXPECT_EQ(p.skipped[0].name, "latency/launch/manual_time");
-  EXPECT_EQ(p.skipped[0].reason.rfind("not run: ceilings-bench ran past the 2 s timeout", 0), 0u) << p.skipped[0].reason;
+  EXPECT_EQ(p.errors[0].name, "hbm/read/manual_time");
+  EXPECT_NE(p.errors[0].reason.find("stopped while this case ran"), std::string::npos);
+  ASSERT_EQ(p.skipped.size(), 2u);
+  EXPECT_EQ(p.skipped[0].name, "gemm/bf16/m:8192/manual_time");
+  EXPECT_EQ(p.skipped[1].name, "latency/launch/manual_time");
+  EXPECT_EQ(p.skipped[1].reason.rfind("not run: ceilings-bench ran past the 2 s timeout", 0), 0u) << p.skipped[1].reason;
   EXPECT_FALSE(p.raw.at("measure").at("complete").get<bool>());
-  EXPECT_EQ(p.raw.at("measure").at("finished_cases"), 2);
+  EXPECT_EQ(p.raw.at("measure").at("finished_cases"), 1);
   const json raw = ceilings::read_json_file(dir + "/stall.bench.json");
-  EXPECT_EQ(raw.at("benchmarks").size(), 2u);
+  EXPECT_EQ(raw.at("benchmarks").size(), 1u);
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     EXPECT_TRUE(name == "stall.profile.json" || name == "stall.bench.json") << name;
   }
+}
+
+// --one-process runs every family in one ceilings-bench: a crash then costs every case after it.
+TEST(MultiGpu, OneProcessLosesWhatFollowsACrash) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_one_process");
+  const std::string out = dir + "/crash.profile.json";
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out, "--one-process"},
+                         {{"CEILINGS_STANDIN_MODE", "crash"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const auto p = ceilings::read_profile(out);
+  ASSERT_EQ(p.ceilings.size(), 1u);
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.skipped.size(), 2u);
+  EXPECT_EQ(p.raw.at("measure").at("families").size(), 1u);
+  EXPECT_EQ(p.raw.at("measure").at("command").get<std::string>().find("per family"), std::string::npos);
 }
 
 }  // namespace

@@ -8,12 +8,15 @@
 //   CEILINGS_STANDIN_SCALE_<i>=F      multiplies device i's fake rates (F < 1: a slow GPU)
 //   CEILINGS_STANDIN_SLEEP=S          seconds the slow and sleep modes wait (default 2)
 //   CEILINGS_STANDIN_PIDFILE=PATH     hang mode appends its own pid and its child's pid, one a line
-// Modes (they act on the measuring run only; --benchmark_list_tests always answers):
+// --benchmark_filter (a regex) selects cases as in Google Benchmark: `ceilings measure` runs one process
+// per family. Modes (they act on the measuring run only; --benchmark_list_tests always answers; slow,
+// crash, stall and hang only in the process that runs the first case, hbm/copy, as a fault in one
+// family would):
 //   valid    writes a valid Google Benchmark JSON with the ceilings_device context
 //   slow     sleeps, then as valid
 //   sleep    sleeps, then exits 0 without writing anything
 //   crash    prints one case (and checkpoints it), then abort()s
-//   stall    prints and checkpoints the first two cases, then waits for a signal without finishing
+//   stall    prints and checkpoints the first case, then waits for a signal without finishing
 //   hang     ignores SIGTERM, starts a child that ignores it too, and never returns
 //   garbage  writes text that is not JSON and exits 0
 //   nogpu    exits 3 like ceilings-bench without a device
@@ -29,6 +32,8 @@
 #include <thread>
 #include <vector>
 
+#include <regex>
+
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -43,7 +48,7 @@ std::string env_or(const std::string& name, const std::string& fallback) {
 struct Args {
   int device = 0;
   bool list_tests = false, list_devices = false;
-  std::string out, checkpoint;  // --benchmark_out, --ceilings_checkpoint
+  std::string out, checkpoint, filter;  // --benchmark_out, --ceilings_checkpoint, --benchmark_filter
   std::string mode, devices;  // from flags; empty: from the environment
 };
 
@@ -65,6 +70,15 @@ const std::vector<FakeCase>& cases() {
                                          {"gemm/bf16/m:8192/manual_time", "flop_per_second", 7.9e14},
                                          {"latency/launch/manual_time", "latency_s", 2.2e-6}};
   return all;
+}
+
+// The cases --benchmark_filter selects (all without one).
+std::vector<FakeCase> selected(const std::string& filter) {
+  std::vector<FakeCase> out;
+  const std::regex re(filter.empty() ? std::string(".") : filter);
+  for (const FakeCase& c : cases())
+    if (std::regex_search(c.name, re)) out.push_back(c);
+  return out;
 }
 
 void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
@@ -104,8 +118,9 @@ int write_cases(const Args& a, double scale, std::size_t count, bool finish) {
                 {"ceilings_version", "standin (fake values for tests, not a measurement)"},
                 {"ceilings_git", "standin"}}},
               {"benchmarks", json::array()}};
-  for (std::size_t i = 0; i < count && i < cases().size(); ++i) {
-    const FakeCase& c = cases()[i];
+  const std::vector<FakeCase> chosen = selected(a.filter);
+  for (std::size_t i = 0; i < count && i < chosen.size(); ++i) {
+    const FakeCase& c = chosen[i];
     const bool rate = std::string(c.counter) != "latency_s";
     json b = {{"name", c.name},  {"run_name", c.name}, {"run_type", "iteration"}, {"iterations", 10},
               {"real_time", 1.0}, {"cpu_time", 1.0},    {"time_unit", "ms"},        {"cv", 0.004},
@@ -141,6 +156,8 @@ int main(int argc, char** argv) {
       a.list_devices = true;
     else if (starts(s, "--benchmark_out=", &v))
       a.out = v;
+    else if (starts(s, "--benchmark_filter=", &v))
+      a.filter = v;
     else if (starts(s, "--ceilings_checkpoint=", &v))
       a.checkpoint = v;
     else if (starts(s, "--standin_mode=", &v))
@@ -181,20 +198,23 @@ int main(int argc, char** argv) {
     return 3;
   }
   if (a.list_tests) {
-    for (const FakeCase& c : cases()) std::printf("%s\n", c.name);
+    for (const FakeCase& c : selected(a.filter)) std::printf("%s\n", c.name);
     return 0;
   }
   const double pause = std::atof(env_or("CEILINGS_STANDIN_SLEEP", "2").c_str());
   const double scale = std::atof(env_or("CEILINGS_STANDIN_SCALE_" + idx, "1").c_str());
   const double factor = scale > 0 ? scale : 1;
   const std::size_t all = cases().size();
-  if (mode == "valid") return write_cases(a, factor, all, true);
+  const std::vector<FakeCase> chosen = selected(a.filter);
+  const bool faulty_family = !chosen.empty() && std::string(chosen.front().name) == cases().front().name;
+  if (mode == "valid" || (!faulty_family && (mode == "slow" || mode == "crash" || mode == "stall" || mode == "hang")))
+    return write_cases(a, factor, all, true);
   if (mode == "slow") {
     sleep_s(pause);
     return write_cases(a, factor, all, true);
   }
   if (mode == "stall") {
-    write_cases(a, factor, 2, false);
+    write_cases(a, factor, 1, false);
     while (true) sleep(1000);  // SIGTERM's default action ends it
   }
   if (mode == "sleep") {
