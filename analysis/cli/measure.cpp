@@ -143,6 +143,19 @@ void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::s
   }
 }
 
+// Removes `path` and every file beside it whose name starts with its name (write_file_atomic's
+// "<path>.tmp.<pid>", left behind when ceilings-bench is killed while it rewrites its checkpoint).
+void remove_with_prefix(const std::string& path) {
+  const fs::path p(path);
+  const std::string stem = p.filename().string();
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  std::vector<fs::path> doomed;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind(stem, 0) == 0) doomed.push_back(it->path());
+  for (const auto& d : doomed) fs::remove(d, ec);
+}
+
 // Benchmark names grouped by family (the part before the first '/'), in the order they run.
 std::vector<std::pair<std::string, std::vector<std::string>>> group_by_family(const std::vector<std::string>& names) {
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;
@@ -154,18 +167,6 @@ std::vector<std::pair<std::string, std::vector<std::string>>> group_by_family(co
   return groups;
 }
 
-// A Google Benchmark filter matching exactly these names (regex metacharacters escaped).
-std::string exact_filter(const std::vector<std::string>& names) {
-  std::string re = "^(";
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i) re += "|";
-    for (char ch : names[i]) {
-      if (std::strchr(".^$|()[]{}*+?\\", ch)) re += '\\';
-      re += ch;
-    }
-  }
-  return re + ")$";
-}
 
 // Measures one GPU and writes its profile (and raw JSON) atomically. Each benchmark family runs in a
 // ceilings-bench process of its own, so a crash, a hang cut by --timeout or a sticky CUDA error costs
@@ -231,6 +232,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   if (health) health->before();
 
   const std::set<std::string> known(names.begin(), names.end());
+  std::set<std::string> seen;  // cases whose console line has been counted
   const auto groups = o.one_process ? std::vector<std::pair<std::string, std::vector<std::string>>>{{"all", names}}
                                     : group_by_family(names);
   ceilings::json merged;                     // context of the first usable output, every family's cases
@@ -241,9 +243,18 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   std::string command;
   const std::string tmp_base = g.raw_path + ".partial." + std::to_string(getpid());
   progress("running " + names.front());
+  std::size_t family_offset = 0;  // names[] index of this family's first case (groups keep the listing's order)
   for (std::size_t k = 0; k < groups.size(); ++k) {
     const auto& [family, cases] = groups[k];
+    family_offset += cases.size();
     if (!stopped.empty()) {
+      for (const auto& n : cases) not_run.push_back({n, "not run: " + stopped});
+      continue;
+    }
+    if (ceilings::interrupted()) {  // Ctrl-C between two families: start no other
+      stopped = "interrupted: ceilings measure was stopped before this family started";
+      g.state = GpuState::kInterrupted;
+      g.exit_code = ceilings::kExitIncomplete;
       for (const auto& n : cases) not_run.push_back({n, "not run: " + stopped});
       continue;
     }
@@ -258,7 +269,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
         continue;
       }
     }
-    const std::string tmp_json = tmp_base + "." + std::to_string(k);
+    const std::string tmp_json = tmp_base + "." + std::to_string(k) + ".json";  // a prefix of no other family's files
     // After every case ceilings-bench rewrites this with the cases finished so far.
     const std::string checkpoint = tmp_json + ".checkpoint";
     ceilings::ProcessSpec run{{bench, "--benchmark_out=" + tmp_json, "--benchmark_out_format=json",
@@ -268,7 +279,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
                               budget,
                               o.kill_grace_s};
     for (auto& a : device_args(o, device)) run.argv.push_back(a);
-    run.argv.push_back("--benchmark_filter=" + (o.one_process ? o.filter : exact_filter(cases)));
+    run.argv.push_back("--benchmark_filter=" + (o.one_process ? o.filter : ceilings::exact_benchmark_filter(cases)));
     if (command.empty())
       for (const auto& a : run.argv) command += (command.empty() ? "" : " ") + a;
     err.clear();
@@ -278,7 +289,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
         [&](const std::string& line) {
           const auto space = line.find(' ');
           const std::string first = line.substr(0, space);
-          if (!known.count(first)) return;
+          // Once per case: repetitions (--benchmark_repetitions) print a case's name more than once.
+          if (!known.count(first) || !seen.insert(first).second) return;
           ++done;
           const bool error = line.find("ERROR OCCURRED") != std::string::npos;
           g.failed_cases += error ? 1 : 0;
@@ -308,15 +320,20 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
         doc = nullptr;  // nothing finished, or nothing readable
       }
     }
-    std::remove(tmp_json.c_str());
-    std::remove(checkpoint.c_str());
+    remove_with_prefix(tmp_json);  // the output, the checkpoint, and a checkpoint temp a kill mid-write left
 
     std::size_t finished = 0;
     if (doc.is_object() && doc.contains("benchmarks") && doc["benchmarks"].is_array()) {
       std::set<std::string> have;
       for (const auto& b : doc["benchmarks"])
         if (b.is_object() && b.contains("name") && b["name"].is_string()) have.insert(b["name"].get<std::string>());
-      finished = have.size();
+      std::size_t missing = 0;
+      for (const auto& n : cases) missing += have.count(n) ? 0 : 1;
+      finished = cases.size() - missing;
+      if (r.ok() && failure.empty() && missing > 0)  // exited 0 yet some listed case never reported
+        failure = "ceilings-bench exited 0 without reporting " + std::to_string(missing) + " of the family's " +
+                  std::to_string(cases.size()) + " case(s) (a name that differs from the listing's, or a filter "
+                  "that did not select it)";
       if (merged.is_null()) {
         merged = doc;
       } else {
@@ -327,7 +344,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
         for (const auto& n : cases) {
           if (have.count(n)) continue;
           const std::string why = failure.substr(0, failure.find('\n'));
-          if (first)
+          if (r.ok())  // nothing was cut short: each missing case is an error of its own
+            lost.push_back({n, "not reported: " + why});
+          else if (first)
             lost.push_back({n, "stopped while this case ran: " + why});
           else
             not_run.push_back({n, "not run: " + why});
@@ -336,8 +355,12 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
       }
     } else if (!failure.empty()) {
       const std::string why = failure.substr(0, failure.find('\n'));
-      lost.push_back({cases.front(), "stopped while this case ran: " + why});
-      for (std::size_t i = 1; i < cases.size(); ++i) not_run.push_back({cases[i], "not run: " + why});
+      if (r.ok()) {  // exited 0 without a usable output: no case can be said to have run
+        for (const auto& n : cases) lost.push_back({n, "not reported: " + why});
+      } else {
+        lost.push_back({cases.front(), "stopped while this case ran: " + why});
+        for (std::size_t i = 1; i < cases.size(); ++i) not_run.push_back({cases[i], "not run: " + why});
+      }
     }
     if (!failure.empty() && finished == cases.size())  // it finished every case and failed afterwards
       lost.push_back({family, "ceilings-bench failed after its last case: " + failure.substr(0, failure.find('\n'))});
@@ -346,6 +369,10 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     if (!failure.empty()) fam["failure"] = failure;
     families.push_back(fam);
     if (!failure.empty() && first_failure.empty()) first_failure = failure;
+    if (done != family_offset) {  // cases this family lost or never printed still count as passed
+      done = family_offset;
+      if (k + 1 < groups.size()) progress("running " + names[done]);
+    }
 
     // Stop here when the rest cannot run either: out of time, asked to stop, bad arguments, no GPU.
     if (!r.ok() && (r.timed_out || r.interrupted || r.exit_code == 2 || r.exit_code == 3)) {
@@ -380,6 +407,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     return finish(g);
   }
   for (auto& e : lost) profile.errors.push_back(std::move(e));
+  // Every error of the profile, not only the console's ERROR lines: a case a crash or a timeout cut off,
+  // or one ceilings-bench never reported, has failed too (the node summary shows this count).
+  g.failed_cases = profile.errors.size();
   for (auto& s : not_run) profile.skipped.push_back(std::move(s));
   std::size_t finished_cases = 0;
   for (const auto& f : families) finished_cases += f.at("finished_cases").get<std::size_t>();

@@ -2,6 +2,7 @@
 #include "ceilings/bench_json.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -145,6 +146,18 @@ json read_benchmark_json_file(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) throw InputError("cannot read '" + path + "'");
   return parse_benchmark_json_text(text.str(), "'" + path + "'");
+}
+
+std::string exact_benchmark_filter(const std::vector<std::string>& names) {
+  std::string re = "^(";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i) re += "|";
+    for (char ch : names[i]) {
+      if (ch != '\0' && std::strchr(".[\\()*+?{|^$", ch)) re += '\\';
+      re += ch;
+    }
+  }
+  return re + ")$";
 }
 
 Profile profile_from_benchmark_json(const json& gb) {

@@ -1,6 +1,9 @@
 // ceilings-bench JSON -> profile conversion. The documents here are built in the test, in the shape
 // Google Benchmark 1.7/1.8 writes for ceilings-bench; they are not captured measurements.
 #include <gtest/gtest.h>
+#include <regex.h>
+
+#include <regex>
 
 #include "ceilings/bench_json.hpp"
 #include "support/bench_output.hpp"
@@ -189,4 +192,47 @@ TEST(BenchJson, RejectsOutputNotFromCeilingsBench) {
   doc = bench_output({hbm_case("t:1", 4.3e12)});
   doc["context"][kContextDevice] = "{not json";
   EXPECT_THROW(profile_from_benchmark_json(doc), InputError);
+}
+
+namespace {
+
+// Google Benchmark compiles --benchmark_filter as POSIX extended: std::regex with the `extended` grammar
+// (this build: -std=c++17 is strict, as Google Benchmark's own build is) or regcomp(REG_EXTENDED).
+bool std_regex_matches(const std::string& re, const std::string& name) {
+  return std::regex_search(name, std::regex(re, std::regex_constants::extended));
+}
+bool posix_regex_matches(const std::string& re, const std::string& name) {
+  regex_t r;
+  if (regcomp(&r, re.c_str(), REG_EXTENDED | REG_NOSUB) != 0) throw std::runtime_error("regcomp failed: " + re);
+  const bool m = regexec(&r, name.c_str(), 0, nullptr, 0) == 0;
+  regfree(&r);
+  return m;
+}
+
+}  // namespace
+
+// The per-family filter of `ceilings measure` selects exactly the listed names in both regex flavours,
+// whatever characters a name holds (real names have '/', ':', '.', '_'; the rest guards later names).
+TEST(BenchJson, ExactFilterSelectsExactlyTheNamesInBothRegexFlavours) {
+  const std::vector<std::string> names{"l2/read/l2_fraction:0.25/bpsm:2/threads:1024/iterations:1/manual_time",
+                                       "gemm/fp8_e4m3/m:8192/n:8192/k:8192",
+                                       "odd/a.b+c*d?e(f)g[h]i{j}k|l^m$n\\o/p:q-r,s t=u"};
+  const std::string re = exact_benchmark_filter(names);
+  for (const auto& n : names) {
+    EXPECT_NO_THROW(EXPECT_TRUE(std_regex_matches(re, n)) << re << " " << n) << re;
+    EXPECT_TRUE(posix_regex_matches(re, n)) << re << " " << n;
+  }
+  // Neither a longer name, a shorter one, nor one a '.' would wildcard.
+  for (const std::string other : {"l2/read/l2_fraction:0.25/bpsm:2/threads:1024/iterations:1/manual_time/x",
+                                  "x/l2/read/l2_fraction:0.25/bpsm:2/threads:1024/iterations:1/manual_time",
+                                  "l2/read/l2_fraction:0x25/bpsm:2/threads:1024/iterations:1/manual_time",
+                                  "gemm/fp8_e4m3/m:8192/n:8192", "odd/a.b+c*d?e(f)g[h]i{j}k|l^m$n\\o/p:q-r,s t=",
+                                  "odd/aXb+c*d?e(f)g[h]i{j}k|l^m$n\\o/p:q-r,s t=u"}) {
+    EXPECT_FALSE(std_regex_matches(re, other)) << other;
+    EXPECT_FALSE(posix_regex_matches(re, other)) << other;
+  }
+  // Escapes only where ERE needs them: a backslash before ']', '}', '/' or ':' is an error for std::regex.
+  const std::string one = exact_benchmark_filter({"a]b}c/d:e"});
+  EXPECT_EQ(one, "^(a]b}c/d:e)$");
+  EXPECT_NO_THROW(std::regex(one, std::regex_constants::extended));
 }

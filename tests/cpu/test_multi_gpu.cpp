@@ -327,6 +327,31 @@ TEST(MultiGpu, TimedOutRunKeepsItsFinishedCases) {
   }
 }
 
+// A family that exits 0 without reporting a listed case (a name that changed since the listing, e.g. one
+// sized from free memory, or a filter that missed it): that case is an error, not silently dropped; the
+// progress count still reaches the total, and the node summary counts every error of the profile.
+TEST(MultiGpu, UnreportedCaseIsAnError) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_unreported");
+  const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir},
+                         {{"CEILINGS_STANDIN_DEVICES", "1"}, {"CEILINGS_STANDIN_MODE", "unlisted"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("[4/4 "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("[5/4 "), std::string::npos) << r.err;
+  const auto p = ceilings::read_profile(dir + "/" + host() + "-gpu0.profile.json");
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].name, "hbm/copy/manual_time");
+  EXPECT_EQ(p.errors[0].reason.rfind("not reported: ceilings-bench exited 0 without reporting 1 of the family's 2", 0),
+            0u) << p.errors[0].reason;
+  EXPECT_TRUE(p.find("hbm.read"));
+  EXPECT_TRUE(p.find("latency.launch"));
+  EXPECT_FALSE(p.raw.at("measure").at("complete").get<bool>());
+  EXPECT_EQ(p.raw.at("measure").at("failed_cases"), 1);
+  const json s = summary_of(dir);
+  EXPECT_EQ(state_of(s, 0), "done");
+  EXPECT_EQ(s["gpus"][0]["failed_cases"], 1);
+  EXPECT_FALSE(s["complete"].get<bool>());
+}
+
 // --one-process runs every family in one ceilings-bench: a crash then costs every case after it.
 TEST(MultiGpu, OneProcessLosesWhatFollowsACrash) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_one_process");

@@ -15,7 +15,10 @@
 //   valid    writes a valid Google Benchmark JSON with the ceilings_device context
 //   slow     sleeps, then as valid
 //   sleep    sleeps, then exits 0 without writing anything
-//   crash    prints one case (and checkpoints it), then abort()s
+//   crash    prints one case (and checkpoints it), leaves a half-written checkpoint temporary file (as a
+//            kill in the middle of a rewrite would), then abort()s
+//   unlisted reports its first case under another name than the listing's and exits 0 (as a case name
+//            that depends on free memory could)
 //   stall    prints and checkpoints the first case, then waits for a signal without finishing
 //   hang     ignores SIGTERM, starts a child that ignores it too, and never returns
 //   garbage  writes text that is not JSON and exits 0
@@ -75,7 +78,8 @@ const std::vector<FakeCase>& cases() {
 // The cases --benchmark_filter selects (all without one).
 std::vector<FakeCase> selected(const std::string& filter) {
   std::vector<FakeCase> out;
-  const std::regex re(filter.empty() ? std::string(".") : filter);
+  // Google Benchmark's grammar: POSIX extended (std::regex `extended`, or regcomp with REG_EXTENDED).
+  const std::regex re(filter.empty() ? std::string(".") : filter, std::regex_constants::extended);
   for (const FakeCase& c : cases())
     if (std::regex_search(c.name, re)) out.push_back(c);
   return out;
@@ -95,7 +99,7 @@ void write_atomic(const std::string& path, const std::string& text) {
 
 // Prints the first `count` cases (console lines drive `ceilings measure`'s progress) and checkpoints
 // after each; `finish`: then writes the complete document to --benchmark_out (or stdout).
-int write_cases(const Args& a, double scale, std::size_t count, bool finish) {
+int write_cases(const Args& a, double scale, std::size_t count, bool finish, const std::string& rename_first = "") {
   const std::string index = std::to_string(a.device);
   json device = {{"index", a.device},
                  {"name", "ceilings stand-in (fake device, not a GPU)"},
@@ -122,13 +126,14 @@ int write_cases(const Args& a, double scale, std::size_t count, bool finish) {
   for (std::size_t i = 0; i < count && i < chosen.size(); ++i) {
     const FakeCase& c = chosen[i];
     const bool rate = std::string(c.counter) != "latency_s";
-    json b = {{"name", c.name},  {"run_name", c.name}, {"run_type", "iteration"}, {"iterations", 10},
+    const std::string name = i == 0 && !rename_first.empty() ? rename_first : c.name;
+    json b = {{"name", name},  {"run_name", name}, {"run_type", "iteration"}, {"iterations", 10},
               {"real_time", 1.0}, {"cpu_time", 1.0},    {"time_unit", "ms"},        {"cv", 0.004},
               {"samples", 10},    {"verified", 1},      {"throttled", 0},           {"telemetry", 0}};
     b[c.counter] = rate ? c.value * scale : c.value / scale;
     doc["benchmarks"].push_back(b);
     if (!a.checkpoint.empty()) write_atomic(a.checkpoint, doc.dump(2) + "\n");
-    std::printf("%-40s %10.3f ms %10.3f ms %10d\n", c.name, 1.0, 1.0, 10);
+    std::printf("%-40s %10.3f ms %10.3f ms %10d\n", name.c_str(), 1.0, 1.0, 10);
     std::fflush(stdout);
   }
   if (!finish) return 0;
@@ -217,12 +222,20 @@ int main(int argc, char** argv) {
     write_cases(a, factor, 1, false);
     while (true) sleep(1000);  // SIGTERM's default action ends it
   }
+  if (mode == "unlisted") {
+    if (!faulty_family) return write_cases(a, factor, all, true);
+    return write_cases(a, factor, all, true, "hbm/copy/renamed:1/manual_time");
+  }
   if (mode == "sleep") {
     sleep_s(pause);
     return 0;
   }
   if (mode == "crash") {
     write_cases(a, factor, 1, false);
+    if (!a.checkpoint.empty()) {  // ceilings-bench's checkpoint temporary: "<checkpoint>.tmp.<pid>"
+      std::ofstream f(a.checkpoint + ".tmp." + std::to_string(getpid()));
+      f << "{\"context\": {";
+    }
     std::abort();
   }
   if (mode == "garbage") {

@@ -28,6 +28,12 @@ inline constexpr const char* kContextGit = "ceilings_git";
 json parse_benchmark_json_text(const std::string& text, const std::string& what);
 json read_benchmark_json_file(const std::string& path);
 
+// A --benchmark_filter value that selects exactly these benchmark names. Google Benchmark compiles its
+// filter as a POSIX extended regex (std::regex with the `extended` grammar, or regcomp(REG_EXTENDED)),
+// so only ERE's special characters are escaped: a backslash before any other character (']', '}', '/',
+// ':') is an error for std::regex in a strict (-std=c++NN) build, and the filter would match nothing.
+std::string exact_benchmark_filter(const std::vector<std::string>& names);
+
 // Context problems (not ceilings-bench output) throw InputError; an unusable entry (no value counter,
 // unverified, a malformed name) becomes an entry of the profile's errors and the rest converts.
 Profile profile_from_benchmark_json(const json& benchmark_output);
