@@ -215,8 +215,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     if (sink.lock) hold = std::unique_lock<std::mutex>(*sink.lock);
     if (sink.live && status_line)
       std::fprintf(stderr, "\r\033[K%s%s", sink.prefix.c_str(), text.c_str());
-    else
-      std::fprintf(stderr, "%s%s\n", sink.prefix.c_str(), text.c_str());
+    else  // a line of its own; on a tty it replaces the status line, which the next progress redraws
+      std::fprintf(stderr, "%s%s%s\n", sink.live ? "\r\033[K" : "", sink.prefix.c_str(), text.c_str());
     std::fflush(stderr);
   };
   auto progress = [&](const std::string& current) {
@@ -307,7 +307,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
       try {
         doc = ceilings::read_benchmark_json_file(tmp_json);
       } catch (const ceilings::Error& e) {
-        failure = std::string("ceilings-bench output is not a usable result: ") + e.what();
+        failure = std::string("ceilings-bench exited 0 without a usable result: ") + e.what();
       }
     } else {
       classify_failure(r, err, o.timeout_s, outcome);  // a timeout names the user's --timeout
@@ -369,6 +369,10 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     if (!failure.empty()) fam["failure"] = failure;
     families.push_back(fam);
     if (!failure.empty() && first_failure.empty()) first_failure = failure;
+    if (!failure.empty())  // said now, with ceilings-bench's last stderr lines: the log shows what went wrong where
+      say("ceilings measure: family " + family + ": " + std::to_string(finished) + " of " +
+              std::to_string(cases.size()) + " case(s) finished; " + failure,
+          false);
     if (done != family_offset) {  // cases this family lost or never printed still count as passed
       done = family_offset;
       if (k + 1 < groups.size()) progress("running " + names[done]);

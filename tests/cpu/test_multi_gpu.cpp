@@ -337,6 +337,9 @@ TEST(MultiGpu, UnreportedCaseIsAnError) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("[4/4 "), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("[5/4 "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ceilings measure: family hbm: 1 of 2 case(s) finished; ceilings-bench exited 0 without "
+                       "reporting 1"),
+            std::string::npos) << r.err;
   const auto p = ceilings::read_profile(dir + "/" + host() + "-gpu0.profile.json");
   ASSERT_EQ(p.errors.size(), 1u);
   EXPECT_EQ(p.errors[0].name, "hbm/copy/manual_time");
@@ -350,6 +353,18 @@ TEST(MultiGpu, UnreportedCaseIsAnError) {
   EXPECT_EQ(state_of(s, 0), "done");
   EXPECT_EQ(s["gpus"][0]["failed_cases"], 1);
   EXPECT_FALSE(s["complete"].get<bool>());
+}
+
+// Families that exit 0 and write nothing: every case is an error of its own (none "ran"); nothing is
+// written, and no temporary file stays.
+TEST(MultiGpu, FamiliesThatWriteNothingFailTheRun) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_nothing");
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json"},
+                         {{"CEILINGS_STANDIN_MODE", "sleep"}, {"CEILINGS_STANDIN_SLEEP", "0"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("family gemm: 0 of 1 case(s) finished; ceilings-bench exited 0 without a usable result"),
+            std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir)) << r.err;
 }
 
 // --one-process runs every family in one ceilings-bench: a crash then costs every case after it.
