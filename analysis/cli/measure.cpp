@@ -167,7 +167,6 @@ std::vector<std::pair<std::string, std::vector<std::string>>> group_by_family(co
   return groups;
 }
 
-
 // Measures one GPU and writes its profile (and raw JSON) atomically. Each benchmark family runs in a
 // ceilings-bench process of its own, so a crash, a hang cut by --timeout or a sticky CUDA error costs
 // that family, not the run: within a family the checkpoint keeps every finished case, the case that
@@ -373,16 +372,16 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
       say("ceilings measure: family " + family + ": " + std::to_string(finished) + " of " +
               std::to_string(cases.size()) + " case(s) finished; " + failure,
           false);
-    if (done != family_offset) {  // cases this family lost or never printed still count as passed
-      done = family_offset;
-      if (k + 1 < groups.size()) progress("running " + names[done]);
-    }
 
     // Stop here when the rest cannot run either: out of time, asked to stop, bad arguments, no GPU.
     if (!r.ok() && (r.timed_out || r.interrupted || r.exit_code == 2 || r.exit_code == 3)) {
       stopped = failure.substr(0, failure.find('\n'));
       g.state = outcome.state;
       g.exit_code = outcome.exit_code;
+    }
+    if (done != family_offset) {  // the cases this family lost or never printed are behind us too
+      done = family_offset;
+      if (stopped.empty() && k + 1 < groups.size()) progress("running " + names[done]);
     }
   }
   if (sink.live) {

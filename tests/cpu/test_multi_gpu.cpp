@@ -304,6 +304,9 @@ TEST(MultiGpu, TimedOutRunKeepsItsFinishedCases) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("kept the 1 finished case(s) of 4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ceilings measure: family hbm: 1 of 2 case(s) finished; ceilings-bench ran past the 2 s"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("running gemm"), std::string::npos) << r.err;  // the progress names no family that never ran
   EXPECT_NE(r.out.find("hbm.copy"), std::string::npos) << r.out;  // the table of what was kept
   EXPECT_NE(r.out.find("INCOMPLETE run: 1 of 4 cases finished; ceilings-bench ran past the 2 s timeout"),
             std::string::npos) << r.out;
