@@ -370,6 +370,28 @@ TEST(MultiGpu, FamiliesThatWriteNothingFailTheRun) {
   EXPECT_TRUE(fs::is_empty(dir)) << r.err;
 }
 
+// An extra argument the listing accepts but the measuring run rejects (exit 2 in the first family): bad
+// input, exit 2, no other family started, nothing written.
+TEST(MultiGpu, ArgumentRejectedByTheFirstFamilyIsBadInput) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_rejected");
+  auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json", "--bench-arg",
+                    "--benchmark_out_format=csv"},
+                   {}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("rejected its arguments"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--benchmark_out_format must be json"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("family gemm"), std::string::npos) << r.err;  // stopped after the first family
+  EXPECT_TRUE(fs::is_empty(dir)) << r.err;
+  r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir, "--bench-arg",
+               "--benchmark_out_format=csv"},
+              {{"CEILINGS_STANDIN_DEVICES", "2"}}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const json s = summary_of(dir);
+  EXPECT_EQ(state_of(s, 0), "failed");
+  EXPECT_EQ(state_of(s, 1), "failed");
+  EXPECT_FALSE(s["gpus"][0].contains("profile"));
+}
+
 // --one-process runs every family in one ceilings-bench: a crash then costs every case after it.
 TEST(MultiGpu, OneProcessLosesWhatFollowsACrash) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_one_process");

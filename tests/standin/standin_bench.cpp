@@ -52,6 +52,7 @@ struct Args {
   int device = 0;
   bool list_tests = false, list_devices = false;
   std::string out, checkpoint, filter;  // --benchmark_out, --ceilings_checkpoint, --benchmark_filter
+  std::string out_format = "json";       // --benchmark_out_format (the last one given, as Google Benchmark reads it)
   std::string mode, devices;  // from flags; empty: from the environment
 };
 
@@ -161,6 +162,8 @@ int main(int argc, char** argv) {
       a.list_devices = true;
     else if (starts(s, "--benchmark_out=", &v))
       a.out = v;
+    else if (starts(s, "--benchmark_out_format=", &v))
+      a.out_format = v;
     else if (starts(s, "--benchmark_filter=", &v))
       a.filter = v;
     else if (starts(s, "--ceilings_checkpoint=", &v))
@@ -175,6 +178,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "standin_bench: unknown argument '%s'\n", s.c_str());
       return 2;
     }
+  }
+  if (!a.checkpoint.empty() && a.out_format != "json") {  // as ceilings-bench's checkpoint_flags_problem
+    std::fprintf(stderr, "ceilings-bench: --ceilings_checkpoint writes JSON: --benchmark_out_format must be json\n");
+    return 2;
   }
   const int devices = std::atoi((a.devices.empty() ? env_or("CEILINGS_STANDIN_DEVICES", "1") : a.devices).c_str());
   if (devices <= 0) {
