@@ -196,6 +196,13 @@ Profile profile_from_benchmark_json(const json& gb) {
       subject = parsed.ceiling;
       if (std::find(order.begin(), order.end(), parsed.ceiling) == order.end()) order.push_back(parsed.ceiling);
 
+      // Google Benchmark 1.8's SkipWithMessage ("skipped"/"skip_message"; SkipWithError is still
+      // "error_occurred"/"error_message"): a case that chose not to run, with its reason.
+      if (b.optional_boolean("skipped").value_or(false)) {
+        profile.skipped.push_back(
+            {parsed.ceiling, b.optional_string("skip_message").value_or("skipped") + " [" + parsed.run_name + "]"});
+        continue;
+      }
       const bool failed = b.optional_boolean("error_occurred").value_or(false);
       if (failed) {
         const std::string message = b.optional_string("error_message").value_or("failed without a message");

@@ -102,6 +102,31 @@ TEST(BenchJson, UnsupportedIsSkippedAndFailuresAreErrors) {
   EXPECT_EQ(p.ceilings.size(), 1u);
 }
 
+// Google Benchmark 1.8's JSON: SkipWithError still writes error_occurred/error_message; SkipWithMessage
+// writes skipped/skip_message; the context gains library_version and a numeric json_schema_version.
+TEST(BenchJson, ReadsGoogleBenchmark18Output) {
+  json error = {{"name", "hbm/triad/threads:256/iterations:1/manual_time"}, {"family_index", 1},
+                {"per_family_instance_index", 0}, {"run_name", "hbm/triad/threads:256/iterations:1/manual_time"},
+                {"run_type", "iteration"}, {"repetitions", 1}, {"repetition_index", 0}, {"threads", 1},
+                {"error_occurred", true}, {"error_message", "CUDA error: an illegal memory access"},
+                {"iterations", 0}, {"real_time", 0.0}, {"cpu_time", 0.0}, {"time_unit", "us"}};
+  json skipped = {{"name", "nvlink/p2p_uni/engine:copy/op:write/iterations:1/manual_time"},
+                  {"run_type", "iteration"}, {"skipped", true}, {"skip_message", "single GPU: no peer"},
+                  {"iterations", 0}, {"real_time", 0.0}, {"cpu_time", 0.0}, {"time_unit", "us"}};
+  json doc = bench_output({error, skipped, hbm_case("t:1", 4.3e12)});
+  doc["context"]["library_version"] = "v1.8.3";
+  doc["context"]["library_build_type"] = "release";
+  doc["context"]["json_schema_version"] = 1;
+  const Profile p = profile_from_benchmark_json(doc);
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].name, "hbm.triad");
+  EXPECT_NE(p.errors[0].reason.find("illegal memory access"), std::string::npos);
+  ASSERT_EQ(p.skipped.size(), 1u);
+  EXPECT_EQ(p.skipped[0].name, "nvlink.p2p_uni");
+  EXPECT_NE(p.skipped[0].reason.find("single GPU: no peer"), std::string::npos);
+  EXPECT_EQ(p.ceilings.size(), 1u);
+}
+
 TEST(BenchJson, UnverifiedNumbersAreRejected) {
   json c = hbm_case("t:1", 4.3e12);
   c["verified"] = 0;
