@@ -392,6 +392,28 @@ TEST(MultiGpu, ArgumentRejectedByTheFirstFamilyIsBadInput) {
   EXPECT_FALSE(s["gpus"][0].contains("profile"));
 }
 
+// A family that crashes after its last case (say, in teardown): every case is kept from its checkpoint,
+// and the crash is an error of the family, so the run is incomplete (exit 3) but loses no number.
+TEST(MultiGpu, CrashAfterTheLastCaseKeepsEveryCase) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_crash_after");
+  const std::string out = dir + "/x.profile.json";
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out},
+                         {{"CEILINGS_STANDIN_MODE", "crash_after"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const auto p = ceilings::read_profile(out);
+  EXPECT_EQ(p.ceilings.size(), 4u);
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].name, "hbm");
+  EXPECT_EQ(p.errors[0].reason.rfind("ceilings-bench failed after its last case: ceilings-bench failed (killed by signal", 0),
+            0u) << p.errors[0].reason;
+  EXPECT_TRUE(p.skipped.empty());
+  EXPECT_EQ(p.raw.at("measure").at("finished_cases"), 4);
+  EXPECT_EQ(p.raw.at("measure").at("families").at(0).at("finished_cases"), 2);
+  EXPECT_NE(r.err.find("[4/4 "), std::string::npos) << r.err;
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_TRUE(e.path().filename() == "x.profile.json" || e.path().filename() == "x.bench.json") << e.path();
+}
+
 // --one-process runs every family in one ceilings-bench: a crash then costs every case after it.
 TEST(MultiGpu, OneProcessLosesWhatFollowsACrash) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_one_process");
