@@ -414,6 +414,26 @@ TEST(MultiGpu, CrashAfterTheLastCaseKeepsEveryCase) {
     EXPECT_TRUE(e.path().filename() == "x.profile.json" || e.path().filename() == "x.bench.json") << e.path();
 }
 
+// A family that crashes before its first case: its first case is the error (with the crash and the
+// process's last stderr line), the rest of it not run; the other families measure.
+TEST(MultiGpu, CrashBeforeAnyCaseCostsOnlyItsFamily) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_crash_early");
+  const std::string out = dir + "/x.profile.json";
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out},
+                         {{"CEILINGS_STANDIN_MODE", "crash_early"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("family hbm: 0 of 2 case(s) finished; ceilings-bench failed (killed by signal"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("standin: crashing at start-up"), std::string::npos) << r.err;
+  const auto p = ceilings::read_profile(out);
+  EXPECT_EQ(p.ceilings.size(), 2u);
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].name, "hbm/copy/manual_time");
+  ASSERT_EQ(p.skipped.size(), 1u);
+  EXPECT_EQ(p.skipped[0].name, "hbm/read/manual_time");
+  EXPECT_NE(r.err.find("[4/4 "), std::string::npos) << r.err;
+}
+
 // --one-process runs every family in one ceilings-bench: a crash then costs every case after it.
 TEST(MultiGpu, OneProcessLosesWhatFollowsACrash) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_one_process");

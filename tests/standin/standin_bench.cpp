@@ -17,6 +17,7 @@
 //   sleep    sleeps, then exits 0 without writing anything
 //   crash    prints one case (and checkpoints it), leaves a half-written checkpoint temporary file (as a
 //            kill in the middle of a rewrite would), then abort()s
+//   crash_early  abort()s before its first case, having written nothing (a crash at start-up)
 //   crash_after  prints and checkpoints every case of its family, then abort()s before the complete output
 //   unlisted reports its first case under another name than the listing's and exits 0 (as a case name
 //            that depends on free memory could)
@@ -229,6 +230,11 @@ int main(int argc, char** argv) {
   if (mode == "stall") {
     write_cases(a, factor, 1, false);
     while (true) sleep(1000);  // SIGTERM's default action ends it
+  }
+  if (mode == "crash_early") {
+    if (!faulty_family) return write_cases(a, factor, all, true);
+    std::fprintf(stderr, "standin: crashing at start-up\n");
+    std::abort();
   }
   if (mode == "crash_after") {
     if (!faulty_family) return write_cases(a, factor, all, true);
