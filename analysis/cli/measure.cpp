@@ -722,8 +722,9 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
   auto* out = app.add_option("--out", o->out, "Profile file to write (default: <hostname>-gpu<N>.profile.json)");
   app.add_option("--filter", o->filter, "Only benchmarks matching this regex (Google Benchmark filter)");
   auto* timeout = app.add_option("--timeout", o->timeout_s,
-                                 "Stop a ceilings-bench process after this many seconds (0: no limit; "
-                                 "--all-gpus default 7200 per GPU)")
+                                 "Seconds for the whole measurement of a GPU: the family running then is stopped "
+                                 "(its finished cases kept), later ones are not run (0: no limit; --all-gpus "
+                                 "default 7200 per GPU)")
                       ->check(CLI::NonNegativeNumber);
   app.add_option("--bench", o->bench, "Path of ceilings-bench (default: beside ceilings, or $CEILINGS_BENCH)");
   app.add_option("--bench-arg", o->bench_args, "Extra argument for ceilings-bench (repeatable)");
