@@ -202,7 +202,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   if (names.empty()) {
     g.state = GpuState::kFailed;
     g.exit_code = ceilings::kExitBadInput;
-    g.reason = "no benchmark matches" + (o.filter.empty() ? "" : " --filter '" + o.filter + "'");
+    // ceilings-bench's last stderr lines say why: Google Benchmark's "Failed to match any benchmarks" or,
+    // for a --filter that is not a POSIX extended regex, "Could not compile benchmark re".
+    g.reason = "no benchmark matches" + (o.filter.empty() ? "" : " --filter '" + o.filter + "'") + tail(err, 3);
     return finish(g);
   }
   g.cases = names.size();

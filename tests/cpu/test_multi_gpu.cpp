@@ -390,6 +390,12 @@ TEST(MultiGpu, ArgumentRejectedByTheFirstFamilyIsBadInput) {
   EXPECT_EQ(state_of(s, 0), "failed");
   EXPECT_EQ(state_of(s, 1), "failed");
   EXPECT_FALSE(s["gpus"][0].contains("profile"));
+  // A --filter that matches nothing: bad input, with Google Benchmark's own words.
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/y.profile.json", "--filter", "^nothing$"},
+              {}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("no benchmark matches --filter '^nothing$'\n  Failed to match any benchmarks"), std::string::npos)
+      << r.err;
 }
 
 // A family that crashes after its last case (say, in teardown): every case is kept from its checkpoint,

@@ -212,7 +212,9 @@ int main(int argc, char** argv) {
     return 3;
   }
   if (a.list_tests) {
-    for (const FakeCase& c : selected(a.filter)) std::printf("%s\n", c.name);
+    const auto chosen = selected(a.filter);
+    if (chosen.empty()) std::fprintf(stderr, "Failed to match any benchmarks against regex: %s\n", a.filter.c_str());
+    for (const FakeCase& c : chosen) std::printf("%s\n", c.name);
     return 0;
   }
   const double pause = std::atof(env_or("CEILINGS_STANDIN_SLEEP", "2").c_str());
