@@ -1,7 +1,8 @@
 // GPU-to-GPU bandwidth over NVLink or PCIe peer access: nvlink.p2p_uni and nvlink.p2p_bidir for every
 // ordered pair (copy engine and SM; read and write), nvlink.p2p_one_to_all and p2p_all_to_one per
 // device. The ceiling is the slowest pair (what every pair attains); the matrix is in the detail.
-// Bytes count once per direction. One GPU or no peer access: skipped with the reason, never a zero.
+// Bytes count once per direction; concurrent transfers sum their own rates. One GPU or no peer access:
+// skipped with the reason, never a zero.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "ceilings/kernels/hbm.cuh"
 #include "ceilings/kernels/transfer.cuh"
+#include "ceilings/stats.hpp"
 #include "ceilings/transfer.hpp"
 #include "harness/host_memory.hpp"
 #include "harness/measure.hpp"
@@ -81,28 +83,34 @@ struct Transfer {
   std::uint32_t seed = 0;
   DeviceBuffer<uint4> src, dst;
   std::unique_ptr<Stream> stream;
-  cudaEvent_t done = nullptr;
+  cudaEvent_t done = nullptr;            // joins the transfer back to the timed stream
+  cudaEvent_t begin = nullptr, end = nullptr;  // this transfer's own time within a sample
   Transfer() = default;
   Transfer(const Transfer&) = delete;
   Transfer(Transfer&& o) noexcept
       : src_dev(o.src_dev), dst_dev(o.dst_dev), runner(o.runner), seed(o.seed), src(std::move(o.src)),
-        dst(std::move(o.dst)), stream(std::move(o.stream)), done(o.done) {
-    o.done = nullptr;  // the event now belongs to this one
+        dst(std::move(o.dst)), stream(std::move(o.stream)), done(o.done), begin(o.begin), end(o.end) {
+    o.done = o.begin = o.end = nullptr;  // the events now belong to this one
   }
   Transfer& operator=(Transfer&&) = delete;
   ~Transfer() {
-    if (done) cudaEventDestroy(done);
+    for (cudaEvent_t e : {done, begin, end})
+      if (e) cudaEventDestroy(e);
   }
 };
 
 struct JobResult {
   Measurement m;
-  double value = 0;  // B/s, all transfers of the job together
+  double value = 0;       // B/s, all transfers of the job together
+  double overlapped = 0;  // B/s, all bytes over the wall time of the whole concurrent region
   std::string failure;
 };
 
-// Runs the transfers concurrently (forked from the first runner's stream and joined back to it),
-// measures them as one unit, and checks every destination.
+// Runs the transfers concurrently (forked from the first runner's stream and joined back to it) and
+// measures them as one unit. With several transfers the value is the sum of each transfer's own rate
+// (its bytes over its own events' time, per sample), nvbandwidth's convention and pcie.bidir's; bytes
+// over the wall time of the whole region (lower when one finishes first) is kept beside it. Every
+// destination is checked.
 JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine, Op op, std::size_t bytes,
                   const Context& ctx) {
   DeviceGuard guard;
@@ -128,6 +136,8 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
     CEILINGS_CUDA_CHECK(cudaSetDevice(t.runner));
     t.stream = std::make_unique<Stream>();
     CEILINGS_CUDA_CHECK(cudaEventCreateWithFlags(&t.done, cudaEventDisableTiming));
+    CEILINGS_CUDA_CHECK(cudaEventCreate(&t.begin));  // on the runner, like its stream
+    CEILINGS_CUDA_CHECK(cudaEventCreate(&t.end));
     ts.push_back(std::move(t));
   }
   const int main_dev = ts.front().runner;
@@ -150,7 +160,29 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
       k::copy_sm(t.dst.get(), t.src.get(), n, sm_count * 2, 512, st);
     }
   };
+  // Each transfer's time over a sample: `begin` at the sample's first unit, `end` after every unit (the
+  // last record stands). Read before the next sample starts and once after the last.
+  std::vector<std::vector<double>> own_seconds;  // per sample, one time per transfer
+  bool sample_start = true, pending = false;
+  auto harvest = [&] {
+    if (!pending) return;
+    std::vector<double> times;
+    for (Transfer& t : ts) {
+      float ms = 0;
+      CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, t.begin, t.end));
+      times.push_back(ms * 1e-3);
+    }
+    own_seconds.push_back(std::move(times));
+    pending = false;
+  };
   MeasureSpec spec;
+  // Several transfers: one copy each per sample, so no transfer waits at a per-unit join for a slower one
+  // and each one's events time it alone (a 256 MiB peer copy lasts about a millisecond).
+  if (ts.size() > 1) spec.units_per_sample = 1;
+  spec.before_sample = [&](cudaStream_t) {
+    harvest();
+    sample_start = true;
+  };
   spec.work = [&](cudaStream_t st) {
     if (ts.size() == 1) {
       enqueue(ts.front(), st);
@@ -158,17 +190,39 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
       CEILINGS_CUDA_CHECK(cudaEventRecord(fork, st));
       for (Transfer& t : ts) {
         CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(t.stream->get(), fork, 0));
+        if (sample_start) CEILINGS_CUDA_CHECK(cudaEventRecord(t.begin, t.stream->get()));
         enqueue(t, t.stream->get());
+        CEILINGS_CUDA_CHECK(cudaEventRecord(t.end, t.stream->get()));
         CEILINGS_CUDA_CHECK(cudaEventRecord(t.done, t.stream->get()));
       }
       for (Transfer& t : ts) CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(st, t.done, 0));
+      sample_start = false;
+      pending = true;
     }
     CEILINGS_CUDA_CHECK(cudaSetDevice(main_dev));
   };
   JobResult r;
   r.m = measure(main_stream.get(), spec, ctx.options, ctx.nvml);
   CEILINGS_LAUNCH_CHECK();
-  r.value = static_cast<double>(bytes) * static_cast<double>(ts.size()) / r.m.median_s;
+  CEILINGS_CUDA_CHECK(cudaStreamSynchronize(main_stream.get()));
+  harvest();
+  const double amount = static_cast<double>(bytes) * static_cast<double>(ts.size());
+  r.overlapped = amount / r.m.median_s;
+  if (ts.size() > 1) {
+    // The timed samples are the last ones (the priming unit and the warm-up come first).
+    const std::size_t samples = r.m.unit_seconds.size();
+    if (own_seconds.size() < samples)
+      throw CheckError("concurrent peer timing", std::to_string(own_seconds.size()) + " transfer timings for " +
+                                                     std::to_string(samples) + " samples", __FILE__, __LINE__);
+    const std::vector<std::vector<double>> timed(own_seconds.end() - static_cast<std::ptrdiff_t>(samples),
+                                                 own_seconds.end());
+    const std::vector<double> sums =
+        concurrent_rate_sums(timed, static_cast<double>(bytes) * r.m.units_per_sample);
+    for (std::size_t i = 0; i < samples; ++i) r.m.unit_seconds[i] = amount / sums[i];
+    r.m.median_s = median(r.m.unit_seconds);
+    r.m.cv = coefficient_of_variation(r.m.unit_seconds);
+  }
+  r.value = amount / r.m.median_s;
   for (Transfer& t : ts) {
     CEILINGS_CUDA_CHECK(cudaSetDevice(t.dst_dev));
     Stream check;
@@ -247,6 +301,7 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
     state.counters["transfer_bytes"] = static_cast<double>(bytes);
     state.counters["sm_copy"] = engine == Engine::kSm ? 1 : 0;
     state.counters["write"] = op == Op::kWrite ? 1 : 0;
+    if (worst.overlapped > 0) state.counters["overlapped_bytes_per_second"] = worst.overlapped;
     if (matrix.measured() > 0) state.SetLabel(matrix.to_text());
     // The reported value is the slowest pair (or device): amount / its median time.
     report(state, worst.m, Amount::kBytes, worst.value * worst.m.median_s, true);

@@ -96,6 +96,24 @@ BidirRates bidir_rates(const std::vector<DirectionSeconds>& samples, double byte
   return r;
 }
 
+std::vector<double> concurrent_rate_sums(const std::vector<std::vector<double>>& samples, double bytes) {
+  if (!(std::isfinite(bytes) && bytes > 0)) throw InputError("concurrent transfers need a positive byte count");
+  std::vector<double> sums;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (samples[i].empty() || samples[i].size() != samples.front().size())
+      throw InputError("concurrent sample " + std::to_string(i) + " has " + std::to_string(samples[i].size()) +
+                       " transfer times, the first has " + std::to_string(samples.front().size()));
+    double sum = 0;
+    for (double t : samples[i]) {
+      if (!(std::isfinite(t) && t > 0))
+        throw InputError("concurrent sample " + std::to_string(i) + " has a time that is not positive");
+      sum += bytes / t;
+    }
+    sums.push_back(sum);
+  }
+  return sums;
+}
+
 std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(int, int)>& can_access,
                                    int only_device) {
   if (device_count < 0) throw InputError("negative device count");

@@ -121,6 +121,30 @@ TEST(TransferBidir, RejectsTimesThatAreNotPositive) {
   EXPECT_TRUE(bidir_rates({}, 1e6).sum.empty());
 }
 
+TEST(TransferConcurrent, SumsEachTransfersOwnRate) {
+  // Seven peers into one GPU (all-to-one), 256 MiB each: one slow link shows in its own term only.
+  const double bytes = 256.0 * MiB;
+  std::vector<double> one(7, bytes / 50e9);
+  one[3] = bytes / 20e9;
+  const std::vector<double> sums = concurrent_rate_sums({one, std::vector<double>(7, bytes / 50e9)}, bytes);
+  ASSERT_EQ(sums.size(), 2u);
+  EXPECT_NEAR(sums[0], 6 * 50e9 + 20e9, 1e3);
+  EXPECT_NEAR(sums[1], 7 * 50e9, 1e3);
+  // Two transfers are the bidirectional case: the same sum as bidir_rates.
+  const double gib = static_cast<double>(GiB);
+  EXPECT_NEAR(concurrent_rate_sums({{gib / 47.9e9, gib / 51.1e9}}, gib)[0],
+              bidir_rates({{gib / 47.9e9, gib / 51.1e9}}, gib).sum[0], 1e-3);
+  EXPECT_TRUE(concurrent_rate_sums({}, bytes).empty());
+}
+
+TEST(TransferConcurrent, RejectsBadTimesAndRaggedSamples) {
+  EXPECT_THROW(concurrent_rate_sums({{0.01, 0}}, 1e6), InputError);
+  EXPECT_THROW(concurrent_rate_sums({{0.01, std::nan("")}}, 1e6), InputError);
+  EXPECT_THROW(concurrent_rate_sums({{0.01}}, 0), InputError);
+  EXPECT_THROW(concurrent_rate_sums({{0.01, 0.01}, {0.01}}, 1e6), InputError);
+  EXPECT_THROW(concurrent_rate_sums({{}}, 1e6), InputError);
+}
+
 TEST(TransferPairs, EveryOrderedPairOnce) {
   const auto pairs = ordered_pairs(4, [](int a, int b) { return a + b != 3; });  // 0-3 and 1-2 lack access
   ASSERT_EQ(pairs.size(), 12u);
