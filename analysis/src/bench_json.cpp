@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <regex>
 #include <set>
 
@@ -140,12 +138,7 @@ json parse_benchmark_json_text(const std::string& text, const std::string& what)
 }
 
 json read_benchmark_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot open '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError("cannot read '" + path + "'");
-  return parse_benchmark_json_text(text.str(), "'" + path + "'");
+  return parse_benchmark_json_text(read_text_file(path), "'" + path + "'");
 }
 
 std::string exact_benchmark_filter(const std::vector<std::string>& names) {

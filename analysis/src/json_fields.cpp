@@ -30,14 +30,16 @@ json parse_json_text(const std::string& text, const std::string& what) {
   }
 }
 
-json read_json_file(const std::string& path) {
+std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot open '" + path + "'");
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError("cannot read '" + path + "'");
-  return parse_json_text(text.str(), "'" + path + "'");
+  return text.str();
 }
+
+json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), "'" + path + "'"); }
 
 Fields::Fields(const json& object, std::string path) : j_(object), path_(std::move(path)) {
   if (!j_.is_object())

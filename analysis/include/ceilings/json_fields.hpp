@@ -17,6 +17,8 @@ using json = nlohmann::json;
 json parse_json_text(const std::string& text, const std::string& what);
 // Reads and parses a file; a missing or unreadable file is an InputError too.
 json read_json_file(const std::string& path);
+// The whole file as text; InputError when it cannot be opened or read.
+std::string read_text_file(const std::string& path);
 
 // A view of one JSON object at a known path.
 class Fields {
