@@ -61,7 +61,7 @@ if [ "$tests" = 1 ]; then
   summary=$(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tr '\n' ' ')
   echo "tests (cpu, then gpu): ${summary:-no summary (cut by the deadline?)}"
   grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$OUT/tests.log" | head -20
-  echo "gpu tests skipped: $(grep -c 'Skipped' "$OUT/tests.log")"
+  echo "tests skipped: $(grep -c '\*\*\*Skipped' "$OUT/tests.log")"
 fi
 
 if [ "$sanitize" = 1 ]; then
