@@ -73,12 +73,16 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   std::size_t outliers = 0;
   for (const FleetGroup& g : groups) outliers += g.outliers.size();
   out += std::string(md ? "**fleet**: " : "fleet: ") + "read " + std::to_string(in.members.size()) + " profile(s) of " +
-         std::to_string(in.files) + " file(s), skipped " + std::to_string(in.skipped.size()) + ", " +
+         std::to_string(in.files) + " file(s), skipped " + std::to_string(in.skipped.size()) +
+         (in.superseded.empty() ? "" : ", " + std::to_string(in.superseded.size()) + " older run(s) set aside") + ", " +
          std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(outliers) + " outlier(s)\n";
   out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " (and at least " +
          format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
          " below the group median; groups of at least " + std::to_string(rule.min_members) + "\n";
   for (const FleetSkip& s : in.skipped) out += (md ? "- skipped " : "skipped ") + s.path + ": " + s.reason + "\n";
+  for (const FleetSuperseded& s : in.superseded)
+    out += (md ? "- set aside " : "set aside ") + s.path + ": an older run (" + s.created + ") of " + s.uuid + "; " +
+           s.newer_path + " (" + s.newer_created + ") stands for it\n";
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const FleetGroup& g = groups[gi];
     out += std::string("\n") + (md ? "### " : "") + "group " + std::to_string(gi + 1) + ": " + g.fingerprint.label() +

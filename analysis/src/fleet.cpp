@@ -165,6 +165,31 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
       in.skipped.push_back({f, e.what()});
     }
   }
+  // One GPU, one member per fingerprint: the newest run of each (UUID, fingerprint) pair (ISO 8601 UTC
+  // times order as text; a tie goes to the later file, which the sorted directory walk and the command
+  // line put last). The same GPU under another driver stays: it belongs to another group.
+  std::map<std::string, std::size_t> newest;  // uuid + fingerprint -> index into in.members
+  auto key_of = [&](const Profile& p) { return p.device.uuid + "\n" + fingerprint_of(p).key(); };
+  for (std::size_t i = 0; i < in.members.size(); ++i) {
+    const Profile& p = in.members[i].profile;
+    if (p.device.uuid.empty()) continue;
+    auto [it, fresh] = newest.emplace(key_of(p), i);
+    if (!fresh && p.created >= in.members[it->second].profile.created) it->second = i;
+  }
+  std::vector<bool> keep(in.members.size(), true);
+  for (std::size_t i = 0; i < in.members.size(); ++i) {
+    const Profile& p = in.members[i].profile;
+    if (p.device.uuid.empty()) continue;
+    const std::size_t stands = newest.at(key_of(p));
+    if (stands == i) continue;
+    keep[i] = false;
+    const FleetMember& newer = in.members[stands];
+    in.superseded.push_back({in.members[i].path, p.device.uuid, p.created, newer.path, newer.profile.created});
+  }
+  std::vector<FleetMember> kept;
+  for (std::size_t i = 0; i < in.members.size(); ++i)
+    if (keep[i]) kept.push_back(std::move(in.members[i]));
+  in.members = std::move(kept);
   return in;
 }
 
@@ -227,9 +252,14 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                   {"ceilings", stats},
                   {"outliers", outs}});
   }
+  json superseded = json::array();
+  for (const FleetSuperseded& s : input.superseded)
+    superseded.push_back({{"path", s.path}, {"uuid", s.uuid}, {"created", s.created}, {"newer_path", s.newer_path},
+                          {"newer_created", s.newer_created}});
   return {{"read", input.members.size()},
           {"files", input.files},
           {"skipped", skipped},
+          {"superseded", superseded},
           {"groups", gs},
           {"outliers", outliers},
           {"rule",

@@ -277,6 +277,65 @@ TEST(Fleet, CliOn2000ProfilesIsFastAndCountsEverything) {
       << csv.out;
 }
 
+// A GPU measured twice counts once, by its newest run: the stale run with a slow HBM neither weighs in
+// the median nor names the GPU, and is listed as set aside with the run that replaced it.
+TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_reruns");
+  FleetGen gen(11);
+  for (int node = 0; node < 4; ++node)
+    for (int i = 0; i < 2; ++i) {
+      Profile p = gen.gpu(node, i);
+      p.created = "2026-11-30T10:00:00Z";
+      write_file_atomic(dir + "/n" + std::to_string(node) + "-g" + std::to_string(i) + ".profile.json",
+                        profile_to_json(p).dump());
+    }
+  Profile stale = gen.gpu(2, 1, {{"hbm.copy", 0.30}});  // before a repair: 30% slow
+  stale.created = "2026-11-29T08:00:00Z";
+  write_file_atomic(dir + "/z-stale.profile.json", profile_to_json(stale).dump());
+  Profile later = gen.gpu(3, 0, {{"hbm.copy", 0.30}});  // after a fault appeared: the newest run counts
+  later.created = "2026-11-30T12:00:00Z";
+  write_file_atomic(dir + "/a-later.profile.json", profile_to_json(later).dump());
+
+  const FleetInput in = load_fleet({dir});
+  EXPECT_EQ(in.files, 10u);
+  EXPECT_EQ(in.members.size(), 8u);
+  ASSERT_EQ(in.superseded.size(), 2u);
+  std::set<std::string> set_aside;
+  for (const FleetSuperseded& s : in.superseded) set_aside.insert(fs::path(s.path).filename().string());
+  EXPECT_EQ(set_aside, (std::set<std::string>{"z-stale.profile.json", "n3-g0.profile.json"}));
+  for (const FleetSuperseded& s : in.superseded)
+    if (s.path.find("z-stale") != std::string::npos) {
+      EXPECT_EQ(fs::path(s.newer_path).filename().string(), "n2-g1.profile.json");
+      EXPECT_EQ(s.created, "2026-11-29T08:00:00Z");
+      EXPECT_EQ(s.newer_created, "2026-11-30T10:00:00Z");
+    }
+  const auto groups = analyze_fleet(in.members, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_EQ(groups[0].outliers.size(), 1u);  // node 3's GPU 0 by its newest run; not node 2's GPU 1
+  EXPECT_EQ(in.members[groups[0].members[groups[0].outliers[0].member]].profile.device.uuid,
+            later.device.uuid);
+
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("read 8 profile(s) of 10 file(s), skipped 0, 2 older run(s) set aside"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("z-stale.profile.json: an older run (2026-11-29T08:00:00Z)"), std::string::npos) << r.out;
+  const auto j = run_cli({"fleet", dir, "--format", "json"});
+  const json f = json::parse(j.out);
+  EXPECT_EQ(f.at("read"), 8);
+  EXPECT_EQ(f.at("superseded").size(), 2u);
+
+  // The same GPU under another driver is another group's member, not an older run.
+  Profile upgraded = gen.gpu(0, 0);
+  upgraded.device.driver = "590.10.01";
+  upgraded.created = "2026-11-30T13:00:00Z";
+  write_file_atomic(dir + "/upgraded.profile.json", profile_to_json(upgraded).dump());
+  const FleetInput again = load_fleet({dir});
+  EXPECT_EQ(again.members.size(), 9u);
+  EXPECT_EQ(again.superseded.size(), 2u);
+  EXPECT_EQ(analyze_fleet(again.members, OutlierRule{}).size(), 2u);
+}
+
 TEST(Fleet, CliInputErrors) {
   const std::string dir = ceilings::test::scratch_dir("fleet_cli_errors");
   auto r = run_cli({"fleet", dir + "/missing"});

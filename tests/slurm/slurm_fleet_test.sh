@@ -139,7 +139,7 @@ cat >"$work/fleet.sbatch" <<EOF
 #SBATCH --time=5
 #SBATCH --output=$shared/job.out
 run=$shared/run
-srun bash -c 'if [ "\$SLURM_PROCID" = 2 ]; then export CEILINGS_STANDIN_SCALE_1=0.8; fi
+srun bash -c 'export CEILINGS_STANDIN_NODE=\$SLURM_PROCID; if [ "\$SLURM_PROCID" = 2 ]; then export CEILINGS_STANDIN_SCALE_1=0.8; fi
   "$ceilings" measure --all-gpus --bench "$standin" --timeout 60 --out-dir "$shared/run/task\$SLURM_PROCID" \
     >"$shared/measure.out.\$SLURM_PROCID" 2>&1; echo \$? >"$shared/measure.rc.\$SLURM_PROCID"'
 "$ceilings" fleet "\$run" --format json --write-baseline "$shared/baseline.json" >"$shared/fleet.json" 2>"$shared/fleet.err"

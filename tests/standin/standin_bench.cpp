@@ -8,6 +8,8 @@
 //   CEILINGS_STANDIN_SCALE_<i>=F      multiplies device i's fake rates (F < 1: a slow GPU)
 //   CEILINGS_STANDIN_SLEEP=S          seconds the slow and sleep modes wait (default 2)
 //   CEILINGS_STANDIN_PIDFILE=PATH     hang mode appends its own pid and its child's pid, one a line
+//   CEILINGS_STANDIN_NODE=K           which pretend node (0-9999, default 0): part of every UUID, so the
+//                                     GPUs of several pretend nodes are distinct GPUs to `ceilings fleet`
 // --benchmark_filter (a regex) selects cases as in Google Benchmark: `ceilings measure` runs one process
 // per family. Modes (they act on the measuring run only; --benchmark_list_tests always answers; slow,
 // crash, stall and hang only in the process that runs the first case, hbm/copy, as a fault in one
@@ -88,6 +90,14 @@ std::vector<FakeCase> selected(const std::string& filter) {
   return out;
 }
 
+// GPU-57a4d100-0000-0000-<node>-<index>: unique per pretend node and device.
+std::string fake_uuid(int device) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "GPU-57a4d100-0000-0000-%04d-%012d",
+                std::atoi(env_or("CEILINGS_STANDIN_NODE", "0").c_str()) % 10000, device);
+  return buf;
+}
+
 void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
 // Writes `text` to `path` through a temporary file and a rename, as ceilings-bench's checkpoint does.
@@ -106,7 +116,7 @@ int write_cases(const Args& a, double scale, std::size_t count, bool finish, con
   const std::string index = std::to_string(a.device);
   json device = {{"index", a.device},
                  {"name", "ceilings stand-in (fake device, not a GPU)"},
-                 {"uuid", "GPU-57a4d100-0000-0000-0000-00000000000" + index},
+                 {"uuid", fake_uuid(a.device)},
                  {"pci_bus_id", "00000000:" + std::string(a.device < 10 ? "0" : "") + index + ":00.0"},
                  {"compute_capability", "9.0"},
                  {"sm_count", 132},
@@ -194,7 +204,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < devices; ++i)
       std::printf("%s\n", json{{"index", i},
                                {"name", "ceilings stand-in (fake device, not a GPU)"},
-                               {"uuid", "GPU-57a4d100-0000-0000-0000-00000000000" + std::to_string(i)},
+                               {"uuid", fake_uuid(i)},
                                {"pci_bus_id", "00000000:0" + std::to_string(i) + ":00.0"}}
                               .dump()
                               .c_str());

@@ -65,7 +65,11 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
 
 // Reading many profiles: directories are searched recursively for *.profile.json; files named on the
 // command line are read whatever their name. A file that is not a valid profile is skipped with its
-// reason; a path that does not exist is an InputError.
+// reason; a path that does not exist is an InputError. Several runs of one GPU with one fingerprint
+// (the same device UUID, driver, ...) count once: the newest (`created`, then the later path) stands for
+// it, and the older ones are set aside with the run that replaced them, so a re-measured GPU is judged
+// by its latest numbers and never weighs twice in its group's median. The same GPU under another
+// driver is kept: it is a member of another group.
 struct FleetMember {
   std::string path;
   Profile profile;
@@ -73,9 +77,14 @@ struct FleetMember {
 struct FleetSkip {
   std::string path, reason;
 };
+struct FleetSuperseded {
+  std::string path, uuid, created;
+  std::string newer_path, newer_created;  // the run of the same GPU that stands for it
+};
 struct FleetInput {
   std::vector<FleetMember> members;
   std::vector<FleetSkip> skipped;
+  std::vector<FleetSuperseded> superseded;  // older runs of a GPU that has a newer one among the members
   std::size_t files = 0;  // files looked at
 };
 FleetInput load_fleet(const std::vector<std::string>& paths);
