@@ -10,7 +10,7 @@
 
 #include "cli_runner.hpp"
 #include "ceilings/bench_json.hpp"
-#include "harness/checkpoint.hpp"
+#include "support/run_benchmarks.hpp"
 
 namespace {
 
@@ -61,20 +61,9 @@ std::string run_probes(const std::string& out, const std::string& checkpoint) {
   benchmark::RegisterBenchmark("ckpt_probe/first", first_case)->Iterations(1);
   benchmark::RegisterBenchmark("ckpt_probe/second", second_case)->Iterations(1);
   benchmark::RegisterBenchmark("ckpt_probe/failing", failing_case)->Iterations(1);
-  std::string out_flag = "--benchmark_out=" + out;
-  std::string argv0 = "test_checkpoint";
-  std::vector<char*> argv{argv0.data(), out_flag.data(), nullptr};
-  int argc = 2;
-  benchmark::Initialize(&argc, argv.data());
-  std::ostringstream console;
-  benchmark::ConsoleReporter display(benchmark::ConsoleReporter::OO_None);
-  display.SetOutputStream(&console);
-  display.SetErrorStream(&console);
-  ceilings::bench::CheckpointReporter file_reporter(checkpoint);
-  const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&display, &file_reporter);
-  benchmark::ClearRegisteredBenchmarks();
-  EXPECT_EQ(ran, 3u);
-  return file_reporter.problem();
+  const auto run = ceilings::test::run_registered_benchmarks(out, checkpoint);
+  EXPECT_EQ(run.ran, 3u);
+  return run.checkpoint_problem;
 }
 
 TEST(CheckpointReporter, HoldsExactlyTheFinishedCasesAsValidJson) {

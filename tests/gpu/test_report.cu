@@ -6,12 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <sstream>
 
 #include "ceilings/bench_json.hpp"
-#include "harness/checkpoint.hpp"
 #include "harness/measure.hpp"
 #include "support/bench_output.hpp"
+#include "support/run_benchmarks.hpp"
 #include "cli_runner.hpp"
 
 namespace {
@@ -79,18 +78,9 @@ TEST(ReportPath, CountersBecomeTheProfilesCeilingsWithTheirUnitsAndSpread) {
   cb::configure(benchmark::RegisterBenchmark("latency/launch", launch_case));
   cb::configure(benchmark::RegisterBenchmark("hbm/triad/threads:256", unverified_case));
   benchmark::AddCustomContext(ceilings::kContextDevice, ceilings::test::h200_device_context().dump());
-  std::string argv0 = "test_report", out_flag = "--benchmark_out=" + out;
-  std::vector<char*> argv{argv0.data(), out_flag.data(), nullptr};
-  int argc = 2;
-  benchmark::Initialize(&argc, argv.data());
-  std::ostringstream console;
-  benchmark::ConsoleReporter display(benchmark::ConsoleReporter::OO_None);
-  display.SetOutputStream(&console);
-  display.SetErrorStream(&console);
-  cb::CheckpointReporter file_reporter(checkpoint);
-  EXPECT_EQ(benchmark::RunSpecifiedBenchmarks(&display, &file_reporter), 4u);
-  benchmark::ClearRegisteredBenchmarks();
-  EXPECT_EQ(file_reporter.problem(), "");
+  const auto run = ceilings::test::run_registered_benchmarks(out, checkpoint);
+  EXPECT_EQ(run.ran, 4u);
+  EXPECT_EQ(run.checkpoint_problem, "");
 
   for (const std::string& path : {out, checkpoint}) {
     const ceilings::Profile p = ceilings::profile_from_benchmark_json(ceilings::read_benchmark_json_file(path));
