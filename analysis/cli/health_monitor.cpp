@@ -1,9 +1,10 @@
 // NVML -> health snapshots: every counter the health checks use, with sentinel values rejected.
-// Skipped on purpose: nvmlDeviceGetFieldValues (memory temperature, per-reason throttle counters
-// by field id) -- its versioned struct ABI is not worth the risk; violation times stand in for it.
+// Not read: nvmlDeviceGetFieldValues (memory temperature, per-reason throttle counters, Blackwell's
+// NVLink counters by field id); violation times and the per-link NVLink calls stand in for them.
 #include "health_monitor.hpp"
 
 #include <thread>
+#include <vector>
 
 #include "ceilings/error.hpp"
 #include "ceilings/profile.hpp"
@@ -18,6 +19,48 @@ HealthMetric to_metric(const nvml::Library& lib, const std::string& name, const 
   if (r.ok()) return plausible_metric(name, static_cast<double>(r.value) * scale);
   if (r.unsupported()) return HealthMetric::unsupported();
   return HealthMetric::unreadable(lib.error_string(r.code));
+}
+
+// NVLink state and error counters, summed over the links that are up. A GPU without NVLink answers
+// "not supported" for link 0; past its last link it answers "not supported" or "invalid argument".
+// The counters count since the driver loaded; qualify judges their change over the run.
+void read_nvlink(const nvml::Library& lib, const nvml::Device& d, std::map<std::string, HealthMetric>& m) {
+  static const std::pair<const char*, nvml::NvLinkError> counters[] = {
+      {"nvlink.replay_errors", nvml::NvLinkError::kReplay},
+      {"nvlink.recovery_errors", nvml::NvLinkError::kRecovery},
+      {"nvlink.crc_flit_errors", nvml::NvLinkError::kCrcFlit},
+      {"nvlink.crc_data_errors", nvml::NvLinkError::kCrcData}};
+  auto set_all = [&](const HealthMetric& v) {
+    m["nvlink.links_active"] = v;
+    for (const auto& c : counters) m[c.first] = v;
+  };
+  std::vector<unsigned> up;
+  for (unsigned link = 0; link < kMaxNvLinks; ++link) {
+    const auto state = d.nvlink_active(link);
+    if (state.ok()) {
+      if (state.value) up.push_back(link);
+    } else if (state.unsupported() || state.code == nvml::kInvalidArgument) {
+      if (link == 0) return set_all(HealthMetric::unsupported());  // no NVLink on this GPU
+    } else {
+      return set_all(HealthMetric::unreadable("NVLink " + std::to_string(link) + " state: " + lib.error_string(state.code)));
+    }
+  }
+  m["nvlink.links_active"] = plausible_metric("nvlink.links_active", static_cast<double>(up.size()));
+  for (const auto& [name, which] : counters) {
+    HealthMetric total = HealthMetric::unsupported();  // no link up, or none counts this error
+    for (unsigned link : up) {
+      const auto r = d.nvlink_errors(link, which);
+      if (r.unsupported()) continue;
+      const HealthMetric one = r.ok() ? plausible_metric(name, static_cast<double>(r.value))
+                                      : HealthMetric::unreadable(lib.error_string(r.code));
+      if (!one.ok()) {
+        total = HealthMetric::unreadable("NVLink " + std::to_string(link) + ": " + one.reason);
+        break;
+      }
+      total = HealthMetric::of((total.ok() ? total.value : 0) + one.value);
+    }
+    m[name] = total;
+  }
 }
 
 }  // namespace
@@ -72,6 +115,7 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put("temperature.gpu_c", d.temperature_c());
   put("temperature.slowdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kSlowdown));
   put("temperature.shutdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kShutdown));
+  read_nvlink(lib, d, m);
   return s;
 }
 

@@ -104,6 +104,19 @@ json healthy_profile() {
           {"errors", json::array()}};
 }
 
+// An HGX-style GPU: 18 NVLinks, all up, with a few old errors from before the run (not faults).
+void with_nvlinks(json& script) {
+  script["nvlink_links"] = 18;
+  for (int link = 0; link < 18; ++link) {
+    const std::string k = "nvlink." + std::to_string(link) + ".";
+    script["values"][k + "state"] = 1;
+    script["values"][k + "replay"] = 2;
+    script["values"][k + "recovery"] = 0;
+    script["values"][k + "crc_flit"] = 40;
+    script["values"][k + "crc_data"] = 3;
+  }
+}
+
 struct Case {
   std::string name;
   std::string fault;                       // what was injected
@@ -164,6 +177,21 @@ std::vector<Case> matrix() {
          s["values"]["throttle.thermal_ns"] = {0, 3000000000LL};
        },
        nullptr, nullptr, "", "", 1, 1, "hw_thermal_slowdown"});
+  add({"healthy NVLink node", "nothing (control: 18 NVLinks up, old errors only, rules expect 18)", with_nvlinks,
+       nullptr, nullptr, R"({"schema":"ceilings.rules/1","health":{"nvlink_links":18}})", "", 0, 0, "", true});
+  add({"NVLink recovery", "a recovery error on NVLink 5 during the run",
+       [](json& s) {
+         with_nvlinks(s);
+         s["values"]["nvlink.5.recovery"] = {0, 1};
+       },
+       nullptr, nullptr, "", "", 1, 1, "a link retrained"});
+  add({"NVLink down", "NVLink 7 not up, rules expect 18",
+       [](json& s) {
+         with_nvlinks(s);
+         s["values"]["nvlink.7.state"] = 0;
+       },
+       nullptr, nullptr, R"({"schema":"ceilings.rules/1","health":{"nvlink_links":18}})", "", 0, 1,
+       "only 17 of 18 NVLinks are up"});
   add({"XID event", "XID 79 (GPU fallen off the bus) during the run", [](json& s) { s["xid"] = {79}; }, nullptr, nullptr,
        "", "", 1, 1, "XID 79"});
   add({"throttled measurement", "gemm.bf16 measured under HW thermal slowdown", nullptr,

@@ -59,6 +59,12 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"temperature.gpu_c", MetricKind::kGauge, ""},
       {"temperature.slowdown_c", MetricKind::kGauge, ""},
       {"temperature.shutdown_c", MetricKind::kGauge, ""},
+      // NVLink: links up, and data-link error counts summed over the links that are up.
+      {"nvlink.links_active", MetricKind::kGauge, ""},
+      {"nvlink.replay_errors", MetricKind::kCounter, ""},
+      {"nvlink.recovery_errors", MetricKind::kCounter, ""},
+      {"nvlink.crc_flit_errors", MetricKind::kCounter, ""},
+      {"nvlink.crc_data_errors", MetricKind::kCounter, ""},
   };
   return all;
 }
@@ -91,6 +97,10 @@ HealthMetric plausible_metric(const std::string& name, double raw) {
     if (raw <= 0 || raw > 5000) return bad("impossible power " + format_fixed(raw, 1) + " W");
   } else if (prefix("remap.") || prefix("retired_pages.")) {
     if (raw > 1e6) return bad("impossible count " + format_fixed(raw, 0));
+  } else if (name == "nvlink.links_active") {
+    if (raw > kMaxNvLinks) return bad("no GPU has " + format_fixed(raw, 0) + " NVLinks");
+  } else if (prefix("nvlink.")) {
+    if (raw > 1e15) return bad("impossible count " + format_fixed(raw, 0));
   } else if (prefix("throttle.")) {
     if (raw > 1e9) return bad("impossible duration " + format_fixed(raw, 0) + " s");  // 30 years
   }

@@ -27,6 +27,9 @@ constexpr std::uint64_t kHardwareSlowdownMask = kHwSlowdown | kSwThermal | kHwTh
 
 // DCGM's health watch treats more than 8 PCIe replays per minute as a fault.
 constexpr double kMaxReplaysPerMinute = 8.0;
+// DCGM's NVLink health limits: one replay or recovery error fails; CRC errors fail from 100 per second
+// (below that DCGM only warns).
+constexpr double kMaxNvLinkCrcPerSecond = 100.0;
 
 std::string reason_names(std::uint64_t bits) {
   static const std::pair<std::uint64_t, const char*> names[] = {
@@ -219,14 +222,24 @@ Rules parse_rules(const json& doc, const std::string& origin) {
                                  {"pcie_link", &HealthRules::pcie_link},
                                  {"pcie_replays", &HealthRules::pcie_replays},
                                  {"xid", &HealthRules::xid},
+                                 {"nvlink_errors", &HealthRules::nvlink_errors},
                                  {"slowdown", &HealthRules::slowdown},
                                  {"verification", &HealthRules::verification},
                                  {"readable", &HealthRules::readable}};
-    std::set<std::string> known;
+    std::set<std::string> known{"nvlink_links"};
     for (const Flag& f : flags) known.insert(f.key);
     check_keys(h, "health", known);
     for (const Flag& f : flags)
       if (h.contains(f.key)) r.health.*f.member = bool_at(h[f.key], std::string("health.") + f.key);
+    if (h.contains("nvlink_links")) {
+      const json& v = h["nvlink_links"];
+      if (!v.is_number_integer())
+        reject("health.nvlink_links", "expected a whole number of links, found " + json_type_name(v) + " " + v.dump());
+      const long long n = v.get<long long>();
+      if (n < 1 || n > static_cast<long long>(kMaxNvLinks))
+        reject("health.nvlink_links", std::to_string(n) + " is out of range (1 to " + std::to_string(kMaxNvLinks) + ")");
+      r.health.nvlink_links = static_cast<int>(n);
+    }
   }
   return r;
 }
@@ -470,6 +483,101 @@ void check_xid(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
+// Seconds between the two snapshots (at least 1: the times have whole-second resolution).
+double snapshot_seconds(const HealthSection& s) {
+  const auto t0 = parse_time(s.before.time), t1 = s.after ? parse_time(s.after->time) : std::nullopt;
+  return (t0 && t1) ? std::max(1.0, std::difftime(*t1, *t0)) : 1.0;
+}
+
+// NVLinks up: at least the rule's count when one is set, and none lost during the run.
+void check_nvlink_links(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
+  const Reading links = gather(s, "nvlink.links_active");
+  const bool any_up = std::any_of(links.values.begin(), links.values.end(), [](double v) { return v > 0; });
+  if (!rules.nvlink_links && !any_up) return;  // no NVLink in use and none expected: nothing to judge
+  Check c = make("health", "NVLinks up");
+  c.source = rules.nvlink_links ? "health rule nvlink_links" : "health snapshots (no link may go down during the run)";
+  const double expected = rules.nvlink_links ? *rules.nvlink_links : links.values.front();
+  c.threshold = expected;
+  c.threshold_text = ">= " + format_fixed(expected, 0);
+  if (links.values.empty() || (s.after && links.values.size() < 2)) {
+    c.reason = "NVLink state " + links.missing;
+    out.push_back(c);
+    return;
+  }
+  const double fewest = *std::min_element(links.values.begin(), links.values.end());
+  c.measured = fewest;
+  c.measured_text = format_fixed(fewest, 0) + " up";
+  const bool lost = links.values.size() == 2 && links.values[1] < links.values[0];
+  c.status = (fewest < expected || lost) ? CheckStatus::kFail : CheckStatus::kPass;
+  if (lost)
+    c.reason = format_fixed(links.values[0] - links.values[1], 0) + " NVLink(s) went down during the run (" +
+               format_fixed(links.values[0], 0) + " before, " + format_fixed(links.values[1], 0) + " after)";
+  else if (fewest < expected)
+    c.reason = "only " + format_fixed(fewest, 0) + " of " + format_fixed(expected, 0) +
+               " NVLinks are up: a link is down or did not train";
+  out.push_back(c);
+}
+
+// NVLink data-link errors during the run, judged by DCGM's limits, where any link is up.
+void check_nvlink_errors(const HealthSection& s, std::vector<Check>& out) {
+  const Reading links = gather(s, "nvlink.links_active");
+  if (std::none_of(links.values.begin(), links.values.end(), [](double v) { return v > 0; })) return;
+  Check c = make("health", "NVLink errors");
+  c.threshold_text = "no replay/recovery, CRC < 100/s";
+  c.source = "health rule nvlink_errors (DCGM's limits: any replay or recovery error fails, CRC errors from 100/s)";
+  if (!s.after) {
+    c.reason = "one snapshot only: errors during the run need a before and an after reading";
+    out.push_back(c);
+    return;
+  }
+  // A counter this driver does not offer for this GPU is left out (DCGM skips fields without data);
+  // one that could not be read, or no counter at all, leaves the check incomplete.
+  std::map<std::string, double> during;
+  std::vector<std::string> unsupported;
+  for (const char* name : {"nvlink.replay_errors", "nvlink.recovery_errors", "nvlink.crc_flit_errors",
+                           "nvlink.crc_data_errors"}) {
+    const Reading r = gather(s, name);
+    if (r.values.size() == 2) {
+      during[name] = std::max(0.0, r.values[1] - r.values[0]);
+    } else if (r.values.empty() && r.missing == "unsupported") {
+      unsupported.push_back(name);
+    } else {
+      c.reason = std::string(name) + " " + r.missing;
+      out.push_back(c);
+      return;
+    }
+  }
+  if (during.empty()) {
+    c.reason = "no NVLink error counter is supported by this driver for this GPU (set \"health\": "
+               "{\"nvlink_errors\": false} to accept that)";
+    out.push_back(c);
+    return;
+  }
+  const double seconds = snapshot_seconds(s);
+  const double replay = during["nvlink.replay_errors"], recovery = during["nvlink.recovery_errors"];
+  const double crc = during["nvlink.crc_flit_errors"] + during["nvlink.crc_data_errors"];
+  const double crc_rate = crc / seconds;
+  c.measured = replay + recovery + crc;
+  c.measured_text = "replay " + format_fixed(replay, 0) + ", recovery " + format_fixed(recovery, 0) + ", CRC " +
+                    format_fixed(crc, 0) + " (" + format_fixed(crc_rate, 1) + "/s)";
+  std::vector<std::string> faults;
+  if (replay > 0) faults.push_back(format_fixed(replay, 0) + " replay error(s)");
+  if (recovery > 0) faults.push_back(format_fixed(recovery, 0) + " recovery error(s): a link retrained");
+  if (crc_rate >= kMaxNvLinkCrcPerSecond)
+    faults.push_back(format_fixed(crc, 0) + " CRC errors, " + format_fixed(crc_rate, 1) + "/s: a marginal link");
+  c.status = faults.empty() ? CheckStatus::kPass : CheckStatus::kFail;
+  for (const std::string& f : faults) c.reason += (c.reason.empty() ? "" : "; ") + f;
+  if (faults.empty() && crc > 0)
+    c.reason = format_fixed(crc, 0) + " CRC error(s) during the run, below DCGM's failure rate of 100/s (DCGM warns)";
+  if (!faults.empty()) c.reason += " during the run";
+  if (!unsupported.empty()) {
+    std::string list;
+    for (const std::string& u : unsupported) list += (list.empty() ? "" : ", ") + u;
+    c.reason += (c.reason.empty() ? "" : "; ") + ("not counted by this driver: " + list);
+  }
+  out.push_back(c);
+}
+
 void check_health_slowdown(const HealthSection& s, std::vector<Check>& out) {
   Check c = make("health", "HW/thermal slowdown");
   c.threshold_text = "none";
@@ -541,6 +649,8 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.pcie_link) check_pcie_link(&s, profile, out);
   if (rules.pcie_replays) check_replays(s, out);
   if (rules.xid) check_xid(s, out);
+  check_nvlink_links(s, rules, out);
+  if (rules.nvlink_errors) check_nvlink_errors(s, out);
   if (rules.slowdown) check_health_slowdown(s, out);
   if (rules.readable) check_readable(s, out);
   return out;

@@ -60,6 +60,8 @@ struct Library::Symbols {
   int (*register_events)(Handle, unsigned long long, void*) = nullptr;
   int (*event_set_wait)(void*, EventData*, unsigned) = nullptr;
   int (*event_set_free)(void*) = nullptr;
+  int (*nvlink_state)(Handle, unsigned, int*) = nullptr;
+  int (*nvlink_error_counter)(Handle, unsigned, int, unsigned long long*) = nullptr;
 };
 
 namespace {
@@ -165,6 +167,8 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.register_events, {"nvmlDeviceRegisterEvents"});
   resolve(h, s.event_set_wait, {"nvmlEventSetWait_v2", "nvmlEventSetWait"});
   resolve(h, s.event_set_free, {"nvmlEventSetFree"});
+  resolve(h, s.nvlink_state, {"nvmlDeviceGetNvLinkState"});
+  resolve(h, s.nvlink_error_counter, {"nvmlDeviceGetNvLinkErrorCounter"});
   if (!s.init || !s.shutdown) {
     if (why) *why = path + " lacks nvmlInit_v2/nvmlShutdown: not an NVML library";
     dlclose(h);
@@ -289,6 +293,17 @@ Result<std::uint64_t> Device::supported_event_types() const {
   unsigned long long bits = 0;
   const int rc = call(SYMS.supported_event_types, handle_, &bits);
   return {rc, static_cast<std::uint64_t>(bits)};
+}
+
+Result<bool> Device::nvlink_active(unsigned link) const {
+  int state = 0;  // nvmlEnableState_t: 1 = NVML_FEATURE_ENABLED
+  const int rc = call(SYMS.nvlink_state, handle_, link, &state);
+  return {rc, state == 1};
+}
+Result<std::uint64_t> Device::nvlink_errors(unsigned link, NvLinkError which) const {
+  unsigned long long n = 0;
+  const int rc = call(SYMS.nvlink_error_counter, handle_, link, static_cast<int>(which), &n);
+  return {rc, static_cast<std::uint64_t>(n)};
 }
 
 Result<std::shared_ptr<XidWatch>> XidWatch::open(const Device& device) {

@@ -74,6 +74,9 @@ struct RemappedRows {
   bool pending = false, failure = false;
 };
 
+// nvmlNvLinkErrorCounter_t: the data-link error counters of one NVLink.
+enum class NvLinkError : int { kReplay = 0, kRecovery = 1, kCrcFlit = 2, kCrcData = 3 };
+
 // nvmlEventTypeXidCriticalError.
 constexpr unsigned long long kEventXidCriticalError = 0x8ULL;
 
@@ -106,6 +109,8 @@ class Device {
   Result<std::uint64_t> violation_time_ns(PerfPolicy policy) const;  // cumulative time clocks were held down
   Result<unsigned> temperature_threshold_c(TemperatureThreshold which) const;
   Result<std::uint64_t> supported_event_types() const;
+  Result<bool> nvlink_active(unsigned link) const;  // nvmlDeviceGetNvLinkState: link trained and up
+  Result<std::uint64_t> nvlink_errors(unsigned link, NvLinkError which) const;  // since the driver loaded
 
   void* raw() const { return handle_; }
   const Library& library() const { return *lib_; }

@@ -195,6 +195,109 @@ TEST(HealthChecks, UnreadableOrUnsupportedIsIncompleteNeverPass) {
   EXPECT_EQ(status_of(health_checks(s, off), "XID critical errors"), "absent");
 }
 
+// A section of a GPU with 18 NVLinks up and the given error counts before and after (10 minutes apart).
+HealthSection nvlink_section(double replay_after, double recovery_after, double crc_after, double links_after = 18) {
+  HealthSection s = healthy_section();
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) {
+    const bool after = snap == &*s.after;
+    snap->metrics["nvlink.links_active"] = HealthMetric::of(after ? links_after : 18);
+    snap->metrics["nvlink.replay_errors"] = HealthMetric::of(after ? replay_after : 3);  // 3 since the driver loaded
+    snap->metrics["nvlink.recovery_errors"] = HealthMetric::of(after ? recovery_after : 1);
+    snap->metrics["nvlink.crc_flit_errors"] = HealthMetric::of(after ? crc_after : 500);
+    snap->metrics["nvlink.crc_data_errors"] = HealthMetric::of(0);
+  }
+  return s;
+}
+
+const Check* find_check(const std::vector<Check>& checks, const std::string& rule) {
+  for (const Check& c : checks)
+    if (c.rule == rule) return &c;
+  return nullptr;
+}
+
+TEST(HealthChecks, NvLinkErrorsDuringTheRunFollowDcgmLimits) {
+  HealthRules rules;
+  // Old errors (since the driver loaded) are not the run's: pass.
+  auto checks = health_checks(nvlink_section(3, 1, 500), rules);
+  EXPECT_EQ(status_of(checks, "NVLink errors"), "pass");
+  EXPECT_EQ(status_of(checks, "NVLinks up"), "pass");
+  EXPECT_EQ(find_check(checks, "NVLink errors")->measured_text, "replay 0, recovery 0, CRC 0 (0.0/s)");
+  // One replay or one recovery during the run fails (DCGM: DCGM_FR_NVLINK_ERROR_CRITICAL).
+  checks = health_checks(nvlink_section(4, 1, 500), rules);
+  EXPECT_EQ(status_of(checks, "NVLink errors"), "fail");
+  EXPECT_NE(find_check(checks, "NVLink errors")->reason.find("1 replay error(s) during the run"), std::string::npos);
+  checks = health_checks(nvlink_section(3, 2, 500), rules);
+  EXPECT_EQ(status_of(checks, "NVLink errors"), "fail");
+  EXPECT_NE(find_check(checks, "NVLink errors")->reason.find("a link retrained"), std::string::npos);
+  // CRC errors fail from 100/s: 600 s apart, 59,999 is below and 60,000 is at the limit.
+  checks = health_checks(nvlink_section(3, 1, 500 + 59999), rules);
+  EXPECT_EQ(status_of(checks, "NVLink errors"), "pass");
+  EXPECT_NE(find_check(checks, "NVLink errors")->reason.find("below DCGM's failure rate"), std::string::npos);
+  EXPECT_EQ(status_of(health_checks(nvlink_section(3, 1, 500 + 60000), rules), "NVLink errors"), "fail");
+  // A link lost during the run fails even without a rule; a rule's count fails a node short of links.
+  checks = health_checks(nvlink_section(3, 1, 500, 17), rules);
+  EXPECT_EQ(status_of(checks, "NVLinks up"), "fail");
+  EXPECT_NE(find_check(checks, "NVLinks up")->reason.find("1 NVLink(s) went down during the run (18 before, 17 after)"),
+            std::string::npos);
+  rules.nvlink_links = 18;
+  EXPECT_EQ(status_of(health_checks(nvlink_section(3, 1, 500), rules), "NVLinks up"), "pass");
+  HealthSection s = nvlink_section(3, 1, 500, 12);
+  s.before.metrics["nvlink.links_active"] = HealthMetric::of(12);
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "NVLinks up"), "fail");
+  EXPECT_NE(find_check(checks, "NVLinks up")->reason.find("only 12 of 18 NVLinks are up"), std::string::npos);
+  rules.nvlink_errors = false;
+  EXPECT_EQ(status_of(health_checks(nvlink_section(4, 2, 1e9), rules), "NVLink errors"), "absent");
+}
+
+TEST(HealthChecks, NvLinkAbsentIsNotJudgedUnlessLinksAreExpected) {
+  HealthRules rules;
+  HealthSection s = healthy_section();  // a PCIe-only GPU: no nvlink metrics at all
+  EXPECT_EQ(status_of(health_checks(s, rules), "NVLink errors"), "absent");
+  EXPECT_EQ(status_of(health_checks(s, rules), "NVLinks up"), "absent");
+  s = nvlink_section(3, 1, 500, 0);  // NVLink hardware, no link up (a one-GPU VM)
+  s.before.metrics["nvlink.links_active"] = HealthMetric::of(0);
+  for (const char* c : {"nvlink.replay_errors", "nvlink.recovery_errors", "nvlink.crc_flit_errors",
+                        "nvlink.crc_data_errors"}) {
+    s.before.metrics[c] = HealthMetric::unsupported();
+    s.after->metrics[c] = HealthMetric::unsupported();
+  }
+  auto checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "NVLink errors"), "absent");
+  EXPECT_EQ(status_of(checks, "NVLinks up"), "absent");
+  for (const Check& c : checks) EXPECT_EQ(c.status, CheckStatus::kPass) << c.rule << ": " << c.reason;
+  rules.nvlink_links = 8;  // the operator expects links: none up fails
+  EXPECT_EQ(status_of(health_checks(s, rules), "NVLinks up"), "fail");
+  s = healthy_section();
+  s.before.metrics["nvlink.links_active"] = HealthMetric::unsupported();
+  s.after->metrics["nvlink.links_active"] = HealthMetric::unsupported();
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "NVLinks up"), "incomplete");
+  EXPECT_NE(find_check(checks, "NVLinks up")->reason.find("NVLink state unsupported"), std::string::npos);
+  // A counter this driver does not offer is left out and named; with none at all, incomplete.
+  rules = HealthRules{};
+  s = nvlink_section(4, 1, 500);
+  s.before.metrics["nvlink.crc_data_errors"] = HealthMetric::unsupported();
+  s.after->metrics["nvlink.crc_data_errors"] = HealthMetric::unsupported();
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "NVLink errors"), "fail");
+  EXPECT_NE(find_check(checks, "NVLink errors")->reason.find("not counted by this driver: nvlink.crc_data_errors"),
+            std::string::npos);
+  for (const char* c : {"nvlink.replay_errors", "nvlink.recovery_errors", "nvlink.crc_flit_errors"}) {
+    s.before.metrics[c] = HealthMetric::unsupported();
+    s.after->metrics[c] = HealthMetric::unsupported();
+  }
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "NVLink errors"), "incomplete");
+  EXPECT_NE(find_check(checks, "NVLink errors")->reason.find("\"nvlink_errors\": false"), std::string::npos);
+  s = nvlink_section(3, 1, 500);
+  s.after->metrics["nvlink.replay_errors"] = HealthMetric::unreadable("GPU is lost (15)");
+  EXPECT_EQ(status_of(health_checks(s, rules), "NVLink errors"), "incomplete");
+  s = nvlink_section(3, 1, 500);
+  s.after.reset();
+  EXPECT_EQ(status_of(health_checks(s, rules), "NVLink errors"), "incomplete");
+}
+
 // ---- `ceilings health` against the fake NVML -----------------------------------------------------
 
 json healthy_script() {
@@ -301,6 +404,49 @@ TEST(HealthCli, FaultsFail) {
   r = health_with(s);
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(json::parse(r.out)["xid"], "unsupported");
+}
+
+TEST(HealthCli, NvLinkCountersAreSummedOverTheLinksThatAreUp) {
+  json s = healthy_script();
+  s["nvlink_links"] = 4;
+  auto& v = s["values"];
+  for (int link = 0; link < 4; ++link) {
+    const std::string k = "nvlink." + std::to_string(link) + ".";
+    v[k + "state"] = link == 2 ? 0 : 1;  // link 2 is down: its counters are not summed
+    v[k + "replay"] = 1;
+    v[k + "recovery"] = 0;
+    v[k + "crc_flit"] = 10 * (link + 1);
+  }  // crc_data missing: NOT_SUPPORTED on every link
+  v["nvlink.3.recovery"] = json::array({0, 1});  // one recovery during the run on link 3
+  auto r = health_with(s);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  HealthSection h = health_from_json(json::parse(r.out));
+  EXPECT_DOUBLE_EQ(*h.before.value("nvlink.links_active"), 3);
+  EXPECT_DOUBLE_EQ(*h.before.value("nvlink.replay_errors"), 3);
+  EXPECT_DOUBLE_EQ(*h.before.value("nvlink.crc_flit_errors"), 10 + 20 + 40);
+  EXPECT_EQ(h.before.find("nvlink.crc_data_errors")->state, State::kUnsupported);
+  EXPECT_DOUBLE_EQ(health_deltas(h).at("nvlink.recovery_errors"), 1);
+  r = health_with(s, {"--watch", "0"});
+  EXPECT_NE(r.out.find("1 recovery error(s): a link retrained during the run"), std::string::npos) << r.out;
+
+  // No NVLink (no state answers at all): every nvlink metric unsupported, and the node still passes.
+  r = health_with(healthy_script());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["before"]["metrics"]["nvlink.links_active"], "unsupported");
+  EXPECT_EQ(json::parse(r.out)["before"]["metrics"]["nvlink.replay_errors"], "unsupported");
+
+  // A failing state call is "could not read", naming the link.
+  s["errors"]["nvlink.1.state"] = 15;
+  r = health_with(s);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_EQ(json::parse(r.out)["before"]["metrics"]["nvlink.links_active"], "could not read: NVLink 1 state: GPU is lost (15)");
+  // A sentinel count is never summed as data.
+  s["errors"].erase("nvlink.1.state");
+  s["values"]["nvlink.1.crc_flit"] = 18446744073709551615ULL;
+  r = health_with(s);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_EQ(json::parse(r.out)["before"]["metrics"]["nvlink.crc_flit_errors"],
+            "could not read: NVLink 1: sentinel value 18446744073709551616");
 }
 
 }  // namespace

@@ -35,6 +35,8 @@ TEST(Rules, DefaultsCoverTheHeadlineCeilings) {
   EXPECT_DOUBLE_EQ(r.baseline_tolerance, 0.05);
   EXPECT_TRUE(r.health.xid);
   EXPECT_TRUE(r.health.require_section);
+  EXPECT_TRUE(r.health.nvlink_errors);
+  EXPECT_FALSE(r.health.nvlink_links.has_value());  // a link count is the node's, never assumed
 }
 
 TEST(Rules, FullFileParsesIntoSIValues) {
@@ -50,7 +52,7 @@ TEST(Rules, FullFileParsesIntoSIValues) {
       "latency.launch": {"max": "3 us"},
       "gemm.fp16": {"min_fraction_of_datasheet": false}
     },
-    "health": {"pcie_replays": false, "require_section": false}
+    "health": {"pcie_replays": false, "require_section": false, "nvlink_errors": false, "nvlink_links": 18}
   })"), "acceptance.json");
   EXPECT_EQ(r.origin, "acceptance.json");
   EXPECT_EQ(r.required.size(), 3u);
@@ -68,6 +70,8 @@ TEST(Rules, FullFileParsesIntoSIValues) {
   EXPECT_FALSE(r.health.pcie_replays);
   EXPECT_FALSE(r.health.require_section);
   EXPECT_TRUE(r.health.xid);
+  EXPECT_FALSE(r.health.nvlink_errors);
+  EXPECT_EQ(r.health.nvlink_links, 18);
 }
 
 TEST(Rules, NotExtendingDefaultsStartsEmpty) {
@@ -149,6 +153,15 @@ TEST(Rules, WrongTypesAreRejected) {
             std::string::npos);
   EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","required":[3]})").find("'required[0]'"), std::string::npos);
   EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"xid":"yes"}})").find("'health.xid': expected true or false"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"nvlink_links":"18"}})")
+                .find("'health.nvlink_links': expected a whole number of links"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"nvlink_links":17.5}})").find("whole number"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"nvlink_links":19}})").find("19 is out of range (1 to 18)"),
+            std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"nvlink_links":0}})").find("out of range"),
             std::string::npos);
   EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","ceilings":[]})").find("'ceilings': expected an object"),
             std::string::npos);

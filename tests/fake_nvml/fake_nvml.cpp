@@ -10,7 +10,9 @@
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,replays},
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns,
-// power.{usage_mw,limit_mw,enforced_limit_mw}, temperature.{gpu_c,slowdown_c,shutdown_c}, device_count.
+// power.{usage_mw,limit_mw,enforced_limit_mw}, temperature.{gpu_c,slowdown_c,shutdown_c}, device_count,
+// nvlink.<link>.state (1 up, 0 down), nvlink.<link>.{replay,recovery,crc_flit,crc_data}; "nvlink_links": N
+// links answer, links past N answer INVALID_ARGUMENT (no key at all: NOT_SUPPORTED, a GPU without NVLink).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -209,6 +211,16 @@ FAKE_EXPORT int nvmlDeviceGetViolationStatus(void*, int policy, ViolationTime* t
   if (!t) return kInvalidArgument;
   t->reference_time = 0;
   return answer(key, &t->violation_time);
+}
+
+FAKE_EXPORT int nvmlDeviceGetNvLinkState(void*, unsigned link, int* state) {
+  if (link >= script.value("nvlink_links", 18u)) return kInvalidArgument;
+  return answer("nvlink." + std::to_string(link) + ".state", state);
+}
+FAKE_EXPORT int nvmlDeviceGetNvLinkErrorCounter(void*, unsigned link, int counter, unsigned long long* n) {
+  static const char* names[] = {"replay", "recovery", "crc_flit", "crc_data"};
+  if (link >= script.value("nvlink_links", 18u) || counter < 0 || counter > 3) return kInvalidArgument;
+  return answer("nvlink." + std::to_string(link) + "." + names[counter], n);
 }
 
 // Events: one fake set; each wait hands out the next scripted XID, then times out.

@@ -1,5 +1,5 @@
 // The health model (schema ceilings.health/1): NVML health counters read before and after a
-// measurement pass (ECC, row remaps, PCIe link, throttle counters, XID events) and their deltas.
+// measurement pass (ECC, row remaps, PCIe link, NVLink errors, throttle counters, XID events) and their deltas.
 // This is the profile's `health` section and the output of `ceilings health --json`; pure C++.
 #pragma once
 #include <map>
@@ -13,6 +13,8 @@
 namespace ceilings {
 
 inline constexpr const char* kHealthSchema = "ceilings.health/1";
+// NVML_NVLINK_MAX_LINKS: the most NVLinks NVML numbers on one GPU (18 on Hopper and Blackwell).
+inline constexpr unsigned kMaxNvLinks = 18;
 
 // One reading. NVML saying "not supported" is kUnsupported; an NVML error or a sentinel/impossible
 // value is kUnreadable ("could not read"): neither is ever treated as data.
