@@ -2,7 +2,9 @@
 // ordered pair (copy engine and SM; read and write), nvlink.p2p_one_to_all and p2p_all_to_one per
 // device. The ceiling is the slowest pair (what every pair attains); the matrix is in the detail.
 // Bytes count once per direction; concurrent transfers sum their own rates. One GPU or no peer access:
-// skipped with the reason, never a zero.
+// skipped with the reason, never a zero. --ceilings_p2p_loopback (a self-check for one-GPU machines)
+// pairs each GPU with itself so this code runs end to end; those cases are named nvlink_loopback/ and
+// are never a ceiling (candidate = 0).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
@@ -26,6 +28,7 @@ constexpr std::size_t MiB = 1024 * 1024;
 
 std::size_t g_bytes = 0;       // --ceilings_p2p_bytes; 0 = 256 MiB (64 MiB quick)
 std::string g_scope = "all";  // --ceilings_p2p_scope
+bool g_loopback = false;       // --ceilings_p2p_loopback
 
 void add_options(CLI::App& app) {
   app.add_option("--ceilings_p2p_bytes", g_bytes, "Bytes per peer transfer (default 256 MiB, 64 MiB with --ceilings_quick)")
@@ -33,6 +36,9 @@ void add_options(CLI::App& app) {
   app.add_option("--ceilings_p2p_scope", g_scope,
                  "GPU pairs to measure: all (every ordered pair of the node) or device (pairs with --ceilings_device)")
       ->check(CLI::IsMember({"all", "device"}));
+  app.add_flag("--ceilings_p2p_loopback", g_loopback,
+               "Self-check: pair each GPU with itself, so the peer code runs on a one-GPU machine (cases "
+               "nvlink_loopback/..., device-local copies, never a ceiling)");
 }
 
 enum class Engine { kCopy, kSm };
@@ -65,7 +71,7 @@ bool can_access(int a, int b) {
 // Lets `from` reach `to`'s memory (once per process; peer access is a per-context setting).
 void enable_peer(int from, int to) {
   static std::set<std::pair<int, int>> enabled;
-  if (enabled.count({from, to})) return;
+  if (from == to || enabled.count({from, to})) return;  // a GPU reaches its own memory without peer access
   DeviceGuard g;
   CEILINGS_CUDA_CHECK(cudaSetDevice(from));
   const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
@@ -241,21 +247,28 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
   guarded(state, [&] {
     const Context& ctx = context();
     const int count = device_count();
-    if (count < 2) unsupported("single GPU: no peer");
+    if (count < 2 && !g_loopback) unsupported("single GPU: no peer");
     const int only = g_scope == "device" ? ctx.device : -1;
-    const auto pairs = ordered_pairs(count, can_access, only);
-    std::vector<GpuPair> usable;
-    // Reads and bidirectional copies need access both ways; a write needs the source to reach the
-    // destination.
-    for (const GpuPair& p : pairs) {
-      const bool ok = (op == Op::kWrite ? can_access(p.src, p.dst) : can_access(p.dst, p.src)) &&
-                      (shape != Shape::kBidir || (can_access(p.src, p.dst) && can_access(p.dst, p.src)));
-      if (ok) usable.push_back(p);
+    std::vector<GpuPair> pairs, usable;
+    if (g_loopback) {
+      for (int d = 0; d < count; ++d)
+        if (only < 0 || d == only) pairs.push_back({d, d, true});
+      usable = pairs;
+    } else {
+      pairs = ordered_pairs(count, can_access, only);
+      // Reads and bidirectional copies need access both ways; a write needs the source to reach the
+      // destination.
+      for (const GpuPair& p : pairs) {
+        const bool ok = (op == Op::kWrite ? can_access(p.src, p.dst) : can_access(p.dst, p.src)) &&
+                        (shape != Shape::kBidir || (can_access(p.src, p.dst) && can_access(p.dst, p.src)));
+        if (ok) usable.push_back(p);
+      }
     }
     if (usable.empty())
       unsupported("no GPU pair has peer access (" + std::to_string(count) + " GPUs, cudaDeviceCanAccessPeer = 0)");
     const std::size_t bytes = (g_bytes ? g_bytes : ctx.options.quick ? 64 * MiB : 256 * MiB) / 64 * 64;
-    const std::size_t fan = shape == Shape::kOneToAll || shape == Shape::kAllToOne ? static_cast<std::size_t>(count - 1) : 2;
+    const std::size_t fan =
+        shape == Shape::kOneToAll || shape == Shape::kAllToOne ? static_cast<std::size_t>(std::max(1, count - 1)) : 2;
     require_memory(0, fan * bytes);
 
     PeerMatrix matrix(count);
@@ -274,7 +287,7 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
           std::vector<std::tuple<int, int>> copies{{p.src, p.dst}};
           if (shape == Shape::kBidir) copies.push_back({p.dst, p.src});
           JobResult r = run_job(copies, engine, op, bytes, ctx);
-          matrix.set(p.src, p.dst, r.value);
+          if (p.src != p.dst) matrix.set(p.src, p.dst, r.value);
           consider(std::move(r));
         }
       } else {
@@ -301,6 +314,7 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
     state.counters["transfer_bytes"] = static_cast<double>(bytes);
     state.counters["sm_copy"] = engine == Engine::kSm ? 1 : 0;
     state.counters["write"] = op == Op::kWrite ? 1 : 0;
+    if (g_loopback) state.counters["candidate"] = 0;  // device-local copies: a self-check, not a ceiling
     if (worst.overlapped > 0) state.counters["overlapped_bytes_per_second"] = worst.overlapped;
     if (matrix.measured() > 0) state.SetLabel(matrix.to_text());
     // The reported value is the slowest pair (or device): amount / its median time.
@@ -331,9 +345,9 @@ void register_cases(const Context& ctx) {
         const bool aggregate = c.shape == Shape::kOneToAll || c.shape == Shape::kAllToOne;
         const bool first_variant = e == Engine::kCopy && o == Op::kWrite;
         if (aggregate && !first_variant) continue;  // aggregates: copy-engine writes
-        if ((ctx.options.quick || gpus < 2) && !first_variant) continue;
+        if ((ctx.options.quick || gpus < 2) && !first_variant && !g_loopback) continue;
         const std::string name =
-            std::string("nvlink/") + c.variant + "/engine:" + engine_name(e) + "/op:" + op_name(o);
+            std::string(g_loopback ? "nvlink_loopback/" : "nvlink/") + c.variant + "/engine:" + engine_name(e) + "/op:" + op_name(o);
         const Shape shape = c.shape;
         configure(benchmark::RegisterBenchmark(name.c_str(), [shape, e, o](benchmark::State& st) { run_case(st, shape, e, o); }));
       }

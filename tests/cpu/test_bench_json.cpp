@@ -200,6 +200,17 @@ TEST(BenchJson, SweepPointsGoToDetail) {
   EXPECT_NEAR(*p.ceilings[0].datasheet, 63.0e9, 0.1e9);
 }
 
+TEST(BenchJson, PeerLoopbackSelfCheckIsNeverACeiling) {
+  // ceilings-bench --ceilings_p2p_loopback: device-local copies through the peer code, candidate 0.
+  json uni = hbm_case("engine:ce/op:write", 1.9e12), bidir = hbm_case("engine:sm/op:read", 2.1e12);
+  uni["name"] = "nvlink_loopback/p2p_uni/engine:ce/op:write/iterations:1/manual_time";
+  bidir["name"] = "nvlink_loopback/p2p_bidir/engine:sm/op:read/iterations:1/manual_time";
+  for (json* b : {&uni, &bidir}) (*b)["candidate"] = 0;
+  const Profile p = profile_from_benchmark_json(bench_output({uni, bidir}));
+  EXPECT_TRUE(p.ceilings.empty());
+  EXPECT_TRUE(p.errors.empty());
+}
+
 TEST(BenchJson, AggregatesAreIgnoredAndRepetitionsUseTheMedian) {
   json r1 = hbm_case("t:1", 4.1e12), r2 = hbm_case("t:1", 4.3e12), r3 = hbm_case("t:1", 4.2e12);
   json agg = hbm_case("t:1", 9e12);

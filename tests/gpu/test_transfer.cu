@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "ceilings/bench_json.hpp"
 #include "ceilings/kernels/hbm.cuh"
 #include "ceilings/kernels/transfer.cuh"
 #include "cli_runner.hpp"
@@ -163,11 +164,12 @@ struct BenchRun {
   double seconds = 0;
 };
 
-BenchRun run_bench_timed(const std::string& filter) {
+BenchRun run_bench_timed(const std::string& filter, const std::vector<std::string>& extra = {}) {
   const auto start = std::chrono::steady_clock::now();
-  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--benchmark_format=json",
-                                    "--benchmark_filter=" + filter},
-                                   {}, 600);
+  std::vector<std::string> argv{CEILINGS_BENCH_BIN, "--ceilings_quick", "--benchmark_format=json",
+                                "--benchmark_filter=" + filter};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  const auto r = test::run_program(argv, {}, 600);
   BenchRun run;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -250,6 +252,38 @@ TEST(TransferGpu, PeerFamilySkipsWithAReasonOnOneGpu) {
     EXPECT_EQ(b.value("error_message", "").rfind("unsupported: single GPU", 0), 0u) << b.dump();
   }
   EXPECT_LT(run.seconds, 30.0);  // process start and the fingerprint; the skips themselves cost nothing
+}
+
+TEST(TransferGpu, PeerFamilyRunsEndToEndInLoopback) {
+  CEILINGS_REQUIRE_GPU();
+  // --ceilings_p2p_loopback pairs GPU 0 with itself: the peer family's transfers, SM and copy-engine
+  // paths, concurrent timing and verification all run here, on one GPU, as device-local copies.
+  const BenchRun run = run_bench_timed("^nvlink_loopback/", {"--ceilings_p2p_loopback", "--ceilings_device=0",
+                                                              "--ceilings_p2p_scope=device"});
+  EXPECT_LT(run.seconds, 120.0);
+  const auto& all = run.doc.at("benchmarks");
+  ASSERT_EQ(all.size(), 10u) << run.doc.dump();  // uni and bidir x {ce, sm} x {write, read}, two aggregates
+  for (const auto& b : all) {
+    const std::string name = b.at("name");
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+    EXPECT_EQ(b.at("verified").get<double>(), 1.0) << name;
+    EXPECT_EQ(b.at("candidate").get<double>(), 0.0) << name;  // never a ceiling
+    EXPECT_EQ(b.at("transfer_bytes").get<double>(), 64.0 * 1024 * 1024) << name;
+    EXPECT_EQ(b.at("sm_copy").get<double>(), name.find("engine:sm") != std::string::npos ? 1.0 : 0.0) << name;
+    const double value = b.at("bytes_per_second").get<double>();
+    // A device-local copy counted once: far above any peer link's floor, below 10 TB/s (no HBM has that).
+    EXPECT_GT(value, 1e11) << name;
+    EXPECT_LT(value, 1e13) << name;
+    const double overlapped = b.at("overlapped_bytes_per_second").get<double>();
+    if (name.find("p2p_bidir") != std::string::npos)
+      EXPECT_LE(overlapped, value * 1.001) << name << ": the sum of own rates is at least bytes over the wall time";
+    else
+      EXPECT_NEAR(overlapped, value, value * 1e-9) << name;  // one transfer: the two figures are one
+  }
+  // The converter keeps the loopback cases out of the ceilings.
+  const Profile p = profile_from_benchmark_json(run.doc);
+  for (const Ceiling& c : p.ceilings) EXPECT_EQ(c.name.rfind("nvlink", 0), std::string::npos) << c.name;
+  EXPECT_TRUE(p.errors.empty()) << p.errors.front().name << ": " << p.errors.front().reason;
 }
 
 }  // namespace
