@@ -22,7 +22,8 @@ HealthMetric to_metric(const nvml::Library& lib, const std::string& name, const 
 }
 
 // NVLink state and error counters, summed over the links that are up. A GPU without NVLink answers
-// "not supported" for link 0; past its last link it answers "not supported" or "invalid argument".
+// "not supported" for link 0; a link number it does not have answers "not supported", "invalid
+// argument" or "not found", and is passed over.
 // The counters count since the driver loaded; qualify judges their change over the run.
 void read_nvlink(const nvml::Library& lib, const nvml::Device& d, std::map<std::string, HealthMetric>& m) {
   static const std::pair<const char*, nvml::NvLinkError> counters[] = {
@@ -39,7 +40,7 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, std::map<std::
     const auto state = d.nvlink_active(link);
     if (state.ok()) {
       if (state.value) up.push_back(link);
-    } else if (state.unsupported() || state.code == nvml::kInvalidArgument) {
+    } else if (state.unsupported() || state.code == nvml::kInvalidArgument || state.code == nvml::kNotFound) {
       if (link == 0) return set_all(HealthMetric::unsupported());  // no NVLink on this GPU
     } else {
       return set_all(HealthMetric::unreadable("NVLink " + std::to_string(link) + " state: " + lib.error_string(state.code)));
