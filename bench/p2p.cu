@@ -265,7 +265,8 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
       }
     }
     if (usable.empty())
-      unsupported("no GPU pair has peer access (" + std::to_string(count) + " GPUs, cudaDeviceCanAccessPeer = 0)");
+      unsupported(std::string(kNoPeerAccessReason) + " (" + std::to_string(count) +
+                  " GPUs, cudaDeviceCanAccessPeer = 0)");
     const std::size_t bytes = (g_bytes ? g_bytes : ctx.options.quick ? 64 * MiB : 256 * MiB) / 64 * 64;
     const std::size_t fan =
         shape == Shape::kOneToAll || shape == Shape::kAllToOne ? static_cast<std::size_t>(std::max(1, count - 1)) : 2;

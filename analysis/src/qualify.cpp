@@ -13,6 +13,7 @@
 
 #include "ceilings/datasheet.hpp"
 #include "ceilings/report.hpp"
+#include "ceilings/transfer.hpp"
 #include "ceilings/units.hpp"
 
 namespace ceilings {
@@ -225,6 +226,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
                                  {"nvlink_errors", &HealthRules::nvlink_errors},
                                  {"slowdown", &HealthRules::slowdown},
                                  {"verification", &HealthRules::verification},
+                                 {"peer_access", &HealthRules::peer_access},
                                  {"readable", &HealthRules::readable}};
     std::set<std::string> known{"nvlink_links"};
     for (const Flag& f : flags) known.insert(f.key);
@@ -828,6 +830,56 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
   }
 }
 
+// Whether the profile's health section saw NVLinks up (an unreadable or absent section: no).
+bool nvlinks_up(const Profile& p) {
+  const auto it = p.raw.find("health");
+  if (it == p.raw.end() || !it->is_object()) return false;
+  try {
+    const HealthSection s = health_from_json(*it, "health");
+    for (const HealthSnapshot* snap : snapshots(s))
+      if (snap->value("nvlink.links_active").value_or(0) > 0) return true;
+  } catch (const InputError&) {
+    // judged, with its reason, by the health checks
+  }
+  return false;
+}
+
+// Peer ceilings claim what every GPU pair attains: pairs left out for lack of peer access make that
+// claim false (on an NVLink/NVSwitch node, a fabric manager or ACS/IOMMU problem). With no pair able
+// to reach another, the family skips; that is a fault only where NVLinks are up.
+void peer_access_checks(const Profile& p, std::vector<Check>& out) {
+  const std::string hint = ": NCCL would route those pairs through host memory (check the fabric manager on "
+                           "NVSwitch systems, ACS/IOMMU settings on PCIe; \"health\": {\"peer_access\": false} "
+                           "accepts it)";
+  for (const Ceiling& c : p.ceilings) {
+    if (family_of(c.name) != "nvlink" || !c.detail.is_object()) continue;
+    const auto it = c.detail.find("pairs_without_access");
+    if (it == c.detail.end() || !it->is_number()) continue;
+    const double missing = it->get<double>();
+    Check k = make(c.name, "peer access");
+    k.threshold = 0;
+    k.measured = missing;
+    k.measured_text = missing > 0 ? format_fixed(missing, 0) + " pair(s) without" : "every pair";
+    k.threshold_text = "every pair";
+    k.source = "health rule peer_access (cudaDeviceCanAccessPeer)";
+    k.status = missing > 0 ? CheckStatus::kFail : CheckStatus::kPass;
+    if (missing > 0)
+      k.reason = format_fixed(missing, 0) + " GPU pair(s) had no peer access and are not in " + c.name + hint;
+    out.push_back(k);
+  }
+  if (!nvlinks_up(p)) return;
+  for (const Skipped& s : p.skipped) {
+    if (family_of(s.name) != "nvlink" || s.reason.rfind(kNoPeerAccessReason, 0) != 0) continue;
+    Check k = make(s.name, "peer access");
+    k.threshold_text = "every pair";
+    k.measured_text = "no pair";
+    k.source = "health rule peer_access (cudaDeviceCanAccessPeer, NVLinks up in the health section)";
+    k.status = CheckStatus::kFail;
+    k.reason = "NVLinks are up but " + s.reason + hint;
+    out.push_back(k);
+  }
+}
+
 }  // namespace
 
 QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& rules) {
@@ -867,6 +919,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   }
 
   for (const Ceiling& c : p.ceilings) ceiling_checks(p, c, rules, r.checks);
+  if (rules.health.peer_access) peer_access_checks(p, r.checks);
 
   if (baseline) {
     for (const Ceiling& b : baseline->ceilings) {

@@ -183,6 +183,43 @@ TEST(Qualify, BaselineOfAnotherGpuIsBadInput) {
   EXPECT_THROW(qualify(p, &base, default_rules()), InputError);
 }
 
+TEST(Qualify, PeerCeilingsMustCoverEveryGpuPair) {
+  Profile p = fixture();
+  Ceiling uni = ceiling(p, "hbm.copy");
+  uni.name = "nvlink.p2p_uni";
+  uni.value = 390e9;
+  uni.unit = "B/s";
+  uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"gpus", 8}, {"pairs_without_access", 0}};
+  p.ceilings.push_back(uni);
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(find_check(r, "nvlink.p2p_uni", "peer access").status, CheckStatus::kPass);
+  ceiling(p, "nvlink.p2p_uni").detail["pairs_without_access"] = 2;  // two ordered pairs left out
+  r = qualify(p, nullptr, default_rules());
+  const Check& c = find_check(r, "nvlink.p2p_uni", "peer access");
+  EXPECT_EQ(c.status, CheckStatus::kFail);
+  EXPECT_NE(c.reason.find("2 GPU pair(s) had no peer access and are not in nvlink.p2p_uni"), std::string::npos);
+  EXPECT_EQ(r.exit_code(), 1);
+  Rules off = default_rules();
+  off.health.peer_access = false;
+  EXPECT_THROW(find_check(qualify(p, nullptr, off), "nvlink.p2p_uni", "peer access"), std::runtime_error);
+}
+
+TEST(Qualify, NoPeerAccessAtAllFailsOnlyWhereNvLinksAreUp) {
+  Profile p = fixture();
+  p.skipped.push_back({"nvlink.p2p_uni", "no GPU pair has peer access (8 GPUs, cudaDeviceCanAccessPeer = 0)"});
+  p.skipped.push_back({"nvlink.p2p_bidir", "single GPU: no peer"});
+  ASSERT_TRUE(p.raw.contains("health"));
+  QualifyResult r = qualify(p, nullptr, default_rules());  // no NVLink in the health section: a PCIe box
+  EXPECT_THROW(find_check(r, "nvlink.p2p_uni", "peer access"), std::runtime_error);
+  EXPECT_EQ(r.verdict(), CheckStatus::kPass);
+  p.raw["health"]["before"]["metrics"]["nvlink.links_active"] = 18;
+  r = qualify(p, nullptr, default_rules());
+  const Check& c = find_check(r, "nvlink.p2p_uni", "peer access");
+  EXPECT_EQ(c.status, CheckStatus::kFail);
+  EXPECT_NE(c.reason.find("NVLinks are up but no GPU pair has peer access (8 GPUs"), std::string::npos) << c.reason;
+  EXPECT_THROW(find_check(r, "nvlink.p2p_bidir", "peer access"), std::runtime_error);  // one GPU: not this fault
+}
+
 TEST(Qualify, HealthSectionRequiredUnlessWaived) {
   const Profile bare = fixture("h200-handmade");
   QualifyResult r = qualify(bare, nullptr, default_rules());

@@ -26,7 +26,7 @@ namespace ceilings {
 //                 "gemm.int8": {"min_fraction_of_datasheet": false}}, // false switches a default off
 //    "health": {"require_section": true, "uncorrected_ecc": true, "row_remap": true, "pcie_link": true,
 //               "pcie_replays": true, "xid": true, "nvlink_errors": true, "slowdown": true, "verification": true,
-//               "readable": true, "nvlink_links": 18}}      // links that must be up; default: not checked
+//               "peer_access": true, "readable": true, "nvlink_links": 18}}  // links that must be up; default: not checked
 // Units per family: hbm/l2/smem/pcie/nvlink B/s, gemm/fma FLOP/s (gemm.int8 OP/s), latency s.
 inline constexpr const char* kRulesSchema = "ceilings.rules/1";
 
@@ -48,6 +48,8 @@ struct HealthRules {
   std::optional<int> nvlink_links;  // NVLinks that must be up (18 on an HGX H100/H200); fewer -> fail
   bool slowdown = true;         // HW/thermal slowdown during measurement -> fail
   bool verification = true;     // a ceiling not verified, or an entry in the profile's errors -> fail
+  bool peer_access = true;      // GPU pairs left out of a peer ceiling for lack of peer access, or none
+                                // with access while NVLinks are up -> fail
   bool readable = true;         // a health counter that could not be read -> incomplete
 };
 

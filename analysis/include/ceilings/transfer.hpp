@@ -62,6 +62,10 @@ BidirRates bidir_rates(const std::vector<DirectionSeconds>& samples, double byte
 std::vector<double> concurrent_rate_sums(const std::vector<std::vector<double>>& samples, double bytes_per_transfer);
 
 // Ordered GPU pairs for the peer-to-peer family.
+// How the peer family says that no pair of several GPUs could reach each other (the start of its skip
+// reason); qualify reads it.
+inline constexpr const char* kNoPeerAccessReason = "no GPU pair has peer access";
+
 struct GpuPair {
   int src = 0, dst = 0;
   bool peer_access = false;  // cudaDeviceCanAccessPeer(src -> dst) and (dst -> src) as the case needs
