@@ -29,6 +29,7 @@ constexpr std::size_t MiB = 1024 * 1024;
 std::size_t g_bytes = 0;       // --ceilings_p2p_bytes; 0 = 256 MiB (64 MiB quick)
 std::string g_scope = "all";  // --ceilings_p2p_scope
 bool g_loopback = false;       // --ceilings_p2p_loopback
+double g_pair_seconds = 0.25;  // --ceilings_p2p_seconds
 
 void add_options(CLI::App& app) {
   app.add_option("--ceilings_p2p_bytes", g_bytes, "Bytes per peer transfer (default 256 MiB, 64 MiB with --ceilings_quick)")
@@ -36,6 +37,10 @@ void add_options(CLI::App& app) {
   app.add_option("--ceilings_p2p_scope", g_scope,
                  "GPU pairs to measure: all (every ordered pair of the node) or device (pairs with --ceilings_device)")
       ->check(CLI::IsMember({"all", "device"}));
+  app.add_option("--ceilings_p2p_seconds", g_pair_seconds,
+                 "Sampling budget per pair (or per device for the aggregates), seconds: an 8-GPU node has 56 "
+                 "ordered pairs per variant, and a 256 MiB copy lasts about a millisecond")
+      ->check(CLI::Range(0.01, 60.0));
   app.add_flag("--ceilings_p2p_loopback", g_loopback,
                "Self-check: pair each GPU with itself, so the peer code runs on a one-GPU machine (cases "
                "nvlink_loopback/..., device-local copies, never a ceiling)");
@@ -182,6 +187,7 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
     pending = false;
   };
   MeasureSpec spec;
+  spec.max_seconds = g_pair_seconds;
   // Several transfers: one copy each per sample, so no transfer waits at a per-unit join for a slower one
   // and each one's events time it alone (a 256 MiB peer copy lasts about a millisecond).
   if (ts.size() > 1) spec.units_per_sample = 1;
