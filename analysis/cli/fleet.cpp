@@ -1,6 +1,7 @@
 // `ceilings fleet PROFILES_OR_DIRS...`: compares many profiles (a fleet, or the GPUs of nodes), names the
-// GPUs whose ceilings fall below their peers', and can write the group medians as a qualify baseline.
-// Exit codes: 0 no outlier, 1 at least one outlier, 2 bad usage or nothing readable.
+// GPUs whose ceilings fall below their peers' and those whose recorded health fails, and can write the
+// group medians as a qualify baseline.
+// Exit codes: 0 no outlier and no health fault, 1 at least one of them, 2 bad usage or nothing readable.
 #include <iostream>
 #include <memory>
 
@@ -55,6 +56,18 @@ Table findings_table(const FleetInput& in, const std::vector<FleetGroup>& groups
   return t;
 }
 
+// One row per (GPU, failing health check).
+Table health_table(const FleetInput& in, const FleetHealth& h) {
+  Table t;
+  t.columns = {"host", "gpu", "uuid", "pci bus id", "check", "reason"};
+  for (const FleetHealthFault& f : h.faults) {
+    const Profile& p = in.members[f.member].profile;
+    for (const Check& c : f.failed)
+      t.add_row({p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, c.rule, c.reason});
+  }
+  return t;
+}
+
 Table stats_table(const FleetGroup& g) {
   Table t;
   t.columns = {"ceiling", "n", "median", "MAD", "MAD/median", "min", "max"};
@@ -67,7 +80,7 @@ Table stats_table(const FleetGroup& g) {
 }
 
 std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
-                        Format format) {
+                        const FleetHealth& health, Format format) {
   const bool md = format == Format::kMarkdown;
   std::string out;
   std::size_t outliers = 0;
@@ -75,7 +88,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   out += std::string(md ? "**fleet**: " : "fleet: ") + "read " + std::to_string(in.members.size()) + " profile(s) of " +
          std::to_string(in.files) + " file(s), skipped " + std::to_string(in.skipped.size()) +
          (in.superseded.empty() ? "" : ", " + std::to_string(in.superseded.size()) + " older run(s) set aside") + ", " +
-         std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(outliers) + " outlier(s)\n";
+         std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(outliers) + " outlier(s), " +
+         std::to_string(health.faults.size()) + " GPU(s) with a health fault\n";
   out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " (and at least " +
          format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
          " below the group median; groups of at least " + std::to_string(rule.min_members) + "\n";
@@ -96,6 +110,12 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");
     out += render(findings_table(in, one, false), format);
   }
+  out += std::string("\n") + (md ? "### " : "") + "health: " + std::to_string(health.faults.size()) +
+         " GPU(s) with a failing check (qualify's default health checks on each profile's health section)\n";
+  if (!health.faults.empty()) out += (md ? "\n" : "") + render(health_table(in, health), format);
+  if (health.incomplete > 0)
+    out += std::to_string(health.incomplete) + " profile(s) could not be judged in full (no health section, or a "
+           "check that could not run): `ceilings qualify` on each says why\n";
   return out;
 }
 
@@ -135,13 +155,14 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     const std::vector<FleetGroup> groups = analyze_fleet(in.members, rule);
     std::size_t outliers = 0;
     for (const FleetGroup& g : groups) outliers += g.outliers.size();
+    const FleetHealth health = fleet_health(in.members);
 
     if (format == Format::kJson)
-      std::cout << fleet_to_json(in, groups, rule).dump(2) << "\n";
+      std::cout << fleet_to_json(in, groups, rule, health).dump(2) << "\n";
     else if (format == Format::kCsv)
       std::cout << render(findings_table(in, groups, true), Format::kCsv);
     else
-      std::cout << render_text(in, groups, rule, format);
+      std::cout << render_text(in, groups, rule, health, format);
     for (const FleetSkip& s : in.skipped)
       if (format == Format::kJson || format == Format::kCsv)
         std::cerr << "ceilings fleet: skipped " << s.path << ": " << s.reason << "\n";
@@ -156,7 +177,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       std::cerr << "ceilings fleet: baseline of group " << gi + 1 << " (" << groups[gi].fingerprint.label() << ", "
                 << groups[gi].members.size() << " profile(s)) written to " << o->write_baseline << "\n";
     }
-    return outliers > 0 ? kExitFailed : kExitOk;
+    return outliers > 0 || !health.faults.empty() ? kExitFailed : kExitOk;
   };
 }));
 

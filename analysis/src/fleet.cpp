@@ -216,7 +216,30 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
   return groups;
 }
 
-json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule) {
+FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules) {
+  FleetHealth h;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    std::vector<Check> checks;
+    try {
+      checks = profile_health_checks(members[i].profile, rules);
+    } catch (const InputError&) {  // a malformed health section: not judged, never a pass
+      ++h.incomplete;
+      continue;
+    }
+    FleetHealthFault f{i, {}};
+    bool incomplete = false;
+    for (Check& c : checks) {
+      if (c.status == CheckStatus::kFail) f.failed.push_back(std::move(c));
+      else if (c.status == CheckStatus::kIncomplete) incomplete = true;
+    }
+    if (!f.failed.empty()) h.faults.push_back(std::move(f));
+    else if (incomplete) ++h.incomplete;
+  }
+  return h;
+}
+
+json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
+                   const FleetHealth& health) {
   json skipped = json::array();
   for (const FleetSkip& s : input.skipped) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
   json gs = json::array();
@@ -256,12 +279,26 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
   for (const FleetSuperseded& s : input.superseded)
     superseded.push_back({{"path", s.path}, {"uuid", s.uuid}, {"created", s.created}, {"newer_path", s.newer_path},
                           {"newer_created", s.newer_created}});
+  json faults = json::array();
+  for (const FleetHealthFault& f : health.faults) {
+    const FleetMember& m = input.members[f.member];
+    json checks = json::array();
+    for (const Check& c : f.failed) checks.push_back({{"check", c.rule}, {"reason", c.reason}});
+    faults.push_back({{"path", m.path},
+                      {"host", m.profile.hostname},
+                      {"index", m.profile.device.index},
+                      {"uuid", m.profile.device.uuid},
+                      {"pci_bus_id", m.profile.device.pci_bus_id},
+                      {"failed", checks}});
+  }
   return {{"read", input.members.size()},
           {"files", input.files},
           {"skipped", skipped},
           {"superseded", superseded},
           {"groups", gs},
           {"outliers", outliers},
+          {"health", {{"faults", faults}, {"incomplete", health.incomplete},
+                      {"rules", "qualify's default health checks"}}},
           {"rule",
            {{"z_threshold", rule.z_threshold}, {"margin", rule.margin}, {"min_deficit_for_z", rule.min_deficit},
             {"min_members", rule.min_members},

@@ -277,6 +277,49 @@ TEST(Fleet, CliOn2000ProfilesIsFastAndCountsEverything) {
       << csv.out;
 }
 
+// Health across the fleet: a GPU as fast as its peers but with an uncorrected ECC error is named with
+// the failing check; one without a health section is only counted as not judged.
+TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_health");
+  const json base = parse_json_text(ceilings::read_text_file(std::string(CEILINGS_FIXTURES) +
+                                                            "/profiles/h200-qualify.profile.json"),
+                                    "fixture");
+  for (int i = 0; i < 4; ++i) {
+    json d = base;
+    const std::string uuid = "GPU-00000000-1111-2222-3333-00000000000" + std::to_string(i);
+    d["device"]["uuid"] = uuid;
+    d["device"]["index"] = i;
+    d["health"]["device"]["uuid"] = uuid;
+    if (i == 1) d["health"]["after"]["metrics"]["ecc.volatile.uncorrected"] = 2;
+    if (i == 2) d.erase("health");
+    std::ofstream(dir + "/gpu" + std::to_string(i) + ".profile.json") << d.dump();
+  }
+  const FleetInput in = load_fleet({dir});
+  ASSERT_EQ(in.members.size(), 4u);
+  const FleetHealth h = fleet_health(in.members);
+  ASSERT_EQ(h.faults.size(), 1u);
+  EXPECT_EQ(in.members[h.faults[0].member].profile.device.uuid, "GPU-00000000-1111-2222-3333-000000000001");
+  ASSERT_EQ(h.faults[0].failed.size(), 1u);
+  EXPECT_EQ(h.faults[0].failed[0].rule, "uncorrected ECC errors");
+  EXPECT_EQ(h.incomplete, 1u);  // gpu2: no health section
+
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // no outlier (identical ceilings), but a health fault
+  EXPECT_NE(r.out.find("0 outlier(s), 1 GPU(s) with a health fault"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("health: 1 GPU(s) with a failing check"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU-00000000-1111-2222-3333-000000000001"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 uncorrected ECC error(s) during the run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 profile(s) could not be judged in full"), std::string::npos) << r.out;
+  const auto j = run_cli({"fleet", dir, "--format", "json"});
+  const json doc = parse_json_text(j.out, "fleet json");
+  ASSERT_EQ(doc.at("health").at("faults").size(), 1u);
+  EXPECT_EQ(doc["health"]["faults"][0]["failed"][0]["check"], "uncorrected ECC errors");
+  EXPECT_EQ(doc["health"]["incomplete"], 1);
+  // Without the faulty GPU the fleet passes.
+  fs::remove(dir + "/gpu1.profile.json");
+  EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 0);
+}
+
 // A GPU measured twice counts once, by its newest run: the stale run with a slow HBM neither weighs in
 // the median nor names the GPU, and is listed as set aside with the run that replaced it.
 TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {

@@ -1,5 +1,6 @@
 // Fleet and node comparison: groups profiles by hardware/software fingerprint, computes per ceiling the
-// median and MAD, and names the GPUs whose ceilings fall below their peers (robust z-score and margin).
+// median and MAD, and names the GPUs whose ceilings fall below their peers (robust z-score and margin),
+// and the GPUs whose recorded health fails qualify's health checks.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "ceilings/profile.hpp"
+#include "ceilings/qualify.hpp"
 
 namespace ceilings {
 
@@ -98,7 +100,22 @@ struct FleetGroup {
 // Groups sorted by size (largest first), then by label.
 std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, const OutlierRule& rule);
 
-json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule);
+// Health across the fleet: each member's health section judged by qualify's health checks (default
+// rules). A GPU fast enough for its group can still be failing (an uncorrected ECC error, a link
+// retraining, XIDs): those are named here whatever their group. Members with no failing check but some
+// check that could not be judged (no section, XID events unsupported, ...) are only counted.
+struct FleetHealthFault {
+  std::size_t member = 0;     // index into FleetInput::members
+  std::vector<Check> failed;  // the failing checks, with their reasons
+};
+struct FleetHealth {
+  std::vector<FleetHealthFault> faults;
+  std::size_t incomplete = 0;  // members with no failing check and at least one incomplete one
+};
+FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules = HealthRules{});
+
+json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
+                   const FleetHealth& health);
 
 // A baseline for `ceilings qualify --baseline`: a ceilings.profile/1 document whose device is the group's
 // (first member's fingerprint; index, UUID and bus id are not one GPU's and say so), whose ceilings are the
