@@ -25,7 +25,8 @@ HealthMetric to_metric(const nvml::Library& lib, const std::string& name, const 
 // "not supported" for link 0; a link number it does not have answers "not supported", "invalid
 // argument" or "not found", and is passed over.
 // The counters count since the driver loaded; qualify judges their change over the run.
-void read_nvlink(const nvml::Library& lib, const nvml::Device& d, std::map<std::string, HealthMetric>& m) {
+void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot& snap) {
+  auto& m = snap.metrics;
   static const std::pair<const char*, nvml::NvLinkError> counters[] = {
       {"nvlink.replay_errors", nvml::NvLinkError::kReplay},
       {"nvlink.recovery_errors", nvml::NvLinkError::kRecovery},
@@ -47,17 +48,19 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, std::map<std::
     }
   }
   m["nvlink.links_active"] = plausible_metric("nvlink.links_active", static_cast<double>(up.size()));
+  for (unsigned link : up) snap.nvlinks.push_back({static_cast<int>(link), {}});
   for (const auto& [name, which] : counters) {
     HealthMetric total = HealthMetric::unsupported();  // no link up, or none counts this error
-    for (unsigned link : up) {
-      const auto r = d.nvlink_errors(link, which);
+    for (std::size_t i = 0; i < up.size(); ++i) {
+      const auto r = d.nvlink_errors(up[i], which);
       if (r.unsupported()) continue;
       const HealthMetric one = r.ok() ? plausible_metric(name, static_cast<double>(r.value))
                                       : HealthMetric::unreadable(lib.error_string(r.code));
       if (!one.ok()) {
-        total = HealthMetric::unreadable("NVLink " + std::to_string(link) + ": " + one.reason);
+        total = HealthMetric::unreadable("NVLink " + std::to_string(up[i]) + ": " + one.reason);
         break;
       }
+      snap.nvlinks[i].errors[std::string(name).substr(7)] = one.value;  // without "nvlink."
       total = HealthMetric::of((total.ok() ? total.value : 0) + one.value);
     }
     m[name] = total;
@@ -116,7 +119,7 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put("temperature.gpu_c", d.temperature_c());
   put("temperature.slowdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kSlowdown));
   put("temperature.shutdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kShutdown));
-  read_nvlink(lib, d, m);
+  read_nvlink(lib, d, s);
   return s;
 }
 

@@ -129,6 +129,23 @@ std::map<std::string, double> health_deltas(const HealthSection& s) {
   return out;
 }
 
+std::vector<std::string> nvlink_link_deltas(const HealthSection& s) {
+  std::vector<std::string> out;
+  if (!s.after) return out;
+  for (const NvLinkCounts& a : s.after->nvlinks)
+    for (const NvLinkCounts& b : s.before.nvlinks) {
+      if (a.link != b.link) continue;
+      std::string line;
+      for (const auto& [k, v] : a.errors) {
+        const auto it = b.errors.find(k);
+        if (it != b.errors.end() && v > it->second)
+          line += (line.empty() ? "" : ", ") + k + " +" + format_fixed(v - it->second, 0);
+      }
+      if (!line.empty()) out.push_back("NVLink " + std::to_string(a.link) + ": " + line);
+    }
+  return out;
+}
+
 namespace {
 
 HealthSnapshot snapshot_from_json(const Fields& f) {
@@ -160,6 +177,21 @@ HealthSnapshot snapshot_from_json(const Fields& f) {
       m.fail(key, "expected a value, found " + json_type_name(v));
     }
   }
+  if (f.has("nvlinks")) {
+    const json& links = f.array("nvlinks");
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const Fields l(links[i], f.path_of("nvlinks") + "[" + std::to_string(i) + "]");
+      NvLinkCounts c;
+      c.link = static_cast<int>(l.integer("link"));
+      if (c.link >= static_cast<int>(kMaxNvLinks)) l.fail("link", "no GPU has NVLink " + std::to_string(c.link));
+      for (const auto& [key, v] : l.raw().items()) {
+        if (key == "link") continue;
+        if (!find_metric_info("nvlink." + key)) l.fail(key, "not an NVLink error counter");
+        c.errors[key] = l.number(key);
+      }
+      s.nvlinks.push_back(std::move(c));
+    }
+  }
   return s;
 }
 
@@ -178,7 +210,17 @@ json metric_to_json(const std::string& name, const HealthMetric& m) {
 json snapshot_to_json(const HealthSnapshot& s) {
   json metrics = json::object();
   for (const auto& [k, m] : s.metrics) metrics[k] = metric_to_json(k, m);
-  return {{"time", s.time}, {"metrics", metrics}};
+  json doc = {{"time", s.time}, {"metrics", metrics}};
+  if (!s.nvlinks.empty()) {
+    json links = json::array();
+    for (const NvLinkCounts& c : s.nvlinks) {
+      json l = {{"link", c.link}};
+      for (const auto& [k, v] : c.errors) l[k] = v;
+      links.push_back(l);
+    }
+    doc["nvlinks"] = links;
+  }
+  return doc;
 }
 
 }  // namespace

@@ -571,7 +571,12 @@ void check_nvlink_errors(const HealthSection& s, std::vector<Check>& out) {
   for (const std::string& f : faults) c.reason += (c.reason.empty() ? "" : "; ") + f;
   if (faults.empty() && crc > 0)
     c.reason = format_fixed(crc, 0) + " CRC error(s) during the run, below DCGM's failure rate of 100/s (DCGM warns)";
-  if (!faults.empty()) c.reason += " during the run";
+  if (!faults.empty()) {
+    c.reason += " during the run";
+    std::string where;
+    for (const std::string& l : nvlink_link_deltas(s)) where += (where.empty() ? "" : "; ") + l;
+    if (!where.empty()) c.reason += " (" + where + ")";
+  }
   if (!unsupported.empty()) {
     std::string list;
     for (const std::string& u : unsupported) list += (list.empty() ? "" : ", ") + u;

@@ -91,6 +91,29 @@ TEST(HealthSection, JsonRoundTripKeepsStatesAndComputesDeltas) {
   EXPECT_EQ(health_deltas(back).count("pcie.gen"), 0u);  // a gauge, not a counter
 }
 
+TEST(HealthSection, PerLinkNvLinkCountsRoundTripAndAreChecked) {
+  HealthSection s = healthy_section();
+  s.before.nvlinks = {{0, {{"replay_errors", 2}, {"recovery_errors", 0}}}, {5, {{"recovery_errors", 1}}}};
+  s.after->nvlinks = {{0, {{"replay_errors", 4}, {"recovery_errors", 0}}}, {5, {{"recovery_errors", 1}}}};
+  const json j = health_to_json(s);
+  EXPECT_EQ(j["before"]["nvlinks"][1]["link"], 5);
+  EXPECT_EQ(j["after"]["nvlinks"][0]["replay_errors"], 4);
+  EXPECT_FALSE(health_to_json(healthy_section())["before"].contains("nvlinks"));  // no NVLink: no key
+  const HealthSection back = health_from_json(j);
+  ASSERT_EQ(back.after->nvlinks.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.after->nvlinks[0].errors.at("replay_errors"), 4);
+  EXPECT_EQ(nvlink_link_deltas(back), std::vector<std::string>{"NVLink 0: replay_errors +2"});
+  json bad = j;
+  bad["before"]["nvlinks"][0]["link"] = 18;
+  EXPECT_THROW(health_from_json(bad), InputError);
+  bad = j;
+  bad["before"]["nvlinks"][0]["crc_errors"] = 1;  // not a counter name
+  EXPECT_THROW(health_from_json(bad), InputError);
+  bad = j;
+  bad["before"]["nvlinks"][0]["replay_errors"] = "two";
+  EXPECT_THROW(health_from_json(bad), InputError);
+}
+
 TEST(HealthSection, MalformedSectionsAreRejected) {
   json j = health_to_json(healthy_section());
   json bad = j;
@@ -426,8 +449,16 @@ TEST(HealthCli, NvLinkCountersAreSummedOverTheLinksThatAreUp) {
   EXPECT_DOUBLE_EQ(*h.before.value("nvlink.crc_flit_errors"), 10 + 20 + 40);
   EXPECT_EQ(h.before.find("nvlink.crc_data_errors")->state, State::kUnsupported);
   EXPECT_DOUBLE_EQ(health_deltas(h).at("nvlink.recovery_errors"), 1);
+  // Per link, for the links that are up: the fault names its link.
+  ASSERT_EQ(h.before.nvlinks.size(), 3u);
+  EXPECT_EQ(h.before.nvlinks[2].link, 3);
+  EXPECT_DOUBLE_EQ(h.before.nvlinks[2].errors.at("crc_flit_errors"), 40);
+  EXPECT_EQ(h.before.nvlinks[2].errors.count("crc_data_errors"), 0u);  // not supported: not recorded
+  EXPECT_EQ(nvlink_link_deltas(h), std::vector<std::string>{"NVLink 3: recovery_errors +1"});
   r = health_with(s, {"--watch", "0"});
-  EXPECT_NE(r.out.find("1 recovery error(s): a link retrained during the run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 recovery error(s): a link retrained during the run (NVLink 3: recovery_errors +1)"),
+            std::string::npos)
+      << r.out;
 
   // No NVLink (no state answers at all): every nvlink metric unsupported, and the node still passes.
   r = health_with(healthy_script());

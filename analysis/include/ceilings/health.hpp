@@ -30,9 +30,17 @@ struct HealthMetric {
   static HealthMetric unreadable(std::string why) { return {State::kUnreadable, 0, std::move(why)}; }
 };
 
+// One NVLink that was up, with the error counts behind the nvlink.* sums (the counters it answered;
+// names without the "nvlink." prefix: replay_errors, recovery_errors, crc_flit_errors, crc_data_errors).
+struct NvLinkCounts {
+  int link = 0;
+  std::map<std::string, double> errors;
+};
+
 struct HealthSnapshot {
   std::string time;  // ISO 8601 UTC
   std::map<std::string, HealthMetric> metrics;
+  std::vector<NvLinkCounts> nvlinks;  // per link, so that a fault names its link (JSON "nvlinks")
 
   const HealthMetric* find(const std::string& name) const;
   std::optional<double> value(const std::string& name) const;  // nullopt unless a value
@@ -76,6 +84,8 @@ HealthMetric plausible_metric(const std::string& name, double raw);
 
 // Counter deltas (after - before) where both snapshots have a value.
 std::map<std::string, double> health_deltas(const HealthSection& section);
+// NVLink error counts that rose between the snapshots, per link: "NVLink 5: recovery_errors +1".
+std::vector<std::string> nvlink_link_deltas(const HealthSection& section);
 
 HealthSection health_from_json(const json& document, const std::string& path = "health");
 json health_to_json(const HealthSection& section);  // includes "deltas" (ignored when read back)
