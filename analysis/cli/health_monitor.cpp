@@ -21,10 +21,11 @@ HealthMetric to_metric(const nvml::Library& lib, const std::string& name, const 
   return HealthMetric::unreadable(lib.error_string(r.code));
 }
 
-// NVLink state and error counters, summed over the links that are up. A GPU without NVLink answers
-// "not supported" for link 0; a link number it does not have answers "not supported", "invalid
-// argument" or "not found", and is passed over.
-// The counters count since the driver loaded; qualify judges their change over the run.
+// NVLink state and error counters, summed over the links that are up, and kept per link. A link number
+// the GPU does not have (or whose link is fused off) answers "not supported", "invalid argument" or
+// "not found" and is passed over; a GPU where no link number answers has no NVLink. A counter a link
+// does not keep answers the same way and is left out. The counters count since the driver loaded;
+// qualify judges their change over the run.
 void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot& snap) {
   auto& m = snap.metrics;
   static const std::pair<const char*, nvml::NvLinkError> counters[] = {
@@ -36,24 +37,29 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot
     m["nvlink.links_active"] = v;
     for (const auto& c : counters) m[c.first] = v;
   };
+  auto absent = [](int code) {
+    return code == nvml::kNotSupported || code == nvml::kFunctionNotFound || code == nvml::kInvalidArgument ||
+           code == nvml::kNotFound;
+  };
   std::vector<unsigned> up;
+  bool any_link = false;
   for (unsigned link = 0; link < kMaxNvLinks; ++link) {
     const auto state = d.nvlink_active(link);
     if (state.ok()) {
+      any_link = true;
       if (state.value) up.push_back(link);
-    } else if (state.unsupported() || state.code == nvml::kInvalidArgument || state.code == nvml::kNotFound) {
-      if (link == 0) return set_all(HealthMetric::unsupported());  // no NVLink on this GPU
-    } else {
+    } else if (!absent(state.code)) {
       return set_all(HealthMetric::unreadable("NVLink " + std::to_string(link) + " state: " + lib.error_string(state.code)));
     }
   }
+  if (!any_link) return set_all(HealthMetric::unsupported());  // no NVLink on this GPU
   m["nvlink.links_active"] = plausible_metric("nvlink.links_active", static_cast<double>(up.size()));
   for (unsigned link : up) snap.nvlinks.push_back({static_cast<int>(link), {}});
   for (const auto& [name, which] : counters) {
     HealthMetric total = HealthMetric::unsupported();  // no link up, or none counts this error
     for (std::size_t i = 0; i < up.size(); ++i) {
       const auto r = d.nvlink_errors(up[i], which);
-      if (r.unsupported()) continue;
+      if (absent(r.code)) continue;
       const HealthMetric one = r.ok() ? plausible_metric(name, static_cast<double>(r.value))
                                       : HealthMetric::unreadable(lib.error_string(r.code));
       if (!one.ok()) {

@@ -129,20 +129,29 @@ std::map<std::string, double> health_deltas(const HealthSection& s) {
   return out;
 }
 
-std::vector<std::string> nvlink_link_deltas(const HealthSection& s) {
-  std::vector<std::string> out;
+std::vector<NvLinkCounts> nvlink_increases(const HealthSection& s) {
+  std::vector<NvLinkCounts> out;
   if (!s.after) return out;
   for (const NvLinkCounts& a : s.after->nvlinks)
     for (const NvLinkCounts& b : s.before.nvlinks) {
       if (a.link != b.link) continue;
-      std::string line;
+      NvLinkCounts rose{a.link, {}};
       for (const auto& [k, v] : a.errors) {
         const auto it = b.errors.find(k);
-        if (it != b.errors.end() && v > it->second)
-          line += (line.empty() ? "" : ", ") + k + " +" + format_fixed(v - it->second, 0);
+        if (it != b.errors.end() && v > it->second) rose.errors[k] = v - it->second;
       }
-      if (!line.empty()) out.push_back("NVLink " + std::to_string(a.link) + ": " + line);
+      if (!rose.errors.empty()) out.push_back(std::move(rose));
     }
+  return out;
+}
+
+std::string nvlink_increases_text(const std::vector<NvLinkCounts>& increases) {
+  std::string out;
+  for (const NvLinkCounts& l : increases) {
+    std::string line;
+    for (const auto& [k, v] : l.errors) line += (line.empty() ? "" : ", ") + k + " +" + format_fixed(v, 0);
+    out += (out.empty() ? "" : "; ") + ("NVLink " + std::to_string(l.link) + ": " + line);
+  }
   return out;
 }
 
@@ -186,7 +195,8 @@ HealthSnapshot snapshot_from_json(const Fields& f) {
       if (c.link >= static_cast<int>(kMaxNvLinks)) l.fail("link", "no GPU has NVLink " + std::to_string(c.link));
       for (const auto& [key, v] : l.raw().items()) {
         if (key == "link") continue;
-        if (!find_metric_info("nvlink." + key)) l.fail(key, "not an NVLink error counter");
+        const MetricInfo* info = find_metric_info("nvlink." + key);
+        if (!info || info->kind != MetricKind::kCounter) l.fail(key, "not an NVLink error counter");
         c.errors[key] = l.number(key);
       }
       s.nvlinks.push_back(std::move(c));

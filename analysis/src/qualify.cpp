@@ -534,13 +534,20 @@ void check_nvlink_errors(const HealthSection& s, std::vector<Check>& out) {
   }
   // A counter this driver does not offer for this GPU is left out (DCGM skips fields without data);
   // one that could not be read, or no counter at all, leaves the check incomplete.
+  // With per-link counts in both snapshots, the change is summed over the links up in both (a link that
+  // came up brings counts from before the run); older sections have the sums only.
+  const bool per_link = !s.before.nvlinks.empty() && !s.after->nvlinks.empty();
+  const std::vector<NvLinkCounts> increases = nvlink_increases(s);
   std::map<std::string, double> during;
   std::vector<std::string> unsupported;
   for (const char* name : {"nvlink.replay_errors", "nvlink.recovery_errors", "nvlink.crc_flit_errors",
                            "nvlink.crc_data_errors"}) {
     const Reading r = gather(s, name);
     if (r.values.size() == 2) {
-      during[name] = std::max(0.0, r.values[1] - r.values[0]);
+      double rose = 0;
+      for (const NvLinkCounts& l : increases)
+        if (auto it = l.errors.find(std::string(name).substr(7)); it != l.errors.end()) rose += it->second;
+      during[name] = per_link ? rose : std::max(0.0, r.values[1] - r.values[0]);
     } else if (r.values.empty() && r.missing == "unsupported") {
       unsupported.push_back(name);
     } else {
@@ -573,9 +580,7 @@ void check_nvlink_errors(const HealthSection& s, std::vector<Check>& out) {
     c.reason = format_fixed(crc, 0) + " CRC error(s) during the run, below DCGM's failure rate of 100/s (DCGM warns)";
   if (!faults.empty()) {
     c.reason += " during the run";
-    std::string where;
-    for (const std::string& l : nvlink_link_deltas(s)) where += (where.empty() ? "" : "; ") + l;
-    if (!where.empty()) c.reason += " (" + where + ")";
+    if (!increases.empty()) c.reason += " (" + nvlink_increases_text(increases) + ")";
   }
   if (!unsupported.empty()) {
     std::string list;
@@ -849,10 +854,12 @@ bool nvlinks_up(const Profile& p) {
   return false;
 }
 
-// Peer ceilings claim what every GPU pair attains: pairs left out for lack of peer access make that
-// claim false (on an NVLink/NVSwitch node, a fabric manager or ACS/IOMMU problem). With no pair able
-// to reach another, the family skips; that is a fault only where NVLinks are up.
+// Peer ceilings claim what every GPU pair attains. Where NVLinks are up every pair should reach every
+// other, so pairs left out for lack of peer access fail (a fabric manager or ACS/IOMMU problem), and so
+// does a family skipped because no pair could. Without NVLink, GPUs under different sockets or root
+// complexes may lack P2P by design: the left-out pairs are noted, not failed.
 void peer_access_checks(const Profile& p, std::vector<Check>& out) {
+  const bool links_up = nvlinks_up(p);
   const std::string hint = ": NCCL would route those pairs through host memory (check the fabric manager on "
                            "NVSwitch systems, ACS/IOMMU settings on PCIe; \"health\": {\"peer_access\": false} "
                            "accepts it)";
@@ -866,13 +873,16 @@ void peer_access_checks(const Profile& p, std::vector<Check>& out) {
     k.measured = missing;
     k.measured_text = missing > 0 ? format_fixed(missing, 0) + " pair(s) without" : "every pair";
     k.threshold_text = "every pair";
-    k.source = "health rule peer_access (cudaDeviceCanAccessPeer)";
-    k.status = missing > 0 ? CheckStatus::kFail : CheckStatus::kPass;
-    if (missing > 0)
+    k.source = "health rule peer_access (cudaDeviceCanAccessPeer; a fault where NVLinks are up)";
+    k.status = missing > 0 && links_up ? CheckStatus::kFail : CheckStatus::kPass;
+    if (missing > 0 && links_up)
       k.reason = format_fixed(missing, 0) + " GPU pair(s) had no peer access and are not in " + c.name + hint;
+    else if (missing > 0)
+      k.reason = format_fixed(missing, 0) + " GPU pair(s) without peer access are not in " + c.name +
+                 " (no NVLink up: GPUs under different sockets or PCIe root complexes may lack P2P)";
     out.push_back(k);
   }
-  if (!nvlinks_up(p)) return;
+  if (!links_up) return;
   for (const Skipped& s : p.skipped) {
     if (family_of(s.name) != "nvlink" || s.reason.rfind(kNoPeerAccessReason, 0) != 0) continue;
     Check k = make(s.name, "peer access");

@@ -102,7 +102,7 @@ TEST(HealthSection, PerLinkNvLinkCountsRoundTripAndAreChecked) {
   const HealthSection back = health_from_json(j);
   ASSERT_EQ(back.after->nvlinks.size(), 2u);
   EXPECT_DOUBLE_EQ(back.after->nvlinks[0].errors.at("replay_errors"), 4);
-  EXPECT_EQ(nvlink_link_deltas(back), std::vector<std::string>{"NVLink 0: replay_errors +2"});
+  EXPECT_EQ(nvlink_increases_text(nvlink_increases(back)), "NVLink 0: replay_errors +2");
   json bad = j;
   bad["before"]["nvlinks"][0]["link"] = 18;
   EXPECT_THROW(health_from_json(bad), InputError);
@@ -271,6 +271,23 @@ TEST(HealthChecks, NvLinkErrorsDuringTheRunFollowDcgmLimits) {
   EXPECT_NE(find_check(checks, "NVLinks up")->reason.find("only 12 of 18 NVLinks are up"), std::string::npos);
   rules.nvlink_errors = false;
   EXPECT_EQ(status_of(health_checks(nvlink_section(4, 2, 1e9), rules), "NVLink errors"), "absent");
+}
+
+TEST(HealthChecks, NvLinkErrorsCountOnlyLinksUpInBothSnapshots) {
+  // Link 1 came up during the run with 50 old replays (since the driver loaded): not the run's errors.
+  HealthSection s = nvlink_section(3 + 50, 1, 500, 2);
+  s.before.metrics["nvlink.links_active"] = HealthMetric::of(1);
+  s.before.nvlinks = {{0, {{"replay_errors", 3}, {"recovery_errors", 1}, {"crc_flit_errors", 500}}}};
+  s.after->nvlinks = {{0, {{"replay_errors", 3}, {"recovery_errors", 1}, {"crc_flit_errors", 500}}},
+                      {1, {{"replay_errors", 50}, {"recovery_errors", 0}, {"crc_flit_errors", 0}}}};
+  auto checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, "NVLink errors"), "pass") << find_check(checks, "NVLink errors")->reason;
+  // A new replay on link 0 fails and names the link.
+  s.after->nvlinks[0].errors["replay_errors"] = 4;
+  checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, "NVLink errors"), "fail");
+  EXPECT_NE(find_check(checks, "NVLink errors")->reason.find("(NVLink 0: replay_errors +1)"), std::string::npos)
+      << find_check(checks, "NVLink errors")->reason;
 }
 
 TEST(HealthChecks, NvLinkAbsentIsNotJudgedUnlessLinksAreExpected) {
@@ -454,7 +471,7 @@ TEST(HealthCli, NvLinkCountersAreSummedOverTheLinksThatAreUp) {
   EXPECT_EQ(h.before.nvlinks[2].link, 3);
   EXPECT_DOUBLE_EQ(h.before.nvlinks[2].errors.at("crc_flit_errors"), 40);
   EXPECT_EQ(h.before.nvlinks[2].errors.count("crc_data_errors"), 0u);  // not supported: not recorded
-  EXPECT_EQ(nvlink_link_deltas(h), std::vector<std::string>{"NVLink 3: recovery_errors +1"});
+  EXPECT_EQ(nvlink_increases_text(nvlink_increases(h)), "NVLink 3: recovery_errors +1");
   r = health_with(s, {"--watch", "0"});
   EXPECT_NE(r.out.find("1 recovery error(s): a link retrained during the run (NVLink 3: recovery_errors +1)"),
             std::string::npos)
@@ -465,6 +482,19 @@ TEST(HealthCli, NvLinkCountersAreSummedOverTheLinksThatAreUp) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(json::parse(r.out)["before"]["metrics"]["nvlink.links_active"], "unsupported");
   EXPECT_EQ(json::parse(r.out)["before"]["metrics"]["nvlink.replay_errors"], "unsupported");
+
+  // Link numbers the GPU lacks (NOT_FOUND past the last, NOT_SUPPORTED for a fused-off link 0) are
+  // passed over; a counter a link does not keep (INVALID_ARGUMENT) is left out, never "could not read".
+  json odd = s;
+  odd["nvlink_absent_code"] = 6;
+  odd["values"].erase("nvlink.0.state");
+  odd["errors"]["nvlink.1.crc_flit"] = 2;
+  r = health_with(odd);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // the recovery error on link 3 still counts
+  h = health_from_json(json::parse(r.out));
+  EXPECT_DOUBLE_EQ(*h.before.value("nvlink.links_active"), 2);  // links 1 and 3
+  EXPECT_DOUBLE_EQ(*h.before.value("nvlink.crc_flit_errors"), 40);  // link 3 only
+  EXPECT_EQ(h.before.nvlinks[0].errors.count("crc_flit_errors"), 0u);
 
   // A failing state call is "could not read", naming the link.
   s["errors"]["nvlink.1.state"] = 15;

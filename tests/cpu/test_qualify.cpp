@@ -189,16 +189,22 @@ TEST(Qualify, PeerCeilingsMustCoverEveryGpuPair) {
   uni.name = "nvlink.p2p_uni";
   uni.value = 390e9;
   uni.unit = "B/s";
+  uni.datasheet = 450e9;  // H200 NVLink, one direction
   uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"gpus", 8}, {"pairs_without_access", 0}};
   p.ceilings.push_back(uni);
   QualifyResult r = qualify(p, nullptr, default_rules());
   EXPECT_EQ(find_check(r, "nvlink.p2p_uni", "peer access").status, CheckStatus::kPass);
   ceiling(p, "nvlink.p2p_uni").detail["pairs_without_access"] = 2;  // two ordered pairs left out
+  // Without NVLink up (a PCIe box, GPUs under two sockets): noted, not failed.
+  r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(find_check(r, "nvlink.p2p_uni", "peer access").status, CheckStatus::kPass);
+  EXPECT_NE(find_check(r, "nvlink.p2p_uni", "peer access").reason.find("no NVLink up"), std::string::npos);
+  EXPECT_EQ(r.exit_code(), 0);
+  p.raw["health"]["before"]["metrics"]["nvlink.links_active"] = 18;  // an NVLink node: every pair must reach
   r = qualify(p, nullptr, default_rules());
   const Check& c = find_check(r, "nvlink.p2p_uni", "peer access");
   EXPECT_EQ(c.status, CheckStatus::kFail);
   EXPECT_NE(c.reason.find("2 GPU pair(s) had no peer access and are not in nvlink.p2p_uni"), std::string::npos);
-  EXPECT_EQ(r.exit_code(), 1);
   Rules off = default_rules();
   off.health.peer_access = false;
   EXPECT_THROW(find_check(qualify(p, nullptr, off), "nvlink.p2p_uni", "peer access"), std::runtime_error);

@@ -12,7 +12,8 @@
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns,
 // power.{usage_mw,limit_mw,enforced_limit_mw}, temperature.{gpu_c,slowdown_c,shutdown_c}, device_count,
 // nvlink.<link>.state (1 up, 0 down), nvlink.<link>.{replay,recovery,crc_flit,crc_data}; "nvlink_links": N
-// links answer, links past N answer INVALID_ARGUMENT (no key at all: NOT_SUPPORTED, a GPU without NVLink).
+// links answer, links past N answer "nvlink_absent_code" (default INVALID_ARGUMENT); a link without a state
+// key answers NOT_SUPPORTED (none at all: a GPU without NVLink).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -214,7 +215,7 @@ FAKE_EXPORT int nvmlDeviceGetViolationStatus(void*, int policy, ViolationTime* t
 }
 
 FAKE_EXPORT int nvmlDeviceGetNvLinkState(void*, unsigned link, int* state) {
-  if (link >= script.value("nvlink_links", 18u)) return kInvalidArgument;
+  if (link >= script.value("nvlink_links", 18u)) return script.value("nvlink_absent_code", kInvalidArgument);
   return answer("nvlink." + std::to_string(link) + ".state", state);
 }
 FAKE_EXPORT int nvmlDeviceGetNvLinkErrorCounter(void*, unsigned link, int counter, unsigned long long* n) {

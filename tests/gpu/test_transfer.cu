@@ -271,8 +271,8 @@ TEST(TransferGpu, PeerFamilyRunsEndToEndInLoopback) {
     EXPECT_EQ(b.at("transfer_bytes").get<double>(), 64.0 * 1024 * 1024) << name;
     EXPECT_EQ(b.at("sm_copy").get<double>(), name.find("engine:sm") != std::string::npos ? 1.0 : 0.0) << name;
     const double value = b.at("bytes_per_second").get<double>();
-    // A device-local copy counted once: far above any peer link's floor, below 10 TB/s (no HBM has that).
-    EXPECT_GT(value, 1e11) << name;
+    // A device-local copy counted once: above 50 GB/s on any data-center GPU, below 10 TB/s (no HBM has that).
+    EXPECT_GT(value, 5e10) << name;
     EXPECT_LT(value, 1e13) << name;
     const double overlapped = b.at("overlapped_bytes_per_second").get<double>();
     if (name.find("p2p_bidir") != std::string::npos)

@@ -84,8 +84,12 @@ HealthMetric plausible_metric(const std::string& name, double raw);
 
 // Counter deltas (after - before) where both snapshots have a value.
 std::map<std::string, double> health_deltas(const HealthSection& section);
-// NVLink error counts that rose between the snapshots, per link: "NVLink 5: recovery_errors +1".
-std::vector<std::string> nvlink_link_deltas(const HealthSection& section);
+// NVLink error counts that rose between the snapshots, for each link in both snapshots' per-link lists
+// (a link that came up or went down in between is left out: its counts since the driver loaded are not
+// the run's). Each entry holds only the counters that rose, by how much.
+std::vector<NvLinkCounts> nvlink_increases(const HealthSection& section);
+std::string nvlink_increases_text(const std::vector<NvLinkCounts>& increases);  // "NVLink 5: recovery_errors +1; ..."
+
 
 HealthSection health_from_json(const json& document, const std::string& path = "health");
 json health_to_json(const HealthSection& section);  // includes "deltas" (ignored when read back)
