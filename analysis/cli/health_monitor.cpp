@@ -1,5 +1,5 @@
 // NVML -> health snapshots: every counter the health checks use, with sentinel values rejected.
-// Not read: nvmlDeviceGetFieldValues (memory temperature, per-reason throttle counters, Blackwell's
+// Not read: nvmlDeviceGetFieldValues (memory temperature, per-reason throttle counters, the
 // NVLink counters by field id); violation times and the per-link NVLink calls stand in for them.
 #include "health_monitor.hpp"
 
