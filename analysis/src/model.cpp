@@ -33,13 +33,19 @@ void read_attention(const Fields& f, ModelConfig& m) {
   }
 }
 
-ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
+// The fields every Hugging Face decoder config of the Llama family spells alike.
+ModelConfig read_decoder_sizes(const Fields& f, const std::string& type) {
   ModelConfig m;
   m.model_type = type;
   m.hidden = f.integer("hidden_size", 1);
   m.layers = f.integer("num_hidden_layers", 1);
   m.vocab = f.integer("vocab_size", 1);
   m.ffn = f.integer("intermediate_size", 1);
+  return m;
+}
+
+ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
+  ModelConfig m = read_decoder_sizes(f, type);
   read_attention(f, m);
   m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(false);
   m.gated_mlp = true;
@@ -82,12 +88,7 @@ ModelConfig parse_gpt2(const Fields& f) {
 }
 
 ModelConfig parse_deepseek(const Fields& f, const std::string& type) {
-  ModelConfig m;
-  m.model_type = type;
-  m.hidden = f.integer("hidden_size", 1);
-  m.layers = f.integer("num_hidden_layers", 1);
-  m.vocab = f.integer("vocab_size", 1);
-  m.ffn = f.integer("intermediate_size", 1);
+  ModelConfig m = read_decoder_sizes(f, type);
   m.heads = f.integer("num_attention_heads", 1);
   m.kv_heads = m.heads;
   m.q_lora_rank = f.optional_integer("q_lora_rank", 1).value_or(0);

@@ -110,7 +110,8 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   char buf[4096];
-  while (open_fds > 0) {
+  // The watchdog: past the timeout (or on Ctrl-C) SIGTERM to the child's group, SIGKILL after the grace.
+  auto enforce_limits = [&] {
     const auto now = clock::now();
     const bool over_time = spec.timeout_s > 0 && now - start > std::chrono::duration<double>(spec.timeout_s);
     if ((over_time || g_interrupted) && !term_sent) {
@@ -124,6 +125,9 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
       kill(-pid, SIGKILL);
       kill_sent = true;
     }
+  };
+  while (open_fds > 0) {
+    enforce_limits();
     const int ready = poll(fds, 2, 100);
     if (ready < 0 && errno != EINTR) break;
     for (int i = 0; i < 2; ++i) {
@@ -146,19 +150,7 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
     const pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
-    const auto now = clock::now();
-    const bool over_time = spec.timeout_s > 0 && now - start > std::chrono::duration<double>(spec.timeout_s);
-    if ((over_time || g_interrupted) && !term_sent) {
-      result.timed_out = over_time && !g_interrupted;
-      result.interrupted = g_interrupted != 0;
-      kill(-pid, SIGTERM);
-      term_sent = true;
-      terminate_at = now + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(spec.kill_grace_s));
-    }
-    if (term_sent && !kill_sent && now >= terminate_at) {
-      kill(-pid, SIGKILL);
-      kill_sent = true;
-    }
+    enforce_limits();
     usleep(20000);
   }
   kill(-pid, SIGKILL);  // nothing of its group outlives it
