@@ -760,6 +760,29 @@ double clock_scale(const Profile& p, const Ceiling& c, double floor, std::string
   return scale;
 }
 
+// A peer ceiling is its slowest pair: name that pair (detail p2p_<src>_<dst>) and the median pair, so a
+// failing node says which link to look at. "" for other ceilings.
+std::string slowest_pair_note(const Ceiling& c) {
+  if (family_of(c.name) != "nvlink" || !c.detail.is_object()) return "";
+  static const std::regex pair_key("^p2p_([0-9]+)_([0-9]+)$");
+  std::string slowest;
+  double low = 0;
+  for (const auto& [key, v] : c.detail.items()) {
+    std::smatch m;
+    if (!v.is_number() || !std::regex_match(key, m, pair_key)) continue;
+    if (slowest.empty() || v.get<double>() < low) {
+      low = v.get<double>();
+      slowest = "GPU " + m[1].str() + " -> GPU " + m[2].str();
+    }
+  }
+  if (slowest.empty()) return "";
+  const auto median = c.detail.find("p2p_median");
+  return " (slowest pair " + slowest + " at " + format_quantity(low, c.unit) +
+         (median != c.detail.end() && median->is_number() ? "; median pair " + format_quantity(median->get<double>(), c.unit)
+                                                           : std::string()) +
+         ")";
+}
+
 void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std::vector<Check>& out) {
   const auto rule_it = rules.ceilings.find(c.name);
   const CeilingRule* rule = rule_it == rules.ceilings.end() ? nullptr : &rule_it->second;
@@ -782,7 +805,7 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       if (!ok)
         k.reason = c.name + " reaches " + format_percent(c.value / (base->value * scale)) + " of the " +
                    (scale < 1 ? "clock-scaled " : "") + "peak, below " +
-                   format_percent(*rule->min_fraction_of_datasheet, 0);
+                   format_percent(*rule->min_fraction_of_datasheet, 0) + slowest_pair_note(c);
     }
     out.push_back(k);
   }

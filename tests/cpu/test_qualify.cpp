@@ -210,6 +210,21 @@ TEST(Qualify, PeerCeilingsMustCoverEveryGpuPair) {
   EXPECT_THROW(find_check(qualify(p, nullptr, off), "nvlink.p2p_uni", "peer access"), std::runtime_error);
 }
 
+TEST(Qualify, ASlowPeerCeilingNamesItsSlowestPair) {
+  Profile p = fixture();
+  Ceiling uni = ceiling(p, "hbm.copy");
+  uni.name = "nvlink.p2p_uni";
+  uni.value = 210e9;  // the slowest pair: one link of the node is degraded
+  uni.datasheet = 450e9;
+  uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"p2p_0_1", 389e9}, {"p2p_1_0", 391e9},
+                {"p2p_2_3", 210e9}, {"p2p_median", 390e9}, {"p2p_min", 210e9}};
+  p.ceilings.push_back(uni);
+  const Check& c = find_check(qualify(p, nullptr, default_rules()), "nvlink.p2p_uni", "datasheet fraction");
+  EXPECT_EQ(c.status, CheckStatus::kFail);
+  EXPECT_NE(c.reason.find("(slowest pair GPU 2 -> GPU 3 at 210 GB/s; median pair 390 GB/s)"), std::string::npos)
+      << c.reason;
+}
+
 TEST(Qualify, NoPeerAccessAtAllFailsOnlyWhereNvLinksAreUp) {
   Profile p = fixture();
   p.skipped.push_back({"nvlink.p2p_uni", "no GPU pair has peer access (8 GPUs, cudaDeviceCanAccessPeer = 0)"});
