@@ -1,9 +1,12 @@
 // Rendering a profile's ceilings for people (table, markdown, csv) and programs (json).
 #include "ceilings/report.hpp"
 
+#include <map>
+#include <regex>
 #include <sstream>
 
 #include "ceilings/datasheet.hpp"
+#include "ceilings/error.hpp"
 #include "ceilings/units.hpp"
 
 namespace ceilings {
@@ -79,6 +82,133 @@ std::string render_profile(const Profile& p, Format format) {
     return md + "\n" + table;
   }
   return profile_summary(p) + "\n" + table;
+}
+
+namespace {
+
+// A detail number in the unit its name says (ceilings-bench's counter names end in the unit); the
+// peer family's per-device and pair summaries (dev_<i>, p2p_min/median/max) and the GEMM search's best
+// rate (search_rate) are in the ceiling's unit.
+std::string detail_value(const std::string& key, const json& v, const std::string& ceiling_unit) {
+  if (!v.is_number()) return v.is_string() ? v.get<std::string>() : v.dump();
+  const double x = v.get<double>();
+  auto ends = [&](const char* suffix) {
+    const std::string s(suffix);
+    return key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends("bytes_per_second")) return format_quantity(x, "B/s");
+  if (ends("flop_per_second")) return format_quantity(x, "FLOP/s");
+  if (ends("_hz")) return format_quantity(x, "Hz");
+  if (ends("_seconds") || ends("_s")) return format_quantity(x, "s");
+  if (ends("bytes")) return format_quantity(x, "B");
+  if (ends("power_w")) return format_quantity(x, "W");
+  static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate)$");
+  if (std::regex_match(key, in_ceiling_unit)) return format_quantity(x, ceiling_unit);
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+const std::regex& pair_key() {
+  static const std::regex re("^p2p_([0-9]+)_([0-9]+)$");
+  return re;
+}
+
+}  // namespace
+
+std::string render_ceiling_detail(const Profile& p, const std::string& name, Format format) {
+  const Ceiling* c = p.find(name);
+  if (!c) {
+    std::string known;
+    for (const Ceiling& k : p.ceilings) known += (known.empty() ? "" : ", ") + k.name;
+    throw InputError("no ceiling '" + name + "' in this profile (it has: " + (known.empty() ? "none" : known) + ")");
+  }
+  if (format == Format::kJson) {
+    const json doc = profile_to_json(p);  // named: a range-for over a temporary's member would dangle
+    for (const json& j : doc.at("ceilings"))
+      if (j.value("name", "") == name) return j.dump(2) + "\n";
+  }
+  std::string out;
+  const bool md = format == Format::kMarkdown;
+  auto section = [&](const std::string& title, const Table& t) {
+    if (t.rows.empty()) return;
+    if (format == Format::kCsv) {
+      out += render(t, format);
+      return;
+    }
+    out += (out.empty() ? "" : "\n") + std::string(md ? "### " : "") + title + (md ? "\n\n" : "\n") + render(t, format);
+  };
+
+  Table m;
+  m.columns = {"measurement", "value"};
+  const auto ds = datasheet_for(p, *c);
+  m.add_row({"value", format_quantity(c->value, c->unit, 4)});
+  m.add_row({"datasheet", ds ? format_quantity(*ds, c->unit) + " (" + format_percent(c->value / *ds) + " of it)" : "-"});
+  m.add_row({"spread (cv)", format_percent(c->cv, 2) + " over " + std::to_string(c->samples) + " samples"});
+  m.add_row({"verified", c->verified ? "yes" : "NO"});
+  m.add_row({"throttled", c->throttled ? "yes" : "no"});
+  if (c->telemetry.available) {
+    m.add_row({"SM / memory clock", format_quantity(c->telemetry.sm_clock_hz, "Hz") + " / " +
+                                        format_quantity(c->telemetry.mem_clock_hz, "Hz")});
+    m.add_row({"power, temperature", format_quantity(c->telemetry.power_w, "W") + ", " +
+                                         format_fixed(c->telemetry.temp_c, 0) + " C"});
+  } else {
+    m.add_row({"telemetry", "not recorded (no NVML)"});
+  }
+  if (c->detail.is_object() && c->detail.contains("benchmark"))
+    m.add_row({"benchmark case", detail_value("benchmark", c->detail["benchmark"], c->unit)});
+  section(name + ": " + format_quantity(c->value, c->unit) + " (median)", m);
+
+  Table d;
+  d.columns = {"detail", "value"};
+  std::map<int, std::map<int, double>> matrix;
+  int gpus = 0;
+  if (c->detail.is_object())
+    for (const auto& [key, v] : c->detail.items()) {
+      std::smatch match;
+      if (std::regex_match(key, match, pair_key()) && v.is_number()) {
+        const int s = std::stoi(match[1].str()), t = std::stoi(match[2].str());
+        matrix[s][t] = v.get<double>();
+        gpus = std::max({gpus, s + 1, t + 1});
+        continue;
+      }
+      if (key == "benchmark" || key == "sweep" || v.is_object() || v.is_array()) continue;
+      d.add_row({key, detail_value(key, v, c->unit)});
+    }
+  section("how it was obtained", d);
+
+  if (c->detail.is_object() && c->detail.contains("sweep") && c->detail["sweep"].is_array()) {
+    Table sw;
+    sw.columns = {"case", "value", "cv"};
+    sw.right_aligned = {false, true, true};
+    for (const json& pt : c->detail["sweep"]) {
+      if (!pt.is_object()) continue;
+      const std::string unit = pt.value("unit", c->unit);
+      sw.add_row({pt.value("benchmark", std::string("?")),
+                  pt.contains("value") && pt["value"].is_number() ? format_quantity(pt["value"].get<double>(), unit) : "-",
+                  pt.contains("cv") && pt["cv"].is_number() ? format_percent(pt["cv"].get<double>(), 2) : "-"});
+    }
+    section("sweep (points that are not the ceiling)", sw);
+  }
+
+  if (!matrix.empty()) {
+    Table g;
+    g.columns = {"src \\ dst"};
+    for (int t = 0; t < gpus; ++t) g.columns.push_back("GPU " + std::to_string(t));
+    g.right_aligned.assign(g.columns.size(), true);
+    g.right_aligned[0] = false;
+    for (int s = 0; s < gpus; ++s) {
+      std::vector<std::string> row{"GPU " + std::to_string(s)};
+      for (int t = 0; t < gpus; ++t) {
+        const auto rs = matrix.find(s);
+        const bool have = rs != matrix.end() && rs->second.count(t);
+        row.push_back(s == t ? "-" : have ? format_quantity(rs->second.at(t), c->unit) : "n/a");
+      }
+      g.add_row(std::move(row));
+    }
+    section("GPU pairs (each pair's own figure; the ceiling is the slowest)", g);
+  }
+  return out;
 }
 
 }  // namespace ceilings

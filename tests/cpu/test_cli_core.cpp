@@ -44,6 +44,54 @@ TEST(CliShow, EveryFormat) {
   EXPECT_NEAR(j["ceilings"][0]["fraction_of_datasheet"].get<double>(), 4.36 / 4.8, 1e-12);
 }
 
+// `show --ceiling`: one ceiling in full. The sweep and the pair matrix are hand-written here, in the
+// shape the converter stores them (detail.sweep points; detail counters p2p_<src>_<dst>).
+TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
+  const std::string dir = test::scratch_dir("cli_show_ceiling");
+  json doc = read_json_file(kFixture);
+  json& pcie = doc["ceilings"][3];
+  ASSERT_EQ(pcie["name"], "pcie.h2d");
+  pcie["detail"] = {{"benchmark", "pcie/h2d"}, {"link_share", 0.878}, {"transfer_bytes", 1073741824.0},
+                    {"sweep", {{{"benchmark", "pcie/h2d/size:4096"}, {"value", 1.1e9}, {"unit", "B/s"}, {"cv", 0.03}},
+                               {{"benchmark", "pcie/h2d/size:1048576"}, {"value", 41.5e9}, {"unit", "B/s"},
+                                {"cv", 0.004}}}}};
+  json uni = doc["ceilings"][3];
+  uni["name"] = "nvlink.p2p_uni";
+  uni["value"] = 388e9;
+  uni["datasheet"] = 450e9;
+  uni["detail"] = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"p2p_0_1", 391e9}, {"p2p_1_0", 388e9},
+                   {"p2p_0_2", 390e9}, {"p2p_median", 390e9}, {"gpus", 3}};
+  doc["ceilings"].push_back(uni);
+  doc["skipped"] = json::array();
+  std::ofstream(dir + "/node.profile.json") << doc.dump();
+
+  auto r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "pcie.h2d"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pcie.h2d: 55.3 GB/s (median)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0.40% over 20 samples"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("transfer_bytes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1.07 GB"), std::string::npos) << r.out;  // bytes in the unit their name says
+  EXPECT_NE(r.out.find("pcie/h2d/size:4096"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("41.5 GB/s"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("GPU pairs"), std::string::npos);  // no matrix for a PCIe ceiling
+
+  r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "nvlink.p2p_uni"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GPU pairs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("391 GB/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("n/a"), std::string::npos) << r.out;  // 1 -> 2 was not measured
+  EXPECT_NE(r.out.find("p2p_median  390 GB/s"), std::string::npos) << r.out;  // a summary in the ceiling's unit
+  EXPECT_EQ(r.out.find("p2p_0_1"), std::string::npos) << r.out;  // the pairs are in the grid, not the list
+
+  r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "nvlink.p2p_uni", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_DOUBLE_EQ(json::parse(r.out)["detail"]["p2p_1_0"].get<double>(), 388e9);
+
+  r = run_cli({"show", kFixture, "--ceiling", "hbm.cpy"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no ceiling 'hbm.cpy' in this profile (it has: hbm.copy, hbm.read"), std::string::npos) << r.err;
+}
+
 TEST(CliShow, BadInputIsExitCode2WithTheReason) {
   const std::string dir = test::scratch_dir("cli_show_bad");
   std::ofstream(dir + "/truncated.json") << "{\"schema\": \"ceilings.profile/1\", \"ceil";

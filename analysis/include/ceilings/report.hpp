@@ -17,4 +17,10 @@ std::string profile_summary(const Profile& profile);
 // The whole `show` output in one format (json: the ceilings with numbers, not display strings).
 std::string render_profile(const Profile& profile, Format format);
 
+// `show --ceiling NAME`: one ceiling in full -- its measurement (value, spread, clocks, power), how it
+// was obtained (benchmark case and detail), the size or working-set sweep behind it and, for a peer
+// ceiling, the GPU pair matrix. json: the ceiling as the profile stores it. An unknown name is an
+// InputError that lists the ceilings there are.
+std::string render_ceiling_detail(const Profile& profile, const std::string& name, Format format);
+
 }  // namespace ceilings
