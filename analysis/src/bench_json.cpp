@@ -268,7 +268,7 @@ Profile profile_from_benchmark_json(const json& gb) {
   for (const std::string& name : order) {
     auto it = by_ceiling.find(name);
     if (it == by_ceiling.end()) {
-      if (sweeps.count(name))  // a pure sweep family: keep its curve as a skipped entry's detail
+      if (sweeps.count(name))  // a pure sweep family has no ceiling: say so (its points are in the raw JSON)
         profile.skipped.push_back({name, "sweep only: no point was marked as a ceiling candidate"});
       continue;
     }
