@@ -216,6 +216,19 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
   return groups;
 }
 
+namespace {
+
+// Which GPU a finding is about: its file, host, index, UUID and bus id.
+json gpu_identity(const FleetMember& m) {
+  return {{"path", m.path},
+          {"host", m.profile.hostname},
+          {"index", m.profile.device.index},
+          {"uuid", m.profile.device.uuid},
+          {"pci_bus_id", m.profile.device.pci_bus_id}};
+}
+
+}  // namespace
+
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules) {
   FleetHealth h;
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -261,12 +274,9 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                       {"mad", d.mad}, {"z", d.z ? json(*d.z) : json(nullptr)}, {"deficit", d.deficit},
                       {"rules", rules}});
       }
-      outs.push_back({{"path", m.path},
-                      {"host", m.profile.hostname},
-                      {"index", m.profile.device.index},
-                      {"uuid", m.profile.device.uuid},
-                      {"pci_bus_id", m.profile.device.pci_bus_id},
-                      {"ceilings", cs}});
+      json o_json = gpu_identity(m);
+      o_json["ceilings"] = cs;
+      outs.push_back(std::move(o_json));
     }
     outliers += g.outliers.size();
     gs.push_back({{"fingerprint", g.fingerprint.to_json()},
@@ -284,12 +294,9 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
     const FleetMember& m = input.members[f.member];
     json checks = json::array();
     for (const Check& c : f.failed) checks.push_back({{"check", c.rule}, {"reason", c.reason}});
-    faults.push_back({{"path", m.path},
-                      {"host", m.profile.hostname},
-                      {"index", m.profile.device.index},
-                      {"uuid", m.profile.device.uuid},
-                      {"pci_bus_id", m.profile.device.pci_bus_id},
-                      {"failed", checks}});
+    json f_json = gpu_identity(m);
+    f_json["failed"] = checks;
+    faults.push_back(std::move(f_json));
   }
   return {{"read", input.members.size()},
           {"files", input.files},
