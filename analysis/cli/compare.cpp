@@ -2,6 +2,7 @@
 #include "ceilings/compare.hpp"
 
 #include <iostream>
+#include <memory>
 
 #include "subcommand.hpp"
 

@@ -4,6 +4,7 @@
 // as soon as its GPU finishes, a node summary rewritten after each change, and the GPUs compared.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>

@@ -2,6 +2,7 @@
 // (weights, KV cache), and whether it fits the device of a profile or a datasheet entry.
 #include "ceilings/memory.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include "ceilings/specs.hpp"

@@ -3,6 +3,7 @@
 // injected, detected, false passes (must be 0) and time to verdict. Exit 0 only if all are caught.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <cstdio>

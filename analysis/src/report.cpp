@@ -1,6 +1,7 @@
 // Rendering a profile's ceilings for people (table, markdown, csv) and programs (json).
 #include "ceilings/report.hpp"
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <sstream>

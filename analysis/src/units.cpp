@@ -1,6 +1,7 @@
 // Formatting and parsing of quantities in SI units.
 #include "ceilings/units.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <regex>

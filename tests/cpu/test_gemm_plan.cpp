@@ -2,6 +2,7 @@
 // candidates, FLOP counting, float64 reference, tolerances, narrow-type decoders, ceilings-bench flags.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>

@@ -14,6 +14,7 @@
 // nvlink.<link>.state (1 up, 0 down), nvlink.<link>.{replay,recovery,crc_flit,crc_data}; "nvlink_links": N
 // links answer, links past N answer "nvlink_absent_code" (default INVALID_ARGUMENT); a link without a state
 // key answers NOT_SUPPORTED (none at all: a GPU without NVLink).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

@@ -2,6 +2,7 @@
 // reference at small shapes (non-square, and not a multiple of 16 where the type allows). Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
