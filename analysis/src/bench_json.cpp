@@ -2,6 +2,7 @@
 #include "ceilings/bench_json.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <regex>

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "ceilings/profile.hpp"
 #include "cli_runner.hpp"

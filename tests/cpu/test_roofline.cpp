@@ -2,6 +2,7 @@
 // crossover, SVG well-formedness (parsed), and the CLI.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <set>

@@ -1,6 +1,8 @@
 // Sample statistics and table rendering.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ceilings/stats.hpp"
 #include "ceilings/table.hpp"
 

@@ -2,6 +2,7 @@
 // (skipped without a device). Checks plausibility, not a verdict: a real node may be unhealthy.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "ceilings/health.hpp"
