@@ -86,6 +86,14 @@ echo "measure exit: $rc after $((SECONDS - start)) s"
 grep -E "ERROR OCCURRED|timeout|kept the|no usable GPU|ceilings measure:" "$OUT/measure.log" | head -20
 
 if [ -f "$OUT/h200.profile.json" ]; then
+  # Each family's wall time and finished cases (measure.families): what the next call can afford.
+  python3 - "$OUT/h200.profile.json" <<'PY' || true
+import json, sys
+m = json.load(open(sys.argv[1])).get("measure", {})
+print("family times: " + ", ".join(
+    f"{f['family']} {f['seconds']:.0f} s ({f['finished_cases']}/{f['cases']})" + (" FAILED" if "failure" in f else "")
+    for f in m.get("families", [])))
+PY
   {
     echo "== qualify, default rules"; build/device/ceilings qualify "$OUT/h200.profile.json"; echo "exit $?"
     echo "== qualify, H200 targets (results/nvidia-h200/targets.rules.json)"
