@@ -131,10 +131,16 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   }
   std::string out;
   const bool md = format == Format::kMarkdown;
-  auto section = [&](const std::string& title, const Table& t) {
+  // csv: one table of (section, field, value) rows, so the output stays one valid CSV document; a
+  // wider table's cells become "row / column" fields.
+  Table flat;
+  flat.columns = {"section", "field", "value"};
+  auto section = [&](const std::string& key, const std::string& title, const Table& t) {
     if (t.rows.empty()) return;
     if (format == Format::kCsv) {
-      out += render(t, format);
+      for (const auto& row : t.rows)
+        for (std::size_t i = 1; i < row.size(); ++i)
+          flat.add_row({key, t.columns.size() == 2 ? row[0] : row[0] + " / " + t.columns[i], row[i]});
       return;
     }
     out += (out.empty() ? "" : "\n") + std::string(md ? "### " : "") + title + (md ? "\n\n" : "\n") + render(t, format);
@@ -158,7 +164,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   }
   if (c->detail.is_object() && c->detail.contains("benchmark"))
     m.add_row({"benchmark case", detail_value("benchmark", c->detail["benchmark"], c->unit)});
-  section(name + ": " + format_quantity(c->value, c->unit) + " (median)", m);
+  section("measurement", name + ": " + format_quantity(c->value, c->unit) + " (median)", m);
 
   Table d;
   d.columns = {"detail", "value"};
@@ -176,7 +182,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
       if (key == "benchmark" || key == "sweep" || v.is_object() || v.is_array()) continue;
       d.add_row({key, detail_value(key, v, c->unit)});
     }
-  section("how it was obtained", d);
+  section("detail", "how it was obtained", d);
 
   if (c->detail.is_object() && c->detail.contains("sweep") && c->detail["sweep"].is_array()) {
     Table sw;
@@ -189,7 +195,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
                   pt.contains("value") && pt["value"].is_number() ? format_quantity(pt["value"].get<double>(), unit) : "-",
                   pt.contains("cv") && pt["cv"].is_number() ? format_percent(pt["cv"].get<double>(), 2) : "-"});
     }
-    section("sweep (points that are not the ceiling)", sw);
+    section("sweep", "sweep (points that are not the ceiling)", sw);
   }
 
   if (!matrix.empty()) {
@@ -207,9 +213,9 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
       }
       g.add_row(std::move(row));
     }
-    section("GPU pairs (each pair's own figure; the ceiling is the slowest)", g);
+    section("pairs", "GPU pairs (each pair's own figure; the ceiling is the slowest)", g);
   }
-  return out;
+  return format == Format::kCsv ? render(flat, format) : out;
 }
 
 }  // namespace ceilings

@@ -83,6 +83,12 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   EXPECT_NE(r.out.find("p2p_median  390 GB/s"), std::string::npos) << r.out;  // a summary in the ceiling's unit
   EXPECT_EQ(r.out.find("p2p_0_1"), std::string::npos) << r.out;  // the pairs are in the grid, not the list
 
+  r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "nvlink.p2p_uni", "--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("section,field,value\n", 0), 0u) << r.out;  // one CSV document, one header
+  EXPECT_NE(r.out.find("\npairs,GPU 0 / GPU 1,391 GB/s\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nmeasurement,value,388.0 GB/s\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("section,field,value", 1), std::string::npos) << r.out;
   r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "nvlink.p2p_uni", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_DOUBLE_EQ(json::parse(r.out)["detail"]["p2p_1_0"].get<double>(), 388e9);
