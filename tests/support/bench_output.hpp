@@ -2,6 +2,7 @@
 // H200 context around the benchmark entries a test supplies. Not a captured measurement.
 #pragma once
 #include <utility>
+#include <vector>
 
 #include "ceilings/bench_json.hpp"
 
@@ -25,7 +26,9 @@ inline json h200_device_context() {
           {"pcie", {{"gen", 5}, {"width", 16}, {"max_gen", 5}, {"max_width", 16}}}};
 }
 
-inline json bench_output(json benchmarks) {
+// A vector, not a json: `bench_output({entry})` with a json parameter is an array of one entry under
+// GCC but a copy of the entry itself under Clang (brace-initialising nlohmann::json from one json).
+inline json bench_output(const std::vector<json>& benchmarks) {
   return {{"context",
            {{"date", "2026-11-30T12:00:00+00:00"},
             {"host_name", "node001"},
@@ -33,7 +36,7 @@ inline json bench_output(json benchmarks) {
             {kContextHost, json{{"hostname", "node001"}, {"cpu", "x"}, {"numa_node", 1}}.dump()},
             {kContextVersion, "0.1.0"},
             {kContextGit, "abc"}}},
-          {"benchmarks", std::move(benchmarks)}};
+          {"benchmarks", json(benchmarks)}};
 }
 
 }  // namespace ceilings::test
