@@ -1,6 +1,6 @@
 // NVML -> health snapshots: every counter the health checks use, with sentinel values rejected.
-// Not read: nvmlDeviceGetFieldValues (memory temperature, per-reason throttle counters, the
-// NVLink counters by field id); violation times and the per-link NVLink calls stand in for them.
+// Of nvmlDeviceGetFieldValues only the memory temperature is read; the per-reason throttle counters
+// and the NVLink counters by field id are not (violation times and the per-link NVLink calls stand in).
 #include "health_monitor.hpp"
 
 #include <thread>
@@ -125,6 +125,8 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put("temperature.gpu_c", d.temperature_c());
   put("temperature.slowdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kSlowdown));
   put("temperature.shutdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kShutdown));
+  put("temperature.memory_c", d.field_value(nvml::kFieldMemoryTemperature));
+  put("temperature.memory_max_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kMemoryMax));
   read_nvlink(lib, d, s);
   return s;
 }

@@ -69,7 +69,9 @@ json healthy_script() {
             {"power.enforced_limit_mw", 700000},
             {"temperature.gpu_c", 34},
             {"temperature.slowdown_c", 87},
-            {"temperature.shutdown_c", 92}}},
+            {"temperature.shutdown_c", 92},
+            {"temperature.memory_c", 48},
+            {"temperature.memory_max_c", 95}}},
           {"xid", json::array()}};
 }
 
@@ -194,6 +196,8 @@ std::vector<Case> matrix() {
        },
        nullptr, nullptr, R"({"schema":"ceilings.rules/1","health":{"nvlink_links":18}})", "", 0, 1,
        "only 17 of 18 NVLinks are up"});
+  add({"hot HBM", "memory at 97 C, its limit 95 C", [](json& s) { s["values"]["temperature.memory_c"] = 97; },
+       nullptr, nullptr, "", "", 1, 1, "at or above its limit of 95 C"});
   add({"XID event", "XID 79 (GPU fallen off the bus) during the run", [](json& s) { s["xid"] = {79}; }, nullptr, nullptr,
        "", "", 1, 1, "XID 79"});
   add({"throttled measurement", "gemm.bf16 measured under HW thermal slowdown", nullptr,

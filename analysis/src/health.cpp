@@ -59,6 +59,8 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"temperature.gpu_c", MetricKind::kGauge, ""},
       {"temperature.slowdown_c", MetricKind::kGauge, ""},
       {"temperature.shutdown_c", MetricKind::kGauge, ""},
+      {"temperature.memory_c", MetricKind::kGauge, ""},      // HBM (field NVML_FI_DEV_MEMORY_TEMP)
+      {"temperature.memory_max_c", MetricKind::kGauge, ""},  // where the memory starts to slow down
       // NVLink: links up, and data-link error counts summed over the links that are up.
       {"nvlink.links_active", MetricKind::kGauge, ""},
       {"nvlink.replay_errors", MetricKind::kCounter, ""},

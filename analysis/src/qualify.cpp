@@ -626,6 +626,30 @@ void check_health_slowdown(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
+// HBM at or above the temperature where the memory slows down. Judged only where the driver reports
+// both the memory temperature and its limit (GDDR boards and older drivers report neither).
+void check_memory_temperature(const HealthSection& s, std::vector<Check>& out) {
+  std::optional<double> hottest, limit;
+  for (const HealthSnapshot* snap : snapshots(s)) {
+    const auto t = snap->value("temperature.memory_c"), m = snap->value("temperature.memory_max_c");
+    if (!t || !m) continue;
+    hottest = std::max(hottest.value_or(*t), *t);
+    limit = std::min(limit.value_or(*m), *m);
+  }
+  if (!hottest) return;
+  Check c = make("health", "HBM temperature");
+  c.measured = *hottest;
+  c.threshold = *limit;
+  c.measured_text = format_fixed(*hottest, 0) + " C";
+  c.threshold_text = "< " + format_fixed(*limit, 0) + " C";
+  c.source = "health rule slowdown (NVML memory temperature and its slowdown limit)";
+  c.status = *hottest >= *limit ? CheckStatus::kFail : CheckStatus::kPass;
+  if (*hottest >= *limit)
+    c.reason = "the memory reached " + format_fixed(*hottest, 0) + " C, at or above its limit of " +
+               format_fixed(*limit, 0) + " C: its bandwidth is throttled (check the cooling)";
+  out.push_back(c);
+}
+
 void check_readable(const HealthSection& s, std::vector<Check>& out) {
   Check c = make("health", "counters readable");
   c.threshold_text = "all read";
@@ -663,7 +687,10 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.xid) check_xid(s, out);
   check_nvlink_links(s, rules, out);
   if (rules.nvlink_errors) check_nvlink_errors(s, out);
-  if (rules.slowdown) check_health_slowdown(s, out);
+  if (rules.slowdown) {
+    check_health_slowdown(s, out);
+    check_memory_temperature(s, out);
+  }
   if (rules.readable) check_readable(s, out);
   return out;
 }

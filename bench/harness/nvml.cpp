@@ -25,6 +25,24 @@ struct EventData {
   unsigned compute_instance_id = 0;
 };
 
+// nvmlFieldValue_t (40 bytes): the request's field id and scope, then NVML's timestamp, latency, the
+// value's type (nvmlValueType_t), the field's own return code and the value (a union of 8 bytes).
+struct FieldValue {
+  unsigned field_id = 0, scope_id = 0;
+  long long timestamp = 0, latency_us = 0;
+  int value_type = 0, nvml_return = 0;
+  union {
+    double d;
+    unsigned ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+    int si;
+    unsigned short us;
+  } value{};
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
+
 struct Library::Symbols {
   int (*init)() = nullptr;
   int (*shutdown)() = nullptr;
@@ -62,6 +80,7 @@ struct Library::Symbols {
   int (*event_set_free)(void*) = nullptr;
   int (*nvlink_state)(Handle, unsigned, int*) = nullptr;
   int (*nvlink_error_counter)(Handle, unsigned, int, unsigned long long*) = nullptr;
+  int (*field_values)(Handle, int, FieldValue*) = nullptr;
 };
 
 namespace {
@@ -169,6 +188,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.event_set_free, {"nvmlEventSetFree"});
   resolve(h, s.nvlink_state, {"nvmlDeviceGetNvLinkState"});
   resolve(h, s.nvlink_error_counter, {"nvmlDeviceGetNvLinkErrorCounter"});
+  resolve(h, s.field_values, {"nvmlDeviceGetFieldValues"});
   if (!s.init || !s.shutdown) {
     if (why) *why = path + " lacks nvmlInit_v2/nvmlShutdown: not an NVML library";
     dlclose(h);
@@ -304,6 +324,24 @@ Result<std::uint64_t> Device::nvlink_errors(unsigned link, NvLinkError which) co
   unsigned long long n = 0;
   const int rc = call(SYMS.nvlink_error_counter, handle_, link, static_cast<int>(which), &n);
   return {rc, static_cast<std::uint64_t>(n)};
+}
+
+Result<double> Device::field_value(unsigned field_id) const {
+  FieldValue v;
+  v.field_id = field_id;
+  int rc = call(SYMS.field_values, handle_, 1, &v);
+  if (rc == kSuccess) rc = v.nvml_return;
+  if (rc != kSuccess) return {rc, 0.0};
+  switch (v.value_type) {  // nvmlValueType_t
+    case 0: return {rc, v.value.d};
+    case 1: return {rc, static_cast<double>(v.value.ui)};
+    case 2: return {rc, static_cast<double>(v.value.ul)};
+    case 3: return {rc, static_cast<double>(v.value.ull)};
+    case 4: return {rc, static_cast<double>(v.value.sll)};
+    case 5: return {rc, static_cast<double>(v.value.si)};
+    case 6: return {rc, static_cast<double>(v.value.us)};
+    default: return {kUnknown, 0.0};  // a value type this reader does not know: never guessed
+  }
 }
 
 Result<std::shared_ptr<XidWatch>> XidWatch::open(const Device& device) {

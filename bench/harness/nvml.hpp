@@ -77,6 +77,9 @@ struct RemappedRows {
 // nvmlNvLinkErrorCounter_t: the data-link error counters of one NVLink.
 enum class NvLinkError : int { kReplay = 0, kRecovery = 1, kCrcFlit = 2, kCrcData = 3 };
 
+// nvmlFieldValues ids read through Device::field_value (nvml.h's NVML_FI_DEV_*).
+constexpr unsigned kFieldMemoryTemperature = 82;  // NVML_FI_DEV_MEMORY_TEMP: HBM/memory temperature, C
+
 // nvmlEventTypeXidCriticalError.
 constexpr unsigned long long kEventXidCriticalError = 0x8ULL;
 
@@ -111,6 +114,8 @@ class Device {
   Result<std::uint64_t> supported_event_types() const;
   Result<bool> nvlink_active(unsigned link) const;  // nvmlDeviceGetNvLinkState: link trained and up
   Result<std::uint64_t> nvlink_errors(unsigned link, NvLinkError which) const;  // since the driver loaded
+  // One value of nvmlDeviceGetFieldValues, whatever its value type; the field's own return code counts.
+  Result<double> field_value(unsigned field_id) const;
 
   void* raw() const { return handle_; }
   const Library& library() const { return *lib_; }

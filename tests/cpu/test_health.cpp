@@ -446,6 +446,34 @@ TEST(HealthCli, FaultsFail) {
   EXPECT_EQ(json::parse(r.out)["xid"], "unsupported");
 }
 
+TEST(HealthCli, MemoryTemperatureComesFromFieldValuesOfAnyValueType) {
+  json s = healthy_script();
+  s["values"]["temperature.memory_c"] = 61;
+  s["values"]["temperature.memory_max_c"] = 95;
+  for (int type : {1, 0, 4, 5}) {  // unsigned int, double, signed long long, signed int
+    s["field_value_type"] = type;
+    const auto r = health_with(s);
+    ASSERT_EQ(r.exit_code, 0) << "value type " << type << ": " << r.out << r.err;
+    const HealthSection h = health_from_json(json::parse(r.out));
+    EXPECT_DOUBLE_EQ(*h.before.value("temperature.memory_c"), 61) << "value type " << type;
+    EXPECT_DOUBLE_EQ(*h.before.value("temperature.memory_max_c"), 95);
+  }
+  s["field_value_type"] = 9;  // a type this reader does not know: never guessed
+  auto r = health_with(s);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_EQ(json::parse(r.out)["before"]["metrics"]["temperature.memory_c"].get<std::string>().rfind("could not read", 0),
+            0u);
+  s["values"]["temperature.memory_c"] = 97;  // at or above the memory's limit: a fault
+  s["field_value_type"] = 1;
+  r = health_with(s, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("the memory reached 97 C, at or above its limit of 95 C"), std::string::npos) << r.out;
+  // A board that reports neither (GDDR, older drivers): recorded as unsupported, not judged.
+  r = health_with(healthy_script());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(json::parse(r.out)["before"]["metrics"]["temperature.memory_c"], "unsupported");
+}
+
 TEST(HealthCli, NvLinkCountersAreSummedOverTheLinksThatAreUp) {
   json s = healthy_script();
   s["nvlink_links"] = 4;

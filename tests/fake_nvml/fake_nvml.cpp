@@ -10,7 +10,8 @@
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,replays},
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns,
-// power.{usage_mw,limit_mw,enforced_limit_mw}, temperature.{gpu_c,slowdown_c,shutdown_c}, device_count,
+// power.{usage_mw,limit_mw,enforced_limit_mw}, temperature.{gpu_c,slowdown_c,shutdown_c,memory_c,memory_max_c},
+// device_count,
 // nvlink.<link>.state (1 up, 0 down), nvlink.<link>.{replay,recovery,crc_flit,crc_data}; "nvlink_links": N
 // links answer, links past N answer "nvlink_absent_code" (default INVALID_ARGUMENT); a link without a state
 // key answers NOT_SUPPORTED (none at all: a GPU without NVLink).
@@ -164,7 +165,11 @@ FAKE_EXPORT int nvmlDeviceGetEnforcedPowerLimit(void*, unsigned* mw) { return an
 FAKE_EXPORT int nvmlDeviceGetPowerManagementLimit(void*, unsigned* mw) { return answer("power.limit_mw", mw); }
 FAKE_EXPORT int nvmlDeviceGetTemperature(void*, int, unsigned* c) { return answer("temperature.gpu_c", c); }
 FAKE_EXPORT int nvmlDeviceGetTemperatureThreshold(void*, int type, unsigned* c) {
-  return answer(type == 0 ? "temperature.shutdown_c" : type == 1 ? "temperature.slowdown_c" : "temperature.other_c", c);
+  return answer(type == 0   ? "temperature.shutdown_c"
+                : type == 1 ? "temperature.slowdown_c"
+                : type == 2 ? "temperature.memory_max_c"
+                            : "temperature.other_c",
+                c);
 }
 FAKE_EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void*, unsigned long long* bits) {
   return answer("clocks.event_reasons", bits);
@@ -223,6 +228,41 @@ FAKE_EXPORT int nvmlDeviceGetNvLinkErrorCounter(void*, unsigned link, int counte
   static const char* names[] = {"replay", "recovery", "crc_flit", "crc_data"};
   if (link >= script.value("nvlink_links", 18u) || counter < 0 || counter > 3) return kInvalidArgument;
   return answer("nvlink." + std::to_string(link) + "." + names[counter], n);
+}
+
+// Field values: field 82 (memory temperature) answers "temperature.memory_c" as the value type the
+// script's "field_value_type" names (nvmlValueType_t; default 1, unsigned int); others NOT_SUPPORTED.
+struct FieldValue {
+  unsigned field_id, scope_id;
+  long long timestamp, latency_us;
+  int value_type, nvml_return;
+  union {
+    double d;
+    unsigned ui;
+    long long sll;
+    int si;
+  } value;
+};
+FAKE_EXPORT int nvmlDeviceGetFieldValues(void*, int count, FieldValue* values) {
+  if (count < 0 || (count > 0 && !values)) return kInvalidArgument;
+  if (int rc = code_for("field_values"); rc != kSuccess) return rc;
+  for (int i = 0; i < count; ++i) {
+    FieldValue& v = values[i];
+    if (v.field_id != 82) {
+      v.nvml_return = kNotSupported;
+      continue;
+    }
+    double t = 0;
+    v.nvml_return = answer("temperature.memory_c", &t);
+    v.value_type = script.value("field_value_type", 1);
+    switch (v.value_type) {
+      case 0: v.value.d = t; break;
+      case 4: v.value.sll = static_cast<long long>(t); break;
+      case 5: v.value.si = static_cast<int>(t); break;
+      default: v.value.ui = static_cast<unsigned>(t); break;
+    }
+  }
+  return kSuccess;
 }
 
 // Events: one fake set; each wait hands out the next scripted XID, then times out.
