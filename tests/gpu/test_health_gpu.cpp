@@ -49,6 +49,9 @@ TEST(HealthGpu, ReadsSaneValuesFromTheRealDevice) {
     within("ecc.volatile.uncorrected", 0, 1e6);
     within("ecc.aggregate.uncorrected", 0, 1e6);
   }
+  // HBM temperature where the driver reports it (field values): a live reading below its limit.
+  if (s.before.value("temperature.memory_c")) within("temperature.memory_c", 10, 110);
+  if (s.before.value("temperature.memory_max_c")) within("temperature.memory_max_c", 60, 130);
   EXPECT_NE(s.xid.state, HealthMetric::State::kUnreadable) << s.xid.reason;
   EXPECT_GE(s.xid.window_s, 1.0);
 }
