@@ -791,17 +791,13 @@ double clock_scale(const Profile& p, const Ceiling& c, double floor, std::string
 // failing node says which link to look at. "" for other ceilings.
 std::string slowest_pair_note(const Ceiling& c) {
   if (family_of(c.name) != "nvlink" || !c.detail.is_object()) return "";
-  static const std::regex pair_key("^p2p_([0-9]+)_([0-9]+)$");
   std::string slowest;
   double low = 0;
-  for (const auto& [key, v] : c.detail.items()) {
-    std::smatch m;
-    if (!v.is_number() || !std::regex_match(key, m, pair_key)) continue;
-    if (slowest.empty() || v.get<double>() < low) {
-      low = v.get<double>();
-      slowest = "GPU " + m[1].str() + " -> GPU " + m[2].str();
+  for (const PeerPairValue& pair : peer_pairs_in_detail(c.detail))
+    if (slowest.empty() || pair.value < low) {
+      low = pair.value;
+      slowest = "GPU " + std::to_string(pair.src) + " -> GPU " + std::to_string(pair.dst);
     }
-  }
   if (slowest.empty()) return "";
   const auto median = c.detail.find("p2p_median");
   return " (slowest pair " + slowest + " at " + format_quantity(low, c.unit) +

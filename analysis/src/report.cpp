@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "ceilings/datasheet.hpp"
 #include "ceilings/error.hpp"
+#include "ceilings/transfer.hpp"
 #include "ceilings/units.hpp"
 
 namespace ceilings {
@@ -110,11 +112,6 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
   return os.str();
 }
 
-const std::regex& pair_key() {
-  static const std::regex re("^p2p_([0-9]+)_([0-9]+)$");
-  return re;
-}
-
 }  // namespace
 
 std::string render_ceiling_detail(const Profile& p, const std::string& name, Format format) {
@@ -169,16 +166,16 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   Table d;
   d.columns = {"detail", "value"};
   std::map<int, std::map<int, double>> matrix;
+  std::set<std::string> pair_keys;  // shown in the grid below, not in the list
   int gpus = 0;
+  for (const PeerPairValue& pair : peer_pairs_in_detail(c->detail)) {
+    matrix[pair.src][pair.dst] = pair.value;
+    pair_keys.insert(pair.key);
+    gpus = std::max({gpus, pair.src + 1, pair.dst + 1});
+  }
   if (c->detail.is_object())
     for (const auto& [key, v] : c->detail.items()) {
-      std::smatch match;
-      if (std::regex_match(key, match, pair_key()) && v.is_number()) {
-        const int s = std::stoi(match[1].str()), t = std::stoi(match[2].str());
-        matrix[s][t] = v.get<double>();
-        gpus = std::max({gpus, s + 1, t + 1});
-        continue;
-      }
+      if (pair_keys.count(key)) continue;
       if (key == "benchmark" || key == "sweep" || v.is_object() || v.is_array()) continue;
       d.add_row({key, detail_value(key, v, c->unit)});
     }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <regex>
 #include <sstream>
 
 #include "ceilings/datasheet.hpp"
@@ -191,6 +192,21 @@ std::map<std::string, double> PeerMatrix::counters(const std::string& prefix) co
   c[prefix + "_median"] = median();
   c[prefix + "_max"] = max();
   return c;
+}
+
+std::vector<PeerPairValue> peer_pairs_in_detail(const json& detail) {
+  static const std::regex key("^p2p_([0-9]{1,4})_([0-9]{1,4})$");
+  std::vector<PeerPairValue> out;
+  if (!detail.is_object()) return out;
+  for (const auto& [k, v] : detail.items()) {
+    std::smatch m;
+    if (v.is_number() && std::regex_match(k, m, key))
+      out.push_back({k, std::stoi(m[1].str()), std::stoi(m[2].str()), v.get<double>()});
+  }
+  std::sort(out.begin(), out.end(), [](const PeerPairValue& a, const PeerPairValue& b) {
+    return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+  });
+  return out;
 }
 
 std::string PeerMatrix::to_text() const {

@@ -159,6 +159,26 @@ TEST(TransferPairs, EveryOrderedPairOnce) {
   EXPECT_EQ(without, 4);  // 0->3, 3->0, 1->2, 2->1
 }
 
+TEST(TransferPairs, PairsAreReadBackFromTheDetailTheMatrixWrites) {
+  PeerMatrix m(3);
+  m.set(0, 1, 391e9);
+  m.set(2, 0, 210e9);
+  json detail = json::object();
+  for (const auto& [k, v] : m.counters("p2p")) detail[k] = v;  // as the converter stores them
+  detail["p2p_9_9_9"] = 1.0;                                   // not a pair key
+  detail["p2p_123456789012_1"] = 5.0;                          // no device index is that long
+  detail["p2p_1_2"] = "fast";                                  // not a number
+  const auto pairs = peer_pairs_in_detail(detail);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0].key, "p2p_0_1");
+  EXPECT_EQ(pairs[0].src, 0);
+  EXPECT_EQ(pairs[0].dst, 1);
+  EXPECT_DOUBLE_EQ(pairs[0].value, 391e9);
+  EXPECT_EQ(pairs[1].src, 2);
+  EXPECT_DOUBLE_EQ(pairs[1].value, 210e9);
+  EXPECT_TRUE(peer_pairs_in_detail(json::array()).empty());
+}
+
 TEST(TransferPairs, ScopeToOneDevice) {
   const auto pairs = ordered_pairs(8, [](int, int) { return true; }, 2);
   ASSERT_EQ(pairs.size(), 14u);  // 7 out, 7 in

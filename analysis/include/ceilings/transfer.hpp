@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ceilings/json_fields.hpp"
+
 namespace ceilings {
 
 // Sizes from `first` to `last` (both included when reachable), each `factor` times the one before.
@@ -74,6 +76,17 @@ struct GpuPair {
 // that involve that device. `can_access(a, b)` answers whether a can access b's memory.
 std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(int, int)>& can_access,
                                    int only_device = -1);
+
+// One pair of a peer ceiling's matrix as a profile stores it: the detail counter p2p_<src>_<dst> that
+// PeerMatrix::counters("p2p") writes.
+struct PeerPairValue {
+  std::string key;  // the detail key it was read from
+  int src = 0, dst = 0;
+  double value = 0;  // B/s
+};
+// The pair entries of a ceiling's detail, ordered by (src, dst); every other key is left alone, and so
+// is a key whose GPU numbers are too long to be a device index.
+std::vector<PeerPairValue> peer_pairs_in_detail(const json& detail);
 
 // The peer bandwidth matrix: value[src][dst] in B/s; NaN where not measured (no peer access, src ==
 // dst, or outside the scope).
