@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ceilings/clock_events.hpp"
 #include "ceilings/units.hpp"
 
 namespace ceilings {
@@ -308,9 +309,10 @@ std::string metric_display(const HealthMetric& m, const std::string& name) {
   const MetricInfo* info = find_metric_info(name);
   if (info && info->kind == MetricKind::kFlag) return m.value != 0 ? "yes" : "no";
   if (name == "clocks.event_reasons") {
+    const auto bits = static_cast<std::uint64_t>(m.value);
     char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(m.value));
-    return buf;
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(bits));
+    return std::string(buf) + " (" + clock_events::names(bits) + ")";
   }
   if (info && std::string(info->unit) == "s") return format_fixed(m.value, 3) + " s";  // cumulative, often 0
   if (info && *info->unit) return format_quantity(m.value, info->unit);

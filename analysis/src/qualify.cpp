@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "ceilings/clock_events.hpp"
 #include "ceilings/datasheet.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/transfer.hpp"
@@ -20,28 +21,11 @@ namespace ceilings {
 
 namespace {
 
-// Clock-event reason bits, as NVML's nvmlClocksEventReasons (and bench/harness/nvml.hpp) define them.
-constexpr std::uint64_t kSwPowerCap = 0x4, kHwSlowdown = 0x8, kSwThermal = 0x20, kHwThermal = 0x40,
-                        kHwPowerBrake = 0x80;
-// The slowdowns that mean the hardware, not the workload, held the clock down: a fail.
-constexpr std::uint64_t kHardwareSlowdownMask = kHwSlowdown | kSwThermal | kHwThermal | kHwPowerBrake;
-
 // DCGM's health watch treats more than 8 PCIe replays per minute as a fault.
 constexpr double kMaxReplaysPerMinute = 8.0;
 // DCGM's NVLink health limits: one replay or recovery error fails; CRC errors fail from 100 per second
 // (below that DCGM only warns).
 constexpr double kMaxNvLinkCrcPerSecond = 100.0;
-
-std::string reason_names(std::uint64_t bits) {
-  static const std::pair<std::uint64_t, const char*> names[] = {
-      {kSwPowerCap, "sw_power_cap"},      {kHwSlowdown, "hw_slowdown"},
-      {kSwThermal, "sw_thermal_slowdown"}, {kHwThermal, "hw_thermal_slowdown"},
-      {kHwPowerBrake, "hw_power_brake_slowdown"}};
-  std::string out;
-  for (const auto& [bit, name] : names)
-    if (bits & bit) out += (out.empty() ? "" : ",") + std::string(name);
-  return out.empty() ? "none" : out;
-}
 
 bool is_rate_unit(const std::string& unit) { return unit == "B/s" || unit == "FLOP/s" || unit == "OP/s"; }
 
@@ -420,7 +404,7 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
       for (const HealthSnapshot* snap : snapshots(*s)) {
         const auto g = snap->value("pcie.gen");
         const auto reasons = snap->value("clocks.event_reasons");
-        if (g && *g < *max_gen && reasons && (static_cast<std::uint64_t>(*reasons) & 0x1)) idle = true;
+        if (g && *g < *max_gen && reasons && (static_cast<std::uint64_t>(*reasons) & clock_events::kGpuIdle)) idle = true;
       }
     const std::string seen = c.measured_text;
     if (best_copy > low_capacity) {
@@ -611,12 +595,12 @@ void check_health_slowdown(const HealthSection& s, std::vector<Check>& out) {
     out.push_back(c);
     return;
   }
-  const std::uint64_t hw = bits & kHardwareSlowdownMask;
-  c.measured_text = "reasons " + fmt_bits(bits) + (thermal_delta ? ", thermal " + format_quantity(*thermal_delta, "s") : "");
+  const std::uint64_t hw = bits & clock_events::kHardwareSlowdownMask;
+  c.measured_text = "reasons " + fmt_bits(bits) + " (" + clock_events::names(bits) + ")" + (thermal_delta ? ", thermal " + format_quantity(*thermal_delta, "s") : "");
   c.status = CheckStatus::kPass;
   if (hw) {
     c.status = CheckStatus::kFail;
-    c.reason = "clock held down by " + reason_names(hw);
+    c.reason = "clock held down by " + clock_events::names(hw);
   }
   if (thermal_delta && *thermal_delta > 0) {
     c.status = CheckStatus::kFail;
@@ -865,22 +849,29 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     const auto reasons = c.detail.is_object() ? c.detail.find("throttle_reasons") : c.detail.end();
     const bool have_bits = c.detail.is_object() && reasons != c.detail.end() && reasons->is_number();
     const std::uint64_t bits = have_bits ? reasons->get<std::uint64_t>() : 0;
-    if (!c.throttled && !(bits & kHardwareSlowdownMask)) {
+    // How much of the measurement a reason covered, where the telemetry counted it: " in 12% of readings".
+    auto share = [&](const char* key) {
+      const auto it = c.detail.is_object() ? c.detail.find(key) : c.detail.end();
+      if (!c.detail.is_object() || it == c.detail.end() || !it->is_number()) return std::string();
+      return " in " + format_percent(it->get<double>(), 0) + " of the telemetry readings";
+    };
+    if (!c.throttled && !(bits & clock_events::kHardwareSlowdownMask)) {
       k.status = CheckStatus::kPass;
-      k.measured_text = have_bits && bits ? reason_names(bits) : "none";
+      k.measured_text = have_bits && bits ? clock_events::names(bits) : "none";
     } else if (!have_bits) {
       k.status = CheckStatus::kFail;
       k.measured_text = "throttled";
       k.reason = "measured while throttled and the reasons were not recorded";
-    } else if (bits & kHardwareSlowdownMask) {
+    } else if (bits & clock_events::kHardwareSlowdownMask) {
       k.status = CheckStatus::kFail;
-      k.measured_text = reason_names(bits);
-      k.reason = "measured under " + reason_names(bits & kHardwareSlowdownMask) + ": the hardware held the clock down";
+      k.measured_text = clock_events::names(bits);
+      k.reason = "measured under " + clock_events::names(bits & clock_events::kHardwareSlowdownMask) +
+                 share("hw_slowdown_share") + ": the hardware held the clock down";
     } else {
       // The software power cap under full load is how the GPU is meant to run; the clock it left is
       // what the datasheet check scales by.
       k.status = CheckStatus::kPass;
-      k.measured_text = reason_names(bits) + " (expected under load)";
+      k.measured_text = clock_events::names(bits) + share("power_cap_share") + " (expected under load)";
     }
     out.push_back(k);
   }

@@ -2,11 +2,15 @@
 #include "ceilings/report.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
+#include "ceilings/clock_events.hpp"
 #include "ceilings/datasheet.hpp"
 #include "ceilings/error.hpp"
 #include "ceilings/transfer.hpp"
@@ -105,6 +109,8 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
   if (ends("_seconds") || ends("_s")) return format_quantity(x, "s");
   if (ends("bytes")) return format_quantity(x, "B");
   if (ends("power_w")) return format_quantity(x, "W");
+  if (ends("_share")) return format_percent(x, 1);
+  if (key == "throttle_reasons") return clock_events::names(static_cast<std::uint64_t>(x));
   static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate)$");
   if (std::regex_match(key, in_ceiling_unit)) return format_quantity(x, ceiling_unit);
   std::ostringstream os;
@@ -113,6 +119,34 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
 }
 
 }  // namespace
+
+std::string throttle_text(const Ceiling& c) {
+  auto number = [&](const char* key) -> std::optional<double> {
+    if (!c.detail.is_object() || !c.detail.contains(key) || !c.detail[key].is_number()) return std::nullopt;
+    return c.detail[key].get<double>();
+  };
+  const std::uint64_t bits = static_cast<std::uint64_t>(number("throttle_reasons").value_or(0));
+  const std::uint64_t slowdowns = bits & clock_events::kSlowdownMask;
+  std::string out = c.throttled || slowdowns ? "yes" : "no";
+  if (slowdowns) out += ": " + clock_events::names(slowdowns);
+  std::vector<std::string> how;
+  if (auto share = number("power_cap_share"); share && *share > 0)
+    how.push_back("power cap in " + format_percent(*share, 0) + " of readings");
+  if (auto share = number("hw_slowdown_share"); share && *share > 0)
+    how.push_back("hardware slowdown in " + format_percent(*share, 0) + " of readings");
+  const auto window = number("telemetry_window_s");
+  for (const auto& [key, what] : {std::pair<const char*, const char*>{"power_violation_s", "power"},
+                                  std::pair<const char*, const char*>{"thermal_violation_s", "thermal"}})
+    if (auto held = number(key); held && *held > 0)
+      how.push_back(std::string("the ") + what + " limit held the clocks " + format_quantity(*held, "s") +
+                    (window && *window > 0 ? " of " + format_quantity(*window, "s") : std::string()));
+  if (!how.empty()) {
+    out += " (";
+    for (std::size_t i = 0; i < how.size(); ++i) out += (i ? "; " : "") + how[i];
+    out += ")";
+  }
+  return out;
+}
 
 std::string render_ceiling_detail(const Profile& p, const std::string& name, Format format) {
   const Ceiling* c = p.find(name);
@@ -150,7 +184,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   m.add_row({"datasheet", ds ? format_quantity(*ds, c->unit) + " (" + format_percent(c->value / *ds) + " of it)" : "-"});
   m.add_row({"spread (cv)", format_percent(c->cv, 2) + " over " + std::to_string(c->samples) + " samples"});
   m.add_row({"verified", c->verified ? "yes" : "NO"});
-  m.add_row({"throttled", c->throttled ? "yes" : "no"});
+  m.add_row({"throttled", throttle_text(*c)});
   if (c->telemetry.available) {
     m.add_row({"SM / memory clock", format_quantity(c->telemetry.sm_clock_hz, "Hz") + " / " +
                                         format_quantity(c->telemetry.mem_clock_hz, "Hz")});

@@ -226,6 +226,14 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
     c["power_max_w"] = m.telemetry.power_w_max;
     c["temp_c"] = m.telemetry.temp_c_max;
     c["throttle_reasons"] = static_cast<double>(m.telemetry.throttle_reasons);
+    c["telemetry_readings"] = m.telemetry.readings;
+    c["telemetry_window_s"] = m.telemetry.window_s;
+    if (m.telemetry.reason_readings > 0) {
+      c["power_cap_share"] = m.telemetry.power_cap_share;
+      c["hw_slowdown_share"] = m.telemetry.hw_slowdown_share;
+    }
+    if (m.telemetry.power_violation_s) c["power_violation_s"] = *m.telemetry.power_violation_s;
+    if (m.telemetry.thermal_violation_s) c["thermal_violation_s"] = *m.telemetry.thermal_violation_s;
   }
 }
 

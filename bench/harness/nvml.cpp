@@ -117,28 +117,6 @@ Result<unsigned> read_unsigned(Fn fn, Args... args) {
 
 }  // namespace
 
-std::string throttle_reason_names(std::uint64_t bits) {
-  static const std::pair<std::uint64_t, const char*> names[] = {
-      {kGpuIdle, "gpu_idle"},
-      {kApplicationsClocksSetting, "applications_clocks_setting"},
-      {kSwPowerCap, "sw_power_cap"},
-      {kHwSlowdown, "hw_slowdown"},
-      {kSyncBoost, "sync_boost"},
-      {kSwThermalSlowdown, "sw_thermal_slowdown"},
-      {kHwThermalSlowdown, "hw_thermal_slowdown"},
-      {kHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
-      {kDisplayClockSetting, "display_clock_setting"},
-  };
-  std::string out;
-  std::uint64_t known = 0;
-  for (const auto& [bit, name] : names) {
-    known |= bit;
-    if (bits & bit) out += (out.empty() ? "" : ",") + std::string(name);
-  }
-  if (bits & ~known) out += (out.empty() ? "" : ",") + std::string("other");
-  return out.empty() ? "none" : out;
-}
-
 std::shared_ptr<Library> Library::open(std::string* why) {
   const char* override_path = std::getenv(kPathVariable);
   const std::string path = (override_path && *override_path) ? override_path : "libnvidia-ml.so.1";

@@ -27,24 +27,6 @@ enum Code : int {
   kUnknown = 999,
 };
 
-// Clock-event ("throttle") reason bits, as nvmlClocksEventReasons defines them.
-enum ThrottleBit : std::uint64_t {
-  kGpuIdle = 0x1,
-  kApplicationsClocksSetting = 0x2,
-  kSwPowerCap = 0x4,
-  kHwSlowdown = 0x8,
-  kSyncBoost = 0x10,
-  kSwThermalSlowdown = 0x20,
-  kHwThermalSlowdown = 0x40,
-  kHwPowerBrakeSlowdown = 0x80,
-  kDisplayClockSetting = 0x100,
-};
-// Reasons that lower the clock below what the workload asked for: a sample taken under any of
-// them is flagged as throttled (idle, application clocks and sync boost are not slowdowns).
-constexpr std::uint64_t kSlowdownMask =
-    kSwPowerCap | kHwSlowdown | kSwThermalSlowdown | kHwThermalSlowdown | kHwPowerBrakeSlowdown;
-std::string throttle_reason_names(std::uint64_t bits);  // "sw_power_cap,hw_slowdown" or "none"
-
 // One NVML answer: the code and, when it is kSuccess, the value.
 template <class T>
 struct Result {
@@ -96,7 +78,7 @@ class Device {
   Result<unsigned> enforced_power_limit_mw() const;
   Result<unsigned> power_management_limit_mw() const;
   Result<unsigned> temperature_c() const;                 // GPU die sensor
-  Result<std::uint64_t> throttle_reasons() const;         // ThrottleBit mask
+  Result<std::uint64_t> throttle_reasons() const;         // clock_events bits (ceilings/clock_events.hpp)
   Result<bool> ecc_enabled() const;                       // current ECC mode
   Result<unsigned> pcie_link_gen() const;
   Result<unsigned> pcie_link_width() const;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "ceilings/clock_events.hpp"
 #include "ceilings/stats.hpp"
 #include "nvml.hpp"
 
@@ -43,12 +44,21 @@ TelemetrySampler::Reading TelemetrySampler::read() const {
   return r;
 }
 
+TelemetrySampler::Violations TelemetrySampler::read_violations() const {
+  Violations v;
+  v.power_ns = device_->violation_time_ns(nvml::PerfPolicy::kPower).get();
+  v.thermal_ns = device_->violation_time_ns(nvml::PerfPolicy::kThermal).get();
+  return v;
+}
+
 void TelemetrySampler::start() {
   if (!device_) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     readings_.clear();
     stop_requested_ = false;
+    violations_at_start_ = read_violations();
+    started_ = std::chrono::steady_clock::now();
     readings_.push_back(read());
   }
   thread_ = std::thread([this] { loop(); });
@@ -67,7 +77,7 @@ void TelemetrySampler::loop() {
 
 TelemetrySummary TelemetrySampler::stop() {
   TelemetrySummary s;
-  if (!device_) return s;
+  if (!device_ || !thread_.joinable()) return s;  // never started, or stopped already
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_requested_ = true;
@@ -75,17 +85,34 @@ TelemetrySummary TelemetrySampler::stop() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   readings_.push_back(read());
+  s.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  const Violations end = read_violations();
+  auto held_s = [](const std::optional<std::uint64_t>& from, const std::optional<std::uint64_t>& to) {
+    return from && to && *to >= *from ? std::optional<double>((*to - *from) * 1e-9) : std::nullopt;
+  };
+  s.power_violation_s = held_s(violations_at_start_.power_ns, end.power_ns);
+  s.thermal_violation_s = held_s(violations_at_start_.thermal_ns, end.thermal_ns);
 
   std::vector<double> sm, mem, power;
   double temp_max = 0;
   bool any = false;
+  int power_capped = 0, hw_slowed = 0;
   for (const Reading& r : readings_) {
     if (r.sm_ok) sm.push_back(r.sm_hz);
     if (r.mem_ok) mem.push_back(r.mem_hz);
     if (r.power_ok) power.push_back(r.power_w);
     if (r.temp_ok) temp_max = std::max(temp_max, r.temp_c);
-    if (r.reasons_ok) s.throttle_reasons |= r.reasons;
+    if (r.reasons_ok) {
+      s.throttle_reasons |= r.reasons;
+      s.reason_readings += 1;
+      power_capped += (r.reasons & clock_events::kSwPowerCap) ? 1 : 0;
+      hw_slowed += (r.reasons & clock_events::kHardwareSlowdownMask) ? 1 : 0;
+    }
     any = any || r.sm_ok || r.mem_ok || r.power_ok || r.temp_ok;
+  }
+  if (s.reason_readings > 0) {
+    s.power_cap_share = static_cast<double>(power_capped) / s.reason_readings;
+    s.hw_slowdown_share = static_cast<double>(hw_slowed) / s.reason_readings;
   }
   s.available = any && !sm.empty();
   s.readings = static_cast<int>(readings_.size());
@@ -99,7 +126,7 @@ TelemetrySummary TelemetrySampler::stop() {
     s.power_w_max = *std::max_element(power.begin(), power.end());
   }
   s.temp_c_max = temp_max;
-  s.throttled = (s.throttle_reasons & nvml::kSlowdownMask) != 0;
+  s.throttled = (s.throttle_reasons & clock_events::kSlowdownMask) != 0;
   return s;
 }
 

@@ -1,11 +1,14 @@
 // Telemetry around a measurement: a thread polls NVML (SM and memory clock, power, temperature,
-// clock-event reasons) while the samples run; a slowdown reason seen at any point flags the result.
+// clock-event reasons) while the samples run; a slowdown reason seen at any point flags the result,
+// and the share of readings under each kind of slowdown and NVML's violation time say how much.
+// Host code only (no CUDA), so the CPU tests drive it with the fake NVML.
 #pragma once
-#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -22,8 +25,19 @@ struct TelemetrySummary {
   double mem_clock_hz_median = 0;
   double power_w_median = 0, power_w_max = 0;
   double temp_c_max = 0;
-  std::uint64_t throttle_reasons = 0;  // OR of every reading's reasons
-  bool throttled = false;              // a slowdown reason (nvml::kSlowdownMask) was seen
+  std::uint64_t throttle_reasons = 0;  // OR of every reading's reasons (ceilings/clock_events.hpp)
+  bool throttled = false;              // a slowdown reason (clock_events::kSlowdownMask) was seen
+  // How much of the time, not only whether: of the reason_readings readings whose reasons NVML answered,
+  // the share under the software power cap and the share under a hardware slowdown
+  // (clock_events::kHardwareSlowdownMask).
+  int reason_readings = 0;
+  double power_cap_share = 0, hw_slowdown_share = 0;
+  // Host wall time from the first reading to the last, and how much of it NVML's cumulative violation
+  // counters say the power or the thermal policy held the clocks below their maximum (unset where the
+  // driver does not count it, or the counter went backwards). NVML may advance these counters in steps,
+  // so over a window of a few hundred ms they are coarse; the shares above are the finer view.
+  double window_s = 0;
+  std::optional<double> power_violation_s, thermal_violation_s;
 };
 
 class TelemetrySampler {
@@ -42,7 +56,12 @@ class TelemetrySampler {
     std::uint64_t reasons = 0;
     bool sm_ok = false, mem_ok = false, power_ok = false, temp_ok = false, reasons_ok = false;
   };
+  // NVML's cumulative violation times, ns; unset where not answered.
+  struct Violations {
+    std::optional<std::uint64_t> power_ns, thermal_ns;
+  };
   Reading read() const;
+  Violations read_violations() const;
   void loop();
 
   std::shared_ptr<nvml::Device> device_;
@@ -52,6 +71,8 @@ class TelemetrySampler {
   std::condition_variable cv_;
   bool stop_requested_ = false;
   std::vector<Reading> readings_;
+  Violations violations_at_start_;
+  std::chrono::steady_clock::time_point started_;
 };
 
 }  // namespace ceilings::bench

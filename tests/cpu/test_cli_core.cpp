@@ -51,7 +51,9 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   json doc = read_json_file(kFixture);
   json& pcie = doc["ceilings"][3];
   ASSERT_EQ(pcie["name"], "pcie.h2d");
+  pcie["throttled"] = true;
   pcie["detail"] = {{"benchmark", "pcie/h2d"}, {"link_share", 0.878}, {"transfer_bytes", 1073741824.0},
+                    {"throttle_reasons", 0x4}, {"power_cap_share", 0.25}, {"telemetry_window_s", 0.8},
                     {"sweep", {{{"benchmark", "pcie/h2d/size:4096"}, {"value", 1.1e9}, {"unit", "B/s"}, {"cv", 0.03}},
                                {{"benchmark", "pcie/h2d/size:1048576"}, {"value", 41.5e9}, {"unit", "B/s"},
                                 {"cv", 0.004}}}}};
@@ -74,6 +76,9 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   EXPECT_NE(r.out.find("pcie/h2d/size:4096"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("41.5 GB/s"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("GPU pairs"), std::string::npos);  // no matrix for a PCIe ceiling
+  EXPECT_NE(r.out.find("yes: sw_power_cap (power cap in 25% of readings)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("link_share          87.8%"), std::string::npos) << r.out;  // a share as a percentage
+  EXPECT_NE(r.out.find("throttle_reasons    sw_power_cap"), std::string::npos) << r.out;
 
   r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "nvlink.p2p_uni"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

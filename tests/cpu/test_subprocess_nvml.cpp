@@ -60,12 +60,3 @@ TEST(NvmlLoader, ALibraryWithoutNvmlSymbolsIsRejected) {
   EXPECT_NE(why.find("not an NVML library"), std::string::npos) << why;
   unsetenv(nvml::Library::kPathVariable);
 }
-
-TEST(NvmlLoader, ThrottleReasonNames) {
-  EXPECT_EQ(nvml::throttle_reason_names(0), "none");
-  EXPECT_EQ(nvml::throttle_reason_names(nvml::kSwPowerCap | nvml::kHwThermalSlowdown),
-            "sw_power_cap,hw_thermal_slowdown");
-  EXPECT_EQ(nvml::throttle_reason_names(1ull << 40), "other");
-  EXPECT_TRUE(nvml::kSlowdownMask & nvml::kHwSlowdown);
-  EXPECT_FALSE(nvml::kSlowdownMask & nvml::kGpuIdle);
-}

@@ -1,13 +1,18 @@
 // GPU checks of the timing harness: the blocking kernel times out when never released and its
 // destructor frees a spinner left waiting; measure() counts every unit it ran and keeps to a case's
-// own sampling budget (test_transfer.cu checks the unblocked first unit). Time bounds leave room for
-// compute-sanitizer (device-check --sanitize), which slows module loads and launches.
+// own sampling budget (test_transfer.cu checks the unblocked first unit); its telemetry covers the
+// sampling window. Time bounds leave room for compute-sanitizer (device-check --sanitize), which slows
+// module loads and launches.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
 
 #include "gpu_test.hpp"
 #include "harness/measure.hpp"
+#include "harness/nvml.hpp"
 
 namespace ceilings::bench {
 namespace {
@@ -84,6 +89,50 @@ TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
   EXPECT_LT(seconds_since(t0), 8.0) << "sampling ran toward Options::max_seconds (20 s), past the case's 0.2 s";
   EXPECT_GE(m.unit_seconds.size(), 2u);
   EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
+}
+
+// The telemetry of a real measurement through the real NVML: readings throughout the sampling window,
+// shares of it under each kind of slowdown, and violation times no longer than the window (plus NVML's
+// counter steps). An idle-ish kernel: a real node may still be throttled, so no verdict, only sanity.
+TEST(MeasureGpu, TelemetryCoversTheWindowWithSharesAndViolationTimes) {
+  CEILINGS_REQUIRE_GPU();
+  std::string why;
+  const auto lib = nvml::Library::open(&why);
+  if (!lib) GTEST_SKIP() << "no NVML: " << why;
+  int device = 0;
+  CEILINGS_CUDA_CHECK(cudaGetDevice(&device));
+  char bus[32] = {};
+  CEILINGS_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
+  const auto found = lib->device_by_pci_bus_id(bus);
+  ASSERT_TRUE(found.ok()) << "NVML does not know CUDA device " << bus;
+  const auto nvml_device = std::make_shared<nvml::Device>(found.value);
+  Stream s;
+  DeviceBuffer<unsigned long long> count(1);
+  Options o;
+  o.min_samples = 2;
+  o.max_samples = 100000;
+  o.target_cv = 0;  // the budget ends sampling: a window of known length
+  MeasureSpec spec;
+  spec.max_seconds = 0.5;
+  spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 100000); };
+  const Measurement m = measure(s.get(), spec, o, nvml_device);
+  const TelemetrySummary& t = m.telemetry;
+  std::printf("telemetry: %d readings over %.3f s, reasons 0x%llx, power cap share %.2f, hw slowdown share %.2f, "
+              "power violation %s s, thermal violation %s s\n",
+              t.readings, t.window_s, static_cast<unsigned long long>(t.throttle_reasons), t.power_cap_share,
+              t.hw_slowdown_share, t.power_violation_s ? std::to_string(*t.power_violation_s).c_str() : "n/a",
+              t.thermal_violation_s ? std::to_string(*t.thermal_violation_s).c_str() : "n/a");
+  ASSERT_TRUE(t.available);
+  EXPECT_GE(t.window_s, 0.45);
+  EXPECT_LT(t.window_s, 8.0);
+  EXPECT_GE(t.readings, 10);  // polled every 20 ms over about half a second
+  EXPECT_EQ(t.reason_readings, t.readings) << "a data-center GPU answers its clock-event reasons";
+  for (double share : {t.power_cap_share, t.hw_slowdown_share}) {
+    EXPECT_GE(share, 0.0);
+    EXPECT_LE(share, 1.0);
+  }
+  for (const auto& held : {t.power_violation_s, t.thermal_violation_s})
+    if (held) EXPECT_LE(*held, t.window_s + 1.0);
 }
 
 }  // namespace

@@ -17,6 +17,11 @@ std::string profile_summary(const Profile& profile);
 // The whole `show` output in one format (json: the ceilings with numbers, not display strings).
 std::string render_profile(const Profile& profile, Format format);
 
+// Whether a ceiling was measured throttled, why, and how much of the time: "no", or "yes: sw_power_cap
+// (power cap in 85% of readings; the power limit held the clocks 1.2 s of 1.5 s)", from the throttled
+// flag and the telemetry counters in its detail (throttle_reasons, *_share, *_violation_s).
+std::string throttle_text(const Ceiling& ceiling);
+
 // `show --ceiling NAME`: one ceiling in full -- its measurement (value, spread, clocks, power), how it
 // was obtained (benchmark case and detail), the size or working-set sweep behind it and, for a peer
 // ceiling, the GPU pair matrix. json: the ceiling as the profile stores it. An unknown name is an

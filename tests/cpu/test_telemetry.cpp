@@ -1,0 +1,175 @@
+// Telemetry around a measurement, driven by the fake NVML: clocks, power and temperature summaries, the
+// clock-event reasons with the share of readings under each kind of slowdown, and NVML's violation time.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ceilings/clock_events.hpp"
+#include "ceilings/report.hpp"
+#include "cli_runner.hpp"
+#include "harness/nvml.hpp"
+#include "harness/telemetry.hpp"
+
+namespace ceilings {
+namespace {
+
+using json = nlohmann::json;
+
+TEST(ClockEvents, NamesEveryBitAndSaysOtherForUnknownOnes) {
+  EXPECT_EQ(clock_events::names(0), "none");
+  EXPECT_EQ(clock_events::names(clock_events::kSwPowerCap | clock_events::kHwThermalSlowdown),
+            "sw_power_cap,hw_thermal_slowdown");
+  EXPECT_EQ(clock_events::names(0x1 | (1ull << 40)), "gpu_idle,other");
+  EXPECT_EQ(clock_events::names(0x1ff), "gpu_idle,applications_clocks_setting,sw_power_cap,hw_slowdown,sync_boost,"
+                                        "sw_thermal_slowdown,hw_thermal_slowdown,hw_power_brake_slowdown,"
+                                        "display_clock_setting");
+}
+
+TEST(ClockEvents, MasksSeparateTheWorkloadsPowerCapFromHardwareSlowdowns) {
+  EXPECT_TRUE(clock_events::kSlowdownMask & clock_events::kSwPowerCap);
+  EXPECT_FALSE(clock_events::kHardwareSlowdownMask & clock_events::kSwPowerCap);
+  for (std::uint64_t bit : {clock_events::kHwSlowdown, clock_events::kSwThermalSlowdown,
+                            clock_events::kHwThermalSlowdown, clock_events::kHwPowerBrakeSlowdown})
+    EXPECT_TRUE(clock_events::kHardwareSlowdownMask & bit) << clock_events::names(bit);
+  for (std::uint64_t bit : {clock_events::kGpuIdle, clock_events::kApplicationsClocksSetting,
+                            clock_events::kSyncBoost, clock_events::kDisplayClockSetting})
+    EXPECT_FALSE(clock_events::kSlowdownMask & bit) << clock_events::names(bit);
+}
+
+// The fake NVML loaded in this process with `values` as its script; the sampler polls once a minute, so a
+// start and an immediate stop read exactly twice: each array's first element, then its second.
+class TelemetryWithFakeNvml : public ::testing::Test {
+ protected:
+  std::shared_ptr<nvml::Device> device(const json& values) {
+    const std::string dir =
+        test::scratch_dir(std::string("telemetry_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::ofstream(dir + "/script.json") << json{{"device_count", 1}, {"values", values}}.dump();
+    setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
+    setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
+    std::string why;
+    lib_ = nvml::Library::open(&why);
+    EXPECT_TRUE(lib_) << why;
+    if (!lib_) return nullptr;
+    auto d = lib_->device_by_index(0);
+    EXPECT_TRUE(d.ok());
+    return d.ok() ? std::make_shared<nvml::Device>(d.value) : nullptr;
+  }
+  bench::TelemetrySummary sample(const json& values) {
+    bench::TelemetrySampler sampler(device(values), 60.0);
+    sampler.start();
+    return sampler.stop();
+  }
+  void TearDown() override {
+    lib_.reset();
+    unsetenv(nvml::Library::kPathVariable);
+    unsetenv("CEILINGS_FAKE_NVML_SCRIPT");
+  }
+  std::shared_ptr<nvml::Library> lib_;
+};
+
+json loaded_gpu() {
+  return {{"clocks.sm_mhz", {1500, 1980}},        {"clocks.mem_mhz", 3201},
+          {"power.usage_mw", {400000, 690000}},   {"temperature.gpu_c", {50, 62}},
+          {"clocks.event_reasons", {0x4, 0x44}},  {"throttle.power_ns", {1000000000ull, 1600000000ull}},
+          {"throttle.thermal_ns", {0, 200000000}}};
+}
+
+TEST_F(TelemetryWithFakeNvml, SummarisesClocksPowerAndTemperature) {
+  const auto s = sample(loaded_gpu());
+  ASSERT_TRUE(s.available);
+  EXPECT_EQ(s.readings, 2);
+  EXPECT_DOUBLE_EQ(s.sm_clock_hz_median, 1740e6);
+  EXPECT_DOUBLE_EQ(s.sm_clock_hz_min, 1500e6);
+  EXPECT_DOUBLE_EQ(s.mem_clock_hz_median, 3201e6);
+  EXPECT_DOUBLE_EQ(s.power_w_median, 545);
+  EXPECT_DOUBLE_EQ(s.power_w_max, 690);
+  EXPECT_DOUBLE_EQ(s.temp_c_max, 62);
+  EXPECT_GE(s.window_s, 0);
+  EXPECT_LT(s.window_s, 30);  // a start and a stop, not the polling period
+}
+
+TEST_F(TelemetryWithFakeNvml, SaysHowMuchOfTheWindowWasThrottledAndWhy) {
+  const auto s = sample(loaded_gpu());
+  EXPECT_EQ(s.throttle_reasons, 0x44u);
+  EXPECT_TRUE(s.throttled);
+  EXPECT_EQ(s.reason_readings, 2);
+  EXPECT_DOUBLE_EQ(s.power_cap_share, 1.0);   // both readings under the power cap
+  EXPECT_DOUBLE_EQ(s.hw_slowdown_share, 0.5);  // the second under HW thermal slowdown too
+  ASSERT_TRUE(s.power_violation_s);
+  EXPECT_NEAR(*s.power_violation_s, 0.6, 1e-12);
+  ASSERT_TRUE(s.thermal_violation_s);
+  EXPECT_NEAR(*s.thermal_violation_s, 0.2, 1e-12);
+}
+
+TEST_F(TelemetryWithFakeNvml, IdleAndSyncBoostAreNotThrottling) {
+  json v = loaded_gpu();
+  v["clocks.event_reasons"] = {0x1, 0x10};
+  const auto s = sample(v);
+  EXPECT_FALSE(s.throttled);
+  EXPECT_EQ(s.throttle_reasons, 0x11u);
+  EXPECT_DOUBLE_EQ(s.power_cap_share, 0);
+  EXPECT_DOUBLE_EQ(s.hw_slowdown_share, 0);
+}
+
+TEST_F(TelemetryWithFakeNvml, UnansweredOrBackwardCountersAreUnsetNotZero) {
+  json v = loaded_gpu();
+  v.erase("clocks.event_reasons");
+  v.erase("throttle.thermal_ns");
+  v["throttle.power_ns"] = {2000000000ull, 1000000000ull};  // reset between the readings (driver reload)
+  const auto s = sample(v);
+  ASSERT_TRUE(s.available);
+  EXPECT_FALSE(s.throttled);
+  EXPECT_EQ(s.reason_readings, 0);
+  EXPECT_FALSE(s.power_violation_s);
+  EXPECT_FALSE(s.thermal_violation_s);
+}
+
+TEST_F(TelemetryWithFakeNvml, ImplausibleReadingsAreDroppedNotAveraged) {
+  json v = loaded_gpu();
+  v["clocks.sm_mhz"] = {0, 1980};  // a 0 Hz clock under load is a failed read
+  v["temperature.gpu_c"] = {4294967295ull, 61};
+  const auto s = sample(v);
+  EXPECT_DOUBLE_EQ(s.sm_clock_hz_median, 1980e6);
+  EXPECT_DOUBLE_EQ(s.sm_clock_hz_min, 1980e6);
+  EXPECT_DOUBLE_EQ(s.temp_c_max, 61);
+}
+
+TEST_F(TelemetryWithFakeNvml, NoSmClockMeansNoTelemetry) {
+  json v = loaded_gpu();
+  v.erase("clocks.sm_mhz");
+  EXPECT_FALSE(sample(v).available);
+}
+
+TEST(Telemetry, WithoutNvmlOrWithoutAStartThereIsNothingToSummarise) {
+  bench::TelemetrySampler none(nullptr);
+  none.start();
+  EXPECT_FALSE(none.stop().available);
+}
+
+// The telemetry counters as ceilings-bench reports them and the converter keeps them in the detail.
+TEST(ThrottleText, SaysWhyAndHowMuchOfTheTime) {
+  Ceiling c;
+  c.name = "gemm.bf16_sustained";
+  EXPECT_EQ(throttle_text(c), "no");
+  c.detail = {{"throttle_reasons", 0x1}, {"power_cap_share", 0.0}};
+  EXPECT_EQ(throttle_text(c), "no");  // idle is not a slowdown
+  c.throttled = true;
+  c.detail = {{"throttle_reasons", 0x5},        {"power_cap_share", 0.85},     {"hw_slowdown_share", 0.0},
+              {"telemetry_window_s", 15.2},     {"power_violation_s", 12.9},   {"thermal_violation_s", 0.0}};
+  EXPECT_EQ(throttle_text(c), "yes: sw_power_cap (power cap in 85% of readings; the power limit held the clocks "
+                              "12.9 s of 15.2 s)");
+  c.detail = {{"throttle_reasons", 0x44}, {"power_cap_share", 1.0}, {"hw_slowdown_share", 0.125},
+              {"thermal_violation_s", 0.3}};
+  EXPECT_EQ(throttle_text(c), "yes: sw_power_cap,hw_thermal_slowdown (power cap in 100% of readings; hardware "
+                              "slowdown in 12% of readings; the thermal limit held the clocks 300 ms)");
+  c.detail = json::object();  // a profile from before these counters: the flag alone
+  EXPECT_EQ(throttle_text(c), "yes");
+}
+
+}  // namespace
+}  // namespace ceilings
