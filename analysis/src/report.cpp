@@ -108,7 +108,8 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
   if (ends("_hz")) return format_quantity(x, "Hz");
   if (ends("_seconds") || ends("_s")) return format_quantity(x, "s");
   if (ends("bytes")) return format_quantity(x, "B");
-  if (ends("power_w")) return format_quantity(x, "W");
+  if (ends("_w")) return format_quantity(x, "W");
+  if (ends("_j")) return format_quantity(x, "J");
   if (ends("_share")) return format_percent(x, 1);
   if (key == "throttle_reasons") return clock_events::names(static_cast<std::uint64_t>(x));
   static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate)$");
@@ -190,6 +191,16 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
                                         format_quantity(c->telemetry.mem_clock_hz, "Hz")});
     m.add_row({"power, temperature", format_quantity(c->telemetry.power_w, "W") + ", " +
                                          format_fixed(c->telemetry.temp_c, 0) + " C"});
+    // Per watt, for comparing generations (compute and HBM, where the GPU's power is the cost): by the energy
+    // counter's mean power over the window where it was long enough to count it, else by the median reading.
+    const bool rate = c->unit == "FLOP/s" || c->unit == "OP/s" || c->name.rfind("hbm.", 0) == 0;
+    const json* mean = c->detail.is_object() && c->detail.contains("power_mean_w") ? &c->detail["power_mean_w"] : nullptr;
+    const bool by_energy = mean && mean->is_number() && mean->get<double>() > 0;
+    const double watts = by_energy ? mean->get<double>() : c->telemetry.power_w;
+    if (rate && watts > 0)
+      m.add_row({"per watt", format_quantity(c->value / watts, c->unit) + " per W (" +
+                                 (by_energy ? "mean power " + format_quantity(watts, "W") + " from the energy counter"
+                                            : "median power reading") + ")"});
   } else {
     m.add_row({"telemetry", "not recorded (no NVML)"});
   }

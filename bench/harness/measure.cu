@@ -234,6 +234,10 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
     }
     if (m.telemetry.power_violation_s) c["power_violation_s"] = *m.telemetry.power_violation_s;
     if (m.telemetry.thermal_violation_s) c["thermal_violation_s"] = *m.telemetry.thermal_violation_s;
+    if (m.telemetry.energy_j) {
+      c["energy_j"] = *m.telemetry.energy_j;
+      c["power_mean_w"] = *m.telemetry.power_mean_w;
+    }
   }
 }
 

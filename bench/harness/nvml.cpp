@@ -58,6 +58,7 @@ struct Library::Symbols {
   int (*power_usage)(Handle, unsigned*) = nullptr;
   int (*enforced_power_limit)(Handle, unsigned*) = nullptr;
   int (*power_management_limit)(Handle, unsigned*) = nullptr;
+  int (*total_energy)(Handle, unsigned long long*) = nullptr;
   int (*temperature)(Handle, int, unsigned*) = nullptr;
   int (*throttle_reasons)(Handle, unsigned long long*) = nullptr;
   int (*ecc_mode)(Handle, int*, int*) = nullptr;
@@ -157,6 +158,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.retired_pages, {"nvmlDeviceGetRetiredPages"});
   resolve(h, s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
   resolve(h, s.pcie_replay, {"nvmlDeviceGetPcieReplayCounter"});
+  resolve(h, s.total_energy, {"nvmlDeviceGetTotalEnergyConsumption"});
   resolve(h, s.violation_status, {"nvmlDeviceGetViolationStatus"});
   resolve(h, s.temperature_threshold, {"nvmlDeviceGetTemperatureThreshold"});
   resolve(h, s.supported_event_types, {"nvmlDeviceGetSupportedEventTypes"});
@@ -234,6 +236,11 @@ Result<unsigned> Device::enforced_power_limit_mw() const {
 }
 Result<unsigned> Device::power_management_limit_mw() const {
   return read_unsigned(SYMS.power_management_limit, handle_);
+}
+Result<std::uint64_t> Device::energy_mj() const {
+  unsigned long long mj = 0;
+  const int rc = call(SYMS.total_energy, handle_, &mj);
+  return {rc, static_cast<std::uint64_t>(mj)};
 }
 Result<unsigned> Device::temperature_c() const { return read_unsigned(SYMS.temperature, handle_, 0); }
 Result<std::uint64_t> Device::throttle_reasons() const {

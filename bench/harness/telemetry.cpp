@@ -44,11 +44,12 @@ TelemetrySampler::Reading TelemetrySampler::read() const {
   return r;
 }
 
-TelemetrySampler::Violations TelemetrySampler::read_violations() const {
-  Violations v;
-  v.power_ns = device_->violation_time_ns(nvml::PerfPolicy::kPower).get();
-  v.thermal_ns = device_->violation_time_ns(nvml::PerfPolicy::kThermal).get();
-  return v;
+TelemetrySampler::Counters TelemetrySampler::read_counters() const {
+  Counters c;
+  c.power_violation_ns = device_->violation_time_ns(nvml::PerfPolicy::kPower).get();
+  c.thermal_violation_ns = device_->violation_time_ns(nvml::PerfPolicy::kThermal).get();
+  c.energy_mj = device_->energy_mj().get();
+  return c;
 }
 
 void TelemetrySampler::start() {
@@ -57,7 +58,7 @@ void TelemetrySampler::start() {
     std::lock_guard<std::mutex> lock(mutex_);
     readings_.clear();
     stop_requested_ = false;
-    violations_at_start_ = read_violations();
+    counters_at_start_ = read_counters();
     started_ = std::chrono::steady_clock::now();
     readings_.push_back(read());
   }
@@ -86,12 +87,17 @@ TelemetrySummary TelemetrySampler::stop() {
   if (thread_.joinable()) thread_.join();
   readings_.push_back(read());
   s.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  const Violations end = read_violations();
-  auto held_s = [](const std::optional<std::uint64_t>& from, const std::optional<std::uint64_t>& to) {
-    return from && to && *to >= *from ? std::optional<double>((*to - *from) * 1e-9) : std::nullopt;
+  const Counters end = read_counters();
+  // A counter that went backwards was reset (a driver reload): no difference, rather than a wrong one.
+  auto grown = [](const std::optional<std::uint64_t>& from, const std::optional<std::uint64_t>& to, double scale) {
+    return from && to && *to >= *from ? std::optional<double>(static_cast<double>(*to - *from) * scale) : std::nullopt;
   };
-  s.power_violation_s = held_s(violations_at_start_.power_ns, end.power_ns);
-  s.thermal_violation_s = held_s(violations_at_start_.thermal_ns, end.thermal_ns);
+  s.power_violation_s = grown(counters_at_start_.power_violation_ns, end.power_violation_ns, 1e-9);
+  s.thermal_violation_s = grown(counters_at_start_.thermal_violation_ns, end.thermal_violation_ns, 1e-9);
+  if (s.window_s >= TelemetrySummary::kMinEnergyWindowS) {
+    s.energy_j = grown(counters_at_start_.energy_mj, end.energy_mj, 1e-3);
+    if (s.energy_j) s.power_mean_w = *s.energy_j / s.window_s;
+  }
 
   std::vector<double> sm, mem, power;
   double temp_max = 0;

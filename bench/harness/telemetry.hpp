@@ -38,6 +38,11 @@ struct TelemetrySummary {
   // so over a window of a few hundred ms they are coarse; the shares above are the finer view.
   double window_s = 0;
   std::optional<double> power_violation_s, thermal_violation_s;
+  // The energy the board used over the window (NVML's cumulative counter) and the mean power it gives.
+  // Unset where the driver does not count it, and for windows under kMinEnergyWindowS: NVML refreshes the
+  // counter periodically rather than on each call, so a short window's difference is off by a refresh.
+  static constexpr double kMinEnergyWindowS = 1.0;
+  std::optional<double> energy_j, power_mean_w;
 };
 
 class TelemetrySampler {
@@ -56,12 +61,12 @@ class TelemetrySampler {
     std::uint64_t reasons = 0;
     bool sm_ok = false, mem_ok = false, power_ok = false, temp_ok = false, reasons_ok = false;
   };
-  // NVML's cumulative violation times, ns; unset where not answered.
-  struct Violations {
-    std::optional<std::uint64_t> power_ns, thermal_ns;
+  // NVML's cumulative counters, read at the start and the end of the window; unset where not answered.
+  struct Counters {
+    std::optional<std::uint64_t> power_violation_ns, thermal_violation_ns, energy_mj;
   };
   Reading read() const;
-  Violations read_violations() const;
+  Counters read_counters() const;
   void loop();
 
   std::shared_ptr<nvml::Device> device_;
@@ -71,7 +76,7 @@ class TelemetrySampler {
   std::condition_variable cv_;
   bool stop_requested_ = false;
   std::vector<Reading> readings_;
-  Violations violations_at_start_;
+  Counters counters_at_start_;
   std::chrono::steady_clock::time_point started_;
 };
 

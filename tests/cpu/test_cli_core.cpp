@@ -103,6 +103,31 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   EXPECT_NE(r.err.find("no ceiling 'hbm.cpy' in this profile (it has: hbm.copy, hbm.read"), std::string::npos) << r.err;
 }
 
+// Per watt, from the energy counter's mean power where the window was long enough, else the median reading.
+TEST(CliShow, OneCeilingPerWattByTheEnergyCounterOrThePowerReadings) {
+  const std::string dir = test::scratch_dir("cli_show_per_watt");
+  json doc = read_json_file(kFixture);
+  json& gemm = doc["ceilings"][2];
+  ASSERT_EQ(gemm["name"], "gemm.bf16");
+  gemm["value"] = 690e12;  // 690 W median reading: 1 TFLOP/s per W
+  std::ofstream(dir + "/a.profile.json") << doc.dump();
+  auto r = run_cli({"show", dir + "/a.profile.json", "--ceiling", "gemm.bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1.00 TFLOP/s per W (median power reading)"), std::string::npos) << r.out;
+
+  gemm["detail"]["power_mean_w"] = 600.0;
+  gemm["detail"]["energy_j"] = 9000.0;
+  std::ofstream(dir + "/b.profile.json") << doc.dump();
+  r = run_cli({"show", dir + "/b.profile.json", "--ceiling", "gemm.bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1.15 TFLOP/s per W (mean power 600 W from the energy counter)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("9.00 kJ"), std::string::npos) << r.out;  // energy_j in joules
+
+  r = run_cli({"show", dir + "/b.profile.json", "--ceiling", "pcie.h2d"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("per W"), std::string::npos) << r.out;  // a PCIe copy's cost is not the GPU's power
+}
+
 TEST(CliShow, BadInputIsExitCode2WithTheReason) {
   const std::string dir = test::scratch_dir("cli_show_bad");
   std::ofstream(dir + "/truncated.json") << "{\"schema\": \"ceilings.profile/1\", \"ceil";

@@ -1,11 +1,14 @@
 // Telemetry around a measurement, driven by the fake NVML: clocks, power and temperature summaries, the
-// clock-event reasons with the share of readings under each kind of slowdown, and NVML's violation time.
+// clock-event reasons with the share of readings under each kind of slowdown, NVML's violation time and
+// the energy used over the window.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -104,6 +107,28 @@ TEST_F(TelemetryWithFakeNvml, SaysHowMuchOfTheWindowWasThrottledAndWhy) {
   EXPECT_NEAR(*s.power_violation_s, 0.6, 1e-12);
   ASSERT_TRUE(s.thermal_violation_s);
   EXPECT_NEAR(*s.thermal_violation_s, 0.2, 1e-12);
+}
+
+TEST_F(TelemetryWithFakeNvml, EnergyAndMeanPowerOverAWindowOfASecondOrMore) {
+  json v = loaded_gpu();
+  v["energy.total_mj"] = {5000000ull, 5700000ull};  // 700 J between the two readings
+  bench::TelemetrySampler sampler(device(v), 60.0);
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1050));
+  const auto s = sampler.stop();
+  ASSERT_GE(s.window_s, bench::TelemetrySummary::kMinEnergyWindowS);
+  ASSERT_TRUE(s.energy_j);
+  EXPECT_NEAR(*s.energy_j, 700, 1e-9);
+  ASSERT_TRUE(s.power_mean_w);
+  EXPECT_NEAR(*s.power_mean_w, 700 / s.window_s, 1e-9);
+}
+
+TEST_F(TelemetryWithFakeNvml, NoEnergyFigureFromAWindowTooShortForTheCountersRefresh) {
+  json v = loaded_gpu();
+  v["energy.total_mj"] = {5000000ull, 5000100ull};
+  const auto s = sample(v);  // a start and an immediate stop
+  EXPECT_FALSE(s.energy_j);
+  EXPECT_FALSE(s.power_mean_w);
 }
 
 TEST_F(TelemetryWithFakeNvml, IdleAndSyncBoostAreNotThrottling) {

@@ -10,7 +10,8 @@
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,replays},
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns,
-// power.{usage_mw,limit_mw,enforced_limit_mw}, temperature.{gpu_c,slowdown_c,shutdown_c,memory_c,memory_max_c},
+// power.{usage_mw,limit_mw,enforced_limit_mw}, energy.total_mj,
+// temperature.{gpu_c,slowdown_c,shutdown_c,memory_c,memory_max_c},
 // device_count,
 // nvlink.<link>.state (1 up, 0 down), nvlink.<link>.{replay,recovery,crc_flit,crc_data}; "nvlink_links": N
 // links answer, links past N answer "nvlink_absent_code" (default INVALID_ARGUMENT); a link without a state
@@ -161,6 +162,9 @@ FAKE_EXPORT int nvmlDeviceGetMaxClockInfo(void*, unsigned type, unsigned* mhz) {
   return answer(type == 2 ? "clocks.max_mem_mhz" : "clocks.max_sm_mhz", mhz);
 }
 FAKE_EXPORT int nvmlDeviceGetPowerUsage(void*, unsigned* mw) { return answer("power.usage_mw", mw); }
+FAKE_EXPORT int nvmlDeviceGetTotalEnergyConsumption(void*, unsigned long long* mj) {
+  return answer("energy.total_mj", mj);
+}
 FAKE_EXPORT int nvmlDeviceGetEnforcedPowerLimit(void*, unsigned* mw) { return answer("power.enforced_limit_mw", mw); }
 FAKE_EXPORT int nvmlDeviceGetPowerManagementLimit(void*, unsigned* mw) { return answer("power.limit_mw", mw); }
 FAKE_EXPORT int nvmlDeviceGetTemperature(void*, int, unsigned* c) { return answer("temperature.gpu_c", c); }

@@ -92,8 +92,8 @@ TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
 }
 
 // The telemetry of a real measurement through the real NVML: readings throughout the sampling window,
-// shares of it under each kind of slowdown, and violation times no longer than the window (plus NVML's
-// counter steps). An idle-ish kernel: a real node may still be throttled, so no verdict, only sanity.
+// shares of it under each kind of slowdown, violation times no longer than the window (plus NVML's
+// counter steps), and a plausible mean power from the energy counter. An idle-ish kernel: a real node may still be throttled, so no verdict, only sanity.
 TEST(MeasureGpu, TelemetryCoversTheWindowWithSharesAndViolationTimes) {
   CEILINGS_REQUIRE_GPU();
   std::string why;
@@ -113,26 +113,33 @@ TEST(MeasureGpu, TelemetryCoversTheWindowWithSharesAndViolationTimes) {
   o.max_samples = 100000;
   o.target_cv = 0;  // the budget ends sampling: a window of known length
   MeasureSpec spec;
-  spec.max_seconds = 0.5;
+  spec.max_seconds = 1.2;  // past TelemetrySummary::kMinEnergyWindowS, so the energy counter is read
   spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 100000); };
   const Measurement m = measure(s.get(), spec, o, nvml_device);
   const TelemetrySummary& t = m.telemetry;
   std::printf("telemetry: %d readings over %.3f s, reasons 0x%llx, power cap share %.2f, hw slowdown share %.2f, "
-              "power violation %s s, thermal violation %s s\n",
+              "power violation %s s, thermal violation %s s, energy %s J, mean power %s W\n",
               t.readings, t.window_s, static_cast<unsigned long long>(t.throttle_reasons), t.power_cap_share,
               t.hw_slowdown_share, t.power_violation_s ? std::to_string(*t.power_violation_s).c_str() : "n/a",
-              t.thermal_violation_s ? std::to_string(*t.thermal_violation_s).c_str() : "n/a");
+              t.thermal_violation_s ? std::to_string(*t.thermal_violation_s).c_str() : "n/a",
+              t.energy_j ? std::to_string(*t.energy_j).c_str() : "n/a",
+              t.power_mean_w ? std::to_string(*t.power_mean_w).c_str() : "n/a");
   ASSERT_TRUE(t.available);
-  EXPECT_GE(t.window_s, 0.45);
-  EXPECT_LT(t.window_s, 8.0);
-  EXPECT_GE(t.readings, 10);  // polled every 20 ms over about half a second
-  EXPECT_EQ(t.reason_readings, t.readings) << "a data-center GPU answers its clock-event reasons";
+  EXPECT_GE(t.window_s, 1.15);
+  EXPECT_LT(t.window_s, 10.0);
+  EXPECT_GE(t.readings, 20);  // polled every 20 ms over more than a second
+  // All or none: a driver that answers the reasons answers them every time (none: printed above as 0x0).
+  EXPECT_TRUE(t.reason_readings == t.readings || t.reason_readings == 0) << t.reason_readings << " of " << t.readings;
   for (double share : {t.power_cap_share, t.hw_slowdown_share}) {
     EXPECT_GE(share, 0.0);
     EXPECT_LE(share, 1.0);
   }
   for (const auto& held : {t.power_violation_s, t.thermal_violation_s})
     if (held) EXPECT_LE(*held, t.window_s + 1.0);
+  if (t.power_mean_w) {  // the board's mean power from its energy counter: idle to full load
+    EXPECT_GT(*t.power_mean_w, 5.0);
+    EXPECT_LT(*t.power_mean_w, 1500.0);
+  }
 }
 
 }  // namespace
