@@ -13,6 +13,7 @@
 
 #include "ceilings/gemm_plan.hpp"
 #include "ceilings/stats.hpp"
+#include "ceilings/timeline.hpp"
 #include "harness/gemm_lt.hpp"
 #include "harness/measure.hpp"
 #include "harness/telemetry.hpp"
@@ -286,11 +287,21 @@ void run_reference(benchmark::State& state, gp::DType type) {
   });
 }
 
-// Runs `work` back to back for `window_s`: chunks of about 50 ms timed by events recorded between them,
-// several chunks kept queued so the GPU never idles while the host reads a timing.
-Measurement sustain(cudaStream_t stream, const Enqueue& work, double window_s, double unit_estimate_s) {
-  constexpr int kRing = 8, kAhead = 3;
+// A sustained run: its measurement, and when each chunk was seen done and the telemetry readings, for
+// the time series.
+struct Sustained {
   Measurement m;
+  std::vector<double> chunk_end_s;  // host time each chunk was seen done, s since the window began
+  std::vector<TimedReading> readings;
+};
+
+// Runs `work` back to back for `window_s`: chunks of about 50 ms timed by events recorded between them,
+// several chunks kept queued so the GPU never idles while the host reads a timing. The host waits on
+// the oldest queued chunk, so it sees each one finish as it does.
+Sustained sustain(cudaStream_t stream, const Enqueue& work, double window_s, double unit_estimate_s) {
+  constexpr int kRing = 8, kAhead = 3;
+  Sustained out;
+  Measurement& m = out.m;
   const int units = std::clamp(static_cast<int>(std::ceil(0.05 / std::max(unit_estimate_s, 1e-7))), 1, 100000);
   m.units_per_sample = units;
   std::vector<cudaEvent_t> ev(kRing);
@@ -321,12 +332,14 @@ Measurement sustain(cudaStream_t stream, const Enqueue& work, double window_s, d
     float ms = 0;
     CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
     m.unit_seconds.push_back(ms * 1e-3 / units);
+    out.chunk_end_s.push_back(elapsed());
     ++completed;
   }
   m.telemetry = telemetry.stop();
+  out.readings = telemetry.timed_readings();
   m.median_s = median(m.unit_seconds);
   m.cv = coefficient_of_variation(m.unit_seconds);
-  return m;
+  return out;
 }
 
 // gemm.<type>_sustained: the search's best configuration (or 8192^3 with its fastest algorithm when the
@@ -359,11 +372,12 @@ void run_sustained(benchmark::State& state, gp::DType type) {
       next = (next + 1) % sets;
       CEILINGS_CUBLAS_CHECK(p.run(choice.algo, ops.a(last), ops.b(last), ops.c(), workspace.get(), workspace.bytes(), s));
     };
-    Measurement m;
+    Sustained run;
     for (auto _ : state) {
-      m = sustain(stream.get(), work, g.sustained_s, choice.seconds);
-      state.SetIterationTime(m.median_s);
+      run = sustain(stream.get(), work, g.sustained_s, choice.seconds);
+      state.SetIterationTime(run.m.median_s);
     }
+    const Measurement& m = run.m;
     CEILINGS_LAUNCH_CHECK();
     stream.sync();
     const lt::Verification v = lt::verify(p, ops, last, stream.get());
@@ -381,6 +395,12 @@ void run_sustained(benchmark::State& state, gp::DType type) {
     c["end_over_start"] = m.unit_seconds.empty() ? 0.0 : median(head) / median(tail);
     c["rate_min"] = m.unit_seconds.empty() ? 0.0 : gp::gemm_flops(shape) / *std::max_element(m.unit_seconds.begin(), m.unit_seconds.end());
     c["verified_elements"] = v.checked;
+    // The window as a time series of about a second a bin (ceilings/timeline.hpp).
+    std::vector<TimedChunk> chunks;
+    for (std::size_t i = 0; i < m.unit_seconds.size() && i < run.chunk_end_s.size(); ++i)
+      chunks.push_back({run.chunk_end_s[i], m.unit_seconds[i] * m.units_per_sample, gp::gemm_flops(shape) * m.units_per_sample});
+    const double window = run.chunk_end_s.empty() ? 0.0 : run.chunk_end_s.back();
+    for (const auto& [key, value] : timeline_counters(build_timeline(chunks, run.readings, window))) c[key] = value;
     std::ostringstream label;
     label << gp::to_string(shape) << " TN; A,B " << info.inputs << " -> " << info.output << "; " << info.compute << "; "
           << a.describe() << "; " << (found != g_best.end() ? "best of the search" : "8192^3 (no search result)")

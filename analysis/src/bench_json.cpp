@@ -9,6 +9,7 @@
 #include <set>
 
 #include "ceilings/datasheet.hpp"
+#include "ceilings/timeline.hpp"
 #include "ceilings/units.hpp"
 
 namespace ceilings {
@@ -245,12 +246,22 @@ Profile profile_from_benchmark_json(const json& gb) {
         c.detail["throttle_reasons"] = static_cast<std::uint64_t>(b.number("throttle_reasons"));
       if (auto label = b.optional_string("label"); label && !label->empty()) c.detail["label"] = *label;
       json nonfinite = json::array();  // counters Google Benchmark wrote as NaN or Infinity (read as null)
+      std::map<int, json> timeline;     // timeline_<k>_<field> counters, one object per bin
       for (const auto& [k, v] : benchmarks[i].items()) {
         if (benchmark_keys().count(k) || measurement_counters().count(k) || k == value_key) continue;
-        if (v.is_number()) c.detail[k] = v;
         if (v.is_null()) nonfinite.push_back(k);
+        if (!v.is_number()) continue;
+        if (const auto bin = parse_timeline_counter(k)) {
+          timeline[bin->first][bin->second] = v;
+          continue;
+        }
+        c.detail[k] = v;
       }
       if (!nonfinite.empty()) c.detail["nonfinite_counters"] = nonfinite;
+      if (!timeline.empty()) {
+        c.detail["timeline"] = json::array();
+        for (auto& [k, bin] : timeline) c.detail["timeline"].push_back(std::move(bin));
+      }
       if (b.optional_number("candidate").value_or(1) == 0) {
         json point = c.detail;
         point["value"] = c.value;

@@ -240,6 +240,23 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
     section("sweep", "sweep (points that are not the ceiling)", sw);
   }
 
+  // A sustained ceiling's time series: when a drop came, with the clock and power beside it.
+  if (c->detail.is_object() && c->detail.contains("timeline") && c->detail["timeline"].is_array()) {
+    Table tl;
+    tl.columns = {"window", "rate", "SM clock", "power"};
+    tl.right_aligned = {false, true, true, true};
+    auto field = [](const json& bin, const char* key, const std::string& unit) {
+      return bin.contains(key) && bin[key].is_number() ? format_quantity(bin[key].get<double>(), unit) : std::string("-");
+    };
+    for (const json& bin : c->detail["timeline"]) {
+      if (!bin.is_object()) continue;
+      const std::string from = bin.contains("start_s") && bin["start_s"].is_number() ? format_fixed(bin["start_s"].get<double>(), 1) : "?";
+      const std::string to = bin.contains("end_s") && bin["end_s"].is_number() ? format_fixed(bin["end_s"].get<double>(), 1) : "?";
+      tl.add_row({from + "-" + to + " s", field(bin, "rate", c->unit), field(bin, "sm_clock_hz", "Hz"), field(bin, "power_w", "W")});
+    }
+    section("timeline", "over the window", tl);
+  }
+
   if (!matrix.empty()) {
     Table g;
     g.columns = {"src \\ dst"};

@@ -19,6 +19,7 @@ TelemetrySampler::~TelemetrySampler() {
 
 TelemetrySampler::Reading TelemetrySampler::read() const {
   Reading r;
+  r.t_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   // Values NVML returns that cannot be physical (a zero clock under load, a 1e9 degree die) are
   // dropped as "could not read", never averaged in.
   if (auto v = device_->clock_mhz(nvml::Clock::kSm).get(); v && *v > 0 && *v < 10000) {
@@ -134,6 +135,19 @@ TelemetrySummary TelemetrySampler::stop() {
   s.temp_c_max = temp_max;
   s.throttled = (s.throttle_reasons & clock_events::kSlowdownMask) != 0;
   return s;
+}
+
+std::vector<TimedReading> TelemetrySampler::timed_readings() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<TimedReading> out;
+  for (const Reading& r : readings_) {
+    TimedReading t;
+    t.t_s = r.t_s;
+    if (r.sm_ok) t.sm_clock_hz = r.sm_hz;
+    if (r.power_ok) t.power_w = r.power_w;
+    out.push_back(t);
+  }
+  return out;
 }
 
 }  // namespace ceilings::bench

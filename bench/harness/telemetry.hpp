@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "ceilings/timeline.hpp"
+
 namespace ceilings::nvml {
 class Device;
 }
@@ -54,9 +56,12 @@ class TelemetrySampler {
 
   void start();
   TelemetrySummary stop();
+  // After stop(): every reading with its time since start(), for a time series (ceilings/timeline.hpp).
+  std::vector<TimedReading> timed_readings() const;
 
  private:
   struct Reading {
+    double t_s = 0;  // since start()
     double sm_hz = 0, mem_hz = 0, power_w = 0, temp_c = 0;
     std::uint64_t reasons = 0;
     bool sm_ok = false, mem_ok = false, power_ok = false, temp_ok = false, reasons_ok = false;
@@ -72,7 +77,7 @@ class TelemetrySampler {
   std::shared_ptr<nvml::Device> device_;
   double period_s_;
   std::thread thread_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_requested_ = false;
   std::vector<Reading> readings_;

@@ -200,6 +200,37 @@ TEST(BenchJson, SweepPointsGoToDetail) {
   EXPECT_NEAR(*p.ceilings[0].datasheet, 63.0e9, 0.1e9);
 }
 
+// A sustained case's timeline_<k>_<field> counters become one array in the detail, in bin order
+// (Google Benchmark writes counters sorted by name: timeline_10 before timeline_2).
+TEST(BenchJson, TimelineCountersBecomeOneArrayInBinOrder) {
+  json c = hbm_case("t:1", 4.3e12);
+  c["name"] = "gemm/bf16_sustained/iterations:1/manual_time";
+  c.erase("bytes_per_second");
+  c["flop_per_second"] = 7.4e14;
+  for (int k = 0; k < 12; ++k) {
+    const std::string p = "timeline_" + std::to_string(k) + "_";
+    c[p + "start_s"] = k;
+    c[p + "end_s"] = k + 1;
+    c[p + "rate"] = 7.8e14 - k * 1e13;
+    c[p + "power_w"] = 700.0;
+  }
+  c["timeline_3_sm_clock_hz"] = 1.755e9;
+  c["timeline_4_rate"] = "@NaN@";  // non-finite: named, and left out of its bin
+  std::string text = bench_output({c}).dump();
+  text.replace(text.find("\"@NaN@\""), 7, "NaN");
+  const Profile p = profile_from_benchmark_json(parse_benchmark_json_text(text, "test"));
+  ASSERT_EQ(p.ceilings.size(), 1u);
+  const json& d = p.ceilings[0].detail;
+  ASSERT_TRUE(d.contains("timeline"));
+  ASSERT_EQ(d["timeline"].size(), 12u);
+  EXPECT_EQ(d["timeline"][2]["start_s"], 2);
+  EXPECT_DOUBLE_EQ(d["timeline"][11]["rate"].get<double>(), 6.7e14);
+  EXPECT_DOUBLE_EQ(d["timeline"][3]["sm_clock_hz"].get<double>(), 1.755e9);
+  EXPECT_FALSE(d["timeline"][4].contains("rate"));
+  EXPECT_EQ(d["nonfinite_counters"], json({"timeline_4_rate"}));
+  for (const auto& [key, value] : d.items()) EXPECT_EQ(key.rfind("timeline_", 0), std::string::npos) << key;
+}
+
 TEST(BenchJson, PeerLoopbackSelfCheckIsNeverACeiling) {
   // ceilings-bench --ceilings_p2p_loopback: device-local copies through the peer code, candidate 0.
   json uni = hbm_case("engine:ce/op:write", 1.9e12), bidir = hbm_case("engine:sm/op:read", 2.1e12);

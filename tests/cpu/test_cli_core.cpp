@@ -123,6 +123,16 @@ TEST(CliShow, OneCeilingPerWattByTheEnergyCounterOrThePowerReadings) {
   EXPECT_NE(r.out.find("1.15 TFLOP/s per W (mean power 600 W from the energy counter)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("9.00 kJ"), std::string::npos) << r.out;  // energy_j in joules
 
+  gemm["detail"]["timeline"] = {{{"start_s", 0.0}, {"end_s", 1.0}, {"rate", 7.8e14}, {"sm_clock_hz", 1.98e9},
+                                  {"power_w", 690.0}},
+                                 {{"start_s", 1.0}, {"end_s", 2.2}, {"rate", 7.1e14}, {"power_w", 700.0}}};
+  std::ofstream(dir + "/c.profile.json") << doc.dump();
+  r = run_cli({"show", dir + "/c.profile.json", "--ceiling", "gemm.bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("over the window"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0.0-1.0 s  780 TFLOP/s  1.98 GHz  690 W"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1.0-2.2 s  710 TFLOP/s         -  700 W"), std::string::npos) << r.out;
+
   r = run_cli({"show", dir + "/b.profile.json", "--ceiling", "pcie.h2d"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("per W"), std::string::npos) << r.out;  // a PCIe copy's cost is not the GPU's power

@@ -131,6 +131,23 @@ TEST_F(TelemetryWithFakeNvml, NoEnergyFigureFromAWindowTooShortForTheCountersRef
   EXPECT_FALSE(s.power_mean_w);
 }
 
+TEST_F(TelemetryWithFakeNvml, KeepsEachReadingWithItsTimeForATimeSeries) {
+  json v = loaded_gpu();
+  v["power.usage_mw"] = {400000, 20000000};  // 20 kW: not a reading, left out
+  bench::TelemetrySampler sampler(device(v), 60.0);
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  sampler.stop();
+  const auto r = sampler.timed_readings();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_GE(r[0].t_s, 0.0);
+  EXPECT_GE(r[1].t_s, r[0].t_s + 0.02);
+  EXPECT_DOUBLE_EQ(*r[0].sm_clock_hz, 1500e6);
+  EXPECT_DOUBLE_EQ(*r[1].sm_clock_hz, 1980e6);
+  EXPECT_DOUBLE_EQ(*r[0].power_w, 400);
+  EXPECT_FALSE(r[1].power_w);
+}
+
 TEST_F(TelemetryWithFakeNvml, IdleAndSyncBoostAreNotThrottling) {
   json v = loaded_gpu();
   v["clocks.event_reasons"] = {0x1, 0x10};

@@ -165,6 +165,17 @@ TEST(GemmBench, ShortPassReportsVerifiedCeilings) {
   for (const char* want : {"gemm.bf16", "gemm.bf16_ref8192", "gemm.bf16_sustained", "fma.fp32", "fma.fp64", "fma.fp16",
                            "fma.bf16"})
     EXPECT_TRUE(names.count(want)) << want;
+  // The sustained window as a time series: bins whose rates agree with the median chunk's.
+  const Ceiling* sustained = p.find("gemm.bf16_sustained");
+  ASSERT_NE(sustained, nullptr);
+  ASSERT_TRUE(sustained->detail.contains("timeline")) << sustained->detail.dump();
+  ASSERT_GE(sustained->detail["timeline"].size(), 1u);
+  for (const json& bin : sustained->detail["timeline"]) {
+    const double rate = bin.at("rate").get<double>();
+    EXPECT_GT(rate, 0.5 * sustained->value) << bin.dump();
+    EXPECT_LT(rate, 1.5 * sustained->value) << bin.dump();
+    EXPECT_LT(bin.at("start_s").get<double>(), bin.at("end_s").get<double>()) << bin.dump();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,73 @@
+// Binning a sustained window's chunks and telemetry readings into a time series.
+#include "ceilings/timeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+#include "ceilings/stats.hpp"
+
+namespace ceilings {
+
+std::vector<TimelineBin> build_timeline(const std::vector<TimedChunk>& chunks, const std::vector<TimedReading>& readings,
+                                        double window_s, double min_bin_s, int max_bins) {
+  if (!(window_s > 0) || !std::isfinite(window_s) || !(min_bin_s > 0) || max_bins < 1) return {};
+  const double width = std::max(min_bin_s, window_s / max_bins);
+  // Whole bins, the remainder going to the last one (a sustained run drains its queue past the window).
+  const int bins = std::max(1, static_cast<int>(std::lround(window_s / width)));
+  auto bin_of = [&](double t) { return std::clamp(static_cast<int>(std::floor(t / width)), 0, bins - 1); };
+
+  std::vector<double> work(static_cast<std::size_t>(bins), 0.0), gpu_s(static_cast<std::size_t>(bins), 0.0);
+  std::vector<int> count(static_cast<std::size_t>(bins), 0);
+  std::vector<std::vector<double>> sm(static_cast<std::size_t>(bins)), power(static_cast<std::size_t>(bins));
+  for (const TimedChunk& c : chunks) {
+    if (!(c.seconds > 0) || !std::isfinite(c.end_s)) continue;
+    const auto b = static_cast<std::size_t>(bin_of(c.end_s));
+    work[b] += c.amount;
+    gpu_s[b] += c.seconds;
+    count[b] += 1;
+  }
+  for (const TimedReading& r : readings) {
+    if (!std::isfinite(r.t_s)) continue;
+    const auto b = static_cast<std::size_t>(bin_of(r.t_s));
+    if (r.sm_clock_hz) sm[b].push_back(*r.sm_clock_hz);
+    if (r.power_w) power[b].push_back(*r.power_w);
+  }
+  std::vector<TimelineBin> out;
+  for (int b = 0; b < bins; ++b) {
+    const auto i = static_cast<std::size_t>(b);
+    if (count[i] == 0) continue;
+    TimelineBin bin;
+    bin.start_s = b * width;
+    bin.end_s = b + 1 == bins ? window_s : (b + 1) * width;
+    bin.rate = work[i] / gpu_s[i];
+    bin.chunks = count[i];
+    if (!sm[i].empty()) bin.sm_clock_hz = median(sm[i]);
+    if (!power[i].empty()) bin.power_w = median(power[i]);
+    out.push_back(bin);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> timeline_counters(const std::vector<TimelineBin>& bins) {
+  std::vector<std::pair<std::string, double>> out;
+  for (std::size_t k = 0; k < bins.size(); ++k) {
+    const std::string p = "timeline_" + std::to_string(k) + "_";
+    const TimelineBin& b = bins[k];
+    out.emplace_back(p + "start_s", b.start_s);
+    out.emplace_back(p + "end_s", b.end_s);
+    out.emplace_back(p + "rate", b.rate);
+    if (b.sm_clock_hz) out.emplace_back(p + "sm_clock_hz", *b.sm_clock_hz);
+    if (b.power_w) out.emplace_back(p + "power_w", *b.power_w);
+  }
+  return out;
+}
+
+std::optional<std::pair<int, std::string>> parse_timeline_counter(const std::string& key) {
+  static const std::regex form("^timeline_(0|[1-9][0-9]{0,3})_(start_s|end_s|rate|sm_clock_hz|power_w)$");
+  std::smatch m;
+  if (!std::regex_match(key, m, form)) return std::nullopt;
+  return std::make_pair(std::stoi(m[1].str()), m[2].str());
+}
+
+}  // namespace ceilings
