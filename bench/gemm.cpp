@@ -312,7 +312,7 @@ Sustained sustain(cudaStream_t stream, const Enqueue& work, double window_s, dou
       for (auto& e : ev) cudaEventDestroy(e);
     }
   } cleanup{ev};
-  TelemetrySampler telemetry(context().nvml);
+  TelemetrySampler telemetry(context().nvml, 0.02, TelemetrySampler::Energy::kFollow);
   telemetry.start();
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };

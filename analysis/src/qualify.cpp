@@ -849,11 +849,10 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     const auto reasons = c.detail.is_object() ? c.detail.find("throttle_reasons") : c.detail.end();
     const bool have_bits = c.detail.is_object() && reasons != c.detail.end() && reasons->is_number();
     const std::uint64_t bits = have_bits ? reasons->get<std::uint64_t>() : 0;
-    // How much of the measurement a reason covered, where the telemetry counted it: " in 12% of readings".
-    auto share = [&](const char* key) {
-      const auto it = c.detail.is_object() ? c.detail.find(key) : c.detail.end();
-      if (!c.detail.is_object() || it == c.detail.end() || !it->is_number()) return std::string();
-      return " in " + format_percent(it->get<double>(), 0) + " of the telemetry readings";
+    // How much of the measurement a reason covered, where the telemetry counted it.
+    auto in_readings = [&](const char* key) {
+      const std::string n = readings_text(c, key);
+      return n.empty() ? n : " in " + n;
     };
     if (!c.throttled && !(bits & clock_events::kHardwareSlowdownMask)) {
       k.status = CheckStatus::kPass;
@@ -866,12 +865,13 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       k.status = CheckStatus::kFail;
       k.measured_text = clock_events::names(bits);
       k.reason = "measured under " + clock_events::names(bits & clock_events::kHardwareSlowdownMask) +
-                 share("hw_slowdown_share") + ": the hardware held the clock down";
+                 in_readings("hw_slowdown_readings") + ": the hardware held the clock down";
     } else {
       // The software power cap under full load is how the GPU is meant to run; the clock it left is
       // what the datasheet check scales by.
       k.status = CheckStatus::kPass;
-      k.measured_text = clock_events::names(bits) + share("power_cap_share") + " (expected under load)";
+      const std::uint64_t shown = bits & clock_events::kSlowdownMask ? bits & clock_events::kSlowdownMask : bits;
+      k.measured_text = clock_events::names(shown) + in_readings("power_cap_readings") + " (expected under load)";
     }
     out.push_back(k);
   }

@@ -121,26 +121,42 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
 
 }  // namespace
 
+namespace {
+
+std::optional<double> detail_number(const Ceiling& c, const char* key) {
+  if (!c.detail.is_object() || !c.detail.contains(key) || !c.detail[key].is_number()) return std::nullopt;
+  return c.detail[key].get<double>();
+}
+
+}  // namespace
+
+std::string readings_text(const Ceiling& c, const char* count_key) {
+  const auto n = detail_number(c, count_key), of = detail_number(c, "reason_readings");
+  if (!n || !of || *of <= 0) return "";
+  return format_fixed(*n, 0) + " of " + format_fixed(*of, 0) + " telemetry readings";
+}
+
 std::string throttle_text(const Ceiling& c) {
-  auto number = [&](const char* key) -> std::optional<double> {
-    if (!c.detail.is_object() || !c.detail.contains(key) || !c.detail[key].is_number()) return std::nullopt;
-    return c.detail[key].get<double>();
-  };
-  const std::uint64_t bits = static_cast<std::uint64_t>(number("throttle_reasons").value_or(0));
+  const std::uint64_t bits = static_cast<std::uint64_t>(detail_number(c, "throttle_reasons").value_or(0));
   const std::uint64_t slowdowns = bits & clock_events::kSlowdownMask;
   std::string out = c.throttled || slowdowns ? "yes" : "no";
   if (slowdowns) out += ": " + clock_events::names(slowdowns);
   std::vector<std::string> how;
-  if (auto share = number("power_cap_share"); share && *share > 0)
-    how.push_back("power cap in " + format_percent(*share, 0) + " of readings");
-  if (auto share = number("hw_slowdown_share"); share && *share > 0)
-    how.push_back("hardware slowdown in " + format_percent(*share, 0) + " of readings");
-  const auto window = number("telemetry_window_s");
+  if (detail_number(c, "power_cap_readings").value_or(0) > 0)
+    how.push_back("power cap in " + readings_text(c, "power_cap_readings"));
+  if (detail_number(c, "hw_slowdown_readings").value_or(0) > 0)
+    how.push_back("hardware slowdown in " + readings_text(c, "hw_slowdown_readings"));
+  const double window = detail_number(c, "telemetry_window_s").value_or(0);
   for (const auto& [key, what] : {std::pair<const char*, const char*>{"power_violation_s", "power"},
-                                  std::pair<const char*, const char*>{"thermal_violation_s", "thermal"}})
-    if (auto held = number(key); held && *held > 0)
-      how.push_back(std::string("the ") + what + " limit held the clocks " + format_quantity(*held, "s") +
-                    (window && *window > 0 ? " of " + format_quantity(*window, "s") : std::string()));
+                                  std::pair<const char*, const char*>{"thermal_violation_s", "thermal"}}) {
+    const auto held = detail_number(c, key);
+    if (!held || *held <= 0) continue;
+    // The counters move in steps: a difference past the window means "all of it", not more.
+    how.push_back(std::string("the ") + what + " limit held the clocks " +
+                  (window > 0 && *held >= window ? "for all of the " + format_quantity(window, "s")
+                                                 : format_quantity(*held, "s") +
+                                                       (window > 0 ? " of " + format_quantity(window, "s") : "")));
+  }
   if (!how.empty()) {
     out += " (";
     for (std::size_t i = 0; i < how.size(); ++i) out += (i ? "; " : "") + how[i];
@@ -191,16 +207,13 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
                                         format_quantity(c->telemetry.mem_clock_hz, "Hz")});
     m.add_row({"power, temperature", format_quantity(c->telemetry.power_w, "W") + ", " +
                                          format_fixed(c->telemetry.temp_c, 0) + " C"});
-    // Per watt, for comparing generations (compute and HBM, where the GPU's power is the cost): by the energy
-    // counter's mean power over the window where it was long enough to count it, else by the median reading.
+    // Per watt, for comparing generations (compute and HBM, where the GPU's power is the cost), only from
+    // the energy counter over a long back-to-back window (sustained mode): NVML's power reading averages
+    // the last second, which a short case's window does not fill.
     const bool rate = c->unit == "FLOP/s" || c->unit == "OP/s" || c->name.rfind("hbm.", 0) == 0;
-    const json* mean = c->detail.is_object() && c->detail.contains("power_mean_w") ? &c->detail["power_mean_w"] : nullptr;
-    const bool by_energy = mean && mean->is_number() && mean->get<double>() > 0;
-    const double watts = by_energy ? mean->get<double>() : c->telemetry.power_w;
-    if (rate && watts > 0)
-      m.add_row({"per watt", format_quantity(c->value / watts, c->unit) + " per W (" +
-                                 (by_energy ? "mean power " + format_quantity(watts, "W") + " from the energy counter"
-                                            : "median power reading") + ")"});
+    if (const auto watts = detail_number(*c, "power_mean_w"); rate && watts && *watts > 0)
+      m.add_row({"per watt", format_quantity(c->value / *watts, c->unit) + " per W (mean power " +
+                                 format_quantity(*watts, "W") + " from the energy counter)"});
   } else {
     m.add_row({"telemetry", "not recorded (no NVML)"});
   }

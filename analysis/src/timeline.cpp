@@ -49,6 +49,30 @@ std::vector<TimelineBin> build_timeline(const std::vector<TimedChunk>& chunks, c
   return out;
 }
 
+std::optional<EnergyFigure> energy_between_changes(const std::vector<EnergyReading>& readings, double min_interval_s,
+                                                   int min_changes) {
+  struct Change {
+    double t_s;
+    std::uint64_t mj;
+  };
+  std::vector<Change> seen;  // the first value, then each reading where the counter moved
+  for (const EnergyReading& r : readings) {
+    if (!r.mj || !std::isfinite(r.t_s)) return std::nullopt;  // no figure rather than one over a part
+    if (!seen.empty() && *r.mj < seen.back().mj) return std::nullopt;
+    if (seen.empty() || *r.mj != seen.back().mj) seen.push_back({r.t_s, *r.mj});
+  }
+  const int changes = static_cast<int>(seen.size()) - 1;
+  if (changes < std::max(2, min_changes)) return std::nullopt;
+  const Change& from = seen[1];
+  const Change& to = seen.back();
+  EnergyFigure f;
+  f.interval_s = to.t_s - from.t_s;
+  if (!(f.interval_s > 0) || f.interval_s < min_interval_s) return std::nullopt;
+  f.joules = static_cast<double>(to.mj - from.mj) * 1e-3;
+  f.mean_w = f.joules / f.interval_s;
+  return f;
+}
+
 std::vector<std::pair<std::string, double>> timeline_counters(const std::vector<TimelineBin>& bins) {
   std::vector<std::pair<std::string, double>> out;
   for (std::size_t k = 0; k < bins.size(); ++k) {

@@ -229,13 +229,15 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
     c["telemetry_readings"] = m.telemetry.readings;
     c["telemetry_window_s"] = m.telemetry.window_s;
     if (m.telemetry.reason_readings > 0) {
-      c["power_cap_share"] = m.telemetry.power_cap_share;
-      c["hw_slowdown_share"] = m.telemetry.hw_slowdown_share;
+      c["reason_readings"] = m.telemetry.reason_readings;
+      c["power_cap_readings"] = m.telemetry.power_cap_readings;
+      c["hw_slowdown_readings"] = m.telemetry.hw_slowdown_readings;
     }
     if (m.telemetry.power_violation_s) c["power_violation_s"] = *m.telemetry.power_violation_s;
     if (m.telemetry.thermal_violation_s) c["thermal_violation_s"] = *m.telemetry.thermal_violation_s;
-    if (m.telemetry.energy_j) {
+    if (m.telemetry.power_mean_w) {
       c["energy_j"] = *m.telemetry.energy_j;
+      c["energy_interval_s"] = *m.telemetry.energy_interval_s;
       c["power_mean_w"] = *m.telemetry.power_mean_w;
     }
   }

@@ -11,7 +11,7 @@ namespace ceilings::nvml {
 
 using Handle = void*;
 
-// nvmlViolationTime_t: reference and violation time, ns.
+// nvmlViolationTime_t: a CPU timestamp (us) and the cumulative violation time (ns).
 struct ViolationTime {
   unsigned long long reference_time = 0, violation_time = 0;
 };

@@ -10,8 +10,8 @@
 
 namespace ceilings::bench {
 
-TelemetrySampler::TelemetrySampler(std::shared_ptr<nvml::Device> device, double period_s)
-    : device_(std::move(device)), period_s_(period_s) {}
+TelemetrySampler::TelemetrySampler(std::shared_ptr<nvml::Device> device, double period_s, Energy energy)
+    : device_(std::move(device)), period_s_(period_s), energy_(energy) {}
 
 TelemetrySampler::~TelemetrySampler() {
   if (thread_.joinable()) stop();
@@ -42,15 +42,15 @@ TelemetrySampler::Reading TelemetrySampler::read() const {
     r.reasons = *v;
     r.reasons_ok = true;
   }
+  if (energy_ == Energy::kFollow) r.energy_mj = device_->energy_mj().get();
   return r;
 }
 
-TelemetrySampler::Counters TelemetrySampler::read_counters() const {
-  Counters c;
-  c.power_violation_ns = device_->violation_time_ns(nvml::PerfPolicy::kPower).get();
-  c.thermal_violation_ns = device_->violation_time_ns(nvml::PerfPolicy::kThermal).get();
-  c.energy_mj = device_->energy_mj().get();
-  return c;
+TelemetrySampler::Violations TelemetrySampler::read_violations() const {
+  Violations v;
+  v.power_ns = device_->violation_time_ns(nvml::PerfPolicy::kPower).get();
+  v.thermal_ns = device_->violation_time_ns(nvml::PerfPolicy::kThermal).get();
+  return v;
 }
 
 void TelemetrySampler::start() {
@@ -59,7 +59,7 @@ void TelemetrySampler::start() {
     std::lock_guard<std::mutex> lock(mutex_);
     readings_.clear();
     stop_requested_ = false;
-    counters_at_start_ = read_counters();
+    violations_at_start_ = read_violations();
     started_ = std::chrono::steady_clock::now();
     readings_.push_back(read());
   }
@@ -88,22 +88,21 @@ TelemetrySummary TelemetrySampler::stop() {
   if (thread_.joinable()) thread_.join();
   readings_.push_back(read());
   s.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  const Counters end = read_counters();
-  // A counter that went backwards was reset (a driver reload): no difference, rather than a wrong one.
-  auto grown = [](const std::optional<std::uint64_t>& from, const std::optional<std::uint64_t>& to, double scale) {
-    return from && to && *to >= *from ? std::optional<double>(static_cast<double>(*to - *from) * scale) : std::nullopt;
-  };
-  s.power_violation_s = grown(counters_at_start_.power_violation_ns, end.power_violation_ns, 1e-9);
-  s.thermal_violation_s = grown(counters_at_start_.thermal_violation_ns, end.thermal_violation_ns, 1e-9);
-  if (s.window_s >= TelemetrySummary::kMinEnergyWindowS) {
-    s.energy_j = grown(counters_at_start_.energy_mj, end.energy_mj, 1e-3);
-    if (s.energy_j) s.power_mean_w = *s.energy_j / s.window_s;
+  if (s.window_s >= TelemetrySummary::kMinCounterWindowS) {
+    const Violations end = read_violations();
+    // A counter that went backwards was reset (a driver reload): no difference, rather than a wrong one.
+    auto held_s = [](const std::optional<std::uint64_t>& from, const std::optional<std::uint64_t>& to) {
+      return from && to && *to >= *from ? std::optional<double>(static_cast<double>(*to - *from) * 1e-9)
+                                        : std::nullopt;
+    };
+    s.power_violation_s = held_s(violations_at_start_.power_ns, end.power_ns);
+    s.thermal_violation_s = held_s(violations_at_start_.thermal_ns, end.thermal_ns);
   }
+  summarise_energy(s);
 
   std::vector<double> sm, mem, power;
   double temp_max = 0;
   bool any = false;
-  int power_capped = 0, hw_slowed = 0;
   for (const Reading& r : readings_) {
     if (r.sm_ok) sm.push_back(r.sm_hz);
     if (r.mem_ok) mem.push_back(r.mem_hz);
@@ -112,14 +111,10 @@ TelemetrySummary TelemetrySampler::stop() {
     if (r.reasons_ok) {
       s.throttle_reasons |= r.reasons;
       s.reason_readings += 1;
-      power_capped += (r.reasons & clock_events::kSwPowerCap) ? 1 : 0;
-      hw_slowed += (r.reasons & clock_events::kHardwareSlowdownMask) ? 1 : 0;
+      s.power_cap_readings += (r.reasons & clock_events::kSwPowerCap) ? 1 : 0;
+      s.hw_slowdown_readings += (r.reasons & clock_events::kHardwareSlowdownMask) ? 1 : 0;
     }
     any = any || r.sm_ok || r.mem_ok || r.power_ok || r.temp_ok;
-  }
-  if (s.reason_readings > 0) {
-    s.power_cap_share = static_cast<double>(power_capped) / s.reason_readings;
-    s.hw_slowdown_share = static_cast<double>(hw_slowed) / s.reason_readings;
   }
   s.available = any && !sm.empty();
   s.readings = static_cast<int>(readings_.size());
@@ -135,6 +130,17 @@ TelemetrySummary TelemetrySampler::stop() {
   s.temp_c_max = temp_max;
   s.throttled = (s.throttle_reasons & clock_events::kSlowdownMask) != 0;
   return s;
+}
+
+void TelemetrySampler::summarise_energy(TelemetrySummary& s) const {
+  if (energy_ != Energy::kFollow) return;
+  std::vector<EnergyReading> energy;
+  for (const Reading& r : readings_) energy.push_back({r.t_s, r.energy_mj});
+  if (const auto f = energy_between_changes(energy, TelemetrySummary::kMinEnergyIntervalS)) {
+    s.energy_j = f->joules;
+    s.energy_interval_s = f->interval_s;
+    s.power_mean_w = f->mean_w;
+  }
 }
 
 std::vector<TimedReading> TelemetrySampler::timed_readings() const {

@@ -1,6 +1,7 @@
 // Telemetry around a measurement: a thread polls NVML (SM and memory clock, power, temperature,
 // clock-event reasons) while the samples run; a slowdown reason seen at any point flags the result,
-// and the share of readings under each kind of slowdown and NVML's violation time say how much.
+// and the readings under each kind of slowdown and NVML's violation time say how much of the time.
+// For a long back-to-back window (sustained mode) it also follows the energy counter.
 // Host code only (no CUDA), so the CPU tests drive it with the fake NVML.
 #pragma once
 #include <chrono>
@@ -25,37 +26,45 @@ struct TelemetrySummary {
   int readings = 0;
   double sm_clock_hz_median = 0, sm_clock_hz_min = 0;
   double mem_clock_hz_median = 0;
+  // NVML's power reading (on Ampere and newer an average over the last second, so a window much shorter
+  // than that reads mostly what ran before it).
   double power_w_median = 0, power_w_max = 0;
   double temp_c_max = 0;
   std::uint64_t throttle_reasons = 0;  // OR of every reading's reasons (ceilings/clock_events.hpp)
   bool throttled = false;              // a slowdown reason (clock_events::kSlowdownMask) was seen
   // How much of the time, not only whether: of the reason_readings readings whose reasons NVML answered,
-  // the share under the software power cap and the share under a hardware slowdown
-  // (clock_events::kHardwareSlowdownMask).
-  int reason_readings = 0;
-  double power_cap_share = 0, hw_slowdown_share = 0;
-  // Host wall time from the first reading to the last, and how much of it NVML's cumulative violation
-  // counters say the power or the thermal policy held the clocks below their maximum (unset where the
-  // driver does not count it, or the counter went backwards). NVML may advance these counters in steps,
-  // so over a window of a few hundred ms they are coarse; the shares above are the finer view.
+  // how many were under the software power cap, and how many under a hardware slowdown
+  // (clock_events::kHardwareSlowdownMask). Counts, not shares: 1 of 750 is not "0%", and 1 of 2 not "50%".
+  int reason_readings = 0, power_cap_readings = 0, hw_slowdown_readings = 0;
+  // Host wall time from the first reading to the last.
   double window_s = 0;
+  // How much of the window NVML's cumulative violation counters say the power or the thermal policy held
+  // the clocks below their maximum. Only for windows of kMinCounterWindowS or more (the counters move in
+  // steps, so a shorter window's difference is mostly step), and unset where the driver does not count
+  // it or a counter went backwards (a driver reload).
+  static constexpr double kMinCounterWindowS = 1.0;
   std::optional<double> power_violation_s, thermal_violation_s;
-  // The energy the board used over the window (NVML's cumulative counter) and the mean power it gives.
-  // Unset where the driver does not count it, and for windows under kMinEnergyWindowS: NVML refreshes the
-  // counter periodically rather than on each call, so a short window's difference is off by a refresh.
-  static constexpr double kMinEnergyWindowS = 1.0;
-  std::optional<double> energy_j, power_mean_w;
+  // With Energy::kFollow: the energy counter between its first and its last change in the window (NVML
+  // refreshes it periodically, so whole refresh intervals are measured, timed by the 20 ms polling), and
+  // the mean power it gives. Unset with fewer than 3 changes, over an interval under
+  // kMinEnergyIntervalS, or where the counter is not answered or went backwards.
+  static constexpr double kMinEnergyIntervalS = 2.0;
+  std::optional<double> energy_j, energy_interval_s, power_mean_w;
 };
 
 class TelemetrySampler {
  public:
-  explicit TelemetrySampler(std::shared_ptr<nvml::Device> device, double period_s = 0.02);
+  // kFollow: poll the energy counter too, for the mean power of a long back-to-back window (sustained
+  // mode); ordinary cases' windows hold host gaps between samples, which would read low.
+  enum class Energy { kIgnore, kFollow };
+  explicit TelemetrySampler(std::shared_ptr<nvml::Device> device, double period_s = 0.02,
+                            Energy energy = Energy::kIgnore);
   ~TelemetrySampler();
   TelemetrySampler(const TelemetrySampler&) = delete;
   TelemetrySampler& operator=(const TelemetrySampler&) = delete;
 
   void start();
-  TelemetrySummary stop();
+  TelemetrySummary stop();  // without a start, or a second time: an empty summary
   // After stop(): every reading with its time since start(), for a time series (ceilings/timeline.hpp).
   std::vector<TimedReading> timed_readings() const;
 
@@ -64,24 +73,27 @@ class TelemetrySampler {
     double t_s = 0;  // since start()
     double sm_hz = 0, mem_hz = 0, power_w = 0, temp_c = 0;
     std::uint64_t reasons = 0;
+    std::optional<std::uint64_t> energy_mj;
     bool sm_ok = false, mem_ok = false, power_ok = false, temp_ok = false, reasons_ok = false;
   };
-  // NVML's cumulative counters, read at the start and the end of the window; unset where not answered.
-  struct Counters {
-    std::optional<std::uint64_t> power_violation_ns, thermal_violation_ns, energy_mj;
+  // NVML's cumulative violation times, read at the start and the end of the window.
+  struct Violations {
+    std::optional<std::uint64_t> power_ns, thermal_ns;
   };
   Reading read() const;
-  Counters read_counters() const;
+  Violations read_violations() const;
   void loop();
+  void summarise_energy(TelemetrySummary& s) const;
 
   std::shared_ptr<nvml::Device> device_;
   double period_s_;
+  Energy energy_;
   std::thread thread_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_requested_ = false;
   std::vector<Reading> readings_;
-  Counters counters_at_start_;
+  Violations violations_at_start_;
   std::chrono::steady_clock::time_point started_;
 };
 

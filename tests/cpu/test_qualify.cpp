@@ -92,15 +92,17 @@ TEST(Qualify, ThrottleReasonsDecide) {
   g.throttled = true;
   g.detail["throttle_reasons"] = 0x4;  // software power cap only: how a GEMM is meant to run
   EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 0);
-  g.detail["power_cap_share"] = 0.85;
+  g.detail["throttle_reasons"] = 0x5;  // and idle, which is not named as a slowdown
+  g.detail["reason_readings"] = 750;
+  g.detail["power_cap_readings"] = 640;
   EXPECT_EQ(find_check(qualify(p, nullptr, default_rules()), "gemm.bf16", "HW/thermal slowdown").measured_text,
-            "sw_power_cap in 85% of the telemetry readings (expected under load)");
+            "sw_power_cap in 640 of 750 telemetry readings (expected under load)");
   g.detail["throttle_reasons"] = 0x8;  // HW slowdown
-  g.detail["hw_slowdown_share"] = 0.12;
+  g.detail["hw_slowdown_readings"] = 1;
   QualifyResult r = qualify(p, nullptr, default_rules());
   EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"gemm.bf16/HW/thermal slowdown"}));
   EXPECT_EQ(find_check(r, "gemm.bf16", "HW/thermal slowdown").reason,
-            "measured under hw_slowdown in 12% of the telemetry readings: the hardware held the clock down");
+            "measured under hw_slowdown in 1 of 750 telemetry readings: the hardware held the clock down");
   g.detail["throttle_reasons"] = 0x20;  // SW thermal
   EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 1);
   g.detail.erase("throttle_reasons");  // throttled, reasons unknown: cannot be called clean

@@ -96,39 +96,54 @@ TEST_F(TelemetryWithFakeNvml, SummarisesClocksPowerAndTemperature) {
   EXPECT_LT(s.window_s, 30);  // a start and a stop, not the polling period
 }
 
-TEST_F(TelemetryWithFakeNvml, SaysHowMuchOfTheWindowWasThrottledAndWhy) {
+TEST_F(TelemetryWithFakeNvml, CountsTheReadingsUnderEachKindOfSlowdown) {
   const auto s = sample(loaded_gpu());
   EXPECT_EQ(s.throttle_reasons, 0x44u);
   EXPECT_TRUE(s.throttled);
   EXPECT_EQ(s.reason_readings, 2);
-  EXPECT_DOUBLE_EQ(s.power_cap_share, 1.0);   // both readings under the power cap
-  EXPECT_DOUBLE_EQ(s.hw_slowdown_share, 0.5);  // the second under HW thermal slowdown too
-  ASSERT_TRUE(s.power_violation_s);
-  EXPECT_NEAR(*s.power_violation_s, 0.6, 1e-12);
-  ASSERT_TRUE(s.thermal_violation_s);
-  EXPECT_NEAR(*s.thermal_violation_s, 0.2, 1e-12);
+  EXPECT_EQ(s.power_cap_readings, 2);    // both readings under the power cap
+  EXPECT_EQ(s.hw_slowdown_readings, 1);  // the second under HW thermal slowdown too
+  // A window this short is mostly counter step: no violation time, no energy.
+  EXPECT_LT(s.window_s, bench::TelemetrySummary::kMinCounterWindowS);
+  EXPECT_FALSE(s.power_violation_s);
+  EXPECT_FALSE(s.thermal_violation_s);
+  EXPECT_FALSE(s.energy_j);
 }
 
-TEST_F(TelemetryWithFakeNvml, EnergyAndMeanPowerOverAWindowOfASecondOrMore) {
+// Polled every 0.5 s for 2.6 s: readings at about 0, 0.5, ... 2.5 s and the stop's; the energy counter
+// moves by 1 J each reading, as a counter refreshed twice a second would.
+TEST_F(TelemetryWithFakeNvml, ViolationTimeAndEnergyOverALongWindow) {
   json v = loaded_gpu();
-  v["energy.total_mj"] = {5000000ull, 5700000ull};  // 700 J between the two readings
-  bench::TelemetrySampler sampler(device(v), 60.0);
+  v["energy.total_mj"] = json::array();
+  for (int k = 0; k < 7; ++k) v["energy.total_mj"].push_back(5000000 + 1000 * k);
+  bench::TelemetrySampler sampler(device(v), 0.5, bench::TelemetrySampler::Energy::kFollow);
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2600));
+  const auto s = sampler.stop();
+  ASSERT_GE(s.readings, 6);  // a loaded machine may miss one poll
+  ASSERT_TRUE(s.power_violation_s);
+  EXPECT_NEAR(*s.power_violation_s, 0.6, 1e-12);  // read at the start and at the end only
+  ASSERT_TRUE(s.thermal_violation_s);
+  EXPECT_NEAR(*s.thermal_violation_s, 0.2, 1e-12);
+  ASSERT_TRUE(s.energy_j);  // from the first change (the second reading) to the last
+  EXPECT_NEAR(*s.energy_j, s.readings - 2.0, 1e-9);
+  ASSERT_TRUE(s.energy_interval_s);
+  EXPECT_GE(*s.energy_interval_s, bench::TelemetrySummary::kMinEnergyIntervalS);
+  EXPECT_LE(*s.energy_interval_s, s.window_s);
+  EXPECT_NEAR(*s.power_mean_w, *s.energy_j / *s.energy_interval_s, 1e-9);
+  EXPECT_GT(*s.power_mean_w, 1.0);  // about 2 W: 1 J per half second
+  EXPECT_LT(*s.power_mean_w, 2.5);
+}
+
+TEST_F(TelemetryWithFakeNvml, EnergyIsFollowedOnlyWhenAskedFor) {
+  json v = loaded_gpu();
+  v["energy.total_mj"] = {5000000, 5001000, 5002000, 5003000};
+  bench::TelemetrySampler sampler(device(v), 60.0);  // Energy::kIgnore
   sampler.start();
   std::this_thread::sleep_for(std::chrono::milliseconds(1050));
   const auto s = sampler.stop();
-  ASSERT_GE(s.window_s, bench::TelemetrySummary::kMinEnergyWindowS);
-  ASSERT_TRUE(s.energy_j);
-  EXPECT_NEAR(*s.energy_j, 700, 1e-9);
-  ASSERT_TRUE(s.power_mean_w);
-  EXPECT_NEAR(*s.power_mean_w, 700 / s.window_s, 1e-9);
-}
-
-TEST_F(TelemetryWithFakeNvml, NoEnergyFigureFromAWindowTooShortForTheCountersRefresh) {
-  json v = loaded_gpu();
-  v["energy.total_mj"] = {5000000ull, 5000100ull};
-  const auto s = sample(v);  // a start and an immediate stop
   EXPECT_FALSE(s.energy_j);
-  EXPECT_FALSE(s.power_mean_w);
+  EXPECT_TRUE(s.power_violation_s);  // the window is long enough for those
 }
 
 TEST_F(TelemetryWithFakeNvml, KeepsEachReadingWithItsTimeForATimeSeries) {
@@ -154,8 +169,8 @@ TEST_F(TelemetryWithFakeNvml, IdleAndSyncBoostAreNotThrottling) {
   const auto s = sample(v);
   EXPECT_FALSE(s.throttled);
   EXPECT_EQ(s.throttle_reasons, 0x11u);
-  EXPECT_DOUBLE_EQ(s.power_cap_share, 0);
-  EXPECT_DOUBLE_EQ(s.hw_slowdown_share, 0);
+  EXPECT_EQ(s.power_cap_readings, 0);
+  EXPECT_EQ(s.hw_slowdown_readings, 0);
 }
 
 TEST_F(TelemetryWithFakeNvml, UnansweredOrBackwardCountersAreUnsetNotZero) {
@@ -163,7 +178,10 @@ TEST_F(TelemetryWithFakeNvml, UnansweredOrBackwardCountersAreUnsetNotZero) {
   v.erase("clocks.event_reasons");
   v.erase("throttle.thermal_ns");
   v["throttle.power_ns"] = {2000000000ull, 1000000000ull};  // reset between the readings (driver reload)
-  const auto s = sample(v);
+  bench::TelemetrySampler sampler(device(v), 60.0);
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1050));  // long enough to read the counters
+  const auto s = sampler.stop();
   ASSERT_TRUE(s.available);
   EXPECT_FALSE(s.throttled);
   EXPECT_EQ(s.reason_readings, 0);
@@ -187,10 +205,20 @@ TEST_F(TelemetryWithFakeNvml, NoSmClockMeansNoTelemetry) {
   EXPECT_FALSE(sample(v).available);
 }
 
-TEST(Telemetry, WithoutNvmlOrWithoutAStartThereIsNothingToSummarise) {
+TEST(Telemetry, WithoutNvmlThereIsNothingToSummarise) {
   bench::TelemetrySampler none(nullptr);
   none.start();
   EXPECT_FALSE(none.stop().available);
+}
+
+TEST_F(TelemetryWithFakeNvml, AStopWithoutAStartOrASecondStopIsEmpty) {
+  bench::TelemetrySampler sampler(device(loaded_gpu()), 60.0);
+  EXPECT_FALSE(sampler.stop().available);  // never started
+  sampler.start();
+  EXPECT_TRUE(sampler.stop().available);
+  const auto again = sampler.stop();
+  EXPECT_FALSE(again.available);
+  EXPECT_EQ(again.readings, 0);
 }
 
 // The telemetry counters as ceilings-bench reports them and the converter keeps them in the detail.
@@ -198,17 +226,22 @@ TEST(ThrottleText, SaysWhyAndHowMuchOfTheTime) {
   Ceiling c;
   c.name = "gemm.bf16_sustained";
   EXPECT_EQ(throttle_text(c), "no");
-  c.detail = {{"throttle_reasons", 0x1}, {"power_cap_share", 0.0}};
+  c.detail = {{"throttle_reasons", 0x1}, {"reason_readings", 15}, {"power_cap_readings", 0}};
   EXPECT_EQ(throttle_text(c), "no");  // idle is not a slowdown
   c.throttled = true;
-  c.detail = {{"throttle_reasons", 0x5},        {"power_cap_share", 0.85},     {"hw_slowdown_share", 0.0},
-              {"telemetry_window_s", 15.2},     {"power_violation_s", 12.9},   {"thermal_violation_s", 0.0}};
-  EXPECT_EQ(throttle_text(c), "yes: sw_power_cap (power cap in 85% of readings; the power limit held the clocks "
-                              "12.9 s of 15.2 s)");
-  c.detail = {{"throttle_reasons", 0x44}, {"power_cap_share", 1.0}, {"hw_slowdown_share", 0.125},
-              {"thermal_violation_s", 0.3}};
-  EXPECT_EQ(throttle_text(c), "yes: sw_power_cap,hw_thermal_slowdown (power cap in 100% of readings; hardware "
-                              "slowdown in 12% of readings; the thermal limit held the clocks 300 ms)");
+  c.detail = {{"throttle_reasons", 0x5},       {"reason_readings", 750},     {"power_cap_readings", 640},
+              {"hw_slowdown_readings", 0},     {"telemetry_window_s", 15.2}, {"power_violation_s", 12.9},
+              {"thermal_violation_s", 0.0}};
+  EXPECT_EQ(throttle_text(c), "yes: sw_power_cap (power cap in 640 of 750 telemetry readings; the power limit held "
+                              "the clocks 12.9 s of 15.2 s)");
+  c.detail = {{"throttle_reasons", 0x44}, {"reason_readings", 750}, {"power_cap_readings", 750},
+              {"hw_slowdown_readings", 1}, {"thermal_violation_s", 0.3}};
+  EXPECT_EQ(throttle_text(c), "yes: sw_power_cap,hw_thermal_slowdown (power cap in 750 of 750 telemetry readings; "
+                              "hardware slowdown in 1 of 750 telemetry readings; the thermal limit held the clocks "
+                              "300 ms)");
+  // The counters move in steps: more than the window reads as all of it, never as more.
+  c.detail = {{"throttle_reasons", 0x4}, {"telemetry_window_s", 1.2}, {"power_violation_s", 1.3}};
+  EXPECT_EQ(throttle_text(c), "yes: sw_power_cap (the power limit held the clocks for all of the 1.20 s)");
   c.detail = json::object();  // a profile from before these counters: the flag alone
   EXPECT_EQ(throttle_text(c), "yes");
 }

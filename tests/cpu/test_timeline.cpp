@@ -94,5 +94,31 @@ TEST(Timeline, CountersNameEachBinAndReadBack) {
     EXPECT_FALSE(parse_timeline_counter(other)) << other;
 }
 
+// The energy counter refreshed every 0.1 s, polled every 0.02 s: whole refresh intervals, first change to last.
+TEST(EnergyBetweenChanges, MeasuresWholeRefreshIntervals) {
+  std::vector<EnergyReading> r;
+  for (int i = 0; i <= 150; ++i) {  // 3 s; 70 W, counted in steps of 7 J
+    const double t = i * 0.02;
+    r.push_back({t, 1000000 + 7000ull * static_cast<unsigned long long>(std::floor(t / 0.1 + 1e-9))});
+  }
+  const auto f = energy_between_changes(r, 2.0);
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->interval_s, 2.9, 1e-9);  // 0.1 s (the first change) to 3.0 s (the last)
+  EXPECT_NEAR(f->joules, 7.0 * 29, 1e-9);
+  EXPECT_NEAR(f->mean_w, 70.0, 1e-9);
+}
+
+TEST(EnergyBetweenChanges, RefusesWhatItCannotTime) {
+  const std::vector<EnergyReading> steady = {{0.0, 5000}, {1.0, 6000}, {2.0, 7000}, {3.0, 8000}};
+  ASSERT_TRUE(energy_between_changes(steady, 2.0));
+  EXPECT_DOUBLE_EQ(energy_between_changes(steady, 2.0)->mean_w, 1.0);
+  EXPECT_FALSE(energy_between_changes(steady, 2.5));  // 1.0 s to 3.0 s: under the minimum
+  EXPECT_FALSE(energy_between_changes({{0.0, 5000}, {1.0, 6000}, {3.0, 7000}}, 1.0));  // 2 changes
+  EXPECT_FALSE(energy_between_changes({{0.0, 5000}, {1.0, 6000}, {2.0, std::nullopt}, {3.0, 8000}}, 1.0));
+  EXPECT_FALSE(energy_between_changes({{0.0, 5000}, {1.0, 6000}, {2.0, 100}, {3.0, 8000}}, 1.0));  // reset
+  EXPECT_FALSE(energy_between_changes({{0.0, 5000}, {1.0, 5000}, {2.0, 5000}, {3.0, 5000}}, 1.0));  // never moved
+  EXPECT_FALSE(energy_between_changes({}, 1.0));
+}
+
 }  // namespace
 }  // namespace ceilings

@@ -18,9 +18,12 @@ std::string profile_summary(const Profile& profile);
 std::string render_profile(const Profile& profile, Format format);
 
 // Whether a ceiling was measured throttled, why, and how much of the time: "no", or "yes: sw_power_cap
-// (power cap in 85% of readings; the power limit held the clocks 1.2 s of 1.5 s)", from the throttled
-// flag and the telemetry counters in its detail (throttle_reasons, *_share, *_violation_s).
+// (power cap in 12 of 15 telemetry readings; the power limit held the clocks 1.20 s of 1.50 s)", from
+// the throttled flag and the telemetry counters in its detail (throttle_reasons, *_readings,
+// *_violation_s, telemetry_window_s).
 std::string throttle_text(const Ceiling& ceiling);
+// "12 of 15 telemetry readings" from the detail's count_key and reason_readings; "" where not recorded.
+std::string readings_text(const Ceiling& ceiling, const char* count_key);
 
 // `show --ceiling NAME`: one ceiling in full -- its measurement (value, spread, clocks, power), how it
 // was obtained (benchmark case and detail), the size or working-set sweep behind it and, for a peer

@@ -1,8 +1,10 @@
 // A sustained window as a time series (gemm.<type>_sustained): the rate, SM clock and power per bin of
-// about a second, so a drop under the power cap or heat shows when it came, not only that it did.
+// about a second, so a drop under the power cap or heat shows when it came, not only that it did; and the
+// energy it used, from NVML's counter polled through it.
 // Built by ceilings-bench from its timed chunks and telemetry readings, carried as counters
 // timeline_<k>_<field>, gathered by the converter into the ceiling's detail.timeline.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,6 +37,22 @@ struct TimelineBin {
 // positive, gives no bins.
 std::vector<TimelineBin> build_timeline(const std::vector<TimedChunk>& chunks, const std::vector<TimedReading>& readings,
                                         double window_s, double min_bin_s = 1.0, int max_bins = 30);
+
+// NVML's energy counter polled through a window: when (s since the window began) and what it answered
+// (mJ since the driver loaded; unset: not answered).
+struct EnergyReading {
+  double t_s = 0;
+  std::optional<std::uint64_t> mj;
+};
+struct EnergyFigure {
+  double joules = 0, interval_s = 0, mean_w = 0;
+};
+// The energy between the counter's first and its last change, and the mean power it gives. NVML refreshes
+// the counter periodically, so this measures whole refresh intervals, timed as finely as it was polled.
+// nullopt with fewer than min_changes changes, over an interval under min_interval_s, or where a reading
+// went unanswered or the counter went backwards (a driver reload).
+std::optional<EnergyFigure> energy_between_changes(const std::vector<EnergyReading>& readings, double min_interval_s,
+                                                   int min_changes = 3);
 
 // The bins as benchmark counters: timeline_<k>_start_s, _end_s, _rate, _sm_clock_hz, _power_w (a field
 // NVML did not answer is left out).
