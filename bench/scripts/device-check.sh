@@ -2,7 +2,8 @@
 # One call on the GPU machine: configure, build, run the tests (GPU ones included), `ceilings measure`
 # within a deadline, and judge the profile against the defaults and the H200 targets. Everything lands
 # under $OUT in at most 8 files (what the device tool returns): env.txt, build.log, tests.log,
-# measure.log, qualify.txt, h200.profile.json, h200.bench.json, and sanitize.log with --sanitize.
+# measure.log, qualify.txt (with every ceiling in full after the verdicts), h200.profile.json,
+# h200.bench.json, and sanitize.log with --sanitize.
 # The tail of stdout is a short summary.
 #
 # Prepare here first: bash bench/scripts/prepare-device-deps.sh (carry .device-deps).
@@ -99,6 +100,11 @@ PY
     echo "== qualify, H200 targets (results/nvidia-h200/targets.rules.json)"
     build/device/ceilings qualify "$OUT/h200.profile.json" --rules results/nvidia-h200/targets.rules.json; echo "exit $?"
   } >"$OUT/qualify.txt" 2>&1
+  # Every ceiling in full (detail, sweep, the sustained timeline, throttling and energy) for the notes.
+  python3 -c 'import json,sys; print("\n".join(c["name"] for c in json.load(open(sys.argv[1]))["ceilings"]))' \
+    "$OUT/h200.profile.json" 2>/dev/null | while read -r name; do
+    build/device/ceilings show "$OUT/h200.profile.json" --ceiling "$name"; echo
+  done >>"$OUT/qualify.txt" 2>&1
   echo
   build/device/ceilings show "$OUT/h200.profile.json"
   echo
