@@ -40,6 +40,15 @@ left() { echo $((deadline - (SECONDS - start))); }
   echo "command: bench/scripts/device-check.sh --deadline $deadline ${measure_args[*]}"
   nvidia-smi --query-gpu=name,driver_version,pci.bus_id,clocks.sm,clocks.max.sm,clocks.max.mem,power.limit,persistence_mode,ecc.mode.current --format=csv
   nproc; uname -r
+  # The NVML field ids this driver's header gives for what ceilings does not read by field yet (the
+  # per-reason clock-event durations and the newer NVLink counters): their numbering differs between
+  # published headers, so read it off the header that ships with this driver.
+  for h in /usr/include/nvml.h /usr/local/cuda/include/nvml.h /usr/local/cuda/targets/x86_64-linux/include/nvml.h; do
+    [ -f "$h" ] || continue
+    echo "== $h"
+    grep -E '#define NVML_FI_(DEV_CLOCKS_EVENT_REASON|DEV_PERF_POLICY|DEV_NVLINK_COUNT|DEV_NVLINK_(CRC|REPLAY|RECOVERY)_[A-Z_]*TOTAL|DEV_MEMORY_TEMP|MAX)' "$h"
+    break
+  done
 } >"$OUT/env.txt" 2>&1
 
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
