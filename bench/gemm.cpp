@@ -314,7 +314,7 @@ Sustained sustain(cudaStream_t stream, const Enqueue& work, double window_s, dou
   } cleanup{ev};
   TelemetrySampler telemetry(context().nvml, 0.02, TelemetrySampler::Energy::kFollow);
   telemetry.start();
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = telemetry.started();  // chunk ends and telemetry readings on one clock, one zero
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   long long launched = 0, completed = 0;
   CEILINGS_CUDA_CHECK(cudaEventRecord(ev[0], stream));

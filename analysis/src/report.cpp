@@ -256,7 +256,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   // A sustained ceiling's time series: when a drop came, with the clock and power beside it.
   if (c->detail.is_object() && c->detail.contains("timeline") && c->detail["timeline"].is_array()) {
     Table tl;
-    tl.columns = {"window", "rate", "SM clock", "power"};
+    tl.columns = {"window", "rate", "SM clock", "power (1 s avg)"};
     tl.right_aligned = {false, true, true, true};
     auto field = [](const json& bin, const char* key, const std::string& unit) {
       return bin.contains(key) && bin[key].is_number() ? format_quantity(bin[key].get<double>(), unit) : std::string("-");

@@ -15,7 +15,7 @@ std::vector<TimelineBin> build_timeline(const std::vector<TimedChunk>& chunks, c
   const double width = std::max(min_bin_s, window_s / max_bins);
   // Whole bins, the remainder going to the last one (a sustained run drains its queue past the window).
   const int bins = std::max(1, static_cast<int>(std::lround(window_s / width)));
-  auto bin_of = [&](double t) { return std::clamp(static_cast<int>(std::floor(t / width)), 0, bins - 1); };
+  auto bin_of = [&](double t) { return static_cast<int>(std::clamp(std::floor(t / width), 0.0, bins - 1.0)); };
 
   std::vector<double> work(static_cast<std::size_t>(bins), 0.0), gpu_s(static_cast<std::size_t>(bins), 0.0);
   std::vector<int> count(static_cast<std::size_t>(bins), 0);

@@ -235,11 +235,9 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
     }
     if (m.telemetry.power_violation_s) c["power_violation_s"] = *m.telemetry.power_violation_s;
     if (m.telemetry.thermal_violation_s) c["thermal_violation_s"] = *m.telemetry.thermal_violation_s;
-    if (m.telemetry.power_mean_w) {
-      c["energy_j"] = *m.telemetry.energy_j;
-      c["energy_interval_s"] = *m.telemetry.energy_interval_s;
-      c["power_mean_w"] = *m.telemetry.power_mean_w;
-    }
+    if (m.telemetry.energy_j) c["energy_j"] = *m.telemetry.energy_j;
+    if (m.telemetry.energy_interval_s) c["energy_interval_s"] = *m.telemetry.energy_interval_s;
+    if (m.telemetry.power_mean_w) c["power_mean_w"] = *m.telemetry.power_mean_w;
   }
 }
 

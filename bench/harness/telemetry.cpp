@@ -54,13 +54,13 @@ TelemetrySampler::Violations TelemetrySampler::read_violations() const {
 }
 
 void TelemetrySampler::start() {
+  started_ = std::chrono::steady_clock::now();
   if (!device_) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     readings_.clear();
     stop_requested_ = false;
     violations_at_start_ = read_violations();
-    started_ = std::chrono::steady_clock::now();
     readings_.push_back(read());
   }
   thread_ = std::thread([this] { loop(); });
@@ -91,9 +91,11 @@ TelemetrySummary TelemetrySampler::stop() {
   if (s.window_s >= TelemetrySummary::kMinCounterWindowS) {
     const Violations end = read_violations();
     // A counter that went backwards was reset (a driver reload): no difference, rather than a wrong one.
-    auto held_s = [](const std::optional<std::uint64_t>& from, const std::optional<std::uint64_t>& to) {
-      return from && to && *to >= *from ? std::optional<double>(static_cast<double>(*to - *from) * 1e-9)
-                                        : std::nullopt;
+    // One that moved more than the window (its steps straddle the ends) held the clocks all of it.
+    const double window = s.window_s;
+    auto held_s = [window](const std::optional<std::uint64_t>& from, const std::optional<std::uint64_t>& to) {
+      if (!from || !to || *to < *from) return std::optional<double>();
+      return std::optional<double>(std::min(static_cast<double>(*to - *from) * 1e-9, window));
     };
     s.power_violation_s = held_s(violations_at_start_.power_ns, end.power_ns);
     s.thermal_violation_s = held_s(violations_at_start_.thermal_ns, end.thermal_ns);

@@ -26,8 +26,8 @@ struct TelemetrySummary {
   int readings = 0;
   double sm_clock_hz_median = 0, sm_clock_hz_min = 0;
   double mem_clock_hz_median = 0;
-  // NVML's power reading (on Ampere and newer an average over the last second, so a window much shorter
-  // than that reads mostly what ran before it).
+  // NVML's power reading (on Ampere, except GA100, and newer an average over the last second, so a window
+  // much shorter than that reads mostly what ran before it).
   double power_w_median = 0, power_w_max = 0;
   double temp_c_max = 0;
   std::uint64_t throttle_reasons = 0;  // OR of every reading's reasons (ceilings/clock_events.hpp)
@@ -39,9 +39,9 @@ struct TelemetrySummary {
   // Host wall time from the first reading to the last.
   double window_s = 0;
   // How much of the window NVML's cumulative violation counters say the power or the thermal policy held
-  // the clocks below their maximum. Only for windows of kMinCounterWindowS or more (the counters move in
-  // steps, so a shorter window's difference is mostly step), and unset where the driver does not count
-  // it or a counter went backwards (a driver reload).
+  // the clocks below their maximum, at most the window. Only for windows of kMinCounterWindowS or more
+  // (the counters move in steps, so a shorter window's difference is mostly step), and unset where the
+  // driver does not count it or a counter went backwards (a driver reload).
   static constexpr double kMinCounterWindowS = 1.0;
   std::optional<double> power_violation_s, thermal_violation_s;
   // With Energy::kFollow: the energy counter between its first and its last change in the window (NVML
@@ -65,6 +65,8 @@ class TelemetrySampler {
 
   void start();
   TelemetrySummary stop();  // without a start, or a second time: an empty summary
+  // The zero of the readings' times (set by start(), with or without NVML), for timing work against them.
+  std::chrono::steady_clock::time_point started() const { return started_; }
   // After stop(): every reading with its time since start(), for a time series (ceilings/timeline.hpp).
   std::vector<TimedReading> timed_readings() const;
 

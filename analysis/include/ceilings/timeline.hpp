@@ -10,8 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace ceilings {
 
 // One timed stretch of back-to-back work: when the host saw it finish (s since the window began), the
