@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "ceilings/report.hpp"
 #include "ceilings/specs.hpp"
@@ -29,6 +32,16 @@ CompareDevice load_compare_device(const std::string& spec) {
 }
 
 namespace {
+
+const std::string kPerWatt = " per W";
+
+// The mean power of the energy counter over the ceiling's window, where it was followed.
+std::optional<double> mean_power(const Ceiling& c) {
+  if (!c.detail.is_object() || !c.detail.contains("power_mean_w") || !c.detail["power_mean_w"].is_number())
+    return std::nullopt;
+  const double w = c.detail["power_mean_w"].get<double>();
+  return w > 0 ? std::optional<double>(w) : std::nullopt;
+}
 
 std::string unit_for(const std::string& ceiling) {
   const std::string family = ceiling.substr(0, ceiling.find('.'));
@@ -68,9 +81,23 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
     return f == order.end() ? order.size() : static_cast<std::size_t>(f - order.begin());
   };
   std::stable_sort(names.begin(), names.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
-  names.push_back("memory.capacity");
+  // Per watt, for generations: after each ceiling that a profile measured with the energy counter
+  // followed (the sustained GEMMs), its value over that mean power beside the datasheet peak over the TDP.
+  std::vector<std::string> rows;
   for (const std::string& n : names) {
-    CompareRow row{n, unit_for(n), {}};
+    rows.push_back(n);
+    for (const auto& d : c.devices)
+      if (const Ceiling* ce = d.profile ? d.profile->find(n) : nullptr; ce && mean_power(*ce)) {
+        rows.push_back(n + kPerWatt);
+        break;
+      }
+  }
+  rows.push_back("memory.capacity");
+  for (const std::string& row_name : rows) {
+    const bool per_watt = row_name.size() > kPerWatt.size() &&
+                          row_name.compare(row_name.size() - kPerWatt.size(), kPerWatt.size(), kPerWatt) == 0;
+    const std::string n = per_watt ? row_name.substr(0, row_name.size() - kPerWatt.size()) : row_name;
+    CompareRow row{row_name, unit_for(n) + (per_watt ? "/W" : ""), {}};
     bool any = false;
     for (const auto& d : c.devices) {
       CompareCell cell;
@@ -88,6 +115,13 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
         }
       } else if (g) {
         cell.datasheet = datasheet_value(*g, n);
+      }
+      if (per_watt) {
+        const Ceiling* ce = d.profile ? d.profile->find(n) : nullptr;
+        const auto watts = ce ? mean_power(*ce) : std::nullopt;
+        cell.measured = watts && cell.measured ? std::optional<double>(*cell.measured / *watts) : std::nullopt;
+        cell.datasheet = g && g->tdp_w > 0 && cell.datasheet ? std::optional<double>(*cell.datasheet / g->tdp_w)
+                                                              : std::nullopt;
       }
       any = any || cell.measured || cell.datasheet;
       row.cells.push_back(cell);

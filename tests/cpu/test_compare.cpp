@@ -1,6 +1,10 @@
 // `ceilings compare`: profiles and datasheet entries side by side (hand-written fixtures), all formats.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "ceilings/compare.hpp"
 #include "cli_runner.hpp"
 
@@ -44,6 +48,34 @@ TEST(Compare, DatasheetEntriesAddHeadlineRows) {
   EXPECT_DOUBLE_EQ(*row(c, "gemm.fp4").cells[1].datasheet, 9e15);
   EXPECT_FALSE(row(c, "gemm.fp8_e4m3").cells[0].datasheet.has_value());  // Ampere: no FP8
   EXPECT_DOUBLE_EQ(*row(c, "nvlink.p2p_uni").cells[1].datasheet, 0.9e12);
+}
+
+// Generations per watt: a ceiling measured with the energy counter's mean power (the sustained GEMMs) gets a
+// row of its value over that power, beside each datasheet's peak over its TDP.
+TEST(Compare, PerWattRowsFollowCeilingsMeasuredWithTheirMeanPower) {
+  CompareDevice h200 = load_compare_device(kH200);
+  double bf16 = 0;
+  for (Ceiling& ce : h200.profile->ceilings)
+    if (ce.name == "gemm.bf16") {
+      ce.detail["power_mean_w"] = 640.0;
+      bf16 = ce.value;
+    }
+  ASSERT_GT(bf16, 0);
+  const Comparison c = compare_devices({h200, load_compare_device("B200")});
+  std::vector<std::string> order;
+  for (const auto& r : c.rows) order.push_back(r.ceiling);
+  const auto at = std::find(order.begin(), order.end(), "gemm.bf16");
+  ASSERT_NE(at, order.end());
+  ASSERT_NE(at + 1, order.end());
+  EXPECT_EQ(*(at + 1), "gemm.bf16 per W");  // right after its ceiling
+  const CompareRow& w = row(c, "gemm.bf16 per W");
+  EXPECT_EQ(w.unit, "FLOP/s/W");
+  EXPECT_DOUBLE_EQ(*w.cells[0].measured, bf16 / 640.0);
+  EXPECT_DOUBLE_EQ(*w.cells[0].datasheet, 989e12 / 700);
+  EXPECT_FALSE(w.cells[1].measured.has_value());
+  EXPECT_DOUBLE_EQ(*w.cells[1].datasheet, 2250e12 / 1000);
+  EXPECT_NEAR(*vs_first(w.cells[0], w.cells[1]), (2250e12 / 1000) / (989e12 / 700), 1e-12);
+  EXPECT_EQ(std::count(order.begin(), order.end(), "hbm.copy per W"), 0);  // no mean power: no row
 }
 
 TEST(Compare, UnknownNamesAndMissingFiles) {

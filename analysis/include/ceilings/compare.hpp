@@ -38,7 +38,9 @@ struct Comparison {
 };
 
 // Rows: every ceiling any profile measured, plus the datasheet's headline ceilings (gemm per data type,
-// hbm, pcie, nvlink) when a datasheet entry is compared, plus memory capacity.
+// hbm, pcie, nvlink) when a datasheet entry is compared, plus memory capacity. After a ceiling that a
+// profile measured with its mean power (detail.power_mean_w: the sustained GEMMs), a row "<ceiling> per W"
+// (unit "<unit>/W"): the value over that mean power, beside the datasheet peak over the TDP.
 Comparison compare_devices(std::vector<CompareDevice> devices);
 
 // Like for like: measured / measured when both devices were measured, else datasheet / datasheet.
