@@ -790,6 +790,38 @@ std::string slowest_pair_note(const Ceiling& c) {
          ")";
 }
 
+// A sustained ceiling whose rate fell during its window: when, from what to what, and the SM clock beside
+// it (detail.timeline), so a failing node says whether it started slow or slowed down. "" otherwise, or
+// where the lowest bin is within 3% of the first.
+std::string timeline_drop_note(const Ceiling& c) {
+  if (!c.detail.is_object() || !c.detail.contains("timeline") || !c.detail["timeline"].is_array()) return "";
+  const json* first = nullptr;
+  const json* lowest = nullptr;
+  for (const json& bin : c.detail["timeline"]) {
+    if (!bin.is_object() || !bin.contains("rate") || !bin["rate"].is_number()) continue;
+    if (!first) first = &bin;
+    if (!lowest || bin["rate"].get<double>() < (*lowest)["rate"].get<double>()) lowest = &bin;
+  }
+  if (!first || first == lowest || (*lowest)["rate"].get<double>() >= 0.97 * (*first)["rate"].get<double>()) return "";
+  auto when = [](const json& bin) {
+    auto at = [&](const char* key) {
+      return bin.contains(key) && bin[key].is_number() ? format_fixed(bin[key].get<double>(), 0) : std::string("?");
+    };
+    return at("start_s") + "-" + at("end_s") + " s";
+  };
+  auto clock = [](const json& bin) {
+    return bin.contains("sm_clock_hz") && bin["sm_clock_hz"].is_number()
+               ? " at " + format_quantity(bin["sm_clock_hz"].get<double>(), "Hz")
+               : std::string();
+  };
+  return " (it fell from " + format_quantity((*first)["rate"].get<double>(), c.unit) + " in " + when(*first) +
+         clock(*first) + " to " + format_quantity((*lowest)["rate"].get<double>(), c.unit) + " in " + when(*lowest) +
+         clock(*lowest) + ")";
+}
+
+// What a failing ceiling's reason adds: the slowest peer pair, or the drop over a sustained window.
+std::string failure_note(const Ceiling& c) { return slowest_pair_note(c) + timeline_drop_note(c); }
+
 void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std::vector<Check>& out) {
   const auto rule_it = rules.ceilings.find(c.name);
   const CeilingRule* rule = rule_it == rules.ceilings.end() ? nullptr : &rule_it->second;
@@ -812,7 +844,7 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       if (!ok)
         k.reason = c.name + " reaches " + format_percent(c.value / (base->value * scale)) + " of the " +
                    (scale < 1 ? "clock-scaled " : "") + "peak, below " +
-                   format_percent(*rule->min_fraction_of_datasheet, 0) + slowest_pair_note(c);
+                   format_percent(*rule->min_fraction_of_datasheet, 0) + failure_note(c);
     }
     out.push_back(k);
   }
@@ -830,7 +862,7 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     }
     const bool ok = rule->min ? c.value >= *rule->min : c.value <= *rule->max;
     k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
-    if (!ok) k.reason = c.name + (rule->min ? " below the minimum" : " above the maximum");
+    if (!ok) k.reason = c.name + (rule->min ? " below the minimum" : " above the maximum") + failure_note(c);
     out.push_back(k);
   }
   if (rules.health.verification) {

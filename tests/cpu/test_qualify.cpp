@@ -86,6 +86,31 @@ TEST(Qualify, SlowCeilingFails) {
   EXPECT_NE(find_check(r, "hbm.copy", "datasheet fraction").reason.find("81.2%"), std::string::npos);
 }
 
+// A sustained ceiling below its bar says whether it started slow or slowed down, and at what clock.
+TEST(Qualify, AFailingSustainedCeilingSaysWhenItsRateFell) {
+  Profile p = fixture();
+  Ceiling sustained = ceiling(p, "gemm.bf16");
+  sustained.name = "gemm.bf16_sustained";
+  sustained.value = 3.0e14;
+  sustained.detail["timeline"] = {
+      {{"start_s", 0.0}, {"end_s", 1.0}, {"rate", 7.8e14}, {"sm_clock_hz", 1.98e9}},
+      {{"start_s", 1.0}, {"end_s", 2.0}, {"rate", 5.1e14}, {"sm_clock_hz", 1.41e9}},
+      {{"start_s", 2.0}, {"end_s", 3.3}, {"rate", 3.0e14}, {"sm_clock_hz", 0.99e9}}};
+  p.ceilings.push_back(sustained);
+  Rules rules = default_rules();
+  rules.ceilings["gemm.bf16_sustained"].min = 6.0e14;
+  const QualifyResult r = qualify(p, nullptr, rules);
+  EXPECT_EQ(find_check(r, "gemm.bf16_sustained", "minimum").reason,
+            "gemm.bf16_sustained below the minimum (it fell from 780 TFLOP/s in 0-1 s at 1.98 GHz to 300 TFLOP/s in "
+            "2-3 s at 990 MHz)");
+  // Steady through the window (within 3%): nothing to add.
+  Ceiling& s = ceiling(p, "gemm.bf16_sustained");
+  s.detail["timeline"][1]["rate"] = 7.7e14;
+  s.detail["timeline"][2]["rate"] = 7.6e14;
+  EXPECT_EQ(find_check(qualify(p, nullptr, rules), "gemm.bf16_sustained", "minimum").reason,
+            "gemm.bf16_sustained below the minimum");
+}
+
 TEST(Qualify, ThrottleReasonsDecide) {
   Profile p = fixture();
   Ceiling& g = ceiling(p, "gemm.bf16");
