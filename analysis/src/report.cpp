@@ -257,7 +257,10 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   if (c->detail.is_object() && c->detail.contains("timeline") && c->detail["timeline"].is_array()) {
     Table tl;
     tl.columns = {"window", "rate", "SM clock", "power (1 s avg)"};
-    tl.right_aligned = {false, true, true, true};
+    tl.right_aligned = {false, true, true, true, true};
+    bool by_energy = false;  // a column for the energy counter's power where some bin has it
+    for (const json& bin : c->detail["timeline"]) by_energy = by_energy || (bin.is_object() && bin.contains("power_mean_w"));
+    if (by_energy) tl.columns.push_back("power (energy)");
     auto field = [](const json& bin, const char* key, const std::string& unit) {
       return bin.contains(key) && bin[key].is_number() ? format_quantity(bin[key].get<double>(), unit) : std::string("-");
     };
@@ -265,7 +268,10 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
       if (!bin.is_object()) continue;
       const std::string from = bin.contains("start_s") && bin["start_s"].is_number() ? format_fixed(bin["start_s"].get<double>(), 1) : "?";
       const std::string to = bin.contains("end_s") && bin["end_s"].is_number() ? format_fixed(bin["end_s"].get<double>(), 1) : "?";
-      tl.add_row({from + "-" + to + " s", field(bin, "rate", c->unit), field(bin, "sm_clock_hz", "Hz"), field(bin, "power_w", "W")});
+      std::vector<std::string> row{from + "-" + to + " s", field(bin, "rate", c->unit), field(bin, "sm_clock_hz", "Hz"),
+                                   field(bin, "power_w", "W")};
+      if (by_energy) row.push_back(field(bin, "power_mean_w", "W"));
+      tl.add_row(row);
     }
     section("timeline", "over the window", tl);
   }

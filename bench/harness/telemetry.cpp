@@ -153,6 +153,7 @@ std::vector<TimedReading> TelemetrySampler::timed_readings() const {
     t.t_s = r.t_s;
     if (r.sm_ok) t.sm_clock_hz = r.sm_hz;
     if (r.power_ok) t.power_w = r.power_w;
+    t.energy_mj = r.energy_mj;
     out.push_back(t);
   }
   return out;

@@ -135,6 +135,13 @@ TEST(CliShow, OneCeilingPerWattByTheEnergyCounterOnly) {
   EXPECT_NE(r.out.find("over the window"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0.0-1.0 s  780 TFLOP/s  1.98 GHz            690 W"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1.0-2.2 s  710 TFLOP/s         -            700 W"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("power (energy)"), std::string::npos) << r.out;  // no bin has it: no column
+  gemm["detail"]["timeline"][1]["power_mean_w"] = 655.0;
+  std::ofstream(dir + "/d.profile.json") << doc.dump();
+  r = run_cli({"show", dir + "/d.profile.json", "--ceiling", "gemm.bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("power (energy)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("700 W           655 W"), std::string::npos) << r.out;
 
   r = run_cli({"show", dir + "/b.profile.json", "--ceiling", "pcie.h2d"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "ceilings/timeline.hpp"
@@ -43,6 +44,33 @@ TEST(Timeline, BinsChunksByWhenTheyEndedAndReadingsByWhenTheyWereTaken) {
   EXPECT_DOUBLE_EQ(*bins[2].power_w, 700.0);
 }
 
+// The energy counter polled every 20 ms and refreshed every 100 ms: 700 W in the first second, 600 W in the
+// second. Each bin's own power from the counter's changes inside it, where NVML's reading would lag.
+TEST(Timeline, EachBinsPowerFromTheEnergyCounterWhereItWasFollowed) {
+  std::vector<TimedReading> readings;
+  for (int i = 0; i < 100; ++i) {
+    const double t = i * 0.02;
+    const double refreshed = std::floor(t / 0.1 + 1e-9) * 0.1;  // the counter as of its last refresh
+    const double joules = refreshed <= 1.0 ? 700 * refreshed : 700 + 600 * (refreshed - 1.0);
+    TimedReading r;
+    r.t_s = t;
+    r.power_w = 650;
+    r.energy_mj = 1000000 + static_cast<std::uint64_t>(std::llround(joules * 1000));
+    readings.push_back(r);
+  }
+  const auto bins = build_timeline({{0.5, 0.5, 1.0}, {1.5, 0.5, 1.0}}, readings, 2.0);
+  ASSERT_EQ(bins.size(), 2u);
+  ASSERT_TRUE(bins[0].power_mean_w);
+  EXPECT_NEAR(*bins[0].power_mean_w, 700, 1e-6);
+  ASSERT_TRUE(bins[1].power_mean_w);
+  EXPECT_NEAR(*bins[1].power_mean_w, 600, 1e-6);
+  EXPECT_DOUBLE_EQ(*bins[0].power_w, 650);  // NVML's reading, kept beside it
+  readings[70].energy_mj.reset();  // a missed read at 1.4 s, in the second bin: no figure there
+  const auto gap = build_timeline({{0.5, 0.5, 1.0}, {1.5, 0.5, 1.0}}, readings, 2.0);
+  EXPECT_TRUE(gap[0].power_mean_w);
+  EXPECT_FALSE(gap[1].power_mean_w);
+}
+
 TEST(Timeline, ALongWindowGetsWiderBinsAndEmptyBinsAreLeftOut) {
   // 120 s at most 30 bins: 4 s each. Chunks only in the first and the last bin.
   const auto bins = build_timeline({{1.0, 1.0, 10.0}, {119.0, 2.0, 10.0}}, {}, 120.0);
@@ -81,12 +109,14 @@ TEST(Timeline, CountersNameEachBinAndReadBack) {
   b.end_s = 2.2;
   b.sm_clock_hz.reset();
   b.power_w = 700;
+  b.power_mean_w = 690;
   const auto counters = timeline_counters({a, b});
-  ASSERT_EQ(counters.size(), 8u);
+  ASSERT_EQ(counters.size(), 9u);
   EXPECT_EQ(counters[2].first, "timeline_0_rate");
   EXPECT_DOUBLE_EQ(counters[2].second, 7.5e14);
   EXPECT_EQ(counters[3].first, "timeline_0_sm_clock_hz");
   EXPECT_EQ(counters[7].first, "timeline_1_power_w");
+  EXPECT_EQ(counters[8].first, "timeline_1_power_mean_w");
   for (const auto& [key, value] : counters) EXPECT_TRUE(parse_timeline_counter(key)) << key;
   EXPECT_EQ(*parse_timeline_counter("timeline_12_end_s"), std::make_pair(12, std::string("end_s")));
   for (const char* other : {"timeline_rate", "timeline_01_rate", "timeline_-1_rate", "timeline_1_bogus",

@@ -175,6 +175,10 @@ TEST(GemmBench, ShortPassReportsVerifiedCeilings) {
     EXPECT_GT(rate, 0.5 * sustained->value) << bin.dump();
     EXPECT_LT(rate, 1.5 * sustained->value) << bin.dump();
     EXPECT_LT(bin.at("start_s").get<double>(), bin.at("end_s").get<double>()) << bin.dump();
+    if (bin.contains("power_mean_w")) {  // the bin's own power by the energy counter: a loaded board
+      EXPECT_GT(bin["power_mean_w"].get<double>(), 50.0) << bin.dump();
+      EXPECT_LT(bin["power_mean_w"].get<double>(), 1500.0) << bin.dump();
+    }
   }
 }
 
