@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ceilings/qualify.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/specs.hpp"
 #include "ceilings/units.hpp"
@@ -44,11 +45,9 @@ std::optional<double> mean_power(const Ceiling& c) {
 }
 
 std::string unit_for(const std::string& ceiling) {
-  const std::string family = ceiling.substr(0, ceiling.find('.'));
-  if (family == "gemm" || family == "fma") return ceiling == "gemm.int8" ? "OP/s" : "FLOP/s";
-  if (family == "latency") return "s";
   if (ceiling == "memory.capacity") return "B";
-  return "B/s";
+  const std::string unit = ceiling_unit_for(ceiling);
+  return unit.empty() ? "B/s" : unit;
 }
 
 }  // namespace
@@ -87,7 +86,8 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   for (const std::string& n : names) {
     rows.push_back(n);
     for (const auto& d : c.devices)
-      if (const Ceiling* ce = d.profile ? d.profile->find(n) : nullptr; ce && mean_power(*ce)) {
+      if (const Ceiling* ce = d.profile ? d.profile->find(n) : nullptr;
+          ce && per_watt_applies(ce->name, ce->unit) && mean_power(*ce)) {
         rows.push_back(n + kPerWatt);
         break;
       }

@@ -42,7 +42,7 @@ bool has_datasheet_figure(const std::string& name) {
 std::string ceiling_unit_for(const std::string& name) {
   const std::string f = family_of(name);
   if (f == "hbm" || f == "l2" || f == "smem" || f == "pcie" || f == "nvlink") return "B/s";
-  if (f == "gemm") return name == "gemm.int8" ? "OP/s" : "FLOP/s";
+  if (f == "gemm") return name.rfind("gemm.int8", 0) == 0 ? "OP/s" : "FLOP/s";  // _sustained, _ref8192 too
   if (f == "fma") return "FLOP/s";
   if (f == "latency") return "s";
   return "";
@@ -805,9 +805,9 @@ std::string timeline_drop_note(const Ceiling& c) {
   if (!first || first == lowest || (*lowest)["rate"].get<double>() >= 0.97 * (*first)["rate"].get<double>()) return "";
   auto when = [](const json& bin) {
     auto at = [&](const char* key) {
-      return bin.contains(key) && bin[key].is_number() ? format_fixed(bin[key].get<double>(), 0) : std::string("?");
+      return bin.contains(key) && bin[key].is_number() ? format_fixed(bin[key].get<double>(), 1) : std::string("?");
     };
-    return at("start_s") + "-" + at("end_s") + " s";
+    return at("start_s") + "-" + at("end_s") + " s";  // one decimal, as show prints the bins
   };
   auto clock = [](const json& bin) {
     return bin.contains("sm_clock_hz") && bin["sm_clock_hz"].is_number()
@@ -862,7 +862,7 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     }
     const bool ok = rule->min ? c.value >= *rule->min : c.value <= *rule->max;
     k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
-    if (!ok) k.reason = c.name + (rule->min ? " below the minimum" : " above the maximum") + failure_note(c);
+    if (!ok) k.reason = rule->min ? c.name + " below the minimum" + failure_note(c) : c.name + " above the maximum";
     out.push_back(k);
   }
   if (rules.health.verification) {

@@ -130,6 +130,10 @@ std::optional<double> detail_number(const Ceiling& c, const char* key) {
 
 }  // namespace
 
+bool per_watt_applies(const std::string& name, const std::string& unit) {
+  return unit == "FLOP/s" || unit == "OP/s" || (name.rfind("hbm.", 0) == 0 && unit == "B/s");
+}
+
 std::string readings_text(const Ceiling& c, const char* count_key) {
   const auto n = detail_number(c, count_key), of = detail_number(c, "reason_readings");
   if (!n || !of || *of <= 0) return "";
@@ -210,8 +214,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
     // Per watt, for comparing generations (compute and HBM, where the GPU's power is the cost), only from
     // the energy counter over a long back-to-back window (sustained mode): NVML's power reading averages
     // the last second, which a short case's window does not fill.
-    const bool rate = c->unit == "FLOP/s" || c->unit == "OP/s" || c->name.rfind("hbm.", 0) == 0;
-    if (const auto watts = detail_number(*c, "power_mean_w"); rate && watts && *watts > 0)
+    if (const auto watts = detail_number(*c, "power_mean_w"); per_watt_applies(c->name, c->unit) && watts && *watts > 0)
       m.add_row({"per watt", format_quantity(c->value / *watts, c->unit) + " per W (mean power " +
                                  format_quantity(*watts, "W") + " from the energy counter)"});
   } else {

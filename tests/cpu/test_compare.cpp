@@ -78,6 +78,39 @@ TEST(Compare, PerWattRowsFollowCeilingsMeasuredWithTheirMeanPower) {
   EXPECT_EQ(std::count(order.begin(), order.end(), "hbm.copy per W"), 0);  // no mean power: no row
 }
 
+// The ceilings that carry a mean power in practice: the sustained GEMMs, int8 in OP/s; the datasheet side
+// is the plain roof over the TDP. A latency or a copy gets no per-watt row, whatever its detail says.
+TEST(Compare, PerWattRowsOfSustainedCeilingsInTheirOwnUnits) {
+  CompareDevice h200 = load_compare_device(kH200);
+  Ceiling bf16 = *h200.profile->find("gemm.bf16");
+  bf16.name = "gemm.bf16_sustained";
+  bf16.value = 7.0e14;
+  bf16.detail = {{"power_mean_w", 700.0}};
+  Ceiling int8 = bf16;
+  int8.name = "gemm.int8_sustained";
+  int8.unit = "OP/s";
+  int8.value = 1.4e15;
+  int8.datasheet.reset();  // from the table: the int8 roof
+  h200.profile->ceilings.push_back(bf16);
+  h200.profile->ceilings.push_back(int8);
+  for (Ceiling& ce : h200.profile->ceilings)
+    if (ce.name == "pcie.h2d" || ce.name == "latency.launch") ce.detail = {{"power_mean_w", 100.0}};
+  const Comparison c = compare_devices({h200});
+  const CompareRow& b = row(c, "gemm.bf16_sustained per W");
+  EXPECT_EQ(b.unit, "FLOP/s/W");
+  EXPECT_DOUBLE_EQ(*b.cells[0].measured, 1e12);
+  EXPECT_DOUBLE_EQ(*b.cells[0].datasheet, 989e12 / 700);
+  EXPECT_EQ(row(c, "gemm.int8_sustained").unit, "OP/s");
+  const CompareRow& i = row(c, "gemm.int8_sustained per W");
+  EXPECT_EQ(i.unit, "OP/s/W");
+  EXPECT_DOUBLE_EQ(*i.cells[0].measured, 2e12);
+  EXPECT_DOUBLE_EQ(*i.cells[0].datasheet, 1979e12 / 700);
+  for (const auto& r : c.rows) {
+    EXPECT_NE(r.ceiling, "pcie.h2d per W");
+    EXPECT_NE(r.ceiling, "latency.launch per W");
+  }
+}
+
 TEST(Compare, UnknownNamesAndMissingFiles) {
   EXPECT_THROW(load_compare_device("H2000X"), InputError);
   EXPECT_THROW(load_compare_device("/no/such/profile.json"), InputError);

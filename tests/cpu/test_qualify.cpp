@@ -101,8 +101,8 @@ TEST(Qualify, AFailingSustainedCeilingSaysWhenItsRateFell) {
   rules.ceilings["gemm.bf16_sustained"].min = 6.0e14;
   const QualifyResult r = qualify(p, nullptr, rules);
   EXPECT_EQ(find_check(r, "gemm.bf16_sustained", "minimum").reason,
-            "gemm.bf16_sustained below the minimum (it fell from 780 TFLOP/s in 0-1 s at 1.98 GHz to 300 TFLOP/s in "
-            "2-3 s at 990 MHz)");
+            "gemm.bf16_sustained below the minimum (it fell from 780 TFLOP/s in 0.0-1.0 s at 1.98 GHz to 300 TFLOP/s "
+            "in 2.0-3.3 s at 990 MHz)");
   // Steady through the window (within 3%): nothing to add.
   Ceiling& s = ceiling(p, "gemm.bf16_sustained");
   s.detail["timeline"][1]["rate"] = 7.7e14;

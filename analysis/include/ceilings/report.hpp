@@ -22,6 +22,9 @@ std::string render_profile(const Profile& profile, Format format);
 // the throttled flag and the telemetry counters in its detail (throttle_reasons, *_readings,
 // *_violation_s, telemetry_window_s).
 std::string throttle_text(const Ceiling& ceiling);
+// Whether a ceiling per watt of GPU power means something: compute (FLOP/s, OP/s) and HBM, where the GPU's
+// power is the cost; not a PCIe or peer copy, nor a latency.
+bool per_watt_applies(const std::string& ceiling_name, const std::string& unit);
 // "12 of 15 telemetry readings" from the detail's count_key and reason_readings; "" where not recorded.
 std::string readings_text(const Ceiling& ceiling, const char* count_key);
 
