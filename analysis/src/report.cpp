@@ -209,8 +209,14 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   if (c->telemetry.available) {
     m.add_row({"SM / memory clock", format_quantity(c->telemetry.sm_clock_hz, "Hz") + " / " +
                                         format_quantity(c->telemetry.mem_clock_hz, "Hz")});
+    // NVML's power reading is a trailing 1 s average (Ampere and newer): over a shorter window it reads
+    // mostly what ran before, so say so rather than let it pass for this measurement's power.
+    const auto window = detail_number(*c, "telemetry_window_s");
+    const std::string lag = window && *window < 1.0 ? " (power: NVML's 1 s average, over a " +
+                                                          format_quantity(*window, "s") + " window)"
+                                                    : "";
     m.add_row({"power, temperature", format_quantity(c->telemetry.power_w, "W") + ", " +
-                                         format_fixed(c->telemetry.temp_c, 0) + " C"});
+                                         format_fixed(c->telemetry.temp_c, 0) + " C" + lag});
     // Per watt, for comparing generations (compute and HBM, where the GPU's power is the cost), only from
     // the energy counter over a long back-to-back window (sustained mode): NVML's power reading averages
     // the last second, which a short case's window does not fill.
