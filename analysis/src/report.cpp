@@ -210,13 +210,17 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
     m.add_row({"SM / memory clock", format_quantity(c->telemetry.sm_clock_hz, "Hz") + " / " +
                                         format_quantity(c->telemetry.mem_clock_hz, "Hz")});
     // NVML's power reading is a trailing 1 s average (Ampere and newer): over a shorter window it reads
-    // mostly what ran before, so say so rather than let it pass for this measurement's power.
+    // mostly what ran before. The instantaneous field, where recorded, is the window's own draw; without
+    // it, say so rather than let the average pass for this measurement's power.
     const auto window = detail_number(*c, "telemetry_window_s");
-    const std::string lag = window && *window < 1.0 ? " (power: NVML's 1 s average, over a " +
-                                                          format_quantity(*window, "s") + " window)"
-                                                    : "";
-    m.add_row({"power, temperature", format_quantity(c->telemetry.power_w, "W") + ", " +
-                                         format_fixed(c->telemetry.temp_c, 0) + " C" + lag});
+    const auto instant = detail_number(*c, "power_instant_w");
+    std::string power = format_quantity(c->telemetry.power_w, "W");
+    if (instant)
+      power = format_quantity(*instant, "W") + " (instantaneous; NVML's 1 s average " + power + ")";
+    const std::string lag = !instant && window && *window < 1.0 ? " (power: NVML's 1 s average, over a " +
+                                                                      format_quantity(*window, "s") + " window)"
+                                                                : "";
+    m.add_row({"power, temperature", power + ", " + format_fixed(c->telemetry.temp_c, 0) + " C" + lag});
     // Per watt, for comparing generations (compute and HBM, where the GPU's power is the cost), only from
     // the energy counter over a long back-to-back window (sustained mode): NVML's power reading averages
     // the last second, which a short case's window does not fill.
@@ -266,9 +270,14 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   if (c->detail.is_object() && c->detail.contains("timeline") && c->detail["timeline"].is_array()) {
     Table tl;
     tl.columns = {"window", "rate", "SM clock", "power (1 s avg)"};
-    tl.right_aligned = {false, true, true, true, true};
-    bool by_energy = false;  // a column for the energy counter's power where some bin has it
-    for (const json& bin : c->detail["timeline"]) by_energy = by_energy || (bin.is_object() && bin.contains("power_mean_w"));
+    tl.right_aligned = {false, true, true, true, true, true};
+    // Columns for the instantaneous power and the energy counter's, where some bin has them.
+    bool instant = false, by_energy = false;
+    for (const json& bin : c->detail["timeline"]) {
+      instant = instant || (bin.is_object() && bin.contains("power_instant_w"));
+      by_energy = by_energy || (bin.is_object() && bin.contains("power_mean_w"));
+    }
+    if (instant) tl.columns.push_back("power (instant)");
     if (by_energy) tl.columns.push_back("power (energy)");
     auto field = [](const json& bin, const char* key, const std::string& unit) {
       return bin.contains(key) && bin[key].is_number() ? format_quantity(bin[key].get<double>(), unit) : std::string("-");
@@ -279,6 +288,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
       const std::string to = bin.contains("end_s") && bin["end_s"].is_number() ? format_fixed(bin["end_s"].get<double>(), 1) : "?";
       std::vector<std::string> row{from + "-" + to + " s", field(bin, "rate", c->unit), field(bin, "sm_clock_hz", "Hz"),
                                    field(bin, "power_w", "W")};
+      if (instant) row.push_back(field(bin, "power_instant_w", "W"));
       if (by_energy) row.push_back(field(bin, "power_mean_w", "W"));
       tl.add_row(row);
     }

@@ -19,7 +19,8 @@ std::vector<TimelineBin> build_timeline(const std::vector<TimedChunk>& chunks, c
 
   std::vector<double> work(static_cast<std::size_t>(bins), 0.0), gpu_s(static_cast<std::size_t>(bins), 0.0);
   std::vector<int> count(static_cast<std::size_t>(bins), 0);
-  std::vector<std::vector<double>> sm(static_cast<std::size_t>(bins)), power(static_cast<std::size_t>(bins));
+  std::vector<std::vector<double>> sm(static_cast<std::size_t>(bins)), power(static_cast<std::size_t>(bins)),
+      instant(static_cast<std::size_t>(bins));
   std::vector<std::vector<EnergyReading>> energy(static_cast<std::size_t>(bins));
   for (const TimedChunk& c : chunks) {
     if (!(c.seconds > 0) || !std::isfinite(c.end_s)) continue;
@@ -33,6 +34,7 @@ std::vector<TimelineBin> build_timeline(const std::vector<TimedChunk>& chunks, c
     const auto b = static_cast<std::size_t>(bin_of(r.t_s));
     if (r.sm_clock_hz) sm[b].push_back(*r.sm_clock_hz);
     if (r.power_w) power[b].push_back(*r.power_w);
+    if (r.power_instant_w) instant[b].push_back(*r.power_instant_w);
     energy[b].push_back({r.t_s, r.energy_mj});
   }
   std::vector<TimelineBin> out;
@@ -46,6 +48,7 @@ std::vector<TimelineBin> build_timeline(const std::vector<TimedChunk>& chunks, c
     bin.chunks = count[i];
     if (!sm[i].empty()) bin.sm_clock_hz = median(sm[i]);
     if (!power[i].empty()) bin.power_w = median(power[i]);
+    if (!instant[i].empty()) bin.power_instant_w = median(instant[i]);
     if (const auto f = energy_between_changes(energy[i], 0.5 * width)) bin.power_mean_w = f->mean_w;
     out.push_back(bin);
   }
@@ -86,13 +89,14 @@ std::vector<std::pair<std::string, double>> timeline_counters(const std::vector<
     out.emplace_back(p + "rate", b.rate);
     if (b.sm_clock_hz) out.emplace_back(p + "sm_clock_hz", *b.sm_clock_hz);
     if (b.power_w) out.emplace_back(p + "power_w", *b.power_w);
+    if (b.power_instant_w) out.emplace_back(p + "power_instant_w", *b.power_instant_w);
     if (b.power_mean_w) out.emplace_back(p + "power_mean_w", *b.power_mean_w);
   }
   return out;
 }
 
 std::optional<std::pair<int, std::string>> parse_timeline_counter(const std::string& key) {
-  static const std::regex form("^timeline_(0|[1-9][0-9]{0,3})_(start_s|end_s|rate|sm_clock_hz|power_w|power_mean_w)$");
+  static const std::regex form("^timeline_(0|[1-9][0-9]{0,3})_(start_s|end_s|rate|sm_clock_hz|power_w|power_instant_w|power_mean_w)$");
   std::smatch m;
   if (!std::regex_match(key, m, form)) return std::nullopt;
   return std::make_pair(std::stoi(m[1].str()), m[2].str());

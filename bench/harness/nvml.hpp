@@ -61,6 +61,9 @@ enum class NvLinkError : int { kReplay = 0, kRecovery = 1, kCrcFlit = 2, kCrcDat
 
 // nvmlFieldValues ids read through Device::field_value (nvml.h's NVML_FI_DEV_*).
 constexpr unsigned kFieldMemoryTemperature = 82;  // NVML_FI_DEV_MEMORY_TEMP: HBM/memory temperature, C
+// NVML_FI_DEV_POWER_INSTANT: the power draw now, mW (scope 0, the GPU); nvmlDeviceGetPowerUsage gives a
+// trailing 1 s average on Ampere (except GA100) and newer.
+constexpr unsigned kFieldPowerInstant = 186;
 
 // nvmlEventTypeXidCriticalError.
 constexpr unsigned long long kEventXidCriticalError = 0x8ULL;

@@ -34,6 +34,8 @@ TelemetrySampler::Reading TelemetrySampler::read() const {
     r.power_w = *v / 1000.0;
     r.power_ok = true;
   }
+  if (auto v = device_->field_value(nvml::kFieldPowerInstant).get(); v && *v >= 0 && *v < 10'000'000)
+    r.power_instant_w = *v / 1000.0;
   if (auto v = device_->temperature_c().get(); v && *v < 200) {
     r.temp_c = *v;
     r.temp_ok = true;
@@ -102,13 +104,14 @@ TelemetrySummary TelemetrySampler::stop() {
   }
   summarise_energy(s);
 
-  std::vector<double> sm, mem, power;
+  std::vector<double> sm, mem, power, instant;
   double temp_max = 0;
   bool any = false;
   for (const Reading& r : readings_) {
     if (r.sm_ok) sm.push_back(r.sm_hz);
     if (r.mem_ok) mem.push_back(r.mem_hz);
     if (r.power_ok) power.push_back(r.power_w);
+    if (r.power_instant_w) instant.push_back(*r.power_instant_w);
     if (r.temp_ok) temp_max = std::max(temp_max, r.temp_c);
     if (r.reasons_ok) {
       s.throttle_reasons |= r.reasons;
@@ -128,6 +131,10 @@ TelemetrySummary TelemetrySampler::stop() {
   if (!power.empty()) {
     s.power_w_median = median(power);
     s.power_w_max = *std::max_element(power.begin(), power.end());
+  }
+  if (!instant.empty()) {
+    s.power_instant_w_median = median(instant);
+    s.power_instant_w_max = *std::max_element(instant.begin(), instant.end());
   }
   s.temp_c_max = temp_max;
   s.throttled = (s.throttle_reasons & clock_events::kSlowdownMask) != 0;
@@ -153,6 +160,7 @@ std::vector<TimedReading> TelemetrySampler::timed_readings() const {
     t.t_s = r.t_s;
     if (r.sm_ok) t.sm_clock_hz = r.sm_hz;
     if (r.power_ok) t.power_w = r.power_w;
+    t.power_instant_w = r.power_instant_w;
     t.energy_mj = r.energy_mj;
     out.push_back(t);
   }

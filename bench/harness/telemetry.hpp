@@ -29,6 +29,9 @@ struct TelemetrySummary {
   // NVML's power reading (on Ampere, except GA100, and newer an average over the last second, so a window
   // much shorter than that reads mostly what ran before it).
   double power_w_median = 0, power_w_max = 0;
+  // NVML's instantaneous power (field NVML_FI_DEV_POWER_INSTANT), median and maximum over the readings:
+  // this window's own draw, where the driver answers the field.
+  std::optional<double> power_instant_w_median, power_instant_w_max;
   double temp_c_max = 0;
   std::uint64_t throttle_reasons = 0;  // OR of every reading's reasons (ceilings/clock_events.hpp)
   bool throttled = false;              // a slowdown reason (clock_events::kSlowdownMask) was seen
@@ -74,6 +77,7 @@ class TelemetrySampler {
   struct Reading {
     double t_s = 0;  // since start()
     double sm_hz = 0, mem_hz = 0, power_w = 0, temp_c = 0;
+    std::optional<double> power_instant_w;
     std::uint64_t reasons = 0;
     std::optional<std::uint64_t> energy_mj;
     bool sm_ok = false, mem_ok = false, power_ok = false, temp_ok = false, reasons_ok = false;

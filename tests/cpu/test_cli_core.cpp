@@ -124,7 +124,13 @@ TEST(CliShow, OneCeilingPerWattByTheEnergyCounterOnly) {
   r = run_cli({"show", dir + "/short.profile.json", "--ceiling", "gemm.bf16"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("690 W, 63 C (power: NVML's 1 s average, over a 250 ms window)"), std::string::npos) << r.out;
+  gemm["detail"]["power_instant_w"] = 661.0;  // the window's own draw, recorded: no lag note
+  std::ofstream(dir + "/instant.profile.json") << doc.dump();
+  r = run_cli({"show", dir + "/instant.profile.json", "--ceiling", "gemm.bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("661 W (instantaneous; NVML's 1 s average 690 W), 63 C\n"), std::string::npos) << r.out;
   gemm["detail"].erase("telemetry_window_s");
+  gemm["detail"].erase("power_instant_w");
 
   gemm["detail"]["power_mean_w"] = 600.0;
   gemm["detail"]["energy_j"] = 9000.0;
@@ -146,11 +152,14 @@ TEST(CliShow, OneCeilingPerWattByTheEnergyCounterOnly) {
   EXPECT_NE(r.out.find("1.0-2.2 s  710 TFLOP/s         -            700 W"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("power (energy)"), std::string::npos) << r.out;  // no bin has it: no column
   gemm["detail"]["timeline"][1]["power_mean_w"] = 655.0;
+  gemm["detail"]["timeline"][0]["power_instant_w"] = 702.0;
   std::ofstream(dir + "/d.profile.json") << doc.dump();
   r = run_cli({"show", dir + "/d.profile.json", "--ceiling", "gemm.bf16"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("power (energy)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("700 W           655 W"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("power (instant)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("690 W            702 W               -"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("700 W                -           655 W"), std::string::npos) << r.out;
 
   r = run_cli({"show", dir + "/b.profile.json", "--ceiling", "pcie.h2d"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

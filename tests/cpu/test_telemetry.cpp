@@ -93,6 +93,7 @@ TEST_F(TelemetryWithFakeNvml, SummarisesClocksPowerAndTemperature) {
   EXPECT_DOUBLE_EQ(s.power_w_median, 545);
   EXPECT_DOUBLE_EQ(s.power_w_max, 690);
   EXPECT_DOUBLE_EQ(s.temp_c_max, 62);
+  EXPECT_FALSE(s.power_instant_w_median);  // the script does not answer field 186
   EXPECT_GE(s.window_s, 0);
   EXPECT_LT(s.window_s, 30);  // a start and a stop, not the polling period
 }
@@ -178,6 +179,26 @@ TEST_F(TelemetryWithFakeNvml, KeepsEachReadingWithItsTimeForATimeSeries) {
   EXPECT_DOUBLE_EQ(*r[1].sm_clock_hz, 1980e6);
   EXPECT_DOUBLE_EQ(*r[0].power_w, 400);
   EXPECT_FALSE(r[1].power_w);
+}
+
+// NVML_FI_DEV_POWER_INSTANT, read beside the 1 s average: the window's own draw.
+TEST_F(TelemetryWithFakeNvml, InstantaneousPowerBesideTheOneSecondAverage) {
+  json v = loaded_gpu();
+  v["power.instant_mw"] = {655000, 702000};
+  bench::TelemetrySampler sampler(device(v), 60.0);
+  sampler.start();
+  const auto s = sampler.stop();
+  ASSERT_TRUE(s.power_instant_w_median);
+  EXPECT_DOUBLE_EQ(*s.power_instant_w_median, 678.5);
+  EXPECT_DOUBLE_EQ(*s.power_instant_w_max, 702);
+  EXPECT_DOUBLE_EQ(s.power_w_median, 545);  // the average, unchanged
+  const auto r = sampler.timed_readings();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_DOUBLE_EQ(*r[1].power_instant_w, 702);
+
+  v["power.instant_mw"] = {655000, 20000000000ull};  // 20 MW: not a reading
+  const auto dropped = sample(v);
+  EXPECT_DOUBLE_EQ(*dropped.power_instant_w_max, 655);
 }
 
 TEST_F(TelemetryWithFakeNvml, IdleAndSyncBoostAreNotThrottling) {

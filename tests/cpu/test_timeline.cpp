@@ -21,9 +21,9 @@ TEST(Timeline, BinsChunksByWhenTheyEndedAndReadingsByWhenTheyWereTaken) {
       {3.1, 0.25, 200e12},  // past 3.0: still bin 2 -> 1000e12 / 1.25 s
   };
   const std::vector<TimedReading> readings = {
-      {0.0, 1.98e9, 400.0}, {0.6, 1.96e9, 690.0}, {0.9, 1.94e9, 700.0},  // bin 0
-      {1.2, 1.80e9, std::nullopt},                                       // bin 1: no power answered
-      {2.5, std::nullopt, 700.0}, {3.2, 1.70e9, 700.0},                  // bin 2 (3.2 past the end)
+      {0.0, 1.98e9, 400.0, 650.0}, {0.6, 1.96e9, 690.0, 690.0}, {0.9, 1.94e9, 700.0, 700.0},  // bin 0
+      {1.2, 1.80e9, std::nullopt, std::nullopt},  // bin 1: no power answered
+      {2.5, std::nullopt, 700.0}, {3.2, 1.70e9, 700.0},  // bin 2 (3.2 past the end), no instantaneous power
   };
   const auto bins = build_timeline(chunks, readings, 3.1);
   ASSERT_EQ(bins.size(), 3u);
@@ -33,6 +33,8 @@ TEST(Timeline, BinsChunksByWhenTheyEndedAndReadingsByWhenTheyWereTaken) {
   EXPECT_EQ(bins[0].chunks, 1);
   EXPECT_DOUBLE_EQ(*bins[0].sm_clock_hz, 1.96e9);
   EXPECT_DOUBLE_EQ(*bins[0].power_w, 690.0);
+  EXPECT_DOUBLE_EQ(*bins[0].power_instant_w, 690.0);
+  EXPECT_FALSE(bins[2].power_instant_w);
   EXPECT_DOUBLE_EQ(bins[1].rate, 900e12);
   EXPECT_EQ(bins[1].chunks, 2);
   EXPECT_DOUBLE_EQ(*bins[1].sm_clock_hz, 1.80e9);
@@ -110,13 +112,15 @@ TEST(Timeline, CountersNameEachBinAndReadBack) {
   b.sm_clock_hz.reset();
   b.power_w = 700;
   b.power_mean_w = 690;
+  b.power_instant_w = 695;
   const auto counters = timeline_counters({a, b});
-  ASSERT_EQ(counters.size(), 9u);
+  ASSERT_EQ(counters.size(), 10u);
   EXPECT_EQ(counters[2].first, "timeline_0_rate");
   EXPECT_DOUBLE_EQ(counters[2].second, 7.5e14);
   EXPECT_EQ(counters[3].first, "timeline_0_sm_clock_hz");
   EXPECT_EQ(counters[7].first, "timeline_1_power_w");
-  EXPECT_EQ(counters[8].first, "timeline_1_power_mean_w");
+  EXPECT_EQ(counters[8].first, "timeline_1_power_instant_w");
+  EXPECT_EQ(counters[9].first, "timeline_1_power_mean_w");
   for (const auto& [key, value] : counters) EXPECT_TRUE(parse_timeline_counter(key)) << key;
   EXPECT_EQ(*parse_timeline_counter("timeline_12_end_s"), std::make_pair(12, std::string("end_s")));
   for (const char* other : {"timeline_rate", "timeline_01_rate", "timeline_-1_rate", "timeline_1_bogus",

@@ -10,7 +10,7 @@
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,replays},
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns,
-// power.{usage_mw,limit_mw,enforced_limit_mw}, energy.total_mj,
+// power.{usage_mw,limit_mw,enforced_limit_mw,instant_mw (field 186)}, energy.total_mj,
 // temperature.{gpu_c,slowdown_c,shutdown_c,memory_c,memory_max_c},
 // device_count,
 // nvlink.<link>.state (1 up, 0 down), nvlink.<link>.{replay,recovery,crc_flit,crc_data}; "nvlink_links": N
@@ -252,12 +252,13 @@ FAKE_EXPORT int nvmlDeviceGetFieldValues(void*, int count, FieldValue* values) {
   if (int rc = code_for("field_values"); rc != kSuccess) return rc;
   for (int i = 0; i < count; ++i) {
     FieldValue& v = values[i];
-    if (v.field_id != 82) {
+    const char* key = v.field_id == 82 ? "temperature.memory_c" : v.field_id == 186 ? "power.instant_mw" : nullptr;
+    if (!key) {
       v.nvml_return = kNotSupported;
       continue;
     }
     double t = 0;
-    v.nvml_return = answer("temperature.memory_c", &t);
+    v.nvml_return = answer(key, &t);
     v.value_type = script.value("field_value_type", 1);
     switch (v.value_type) {
       case 0: v.value.d = t; break;

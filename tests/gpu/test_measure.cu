@@ -164,8 +164,10 @@ TEST(MeasureGpu, EnergyCounterGivesAPlausibleMeanPower) {
     s.sync();
   }
   const TelemetrySummary t = sampler.stop();
-  std::printf("energy: %s J over %s s, mean power %s W; median power reading %.1f W\n", maybe(t.energy_j).c_str(),
-              maybe(t.energy_interval_s).c_str(), maybe(t.power_mean_w).c_str(), t.power_w_median);
+  std::printf("energy: %s J over %s s, mean power %s W; median power reading %.1f W (1 s average), %s W "
+              "(instantaneous)\n",
+              maybe(t.energy_j).c_str(), maybe(t.energy_interval_s).c_str(), maybe(t.power_mean_w).c_str(),
+              t.power_w_median, maybe(t.power_instant_w_median).c_str());
   ASSERT_TRUE(t.available);
   ASSERT_TRUE(t.power_mean_w) << "the energy counter did not move in steps over 2 s or more";
   EXPECT_GE(*t.energy_interval_s, TelemetrySummary::kMinEnergyIntervalS);
@@ -173,6 +175,10 @@ TEST(MeasureGpu, EnergyCounterGivesAPlausibleMeanPower) {
   EXPECT_GT(*t.power_mean_w, 5.0);
   EXPECT_LT(*t.power_mean_w, 1500.0);
   EXPECT_NEAR(*t.energy_j, *t.power_mean_w * *t.energy_interval_s, 1e-6 * *t.energy_j);
+  if (t.power_instant_w_median) {  // where the driver answers NVML_FI_DEV_POWER_INSTANT
+    EXPECT_GT(*t.power_instant_w_median, 5.0);
+    EXPECT_LT(*t.power_instant_w_median, 1500.0);
+  }
 }
 
 }  // namespace

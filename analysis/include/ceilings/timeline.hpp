@@ -21,14 +21,16 @@ struct TimedChunk {
 // counter, mJ, where the sampler follows it).
 struct TimedReading {
   double t_s = 0;
-  std::optional<double> sm_clock_hz, power_w;
+  std::optional<double> sm_clock_hz, power_w, power_instant_w;
   std::optional<std::uint64_t> energy_mj;
 };
 struct TimelineBin {
   double start_s = 0, end_s = 0;
   double rate = 0;  // work / GPU time of the chunks that ended in the bin
   int chunks = 0;
-  std::optional<double> sm_clock_hz, power_w;  // medians of the bin's readings (power: NVML's 1 s average)
+  // Medians of the bin's readings: power_w is NVML's trailing 1 s average, power_instant_w its instantaneous
+  // reading (field NVML_FI_DEV_POWER_INSTANT, where the driver answers it).
+  std::optional<double> sm_clock_hz, power_w, power_instant_w;
   // The mean power by the energy counter's changes within the bin (energy_between_changes over at least
   // half the bin): what the bin itself drew, where NVML's power reading lags by its averaging.
   std::optional<double> power_mean_w;
@@ -58,7 +60,7 @@ std::optional<EnergyFigure> energy_between_changes(const std::vector<EnergyReadi
                                                    int min_changes = 3);
 
 // The bins as benchmark counters: timeline_<k>_start_s, _end_s, _rate, _sm_clock_hz, _power_w,
-// _power_mean_w (a field NVML did not answer is left out).
+// _power_instant_w, _power_mean_w (a field NVML did not answer is left out).
 std::vector<std::pair<std::string, double>> timeline_counters(const std::vector<TimelineBin>& bins);
 // "timeline_3_rate" -> {3, "rate"}; anything else (another counter, a malformed index) -> nullopt.
 std::optional<std::pair<int, std::string>> parse_timeline_counter(const std::string& key);
