@@ -209,17 +209,21 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   if (c->telemetry.available) {
     m.add_row({"SM / memory clock", format_quantity(c->telemetry.sm_clock_hz, "Hz") + " / " +
                                         format_quantity(c->telemetry.mem_clock_hz, "Hz")});
-    // NVML's power reading is a trailing 1 s average (Ampere and newer): over a shorter window it reads
-    // mostly what ran before. The instantaneous field, where recorded, is the window's own draw; without
-    // it, say so rather than let the average pass for this measurement's power.
+    // NVML's power reading is a trailing average over up to 1 s (Ampere, except GA100, and newer): over a
+    // shorter window it reads mostly what ran before, so say so. The instantaneous readings, where
+    // recorded, are point samples of the window itself: say how many.
     const auto window = detail_number(*c, "telemetry_window_s");
     const auto instant = detail_number(*c, "power_instant_w");
+    const auto instant_n = detail_number(*c, "power_instant_readings");
     std::string power = format_quantity(c->telemetry.power_w, "W");
     if (instant)
-      power = format_quantity(*instant, "W") + " (instantaneous; NVML's 1 s average " + power + ")";
-    const std::string lag = !instant && window && *window < 1.0 ? " (power: NVML's 1 s average, over a " +
-                                                                      format_quantity(*window, "s") + " window)"
-                                                                : "";
+      power = format_quantity(*instant, "W") + " (instantaneous, median of " +
+              (instant_n ? format_fixed(*instant_n, 0) : std::string("?")) + " readings; NVML's power reading " +
+              power + ")";
+    const std::string lag = window && *window < 1.0 ? " (NVML's power reading is a trailing average over up "
+                                                      "to 1 s; the window lasted " +
+                                                          format_quantity(*window, "s") + ")"
+                                                    : "";
     m.add_row({"power, temperature", power + ", " + format_fixed(c->telemetry.temp_c, 0) + " C" + lag});
     // Per watt, for comparing generations (compute and HBM, where the GPU's power is the cost), only from
     // the energy counter over a long back-to-back window (sustained mode): NVML's power reading averages

@@ -224,7 +224,10 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
     c["mem_clock_hz"] = m.telemetry.mem_clock_hz_median;
     c["power_w"] = m.telemetry.power_w_median;
     c["power_max_w"] = m.telemetry.power_w_max;
-    if (m.telemetry.power_instant_w_median) c["power_instant_w"] = *m.telemetry.power_instant_w_median;
+    if (m.telemetry.power_instant_w_median) {
+      c["power_instant_w"] = *m.telemetry.power_instant_w_median;
+      c["power_instant_readings"] = m.telemetry.power_instant_readings;
+    }
     if (m.telemetry.power_instant_w_max) c["power_instant_max_w"] = *m.telemetry.power_instant_w_max;
     c["temp_c"] = m.telemetry.temp_c_max;
     c["throttle_reasons"] = static_cast<double>(m.telemetry.throttle_reasons);

@@ -311,9 +311,10 @@ Result<std::uint64_t> Device::nvlink_errors(unsigned link, NvLinkError which) co
   return {rc, static_cast<std::uint64_t>(n)};
 }
 
-Result<double> Device::field_value(unsigned field_id) const {
+Result<double> Device::field_value(unsigned field_id, unsigned scope_id) const {
   FieldValue v;
   v.field_id = field_id;
+  v.scope_id = scope_id;
   int rc = call(SYMS.field_values, handle_, 1, &v);
   if (rc == kSuccess) rc = v.nvml_return;
   if (rc != kSuccess) return {rc, 0.0};

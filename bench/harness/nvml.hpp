@@ -61,9 +61,10 @@ enum class NvLinkError : int { kReplay = 0, kRecovery = 1, kCrcFlit = 2, kCrcDat
 
 // nvmlFieldValues ids read through Device::field_value (nvml.h's NVML_FI_DEV_*).
 constexpr unsigned kFieldMemoryTemperature = 82;  // NVML_FI_DEV_MEMORY_TEMP: HBM/memory temperature, C
-// NVML_FI_DEV_POWER_INSTANT: the power draw now, mW (scope 0, the GPU); nvmlDeviceGetPowerUsage gives a
-// trailing 1 s average on Ampere (except GA100) and newer.
+// NVML_FI_DEV_POWER_INSTANT: the power draw now, mW, asked for at kPowerScopeGpu (NVML_POWER_SCOPE_GPU);
+// nvmlDeviceGetPowerUsage gives a trailing 1 s average on Ampere (except GA100) and newer.
 constexpr unsigned kFieldPowerInstant = 186;
+constexpr unsigned kPowerScopeGpu = 0;
 
 // nvmlEventTypeXidCriticalError.
 constexpr unsigned long long kEventXidCriticalError = 0x8ULL;
@@ -101,7 +102,8 @@ class Device {
   Result<bool> nvlink_active(unsigned link) const;  // nvmlDeviceGetNvLinkState: link trained and up
   Result<std::uint64_t> nvlink_errors(unsigned link, NvLinkError which) const;  // since the driver loaded
   // One value of nvmlDeviceGetFieldValues, whatever its value type; the field's own return code counts.
-  Result<double> field_value(unsigned field_id) const;
+  // scope_id: the field's scope where it has one (a power field's nvmlPowerScopeType_t, an NVLink's link).
+  Result<double> field_value(unsigned field_id, unsigned scope_id = 0) const;
 
   void* raw() const { return handle_; }
   const Library& library() const { return *lib_; }

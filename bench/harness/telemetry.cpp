@@ -34,8 +34,11 @@ TelemetrySampler::Reading TelemetrySampler::read() const {
     r.power_w = *v / 1000.0;
     r.power_ok = true;
   }
-  if (auto v = device_->field_value(nvml::kFieldPowerInstant).get(); v && *v >= 0 && *v < 10'000'000)
-    r.power_instant_w = *v / 1000.0;
+  if (!instant_absent_) {
+    const auto v = device_->field_value(nvml::kFieldPowerInstant, nvml::kPowerScopeGpu);
+    if (v.ok() && v.value > 0 && v.value < 10'000'000) r.power_instant_w = v.value / 1000.0;
+    instant_absent_ = v.unsupported() || v.code == nvml::kInvalidArgument || v.code == nvml::kNotFound;
+  }
   if (auto v = device_->temperature_c().get(); v && *v < 200) {
     r.temp_c = *v;
     r.temp_ok = true;
@@ -132,6 +135,7 @@ TelemetrySummary TelemetrySampler::stop() {
     s.power_w_median = median(power);
     s.power_w_max = *std::max_element(power.begin(), power.end());
   }
+  s.power_instant_readings = static_cast<int>(instant.size());
   if (!instant.empty()) {
     s.power_instant_w_median = median(instant);
     s.power_instant_w_max = *std::max_element(instant.begin(), instant.end());

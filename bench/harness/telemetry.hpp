@@ -29,8 +29,10 @@ struct TelemetrySummary {
   // NVML's power reading (on Ampere, except GA100, and newer an average over the last second, so a window
   // much shorter than that reads mostly what ran before it).
   double power_w_median = 0, power_w_max = 0;
-  // NVML's instantaneous power (field NVML_FI_DEV_POWER_INSTANT), median and maximum over the readings:
-  // this window's own draw, where the driver answers the field.
+  // NVML's instantaneous power (field NVML_FI_DEV_POWER_INSTANT), median and maximum of the 20 ms
+  // readings, where the driver answers the field: point samples of this window's draw (a short case has
+  // only a few of them, two at its edges).
+  int power_instant_readings = 0;
   std::optional<double> power_instant_w_median, power_instant_w_max;
   double temp_c_max = 0;
   std::uint64_t throttle_reasons = 0;  // OR of every reading's reasons (ceilings/clock_events.hpp)
@@ -94,6 +96,9 @@ class TelemetrySampler {
   std::shared_ptr<nvml::Device> device_;
   double period_s_;
   Energy energy_;
+  // Set when the driver says it has no instantaneous power field: not asked again 50 times a second.
+  // Only read() touches it, which never runs on two threads at once (start, the polling thread, stop).
+  mutable bool instant_absent_ = false;
   std::thread thread_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;

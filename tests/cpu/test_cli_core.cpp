@@ -78,7 +78,7 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   EXPECT_NE(r.out.find("41.5 GB/s"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("GPU pairs"), std::string::npos);  // no matrix for a PCIe ceiling
   EXPECT_NE(r.out.find("yes: sw_power_cap (power cap in 10 of 40 telemetry readings)"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("NVML's 1 s average"), std::string::npos) << r.out;  // no telemetry in this fixture row
+  EXPECT_EQ(r.out.find("trailing average"), std::string::npos) << r.out;  // no telemetry in this fixture row
   EXPECT_NE(r.out.find("link_share          87.8%"), std::string::npos) << r.out;  // a share as a percentage
   EXPECT_NE(r.out.find("throttle_reasons    sw_power_cap"), std::string::npos) << r.out;
 
@@ -117,20 +117,27 @@ TEST(CliShow, OneCeilingPerWattByTheEnergyCounterOnly) {
   auto r = run_cli({"show", dir + "/a.profile.json", "--ceiling", "gemm.bf16"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("per W"), std::string::npos) << r.out;  // a median power reading is not enough
-  EXPECT_EQ(r.out.find("NVML's 1 s average"), std::string::npos) << r.out;  // window not recorded
+  EXPECT_EQ(r.out.find("trailing average"), std::string::npos) << r.out;  // window not recorded
 
   gemm["detail"]["telemetry_window_s"] = 0.25;  // a short case: its power reading lags
   std::ofstream(dir + "/short.profile.json") << doc.dump();
   r = run_cli({"show", dir + "/short.profile.json", "--ceiling", "gemm.bf16"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("690 W, 63 C (power: NVML's 1 s average, over a 250 ms window)"), std::string::npos) << r.out;
-  gemm["detail"]["power_instant_w"] = 661.0;  // the window's own draw, recorded: no lag note
+  EXPECT_NE(r.out.find("690 W, 63 C (NVML's power reading is a trailing average over up to 1 s; the window "
+                       "lasted 250 ms)"),
+            std::string::npos)
+      << r.out;
+  gemm["detail"]["power_instant_w"] = 661.0;  // point samples of the window, counted
+  gemm["detail"]["power_instant_readings"] = 3;
   std::ofstream(dir + "/instant.profile.json") << doc.dump();
   r = run_cli({"show", dir + "/instant.profile.json", "--ceiling", "gemm.bf16"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("661 W (instantaneous; NVML's 1 s average 690 W), 63 C\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("661 W (instantaneous, median of 3 readings; NVML's power reading 690 W), 63 C (NVML's"),
+            std::string::npos)
+      << r.out;
   gemm["detail"].erase("telemetry_window_s");
   gemm["detail"].erase("power_instant_w");
+  gemm["detail"].erase("power_instant_readings");
 
   gemm["detail"]["power_mean_w"] = 600.0;
   gemm["detail"]["energy_j"] = 9000.0;

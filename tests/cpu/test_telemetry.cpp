@@ -196,9 +196,12 @@ TEST_F(TelemetryWithFakeNvml, InstantaneousPowerBesideTheOneSecondAverage) {
   ASSERT_EQ(r.size(), 2u);
   EXPECT_DOUBLE_EQ(*r[1].power_instant_w, 702);
 
-  v["power.instant_mw"] = {655000, 20000000000ull};  // 20 MW: not a reading
+  EXPECT_EQ(s.power_instant_readings, 2);
+
+  v["power.instant_mw"] = {655000, 4000000000ull};  // 4 MW: not a reading
   const auto dropped = sample(v);
   EXPECT_DOUBLE_EQ(*dropped.power_instant_w_max, 655);
+  EXPECT_EQ(dropped.power_instant_readings, 1);
 }
 
 TEST_F(TelemetryWithFakeNvml, IdleAndSyncBoostAreNotThrottling) {

@@ -21,7 +21,7 @@ TEST(Timeline, BinsChunksByWhenTheyEndedAndReadingsByWhenTheyWereTaken) {
       {3.1, 0.25, 200e12},  // past 3.0: still bin 2 -> 1000e12 / 1.25 s
   };
   const std::vector<TimedReading> readings = {
-      {0.0, 1.98e9, 400.0, 650.0}, {0.6, 1.96e9, 690.0, 690.0}, {0.9, 1.94e9, 700.0, 700.0},  // bin 0
+      {0.0, 1.98e9, 400.0, 640.0}, {0.6, 1.96e9, 690.0, 680.0}, {0.9, 1.94e9, 700.0, 720.0},  // bin 0
       {1.2, 1.80e9, std::nullopt, std::nullopt},  // bin 1: no power answered
       {2.5, std::nullopt, 700.0}, {3.2, 1.70e9, 700.0},  // bin 2 (3.2 past the end), no instantaneous power
   };
@@ -33,7 +33,7 @@ TEST(Timeline, BinsChunksByWhenTheyEndedAndReadingsByWhenTheyWereTaken) {
   EXPECT_EQ(bins[0].chunks, 1);
   EXPECT_DOUBLE_EQ(*bins[0].sm_clock_hz, 1.96e9);
   EXPECT_DOUBLE_EQ(*bins[0].power_w, 690.0);
-  EXPECT_DOUBLE_EQ(*bins[0].power_instant_w, 690.0);
+  EXPECT_DOUBLE_EQ(*bins[0].power_instant_w, 680.0);
   EXPECT_FALSE(bins[2].power_instant_w);
   EXPECT_DOUBLE_EQ(bins[1].rate, 900e12);
   EXPECT_EQ(bins[1].chunks, 2);
