@@ -128,6 +128,58 @@ std::optional<double> detail_number(const Ceiling& c, const char* key) {
   return c.detail[key].get<double>();
 }
 
+// The power of a measurement as its readings allow. NVML's power reading is a trailing average over up
+// to 1 s (Ampere, except GA100, and newer); the instantaneous readings, where recorded, are point samples
+// of the window itself: say how many.
+std::string power_text(const Ceiling& c) {
+  const std::string reading = format_quantity(c.telemetry.power_w, "W");
+  const auto instant = detail_number(c, "power_instant_w");
+  if (!instant) return reading;
+  const auto n = detail_number(c, "power_instant_readings");
+  return format_quantity(*instant, "W") + " (instantaneous, median of " + (n ? format_fixed(*n, 0) : std::string("?")) +
+         " readings; NVML's power reading " + reading + ")";
+}
+
+// Over a window shorter than NVML's averaging, its power reading is mostly what ran before: say so.
+std::string short_window_note(const Ceiling& c) {
+  const auto window = detail_number(c, "telemetry_window_s");
+  if (!window || *window >= 1.0) return "";
+  return " (NVML's power reading is a trailing average over up to 1 s; the window lasted " +
+         format_quantity(*window, "s") + ")";
+}
+
+// detail.timeline as rows: window, rate, SM clock, NVML's power reading, and the instantaneous and the
+// energy counter's power where some bin has them. No rows without a timeline.
+Table timeline_table(const Ceiling& c) {
+  Table tl;
+  tl.columns = {"window", "rate", "SM clock", "power (1 s avg)"};
+  tl.right_aligned = {false, true, true, true, true, true};
+  if (!c.detail.is_object() || !c.detail.contains("timeline") || !c.detail["timeline"].is_array()) return tl;
+  const json& bins = c.detail["timeline"];
+  auto any = [&](const char* key) {
+    return std::any_of(bins.begin(), bins.end(), [&](const json& b) { return b.is_object() && b.contains(key); });
+  };
+  const bool instant = any("power_instant_w"), by_energy = any("power_mean_w");
+  if (instant) tl.columns.push_back("power (instant)");
+  if (by_energy) tl.columns.push_back("power (energy)");
+  auto quantity = [](const json& bin, const char* key, const std::string& unit) {
+    return bin.contains(key) && bin[key].is_number() ? format_quantity(bin[key].get<double>(), unit) : std::string("-");
+  };
+  auto seconds = [](const json& bin, const char* key) {
+    return bin.contains(key) && bin[key].is_number() ? format_fixed(bin[key].get<double>(), 1) : std::string("?");
+  };
+  for (const json& bin : bins) {
+    if (!bin.is_object()) continue;
+    std::vector<std::string> row{seconds(bin, "start_s") + "-" + seconds(bin, "end_s") + " s",
+                                 quantity(bin, "rate", c.unit), quantity(bin, "sm_clock_hz", "Hz"),
+                                 quantity(bin, "power_w", "W")};
+    if (instant) row.push_back(quantity(bin, "power_instant_w", "W"));
+    if (by_energy) row.push_back(quantity(bin, "power_mean_w", "W"));
+    tl.add_row(row);
+  }
+  return tl;
+}
+
 }  // namespace
 
 bool per_watt_applies(const std::string& name, const std::string& unit) {
@@ -209,22 +261,8 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   if (c->telemetry.available) {
     m.add_row({"SM / memory clock", format_quantity(c->telemetry.sm_clock_hz, "Hz") + " / " +
                                         format_quantity(c->telemetry.mem_clock_hz, "Hz")});
-    // NVML's power reading is a trailing average over up to 1 s (Ampere, except GA100, and newer): over a
-    // shorter window it reads mostly what ran before, so say so. The instantaneous readings, where
-    // recorded, are point samples of the window itself: say how many.
-    const auto window = detail_number(*c, "telemetry_window_s");
-    const auto instant = detail_number(*c, "power_instant_w");
-    const auto instant_n = detail_number(*c, "power_instant_readings");
-    std::string power = format_quantity(c->telemetry.power_w, "W");
-    if (instant)
-      power = format_quantity(*instant, "W") + " (instantaneous, median of " +
-              (instant_n ? format_fixed(*instant_n, 0) : std::string("?")) + " readings; NVML's power reading " +
-              power + ")";
-    const std::string lag = window && *window < 1.0 ? " (NVML's power reading is a trailing average over up "
-                                                      "to 1 s; the window lasted " +
-                                                          format_quantity(*window, "s") + ")"
-                                                    : "";
-    m.add_row({"power, temperature", power + ", " + format_fixed(c->telemetry.temp_c, 0) + " C" + lag});
+    m.add_row({"power, temperature", power_text(*c) + ", " + format_fixed(c->telemetry.temp_c, 0) + " C" +
+                                         short_window_note(*c)});
     // Per watt, for comparing generations (compute and HBM, where the GPU's power is the cost), only from
     // the energy counter over a long back-to-back window (sustained mode): NVML's power reading averages
     // the last second, which a short case's window does not fill.
@@ -271,33 +309,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   }
 
   // A sustained ceiling's time series: when a drop came, with the clock and power beside it.
-  if (c->detail.is_object() && c->detail.contains("timeline") && c->detail["timeline"].is_array()) {
-    Table tl;
-    tl.columns = {"window", "rate", "SM clock", "power (1 s avg)"};
-    tl.right_aligned = {false, true, true, true, true, true};
-    // Columns for the instantaneous power and the energy counter's, where some bin has them.
-    bool instant = false, by_energy = false;
-    for (const json& bin : c->detail["timeline"]) {
-      instant = instant || (bin.is_object() && bin.contains("power_instant_w"));
-      by_energy = by_energy || (bin.is_object() && bin.contains("power_mean_w"));
-    }
-    if (instant) tl.columns.push_back("power (instant)");
-    if (by_energy) tl.columns.push_back("power (energy)");
-    auto field = [](const json& bin, const char* key, const std::string& unit) {
-      return bin.contains(key) && bin[key].is_number() ? format_quantity(bin[key].get<double>(), unit) : std::string("-");
-    };
-    for (const json& bin : c->detail["timeline"]) {
-      if (!bin.is_object()) continue;
-      const std::string from = bin.contains("start_s") && bin["start_s"].is_number() ? format_fixed(bin["start_s"].get<double>(), 1) : "?";
-      const std::string to = bin.contains("end_s") && bin["end_s"].is_number() ? format_fixed(bin["end_s"].get<double>(), 1) : "?";
-      std::vector<std::string> row{from + "-" + to + " s", field(bin, "rate", c->unit), field(bin, "sm_clock_hz", "Hz"),
-                                   field(bin, "power_w", "W")};
-      if (instant) row.push_back(field(bin, "power_instant_w", "W"));
-      if (by_energy) row.push_back(field(bin, "power_mean_w", "W"));
-      tl.add_row(row);
-    }
-    section("timeline", "over the window", tl);
-  }
+  section("timeline", "over the window", timeline_table(*c));
 
   if (!matrix.empty()) {
     Table g;
