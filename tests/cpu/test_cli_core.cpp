@@ -105,72 +105,76 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   EXPECT_NE(r.err.find("no ceiling 'hbm.cpy' in this profile (it has: hbm.copy, hbm.read"), std::string::npos) << r.err;
 }
 
-// Per watt only from the energy counter's mean power over a long back-to-back window: NVML's power
-// reading averages the last second, which a short case's window does not fill.
-TEST(CliShow, OneCeilingPerWattByTheEnergyCounterOnly) {
-  const std::string dir = test::scratch_dir("cli_show_per_watt");
-  json doc = read_json_file(kFixture);
-  json& gemm = doc["ceilings"][2];
-  ASSERT_EQ(gemm["name"], "gemm.bf16");
-  gemm["value"] = 690e12;
-  std::ofstream(dir + "/a.profile.json") << doc.dump();
-  auto r = run_cli({"show", dir + "/a.profile.json", "--ceiling", "gemm.bf16"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.find("per W"), std::string::npos) << r.out;  // a median power reading is not enough
-  EXPECT_EQ(r.out.find("trailing average"), std::string::npos) << r.out;  // window not recorded
+// `show --ceiling gemm.bf16` on the hand-written fixture with the detail a test gives it (690 W median
+// power reading, 690 TFLOP/s).
+class CliShowGemm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    doc_ = read_json_file(kFixture);
+    ASSERT_EQ(gemm()["name"], "gemm.bf16");
+    gemm()["value"] = 690e12;
+  }
+  json& gemm() { return doc_["ceilings"][2]; }
+  std::string show(const std::string& ceiling = "gemm.bf16") {
+    const std::string dir =
+        test::scratch_dir(std::string("cli_show_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    const std::string file = dir + "/p" + std::to_string(runs_++) + ".profile.json";
+    std::ofstream(file) << doc_.dump();
+    const auto r = run_cli({"show", file, "--ceiling", ceiling});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+  json doc_;
+  int runs_ = 0;
+};
 
-  gemm["detail"]["telemetry_window_s"] = 0.25;  // a short case: its power reading lags
-  std::ofstream(dir + "/short.profile.json") << doc.dump();
-  r = run_cli({"show", dir + "/short.profile.json", "--ceiling", "gemm.bf16"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("690 W, 63 C (NVML's power reading is a trailing average over up to 1 s; the window "
-                       "lasted 250 ms)"),
+// NVML's power reading lags (a trailing average over up to 1 s); the instantaneous readings are counted.
+TEST_F(CliShowGemm, PowerSaysWhatItIsAndHowManyReadingsStandBehindIt) {
+  EXPECT_EQ(show().find("trailing average"), std::string::npos);  // window not recorded
+  gemm()["detail"]["telemetry_window_s"] = 0.25;  // a short case: its power reading lags
+  std::string out = show();
+  EXPECT_NE(out.find("690 W, 63 C (NVML's power reading is a trailing average over up to 1 s; the window lasted "
+                     "250 ms)"),
             std::string::npos)
-      << r.out;
-  gemm["detail"]["power_instant_w"] = 661.0;  // point samples of the window, counted
-  gemm["detail"]["power_instant_readings"] = 3;
-  std::ofstream(dir + "/instant.profile.json") << doc.dump();
-  r = run_cli({"show", dir + "/instant.profile.json", "--ceiling", "gemm.bf16"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("661 W (instantaneous, median of 3 readings; NVML's power reading 690 W), 63 C (NVML's"),
+      << out;
+  gemm()["detail"]["power_instant_w"] = 661.0;
+  gemm()["detail"]["power_instant_readings"] = 3;
+  out = show();
+  EXPECT_NE(out.find("661 W (instantaneous, median of 3 readings; NVML's power reading 690 W), 63 C (NVML's"),
             std::string::npos)
-      << r.out;
-  gemm["detail"].erase("telemetry_window_s");
-  gemm["detail"].erase("power_instant_w");
-  gemm["detail"].erase("power_instant_readings");
+      << out;
+}
 
-  gemm["detail"]["power_mean_w"] = 600.0;
-  gemm["detail"]["energy_j"] = 9000.0;
-  doc["ceilings"][3]["detail"]["power_mean_w"] = 100.0;  // pcie.h2d
-  std::ofstream(dir + "/b.profile.json") << doc.dump();
-  r = run_cli({"show", dir + "/b.profile.json", "--ceiling", "gemm.bf16"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("1.15 TFLOP/s per W (mean power 600 W from the energy counter)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("9.00 kJ"), std::string::npos) << r.out;  // energy_j in joules
+// Per watt only from the energy counter's mean power over a long back-to-back window, and only where the
+// GPU's power is the cost.
+TEST_F(CliShowGemm, PerWattOnlyByTheEnergyCounter) {
+  EXPECT_EQ(show().find("per W"), std::string::npos);  // a median power reading is not enough
+  gemm()["detail"]["power_mean_w"] = 600.0;
+  gemm()["detail"]["energy_j"] = 9000.0;
+  doc_["ceilings"][3]["detail"]["power_mean_w"] = 100.0;  // pcie.h2d
+  const std::string out = show();
+  EXPECT_NE(out.find("1.15 TFLOP/s per W (mean power 600 W from the energy counter)"), std::string::npos) << out;
+  EXPECT_NE(out.find("9.00 kJ"), std::string::npos) << out;  // energy_j in joules
+  EXPECT_EQ(show("pcie.h2d").find("per W"), std::string::npos);  // a PCIe copy's cost is not the GPU's power
+}
 
-  gemm["detail"]["timeline"] = {{{"start_s", 0.0}, {"end_s", 1.0}, {"rate", 7.8e14}, {"sm_clock_hz", 1.98e9},
-                                  {"power_w", 690.0}},
-                                 {{"start_s", 1.0}, {"end_s", 2.2}, {"rate", 7.1e14}, {"power_w", 700.0}}};
-  std::ofstream(dir + "/c.profile.json") << doc.dump();
-  r = run_cli({"show", dir + "/c.profile.json", "--ceiling", "gemm.bf16"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("over the window"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("0.0-1.0 s  780 TFLOP/s  1.98 GHz            690 W"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1.0-2.2 s  710 TFLOP/s         -            700 W"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("power (energy)"), std::string::npos) << r.out;  // no bin has it: no column
-  gemm["detail"]["timeline"][1]["power_mean_w"] = 655.0;
-  gemm["detail"]["timeline"][0]["power_instant_w"] = 702.0;
-  std::ofstream(dir + "/d.profile.json") << doc.dump();
-  r = run_cli({"show", dir + "/d.profile.json", "--ceiling", "gemm.bf16"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("power (energy)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("power (instant)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("690 W            702 W               -"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("700 W                -           655 W"), std::string::npos) << r.out;
-
-  r = run_cli({"show", dir + "/b.profile.json", "--ceiling", "pcie.h2d"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.find("per W"), std::string::npos) << r.out;  // a PCIe copy's cost is not the GPU's power
+// A sustained ceiling's time series, with a column for each power source some bin has.
+TEST_F(CliShowGemm, TimelineWithAColumnPerPowerSource) {
+  gemm()["detail"]["timeline"] = {{{"start_s", 0.0}, {"end_s", 1.0}, {"rate", 7.8e14}, {"sm_clock_hz", 1.98e9},
+                                   {"power_w", 690.0}},
+                                  {{"start_s", 1.0}, {"end_s", 2.2}, {"rate", 7.1e14}, {"power_w", 700.0}}};
+  std::string out = show();
+  EXPECT_NE(out.find("over the window"), std::string::npos) << out;
+  EXPECT_NE(out.find("0.0-1.0 s  780 TFLOP/s  1.98 GHz            690 W"), std::string::npos) << out;
+  EXPECT_NE(out.find("1.0-2.2 s  710 TFLOP/s         -            700 W"), std::string::npos) << out;
+  EXPECT_EQ(out.find("power (energy)"), std::string::npos) << out;  // no bin has it: no column
+  gemm()["detail"]["timeline"][1]["power_mean_w"] = 655.0;
+  gemm()["detail"]["timeline"][0]["power_instant_w"] = 702.0;
+  out = show();
+  EXPECT_NE(out.find("power (energy)"), std::string::npos) << out;
+  EXPECT_NE(out.find("power (instant)"), std::string::npos) << out;
+  EXPECT_NE(out.find("690 W            702 W               -"), std::string::npos) << out;
+  EXPECT_NE(out.find("700 W                -           655 W"), std::string::npos) << out;
 }
 
 TEST(CliShow, BadInputIsExitCode2WithTheReason) {
