@@ -304,8 +304,9 @@ Profile profile_from_benchmark_json(const json& gb) {
   for (const Ceiling& c : profile.ceilings) {
     if (c.name.rfind("pcie.", 0) != 0) continue;
     auto raise = [&](std::optional<int>& into, const char* key) {
-      if (!c.detail.contains(key) || !c.detail[key].is_number()) return;
-      const int v = static_cast<int>(c.detail[key].get<double>());
+      const auto read = c.detail_number(key);
+      if (!read) return;
+      const int v = static_cast<int>(*read);
       if (v > 0 && (!into || *into < v)) into = v;
     };
     raise(profile.device.pcie.gen, "pcie_gen");

@@ -1,6 +1,7 @@
 // Names of NVML's clock-event reason bits.
 #include "ceilings/clock_events.hpp"
 
+#include <cmath>
 #include <utility>
 
 namespace ceilings::clock_events {
@@ -25,6 +26,11 @@ std::string names(std::uint64_t bits) {
   }
   if (bits & ~known) out += (out.empty() ? "" : ",") + std::string("other");
   return out.empty() ? "none" : out;
+}
+
+std::optional<std::uint64_t> from_number(double recorded) {
+  if (!(recorded >= 0) || recorded >= 18446744073709551616.0 || std::floor(recorded) != recorded) return std::nullopt;
+  return static_cast<std::uint64_t>(recorded);
 }
 
 }  // namespace ceilings::clock_events

@@ -38,10 +38,8 @@ const std::string kPerWatt = " per W";
 
 // The mean power of the energy counter over the ceiling's window, where it was followed.
 std::optional<double> mean_power(const Ceiling& c) {
-  if (!c.detail.is_object() || !c.detail.contains("power_mean_w") || !c.detail["power_mean_w"].is_number())
-    return std::nullopt;
-  const double w = c.detail["power_mean_w"].get<double>();
-  return w > 0 ? std::optional<double>(w) : std::nullopt;
+  const auto w = c.detail_number("power_mean_w");
+  return w && *w > 0 ? w : std::nullopt;
 }
 
 std::string unit_for(const std::string& ceiling) {

@@ -14,6 +14,13 @@
 
 namespace ceilings {
 
+std::optional<double> Ceiling::detail_number(const std::string& key) const {
+  if (!detail.is_object()) return std::nullopt;
+  const auto it = detail.find(key);
+  if (it == detail.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
 const Ceiling* Profile::find(const std::string& name) const {
   for (const Ceiling& c : ceilings)
     if (c.name == name) return &c;

@@ -878,9 +878,10 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     Check k = make(c.name, "HW/thermal slowdown");
     k.threshold_text = "none";
     k.source = "health rule slowdown (throttled flag, detail.throttle_reasons)";
-    const auto reasons = c.detail.is_object() ? c.detail.find("throttle_reasons") : c.detail.end();
-    const bool have_bits = c.detail.is_object() && reasons != c.detail.end() && reasons->is_number();
-    const std::uint64_t bits = have_bits ? reasons->get<std::uint64_t>() : 0;
+    const auto recorded = c.detail_number("throttle_reasons");
+    const auto reasons = recorded ? clock_events::from_number(*recorded) : std::nullopt;
+    const bool have_bits = reasons.has_value();
+    const std::uint64_t bits = reasons.value_or(0);
     // How much of the measurement a reason covered, where the telemetry counted it.
     auto in_readings = [&](const char* key) {
       const std::string n = readings_text(c, key);

@@ -111,7 +111,8 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
   if (ends("_w")) return format_quantity(x, "W");
   if (ends("_j")) return format_quantity(x, "J");
   if (ends("_share")) return format_percent(x, 1);
-  if (key == "throttle_reasons") return clock_events::names(static_cast<std::uint64_t>(x));
+  if (key == "throttle_reasons")
+    if (const auto bits = clock_events::from_number(x)) return clock_events::names(*bits);
   static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate)$");
   if (std::regex_match(key, in_ceiling_unit)) return format_quantity(x, ceiling_unit);
   std::ostringstream os;
@@ -123,26 +124,21 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
 
 namespace {
 
-std::optional<double> detail_number(const Ceiling& c, const char* key) {
-  if (!c.detail.is_object() || !c.detail.contains(key) || !c.detail[key].is_number()) return std::nullopt;
-  return c.detail[key].get<double>();
-}
-
 // The power of a measurement as its readings allow. NVML's power reading is a trailing average over up
 // to 1 s (Ampere, except GA100, and newer); the instantaneous readings, where recorded, are point samples
 // of the window itself: say how many.
 std::string power_text(const Ceiling& c) {
   const std::string reading = format_quantity(c.telemetry.power_w, "W");
-  const auto instant = detail_number(c, "power_instant_w");
+  const auto instant = c.detail_number("power_instant_w");
   if (!instant) return reading;
-  const auto n = detail_number(c, "power_instant_readings");
+  const auto n = c.detail_number("power_instant_readings");
   return format_quantity(*instant, "W") + " (instantaneous, median of " + (n ? format_fixed(*n, 0) : std::string("?")) +
          " readings; NVML's power reading " + reading + ")";
 }
 
 // Over a window shorter than NVML's averaging, its power reading is mostly what ran before: say so.
 std::string short_window_note(const Ceiling& c) {
-  const auto window = detail_number(c, "telemetry_window_s");
+  const auto window = c.detail_number("telemetry_window_s");
   if (!window || *window >= 1.0) return "";
   return " (NVML's power reading is a trailing average over up to 1 s; the window lasted " +
          format_quantity(*window, "s") + ")";
@@ -187,25 +183,25 @@ bool per_watt_applies(const std::string& name, const std::string& unit) {
 }
 
 std::string readings_text(const Ceiling& c, const char* count_key) {
-  const auto n = detail_number(c, count_key), of = detail_number(c, "reason_readings");
+  const auto n = c.detail_number(count_key), of = c.detail_number("reason_readings");
   if (!n || !of || *of <= 0) return "";
   return format_fixed(*n, 0) + " of " + format_fixed(*of, 0) + " telemetry readings";
 }
 
 std::string throttle_text(const Ceiling& c) {
-  const std::uint64_t bits = static_cast<std::uint64_t>(detail_number(c, "throttle_reasons").value_or(0));
+  const std::uint64_t bits = clock_events::from_number(c.detail_number("throttle_reasons").value_or(0)).value_or(0);
   const std::uint64_t slowdowns = bits & clock_events::kSlowdownMask;
   std::string out = c.throttled || slowdowns ? "yes" : "no";
   if (slowdowns) out += ": " + clock_events::names(slowdowns);
   std::vector<std::string> how;
-  if (detail_number(c, "power_cap_readings").value_or(0) > 0)
+  if (c.detail_number("power_cap_readings").value_or(0) > 0)
     how.push_back("power cap in " + readings_text(c, "power_cap_readings"));
-  if (detail_number(c, "hw_slowdown_readings").value_or(0) > 0)
+  if (c.detail_number("hw_slowdown_readings").value_or(0) > 0)
     how.push_back("hardware slowdown in " + readings_text(c, "hw_slowdown_readings"));
-  const double window = detail_number(c, "telemetry_window_s").value_or(0);
+  const double window = c.detail_number("telemetry_window_s").value_or(0);
   for (const auto& [key, what] : {std::pair<const char*, const char*>{"power_violation_s", "power"},
                                   std::pair<const char*, const char*>{"thermal_violation_s", "thermal"}}) {
-    const auto held = detail_number(c, key);
+    const auto held = c.detail_number(key);
     if (!held || *held <= 0) continue;
     // The counters move in steps: a difference past the window means "all of it", not more.
     how.push_back(std::string("the ") + what + " limit held the clocks " +
@@ -266,7 +262,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
     // Per watt, for comparing generations (compute and HBM, where the GPU's power is the cost), only from
     // the energy counter over a long back-to-back window (sustained mode): NVML's power reading averages
     // the last second, which a short case's window does not fill.
-    if (const auto watts = detail_number(*c, "power_mean_w"); per_watt_applies(c->name, c->unit) && watts && *watts > 0)
+    if (const auto watts = c->detail_number("power_mean_w"); per_watt_applies(c->name, c->unit) && watts && *watts > 0)
       m.add_row({"per watt", format_quantity(c->value / *watts, c->unit) + " per W (mean power " +
                                  format_quantity(*watts, "W") + " from the energy counter)"});
   } else {

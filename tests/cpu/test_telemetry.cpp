@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -32,6 +33,12 @@ TEST(ClockEvents, NamesEveryBitAndSaysOtherForUnknownOnes) {
   EXPECT_EQ(clock_events::names(0x1ff), "gpu_idle,applications_clocks_setting,sw_power_cap,hw_slowdown,sync_boost,"
                                         "sw_thermal_slowdown,hw_thermal_slowdown,hw_power_brake_slowdown,"
                                         "display_clock_setting");
+}
+
+TEST(ClockEvents, AMaskReadBackFromAProfileIsAWholeNumberInRange) {
+  EXPECT_EQ(clock_events::from_number(68.0), 0x44u);
+  EXPECT_EQ(clock_events::from_number(0.0), 0u);
+  for (double bad : {-4.0, 4.5, 1.9e19, std::nan("")}) EXPECT_FALSE(clock_events::from_number(bad)) << bad;
 }
 
 TEST(ClockEvents, MasksSeparateTheWorkloadsPowerCapFromHardwareSlowdowns) {

@@ -2,6 +2,7 @@
 // mean that something other than the workload held the clock down. One table for bench and analysis.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace ceilings::clock_events {
@@ -24,5 +25,9 @@ constexpr std::uint64_t kSlowdownMask = kSwPowerCap | kHardwareSlowdownMask;
 
 // "sw_power_cap,hw_thermal_slowdown"; "none" for 0; bits NVML may add later: "other".
 std::string names(std::uint64_t bits);
+
+// A mask as a profile records it (a JSON number, so a double): its bits; nullopt for a negative, fractional,
+// too large or non-finite number, which no mask is.
+std::optional<std::uint64_t> from_number(double recorded);
 
 }  // namespace ceilings::clock_events

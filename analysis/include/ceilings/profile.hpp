@@ -28,6 +28,10 @@ struct Ceiling {
   bool throttled = false;
   Telemetry telemetry;
   json detail = json::object();
+
+  // A number in the detail; nullopt when it is absent or not a number (the detail is free-form, so its
+  // readers never throw on it).
+  std::optional<double> detail_number(const std::string& key) const;
 };
 
 struct Skipped {
