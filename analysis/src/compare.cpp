@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ceilings/qualify.hpp"
@@ -33,8 +34,6 @@ CompareDevice load_compare_device(const std::string& spec) {
 }
 
 namespace {
-
-const std::string kPerWatt = " per W";
 
 // The mean power of the energy counter over the ceiling's window, where it was followed.
 std::optional<double> mean_power(const Ceiling& c) {
@@ -80,22 +79,19 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   std::stable_sort(names.begin(), names.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
   // Per watt, for generations: after each ceiling that a profile measured with the energy counter
   // followed (the sustained GEMMs), its value over that mean power beside the datasheet peak over the TDP.
-  std::vector<std::string> rows;
+  std::vector<std::pair<std::string, bool>> rows;  // (ceiling, per watt)
   for (const std::string& n : names) {
-    rows.push_back(n);
+    rows.emplace_back(n, false);
     for (const auto& d : c.devices)
       if (const Ceiling* ce = d.profile ? d.profile->find(n) : nullptr;
           ce && per_watt_applies(ce->name, ce->unit) && mean_power(*ce)) {
-        rows.push_back(n + kPerWatt);
+        rows.emplace_back(n, true);
         break;
       }
   }
-  rows.push_back("memory.capacity");
-  for (const std::string& row_name : rows) {
-    const bool per_watt = row_name.size() > kPerWatt.size() &&
-                          row_name.compare(row_name.size() - kPerWatt.size(), kPerWatt.size(), kPerWatt) == 0;
-    const std::string n = per_watt ? row_name.substr(0, row_name.size() - kPerWatt.size()) : row_name;
-    CompareRow row{row_name, unit_for(n) + (per_watt ? "/W" : ""), {}};
+  rows.emplace_back("memory.capacity", false);
+  for (const auto& [n, per_watt] : rows) {
+    CompareRow row{per_watt ? n + " per W" : n, unit_for(n) + (per_watt ? "/W" : ""), {}};
     bool any = false;
     for (const auto& d : c.devices) {
       CompareCell cell;
