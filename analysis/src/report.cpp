@@ -24,6 +24,23 @@ std::optional<double> datasheet_for(const Profile& profile, const Ceiling& c) {
   return std::nullopt;
 }
 
+namespace {
+
+// The slowdown reasons a ceiling was measured under, from its detail (0 where none were recorded).
+std::uint64_t slowdown_bits(const Ceiling& c) {
+  const auto bits = clock_events::from_number(c.detail_number("throttle_reasons").value_or(0)).value_or(0);
+  return bits & clock_events::kSlowdownMask;
+}
+
+// The table's throttled cell: which slowdown, at a glance (the power cap under load is how a GPU runs; a
+// hardware slowdown is not), "yes" where the reasons were not recorded.
+std::string throttled_cell(const Ceiling& c) {
+  if (const std::uint64_t bits = slowdown_bits(c)) return clock_events::names(bits);
+  return c.throttled ? "yes" : "no";
+}
+
+}  // namespace
+
 Table ceilings_table(const Profile& p) {
   Table t;
   t.columns = {"ceiling", "value", "datasheet", "% datasheet", "cv", "samples", "SM clock", "throttled"};
@@ -34,7 +51,7 @@ Table ceilings_table(const Profile& p) {
                ds && *ds > 0 ? format_percent(c.value / *ds) : "-", format_percent(c.cv, 2),
                std::to_string(c.samples),
                c.telemetry.available ? format_quantity(c.telemetry.sm_clock_hz, "Hz") : "n/a",
-               c.throttled ? "yes" : "no"});
+               throttled_cell(c)});
   }
   for (const Skipped& s : p.skipped) t.add_row({s.name, "skipped", "", "", "", "", "", s.reason});
   for (const Skipped& s : p.errors) t.add_row({s.name, "ERROR", "", "", "", "", "", s.reason});
@@ -189,8 +206,7 @@ std::string readings_text(const Ceiling& c, const char* count_key) {
 }
 
 std::string throttle_text(const Ceiling& c) {
-  const std::uint64_t bits = clock_events::from_number(c.detail_number("throttle_reasons").value_or(0)).value_or(0);
-  const std::uint64_t slowdowns = bits & clock_events::kSlowdownMask;
+  const std::uint64_t slowdowns = slowdown_bits(c);
   std::string out = c.throttled || slowdowns ? "yes" : "no";
   if (slowdowns) out += ": " + clock_events::names(slowdowns);
   std::vector<std::string> how;

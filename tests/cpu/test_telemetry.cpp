@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -292,6 +294,28 @@ TEST(ThrottleText, SaysWhyAndHowMuchOfTheTime) {
   EXPECT_EQ(throttle_text(c), "yes: sw_power_cap (the power limit held the clocks for all of the 1.20 s)");
   c.detail = json::object();  // a profile from before these counters: the flag alone
   EXPECT_EQ(throttle_text(c), "yes");
+}
+
+// The ceilings table says which slowdown at a glance: the power cap is how a GPU runs under load.
+TEST(ThrottleText, TheTablesCellNamesTheSlowdown) {
+  Profile p;
+  p.device.name = "NVIDIA H200";
+  for (const auto& [name, throttled, reasons] :
+       {std::tuple<const char*, bool, json>{"gemm.bf16", true, 0x4}, {"gemm.fp16", true, 0x44},
+        {"gemm.fp8_e4m3", true, nullptr}, {"hbm.copy", false, 0x1}, {"hbm.read", false, nullptr}}) {
+    Ceiling c;
+    c.name = name;
+    c.unit = "FLOP/s";
+    c.value = 1e14;
+    c.throttled = throttled;
+    if (!reasons.is_null()) c.detail["throttle_reasons"] = reasons;
+    p.ceilings.push_back(c);
+  }
+  const Table t = ceilings_table(p);
+  ASSERT_EQ(t.rows.size(), 5u);
+  std::vector<std::string> cells;
+  for (const auto& row : t.rows) cells.push_back(row.back());
+  EXPECT_EQ(cells, (std::vector<std::string>{"sw_power_cap", "sw_power_cap,hw_thermal_slowdown", "yes", "no", "no"}));
 }
 
 }  // namespace

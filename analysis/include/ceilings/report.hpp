@@ -10,7 +10,8 @@ namespace ceilings {
 // The datasheet value for a ceiling: the one stored in the profile, else the embedded table's.
 std::optional<double> datasheet_for(const Profile& profile, const Ceiling& ceiling);
 
-// Rows: ceiling, value, datasheet, % of datasheet, cv, samples, SM clock, throttled.
+// Rows: ceiling, value, datasheet, % of datasheet, cv, samples, SM clock, throttled (the slowdown reasons
+// recorded, e.g. "sw_power_cap", else yes or no).
 Table ceilings_table(const Profile& profile);
 // The header lines above the table: device, host, when, which tool.
 std::string profile_summary(const Profile& profile);
