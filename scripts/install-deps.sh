@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Installs what ceilings builds against on Debian/Ubuntu (the CUDA Toolkit itself is assumed):
 # CMake, Ninja, a C++17 compiler, Google Benchmark, nlohmann/json, CLI11, GoogleTest.
-# Pass --slurm to add the Slurm and munge packages the fleet integration test uses.
+# Pass --slurm to add the Slurm and munge packages the fleet integration test uses, and --sass to add
+# cuobjdump and nvdisasm (the SASS test reads the kernels' machine code with them) where the toolkit lacks them.
 set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(cmake ninja-build g++ make git libbenchmark-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev)
+sass=0
 for arg in "$@"; do
   case "$arg" in
     --slurm) pkgs+=(slurmctld slurmd slurm-client munge) ;;
-    *) echo "install-deps.sh: unknown option '$arg' (known: --slurm)" >&2; exit 2 ;;
+    --sass) sass=1 ;;
+    *) echo "install-deps.sh: unknown option '$arg' (known: --slurm, --sass)" >&2; exit 2 ;;
   esac
 done
+if ((sass)) && ! python3 -m pip --version >/dev/null 2>&1; then pkgs+=(python3-pip); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,4 +27,28 @@ fi
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "install-deps.sh: nvcc not found: install the CUDA Toolkit (12.x or 13.x) first" >&2
   exit 3
+fi
+# cuobjdump and nvdisasm: a full toolkit has them beside nvcc; a trimmed one (a container's, CI's) may not.
+# NVIDIA publishes both as PyPI wheels; they go into .tools/ of this checkout (git ignores it), where
+# CMake looks for them, and nothing is installed system-wide. Without them the SASS test skips.
+if ((sass)); then
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  cuda_bin=$(dirname "$(readlink -f "$nvcc")")
+  if [ -x "$cuda_bin/cuobjdump" ] && [ -x "$cuda_bin/nvdisasm" ]; then
+    :
+  elif [ -x "$repo/.tools/bin/cuobjdump" ] && [ -x "$repo/.tools/bin/nvdisasm" ]; then
+    :
+  else
+    rm -rf "$repo/.tools"
+    # --target installs into a folder of its own, so no system or user site-packages is touched.
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$repo/.tools/pip" \
+      nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+    mkdir -p "$repo/.tools/bin"
+    for tool in cuobjdump nvdisasm; do
+      found=$(find "$repo/.tools/pip" -path "*/bin/$tool" -type f | head -n 1)
+      if [ -z "$found" ]; then echo "install-deps.sh: the $tool wheel holds no bin/$tool" >&2; exit 3; fi
+      chmod +x "$found"
+      ln -sfr "$found" "$repo/.tools/bin/$tool"
+    done
+  fi
 fi

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Checks that the cache hints and load kinds the memory kernels ask for in PTX become the sm_90
 # machine instructions they are meant to be (ptxas maps some PTX qualifiers in surprising ways:
-# an explicit ld.global.ca becomes a CTA-scope strong load, for instance), and that no kernel spills.
-# Usage: check_sass.sh <libceilings_kernels.a or object> [cuda bin dir]. Exit 77 (skipped) without cuobjdump.
+# an explicit ld.global.ca becomes a CTA-scope strong load, for instance), that the FMA peak kernels
+# keep every unrolled FMA of every chain as one instruction, and that no kernel spills.
+# Usage: check_sass.sh <libceilings_kernels.a or object> [cuobjdump]. Exit 77 (skipped) without cuobjdump
+# (scripts/install-deps.sh --sass installs it, with the nvdisasm it needs, where the toolkit lacks them).
 set -uo pipefail
 lib=$1
-cuda_bin=${2:-}
-cuobjdump=$(command -v cuobjdump || true)
-[ -z "$cuobjdump" ] && [ -n "$cuda_bin" ] && [ -x "$cuda_bin/cuobjdump" ] && cuobjdump=$cuda_bin/cuobjdump
+cuobjdump=${2:-}
+[ -n "$cuobjdump" ] && [ ! -x "$cuobjdump" ] && cuobjdump=""
+[ -z "$cuobjdump" ] && cuobjdump=$(command -v cuobjdump || true)
 if [ -z "$cuobjdump" ]; then echo "cuobjdump not found: SASS check skipped"; exit 77; fi
 sass=$(mktemp)
 trap 'rm -f "$sass"' EXIT
@@ -44,6 +46,18 @@ expect_not() {  # expect_not <function regex> <instruction regex> <why>
   fi
 }
 
+expect_count() {  # expect_count <function regex> <instruction regex> <at least> <what it means>
+  local body n
+  body=$(function_sass "$1")
+  if [ -z "$body" ]; then echo "FAIL: no function matches $1"; fail=1; return; fi
+  n=$(grep -cE "$2" <<<"$body")
+  if [ "$n" -lt "$3" ]; then
+    echo "FAIL: $1 has $n of $2, fewer than $3 ($4)"; fail=1
+  else
+    echo "ok:   $1 has $n of $2 (at least $3)"
+  fi
+}
+
 # HBM streaming: hint 1 = evict-first loads and stores, hint 2 = non-coherent L1-no-allocate loads
 # with a 256-byte L2 prefetch; every access 16 bytes wide.
 for u in 2 4 8; do
@@ -63,4 +77,12 @@ expect "16smem_read_kernel" "LDS\.128" "16-byte shared-memory load"
 expect "12chase_kernelILb1E" "LDG\.E " "plain L1-cacheable load"
 expect_not "12chase_kernelILb1E" "LDG\.E\.STRONG" "a strong load need not hit L1"
 expect "12chase_kernelILb0E" "LDG\.E\.STRONG\.GPU" "L2-only load"
+# FMA peaks: kFmaChains (8) chains of kFmaUnroll (63) FMAs per trip, each one machine FMA on the CUDA cores
+# (not folded, not turned into tensor-core MMAs), so 504 in the loop at least.
+expect_count "10fma_kernelIfE" "FFMA R" 504 "fp32 FMA chains"
+expect_count "10fma_kernelIdE" "DFMA R" 504 "fp64 FMA chains"
+expect_count "10fma_kernelI7__half2E" "HFMA2 R" 504 "packed fp16 FMA chains"
+expect_count "10fma_kernelI14__nv_bfloat162E" "HFMA2\\.BF16_V2 R" 504 "packed bf16 FMA chains"
+# No kernel of the library spills to local memory.
+expect_not "." "(LDL|STL)" "register spills to local memory"
 exit $fail
