@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: configure, build, run the tests (GPU ones included), `ceilings measure`
-# within a deadline, and judge the profile against the defaults and the H200 targets. Everything lands
+# One call on the GPU machine: configure, build, `ceilings measure` within a deadline, then the tests (GPU
+# ones first), and judge the profile against the defaults and the H200 targets. Everything lands
 # under $OUT in at most 8 files (what the device tool returns): env.txt, build.log, tests.log,
 # measure.log, qualify.txt (with every ceiling in full after the verdicts), h200.profile.json,
 # h200.bench.json, and sanitize.log with --sanitize.
 # The tail of stdout is a short summary.
 #
 # Prepare here first: bash bench/scripts/prepare-device-deps.sh (carry .device-deps).
-# Usage (on the device): OUT=$OUT bash bench/scripts/device-check.sh [--deadline S] [--no-tests]
+# Usage (on the device): OUT=$OUT bash bench/scripts/device-check.sh [--deadline S] [--tests-s S] [--no-tests]
 #                        [--quick] [--filter REGEX] [-- more `ceilings measure` arguments]
 #   --deadline S   seconds from the start of this script by which everything must be done (default 540):
-#                  `ceilings measure` gets what is left, less 30 s, as its --timeout; a run cut there
-#                  keeps every case it finished (the profile says it is incomplete)
-#   --no-tests     skip ctest (saves a minute when only the numbers are wanted)
+#                  `ceilings measure` runs first and gets what is left, less 20 s and the time kept for
+#                  the tests, as its --timeout; a run cut there keeps every case it finished (the profile
+#                  says it is incomplete)
+#   --tests-s S    seconds kept for the tests after the measurement (default 150; as much again for
+#                  --sanitize): the GPU tests first, then the CPU ones with what is left
+#   --no-tests     skip ctest (the measurement gets their time)
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-deadline=540 tests=1 sanitize=0 measure_args=()
+deadline=540 tests=1 tests_s=150 sanitize=0 measure_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --deadline) deadline=${2:?--deadline needs seconds}; shift 2 ;;
     --no-tests) tests=0; shift ;;
+    --tests-s) tests_s=${2:?--tests-s needs seconds}; shift 2 ;;
     --sanitize) sanitize=1; shift ;;
     --quick) measure_args+=(--quick); shift ;;
     --filter) measure_args+=(--filter "${2:?--filter needs a regex}"); shift 2 ;;
@@ -33,6 +37,13 @@ done
 OUT=${OUT:-/tmp/ceilings-out}
 mkdir -p "$OUT"
 left() { echo $((deadline - (SECONDS - start))); }
+# within CMD...: runs CMD with what is left of the deadline less 20 s, or not at all when under 30 s is left
+# (`timeout 0` would mean no limit).
+within() {
+  local t=$(( $(left) - 20 ))
+  if [ "$t" -lt 10 ]; then echo "not run (deadline): $*"; return 124; fi
+  timeout "$t" "$@"
+}
 
 {
   echo "date: $(date -u +%FT%TZ)"
@@ -63,30 +74,9 @@ deps=()
 } >"$OUT/build.log" 2>&1 || { grep -E "error|Error|FAILED" "$OUT/build.log" | head -30; tail -20 "$OUT/build.log"; exit 1; }
 echo "build: ok in $((SECONDS - start)) s"
 
-if [ "$tests" = 1 ]; then
-  # The Slurm test needs Debian's slurm packages, which the GPU machine has not: leave it out. GPU tests
-  # run one at a time (several of them compare timings, which a neighbour on the GPU would disturb).
-  {
-    ctest --test-dir build/device -LE 'slurm|gpu' --output-on-failure --timeout 180 -j8
-    timeout $(( $(left) / 3 )) ctest --test-dir build/device -L gpu --output-on-failure --timeout 180
-  } >"$OUT/tests.log" 2>&1
-  summary=$(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tr '\n' ' ')
-  echo "tests (cpu, then gpu): ${summary:-no summary (cut by the deadline?)}"
-  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$OUT/tests.log" | head -20
-  echo "tests skipped: $(grep -c '\*\*\*Skipped' "$OUT/tests.log")"
-fi
-
-if [ "$sanitize" = 1 ]; then
-  if command -v compute-sanitizer >/dev/null; then
-    timeout $(( $(left) / 3 )) compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
-      build/device/tests/ceilings_gpu_tests >"$OUT/sanitize.log" 2>&1
-    echo "compute-sanitizer memcheck: exit $? ($(grep -c '^========= Invalid\|^========= Leaked' "$OUT/sanitize.log") findings)"
-  else
-    echo "compute-sanitizer: not on this machine" | tee "$OUT/sanitize.log"
-  fi
-fi
-
-budget=$(( $(left) - 30 ))
+# The measurement first: it is what the session is lent the GPU for, and GEMM, the family the targets
+# hinge on most, runs last within it. The tests get the time kept back for them afterwards.
+budget=$(( $(left) - 20 - (tests ? tests_s : 0) - (sanitize ? tests_s : 0) ))
 [ "$budget" -lt 60 ] && budget=60
 echo "measure: --timeout $budget s"
 build/device/ceilings measure --out "$OUT/h200.profile.json" --timeout "$budget" "${measure_args[@]}" \
@@ -94,6 +84,31 @@ build/device/ceilings measure --out "$OUT/h200.profile.json" --timeout "$budget"
 rc=$?
 echo "measure exit: $rc after $((SECONDS - start)) s"
 grep -E "ERROR OCCURRED|timeout|kept the|no usable GPU|ceilings measure:" "$OUT/measure.log" | head -20
+
+if [ "$tests" = 1 ]; then
+  # GPU tests one at a time (several compare timings, which a neighbour on the GPU would disturb), then
+  # the CPU ones in parallel with what is left (they pass off the GPU machine too; here they check its
+  # CMake, Google Benchmark and toolkit). The Slurm test needs packages the GPU machine has not.
+  {
+    within ctest --test-dir build/device -L gpu --output-on-failure --timeout 180
+    echo "gpu tests: exit $?"
+    within ctest --test-dir build/device -LE 'slurm|gpu' --output-on-failure --timeout 120 -j8
+  } >"$OUT/tests.log" 2>&1
+  summary=$(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tr '\n' ' ')
+  echo "tests (gpu, then cpu): ${summary:-no summary (cut by the deadline?)}"
+  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$OUT/tests.log" | head -20
+  echo "tests skipped: $(grep -c '\*\*\*Skipped' "$OUT/tests.log")"
+fi
+
+if [ "$sanitize" = 1 ]; then
+  if command -v compute-sanitizer >/dev/null; then
+    within compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+      build/device/tests/ceilings_gpu_tests >"$OUT/sanitize.log" 2>&1
+    echo "compute-sanitizer memcheck: exit $? ($(grep -c '^========= Invalid\|^========= Leaked' "$OUT/sanitize.log") findings)"
+  else
+    echo "compute-sanitizer: not on this machine" | tee "$OUT/sanitize.log"
+  fi
+fi
 
 if [ -f "$OUT/h200.profile.json" ]; then
   # Each family's wall time and finished cases (measure.families): what the next call can afford.
