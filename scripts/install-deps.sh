@@ -14,7 +14,17 @@ for arg in "$@"; do
     *) echo "install-deps.sh: unknown option '$arg' (known: --slurm, --sass)" >&2; exit 2 ;;
   esac
 done
-if ((sass)) && ! python3 -m pip --version >/dev/null 2>&1; then pkgs+=(python3-pip); fi
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+# cuobjdump and nvdisasm: a full toolkit has both beside nvcc; a trimmed one (a container's, CI's) may not.
+sass_wheels=0
+if ((sass)); then
+  cuda_bin=$(dirname "$(readlink -f "$nvcc" || echo "$nvcc")")
+  if ! { [ -x "$cuda_bin/cuobjdump" ] && [ -x "$cuda_bin/nvdisasm" ]; } &&
+     ! { [ -x "$repo/.tools/bin/cuobjdump" ] && [ -x "$repo/.tools/bin/nvdisasm" ]; }; then
+    sass_wheels=1
+    python3 -m pip --version >/dev/null 2>&1 || pkgs+=(python3-pip)
+  fi
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -24,31 +34,22 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+if [ ! -x "$nvcc" ]; then
   echo "install-deps.sh: nvcc not found: install the CUDA Toolkit (12.x or 13.x) first" >&2
   exit 3
 fi
-# cuobjdump and nvdisasm: a full toolkit has them beside nvcc; a trimmed one (a container's, CI's) may not.
-# NVIDIA publishes both as PyPI wheels; they go into .tools/ of this checkout (git ignores it), where
-# CMake looks for them, and nothing is installed system-wide. Without them the SASS test skips.
-if ((sass)); then
-  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-  cuda_bin=$(dirname "$(readlink -f "$nvcc")")
-  if [ -x "$cuda_bin/cuobjdump" ] && [ -x "$cuda_bin/nvdisasm" ]; then
-    :
-  elif [ -x "$repo/.tools/bin/cuobjdump" ] && [ -x "$repo/.tools/bin/nvdisasm" ]; then
-    :
-  else
-    rm -rf "$repo/.tools"
-    # --target installs into a folder of its own, so no system or user site-packages is touched.
-    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$repo/.tools/pip" \
-      nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
-    mkdir -p "$repo/.tools/bin"
-    for tool in cuobjdump nvdisasm; do
-      found=$(find "$repo/.tools/pip" -path "*/bin/$tool" -type f | head -n 1)
-      if [ -z "$found" ]; then echo "install-deps.sh: the $tool wheel holds no bin/$tool" >&2; exit 3; fi
-      chmod +x "$found"
-      ln -sfr "$found" "$repo/.tools/bin/$tool"
-    done
-  fi
+# NVIDIA publishes cuobjdump and nvdisasm as PyPI wheels; they go into .tools/ of this checkout (git ignores
+# it), where CMake looks first, and nothing is installed system-wide. Without them the SASS test skips.
+if ((sass_wheels)); then
+  rm -rf "$repo/.tools"
+  # --target installs into a folder of its own, so no system or user site-packages is touched.
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps \
+    --target "$repo/.tools/pip" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+  mkdir -p "$repo/.tools/bin"
+  for tool in cuobjdump nvdisasm; do
+    found=$(find "$repo/.tools/pip" -path "*/bin/$tool" -type f | head -n 1)
+    if [ -z "$found" ]; then echo "install-deps.sh: the $tool wheel holds no bin/$tool" >&2; exit 3; fi
+    chmod +x "$found"
+    ln -sfr "$found" "$repo/.tools/bin/$tool"
+  done
 fi
