@@ -13,7 +13,7 @@
 #                  `ceilings measure` runs first and gets what is left, less 20 s and the time kept for
 #                  the tests, as its --timeout; a run cut there keeps every case it finished (the profile
 #                  says it is incomplete)
-#   --tests-s S    seconds kept for the tests after the measurement (default 150; as much again for
+#   --tests-s S    seconds kept for the tests after the measurement (default 100; as much again for
 #                  --sanitize): the GPU tests first, then the CPU ones with what is left
 #   --no-tests     skip ctest (the measurement gets their time)
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
@@ -21,7 +21,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-deadline=540 tests=1 tests_s=150 sanitize=0 measure_args=()
+deadline=540 tests=1 tests_s=100 sanitize=0 measure_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --deadline) deadline=${2:?--deadline needs seconds}; shift 2 ;;
