@@ -20,11 +20,12 @@ double fma_flops(FmaType type, std::size_t threads, int trips);
 
 // Each thread runs kFmaChains chains of x = fma(x, a, b), trips * kFmaUnroll times, and stores every
 // chain's final value to out[thread * kFmaChains + chain] (packed types: one 32-bit word per chain).
-// fp32/fp64 use a = 1 and a small dyadic b per chain, so x_n = x_0 + n*b exactly (the count is checked);
-// half2/bf162 use a = -1, so x alternates between x_0 and b - x_0 exactly (b != 2 x_0 for every chain):
+// a and b are the same for every chain and arrive as kernel arguments, so the compiler cannot fold the
+// chains, and most FMAs read just their chain's register (a and b come from the operand reuse cache).
+// fp32/fp64 use a = 1 and b = 2^-10, so x_n = x_0 + n*b exactly (the count is checked); half2/bf162 use
+// a = -1 and b = 1.125, so x alternates between x_0 and b - x_0 exactly (b != 2 x_0 for every chain):
 // only the parity of the step count is checked there, so callers run an odd number of trips, and a launch
 // that did no FMAs at all (x still x_0) fails the check.
-// a and b arrive as kernel arguments, so the compiler cannot fold the chain.
 void fma_peak(FmaType type, void* out, int blocks, int threads, int trips, cudaStream_t stream);
 
 // Counts the stored values that differ from the closed form (added to *mismatches).
