@@ -25,8 +25,8 @@ constexpr FmaCase kCases[] = {{k::FmaType::kFp32, "fp32", 4},
 void run_case(benchmark::State& state, FmaCase fc, int threads) {
   guarded(state, [&] {
     const Context& ctx = context();
-    // One full wave of resident blocks: more would leave a partial second wave (fp64 needs 38 registers, so
-    // fewer than 2048 threads fit per SM).
+    // One full wave of resident blocks, as many as the kernel's registers let the SM hold: more would leave a
+    // partial second wave.
     const int blocks_per_sm = k::fma_blocks_per_sm(fc.type, threads);
     if (blocks_per_sm <= 0) throw std::runtime_error("cannot read the FMA kernel's occupancy");
     const int blocks = ctx.prop.multiProcessorCount * blocks_per_sm;
