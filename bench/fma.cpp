@@ -1,4 +1,4 @@
-// CUDA-core FMA peaks: fma.fp32 (FFMA), fma.fp64 (DFMA), fma.fp16 (HFMA2 on half2), fma.bf16 (HFMA2.BF16 on
+// CUDA-core FMA peaks: fma.fp32 (FFMA), fma.fp64 (DFMA), fma.fp16 (HFMA2 on half2), fma.bf16 (HFMA2.BF16_V2 on
 // bfloat162). FLOPs = 2 per FMA, 4 per packed two-lane FMA; every chain's result checked against its closed form.
 #include <algorithm>
 #include <cmath>

@@ -132,8 +132,9 @@ int fma_blocks_per_sm(FmaType type, int threads) {
 }
 
 int fma_max_trips(FmaType type) {
-  // fp32: x0 + n 2^-10 needs a 2^-10 resolution, which a 24-bit significand keeps below 2^13 (x0 < 4):
-  // n < 2^22 steps. 2^20 leaves room to spare and is far above the ~30k steps of a 2 ms launch.
+  // A safe cap, not the limit. fp32: x0 + n 2^-10 needs a 2^-10 resolution, which a 24-bit significand keeps
+  // below 2^14 (x0 < 4): exact up to about 2^24 steps. 2^20 steps leaves room to spare and is far above the
+  // ~30k steps of a 2 ms launch. fp64 (53 bits) and the alternating packed chains are exact at any count.
   if (type == FmaType::kFp32) return (1 << 20) / kFmaUnroll;
   return 1 << 24;
 }

@@ -16,10 +16,13 @@ for arg in "$@"; do
 done
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 # cuobjdump and nvdisasm: a full toolkit has both beside nvcc; a trimmed one (a container's, CI's) may not.
+# The wheels are pinned (the SASS test reads the disassembler's mnemonics) and published for CUDA 13 only.
+sass_wheel_version=13.5.37
 sass_wheels=0
 if ((sass)); then
   cuda_bin=$(dirname "$(readlink -f "$nvcc" || echo "$nvcc")")
   if ! { [ -x "$cuda_bin/cuobjdump" ] && [ -x "$cuda_bin/nvdisasm" ]; } &&
+     ! { command -v cuobjdump && command -v nvdisasm; } >/dev/null 2>&1 &&
      ! { [ -x "$repo/.tools/bin/cuobjdump" ] && [ -x "$repo/.tools/bin/nvdisasm" ]; }; then
     sass_wheels=1
     python3 -m pip --version >/dev/null 2>&1 || pkgs+=(python3-pip)
@@ -39,17 +42,27 @@ if [ ! -x "$nvcc" ]; then
   exit 3
 fi
 # NVIDIA publishes cuobjdump and nvdisasm as PyPI wheels; they go into .tools/ of this checkout (git ignores
-# it), where CMake looks first, and nothing is installed system-wide. Without them the SASS test skips.
+# it), where CMake looks first, and nothing is installed system-wide. Without them the SASS test skips, so a
+# failure here is a warning, not an error.
 if ((sass_wheels)); then
   rm -rf "$repo/.tools"
-  # --target installs into a folder of its own, so no system or user site-packages is touched.
-  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps \
-    --target "$repo/.tools/pip" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
-  mkdir -p "$repo/.tools/bin"
-  for tool in cuobjdump nvdisasm; do
-    found=$(find "$repo/.tools/pip" -path "*/bin/$tool" -type f | head -n 1)
-    if [ -z "$found" ]; then echo "install-deps.sh: the $tool wheel holds no bin/$tool" >&2; exit 3; fi
-    chmod +x "$found"
-    ln -sfr "$found" "$repo/.tools/bin/$tool"
-  done
+  cuda_major=$("$nvcc" --version | sed -n 's/.*release \([0-9][0-9]*\)\..*/\1/p')
+  # --target installs into a folder of its own (and so past PEP 668's guard), touching no site-packages;
+  # PIP_ROOT_USER_ACTION rather than the flag, which pip before 22.1 (Ubuntu 22.04's) does not know.
+  if [ "$cuda_major" != 13 ]; then
+    echo "install-deps.sh: no cuobjdump/nvdisasm wheels for CUDA ${cuda_major:-?} (only 13): sass.kernels will skip" >&2
+  elif ! PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+      --target "$repo/.tools/pip" "nvidia-cuda-cuobjdump==$sass_wheel_version" \
+      "nvidia-cuda-nvdisasm==$sass_wheel_version"; then
+    echo "install-deps.sh: could not install cuobjdump/nvdisasm from PyPI: sass.kernels will skip" >&2
+    rm -rf "$repo/.tools"
+  else
+    mkdir -p "$repo/.tools/bin"
+    for tool in cuobjdump nvdisasm; do
+      found=$(find "$repo/.tools/pip" -path "*/bin/$tool" -type f -print -quit)
+      if [ -z "$found" ]; then echo "install-deps.sh: the $tool wheel holds no bin/$tool" >&2; exit 3; fi
+      chmod +x "$found"
+      ln -sfr "$found" "$repo/.tools/bin/$tool"
+    done
+  fi
 fi

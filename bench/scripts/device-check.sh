@@ -37,12 +37,13 @@ done
 OUT=${OUT:-/tmp/ceilings-out}
 mkdir -p "$OUT"
 left() { echo $((deadline - (SECONDS - start))); }
-# within CMD...: runs CMD with what is left of the deadline less 20 s, or not at all when under 30 s is left
-# (`timeout 0` would mean no limit).
+# within KEEP CMD...: runs CMD with what is left of the deadline less 20 s and KEEP s (kept for what comes
+# after it), or not at all when under 10 s would be left (`timeout 0` would mean no limit).
 within() {
-  local t=$(( $(left) - 20 ))
+  local t=$(( $(left) - 20 - $1 ))
+  shift
   if [ "$t" -lt 10 ]; then echo "not run (deadline): $*"; return 124; fi
-  timeout "$t" "$@"
+  timeout -k 10 "$t" "$@"
 }
 
 {
@@ -76,8 +77,11 @@ echo "build: ok in $((SECONDS - start)) s"
 
 # The measurement first: it is what the session is lent the GPU for, and GEMM, the family the targets
 # hinge on most, runs last within it. The tests get the time kept back for them afterwards.
-budget=$(( $(left) - 20 - (tests ? tests_s : 0) - (sanitize ? tests_s : 0) ))
-[ "$budget" -lt 60 ] && budget=60
+sanitize_s=$(( sanitize ? tests_s : 0 ))
+budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s ))
+# A late build still gets a short measurement: 60 s, or what is left of the deadline when less (10 s at least).
+[ "$budget" -lt 60 ] && budget=$(( $(left) - 20 < 60 ? $(left) - 20 : 60 ))
+[ "$budget" -lt 10 ] && budget=10
 echo "measure: --timeout $budget s"
 build/device/ceilings measure --out "$OUT/h200.profile.json" --timeout "$budget" "${measure_args[@]}" \
   >"$OUT/measure.log" 2>&1
@@ -90,9 +94,9 @@ if [ "$tests" = 1 ]; then
   # the CPU ones in parallel with what is left (they pass off the GPU machine too; here they check its
   # CMake, Google Benchmark and toolkit). The Slurm test needs packages the GPU machine has not.
   {
-    within ctest --test-dir build/device -L gpu --output-on-failure --timeout 180
+    within "$sanitize_s" ctest --test-dir build/device -L gpu --output-on-failure --timeout 180
     echo "gpu tests: exit $?"
-    within ctest --test-dir build/device -LE 'slurm|gpu' --output-on-failure --timeout 120 -j8
+    within "$sanitize_s" ctest --test-dir build/device -LE 'slurm|gpu' --output-on-failure --timeout 120 -j8
   } >"$OUT/tests.log" 2>&1
   summary=$(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tr '\n' ' ')
   echo "tests (gpu, then cpu): ${summary:-no summary (cut by the deadline?)}"
@@ -102,7 +106,7 @@ fi
 
 if [ "$sanitize" = 1 ]; then
   if command -v compute-sanitizer >/dev/null; then
-    within compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+    within 0 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
       build/device/tests/ceilings_gpu_tests >"$OUT/sanitize.log" 2>&1
     echo "compute-sanitizer memcheck: exit $? ($(grep -c '^========= Invalid\|^========= Leaked' "$OUT/sanitize.log") findings)"
   else

@@ -46,15 +46,21 @@ expect_not() {  # expect_not <function regex> <instruction regex> <why>
   fi
 }
 
-expect_count() {  # expect_count <function regex> <instruction regex> <at least> <what it means>
-  local body n
+# expect_chains <function regex> <FMA opcode regex> <at least> <registers> <what it means>: at least that many
+# chain FMAs (the destination is also the accumulating source: "FFMA R4, R4, ..." or "DFMA R4, Ra, R4, ...")
+# into at least that many distinct registers. Start-value arithmetic is not counted, and chains merged
+# into fewer registers (or packed two to an instruction) fail even where an unrolled trip loop repeats them.
+expect_chains() {
+  local body chains n regs
   body=$(function_sass "$1")
   if [ -z "$body" ]; then echo "FAIL: no function matches $1"; fail=1; return; fi
-  n=$(grep -cE "$2" <<<"$body")
-  if [ "$n" -lt "$3" ]; then
-    echo "FAIL: $1 has $n of $2, fewer than $3 ($4)"; fail=1
+  chains=$(grep -oE "$2 (R[0-9]+), (R[0-9]+(\.reuse)?, )?\1[ .,]" <<<"$body" | sed -E 's/^[^ ]+ (R[0-9]+),.*/\1/')
+  n=$(grep -c . <<<"$chains")
+  regs=$(sort -u <<<"$chains" | grep -c .)
+  if [ "$n" -lt "$3" ] || [ "$regs" -lt "$4" ]; then
+    echo "FAIL: $1 has $n chain $2 into $regs registers, fewer than $3 into $4 ($5)"; fail=1
   else
-    echo "ok:   $1 has $n of $2 (at least $3)"
+    echo "ok:   $1 has $n chain $2 into $regs registers (at least $3 into $4)"
   fi
 }
 
@@ -78,11 +84,11 @@ expect "12chase_kernelILb1E" "LDG\.E " "plain L1-cacheable load"
 expect_not "12chase_kernelILb1E" "LDG\.E\.STRONG" "a strong load need not hit L1"
 expect "12chase_kernelILb0E" "LDG\.E\.STRONG\.GPU" "L2-only load"
 # FMA peaks: kFmaChains (8) chains of kFmaUnroll (63) FMAs per trip, each one machine FMA on the CUDA cores
-# (not folded, not turned into tensor-core MMAs), so 504 in the loop at least.
-expect_count "10fma_kernelIfE" "FFMA R" 504 "fp32 FMA chains"
-expect_count "10fma_kernelIdE" "DFMA R" 504 "fp64 FMA chains"
-expect_count "10fma_kernelI7__half2E" "HFMA2 R" 504 "packed fp16 FMA chains"
-expect_count "10fma_kernelI14__nv_bfloat162E" "HFMA2\\.BF16_V2 R" 504 "packed bf16 FMA chains"
+# (not folded, not merged, not turned into tensor-core MMAs): at least 504 chain FMAs into 8 registers.
+expect_chains "10fma_kernelIfE" "FFMA" 504 8 "fp32 FMA chains"
+expect_chains "10fma_kernelIdE" "DFMA" 504 8 "fp64 FMA chains"
+expect_chains "10fma_kernelI7__half2E" "HFMA2" 504 8 "packed fp16 FMA chains"
+expect_chains "10fma_kernelI14__nv_bfloat162E" "HFMA2\\.BF16_V2" 504 8 "packed bf16 FMA chains"
 # No kernel of the library spills to local memory.
 expect_not "." "(LDL|STL)" "register spills to local memory"
 exit $fail

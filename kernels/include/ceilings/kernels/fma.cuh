@@ -1,4 +1,4 @@
-// CUDA-core FMA peaks: fma.fp32 (FFMA), fma.fp64 (DFMA), fma.fp16 (HFMA2 on half2), fma.bf16 (HFMA2.BF16 on
+// CUDA-core FMA peaks: fma.fp32 (FFMA), fma.fp64 (DFMA), fma.fp16 (HFMA2 on half2), fma.bf16 (HFMA2.BF16_V2 on
 // bfloat162). Independent chains per thread, results stored and checked against a closed form.
 #pragma once
 #include <cuda_runtime.h>
@@ -36,7 +36,7 @@ void count_fma_mismatches(FmaType type, const void* out, std::size_t threads, in
 // tail of a partial second wave); 0 when the runtime cannot say.
 int fma_blocks_per_sm(FmaType type, int threads);
 
-// Largest trips for which the fp32 closed form stays exact (x_0 + n*b within 24 bits).
+// A safe cap on trips: the fp32 closed form (x_0 + n*b within 24 bits) stays exact well beyond it.
 int fma_max_trips(FmaType type);
 
 }  // namespace ceilings::kernels
