@@ -25,20 +25,23 @@ __device__ inline float4 pattern_float4(std::size_t vec, std::uint32_t seed) {
   return make_float4(pattern_float(u.x), pattern_float(u.y), pattern_float(u.z), pattern_float(u.w));
 }
 
+// Every load is a weak, coherent one: a non-coherent (.nc, LDG.CONSTANT) load cannot alias a store, so
+// ptxas is free to move the copy kernel's stores up between its loads (LDG STG LDG LDG ... for unroll 4),
+// and each early store then stalls the warp until its load returns: fewer bytes in flight.
 template <int Hint, class T>
 __device__ inline T load(const T* p) {
+  static_assert(sizeof(T) == 16, "16-byte vectors only");
+  uint4 r;
   if constexpr (Hint == 1) {
-    return __ldcs(p);
+    asm volatile("ld.global.cs.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
   } else if constexpr (Hint == 2) {
-    static_assert(sizeof(T) == 16, "16-byte vectors only");
-    uint4 r;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+    asm volatile("ld.global.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
                  : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
                  : "l"(p));
-    return *reinterpret_cast<T*>(&r);
   } else {
-    return __ldg(p);
+    asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
   }
+  return *reinterpret_cast<T*>(&r);
 }
 
 template <int Hint, class T>

@@ -64,16 +64,33 @@ expect_chains() {
   fi
 }
 
-# HBM streaming: hint 1 = evict-first loads and stores, hint 2 = non-coherent L1-no-allocate loads
-# with a 256-byte L2 prefetch; every access 16 bytes wide.
+# expect_loads_first <function regex> <what it means>: in every matching function, no global store comes
+# before a global load (the unrolled loads all issue before the first store waits for its data).
+expect_loads_first() {
+  local order
+  order=$(function_sass "$1" | awk '/Function : /{printf "\n%s ", $3} /LDG/{printf "L"} /STG/{printf "S"}')
+  if [ -z "$order" ]; then echo "FAIL: no function matches $1"; fail=1; return; fi
+  if grep -E " [LS]*SL" <<<"$order"; then
+    echo "FAIL: $1 stores before it loads ($2)"; fail=1
+  else
+    echo "ok:   $1 loads before it stores"
+  fi
+}
+
+# HBM streaming: hint 0 = plain loads and stores, hint 1 = evict-first loads and stores, hint 2 =
+# L1-no-allocate loads with a 256-byte L2 prefetch; every access 16 bytes wide. No load is non-coherent
+# (.nc, LDG...CONSTANT): ptxas may hoist stores above those, which leaves fewer bytes in flight.
 for u in 2 4 8; do
   expect "11read_kernelILi${u}ELi1E" "LDG\.E\.EF\.128" "streaming 16-byte load"
-  expect "11read_kernelILi${u}ELi2E" "LDG\.E\.NA\.LTC256B\.128\.CONSTANT" "L1 no-allocate + L2 256B prefetch load"
+  expect "11read_kernelILi${u}ELi2E" "LDG\.E\.NA\.LTC256B\.128" "L1 no-allocate + L2 256B prefetch load"
+  expect "11copy_kernelILi${u}ELi0E" "LDG\.E\.128" "plain 16-byte load"
   expect "11copy_kernelILi${u}ELi1E" "STG\.E\.EF\.128" "streaming 16-byte store"
   expect "12write_kernelILi${u}ELi1E" "STG\.E\.EF\.128" "streaming 16-byte store"
   expect "12write_kernelILi${u}ELi0E" "STG\.E\.128" "plain 16-byte store"
-  expect "12triad_kernelILi${u}ELi2E" "LDG\.E\.NA\.LTC256B\.128\.CONSTANT" "prefetching load"
+  expect "12triad_kernelILi${u}ELi2E" "LDG\.E\.NA\.LTC256B\.128" "prefetching load"
 done
+expect_not "(read|copy|triad)_kernel" "LDG.*CONSTANT" "a non-coherent load lets stores move between the loads"
+expect_loads_first "(copy|triad)_kernel" "every unrolled load in flight before the first store"
 expect_not "(read|write|copy|triad)_kernel" "(LDL|STL)" "register spills to local memory"
 # l2.read: 16-byte loads that bypass L1 (L2 is the point of coherence of a .cg load).
 expect "14l2_read_kernel" "LDG\.E\.128\.STRONG\.GPU" "L2-only 16-byte load"
