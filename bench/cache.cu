@@ -2,6 +2,7 @@
 // and smem.read (shared memory, every SM at full occupancy). Bytes = bytes read; each launch's
 // wrapped sum of every word read is checked against the closed form.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,10 @@ namespace {
 namespace k = ceilings::kernels;
 
 constexpr std::uint32_t kSeed = 0x51ed270bu;
-constexpr int kL2Passes = 32;     // passes over the working set per launch: ~100 us per launch on Hopper
-constexpr int kSmemReps = 2048;   // reads of the block's whole shared array per launch
+// Odd counts: each launch's expected sum is the pattern's sum (a multiple of a large power of two for
+// these power-of-two-ish sizes) times the count, and an even count would leave the check fewer bits.
+constexpr int kL2Passes = 31;     // passes over the working set per launch: ~100 us per launch on Hopper
+constexpr int kSmemReps = 2047;   // reads of the block's whole shared array per launch
 
 std::uint32_t read_back(const DeviceBuffer<std::uint32_t>& sum, cudaStream_t stream) {
   std::uint32_t got = 0;
@@ -29,8 +32,12 @@ void run_l2_read(benchmark::State& state, double l2_fraction, int blocks_per_sm,
   guarded(state, [&] {
     const Context& ctx = context();
     if (ctx.l2_bytes == 0) unsupported("the device reports no L2 cache size");
-    const std::size_t bytes = static_cast<std::size_t>(l2_fraction * static_cast<double>(ctx.l2_bytes)) / 4096 * 4096;
-    const std::size_t n = bytes / sizeof(uint4);
+    // A whole number of vectors per thread (the kernel interleaves threads): every SM gets the same work.
+    const int blocks = ctx.prop.multiProcessorCount * blocks_per_sm;
+    const std::size_t per_pass = static_cast<std::size_t>(blocks) * threads;
+    const auto wanted = static_cast<std::size_t>(l2_fraction * static_cast<double>(ctx.l2_bytes)) / sizeof(uint4);
+    const std::size_t n = std::max<std::size_t>(1, wanted / per_pass) * per_pass;
+    const std::size_t bytes = n * sizeof(uint4);
     Stream stream;
     DeviceBuffer<uint4> buf(n);
     DeviceBuffer<std::uint32_t> sum(1);
@@ -38,7 +45,6 @@ void run_l2_read(benchmark::State& state, double l2_fraction, int blocks_per_sm,
     CEILINGS_LAUNCH_CHECK();
     CEILINGS_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, sizeof(std::uint32_t), stream.get()));
     stream.sync();
-    const int blocks = ctx.prop.multiProcessorCount * blocks_per_sm;
     MeasureSpec spec;
     spec.work = [&](cudaStream_t s) { k::l2_read(buf.get(), n, kL2Passes, sum.get(), blocks, threads, s); };
     const Measurement m = run_measurement(state, stream.get(), spec);

@@ -17,16 +17,20 @@ __device__ inline uint4 load_l2_only(const uint4* p) {
 
 constexpr int kL2Unroll = 4;
 
-__global__ void l2_read_kernel(const uint4* __restrict__ src, std::size_t n, int passes, std::uint32_t* sum) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * kL2Unroll;
+// Thread t of T reads vectors t, t + T, t + 2T, ...: a working set of k * T vectors gives every thread
+// (and every SM) the same k loads per pass, whatever the block size, so no SM finishes early.
+// At most 32 registers: two 1024-thread blocks per SM (full occupancy) must fit.
+__global__ void __launch_bounds__(1024, 2)
+    l2_read_kernel(const uint4* __restrict__ src, std::size_t n, int passes, std::uint32_t* sum) {
+  const std::size_t threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   std::uint32_t acc = 0;
   for (int p = 0; p < passes; ++p) {
-    for (std::size_t base = static_cast<std::size_t>(blockIdx.x) * blockDim.x * kL2Unroll + threadIdx.x; base < n;
-         base += stride) {
+    for (std::size_t base = tid; base < n; base += threads * kL2Unroll) {
       uint4 v[kL2Unroll];
 #pragma unroll
       for (int u = 0; u < kL2Unroll; ++u) {
-        const std::size_t i = base + static_cast<std::size_t>(u) * blockDim.x;
+        const std::size_t i = base + static_cast<std::size_t>(u) * threads;
         v[u] = i < n ? load_l2_only(src + i) : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
@@ -43,7 +47,8 @@ __device__ inline uint4 load_shared(const uint4* p) {
   return r;
 }
 
-__global__ void smem_read_kernel(int reps, std::uint32_t seed, std::uint32_t* sum) {
+// At most 32 registers, so that 2048 threads per SM fit in any block size the bench uses.
+__global__ void __launch_bounds__(1024, 2) smem_read_kernel(int reps, std::uint32_t seed, std::uint32_t* sum) {
   extern __shared__ uint4 buf[];
   const unsigned vectors = blockDim.x * kSmemVectorsPerThread;  // a power of two: the launcher checks
   const unsigned mask = vectors - 1;
