@@ -277,7 +277,9 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
     const std::size_t bytes = (g_bytes ? g_bytes : ctx.options.quick ? 64 * MiB : 256 * MiB) / 64 * 64;
     const std::size_t fan =
         shape == Shape::kOneToAll || shape == Shape::kAllToOne ? static_cast<std::size_t>(std::max(1, count - 1)) : 2;
-    require_memory(0, fan * bytes);
+    // Every copy has a source and a destination buffer, and in loopback (or at the hub of a fan) they
+    // all land on one GPU: 2 * fan buffers bound what any one device holds.
+    require_memory(0, 2 * fan * bytes);
 
     PeerMatrix matrix(count);
     std::map<std::string, double> per_device;  // aggregates: "dev_<i>" -> B/s

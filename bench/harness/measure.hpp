@@ -23,7 +23,10 @@ template <class T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t count) : count_(count) { ptr_ = static_cast<T*>(allocate(count * sizeof(T))); }
+  // No allocation for count 0 (cudaMalloc of 0 bytes is not documented to succeed): get() is null.
+  explicit DeviceBuffer(std::size_t count) : count_(count) {
+    if (count) ptr_ = static_cast<T*>(allocate(count * sizeof(T)));
+  }
   ~DeviceBuffer() { release(); }
   DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_) { o.ptr_ = nullptr; o.count_ = 0; }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {

@@ -24,6 +24,7 @@ enum Code : int {
   kTimeout = 10,
   kGpuIsLost = 15,
   kFunctionNotFound = 13,
+  kDeprecated = 26,  // what the calls NVML deprecated with CUDA 13 return once removed
   kUnknown = 999,
 };
 
@@ -33,7 +34,7 @@ struct Result {
   int code = kUnknown;
   T value{};
   bool ok() const { return code == kSuccess; }
-  bool unsupported() const { return code == kNotSupported || code == kFunctionNotFound; }
+  bool unsupported() const { return code == kNotSupported || code == kFunctionNotFound || code == kDeprecated; }
   std::optional<T> get() const { return ok() ? std::optional<T>(value) : std::nullopt; }
 };
 
