@@ -72,14 +72,23 @@ struct Tile {
 struct ShapeSearchParams {
   int sm_count = 132;
   std::vector<Tile> tiles{{128, 128}, {128, 256}, {256, 128}};
-  std::int64_t min_dim = 4096, max_dim = 16384;
+  std::int64_t min_dim = 1024, max_dim = 16384;
+  // Near-square shapes near 8192^2 in output area, each with these K values.
   std::vector<std::int64_t> k_values{8192, 4096, 16384};
+  // Long-K shapes: an output of the fewest whole waves a shape of at least min_dim can fill (and up to
+  // long_k_waves - 1 more), with K from long_k_min to long_k_max in steps of long_k_step (rounded up to the
+  // type's dim_multiple). Few output tiles and a long K keep every SM in its main loop and amortize the
+  // prologue and epilogue: where mamf-style searches find their best FLOP/s.
+  int long_k_waves = 2;
+  std::int64_t long_k_min = 8192, long_k_max = 16384, long_k_step = 2048;
   std::size_t memory_bytes = 0;  // 0: no limit; else one input set + output must fit
-  std::size_t max_candidates = 24;
+  std::size_t max_candidates = 48;
 };
-// Shapes worth measuring, best guesses first: 8192^3 (the reference) first, then shapes whose output
-// tiles fill the SMs in whole waves for one of the likely tile sizes, near-square and near 8192^2 in area
-// first. Every dimension is a multiple of `type.dim_multiple` (and of 128); no duplicates; deterministic.
+// Shapes worth measuring, best guesses first: 8192^3 (the reference) first, then, alternating, long-K shapes
+// (output tiles fill one or two whole waves, K 8192..16384) and near-square shapes near 8192^2 in area (with
+// K 8192, 4096, 16384). Both kinds fill the SMs in whole waves for at least one of the likely tile sizes;
+// shapes that do so for more of them come first. Every dimension is a multiple of `type.dim_multiple` (and
+// M, N of 128); no duplicates; every shape fits `memory_bytes`; deterministic.
 std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo& type);
 
 // The time-budgeted search: whether a candidate of `flops` should still be tried after `elapsed_s` of a
