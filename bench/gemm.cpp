@@ -234,7 +234,8 @@ void run_search(benchmark::State& state, gp::DType type) {
       try {
         lt::Problem p(type, s, g.fp8_fast_accum);
         const int sets = gp::rotation_sets(s, info, ctx.l2_bytes, budget);
-        if (sets == 0) continue;
+        // Not a `continue`: the attempt's time still counts toward the cost of the shapes so far.
+        if (sets == 0) unsupported(gp::shape_problem(s, info, budget));
         lt::Operands ops(p, sets, kSeed, stream.get());
         const lt::AlgoChoice c = lt::pick_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
         ++shapes_tried;
