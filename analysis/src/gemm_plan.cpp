@@ -330,6 +330,17 @@ std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo&
   return out;
 }
 
+int screening_algos(int algos) { return std::max(1, std::min(algos, std::max(2, algos / 4))); }
+
+std::vector<std::size_t> finalists(const std::vector<double>& rates, std::size_t count) {
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < rates.size(); ++i)
+    if (std::isfinite(rates[i]) && rates[i] > 0) idx.push_back(i);
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return rates[a] > rates[b]; });
+  if (idx.size() > count) idx.resize(count);
+  return idx;
+}
+
 bool search_should_try(double elapsed_s, double budget_s, double seconds_per_flop, double flops, int tried) {
   if (tried == 0) return true;
   if (!(elapsed_s < budget_s)) return false;

@@ -322,18 +322,70 @@ AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* wor
       reps = std::clamp(static_cast<int>(std::ceil(4e-3 / std::max(est, 1e-7))), 3, 30);
     }
     const double t = time_algo(p, ops, algo, workspace, workspace_bytes, reps, stream, &last);
-    if (t < best.seconds) {
-      best.seconds = t;
-      best.algo = algo;
-    }
+    if (std::isfinite(t)) best.ranked.push_back({algo, t});
   }
-  if (!std::isfinite(best.seconds))
+  if (best.ranked.empty())
     throw CheckError("cublasLtMatmul", std::string("every one of the ") + std::to_string(algos.size()) + " " +
                                            p.info().name + " candidates for " + gp::to_string(p.shape()) +
                                            " failed; last status " + cublasGetStatusName(last) + " (" +
                                            cublasGetStatusString(last) + ")",
                      __FILE__, __LINE__);
+  std::stable_sort(best.ranked.begin(), best.ranked.end(),
+                   [](const TimedAlgo& a, const TimedAlgo& b) { return a.seconds < b.seconds; });
+  best.algo = best.ranked.front().algo;
+  best.seconds = best.ranked.front().seconds;
   return best;
+}
+
+Verification run_and_verify(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo_t& algo, void* workspace,
+                            std::size_t workspace_bytes, cudaStream_t stream, int set) {
+  // A recognisable non-result first, so an algorithm that returns success without writing fails.
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(ops.c(), 0xff, gp::output_bytes(p.shape(), p.info()), stream));
+  const cublasStatus_t st = p.run(algo, ops.a(set), ops.b(set), ops.c(), workspace, workspace_bytes, stream);
+  CEILINGS_CUDA_CHECK(cudaGetLastError());
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    Verification v;
+    v.detail = std::string("cublasLtMatmul returned ") + cublasGetStatusName(st) + " (" + cublasGetStatusString(st) + ")";
+    return v;
+  }
+  CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return verify(p, ops, set, stream);
+}
+
+void keep_fastest_verified(AlgoChoice& choice, const std::string& what,
+                           const std::function<Verification(const cublasLtMatmulAlgo_t&)>& check) {
+  std::string first_failure;
+  for (std::size_t i = 0; i < choice.ranked.size(); ++i) {
+    const TimedAlgo& cand = choice.ranked[i];
+    const Verification v = check(cand.algo);
+    if (v.ok) {
+      choice.algo = cand.algo;
+      choice.seconds = cand.seconds;
+      choice.rejected = static_cast<int>(i);
+      if (i > 0)
+        choice.note = std::to_string(i) + " faster " + what + " failed verification, the fastest: " + first_failure;
+      return;
+    }
+    if (first_failure.empty()) first_failure = algo_info(cand.algo).describe() + ": " + v.detail;
+  }
+  throw std::runtime_error("every one of the " + std::to_string(choice.ranked.size()) + " timed " + what +
+                           " failed verification; the fastest, " + first_failure);
+}
+
+void keep_fastest_verified(AlgoChoice& choice, const Problem& p, const Operands& ops, void* workspace,
+                           std::size_t workspace_bytes, cudaStream_t stream) {
+  keep_fastest_verified(choice, std::string(p.info().name) + " algorithms for " + gp::to_string(p.shape()),
+                        [&](const cublasLtMatmulAlgo_t& algo) {
+                          return run_and_verify(p, ops, algo, workspace, workspace_bytes, stream);
+                        });
+}
+
+AlgoChoice pick_verified_algo(const Problem& p, const Operands& ops, int count, void* workspace,
+                              std::size_t workspace_bytes, cudaStream_t stream) {
+  AlgoChoice c = pick_algo(p, ops, count, workspace, workspace_bytes, stream);
+  keep_fastest_verified(c, p, ops, workspace, workspace_bytes, stream);
+  return c;
 }
 
 Verification verify(const Problem& p, const Operands& ops, int set, cudaStream_t stream, std::uint32_t seed) {

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,10 +90,17 @@ AlgoInfo algo_info(const cublasLtMatmulAlgo_t& algo);
 double time_algo(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo_t& algo, void* workspace,
                  std::size_t workspace_bytes, int reps, cudaStream_t stream, cublasStatus_t* status = nullptr);
 
+struct TimedAlgo {
+  cublasLtMatmulAlgo_t algo{};
+  double seconds = 0;  // per GEMM in the brief timing
+};
 struct AlgoChoice {
   cublasLtMatmulAlgo_t algo{};
   double seconds = 0;  // per GEMM in the brief timing
   int tried = 0;       // candidates the heuristic returned
+  std::vector<TimedAlgo> ranked;  // the candidates that ran, fastest first (the first is `algo`)
+  int rejected = 0;    // faster candidates that failed verification (pick_verified_algo)
+  std::string note;    // which failed and how, when one did
 };
 // Times every heuristic candidate (up to `count`) briefly and keeps the fastest. Throws
 // "unsupported: ..." when cuBLASLt has no algorithm, an error when none of them runs.
@@ -108,5 +116,23 @@ struct Verification {
 // Checks 16x16 sampled output elements (the whole output when smaller) of the GEMM on input set `set`,
 // whose result is in ops.c(), against the float64 reference computed from the same inputs copied back.
 Verification verify(const Problem& p, const Operands& ops, int set, cudaStream_t stream, std::uint32_t seed = 7);
+
+// Runs `algo` once on input set `set` and verifies its output; a failing cuBLAS status fails it too.
+Verification run_and_verify(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo_t& algo, void* workspace,
+                            std::size_t workspace_bytes, cudaStream_t stream, int set = 0);
+
+// Verifies `choice`'s candidates fastest first and keeps the first that passes: choice.algo and .seconds
+// become it, .rejected counts the faster ones that failed and .note names the first of them with its
+// failure. Throws (an error, not a skip) when every one fails, with the fastest one's failure.
+void keep_fastest_verified(AlgoChoice& choice, const Problem& p, const Operands& ops, void* workspace,
+                           std::size_t workspace_bytes, cudaStream_t stream);
+// The same with the check of one candidate given (tests inject failures); `what` names the problem in the
+// note and the error ("bf16 algorithms for 8192x8192x8192").
+void keep_fastest_verified(AlgoChoice& choice, const std::string& what,
+                           const std::function<Verification(const cublasLtMatmulAlgo_t&)>& check);
+
+// pick_algo, then keep_fastest_verified.
+AlgoChoice pick_verified_algo(const Problem& p, const Operands& ops, int count, void* workspace,
+                              std::size_t workspace_bytes, cudaStream_t stream);
 
 }  // namespace ceilings::bench::gemm

@@ -200,6 +200,18 @@ TEST(GemmPlan, LongKStepsRespectTheTypesMultiple) {
   EXPECT_EQ(ks, (std::set<std::int64_t>{8192, 9200, 10208})) << "steps of 1008";
 }
 
+TEST(GemmPlan, ScreeningUsesAFewAlgorithmsAndKeepsTheBestShapes) {
+  EXPECT_EQ(screening_algos(16), 4);
+  EXPECT_EQ(screening_algos(4), 2);
+  EXPECT_EQ(screening_algos(2), 2);
+  EXPECT_EQ(screening_algos(1), 1) << "never more than asked for";
+  EXPECT_EQ(screening_algos(64), 16);
+  const std::vector<double> rates{5.0, 0.0, 9.0, std::nan(""), 7.0, 9.0, 1.0};
+  EXPECT_EQ(finalists(rates, 3), (std::vector<std::size_t>{2, 5, 4}));
+  EXPECT_EQ(finalists(rates, 10), (std::vector<std::size_t>{2, 5, 4, 0, 6})) << "failed shapes never finalists";
+  EXPECT_TRUE(finalists({}, 3).empty());
+}
+
 TEST(GemmPlan, ShapeCandidatesRespectMemory) {
   ShapeSearchParams p;
   p.memory_bytes = std::size_t{600} << 20;  // 8192^3 fp64 needs 1.5 GiB: left out

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <string>
 
@@ -128,6 +129,50 @@ TEST(GemmGpu, UnwrittenOutputFailsVerification) {
     EXPECT_FALSE(v.ok) << t.name;
     EXPECT_GT(v.failed, 250) << t.name << ": " << v.detail;
   }
+}
+
+TEST(GemmGpu, FastestCandidateFailingVerificationFallsBackToTheNext) {
+  CEILINGS_REQUIRE_GPU();
+  Stream stream;
+  DeviceBuffer<std::uint8_t> ws(std::size_t{32} << 20);
+  Problem p(gp::DType::kBf16, {256, 128, 8192});
+  Operands ops(p, 2, 1234u, stream.get());
+  const AlgoChoice timed = pick_algo(p, ops, 8, ws.get(), ws.bytes(), stream.get());
+  ASSERT_FALSE(timed.ranked.empty());
+  for (std::size_t i = 1; i < timed.ranked.size(); ++i) EXPECT_LE(timed.ranked[i - 1].seconds, timed.ranked[i].seconds);
+  EXPECT_EQ(std::memcmp(&timed.algo, &timed.ranked[0].algo, sizeof timed.algo), 0) << "the choice is the fastest";
+  if (compute_capability() >= 90) ASSERT_GE(timed.ranked.size(), 2u) << "Hopper has several bf16 kernels";
+  if (timed.ranked.size() < 2) GTEST_SKIP() << "one bf16 candidate only: no fallback to test";
+  // The fastest is rejected (an injected failure), the next one is checked for real and kept.
+  AlgoChoice c = timed;
+  int calls = 0;
+  keep_fastest_verified(c, "bf16 algorithms for 256x128x8192", [&](const cublasLtMatmulAlgo_t& algo) {
+    if (calls++ == 0) return Verification{false, 256, 256, 1e9, "injected failure"};
+    return run_and_verify(p, ops, algo, ws.get(), ws.bytes(), stream.get());
+  });
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(c.rejected, 1);
+  EXPECT_EQ(std::memcmp(&c.algo, &timed.ranked[1].algo, sizeof c.algo), 0);
+  EXPECT_EQ(c.seconds, timed.ranked[1].seconds);
+  EXPECT_NE(c.note.find("injected failure"), std::string::npos) << c.note;
+  // Every candidate failing is an error (never a skip), naming the fastest one's failure.
+  AlgoChoice none = timed;
+  try {
+    keep_fastest_verified(none, "bf16 algorithms for 256x128x8192", [](const cublasLtMatmulAlgo_t&) {
+      return Verification{false, 256, 256, 1e9, "injected failure"};
+    });
+    ADD_FAILURE() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.rfind("unsupported:", 0), 0u) << what;
+    EXPECT_NE(what.find("failed verification"), std::string::npos) << what;
+    EXPECT_NE(what.find("injected failure"), std::string::npos) << what;
+  }
+  // The real check passes the fastest (no rejection, no note).
+  AlgoChoice real = pick_verified_algo(p, ops, 8, ws.get(), ws.bytes(), stream.get());
+  EXPECT_EQ(real.rejected, 0) << real.note;
+  EXPECT_TRUE(real.note.empty());
+  EXPECT_TRUE(run_and_verify(p, ops, real.algo, ws.get(), ws.bytes(), stream.get()).ok);
 }
 
 TEST(GemmGpu, Fp8NeedsMultiplesOf16) {

@@ -91,6 +91,13 @@ struct ShapeSearchParams {
 // M, N of 128); no duplicates; every shape fits `memory_bytes`; deterministic.
 std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo& type);
 
+// The search screens every shape with a few heuristic algorithms, then re-times its best few shapes with all
+// of them: how many to screen with, out of `algos` (max(2, algos / 4), never more than `algos`).
+int screening_algos(int algos);
+// The shapes the search re-times with every algorithm: the indices of the `count` highest finite positive
+// `rates`, highest first (ties: the earlier index first).
+std::vector<std::size_t> finalists(const std::vector<double>& rates, std::size_t count);
+
 // The time-budgeted search: whether a candidate of `flops` should still be tried after `elapsed_s` of a
 // `budget_s` budget, given the seconds per FLOP the candidates so far took (setup and algorithm timing
 // together; 0 when none has been measured). The first candidate always runs; a later one is skipped when
