@@ -127,25 +127,41 @@ cublasLtHandle_t lt_handle() {
   return handle;
 }
 
-std::string type_unsupported_reason(gp::DType type, const cudaDeviceProp& prop) {
-  const int cc = prop.major * 10 + prop.minor;
-  const std::string here = " (this device is " + std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
+TypeSupport type_support(gp::DType type, int cc_major, int cc_minor, int cublaslt_version) {
+  const int cc = cc_major * 10 + cc_minor;
+  const std::string here = " (this device is " + std::to_string(cc_major) + "." + std::to_string(cc_minor) + ")";
+  TypeSupport s;
   switch (type) {
     case gp::DType::kFp8E4m3:
     case gp::DType::kFp8E5m2:
-      if (cc < 89) return "fp8 GEMMs need compute capability 8.9 or newer" + here;
-      if (cublasLtGetVersion() < 110800) return "fp8 GEMMs need cuBLASLt 11.8 or newer";
-      return "";
+      if (cc < 89) {
+        s.unsupported = "fp8 GEMMs need compute capability 8.9 or newer" + here;
+      } else if (cublaslt_version < 111100) {  // cuBLAS 11.11 (CUDA 11.8) brought fp8 matmuls
+        const int v = cublaslt_version;
+        s.unsupported = "fp8 GEMMs need cuBLASLt 11.11 or newer (this is " + std::to_string(v / 10000) + "." +
+                        std::to_string(v / 100 % 100) + "." + std::to_string(v % 100) + ")";
+      }
+      break;
     case gp::DType::kTf32:
     case gp::DType::kBf16:
       // Before Ampere cuBLASLt would fall back to plain fp32 maths: not what the ceiling names.
-      if (cc < 80) return std::string(gp::dtype_info(type).name) + " tensor cores need compute capability 8.0+" + here;
-      return "";
+      if (cc < 80) s.unsupported = std::string(gp::dtype_info(type).name) + " tensor cores need compute capability 8.0+" + here;
+      break;
     case gp::DType::kInt8:
-      if (cc < 75) return "int8 tensor cores (IMMA) need compute capability 7.5+" + here;
-      return "";
-    default: return "";
+      if (cc < 75) s.unsupported = "int8 tensor cores (IMMA) need compute capability 7.5+" + here;
+      break;
+    default: break;
   }
+  s.guaranteed = s.unsupported.empty() && cc >= 90;
+  return s;
+}
+
+TypeSupport type_support(gp::DType type, const cudaDeviceProp& prop) {
+  return type_support(type, prop.major, prop.minor, static_cast<int>(cublasLtGetVersion()));
+}
+
+std::string type_unsupported_reason(gp::DType type, const cudaDeviceProp& prop) {
+  return type_support(type, prop).unsupported;
 }
 
 Problem::Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum)
@@ -224,12 +240,23 @@ std::vector<cublasLtMatmulAlgo_t> Problem::heuristic(int count, std::size_t work
   cublasLtMatmulPreferenceDestroy(pref);
   std::vector<cublasLtMatmulAlgo_t> out;
   if (st != CUBLAS_STATUS_SUCCESS) {
-    if (why) *why = std::string("cublasLtMatmulAlgoGetHeuristic returned ") + cublasGetStatusName(st);
+    if (why)
+      *why = std::string("cublasLtMatmulAlgoGetHeuristic returned ") + cublasGetStatusName(st) + " (" +
+             cublasGetStatusString(st) + ")";
     return out;
   }
-  for (int i = 0; i < returned; ++i)
-    if (res[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS) out.push_back(res[static_cast<std::size_t>(i)].algo);
-  if (out.empty() && why) *why = "cublasLtMatmulAlgoGetHeuristic returned no usable algorithm";
+  cublasStatus_t refused = CUBLAS_STATUS_SUCCESS;
+  for (int i = 0; i < returned; ++i) {
+    const auto& r = res[static_cast<std::size_t>(i)];
+    if (r.state == CUBLAS_STATUS_SUCCESS)
+      out.push_back(r.algo);
+    else if (refused == CUBLAS_STATUS_SUCCESS)
+      refused = r.state;
+  }
+  if (out.empty() && why)
+    *why = "cublasLtMatmulAlgoGetHeuristic returned CUBLAS_STATUS_SUCCESS with " + std::to_string(returned) +
+           " results and no usable algorithm" +
+           (refused != CUBLAS_STATUS_SUCCESS ? std::string("; first result's state ") + cublasGetStatusName(refused) : "");
   return out;
 }
 
@@ -302,13 +329,35 @@ double time_algo(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo
   return ms * 1e-3 / std::max(1, reps);
 }
 
+namespace {
+
+// The type's support on the current device.
+TypeSupport support_here(gp::DType type) {
+  int device = 0, major = 0, minor = 0;
+  CEILINGS_CUDA_CHECK(cudaGetDevice(&device));
+  CEILINGS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CEILINGS_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return type_support(type, major, minor, static_cast<int>(cublasLtGetVersion()));
+}
+
+}  // namespace
+
 AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* workspace, std::size_t workspace_bytes,
                      cudaStream_t stream) {
   std::string why;
   const auto algos = p.heuristic(count, workspace_bytes, &why);
-  if (algos.empty())
-    unsupported(std::string("cuBLASLt has no ") + p.info().name + " algorithm for " + gp::to_string(p.shape()) +
-                " on this device: " + why);
+  if (algos.empty()) {
+    const std::string what = std::string("cuBLASLt has no ") + p.info().name + " algorithm for " +
+                             gp::to_string(p.shape()) + " on this device: " + why;
+    const gp::Shape& s = p.shape();
+    const bool aligned = s.m % 16 == 0 && s.n % 16 == 0 && s.k % 16 == 0;
+    // Where the device and library document the type, an aligned shape without an algorithm is a fault
+    // (a broken install, a wrong descriptor), not a type to skip.
+    if (aligned && support_here(p.info().type).guaranteed)
+      throw CheckError("cublasLtMatmulAlgoGetHeuristic", what + " (" + p.info().name + " is supported on this device)",
+                       __FILE__, __LINE__);
+    unsupported(what);
+  }
   AlgoChoice best;
   best.tried = static_cast<int>(algos.size());
   best.seconds = std::numeric_limits<double>::infinity();

@@ -24,7 +24,16 @@ cublasLtHandle_t lt_handle();
 // fp8 operand scale factors (device scalars); their product times alpha scales the reference.
 constexpr float kFp8ScaleA = 0.5f, kFp8ScaleB = 0.25f;
 
-// Why this device or library cannot run the type ("" when it might: the heuristic has the last word).
+// Whether this device and library can run the type.
+struct TypeSupport {
+  std::string unsupported;  // why they cannot ("" when they can, or might: then the heuristic has the last word)
+  // They document the type (every type on compute capability 9.0+, with a cuBLASLt that has fp8): cuBLASLt
+  // finding no algorithm for an aligned shape is then a fault to report, not a type to skip.
+  bool guaranteed = false;
+};
+TypeSupport type_support(gp::DType type, int cc_major, int cc_minor, int cublaslt_version);
+TypeSupport type_support(gp::DType type, const cudaDeviceProp& prop);
+// type_support(...).unsupported.
 std::string type_unsupported_reason(gp::DType type, const cudaDeviceProp& prop);
 
 // Descriptors of D = alpha * op(A) op(B) with op(A) = A^T (A stored K x M, lda = K), op(B) = B (K x N,
@@ -42,7 +51,7 @@ class Problem {
   bool fast_accum() const { return fast_accum_; }
 
   // Up to `count` candidates from the heuristic for `workspace_bytes`; an empty list means cuBLASLt has
-  // no algorithm for this problem (`why` says what it answered).
+  // no algorithm for this problem (`why` says what it answered, with the cuBLAS status).
   std::vector<cublasLtMatmulAlgo_t> heuristic(int count, std::size_t workspace_bytes, std::string* why) const;
   // Enqueues one GEMM; returns the status instead of throwing (a candidate may fail).
   cublasStatus_t run(const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, void* c, void* workspace,
@@ -102,8 +111,9 @@ struct AlgoChoice {
   int rejected = 0;    // faster candidates that failed verification (pick_verified_algo)
   std::string note;    // which failed and how, when one did
 };
-// Times every heuristic candidate (up to `count`) briefly and keeps the fastest. Throws
-// "unsupported: ..." when cuBLASLt has no algorithm, an error when none of them runs.
+// Times every heuristic candidate (up to `count`) briefly and keeps the fastest. When cuBLASLt has no
+// algorithm: "unsupported: ..." where the type is not guaranteed here (type_support) or the shape is not a
+// multiple of 16, else an error naming the cuBLAS status. An error when none of them runs.
 AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* workspace, std::size_t workspace_bytes,
                      cudaStream_t stream);
 

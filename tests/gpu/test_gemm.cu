@@ -19,7 +19,9 @@ namespace {
 
 struct Ran {
   bool ran = false;
-  std::string skipped;
+  bool guaranteed = false;  // type_support(...).guaranteed: cuBLASLt must have an algorithm for aligned shapes
+  std::string skipped;      // "unsupported: ..." (or the device's reason)
+  std::string error;        // anything else that went wrong
   Verification v;
 };
 
@@ -34,29 +36,38 @@ Ran run_one(gp::DType type, const gp::Shape& shape, int check_set = 1, bool fp8_
   Ran r;
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
-  r.skipped = type_unsupported_reason(type, prop);
+  const TypeSupport support = type_support(type, prop);
+  r.guaranteed = support.guaranteed;
+  r.skipped = support.unsupported;
   if (!r.skipped.empty()) return r;
-  Stream stream;
-  DeviceBuffer<std::uint8_t> ws(std::size_t{32} << 20);
-  Problem p(type, shape, fp8_fast_accum);
-  Operands ops(p, 2, 1234u, stream.get());
-  AlgoChoice c;
   try {
-    c = pick_algo(p, ops, 4, ws.get(), ws.bytes(), stream.get());
-  } catch (const std::runtime_error& e) {
-    if (std::string(e.what()).rfind("unsupported:", 0) == 0) {
-      r.skipped = e.what();
-      return r;
-    }
-    throw;
+    Stream stream;
+    DeviceBuffer<std::uint8_t> ws(std::size_t{32} << 20);
+    Problem p(type, shape, fp8_fast_accum);
+    Operands ops(p, 2, 1234u, stream.get());
+    const AlgoChoice c = pick_algo(p, ops, 4, ws.get(), ws.bytes(), stream.get());
+    EXPECT_GE(algo_info(c.algo).id, 0);
+    EXPECT_FALSE(algo_info(c.algo).tile_name.empty());
+    EXPECT_EQ(p.run(c.algo, ops.a(1), ops.b(1), ops.c(), ws.get(), ws.bytes(), stream.get()), CUBLAS_STATUS_SUCCESS);
+    stream.sync();
+    r.v = verify(p, ops, check_set, stream.get());
+    r.ran = true;
+  } catch (const std::exception& e) {
+    (std::string(e.what()).rfind("unsupported:", 0) == 0 ? r.skipped : r.error) = e.what();
   }
-  EXPECT_GE(algo_info(c.algo).id, 0);
-  EXPECT_FALSE(algo_info(c.algo).tile_name.empty());
-  EXPECT_EQ(p.run(c.algo, ops.a(1), ops.b(1), ops.c(), ws.get(), ws.bytes(), stream.get()), CUBLAS_STATUS_SUCCESS);
-  stream.sync();
-  r.v = verify(p, ops, check_set, stream.get());
-  r.ran = true;
   return r;
+}
+
+// A type that could not run: a failure where the device guarantees it (every type on compute capability 9.0+)
+// or where something other than "unsupported" went wrong; else a printed skip.
+void expect_ran_or_skipped(const Ran& r, const char* what, bool may_skip = false) {
+  if (r.ran) return;
+  if (!r.error.empty())
+    ADD_FAILURE() << what << ": " << r.error;
+  else if (r.guaranteed && !may_skip)
+    ADD_FAILURE() << what << " is guaranteed on this device but did not run: " << r.skipped;
+  else
+    std::printf("[ skipped  ] %s: %s\n", what, r.skipped.c_str());
 }
 
 // Shapes every type must run and verify: non-square small, K large enough for the tolerances to matter (the
@@ -77,12 +88,12 @@ TEST(GemmGpu, EveryTypeVerifiesAtSmallShapes) {
     for (const gp::Shape& s : test_shapes(t)) {
       SCOPED_TRACE(std::string(t.name) + " " + gp::to_string(s));
       const Ran r = run_one(t.type, s);
+      if (hopper_or_newer) EXPECT_TRUE(r.guaranteed) << "every type is guaranteed on compute capability 9.0+";
       if (!r.ran) {
         // On Hopper cuBLASLt documents every one of these (the ragged int8 shape is the one it may lack a
         // kernel for); elsewhere a type may be missing.
-        const bool may_skip = !hopper_or_newer || (t.type == gp::DType::kInt8 && s.k % 16 != 0);
-        EXPECT_TRUE(may_skip) << "no algorithm: " << r.skipped;
-        std::printf("[ skipped  ] %s %s: %s\n", t.name, gp::to_string(s).c_str(), r.skipped.c_str());
+        const bool may_skip = t.type == gp::DType::kInt8 && s.k % 16 != 0;
+        expect_ran_or_skipped(r, (std::string(t.name) + " " + gp::to_string(s)).c_str(), may_skip);
         continue;
       }
       EXPECT_TRUE(r.v.ok) << r.v.detail;
@@ -97,7 +108,10 @@ TEST(GemmGpu, Fp8WithoutFastAccumulationVerifies) {
   CEILINGS_REQUIRE_GPU();
   for (gp::DType t : {gp::DType::kFp8E4m3, gp::DType::kFp8E5m2}) {
     const Ran r = run_one(t, {256, 128, 8192}, 1, false);
-    if (!r.ran) continue;
+    if (!r.ran) {
+      expect_ran_or_skipped(r, gp::dtype_info(t).name);
+      continue;
+    }
     EXPECT_TRUE(r.v.ok) << gp::dtype_info(t).name << ": " << r.v.detail;
   }
 }
@@ -108,7 +122,10 @@ TEST(GemmGpu, BrokenResultFailsVerification) {
   for (const auto& t : gp::all_dtypes()) {
     for (const gp::Shape& s : {gp::Shape{256, 128, 64}, gp::Shape{256, 128, 8192}}) {
       const Ran r = run_one(t.type, s, 0);
-      if (!r.ran) continue;
+      if (!r.ran) {
+        expect_ran_or_skipped(r, (std::string(t.name) + " " + gp::to_string(s)).c_str());
+        continue;
+      }
       EXPECT_FALSE(r.v.ok) << t.name << " " << gp::to_string(s);
       EXPECT_GT(r.v.failed, 100) << t.name << " " << gp::to_string(s) << ": " << r.v.detail;
     }
@@ -175,6 +192,32 @@ TEST(GemmGpu, FastestCandidateFailingVerificationFallsBackToTheNext) {
   EXPECT_TRUE(run_and_verify(p, ops, real.algo, ws.get(), ws.bytes(), stream.get()).ok);
 }
 
+// The support table itself: pure host logic, runs without a GPU.
+TEST(GemmTypes, EveryTypeIsGuaranteedOnHopperAndFp8NeedsCublasLt1111) {
+  for (const auto& t : gp::all_dtypes()) {
+    const TypeSupport hopper = type_support(t.type, 9, 0, 130001);
+    EXPECT_TRUE(hopper.unsupported.empty()) << t.name << ": " << hopper.unsupported;
+    EXPECT_TRUE(hopper.guaranteed) << t.name;
+    const TypeSupport ampere = type_support(t.type, 8, 0, 130001);
+    EXPECT_FALSE(ampere.guaranteed) << t.name << ": the heuristic has the last word before 9.0";
+  }
+  // fp8: compute capability 8.9 and cuBLASLt 11.11 (111100, CUDA 11.8); not 11.8 (110800).
+  EXPECT_NE(type_support(gp::DType::kFp8E4m3, 8, 0, 130001).unsupported.find("8.9"), std::string::npos);
+  EXPECT_TRUE(type_support(gp::DType::kFp8E4m3, 8, 9, 120000).unsupported.empty());
+  const TypeSupport old_lib = type_support(gp::DType::kFp8E4m3, 9, 0, 110800);
+  EXPECT_NE(old_lib.unsupported.find("11.11"), std::string::npos) << old_lib.unsupported;
+  EXPECT_NE(old_lib.unsupported.find("11.8.0"), std::string::npos) << "names the version found: " << old_lib.unsupported;
+  EXPECT_FALSE(old_lib.guaranteed);
+  EXPECT_FALSE(type_support(gp::DType::kFp8E5m2, 9, 0, 111099).unsupported.empty());
+  EXPECT_TRUE(type_support(gp::DType::kFp8E5m2, 9, 0, 111100).unsupported.empty());
+  EXPECT_TRUE(type_support(gp::DType::kFp8E5m2, 9, 0, 111100).guaranteed);
+  // The older gates stay.
+  EXPECT_FALSE(type_support(gp::DType::kInt8, 7, 0, 130001).unsupported.empty());
+  EXPECT_TRUE(type_support(gp::DType::kInt8, 7, 5, 130001).unsupported.empty());
+  EXPECT_FALSE(type_support(gp::DType::kBf16, 7, 5, 130001).unsupported.empty());
+  EXPECT_TRUE(type_support(gp::DType::kFp64, 6, 0, 130001).unsupported.empty());
+}
+
 TEST(GemmGpu, Fp8NeedsMultiplesOf16) {
   EXPECT_THROW(Problem(gp::DType::kFp8E4m3, {100, 36, 20}), std::invalid_argument);
   EXPECT_THROW(Problem(gp::DType::kInt8, {128, 128, 18}), std::invalid_argument);
@@ -190,12 +233,15 @@ TEST(GemmBench, ShortPassReportsVerifiedCeilings) {
                                    {}, 600);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
+  // On Hopper every type is guaranteed: none of these may be skipped, and each must give its three numbers.
+  const bool hopper_or_newer = compute_capability() >= 90;
   int values = 0;
   for (const auto& b : out.at("benchmarks")) {
     const std::string name = b.at("name");
     if (b.value("error_occurred", false)) {
       const std::string msg = b.value("error_message", "");
       EXPECT_EQ(msg.rfind("unsupported:", 0), 0u) << name << ": " << msg;
+      if (hopper_or_newer) ADD_FAILURE() << name << " was skipped on compute capability 9.0+: " << msg;
       continue;
     }
     EXPECT_EQ(b.value("verified", 0.0), 1.0) << name;
@@ -203,13 +249,26 @@ TEST(GemmBench, ShortPassReportsVerifiedCeilings) {
     EXPECT_GT(v, 1e12) << name;
     ++values;
   }
-  EXPECT_GE(values, 4 + 3) << "4 FMA cases and at least bf16's three GEMM ceilings";
+  EXPECT_GE(values, 4 + (hopper_or_newer ? 9 : 3)) << "4 FMA cases and three GEMM ceilings per type that can run";
   const Profile p = profile_from_benchmark_json(out);
   std::set<std::string> names;
   for (const auto& c : p.ceilings) names.insert(c.name);
-  for (const char* want : {"gemm.bf16", "gemm.bf16_ref8192", "gemm.bf16_sustained", "fma.fp32", "fma.fp64", "fma.fp16",
-                           "fma.bf16"})
-    EXPECT_TRUE(names.count(want)) << want;
+  std::vector<std::string> want{"gemm.bf16", "gemm.bf16_ref8192", "gemm.bf16_sustained", "fma.fp32", "fma.fp64",
+                                "fma.fp16", "fma.bf16"};
+  if (hopper_or_newer)
+    for (const char* t : {"fp8_e4m3", "int8"})
+      for (const char* variant : {"", "_ref8192", "_sustained"}) want.push_back(std::string("gemm.") + t + variant);
+  for (const std::string& w : want) EXPECT_TRUE(names.count(w)) << w;
+  if (hopper_or_newer) {
+    // int8 counts operations, not FLOPs; the search's detail names its shape and algorithm.
+    const Ceiling* int8 = p.find("gemm.int8");
+    ASSERT_NE(int8, nullptr);
+    EXPECT_EQ(int8->unit, "OP/s");
+    const Ceiling* fp8 = p.find("gemm.fp8_e4m3");
+    ASSERT_NE(fp8, nullptr);
+    for (const char* key : {"m", "n", "k", "algo_id", "tile_id", "stages_id", "splitk", "shapes_tried", "finalists"})
+      EXPECT_TRUE(fp8->detail.contains(key)) << key;
+  }
   // The sustained window as a time series: bins whose rates agree with the median chunk's. A 0.5 s window
   // is one bin, often too short for the energy counter to move three times: its power is a smoke check,
   // printed (MeasureGpu.EnergyCounterGivesAPlausibleMeanPower asserts the counter itself).
