@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -339,6 +340,27 @@ std::vector<std::size_t> finalists(const std::vector<double>& rates, std::size_t
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return rates[a] > rates[b]; });
   if (idx.size() > count) idx.resize(count);
   return idx;
+}
+
+std::vector<DType> measurement_order(std::vector<DType> types) {
+  static const DType kOrder[] = {DType::kBf16, DType::kFp8E4m3, DType::kInt8, DType::kFp16,
+                                 DType::kTf32, DType::kFp64,    DType::kFp32, DType::kFp8E5m2};
+  auto rank = [](DType t) {
+    return static_cast<int>(std::find(std::begin(kOrder), std::end(kOrder), t) - std::begin(kOrder));
+  };
+  std::stable_sort(types.begin(), types.end(), [&](DType a, DType b) { return rank(a) < rank(b); });
+  return types;
+}
+
+int gemm_ceiling_rank(const std::string& name) {
+  static const std::string kPrefix = "gemm.";
+  static const char* const kVariants[] = {"", "_ref8192", "_sustained"};
+  if (name.compare(0, kPrefix.size(), kPrefix) != 0) return -1;
+  const std::string rest = name.substr(kPrefix.size());
+  for (std::size_t t = 0; t < kTypes.size(); ++t)
+    for (int v = 0; v < 3; ++v)
+      if (rest == std::string(kTypes[t].name) + kVariants[v]) return static_cast<int>(t) * 3 + v;
+  return -1;
 }
 
 bool search_should_try(double elapsed_s, double budget_s, double seconds_per_flop, double flops, int tried) {

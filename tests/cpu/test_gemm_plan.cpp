@@ -212,6 +212,23 @@ TEST(GemmPlan, ScreeningUsesAFewAlgorithmsAndKeepsTheBestShapes) {
   EXPECT_TRUE(finalists({}, 3).empty());
 }
 
+TEST(GemmPlan, MeasurementOrderPutsTheWantedTypesFirst) {
+  std::vector<DType> all;
+  for (const auto& t : all_dtypes()) all.push_back(t.type);
+  EXPECT_EQ(measurement_order(all), (std::vector<DType>{DType::kBf16, DType::kFp8E4m3, DType::kInt8, DType::kFp16,
+                                                        DType::kTf32, DType::kFp64, DType::kFp32, DType::kFp8E5m2}));
+  EXPECT_EQ(measurement_order({DType::kFp64, DType::kInt8}), (std::vector<DType>{DType::kInt8, DType::kFp64}));
+  // The profile's order: the type table, then plain, reference, sustained.
+  EXPECT_LT(gemm_ceiling_rank("gemm.fp64"), gemm_ceiling_rank("gemm.fp64_sustained"));
+  EXPECT_LT(gemm_ceiling_rank("gemm.fp64_sustained"), gemm_ceiling_rank("gemm.fp32"));
+  EXPECT_LT(gemm_ceiling_rank("gemm.bf16_ref8192"), gemm_ceiling_rank("gemm.bf16_sustained"));
+  EXPECT_LT(gemm_ceiling_rank("gemm.fp8_e4m3_sustained"), gemm_ceiling_rank("gemm.fp8_e5m2"));
+  EXPECT_LT(gemm_ceiling_rank("gemm.fp8_e5m2_sustained"), gemm_ceiling_rank("gemm.int8"));
+  EXPECT_EQ(gemm_ceiling_rank("gemm.fp64"), 0);
+  for (const char* other : {"hbm.copy", "gemm.bf17", "gemm.bf16_other", "gemm.", "fma.fp16"})
+    EXPECT_EQ(gemm_ceiling_rank(other), -1) << other;
+}
+
 TEST(GemmPlan, ShapeCandidatesRespectMemory) {
   ShapeSearchParams p;
   p.memory_bytes = std::size_t{600} << 20;  // 8192^3 fp64 needs 1.5 GiB: left out

@@ -25,7 +25,7 @@ struct DTypeInfo {
   double acc_tolerance;      // plus this fraction of sum |a_i b_i| (input rounding, accumulation); 0, 0: exact
 };
 
-// Every type, in the order a default run measures them.
+// Every type, in table order (how profiles list them; measurement_order() is the order they run in).
 const std::vector<DTypeInfo>& all_dtypes();
 const DTypeInfo& dtype_info(DType type);
 // "bf16" -> DType; an unknown name throws InputError naming the valid ones.
@@ -97,6 +97,15 @@ int screening_algos(int algos);
 // The shapes the search re-times with every algorithm: the indices of the `count` highest finite positive
 // `rates`, highest first (ties: the earlier index first).
 std::vector<std::size_t> finalists(const std::vector<double>& rates, std::size_t count);
+
+// The order ceilings-bench measures the types in, most wanted first (a run cut short keeps these):
+// bf16, fp8_e4m3, int8, fp16, tf32, fp64, fp32, fp8_e5m2. `types` reordered so; unknown order kept otherwise.
+std::vector<DType> measurement_order(std::vector<DType> types);
+
+// Where a GEMM ceiling name ("gemm.bf16", "gemm.int8_sustained") sorts among the GEMM ceilings: by the type
+// table (all_dtypes()), then plain, _ref8192, _sustained. -1 for a name that is not a GEMM ceiling. Lets the
+// profile list GEMM ceilings in one order whatever order they were measured in.
+int gemm_ceiling_rank(const std::string& name);
 
 // The time-budgeted search: whether a candidate of `flops` should still be tried after `elapsed_s` of a
 // `budget_s` budget, given the seconds per FLOP the candidates so far took (setup and algorithm timing
