@@ -3,15 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ceilings/bench_json.hpp"
 #include "ceilings/gemm_plan.hpp"
+#include "ceilings/kernels/gemm_fill.cuh"
 #include "cli_runner.hpp"
 #include "gpu_test.hpp"
+#include "harness/check.hpp"
 #include "harness/gemm_lt.hpp"
 
 namespace ceilings::bench::gemm {
@@ -216,6 +220,45 @@ TEST(GemmTypes, EveryTypeIsGuaranteedOnHopperAndFp8NeedsCublasLt1111) {
   EXPECT_TRUE(type_support(gp::DType::kInt8, 7, 5, 130001).unsupported.empty());
   EXPECT_FALSE(type_support(gp::DType::kBf16, 7, 5, 130001).unsupported.empty());
   EXPECT_TRUE(type_support(gp::DType::kFp64, 6, 0, 130001).unsupported.empty());
+}
+
+TEST(GemmGpu, Fp64OperandsHaveFullMantissas) {
+  CEILINGS_REQUIRE_GPU();
+  // fp64 inputs are uniform in (-1, 1) with all 52 mantissa bits random (not a float's 24 widened, which
+  // leaves the low 29 zero), deterministic for a seed; the reference reads these same values back.
+  constexpr std::size_t n = std::size_t{1} << 16;
+  Stream stream;
+  DeviceBuffer<double> d(n), again(n), other(n);
+  kernels::fill_uniform(d.get(), n, kernels::FillType::kF64, 5u, stream.get());
+  kernels::fill_uniform(again.get(), n, kernels::FillType::kF64, 5u, stream.get());
+  kernels::fill_uniform(other.get(), n, kernels::FillType::kF64, 6u, stream.get());
+  std::vector<double> h(n), h_again(n), h_other(n);
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(h.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(h_again.data(), again.get(), n * 8, cudaMemcpyDeviceToHost, stream.get()));
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(h_other.data(), other.get(), n * 8, cudaMemcpyDeviceToHost, stream.get()));
+  stream.sync();
+  EXPECT_EQ(h, h_again) << "deterministic for a seed";
+  EXPECT_NE(h, h_other) << "another seed, other values";
+  int low_zero = 0, low_bit = 0, upper_binade = 0;
+  double sum = 0, sum_abs = 0;
+  for (double v : h) {
+    ASSERT_TRUE(std::isfinite(v));
+    ASSERT_GT(std::fabs(v), 0.0);
+    ASSERT_LT(std::fabs(v), 1.0);
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    low_zero += (bits & ((std::uint64_t{1} << 29) - 1)) == 0;
+    low_bit += static_cast<int>(bits & 1);
+    upper_binade += std::fabs(v) >= 0.5;
+    sum += v;
+    sum_abs += std::fabs(v);
+  }
+  EXPECT_LE(low_zero, 2) << "low 29 mantissa bits all zero (expected about n / 2^29)";
+  EXPECT_NEAR(low_bit / static_cast<double>(n), 0.5, 0.02) << "the last mantissa bit is random";
+  // Uniform in (-1, 1): mean 0, mean |v| 1/2, half of the magnitudes in [1/2, 1); bounds are ~9 sigma.
+  EXPECT_NEAR(sum / n, 0.0, 0.02);
+  EXPECT_NEAR(sum_abs / n, 0.5, 0.01);
+  EXPECT_NEAR(upper_binade / static_cast<double>(n), 0.5, 0.02);
 }
 
 TEST(GemmGpu, Fp8NeedsMultiplesOf16) {
