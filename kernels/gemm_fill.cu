@@ -9,26 +9,34 @@ namespace ceilings::kernels {
 
 namespace {
 
-__device__ __forceinline__ std::uint32_t mix(std::uint64_t x) {
+__device__ __forceinline__ std::uint64_t mix64(std::uint64_t x) {
   // splitmix64 finaliser: every output bit depends on every input bit.
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return static_cast<std::uint32_t>(x >> 32);
+  return x ^ (x >> 31);
 }
+
+__device__ __forceinline__ std::uint32_t mix(std::uint64_t x) { return static_cast<std::uint32_t>(mix64(x) >> 32); }
 
 // Uniform in [-1, 1) with 24 random bits; never exactly zero after the half-step offset.
 __device__ __forceinline__ float uniform_pm1(std::uint32_t h) {
   return (static_cast<float>(h >> 8) + 0.5f) * (2.0f / 16777216.0f) - 1.0f;
 }
 
+// Uniform in (-1, 1) with every one of the 52 mantissa bits random (a float's 24 bits would leave 29 of
+// them zero: a low-entropy operand for DGEMM): a random sign and mantissa, in the binade [2^-e, 2^(1-e))
+// with probability 2^-e (e = 1 + the leading zeros of a second random word), which is how the magnitude of
+// a uniform variable falls. Never zero (e <= 64).
+__device__ __forceinline__ double uniform_pm1_f64(std::uint64_t key) {
+  const std::uint64_t r = mix64(key);
+  const std::uint64_t e = 1 + static_cast<std::uint64_t>(__clzll(static_cast<long long>(mix64(r) | 1ull)));
+  const std::uint64_t bits = (r & 0x8000000000000000ull) | ((1023 - e) << 52) | (r & 0x000fffffffffffffull);
+  return __longlong_as_double(static_cast<long long>(bits));
+}
+
 template <class T>
 __device__ __forceinline__ T convert(std::uint32_t h);
-template <>
-__device__ __forceinline__ double convert<double>(std::uint32_t h) {
-  return static_cast<double>(uniform_pm1(h));
-}
 template <>
 __device__ __forceinline__ float convert<float>(std::uint32_t h) {
   return uniform_pm1(h);
@@ -54,12 +62,22 @@ __device__ __forceinline__ std::int8_t convert<std::int8_t>(std::uint32_t h) {
   return static_cast<std::int8_t>(static_cast<int>(h % 255u) - 127);
 }
 
+// Element value from its key (seed and index): the narrow types from 32 hashed bits, fp64 from 64.
+template <class T>
+__device__ __forceinline__ T element(std::uint64_t key) {
+  return convert<T>(mix(key));
+}
+template <>
+__device__ __forceinline__ double element<double>(std::uint64_t key) {
+  return uniform_pm1_f64(key);
+}
+
 template <class T>
 __global__ void fill_kernel(T* dst, std::size_t count, std::uint32_t seed) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::uint64_t salt = static_cast<std::uint64_t>(seed) << 40;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
-    dst[i] = convert<T>(mix(salt ^ i));
+    dst[i] = element<T>(salt ^ i);
 }
 
 template <class T>

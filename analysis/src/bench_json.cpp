@@ -9,6 +9,7 @@
 #include <set>
 
 #include "ceilings/datasheet.hpp"
+#include "ceilings/gemm_plan.hpp"
 #include "ceilings/timeline.hpp"
 #include "ceilings/units.hpp"
 
@@ -98,6 +99,24 @@ struct Candidate {
 
 bool better(const Candidate& a, const Candidate& b) {
   return higher_is_better(a.ceiling.unit) ? a.ceiling.value > b.ceiling.value : a.ceiling.value < b.ceiling.value;
+}
+
+// GEMM ceilings in one order (the type table's) whatever order ceilings-bench measured them in (it runs the
+// most wanted types first): the GEMM entries' own slots of `items` are refilled in gemm_ceiling_rank order,
+// every other entry stays where it is.
+template <class T, class Name>
+void order_gemm_ceilings(std::vector<T>& items, Name name) {
+  std::vector<std::size_t> slots;
+  std::vector<T> gemm;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (gemm::gemm_ceiling_rank(name(items[i])) >= 0) {
+      slots.push_back(i);
+      gemm.push_back(items[i]);
+    }
+  std::stable_sort(gemm.begin(), gemm.end(), [&](const T& a, const T& b) {
+    return gemm::gemm_ceiling_rank(name(a)) < gemm::gemm_ceiling_rank(name(b));
+  });
+  for (std::size_t j = 0; j < slots.size(); ++j) items[slots[j]] = std::move(gemm[j]);
 }
 
 }  // namespace
@@ -277,6 +296,7 @@ Profile profile_from_benchmark_json(const json& gb) {
     }
   }
 
+  order_gemm_ceilings(order, [](const std::string& n) { return n; });
   for (const std::string& name : order) {
     auto it = by_ceiling.find(name);
     if (it == by_ceiling.end()) {
@@ -316,6 +336,8 @@ Profile profile_from_benchmark_json(const json& gb) {
   profile.skipped.erase(std::remove_if(profile.skipped.begin(), profile.skipped.end(),
                                        [&](const Skipped& s) { return profile.find(s.name) != nullptr; }),
                         profile.skipped.end());
+  order_gemm_ceilings(profile.skipped, [](const Skipped& x) { return x.name; });
+  order_gemm_ceilings(profile.errors, [](const Skipped& x) { return x.name; });
   profile.raw = profile_to_json(profile);
   return profile;
 }

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "ceilings/error.hpp"
@@ -194,49 +196,171 @@ double wave_efficiency(const Shape& s, int tile_m, int tile_n, int sm_count) {
   return static_cast<double>(tiles) / static_cast<double>(waves * sm_count);
 }
 
+namespace {
+
+// K values from lo to hi in `step`, coarse to fine: hi, lo, then the midpoints of the intervals between
+// already listed values, breadth first (16384, 8192, 12288, 10240, 14336 for 8192..16384 in 2048s), so the
+// first few candidates of a budget-cut search already span the range.
+std::vector<std::int64_t> k_ladder(std::int64_t lo, std::int64_t hi, std::int64_t step) {
+  std::vector<std::int64_t> grid;
+  if (lo <= 0 || hi < lo || step <= 0) return grid;
+  for (std::int64_t k = lo; k <= hi; k += step) grid.push_back(k);
+  std::vector<std::int64_t> out;
+  if (grid.empty()) return out;
+  out.push_back(grid.back());
+  if (grid.size() > 1) out.push_back(grid.front());
+  std::vector<std::pair<std::size_t, std::size_t>> intervals{{0, grid.size() - 1}};
+  for (std::size_t q = 0; q < intervals.size(); ++q) {
+    const auto [a, b] = intervals[q];
+    if (b - a < 2) continue;
+    const std::size_t mid = a + (b - a) / 2;
+    out.push_back(grid[mid]);
+    intervals.push_back({a, mid});
+    intervals.push_back({mid, b});
+  }
+  return out;
+}
+
+struct Mn {
+  std::int64_t m, n;
+  int whole;     // likely tile sizes whose tiles fill whole waves
+  int waves;     // fewest waves among those
+  double score;  // within a family: lower first
+};
+
+bool before(const Mn& x, const Mn& y) {
+  if (x.score != y.score) return x.score < y.score;
+  return x.m != y.m ? x.m < y.m : x.n < y.n;
+}
+
+}  // namespace
+
 std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo& type) {
   auto fits = [&](const Shape& s) {
     return p.memory_bytes == 0 || input_set_bytes(s, type) + output_bytes(s, type) <= p.memory_bytes;
   };
   auto aligned = [&](std::int64_t v) { return v % 128 == 0 && v % type.dim_multiple == 0; };
+  auto k_ok = [&](std::int64_t k) { return k > 0 && k % type.dim_multiple == 0; };
   std::vector<Shape> out;
-  const Shape ref{8192, 8192, 8192};
-  if (fits(ref)) out.push_back(ref);
-
-  struct Mn {
-    std::int64_t m, n;
-    double score;
+  auto add = [&](const Shape& s) {
+    if (out.size() >= p.max_candidates || !k_ok(s.k) || !fits(s)) return;
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   };
-  std::vector<Mn> mns;
+  add({8192, 8192, 8192});
+  if (p.sm_count <= 0) return out;
+
+  // How an output fills the SMs: for how many of the likely tiles in whole waves, and the fewest waves.
+  auto waves_of = [&](std::int64_t m, std::int64_t n) {
+    Mn r{m, n, 0, 0, 0};
+    for (const Tile& t : p.tiles) {
+      if (t.m <= 0 || t.n <= 0 || wave_efficiency({m, n, 1}, t.m, t.n, p.sm_count) != 1.0) continue;
+      const std::int64_t tiles = ((m + t.m - 1) / t.m) * ((n + t.n - 1) / t.n);
+      const int w = static_cast<int>(tiles / p.sm_count);
+      r.waves = r.whole == 0 ? w : std::min(r.waves, w);
+      ++r.whole;
+    }
+    return r;
+  };
+  auto aspect = [](std::int64_t m, std::int64_t n) {
+    return std::fabs(std::log2(static_cast<double>(m) / static_cast<double>(n)));
+  };
+
+  // Near-square outputs in whole waves, near 8192^2 in area (enough work per launch, still fits).
+  std::vector<Mn> square;
   const double target = std::log2(8192.0 * 8192.0);
   for (const Tile& t : p.tiles) {
     if (t.m <= 0 || t.n <= 0) continue;
     for (std::int64_t a = (p.min_dim + t.m - 1) / t.m; a * t.m <= p.max_dim; ++a)
       for (std::int64_t b = (p.min_dim + t.n - 1) / t.n; b * t.n <= p.max_dim; ++b) {
-        if (p.sm_count <= 0 || (a * b) % p.sm_count != 0) continue;  // whole waves only
+        if ((a * b) % p.sm_count != 0) continue;  // whole waves only
         const std::int64_t m = a * t.m, n = b * t.n;
         if (!aligned(m) || !aligned(n)) continue;
-        // Near 8192^2 in area (enough work per launch, still fits), then near square.
         const double area = std::fabs(std::log2(static_cast<double>(m) * static_cast<double>(n)) - target);
-        const double aspect = std::fabs(std::log2(static_cast<double>(m) / static_cast<double>(n)));
-        mns.push_back({m, n, area + 0.5 * aspect});
+        square.push_back({m, n, 0, 0, area + 0.5 * aspect(m, n)});
       }
   }
-  std::sort(mns.begin(), mns.end(), [](const Mn& x, const Mn& y) {
-    if (x.score != y.score) return x.score < y.score;
-    return x.m != y.m ? x.m < y.m : x.n < y.n;
-  });
-  for (const Mn& mn : mns) {
-    for (std::int64_t k : p.k_values) {
-      if (out.size() >= p.max_candidates) return out;
-      if (k <= 0 || k % type.dim_multiple) continue;
-      const Shape s{mn.m, mn.n, k};
-      if (!fits(s) || std::find(out.begin(), out.end(), s) != out.end()) continue;
-      out.push_back(s);
+  std::sort(square.begin(), square.end(), before);
+
+  // Long-K outputs: the fewest whole waves an output of at least min_dim x min_dim can fill for a tile (and
+  // up to long_k_waves - 1 more).
+  std::vector<Mn> longk;
+  for (const Tile& t : p.tiles) {
+    if (t.m <= 0 || t.n <= 0) continue;
+    const std::int64_t a0 = (p.min_dim + t.m - 1) / t.m, b0 = (p.min_dim + t.n - 1) / t.n;
+    const std::int64_t w0 = std::max<std::int64_t>(1, (a0 * b0 + p.sm_count - 1) / p.sm_count);
+    for (std::int64_t w = w0; w < w0 + std::max(1, p.long_k_waves); ++w) {
+      const std::int64_t tiles = w * p.sm_count;
+      for (std::int64_t a = a0; a * t.m <= p.max_dim; ++a) {
+        if (tiles % a != 0) continue;
+        const std::int64_t m = a * t.m, n = (tiles / a) * t.n;
+        if (n < p.min_dim || n > p.max_dim || !aligned(m) || !aligned(n)) continue;
+        Mn mn = waves_of(m, n);
+        mn.score = -10.0 * mn.whole + aspect(m, n);
+        longk.push_back(mn);
+      }
     }
   }
-  if (out.size() > p.max_candidates) out.resize(p.max_candidates);
+  std::sort(longk.begin(), longk.end(), before);
+  longk.erase(std::unique(longk.begin(), longk.end(), [](const Mn& x, const Mn& y) { return x.m == y.m && x.n == y.n; }),
+              longk.end());
+  {
+    // Within each wave count: whole waves for more of the tiles first, then squarer. Across wave counts:
+    // in turn (the first of one wave, the first of two, the second of one, ...).
+    std::map<int, int> seen;
+    for (Mn& mn : longk) mn.score = 1000.0 * seen[mn.waves]++ + mn.waves;
+    std::stable_sort(longk.begin(), longk.end(), [](const Mn& x, const Mn& y) { return x.score < y.score; });
+  }
+  const std::int64_t step = (std::max<std::int64_t>(1, p.long_k_step) + type.dim_multiple - 1) / type.dim_multiple *
+                            type.dim_multiple;
+  const std::vector<std::int64_t> ks = k_ladder(p.long_k_min, p.long_k_max, step);
+  // (output, K) pairs by the sum of their ranks, so early candidates vary both.
+  std::vector<Shape> longk_shapes;
+  for (std::size_t d = 0; !longk.empty() && !ks.empty() && d < longk.size() + ks.size() - 1; ++d)
+    for (std::size_t i = 0; i <= d && i < longk.size(); ++i)
+      if (d - i < ks.size()) longk_shapes.push_back({longk[i].m, longk[i].n, ks[d - i]});
+
+  std::vector<Shape> square_shapes;
+  for (const Mn& mn : square)
+    for (std::int64_t k : p.k_values) square_shapes.push_back({mn.m, mn.n, k});
+
+  // Alternate the two kinds (a long-K shape costs a fraction of a near-square one).
+  for (std::size_t i = 0; out.size() < p.max_candidates && (i < longk_shapes.size() || i < square_shapes.size()); ++i) {
+    if (i < longk_shapes.size()) add(longk_shapes[i]);
+    if (i < square_shapes.size()) add(square_shapes[i]);
+  }
   return out;
+}
+
+int screening_algos(int algos) { return std::max(1, std::min(algos, std::max(2, algos / 4))); }
+
+std::vector<std::size_t> finalists(const std::vector<double>& rates, std::size_t count) {
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < rates.size(); ++i)
+    if (std::isfinite(rates[i]) && rates[i] > 0) idx.push_back(i);
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return rates[a] > rates[b]; });
+  if (idx.size() > count) idx.resize(count);
+  return idx;
+}
+
+std::vector<DType> measurement_order(std::vector<DType> types) {
+  static const DType kOrder[] = {DType::kBf16, DType::kFp8E4m3, DType::kInt8, DType::kFp16,
+                                 DType::kTf32, DType::kFp64,    DType::kFp32, DType::kFp8E5m2};
+  auto rank = [](DType t) {
+    return static_cast<int>(std::find(std::begin(kOrder), std::end(kOrder), t) - std::begin(kOrder));
+  };
+  std::stable_sort(types.begin(), types.end(), [&](DType a, DType b) { return rank(a) < rank(b); });
+  return types;
+}
+
+int gemm_ceiling_rank(const std::string& name) {
+  static const std::string kPrefix = "gemm.";
+  static const char* const kVariants[] = {"", "_ref8192", "_sustained"};
+  if (name.compare(0, kPrefix.size(), kPrefix) != 0) return -1;
+  const std::string rest = name.substr(kPrefix.size());
+  for (std::size_t t = 0; t < kTypes.size(); ++t)
+    for (int v = 0; v < 3; ++v)
+      if (rest == std::string(kTypes[t].name) + kVariants[v]) return static_cast<int>(t) * 3 + v;
+  return -1;
 }
 
 bool search_should_try(double elapsed_s, double budget_s, double seconds_per_flop, double flops, int tried) {

@@ -127,25 +127,41 @@ cublasLtHandle_t lt_handle() {
   return handle;
 }
 
-std::string type_unsupported_reason(gp::DType type, const cudaDeviceProp& prop) {
-  const int cc = prop.major * 10 + prop.minor;
-  const std::string here = " (this device is " + std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
+TypeSupport type_support(gp::DType type, int cc_major, int cc_minor, int cublaslt_version) {
+  const int cc = cc_major * 10 + cc_minor;
+  const std::string here = " (this device is " + std::to_string(cc_major) + "." + std::to_string(cc_minor) + ")";
+  TypeSupport s;
   switch (type) {
     case gp::DType::kFp8E4m3:
     case gp::DType::kFp8E5m2:
-      if (cc < 89) return "fp8 GEMMs need compute capability 8.9 or newer" + here;
-      if (cublasLtGetVersion() < 110800) return "fp8 GEMMs need cuBLASLt 11.8 or newer";
-      return "";
+      if (cc < 89) {
+        s.unsupported = "fp8 GEMMs need compute capability 8.9 or newer" + here;
+      } else if (cublaslt_version < 111100) {  // cuBLAS 11.11 (CUDA 11.8) brought fp8 matmuls
+        const int v = cublaslt_version;
+        s.unsupported = "fp8 GEMMs need cuBLASLt 11.11 or newer (this is " + std::to_string(v / 10000) + "." +
+                        std::to_string(v / 100 % 100) + "." + std::to_string(v % 100) + ")";
+      }
+      break;
     case gp::DType::kTf32:
     case gp::DType::kBf16:
       // Before Ampere cuBLASLt would fall back to plain fp32 maths: not what the ceiling names.
-      if (cc < 80) return std::string(gp::dtype_info(type).name) + " tensor cores need compute capability 8.0+" + here;
-      return "";
+      if (cc < 80) s.unsupported = std::string(gp::dtype_info(type).name) + " tensor cores need compute capability 8.0+" + here;
+      break;
     case gp::DType::kInt8:
-      if (cc < 75) return "int8 tensor cores (IMMA) need compute capability 7.5+" + here;
-      return "";
-    default: return "";
+      if (cc < 75) s.unsupported = "int8 tensor cores (IMMA) need compute capability 7.5+" + here;
+      break;
+    default: break;
   }
+  s.guaranteed = s.unsupported.empty() && cc >= 90;
+  return s;
+}
+
+TypeSupport type_support(gp::DType type, const cudaDeviceProp& prop) {
+  return type_support(type, prop.major, prop.minor, static_cast<int>(cublasLtGetVersion()));
+}
+
+std::string type_unsupported_reason(gp::DType type, const cudaDeviceProp& prop) {
+  return type_support(type, prop).unsupported;
 }
 
 Problem::Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum)
@@ -224,12 +240,23 @@ std::vector<cublasLtMatmulAlgo_t> Problem::heuristic(int count, std::size_t work
   cublasLtMatmulPreferenceDestroy(pref);
   std::vector<cublasLtMatmulAlgo_t> out;
   if (st != CUBLAS_STATUS_SUCCESS) {
-    if (why) *why = std::string("cublasLtMatmulAlgoGetHeuristic returned ") + cublasGetStatusName(st);
+    if (why)
+      *why = std::string("cublasLtMatmulAlgoGetHeuristic returned ") + cublasGetStatusName(st) + " (" +
+             cublasGetStatusString(st) + ")";
     return out;
   }
-  for (int i = 0; i < returned; ++i)
-    if (res[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS) out.push_back(res[static_cast<std::size_t>(i)].algo);
-  if (out.empty() && why) *why = "cublasLtMatmulAlgoGetHeuristic returned no usable algorithm";
+  cublasStatus_t refused = CUBLAS_STATUS_SUCCESS;
+  for (int i = 0; i < returned; ++i) {
+    const auto& r = res[static_cast<std::size_t>(i)];
+    if (r.state == CUBLAS_STATUS_SUCCESS)
+      out.push_back(r.algo);
+    else if (refused == CUBLAS_STATUS_SUCCESS)
+      refused = r.state;
+  }
+  if (out.empty() && why)
+    *why = "cublasLtMatmulAlgoGetHeuristic returned CUBLAS_STATUS_SUCCESS with " + std::to_string(returned) +
+           " results and no usable algorithm" +
+           (refused != CUBLAS_STATUS_SUCCESS ? std::string("; first result's state ") + cublasGetStatusName(refused) : "");
   return out;
 }
 
@@ -302,13 +329,35 @@ double time_algo(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo
   return ms * 1e-3 / std::max(1, reps);
 }
 
+namespace {
+
+// The type's support on the current device.
+TypeSupport support_here(gp::DType type) {
+  int device = 0, major = 0, minor = 0;
+  CEILINGS_CUDA_CHECK(cudaGetDevice(&device));
+  CEILINGS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CEILINGS_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return type_support(type, major, minor, static_cast<int>(cublasLtGetVersion()));
+}
+
+}  // namespace
+
 AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* workspace, std::size_t workspace_bytes,
                      cudaStream_t stream) {
   std::string why;
   const auto algos = p.heuristic(count, workspace_bytes, &why);
-  if (algos.empty())
-    unsupported(std::string("cuBLASLt has no ") + p.info().name + " algorithm for " + gp::to_string(p.shape()) +
-                " on this device: " + why);
+  if (algos.empty()) {
+    const std::string what = std::string("cuBLASLt has no ") + p.info().name + " algorithm for " +
+                             gp::to_string(p.shape()) + " on this device: " + why;
+    const gp::Shape& s = p.shape();
+    const bool aligned = s.m % 16 == 0 && s.n % 16 == 0 && s.k % 16 == 0;
+    // Where the device and library document the type, an aligned shape without an algorithm is a fault
+    // (a broken install, a wrong descriptor), not a type to skip.
+    if (aligned && support_here(p.info().type).guaranteed)
+      throw CheckError("cublasLtMatmulAlgoGetHeuristic", what + " (" + p.info().name + " is supported on this device)",
+                       __FILE__, __LINE__);
+    unsupported(what);
+  }
   AlgoChoice best;
   best.tried = static_cast<int>(algos.size());
   best.seconds = std::numeric_limits<double>::infinity();
@@ -322,18 +371,70 @@ AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* wor
       reps = std::clamp(static_cast<int>(std::ceil(4e-3 / std::max(est, 1e-7))), 3, 30);
     }
     const double t = time_algo(p, ops, algo, workspace, workspace_bytes, reps, stream, &last);
-    if (t < best.seconds) {
-      best.seconds = t;
-      best.algo = algo;
-    }
+    if (std::isfinite(t)) best.ranked.push_back({algo, t});
   }
-  if (!std::isfinite(best.seconds))
+  if (best.ranked.empty())
     throw CheckError("cublasLtMatmul", std::string("every one of the ") + std::to_string(algos.size()) + " " +
                                            p.info().name + " candidates for " + gp::to_string(p.shape()) +
                                            " failed; last status " + cublasGetStatusName(last) + " (" +
                                            cublasGetStatusString(last) + ")",
                      __FILE__, __LINE__);
+  std::stable_sort(best.ranked.begin(), best.ranked.end(),
+                   [](const TimedAlgo& a, const TimedAlgo& b) { return a.seconds < b.seconds; });
+  best.algo = best.ranked.front().algo;
+  best.seconds = best.ranked.front().seconds;
   return best;
+}
+
+Verification run_and_verify(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo_t& algo, void* workspace,
+                            std::size_t workspace_bytes, cudaStream_t stream, int set) {
+  // A recognisable non-result first, so an algorithm that returns success without writing fails.
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(ops.c(), 0xff, gp::output_bytes(p.shape(), p.info()), stream));
+  const cublasStatus_t st = p.run(algo, ops.a(set), ops.b(set), ops.c(), workspace, workspace_bytes, stream);
+  CEILINGS_CUDA_CHECK(cudaGetLastError());
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    Verification v;
+    v.detail = std::string("cublasLtMatmul returned ") + cublasGetStatusName(st) + " (" + cublasGetStatusString(st) + ")";
+    return v;
+  }
+  CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return verify(p, ops, set, stream);
+}
+
+void keep_fastest_verified(AlgoChoice& choice, const std::string& what,
+                           const std::function<Verification(const cublasLtMatmulAlgo_t&)>& check) {
+  std::string first_failure;
+  for (std::size_t i = 0; i < choice.ranked.size(); ++i) {
+    const TimedAlgo& cand = choice.ranked[i];
+    const Verification v = check(cand.algo);
+    if (v.ok) {
+      choice.algo = cand.algo;
+      choice.seconds = cand.seconds;
+      choice.rejected = static_cast<int>(i);
+      if (i > 0)
+        choice.note = std::to_string(i) + " faster " + what + " failed verification, the fastest: " + first_failure;
+      return;
+    }
+    if (first_failure.empty()) first_failure = algo_info(cand.algo).describe() + ": " + v.detail;
+  }
+  throw std::runtime_error("every one of the " + std::to_string(choice.ranked.size()) + " timed " + what +
+                           " failed verification; the fastest, " + first_failure);
+}
+
+void keep_fastest_verified(AlgoChoice& choice, const Problem& p, const Operands& ops, void* workspace,
+                           std::size_t workspace_bytes, cudaStream_t stream) {
+  keep_fastest_verified(choice, std::string(p.info().name) + " algorithms for " + gp::to_string(p.shape()),
+                        [&](const cublasLtMatmulAlgo_t& algo) {
+                          return run_and_verify(p, ops, algo, workspace, workspace_bytes, stream);
+                        });
+}
+
+AlgoChoice pick_verified_algo(const Problem& p, const Operands& ops, int count, void* workspace,
+                              std::size_t workspace_bytes, cudaStream_t stream) {
+  AlgoChoice c = pick_algo(p, ops, count, workspace, workspace_bytes, stream);
+  keep_fastest_verified(c, p, ops, workspace, workspace_bytes, stream);
+  return c;
 }
 
 Verification verify(const Problem& p, const Operands& ops, int set, cudaStream_t stream, std::uint32_t seed) {

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,7 +24,16 @@ cublasLtHandle_t lt_handle();
 // fp8 operand scale factors (device scalars); their product times alpha scales the reference.
 constexpr float kFp8ScaleA = 0.5f, kFp8ScaleB = 0.25f;
 
-// Why this device or library cannot run the type ("" when it might: the heuristic has the last word).
+// Whether this device and library can run the type.
+struct TypeSupport {
+  std::string unsupported;  // why they cannot ("" when they can, or might: then the heuristic has the last word)
+  // They document the type (every type on compute capability 9.0+, with a cuBLASLt that has fp8): cuBLASLt
+  // finding no algorithm for an aligned shape is then a fault to report, not a type to skip.
+  bool guaranteed = false;
+};
+TypeSupport type_support(gp::DType type, int cc_major, int cc_minor, int cublaslt_version);
+TypeSupport type_support(gp::DType type, const cudaDeviceProp& prop);
+// type_support(...).unsupported.
 std::string type_unsupported_reason(gp::DType type, const cudaDeviceProp& prop);
 
 // Descriptors of D = alpha * op(A) op(B) with op(A) = A^T (A stored K x M, lda = K), op(B) = B (K x N,
@@ -41,7 +51,7 @@ class Problem {
   bool fast_accum() const { return fast_accum_; }
 
   // Up to `count` candidates from the heuristic for `workspace_bytes`; an empty list means cuBLASLt has
-  // no algorithm for this problem (`why` says what it answered).
+  // no algorithm for this problem (`why` says what it answered, with the cuBLAS status).
   std::vector<cublasLtMatmulAlgo_t> heuristic(int count, std::size_t workspace_bytes, std::string* why) const;
   // Enqueues one GEMM; returns the status instead of throwing (a candidate may fail).
   cublasStatus_t run(const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, void* c, void* workspace,
@@ -89,13 +99,21 @@ AlgoInfo algo_info(const cublasLtMatmulAlgo_t& algo);
 double time_algo(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo_t& algo, void* workspace,
                  std::size_t workspace_bytes, int reps, cudaStream_t stream, cublasStatus_t* status = nullptr);
 
+struct TimedAlgo {
+  cublasLtMatmulAlgo_t algo{};
+  double seconds = 0;  // per GEMM in the brief timing
+};
 struct AlgoChoice {
   cublasLtMatmulAlgo_t algo{};
   double seconds = 0;  // per GEMM in the brief timing
   int tried = 0;       // candidates the heuristic returned
+  std::vector<TimedAlgo> ranked;  // the candidates that ran, fastest first (the first is `algo`)
+  int rejected = 0;    // faster candidates that failed verification (pick_verified_algo)
+  std::string note;    // which failed and how, when one did
 };
-// Times every heuristic candidate (up to `count`) briefly and keeps the fastest. Throws
-// "unsupported: ..." when cuBLASLt has no algorithm, an error when none of them runs.
+// Times every heuristic candidate (up to `count`) briefly and keeps the fastest. When cuBLASLt has no
+// algorithm: "unsupported: ..." where the type is not guaranteed here (type_support) or the shape is not a
+// multiple of 16, else an error naming the cuBLAS status. An error when none of them runs.
 AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* workspace, std::size_t workspace_bytes,
                      cudaStream_t stream);
 
@@ -108,5 +126,23 @@ struct Verification {
 // Checks 16x16 sampled output elements (the whole output when smaller) of the GEMM on input set `set`,
 // whose result is in ops.c(), against the float64 reference computed from the same inputs copied back.
 Verification verify(const Problem& p, const Operands& ops, int set, cudaStream_t stream, std::uint32_t seed = 7);
+
+// Runs `algo` once on input set `set` and verifies its output; a failing cuBLAS status fails it too.
+Verification run_and_verify(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo_t& algo, void* workspace,
+                            std::size_t workspace_bytes, cudaStream_t stream, int set = 0);
+
+// Verifies `choice`'s candidates fastest first and keeps the first that passes: choice.algo and .seconds
+// become it, .rejected counts the faster ones that failed and .note names the first of them with its
+// failure. Throws (an error, not a skip) when every one fails, with the fastest one's failure.
+void keep_fastest_verified(AlgoChoice& choice, const Problem& p, const Operands& ops, void* workspace,
+                           std::size_t workspace_bytes, cudaStream_t stream);
+// The same with the check of one candidate given (tests inject failures); `what` names the problem in the
+// note and the error ("bf16 algorithms for 8192x8192x8192").
+void keep_fastest_verified(AlgoChoice& choice, const std::string& what,
+                           const std::function<Verification(const cublasLtMatmulAlgo_t&)>& check);
+
+// pick_algo, then keep_fastest_verified.
+AlgoChoice pick_verified_algo(const Problem& p, const Operands& ops, int count, void* workspace,
+                              std::size_t workspace_bytes, cudaStream_t stream);
 
 }  // namespace ceilings::bench::gemm

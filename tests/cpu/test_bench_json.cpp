@@ -303,3 +303,36 @@ TEST(BenchJson, ExactFilterSelectsExactlyTheNamesInBothRegexFlavours) {
   EXPECT_EQ(one, "^(a]b}c/d:e)$");
   EXPECT_NO_THROW(std::regex(one, std::regex_constants::extended));
 }
+
+TEST(BenchJson, GemmCeilingsKeepTheTableOrderWhateverOrderTheyRanIn) {
+  // ceilings-bench runs the most wanted GEMM types first (bf16, fp8_e4m3, int8, ...; the searches before the
+  // sustained runs); the profile lists GEMM ceilings in the type table's order, and others where they ran.
+  auto gemm_case = [](const std::string& name, const char* counter) {
+    json c = hbm_case("x:1", 1);
+    c.erase("bytes_per_second");
+    c["name"] = name + "/manual_time";
+    c["run_name"] = name + "/manual_time";
+    c[counter] = 1e14;
+    return c;
+  };
+  auto failed = [](const std::string& name, const std::string& message) {
+    return json{{"name", name + "/manual_time"}, {"run_type", "iteration"}, {"error_occurred", true},
+                {"error_message", message}};
+  };
+  const Profile p = profile_from_benchmark_json(bench_output(
+      {hbm_case("t:1", 4.3e12), gemm_case("gemm/bf16", "flop_per_second"),
+       gemm_case("gemm/bf16_ref8192/m:8192/n:8192/k:8192", "flop_per_second"), gemm_case("gemm/int8", "op_per_second"),
+       failed("gemm/fp8_e5m2", "unsupported: no kernel"), failed("gemm/tf32", "cublasLtMatmul failed"),
+       gemm_case("gemm/fp64", "flop_per_second"), failed("gemm/fp16", "verification failed"),
+       gemm_case("gemm/bf16_sustained/window_s:15", "flop_per_second"),
+       gemm_case("gemm/fp64_sustained/window_s:15", "flop_per_second")}));
+  std::vector<std::string> names;
+  for (const Ceiling& c : p.ceilings) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"hbm.copy", "gemm.fp64", "gemm.fp64_sustained", "gemm.bf16",
+                                             "gemm.bf16_ref8192", "gemm.bf16_sustained", "gemm.int8"}));
+  ASSERT_EQ(p.errors.size(), 2u);
+  EXPECT_EQ(p.errors[0].name, "gemm.tf32");
+  EXPECT_EQ(p.errors[1].name, "gemm.fp16");
+  ASSERT_EQ(p.skipped.size(), 1u);
+  EXPECT_EQ(p.skipped[0].name, "gemm.fp8_e5m2");
+}

@@ -130,6 +130,105 @@ TEST(GemmPlan, ShapeCandidatesFillWholeWaves) {
   EXPECT_NE(shape_candidates(p, fp8), shapes);
 }
 
+TEST(GemmPlan, ShapeCandidatesIncludeOneWaveLongKShapes) {
+  // mamf-style winners on 132-SM Hoppers are small outputs with a long K (2048x2048x13312 bf16,
+  // 1280x4096x12032 fp8): the search must reach such shapes, early enough for a budget-cut search.
+  ShapeSearchParams p;
+  p.sm_count = 132;
+  p.memory_bytes = std::size_t{100} << 30;
+  for (DType type : {DType::kBf16, DType::kFp8E4m3, DType::kInt8, DType::kFp64}) {
+    const DTypeInfo& t = dtype_info(type);
+    SCOPED_TRACE(t.name);
+    const auto shapes = shape_candidates(p, t);
+    ASSERT_GE(shapes.size(), 8u);
+    int long_k = 0, long_k_early = 0, near_square_early = 0;
+    std::set<std::int64_t> long_ks;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const Shape& s = shapes[i];
+      EXPECT_EQ(s.k % t.dim_multiple, 0) << to_string(s);
+      if (std::min(s.m, s.n) <= 2048 && s.k >= 8192) {
+        ++long_k;
+        long_ks.insert(s.k);
+        if (i < 8) ++long_k_early;
+        // Its output tiles fill one or two whole waves of 132 SMs for a likely tile.
+        bool few_waves = false;
+        for (const Tile& tile : p.tiles) {
+          const std::int64_t tiles = (s.m / tile.m) * (s.n / tile.n);
+          few_waves = few_waves || (s.m % tile.m == 0 && s.n % tile.n == 0 && tiles % 132 == 0 && tiles <= 2 * 132);
+        }
+        EXPECT_TRUE(few_waves) << to_string(s);
+      }
+      if (i < 8 && i > 0 && s.m * s.n >= std::int64_t{7000} * 7000) ++near_square_early;
+    }
+    EXPECT_GE(long_k, 8) << "small outputs with K >= 8192";
+    EXPECT_GE(long_k_early, 2) << "among the first 8 candidates";
+    EXPECT_GE(near_square_early, 2) << "the near-8192^2 shapes are still tried early";
+    EXPECT_GE(long_ks.size(), 4u) << "K varies beyond the three near-square values";
+    EXPECT_TRUE(long_ks.count(16384) && long_ks.count(8192)) << "K spans 8192..16384";
+  }
+  // One wave of 128x256 tiles on 132 SMs: 12 x 11 tiles = 1536 x 2816.
+  const auto bf16 = shape_candidates(p, dtype_info(DType::kBf16));
+  EXPECT_NE(std::find(bf16.begin(), bf16.end(), Shape{1536, 2816, 16384}), bf16.end());
+  // Another SM count gets its own whole waves: 108 SMs (A100) one wave of 128x128 tiles is 12 x 9.
+  p.sm_count = 108;
+  bool found = false;
+  for (const Shape& s : shape_candidates(p, dtype_info(DType::kBf16)))
+    found = found || (std::min(s.m, s.n) <= 2048 && s.k >= 8192 && wave_efficiency(s, 128, 128, 108) == 1.0 &&
+                      (s.m / 128) * (s.n / 128) <= 2 * 108);
+  EXPECT_TRUE(found);
+  // A small GPU (16 SMs) whose fewest whole waves at 1024 x 1024 are 4 still gets long-K shapes.
+  p.sm_count = 16;
+  found = false;
+  for (const Shape& s : shape_candidates(p, dtype_info(DType::kBf16)))
+    found = found || (std::min(s.m, s.n) <= 2048 && s.k >= 8192);
+  EXPECT_TRUE(found);
+}
+
+TEST(GemmPlan, LongKStepsRespectTheTypesMultiple) {
+  // A step that is no multiple of 16 is rounded up for fp8: K stays a multiple of 16, still within range.
+  ShapeSearchParams p;
+  p.long_k_min = 8192;
+  p.long_k_max = 8192 + 3 * 1000;
+  p.long_k_step = 1000;
+  p.k_values = {};
+  const auto& fp8 = dtype_info(DType::kFp8E4m3);
+  std::set<std::int64_t> ks;
+  for (const Shape& s : shape_candidates(p, fp8)) {
+    EXPECT_EQ(s.k % 16, 0) << to_string(s);
+    if (s != Shape{8192, 8192, 8192}) ks.insert(s.k);
+  }
+  EXPECT_EQ(ks, (std::set<std::int64_t>{8192, 9200, 10208})) << "steps of 1008";
+}
+
+TEST(GemmPlan, ScreeningUsesAFewAlgorithmsAndKeepsTheBestShapes) {
+  EXPECT_EQ(screening_algos(16), 4);
+  EXPECT_EQ(screening_algos(4), 2);
+  EXPECT_EQ(screening_algos(2), 2);
+  EXPECT_EQ(screening_algos(1), 1) << "never more than asked for";
+  EXPECT_EQ(screening_algos(64), 16);
+  const std::vector<double> rates{5.0, 0.0, 9.0, std::nan(""), 7.0, 9.0, 1.0};
+  EXPECT_EQ(finalists(rates, 3), (std::vector<std::size_t>{2, 5, 4}));
+  EXPECT_EQ(finalists(rates, 10), (std::vector<std::size_t>{2, 5, 4, 0, 6})) << "failed shapes never finalists";
+  EXPECT_TRUE(finalists({}, 3).empty());
+}
+
+TEST(GemmPlan, MeasurementOrderPutsTheWantedTypesFirst) {
+  std::vector<DType> all;
+  for (const auto& t : all_dtypes()) all.push_back(t.type);
+  EXPECT_EQ(measurement_order(all), (std::vector<DType>{DType::kBf16, DType::kFp8E4m3, DType::kInt8, DType::kFp16,
+                                                        DType::kTf32, DType::kFp64, DType::kFp32, DType::kFp8E5m2}));
+  EXPECT_EQ(measurement_order({DType::kFp64, DType::kInt8}), (std::vector<DType>{DType::kInt8, DType::kFp64}));
+  // The profile's order: the type table, then plain, reference, sustained.
+  EXPECT_LT(gemm_ceiling_rank("gemm.fp64"), gemm_ceiling_rank("gemm.fp64_sustained"));
+  EXPECT_LT(gemm_ceiling_rank("gemm.fp64_sustained"), gemm_ceiling_rank("gemm.fp32"));
+  EXPECT_LT(gemm_ceiling_rank("gemm.bf16_ref8192"), gemm_ceiling_rank("gemm.bf16_sustained"));
+  EXPECT_LT(gemm_ceiling_rank("gemm.fp8_e4m3_sustained"), gemm_ceiling_rank("gemm.fp8_e5m2"));
+  EXPECT_LT(gemm_ceiling_rank("gemm.fp8_e5m2_sustained"), gemm_ceiling_rank("gemm.int8"));
+  EXPECT_EQ(gemm_ceiling_rank("gemm.fp64"), 0);
+  for (const char* other : {"hbm.copy", "gemm.bf17", "gemm.bf16_other", "gemm.", "fma.fp16"})
+    EXPECT_EQ(gemm_ceiling_rank(other), -1) << other;
+}
+
 TEST(GemmPlan, ShapeCandidatesRespectMemory) {
   ShapeSearchParams p;
   p.memory_bytes = std::size_t{600} << 20;  // 8192^3 fp64 needs 1.5 GiB: left out

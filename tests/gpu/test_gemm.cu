@@ -3,14 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ceilings/bench_json.hpp"
 #include "ceilings/gemm_plan.hpp"
+#include "ceilings/kernels/gemm_fill.cuh"
 #include "cli_runner.hpp"
 #include "gpu_test.hpp"
+#include "harness/check.hpp"
 #include "harness/gemm_lt.hpp"
 
 namespace ceilings::bench::gemm {
@@ -18,7 +23,9 @@ namespace {
 
 struct Ran {
   bool ran = false;
-  std::string skipped;
+  bool guaranteed = false;  // type_support(...).guaranteed: cuBLASLt must have an algorithm for aligned shapes
+  std::string skipped;      // "unsupported: ..." (or the device's reason)
+  std::string error;        // anything else that went wrong
   Verification v;
 };
 
@@ -33,29 +40,38 @@ Ran run_one(gp::DType type, const gp::Shape& shape, int check_set = 1, bool fp8_
   Ran r;
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
-  r.skipped = type_unsupported_reason(type, prop);
+  const TypeSupport support = type_support(type, prop);
+  r.guaranteed = support.guaranteed;
+  r.skipped = support.unsupported;
   if (!r.skipped.empty()) return r;
-  Stream stream;
-  DeviceBuffer<std::uint8_t> ws(std::size_t{32} << 20);
-  Problem p(type, shape, fp8_fast_accum);
-  Operands ops(p, 2, 1234u, stream.get());
-  AlgoChoice c;
   try {
-    c = pick_algo(p, ops, 4, ws.get(), ws.bytes(), stream.get());
-  } catch (const std::runtime_error& e) {
-    if (std::string(e.what()).rfind("unsupported:", 0) == 0) {
-      r.skipped = e.what();
-      return r;
-    }
-    throw;
+    Stream stream;
+    DeviceBuffer<std::uint8_t> ws(std::size_t{32} << 20);
+    Problem p(type, shape, fp8_fast_accum);
+    Operands ops(p, 2, 1234u, stream.get());
+    const AlgoChoice c = pick_algo(p, ops, 4, ws.get(), ws.bytes(), stream.get());
+    EXPECT_GE(algo_info(c.algo).id, 0);
+    EXPECT_FALSE(algo_info(c.algo).tile_name.empty());
+    EXPECT_EQ(p.run(c.algo, ops.a(1), ops.b(1), ops.c(), ws.get(), ws.bytes(), stream.get()), CUBLAS_STATUS_SUCCESS);
+    stream.sync();
+    r.v = verify(p, ops, check_set, stream.get());
+    r.ran = true;
+  } catch (const std::exception& e) {
+    (std::string(e.what()).rfind("unsupported:", 0) == 0 ? r.skipped : r.error) = e.what();
   }
-  EXPECT_GE(algo_info(c.algo).id, 0);
-  EXPECT_FALSE(algo_info(c.algo).tile_name.empty());
-  EXPECT_EQ(p.run(c.algo, ops.a(1), ops.b(1), ops.c(), ws.get(), ws.bytes(), stream.get()), CUBLAS_STATUS_SUCCESS);
-  stream.sync();
-  r.v = verify(p, ops, check_set, stream.get());
-  r.ran = true;
   return r;
+}
+
+// A type that could not run: a failure where the device guarantees it (every type on compute capability 9.0+)
+// or where something other than "unsupported" went wrong; else a printed skip.
+void expect_ran_or_skipped(const Ran& r, const char* what, bool may_skip = false) {
+  if (r.ran) return;
+  if (!r.error.empty())
+    ADD_FAILURE() << what << ": " << r.error;
+  else if (r.guaranteed && !may_skip)
+    ADD_FAILURE() << what << " is guaranteed on this device but did not run: " << r.skipped;
+  else
+    std::printf("[ skipped  ] %s: %s\n", what, r.skipped.c_str());
 }
 
 // Shapes every type must run and verify: non-square small, K large enough for the tolerances to matter (the
@@ -76,12 +92,12 @@ TEST(GemmGpu, EveryTypeVerifiesAtSmallShapes) {
     for (const gp::Shape& s : test_shapes(t)) {
       SCOPED_TRACE(std::string(t.name) + " " + gp::to_string(s));
       const Ran r = run_one(t.type, s);
+      if (hopper_or_newer) EXPECT_TRUE(r.guaranteed) << "every type is guaranteed on compute capability 9.0+";
       if (!r.ran) {
         // On Hopper cuBLASLt documents every one of these (the ragged int8 shape is the one it may lack a
         // kernel for); elsewhere a type may be missing.
-        const bool may_skip = !hopper_or_newer || (t.type == gp::DType::kInt8 && s.k % 16 != 0);
-        EXPECT_TRUE(may_skip) << "no algorithm: " << r.skipped;
-        std::printf("[ skipped  ] %s %s: %s\n", t.name, gp::to_string(s).c_str(), r.skipped.c_str());
+        const bool may_skip = t.type == gp::DType::kInt8 && s.k % 16 != 0;
+        expect_ran_or_skipped(r, (std::string(t.name) + " " + gp::to_string(s)).c_str(), may_skip);
         continue;
       }
       EXPECT_TRUE(r.v.ok) << r.v.detail;
@@ -96,7 +112,10 @@ TEST(GemmGpu, Fp8WithoutFastAccumulationVerifies) {
   CEILINGS_REQUIRE_GPU();
   for (gp::DType t : {gp::DType::kFp8E4m3, gp::DType::kFp8E5m2}) {
     const Ran r = run_one(t, {256, 128, 8192}, 1, false);
-    if (!r.ran) continue;
+    if (!r.ran) {
+      expect_ran_or_skipped(r, gp::dtype_info(t).name);
+      continue;
+    }
     EXPECT_TRUE(r.v.ok) << gp::dtype_info(t).name << ": " << r.v.detail;
   }
 }
@@ -107,7 +126,10 @@ TEST(GemmGpu, BrokenResultFailsVerification) {
   for (const auto& t : gp::all_dtypes()) {
     for (const gp::Shape& s : {gp::Shape{256, 128, 64}, gp::Shape{256, 128, 8192}}) {
       const Ran r = run_one(t.type, s, 0);
-      if (!r.ran) continue;
+      if (!r.ran) {
+        expect_ran_or_skipped(r, (std::string(t.name) + " " + gp::to_string(s)).c_str());
+        continue;
+      }
       EXPECT_FALSE(r.v.ok) << t.name << " " << gp::to_string(s);
       EXPECT_GT(r.v.failed, 100) << t.name << " " << gp::to_string(s) << ": " << r.v.detail;
     }
@@ -130,6 +152,115 @@ TEST(GemmGpu, UnwrittenOutputFailsVerification) {
   }
 }
 
+TEST(GemmGpu, FastestCandidateFailingVerificationFallsBackToTheNext) {
+  CEILINGS_REQUIRE_GPU();
+  Stream stream;
+  DeviceBuffer<std::uint8_t> ws(std::size_t{32} << 20);
+  Problem p(gp::DType::kBf16, {256, 128, 8192});
+  Operands ops(p, 2, 1234u, stream.get());
+  const AlgoChoice timed = pick_algo(p, ops, 8, ws.get(), ws.bytes(), stream.get());
+  ASSERT_FALSE(timed.ranked.empty());
+  for (std::size_t i = 1; i < timed.ranked.size(); ++i) EXPECT_LE(timed.ranked[i - 1].seconds, timed.ranked[i].seconds);
+  EXPECT_EQ(std::memcmp(&timed.algo, &timed.ranked[0].algo, sizeof timed.algo), 0) << "the choice is the fastest";
+  if (compute_capability() >= 90) ASSERT_GE(timed.ranked.size(), 2u) << "Hopper has several bf16 kernels";
+  if (timed.ranked.size() < 2) GTEST_SKIP() << "one bf16 candidate only: no fallback to test";
+  // The fastest is rejected (an injected failure), the next one is checked for real and kept.
+  AlgoChoice c = timed;
+  int calls = 0;
+  keep_fastest_verified(c, "bf16 algorithms for 256x128x8192", [&](const cublasLtMatmulAlgo_t& algo) {
+    if (calls++ == 0) return Verification{false, 256, 256, 1e9, "injected failure"};
+    return run_and_verify(p, ops, algo, ws.get(), ws.bytes(), stream.get());
+  });
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(c.rejected, 1);
+  EXPECT_EQ(std::memcmp(&c.algo, &timed.ranked[1].algo, sizeof c.algo), 0);
+  EXPECT_EQ(c.seconds, timed.ranked[1].seconds);
+  EXPECT_NE(c.note.find("injected failure"), std::string::npos) << c.note;
+  // Every candidate failing is an error (never a skip), naming the fastest one's failure.
+  AlgoChoice none = timed;
+  try {
+    keep_fastest_verified(none, "bf16 algorithms for 256x128x8192", [](const cublasLtMatmulAlgo_t&) {
+      return Verification{false, 256, 256, 1e9, "injected failure"};
+    });
+    ADD_FAILURE() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.rfind("unsupported:", 0), 0u) << what;
+    EXPECT_NE(what.find("failed verification"), std::string::npos) << what;
+    EXPECT_NE(what.find("injected failure"), std::string::npos) << what;
+  }
+  // The real check passes the fastest (no rejection, no note).
+  AlgoChoice real = pick_verified_algo(p, ops, 8, ws.get(), ws.bytes(), stream.get());
+  EXPECT_EQ(real.rejected, 0) << real.note;
+  EXPECT_TRUE(real.note.empty());
+  EXPECT_TRUE(run_and_verify(p, ops, real.algo, ws.get(), ws.bytes(), stream.get()).ok);
+}
+
+// The support table itself: pure host logic, runs without a GPU.
+TEST(GemmTypes, EveryTypeIsGuaranteedOnHopperAndFp8NeedsCublasLt1111) {
+  for (const auto& t : gp::all_dtypes()) {
+    const TypeSupport hopper = type_support(t.type, 9, 0, 130001);
+    EXPECT_TRUE(hopper.unsupported.empty()) << t.name << ": " << hopper.unsupported;
+    EXPECT_TRUE(hopper.guaranteed) << t.name;
+    const TypeSupport ampere = type_support(t.type, 8, 0, 130001);
+    EXPECT_FALSE(ampere.guaranteed) << t.name << ": the heuristic has the last word before 9.0";
+  }
+  // fp8: compute capability 8.9 and cuBLASLt 11.11 (111100, CUDA 11.8); not 11.8 (110800).
+  EXPECT_NE(type_support(gp::DType::kFp8E4m3, 8, 0, 130001).unsupported.find("8.9"), std::string::npos);
+  EXPECT_TRUE(type_support(gp::DType::kFp8E4m3, 8, 9, 120000).unsupported.empty());
+  const TypeSupport old_lib = type_support(gp::DType::kFp8E4m3, 9, 0, 110800);
+  EXPECT_NE(old_lib.unsupported.find("11.11"), std::string::npos) << old_lib.unsupported;
+  EXPECT_NE(old_lib.unsupported.find("11.8.0"), std::string::npos) << "names the version found: " << old_lib.unsupported;
+  EXPECT_FALSE(old_lib.guaranteed);
+  EXPECT_FALSE(type_support(gp::DType::kFp8E5m2, 9, 0, 111099).unsupported.empty());
+  EXPECT_TRUE(type_support(gp::DType::kFp8E5m2, 9, 0, 111100).unsupported.empty());
+  EXPECT_TRUE(type_support(gp::DType::kFp8E5m2, 9, 0, 111100).guaranteed);
+  // The older gates stay.
+  EXPECT_FALSE(type_support(gp::DType::kInt8, 7, 0, 130001).unsupported.empty());
+  EXPECT_TRUE(type_support(gp::DType::kInt8, 7, 5, 130001).unsupported.empty());
+  EXPECT_FALSE(type_support(gp::DType::kBf16, 7, 5, 130001).unsupported.empty());
+  EXPECT_TRUE(type_support(gp::DType::kFp64, 6, 0, 130001).unsupported.empty());
+}
+
+TEST(GemmGpu, Fp64OperandsHaveFullMantissas) {
+  CEILINGS_REQUIRE_GPU();
+  // fp64 inputs are uniform in (-1, 1) with all 52 mantissa bits random (not a float's 24 widened, which
+  // leaves the low 29 zero), deterministic for a seed; the reference reads these same values back.
+  constexpr std::size_t n = std::size_t{1} << 16;
+  Stream stream;
+  DeviceBuffer<double> d(n), again(n), other(n);
+  kernels::fill_uniform(d.get(), n, kernels::FillType::kF64, 5u, stream.get());
+  kernels::fill_uniform(again.get(), n, kernels::FillType::kF64, 5u, stream.get());
+  kernels::fill_uniform(other.get(), n, kernels::FillType::kF64, 6u, stream.get());
+  std::vector<double> h(n), h_again(n), h_other(n);
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(h.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(h_again.data(), again.get(), n * 8, cudaMemcpyDeviceToHost, stream.get()));
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(h_other.data(), other.get(), n * 8, cudaMemcpyDeviceToHost, stream.get()));
+  stream.sync();
+  EXPECT_EQ(h, h_again) << "deterministic for a seed";
+  EXPECT_NE(h, h_other) << "another seed, other values";
+  int low_zero = 0, low_bit = 0, upper_binade = 0;
+  double sum = 0, sum_abs = 0;
+  for (double v : h) {
+    ASSERT_TRUE(std::isfinite(v));
+    ASSERT_GT(std::fabs(v), 0.0);
+    ASSERT_LT(std::fabs(v), 1.0);
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    low_zero += (bits & ((std::uint64_t{1} << 29) - 1)) == 0;
+    low_bit += static_cast<int>(bits & 1);
+    upper_binade += std::fabs(v) >= 0.5;
+    sum += v;
+    sum_abs += std::fabs(v);
+  }
+  EXPECT_LE(low_zero, 2) << "low 29 mantissa bits all zero (expected about n / 2^29)";
+  EXPECT_NEAR(low_bit / static_cast<double>(n), 0.5, 0.02) << "the last mantissa bit is random";
+  // Uniform in (-1, 1): mean 0, mean |v| 1/2, half of the magnitudes in [1/2, 1); bounds are ~9 sigma.
+  EXPECT_NEAR(sum / n, 0.0, 0.02);
+  EXPECT_NEAR(sum_abs / n, 0.5, 0.01);
+  EXPECT_NEAR(upper_binade / static_cast<double>(n), 0.5, 0.02);
+}
+
 TEST(GemmGpu, Fp8NeedsMultiplesOf16) {
   EXPECT_THROW(Problem(gp::DType::kFp8E4m3, {100, 36, 20}), std::invalid_argument);
   EXPECT_THROW(Problem(gp::DType::kInt8, {128, 128, 18}), std::invalid_argument);
@@ -145,12 +276,15 @@ TEST(GemmBench, ShortPassReportsVerifiedCeilings) {
                                    {}, 600);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
+  // On Hopper every type is guaranteed: none of these may be skipped, and each must give its three numbers.
+  const bool hopper_or_newer = compute_capability() >= 90;
   int values = 0;
   for (const auto& b : out.at("benchmarks")) {
     const std::string name = b.at("name");
     if (b.value("error_occurred", false)) {
       const std::string msg = b.value("error_message", "");
       EXPECT_EQ(msg.rfind("unsupported:", 0), 0u) << name << ": " << msg;
+      if (hopper_or_newer) ADD_FAILURE() << name << " was skipped on compute capability 9.0+: " << msg;
       continue;
     }
     EXPECT_EQ(b.value("verified", 0.0), 1.0) << name;
@@ -158,13 +292,26 @@ TEST(GemmBench, ShortPassReportsVerifiedCeilings) {
     EXPECT_GT(v, 1e12) << name;
     ++values;
   }
-  EXPECT_GE(values, 4 + 3) << "4 FMA cases and at least bf16's three GEMM ceilings";
+  EXPECT_GE(values, 4 + (hopper_or_newer ? 9 : 3)) << "4 FMA cases and three GEMM ceilings per type that can run";
   const Profile p = profile_from_benchmark_json(out);
   std::set<std::string> names;
   for (const auto& c : p.ceilings) names.insert(c.name);
-  for (const char* want : {"gemm.bf16", "gemm.bf16_ref8192", "gemm.bf16_sustained", "fma.fp32", "fma.fp64", "fma.fp16",
-                           "fma.bf16"})
-    EXPECT_TRUE(names.count(want)) << want;
+  std::vector<std::string> want{"gemm.bf16", "gemm.bf16_ref8192", "gemm.bf16_sustained", "fma.fp32", "fma.fp64",
+                                "fma.fp16", "fma.bf16"};
+  if (hopper_or_newer)
+    for (const char* t : {"fp8_e4m3", "int8"})
+      for (const char* variant : {"", "_ref8192", "_sustained"}) want.push_back(std::string("gemm.") + t + variant);
+  for (const std::string& w : want) EXPECT_TRUE(names.count(w)) << w;
+  if (hopper_or_newer) {
+    // int8 counts operations, not FLOPs; the search's detail names its shape and algorithm.
+    const Ceiling* int8 = p.find("gemm.int8");
+    ASSERT_NE(int8, nullptr);
+    EXPECT_EQ(int8->unit, "OP/s");
+    const Ceiling* fp8 = p.find("gemm.fp8_e4m3");
+    ASSERT_NE(fp8, nullptr);
+    for (const char* key : {"m", "n", "k", "algo_id", "tile_id", "stages_id", "splitk", "shapes_tried", "finalists"})
+      EXPECT_TRUE(fp8->detail.contains(key)) << key;
+  }
   // The sustained window as a time series: bins whose rates agree with the median chunk's. A 0.5 s window
   // is one bin, often too short for the energy counter to move three times: its power is a smoke check,
   // printed (MeasureGpu.EnergyCounterGivesAPlausibleMeanPower asserts the counter itself).

@@ -25,7 +25,7 @@ struct DTypeInfo {
   double acc_tolerance;      // plus this fraction of sum |a_i b_i| (input rounding, accumulation); 0, 0: exact
 };
 
-// Every type, in the order a default run measures them.
+// Every type, in table order (how profiles list them; measurement_order() is the order they run in).
 const std::vector<DTypeInfo>& all_dtypes();
 const DTypeInfo& dtype_info(DType type);
 // "bf16" -> DType; an unknown name throws InputError naming the valid ones.
@@ -72,15 +72,40 @@ struct Tile {
 struct ShapeSearchParams {
   int sm_count = 132;
   std::vector<Tile> tiles{{128, 128}, {128, 256}, {256, 128}};
-  std::int64_t min_dim = 4096, max_dim = 16384;
+  std::int64_t min_dim = 1024, max_dim = 16384;
+  // Near-square shapes near 8192^2 in output area, each with these K values.
   std::vector<std::int64_t> k_values{8192, 4096, 16384};
+  // Long-K shapes: an output of the fewest whole waves a shape of at least min_dim can fill (and up to
+  // long_k_waves - 1 more), with K from long_k_min to long_k_max in steps of long_k_step (rounded up to the
+  // type's dim_multiple). Few output tiles and a long K keep every SM in its main loop and amortize the
+  // prologue and epilogue: where mamf-style searches find their best FLOP/s.
+  int long_k_waves = 2;
+  std::int64_t long_k_min = 8192, long_k_max = 16384, long_k_step = 2048;
   std::size_t memory_bytes = 0;  // 0: no limit; else one input set + output must fit
-  std::size_t max_candidates = 24;
+  std::size_t max_candidates = 48;
 };
-// Shapes worth measuring, best guesses first: 8192^3 (the reference) first, then shapes whose output
-// tiles fill the SMs in whole waves for one of the likely tile sizes, near-square and near 8192^2 in area
-// first. Every dimension is a multiple of `type.dim_multiple` (and of 128); no duplicates; deterministic.
+// Shapes worth measuring, best guesses first: 8192^3 (the reference) first, then, alternating, long-K shapes
+// (output tiles fill one or two whole waves, K 8192..16384) and near-square shapes near 8192^2 in area (with
+// K 8192, 4096, 16384). Both kinds fill the SMs in whole waves for at least one of the likely tile sizes;
+// shapes that do so for more of them come first. Every dimension is a multiple of `type.dim_multiple` (and
+// M, N of 128); no duplicates; every shape fits `memory_bytes`; deterministic.
 std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo& type);
+
+// The search screens every shape with a few heuristic algorithms, then re-times its best few shapes with all
+// of them: how many to screen with, out of `algos` (max(2, algos / 4), never more than `algos`).
+int screening_algos(int algos);
+// The shapes the search re-times with every algorithm: the indices of the `count` highest finite positive
+// `rates`, highest first (ties: the earlier index first).
+std::vector<std::size_t> finalists(const std::vector<double>& rates, std::size_t count);
+
+// The order ceilings-bench measures the types in, most wanted first (a run cut short keeps these):
+// bf16, fp8_e4m3, int8, fp16, tf32, fp64, fp32, fp8_e5m2. `types` reordered so; unknown order kept otherwise.
+std::vector<DType> measurement_order(std::vector<DType> types);
+
+// Where a GEMM ceiling name ("gemm.bf16", "gemm.int8_sustained") sorts among the GEMM ceilings: by the type
+// table (all_dtypes()), then plain, _ref8192, _sustained. -1 for a name that is not a GEMM ceiling. Lets the
+// profile list GEMM ceilings in one order whatever order they were measured in.
+int gemm_ceiling_rank(const std::string& name);
 
 // The time-budgeted search: whether a candidate of `flops` should still be tried after `elapsed_s` of a
 // `budget_s` budget, given the seconds per FLOP the candidates so far took (setup and algorithm timing
