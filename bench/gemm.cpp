@@ -58,8 +58,9 @@ struct Best {
 };
 std::map<gp::DType, Best> g_best;
 
-// Every (type, shape) the search timed, with the fastest of its heuristic candidates: the 8192^3 reference
-// (the search's first candidate) reuses it instead of timing the same candidates again.
+// Every (type, shape) the search re-timed with all its heuristic candidates, with the fastest one that
+// verified: the 8192^3 reference reuses it when 8192^3 was one of the search's finalists, instead of timing
+// the same candidates again.
 std::map<std::pair<gp::DType, std::string>, lt::AlgoChoice> g_picked;
 
 constexpr gp::Shape kRefShape{8192, 8192, 8192};
@@ -130,7 +131,7 @@ void record_config(benchmark::State& state, const gp::Shape& shape, const lt::Al
   c["cluster_shape_id"] = a.cluster;
 }
 
-// Measures one (type, shape) with the given algorithm (or the fastest heuristic candidate), verifies the
+// Measures one (type, shape) with the given algorithm (or the fastest heuristic candidate that verifies), verifies the
 // last timed GEMM's output, and reports.
 void measure_config(benchmark::State& state, gp::DType type, const gp::Shape& shape, const cublasLtMatmulAlgo_t* algo,
                     const Extra& extra, Best* chosen = nullptr) {
@@ -276,18 +277,23 @@ void run_search(benchmark::State& state, gp::DType type) {
       if (!first_error.empty()) throw std::runtime_error("no " + std::string(info.name) + " GEMM shape ran: " + first_error);
       throw std::runtime_error(skip_reason.empty() ? "unsupported: no shape could be set up" : skip_reason);
     }
-    const double final_cost =
+    // Seconds per FLOP of a finalist: the screening's, scaled to the full algorithm count, until a finalist
+    // has run; then the finalists' own (the heuristic may offer fewer algorithms than asked for).
+    const double screen_cost =
         spent_flops > 0 ? spent_s / spent_flops * static_cast<double>(g.algos) / static_cast<double>(screen) : 0.0;
+    double final_s = 0, final_flops = 0;
     Best best;
     double best_rate = 0;
     bool have = false;
-    int retimed = 0, rejected = 0;
-    std::string note;
+    int retimed = 0, rejected = 0, unverified = 0;
+    std::string note, final_error;
     for (std::size_t idx : finals) {
       const gp::Shape& s = candidates[idx];
       // The first finalist always; the next ones while the budget lasts, or until one has verified.
-      if (have && !gp::search_should_try(since(start), g.search_s, final_cost, gp::gemm_flops(s), retimed)) continue;
+      const double cost = final_flops > 0 ? final_s / final_flops : screen_cost;
+      if (have && !gp::search_should_try(since(start), g.search_s, cost, gp::gemm_flops(s), retimed)) continue;
       ++retimed;
+      const auto t0 = clock::now();
       try {
         const int sets = gp::rotation_sets(s, info, ctx.l2_bytes, budget);
         if (sets == 0) unsupported(gp::shape_problem(s, info, budget));
@@ -295,13 +301,8 @@ void run_search(benchmark::State& state, gp::DType type) {
         lt::Operands ops(p, sets, kSeed, stream.get());
         lt::AlgoChoice c = lt::pick_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
         algos_tried += c.tried;
-        try {
-          lt::keep_fastest_verified(c, p, ops, workspace.get(), workspace.bytes(), stream.get());
-        } catch (const std::exception& e) {
-          rejected += static_cast<int>(c.ranked.size());
-          if (note.empty()) note = e.what();
-          throw;
-        }
+        // Throws when none of the shape's algorithms verifies: the shape is dropped (counted below).
+        lt::keep_fastest_verified(c, p, ops, workspace.get(), workspace.bytes(), stream.get());
         rejected += c.rejected;
         if (note.empty()) note = c.note;
         g_picked[{type, gp::to_string(s)}] = c;
@@ -312,12 +313,19 @@ void run_search(benchmark::State& state, gp::DType type) {
           have = true;
         }
       } catch (const std::exception& e) {
-        failed(e.what());
+        const std::string what = e.what();
+        if (what.rfind("unsupported:", 0) != 0) {
+          ++unverified;
+          if (final_error.empty()) final_error = what;
+        }
+        failed(what);
       }
+      final_s += since(t0);
+      final_flops += gp::gemm_flops(s);
     }
     if (!have)
       throw std::runtime_error("no " + std::string(info.name) + " GEMM configuration verified: " +
-                               (first_error.empty() ? skip_reason : first_error));
+                               (!final_error.empty() ? final_error : !skip_reason.empty() ? skip_reason : first_error));
     Extra extra;
     extra.counters["shapes_tried"] = screened;
     extra.counters["shape_candidates"] = static_cast<double>(candidates.size());
@@ -328,11 +336,13 @@ void run_search(benchmark::State& state, gp::DType type) {
     extra.counters["search_s"] = since(start);
     if (rejected) extra.counters["verify_rejected"] = rejected;
     if (errors) extra.counters["search_errors"] = errors;
+    if (unverified) extra.counters["finalists_dropped"] = unverified;
     std::ostringstream label;
     label << "best of " << screened << " shapes screened with up to " << screen << " algorithms, " << retimed
           << " re-timed with up to " << g.algos << " and verified";
     if (rejected) label << "; verification rejected " << rejected << " faster candidate(s), the first: " << note;
     if (errors) label << "; " << errors << " search attempt(s) failed, the first: " << first_error;
+    if (unverified) label << "; " << unverified << " finalist shape(s) dropped, the first: " << final_error;
     extra.label = label.str();
     measure_config(state, type, best.shape, &best.algo, extra);
     g_best[type] = best;
@@ -416,7 +426,7 @@ Sustained sustain(cudaStream_t stream, const Enqueue& work, double window_s, dou
   return out;
 }
 
-// gemm.<type>_sustained: the search's best configuration (or 8192^3 with its fastest algorithm when the
+// gemm.<type>_sustained: the search's best configuration (or 8192^3 with its fastest verified algorithm when the
 // search did not run) back to back for the window; clocks and power over the window come with it.
 void run_sustained(benchmark::State& state, gp::DType type) {
   guarded(state, [&] {

@@ -310,9 +310,14 @@ AlgoInfo algo_info(const cublasLtMatmulAlgo_t& algo) {
 double time_algo(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo_t& algo, void* workspace,
                  std::size_t workspace_bytes, int reps, cudaStream_t stream, cublasStatus_t* status) {
   constexpr double kFailed = std::numeric_limits<double>::infinity();
+  // A refused candidate may leave its launch error behind: the status reports it, so clear it (or the
+  // next candidate's error check would blame that one).
   cublasStatus_t st = p.run(algo, ops.a(0), ops.b(0), ops.c(), workspace, workspace_bytes, stream);
   if (status) *status = st;
-  if (st != CUBLAS_STATUS_SUCCESS) return kFailed;
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    (void)cudaGetLastError();
+    return kFailed;
+  }
   Events ev;
   CEILINGS_CUDA_CHECK(cudaEventRecord(ev.start, stream));
   for (int r = 0; r < reps; ++r) {
@@ -323,7 +328,10 @@ double time_algo(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo
   CEILINGS_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
   CEILINGS_CUDA_CHECK(cudaEventSynchronize(ev.stop));
   if (status) *status = st;
-  if (st != CUBLAS_STATUS_SUCCESS) return kFailed;
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    (void)cudaGetLastError();
+    return kFailed;
+  }
   float ms = 0;
   CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
   return ms * 1e-3 / std::max(1, reps);
@@ -391,13 +399,14 @@ Verification run_and_verify(const Problem& p, const Operands& ops, const cublasL
   // A recognisable non-result first, so an algorithm that returns success without writing fails.
   CEILINGS_CUDA_CHECK(cudaMemsetAsync(ops.c(), 0xff, gp::output_bytes(p.shape(), p.info()), stream));
   const cublasStatus_t st = p.run(algo, ops.a(set), ops.b(set), ops.c(), workspace, workspace_bytes, stream);
-  CEILINGS_CUDA_CHECK(cudaGetLastError());
   if (st != CUBLAS_STATUS_SUCCESS) {
+    (void)cudaGetLastError();  // the status says what failed; a launch error it left is not another fault
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
     Verification v;
     v.detail = std::string("cublasLtMatmul returned ") + cublasGetStatusName(st) + " (" + cublasGetStatusString(st) + ")";
     return v;
   }
+  CEILINGS_CUDA_CHECK(cudaGetLastError());
   CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
   return verify(p, ops, set, stream);
 }
