@@ -24,8 +24,8 @@ int run(const MbuOptions& o) {
   if (!o.tpot_ms.given()) throw InputError("--tpot-ms is missing");
   const double batch = o.batch.given() ? o.batch.value : 1.0;
   const double gpus = o.gpus.given() ? o.gpus.value : 1.0;
-  if (!(batch >= 1) || std::floor(batch) != batch) throw InputError("--batch must be a positive whole number");
-  if (!(gpus >= 1) || std::floor(gpus) != gpus) throw InputError("--gpus must be a positive whole number");
+  require_count(batch, "--batch");
+  require_count(gpus, "--gpus");
   const double wb = dtype_bytes(o.weight_dtype), kb = dtype_bytes(o.kv_dtype);
   MbuInput in;
   in.tpot_s = o.tpot_ms.value * 1e-3;
@@ -34,13 +34,15 @@ int run(const MbuOptions& o) {
   double context = 0;
   if (o.context.given()) {
     context = o.context.value;
-    if (!(context >= 1)) throw InputError("--context must be at least 1");
+    require_length(context, "--context");
   }
   if (o.model.from_params() && !o.model.from_config()) {
-    if (!(o.model.params.value > 0)) throw InputError("--params must be a positive number");
+    if (!(o.model.params.value > 0) || !std::isfinite(o.model.params.value))
+      throw InputError("--params must be a positive number");
     in.weight_bytes = o.model.params.value * wb;
     if (o.kv_bytes_per_token.given()) {
-      if (!(o.kv_bytes_per_token.value >= 0)) throw InputError("--kv-bytes-per-token must not be negative");
+      if (!(o.kv_bytes_per_token.value >= 0) || !std::isfinite(o.kv_bytes_per_token.value))
+        throw InputError("--kv-bytes-per-token must be a finite number, not negative");
       if (!o.context.given()) throw InputError("--context is missing (needed with --kv-bytes-per-token)");
       in.kv_bytes = batch * context * o.kv_bytes_per_token.value;
     } else {

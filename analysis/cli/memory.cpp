@@ -27,7 +27,7 @@ struct MemoryOptions {
 int run(const MemoryOptions& o) {
   if (o.mode != "train" && o.mode != "infer") throw InputError("--mode must be train or infer");
   const double batch = o.batch.given() ? o.batch.value : 1.0;
-  if (!(batch >= 1) || std::floor(batch) != batch) throw InputError("--batch must be a positive whole number");
+  require_count(batch, "--batch");
   MemoryEstimate est;
   std::vector<std::string> notes;
   json inputs = {{"mode", o.mode}, {"batch", batch}, {"tp", o.tp}};

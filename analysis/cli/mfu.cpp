@@ -36,9 +36,8 @@ int run(const MfuOptions& o) {
   if (!o.gpus.given()) throw InputError("--gpus is missing");
   MfuInput in;
   in.shape = o.model.shape();
-  in.seq = o.seq.value;
-  in.gpus = o.gpus.value;
-  if (!(in.gpus >= 1) || std::floor(in.gpus) != in.gpus) throw InputError("--gpus must be a positive whole number");
+  in.seq = require_length(o.seq.value, "--seq");
+  in.gpus = require_count(o.gpus.value, "--gpus");
   in.attention = parse_attention_convention(o.attention);
   in.recompute = parse_recompute(o.recompute);
   const bool by_batch = o.global_batch.given() || o.iter_time.given();

@@ -37,7 +37,7 @@ ceilings::cli::Runner setup(CLI::App& app) {
   app.add_flag("--json", o->json, "Print JSON");
   return [o] {
     using namespace ceilings;
-    if (!(o->seq >= 1)) throw InputError("--seq must be at least 1");
+    require_length(o->seq, "--seq");
     const AttentionConvention conv = parse_attention_convention(o->attention);
     dtype_bytes(o->kv_dtype);  // validates
     const ModelConfig m = read_hf_config(o->config);

@@ -24,6 +24,7 @@ int run(const TrainTimeOptions& o) {
   if (!o.params.given()) throw InputError("--params is missing");
   if (!o.tokens.given()) throw InputError("--tokens is missing");
   if (!o.gpus.given()) throw InputError("--gpus is missing");
+  require_count(o.gpus.value, "--gpus");
   const Recompute rc = parse_recompute(o.recompute);
   struct Row {
     std::string source, label;

@@ -38,7 +38,7 @@ struct ModelOptions {
     add_number(app, hidden, "--hidden", "Hidden size (model from flags)");
     add_number(app, heads, "--heads", "Attention heads");
     add_number(app, kv_heads, "--kv-heads", "Key/value heads (GQA; default: --heads)");
-    add_number(app, ffn, "--ffn", "MLP width (default 4*hidden)");
+    add_number(app, ffn, "--ffn", "MLP width (default 4*hidden; with --swiglu 8*hidden/3 rounded down to a multiple of 64, as Megatron-LM)");
     add_number(app, vocab, "--vocab", "Vocabulary size (default: no logit layer)");
     app.add_flag("--swiglu", swiglu, "Gated MLP (three matrices) instead of two");
     if (allow_params) {
@@ -49,9 +49,7 @@ struct ModelOptions {
 
   static std::int64_t whole(const OptNumber& n, const char* name) {
     if (!n.given()) return 0;
-    if (!(n.value > 0) || std::floor(n.value) != n.value)
-      throw InputError(std::string(name) + " must be a positive whole number");
-    return static_cast<std::int64_t>(n.value);
+    return static_cast<std::int64_t>(require_count(n.value, name));
   }
 
   bool from_config() const { return !hf_config.empty(); }

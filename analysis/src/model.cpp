@@ -116,32 +116,83 @@ ModelConfig parse_deepseek(const Fields& f, const std::string& type) {
   return m;
 }
 
-std::int64_t mlp_params(const ModelConfig& m, std::int64_t ffn) {
-  if (m.gated_mlp) return 3 * m.hidden * ffn + (m.mlp_bias ? 2 * ffn + m.hidden : 0);
-  return 2 * m.hidden * ffn + (m.mlp_bias ? ffn + m.hidden : 0);
+// The counts are computed twice with the same code: in long double first, to refuse a model whose counts
+// would overflow int64 (a typo in a config's sizes must not print a negative parameter count), then exactly.
+template <class T>
+T mlp_params(const ModelConfig& m, std::int64_t ffn_size) {
+  const T h = static_cast<T>(m.hidden), ffn = static_cast<T>(ffn_size);
+  if (m.gated_mlp) return 3 * h * ffn + (m.mlp_bias ? 2 * ffn + h : T(0));
+  return 2 * h * ffn + (m.mlp_bias ? ffn + h : T(0));
 }
 
-std::int64_t attention_params(const ModelConfig& m) {
-  const std::int64_t h = m.hidden, nh = m.heads;
+template <class T>
+T attention_params(const ModelConfig& m) {
+  const T h = static_cast<T>(m.hidden), nh = static_cast<T>(m.heads);
   if (m.is_mla()) {
-    const std::int64_t qk = m.qk_head_dim();
-    const std::int64_t q = m.q_lora_rank > 0
-                               ? h * m.q_lora_rank + m.q_lora_rank /* q_a_layernorm */ + m.q_lora_rank * nh * qk
-                               : h * nh * qk;
-    const std::int64_t kv_a = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank /* kv_a_layernorm */;
-    const std::int64_t kv_b = m.kv_lora_rank * nh * (m.qk_nope_head_dim + m.v_head_dim);
-    const std::int64_t o = nh * m.v_head_dim * h + (m.o_bias ? h : 0);
+    const T qk = static_cast<T>(m.qk_head_dim()), q_rank = static_cast<T>(m.q_lora_rank);
+    const T kv_rank = static_cast<T>(m.kv_lora_rank), rope = static_cast<T>(m.qk_rope_head_dim);
+    const T q = m.q_lora_rank > 0 ? h * q_rank + q_rank /* q_a_layernorm */ + q_rank * nh * qk : h * nh * qk;
+    const T kv_a = h * (kv_rank + rope) + kv_rank /* kv_a_layernorm */;
+    const T kv_b = kv_rank * nh * static_cast<T>(m.qk_nope_head_dim + m.v_head_dim);
+    const T o = nh * static_cast<T>(m.v_head_dim) * h + (m.o_bias ? h : T(0));
     return q + kv_a + kv_b + o;
   }
-  const std::int64_t q = h * nh * m.head_dim + (m.qkv_bias ? nh * m.head_dim : 0);
-  const std::int64_t kv = 2 * (h * m.kv_heads * m.head_dim + (m.qkv_bias ? m.kv_heads * m.head_dim : 0));
-  const std::int64_t o = nh * m.head_dim * h + (m.o_bias ? h : 0);
+  const T hd = static_cast<T>(m.head_dim), kvh = static_cast<T>(m.kv_heads);
+  const T q = h * nh * hd + (m.qkv_bias ? nh * hd : T(0));
+  const T kv = 2 * (h * kvh * hd + (m.qkv_bias ? kvh * hd : T(0)));
+  const T o = nh * hd * h + (m.o_bias ? h : T(0));
   return q + kv + o;
 }
 
-std::int64_t router_params(const ModelConfig& m) {
-  return m.hidden * m.routed_experts + (m.router_bias_per_expert ? m.routed_experts : 0);
+template <class T>
+T router_params(const ModelConfig& m) {
+  const T e = static_cast<T>(m.routed_experts);
+  return static_cast<T>(m.hidden) * e + (m.router_bias_per_expert ? e : T(0));
 }
+
+template <class T>
+struct Counts {
+  T total{}, active{}, embedding{}, lm_head{}, attention{}, mlp{}, norms{}, router{}, mtp{}, matmul_active{},
+      matmul_logits{};
+};
+
+template <class T>
+Counts<T> count(const ModelConfig& m) {
+  Counts<T> c;
+  const T h = static_cast<T>(m.hidden), vocab = static_cast<T>(m.vocab);
+  const T expert = mlp_params<T>(m, m.expert_ffn);
+  const T experts = static_cast<T>(m.routed_experts + m.shared_experts);
+  const T unvisited_experts = static_cast<T>(m.routed_experts - m.experts_per_token);
+  T unvisited{};
+  for (std::int64_t l = 0; l < m.layers; ++l) {
+    c.attention += attention_params<T>(m);
+    c.norms += 2 * static_cast<T>(m.norm_params_per_hidden) * h;
+    if (m.is_moe_layer(l)) {
+      c.router += router_params<T>(m);
+      c.mlp += experts * expert;
+      unvisited += unvisited_experts * expert;
+    } else {
+      c.mlp += mlp_params<T>(m, m.ffn);
+    }
+  }
+  c.norms += static_cast<T>(m.norm_params_per_hidden) * h;  // final norm
+  c.embedding = vocab * h + static_cast<T>(m.learned_positions) * h;
+  c.lm_head = m.tied_embeddings ? T(0) : vocab * h;
+  c.total = c.attention + c.mlp + c.norms + c.router + c.embedding + c.lm_head;
+  c.active = c.total - unvisited;
+  c.matmul_logits = vocab * h;
+  c.matmul_active = c.active - c.embedding - c.norms + (m.tied_embeddings ? c.matmul_logits : T(0));
+  if (m.mtp_layers > 0) {
+    // Each MTP module as the checkpoint stores it: enorm, hnorm, eh_proj (2h -> h), one MoE decoder layer,
+    // shared_head.norm, and its own copies of the embedding and output head (DeepSeek-V3 README: 671B + 14B).
+    const T layer = attention_params<T>(m) + 2 * h + router_params<T>(m) + experts * expert;
+    c.mtp = static_cast<T>(m.mtp_layers) * (3 * h + 2 * h * h + layer + 2 * vocab * h);
+  }
+  return c;
+}
+
+// Layers are counted one by one; far more than any model has would only make that loop long.
+constexpr std::int64_t kMaxLayers = 1000000;
 
 }  // namespace
 
@@ -184,7 +235,9 @@ ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t h
   m.heads = heads;
   m.kv_heads = kv_heads;
   m.head_dim = hidden / heads;
-  m.ffn = ffn > 0 ? ffn : 4 * hidden;
+  // Megatron-LM's defaults: 4h, or with a gated MLP 8h/3 rounded down to a multiple of 64 (the same
+  // parameter count as 4h in two matrices).
+  m.ffn = ffn > 0 ? ffn : swiglu ? std::max<std::int64_t>(64, 8 * hidden / 3 / 64 * 64) : 4 * hidden;
   m.vocab = vocab;
   m.gated_mlp = swiglu;
   m.tied_embeddings = false;
@@ -193,34 +246,27 @@ ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t h
 }
 
 ParamCounts count_params(const ModelConfig& m) {
+  if (m.layers > kMaxLayers)
+    throw InputError("the model has " + std::to_string(m.layers) + " layers, more than this version counts (" +
+                     std::to_string(kMaxLayers) + "); check the layer count");
+  const Counts<long double> bound = count<long double>(m);
+  for (long double v : {bound.total, bound.mtp, bound.matmul_active})
+    if (!(v < 0x1p62L))
+      throw InputError("the model's sizes give more than 2^62 parameters, more than this version counts; check "
+                       "the hidden size, vocabulary, MLP width, heads and experts");
+  const Counts<std::int64_t> k = count<std::int64_t>(m);
   ParamCounts c;
-  const std::int64_t expert = mlp_params(m, m.expert_ffn);
-  std::int64_t unvisited = 0;
-  for (std::int64_t l = 0; l < m.layers; ++l) {
-    c.attention += attention_params(m);
-    c.norms += 2 * m.norm_params_per_hidden * m.hidden;
-    if (m.is_moe_layer(l)) {
-      c.router += router_params(m);
-      c.mlp += (m.routed_experts + m.shared_experts) * expert;
-      unvisited += (m.routed_experts - m.experts_per_token) * expert;
-    } else {
-      c.mlp += mlp_params(m, m.ffn);
-    }
-  }
-  c.norms += m.norm_params_per_hidden * m.hidden;  // final norm
-  c.embedding = m.vocab * m.hidden + m.learned_positions * m.hidden;
-  c.lm_head = m.tied_embeddings ? 0 : m.vocab * m.hidden;
-  c.total = c.attention + c.mlp + c.norms + c.router + c.embedding + c.lm_head;
-  c.active = c.total - unvisited;
-  c.matmul_logits = m.vocab * m.hidden;
-  c.matmul_active = c.active - c.embedding - c.norms + (m.tied_embeddings ? c.matmul_logits : 0);
-  if (m.mtp_layers > 0) {
-    // Each MTP module as the checkpoint stores it: enorm, hnorm, eh_proj (2h -> h), one MoE decoder layer,
-    // shared_head.norm, and its own copies of the embedding and output head (DeepSeek-V3 README: 671B + 14B).
-    const std::int64_t layer =
-        attention_params(m) + 2 * m.hidden + router_params(m) + (m.routed_experts + m.shared_experts) * expert;
-    c.mtp = m.mtp_layers * (3 * m.hidden + 2 * m.hidden * m.hidden + layer + 2 * m.vocab * m.hidden);
-  }
+  c.total = k.total;
+  c.active = k.active;
+  c.embedding = k.embedding;
+  c.lm_head = k.lm_head;
+  c.attention = k.attention;
+  c.mlp = k.mlp;
+  c.norms = k.norms;
+  c.router = k.router;
+  c.mtp = k.mtp;
+  c.matmul_active = k.matmul_active;
+  c.matmul_logits = k.matmul_logits;
   return c;
 }
 
@@ -317,7 +363,7 @@ double decode_weight_bytes(const ModelConfig& m, double batch, double bytes_per_
   if (m.is_moe()) {
     const double e = static_cast<double>(m.routed_experts), k = static_cast<double>(m.experts_per_token);
     const double visited = e * (1.0 - std::pow(1.0 - k / e, batch));
-    const double expert = static_cast<double>(mlp_params(m, m.expert_ffn));
+    const double expert = static_cast<double>(mlp_params<std::int64_t>(m, m.expert_ffn));
     std::int64_t moe_layers = 0;
     for (std::int64_t l = 0; l < m.layers; ++l) moe_layers += m.is_moe_layer(l) ? 1 : 0;
     read -= static_cast<double>(moe_layers) * (e - visited) * expert;

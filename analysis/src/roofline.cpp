@@ -85,6 +85,9 @@ Point parse_point(const std::string& text) {
   };
   p.flops = number(text.substr(b + 1, a - b - 1), "FLOPS");
   p.bytes = number(text.substr(a + 1), "BYTES");
+  const double intensity = p.flops / p.bytes;
+  if (!std::isfinite(intensity) || intensity <= 0)
+    throw InputError("--point '" + text + "': FLOPS / BYTES is not a finite positive intensity");
   return p;
 }
 
@@ -111,14 +114,22 @@ Placement place(const Roofline& r, double flops, double bytes) {
 
 LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches, double wb,
                  double kb, AttentionConvention prefill_attention) {
-  if (!(context >= 1)) throw InputError("--context must be at least 1");
+  require_length(context, "--context");
   if (batches.empty()) throw InputError("--batch is missing");
   const FlopShape shape = flop_shape(m);
   const double kv_token = kv_bytes_per_token(m, kb);
   const double cached = cached_tokens(m, context);
   // A decode step: every sequence adds one token that attends to all S cached keys (or the window).
+  // MLA decodes from its compressed cache (what kv_bytes_per_token counts): with the up-projections
+  // absorbed into the query and the output (their FLOPs are the kv_b parameters' own, per token), each
+  // cached key costs a (kv_lora_rank + rope)-wide score and a kv_lora_rank-wide value product per head.
+  FlopShape decode_shape = shape;
+  if (m.is_mla()) {
+    decode_shape.qk_dim = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim);
+    decode_shape.v_dim = static_cast<double>(m.kv_lora_rank);
+  }
   const double decode_flops_per_seq =
-      2.0 * shape.matmul_params + attention_flops_forward(shape, context, AttentionConvention::kNonCausal);
+      2.0 * shape.matmul_params + attention_flops_forward(decode_shape, context, AttentionConvention::kNonCausal);
   auto decode = [&](double b) {
     LlmStep s;
     s.batch = b;
@@ -131,7 +142,7 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
   v.has_kv_traffic = kv_token * cached > 0;
   v.decode_intensity_limit = v.has_kv_traffic ? decode_flops_per_seq / (cached * kv_token) : INFINITY;
   for (double b : batches) {
-    if (!(b >= 1) || std::floor(b) != b) throw InputError("--batch values must be positive whole numbers");
+    require_count(b, "--batch values");
     LlmStep d = decode(b);
     d.name = "decode b=" + format_fixed(b, 0);
     d.placement = place(r, d.flops, d.bytes);
@@ -225,9 +236,13 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   for (const Roof& m : r.memory)
     for (auto v : {m.measured, m.datasheet})
       if (v) ai_lo = std::min(ai_lo, cmin / *v), ai_hi = std::max(ai_hi, cmax / *v);
-  for (const auto& [name, p] : points) ai_lo = std::min(ai_lo, p.intensity), ai_hi = std::max(ai_hi, p.intensity);
-  const double x0 = std::pow(10.0, std::floor(std::log10(std::max(ai_lo, 1e-6) / 3)));
-  const double x1 = std::pow(10.0, std::ceil(std::log10(ai_hi * 3)));
+  // The axis spans the roofs and the points, within 1e-6 to 1e12 FLOP/byte (a point outside is not drawn).
+  constexpr double kAxisLo = 1e-6, kAxisHi = 1e12;
+  auto drawable = [&](double ai) { return std::isfinite(ai) && ai >= kAxisLo && ai <= kAxisHi; };
+  for (const auto& [name, p] : points)
+    if (drawable(p.intensity)) ai_lo = std::min(ai_lo, p.intensity), ai_hi = std::max(ai_hi, p.intensity);
+  const double x0 = std::pow(10.0, std::floor(std::log10(std::clamp(ai_lo, kAxisLo, kAxisHi) / 3)));
+  const double x1 = std::pow(10.0, std::ceil(std::log10(std::clamp(ai_hi, kAxisLo, kAxisHi) * 3)));
   const double y1 = std::pow(10.0, std::ceil(std::log10(cmax * 1.2)));
   double y0 = std::pow(10.0, std::floor(std::log10(x0 * mmin)));
   for (const auto& [name, p] : points)
@@ -312,7 +327,7 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
     os << "<g font-size=\"11\">\n";
     for (const auto& [name, p] : points) {
       const auto& side = p.measured.available ? p.measured : p.datasheet;
-      if (!side.available) continue;
+      if (!side.available || !drawable(p.intensity) || !std::isfinite(side.attainable) || side.attainable <= 0) continue;
       const double x = X(p.intensity), y = Y(side.attainable);
       os << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"5\" fill=\"black\"/>\n"
          << "<text x=\"" << num(x + 7) << "\" y=\"" << num(y + 14) << "\">" << xml_escape(name) << "</text>\n";

@@ -87,12 +87,20 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
     require_positive(used->value, "the profile's " + used->name + " value");
     out.push_back({"measured", used->name + " of " + device_label(*profile, origin), used->value});
   }
+  // The datasheet figure of the same path as the measured one: HBM bandwidth beside an hbm.* ceiling, the
+  // link's rate beside pcie.* or nvlink.* (none where the datasheet has no figure for that path).
+  const bool memory_path = !used || used->name.rfind("hbm.", 0) == 0;
+  auto datasheet = [&](const GpuSpec& s, const std::string& suffix) {
+    if (memory_path) {
+      out.push_back({"datasheet", s.name + " memory bandwidth" + suffix, s.memory_bandwidth});
+    } else if (const auto v = datasheet_value(s, used->name)) {
+      out.push_back({"datasheet", s.name + " " + used->name + suffix, *v});
+    }
+  };
   if (gpu) {
-    const GpuSpec& s = resolve_gpu(*gpu);
-    out.push_back({"datasheet", s.name + " memory bandwidth", s.memory_bandwidth});
+    datasheet(resolve_gpu(*gpu), "");
   } else if (profile) {
-    if (const GpuSpec* s = find_gpu(profile->device.name))
-      out.push_back({"datasheet", s->name + " memory bandwidth (datasheet)", s->memory_bandwidth});
+    if (const GpuSpec* s = find_gpu(profile->device.name)) datasheet(*s, " (datasheet)");
   }
   if (out.empty()) throw InputError("no bandwidth peak given: use --profile, --gpu or --peak-bw-gbps");
   return out;
@@ -108,6 +116,9 @@ MfuResult compute_mfu(const MfuInput& in, const std::vector<Peak>& peaks) {
   r.hardware_flops_per_token = hardware_flops_per_token(in.shape, in.seq, in.attention, in.recompute);
   r.achieved_flops_per_gpu = in.tokens_per_s * r.model_flops_per_token / in.gpus;
   r.achieved_hardware_flops_per_gpu = in.tokens_per_s * r.hardware_flops_per_token / in.gpus;
+  if (!std::isfinite(r.achieved_flops_per_gpu) || !std::isfinite(r.achieved_hardware_flops_per_gpu))
+    throw InputError("the model FLOP/s per GPU implied by " + in.throughput_inputs +
+                     ", --seq and --gpus are not finite; check their sizes");
   for (const Peak& p : peaks) {
     PeakUtilization u{p, r.achieved_flops_per_gpu / p.value, r.achieved_hardware_flops_per_gpu / p.value};
     if (u.model > 1.0) {
@@ -143,6 +154,9 @@ MbuResult compute_mbu(const MbuInput& in, const std::vector<Peak>& peaks) {
   r.bytes_per_step = in.weight_bytes + in.kv_bytes;
   r.achieved_bytes_per_s = r.bytes_per_step / in.tpot_s;
   r.achieved_bytes_per_s_per_gpu = r.achieved_bytes_per_s / in.gpus;
+  if (!std::isfinite(r.achieved_bytes_per_s_per_gpu))
+    throw InputError("the bytes per second implied by the weights, the KV cache and --tpot-ms are not finite; "
+                     "check their sizes");
   for (const Peak& p : peaks) {
     PeakUtilization u{p, r.achieved_bytes_per_s_per_gpu / p.value, 0};
     if (u.model > 1.0) {
@@ -169,6 +183,8 @@ TrainTime training_time(double params, double tokens, double gpus, double flops_
   t.seconds = t.total_flops / (gpus * flops_per_gpu);
   t.days = t.seconds / 86400.0;
   t.gpu_hours = t.seconds * gpus / 3600.0;
+  if (!std::isfinite(t.total_flops) || !std::isfinite(t.seconds) || !std::isfinite(t.gpu_hours) || !(t.seconds > 0))
+    throw InputError("--params, --tokens, --gpus and the FLOP/s give no finite training time; check their sizes");
   return t;
 }
 

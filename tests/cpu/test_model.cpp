@@ -1,6 +1,9 @@
 // Model arithmetic against published parameter counts (real config.json fixtures), KV bytes and FLOP conventions.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "ceilings/json_fields.hpp"
 #include "ceilings/model.hpp"
 #include "cli_runner.hpp"
 
@@ -182,7 +185,7 @@ TEST(ModelCli, TableNamesConventionAndKvDtype) {
       {"model", "--hf-config", fixture_path("DeepSeek-V3"), "--kv-dtype", "fp8", "--attention", "causal"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("671,026,419,200"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("causal"), std::string::npos);
+  EXPECT_NE(r.out.find("causal (masked half not counted"), std::string::npos);
   EXPECT_NE(r.out.find("35.14 kB"), std::string::npos) << r.out;  // 61*576 bytes
 }
 
@@ -193,5 +196,38 @@ TEST(ModelCli, BadInputExits2) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("fp7"), std::string::npos);
   EXPECT_EQ(test::run_cli({"model", "--hf-config", fixture_path("gpt2"), "--seq", "0"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"model", "--hf-config", fixture_path("gpt2"), "--seq", "inf"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"model"}).exit_code, 2);
+}
+
+// Without --ffn a gated MLP takes Megatron-LM's width, 8h/3 rounded down to a multiple of 64 (10880 for
+// h = 4096), so its three matrices hold about what 4h in two would: not 4h in three (a third more FLOPs).
+TEST(ModelFlags, SwigluDefaultWidthIsMegatrons) {
+  const ModelConfig gated = flags_model(32, 4096, 32, 0, 0, 0, true);
+  EXPECT_EQ(gated.ffn, 10880);
+  EXPECT_EQ(count_params(gated).mlp, 32LL * 3 * 4096 * 10880);
+  EXPECT_EQ(flags_model(32, 4096, 32, 0, 0, 0, false).ffn, 4 * 4096);
+  EXPECT_EQ(flags_model(32, 4096, 32, 0, 11008, 0, true).ffn, 11008);  // a given width is kept
+}
+
+// Sizes whose counts would overflow int64 are refused by name, not printed as negative parameter counts.
+TEST(ModelCli, CountsPastInt64AreInputErrors) {
+  const std::string dir = test::scratch_dir("model_cli_huge");
+  json config = read_json_file(fixture_path("Llama-3.1-8B"));
+  config["vocab_size"] = 1125899906842624LL;  // 2^50
+  std::ofstream(dir + "/vocab.json") << config.dump();
+  const auto r = test::run_cli({"model", "--hf-config", dir + "/vocab.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("2^62"), std::string::npos) << r.err;
+  config = read_json_file(fixture_path("Llama-3.1-8B"));
+  config["num_hidden_layers"] = 1000000000000LL;  // counted layer by layer: refused before the loop
+  std::ofstream(dir + "/layers.json") << config.dump();
+  EXPECT_EQ(test::run_cli({"model", "--hf-config", dir + "/layers.json"}).exit_code, 2);
+  // The same model from flags: the layer count is a whole number well inside a double.
+  for (const char* layers : {"1e30", "inf", "2.5"})
+    EXPECT_EQ(test::run_cli({"mfu", "--layers", layers, "--hidden", "4096", "--heads", "32", "--seq", "4096",
+                             "--tokens-per-sec", "10", "--gpus", "1", "--peak-tflops", "100"})
+                  .exit_code,
+              2)
+        << layers;
 }

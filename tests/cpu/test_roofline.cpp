@@ -134,6 +134,9 @@ TEST(Roofline, ParsePoint) {
   EXPECT_THROW(parse_point("x:1e9:0"), InputError);
   EXPECT_THROW(parse_point("x:abc:5"), InputError);
   EXPECT_THROW(parse_point("x:-1:5"), InputError);
+  // Each number finite, but FLOPS / BYTES not: an intensity no axis can hold.
+  EXPECT_THROW(parse_point("x:1e300:1e-300"), InputError);
+  EXPECT_THROW(parse_point("x:1e-300:1e300"), InputError);
 }
 
 // Decode of a dense model at context S: AI(B) = B*f / (W + B*S*k). Llama-3.1-8B, S = 128:
@@ -209,4 +212,30 @@ TEST(RooflineCli, TableAndErrors) {
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("gpt2")}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--context", "10"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline"}).exit_code, 2);
+  // Infinity is neither a context nor a batch (it used to print inf FLOP and a nan ridge, exit 0).
+  for (const char* flag : {"--context", "--batch"}) {
+    std::vector<std::string> args = {"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"), "--context",
+                                     "4096", flag, "inf"};
+    const auto bad = test::run_cli(args);
+    EXPECT_EQ(bad.exit_code, 2) << flag << " inf: " << bad.out;
+  }
+  // A point past any axis is an input error at once, with or without a plot (an --svg used to loop forever).
+  const std::string svg = test::scratch_dir("roofline_svg_bad") + "/r.svg";
+  EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--point", "x:1e300:1e-300", "--svg", svg}).exit_code, 2);
+}
+
+// DeepSeek-V3 decodes from its compressed latent cache, so each cached key costs the absorbed attention:
+// a (kv_lora_rank + rope)-wide score and a kv_lora_rank-wide value product per head, not the expanded
+// (qk 192 + v 128) widths. With those FLOPs long-context decode is compute-bound at large batches on an H200.
+TEST(RooflineLlm, MlaDecodeCountsTheAbsorbedAttention) {
+  const Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
+  const ModelConfig m = read_hf_config(hf("DeepSeek-V3"));
+  const LlmView v = llm_view(r, m, 32768, {1}, 2, 2, AttentionConvention::kCausal);
+  const double n = static_cast<double>(count_params(m).matmul_active);
+  const double per_key = 2.0 * 61 * 128 * ((512 + 64) + 512);
+  EXPECT_DOUBLE_EQ(v.decode[0].flops, 2 * n + per_key * 32768);
+  const double kv_bytes_per_token = 61 * (512 + 64) * 2.0;
+  EXPECT_DOUBLE_EQ(v.decode[0].kv_bytes, 32768 * kv_bytes_per_token);
+  EXPECT_DOUBLE_EQ(v.decode_intensity_limit, (2 * n + per_key * 32768) / (32768 * kv_bytes_per_token));
+  EXPECT_GT(v.decode_intensity_limit, 8.0e14 / 4.52e12);  // above the measured ridge
 }

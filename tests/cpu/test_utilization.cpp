@@ -157,7 +157,7 @@ TEST(MfuCli, HfConfigAndTable) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("measured"), std::string::npos);
   EXPECT_NE(r.out.find("datasheet"), std::string::npos);
-  EXPECT_NE(r.out.find("causal"), std::string::npos);
+  EXPECT_NE(r.out.find("causal (masked half not counted"), std::string::npos);
 }
 
 TEST(MfuCli, BadInputExits2) {
@@ -188,6 +188,14 @@ TEST(MfuCli, BadInputExits2) {
                            "--peak-tflops", "100"})
                 .exit_code,
             2);  // --params without the attention shape
+  // A sequence is at least one token and finite; GPUs are whole.
+  for (const char* seq : {"0.5", "inf"})
+    EXPECT_EQ(test::run_cli({"mfu", "--layers", "32", "--hidden", "4096", "--heads", "32", "--seq", seq,
+                             "--tokens-per-sec", "10", "--gpus", "1", "--peak-tflops", "100"})
+                  .exit_code,
+              2)
+        << seq;
+  EXPECT_EQ(with({"--tokens-per-sec", "1000", "--gpus", "inf", "--peak-tflops", "989"}).exit_code, 2);
 }
 
 TEST(MbuCli, HfConfigAgainstProfileAndDatasheet) {
@@ -225,6 +233,29 @@ TEST(MbuCli, BadInputExits2) {
       test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "20", "--weight-dtype", "fp9", "--peak-bw-gbps", "1000"})
           .exit_code,
       2);
+  EXPECT_EQ(test::run_cli({"mbu", "--hf-config", hf("gpt2"), "--context", "1024", "--batch", "inf", "--tpot-ms", "20",
+                           "--peak-bw-gbps", "1000"})
+                .exit_code,
+            2);
+  EXPECT_EQ(test::run_cli({"mbu", "--hf-config", hf("gpt2"), "--context", "inf", "--tpot-ms", "20",
+                           "--peak-bw-gbps", "1000"})
+                .exit_code,
+            2);
+}
+
+// The datasheet row names the same path as the measured one: a PCIe ceiling beside the PCIe link's rate,
+// never beside the HBM bandwidth.
+TEST(MbuCli, DatasheetMatchesTheMeasuredPath) {
+  const auto r = test::run_cli({"mbu", "--params", "1e9", "--tpot-ms", "100", "--profile", kProfile, "--ceiling",
+                                "pcie.h2d", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["peaks"].size(), 2u) << r.out;
+  EXPECT_NE(j["peaks"][1]["label"].get<std::string>().find("pcie.h2d"), std::string::npos) << r.out;
+  EXPECT_NEAR(j["peaks"][1]["bytes_per_s"].get<double>(), 63.0e9, 0.1e9) << r.out;  // Gen5 x16, one way
+  const auto hbm = test::run_cli({"mbu", "--params", "1e9", "--tpot-ms", "100", "--profile", kProfile, "--json"});
+  ASSERT_EQ(hbm.exit_code, 0) << hbm.err;
+  EXPECT_NE(json::parse(hbm.out)["peaks"][1]["label"].get<std::string>().find("memory bandwidth"), std::string::npos);
 }
 
 TEST(TrainTimeCli, MegatronGpt3) {
@@ -259,4 +290,13 @@ TEST(TrainTimeCli, BadInputExits2) {
   EXPECT_EQ(
       test::run_cli({"train-time", "--params", "1e9", "--tokens", "1e9", "--gpus", "8", "--mfu", "0.5"}).exit_code,
       2);  // no peak
+  // Whole GPUs only, and no infinite FLOP totals printed as a result.
+  EXPECT_EQ(test::run_cli({"train-time", "--params", "1e9", "--tokens", "1e9", "--gpus", "0.5", "--achieved-tflops",
+                           "100"})
+                .exit_code,
+            2);
+  EXPECT_EQ(test::run_cli({"train-time", "--params", "1e300", "--tokens", "1e300", "--gpus", "8",
+                           "--achieved-tflops", "100"})
+                .exit_code,
+            2);
 }

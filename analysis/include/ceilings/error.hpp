@@ -1,5 +1,6 @@
 // Errors and exit codes shared by every `ceilings` subcommand and the analysis library.
 #pragma once
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -34,5 +35,19 @@ class IncompleteError : public Error {
  public:
   explicit IncompleteError(const std::string& message) : Error(kExitIncomplete, message) {}
 };
+
+// A count the user gave (a batch, GPUs, layers): a whole number from 1 to 2^53 (every whole number up to
+// there is exact in a double, and a cast to int64 stays defined); infinity and NaN are not counts.
+inline double require_count(double v, const std::string& what) {
+  if (!(v >= 1 && v <= 9007199254740992.0) || std::floor(v) != v)
+    throw InputError(what + " must be a positive whole number (at most 2^53)");
+  return v;
+}
+
+// A length the user gave (tokens of sequence or context): a finite number of at least 1.
+inline double require_length(double v, const std::string& what) {
+  if (!(v >= 1) || !std::isfinite(v)) throw InputError(what + " must be a finite number of at least 1");
+  return v;
+}
 
 }  // namespace ceilings

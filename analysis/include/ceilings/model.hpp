@@ -43,7 +43,8 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin = "c
 ModelConfig read_hf_config(const std::string& path);
 
 // A Megatron-style GPT from flags: no biases or norms counted (matmul parameters only, as in
-// Narayanan et al. 2021 eq. 3). ffn 0 means 4*hidden. vocab 0 leaves out the logit layer.
+// Narayanan et al. 2021 eq. 3). ffn 0 means 4*hidden (gated, swiglu: 8*hidden/3 rounded down to a multiple
+// of 64, as Megatron-LM). vocab 0 leaves out the logit layer.
 ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads,
                         std::int64_t ffn, std::int64_t vocab, bool swiglu);
 
