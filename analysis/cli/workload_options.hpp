@@ -79,6 +79,13 @@ struct ModelOptions {
   FlopShape params_shape() const {
     if (!(params.value > 0) || !std::isfinite(params.value)) throw InputError("--params must be a positive number");
     if (hidden.given()) throw InputError("--params and --hidden are alternatives: give one model description");
+    for (const OptNumber* n : {&ffn, &vocab, &kv_heads})
+      if (n->given())
+        throw InputError("--params takes the parameter count as given: " + n->option->get_name() +
+                         " would not change it (drop it, or describe the model with --layers/--hidden/--heads)");
+    if (swiglu)
+      throw InputError("--params takes the parameter count as given: --swiglu would not change it (drop it, or "
+                       "describe the model with --layers/--hidden/--heads)");
     FlopShape s;
     s.matmul_params = params.value;
     if (!layers.given() || !heads.given() || !head_dim.given())

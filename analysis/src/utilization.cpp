@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "ceilings/gemm_plan.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/units.hpp"
 
@@ -31,6 +32,7 @@ void require_positive(double v, const std::string& what) {
 
 std::vector<Peak> compute_peaks(const std::optional<double>& given, const Profile* profile, const std::string& origin,
                                 const std::optional<std::string>& gpu, const std::string& dtype) {
+  gemm::parse_dtype(dtype);  // a GEMM type name even where only a given peak uses it (as a label)
   std::vector<Peak> out;
   if (given) {
     require_positive(*given, "--peak-tflops");

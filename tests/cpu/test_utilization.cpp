@@ -196,6 +196,17 @@ TEST(MfuCli, BadInputExits2) {
               2)
         << seq;
   EXPECT_EQ(with({"--tokens-per-sec", "1000", "--gpus", "inf", "--peak-tflops", "989"}).exit_code, 2);
+  // With --params the count is given: structure flags that cannot change it are refused, not ignored.
+  for (std::vector<std::string> extra : {std::vector<std::string>{"--vocab", "32000"}, {"--ffn", "11008"}, {"--swiglu"},
+                                         {"--kv-heads", "8"}}) {
+    std::vector<std::string> a = {"mfu", "--params", "7e9", "--layers", "32", "--heads", "32", "--head-dim", "128",
+                                  "--seq", "1024", "--tokens-per-sec", "10", "--gpus", "1", "--peak-tflops", "100"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    EXPECT_EQ(test::run_cli(a).exit_code, 2) << extra[0];
+  }
+  const auto fp9 = with({"--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "989", "--dtype", "fp9"});
+  EXPECT_EQ(fp9.exit_code, 2);  // not silently a label
+  EXPECT_NE(fp9.err.find("fp9"), std::string::npos) << fp9.err;
 }
 
 TEST(MbuCli, HfConfigAgainstProfileAndDatasheet) {
