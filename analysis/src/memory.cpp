@@ -16,10 +16,10 @@ double activation_bytes_per_layer(double s, double b, double h, double a, int t,
 }
 
 MemoryEstimate train_memory(const TrainMemoryInput& in) {
-  if (!(in.params > 0)) throw InputError("the parameter count must be positive");
+  if (!(in.params > 0) || !std::isfinite(in.params)) throw InputError("the parameter count must be positive");
   if (in.tp < 1 || in.pp < 1 || in.dp < 1) throw InputError("--tp, --pp and --dp must be at least 1");
   if (in.zero_stage < 0 || in.zero_stage > 3) throw InputError("--zero must be 0, 1, 2 or 3");
-  if (!(in.micro_batch >= 1)) throw InputError("--batch (micro-batch) must be at least 1");
+  require_count(in.micro_batch, "--batch (micro-batch)");
   const double per_rank = in.params / (in.tp * in.pp);
   const double dp = in.dp;
   MemoryEstimate m;
@@ -27,7 +27,7 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
   m.gradients = 2.0 * per_rank / (in.zero_stage >= 2 ? dp : 1.0);
   m.optimizer = 12.0 * per_rank / (in.zero_stage >= 1 ? dp : 1.0);
   if (in.model) {
-    if (!(in.seq >= 1)) throw InputError("--seq must be at least 1 for the activation estimate");
+    require_length(in.seq, "--seq (for the activation estimate)");
     const ModelConfig& c = *in.model;
     m.activations = static_cast<double>(c.layers) *
                     activation_bytes_per_layer(in.seq, in.micro_batch, static_cast<double>(c.hidden),
@@ -39,8 +39,8 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
 
 MemoryEstimate infer_memory(const InferMemoryInput& in) {
   if (in.tp < 1) throw InputError("--tp must be at least 1");
-  if (!(in.batch >= 1)) throw InputError("--batch must be at least 1");
-  if (!(in.context >= 1)) throw InputError("--context must be at least 1");
+  require_count(in.batch, "--batch");
+  require_length(in.context, "--context");
   MemoryEstimate m;
   m.weights = static_cast<double>(count_params(in.model).total) * in.weight_bytes / in.tp;
   const double kv_split = in.model.is_mla() ? 1.0 : std::min<double>(in.tp, static_cast<double>(in.model.kv_heads));

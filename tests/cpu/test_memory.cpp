@@ -86,4 +86,7 @@ TEST(MemoryCli, InferAndBadInput) {
       test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train", "--seq", "1024", "--tp", "0"}).exit_code,
       2);
   EXPECT_EQ(test::run_cli({"memory", "--params", "7e9", "--mode", "infer", "--context", "10"}).exit_code, 2);
+  // An infinite length is an input error, not an "inf B" estimate.
+  EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "infer", "--context", "inf"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train", "--seq", "inf"}).exit_code, 2);
 }
