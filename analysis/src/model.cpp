@@ -52,7 +52,18 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
   m.norm_params_per_hidden = 1;
   if (type == "qwen2") {
     m.qkv_bias = true;  // Qwen2 always has q/k/v biases and no o_proj bias
-    if (f.optional_boolean("use_sliding_window").value_or(false)) m.sliding_window = f.integer("sliding_window", 1);
+    if (f.optional_boolean("use_sliding_window").value_or(false)) {
+      // Transformers' Qwen2: the first max_window_layers layers (default 28) attend to everything, the
+      // rest through the sliding window.
+      const std::int64_t full = f.optional_integer("max_window_layers", 0).value_or(28);
+      if (full == 0) {
+        m.sliding_window = f.integer("sliding_window", 1);
+      } else if (full < m.layers) {
+        f.fail("max_window_layers", std::to_string(full) + " of the " + std::to_string(m.layers) +
+                                        " layers attend to everything and the rest through the sliding window: "
+                                        "layers of both kinds in one model are not modelled by this version");
+      }  // else no layer slides
+    }
   } else {
     m.qkv_bias = m.o_bias = f.optional_boolean("attention_bias").value_or(false);
     m.mlp_bias = f.optional_boolean("mlp_bias").value_or(false);

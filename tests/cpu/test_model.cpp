@@ -210,6 +210,23 @@ TEST(ModelFlags, SwigluDefaultWidthIsMegatrons) {
   EXPECT_EQ(flags_model(32, 4096, 32, 0, 11008, 0, true).ffn, 11008);  // a given width is kept
 }
 
+// Qwen2's use_sliding_window applies to the layers from max_window_layers on (Transformers): none of them
+// when that is the layer count, all of them at 0; a mix of the two kinds is refused, not modelled as all-window.
+TEST(ModelConfigs, Qwen2SlidingWindowFollowsMaxWindowLayers) {
+  const std::string dir = test::scratch_dir("qwen2_window");
+  json config = read_json_file(fixture_path("Qwen2-7B"));
+  config["use_sliding_window"] = true;
+  config["sliding_window"] = 4096;
+  auto parsed = [&](int full) {
+    config["max_window_layers"] = full;
+    return parse_hf_config(config, "test");
+  };
+  EXPECT_FALSE(parsed(28).sliding_window.has_value());  // 28 of 28 layers attend to everything
+  ASSERT_TRUE(parsed(0).sliding_window.has_value());
+  EXPECT_EQ(*parsed(0).sliding_window, 4096);
+  EXPECT_THROW(parsed(14), InputError);
+}
+
 // Sizes whose counts would overflow int64 are refused by name, not printed as negative parameter counts.
 TEST(ModelCli, CountsPastInt64AreInputErrors) {
   const std::string dir = test::scratch_dir("model_cli_huge");
