@@ -24,7 +24,7 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
   app.add_option("--watch", o->watch_s, "Seconds between the two snapshots, listening for XID events")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
-  app.add_option("--format", o->format, "table | markdown | csv | json (json: same as --json)")->capture_default_str();
+  app.add_option("--format", o->format, "table | markdown | csv | json (json: same as --json; csv: the checks table only)")->capture_default_str();
   return [o] {
     const ceilings::Format format = ceilings::parse_format(o->format);
     auto monitor = ceilings::cli::HealthMonitor::open(o->device);
@@ -37,6 +37,8 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
     result.checks = ceilings::health_checks(s, ceilings::HealthRules{});
     if (o->json || format == ceilings::Format::kJson) {
       std::cout << ceilings::health_to_json(s).dump(2) << "\n";
+    } else if (format == ceilings::Format::kCsv) {  // one table, the checks: the counters are in --json
+      std::cout << ceilings::render_qualify(result, format);
     } else {
       std::cout << "GPU " << s.device_index << ": " << s.device_name << " (" << s.uuid << "), driver " << s.driver
                 << "\n\n"

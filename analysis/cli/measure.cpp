@@ -130,11 +130,11 @@ void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::s
   g.state = GpuState::kFailed;
   if (r.timed_out) {
     g.state = GpuState::kTimedOut;
-    g.reason = "ceilings-bench ran past the " + ceilings::format_fixed(timeout_s, 0) + " s timeout and was terminated" +
+    g.reason = ceilings::kTimedOutReason + ceilings::format_fixed(timeout_s, 0) + " s timeout and was terminated" +
                (r.signal == SIGKILL ? " (ignored SIGTERM, then killed)" : "") + tail(err, 5);
   } else if (r.interrupted) {
     g.state = GpuState::kInterrupted;
-    g.reason = "interrupted: ceilings-bench was stopped before it finished";
+    g.reason = std::string(ceilings::kInterruptedReason) + "ceilings-bench was stopped before it finished";
   } else if (r.exit_code == 3) {  // ceilings-bench: no usable GPU
     g.reason = err.empty() ? "no usable GPU" : err.back();
   } else if (r.exit_code == 2) {
@@ -350,7 +350,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
           if (r.ok())  // nothing was cut short: each missing case is an error of its own
             lost.push_back({n, "not reported: " + why});
           else if (first)
-            lost.push_back({n, "stopped while this case ran: " + why});
+            lost.push_back({n, ceilings::kStoppedWhileRunningReason + why});
           else
             not_run.push_back({n, "not run: " + why});
           first = false;
@@ -361,7 +361,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
       if (r.ok()) {  // exited 0 without a usable output: no case can be said to have run
         for (const auto& n : cases) lost.push_back({n, "not reported: " + why});
       } else {
-        lost.push_back({cases.front(), "stopped while this case ran: " + why});
+        lost.push_back({cases.front(), ceilings::kStoppedWhileRunningReason + why});
         for (std::size_t i = 1; i < cases.size(); ++i) not_run.push_back({cases[i], "not run: " + why});
       }
     }

@@ -14,6 +14,13 @@
 
 namespace ceilings {
 
+bool cut_short_reason(const std::string& reason) {
+  const std::string prefix = kStoppedWhileRunningReason;
+  if (reason.rfind(prefix, 0) != 0) return false;
+  const std::string why = reason.substr(prefix.size());
+  return why.rfind(kTimedOutReason, 0) == 0 || why.rfind(kInterruptedReason, 0) == 0;
+}
+
 std::optional<double> Ceiling::detail_number(const std::string& key) const {
   if (!detail.is_object()) return std::nullopt;
   const auto it = detail.find(key);

@@ -37,6 +37,22 @@ bool has_datasheet_figure(const std::string& name) {
   return f == "hbm" || f == "gemm" || f == "fma" || f == "nvlink";
 }
 
+// Levenshtein distance, for naming a near match of a misspelt ceiling.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
 }  // namespace
 
 std::string ceiling_unit_for(const std::string& name) {
@@ -193,7 +209,14 @@ Rules parse_rules(const json& doc, const std::string& origin) {
     r.clock_scaling_floor = fraction_at(doc["clock_scaling_floor"], "clock_scaling_floor", 0.0, 1.0, false);
   if (doc.contains("ceilings")) {
     const json& c = object_at(doc, "ceilings", "ceilings");
-    for (const auto& [name, v] : c.items()) parse_ceiling_rule(name, v, "ceilings." + name, r.ceilings[name]);
+    for (const auto& [name, v] : c.items()) {
+      parse_ceiling_rule(name, v, "ceilings." + name, r.ceilings[name]);
+      // A rule that only switches the default fraction off asks for nothing to be measured.
+      bool sets_limit = false;
+      for (const auto& [key, value] : v.items())
+        if (key != "min_fraction_of_datasheet" || !value.is_boolean()) sets_limit = true;
+      if (sets_limit) r.named.insert(name);
+    }
   }
   if (doc.contains("health")) {
     const json& h = object_at(doc, "health", "health");
@@ -355,16 +378,21 @@ void check_remap(const HealthSection& s, std::vector<Check>& out) {
 void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
   Check c = make("health", "PCIe link");
   c.source = "health rule pcie_link (current link vs the maximum the GPU and slot support)";
-  // The link may train down at idle; the best link seen in any reading (the profile's is read by
-  // ceilings-bench, the health snapshots around the run) is the one compared with the maximum.
+  // The generation may train down at idle, so the best generation seen in any reading (the profile's is
+  // read by ceilings-bench, the health snapshots around the run) is the one compared with the maximum.
+  // The width does not drop to save power: the narrowest reading counts (a link that lost lanes during
+  // the run fails).
   std::optional<double> gen, width, max_gen, max_width;
   auto take_max = [](std::optional<double>& into, std::optional<double> v) {
     if (v) into = into ? std::max(*into, *v) : *v;
   };
+  auto take_min = [](std::optional<double>& into, std::optional<double> v) {
+    if (v) into = into ? std::min(*into, *v) : *v;
+  };
   if (s)
     for (const HealthSnapshot* snap : snapshots(*s)) {
       take_max(gen, snap->value("pcie.gen"));
-      take_max(width, snap->value("pcie.width"));
+      take_min(width, snap->value("pcie.width"));
       take_max(max_gen, snap->value("pcie.max_gen"));
       take_max(max_width, snap->value("pcie.max_width"));
     }
@@ -372,7 +400,7 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
     const PcieInfo& p = profile->device.pcie;
     auto opt = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
     take_max(gen, opt(p.gen));
-    take_max(width, opt(p.width));
+    take_min(width, opt(p.width));
     take_max(max_gen, opt(p.max_gen));
     take_max(max_width, opt(p.max_width));
   }
@@ -412,6 +440,13 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
       c.measured_text += " when read, trained up under load";
       c.reason = "measured PCIe copies (" + format_quantity(best_copy, "B/s") + ") exceed what " + seen + " carries (" +
                  format_quantity(low_capacity, "B/s") + ")";
+    } else if (idle && !profile) {
+      // `ceilings health` reads the GPU live, usually idle: a lower generation at full width is the
+      // power saving working, not a fault. qualify judges the generation from a profile measured under load.
+      c.status = CheckStatus::kPass;
+      c.measured_text += " (idle)";
+      c.reason = "only the generation is below " + c.threshold_text + ", read while the GPU was idle, when links "
+                 "downshift to save power (the width is at its maximum; qualify a profile to judge it under load)";
     } else if (idle) {
       c.measured_text += " (idle)";
       c.reason = "the generation was read only while the GPU was idle, when links downshift to save power: "
@@ -887,7 +922,12 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       const std::string n = readings_text(c, key);
       return n.empty() ? n : " in " + n;
     };
-    if (!c.throttled && !(bits & clock_events::kHardwareSlowdownMask)) {
+    if (!c.telemetry.available && !c.throttled && !have_bits) {
+      // No NVML readings: "none" would be a guess.
+      k.measured_text = "no telemetry";
+      k.reason = "no telemetry was recorded for " + c.name + " (NVML unavailable): a slowdown could not be seen "
+                 "(set \"health\": {\"slowdown\": false} to accept that)";
+    } else if (!c.throttled && !(bits & clock_events::kHardwareSlowdownMask)) {
       k.status = CheckStatus::kPass;
       k.measured_text = have_bits && bits ? clock_events::names(bits) : "none";
     } else if (!have_bits) {
@@ -908,6 +948,41 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     }
     out.push_back(k);
   }
+}
+
+// A rules file limit on a ceiling the profile lacks: failed where its measurement failed, otherwise
+// incomplete (skipped, cut short, never measured, or a misspelt name: near matches are named).
+Check absent_ceiling_check(const Profile& p, const std::string& name, const Rules& rules) {
+  Check k = make(name, "rule applies");
+  k.threshold_text = "measured";
+  k.source = "rules file " + rules.origin;
+  auto in = [&](const std::vector<Skipped>& v) -> const Skipped* {
+    for (const Skipped& s : v)
+      if (s.name == name) return &s;
+    return nullptr;
+  };
+  if (const Skipped* e = in(p.errors)) {
+    const bool cut = cut_short_reason(e->reason);
+    k.status = cut ? CheckStatus::kIncomplete : CheckStatus::kFail;
+    k.measured_text = cut ? "cut short" : "error";
+    k.reason = "rule set for " + name + ", but its measurement " + (cut ? "was " : "failed: ") + e->reason;
+  } else if (const Skipped* s = in(p.skipped)) {
+    k.measured_text = "skipped";
+    k.reason = "rule set for " + name + ", but it was not measured: " + s->reason;
+  } else {
+    k.measured_text = "missing";
+    std::set<std::string> known;
+    for (const Ceiling& c : p.ceilings) known.insert(c.name);
+    for (const Skipped& err : p.errors) known.insert(err.name);
+    for (const Skipped& sk : p.skipped) known.insert(sk.name);
+    for (const auto& [n, rule] : default_rules().ceilings) known.insert(n);
+    std::string near;
+    for (const std::string& n : known)
+      if (n != name && edit_distance(n, name) <= 2) near += (near.empty() ? "" : ", ") + n;
+    k.reason = "rule set for " + name + ", but the profile has no " + name + ": not measured, or a misspelt name?" +
+               (near.empty() ? "" : " (did you mean " + near + "?)");
+  }
+  return k;
 }
 
 // Whether the profile's health section saw NVLinks up (an unreadable or absent section: no).
@@ -989,9 +1064,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
         return nullptr;
       };
       if (const Skipped* e = in(p.errors)) {
-        k.status = CheckStatus::kFail;
-        k.measured_text = "error";
-        k.reason = "measurement failed: " + e->reason;
+        const bool cut = cut_short_reason(e->reason);  // a timeout or Ctrl-C: not measured, not failed
+        k.status = cut ? CheckStatus::kIncomplete : CheckStatus::kFail;
+        k.measured_text = cut ? "cut short" : "error";
+        k.reason = (cut ? "not measured, the run was " : "measurement failed: ") + e->reason;
       } else if (const Skipped* s = in(p.skipped)) {
         k.measured_text = "skipped";
         k.reason = "not measured: " + s->reason;
@@ -1004,6 +1080,8 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   }
 
   for (const Ceiling& c : p.ceilings) ceiling_checks(p, c, rules, r.checks);
+  for (const std::string& name : rules.named)
+    if (!p.find(name)) r.checks.push_back(absent_ceiling_check(p, name, rules));
   if (rules.health.peer_access) peer_access_checks(p, r.checks);
 
   if (baseline) {
@@ -1045,6 +1123,11 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
       k.source = "health rule verification (profile errors)";
       k.status = CheckStatus::kFail;
       k.reason = e.reason;
+      if (cut_short_reason(e.reason)) {  // the run was stopped (timeout, Ctrl-C): exit 3, could not measure
+        k.status = CheckStatus::kIncomplete;
+        k.measured_text = "cut short";
+        k.reason = "the run was " + e.reason + " (measure again without the limit)";
+      }
       r.checks.push_back(k);
     }
   }
@@ -1124,6 +1207,8 @@ std::string render_qualify(const QualifyResult& r, Format format) {
                 {"checks", checks_to_json(r.checks)}};
     return out.dump(2) + "\n";
   }
+  // CSV is one table and nothing else, so a CSV reader can take it: the exit code carries the verdict.
+  if (format == Format::kCsv) return render(checks_table(r.checks), format);
   std::ostringstream os;
   std::string verdict = status_name(r.verdict());
   std::transform(verdict.begin(), verdict.end(), verdict.begin(), ::toupper);

@@ -136,6 +136,30 @@ TEST(HealthSection, MalformedSectionsAreRejected) {
   EXPECT_THROW(health_from_json(bad), InputError);
 }
 
+// `ceilings health` reads an idle GPU: a lower generation at full width is the power saving, noted;
+// with a profile (qualify), the generation is judged under load and an idle reading stays incomplete.
+TEST(HealthChecks, IdleGenerationDropPassesLiveWithANote) {
+  const HealthRules rules;
+  HealthSection s = healthy_section();
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) {
+    snap->metrics["pcie.gen"] = HealthMetric::of(1);
+    snap->metrics["clocks.event_reasons"] = HealthMetric::of(0x1);
+  }
+  auto checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "PCIe link"), "pass");
+  for (const Check& c : checks)
+    if (c.rule == "PCIe link") EXPECT_NE(c.reason.find("idle"), std::string::npos) << c.reason;
+  Profile p;
+  p.device.uuid = "GPU-1";
+  EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "incomplete");
+  s.after->metrics["pcie.width"] = HealthMetric::of(8);  // a narrow link is never the power saving
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
+  s = healthy_section();
+  s.before.metrics["pcie.gen"] = HealthMetric::of(3);
+  s.after->metrics["pcie.gen"] = HealthMetric::of(3);  // low and busy: still a fault live
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
+}
+
 TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   const HealthRules rules;
   auto checks = health_checks(healthy_section(), rules);
@@ -163,8 +187,8 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   s.before.metrics["pcie.gen"] = HealthMetric::of(3);
   s.after->metrics["pcie.gen"] = HealthMetric::of(3);  // low generation while busy: degraded
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
-  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x1);  // read at idle: cannot tell
-  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "incomplete");
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x1);  // read live at idle: the power saving
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "pass");
   Profile p;
   p.device.uuid = "GPU-1";
   Ceiling h2d;
@@ -174,6 +198,11 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "pass");
   p.ceilings[0].value = 12e9;
   EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "incomplete");
+  p.ceilings[0].value = 55e9;
+  s = healthy_section();
+  s.after->metrics["pcie.width"] = HealthMetric::of(8);  // lost lanes during the run: the narrowest counts
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
+  EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "fail");
   s = healthy_section();
   s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 81);  // 81 in 10 minutes: 8.1/min
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "fail");
@@ -391,6 +420,20 @@ TEST(HealthCli, ReadsEveryCounterThroughTheLoader) {
   EXPECT_NE(table.out.find("verdict: PASS"), std::string::npos);
 }
 
+// An idle healthy GPU whose link downshifted to Gen1 at full width exits 0; csv is one table only.
+TEST(HealthCli, IdleGenerationDropIsHealthyAndCsvIsOneTable) {
+  json script = healthy_script();
+  script["values"]["pcie.gen"] = 1;  // clocks.event_reasons 0x1: GPU idle
+  auto r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
+  r = health_with(script, {"--watch", "0", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("check,rule,result,measured,threshold,threshold from,reason\n", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("verdict"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\n\n"), std::string::npos) << r.out;  // no second table after a blank line
+}
+
 TEST(HealthCli, NoNvmlOrNoGpuIsIncomplete) {
   auto r = test::run_cli({"health"}, {{"CEILINGS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
   EXPECT_EQ(r.exit_code, 3);
@@ -556,7 +599,8 @@ TEST(HealthCli, MeasureRecordsHealthBeforeAndAfterTheRun) {
   const json gb = {{"context", {{"ceilings_device", device.dump()}}},
                    {"benchmarks", {{{"name", "hbm/copy"}, {"run_type", "iteration"}, {"bytes_per_second", 4.36e12},
                                     {"cv", 0.003}, {"samples", 30}, {"verified", 1}, {"throttled", 0},
-                                    {"telemetry", 0}}}}};
+                                    {"telemetry", 1}, {"sm_clock_hz", 1.98e9}, {"mem_clock_hz", 3.201e9},
+                                    {"power_w", 512}, {"temp_c", 51}, {"throttle_reasons", 0}}}}};
   std::ofstream(dir + "/gb.json") << gb.dump();
   const std::string bench = dir + "/fake-bench.sh";
   std::ofstream(bench) << "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in\n"

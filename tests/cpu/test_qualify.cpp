@@ -187,6 +187,67 @@ TEST(Qualify, AbsoluteLimitsFromARulesFile) {
   EXPECT_EQ(find_check(r, "hbm.copy", "minimum").source, "rules file site.json");
 }
 
+// A rules file limit on a ceiling the profile lacks is never silently ignored.
+TEST(Qualify, ARuleOnACeilingNotInTheProfileIsJudged) {
+  const Rules typo = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","ceilings":{
+    "latency.lanch":{"max":"1 us"},"hbm.cpy":{"min":"9 TB/s"}}})"), "typo.json");
+  QualifyResult r = qualify(fixture(), nullptr, typo);
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_EQ(with_status(r, CheckStatus::kIncomplete),
+            (std::set<std::string>{"latency.lanch/rule applies", "hbm.cpy/rule applies"}));
+  const Check& c = find_check(r, "hbm.cpy", "rule applies");
+  EXPECT_NE(c.reason.find("rule set for hbm.cpy, but the profile has no hbm.cpy"), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason.find("did you mean hbm.copy"), std::string::npos) << c.reason;
+  EXPECT_NE(find_check(r, "latency.lanch", "rule applies").reason.find("latency.launch"), std::string::npos);
+
+  const Rules nvlink = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","ceilings":{
+    "nvlink.p2p_uni":{"min":"300 GB/s"},"gemm.fp8_e4m3":{"min":"1000 TFLOP/s"}}})"), "site.json");
+  Profile p = fixture();
+  p.errors.push_back({"gemm.fp8_e4m3", "ceilings-bench failed (killed by signal 11)"});
+  r = qualify(p, nullptr, nvlink);
+  EXPECT_EQ(find_check(r, "gemm.fp8_e4m3", "rule applies").status, CheckStatus::kFail);
+  EXPECT_EQ(find_check(r, "nvlink.p2p_uni", "rule applies").status, CheckStatus::kIncomplete);  // skipped
+  EXPECT_NE(find_check(r, "nvlink.p2p_uni", "rule applies").reason.find("single GPU"), std::string::npos);
+
+  // The defaults name ceilings a profile may lack (nvlink.* on one GPU): only `required` judges those,
+  // and a rule that only switches a default off asks for nothing.
+  const Rules off = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","ceilings":{
+    "gemm.int8":{"min_fraction_of_datasheet":false}}})"), "off.json");
+  EXPECT_EQ(qualify(fixture(), nullptr, off).exit_code(), 0);
+  EXPECT_EQ(qualify(fixture(), nullptr, default_rules()).exit_code(), 0);
+}
+
+// A run a --timeout or Ctrl-C cut short could not measure the running case: incomplete, not failed;
+// a crash in a case is still a failure.
+TEST(Qualify, ACaseCutShortIsIncomplete) {
+  Profile p = fixture();
+  p.ceilings.erase(p.ceilings.begin() + 2);  // gemm.bf16
+  p.errors.push_back({"gemm.bf16", std::string(kStoppedWhileRunningReason) + kTimedOutReason +
+                                       "600 s timeout and was terminated"});
+  p.raw["measure"] = {{"complete", false}};
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_TRUE(with_status(r, CheckStatus::kFail).empty());
+  EXPECT_EQ(with_status(r, CheckStatus::kIncomplete),
+            (std::set<std::string>{"gemm.bf16/required", "gemm.bf16/measurement error"}));
+  EXPECT_EQ(r.exit_code(), 3);
+  p.errors.back().reason = std::string(kStoppedWhileRunningReason) + kInterruptedReason + "ceilings-bench was stopped";
+  EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 3);
+  p.errors.back().reason = std::string(kStoppedWhileRunningReason) + "ceilings-bench failed (killed by signal 6)";
+  EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 1);
+}
+
+// Without telemetry a slowdown cannot be seen: "none" would be a guess.
+TEST(Qualify, SlowdownWithoutTelemetryIsIncomplete) {
+  Profile p = fixture();
+  ceiling(p, "pcie.h2d").telemetry = Telemetry{};
+  ASSERT_FALSE(ceiling(p, "pcie.h2d").telemetry.available);
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(with_status(r, CheckStatus::kIncomplete), (std::set<std::string>{"pcie.h2d/HW/thermal slowdown"}));
+  EXPECT_EQ(r.exit_code(), 3);
+  ceiling(p, "pcie.h2d").throttled = true;  // throttled with no reasons recorded: still a fail
+  EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 1);
+}
+
 TEST(Qualify, BaselineToleranceBothDirections) {
   const Profile p = fixture();
   Profile base = fixture();
@@ -275,7 +336,9 @@ TEST(Qualify, NoPeerAccessAtAllFailsOnlyWhereNvLinksAreUp) {
 }
 
 TEST(Qualify, HealthSectionRequiredUnlessWaived) {
-  const Profile bare = fixture("h200-handmade");
+  Profile bare = fixture("h200-handmade");
+  for (const char* name : {"pcie.h2d", "latency.launch"})  // rows without telemetry: judged in their own test
+    ceiling(bare, name).telemetry = Telemetry{true, 1.98e9, 3.201e9, 100, 40};
   QualifyResult r = qualify(bare, nullptr, default_rules());
   EXPECT_EQ(r.exit_code(), 3);
   EXPECT_EQ(with_status(r, CheckStatus::kIncomplete), (std::set<std::string>{"health/health recorded"}));
@@ -351,6 +414,11 @@ TEST(QualifyCli, ExitCodesAndFormats) {
   r = test::run_cli({"qualify", good, "--format", "markdown"});
   EXPECT_EQ(r.out.rfind("**verdict: PASS", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("| check | rule | result |"), std::string::npos);
+
+  r = test::run_cli({"qualify", good, "--format", "csv"});  // one table: the exit code carries the verdict
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("check,rule,result,measured,threshold,threshold from,reason\n", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("verdict"), std::string::npos) << r.out;
 
   r = test::run_cli({"qualify", good, "--format", "yaml"});
   EXPECT_EQ(r.exit_code, 2);

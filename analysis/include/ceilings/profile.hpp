@@ -39,6 +39,15 @@ struct Skipped {
   std::string reason;  // why it has no number
 };
 
+// How `ceilings measure` words the error of the case a timeout or Ctrl-C cut off ("stopped while this
+// case ran: ceilings-bench ran past the 600 s timeout ..."): `qualify` reads such an error as a
+// measurement that could not finish (incomplete), a crash after the same prefix as a failure.
+inline constexpr const char* kStoppedWhileRunningReason = "stopped while this case ran: ";
+inline constexpr const char* kTimedOutReason = "ceilings-bench ran past the ";
+inline constexpr const char* kInterruptedReason = "interrupted: ";
+// Whether an error's reason says the run was cut short (timeout or interrupt) while the case ran.
+bool cut_short_reason(const std::string& reason);
+
 struct PcieInfo {
   std::optional<int> gen, width, max_gen, max_width;
 };

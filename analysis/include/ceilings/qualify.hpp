@@ -2,6 +2,7 @@
 // profile, an optional baseline profile and the profile's health section -> one verdict per check.
 #pragma once
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,10 @@ struct Rules {
   double baseline_tolerance = 0.05;          // a ceiling may be this much worse than the baseline
   double clock_scaling_floor = 0.60;         // clock scaling never lowers a threshold below this fraction
   std::map<std::string, CeilingRule> ceilings;
+  // The ceilings a rules file sets a limit for: each is judged even where the profile lacks it (a
+  // misspelt or unmeasured name is incomplete, not silently ignored). The built-in defaults name none:
+  // `required` says which of their ceilings must be measured.
+  std::set<std::string> named;
   HealthRules health;
 };
 
