@@ -310,7 +310,10 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
 
   const auto r = run_cli({"fleet", dir});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // no outlier (identical ceilings), but a health fault
-  EXPECT_NE(r.out.find("0 outlier(s), 1 GPU(s) with a health fault"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 outlier(s), 0 GPU(s) configured unlike their peers, 0 GPU(s) not judged, 0 ceiling(s) its "
+                        "peers have lost to a failed measurement, 1 GPU(s) with a health fault"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("health: 1 GPU(s) with a failing check"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GPU-00000000-1111-2222-3333-000000000001"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 uncorrected ECC error(s) during the run"), std::string::npos) << r.out;
