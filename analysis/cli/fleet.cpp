@@ -1,7 +1,9 @@
 // `ceilings fleet PROFILES_OR_DIRS...`: compares many profiles (a fleet, or the GPUs of nodes), names the
 // GPUs whose ceilings fall below their peers' and those whose recorded health fails, and can write the
 // group medians as a qualify baseline.
-// Exit codes: 0 no outlier and no health fault, 1 at least one of them, 2 bad usage or nothing readable.
+// Exit codes: 1 an outlier, a health fault or a GPU configured unlike its peers (a group too small to compare
+// beside a large enough group of its GPU model); else 3 when a GPU could not be judged (its group too small
+// and no group of its model to compare with); else 0. 2 bad usage or nothing readable.
 #include <iostream>
 #include <memory>
 
@@ -68,6 +70,46 @@ Table health_table(const FleetInput& in, const FleetHealth& h) {
   return t;
 }
 
+// The members of a group too small to compare: what differs from the group of their model, and how their
+// ceilings compare with that group's medians.
+Table not_compared_table(const FleetInput& in, const FleetGroup& g) {
+  Table t;
+  const std::string peers = g.peer_group ? "group " + std::to_string(*g.peer_group + 1) : "";
+  t.columns = {"host", "gpu", "uuid", "pci bus id", "finding"};
+  if (g.peer_group) t.columns.push_back("worse than " + peers + "'s median");
+  for (std::size_t k = 0; k < g.members.size(); ++k) {
+    const Profile& p = in.members[g.members[k]].profile;
+    std::vector<std::string> row{p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id};
+    if (!g.peer_group) {
+      row.push_back("not judged: no group of " + g.fingerprint.gpu + " large enough to compare with");
+    } else {
+      std::string diff = "configured unlike " + peers + ": ";
+      for (std::size_t i = 0; i < g.differences.size(); ++i) diff += (i ? ", " : "") + g.differences[i];
+      row.push_back(diff);
+      std::string worse;
+      for (const Outlier& o : g.versus_peers)
+        if (o.member == k)
+          for (const Deviation& d : o.ceilings)
+            worse += (worse.empty() ? "" : ", ") + d.ceiling + " " + format_percent(d.deficit);
+      row.push_back(worse.empty() ? "none" : worse);
+    }
+    t.add_row(std::move(row));
+  }
+  return t;
+}
+
+// A ceiling the group's peers have that a member lacks, with its profile's reason.
+Table missing_table(const FleetInput& in, const FleetGroup& g) {
+  Table t;
+  t.columns = {"host", "gpu", "uuid", "pci bus id", "ceiling", "finding", "reason"};
+  for (const MissingCeiling& m : g.missing) {
+    const Profile& p = in.members[g.members[m.member]].profile;
+    t.add_row({p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, m.ceiling,
+               m.error ? "fail" : "note", m.reason});
+  }
+  return t;
+}
+
 Table stats_table(const FleetGroup& g) {
   Table t;
   t.columns = {"ceiling", "n", "median", "MAD", "MAD/median", "min", "max"};
@@ -84,16 +126,25 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   const bool md = format == Format::kMarkdown;
   std::string out;
   std::size_t outliers = 0;
-  for (const FleetGroup& g : groups) outliers += g.outliers.size();
+  std::size_t unlike = 0, not_judged = 0, missing_errors = 0;
+  for (const FleetGroup& g : groups) {
+    outliers += g.outliers.size();
+    for (const MissingCeiling& m : g.missing) missing_errors += m.error ? 1 : 0;
+    if (g.too_small) (g.peer_group ? unlike : not_judged) += g.members.size();
+  }
   out += std::string(md ? "**fleet**: " : "fleet: ") + "read " + std::to_string(in.members.size()) + " profile(s) of " +
          std::to_string(in.files) + " file(s), skipped " + std::to_string(in.skipped.size()) +
-         (in.superseded.empty() ? "" : ", " + std::to_string(in.superseded.size()) + " older run(s) set aside") + ", " +
+         (in.superseded.empty() ? "" : ", " + std::to_string(in.superseded.size()) + " older run(s) set aside") +
+         (in.baselines.empty() ? "" : ", " + std::to_string(in.baselines.size()) + " baseline(s) set aside") + ", " +
          std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(outliers) + " outlier(s), " +
-         std::to_string(health.faults.size()) + " GPU(s) with a health fault\n";
+         std::to_string(unlike) + " GPU(s) configured unlike their peers, " + std::to_string(not_judged) +
+         " GPU(s) not judged, " + std::to_string(missing_errors) +
+         " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) + " GPU(s) with a health fault\n";
   out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " (and at least " +
          format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
          " below the group median; groups of at least " + std::to_string(rule.min_members) + "\n";
   for (const FleetSkip& s : in.skipped) out += (md ? "- skipped " : "skipped ") + s.path + ": " + s.reason + "\n";
+  for (const FleetSkip& s : in.baselines) out += (md ? "- set aside " : "set aside ") + s.path + ": " + s.reason + "\n";
   for (const FleetSuperseded& s : in.superseded)
     out += (md ? "- set aside " : "set aside ") + s.path + ": an older run (" + s.created + ") of " + s.uuid + "; " +
            s.newer_path + " (" + s.newer_created + ") stands for it\n";
@@ -104,7 +155,18 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
            " outlier(s))\n";
     if (md) out += "\n";
     out += render(stats_table(g), format);
-    if (g.members.size() < rule.min_members) out += "too few profiles to name outliers\n";
+    if (g.too_small) {
+      out += std::string(md ? "\n" : "") + "not compared: " + std::to_string(g.members.size()) +
+             " profile(s) in this fingerprint group, " + std::to_string(rule.min_members) + " needed to name outliers";
+      out += g.peer_group ? "; set against group " + std::to_string(*g.peer_group + 1) + " of the same GPU model:\n"
+                          : "; no group of the same GPU model to compare with: not judged\n";
+      out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
+    }
+    if (!g.missing.empty()) {
+      out += std::string(md ? "\n" : "") + "missing (a ceiling its peers have; a failed measurement fails):\n" +
+             (md ? "\n" : "");
+      out += render(missing_table(in, g), format);
+    }
     if (g.outliers.empty()) continue;
     std::vector<FleetGroup> one{g};
     out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");
@@ -150,11 +212,16 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     if (in.members.empty()) {
       std::string why = in.files == 0 ? "no *.profile.json found" : "no readable profile";
       for (const FleetSkip& s : in.skipped) why += "\n  skipped " + s.path + ": " + s.reason;
+      for (const FleetSkip& s : in.baselines) why += "\n  set aside " + s.path + ": " + s.reason;
       throw InputError(why);
     }
     const std::vector<FleetGroup> groups = analyze_fleet(in.members, rule);
-    std::size_t outliers = 0;
-    for (const FleetGroup& g : groups) outliers += g.outliers.size();
+    std::size_t outliers = 0, unlike = 0, not_judged = 0, missing_errors = 0;
+    for (const FleetGroup& g : groups) {
+      outliers += g.outliers.size();
+      for (const MissingCeiling& m : g.missing) missing_errors += m.error ? 1 : 0;
+      if (g.too_small) (g.peer_group ? unlike : not_judged) += g.members.size();
+    }
     const FleetHealth health = fleet_health(in.members);
 
     if (format == Format::kJson)
@@ -177,7 +244,8 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       std::cerr << "ceilings fleet: baseline of group " << gi + 1 << " (" << groups[gi].fingerprint.label() << ", "
                 << groups[gi].members.size() << " profile(s)) written to " << o->write_baseline << "\n";
     }
-    return outliers > 0 || !health.faults.empty() ? kExitFailed : kExitOk;
+    if (outliers > 0 || unlike > 0 || missing_errors > 0 || !health.faults.empty()) return kExitFailed;
+    return not_judged > 0 ? kExitIncomplete : kExitOk;
   };
 }));
 

@@ -34,6 +34,23 @@ json Fingerprint::to_json() const {
           {"power_limit_w", power_limit_w ? json(*power_limit_w) : json(nullptr)}};
 }
 
+std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) const {
+  std::vector<std::string> out;
+  auto differ = [&](const std::string& field, const std::string& mine, const std::string& theirs) {
+    if (mine != theirs)
+      out.push_back(field + " " + (mine.empty() ? "?" : mine) + " (peers: " + (theirs.empty() ? "?" : theirs) + ")");
+  };
+  differ("GPU", gpu, peers.gpu);
+  if (memory_bytes != peers.memory_bytes)
+    differ("memory", format_quantity(static_cast<double>(memory_bytes), "B", 6),
+           format_quantity(static_cast<double>(peers.memory_bytes), "B", 6));
+  differ("driver", driver, peers.driver);
+  differ("CUDA", cuda_runtime, peers.cuda_runtime);
+  auto watts = [](const std::optional<double>& w) { return w ? format_fixed(*w, 1) + " W" : std::string(); };
+  differ("power limit", watts(power_limit_w), watts(peers.power_limit_w));
+  return out;
+}
+
 Fingerprint fingerprint_of(const Profile& p) {
   return {p.device.name, p.device.memory_bytes, p.device.driver, p.device.cuda_runtime, p.device.power_limit_w};
 }
@@ -158,7 +175,16 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
     if (!seen.insert(ec ? f : canonical.string()).second) continue;  // the same file named twice
     ++in.files;
     try {
-      in.members.push_back({f, read_profile(f)});
+      Profile p = read_profile(f);
+      if (p.raw.is_object() && p.raw.contains("baseline")) {
+        const json& b = p.raw["baseline"];
+        std::string from = "a baseline";
+        if (b.is_object() && b.contains("profiles") && b["profiles"].is_number_unsigned())
+          from = "a fleet baseline of " + std::to_string(b["profiles"].get<std::uint64_t>()) + " profile(s)";
+        in.baselines.push_back({f, from + " (medians, not one GPU's measurement): not counted as a GPU"});
+        continue;
+      }
+      in.members.push_back({f, std::move(p)});
     } catch (const Error& e) {
       in.skipped.push_back({f, e.what()});
     } catch (const std::exception& e) {
@@ -207,12 +233,52 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     for (std::size_t i : g.members) profiles.push_back(&members[i].profile);
     g.stats = ceiling_statistics(profiles);
     g.outliers = find_outliers(profiles, g.stats, rule);
+    for (const CeilingStats& st : g.stats) {
+      if (st.n < rule.min_members || st.n == profiles.size()) continue;
+      for (std::size_t mi = 0; mi < profiles.size(); ++mi) {
+        const Profile& p = *profiles[mi];
+        const Ceiling* c = p.find(st.name);
+        if (c && c->unit == st.unit) continue;
+        MissingCeiling m{mi, st.name, st.unit, false, "not in the profile, no reason recorded"};
+        auto named = [&](const std::vector<Skipped>& v) -> const Skipped* {
+          for (const Skipped& x : v)
+            if (x.name == st.name) return &x;
+          return nullptr;
+        };
+        if (const Skipped* e = named(p.errors)) {
+          m.error = true;
+          m.reason = "measurement failed: " + e->reason;
+        } else if (const Skipped* sk = named(p.skipped)) {
+          m.reason = "not measured: " + sk->reason;
+        } else if (c) {
+          m.reason = "measured in " + c->unit + ", its peers in " + st.unit;
+        }
+        g.missing.push_back(std::move(m));
+      }
+    }
     groups.push_back(std::move(g));
   }
   std::stable_sort(groups.begin(), groups.end(), [](const FleetGroup& a, const FleetGroup& b) {
     if (a.members.size() != b.members.size()) return a.members.size() > b.members.size();
     return a.fingerprint.label() < b.fingerprint.label();
   });
+  // A group too small to be compared within itself is set against the largest group of the same GPU
+  // model that is large enough (the first such in the sorted order).
+  for (FleetGroup& g : groups) {
+    g.too_small = g.members.size() < rule.min_members;
+    if (!g.too_small) continue;
+    for (std::size_t pi = 0; pi < groups.size(); ++pi) {
+      const FleetGroup& peers = groups[pi];
+      if (&peers == &g || peers.members.size() < rule.min_members || peers.fingerprint.gpu != g.fingerprint.gpu)
+        continue;
+      g.peer_group = pi;
+      g.differences = g.fingerprint.differences(peers.fingerprint);
+      std::vector<const Profile*> profiles;
+      for (std::size_t i : g.members) profiles.push_back(&members[i].profile);
+      g.versus_peers = find_outliers(profiles, peers.stats, rule);
+      break;
+    }
+  }
   return groups;
 }
 
@@ -236,14 +302,25 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
     try {
       checks = profile_health_checks(members[i].profile, rules);
     } catch (const InputError&) {  // a malformed health section: not judged, never a pass
-      ++h.incomplete;
-      continue;
+      checks.clear();
+      Check c;
+      c.status = CheckStatus::kIncomplete;
+      checks.push_back(std::move(c));
     }
     FleetHealthFault f{i, {}};
     bool incomplete = false;
     for (Check& c : checks) {
       if (c.status == CheckStatus::kFail) f.failed.push_back(std::move(c));
       else if (c.status == CheckStatus::kIncomplete) incomplete = true;
+    }
+    if (!members[i].profile.errors.empty()) {  // a failed measurement fails, as in qualify
+      Check c;
+      c.subject = "profile";
+      c.rule = "measurement errors";
+      c.status = CheckStatus::kFail;
+      for (const Skipped& e : members[i].profile.errors)
+        c.reason += (c.reason.empty() ? "" : "; ") + e.name + ": " + e.reason;
+      f.failed.push_back(std::move(c));
     }
     if (!f.failed.empty()) h.faults.push_back(std::move(f));
     else if (incomplete) ++h.incomplete;
@@ -256,35 +333,67 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
   json skipped = json::array();
   for (const FleetSkip& s : input.skipped) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
   json gs = json::array();
-  std::size_t outliers = 0;
+  std::size_t outliers = 0, configuration_findings = 0, not_judged = 0, missing_errors = 0;
   for (const FleetGroup& g : groups) {
     json stats = json::array();
     for (const CeilingStats& s : g.stats)
       stats.push_back({{"ceiling", s.name}, {"unit", s.unit}, {"n", s.n}, {"median", s.median},
                        {"mad", s.mad}, {"min", s.min}, {"max", s.max}});
-    json outs = json::array();
-    for (const Outlier& o : g.outliers) {
-      const FleetMember& m = input.members[g.members[o.member]];
-      json cs = json::array();
-      for (const Deviation& d : o.ceilings) {
-        json rules = json::array();
-        if (d.by_z) rules.push_back("z");
-        if (d.by_margin) rules.push_back("margin");
-        cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"median", d.median},
-                      {"mad", d.mad}, {"z", d.z ? json(*d.z) : json(nullptr)}, {"deficit", d.deficit},
-                      {"rules", rules}});
+    auto outliers_json = [&](const std::vector<Outlier>& list) {
+      json outs = json::array();
+      for (const Outlier& o : list) {
+        const FleetMember& m = input.members[g.members[o.member]];
+        json cs = json::array();
+        for (const Deviation& d : o.ceilings) {
+          json rules = json::array();
+          if (d.by_z) rules.push_back("z");
+          if (d.by_margin) rules.push_back("margin");
+          cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"median", d.median},
+                        {"mad", d.mad}, {"z", d.z ? json(*d.z) : json(nullptr)}, {"deficit", d.deficit},
+                        {"rules", rules}});
+        }
+        json o_json = gpu_identity(m);
+        o_json["ceilings"] = cs;
+        outs.push_back(std::move(o_json));
       }
-      json o_json = gpu_identity(m);
-      o_json["ceilings"] = cs;
-      outs.push_back(std::move(o_json));
-    }
+      return outs;
+    };
+    json outs = outliers_json(g.outliers);
     outliers += g.outliers.size();
     gs.push_back({{"fingerprint", g.fingerprint.to_json()},
                   {"label", g.fingerprint.label()},
                   {"profiles", g.members.size()},
                   {"ceilings", stats},
                   {"outliers", outs}});
+    json& gj = gs.back();
+    json missing = json::array();
+    for (const MissingCeiling& m : g.missing) {
+      json mj = gpu_identity(input.members[g.members[m.member]]);
+      mj["ceiling"] = m.ceiling;
+      mj["unit"] = m.unit;
+      mj["error"] = m.error;
+      mj["reason"] = m.reason;
+      missing.push_back(std::move(mj));
+      if (m.error) ++missing_errors;
+    }
+    gj["missing"] = missing;
+    gj["compared"] = !g.too_small;
+    if (g.too_small) {
+      json members = json::array();
+      for (std::size_t i : g.members) members.push_back(gpu_identity(input.members[i]));
+      gj["not_compared"] = {
+          {"reason", std::to_string(g.members.size()) + " profile(s) in this fingerprint group, " +
+                         std::to_string(rule.min_members) + " needed to name outliers"},
+          {"members", members},
+          {"peer_group", g.peer_group ? json(*g.peer_group + 1) : json(nullptr)},
+          {"differences", g.differences},
+          {"versus_peers", outliers_json(g.versus_peers)}};
+      if (g.peer_group) configuration_findings += g.members.size();
+      else not_judged += g.members.size();
+    }
   }
+  json baselines = json::array();
+  for (const FleetSkip& s : input.baselines) baselines.push_back({{"path", s.path}, {"reason", s.reason}});
   json superseded = json::array();
   for (const FleetSuperseded& s : input.superseded)
     superseded.push_back({{"path", s.path}, {"uuid", s.uuid}, {"created", s.created}, {"newer_path", s.newer_path},
@@ -302,8 +411,12 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"files", input.files},
           {"skipped", skipped},
           {"superseded", superseded},
+          {"baselines_set_aside", baselines},
           {"groups", gs},
           {"outliers", outliers},
+          {"configured_unlike_peers", configuration_findings},
+          {"not_judged", not_judged},
+          {"missing_ceilings_failed", missing_errors},
           {"health", {{"faults", faults}, {"incomplete", health.incomplete},
                       {"rules", "qualify's default health checks"}}},
           {"rule",

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -170,6 +171,9 @@ TEST(Fleet, GroupsByFingerprint) {
   EXPECT_EQ(groups[3].members.size(), 1u);
   EXPECT_EQ(groups[3].fingerprint.gpu, "NVIDIA H100 80GB HBM3");
   for (const FleetGroup& g : groups) EXPECT_TRUE(g.outliers.empty()) << g.fingerprint.label();
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(groups[i].too_small);
+  EXPECT_TRUE(groups[3].too_small);
+  EXPECT_FALSE(groups[3].peer_group.has_value()) << "no other H100 to compare it with";
   EXPECT_NE(groups[2].fingerprint.label().find("500 W"), std::string::npos) << groups[2].fingerprint.label();
 }
 
@@ -306,7 +310,10 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
 
   const auto r = run_cli({"fleet", dir});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // no outlier (identical ceilings), but a health fault
-  EXPECT_NE(r.out.find("0 outlier(s), 1 GPU(s) with a health fault"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 outlier(s), 0 GPU(s) configured unlike their peers, 0 GPU(s) not judged, 0 ceiling(s) its "
+                        "peers have lost to a failed measurement, 1 GPU(s) with a health fault"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("health: 1 GPU(s) with a failing check"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GPU-00000000-1111-2222-3333-000000000001"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 uncorrected ECC error(s) during the run"), std::string::npos) << r.out;
@@ -380,6 +387,163 @@ TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {
   EXPECT_EQ(analyze_fleet(again.members, OutlierRule{}).size(), 2u);
 }
 
+// A GPU alone in its fingerprint group is not compared within it, but set against the group of its GPU
+// model: a node configured unlike its peers (another power limit, an older driver) is a finding (exit 1),
+// with what differs and how far its ceilings are below the peers' medians. A GPU with no group of its model
+// large enough could not be judged (exit 3).
+TEST(Fleet, AGpuAloneInItsGroupIsSetAgainstItsModel) {
+  FleetGen gen(5, 0.001);
+  const auto write_fleet = [&](const std::string& name, const std::function<void(Profile&)>& odd) {
+    const std::string dir = ceilings::test::scratch_dir(name);
+    for (int i = 0; i < 6; ++i) {
+      Profile p = gen.gpu(i, 0);
+      if (i == 5) odd(p);
+      write_file_atomic(dir + "/n" + std::to_string(i) + ".profile.json", profile_to_json(p).dump());
+    }
+    return dir;
+  };
+  const std::string capped = write_fleet("fleet_alone_power", [](Profile& p) {
+    p.device.power_limit_w = 500;
+    for (Ceiling& c : p.ceilings)
+      if (c.name == "gemm.bf16") c.value *= 0.75;
+  });
+  auto r = run_cli({"fleet", capped});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 GPU(s) configured unlike their peers, 0 GPU(s) not judged"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("set against group 1 of the same GPU model"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("power limit 500.0 W (peers: 700.0 W)"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.out.find("gemm.bf16 24.") != std::string::npos || r.out.find("gemm.bf16 25.") != std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("GPU-00000005-0000-0000-0000-000000000000"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("too few profiles"), std::string::npos) << r.out;
+  const json j = parse_json_text(run_cli({"fleet", capped, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(j.at("configured_unlike_peers"), 1);
+  EXPECT_EQ(j.at("not_judged"), 0);
+  ASSERT_EQ(j.at("groups").size(), 2u);
+  const json& alone = j["groups"][1];
+  EXPECT_FALSE(alone.at("compared").get<bool>());
+  EXPECT_EQ(alone.at("not_compared").at("peer_group"), 1);
+  ASSERT_EQ(alone["not_compared"].at("differences").size(), 1u);
+  EXPECT_EQ(alone["not_compared"]["differences"][0], "power limit 500.0 W (peers: 700.0 W)");
+  ASSERT_EQ(alone["not_compared"].at("versus_peers").size(), 1u);
+  EXPECT_EQ(alone["not_compared"]["versus_peers"][0]["ceilings"][0]["ceiling"], "gemm.bf16");
+
+  const std::string old_driver = write_fleet("fleet_alone_driver", [](Profile& p) {
+    p.device.driver = "535.54.03";
+    for (Ceiling& c : p.ceilings)
+      if (c.name == "hbm.copy") c.value *= 0.7;
+  });
+  r = run_cli({"fleet", old_driver});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("driver 535.54.03 (peers: 580.95.05)"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.out.find("hbm.copy 29.") != std::string::npos || r.out.find("hbm.copy 30.") != std::string::npos)
+      << r.out;
+
+  // The same model under another driver but equally fast is still named: the configuration is the finding.
+  const std::string same_speed = write_fleet("fleet_alone_same_speed", [](Profile& p) { p.device.driver = "590.1"; });
+  r = run_cli({"fleet", same_speed});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("driver 590.1 (peers: 580.95.05)"), std::string::npos) << r.out;
+
+  // An H100 among H200s: no group of its model, not judged; the H200s are fine. Exit 3.
+  const std::string other_model = write_fleet("fleet_alone_model", [](Profile& p) {
+    p.device.name = "NVIDIA H100 80GB HBM3";
+    p.device.memory_bytes = 85520809984ULL;
+  });
+  r = run_cli({"fleet", other_model});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 GPU(s) configured unlike their peers, 1 GPU(s) not judged"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not judged: no group of NVIDIA H100 80GB HBM3 large enough"), std::string::npos) << r.out;
+}
+
+// A GPU lacking a ceiling its peers have is named with its profile's reason: a failed measurement fails
+// (and its profile's `errors` fail the health count), a skipped one is a note.
+TEST(Fleet, AMissingCeilingIsNamedWithItsReason) {
+  FleetGen gen(9, 0.001);
+  const std::string dir = ceilings::test::scratch_dir("fleet_missing");
+  for (int i = 0; i < 6; ++i) {
+    Profile p = gen.gpu(i, 0);
+    if (i == 5) {
+      p.ceilings.erase(std::remove_if(p.ceilings.begin(), p.ceilings.end(),
+                                      [](const Ceiling& c) { return c.name == "gemm.bf16"; }),
+                       p.ceilings.end());
+      p.errors.push_back({"gemm.bf16", "verification failed: 12 of 4096 sampled elements off"});
+    }
+    if (i == 4) {
+      p.ceilings.erase(std::remove_if(p.ceilings.begin(), p.ceilings.end(),
+                                      [](const Ceiling& c) { return c.name == "hbm.copy"; }),
+                       p.ceilings.end());
+      p.skipped.push_back({"hbm.copy", "not run: --only"});
+    }
+    write_file_atomic(dir + "/n" + std::to_string(i) + ".profile.json", profile_to_json(p).dump());
+  }
+  const FleetInput in = load_fleet({dir});
+  const auto groups = analyze_fleet(in.members, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_EQ(groups[0].missing.size(), 2u);
+  for (const MissingCeiling& m : groups[0].missing) {
+    const Profile& p = in.members[groups[0].members[m.member]].profile;
+    if (m.ceiling == "gemm.bf16") {
+      EXPECT_TRUE(m.error);
+      EXPECT_EQ(p.hostname, "node5");
+      EXPECT_EQ(m.reason, "measurement failed: verification failed: 12 of 4096 sampled elements off");
+    } else {
+      EXPECT_EQ(m.ceiling, "hbm.copy");
+      EXPECT_FALSE(m.error);
+      EXPECT_EQ(p.hostname, "node4");
+      EXPECT_EQ(m.reason, "not measured: not run: --only");
+    }
+  }
+  const FleetHealth h = fleet_health(in.members);
+  ASSERT_EQ(h.faults.size(), 1u);
+  EXPECT_EQ(in.members[h.faults[0].member].profile.hostname, "node5");
+  EXPECT_EQ(h.faults[0].failed.back().rule, "measurement errors");
+
+  auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 ceiling(s) its peers have lost to a failed measurement"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("measurement failed: verification failed: 12 of 4096"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not measured: not run: --only"), std::string::npos) << r.out;
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(j.at("missing_ceilings_failed"), 1);
+  EXPECT_EQ(j["groups"][0].at("missing").size(), 2u);
+
+  // Only the skipped one: a note, the fleet passes.
+  fs::remove(dir + "/n5.profile.json");
+  r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("not measured: not run: --only"), std::string::npos) << r.out;
+}
+
+// The README's batch script writes the baseline into the directory it scans: the next run sets it aside
+// (its medians would otherwise count as one more GPU) and says so.
+TEST(Fleet, ABaselineInTheScannedDirectoryIsNotAGpu) {
+  FleetGen gen(13, 0.001);
+  const std::string dir = ceilings::test::scratch_dir("fleet_baseline_in_dir");
+  for (int i = 0; i < 5; ++i)
+    write_file_atomic(dir + "/n" + std::to_string(i) + ".profile.json", profile_to_json(gen.gpu(i, 0)).dump());
+  auto r = run_cli({"fleet", dir, "--write-baseline", dir + "/baseline.profile.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_TRUE(fs::exists(dir + "/baseline.profile.json"));
+
+  const FleetInput in = load_fleet({dir});
+  EXPECT_EQ(in.files, 6u);
+  EXPECT_EQ(in.members.size(), 5u);
+  ASSERT_EQ(in.baselines.size(), 1u);
+  EXPECT_NE(in.baselines[0].reason.find("fleet baseline of 5 profile(s)"), std::string::npos) << in.baselines[0].reason;
+  r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("read 5 profile(s) of 6 file(s), skipped 0, 1 baseline(s) set aside"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("baseline.profile.json: a fleet baseline of 5 profile(s)"), std::string::npos) << r.out;
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(j.at("read"), 5);
+  EXPECT_EQ(j.at("baselines_set_aside").size(), 1u);
+  EXPECT_EQ(j["groups"][0].at("profiles"), 5);
+  // Named alone, it is nothing to compare.
+  EXPECT_EQ(run_cli({"fleet", dir + "/baseline.profile.json"}).exit_code, 2);
+}
+
 TEST(Fleet, CliInputErrors) {
   const std::string dir = ceilings::test::scratch_dir("fleet_cli_errors");
   auto r = run_cli({"fleet", dir + "/missing"});
@@ -391,10 +555,10 @@ TEST(Fleet, CliInputErrors) {
   r = run_cli({"fleet", dir});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.profile.json"), std::string::npos) << r.err;
-  // One good profile beside the bad one: read, not fatal; a clean (tiny) fleet exits 0.
+  // One good profile beside the bad one: read, not fatal; one GPU alone has no peers: not judged, exit 3.
   r = run_cli({"fleet", dir, std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json", "--format",
                "markdown"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.out.find("read 1 profile(s) of 2 file(s), skipped 1"), std::string::npos) << r.out;
   r = run_cli({"fleet", dir, "--margin", "200"});
   EXPECT_EQ(r.exit_code, 2);

@@ -22,6 +22,8 @@ struct Fingerprint {
   std::string key() const;    // exact, for grouping
   std::string label() const;  // "NVIDIA H200, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W"
   json to_json() const;
+  // The fields in which this fingerprint differs from `peers`, each as "driver 535.54.03 (peers: 580.95.05)".
+  std::vector<std::string> differences(const Fingerprint& peers) const;
 };
 Fingerprint fingerprint_of(const Profile& profile);
 
@@ -71,7 +73,9 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
 // (the same device UUID, driver, ...) count once: the newest (`created`, then the later path) stands for
 // it, and the older ones are set aside with the run that replaced them, so a re-measured GPU is judged
 // by its latest numbers and never weighs twice in its group's median. The same GPU under another
-// driver is kept: it is a member of another group.
+// driver is kept: it is a member of another group. A baseline that `--write-baseline` wrote (a document with
+// a top-level "baseline" section, e.g. into the directory it scanned) is set aside with its reason: its
+// ceilings are medians of GPUs already counted, not a GPU.
 struct FleetMember {
   std::string path;
   Profile profile;
@@ -87,15 +91,38 @@ struct FleetInput {
   std::vector<FleetMember> members;
   std::vector<FleetSkip> skipped;
   std::vector<FleetSuperseded> superseded;  // older runs of a GPU that has a newer one among the members
+  std::vector<FleetSkip> baselines;  // fleet baselines (a top-level "baseline" section): medians, not a GPU
   std::size_t files = 0;  // files looked at
 };
 FleetInput load_fleet(const std::vector<std::string>& paths);
+
+// A ceiling the group's peers have (n >= OutlierRule::min_members) that a member lacks, with the reason its
+// profile gives: a measurement that failed (`errors`) is a finding that fails; one not measured (`skipped`)
+// or absent with no reason recorded is a note.
+struct MissingCeiling {
+  std::size_t member = 0;  // index into FleetGroup::members
+  std::string ceiling, unit;
+  bool error = false;      // listed under the profile's `errors`
+  std::string reason;      // "measurement failed: ...", "not measured: ...", "not in the profile, no reason recorded"
+};
 
 struct FleetGroup {
   Fingerprint fingerprint;
   std::vector<std::size_t> members;  // indices into FleetInput::members
   std::vector<CeilingStats> stats;
   std::vector<Outlier> outliers;     // Outlier::member indexes `members` of this group
+  std::vector<MissingCeiling> missing;  // ceilings of the group's statistics a member has no value for
+
+  // A group of fewer than OutlierRule::min_members profiles is not compared within itself. When a group of
+  // the same GPU model (device name) has enough members, the largest such group is its `peer_group` and
+  // `differences` names what is configured differently (driver, power limit, ...): a node set up unlike its
+  // peers is a finding. `versus_peers` holds its members' ceilings that are worse than the peer group's
+  // medians by the same rule (context for the finding; Outlier::member indexes `members` of this group).
+  // No such group: nothing to compare it with, it could not be judged.
+  bool too_small = false;
+  std::optional<std::size_t> peer_group;  // index into the vector analyze_fleet returns
+  std::vector<std::string> differences;
+  std::vector<Outlier> versus_peers;
 };
 // Groups sorted by size (largest first), then by label.
 std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, const OutlierRule& rule);
@@ -103,7 +130,9 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
 // Health across the fleet: each member's health section judged by qualify's health checks (default
 // rules). A GPU fast enough for its group can still be failing (an uncorrected ECC error, a link
 // retraining, XIDs): those are named here whatever their group. Members with no failing check but some
-// check that could not be judged (no section, XID events unsupported, ...) are only counted.
+// check that could not be judged (no section, XID events unsupported, ...) are only counted. A profile with
+// entries under `errors` (a measurement that failed, e.g. verification) fails a "measurement errors" check,
+// as `qualify` fails it.
 struct FleetHealthFault {
   std::size_t member = 0;     // index into FleetInput::members
   std::vector<Check> failed;  // the failing checks, with their reasons
