@@ -125,21 +125,16 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
                         const FleetHealth& health, Format format) {
   const bool md = format == Format::kMarkdown;
   std::string out;
-  std::size_t outliers = 0;
-  std::size_t unlike = 0, not_judged = 0, missing_errors = 0;
-  for (const FleetGroup& g : groups) {
-    outliers += g.outliers.size();
-    for (const MissingCeiling& m : g.missing) missing_errors += m.error ? 1 : 0;
-    if (g.too_small) (g.peer_group ? unlike : not_judged) += g.members.size();
-  }
+  const FleetFindings found = count_findings(groups);
   out += std::string(md ? "**fleet**: " : "fleet: ") + "read " + std::to_string(in.members.size()) + " profile(s) of " +
          std::to_string(in.files) + " file(s), skipped " + std::to_string(in.skipped.size()) +
          (in.superseded.empty() ? "" : ", " + std::to_string(in.superseded.size()) + " older run(s) set aside") +
          (in.baselines.empty() ? "" : ", " + std::to_string(in.baselines.size()) + " baseline(s) set aside") + ", " +
-         std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(outliers) + " outlier(s), " +
-         std::to_string(unlike) + " GPU(s) configured unlike their peers, " + std::to_string(not_judged) +
-         " GPU(s) not judged, " + std::to_string(missing_errors) +
-         " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) + " GPU(s) with a health fault\n";
+         std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(found.outliers) +
+         " outlier(s), " + std::to_string(found.unlike_peers) + " GPU(s) configured unlike their peers, " +
+         std::to_string(found.not_judged) + " GPU(s) not judged, " + std::to_string(found.missing_failed) +
+         " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) +
+         " GPU(s) with a health fault\n";
   out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " (and at least " +
          format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
          " below the group median; groups of at least " + std::to_string(rule.min_members) + "\n";
@@ -216,12 +211,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       throw InputError(why);
     }
     const std::vector<FleetGroup> groups = analyze_fleet(in.members, rule);
-    std::size_t outliers = 0, unlike = 0, not_judged = 0, missing_errors = 0;
-    for (const FleetGroup& g : groups) {
-      outliers += g.outliers.size();
-      for (const MissingCeiling& m : g.missing) missing_errors += m.error ? 1 : 0;
-      if (g.too_small) (g.peer_group ? unlike : not_judged) += g.members.size();
-    }
+    const FleetFindings found = count_findings(groups);
     const FleetHealth health = fleet_health(in.members);
 
     if (format == Format::kJson)
@@ -244,8 +234,9 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       std::cerr << "ceilings fleet: baseline of group " << gi + 1 << " (" << groups[gi].fingerprint.label() << ", "
                 << groups[gi].members.size() << " profile(s)) written to " << o->write_baseline << "\n";
     }
-    if (outliers > 0 || unlike > 0 || missing_errors > 0 || !health.faults.empty()) return kExitFailed;
-    return not_judged > 0 ? kExitIncomplete : kExitOk;
+    if (found.outliers > 0 || found.unlike_peers > 0 || found.missing_failed > 0 || !health.faults.empty())
+      return kExitFailed;
+    return found.not_judged > 0 ? kExitIncomplete : kExitOk;
   };
 }));
 

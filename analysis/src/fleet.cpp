@@ -295,6 +295,16 @@ json gpu_identity(const FleetMember& m) {
 
 }  // namespace
 
+FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
+  FleetFindings f;
+  for (const FleetGroup& g : groups) {
+    f.outliers += g.outliers.size();
+    for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
+    if (g.too_small) (g.peer_group ? f.unlike_peers : f.not_judged) += g.members.size();
+  }
+  return f;
+}
+
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules) {
   FleetHealth h;
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -333,7 +343,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
   json skipped = json::array();
   for (const FleetSkip& s : input.skipped) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
   json gs = json::array();
-  std::size_t outliers = 0, configuration_findings = 0, not_judged = 0, missing_errors = 0;
+  const FleetFindings found = count_findings(groups);
   for (const FleetGroup& g : groups) {
     json stats = json::array();
     for (const CeilingStats& s : g.stats)
@@ -359,7 +369,6 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
       return outs;
     };
     json outs = outliers_json(g.outliers);
-    outliers += g.outliers.size();
     gs.push_back({{"fingerprint", g.fingerprint.to_json()},
                   {"label", g.fingerprint.label()},
                   {"profiles", g.members.size()},
@@ -374,7 +383,6 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
       mj["error"] = m.error;
       mj["reason"] = m.reason;
       missing.push_back(std::move(mj));
-      if (m.error) ++missing_errors;
     }
     gj["missing"] = missing;
     gj["compared"] = !g.too_small;
@@ -388,8 +396,6 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"peer_group", g.peer_group ? json(*g.peer_group + 1) : json(nullptr)},
           {"differences", g.differences},
           {"versus_peers", outliers_json(g.versus_peers)}};
-      if (g.peer_group) configuration_findings += g.members.size();
-      else not_judged += g.members.size();
     }
   }
   json baselines = json::array();
@@ -413,10 +419,10 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"superseded", superseded},
           {"baselines_set_aside", baselines},
           {"groups", gs},
-          {"outliers", outliers},
-          {"configured_unlike_peers", configuration_findings},
-          {"not_judged", not_judged},
-          {"missing_ceilings_failed", missing_errors},
+          {"outliers", found.outliers},
+          {"configured_unlike_peers", found.unlike_peers},
+          {"not_judged", found.not_judged},
+          {"missing_ceilings_failed", found.missing_failed},
           {"health", {{"faults", faults}, {"incomplete", health.incomplete},
                       {"rules", "qualify's default health checks"}}},
           {"rule",

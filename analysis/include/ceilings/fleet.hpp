@@ -127,6 +127,15 @@ struct FleetGroup {
 // Groups sorted by size (largest first), then by label.
 std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, const OutlierRule& rule);
 
+// The findings over all groups, as the summary line, the JSON and the exit code count them.
+struct FleetFindings {
+  std::size_t outliers = 0;         // outliers within groups
+  std::size_t unlike_peers = 0;     // GPUs of a too-small group set against a group of their model
+  std::size_t not_judged = 0;       // GPUs of a too-small group with no group of their model to compare with
+  std::size_t missing_failed = 0;   // ceilings a member lost to a failed measurement while its peers have them
+};
+FleetFindings count_findings(const std::vector<FleetGroup>& groups);
+
 // Health across the fleet: each member's health section judged by qualify's health checks (default
 // rules). A GPU fast enough for its group can still be failing (an uncorrected ECC error, a link
 // retraining, XIDs): those are named here whatever their group. Members with no failing check but some
