@@ -162,14 +162,8 @@ T router_params(const ModelConfig& m) {
 }
 
 template <class T>
-struct Counts {
-  T total{}, active{}, embedding{}, lm_head{}, attention{}, mlp{}, norms{}, router{}, mtp{}, matmul_active{},
-      matmul_logits{};
-};
-
-template <class T>
-Counts<T> count(const ModelConfig& m) {
-  Counts<T> c;
+ParamCountsOf<T> count(const ModelConfig& m) {
+  ParamCountsOf<T> c;
   const T h = static_cast<T>(m.hidden), vocab = static_cast<T>(m.vocab);
   const T expert = mlp_params<T>(m, m.expert_ffn);
   const T experts = static_cast<T>(m.routed_experts + m.shared_experts);
@@ -260,25 +254,12 @@ ParamCounts count_params(const ModelConfig& m) {
   if (m.layers > kMaxLayers)
     throw InputError("the model has " + std::to_string(m.layers) + " layers, more than this version counts (" +
                      std::to_string(kMaxLayers) + "); check the layer count");
-  const Counts<long double> bound = count<long double>(m);
+  const ParamCountsOf<long double> bound = count<long double>(m);
   for (long double v : {bound.total, bound.mtp, bound.matmul_active})
     if (!(v < 0x1p62L))
       throw InputError("the model's sizes give more than 2^62 parameters, more than this version counts; check "
                        "the hidden size, vocabulary, MLP width, heads and experts");
-  const Counts<std::int64_t> k = count<std::int64_t>(m);
-  ParamCounts c;
-  c.total = k.total;
-  c.active = k.active;
-  c.embedding = k.embedding;
-  c.lm_head = k.lm_head;
-  c.attention = k.attention;
-  c.mlp = k.mlp;
-  c.norms = k.norms;
-  c.router = k.router;
-  c.mtp = k.mtp;
-  c.matmul_active = k.matmul_active;
-  c.matmul_logits = k.matmul_logits;
-  return c;
+  return count<std::int64_t>(m);
 }
 
 AttentionConvention parse_attention_convention(const std::string& name) {

@@ -48,18 +48,23 @@ ModelConfig read_hf_config(const std::string& path);
 ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads,
                         std::int64_t ffn, std::int64_t vocab, bool swiglu);
 
-struct ParamCounts {
-  std::int64_t total = 0;      // every parameter of the main model (MTP modules excluded)
-  std::int64_t active = 0;     // used per token: total minus the routed experts a token does not visit
-  std::int64_t embedding = 0;  // input token (+ position) embedding tables
-  std::int64_t lm_head = 0;    // the output projection when untied (0 when tied to the embedding)
-  std::int64_t attention = 0, mlp = 0, norms = 0, router = 0;  // over all layers
-  std::int64_t mtp = 0;  // DeepSeek-V3 multi-token-prediction module(s), not in total
+// Counted in T: std::int64_t (ParamCounts, exact), or long double (a bound that cannot overflow).
+template <class T>
+struct ParamCountsOf {
+  T total{};      // every parameter of the main model (MTP modules excluded)
+  T active{};     // used per token: total minus the routed experts a token does not visit
+  T embedding{};  // input token (+ position) embedding tables
+  T lm_head{};    // the output projection when untied (0 when tied to the embedding)
+  T attention{}, mlp{}, norms{}, router{};  // over all layers
+  T mtp{};  // DeepSeek-V3 multi-token-prediction module(s), not in total
   // Parameters that multiply each token's activations (2 FLOPs each per token): active minus the
   // input embedding (a lookup), plus a tied embedding matrix once for the logits.
-  std::int64_t matmul_active = 0;
-  std::int64_t matmul_logits = 0;  // the part of matmul_active that is the logit layer (not recomputed)
+  T matmul_active{};
+  T matmul_logits{};  // the part of matmul_active that is the logit layer (not recomputed)
 };
+using ParamCounts = ParamCountsOf<std::int64_t>;
+// An InputError when the counts would not fit in int64 (more than 2^62) or the model has more than a
+// million layers.
 ParamCounts count_params(const ModelConfig& model);
 
 // Attention FLOP conventions. Non-causal: every query meets every key (PaLM appendix B and
