@@ -43,6 +43,16 @@ struct FieldValue {
 };
 static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
 
+// nvmlTemperature_v1_t (R565+): the struct's version, the sensor (nvmlTemperatureSensors_t) and the
+// reading in degrees Celsius. NVML_STRUCT_VERSION is the struct's size with the version in bits 24+.
+struct TemperatureV1 {
+  unsigned version = 0;
+  int sensor = 0;
+  int celsius = 0;
+};
+static_assert(sizeof(TemperatureV1) == 12, "nvmlTemperature_v1_t is 12 bytes");
+constexpr unsigned kTemperatureV1 = static_cast<unsigned>(sizeof(TemperatureV1)) | (1u << 24);
+
 struct Library::Symbols {
   int (*init)() = nullptr;
   int (*shutdown)() = nullptr;
@@ -59,6 +69,7 @@ struct Library::Symbols {
   int (*enforced_power_limit)(Handle, unsigned*) = nullptr;
   int (*power_management_limit)(Handle, unsigned*) = nullptr;
   int (*total_energy)(Handle, unsigned long long*) = nullptr;
+  int (*temperature_v)(Handle, TemperatureV1*) = nullptr;
   int (*temperature)(Handle, int, unsigned*) = nullptr;
   int (*throttle_reasons)(Handle, unsigned long long*) = nullptr;
   int (*ecc_mode)(Handle, int*, int*) = nullptr;
@@ -144,6 +155,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.power_usage, {"nvmlDeviceGetPowerUsage"});
   resolve(h, s.enforced_power_limit, {"nvmlDeviceGetEnforcedPowerLimit"});
   resolve(h, s.power_management_limit, {"nvmlDeviceGetPowerManagementLimit"});
+  resolve(h, s.temperature_v, {"nvmlDeviceGetTemperatureV"});
   resolve(h, s.temperature, {"nvmlDeviceGetTemperature"});
   resolve(h, s.throttle_reasons,
           {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
@@ -242,7 +254,19 @@ Result<std::uint64_t> Device::energy_mj() const {
   const int rc = call(SYMS.total_energy, handle_, &mj);
   return {rc, static_cast<std::uint64_t>(mj)};
 }
-Result<unsigned> Device::temperature_c() const { return read_unsigned(SYMS.temperature, handle_, 0); }
+// nvmlDeviceGetTemperature is deprecated; its replacement exists from R565 on. The replacement is
+// asked first, the old call answers where it is missing or fails (and its error is the one kept
+// when both fail and the old one is absent).
+Result<unsigned> Device::temperature_c() const {
+  TemperatureV1 t;
+  t.version = kTemperatureV1;
+  t.sensor = 0;  // NVML_TEMPERATURE_GPU
+  const int rc = call(SYMS.temperature_v, handle_, &t);
+  if (rc == kSuccess && t.celsius >= 0) return {rc, static_cast<unsigned>(t.celsius)};
+  Result<unsigned> old = read_unsigned(SYMS.temperature, handle_, 0);
+  if (old.code == kFunctionNotFound && rc != kFunctionNotFound) old.code = rc == kSuccess ? kUnknown : rc;
+  return old;
+}
 Result<std::uint64_t> Device::throttle_reasons() const {
   unsigned long long bits = 0;
   const int rc = call(SYMS.throttle_reasons, handle_, &bits);

@@ -58,10 +58,10 @@ TEST(ClockEvents, MasksSeparateTheWorkloadsPowerCapFromHardwareSlowdowns) {
 // start and an immediate stop read exactly twice: each array's first element, then its second.
 class TelemetryWithFakeNvml : public ::testing::Test {
  protected:
-  std::shared_ptr<nvml::Device> device(const json& values) {
+  std::shared_ptr<nvml::Device> device(const json& values, const json& errors = json::object()) {
     const std::string dir =
         test::scratch_dir(std::string("telemetry_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::ofstream(dir + "/script.json") << json{{"device_count", 1}, {"values", values}}.dump();
+    std::ofstream(dir + "/script.json") << json{{"device_count", 1}, {"values", values}, {"errors", errors}}.dump();
     setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
     setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
     std::string why;
@@ -105,6 +105,33 @@ TEST_F(TelemetryWithFakeNvml, SummarisesClocksPowerAndTemperature) {
   EXPECT_FALSE(s.power_instant_w_median);  // the script does not answer field 186
   EXPECT_GE(s.window_s, 0);
   EXPECT_LT(s.window_s, 30);  // a start and a stop, not the polling period
+}
+
+// nvmlDeviceGetTemperatureV (R565+) is asked first with its struct version; the deprecated call answers
+// where it fails, and the first call's error stays when neither answers.
+TEST_F(TelemetryWithFakeNvml, TemperatureFromTheVersionedCallWithTheDeprecatedOneAsFallback) {
+  const json values = {{"temperature.gpu_c", {41, 42}}};
+  auto only_versioned = device(values, {{"temperature_legacy", 26}});  // the old call removed (DEPRECATED)
+  ASSERT_TRUE(only_versioned);
+  auto t = only_versioned->temperature_c();
+  ASSERT_TRUE(t.ok()) << "a wrong struct version or sensor answers an error here: code " << t.code;
+  EXPECT_EQ(t.value, 41u);
+  only_versioned.reset();
+  lib_.reset();
+
+  auto only_legacy = device(values, {{"temperature_v", 3}});
+  ASSERT_TRUE(only_legacy);
+  t = only_legacy->temperature_c();
+  ASSERT_TRUE(t.ok()) << t.code;
+  EXPECT_EQ(t.value, 41u);
+  only_legacy.reset();
+  lib_.reset();
+
+  auto neither = device(values, {{"temperature_v", 3}, {"temperature_legacy", 26}});
+  ASSERT_TRUE(neither);
+  t = neither->temperature_c();
+  EXPECT_FALSE(t.ok());
+  EXPECT_TRUE(t.unsupported()) << t.code;
 }
 
 TEST_F(TelemetryWithFakeNvml, CountsTheReadingsUnderEachKindOfSlowdown) {

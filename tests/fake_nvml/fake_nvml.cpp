@@ -11,7 +11,7 @@
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,replays},
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns,
 // power.{usage_mw,limit_mw,enforced_limit_mw,instant_mw (field 186)}, energy.total_mj,
-// temperature.{gpu_c,slowdown_c,shutdown_c,memory_c,memory_max_c},
+// temperature.{gpu_c,slowdown_c,shutdown_c,memory_c,memory_max_c} (error keys temperature_v, temperature_legacy),
 // device_count,
 // nvlink.<link>.state (1 up, 0 down), nvlink.<link>.{replay,recovery,crc_flit,crc_data}; "nvlink_links": N
 // links answer, links past N answer "nvlink_absent_code" (default INVALID_ARGUMENT); a link without a state
@@ -167,7 +167,22 @@ FAKE_EXPORT int nvmlDeviceGetTotalEnergyConsumption(void*, unsigned long long* m
 }
 FAKE_EXPORT int nvmlDeviceGetEnforcedPowerLimit(void*, unsigned* mw) { return answer("power.enforced_limit_mw", mw); }
 FAKE_EXPORT int nvmlDeviceGetPowerManagementLimit(void*, unsigned* mw) { return answer("power.limit_mw", mw); }
-FAKE_EXPORT int nvmlDeviceGetTemperature(void*, int, unsigned* c) { return answer("temperature.gpu_c", c); }
+// Both temperature calls answer "temperature.gpu_c"; each fails alone through its own error key
+// ("temperature_v", "temperature_legacy"). The versioned one checks the struct's version as NVML does.
+FAKE_EXPORT int nvmlDeviceGetTemperature(void*, int, unsigned* c) {
+  return answer("temperature.gpu_c", c, "temperature_legacy");
+}
+struct FakeTemperatureV1 {
+  unsigned version;
+  int sensor;
+  int celsius;
+};
+FAKE_EXPORT int nvmlDeviceGetTemperatureV(void*, FakeTemperatureV1* t) {
+  if (!t) return kInvalidArgument;
+  if (t->version != (sizeof(FakeTemperatureV1) | (1u << 24))) return 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+  if (t->sensor != 0) return kInvalidArgument;                            // only NVML_TEMPERATURE_GPU exists
+  return answer("temperature.gpu_c", &t->celsius, "temperature_v");
+}
 FAKE_EXPORT int nvmlDeviceGetTemperatureThreshold(void*, int type, unsigned* c) {
   return answer(type == 0   ? "temperature.shutdown_c"
                 : type == 1 ? "temperature.slowdown_c"
