@@ -33,28 +33,18 @@ std::string rules_text(const Deviation& d) {
   return d.by_z ? "z" : "margin";
 }
 
-// One row per (outlier, ceiling): the actionable list, also the csv output.
-Table findings_table(const FleetInput& in, const std::vector<FleetGroup>& groups, bool with_group) {
+// One row per (outlier, ceiling) of one group: the actionable list under the group's statistics.
+Table findings_table(const FleetInput& in, const FleetGroup& g) {
   Table t;
-  if (with_group) t.columns.push_back("group");
-  for (const char* c : {"host", "gpu", "uuid", "pci bus id", "ceiling", "value", "group median", "worse than median",
-                        "z", "rule"})
-    t.columns.push_back(c);
-  t.right_aligned.assign(t.columns.size(), false);
-  for (std::size_t i = t.columns.size() - 5; i < t.columns.size() - 1; ++i) t.right_aligned[i] = true;
-  for (std::size_t gi = 0; gi < groups.size(); ++gi)
-    for (const Outlier& o : groups[gi].outliers) {
-      const Profile& p = in.members[groups[gi].members[o.member]].profile;
-      for (const Deviation& d : o.ceilings) {
-        std::vector<std::string> row;
-        if (with_group) row.push_back(std::to_string(gi + 1));
-        for (std::string s : {p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, d.ceiling,
-                              format_quantity(d.value, d.unit), format_quantity(d.median, d.unit),
-                              format_percent(d.deficit), z_text(d), rules_text(d)})
-          row.push_back(std::move(s));
-        t.add_row(std::move(row));
-      }
-    }
+  t.columns = {"host", "gpu", "uuid", "pci bus id", "ceiling", "value", "group median", "worse than median", "z", "rule"};
+  t.right_aligned = {false, false, false, false, false, true, true, true, true, false};
+  for (const Outlier& o : g.outliers) {
+    const Profile& p = in.members[g.members[o.member]].profile;
+    for (const Deviation& d : o.ceilings)
+      t.add_row({p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, d.ceiling,
+                 format_quantity(d.value, d.unit), format_quantity(d.median, d.unit), format_percent(d.deficit),
+                 z_text(d), rules_text(d)});
+  }
   return t;
 }
 
@@ -107,6 +97,62 @@ Table missing_table(const FleetInput& in, const FleetGroup& g) {
     t.add_row({p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, m.ceiling,
                m.error ? "fail" : "note", m.reason});
   }
+  return t;
+}
+
+// Every finding of the run in one table, one row per (GPU, ceiling or check): the csv output, so that a
+// script reading it sees whatever made the exit code, not only the outliers.
+Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& groups, const FleetHealth& health) {
+  Table t;
+  t.columns = {"group", "finding", "host", "gpu", "uuid", "pci bus id", "ceiling or check", "value",
+               "reference median", "worse than median", "z", "rule", "reason"};
+  std::vector<std::size_t> group_of(in.members.size(), 0);
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    for (std::size_t m : groups[gi].members) group_of[m] = gi;
+  auto row = [&](std::size_t gi, const std::string& finding, std::size_t member) {
+    const Profile& p = in.members[member].profile;
+    return std::vector<std::string>{std::to_string(gi + 1), finding,         p.hostname,
+                                    std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id};
+  };
+  auto add_deviation = [&](std::vector<std::string> r, const Deviation& d, const std::string& reason) {
+    for (std::string s : {d.ceiling, format_quantity(d.value, d.unit), format_quantity(d.median, d.unit),
+                          format_percent(d.deficit), z_text(d), rules_text(d), reason})
+      r.push_back(std::move(s));
+    t.add_row(std::move(r));
+  };
+  auto add_plain = [&](std::vector<std::string> r, const std::string& what, const std::string& reason) {
+    for (std::string s : {what, std::string(), std::string(), std::string(), std::string(), std::string(), reason})
+      r.push_back(std::move(s));
+    t.add_row(std::move(r));
+  };
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const FleetGroup& g = groups[gi];
+    for (const Outlier& o : g.outliers)
+      for (const Deviation& d : o.ceilings) add_deviation(row(gi, "outlier", g.members[o.member]), d, "");
+    if (g.too_small) {
+      for (std::size_t k = 0; k < g.members.size(); ++k) {
+        if (!g.peer_group) {
+          add_plain(row(gi, "not judged", g.members[k]), "",
+                    "no group of " + g.fingerprint.gpu + " large enough to compare with");
+          continue;
+        }
+        std::string why = "configured unlike group " + std::to_string(*g.peer_group + 1) + ": ";
+        for (std::size_t i = 0; i < g.differences.size(); ++i) why += (i ? ", " : "") + g.differences[i];
+        bool any = false;
+        for (const Outlier& o : g.versus_peers)
+          if (o.member == k)
+            for (const Deviation& d : o.ceilings) {
+              add_deviation(row(gi, "unlike peers", g.members[k]), d, why);
+              any = true;
+            }
+        if (!any) add_plain(row(gi, "unlike peers", g.members[k]), "", why + "; no ceiling below the peers' medians");
+      }
+    }
+    for (const MissingCeiling& m : g.missing)
+      add_plain(row(gi, m.error ? "missing (fail)" : "missing (note)", g.members[m.member]), m.ceiling, m.reason);
+  }
+  for (const FleetHealthFault& f : health.faults)
+    for (const Check& c : f.failed) add_plain(row(group_of[f.member], "health fault", f.member), c.rule, c.reason);
   return t;
 }
 
@@ -163,9 +209,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
       out += render(missing_table(in, g), format);
     }
     if (g.outliers.empty()) continue;
-    std::vector<FleetGroup> one{g};
     out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");
-    out += render(findings_table(in, one, false), format);
+    out += render(findings_table(in, g), format);
   }
   out += std::string("\n") + (md ? "### " : "") + "health: " + std::to_string(health.faults.size()) +
          " GPU(s) with a failing check (qualify's default health checks on each profile's health section)\n";
@@ -180,7 +225,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
                     ([](CLI::App& app) -> cli::Runner {
   auto o = std::make_shared<FleetOptions>();
   app.add_option("paths", o->paths, "Profile files, or directories searched for *.profile.json")->required();
-  app.add_option("--format", o->format, "table | markdown | csv (the outlier rows) | json (everything)")
+  app.add_option("--format", o->format, "table | markdown | csv (one row per finding) | json (everything)")
       ->capture_default_str();
   app.add_option("--write-baseline", o->write_baseline,
                  "Write the group medians as a profile that `ceilings qualify --baseline` accepts");
@@ -217,7 +262,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     if (format == Format::kJson)
       std::cout << fleet_to_json(in, groups, rule, health).dump(2) << "\n";
     else if (format == Format::kCsv)
-      std::cout << render(findings_table(in, groups, true), Format::kCsv);
+      std::cout << render(all_findings_table(in, groups, health), Format::kCsv);
     else
       std::cout << render_text(in, groups, rule, health, format);
     for (const FleetSkip& s : in.skipped)

@@ -323,6 +323,13 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
   ASSERT_EQ(doc.at("health").at("faults").size(), 1u);
   EXPECT_EQ(doc["health"]["faults"][0]["failed"][0]["check"], "uncorrected ECC errors");
   EXPECT_EQ(doc["health"]["incomplete"], 1);
+  // csv: the fault is a row, so a script reading the csv sees why the exit code is 1.
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 1);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 1) << csv.out;
+  EXPECT_NE(csv.out.find(",health fault,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("GPU-00000000-1111-2222-3333-000000000001"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("uncorrected ECC errors"), std::string::npos) << csv.out;
   // Without the faulty GPU the fleet passes.
   fs::remove(dir + "/gpu1.profile.json");
   EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 0);
@@ -427,6 +434,13 @@ TEST(Fleet, AGpuAloneInItsGroupIsSetAgainstItsModel) {
   EXPECT_EQ(alone["not_compared"]["differences"][0], "power limit 500.0 W (peers: 700.0 W)");
   ASSERT_EQ(alone["not_compared"].at("versus_peers").size(), 1u);
   EXPECT_EQ(alone["not_compared"]["versus_peers"][0]["ceilings"][0]["ceiling"], "gemm.bf16");
+  const auto csv = run_cli({"fleet", capped, "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 1);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 1) << csv.out;
+  EXPECT_NE(csv.out.find("2,unlike peers,node5,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",gemm.bf16,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("configured unlike group 1: power limit 500.0 W (peers: 700.0 W)"), std::string::npos)
+      << csv.out;
 
   const std::string old_driver = write_fleet("fleet_alone_driver", [](Profile& p) {
     p.device.driver = "535.54.03";
@@ -454,6 +468,9 @@ TEST(Fleet, AGpuAloneInItsGroupIsSetAgainstItsModel) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("0 GPU(s) configured unlike their peers, 1 GPU(s) not judged"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not judged: no group of NVIDIA H100 80GB HBM3 large enough"), std::string::npos) << r.out;
+  r = run_cli({"fleet", other_model, "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find(",not judged,node5,"), std::string::npos) << r.out;
 }
 
 // A GPU lacking a ceiling its peers have is named with its profile's reason: a failed measurement fails
@@ -507,6 +524,12 @@ TEST(Fleet, AMissingCeilingIsNamedWithItsReason) {
   const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
   EXPECT_EQ(j.at("missing_ceilings_failed"), 1);
   EXPECT_EQ(j["groups"][0].at("missing").size(), 2u);
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 1);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 3) << csv.out;  // two missing, one health fault
+  EXPECT_NE(csv.out.find("1,missing (fail),node5,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("1,missing (note),node4,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("1,health fault,node5,"), std::string::npos) << csv.out;
 
   // Only the skipped one: a note, the fleet passes.
   fs::remove(dir + "/n5.profile.json");
