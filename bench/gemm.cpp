@@ -129,6 +129,8 @@ void record_config(benchmark::State& state, const gp::Shape& shape, const lt::Al
   c["cta_swizzling"] = a.swizzle;
   c["custom_option"] = a.custom;
   c["cluster_shape_id"] = a.cluster;
+  // Exact in a double: the flags use bits 0-39 (CUBLASLT_NUMERICAL_IMPL_FLAGS_*).
+  c["numerical_impl_flags"] = static_cast<double>(a.impl_flags);
 }
 
 // Measures one (type, shape) with the given algorithm (or the fastest heuristic candidate that verifies), verifies the

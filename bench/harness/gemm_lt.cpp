@@ -284,10 +284,27 @@ Operands::Operands(const Problem& p, int sets, std::uint32_t seed, cudaStream_t 
   CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
+std::string AlgoInfo::units() const {
+  if (impl_flags == 0) return "units not reported";
+  std::string s;
+  const std::uint64_t op = impl_flags & CUBLASLT_NUMERICAL_IMPL_FLAGS_OP_TYPE_MASK;
+  if (op & CUBLASLT_NUMERICAL_IMPL_FLAGS_FMA) s = "FMA (CUDA cores)";
+  else if (op & CUBLASLT_NUMERICAL_IMPL_FLAGS_HMMA) s = "HMMA tensor cores";
+  else if (op & CUBLASLT_NUMERICAL_IMPL_FLAGS_IMMA) s = "IMMA tensor cores";
+  else if (op & CUBLASLT_NUMERICAL_IMPL_FLAGS_DMMA) s = "DMMA tensor cores";
+  else s = "units flags " + std::to_string(op);
+  const std::uint64_t acc = impl_flags & CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_TYPE_MASK;
+  if (acc == CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_16F) s += ", fp16 accumulate";
+  else if (acc == CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_32F) s += ", fp32 accumulate";
+  else if (acc == CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_64F) s += ", fp64 accumulate";
+  else if (acc == CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_32I) s += ", int32 accumulate";
+  return s;
+}
+
 std::string AlgoInfo::describe() const {
   std::ostringstream os;
   os << "algo " << id << " tile " << tile_name << " stages " << stages_name << " splitK " << splitk << " reduction "
-     << reduction << " swizzle " << swizzle << " custom " << custom << " cluster " << cluster_name;
+     << reduction << " swizzle " << swizzle << " custom " << custom << " cluster " << cluster_name << " on " << units();
   return os.str();
 }
 
@@ -304,6 +321,10 @@ AlgoInfo algo_info(const cublasLtMatmulAlgo_t& algo) {
   a.tile_name = tile_name(static_cast<std::uint32_t>(a.tile));
   a.stages_name = stages_name(static_cast<std::uint32_t>(a.stages));
   a.cluster_name = cluster_name(static_cast<std::uint32_t>(a.cluster));
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS, &a.impl_flags,
+                                        sizeof a.impl_flags, &written) != CUBLAS_STATUS_SUCCESS)
+    a.impl_flags = 0;
   return a;
 }
 

@@ -90,7 +90,11 @@ class Operands {
 struct AlgoInfo {
   int id = -1, tile = 0, stages = 0, splitk = 1, reduction = 0, swizzle = 0, custom = 0, cluster = 0;
   std::string tile_name, stages_name, cluster_name;
-  std::string describe() const;  // "algo 66 tile 128x256 stages 64x4 splitK 1 ... cluster 2x1x1"
+  // CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS: which units the kernel computes on (FMA, HMMA, IMMA, DMMA), its
+  // accumulator and input types; 0 where the library does not say.
+  std::uint64_t impl_flags = 0;
+  std::string units() const;     // "IMMA tensor cores, int32 accumulate", "FMA (CUDA cores), fp32 accumulate"
+  std::string describe() const;  // "algo 66 tile 128x256 stages 64x4 splitK 1 ... cluster 2x1x1 on HMMA ..."
 };
 AlgoInfo algo_info(const cublasLtMatmulAlgo_t& algo);
 

@@ -27,6 +27,7 @@ struct Ran {
   std::string skipped;      // "unsupported: ..." (or the device's reason)
   std::string error;        // anything else that went wrong
   Verification v;
+  AlgoInfo algo;            // the algorithm that ran
 };
 
 int compute_capability() {
@@ -50,8 +51,9 @@ Ran run_one(gp::DType type, const gp::Shape& shape, int check_set = 1, bool fp8_
     Problem p(type, shape, fp8_fast_accum);
     Operands ops(p, 2, 1234u, stream.get());
     const AlgoChoice c = pick_algo(p, ops, 4, ws.get(), ws.bytes(), stream.get());
-    EXPECT_GE(algo_info(c.algo).id, 0);
-    EXPECT_FALSE(algo_info(c.algo).tile_name.empty());
+    r.algo = algo_info(c.algo);
+    EXPECT_GE(r.algo.id, 0);
+    EXPECT_FALSE(r.algo.tile_name.empty());
     EXPECT_EQ(p.run(c.algo, ops.a(1), ops.b(1), ops.c(), ws.get(), ws.bytes(), stream.get()), CUBLAS_STATUS_SUCCESS);
     stream.sync();
     r.v = verify(p, ops, check_set, stream.get());
@@ -101,6 +103,18 @@ TEST(GemmGpu, EveryTypeVerifiesAtSmallShapes) {
         continue;
       }
       EXPECT_TRUE(r.v.ok) << r.v.detail;
+      // The units the kernel runs on, where cuBLASLt reports them: fp32 must never be a tensor-core (TF32)
+      // kernel, or gemm.fp32 would name the wrong thing; at the long K, where a small shape's heuristic has
+      // no reason to leave the tensor cores, int8 must be IMMA and fp64 (on Hopper) DMMA.
+      std::printf("[ units    ] %s %s: %s\n", t.name, gp::to_string(s).c_str(), r.algo.units().c_str());
+      if (r.algo.impl_flags != 0) {
+        const std::uint64_t op = r.algo.impl_flags & CUBLASLT_NUMERICAL_IMPL_FLAGS_OP_TYPE_MASK;
+        if (t.type == gp::DType::kFp32) EXPECT_EQ(op, CUBLASLT_NUMERICAL_IMPL_FLAGS_FMA) << r.algo.units();
+        if (s.k == 8192 && t.type == gp::DType::kInt8)
+          EXPECT_TRUE(op & CUBLASLT_NUMERICAL_IMPL_FLAGS_IMMA) << r.algo.units();
+        if (s.k == 8192 && t.type == gp::DType::kFp64 && hopper_or_newer)
+          EXPECT_TRUE(op & CUBLASLT_NUMERICAL_IMPL_FLAGS_DMMA) << r.algo.units();
+      }
       const std::int64_t expect = std::min<std::int64_t>(16, s.m) * std::min<std::int64_t>(16, s.n);
       EXPECT_EQ(r.v.checked, expect);
       EXPECT_LT(r.v.worst_ratio, 1.0) << r.v.detail;
