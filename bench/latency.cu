@@ -63,18 +63,28 @@ void run_chase(benchmark::State& state, ChaseKind kind, std::size_t working_set)
     const Context& ctx = context();
     const std::size_t slots = working_set / kStrideBytes;
     if (slots < 2) unsupported("working set below two slots");
-    require_memory(slots * 4, working_set + slots * 4);
+    const bool beyond_l2 = working_set > ctx.l2_bytes;
+    // Beyond the L2: a scrub of twice the L2 after the chain is written (see below).
+    const std::size_t scrub_bytes = beyond_l2 ? 2 * ctx.l2_bytes : 0;
+    require_memory(slots * 4, working_set + slots * 4 + scrub_bytes);
     const std::vector<std::uint32_t> next = pointer_chase_cycle(slots, 0x5eed0000u + slots);
     Stream stream;
     DeviceBuffer<std::uint32_t> chain(working_set / 4), next_dev(slots), position(1);
     CEILINGS_CUDA_CHECK(cudaMemcpyAsync(next_dev.get(), next.data(), slots * 4, cudaMemcpyHostToDevice, stream.get()));
     k::write_chase_chain(chain.get(), next_dev.get(), slots, kStrideBytes / 4, stream.get());
     CEILINGS_LAUNCH_CHECK();
+    if (beyond_l2) {
+      // Writing the chain leaves its last lines in the L2, and a chase of a set this large would take many
+      // launches to evict them: the first samples would hit them and read low. Writing twice the L2 evicts it.
+      DeviceBuffer<std::uint8_t> scrub(scrub_bytes);
+      CEILINGS_CUDA_CHECK(cudaMemsetAsync(scrub.get(), 0x5a, scrub.bytes(), stream.get()));
+      stream.sync();
+    }
     CEILINGS_CUDA_CHECK(cudaMemsetAsync(position.get(), 0, sizeof(std::uint32_t), stream.get()));
     const bool l1 = kind == ChaseKind::kSweep;  // the sweep lets loads hit L1; the ceilings never do
     // One full lap first when the working set fits the L2, so it is in the cache when the timing
     // starts; a larger set gets one launch (a lap of it would take seconds and warm nothing).
-    const std::uint64_t warm = working_set <= ctx.l2_bytes ? slots : kChaseLoads;
+    const std::uint64_t warm = beyond_l2 ? kChaseLoads : slots;
     for (std::uint64_t done = 0; done < warm; done += kChaseLoads)
       k::pointer_chase(chain.get(), position.get(), kChaseLoads, l1, stream.get());
     const std::uint64_t warm_loads = (warm + kChaseLoads - 1) / kChaseLoads * kChaseLoads;
