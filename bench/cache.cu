@@ -18,7 +18,9 @@ namespace k = ceilings::kernels;
 constexpr std::uint32_t kSeed = 0x51ed270bu;
 // Odd counts: each launch's expected sum is the pattern's sum (a multiple of a large power of two for
 // these power-of-two-ish sizes) times the count, and an even count would leave the check fewer bits.
-constexpr int kL2Passes = 31;     // passes over the working set per launch: ~100 us per launch on Hopper
+// 511 passes over a quarter of the L2: about 0.7 ms per launch on an H200, so the gap between launches and
+// each launch's ramp-up and drain (a few us) stay well under 1% of the time.
+constexpr int kL2Passes = 511;
 constexpr int kSmemReps = 2047;   // reads of the block's whole shared array per launch
 
 std::uint32_t read_back(const DeviceBuffer<std::uint32_t>& sum, cudaStream_t stream) {
