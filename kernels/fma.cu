@@ -57,6 +57,9 @@ __global__ void fma_kernel(T* out, float a_in, float b_in, int trips) {
   const T a = O::make(a_in), b = O::make(b_in);
 #pragma unroll
   for (int c = 0; c < kFmaChains; ++c) x[c] = O::make(start_value(tid, c));
+  // One trip per iteration: unrolled further (nvcc does so for half2/bf162) the loop body outgrows the
+  // instruction cache it must stay in to issue an FMA every cycle.
+#pragma unroll 1
   for (int t = 0; t < trips; ++t) {
 #pragma unroll
     for (int u = 0; u < kFmaUnroll; ++u) {
