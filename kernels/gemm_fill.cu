@@ -19,9 +19,10 @@ __device__ __forceinline__ std::uint64_t mix64(std::uint64_t x) {
 
 __device__ __forceinline__ std::uint32_t mix(std::uint64_t x) { return static_cast<std::uint32_t>(mix64(x) >> 32); }
 
-// Uniform in [-1, 1) with 24 random bits; never exactly zero after the half-step offset.
+// Uniform in (-1, 1): 23 random bits and a half step, (k + 1/2) / 2^22 - 1, every step exact in a float
+// (with 24 bits, k + 1/2 would not fit a float's mantissa and k = 2^23 would round to exactly zero).
 __device__ __forceinline__ float uniform_pm1(std::uint32_t h) {
-  return (static_cast<float>(h >> 8) + 0.5f) * (2.0f / 16777216.0f) - 1.0f;
+  return (static_cast<float>(h >> 9) + 0.5f) * (1.0f / 4194304.0f) - 1.0f;
 }
 
 // Uniform in (-1, 1) with every one of the 52 mantissa bits random (a float's 24 bits would leave 29 of
@@ -59,7 +60,9 @@ __device__ __forceinline__ __nv_fp8_e5m2 convert<__nv_fp8_e5m2>(std::uint32_t h)
 }
 template <>
 __device__ __forceinline__ std::int8_t convert<std::int8_t>(std::uint32_t h) {
-  return static_cast<std::int8_t>(static_cast<int>(h % 255u) - 127);
+  // -127..-1 and 1..127, each equally likely: no zero operand.
+  const int v = static_cast<int>(h % 254u);
+  return static_cast<std::int8_t>(v < 127 ? v - 127 : v - 126);
 }
 
 // Element value from its key (seed and index): the narrow types from 32 hashed bits, fp64 from 64.
