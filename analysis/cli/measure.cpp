@@ -39,6 +39,7 @@ struct MeasureOptions {
   std::string filter;
   std::string bench;
   double timeout_s = 0;
+  double family_timeout_s = 0;  // 0: a family may use all that is left of timeout_s
   std::vector<std::string> bench_args;
   bool all_gpus = false, concurrent = false;
   std::string out_dir;
@@ -124,13 +125,15 @@ struct ProgressSink {
   std::mutex* lock = nullptr;
 };
 
+// `family_limit`: the watchdog that fired was --family-timeout's, not the whole run's --timeout.
 void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::string>& err, double timeout_s,
-                      GpuRun& g) {
+                      GpuRun& g, bool family_limit = false) {
   g.exit_code = ceilings::kExitIncomplete;
   g.state = GpuState::kFailed;
   if (r.timed_out) {
     g.state = GpuState::kTimedOut;
-    g.reason = ceilings::kTimedOutReason + ceilings::format_fixed(timeout_s, 0) + " s timeout and was terminated" +
+    g.reason = ceilings::kTimedOutReason + ceilings::format_fixed(timeout_s, 0) +
+               (family_limit ? " s family timeout (--family-timeout)" : " s timeout") + " and was terminated" +
                (r.signal == SIGKILL ? " (ignored SIGTERM, then killed)" : "") + tail(err, 5);
   } else if (r.interrupted) {
     g.state = GpuState::kInterrupted;
@@ -272,6 +275,11 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
         continue;
       }
     }
+    // --family-timeout keeps a hung or overlong family from starving the ones after it; the last family
+    // gets all that is left.
+    const bool family_capped =
+        o.family_timeout_s > 0 && k + 1 < groups.size() && (budget == 0 || o.family_timeout_s < budget);
+    const double limit = family_capped ? o.family_timeout_s : budget;
     const std::string tmp_json = tmp_base + "." + std::to_string(k) + ".json";  // a prefix of no other family's files
     // After every case ceilings-bench rewrites this with the cases finished so far.
     const std::string checkpoint = tmp_json + ".checkpoint";
@@ -279,7 +287,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
                                "--benchmark_format=console", "--benchmark_color=false",
                                "--ceilings_checkpoint=" + checkpoint},
                               {},
-                              budget,
+                              limit,
                               o.kill_grace_s};
     for (auto& a : device_args(o, device)) run.argv.push_back(a);
     run.argv.push_back("--benchmark_filter=" + (o.one_process ? o.filter : ceilings::exact_benchmark_filter(cases)));
@@ -313,7 +321,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
         failure = std::string("ceilings-bench exited 0 without a usable result: ") + e.what();
       }
     } else {
-      classify_failure(r, err, o.timeout_s, outcome);  // a timeout names the user's --timeout
+      // A timeout names the limit that fired: the user's --timeout, or --family-timeout.
+      classify_failure(r, err, family_capped ? o.family_timeout_s : o.timeout_s, outcome, family_capped);
       failure = outcome.reason;
     }
     if (!failure.empty()) {
@@ -377,8 +386,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
               std::to_string(cases.size()) + " case(s) finished; " + failure,
           false);
 
-    // Stop here when the rest cannot run either: out of time, asked to stop, bad arguments, no GPU.
-    if (!r.ok() && (r.timed_out || r.interrupted || r.exit_code == 2 || r.exit_code == 3)) {
+    // Stop here when the rest cannot run either: out of time, asked to stop, bad arguments, no GPU. A family
+    // cut by its own --family-timeout is not the run running out of time: the next family starts.
+    if (!r.ok() && ((r.timed_out && !family_capped) || r.interrupted || r.exit_code == 2 || r.exit_code == 3)) {
       stopped = failure.substr(0, failure.find('\n'));
       g.state = outcome.state;
       g.exit_code = outcome.exit_code;
@@ -730,6 +740,11 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
                                  "(its finished cases kept), later ones are not run (0: no limit; --all-gpus "
                                  "default 7200 per GPU)")
                       ->check(CLI::NonNegativeNumber);
+  app.add_option("--family-timeout", o->family_timeout_s,
+                 "Seconds one benchmark family may run while others wait after it: past it the family is stopped "
+                 "(its finished cases kept) and the next one starts; the last family gets what --timeout leaves "
+                 "(0: no limit of its own)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--bench", o->bench, "Path of ceilings-bench (default: beside ceilings, or $CEILINGS_BENCH)");
   app.add_option("--bench-arg", o->bench_args, "Extra argument for ceilings-bench (repeatable)");
   auto* all = app.add_flag("--all-gpus", o->all_gpus,

@@ -7,12 +7,14 @@
 # The tail of stdout is a short summary.
 #
 # Prepare here first: bash bench/scripts/prepare-device-deps.sh (carry .device-deps).
-# Usage (on the device): OUT=$OUT bash bench/scripts/device-check.sh [--deadline S] [--tests-s S] [--no-tests]
+# Usage (on the device): OUT=$OUT bash bench/scripts/device-check.sh [--deadline S] [--family-s S] [--tests-s S] [--no-tests]
 #                        [--quick] [--filter REGEX] [-- more `ceilings measure` arguments]
 #   --deadline S   seconds from the start of this script by which everything must be done (default 540):
 #                  `ceilings measure` runs first and gets what is left, less 20 s and the time kept for
 #                  the tests, as its --timeout; a run cut there keeps every case it finished (the profile
 #                  says it is incomplete)
+#   --family-s S   `ceilings measure --family-timeout`: no family before the last may run longer (default 120,
+#                  several times what a healthy one needs), so one that hangs cannot starve GEMM (0: no cap)
 #   --tests-s S    seconds kept for the tests after the measurement (default 100; as much again for
 #                  --sanitize): the GPU tests first, then the CPU ones with what is left
 #   --no-tests     skip ctest (the measurement gets their time)
@@ -21,12 +23,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-deadline=540 tests=1 tests_s=100 sanitize=0 measure_args=()
+deadline=540 tests=1 tests_s=100 family_s=120 sanitize=0 measure_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --deadline) deadline=${2:?--deadline needs seconds}; shift 2 ;;
     --no-tests) tests=0; shift ;;
     --tests-s) tests_s=${2:?--tests-s needs seconds}; shift 2 ;;
+    --family-s) family_s=${2:?--family-s needs seconds}; shift 2 ;;
     --sanitize) sanitize=1; shift ;;
     --quick) measure_args+=(--quick); shift ;;
     --filter) measure_args+=(--filter "${2:?--filter needs a regex}"); shift 2 ;;
@@ -82,8 +85,9 @@ budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s ))
 # A late build still gets a short measurement: 60 s, or what is left of the deadline when less (10 s at least).
 [ "$budget" -lt 60 ] && budget=$(( $(left) - 20 < 60 ? $(left) - 20 : 60 ))
 [ "$budget" -lt 10 ] && budget=10
-echo "measure: --timeout $budget s"
-build/device/ceilings measure --out "$OUT/h200.profile.json" --timeout "$budget" "${measure_args[@]}" \
+echo "measure: --timeout $budget s, --family-timeout $family_s s"
+build/device/ceilings measure --out "$OUT/h200.profile.json" --timeout "$budget" --family-timeout "$family_s" \
+  "${measure_args[@]}" \
   >"$OUT/measure.log" 2>&1
 rc=$?
 echo "measure exit: $rc after $((SECONDS - start)) s"

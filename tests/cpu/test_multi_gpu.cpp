@@ -330,6 +330,36 @@ TEST(MultiGpu, TimedOutRunKeepsItsFinishedCases) {
   }
 }
 
+// --family-timeout: the stalled family is cut at its own limit, keeps its finished case, and the families
+// after it still run; the run is incomplete (exit 3), not stopped.
+TEST(MultiGpu, AFamilyPastItsOwnTimeoutDoesNotStarveTheNext) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_family_timeout");
+  const std::string out = dir + "/stall.profile.json";
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out, "--family-timeout", "2",
+                          "--timeout", "60", "--kill-grace", "1"},
+                         {{"CEILINGS_STANDIN_MODE", "stall"}}, 60);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("ceilings measure: family hbm: 1 of 2 case(s) finished; ceilings-bench ran past the 2 s "
+                       "family timeout (--family-timeout)"),
+            std::string::npos)
+      << r.err;
+  const auto p = ceilings::read_profile(out);
+  EXPECT_TRUE(p.find("hbm.copy"));
+  EXPECT_TRUE(p.find("gemm.bf16")) << "the family after the stalled one ran";
+  EXPECT_TRUE(p.find("latency.launch"));
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].name, "hbm/read/manual_time");
+  EXPECT_NE(p.errors[0].reason.find("stopped while this case ran"), std::string::npos) << p.errors[0].reason;
+  EXPECT_TRUE(p.skipped.empty());
+  EXPECT_FALSE(p.raw.at("measure").at("complete").get<bool>());
+  // Without it the same stall takes the whole --timeout and every later family with it.
+  const auto whole = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/whole.profile.json",
+                              "--timeout", "2", "--kill-grace", "1"},
+                             {{"CEILINGS_STANDIN_MODE", "stall"}}, 60);
+  EXPECT_EQ(whole.exit_code, 3) << whole.err;
+  EXPECT_FALSE(ceilings::read_profile(dir + "/whole.profile.json").find("gemm.bf16"));
+}
+
 // A family that exits 0 without reporting a listed case (a name that changed since the listing, e.g. one
 // sized from free memory, or a filter that missed it): that case is an error, not silently dropped; the
 // progress count still reaches the total, and the node summary counts every error of the profile.
