@@ -150,11 +150,13 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
     }
   };
 
-  // Both directions at once: each on its own stream, `reps` transfers each, forked from and joined
-  // back to the timed stream (both released together by the blocking kernel); events per direction
-  // give each direction's own time. At least 256 MiB each way per sample, so the two overlap for
-  // nearly all of it; at most 200 transfers per stream behind the blocker (the launch queue).
-  const int reps = bidir ? static_cast<int>(std::clamp<std::size_t>((256 * MiB) / bytes, 1, 200)) : 1;
+  // Both directions at once: each on its own stream, forked from and joined back to the timed stream
+  // (both released together by the blocking kernel). Each direction times `reps` transfers with events
+  // of its own, then runs `reps` more untimed: whichever direction is faster keeps loading the link
+  // until the slower one's timed transfers are done (when their rates differ by less than 2x), so
+  // neither timed window ends with a tail that ran alone at the one-way rate. About 256 MiB timed each
+  // way per sample; at most 2 x 50 transfers per stream behind the blocker (the launch queue is finite).
+  const int reps = bidir ? static_cast<int>(std::clamp<std::size_t>((256 * MiB) / bytes, 1, 50)) : 1;
   Event fork, join, a0, a1, b0, b1;
   std::vector<DirectionSeconds> dir_seconds;
   bool pending = false;
@@ -186,6 +188,10 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
       }
       CEILINGS_CUDA_CHECK(cudaEventRecord(a1.get(), st));
       CEILINGS_CUDA_CHECK(cudaEventRecord(b1.get(), s_other.get()));
+      for (int r = 0; r < reps; ++r) {  // the untimed load that keeps the other direction's window contended
+        leg(true, st);
+        leg(false, s_other.get());
+      }
       CEILINGS_CUDA_CHECK(cudaEventRecord(join.get(), s_other.get()));
       CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(st, join.get(), 0));
       pending = true;
@@ -221,7 +227,8 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
       p.counters["h2d_bytes_per_second"] = median(rates.up);
       p.counters["d2h_bytes_per_second"] = median(rates.down);
       p.counters["direction_sum_bytes_per_second"] = p.amount / p.m.median_s;
-      p.counters["overlapped_bytes_per_second"] = p.amount / wall_median_s;
+      // The whole region moved twice the timed bytes (the untimed load included).
+      p.counters["overlapped_bytes_per_second"] = 2 * p.amount / wall_median_s;
     }
     p.value = p.amount / p.m.median_s;
     const int gen = static_cast<int>(link.gen()), width = static_cast<int>(link.width());

@@ -44,10 +44,11 @@ struct Plateau {
 Plateau detect_plateau(std::vector<SweepPoint> points, double tolerance = 0.05, std::size_t min_points = 2);
 
 // Both directions at once (pcie.bidir, pcie.bidir_sm): per sample, each direction's rate is its own
-// bytes over its own elapsed time (events on its own stream, both streams released together), and
-// the bidirectional figure is their sum -- nvbandwidth's convention, so pcie.bidir compares with its
-// h2d + d2h bidirectional results. Bytes over the wall time of the whole overlapped region is lower
-// when one direction finishes first; callers record it beside the sum.
+// timed bytes over its own elapsed time (events on its own stream, both streams released together, and
+// each direction kept loaded past its timed part so the other's window is contended to its end), and
+// the bidirectional figure is their sum. nvbandwidth measures each direction under the other's load in
+// two runs (host_to_device_bidirectional_memcpy_ce, device_to_host_...); the sum of those two compares
+// with pcie.bidir. Bytes over the wall time of the whole region is recorded beside the sum.
 struct DirectionSeconds {
   double up_s = 0, down_s = 0;  // host->device and device->host elapsed time of one sample
 };
