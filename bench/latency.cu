@@ -32,7 +32,7 @@ constexpr double kSweepSeconds = 0.3;        // sampling budget of a sweep point
 // builds and checks the chain takes seconds.
 constexpr std::size_t kMaxChaseBytes = std::size_t{8} << 30;
 constexpr int kLaunches = 1000;              // empty kernels per unit (stream and graph)
-constexpr int kQueuedLaunches = 256;         // kernels queued behind the blocking kernel (the launch queue is finite)
+constexpr int kQueuedLaunches = 128;         // kernels queued behind the blocking kernel (the launch queue is finite)
 constexpr int kSmallCopies = 100;            // small copies per unit
 
 // Per-operation view of a measurement whose unit is `ops` operations.
