@@ -170,7 +170,8 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   }
   int units = spec.units_per_sample;
   if (units <= 0) {
-    units = unit_s > 0 ? static_cast<int>(std::ceil(options.min_sample_seconds / unit_s)) : 1;
+    // A unit too short for the events to resolve (0 s) needs the most units a sample may hold, not one.
+    units = unit_s > 0 ? static_cast<int>(std::ceil(options.min_sample_seconds / unit_s)) : spec.max_units_per_sample;
     units = std::clamp(units, 1, std::max(1, spec.max_units_per_sample));
   }
   m.units_per_sample = units;
@@ -262,7 +263,19 @@ void report_latency(benchmark::State& state, const Measurement& m, bool verified
   state.counters["latency_s"] = m.median_s;
 }
 
+namespace {
+// Set once a case leaves the CUDA context broken (a sticky error: an illegal address, a kernel fault):
+// every later case of this process would fail at its first CUDA call and seem to be at fault itself.
+std::string g_context_lost;
+}  // namespace
+
 void guarded(benchmark::State& state, const std::function<void()>& body) {
+  if (!g_context_lost.empty()) {
+    state.SkipWithError(("not run: an earlier case of this process left its CUDA context broken (" + g_context_lost +
+                         "); `ceilings measure` runs each family in a process of its own")
+                            .c_str());
+    return;
+  }
   try {
     body();
   } catch (const std::exception& e) {
@@ -270,10 +283,16 @@ void guarded(benchmark::State& state, const std::function<void()>& body) {
   } catch (...) {
     state.SkipWithError("unknown exception");
   }
-  // A sticky CUDA error would poison every case after this one: surface it here.
+  // A sticky CUDA error would poison every case after this one: surface it here, and after a failed case
+  // ask the device whether its context survived (a sticky error is returned by every later call).
   const cudaError_t rc = cudaGetLastError();
   if (rc != cudaSuccess && !state.error_occurred())
     state.SkipWithError((std::string("CUDA error after the case: ") + cudaGetErrorName(rc)).c_str());
+  if (state.error_occurred()) {
+    const cudaError_t sync = cudaDeviceSynchronize();
+    if (sync != cudaSuccess && cudaGetLastError() != cudaSuccess && cudaDeviceSynchronize() != cudaSuccess)
+      g_context_lost = cudaGetErrorName(sync);
+  }
 }
 
 void unsupported(const std::string& reason) { throw std::runtime_error("unsupported: " + reason); }
