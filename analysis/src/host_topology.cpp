@@ -156,6 +156,52 @@ ThreadAffinityGuard::~ThreadAffinityGuard() {
 #endif
 }
 
+namespace {
+constexpr unsigned long kMaxNumaNodes = 1024;  // bits in the node masks passed to the kernel
+constexpr std::size_t kMaskWords = kMaxNumaNodes / (8 * sizeof(unsigned long));
+constexpr int kMpolDefault = 0, kMpolPreferred = 1;
+}  // namespace
+
+std::optional<NumaPolicy> current_numa_policy() {
+#if defined(__linux__) && defined(SYS_get_mempolicy)
+  int mode = 0;
+  std::vector<unsigned long> mask(kMaskWords, 0);
+  if (syscall(SYS_get_mempolicy, &mode, mask.data(), kMaxNumaNodes, nullptr, 0UL) != 0) return std::nullopt;
+  NumaPolicy p;
+  p.mode = mode;
+  for (unsigned long n = 0; n < kMaxNumaNodes; ++n)
+    if (mask[n / (8 * sizeof(unsigned long))] >> (n % (8 * sizeof(unsigned long))) & 1UL)
+      p.nodes.push_back(static_cast<int>(n));
+  return p;
+#else
+  return std::nullopt;
+#endif
+}
+
+PreferredNumaNode::PreferredNumaNode(int node) {
+#if defined(__linux__) && defined(SYS_get_mempolicy) && defined(SYS_set_mempolicy)
+  if (node < 0 || static_cast<unsigned long>(node) >= kMaxNumaNodes) return;
+  saved_mask_.assign(kMaskWords, 0);
+  if (syscall(SYS_get_mempolicy, &saved_mode_, saved_mask_.data(), kMaxNumaNodes, nullptr, 0UL) != 0) return;
+  std::vector<unsigned long> mask(kMaskWords, 0);
+  mask[static_cast<std::size_t>(node) / (8 * sizeof(unsigned long))] |= 1UL << (node % (8 * sizeof(unsigned long)));
+  active_ = syscall(SYS_set_mempolicy, kMpolPreferred, mask.data(), kMaxNumaNodes) == 0;
+#else
+  (void)node;
+#endif
+}
+
+PreferredNumaNode::~PreferredNumaNode() {
+#if defined(__linux__) && defined(SYS_set_mempolicy)
+  if (!active_) return;
+  // The default policy takes no nodes; every other mode gets its nodes back.
+  if (saved_mode_ == kMpolDefault)
+    syscall(SYS_set_mempolicy, kMpolDefault, nullptr, 0UL);
+  else
+    syscall(SYS_set_mempolicy, saved_mode_, saved_mask_.data(), kMaxNumaNodes);
+#endif
+}
+
 std::optional<int> memory_numa_node(const void* ptr, std::size_t bytes, std::size_t samples) {
 #if defined(__linux__) && defined(SYS_move_pages)
   if (!ptr || bytes == 0 || samples == 0) return std::nullopt;

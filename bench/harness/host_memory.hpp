@@ -154,11 +154,12 @@ inline GpuLocality gpu_locality(int device) {
   return {loc.bus_id, loc.numa_node.value_or(-1), loc.local_cpus};
 }
 
-// Pins the calling thread to the GPU's local CPUs for its lifetime (then restores the old set), so
-// host buffers allocated and first touched meanwhile land on the GPU's NUMA node.
+// Pins the calling thread to the GPU's local CPUs and makes the GPU's NUMA node its preferred one for new
+// pages, for its lifetime (then restores both), so host buffers allocated and first touched meanwhile
+// land on the GPU's node.
 class NumaPlacement {
  public:
-  explicit NumaPlacement(int device) : locality_(gpu_locality(device)) {
+  explicit NumaPlacement(int device) : locality_(gpu_locality(device)), policy_(locality_.numa_node) {
     if (!locality_.local_cpus.empty()) {
       if (auto now = pin_current_thread(locality_.local_cpus)) {
         cpus_ = *now;
@@ -176,6 +177,7 @@ class NumaPlacement {
   std::map<std::string, double> counters(const void* host_buffer = nullptr, std::size_t bytes = 0) const {
     std::map<std::string, double> c{{"numa_node", locality_.numa_node},
                                     {"numa_pinned", pinned_ ? 1 : 0},
+                                    {"numa_memory_preferred", policy_.active() ? 1 : 0},
                                     {"cpus", static_cast<double>(cpus_.size())}};
     if (host_buffer) c["host_numa_node"] = memory_numa_node(host_buffer, bytes).value_or(-1);
     return c;
@@ -183,6 +185,7 @@ class NumaPlacement {
  private:
   ThreadAffinityGuard restore_;
   GpuLocality locality_;
+  PreferredNumaNode policy_;  // new pages on the GPU's node, whatever the launcher's policy
   std::vector<int> cpus_;
   bool pinned_ = false;
 };

@@ -114,6 +114,27 @@ TEST(HostTopology, PinsAndRestoresTheThread) {
   EXPECT_EQ(current_thread_cpus(), before);
 }
 
+// The preferred node holds for the guard's lifetime, then the thread's old policy is back.
+TEST(HostTopology, PrefersANumaNodeAndRestoresThePolicy) {
+  EXPECT_FALSE(PreferredNumaNode(-1).active());  // unknown node: nothing changes
+  const auto before = current_numa_policy();
+  if (!before) GTEST_SKIP() << "the kernel does not report the NUMA policy here (get_mempolicy unavailable)";
+  {
+    PreferredNumaNode prefer(0);
+    if (!prefer.active()) GTEST_SKIP() << "set_mempolicy refused here (no NUMA support or no CAP_SYS_NICE)";
+    const auto now = current_numa_policy();
+    ASSERT_TRUE(now.has_value());
+    EXPECT_EQ(now->mode, 1);  // MPOL_PREFERRED
+    EXPECT_EQ(now->nodes, (std::vector<int>{0}));
+    std::vector<char> buffer(1 << 20, 1);
+    if (const auto node = memory_numa_node(buffer.data(), buffer.size())) EXPECT_EQ(*node, 0);
+  }
+  const auto after = current_numa_policy();
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->mode, before->mode);
+  EXPECT_EQ(after->nodes, before->nodes);
+}
+
 TEST(HostTopology, FindsTheNodeOfTouchedPages) {
   std::vector<char> buffer(1 << 20, 1);  // touched: its pages exist
   const auto node = memory_numa_node(buffer.data(), buffer.size());

@@ -48,6 +48,32 @@ class ThreadAffinityGuard {
   std::vector<int> saved_;
 };
 
+// Makes `node` the preferred NUMA node of the pages the calling thread allocates from now on
+// (set_mempolicy MPOL_PREFERRED, no libnuma needed), whatever policy a launcher (numactl, Slurm's
+// --mem-bind) gave the process, and restores the thread's old policy when it goes out of scope.
+// Inactive (active() false) for a negative node or where the kernel refuses (a container without
+// CAP_SYS_NICE, no NUMA support): first touch by a thread on the node's CPUs is then what places pages.
+class PreferredNumaNode {
+ public:
+  explicit PreferredNumaNode(int node);
+  ~PreferredNumaNode();
+  PreferredNumaNode(const PreferredNumaNode&) = delete;
+  PreferredNumaNode& operator=(const PreferredNumaNode&) = delete;
+  bool active() const { return active_; }
+
+ private:
+  bool active_ = false;
+  int saved_mode_ = 0;
+  std::vector<unsigned long> saved_mask_;
+};
+// The calling thread's NUMA policy mode (MPOL_DEFAULT 0, MPOL_PREFERRED 1, MPOL_BIND 2, ...) and its
+// nodes; nullopt where the kernel does not say.
+struct NumaPolicy {
+  int mode = 0;
+  std::vector<int> nodes;
+};
+std::optional<NumaPolicy> current_numa_policy();
+
 // The NUMA node holding most of the pages of [ptr, ptr + bytes) (sampled, at most `samples` pages,
 // which must have been touched); nullopt when the kernel cannot tell.
 std::optional<int> memory_numa_node(const void* ptr, std::size_t bytes, std::size_t samples = 64);
