@@ -28,8 +28,8 @@ constexpr int kChaseLoads = 16384;           // dependent loads per launch
 // cancels together with the launch gap. Beyond a few MiB that cold start is below 1%.
 constexpr std::size_t kDifferenceUpTo = 4u << 20;
 constexpr double kSweepSeconds = 0.3;        // sampling budget of a sweep point (detail, not a ceiling)
-// Largest pointer-chase set: word offsets are 32-bit (16 GiB), and past a few GiB the host walk that
-// builds and checks the chain takes seconds.
+// Largest pointer-chase set: past a few GiB the host walk that builds and checks the chain takes seconds
+// (and slot indices are 32-bit).
 constexpr std::size_t kMaxChaseBytes = std::size_t{8} << 30;
 constexpr int kLaunches = 1000;              // empty kernels per unit (stream and graph)
 constexpr int kQueuedLaunches = 128;         // kernels queued behind the blocking kernel (the launch queue is finite)
@@ -69,9 +69,11 @@ void run_chase(benchmark::State& state, ChaseKind kind, std::size_t working_set)
     require_memory(slots * 4, working_set + slots * 4 + scrub_bytes);
     const std::vector<std::uint32_t> next = pointer_chase_cycle(slots, 0x5eed0000u + slots);
     Stream stream;
-    DeviceBuffer<std::uint32_t> chain(working_set / 4), next_dev(slots), position(1);
+    DeviceBuffer<std::uint8_t> chain(working_set);
+    DeviceBuffer<std::uint32_t> next_dev(slots);
+    DeviceBuffer<std::uint64_t> position(1);
     CEILINGS_CUDA_CHECK(cudaMemcpyAsync(next_dev.get(), next.data(), slots * 4, cudaMemcpyHostToDevice, stream.get()));
-    k::write_chase_chain(chain.get(), next_dev.get(), slots, kStrideBytes / 4, stream.get());
+    k::write_chase_chain(chain.get(), next_dev.get(), slots, kStrideBytes, stream.get());
     CEILINGS_LAUNCH_CHECK();
     if (beyond_l2) {
       // Writing the chain leaves its last lines in the L2, and a chase of a set this large would take many
@@ -80,13 +82,14 @@ void run_chase(benchmark::State& state, ChaseKind kind, std::size_t working_set)
       CEILINGS_CUDA_CHECK(cudaMemsetAsync(scrub.get(), 0x5a, scrub.bytes(), stream.get()));
       stream.sync();
     }
-    CEILINGS_CUDA_CHECK(cudaMemsetAsync(position.get(), 0, sizeof(std::uint32_t), stream.get()));
+    const std::uint64_t start = k::chase_address(chain.get(), 0, kStrideBytes);
+    CEILINGS_CUDA_CHECK(cudaMemcpyAsync(position.get(), &start, sizeof start, cudaMemcpyHostToDevice, stream.get()));
     const bool l1 = kind == ChaseKind::kSweep;  // the sweep lets loads hit L1; the ceilings never do
     // One full lap first when the working set fits the L2, so it is in the cache when the timing
     // starts; a larger set gets one launch (a lap of it would take seconds and warm nothing).
     const std::uint64_t warm = beyond_l2 ? kChaseLoads : slots;
     for (std::uint64_t done = 0; done < warm; done += kChaseLoads)
-      k::pointer_chase(chain.get(), position.get(), kChaseLoads, l1, stream.get());
+      k::pointer_chase(position.get(), kChaseLoads, l1, stream.get());
     const std::uint64_t warm_loads = (warm + kChaseLoads - 1) / kChaseLoads * kChaseLoads;
     CEILINGS_LAUNCH_CHECK();
     stream.sync();
@@ -95,26 +98,28 @@ void run_chase(benchmark::State& state, ChaseKind kind, std::size_t working_set)
     if (kind == ChaseKind::kSweep) spec.max_seconds = kSweepSeconds;
     Measurement short_m;  // the kChaseLoads-per-launch measurement of a difference point
     if (difference) {
-      spec.work = [&](cudaStream_t s) { k::pointer_chase(chain.get(), position.get(), kChaseLoads, l1, s); };
+      spec.work = [&](cudaStream_t s) { k::pointer_chase(position.get(), kChaseLoads, l1, s); };
       short_m = measure(stream.get(), spec, ctx.options, ctx.nvml);
     }
     const int loads = difference ? 2 * kChaseLoads : kChaseLoads;
-    spec.work = [&](cudaStream_t s) { k::pointer_chase(chain.get(), position.get(), loads, l1, s); };
+    spec.work = [&](cudaStream_t s) { k::pointer_chase(position.get(), loads, l1, s); };
     Measurement m = run_measurement(state, stream.get(), spec);
     CEILINGS_LAUNCH_CHECK();
-    std::uint32_t got = 0;
-    CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, position.get(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
+    std::uint64_t got_address = 0;
+    CEILINGS_CUDA_CHECK(
+        cudaMemcpyAsync(&got_address, position.get(), sizeof got_address, cudaMemcpyDeviceToHost, stream.get()));
     stream.sync();
+    const std::size_t got = k::chase_slot(got_address, chain.get(), kStrideBytes);
     const std::uint64_t steps = warm_loads + static_cast<std::uint64_t>(short_m.total_units) * kChaseLoads +
                                 static_cast<std::uint64_t>(m.total_units) * static_cast<std::uint64_t>(loads);
-    const std::uint32_t want = chase_position(next, 0, steps) * (kStrideBytes / 4);
+    const std::size_t want = chase_position(next, 0, steps);
     state.counters["working_set_bytes"] = static_cast<double>(working_set);
     state.counters["stride_bytes"] = kStrideBytes;
     state.counters["l1_loads"] = l1 ? 1 : 0;
     state.counters["l2_bytes"] = static_cast<double>(ctx.l2_bytes);
     if (kind == ChaseKind::kSweep) state.counters["candidate"] = 0;
     bool ok = got == want;
-    std::string why = "pointer chase ended at word " + std::to_string(got) + ", the host walk at " +
+    std::string why = "pointer chase ended at slot " + std::to_string(got) + ", the host walk at " +
                       std::to_string(want) + " after " + std::to_string(steps) + " loads";
     Measurement per_load;
     if (difference) {

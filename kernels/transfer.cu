@@ -73,11 +73,12 @@ __global__ void __launch_bounds__(1024, 2) smem_read_kernel(int reps, std::uint3
   block_sum_add(acc, sum);
 }
 
-__global__ void write_chain_kernel(std::uint32_t* chain, const std::uint32_t* next, std::size_t slots,
-                                   std::uint32_t stride_words) {
+__global__ void write_chain_kernel(char* chain, const std::uint32_t* next, std::size_t slots,
+                                   std::uint32_t stride_bytes) {
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < slots;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    chain[i * stride_words] = next[i] * stride_words;
+    *reinterpret_cast<std::uint64_t*>(chain + i * stride_bytes) =
+        reinterpret_cast<std::uint64_t>(chain + static_cast<std::size_t>(next[i]) * stride_bytes);
 }
 
 // The L1 variant is a plain weak load (SASS LDG.E, cached in L1 by default on sm_70+). Not
@@ -85,14 +86,14 @@ __global__ void write_chain_kernel(std::uint32_t* chain, const std::uint32_t* ne
 // load, which need not be served by the L1 the sweep is meant to show. .cg becomes
 // LDG.E.STRONG.GPU: L2 is the point of coherence for it, so it never hits L1.
 template <bool L1>
-__global__ void chase_kernel(const std::uint32_t* chain, std::uint32_t* position, int loads) {
-  std::uint32_t at = *position;
+__global__ void chase_kernel(std::uint64_t* position, int loads) {
+  std::uint64_t at = *position;
 #pragma unroll 8
   for (int i = 0; i < loads; ++i) {
     if constexpr (L1)
-      asm volatile("ld.global.u32 %0, [%1];" : "=r"(at) : "l"(chain + at));
+      asm volatile("ld.global.u64 %0, [%0];" : "+l"(at));
     else
-      asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(at) : "l"(chain + at));
+      asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(at));
   }
   *position = at;
 }
@@ -132,16 +133,16 @@ void smem_read(int blocks, int threads, int reps, std::uint32_t seed, std::uint3
   smem_read_kernel<<<blocks, threads, bytes, stream>>>(reps, seed, sum);
 }
 
-void write_chase_chain(std::uint32_t* chain, const std::uint32_t* next, std::size_t slots, std::uint32_t stride_words,
+void write_chase_chain(void* chain, const std::uint32_t* next, std::size_t slots, std::uint32_t stride_bytes,
                        cudaStream_t stream) {
-  write_chain_kernel<<<1024, 256, 0, stream>>>(chain, next, slots, stride_words);
+  write_chain_kernel<<<1024, 256, 0, stream>>>(static_cast<char*>(chain), next, slots, stride_bytes);
 }
 
-void pointer_chase(const std::uint32_t* chain, std::uint32_t* position, int loads, bool l1, cudaStream_t stream) {
+void pointer_chase(std::uint64_t* position, int loads, bool l1, cudaStream_t stream) {
   if (l1)
-    chase_kernel<true><<<1, 1, 0, stream>>>(chain, position, loads);
+    chase_kernel<true><<<1, 1, 0, stream>>>(position, loads);
   else
-    chase_kernel<false><<<1, 1, 0, stream>>>(chain, position, loads);
+    chase_kernel<false><<<1, 1, 0, stream>>>(position, loads);
 }
 
 void empty_kernel(unsigned long long* launches, cudaStream_t stream) { empty<<<1, 1, 0, stream>>>(launches); }

@@ -16,22 +16,25 @@ namespace {
 TEST(LatencyGpu, PointerChaseEndsWhereTheHostWalkEnds) {
   CEILINGS_REQUIRE_GPU();
   constexpr std::size_t slots = 5000;
-  constexpr std::uint32_t stride_words = 32;
+  constexpr std::uint32_t stride = 128;
   const auto next = pointer_chase_cycle(slots, 99);
   Stream s;
-  DeviceBuffer<std::uint32_t> chain(slots * stride_words), next_dev(slots), pos(1);
+  DeviceBuffer<std::uint8_t> chain(slots * stride);
+  DeviceBuffer<std::uint32_t> next_dev(slots);
+  DeviceBuffer<std::uint64_t> pos(1);
   CEILINGS_CUDA_CHECK(cudaMemcpyAsync(next_dev.get(), next.data(), slots * 4, cudaMemcpyHostToDevice, s.get()));
-  kernels::write_chase_chain(chain.get(), next_dev.get(), slots, stride_words, s.get());
-  CEILINGS_CUDA_CHECK(cudaMemsetAsync(pos.get(), 0, 4, s.get()));
+  kernels::write_chase_chain(chain.get(), next_dev.get(), slots, stride, s.get());
+  const std::uint64_t start = kernels::chase_address(chain.get(), 0, stride);
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(pos.get(), &start, sizeof start, cudaMemcpyHostToDevice, s.get()));
   for (bool l1 : {true, false}) {
-    kernels::pointer_chase(chain.get(), pos.get(), 777, l1, s.get());
-    kernels::pointer_chase(chain.get(), pos.get(), 12000, l1, s.get());
+    kernels::pointer_chase(pos.get(), 777, l1, s.get());
+    kernels::pointer_chase(pos.get(), 12000, l1, s.get());
   }
   CEILINGS_LAUNCH_CHECK();
-  std::uint32_t got = 0;
-  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, pos.get(), 4, cudaMemcpyDeviceToHost, s.get()));
+  std::uint64_t got = 0;
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, pos.get(), sizeof got, cudaMemcpyDeviceToHost, s.get()));
   s.sync();
-  EXPECT_EQ(got, chase_position(next, 0, 2 * (777 + 12000)) * stride_words);
+  EXPECT_EQ(got, kernels::chase_address(chain.get(), chase_position(next, 0, 2 * (777 + 12000)), stride));
 }
 
 // The sweep's L1 variant must be served by L1: a 64 KiB set chased with it is several times faster
@@ -40,22 +43,25 @@ TEST(LatencyGpu, PointerChaseEndsWhereTheHostWalkEnds) {
 TEST(LatencyGpu, TheL1ChaseHitsL1) {
   CEILINGS_REQUIRE_GPU();
   constexpr std::size_t slots = 512;  // 64 KiB at one 128-byte line per slot
-  constexpr std::uint32_t stride_words = 32;
+  constexpr std::uint32_t stride = 128;
   constexpr int loads = 1 << 18;
   const auto next = pointer_chase_cycle(slots, 7);
   Stream s;
-  DeviceBuffer<std::uint32_t> chain(slots * stride_words), next_dev(slots), pos(1);
+  DeviceBuffer<std::uint8_t> chain(slots * stride);
+  DeviceBuffer<std::uint32_t> next_dev(slots);
+  DeviceBuffer<std::uint64_t> pos(1);
   CEILINGS_CUDA_CHECK(cudaMemcpyAsync(next_dev.get(), next.data(), slots * 4, cudaMemcpyHostToDevice, s.get()));
-  kernels::write_chase_chain(chain.get(), next_dev.get(), slots, stride_words, s.get());
-  CEILINGS_CUDA_CHECK(cudaMemsetAsync(pos.get(), 0, 4, s.get()));
+  kernels::write_chase_chain(chain.get(), next_dev.get(), slots, stride, s.get());
+  const std::uint64_t start = kernels::chase_address(chain.get(), 0, stride);
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(pos.get(), &start, sizeof start, cudaMemcpyHostToDevice, s.get()));
   cudaEvent_t a, b;
   CEILINGS_CUDA_CHECK(cudaEventCreate(&a));
   CEILINGS_CUDA_CHECK(cudaEventCreate(&b));
   float ms[2] = {};
   for (bool l1 : {true, false}) {
-    kernels::pointer_chase(chain.get(), pos.get(), 4096, l1, s.get());  // loads the kernel, warms L2
+    kernels::pointer_chase(pos.get(), 4096, l1, s.get());  // loads the kernel, warms L2
     CEILINGS_CUDA_CHECK(cudaEventRecord(a, s.get()));
-    kernels::pointer_chase(chain.get(), pos.get(), loads, l1, s.get());
+    kernels::pointer_chase(pos.get(), loads, l1, s.get());
     CEILINGS_CUDA_CHECK(cudaEventRecord(b, s.get()));
     s.sync();
     CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms[l1 ? 0 : 1], a, b));
@@ -63,10 +69,10 @@ TEST(LatencyGpu, TheL1ChaseHitsL1) {
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   CEILINGS_LAUNCH_CHECK();
-  std::uint32_t got = 0;
-  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, pos.get(), 4, cudaMemcpyDeviceToHost, s.get()));
+  std::uint64_t got = 0;
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, pos.get(), sizeof got, cudaMemcpyDeviceToHost, s.get()));
   s.sync();
-  EXPECT_EQ(got, chase_position(next, 0, 2 * (4096 + loads)) * stride_words);
+  EXPECT_EQ(got, kernels::chase_address(chain.get(), chase_position(next, 0, 2 * (4096 + loads)), stride));
   const double l1_ns = ms[0] * 1e6 / loads;
   // compute-sanitizer instruments every load (microseconds each): the cache levels no longer show.
   if (l1_ns > 1000) GTEST_SKIP() << l1_ns << " ns per load: instrumented run, timing not meaningful";

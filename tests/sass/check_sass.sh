@@ -97,9 +97,11 @@ expect "14l2_read_kernel" "LDG\.E\.128\.STRONG\.GPU" "L2-only 16-byte load"
 # smem.read: 16-byte shared-memory loads.
 expect "16smem_read_kernel" "LDS\.128" "16-byte shared-memory load"
 # Pointer chase: the sweep's loads must be plain (L1-cached) loads, the ceilings' L2-only ones.
-expect "12chase_kernelILb1E" "LDG\.E " "plain L1-cacheable load"
-expect_not "12chase_kernelILb1E" "LDG\.E\.STRONG" "a strong load need not hit L1"
-expect "12chase_kernelILb0E" "LDG\.E\.STRONG\.GPU" "L2-only load"
+# Each hop is the load alone: the chain holds addresses, so no address arithmetic sits in the dependent chain.
+expect "12chase_kernelILb1E" "LDG\.E\.64 " "plain L1-cacheable load"
+expect_not "12chase_kernelILb1E" "LDG\.E\.64\.STRONG" "a strong load need not hit L1"
+expect "12chase_kernelILb0E" "LDG\.E\.64\.STRONG\.GPU" "L2-only load"
+expect_not "12chase_kernelILb" "IMAD\.WIDE|LEA" "address arithmetic between dependent loads"
 # FMA peaks: kFmaChains (8) chains of kFmaUnroll (63) FMAs per trip, each one machine FMA on the CUDA cores
 # (not folded, not merged, not turned into tensor-core MMAs): at least 504 chain FMAs into 8 registers.
 expect_chains "10fma_kernelIfE" "FFMA" 504 8 "fp32 FMA chains"

@@ -26,15 +26,23 @@ void smem_read(int blocks, int threads, int reps, std::uint32_t seed, std::uint3
 constexpr int kSmemVectorsPerThread = 4;
 std::size_t smem_read_bytes_per_block(int threads);
 
-// Pointer chase: slot i of the chain lives at word i * stride_words of `chain` and holds the word
-// offset of the next slot. write_chase_chain lays out `next` (slot indices) that way.
-void write_chase_chain(std::uint32_t* chain, const std::uint32_t* next, std::size_t slots, std::uint32_t stride_words,
+// Pointer chase: slot i of the chain lives at byte i * stride_bytes of `chain` and holds the address of
+// slot next[i] (write_chase_chain lays `next`, slot indices, out that way). Addresses, not offsets: a hop
+// is one load with no address arithmetic in the dependent chain (an offset costs an IMAD.WIDE per hop,
+// ~15% of an L1 hit).
+void write_chase_chain(void* chain, const std::uint32_t* next, std::size_t slots, std::uint32_t stride_bytes,
                        cudaStream_t stream);
-// One thread follows `loads` dependent loads starting from the word offset in *position and stores
+// One thread follows `loads` dependent loads starting from the slot address in *position and stores
 // where it ended back there (so launches continue the walk). l1 = true: loads may hit L1 (plain
-// ld.global, SASS LDG.E); false: L2 and beyond only (ld.global.cg, SASS LDG.E.STRONG.GPU).
-// Word offsets are 32-bit: the chain must stay below 16 GiB.
-void pointer_chase(const std::uint32_t* chain, std::uint32_t* position, int loads, bool l1, cudaStream_t stream);
+// ld.global, SASS LDG.E.64); false: L2 and beyond only (ld.global.cg, SASS LDG.E.64.STRONG.GPU).
+void pointer_chase(std::uint64_t* position, int loads, bool l1, cudaStream_t stream);
+// The position of slot `slot` (what *position starts as), and the slot a position stands for.
+inline std::uint64_t chase_address(const void* chain, std::size_t slot, std::uint32_t stride_bytes) {
+  return reinterpret_cast<std::uint64_t>(chain) + slot * stride_bytes;
+}
+inline std::size_t chase_slot(std::uint64_t position, const void* chain, std::uint32_t stride_bytes) {
+  return static_cast<std::size_t>((position - reinterpret_cast<std::uint64_t>(chain)) / stride_bytes);
+}
 
 // A kernel that does (almost) nothing: what a launch costs. One thread adds 1 to *launches (when not
 // null), so a caller can check that every launch ran; kernels of one stream run in order.
