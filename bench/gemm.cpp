@@ -198,6 +198,25 @@ void check_type(gp::DType type) {
 constexpr double kScreenShare = 2.0 / 3.0;
 constexpr std::size_t kFinalists = 3;
 
+// Before a search's clock starts: the process's first cuBLASLt calls, the type's first heuristic query and the
+// lazy loads of the fill and GEMM kernels, then about 50 ms of GEMMs so the clocks have left idle. Otherwise
+// that one-time cost counts in the first screened shape's seconds per FLOP, and the budget (--quick's most
+// of all) stops the screening early. Failures are left to the search, which reports them.
+void warm_up(gp::DType type, const DeviceBuffer<std::uint8_t>& workspace, cudaStream_t stream) {
+  try {
+    lt::Problem p(type, gp::Shape{2048, 2048, 2048}, g_settings.fp8_fast_accum);
+    lt::Operands ops(p, 1, kSeed, stream);
+    const auto algos = p.heuristic(1, workspace.bytes(), nullptr);
+    if (algos.empty()) return;
+    const double one = lt::time_algo(p, ops, algos.front(), workspace.get(), workspace.bytes(), 2, stream);
+    if (!std::isfinite(one) || one <= 0) return;
+    lt::time_algo(p, ops, algos.front(), workspace.get(), workspace.bytes(),
+                  std::clamp(static_cast<int>(0.05 / one), 1, 2000), stream);
+  } catch (const std::exception&) {
+  }
+  (void)cudaGetLastError();
+}
+
 // gemm.<type>: screen the candidate shapes with a few heuristic algorithms each until the screening share of
 // the budget is spent, re-time the fastest few shapes with every algorithm, keep the fastest (shape,
 // algorithm) that verifies, then measure it properly.
@@ -231,6 +250,7 @@ void run_search(benchmark::State& state, gp::DType type) {
 
     Stream stream;
     DeviceBuffer<std::uint8_t> workspace(g.workspace_bytes);
+    warm_up(type, workspace, stream.get());
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
@@ -279,10 +299,6 @@ void run_search(benchmark::State& state, gp::DType type) {
       if (!first_error.empty()) throw std::runtime_error("no " + std::string(info.name) + " GEMM shape ran: " + first_error);
       throw std::runtime_error(skip_reason.empty() ? "unsupported: no shape could be set up" : skip_reason);
     }
-    // Seconds per FLOP of a finalist: the screening's, scaled to the full algorithm count, until a finalist
-    // has run; then the finalists' own (the heuristic may offer fewer algorithms than asked for).
-    const double screen_cost =
-        spent_flops > 0 ? spent_s / spent_flops * static_cast<double>(g.algos) / static_cast<double>(screen) : 0.0;
     double final_s = 0, final_flops = 0;
     Best best;
     double best_rate = 0;
@@ -291,9 +307,10 @@ void run_search(benchmark::State& state, gp::DType type) {
     std::string note, final_error;
     for (std::size_t idx : finals) {
       const gp::Shape& s = candidates[idx];
-      // The first finalist always; the next ones while the budget lasts, or until one has verified.
-      const double cost = final_flops > 0 ? final_s / final_flops : screen_cost;
-      if (have && !gp::search_should_try(since(start), g.search_s, cost, gp::gemm_flops(s), retimed)) continue;
+      // Every finalist until one has verified; after that the next ones while the budget lasts, predicted from
+      // the seconds per FLOP of the finalists so far (each re-timed with every algorithm).
+      if (have && !gp::search_should_try(since(start), g.search_s, final_s / final_flops, gp::gemm_flops(s), retimed))
+        continue;
       ++retimed;
       const auto t0 = clock::now();
       try {
