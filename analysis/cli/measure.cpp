@@ -243,6 +243,11 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
                                     : group_by_family(names);
   ceilings::json merged;                     // context of the first usable output, every family's cases
   std::vector<ceilings::Skipped> lost, not_run;  // cases a failed run did not finish, and cases never started
+  // A case's entry under the ceiling it feeds, its run name after the reason (as the converter names its own).
+  auto entry = [](const std::string& benchmark, const std::string& reason) {
+    const ceilings::CaseName c = ceilings::case_name(benchmark);
+    return ceilings::Skipped{c.ceiling, c.run_name.empty() ? reason : reason + " [" + c.run_name + "]"};
+  };
   ceilings::json families = ceilings::json::array();
   std::string stopped;  // why the run stopped before its last family (timeout, interrupt, bad input, no GPU)
   std::string first_failure;
@@ -254,14 +259,14 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     const auto& [family, cases] = groups[k];
     family_offset += cases.size();
     if (!stopped.empty()) {
-      for (const auto& n : cases) not_run.push_back({n, "not run: " + stopped});
+      for (const auto& n : cases) not_run.push_back(entry(n, "not run: " + stopped));
       continue;
     }
     if (ceilings::interrupted()) {  // Ctrl-C between two families: start no other
       stopped = "interrupted: ceilings measure was stopped before this family started";
       g.state = GpuState::kInterrupted;
       g.exit_code = ceilings::kExitIncomplete;
-      for (const auto& n : cases) not_run.push_back({n, "not run: " + stopped});
+      for (const auto& n : cases) not_run.push_back(entry(n, "not run: " + stopped));
       continue;
     }
     double budget = 0;
@@ -271,7 +276,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
         stopped = "the --timeout of " + ceilings::format_fixed(o.timeout_s, 0) + " s was used up";
         g.state = GpuState::kTimedOut;
         g.exit_code = ceilings::kExitIncomplete;
-        for (const auto& n : cases) not_run.push_back({n, "not run: " + stopped});
+        for (const auto& n : cases) not_run.push_back(entry(n, "not run: " + stopped));
         continue;
       }
     }
@@ -357,21 +362,21 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
           if (have.count(n)) continue;
           const std::string why = failure.substr(0, failure.find('\n'));
           if (r.ok())  // nothing was cut short: each missing case is an error of its own
-            lost.push_back({n, "not reported: " + why});
+            lost.push_back(entry(n, "not reported: " + why));
           else if (first)
-            lost.push_back({n, ceilings::kStoppedWhileRunningReason + why});
+            lost.push_back(entry(n, ceilings::kStoppedWhileRunningReason + why));
           else
-            not_run.push_back({n, "not run: " + why});
+            not_run.push_back(entry(n, "not run: " + why));
           first = false;
         }
       }
     } else if (!failure.empty()) {
       const std::string why = failure.substr(0, failure.find('\n'));
       if (r.ok()) {  // exited 0 without a usable output: no case can be said to have run
-        for (const auto& n : cases) lost.push_back({n, "not reported: " + why});
+        for (const auto& n : cases) lost.push_back(entry(n, "not reported: " + why));
       } else {
-        lost.push_back({cases.front(), ceilings::kStoppedWhileRunningReason + why});
-        for (std::size_t i = 1; i < cases.size(); ++i) not_run.push_back({cases[i], "not run: " + why});
+        lost.push_back(entry(cases.front(), ceilings::kStoppedWhileRunningReason + why));
+        for (std::size_t i = 1; i < cases.size(); ++i) not_run.push_back(entry(cases[i], "not run: " + why));
       }
     }
     if (!failure.empty() && finished == cases.size())  // it finished every case and failed afterwards

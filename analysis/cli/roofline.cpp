@@ -24,7 +24,10 @@ struct RooflineOptions {
 
 std::string opt(const std::optional<double>& v, const std::string& unit) { return v ? format_quantity(*v, unit) : "-"; }
 
-std::string unit_of(const Roof& r) { return r.compute ? (r.name == "gemm.int8" ? "OP/s" : "FLOP/s") : "B/s"; }
+// gemm.int8 and its variants (_sustained, _ref8192) count integer operations.
+std::string unit_of(const Roof& r) {
+  return r.compute ? (r.name.rfind("gemm.int8", 0) == 0 ? "OP/s" : "FLOP/s") : "B/s";
+}
 
 json side_json(const Placement::Side& s) {
   if (!s.available) return nullptr;

@@ -174,6 +174,15 @@ std::string exact_benchmark_filter(const std::vector<std::string>& names) {
   return re + ")$";
 }
 
+CaseName case_name(const std::string& benchmark_name) {
+  try {
+    const Parsed p = parse_name(benchmark_name, "case");
+    return {p.ceiling, p.run_name};
+  } catch (const InputError&) {
+    return {benchmark_name, ""};
+  }
+}
+
 Profile profile_from_benchmark_json(const json& gb) {
   const Fields doc(gb, "");
   const Fields context = doc.object("context");
@@ -194,6 +203,7 @@ Profile profile_from_benchmark_json(const json& gb) {
   const GpuSpec* spec = find_gpu(profile.device.name);
 
   std::map<std::string, std::vector<Candidate>> by_ceiling;
+  std::map<std::string, std::vector<Candidate>> ref_candidates;  // gemm.<type> -> its _ref8192 cases
   std::map<std::string, json> sweeps;  // ceiling -> sweep points that are not candidates
   std::vector<std::string> order;      // ceilings in the order the bench ran them
   const json& benchmarks = doc.array("benchmarks");
@@ -290,17 +300,34 @@ Profile profile_from_benchmark_json(const json& gb) {
         continue;
       }
       if (spec) c.datasheet = datasheet_value(*spec, c.name);
+      // gemm/<type>_ref8192 also competes for gemm.<type> (where the search gave that ceiling a number).
+      const std::string ref_suffix = "_ref8192";
+      if (c.name.rfind("gemm.", 0) == 0 && c.name.size() > ref_suffix.size() &&
+          c.name.compare(c.name.size() - ref_suffix.size(), ref_suffix.size(), ref_suffix) == 0) {
+        Candidate as_search = cand;
+        as_search.ceiling.name = c.name.substr(0, c.name.size() - ref_suffix.size());
+        ref_candidates[as_search.ceiling.name].push_back(std::move(as_search));
+      }
       by_ceiling[c.name].push_back(std::move(cand));
     } catch (const InputError& e) {
       profile.errors.push_back({subject, std::string("unusable benchmark entry: ") + e.what()});
     }
   }
 
+  for (auto& [name, refs] : ref_candidates) {
+    auto it = by_ceiling.find(name);
+    if (it == by_ceiling.end()) continue;  // the search failed or was skipped: its own entry says why
+    for (auto& r : refs) it->second.push_back(std::move(r));
+  }
   order_gemm_ceilings(order, [](const std::string& n) { return n; });
   for (const std::string& name : order) {
     auto it = by_ceiling.find(name);
     if (it == by_ceiling.end()) {
-      if (sweeps.count(name))  // a pure sweep family has no ceiling: say so (its points are in the raw JSON)
+      // A pure sweep family has no ceiling: say so (its points are in the raw JSON). Not where the
+      // ceiling's own case failed: its error says why.
+      const bool failed = std::any_of(profile.errors.begin(), profile.errors.end(),
+                                      [&](const Skipped& e) { return e.name == name; });
+      if (sweeps.count(name) && !failed)
         profile.skipped.push_back({name, "sweep only: no point was marked as a ceiling candidate"});
       continue;
     }
@@ -319,19 +346,26 @@ Profile profile_from_benchmark_json(const json& gb) {
     if (sweeps.count(name)) winner.detail["sweep"] = sweeps[name];
     profile.ceilings.push_back(std::move(winner));
   }
-  // The PCIe link as the pcie family read it while its copies ran: links train down at idle, so the
-  // fingerprint's reading at start may show a lower generation. The best loaded reading raises it.
-  for (const Ceiling& c : profile.ceilings) {
-    if (c.name.rfind("pcie.", 0) != 0) continue;
-    auto raise = [&](std::optional<int>& into, const char* key) {
-      const auto read = c.detail_number(key);
-      if (!read) return;
-      const int v = static_cast<int>(*read);
-      if (v > 0 && (!into || *into < v)) into = v;
+  // The PCIe link as the pcie family read it while its copies ran (every case, the sweep points too, so a
+  // failed ceiling case still counts): links train down at idle, so the fingerprint's generation at start
+  // may be low and the best loaded reading raises it; the width is the narrowest reading, the start's
+  // included (a link that lost lanes during the run is narrow).
+  auto link_reading = [&](const json& detail) {
+    auto read = [&](const char* key) -> std::optional<int> {
+      if (!detail.is_object() || !detail.contains(key) || !detail[key].is_number()) return std::nullopt;
+      const int v = static_cast<int>(detail[key].get<double>());
+      return v > 0 ? std::optional<int>(v) : std::nullopt;
     };
-    raise(profile.device.pcie.gen, "pcie_gen");
-    raise(profile.device.pcie.width, "pcie_width");
-  }
+    if (const auto g = read("pcie_gen"); g && (!profile.device.pcie.gen || *profile.device.pcie.gen < *g))
+      profile.device.pcie.gen = g;
+    if (const auto w = read("pcie_width"); w && (!profile.device.pcie.width || *profile.device.pcie.width > *w))
+      profile.device.pcie.width = w;
+  };
+  for (const Ceiling& c : profile.ceilings)
+    if (c.name.rfind("pcie.", 0) == 0) link_reading(c.detail);
+  for (const auto& [name, points] : sweeps)
+    if (name.rfind("pcie.", 0) == 0)
+      for (const json& point : points) link_reading(point);
   // A ceiling that has a number is not also "skipped" just because one variant was unsupported.
   profile.skipped.erase(std::remove_if(profile.skipped.begin(), profile.skipped.end(),
                                        [&](const Skipped& s) { return profile.find(s.name) != nullptr; }),

@@ -111,8 +111,8 @@ std::string render_profile(const Profile& p, Format format) {
 namespace {
 
 // A detail number in the unit its name says (ceilings-bench's counter names end in the unit); the
-// peer family's per-device and pair summaries (dev_<i>, p2p_min/median/max) and the GEMM search's best
-// rate (search_rate) are in the ceiling's unit.
+// peer family's per-device and pair summaries (dev_<i>, p2p_min/median/max), the GEMM search's best
+// rate (search_rate) and the sustained window's slowest bin (rate_min) are in the ceiling's unit.
 std::string detail_value(const std::string& key, const json& v, const std::string& ceiling_unit) {
   if (!v.is_number()) return v.is_string() ? v.get<std::string>() : v.dump();
   const double x = v.get<double>();
@@ -127,10 +127,10 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
   if (ends("bytes")) return format_quantity(x, "B");
   if (ends("_w")) return format_quantity(x, "W");
   if (ends("_j")) return format_quantity(x, "J");
-  if (ends("_share")) return format_percent(x, 1);
+  if (ends("_share") || ends("_share_of_max")) return format_percent(x, 1);
   if (key == "throttle_reasons")
     if (const auto bits = clock_events::from_number(x)) return clock_events::names(*bits);
-  static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate)$");
+  static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate|rate_min)$");
   if (std::regex_match(key, in_ceiling_unit)) return format_quantity(x, ceiling_unit);
   std::ostringstream os;
   os << x;

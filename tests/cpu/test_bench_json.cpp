@@ -338,3 +338,76 @@ TEST(BenchJson, GemmCeilingsKeepTheTableOrderWhateverOrderTheyRanIn) {
   EXPECT_EQ(p.skipped[0].name, "gemm.fp64_ref8192");
   EXPECT_EQ(p.skipped[1].name, "gemm.fp8_e5m2");
 }
+
+namespace {
+json renamed(json b, const std::string& name, const char* value_key, double value) {
+  b.erase("bytes_per_second");
+  b["name"] = name;
+  b["run_name"] = name;
+  b[value_key] = value;
+  return b;
+}
+}  // namespace
+
+// The 8192^3 reference is a variant of gemm.<type> too: measured faster than the search's winner, it is
+// the attainable peak (and stays its own ceiling); it never stands in for a search that failed.
+TEST(BenchJson, TheReferenceShapeCompetesForTheTypesCeiling) {
+  const json search = renamed(hbm_case("x:1", 1), "gemm/bf16/iterations:1/manual_time", "flop_per_second", 7.90e14);
+  const json ref = renamed(hbm_case("x:1", 1), "gemm/bf16_ref8192/iterations:1/manual_time", "flop_per_second", 8.05e14);
+  Profile p = profile_from_benchmark_json(bench_output({search, ref}));
+  ASSERT_NE(p.find("gemm.bf16"), nullptr);
+  EXPECT_DOUBLE_EQ(p.find("gemm.bf16")->value, 8.05e14);
+  EXPECT_EQ(p.find("gemm.bf16")->detail["benchmark"], "gemm/bf16_ref8192");
+  EXPECT_EQ(p.find("gemm.bf16")->detail["candidates"], 2);
+  ASSERT_NE(p.find("gemm.bf16_ref8192"), nullptr);
+  EXPECT_DOUBLE_EQ(p.find("gemm.bf16_ref8192")->value, 8.05e14);
+  // The search faster: it stays the ceiling.
+  p = profile_from_benchmark_json(bench_output({renamed(search, search["name"], "flop_per_second", 8.2e14), ref}));
+  EXPECT_DOUBLE_EQ(p.find("gemm.bf16")->value, 8.2e14);
+  EXPECT_EQ(p.find("gemm.bf16")->detail["benchmark"], "gemm/bf16");
+  // The search failed: gemm.bf16 is its error, not the reference's number.
+  const json failed = {{"name", "gemm/bf16/iterations:1/manual_time"},
+                       {"run_type", "iteration"},
+                       {"error_occurred", true},
+                       {"error_message", "no bf16 GEMM configuration verified"}};
+  p = profile_from_benchmark_json(bench_output({failed, ref}));
+  EXPECT_EQ(p.find("gemm.bf16"), nullptr);
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].name, "gemm.bf16");
+  ASSERT_NE(p.find("gemm.bf16_ref8192"), nullptr);
+}
+
+// The PCIe link in the device section: the best generation read under load (the sweep points count, so a
+// failed ceiling case still raises an idle reading), and the narrowest width (a link that lost lanes).
+TEST(BenchJson, PcieLinkIsTheBestGenerationAndTheNarrowestWidth) {
+  auto pcie = [](const std::string& name, int gen, int width, bool candidate) {
+    json b = hbm_case("x:1", 5.5e10);
+    b["name"] = name;
+    b["run_name"] = name;
+    b["pcie_gen"] = gen;
+    b["pcie_width"] = width;
+    if (!candidate) b["candidate"] = 0;
+    return b;
+  };
+  json doc = bench_output({pcie("pcie/h2d/size:1073741824/iterations:1/manual_time", 5, 8, true)});
+  Profile p = profile_from_benchmark_json(doc);
+  EXPECT_EQ(p.device.pcie.width.value_or(0), 8) << "the start's x16, then x8 under load: x8";
+  EXPECT_EQ(p.device.pcie.gen.value_or(0), 5);
+
+  // The ceiling case failed; its sweep points read Gen5 while the start (idle) read Gen1.
+  json device = json::parse(doc["context"][kContextDevice].get<std::string>());
+  device["pcie"]["gen"] = 1;
+  const json failed = {{"name", "pcie/h2d/iterations:1/manual_time"},
+                       {"run_type", "iteration"},
+                       {"error_occurred", true},
+                       {"error_message", "verification failed: 3 words differ"}};
+  doc = bench_output({pcie("pcie/h2d/size:4096/iterations:1/manual_time", 5, 16, false), failed});
+  doc["context"][kContextDevice] = device.dump();
+  p = profile_from_benchmark_json(doc);
+  EXPECT_EQ(p.device.pcie.gen.value_or(0), 5);
+  EXPECT_EQ(p.device.pcie.width.value_or(0), 16);
+  // Its error says why there is no pcie.h2d: no "sweep only" skip beside it.
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].name, "pcie.h2d");
+  EXPECT_TRUE(p.skipped.empty()) << p.skipped[0].reason;
+}

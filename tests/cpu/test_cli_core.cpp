@@ -52,7 +52,8 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   json& pcie = doc["ceilings"][3];
   ASSERT_EQ(pcie["name"], "pcie.h2d");
   pcie["throttled"] = true;
-  pcie["detail"] = {{"benchmark", "pcie/h2d"}, {"link_share", 0.878}, {"transfer_bytes", 1073741824.0},
+  pcie["detail"] = {{"benchmark", "pcie/h2d"}, {"link_share", 0.878}, {"link_share_of_max", 0.878},
+                    {"transfer_bytes", 1073741824.0},
                     {"throttle_reasons", 0x4}, {"reason_readings", 40}, {"power_cap_readings", 10},
                     {"telemetry_window_s", 0.8},
                     {"sweep", {{{"benchmark", "pcie/h2d/size:4096"}, {"value", 1.1e9}, {"unit", "B/s"}, {"cv", 0.03}},
@@ -80,6 +81,7 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   EXPECT_NE(r.out.find("yes: sw_power_cap (power cap in 10 of 40 telemetry readings)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("trailing average"), std::string::npos) << r.out;  // no telemetry in this fixture row
   EXPECT_NE(r.out.find("link_share          87.8%"), std::string::npos) << r.out;  // a share as a percentage
+  EXPECT_NE(r.out.find("link_share_of_max   87.8%"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("throttle_reasons    sw_power_cap"), std::string::npos) << r.out;
 
   r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "nvlink.p2p_uni"});

@@ -239,3 +239,37 @@ TEST(RooflineLlm, MlaDecodeCountsTheAbsorbedAttention) {
   EXPECT_DOUBLE_EQ(v.decode_intensity_limit, (2 * n + per_key * 32768) / (32768 * kv_bytes_per_token));
   EXPECT_GT(v.decode_intensity_limit, 8.0e14 / 4.52e12);  // above the measured ridge
 }
+
+// gemm.int8 and its variants are integer operations: OP/s in the roofs, whatever the suffix.
+TEST(RooflineCli, Int8RoofsCountOperations) {
+  const std::string dir = test::scratch_dir("roofline_int8");
+  std::ifstream in(kProfile);
+  json doc = json::parse(in);
+  json gemm;
+  for (const json& c : doc["ceilings"])
+    if (c["name"] == "gemm.bf16") gemm = c;
+  ASSERT_FALSE(gemm.is_null());
+  for (const char* name : {"gemm.int8", "gemm.int8_sustained", "gemm.int8_ref8192"}) {
+    json c = gemm;
+    c["name"] = name;
+    c["unit"] = "OP/s";
+    c["value"] = 1.2e15;
+    c.erase("datasheet");
+    doc["ceilings"].push_back(c);
+  }
+  std::ofstream(dir + "/int8.profile.json") << doc.dump();
+  const auto r = test::run_cli({"roofline", "--profile", dir + "/int8.profile.json", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  int int8_roofs = 0;
+  for (const json& roof : j["roofs"]) {
+    const std::string name = roof["name"];
+    if (name.rfind("gemm.int8", 0) == 0) {
+      ++int8_roofs;
+      EXPECT_EQ(roof["unit"], "OP/s") << name;
+    } else if (roof["kind"] == "compute") {
+      EXPECT_EQ(roof["unit"], "FLOP/s") << name;
+    }
+  }
+  EXPECT_EQ(int8_roofs, 3) << r.out;
+}

@@ -1,6 +1,6 @@
 // Turns ceilings-bench's Google Benchmark JSON into a ceilings.profile/1 profile.
 //
-// Conventions ceilings-bench follows (bench/harness/counters.hpp writes them):
+// Conventions ceilings-bench follows (bench/harness/measure.cu's report() writes them):
 //  - a benchmark named "family/variant[/arg:value...]" feeds the ceiling "family.variant";
 //  - its value is one of the counters bytes_per_second (B/s), flop_per_second (FLOP/s),
 //    op_per_second (OP/s) or latency_s (s, lower is better);
@@ -11,7 +11,11 @@
 //  - a failed benchmark's error message starting with "unsupported:" means skipped, any other
 //    message is an error (verification failure, CUDA error).
 // Across variants of one ceiling (launch shapes, sizes, algorithms) the best value wins and its
-// benchmark name and arguments go into the detail.
+// benchmark name and arguments go into the detail. The fixed 8192^3 GEMM (gemm/<type>_ref8192) is
+// also a variant of gemm.<type>: the search screened that shape too, and whichever configuration
+// measured faster is the attainable peak.
+// The device's PCIe link: the generation is the best reading under load (links train down at idle),
+// the width the narrowest one seen (a link that lost lanes during the run counts as narrow).
 #pragma once
 #include "ceilings/profile.hpp"
 
@@ -33,6 +37,13 @@ json read_benchmark_json_file(const std::string& path);
 // so only ERE's special characters are escaped: a backslash before any other character (']', '}', '/',
 // ':') is an error for std::regex in a strict (-std=c++NN) build, and the filter would match nothing.
 std::string exact_benchmark_filter(const std::vector<std::string>& names);
+
+// The ceiling a benchmark case feeds and its run name: "gemm/bf16/m:8192/manual_time" is gemm.bf16, run
+// gemm/bf16/m:8192. A name not of the form family/variant[/...] comes back as it is, with no run name.
+struct CaseName {
+  std::string ceiling, run_name;
+};
+CaseName case_name(const std::string& benchmark_name);
 
 // Context problems (not ceilings-bench output) throw InputError; an unusable entry (no value counter,
 // unverified, a malformed name) becomes an entry of the profile's errors and the rest converts.
