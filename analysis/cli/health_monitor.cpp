@@ -192,13 +192,22 @@ void HealthMonitor::drain(unsigned timeout_ms, std::chrono::steady_clock::time_p
   if (!xid_) return;
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
-    unsigned wait = 0;
-    if (timeout_ms && now < until)
-      wait = static_cast<unsigned>(std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count());
+    unsigned wait = 1;  // XidWatch::next waits at least 1 ms (never NVML's ambiguous 0)
+    if (timeout_ms && now < until)  // rounded up: the last fraction of a millisecond is waited for too
+      wait = static_cast<unsigned>(std::chrono::ceil<std::chrono::milliseconds>(until - now).count());
     const auto r = xid_->next(wait);
     if (r.code == nvml::kTimeout) {
       if (!timeout_ms || std::chrono::steady_clock::now() >= until) return;
       continue;
+    }
+    if (r.code == nvml::kGpuIsLost) {
+      // The GPU fell off the bus: the gravest XID there is, recorded as one (XID 79), with the others kept.
+      const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      section_.xid.events.push_back({79, at});
+      section_.xid.reason = "the GPU fell off the bus (NVML: GPU is lost) while XID events were watched: "
+                            "recorded as XID 79";
+      xid_.reset();
+      return;
     }
     if (!r.ok()) {
       section_.xid.state = HealthMetric::State::kUnreadable;

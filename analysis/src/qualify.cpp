@@ -493,13 +493,19 @@ void check_xid(const HealthSection& s, std::vector<Check>& out) {
   } else if (s.xid.state == HealthMetric::State::kUnreadable) {
     c.reason = "XID events " + (s.xid.reason.empty() ? std::string("could not be monitored") : s.xid.reason);
   } else {
+    // XIDs a program causes rather than the hardware (as NVIDIA's Kubernetes device plugin counts them):
+    // 13 graphics engine exception, 31 memory page fault, 43 GPU stopped processing (a faulting kernel),
+    // 45 preemptive cleanup (a process killed mid-kernel, as a timeout does), 68 video decoder exception.
+    auto application = [](long long xid) { return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68; };
+    std::string hardware, program;
+    for (const XidEvent& e : s.xid.events) (application(e.xid) ? program : hardware) += " " + std::to_string(e.xid);
     c.measured = static_cast<double>(s.xid.events.size());
-    c.status = s.xid.events.empty() ? CheckStatus::kPass : CheckStatus::kFail;
-    if (!s.xid.events.empty()) {
-      c.reason = "XID";
-      for (const XidEvent& e : s.xid.events) c.reason += " " + std::to_string(e.xid);
-      c.reason += " during " + format_quantity(s.xid.window_s, "s") + " of monitoring";
-    }
+    c.status = hardware.empty() ? CheckStatus::kPass : CheckStatus::kFail;
+    const std::string window = " during " + format_quantity(s.xid.window_s, "s") + " of monitoring";
+    if (!hardware.empty()) c.reason = "XID" + hardware + window;
+    if (!program.empty())
+      c.reason += (c.reason.empty() ? "" : "; ") + ("application XID" + program + " (a program's fault or a killed " +
+                                                    "process, not the hardware's)" + (hardware.empty() ? window : ""));
   }
   out.push_back(c);
 }
@@ -618,7 +624,12 @@ void check_health_slowdown(const HealthSection& s, std::vector<Check>& out) {
   for (const HealthSnapshot* snap : snapshots(s))
     if (auto v = snap->value("clocks.event_reasons")) {
       any_reading = true;
-      bits |= static_cast<std::uint64_t>(*v);
+      auto read = static_cast<std::uint64_t>(*v);
+      // An idle GPU changing clocks may report HW_SLOWDOWN alone for a moment (nvml.h): not a slowdown.
+      if ((read & clock_events::kGpuIdle) &&
+          (read & clock_events::kHardwareSlowdownMask) == clock_events::kHwSlowdown)
+        read &= ~clock_events::kHwSlowdown;
+      bits |= read;
     }
   std::optional<double> thermal_delta;
   if (s.after) {
@@ -916,20 +927,30 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     const auto recorded = c.detail_number("throttle_reasons");
     const auto reasons = recorded ? clock_events::from_number(*recorded) : std::nullopt;
     const bool have_bits = reasons.has_value();
-    const std::uint64_t bits = reasons.value_or(0);
+    std::uint64_t bits = reasons.value_or(0);
     // How much of the measurement a reason covered, where the telemetry counted it.
     auto in_readings = [&](const char* key) {
       const std::string n = readings_text(c, key);
       return n.empty() ? n : " in " + n;
     };
+    // NVML also raises HW_SLOWDOWN (alone) for a moment during a P-state or clock change (nvml.h): in one
+    // reading of several it is that, not the hardware holding the clock down; from two readings on it counts.
+    const auto hw_readings = c.detail_number("hw_slowdown_readings");
+    const auto all_readings = c.detail_number("reason_readings");
+    std::string transient;
+    if ((bits & clock_events::kHardwareSlowdownMask) == clock_events::kHwSlowdown && hw_readings &&
+        *hw_readings <= 1 && all_readings && *all_readings >= 3) {
+      transient = "; hw_slowdown" + in_readings("hw_slowdown_readings") + " (a lone reading: a clock change)";
+      bits &= ~clock_events::kHwSlowdown;
+    }
     if (!c.telemetry.available && !c.throttled && !have_bits) {
       // No NVML readings: "none" would be a guess.
       k.measured_text = "no telemetry";
       k.reason = "no telemetry was recorded for " + c.name + " (NVML unavailable): a slowdown could not be seen "
                  "(set \"health\": {\"slowdown\": false} to accept that)";
-    } else if (!c.throttled && !(bits & clock_events::kHardwareSlowdownMask)) {
+    } else if ((!c.throttled || !transient.empty()) && !(bits & clock_events::kHardwareSlowdownMask)) {
       k.status = CheckStatus::kPass;
-      k.measured_text = have_bits && bits ? clock_events::names(bits) : "none";
+      k.measured_text = (have_bits && bits ? clock_events::names(bits) : "none") + transient;
     } else if (!have_bits) {
       k.status = CheckStatus::kFail;
       k.measured_text = "throttled";
@@ -944,7 +965,7 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       // what the datasheet check scales by.
       k.status = CheckStatus::kPass;
       const std::uint64_t shown = bits & clock_events::kSlowdownMask ? bits & clock_events::kSlowdownMask : bits;
-      k.measured_text = clock_events::names(shown) + in_readings("power_cap_readings") + " (expected under load)";
+      k.measured_text = clock_events::names(shown) + in_readings("power_cap_readings") + " (expected under load)" + transient;
     }
     out.push_back(k);
   }

@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <vector>
 
@@ -374,7 +376,8 @@ XidWatch::~XidWatch() {
 
 Result<unsigned long long> XidWatch::next(unsigned timeout_ms) {
   EventData data;
-  const int rc = call(lib_->symbols().event_set_wait, set_, &data, timeout_ms);
+  // At least 1 ms: NVML does not say what a timeout of 0 means, and wrappers of it read 0 as "forever".
+  const int rc = call(lib_->symbols().event_set_wait, set_, &data, std::max(1u, timeout_ms));
   if (rc == kSuccess && !(data.event_type & kEventXidCriticalError)) return {kTimeout, 0};  // not ours
   return {rc, data.event_data};
 }

@@ -216,8 +216,24 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "pass");
   s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x80);
   EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "fail");
+  // HW_SLOWDOWN alone while idle: NVML's mark of a clock change, not a slowdown; busy, it counts.
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x9);
+  EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "pass");
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x8);
+  EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "fail");
   s = healthy_section();
   s.xid.events.push_back({48, 3});
+  EXPECT_EQ(status_of(health_checks(s, rules), "XID critical errors"), "fail");
+  // XIDs a program causes (a faulting kernel: 13, 31, 43; one killed mid-kernel, e.g. by a timeout: 45) are
+  // named but pass; one hardware XID among them fails.
+  s = healthy_section();
+  s.xid.events = {{45, 3}, {13, 4}};
+  const auto app = health_checks(s, rules);
+  EXPECT_EQ(status_of(app, "XID critical errors"), "pass");
+  for (const Check& c : app)
+    if (c.rule == "XID critical errors")
+      EXPECT_NE(c.reason.find("application XID 45 13"), std::string::npos) << c.reason;
+  s.xid.events.push_back({79, 5});
   EXPECT_EQ(status_of(health_checks(s, rules), "XID critical errors"), "fail");
 }
 
@@ -482,6 +498,12 @@ TEST(HealthCli, FaultsFail) {
   s = healthy_script();
   s["values"]["remap.pending"] = 1;
   EXPECT_EQ(health_with(s).exit_code, 1);
+  // The GPU falls off the bus while XIDs are watched: XID 79, a fault, not a watch that could not run.
+  s = healthy_script();
+  s["errors"]["xid_wait"] = 15;
+  r = health_with(s, {"--watch", "0.05"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("XID 79"), std::string::npos) << r.out;
   s = healthy_script();
   s["xid_register"] = 3;  // XID events not supported
   r = health_with(s);

@@ -124,10 +124,19 @@ TEST(Qualify, ThrottleReasonsDecide) {
             "sw_power_cap in 640 of 750 telemetry readings (expected under load)");
   g.detail["throttle_reasons"] = 0x8;  // HW slowdown
   g.detail["hw_slowdown_readings"] = 1;
+  // In one reading of 750: the moment of a clock change NVML also flags this way, not a slowdown.
   QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_EQ(find_check(r, "gemm.bf16", "HW/thermal slowdown").measured_text,
+            "none; hw_slowdown in 1 of 750 telemetry readings (a lone reading: a clock change)");
+  g.detail["hw_slowdown_readings"] = 2;
+  r = qualify(p, nullptr, default_rules());
   EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"gemm.bf16/HW/thermal slowdown"}));
   EXPECT_EQ(find_check(r, "gemm.bf16", "HW/thermal slowdown").reason,
-            "measured under hw_slowdown in 1 of 750 telemetry readings: the hardware held the clock down");
+            "measured under hw_slowdown in 2 of 750 telemetry readings: the hardware held the clock down");
+  g.detail["throttle_reasons"] = 0x48;  // with HW thermal: a slowdown even in one reading
+  g.detail["hw_slowdown_readings"] = 1;
+  EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 1);
   g.detail["throttle_reasons"] = 0x20;  // SW thermal
   EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 1);
   g.detail.erase("throttle_reasons");  // throttled, reasons unknown: cannot be called clean

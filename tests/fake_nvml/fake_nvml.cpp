@@ -301,6 +301,10 @@ FAKE_EXPORT int nvmlDeviceRegisterEvents(void*, unsigned long long, void*) {
   return script.value("xid_register", code_for("xid_register"));
 }
 FAKE_EXPORT int nvmlEventSetWait_v2(void*, EventData* data, unsigned timeout_ms) {
+  if (timeout_ms == 0) {  // what 0 means is not documented (wrappers read it as "forever"): never ask for it
+    std::fprintf(stderr, "fake NVML: nvmlEventSetWait_v2 called with a timeout of 0\n");
+    return kUnknown;
+  }
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (int rc = code_for("xid_wait"); rc != kSuccess) return rc;
