@@ -210,6 +210,15 @@ Problem::Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum)
   }
 }
 
+bool Problem::descriptor_fast_accum() const {
+  std::int8_t fast = 0;
+  std::size_t written = 0;
+  if (!op_ || cublasLtMatmulDescGetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast, &written) !=
+                  CUBLAS_STATUS_SUCCESS)
+    return false;
+  return fast != 0;
+}
+
 Problem::~Problem() { release(); }
 
 void Problem::release() {

@@ -49,6 +49,8 @@ class Problem {
   const gp::Shape& shape() const { return shape_; }
   double scale() const;  // alpha * a_scale * b_scale, the factor the reference is multiplied by
   bool fast_accum() const { return fast_accum_; }
+  // CUBLASLT_MATMUL_DESC_FAST_ACCUM read back from the operation descriptor (false where it is not set).
+  bool descriptor_fast_accum() const;
 
   // Up to `count` candidates from the heuristic for `workspace_bytes`; an empty list means cuBLASLt has
   // no algorithm for this problem (`why` says what it answered, with the cuBLAS status).

@@ -81,7 +81,7 @@ TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
   o.min_samples = 2;
   o.max_samples = 100000;
   o.max_seconds = 20;
-  o.target_cv = 0;  // never converges: only the budget stops sampling
+  o.target_cv = -1;  // never converges (0 would, on two equal samples): only the budget stops sampling
   MeasureSpec spec;
   spec.max_seconds = 0.2;
   spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 100000); };
@@ -122,7 +122,7 @@ TEST(MeasureGpu, TelemetryCoversTheWindowWithReadingCountsAndViolationTimes) {
   o.min_samples = 2;
   o.max_samples = 100000;
   o.max_seconds = 2.0;
-  o.target_cv = 0;  // the budget ends sampling: a window of known length
+  o.target_cv = -1;  // never converges (0 would, on two equal samples): the budget ends sampling
   MeasureSpec spec;
   spec.max_seconds = 1.2;  // past TelemetrySummary::kMinCounterWindowS, so the violation counters are read
   spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 100000); };
