@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -123,6 +125,12 @@ void BlockingKernel::release() {
 
 bool BlockingKernel::timed_out() const { return timed_out_[0] != 0; }
 
+namespace {
+// The most units a sample has been able to queue behind the blocking kernel in this process (learned when a
+// sample's blocking kernel timed out: see measure()).
+int g_queue_units = std::numeric_limits<int>::max();
+}  // namespace
+
 Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options& options,
                     const std::shared_ptr<nvml::Device>& nvml) {
   using clock = std::chrono::steady_clock;
@@ -130,7 +138,10 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   EventPair ev;
   BlockingKernel blocker;
 
-  auto run_sample = [&](int units, bool blocking) {
+  std::string blocker_timeout;  // why the last sample's blocking kernel gave up, if it did
+  // One sample's elapsed time; nullopt when the blocking kernel gave up waiting for the host (its work
+  // still ran, and counts in total_units).
+  auto run_sample = [&](int units, bool blocking) -> std::optional<double> {
     if (spec.before_sample) spec.before_sample(stream);
     if (blocking) blocker.block(stream);
     const auto enqueue_start = clock::now();
@@ -141,14 +152,15 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     const double enqueue_s = std::chrono::duration<double>(clock::now() - enqueue_start).count();
     if (blocking) blocker.release();
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (blocking && blocker.timed_out())
-      throw CheckError("blocking kernel",
-                       "timed out (" + seconds_text(BlockingKernel::kDefaultTimeoutS) + ") while the host took " +
-                           seconds_text(enqueue_s) + " to enqueue " + std::to_string(units) +
-                           " unit(s) behind it: a full launch queue or a call that waits for the GPU",
-                       __FILE__, __LINE__);
+    if (blocking && blocker.timed_out()) {
+      blocker_timeout = "timed out (" + seconds_text(BlockingKernel::kDefaultTimeoutS) + ") while the host took " +
+                        seconds_text(enqueue_s) + " to enqueue " + std::to_string(units) +
+                        " unit(s) behind it: a full launch queue or a call that waits for the GPU";
+      return std::nullopt;
+    }
     return ev.seconds();
   };
+  auto timed_out = [&] { return CheckError("blocking kernel", blocker_timeout, __FILE__, __LINE__); };
 
   // One unit first with no blocking kernel. Under lazy module loading (CUDA's default) a kernel's
   // first launch may need the context to synchronise, which cannot finish while the blocking kernel
@@ -165,14 +177,17 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   const auto warm_start = clock::now();
   double unit_s = 0;
   for (int i = 0; i < 3 || std::chrono::duration<double>(clock::now() - warm_start).count() < 0.05; ++i) {
-    unit_s = run_sample(1, spec.blocking_kernel);
+    const auto t = run_sample(1, spec.blocking_kernel);
+    if (!t) throw timed_out();
+    unit_s = *t;
     if (i > 1000) break;
   }
+  const bool auto_units = spec.units_per_sample <= 0;
   int units = spec.units_per_sample;
-  if (units <= 0) {
+  if (auto_units) {
     // A unit too short for the events to resolve (0 s) needs the most units a sample may hold, not one.
     units = unit_s > 0 ? static_cast<int>(std::ceil(options.min_sample_seconds / unit_s)) : spec.max_units_per_sample;
-    units = std::clamp(units, 1, std::max(1, spec.max_units_per_sample));
+    units = std::clamp(units, 1, std::max(1, std::min(spec.max_units_per_sample, g_queue_units)));
   }
   m.units_per_sample = units;
 
@@ -181,7 +196,19 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   const auto start = clock::now();
   const double budget_s = spec.max_seconds > 0 ? std::min(spec.max_seconds, options.max_seconds) : options.max_seconds;
   while (true) {
-    m.unit_seconds.push_back(run_sample(units, spec.blocking_kernel) / units);
+    const auto t = run_sample(units, spec.blocking_kernel);
+    if (!t) {
+      // The launch queue held fewer units than this behind the blocking kernel: half as many from now on, in
+      // this case and every later one of the process; the samples so far were of another size.
+      if (!auto_units || units <= 1 || m.queue_halvings >= 6) throw timed_out();
+      units /= 2;
+      g_queue_units = std::min(g_queue_units, units);
+      m.units_per_sample = units;
+      m.unit_seconds.clear();
+      ++m.queue_halvings;
+      continue;
+    }
+    m.unit_seconds.push_back(*t / units);
     const int n = static_cast<int>(m.unit_seconds.size());
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
     if (n >= options.max_samples) break;
@@ -217,6 +244,7 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
   c["cv"] = m.cv;
   c["samples"] = static_cast<double>(m.unit_seconds.size());
   c["units_per_sample"] = m.units_per_sample;
+  if (m.queue_halvings > 0) c["launch_queue_halvings"] = m.queue_halvings;
   c["telemetry"] = m.telemetry.available ? 1 : 0;
   c["throttled"] = m.telemetry.throttled ? 1 : 0;
   if (m.telemetry.available) {

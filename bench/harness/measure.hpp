@@ -116,13 +116,16 @@ struct Measurement {
   std::vector<double> unit_seconds;  // per sample: elapsed / units
   double median_s = 0, cv = 0;
   int units_per_sample = 1;
+  int queue_halvings = 0;  // samples whose blocking kernel timed out, each halving units_per_sample
   long long total_units = 0;  // units enqueued in all, the unblocked first one and warm-up included
   TelemetrySummary telemetry;
 };
 
 // One unit unblocked (it loads the kernels the work launches: under lazy loading a first launch behind
 // the spinning blocker could wait out its timeout), warm-up, then samples. Throws on any CUDA error
-// and on a blocking-kernel timeout.
+// and on a blocking-kernel timeout, except where the sample size is its own (units_per_sample 0): there
+// a timeout means the launch queue held fewer units than asked, and the units are halved (for the rest
+// of the process too; queue_halvings counts it) and sampling starts over.
 Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options& options,
                     const std::shared_ptr<nvml::Device>& nvml);
 

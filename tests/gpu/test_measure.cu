@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "gpu_test.hpp"
 #include "harness/measure.hpp"
@@ -90,6 +91,39 @@ TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
   EXPECT_LT(seconds_since(t0), 8.0) << "sampling ran toward Options::max_seconds (20 s), past the case's 0.2 s";
   EXPECT_GE(m.unit_seconds.size(), 2u);
   EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
+}
+
+// A launch queue that holds fewer units than a sample asks for: the host blocks while enqueueing, the
+// blocking kernel times out. Here the host stalls itself past the timeout once a sample passes 100 units:
+// the units halve (200 -> 100), sampling starts over, and a later measurement of the process starts at 100.
+TEST(MeasureGpu, AFullLaunchQueueHalvesTheUnitsInsteadOfFailing) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  DeviceBuffer<unsigned long long> count(1);
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), s.get()));
+  s.sync();
+  Options o;
+  o.min_samples = 3;
+  o.max_samples = 3;
+  int in_sample = 0;
+  MeasureSpec spec;
+  spec.before_sample = [&](cudaStream_t) { in_sample = 0; };
+  spec.work = [&](cudaStream_t st) {
+    if (++in_sample == 101)  // what a full queue does to the host: it cannot enqueue until the GPU moves on
+      std::this_thread::sleep_for(std::chrono::duration<double>(BlockingKernel::kDefaultTimeoutS + 0.5));
+    count_once_kernel<<<1, 1, 0, st>>>(count.get());
+  };
+  const Measurement m = measure(s.get(), spec, o, nullptr);
+  EXPECT_EQ(m.queue_halvings, 1);
+  EXPECT_EQ(m.units_per_sample, 100);
+  EXPECT_EQ(m.unit_seconds.size(), 3u);  // the timed-out sample is not among them
+  EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));  // its work still ran
+  const Measurement next = measure(s.get(), spec, o, nullptr);
+  EXPECT_EQ(next.queue_halvings, 0);
+  EXPECT_EQ(next.units_per_sample, 100);
+  // Where the case fixed its own sample size, a timeout stays an error.
+  spec.units_per_sample = 150;
+  EXPECT_THROW(measure(s.get(), spec, o, nullptr), CheckError);
 }
 
 // NVML's device for the current CUDA device, matched by PCI bus id; nullptr (and a skip) without NVML.
