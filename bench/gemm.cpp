@@ -196,7 +196,7 @@ void check_type(gp::DType type) {
 // The search's split of its budget: screening every shape it can with a few algorithms gets this share, the
 // best few shapes re-timed with every algorithm (and verified) the rest.
 constexpr double kScreenShare = 2.0 / 3.0;
-constexpr std::size_t kFinalists = 3;
+constexpr std::size_t kFinalists = 6;  // re-timed with every algorithm while the budget lasts
 
 // Before a search's clock starts: the process's first cuBLASLt calls, the type's first heuristic query and the
 // lazy loads of the fill and GEMM kernels, then about 50 ms of GEMMs so the clocks have left idle. Otherwise
