@@ -22,9 +22,12 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 namespace {
 
-std::string strip_form_factor(const std::string& normalized) {
-  static const std::regex sxm("sxm[0-9]?");
-  return std::regex_replace(normalized, sxm, "");
+// The name without its SXM form factor, normalized: "SXM"/"SXM5" as a word of the name as written (in the
+// normalized name its version digit would run into a memory size that follows: a100sxm80gb), or at the
+// end of a name typed without spaces ("h200sxm").
+std::string loose_key(const std::string& name) {
+  static const std::regex word("\\bsxm[0-9]?\\b", std::regex::icase), tail("sxm[0-9]?$");
+  return std::regex_replace(normalize_gpu_name(std::regex_replace(name, word, " ")), tail, "");
 }
 
 }  // namespace
@@ -52,12 +55,12 @@ std::vector<std::string> near_gpu_names(const std::string& name, std::size_t lim
 
 const GpuSpec* match_gpu_loosely(const std::string& name) {
   if (const GpuSpec* s = find_gpu(name)) return s;
-  const std::string want = strip_form_factor(normalize_gpu_name(name));
+  const std::string want = loose_key(name);
   if (want.empty()) return nullptr;
   const GpuSpec* found = nullptr;
   for (const GpuSpec& s : datasheet()) {
-    bool hit = strip_form_factor(normalize_gpu_name(s.name)) == want;
-    for (const std::string& m : s.match) hit = hit || strip_form_factor(normalize_gpu_name(m)) == want;
+    bool hit = loose_key(s.name) == want;
+    for (const std::string& m : s.match) hit = hit || loose_key(m) == want;
     if (!hit) continue;
     if (found && found != &s) return nullptr;  // ambiguous: let the caller list the candidates
     found = &s;
@@ -104,7 +107,7 @@ Table specs_table() {
   for (const GpuSpec& s : datasheet())
     t.add_row({s.name, s.architecture, s.sm_count ? std::to_string(s.sm_count) : "-",
                s.boost_clock_hz > 0 ? format_quantity(s.boost_clock_hz, "Hz") : "-",
-               format_quantity(s.memory_bytes, "B"), format_quantity(s.memory_bandwidth, "B/s"),
+               format_gib(s.memory_bytes), format_quantity(s.memory_bandwidth, "B/s"),
                peak_or_dash(s, "fp64_tensor"), peak_or_dash(s, "fp32"), peak_or_dash(s, "tf32"),
                peak_or_dash(s, "bf16"), peak_or_dash(s, "fp8"), peak_or_dash(s, "fp4"), peak_or_dash(s, "int8"),
                s.tdp_w > 0 ? format_quantity(s.tdp_w, "W") : "-"});
@@ -120,7 +123,7 @@ Table spec_detail_table(const GpuSpec& s) {
   t.add_row({"compute capability", s.compute_capability});
   t.add_row({"SMs", s.sm_count ? std::to_string(s.sm_count) : "not published"});
   t.add_row({"boost clock", s.boost_clock_hz > 0 ? format_quantity(s.boost_clock_hz, "Hz") : "not published"});
-  t.add_row({"memory", format_quantity(s.memory_bytes, "B")});
+  t.add_row({"memory", format_gib(s.memory_bytes)});
   t.add_row({"memory bandwidth", format_quantity(s.memory_bandwidth, "B/s")});
   t.add_row({"TDP", s.tdp_w > 0 ? format_quantity(s.tdp_w, "W") : "-"});
   if (s.pcie_gen && s.pcie_width)

@@ -57,6 +57,13 @@ TEST(Datasheet, LooseMatchingIgnoresCaseSpacesAndSxm) {
   EXPECT_EQ(match_gpu_loosely("  l40s ")->name, "L40S");
   EXPECT_EQ(match_gpu_loosely("h200sxm")->name, "H200");
   EXPECT_EQ(match_gpu_loosely("A100"), nullptr);  // four entries: ambiguous, not a guess
+  // SXM's version digit never runs into a memory size that follows it.
+  EXPECT_EQ(match_gpu_loosely("A100 SXM 80GB")->name, "A100 SXM 80GB");
+  EXPECT_EQ(match_gpu_loosely("A100 SXM 40GB")->name, "A100 SXM 40GB");
+  EXPECT_EQ(match_gpu_loosely("H100 SXM5 80GB")->name, "H100 SXM");
+  EXPECT_EQ(match_gpu_loosely("H200 SXM 141GB")->name, "H200");
+  EXPECT_EQ(match_gpu_loosely("B200 SXM 180GB")->name, "B200");
+  EXPECT_EQ(match_gpu_loosely("NVIDIA GH200 120GB")->name, "GH200");
 }
 
 TEST(Datasheet, EditDistance) {

@@ -8,6 +8,8 @@ namespace ceilings {
 // "4.31 TB/s", "745 TFLOP/s", "812 ns", "1.98 GHz": picks a decimal prefix so 1 <= mantissa < 1000.
 // Seconds use ns/us/ms/s. `significant` digits, at least the integer part.
 std::string format_quantity(double value, const std::string& unit, int significant = 3);
+// GPU memory as vendors size it, in binary units: 151397597184 -> "141.0 GiB".
+std::string format_gib(double bytes);
 // Fixed decimals: format_fixed(3.14159, 2) == "3.14".
 std::string format_fixed(double value, int decimals);
 // A fraction as a percentage: 0.8962 -> "89.6%".
