@@ -428,6 +428,17 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     g.reason = std::string("ceilings-bench output is not a usable result: ") + e.what();
     return finish(g);
   }
+  // A ceiling whose case was cut or never ran is said so by that entry: not also "sweep only" (what the
+  // converter says of a sweep family with no ceiling case in the output).
+  auto cut_or_not_run = [&](const std::string& name) {
+    auto named = [&](const ceilings::Skipped& x) { return x.name == name; };
+    return std::any_of(lost.begin(), lost.end(), named) || std::any_of(not_run.begin(), not_run.end(), named);
+  };
+  profile.skipped.erase(std::remove_if(profile.skipped.begin(), profile.skipped.end(),
+                                       [&](const ceilings::Skipped& x) {
+                                         return x.reason.rfind("sweep only:", 0) == 0 && cut_or_not_run(x.name);
+                                       }),
+                        profile.skipped.end());
   for (auto& e : lost) profile.errors.push_back(std::move(e));
   // Every error of the profile, not only the console's ERROR lines: a case a crash or a timeout cut off,
   // or one ceilings-bench never reported, has failed too (the node summary shows this count).

@@ -127,9 +127,11 @@ bool BlockingKernel::timed_out() const { return timed_out_[0] != 0; }
 
 namespace {
 // The most units a sample has been able to queue behind the blocking kernel in this process (learned when a
-// sample's blocking kernel timed out: see measure()).
+// sample's blocking kernel timed out and half as many went through: see measure()).
 int g_queue_units = std::numeric_limits<int>::max();
 }  // namespace
+
+void reset_launch_queue_limit() { g_queue_units = std::numeric_limits<int>::max(); }
 
 Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options& options,
                     const std::shared_ptr<nvml::Device>& nvml) {
@@ -193,21 +195,27 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
 
   TelemetrySampler telemetry(nvml);
   telemetry.start();
-  const auto start = clock::now();
+  auto start = clock::now();
   const double budget_s = spec.max_seconds > 0 ? std::min(spec.max_seconds, options.max_seconds) : options.max_seconds;
   while (true) {
     const auto t = run_sample(units, spec.blocking_kernel);
     if (!t) {
-      // The launch queue held fewer units than this behind the blocking kernel: half as many from now on, in
-      // this case and every later one of the process; the samples so far were of another size.
-      if (!auto_units || units <= 1 || m.queue_halvings >= 6) throw timed_out();
+      // Perhaps the launch queue held fewer units than this behind the blocking kernel: try half as many, a
+      // few times; the samples so far were of another size, and the telemetry and the budget covered the
+      // spinner's idle wait, so all three start over. (A timeout with another cause, a call in the work that
+      // waits for the GPU, survives the halvings and fails the case.)
+      if (!auto_units || units <= 1 || m.queue_halvings >= 3) throw timed_out();
       units /= 2;
-      g_queue_units = std::min(g_queue_units, units);
       m.units_per_sample = units;
       m.unit_seconds.clear();
       ++m.queue_halvings;
+      (void)telemetry.stop();
+      telemetry.start();
+      start = clock::now();
       continue;
     }
+    // A size that went through after a timeout: the most the rest of the process asks for.
+    if (m.queue_halvings > 0) g_queue_units = std::min(g_queue_units, units);
     m.unit_seconds.push_back(*t / units);
     const int n = static_cast<int>(m.unit_seconds.size());
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();

@@ -124,10 +124,13 @@ struct Measurement {
 // One unit unblocked (it loads the kernels the work launches: under lazy loading a first launch behind
 // the spinning blocker could wait out its timeout), warm-up, then samples. Throws on any CUDA error
 // and on a blocking-kernel timeout, except where the sample size is its own (units_per_sample 0): there
-// a timeout means the launch queue held fewer units than asked, and the units are halved (for the rest
-// of the process too; queue_halvings counts it) and sampling starts over.
+// a timeout may mean the launch queue held fewer units than asked: the units are halved (up to 3 times;
+// queue_halvings counts them), sampling and telemetry start over, and a size that then goes through is
+// the most the rest of the process asks for.
 Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options& options,
                     const std::shared_ptr<nvml::Device>& nvml);
+// Forgets the launch-queue limit measure() learned (for tests that teach it one).
+void reset_launch_queue_limit();
 
 // The Google Benchmark side: a case that calls this is registered with configure(); it runs
 // `measure` once inside the state loop and reports the median as the iteration time.

@@ -88,7 +88,7 @@ budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s ))
 [ "$budget" -lt 10 ] && budget=10
 # The GEMM family needs about 160 s, 120 of them its eight 15 s sustained windows (the first cases a tight
 # --timeout cuts): under 260 s for the whole measurement, 8 s windows keep all of them (unless asked otherwise).
-if [ "$budget" -lt 260 ] && ! printf '%s\n' "${measure_args[@]}" | grep -q 'gemm_sustained_s'; then
+if [ "$budget" -lt 260 ] && [[ " ${measure_args[*]-} " != *gemm_sustained_s* ]]; then
   measure_args+=(--bench-arg=--ceilings_gemm_sustained_s=8)
   echo "measure: under 260 s, so GEMM's sustained windows are 8 s"
 fi

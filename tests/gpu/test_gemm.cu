@@ -105,6 +105,8 @@ TEST(GemmGpu, EveryTypeVerifiesAtSmallShapes) {
         continue;
       }
       EXPECT_TRUE(r.v.ok) << r.v.detail;
+      if (t.type == gp::DType::kFp8E4m3 || t.type == gp::DType::kFp8E5m2)
+        EXPECT_TRUE(r.fast_accum) << "fp8 runs with fast accumulation by default; the descriptor should say so";
       // The units the kernel runs on, where cuBLASLt reports them: fp32 must never be a tensor-core (TF32)
       // kernel, or gemm.fp32 would name the wrong thing; at the long K, where a small shape's heuristic has
       // no reason to leave the tensor cores, int8 must be IMMA and fp64 (on Hopper) DMMA.

@@ -124,6 +124,7 @@ TEST(MeasureGpu, AFullLaunchQueueHalvesTheUnitsInsteadOfFailing) {
   // Where the case fixed its own sample size, a timeout stays an error.
   spec.units_per_sample = 150;
   EXPECT_THROW(measure(s.get(), spec, o, nullptr), CheckError);
+  reset_launch_queue_limit();  // later tests of this process start unlimited
 }
 
 // NVML's device for the current CUDA device, matched by PCI bus id; nullptr (and a skip) without NVML.

@@ -11,9 +11,10 @@ namespace ceilings::kernels {
 
 enum class FillType { kF64, kF32, kBf16, kF16, kE4m3, kE5m2, kI8 };
 
-// Element i gets a value derived from hash(seed, i): floats uniform in [-1, 1) rounded to the type (fp32
-// and narrower from 24 random bits; fp64 uniform in (-1, 1) with all 52 mantissa bits random), int8 uniform
-// in [-127, 127]. Deterministic for (seed, i), independent of the launch shape.
+// Element i gets a value derived from hash(seed, i): floats uniform in (-1, 1) rounded to the type (fp32
+// and narrower from 23 random bits and a half step, never zero before rounding; fp64 with all 52 mantissa
+// bits random), int8 uniform over -127..-1 and 1..127. Deterministic for (seed, i), independent of the
+// launch shape.
 void fill_uniform(void* dst, std::size_t count, FillType type, std::uint32_t seed, cudaStream_t stream);
 
 // Bytes per element of a fill type.
