@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "ceilings/bench_json.hpp"
@@ -36,6 +37,10 @@ int no_gpu(const std::string& why) {
 
 int main(int argc, char** argv) {
   using namespace ceilings::bench;
+  // Device indices in PCI bus order, as nvidia-smi and NVML number GPUs (CUDA's default puts the fastest
+  // first), so "GPU 3" in a peer matrix or --ceilings_device 3 is the board nvidia-smi calls 3. A user's
+  // own CUDA_DEVICE_ORDER stands. Before any CUDA call: the runtime reads it once.
+  setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
   Options options;
   CLI::App app("ceilings-bench: measured GPU ceilings (Google Benchmark flags are accepted too)", "ceilings-bench");
   app.allow_extras();

@@ -113,18 +113,23 @@ struct Transfer {
 
 struct JobResult {
   Measurement m;
-  double value = 0;       // B/s, all transfers of the job together
-  double overlapped = 0;  // B/s, all bytes over the wall time of the whole concurrent region
+  double value = 0;         // B/s, all transfers of the job together
+  double overlapped = 0;    // B/s, all bytes over the wall time of the whole concurrent region
+  double sum_of_rates = 0;  // B/s, each transfer's bytes over its own time, summed (several transfers)
   std::string failure;
 };
 
+// Which figure of several concurrent transfers is the value. nvbandwidth sums each copy's own rate for
+// its bidirectional tests (..._bidirectional_..._total) and takes all bytes over the wall time of the
+// whole region for one-to-all and all-to-one (its TOTAL_BW): a sum of own rates overstates a shared link
+// whenever the shares are unequal, and a fan shares the hub's links by construction.
+enum class Aggregate { kSumOfRates, kOverWallTime };
+
 // Runs the transfers concurrently (forked from the first runner's stream and joined back to it) and
-// measures them as one unit. With several transfers the value is the sum of each transfer's own rate
-// (its bytes over its own events' time, per sample), nvbandwidth's convention and pcie.bidir's; bytes
-// over the wall time of the whole region (lower when one finishes first) is kept beside it. Every
+// measures them as one unit; the value follows `aggregate`, and the other figure is kept beside it. Every
 // destination is checked.
 JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine, Op op, std::size_t bytes,
-                  const Context& ctx) {
+                  const Context& ctx, Aggregate aggregate) {
   DeviceGuard guard;
   const std::size_t n = bytes / sizeof(uint4);
   std::vector<Transfer> ts;
@@ -145,6 +150,9 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
     CEILINGS_CUDA_CHECK(cudaSetDevice(d));
     t.dst = DeviceBuffer<uint4>(n);
     CEILINGS_CUDA_CHECK(cudaMemset(t.dst.get(), 0xA5, bytes));
+    // Done before any copy: the transfer streams are non-blocking, so the legacy stream's memset would
+    // not order itself before them, and a poisoned destination is what makes the check mean something.
+    CEILINGS_CUDA_CHECK(cudaDeviceSynchronize());
     CEILINGS_CUDA_CHECK(cudaSetDevice(t.runner));
     t.stream = std::make_unique<Stream>();
     CEILINGS_CUDA_CHECK(cudaEventCreateWithFlags(&t.done, cudaEventDisableTiming));
@@ -231,9 +239,14 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
                                                  own_seconds.end());
     const std::vector<double> sums =
         concurrent_rate_sums(timed, static_cast<double>(bytes) * r.m.units_per_sample);
-    for (std::size_t i = 0; i < samples; ++i) r.m.unit_seconds[i] = amount / sums[i];
-    r.m.median_s = median(r.m.unit_seconds);
-    r.m.cv = coefficient_of_variation(r.m.unit_seconds);
+    std::vector<double> sum_seconds(samples);
+    for (std::size_t i = 0; i < samples; ++i) sum_seconds[i] = amount / sums[i];
+    r.sum_of_rates = amount / median(sum_seconds);
+    if (aggregate == Aggregate::kSumOfRates) {
+      r.m.unit_seconds = sum_seconds;
+      r.m.median_s = median(r.m.unit_seconds);
+      r.m.cv = coefficient_of_variation(r.m.unit_seconds);
+    }
   }
   r.value = amount / r.m.median_s;
   for (Transfer& t : ts) {
@@ -296,7 +309,7 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
           if (shape == Shape::kBidir && p.src > p.dst) continue;  // one experiment per unordered pair
           std::vector<std::tuple<int, int>> copies{{p.src, p.dst}};
           if (shape == Shape::kBidir) copies.push_back({p.dst, p.src});
-          JobResult r = run_job(copies, engine, op, bytes, ctx);
+          JobResult r = run_job(copies, engine, op, bytes, ctx, Aggregate::kSumOfRates);
           if (p.src != p.dst) matrix.set(p.src, p.dst, r.value);
           consider(std::move(r));
         }
@@ -307,7 +320,7 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
           for (const GpuPair& p : usable)
             if (shape == Shape::kOneToAll ? p.src == dev : p.dst == dev) copies.push_back({p.src, p.dst});
           if (copies.empty()) continue;
-          JobResult r = run_job(copies, engine, op, bytes, ctx);
+          JobResult r = run_job(copies, engine, op, bytes, ctx, Aggregate::kOverWallTime);
           per_device["dev_" + std::to_string(dev)] = r.value;
           per_device["peers_" + std::to_string(dev)] = static_cast<double>(copies.size());
           consider(std::move(r));
@@ -326,6 +339,7 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
     state.counters["write"] = op == Op::kWrite ? 1 : 0;
     if (g_loopback) state.counters["candidate"] = 0;  // device-local copies: a self-check, not a ceiling
     if (worst.overlapped > 0) state.counters["overlapped_bytes_per_second"] = worst.overlapped;
+    if (worst.sum_of_rates > 0) state.counters["sum_of_rates_bytes_per_second"] = worst.sum_of_rates;
     if (matrix.measured() > 0) state.SetLabel(matrix.to_text());
     // The reported value is the slowest pair (or device): amount / its median time.
     report(state, worst.m, Amount::kBytes, worst.value * worst.m.median_s, true);

@@ -212,6 +212,18 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     g.reason = "no benchmark matches" + (o.filter.empty() ? "" : " --filter '" + o.filter + "'") + tail(err, 3);
     return finish(g);
   }
+  // --all-gpus --concurrent: a peer case reaches into the other GPUs (buffers, copies, kernels on them)
+  // while their own processes measure them, so both sets of numbers would be wrong. Held back, with the
+  // reason, unless nothing else was asked for.
+  std::vector<std::string> held_back;
+  if (o.all_gpus && o.concurrent) {
+    std::vector<std::string> rest;
+    for (auto& n : names) (n.rfind("nvlink/", 0) == 0 ? held_back : rest).push_back(n);
+    if (rest.empty())
+      held_back.clear();
+    else
+      names = std::move(rest);
+  }
   g.cases = names.size();
 
   // 2. The runs, with progress on stderr: one console line per finished case.
@@ -248,6 +260,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     const ceilings::CaseName c = ceilings::case_name(benchmark);
     return ceilings::Skipped{c.ceiling, c.run_name.empty() ? reason : reason + " [" + c.run_name + "]"};
   };
+  for (const auto& n : held_back)
+    not_run.push_back(entry(n, "not run: --concurrent measures every GPU at once, and peer copies would load the "
+                               "GPUs the other processes are measuring; --all-gpus without --concurrent measures them"));
   ceilings::json families = ceilings::json::array();
   std::string stopped;  // why the run stopped before its last family (timeout, interrupt, bad input, no GPU)
   std::string first_failure;

@@ -146,6 +146,28 @@ TEST(MultiGpu, ConcurrentRunsOverlapAndKeepIsolation) {
   EXPECT_TRUE(s.at("comparison").at("below_peers").empty());
 }
 
+// --concurrent measures every GPU at once: a peer case, which reaches into the other GPUs, is held back with
+// its reason (the others' numbers and its own would be wrong); one GPU at a time it runs.
+TEST(MultiGpu, ConcurrentRunsHoldThePeerCasesBack) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_concurrent_peer");
+  const Env env{{"CEILINGS_STANDIN_DEVICES", "2"}, {"CEILINGS_STANDIN_PEER", "1"}};
+  auto r = run_cli({"measure", "--all-gpus", "--concurrent", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir",
+                    dir + "/together"},
+                   env, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (int gpu : {0, 1}) {
+    const auto p = ceilings::read_profile(dir + "/together/" + host() + "-gpu" + std::to_string(gpu) + ".profile.json");
+    EXPECT_TRUE(p.find("hbm.copy")) << gpu;
+    EXPECT_FALSE(p.find("nvlink.p2p_uni")) << gpu;
+    ASSERT_EQ(p.skipped.size(), 1u) << gpu;
+    EXPECT_EQ(p.skipped[0].name, "nvlink.p2p_uni");
+    EXPECT_EQ(p.skipped[0].reason.rfind("not run: --concurrent measures every GPU at once", 0), 0u) << p.skipped[0].reason;
+  }
+  r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir + "/one_by_one"}, env, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(ceilings::read_profile(dir + "/one_by_one/" + host() + "-gpu1.profile.json").find("nvlink.p2p_uni"));
+}
+
 TEST(MultiGpu, NamesTheGpuBelowItsPeers) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_below_peers");
   const Env env{{"CEILINGS_STANDIN_DEVICES", "4"}, {"CEILINGS_STANDIN_SCALE_2", "0.9"},

@@ -7,6 +7,7 @@
 //   CEILINGS_STANDIN_MODE_<i>=M       mode of device i
 //   CEILINGS_STANDIN_SCALE_<i>=F      multiplies device i's fake rates (F < 1: a slow GPU)
 //   CEILINGS_STANDIN_SLEEP=S          seconds the slow and sleep modes wait (default 2)
+//   CEILINGS_STANDIN_PEER=1           also list a peer case (nvlink/p2p_uni/...)
 //   CEILINGS_STANDIN_PIDFILE=PATH     hang mode appends its own pid and its child's pid, one a line
 //   CEILINGS_STANDIN_NODE=K           which pretend node (0-9999, default 0): part of every UUID, so the
 //                                     GPUs of several pretend nodes are distinct GPUs to `ceilings fleet`
@@ -77,7 +78,13 @@ const std::vector<FakeCase>& cases() {
                                          {"hbm/read/manual_time", "bytes_per_second", 4.5e12},
                                          {"gemm/bf16/m:8192/manual_time", "flop_per_second", 7.9e14},
                                          {"latency/launch/manual_time", "latency_s", 2.2e-6}};
-  return all;
+  // CEILINGS_STANDIN_PEER=1: a peer case too, as a multi-GPU node lists one.
+  static const std::vector<FakeCase> with_peer = [] {
+    auto v = all;
+    v.push_back({"nvlink/p2p_uni/engine:ce/op:write/manual_time", "bytes_per_second", 3.9e11});
+    return v;
+  }();
+  return env_or("CEILINGS_STANDIN_PEER", "0") == "1" ? with_peer : all;
 }
 
 // The cases --benchmark_filter selects (all without one).

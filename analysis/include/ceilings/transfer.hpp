@@ -58,8 +58,9 @@ struct BidirRates {
 // Throws InputError when bytes_per_direction or a time is not positive and finite.
 BidirRates bidir_rates(const std::vector<DirectionSeconds>& samples, double bytes_per_direction);
 
-// The same convention for N concurrent transfers (peer bidirectional, one-to-all, all-to-one): per
-// sample, the sum over transfers of bytes_per_transfer / that transfer's own elapsed time. `samples[i]`
+// The same convention for N concurrent transfers (the peer bidirectional value; one-to-all and all-to-one
+// record it beside their value, all bytes over the wall time, as nvbandwidth counts those): per sample,
+// the sum over transfers of bytes_per_transfer / that transfer's own elapsed time. `samples[i]`
 // holds one time per transfer. Throws InputError for a non-positive byte count or time, or a sample
 // whose transfer count differs from the first one's.
 std::vector<double> concurrent_rate_sums(const std::vector<std::vector<double>>& samples, double bytes_per_transfer);
