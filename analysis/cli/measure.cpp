@@ -591,15 +591,24 @@ class NodeRun {
   }
 
   // Each ceiling of each finished GPU against the node median; margin rule only (8 GPUs: no z-score).
+  // A peer ceiling compares by the median of the GPU's own pairs (p2p_median), not its slowest pair: with
+  // one GPU's links degraded, every GPU's slowest pair is its pair with that GPU, and the minima agree.
   std::vector<ceilings::Outlier> compare(std::vector<std::size_t>* members) {
     std::lock_guard<std::mutex> hold(mu_);
-    std::vector<const ceilings::Profile*> profiles;
+    std::vector<ceilings::Profile> compared;
     members->clear();
     for (std::size_t i = 0; i < gpus_.size(); ++i)
       if (gpus_[i].state == GpuState::kDone && gpus_[i].profile) {
-        profiles.push_back(&*gpus_[i].profile);
+        ceilings::Profile p = *gpus_[i].profile;
+        for (ceilings::Ceiling& c : p.ceilings)
+          if (c.name.rfind("nvlink.", 0) == 0)
+            if (const auto pairs_median = c.detail_number("p2p_median"); pairs_median && *pairs_median > 0)
+              c.value = *pairs_median;
+        compared.push_back(std::move(p));
         members->push_back(i);
       }
+    std::vector<const ceilings::Profile*> profiles;
+    for (const auto& p : compared) profiles.push_back(&p);
     ceilings::OutlierRule rule;
     rule.use_z = false;
     rule.margin = o_.margin_pct / 100.0;

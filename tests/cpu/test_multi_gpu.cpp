@@ -168,6 +168,21 @@ TEST(MultiGpu, ConcurrentRunsHoldThePeerCasesBack) {
   EXPECT_TRUE(ceilings::read_profile(dir + "/one_by_one/" + host() + "-gpu1.profile.json").find("nvlink.p2p_uni"));
 }
 
+// A GPU with slow links drags every GPU's slowest peer pair down to the same value; the node comparison
+// goes by each GPU's own pairs' median, and names that GPU only.
+TEST(MultiGpu, AGpuWithSlowLinksIsNamedByItsPairsMedian) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_slow_links");
+  const Env env{{"CEILINGS_STANDIN_DEVICES", "4"}, {"CEILINGS_STANDIN_PEER", "1"}, {"CEILINGS_STANDIN_SCALE_2", "0.5"}};
+  const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir,
+                          "--filter", "^nvlink/"},
+                         env, 60);
+  const json s = summary_of(dir);
+  const json& below = s.at("comparison").at("below_peers");
+  ASSERT_EQ(below.size(), 1u) << s.dump(2) << r.err;
+  EXPECT_EQ(below[0].at("index"), 2);
+  EXPECT_EQ(below[0].at("ceilings")[0].at("ceiling"), "nvlink.p2p_uni");
+}
+
 TEST(MultiGpu, NamesTheGpuBelowItsPeers) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_below_peers");
   const Env env{{"CEILINGS_STANDIN_DEVICES", "4"}, {"CEILINGS_STANDIN_SCALE_2", "0.9"},

@@ -31,6 +31,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -151,6 +152,17 @@ int write_cases(const Args& a, double scale, std::size_t count, bool finish, con
               {"real_time", 1.0}, {"cpu_time", 1.0},    {"time_unit", "ms"},        {"cv", 0.004},
               {"samples", 10},    {"verified", 1},      {"throttled", 0},           {"telemetry", 0}};
     b[c.counter] = rate ? c.value * scale : c.value / scale;
+    if (std::string(c.name).rfind("nvlink/", 0) == 0) {
+      // A peer ceiling is the GPU's slowest pair: with one slow GPU on the node, every GPU's slowest pair is
+      // the pair with it; the median of its own pairs (p2p_median) is low on the slow GPU only.
+      const int devices =
+          std::atoi((a.devices.empty() ? env_or("CEILINGS_STANDIN_DEVICES", "1") : a.devices).c_str());
+      double slowest = 1;
+      for (int d = 0; d < devices; ++d)
+        slowest = std::min(slowest, std::atof(env_or("CEILINGS_STANDIN_SCALE_" + std::to_string(d), "1").c_str()));
+      b[c.counter] = c.value * slowest;
+      b["p2p_median"] = c.value * scale;
+    }
     doc["benchmarks"].push_back(b);
     if (!a.checkpoint.empty()) write_atomic(a.checkpoint, doc.dump(2) + "\n");
     std::printf("%-40s %10.3f ms %10.3f ms %10d\n", name.c_str(), 1.0, 1.0, 10);
