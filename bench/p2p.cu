@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -20,6 +21,7 @@
 #include "ceilings/transfer.hpp"
 #include "harness/host_memory.hpp"
 #include "harness/measure.hpp"
+#include "harness/nvml.hpp"
 
 namespace ceilings::bench {
 namespace {
@@ -72,6 +74,31 @@ bool can_access(int a, int b) {
   int ok = 0;
   CEILINGS_CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, a, b));
   return ok != 0;
+}
+
+// Whether NVML says GPUs a and b (CUDA ordinals) are connected by NVLink; nullopt where it cannot say (no
+// NVML, a GPU it cannot find by bus id, a driver without the call). Read once per pair and process.
+std::optional<bool> nvlink_between(int a, int b) {
+  static std::map<std::pair<int, int>, std::optional<bool>> known;
+  const auto key = std::minmax(a, b);
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  std::optional<bool> answer;
+  if (const auto& self = context().nvml) {
+    auto handle = [&](int dev) -> std::optional<nvml::Device> {
+      char bus[32] = {};
+      if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return std::nullopt;
+      }
+      auto d = self->library().device_by_pci_bus_id(bus);
+      return d.ok() ? std::optional<nvml::Device>(d.value) : std::nullopt;
+    };
+    const auto da = handle(a), db = handle(b);
+    if (da && db)
+      if (const auto r = da->nvlink_peer(*db); r.ok()) answer = r.value;
+  }
+  known[key] = answer;
+  return answer;
 }
 
 // Lets `from` reach `to`'s memory (once per process; peer access is a per-context setting).
@@ -275,7 +302,14 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
         if (only < 0 || d == only) pairs.push_back({d, d, true});
       usable = pairs;
     } else {
-      pairs = ordered_pairs(count, can_access, only);
+      // NVLink pairs only, where NVML can tell: a PCIe peer pair is not an NVLink ceiling's pair.
+      const NvlinkPairs split = split_nvlink_pairs(ordered_pairs(count, can_access, only), nvlink_between);
+      pairs = split.nvlink;
+      state.counters["nvlink_classified"] = split.classified ? 1 : 0;
+      state.counters["pairs_not_nvlink"] = static_cast<double>(split.other.size());
+      if (pairs.empty())
+        unsupported("no GPU pair is connected by NVLink (NVML: " + std::to_string(split.other.size()) +
+                    " pair(s) reach each other over PCIe or not at all)");
       // Reads and bidirectional copies need access both ways; a write needs the source to reach the
       // destination.
       for (const GpuPair& p : pairs) {

@@ -128,6 +128,23 @@ std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(in
   return pairs;
 }
 
+NvlinkPairs split_nvlink_pairs(const std::vector<GpuPair>& pairs,
+                               const std::function<std::optional<bool>(int, int)>& nvlink) {
+  NvlinkPairs out;
+  std::vector<bool> connected;
+  for (const GpuPair& p : pairs) {
+    const std::optional<bool> c = nvlink ? nvlink(p.src, p.dst) : std::nullopt;
+    if (!c) {
+      out.nvlink = pairs;
+      return out;
+    }
+    connected.push_back(*c);
+  }
+  out.classified = true;
+  for (std::size_t i = 0; i < pairs.size(); ++i) (connected[i] ? out.nvlink : out.other).push_back(pairs[i]);
+  return out;
+}
+
 PeerMatrix::PeerMatrix(int device_count) : n_(device_count) {
   if (device_count < 0) throw InputError("negative device count");
   v_.assign(static_cast<std::size_t>(n_) * n_, std::numeric_limits<double>::quiet_NaN());

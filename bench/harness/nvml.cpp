@@ -95,6 +95,7 @@ struct Library::Symbols {
   int (*nvlink_state)(Handle, unsigned, int*) = nullptr;
   int (*nvlink_error_counter)(Handle, unsigned, int, unsigned long long*) = nullptr;
   int (*field_values)(Handle, int, FieldValue*) = nullptr;
+  int (*p2p_status)(Handle, Handle, int, int*) = nullptr;
 };
 
 namespace {
@@ -183,6 +184,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.nvlink_state, {"nvmlDeviceGetNvLinkState"});
   resolve(h, s.nvlink_error_counter, {"nvmlDeviceGetNvLinkErrorCounter"});
   resolve(h, s.field_values, {"nvmlDeviceGetFieldValues"});
+  resolve(h, s.p2p_status, {"nvmlDeviceGetP2PStatus"});
   if (!s.init || !s.shutdown) {
     if (why) *why = path + " lacks nvmlInit_v2/nvmlShutdown: not an NVML library";
     dlclose(h);
@@ -331,6 +333,13 @@ Result<bool> Device::nvlink_active(unsigned link) const {
   const int rc = call(SYMS.nvlink_state, handle_, link, &state);
   return {rc, state == 1};
 }
+Result<bool> Device::nvlink_peer(const Device& peer) const {
+  constexpr int kP2pCapsIndexNvlink = 2, kP2pStatusOk = 0;  // nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t
+  int status = -1;
+  const int rc = call(SYMS.p2p_status, handle_, peer.handle_, kP2pCapsIndexNvlink, &status);
+  return {rc, status == kP2pStatusOk};
+}
+
 Result<std::uint64_t> Device::nvlink_errors(unsigned link, NvLinkError which) const {
   unsigned long long n = 0;
   const int rc = call(SYMS.nvlink_error_counter, handle_, link, static_cast<int>(which), &n);

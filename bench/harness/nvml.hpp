@@ -101,6 +101,9 @@ class Device {
   Result<unsigned> temperature_threshold_c(TemperatureThreshold which) const;
   Result<std::uint64_t> supported_event_types() const;
   Result<bool> nvlink_active(unsigned link) const;  // nvmlDeviceGetNvLinkState: link trained and up
+  // nvmlDeviceGetP2PStatus(NVML_P2P_CAPS_INDEX_NVLINK): whether this GPU reaches `peer` over NVLink (true)
+  // or not (PCIe, or no peer path at all).
+  Result<bool> nvlink_peer(const Device& peer) const;
   Result<std::uint64_t> nvlink_errors(unsigned link, NvLinkError which) const;  // since the driver loaded
   // One value of nvmlDeviceGetFieldValues, whatever its value type; the field's own return code counts.
   // scope_id: the field's scope where it has one (a power field's nvmlPowerScopeType_t, an NVLink's link).

@@ -134,6 +134,28 @@ TEST_F(TelemetryWithFakeNvml, TemperatureFromTheVersionedCallWithTheDeprecatedOn
   EXPECT_TRUE(t.unsupported()) << t.code;
 }
 
+// nvmlDeviceGetP2PStatus with the NVLink index: status 0 is a pair connected by NVLink, any other status a
+// pair that is not; a driver without an answer is "unsupported" (the peer family then cannot classify).
+TEST_F(TelemetryWithFakeNvml, NvlinkPeerStatusFromP2PStatus) {
+  auto d = device({{"p2p.nvlink_status", 0}});
+  ASSERT_TRUE(d);
+  auto r = d->nvlink_peer(*d);
+  ASSERT_TRUE(r.ok()) << r.code;
+  EXPECT_TRUE(r.value);
+  d.reset();
+  lib_.reset();
+  d = device({{"p2p.nvlink_status", 5}});  // NVML_P2P_STATUS_NOT_SUPPORTED: no NVLink between them
+  ASSERT_TRUE(d);
+  r = d->nvlink_peer(*d);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r.value);
+  d.reset();
+  lib_.reset();
+  d = device(json::object());
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(d->nvlink_peer(*d).unsupported());
+}
+
 TEST_F(TelemetryWithFakeNvml, CountsTheReadingsUnderEachKindOfSlowdown) {
   const auto s = sample(loaded_gpu());
   EXPECT_EQ(s.throttle_reasons, 0x44u);

@@ -285,5 +285,25 @@ TEST(TransferChase, PositionAfterManySteps) {
   EXPECT_EQ(chase_position(big, 17, 12345), at);
 }
 
+// The NVLink ceilings take the pairs NVML says are NVLink-connected: two bridged pairs of four GPUs give 4
+// ordered NVLink pairs and 8 others; one pair NVML cannot answer leaves them all unclassified, all in.
+TEST(PeerPairs, OnlyNvlinkPairsWhereNvmlCanTell) {
+  const auto all = ordered_pairs(4, [](int, int) { return true; });
+  auto bridged = [](int a, int b) -> std::optional<bool> { return a / 2 == b / 2; };  // 0-1 and 2-3
+  const NvlinkPairs split = split_nvlink_pairs(all, bridged);
+  EXPECT_TRUE(split.classified);
+  ASSERT_EQ(split.nvlink.size(), 4u);
+  EXPECT_EQ(split.other.size(), 8u);
+  for (const GpuPair& p : split.nvlink) EXPECT_EQ(p.src / 2, p.dst / 2);
+  const NvlinkPairs unknown = split_nvlink_pairs(all, [](int a, int b) -> std::optional<bool> {
+    if (a == 3 && b == 2) return std::nullopt;
+    return a / 2 == b / 2;
+  });
+  EXPECT_FALSE(unknown.classified);
+  EXPECT_EQ(unknown.nvlink.size(), all.size());
+  EXPECT_TRUE(unknown.other.empty());
+  EXPECT_FALSE(split_nvlink_pairs(all, nullptr).classified);
+}
+
 }  // namespace
 }  // namespace ceilings

@@ -12,7 +12,7 @@
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns,
 // power.{usage_mw,limit_mw,enforced_limit_mw,instant_mw (field 186)}, energy.total_mj,
 // temperature.{gpu_c,slowdown_c,shutdown_c,memory_c,memory_max_c} (error keys temperature_v, temperature_legacy),
-// device_count,
+// device_count, p2p.nvlink_status (nvmlDeviceGetP2PStatus with the NVLink index, every pair),
 // nvlink.<link>.state (1 up, 0 down), nvlink.<link>.{replay,recovery,crc_flit,crc_data}; "nvlink_links": N
 // links answer, links past N answer "nvlink_absent_code" (default INVALID_ARGUMENT); a link without a state
 // key answers NOT_SUPPORTED (none at all: a GPU without NVLink).
@@ -318,3 +318,8 @@ FAKE_EXPORT int nvmlEventSetWait_v2(void*, EventData* data, unsigned timeout_ms)
   return kTimeout;
 }
 FAKE_EXPORT int nvmlEventSetFree(void*) { return kSuccess; }
+// NVLink between two GPUs: "p2p.nvlink_status" (nvmlGpuP2PStatus_t: 0 connected, 5 not), for every pair.
+FAKE_EXPORT int nvmlDeviceGetP2PStatus(void*, void*, int index, int* status) {
+  if (index != 2) return kNotSupported;  // only NVML_P2P_CAPS_INDEX_NVLINK is asked
+  return answer("p2p.nvlink_status", status);
+}

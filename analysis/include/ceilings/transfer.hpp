@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,6 +79,17 @@ struct GpuPair {
 // that involve that device. `can_access(a, b)` answers whether a can access b's memory.
 std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(int, int)>& can_access,
                                    int only_device = -1);
+
+// The pairs the NVLink ceilings measure: those NVML says are connected by NVLink (nvmlDeviceGetP2PStatus),
+// so a PCIe peer pair (a bridged pair's unbridged neighbours, a PCIe-only node) is neither its slowest
+// pair nor a pair "without peer access". `nvlink(a, b)` answers per pair, nullopt where NVML cannot say;
+// then no pair can be classified and every pair stays in (classified false).
+struct NvlinkPairs {
+  std::vector<GpuPair> nvlink, other;
+  bool classified = false;
+};
+NvlinkPairs split_nvlink_pairs(const std::vector<GpuPair>& pairs,
+                               const std::function<std::optional<bool>(int, int)>& nvlink);
 
 // One pair of a peer ceiling's matrix as a profile stores it: the detail counter p2p_<src>_<dst> that
 // PeerMatrix::counters("p2p") writes.
