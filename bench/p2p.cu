@@ -308,7 +308,7 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
       state.counters["nvlink_classified"] = split.classified ? 1 : 0;
       state.counters["pairs_not_nvlink"] = static_cast<double>(split.other.size());
       if (pairs.empty())
-        unsupported("no GPU pair is connected by NVLink (NVML: " + std::to_string(split.other.size()) +
+        unsupported(std::string(kNoNvlinkPairReason) + " (NVML: " + std::to_string(split.other.size()) +
                     " pair(s) reach each other over PCIe or not at all)");
       // Reads and bidirectional copies need access both ways; a write needs the source to reach the
       // destination.

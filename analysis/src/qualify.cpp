@@ -1050,7 +1050,9 @@ void peer_access_checks(const Profile& p, std::vector<Check>& out) {
   }
   if (!links_up) return;
   for (const Skipped& s : p.skipped) {
-    if (family_of(s.name) != "nvlink" || s.reason.rfind(kNoPeerAccessReason, 0) != 0) continue;
+    if (family_of(s.name) != "nvlink" ||
+        (s.reason.rfind(kNoPeerAccessReason, 0) != 0 && s.reason.rfind(kNoNvlinkPairReason, 0) != 0))
+      continue;
     Check k = make(s.name, "peer access");
     k.threshold_text = "every pair";
     k.measured_text = "no pair";

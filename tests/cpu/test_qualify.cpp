@@ -342,6 +342,13 @@ TEST(Qualify, NoPeerAccessAtAllFailsOnlyWhereNvLinksAreUp) {
   EXPECT_EQ(c.status, CheckStatus::kFail);
   EXPECT_NE(c.reason.find("NVLinks are up but no GPU pair has peer access (8 GPUs"), std::string::npos) << c.reason;
   EXPECT_THROW(find_check(r, "nvlink.p2p_bidir", "peer access"), std::runtime_error);  // one GPU: not this fault
+  // NVLinks up, yet NVML counts no pair as NVLink-connected (a fabric manager that is not running): a fault too.
+  p.skipped[1] = {"nvlink.p2p_bidir", "no GPU pair is connected by NVLink (NVML: 56 pair(s) reach each other over "
+                                      "PCIe or not at all)"};
+  EXPECT_EQ(find_check(qualify(p, nullptr, default_rules()), "nvlink.p2p_bidir", "peer access").status,
+            CheckStatus::kFail);
+  p.raw["health"]["before"]["metrics"].erase("nvlink.links_active");  // a PCIe box: a skip, not a fault
+  EXPECT_THROW(find_check(qualify(p, nullptr, default_rules()), "nvlink.p2p_bidir", "peer access"), std::runtime_error);
 }
 
 TEST(Qualify, HealthSectionRequiredUnlessWaived) {

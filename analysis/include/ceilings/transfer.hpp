@@ -70,6 +70,9 @@ std::vector<double> concurrent_rate_sums(const std::vector<std::vector<double>>&
 // How the peer family says that no pair of several GPUs could reach each other (the start of its skip
 // reason); qualify reads it.
 inline constexpr const char* kNoPeerAccessReason = "no GPU pair has peer access";
+// ... and that NVML counts no pair as connected by NVLink (a fault where NVLinks are up: on an NVSwitch
+// system, a fabric manager that is not running).
+inline constexpr const char* kNoNvlinkPairReason = "no GPU pair is connected by NVLink";
 
 struct GpuPair {
   int src = 0, dst = 0;
