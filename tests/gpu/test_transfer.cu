@@ -254,6 +254,37 @@ TEST(TransferGpu, PeerFamilySkipsWithAReasonOnOneGpu) {
   EXPECT_LT(run.seconds, 30.0);  // process start and the fingerprint; the skips themselves cost nothing
 }
 
+// Two or more GPUs (not the one-GPU test machine): the peer family across devices, scoped to GPU 0. Every
+// case verifies or is skipped with a reason (no NVLink, no peer access); the unidirectional matrix holds
+// both directions of a pair GPU 0 is in, the bidirectional one each unordered pair once.
+TEST(TransferGpu, PeerFamilyRunsAcrossDevices) {
+  CEILINGS_REQUIRE_GPU();
+  if (device_count() < 2) GTEST_SKIP() << "one GPU: no peer to copy to";
+  const BenchRun run = run_bench_timed("^nvlink/", {"--ceilings_device=0", "--ceilings_p2p_scope=device",
+                                                    "--ceilings_p2p_bytes=16777216", "--ceilings_p2p_seconds=0.02"});
+  EXPECT_LT(run.seconds, 170.0);
+  int measured = 0;
+  for (const auto& b : run.doc.at("benchmarks")) {
+    const std::string name = b.at("name");
+    if (b.value("error_occurred", false)) {
+      EXPECT_EQ(b.value("error_message", "").rfind("unsupported:", 0), 0u) << name << ": " << b.dump();
+      continue;
+    }
+    ++measured;
+    EXPECT_EQ(b.at("verified").get<double>(), 1.0) << name;
+    EXPECT_GT(b.at("bytes_per_second").get<double>(), 1e9) << name;
+    if (name.rfind("nvlink/p2p_uni/", 0) == 0) {
+      EXPECT_TRUE(b.contains("p2p_0_1") || b.contains("p2p_1_0")) << b.dump();
+    } else if (name.rfind("nvlink/p2p_bidir/", 0) == 0) {
+      EXPECT_FALSE(b.contains("p2p_1_0")) << "bidirectional: one entry per unordered pair; " << b.dump();
+    } else {
+      EXPECT_TRUE(b.contains("dev_0")) << b.dump();
+      EXPECT_TRUE(b.contains("peers_0")) << b.dump();
+    }
+  }
+  std::printf("[ peers    ] %d peer case(s) measured across devices\n", measured);
+}
+
 TEST(TransferGpu, PeerFamilyRunsEndToEndInLoopback) {
   CEILINGS_REQUIRE_GPU();
   // --ceilings_p2p_loopback pairs GPU 0 with itself: the peer family's transfers, SM and copy-engine
