@@ -31,6 +31,14 @@ __global__ void sleep_then_count_kernel(unsigned long long* count, unsigned ns) 
   *count += 1;
 }
 
+// A device counter set to 0 (ready when this returns).
+DeviceBuffer<unsigned long long> zeroed_counter(const Stream& s) {
+  DeviceBuffer<unsigned long long> count(1);
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), s.get()));
+  s.sync();
+  return count;
+}
+
 unsigned long long read_count(const DeviceBuffer<unsigned long long>& count, cudaStream_t s) {
   unsigned long long h = 0;
   CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&h, count.get(), sizeof h, cudaMemcpyDeviceToHost, s));
@@ -75,9 +83,7 @@ TEST(BlockingKernelGpu, DestructorReleasesASpinnerAndWaitsForIt) {
 TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
   CEILINGS_REQUIRE_GPU();
   Stream s;
-  DeviceBuffer<unsigned long long> count(1);
-  CEILINGS_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), s.get()));
-  s.sync();
+  const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
   Options o;
   o.min_samples = 2;
   o.max_samples = 100000;
@@ -99,9 +105,7 @@ TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
 TEST(MeasureGpu, AFullLaunchQueueHalvesTheUnitsInsteadOfFailing) {
   CEILINGS_REQUIRE_GPU();
   Stream s;
-  DeviceBuffer<unsigned long long> count(1);
-  CEILINGS_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), s.get()));
-  s.sync();
+  const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
   Options o;
   o.min_samples = 3;
   o.max_samples = 3;
