@@ -109,6 +109,7 @@ TEST(MeasureGpu, AFullLaunchQueueHalvesTheUnitsInsteadOfFailing) {
   Options o;
   o.min_samples = 3;
   o.max_samples = 3;
+  o.min_sample_seconds = 1.0;  // asks for the most units a sample may hold (200), whatever a launch costs
   int in_sample = 0;
   MeasureSpec spec;
   spec.before_sample = [&](cudaStream_t) { in_sample = 0; };
