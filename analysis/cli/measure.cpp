@@ -780,7 +780,7 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
                                  "(its finished cases kept), later ones are not run (0: no limit; --all-gpus "
                                  "default 7200 per GPU)")
                       ->check(CLI::NonNegativeNumber);
-  app.add_option("--family-timeout", o->family_timeout_s,
+  auto* family_timeout = app.add_option("--family-timeout", o->family_timeout_s,
                  "Seconds one benchmark family may run while others wait after it: past it the family is stopped "
                  "(its finished cases kept) and the next one starts; the last family gets what --timeout leaves "
                  "(0: no limit of its own)")
@@ -796,7 +796,7 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
                                 "With --all-gpus: name a GPU more than this many percent below the node median")
                      ->capture_default_str()
                      ->check(CLI::Range(0.0, 100.0));
-  app.add_flag("--one-process", o->one_process,
+  auto* one_process = app.add_flag("--one-process", o->one_process,
                "Run every benchmark family in one ceilings-bench process (default: a process per family, so a "
                "crash or a sticky CUDA error costs only its family)");
   app.add_option("--kill-grace", o->kill_grace_s, "Seconds between SIGTERM and SIGKILL when a timeout hits")
@@ -804,6 +804,7 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
       ->check(CLI::NonNegativeNumber);
   all->excludes(device)->excludes(out);
   concurrent->needs(all);
+  family_timeout->excludes(one_process);  // one process is one "family": nothing would ever be cut by it
   margin->needs(all);
   return [o, timeout] {
     if (o->all_gpus && timeout->count() == 0) o->timeout_s = 7200;

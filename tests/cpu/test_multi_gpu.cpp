@@ -397,6 +397,12 @@ TEST(MultiGpu, AFamilyPastItsOwnTimeoutDoesNotStarveTheNext) {
                              {{"CEILINGS_STANDIN_MODE", "stall"}}, 60);
   EXPECT_EQ(whole.exit_code, 3) << whole.err;
   EXPECT_FALSE(ceilings::read_profile(dir + "/whole.profile.json").find("gemm.bf16"));
+  // With every family in one process there is no family to cut: refused, not silently ignored.
+  const auto both = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json",
+                             "--family-timeout", "2", "--one-process"},
+                            {}, 30);
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_NE(both.err.find("--one-process"), std::string::npos) << both.err;
 }
 
 // A family that exits 0 without reporting a listed case (a name that changed since the listing, e.g. one
