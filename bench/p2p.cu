@@ -80,7 +80,7 @@ bool can_access(int a, int b) {
 // NVML, a GPU it cannot find by bus id, a driver without the call). Read once per pair and process.
 std::optional<bool> nvlink_between(int a, int b) {
   static std::map<std::pair<int, int>, std::optional<bool>> known;
-  const auto key = std::minmax(a, b);
+  const std::pair<int, int> key{std::min(a, b), std::max(a, b)};  // one answer per unordered pair
   if (auto it = known.find(key); it != known.end()) return it->second;
   std::optional<bool> answer;
   if (const auto& self = context().nvml) {
