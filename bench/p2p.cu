@@ -1,7 +1,8 @@
 // GPU-to-GPU bandwidth over NVLink or PCIe peer access: nvlink.p2p_uni and nvlink.p2p_bidir for every
 // ordered pair (copy engine and SM; read and write), nvlink.p2p_one_to_all and p2p_all_to_one per
 // device. The ceiling is the slowest pair (what every pair attains); the matrix is in the detail.
-// Bytes count once per direction; concurrent transfers sum their own rates. One GPU or no peer access:
+// Bytes count once per direction; a bidirectional pair sums its two rates, a fan counts all its bytes over
+// the wall time (as nvbandwidth does). Only NVLink pairs, where NVML can tell. One GPU or no peer access:
 // skipped with the reason, never a zero. --ceilings_p2p_loopback (a self-check for one-GPU machines)
 // pairs each GPU with itself so this code runs end to end; those cases are named nvlink_loopback/ and
 // are never a ceiling (candidate = 0).
@@ -101,13 +102,31 @@ std::optional<bool> nvlink_between(int a, int b) {
   return answer;
 }
 
-// Lets `from` reach `to`'s memory (once per process; peer access is a per-context setting).
+// Lets `from` reach `to`'s memory (kept for the process; peer access is a per-context setting). A GPU has
+// room for a limited number of peers (cudaErrorTooManyPeers past it, eight on many systems): when it is
+// full, the peers `from` reached so far are let go and the new one is enabled alone.
 void enable_peer(int from, int to) {
   static std::set<std::pair<int, int>> enabled;
   if (from == to || enabled.count({from, to})) return;  // a GPU reaches its own memory without peer access
   DeviceGuard g;
   CEILINGS_CUDA_CHECK(cudaSetDevice(from));
-  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+  cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+  if (rc == cudaErrorTooManyPeers) {
+    cudaGetLastError();
+    for (auto it = enabled.begin(); it != enabled.end();) {
+      if (it->first != from) {
+        ++it;
+        continue;
+      }
+      const cudaError_t off = cudaDeviceDisablePeerAccess(it->second);
+      if (off == cudaErrorPeerAccessNotEnabled)
+        cudaGetLastError();
+      else
+        CEILINGS_CUDA_CHECK(off);
+      it = enabled.erase(it);
+    }
+    rc = cudaDeviceEnablePeerAccess(to, 0);
+  }
   if (rc == cudaErrorPeerAccessAlreadyEnabled)
     cudaGetLastError();
   else
@@ -325,8 +344,10 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
     const std::size_t fan =
         shape == Shape::kOneToAll || shape == Shape::kAllToOne ? static_cast<std::size_t>(std::max(1, count - 1)) : 2;
     // Every copy has a source and a destination buffer, and in loopback (or at the hub of a fan) they
-    // all land on one GPU: 2 * fan buffers bound what any one device holds.
-    require_memory(0, 2 * fan * bytes);
+    // all land on one GPU: 2 * fan buffers bound what any one device holds. Every GPU of the case is asked.
+    std::set<int> involved;
+    for (const GpuPair& p : usable) involved.insert({p.src, p.dst});
+    for (int dev : involved) require_memory(0, 2 * fan * bytes, dev);
 
     PeerMatrix matrix(count);
     std::map<std::string, double> per_device;  // aggregates: "dev_<i>" -> B/s

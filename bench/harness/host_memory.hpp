@@ -102,16 +102,27 @@ class HostBuffer {
 inline std::size_t host_memory_budget() { return ceilings::host_memory_budget(host_available_bytes()); }
 
 // Throws "unsupported: ..." when `host_bytes` of host memory or `device_bytes` of device memory
-// are more than the case may take now.
-inline void require_memory(std::size_t host_bytes, std::size_t device_bytes) {
+// are more than the case may take now. The device is the current one, or GPU `device` (named in the
+// reason) when given.
+inline void require_memory(std::size_t host_bytes, std::size_t device_bytes, int device = -1) {
   const std::size_t host_budget = host_memory_budget();
   if (host_bytes > host_budget)
     unsupported("needs " + host_gib(host_bytes) + " of host memory, more than the case may take (" +
                 host_gib(host_budget) + ": half of the " + host_gib(host_available_bytes()) + " available)");
   std::size_t free_b = 0, total_b = 0;
-  CEILINGS_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (device >= 0) {
+    int saved = 0;
+    CEILINGS_CUDA_CHECK(cudaGetDevice(&saved));
+    CEILINGS_CUDA_CHECK(cudaSetDevice(device));
+    const cudaError_t rc = cudaMemGetInfo(&free_b, &total_b);
+    cudaSetDevice(saved);
+    CEILINGS_CUDA_CHECK(rc);
+  } else {
+    CEILINGS_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  }
   if (device_bytes > static_cast<std::size_t>(0.9 * static_cast<double>(free_b)))
-    unsupported("needs " + host_gib(device_bytes) + " of device memory, " + host_gib(free_b) + " free");
+    unsupported("needs " + host_gib(device_bytes) + " of device memory" +
+                (device >= 0 ? " on GPU " + std::to_string(device) : std::string()) + ", " + host_gib(free_b) + " free");
 }
 
 // Host side of the pattern: 32-bit word w holds w * kPatternMul + seed.
