@@ -104,8 +104,9 @@ std::optional<bool> nvlink_between(int a, int b) {
 
 // Lets `from` reach `to`'s memory (kept for the process; peer access is a per-context setting). A GPU has
 // room for a limited number of peers (cudaErrorTooManyPeers past it, eight on many systems): when it is
-// full, the peers `from` reached so far are let go and the new one is enabled alone.
-void enable_peer(int from, int to) {
+// full, the peers `from` reached for earlier jobs (not in `needed`, this job's pairs) are let go first;
+// a job that itself needs more peers than there is room for fails with the CUDA error.
+void enable_peer(int from, int to, const std::set<std::pair<int, int>>& needed) {
   static std::set<std::pair<int, int>> enabled;
   if (from == to || enabled.count({from, to})) return;  // a GPU reaches its own memory without peer access
   DeviceGuard g;
@@ -114,7 +115,7 @@ void enable_peer(int from, int to) {
   if (rc == cudaErrorTooManyPeers) {
     cudaGetLastError();
     for (auto it = enabled.begin(); it != enabled.end();) {
-      if (it->first != from) {
+      if (it->first != from || needed.count(*it)) {
         ++it;
         continue;
       }
@@ -181,13 +182,15 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
   std::vector<Transfer> ts;
   ts.reserve(copies.size());
   std::uint32_t seed = 0x7a3c0001u;
+  std::set<std::pair<int, int>> needed;  // (runner, peer) of every copy
+  for (const auto& [s, d] : copies) needed.insert({op == Op::kWrite ? s : d, op == Op::kWrite ? d : s});
   for (const auto& [s, d] : copies) {
     Transfer t;
     t.src_dev = s;
     t.dst_dev = d;
     t.runner = op == Op::kWrite ? s : d;
     t.seed = seed++;
-    enable_peer(t.runner, t.runner == s ? d : s);
+    enable_peer(t.runner, t.runner == s ? d : s, needed);
     CEILINGS_CUDA_CHECK(cudaSetDevice(s));
     t.src = DeviceBuffer<uint4>(n);
     k::fill_pattern(t.src.get(), n, t.seed, nullptr);
