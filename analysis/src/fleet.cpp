@@ -16,13 +16,15 @@ namespace fs = std::filesystem;
 
 std::string Fingerprint::key() const {
   return gpu + "\x1f" + std::to_string(memory_bytes) + "\x1f" + driver + "\x1f" + cuda_runtime + "\x1f" +
-         (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-"));
+         (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
+         (gpus_visible ? std::to_string(*gpus_visible) : std::string("-"));
 }
 
 std::string Fingerprint::label() const {
   std::string s = gpu + ", " + format_quantity(static_cast<double>(memory_bytes), "B") + ", driver " +
                   (driver.empty() ? "?" : driver) + ", CUDA " + (cuda_runtime.empty() ? "?" : cuda_runtime);
   s += power_limit_w ? ", " + format_quantity(*power_limit_w, "W") : ", power limit ?";
+  if (gpus_visible) s += ", " + std::to_string(*gpus_visible) + (*gpus_visible == 1 ? " GPU" : " GPUs");
   return s;
 }
 
@@ -31,7 +33,8 @@ json Fingerprint::to_json() const {
           {"memory_bytes", memory_bytes},
           {"driver", driver},
           {"cuda_runtime", cuda_runtime},
-          {"power_limit_w", power_limit_w ? json(*power_limit_w) : json(nullptr)}};
+          {"power_limit_w", power_limit_w ? json(*power_limit_w) : json(nullptr)},
+          {"gpus_visible", gpus_visible ? json(*gpus_visible) : json(nullptr)}};
 }
 
 std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) const {
@@ -48,11 +51,14 @@ std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) cons
   differ("CUDA", cuda_runtime, peers.cuda_runtime);
   auto watts = [](const std::optional<double>& w) { return w ? format_fixed(*w, 1) + " W" : std::string(); };
   differ("power limit", watts(power_limit_w), watts(peers.power_limit_w));
+  auto count = [](const std::optional<int>& n) { return n ? std::to_string(*n) : std::string(); };
+  differ("GPUs visible", count(gpus_visible), count(peers.gpus_visible));
   return out;
 }
 
 Fingerprint fingerprint_of(const Profile& p) {
-  return {p.device.name, p.device.memory_bytes, p.device.driver, p.device.cuda_runtime, p.device.power_limit_w};
+  return {p.device.name,         p.device.memory_bytes,    p.device.driver,
+          p.device.cuda_runtime, p.device.power_limit_w, p.gpus_visible};
 }
 
 double Outlier::worst_deficit() const {
@@ -439,6 +445,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   b.tool_version = first.tool_version;
   b.tool_git = first.tool_git;
   b.hostname = "fleet baseline";
+  b.gpus_visible = first.gpus_visible;  // part of the group's fingerprint
   b.device = first.device;
   b.device.index = 0;
   b.device.uuid = "fleet-baseline (not one GPU)";

@@ -95,6 +95,10 @@ Profile profile_from_json(const json& document, const std::string& origin) {
     p.hostname = host->optional_string("hostname").value_or("");
     p.cpu = host->optional_string("cpu").value_or("");
     p.numa_node = optional_int(*host, "numa_node");
+    if (auto n = host->optional_integer("gpus_visible")) {
+      if (*n < 1 || *n > 4096) host->fail("gpus_visible", std::to_string(*n) + " is not a number of GPUs (1 to 4096)");
+      p.gpus_visible = static_cast<int>(*n);
+    }
   }
 
   const Fields d = doc.object("device");
@@ -165,6 +169,7 @@ json profile_to_json(const Profile& p) {
   doc["tool"] = {{"version", p.tool_version}, {"git", p.tool_git}};
   json host = {{"hostname", p.hostname}, {"cpu", p.cpu}};
   host["numa_node"] = p.numa_node ? json(*p.numa_node) : json(nullptr);
+  if (p.gpus_visible) host["gpus_visible"] = *p.gpus_visible;
   doc["host"] = host;
   const DeviceInfo& d = p.device;
   json dev = {{"index", d.index},

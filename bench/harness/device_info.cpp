@@ -101,7 +101,15 @@ json host_facts(const std::string& pci_bus_id) {
   const PciLocality loc = read_pci_locality(pci_bus_id);
   json numa = nullptr;
   if (loc.numa_node) numa = *loc.numa_node;
-  return {{"hostname", host}, {"cpu", cpu}, {"numa_node", numa}};
+  // How many GPUs this process sees: the node's peer ceilings are the slowest pair among them, so fleet
+  // compares them only between nodes of one size.
+  json gpus = nullptr;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess)
+    gpus = count;
+  else
+    cudaGetLastError();
+  return {{"hostname", host}, {"cpu", cpu}, {"numa_node", numa}, {"gpus_visible", gpus}};
 }
 
 }  // namespace ceilings::bench

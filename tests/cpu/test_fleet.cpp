@@ -160,20 +160,32 @@ TEST(Fleet, GroupsByFingerprint) {
   h100.device.name = "NVIDIA H100 80GB HBM3";
   h100.device.memory_bytes = 85520809984ULL;
   fleet.push_back({"d0", h100});
+  for (int i = 0; i < 2; ++i) {  // a node of four: its peer ceilings are another node size's
+    Profile p = gen.gpu(5, i);
+    p.gpus_visible = 4;
+    fleet.push_back({"e" + std::to_string(i), p});
+  }
 
   const auto groups = analyze_fleet(fleet, OutlierRule{});
-  ASSERT_EQ(groups.size(), 4u);
+  ASSERT_EQ(groups.size(), 5u);
   EXPECT_EQ(groups[0].members.size(), 12u);
   EXPECT_EQ(groups[1].members.size(), 6u);
   EXPECT_EQ(groups[1].fingerprint.driver, "570.86.15");
   EXPECT_EQ(groups[2].members.size(), 4u);
   EXPECT_EQ(groups[2].fingerprint.power_limit_w.value_or(0), 500);
-  EXPECT_EQ(groups[3].members.size(), 1u);
-  EXPECT_EQ(groups[3].fingerprint.gpu, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(groups[3].members.size(), 2u);
+  EXPECT_EQ(groups[3].fingerprint.gpus_visible.value_or(0), 4);
+  EXPECT_NE(groups[3].fingerprint.label().find("4 GPUs"), std::string::npos) << groups[3].fingerprint.label();
+  ASSERT_TRUE(groups[3].peer_group.has_value()) << "set against the H200s of unrecorded node size";
+  EXPECT_EQ(*groups[3].peer_group, 0u);
+  EXPECT_EQ(groups[3].differences, std::vector<std::string>{"GPUs visible 4 (peers: ?)"});
+  EXPECT_EQ(groups[4].members.size(), 1u);
+  EXPECT_EQ(groups[4].fingerprint.gpu, "NVIDIA H100 80GB HBM3");
   for (const FleetGroup& g : groups) EXPECT_TRUE(g.outliers.empty()) << g.fingerprint.label();
   for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(groups[i].too_small);
   EXPECT_TRUE(groups[3].too_small);
-  EXPECT_FALSE(groups[3].peer_group.has_value()) << "no other H100 to compare it with";
+  EXPECT_TRUE(groups[4].too_small);
+  EXPECT_FALSE(groups[4].peer_group.has_value()) << "no other H100 to compare it with";
   EXPECT_NE(groups[2].fingerprint.label().find("500 W"), std::string::npos) << groups[2].fingerprint.label();
 }
 

@@ -66,6 +66,22 @@ TEST(Profile, RoundTripsThroughJson) {
     EXPECT_EQ(a.ceilings[i].telemetry.available, b.ceilings[i].telemetry.available);
   }
   EXPECT_EQ(a.device.uuid, b.device.uuid);
+  EXPECT_FALSE(a.gpus_visible.has_value());  // the fixture predates the field: it stays absent
+  EXPECT_FALSE(profile_to_json(a)["host"].contains("gpus_visible"));
+}
+
+TEST(Profile, ReadsTheNumberOfGpusTheRunSaw) {
+  json d = fixture();
+  d["host"]["gpus_visible"] = 8;
+  const Profile p = profile_from_json(d);
+  EXPECT_EQ(p.gpus_visible.value_or(0), 8);
+  EXPECT_EQ(profile_to_json(p)["host"]["gpus_visible"], 8);
+  d["host"]["gpus_visible"] = 0;
+  expect_rejected(d, "gpus_visible");
+  d["host"]["gpus_visible"] = 2.5;
+  expect_rejected(d, "gpus_visible");
+  d["host"]["gpus_visible"] = nullptr;  // the bench writes null where cudaGetDeviceCount failed
+  EXPECT_FALSE(profile_from_json(d).gpus_visible.has_value());
 }
 
 TEST(Profile, RejectsMissingRequiredFields) {

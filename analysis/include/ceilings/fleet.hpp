@@ -12,15 +12,18 @@
 
 namespace ceilings {
 
-// What must match for two GPUs to be compared: model, memory size, driver, CUDA runtime, power limit.
+// What must match for two GPUs to be compared: model, memory size, driver, CUDA runtime, power limit, and
+// how many GPUs the measuring process saw (a node's peer ceilings are its slowest pair: an 8-GPU node's
+// and a 4-GPU node's are not one population).
 struct Fingerprint {
   std::string gpu;
   std::uint64_t memory_bytes = 0;
   std::string driver, cuda_runtime;
   std::optional<double> power_limit_w;
+  std::optional<int> gpus_visible;  // absent in profiles that do not record it
 
   std::string key() const;    // exact, for grouping
-  std::string label() const;  // "NVIDIA H200, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W"
+  std::string label() const;  // "NVIDIA H200, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs"
   json to_json() const;
   // The fields in which this fingerprint differs from `peers`, each as "driver 535.54.03 (peers: 580.95.05)".
   std::vector<std::string> differences(const Fingerprint& peers) const;

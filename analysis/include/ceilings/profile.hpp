@@ -69,6 +69,7 @@ struct Profile {
   std::string tool_version, tool_git;
   std::string hostname, cpu;
   std::optional<int> numa_node;
+  std::optional<int> gpus_visible;  // GPUs the measuring process saw (the node's, unless a launcher hid some)
   DeviceInfo device;
   std::vector<Ceiling> ceilings;
   std::vector<Skipped> skipped;  // not measured, with the reason (unsupported, no peer, ...)
