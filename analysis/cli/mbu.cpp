@@ -55,6 +55,14 @@ int run(const MbuOptions& o) {
     if (!o.context.given()) throw InputError("--context is missing (tokens in the KV cache per sequence)");
     in.weight_bytes = decode_weight_bytes(m, batch, wb);
     in.kv_bytes = batch * cached_tokens(m, context) * kv_bytes_per_token(m, kb);
+    // Tensor parallelism splits the KV cache by heads: MLA's latent cache is whole on every GPU, and GQA's
+    // KV heads are copied once there are more GPUs than heads (as `memory --mode infer` counts it).
+    in.kv_split = m.is_mla() ? 1.0 : std::min(gpus, static_cast<double>(m.kv_heads));
+    if (in.kv_split < gpus && in.kv_bytes > 0)
+      kv_note += std::string(kv_note.empty() ? "" : "; ") +
+                 (m.is_mla() ? std::string("KV cache whole on every GPU (MLA: each reads the whole latent cache)")
+                             : "KV cache split over " + format_fixed(in.kv_split, 0) + " of the " + format_fixed(gpus, 0) +
+                                   " GPUs (" + std::to_string(m.kv_heads) + " KV heads: the others hold copies)");
     if (m.sliding_window && context > static_cast<double>(*m.sliding_window))
       kv_note = "KV cache capped at the sliding window of " + std::to_string(*m.sliding_window) + " tokens";
     if (m.is_moe())
@@ -77,6 +85,8 @@ int run(const MbuOptions& o) {
                 {"bytes_per_step", r.bytes_per_step},
                 {"weight_bytes_per_step", in.weight_bytes},
                 {"kv_bytes_per_step", in.kv_bytes},
+                {"bytes_per_step_per_gpu", r.bytes_per_step_per_gpu},
+                {"kv_split_gpus", in.kv_split > 0 ? in.kv_split : gpus},
                 {"achieved_bytes_per_s", r.achieved_bytes_per_s_per_gpu},
                 {"achieved_bytes_per_s_total", r.achieved_bytes_per_s},
                 {"tpot_s", in.tpot_s},
@@ -95,6 +105,8 @@ int run(const MbuOptions& o) {
             << o.weight_dtype << ") " << format_quantity(in.weight_bytes, "B", 4) << " + KV cache (" << o.kv_dtype
             << ", batch " << batch << ", context " << context << ") " << format_quantity(in.kv_bytes, "B", 4) << "\n";
   if (!kv_note.empty()) std::cout << kv_note << "\n";
+  std::cout << "per GPU: " << format_quantity(r.bytes_per_step_per_gpu, "B", 4)
+            << " per step (its weight shard and its share of the KV cache)\n";
   std::cout << "achieved: " << format_quantity(r.achieved_bytes_per_s_per_gpu, "B/s", 4) << " per GPU (" << gpus
             << " GPUs, TPOT " << format_quantity(in.tpot_s, "s") << ")\n";
   Table t;
@@ -113,7 +125,9 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->batch, "--batch", "Sequences decoded together (default 1)");
   cli::add_number(app, o->context, "--context", "Tokens in each sequence's KV cache");
   cli::add_number(app, o->tpot_ms, "--tpot-ms", "Time per output token (one decode step), ms");
-  cli::add_number(app, o->gpus, "--gpus", "Tensor-parallel GPUs sharing the step (default 1)");
+  cli::add_number(app, o->gpus, "--gpus",
+                  "Tensor-parallel GPUs sharing the step (default 1): each reads its share of the weights and of the "
+                  "KV heads (with --params and --kv-bytes-per-token the KV cache is taken to split over all of them)");
   cli::add_number(app, o->peak_bw_gbps, "--peak-bw-gbps", "A given bandwidth peak, GB/s per GPU");
   cli::add_number(app, o->kv_bytes_per_token, "--kv-bytes-per-token", "KV bytes per token (with --params)");
   app.add_option("--weight-dtype", o->weight_dtype, "Weight storage: bf16 | fp16 | fp8 | int8 | fp4 | int4")

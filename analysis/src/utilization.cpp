@@ -152,10 +152,13 @@ MbuResult compute_mbu(const MbuInput& in, const std::vector<Peak>& peaks) {
   require_positive(in.gpus, "--gpus");
   require_positive(in.weight_bytes, "the weight bytes per step");
   if (in.kv_bytes < 0) throw InputError("the KV bytes per step must not be negative");
+  const double kv_split = in.kv_split > 0 ? in.kv_split : in.gpus;
+  if (kv_split > in.gpus) throw InputError("the KV cache cannot be split over more GPUs than --gpus");
   MbuResult r;
   r.bytes_per_step = in.weight_bytes + in.kv_bytes;
-  r.achieved_bytes_per_s = r.bytes_per_step / in.tpot_s;
-  r.achieved_bytes_per_s_per_gpu = r.achieved_bytes_per_s / in.gpus;
+  r.bytes_per_step_per_gpu = in.weight_bytes / in.gpus + in.kv_bytes / kv_split;
+  r.achieved_bytes_per_s_per_gpu = r.bytes_per_step_per_gpu / in.tpot_s;
+  r.achieved_bytes_per_s = r.achieved_bytes_per_s_per_gpu * in.gpus;
   if (!std::isfinite(r.achieved_bytes_per_s_per_gpu))
     throw InputError("the bytes per second implied by the weights, the KV cache and --tpot-ms are not finite; "
                      "check their sizes");
@@ -164,8 +167,8 @@ MbuResult compute_mbu(const MbuInput& in, const std::vector<Peak>& peaks) {
     if (u.model > 1.0) {
       std::ostringstream os;
       os << "MBU against the " << p.source << " peak (" << p.label << ", " << format_quantity(p.value, "B/s")
-         << ") would be " << format_percent(u.model) << ": " << format_quantity(r.bytes_per_step, "B")
-         << " per step in --tpot-ms " << in.tpot_s * 1e3 << " on --gpus " << in.gpus
+         << ") would be " << format_percent(u.model) << ": " << format_quantity(r.bytes_per_step_per_gpu, "B")
+         << " per GPU and step in --tpot-ms " << in.tpot_s * 1e3 << " on --gpus " << in.gpus
          << " is faster than the memory allows; check --tpot-ms, --gpus, the dtypes, --batch/--context, or the peak";
       throw InputError(os.str());
     }

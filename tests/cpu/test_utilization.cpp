@@ -112,6 +112,15 @@ TEST(Mbu, WorkedExample) {
   EXPECT_NEAR(r.peaks[0].model, (in.weight_bytes + in.kv_bytes) / 0.006 / 4.8e12, 1e-12);
   in.tpot_s = 0.001;  // 19 TB/s: impossible
   EXPECT_THROW(compute_mbu(in, {{"given", "g", 4.8e12}}), InputError);
+  // Two GPUs, the KV cache whole on each (MLA): each reads half the weights and all of the cache.
+  in.tpot_s = 0.006;
+  in.gpus = 2;
+  in.kv_split = 1;
+  const MbuResult tp = compute_mbu(in, {{"given", "g", 4.8e12}});
+  EXPECT_DOUBLE_EQ(tp.bytes_per_step_per_gpu, in.weight_bytes / 2 + in.kv_bytes);
+  EXPECT_DOUBLE_EQ(tp.achieved_bytes_per_s, 2 * tp.bytes_per_step_per_gpu / 0.006);
+  in.kv_split = 3;  // more than --gpus
+  EXPECT_THROW(compute_mbu(in, {{"given", "g", 4.8e12}}), InputError);
 }
 
 // Narayanan et al. 2021 eq. 4: GPT-3 175B on 300B tokens, 1024 A100s at 140 TFLOP/s: "34 days";
@@ -230,6 +239,37 @@ TEST(MbuCli, ParamsAndTensorParallel) {
   EXPECT_DOUBLE_EQ(j["bytes_per_step"].get<double>(), 70e9);
   EXPECT_NEAR(j["mbu"].get<double>(), 70e9 / 0.01 / 4 / 3.35e12, 1e-12);
   EXPECT_TRUE(j.contains("note"));  // says the KV cache was not counted
+}
+
+// Tensor parallelism splits the KV cache by heads: DeepSeek-V3's MLA latent cache is read whole by every
+// GPU, and Llama-3.1-8B's 8 KV heads split over at most 8 of 16 GPUs. Dividing the whole cache by --gpus
+// read DeepSeek-V3's MBU as 32% where it is 77%.
+TEST(MbuCli, KvCacheSplitsByHeadsNotByGpus) {
+  auto run = [](const std::string& model, const std::string& gpus, const std::string& tpot) {
+    const auto r = test::run_cli({"mbu", "--hf-config", hf(model), "--batch", "64", "--context", "32768", "--gpus", gpus,
+                                  "--weight-dtype", "fp8", "--tpot-ms", tpot, "--peak-bw-gbps", "4800", "--json"});
+    return r;
+  };
+  const auto ds = run("DeepSeek-V3", "8", "60");
+  ASSERT_EQ(ds.exit_code, 0) << ds.err;
+  const json j = json::parse(ds.out);
+  EXPECT_EQ(j["kv_split_gpus"].get<double>(), 1);
+  const double per_gpu = j["weight_bytes_per_step"].get<double>() / 8 + j["kv_bytes_per_step"].get<double>();
+  EXPECT_DOUBLE_EQ(j["bytes_per_step_per_gpu"].get<double>(), per_gpu);
+  EXPECT_NEAR(j["mbu"].get<double>(), per_gpu / 0.060 / 4.8e12, 1e-12);
+  EXPECT_GT(j["mbu"].get<double>(), 0.7);
+  EXPECT_NE(j["note"].get<std::string>().find("MLA"), std::string::npos) << j["note"];
+
+  // 16 GPUs, 8 KV heads: each GPU reads 1/8 of the cache, 35 GB per 5 ms step is past 4.8 TB/s.
+  const auto llama = run("Llama-3.1-8B", "16", "5");
+  EXPECT_EQ(llama.exit_code, 2) << llama.out;
+  EXPECT_NE(llama.err.find("per GPU"), std::string::npos) << llama.err;
+  const auto slower = run("Llama-3.1-8B", "16", "20");
+  ASSERT_EQ(slower.exit_code, 0) << slower.err;
+  const json l = json::parse(slower.out);
+  EXPECT_EQ(l["kv_split_gpus"].get<double>(), 8);
+  EXPECT_DOUBLE_EQ(l["bytes_per_step_per_gpu"].get<double>(),
+                   l["weight_bytes_per_step"].get<double>() / 16 + l["kv_bytes_per_step"].get<double>() / 8);
 }
 
 TEST(MbuCli, BadInputExits2) {
