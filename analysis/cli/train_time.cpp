@@ -1,5 +1,8 @@
-// `ceilings train-time`: wall-clock training time k*T*P/(n*X) (Narayanan et al. 2021 eq. 4: k = 8 with full
-// recompute, 6 without) from achieved FLOP/s, or from an MFU against given/measured/datasheet peaks.
+// `ceilings train-time`: wall-clock training time F*T/(n*X) from achieved FLOP/s, or from an MFU against
+// given/measured/datasheet peaks. F is the FLOPs per trained token: with a model description and --seq,
+// the same model FLOPs (with attention) `ceilings mfu` counts, and hardware FLOPs (recomputation too) for
+// achieved FLOP/s; with --params alone, k*P (Narayanan et al. 2021 eq. 4: k = 8 with full recompute, 6
+// without), which leaves attention out.
 #include <cstdio>
 #include <iostream>
 
@@ -14,18 +17,58 @@ namespace {
 using namespace ceilings;
 
 struct TrainTimeOptions {
+  cli::ModelOptions model;
   cli::PeakOptions peaks;
-  cli::OptNumber params, tokens, gpus, achieved_tflops, mfu, peak_tflops;
-  std::string recompute = "none", dtype = "bf16";
+  cli::OptNumber seq, tokens, gpus, achieved_tflops, mfu, peak_tflops;
+  std::string recompute = "none", dtype = "bf16", attention = "noncausal";
   bool json = false;
 };
 
+// FLOPs per trained token: `model` (the MFU numerator) and `hardware` (with recomputation), and how.
+struct PerToken {
+  double model = 0, hardware = 0;
+  std::optional<double> per_param;  // k of k*P, --params alone
+  std::string basis;
+};
+
+PerToken per_token(const TrainTimeOptions& o, Recompute rc) {
+  PerToken f;
+  const bool structure = o.model.from_config() || o.model.layers.given() || o.model.hidden.given() ||
+                         o.model.heads.given() || o.model.head_dim.given();
+  if (o.seq.given()) {
+    const FlopShape shape = o.model.shape();
+    const double seq = require_length(o.seq.value, "--seq");
+    const AttentionConvention c = parse_attention_convention(o.attention);
+    f.model = model_flops_per_token(shape, seq, c);
+    f.hardware = hardware_flops_per_token(shape, seq, c, rc);
+    f.basis = "FLOPs per token as `ceilings mfu` counts them, attention at --seq " + format_fixed(seq, 0) + ": " +
+              convention_name(c);
+    return f;
+  }
+  if (structure)
+    throw InputError("--seq is missing: a model's attention FLOPs depend on the sequence length (or give --params "
+                     "alone for k*P, attention not counted)");
+  if (!o.model.from_params()) throw InputError("--params is missing (or describe the model with --hf-config and --seq)");
+  const double p = o.model.params.value;
+  if (!(p > 0) || !std::isfinite(p)) throw InputError("--params must be a positive number");
+  for (const cli::OptNumber* n : {&o.model.ffn, &o.model.vocab, &o.model.kv_heads})
+    if (n->given()) throw InputError(n->option->get_name() + " describes a model: use it with --layers/--hidden/--heads and --seq");
+  if (o.model.swiglu) throw InputError("--swiglu describes a model: use it with --layers/--hidden/--heads and --seq");
+  f.model = 6.0 * p;
+  f.per_param = rc == Recompute::kFull ? 8.0 : 6.0;  // Megatron's achieved FLOP/s count the recomputed forward
+  f.hardware = *f.per_param * p;
+  f.basis = "k*P per token (attention not counted; P is the active parameters for a MoE)";
+  return f;
+}
+
 int run(const TrainTimeOptions& o) {
-  if (!o.params.given()) throw InputError("--params is missing");
   if (!o.tokens.given()) throw InputError("--tokens is missing");
   if (!o.gpus.given()) throw InputError("--gpus is missing");
   require_count(o.gpus.value, "--gpus");
   const Recompute rc = parse_recompute(o.recompute);
+  if (o.achieved_tflops.given() == o.mfu.given())
+    throw InputError("give exactly one of --achieved-tflops (hardware FLOP/s per GPU) and --mfu (with a peak)");
+  const PerToken f = per_token(o, rc);
   struct Row {
     std::string source, label;
     double peak;
@@ -33,17 +76,14 @@ int run(const TrainTimeOptions& o) {
   };
   std::vector<Row> rows;
   std::string basis;
-  if (o.achieved_tflops.given() == o.mfu.given())
-    throw InputError("give exactly one of --achieved-tflops (hardware FLOP/s per GPU) and --mfu (with a peak)");
   if (o.achieved_tflops.given()) {
     if (!o.peaks.profile.empty() || !o.peaks.gpu.empty() || o.peak_tflops.given())
       throw InputError("--achieved-tflops needs no peak: drop --profile/--gpu/--peak-tflops, or use --mfu");
-    // Achieved FLOP/s as Megatron reports it counts the recomputed forward: 8 FLOPs per parameter per token.
-    const double k = rc == Recompute::kFull ? 8.0 : 6.0;
-    rows.push_back({"given", "achieved", 0,
-                    training_time(o.params.value, o.tokens.value, o.gpus.value, o.achieved_tflops.value * 1e12, k)});
-    basis = "k*T*P/(n*X) with k = " + format_fixed(k, 0) + " (recompute " + recompute_name(rc) +
-            (rc == Recompute::kSelective ? "; the recomputed attention core is not in this estimate" : "") + ")";
+    rows.push_back(
+        {"given", "achieved", 0, training_time(f.hardware, o.tokens.value, o.gpus.value, o.achieved_tflops.value * 1e12)});
+    basis = "hardware FLOPs*T/(n*X), recompute " + recompute_name(rc) + "; " +
+            (f.per_param ? "k = " + format_fixed(*f.per_param, 0) + ", " : std::string()) + f.basis +
+            (f.per_param && rc == Recompute::kSelective ? "; the recomputed attention core is not in this estimate" : "");
   } else {
     if (!(o.mfu.value > 0 && o.mfu.value <= 1)) throw InputError("--mfu must be a fraction in (0, 1], e.g. 0.45");
     const auto profile = o.peaks.read();
@@ -52,8 +92,9 @@ int run(const TrainTimeOptions& o) {
     for (const Peak& p :
          compute_peaks(given, profile ? &*profile : nullptr, o.peaks.profile, o.peaks.gpu_name(), o.dtype))
       rows.push_back({p.source, p.label, p.value,
-                      training_time(o.params.value, o.tokens.value, o.gpus.value, o.mfu.value * p.value, 6.0)});
-    basis = "6*T*P/(n * MFU * peak): MFU counts model FLOPs, so recomputation does not enter";
+                      training_time(f.model, o.tokens.value, o.gpus.value, o.mfu.value * p.value)});
+    basis = "model FLOPs*T/(n * MFU * peak) (MFU counts model FLOPs, so recomputation does not enter); " +
+            std::string(f.per_param ? "6*P per token, " : "") + f.basis;
   }
   if (o.json) {
     json est = json::array();
@@ -68,15 +109,17 @@ int run(const TrainTimeOptions& o) {
                 {"days", rows[0].t.days},
                 {"gpu_hours", rows[0].t.gpu_hours},
                 {"total_flops", rows[0].t.total_flops},
-                {"flops_per_token_per_param", rows[0].t.flops_per_token_per_param},
+                {"flops_per_token", rows[0].t.flops_per_token},
                 {"basis", basis},
                 {"estimates", est}};
+    if (f.per_param) out["flops_per_token_per_param"] = o.achieved_tflops.given() ? *f.per_param : 6.0;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
   char total[32];
   std::snprintf(total, sizeof total, "%.3e", rows[0].t.total_flops);
-  std::cout << "training FLOPs " << total << "; " << basis << "\n";
+  std::cout << "training FLOPs " << total << " (" << format_quantity(rows[0].t.flops_per_token, "FLOP", 4)
+            << " per token); " << basis << "\n";
   Table t;
   t.columns = {"basis", "per-GPU FLOP/s", "days", "GPU-hours"};
   t.right_aligned = {false, true, true, true};
@@ -90,8 +133,9 @@ int run(const TrainTimeOptions& o) {
 
 cli::Runner setup(CLI::App& app) {
   auto o = std::make_shared<TrainTimeOptions>();
+  o->model.add(app);
   o->peaks.add(app);
-  cli::add_number(app, o->params, "--params", "Parameters P");
+  cli::add_number(app, o->seq, "--seq", "Sequence length (with a model description: attention FLOPs counted)");
   cli::add_number(app, o->tokens, "--tokens", "Training tokens T");
   cli::add_number(app, o->gpus, "--gpus", "GPUs n");
   cli::add_number(app, o->achieved_tflops, "--achieved-tflops", "Achieved hardware TFLOP/s per GPU");
@@ -99,6 +143,7 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->peak_tflops, "--peak-tflops", "A given peak, TFLOP/s per GPU");
   app.add_option("--dtype", o->dtype, "Data type of the peak")->capture_default_str();
   app.add_option("--recompute", o->recompute, "none | selective | full")->capture_default_str();
+  app.add_option("--attention", o->attention, "Attention FLOPs convention: noncausal | causal")->capture_default_str();
   app.add_flag("--json", o->json, "Print JSON");
   return [o] { return run(*o); };
 }

@@ -177,19 +177,19 @@ MbuResult compute_mbu(const MbuInput& in, const std::vector<Peak>& peaks) {
   return r;
 }
 
-TrainTime training_time(double params, double tokens, double gpus, double flops_per_gpu, double k) {
-  require_positive(params, "--params");
+TrainTime training_time(double flops_per_token, double tokens, double gpus, double flops_per_gpu) {
+  require_positive(flops_per_token, "the FLOPs per token (--params or the model)");
   require_positive(tokens, "--tokens");
   require_positive(gpus, "--gpus");
   require_positive(flops_per_gpu, "the achieved FLOP/s per GPU");
   TrainTime t;
-  t.flops_per_token_per_param = k;
-  t.total_flops = k * tokens * params;
+  t.flops_per_token = flops_per_token;
+  t.total_flops = flops_per_token * tokens;
   t.seconds = t.total_flops / (gpus * flops_per_gpu);
   t.days = t.seconds / 86400.0;
   t.gpu_hours = t.seconds * gpus / 3600.0;
   if (!std::isfinite(t.total_flops) || !std::isfinite(t.seconds) || !std::isfinite(t.gpu_hours) || !(t.seconds > 0))
-    throw InputError("--params, --tokens, --gpus and the FLOP/s give no finite training time; check their sizes");
+    throw InputError("the model, --tokens, --gpus and the FLOP/s give no finite training time; check their sizes");
   return t;
 }
 

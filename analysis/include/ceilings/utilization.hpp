@@ -75,10 +75,11 @@ struct MbuResult {
 MbuResult compute_mbu(const MbuInput& in, const std::vector<Peak>& peaks);
 
 struct TrainTime {
-  double flops_per_token_per_param = 0;  // 6, or 8 with full recompute (Narayanan et al. 2021 eq. 4)
+  double flops_per_token = 0;  // FLOPs per trained token the time is computed from
   double total_flops = 0, seconds = 0, days = 0, gpu_hours = 0;
 };
-// Wall-clock training time k*T*P/(n*X): T tokens, P parameters, n GPUs at X FLOP/s each.
-TrainTime training_time(double params, double tokens, double gpus, double flops_per_gpu, double k);
+// Wall-clock training time F*T/(n*X): F FLOPs per token (k*P in Narayanan et al. 2021 eq. 4, or the
+// model/hardware FLOPs per token with attention), T tokens, n GPUs at X FLOP/s each.
+TrainTime training_time(double flops_per_token, double tokens, double gpus, double flops_per_gpu);
 
 }  // namespace ceilings
