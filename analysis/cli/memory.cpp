@@ -18,7 +18,7 @@ using namespace ceilings;
 struct MemoryOptions {
   cli::ModelOptions model;
   cli::PeakOptions device;
-  std::string mode, recompute = "none", weight_dtype = "bf16", kv_dtype = "bf16";
+  std::string mode, recompute = "none", weight_dtype = "bf16", kv_dtype = "bf16", attention_impl = "flash";
   cli::OptNumber batch, seq, context;
   int tp = 1, pp = 1, dp = 1, zero = 0;
   bool sp = false, json = false;
@@ -41,6 +41,9 @@ int run(const MemoryOptions& o) {
     in.zero_stage = o.zero;
     in.sequence_parallel = o.sp;
     in.recompute = parse_recompute(o.recompute);
+    if (o.attention_impl != "flash" && o.attention_impl != "eager")
+      throw InputError("--attention-impl must be flash or eager, not '" + o.attention_impl + "'");
+    in.eager_attention = o.attention_impl == "eager";
     if (o.model.from_params() && !o.model.from_config()) {
       in.params = o.model.params.value;
       notes.push_back(
@@ -53,6 +56,12 @@ int run(const MemoryOptions& o) {
       notes.push_back(
           "activations: Korthikanti et al. 2022 Table 2 (16-bit, GPT-style layer with a 4h MLP and "
           "dropout); other layer shapes are approximate; embeddings and logits not included");
+      if (in.recompute == Recompute::kNone)
+        notes.push_back(in.eager_attention
+                            ? "attention: eager, the s x s softmax scores, dropout mask and output stored per head "
+                              "(5*a*s/h per s*b*h)"
+                            : "attention: fused (FlashAttention), no s x s scores stored; --attention-impl eager "
+                              "counts them");
     }
     est = train_memory(in);
     notes.push_back(
@@ -65,6 +74,7 @@ int run(const MemoryOptions& o) {
                    {"zero", o.zero},
                    {"sequence_parallel", o.sp},
                    {"recompute", recompute_name(in.recompute)},
+                   {"attention_impl", o.attention_impl},
                    {"params", in.params}});
   } else {
     if (o.seq.given()) throw InputError("--seq is for --mode train; inference takes --context");
@@ -159,6 +169,9 @@ cli::Runner setup(CLI::App& app) {
   app.add_option("--zero", o->zero, "ZeRO stage 0-3 (train)")->capture_default_str();
   app.add_flag("--sp", o->sp, "Sequence parallelism (train, with --tp)");
   app.add_option("--recompute", o->recompute, "none | selective | full (train)")->capture_default_str();
+  app.add_option("--attention-impl", o->attention_impl,
+                 "flash (fused: no s x s scores kept) | eager (scores, dropout mask kept; train)")
+      ->capture_default_str();
   app.add_option("--weight-dtype", o->weight_dtype, "Inference weight storage")->capture_default_str();
   app.add_option("--kv-dtype", o->kv_dtype, "Inference KV-cache storage")->capture_default_str();
   app.add_flag("--json", o->json, "Print JSON");

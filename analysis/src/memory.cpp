@@ -6,10 +6,11 @@
 
 namespace ceilings {
 
-double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r) {
+double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r,
+                                  bool scores_stored) {
   const double sbh = s * b * h, td = static_cast<double>(t);
   if (r == Recompute::kFull) return 2.0 * sbh / (sp ? td : 1.0);
-  const double attention_core = r == Recompute::kSelective ? 0.0 : 5.0 * a * s / (h * td);
+  const double attention_core = r == Recompute::kSelective || !scores_stored ? 0.0 : 5.0 * a * s / (h * td);
   if (t == 1) return sbh * (34.0 + attention_core);
   if (sp) return sbh * (34.0 / td + attention_core);
   return sbh * (10.0 + 24.0 / td + attention_core);
@@ -31,7 +32,8 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     const ModelConfig& c = *in.model;
     m.activations = static_cast<double>(c.layers) *
                     activation_bytes_per_layer(in.seq, in.micro_batch, static_cast<double>(c.hidden),
-                                               static_cast<double>(c.heads), in.tp, in.sequence_parallel, in.recompute);
+                                               static_cast<double>(c.heads), in.tp, in.sequence_parallel, in.recompute,
+                                               in.eager_attention);
     m.activations_estimated = true;
   }
   return m;

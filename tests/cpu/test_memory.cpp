@@ -40,6 +40,9 @@ TEST(TrainMemory, KorthikantiTable2) {
   // Sequence parallel + selective recompute cuts the 96-layer total from 34.4 GB to 10.3 GB per GPU.
   EXPECT_NEAR(96 * activation_bytes_per_layer(s, b, h, a, 8, true, Recompute::kNone), 34.43e9, 0.01e9);
   EXPECT_NEAR(96 * activation_bytes_per_layer(s, b, h, a, 8, true, Recompute::kSelective), 10.27e9, 0.01e9);
+  // Fused attention keeps no scores: the same as selective recompute's activations, without its FLOPs.
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 1, false, Recompute::kNone, false), sbh * 34);
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 1, false, Recompute::kFull, false), 2 * sbh);
 }
 
 TEST(InferMemory, KvCacheAndTensorParallel) {
@@ -71,6 +74,24 @@ TEST(MemoryCli, TrainJsonFitsVerdict) {
   r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--gpu", "L4"});
   EXPECT_EQ(r.exit_code, 1);  // the verdict: does not fit
   EXPECT_NE(r.out.find("does NOT fit on L4"), std::string::npos) << r.out;
+}
+
+// Llama-2-7B-like (32 layers, h 4096, 32 heads), seq 4096, micro-batch 1, no recompute: fused attention
+// stores 34*s*h bytes per layer; eager adds the 5*a*s/h score term, 4.7x more here.
+TEST(MemoryCli, AttentionImplementation) {
+  auto run = [](const std::string& impl) {
+    return test::run_cli({"memory", "--layers", "32", "--hidden", "4096", "--heads", "32", "--ffn", "11008",
+                          "--swiglu", "--vocab", "32000", "--mode", "train", "--seq", "4096", "--attention-impl", impl,
+                          "--json"});
+  };
+  const auto flash = run("flash"), eager = run("eager");
+  ASSERT_EQ(flash.exit_code, 0) << flash.err;
+  ASSERT_EQ(eager.exit_code, 0) << eager.err;
+  const double s = 4096, h = 4096, a = 32;
+  EXPECT_DOUBLE_EQ(json::parse(flash.out)["activations_bytes"].get<double>(), 32 * s * h * 34);
+  EXPECT_DOUBLE_EQ(json::parse(eager.out)["activations_bytes"].get<double>(), 32 * s * h * (34 + 5 * a * s / h));
+  EXPECT_EQ(json::parse(flash.out)["inputs"]["attention_impl"], "flash");
+  EXPECT_EQ(run("sdpa").exit_code, 2);
 }
 
 TEST(MemoryCli, InferAndBadInput) {

@@ -15,6 +15,9 @@ struct TrainMemoryInput {
   int tp = 1, pp = 1, dp = 1, zero_stage = 0;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
+  // Eager attention keeps the softmax scores, their dropout mask and output (Korthikanti's 5*a*s/h term,
+  // quadratic in s); a fused kernel (FlashAttention, cuDNN SDPA) stores none of them.
+  bool eager_attention = false;
 };
 
 struct MemoryEstimate {
@@ -29,7 +32,9 @@ struct MemoryEstimate {
 //   + sequence parallel  s*b*h*(34/t + 5*a*s/(h*t))
 //   selective recompute  drops the 5*a*s/h term (the attention core is recomputed)
 //   full recompute       2*s*b*h (only each layer's input; /t with sequence parallel)
-double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r);
+// `scores_stored` false (fused attention such as FlashAttention) drops the 5*a*s/h term as well.
+double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r,
+                                  bool scores_stored = true);
 
 // Per GPU. Mixed-precision Adam keeps 16 bytes per parameter (ZeRO paper, Rajbhandari et al. 2020,
 // sec. 3.1): 2 fp16/bf16 weights + 2 gradients + 12 optimizer (fp32 master weights, momentum, variance).
