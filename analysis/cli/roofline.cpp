@@ -170,13 +170,15 @@ int run(const RooflineOptions& o) {
     std::cout << "\n" << render(t, Format::kTable);
   }
   if (llm) {
-    Table t = point_table("step", true);
-    for (const LlmStep& s : llm->prefill) add(t, s.name, s.flops, s.bytes, s.placement);
-    for (const LlmStep& s : llm->decode) add(t, s.name, s.flops, s.bytes, s.placement);
+    // Prefill's floor is the time of the whole prompt; a decode step's is the time per output token.
+    Table prefill = point_table("prefill", false), decode = point_table("decode step", true);
+    for (const LlmStep& s : llm->prefill) add(prefill, s.name, s.flops, s.bytes, s.placement);
+    for (const LlmStep& s : llm->decode) add(decode, s.name, s.flops, s.bytes, s.placement);
     std::cout << "\nLLM view, context " << o.context.value << ", weights " << o.weight_dtype << ", KV cache "
               << o.kv_dtype << " (decode bytes count the KV cache read every step; prefill uses the " << o.attention
-              << " FLOP convention)\n"
-              << render(t, Format::kTable);
+              << " FLOP convention)\n";
+    if (!llm->prefill.empty()) std::cout << render(prefill, Format::kTable);
+    if (!llm->decode.empty()) std::cout << render(decode, Format::kTable);
     auto say = [&](const char* which, const std::optional<double>& b) {
       std::cout << "decode becomes compute-bound (" << which << " roofs): ";
       if (b)

@@ -207,6 +207,14 @@ TEST(RooflineCli, TableAndErrors) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("ridge measured"), std::string::npos);
   EXPECT_NE(r.out.find("never"), std::string::npos) << r.out;
+  // A prefill's floor is the whole prompt's time, not a time per output token: its own table says so.
+  const auto prefill = r.out.find("prefill b=1"), decode = r.out.find("decode b=1");
+  ASSERT_NE(prefill, std::string::npos) << r.out;
+  ASSERT_NE(decode, std::string::npos) << r.out;
+  const auto tpot = r.out.find("TPOT floor");
+  EXPECT_GT(tpot, prefill) << "the prefill rows sit under a TPOT column:\n" << r.out;
+  EXPECT_LT(tpot, decode) << r.out;
+  EXPECT_LT(r.out.find("time floor"), prefill) << r.out;
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--dtype", "fp8_e4m3"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--point", "bad"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("gpt2")}).exit_code, 2);
