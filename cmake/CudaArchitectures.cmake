@@ -1,6 +1,7 @@
 # Which GPU architectures the CUDA code is built for.
-# CI and the H200 machine name 90 explicitly (presets); a plain configure on a machine with a GPU
-# uses "native"; without a GPU and without a choice we fall back to 90 (Hopper, the reference part).
+# CI and the H200 machine name 90 explicitly (the ci preset, device-check.sh); the release preset and a
+# plain configure choose nothing: $CUDAARCHS where set, else "native" where nvidia-smi answers (the GPU
+# being measured), else 90 (Hopper, the reference part; nvidia-smi missing or no GPU/driver).
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
   if(DEFINED ENV{CUDAARCHS})
     set(CMAKE_CUDA_ARCHITECTURES "$ENV{CUDAARCHS}")
