@@ -1,5 +1,6 @@
 // ceilings-bench: the Google Benchmark binary that measures every ceiling on one GPU.
-// Its own flags (--ceilings_*) select the device and the budgets; all Google Benchmark flags work.
+// Its own flags (--ceilings_*) select the device and the sampling budgets. Google Benchmark's flags are accepted,
+// but each case runs one iteration (configure()), so only those that pick cases or shape output matter.
 // Exit codes: 0 ran, 2 bad flags, 3 no usable GPU (no driver, no device, index out of range).
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
