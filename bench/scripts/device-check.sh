@@ -14,9 +14,9 @@
 #                  the tests, as its --timeout; a run cut there keeps every case it finished (the profile
 #                  says it is incomplete)
 #   --family-s S   `ceilings measure --family-timeout`: no family before the last may run longer (default 120,
-#                  several times what a healthy one needs), so one that hangs cannot starve GEMM (0: no cap)
-#   --tests-s S    seconds kept for the tests after the measurement (default 130: the GPU tests take about 60-85 s
-#                  on an H200, the CPU ones the rest; as much again for
+#                  several times what a healthy one should need, by estimate), so one that hangs cannot starve GEMM (0: no cap)
+#   --tests-s S    seconds kept for the tests after the measurement (default 130: the GPU tests are estimated at 60-85 s
+#                  on an H200, not yet timed there, the CPU ones the rest; as much again for
 #                  --sanitize): the GPU tests first, then the CPU ones with what is left
 #   --no-tests     skip ctest (the measurement gets their time)
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
@@ -86,7 +86,7 @@ budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s ))
 # A late build still gets a short measurement: 60 s, or what is left of the deadline when less (10 s at least).
 [ "$budget" -lt 60 ] && budget=$(( $(left) - 20 < 60 ? $(left) - 20 : 60 ))
 [ "$budget" -lt 10 ] && budget=10
-# The GEMM family needs about 160 s, 120 of them its eight 15 s sustained windows (the first cases a tight
+# The GEMM family should need about 160 s (an estimate from its budgets), 120 of them its eight 15 s sustained windows (the first cases a tight
 # --timeout cuts): under 260 s for the whole measurement, 8 s windows keep all of them (unless asked otherwise).
 if [ "$budget" -lt 260 ] && [[ " ${measure_args[*]-} " != *gemm_sustained_s* ]]; then
   measure_args+=(--bench-arg=--ceilings_gemm_sustained_s=8)
