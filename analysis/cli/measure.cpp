@@ -785,7 +785,7 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
                  "(its finished cases kept) and the next one starts; the last family gets what --timeout leaves "
                  "(0: no limit of its own)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--bench", o->bench, "Path of ceilings-bench (default: beside ceilings, or $CEILINGS_BENCH)");
+  app.add_option("--bench", o->bench, "Path of ceilings-bench (default: $CEILINGS_BENCH where set, else the one beside ceilings)");
   app.add_option("--bench-arg", o->bench_args, "Extra argument for ceilings-bench (repeatable)");
   auto* all = app.add_flag("--all-gpus", o->all_gpus,
                            "Every GPU, one ceilings-bench process each; profiles and a node summary in --out-dir");
