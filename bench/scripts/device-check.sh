@@ -117,7 +117,7 @@ fi
 
 if [ "$sanitize" = 1 ]; then
   if command -v compute-sanitizer >/dev/null; then
-    within 0 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 --target-processes application-only \
+    within 0 env CEILINGS_UNDER_SANITIZER=1 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 --target-processes application-only \
       build/device/tests/ceilings_gpu_tests >"$OUT/sanitize.log" 2>&1
     echo "compute-sanitizer memcheck: exit $? ($(grep -c '^========= Invalid\|^========= Leaked' "$OUT/sanitize.log") findings)"
   else

@@ -221,11 +221,14 @@ TEST(RooflineCli, TableAndErrors) {
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--context", "10"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline"}).exit_code, 2);
   // Infinity is neither a context nor a batch (it used to print inf FLOP and a nan ridge, exit 0).
-  for (const char* flag : {"--context", "--batch"}) {
-    std::vector<std::string> args = {"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"), "--context",
-                                     "4096", flag, "inf"};
+  for (const std::string flag : {"--context", "--batch"}) {
+    std::vector<std::string> args = {"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B")};
+    if (flag != "--context") args.insert(args.end(), {"--context", "4096"});  // one --context only
+    args.insert(args.end(), {flag, "inf"});
     const auto bad = test::run_cli(args);
     EXPECT_EQ(bad.exit_code, 2) << flag << " inf: " << bad.out;
+    EXPECT_EQ(bad.err.find("At Most 1"), std::string::npos) << bad.err;  // refused for its value, not a repeat
+    EXPECT_NE(bad.err.find(flag), std::string::npos) << bad.err;
   }
   // A point past any axis is an input error at once, with or without a plot (an --svg used to loop forever).
   const std::string svg = test::scratch_dir("roofline_svg_bad") + "/r.svg";

@@ -255,6 +255,8 @@ TEST(MbuCli, KvCacheSplitsByHeadsNotByGpus) {
   ASSERT_EQ(ds.exit_code, 0) << ds.err;
   const json j = json::parse(ds.out);
   EXPECT_EQ(j["kv_split_gpus"].get<double>(), 1);
+  // 64 sequences x 32768 tokens x 61 layers x (512 latent + 64 rope) x 2 bytes, by hand.
+  EXPECT_DOUBLE_EQ(j["kv_bytes_per_step"].get<double>(), 64.0 * 32768 * 61 * 576 * 2);
   const double per_gpu = j["weight_bytes_per_step"].get<double>() / 8 + j["kv_bytes_per_step"].get<double>();
   EXPECT_DOUBLE_EQ(j["bytes_per_step_per_gpu"].get<double>(), per_gpu);
   EXPECT_NEAR(j["mbu"].get<double>(), per_gpu / 0.060 / 4.8e12, 1e-12);
@@ -269,6 +271,8 @@ TEST(MbuCli, KvCacheSplitsByHeadsNotByGpus) {
   ASSERT_EQ(slower.exit_code, 0) << slower.err;
   const json l = json::parse(slower.out);
   EXPECT_EQ(l["kv_split_gpus"].get<double>(), 8);
+  EXPECT_DOUBLE_EQ(l["kv_bytes_per_step"].get<double>(), 64.0 * 32768 * 131072);  // 2 x 32 x 8 x 128 x 2 B a token
+  EXPECT_DOUBLE_EQ(l["weight_bytes_per_step"].get<double>(), 8030261248.0 - 525336576.0);  // fp8, no input embedding
   EXPECT_DOUBLE_EQ(l["bytes_per_step_per_gpu"].get<double>(),
                    l["weight_bytes_per_step"].get<double>() / 16 + l["kv_bytes_per_step"].get<double>() / 8);
 }

@@ -111,6 +111,9 @@ TEST(GemmGpu, EveryTypeVerifiesAtSmallShapes) {
       // kernel, or gemm.fp32 would name the wrong thing; at the long K, where a small shape's heuristic has
       // no reason to leave the tensor cores, int8 must be IMMA and fp64 (on Hopper) DMMA.
       std::printf("[ units    ] %s %s: %s\n", t.name, gp::to_string(s).c_str(), r.algo.units().c_str());
+      // cuBLASLt 12 and 13 answer the capability on Hopper; a 0 there is a failed query (read as "unknown"),
+      // which would silently drop the checks below.
+      if (hopper_or_newer) EXPECT_NE(r.algo.impl_flags, 0u) << t.name << " " << gp::to_string(s) << ": no numerical_impl_flags";
       if (r.algo.impl_flags != 0) {
         const std::uint64_t op = r.algo.impl_flags & CUBLASLT_NUMERICAL_IMPL_FLAGS_OP_TYPE_MASK;
         if (t.type == gp::DType::kFp32) EXPECT_EQ(op, CUBLASLT_NUMERICAL_IMPL_FLAGS_FMA) << r.algo.units();
@@ -321,6 +324,10 @@ TEST(GemmBench, ShortPassReportsVerifiedCeilings) {
     for (const char* t : {"fp8_e4m3", "int8"})
       for (const char* variant : {"", "_ref8192", "_sustained"}) want.push_back(std::string("gemm.") + t + variant);
   for (const std::string& w : want) EXPECT_TRUE(names.count(w)) << w;
+  // No rate above the datasheet peak where the table knows the GPU (datasheets give boost-clock peaks, and no
+  // clock exceeds boost): a FLOP count too high by half or a timing that missed work would pass the floor above.
+  for (const auto& c : p.ceilings)
+    if (c.datasheet) EXPECT_LE(c.value, 1.02 * *c.datasheet) << c.name << " above its datasheet peak";
   if (hopper_or_newer) {
     // int8 counts operations, not FLOPs; the search's detail names its shape and algorithm.
     const Ceiling* int8 = p.find("gemm.int8");

@@ -125,6 +125,12 @@ TEST(BenchSmoke, MeasureWritesAVerifiedHbmProfile) {
   ASSERT_NE(c, nullptr);
   EXPECT_TRUE(c->verified);
   EXPECT_GT(c->value, 1e11);  // any working GPU copies faster than 100 GB/s
+  // Where the datasheet knows the GPU: at most its bandwidth (bytes counted twice would exceed it), and
+  // more than half of it even in a five-sample quick run.
+  if (c->datasheet) {
+    EXPECT_LE(c->value, 1.02 * *c->datasheet);
+    EXPECT_GT(c->value, 0.5 * *c->datasheet);
+  }
   EXPECT_TRUE(std::filesystem::exists(dir + "/p.bench.json"));
 }
 

@@ -149,13 +149,14 @@ std::shared_ptr<nvml::Device> nvml_device_for_current(std::shared_ptr<nvml::Libr
 std::string maybe(const std::optional<double>& v) { return v ? std::to_string(*v) : std::string("n/a"); }
 
 // The telemetry of a real measurement through the real NVML: readings throughout the sampling window,
-// counts under each kind of slowdown, and violation times no longer than the window plus NVML's counter
-// steps. An idle-ish kernel: a real node may still be throttled, so no verdict, only sanity.
+// the clock-event reasons read every time, and the violation counters read over the window (a data-center
+// GPU answers them). An idle-ish kernel: a real node may still be throttled, so no verdict, only sanity.
 TEST(MeasureGpu, TelemetryCoversTheWindowWithReadingCountsAndViolationTimes) {
   CEILINGS_REQUIRE_GPU();
   std::shared_ptr<nvml::Library> lib;
   const auto nvml_device = nvml_device_for_current(lib);
-  if (!nvml_device) GTEST_SKIP() << "no NVML";
+  // A CUDA device and no NVML is the loader's or the bus-id lookup's fault, not a reason to skip.
+  ASSERT_TRUE(nvml_device) << "NVML did not load or did not find this CUDA device by its PCI bus id";
   Stream s;
   DeviceBuffer<unsigned long long> count(1);
   Options o;
@@ -177,23 +178,25 @@ TEST(MeasureGpu, TelemetryCoversTheWindowWithReadingCountsAndViolationTimes) {
   EXPECT_GE(t.window_s, 1.15);
   EXPECT_LT(t.window_s, 10.0);
   EXPECT_GE(t.readings, 20);  // polled every 20 ms over more than a second
-  // All or none: a driver that answers the reasons answers them every time (none: printed above as 0x0).
-  EXPECT_TRUE(t.reason_readings == t.readings || t.reason_readings == 0) << t.reason_readings << " of " << t.readings;
-  EXPECT_LE(t.power_cap_readings, t.reason_readings);
-  EXPECT_LE(t.hw_slowdown_readings, t.reason_readings);
-  for (const auto& held : {t.power_violation_s, t.thermal_violation_s})
-    if (held) EXPECT_LE(*held, t.window_s);
+  // A driver that answers the reasons answers them every time.
+  EXPECT_EQ(t.reason_readings, t.readings);
+  // Over a window past kMinCounterWindowS both violation counters are read (NVML answers them on data-center
+  // parts); a missing one here means the counter read or its window logic is broken.
+  EXPECT_TRUE(t.power_violation_s.has_value()) << "power violation counter not read over " << t.window_s << " s";
+  EXPECT_TRUE(t.thermal_violation_s.has_value()) << "thermal violation counter not read over " << t.window_s << " s";
 }
 
 // The energy counter followed through 4 s of steady, light work: a figure where the driver answers the
-// counter, in a plausible range. Printed beside the median power reading for the notes; not compared
-// with it: near idle the two NVML sources can disagree by more than any bound worth asserting.
+// counter, in a plausible range, and within a factor of 1.5 of the median power reading (a 1 s average of
+// the same board: close, not equal, in steady light load; a unit or interval mistake is 2x or 1000x).
 TEST(MeasureGpu, EnergyCounterGivesAPlausibleMeanPower) {
   CEILINGS_REQUIRE_GPU();
   std::shared_ptr<nvml::Library> lib;
   const auto nvml_device = nvml_device_for_current(lib);
-  if (!nvml_device) GTEST_SKIP() << "no NVML";
-  if (!nvml_device->energy_mj().ok()) GTEST_SKIP() << "this driver does not answer the energy counter (vGPU?)";
+  ASSERT_TRUE(nvml_device) << "NVML did not load or did not find this CUDA device by its PCI bus id";
+  const auto first = nvml_device->energy_mj();
+  if (first.unsupported()) GTEST_SKIP() << "this driver does not offer the energy counter (vGPU?)";
+  ASSERT_TRUE(first.ok()) << "the energy counter failed (NVML code " << first.code << ")";
   Stream s;
   DeviceBuffer<unsigned long long> count(1);
   TelemetrySampler sampler(nvml_device, 0.02, TelemetrySampler::Energy::kFollow);
@@ -215,6 +218,10 @@ TEST(MeasureGpu, EnergyCounterGivesAPlausibleMeanPower) {
   EXPECT_GT(*t.power_mean_w, 5.0);
   EXPECT_LT(*t.power_mean_w, 1500.0);
   EXPECT_NEAR(*t.energy_j, *t.power_mean_w * *t.energy_interval_s, 1e-6 * *t.energy_j);
+  if (t.power_w_median > 0) {
+    EXPECT_GT(*t.power_mean_w, t.power_w_median / 1.5) << "median power reading " << t.power_w_median << " W";
+    EXPECT_LT(*t.power_mean_w, t.power_w_median * 1.5) << "median power reading " << t.power_w_median << " W";
+  }
   if (t.power_instant_w_median) {  // where the driver answers NVML_FI_DEV_POWER_INSTANT
     EXPECT_GT(*t.power_instant_w_median, 5.0);
     EXPECT_LT(*t.power_instant_w_median, 1500.0);

@@ -196,19 +196,27 @@ TEST(TransferGpu, EveryPcieTransferPathRunsVerifiedWithoutStalling) {
   for (const auto& [path, b] : by_path) {
     EXPECT_EQ(b.at("verified").get<double>(), 1.0) << path;
     EXPECT_GT(b.at("bytes_per_second").get<double>(), 1e8) << path;  // slower than 0.1 GB/s is broken
+    // No copy outruns the link at its best generation and width (both directions' worth for bidir): a
+    // double count or a missed transfer would.
+    ASSERT_GT(b.value("pcie_max_gen", 0.0), 0.0) << path << ": no PCIe link reading (NVML is present on a GPU host)";
+    EXPECT_GT(b.at("link_share_of_max").get<double>(), 0.0) << path;
+    EXPECT_LE(b.at("link_share_of_max").get<double>(), 1.0) << path;
     EXPECT_EQ(b.at("pageable").get<double>(), path.find("pageable") != std::string::npos ? 1.0 : 0.0) << path;
     EXPECT_EQ(b.at("sm_copy").get<double>(), path.find("_sm") != std::string::npos ? 1.0 : 0.0) << path;
   }
   for (const char* path : {"bidir", "bidir_sm"}) {
     const auto& b = by_path.at(path);
     const double value = b.at("bytes_per_second").get<double>();
-    // The value is the sum of each direction's own rate; bytes over the whole region's wall time
-    // cannot exceed it.
-    EXPECT_NEAR(b.at("direction_sum_bytes_per_second").get<double>(), value, value * 1e-9) << path;
+    // The value is the sum of each direction's own rate (the medians of the sums, near the sum of the
+    // medians); bytes over the whole region's wall time cannot exceed it, up to the events' resolution.
     EXPECT_NEAR(b.at("h2d_bytes_per_second").get<double>() + b.at("d2h_bytes_per_second").get<double>(), value,
                 0.1 * value)
         << path;
-    EXPECT_LE(b.at("overlapped_bytes_per_second").get<double>(), value * 1.001) << path;
+    EXPECT_LE(b.at("overlapped_bytes_per_second").get<double>(), value * 1.01) << path;
+    // Each direction alone stays under the one-way link (half of the both-ways figure recorded here).
+    const double link_max_one_way = value / b.at("link_share_of_max").get<double>() / 2;
+    for (const char* dir : {"h2d_bytes_per_second", "d2h_bytes_per_second"})
+      EXPECT_LE(b.at(dir).get<double>(), link_max_one_way) << path << " " << dir;
     // Both directions really ran at once: serialised, the sum could not exceed what one direction
     // of the link carries. (A physical bound, so another test using PCIe meanwhile cannot fake it.)
     const double link_one_way = b.at("link_bytes_per_second").get<double>() / 2;  // both directions recorded
@@ -307,7 +315,8 @@ TEST(TransferGpu, PeerFamilyRunsEndToEndInLoopback) {
     EXPECT_LT(value, 1e13) << name;
     const double overlapped = b.at("overlapped_bytes_per_second").get<double>();
     if (name.find("p2p_bidir") != std::string::npos)
-      EXPECT_LE(overlapped, value * 1.001) << name << ": the sum of own rates is at least bytes over the wall time";
+      EXPECT_LE(overlapped, value * 1.03)  // a 64 MiB local copy lasts ~30 us: the events' resolution is ~1.5% of it
+          << name << ": the sum of own rates is at least bytes over the wall time";
     else
       EXPECT_NEAR(overlapped, value, value * 1e-9) << name;  // one transfer: the two figures are one
   }

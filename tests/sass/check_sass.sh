@@ -3,11 +3,13 @@
 # machine instructions they are meant to be (ptxas maps some PTX qualifiers in surprising ways:
 # an explicit ld.global.ca becomes a CTA-scope strong load, for instance), that the FMA peak kernels
 # keep every unrolled FMA of every chain as one instruction, and that no kernel spills.
-# Usage: check_sass.sh <libceilings_kernels.a or object> [cuobjdump]. Exit 77 (skipped) without cuobjdump
-# (scripts/install-deps.sh --sass installs it, with the nvdisasm it needs, where the toolkit lacks them).
+# Usage: check_sass.sh <libceilings_kernels.a or object> [cuobjdump] [require-sm90]. Exit 77 (skipped) without
+# cuobjdump (scripts/install-deps.sh --sass installs it, with the nvdisasm it needs, where the toolkit lacks
+# them), and without sm_90 code unless require-sm90 says the build asked for it (then that is a failure).
 set -uo pipefail
 lib=$1
 cuobjdump=${2:-}
+require_sm90=${3:-}
 [ -n "$cuobjdump" ] && [ ! -x "$cuobjdump" ] && cuobjdump=""
 [ -z "$cuobjdump" ] && cuobjdump=$(command -v cuobjdump || true)
 if [ -z "$cuobjdump" ]; then echo "cuobjdump not found: SASS check skipped"; exit 77; fi
@@ -18,7 +20,10 @@ if ! "$cuobjdump" --dump-sass "$lib" >"$sass" 2>&1; then
   if grep -q "nvdisasm" "$sass"; then echo "nvdisasm not found: SASS check skipped"; exit 77; fi
   cat "$sass"; exit 1
 fi
-if ! grep -q "arch = sm_90" "$sass"; then echo "no sm_90 machine code in $lib: SASS check skipped"; exit 77; fi
+if ! grep -q "arch = sm_90" "$sass"; then
+  if [ "$require_sm90" = require-sm90 ]; then echo "FAIL: no sm_90 machine code in $lib, built for sm_90"; exit 1; fi
+  echo "no sm_90 machine code in $lib: SASS check skipped"; exit 77
+fi
 
 fail=0
 # The SASS of every function whose mangled name matches $1 (sm_90 only).
