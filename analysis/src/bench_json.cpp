@@ -190,16 +190,16 @@ Profile profile_from_benchmark_json(const json& gb) {
     throw InputError("benchmark output has no context." + std::string(kContextDevice) +
                      ": it was not written by ceilings-bench");
 
-  // The device fingerprint and host facts are written by ceilings-bench in profile form already.
+  // The device fingerprint and host facts are written by ceilings-bench in profile form already. The
+  // profile is created now, in UTC (Google Benchmark's context.date is local time with an offset).
   json skeleton = {{"schema", kProfileSchema},
-                   {"created", context.optional_string("date").value_or(utc_now_iso8601())},
+                   {"created", utc_now_iso8601()},
                    {"device", parse_context_json(context, kContextDevice)},
                    {"ceilings", json::array()}};
   if (context.has(kContextHost)) skeleton["host"] = parse_context_json(context, kContextHost);
   skeleton["tool"] = {{"version", context.optional_string(kContextVersion).value_or("")},
                       {"git", context.optional_string(kContextGit).value_or("")}};
   Profile profile = profile_from_json(skeleton, "benchmark context");
-  profile.created = utc_now_iso8601();
   const GpuSpec* spec = find_gpu(profile.device.name);
 
   std::map<std::string, std::vector<Candidate>> by_ceiling;

@@ -197,16 +197,20 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
       in.skipped.push_back({f, e.what()});
     }
   }
-  // One GPU, one member per fingerprint: the newest run of each (UUID, fingerprint) pair (ISO 8601 UTC
-  // times order as text; a tie goes to the later file, which the sorted directory walk and the command
-  // line put last). The same GPU under another driver stays: it belongs to another group.
+  // One GPU, one member per fingerprint: the newest run of each (UUID, fingerprint) pair (by the time
+  // `created` names, which read_profile checked is ISO 8601 UTC; as text, "12:00:00.5Z" would sort before
+  // "12:00:00Z"; a tie goes to the later file, which the sorted directory walk and the command line put
+  // last). The same GPU under another driver stays: it belongs to another group.
   std::map<std::string, std::size_t> newest;  // uuid + fingerprint -> index into in.members
+  std::vector<UtcTime> created;
+  for (const FleetMember& m : in.members)
+    created.push_back(parse_utc_time(m.profile.created, "'" + m.path + "': field 'created'"));
   auto key_of = [&](const Profile& p) { return p.device.uuid + "\n" + fingerprint_of(p).key(); };
   for (std::size_t i = 0; i < in.members.size(); ++i) {
     const Profile& p = in.members[i].profile;
     if (p.device.uuid.empty()) continue;
     auto [it, fresh] = newest.emplace(key_of(p), i);
-    if (!fresh && p.created >= in.members[it->second].profile.created) it->second = i;
+    if (!fresh && created[i] >= created[it->second]) it->second = i;
   }
   std::vector<bool> keep(in.members.size(), true);
   for (std::size_t i = 0; i < in.members.size(); ++i) {

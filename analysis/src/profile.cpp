@@ -149,6 +149,7 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   }
   p.skipped = read_skipped(doc, "skipped");
   p.errors = read_skipped(doc, "errors");
+  check_profile_values(p);
   (void)origin;
   return p;
 }

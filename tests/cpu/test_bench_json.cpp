@@ -68,6 +68,18 @@ TEST(BenchJson, BestVariantBecomesTheCeiling) {
   EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
 }
 
+// Google Benchmark's context.date is local time with its offset; the profile's `created` is when it was
+// made, in UTC, whatever zone the node runs in.
+TEST(BenchJson, CreatedIsUtcWhateverTheNodesTimeZone) {
+  json doc = bench_output({hbm_case("t:1", 4.3e12)});
+  doc["context"]["date"] = "2026-11-30T13:00:00+01:00";
+  const Profile p = profile_from_benchmark_json(doc);
+  EXPECT_NO_THROW(parse_utc_time(p.created, "created"));
+  EXPECT_EQ(p.created.back(), 'Z') << p.created;
+  EXPECT_EQ(profile_to_json(p)["created"], p.created);
+  EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
+}
+
 TEST(BenchJson, LatencyPrefersTheLowestValue) {
   json a = hbm_case("x:1", 1), b = hbm_case("x:2", 1);
   for (json* j : {&a, &b}) {

@@ -406,6 +406,32 @@ TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {
   EXPECT_EQ(analyze_fleet(again.members, OutlierRule{}).size(), 2u);
 }
 
+// The newest run is the newest in time, not in text: "12:00:00.5Z" is after "12:00:00Z" (as text it sorts
+// before), and a run whose `created` is not a time is skipped with the reason, never "newer" than a real one.
+TEST(Fleet, TheNewestRunIsChosenByTimeNotByText) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_rerun_times");
+  FleetGen gen(13);
+  Profile newer = gen.gpu(0, 0);
+  newer.created = "2026-11-30T12:00:00.5Z";
+  write_file_atomic(dir + "/a-newer.profile.json", profile_to_json(newer).dump());
+  Profile older = gen.gpu(0, 0);
+  older.created = "2026-11-30T12:00:00Z";
+  write_file_atomic(dir + "/b-older.profile.json", profile_to_json(older).dump());
+  Profile garbage = gen.gpu(0, 0);
+  garbage.created = "not a date";
+  write_file_atomic(dir + "/c-garbage.profile.json", profile_to_json(garbage).dump());
+
+  const FleetInput in = load_fleet({dir});
+  EXPECT_EQ(in.files, 3u);
+  ASSERT_EQ(in.members.size(), 1u);
+  EXPECT_EQ(fs::path(in.members[0].path).filename().string(), "a-newer.profile.json");
+  ASSERT_EQ(in.superseded.size(), 1u);
+  EXPECT_EQ(fs::path(in.superseded[0].path).filename().string(), "b-older.profile.json");
+  ASSERT_EQ(in.skipped.size(), 1u);
+  EXPECT_NE(in.skipped[0].path.find("c-garbage"), std::string::npos);
+  EXPECT_NE(in.skipped[0].reason.find("'created'"), std::string::npos) << in.skipped[0].reason;
+}
+
 // A GPU alone in its fingerprint group is not compared within it, but set against the group of its GPU
 // model: a node configured unlike its peers (another power limit, an older driver) is a finding (exit 1),
 // with what differs and how far its ceilings are below the peers' medians. A GPU with no group of its model

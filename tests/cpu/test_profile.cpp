@@ -144,6 +144,47 @@ TEST(Profile, RejectsUnknownSchemaUnitAndName) {
   expect_rejected(d, "ceilings[0].name");
 }
 
+TEST(Profile, CreatedIsAnIso8601UtcTime) {
+  json d = fixture();
+  for (const char* good : {"2026-11-30T12:00:00Z", "2026-11-30T12:00:00.123456Z", "2026-11-30T12:00:00+00:00",
+                           "2024-02-29T23:59:59Z"}) {
+    d["created"] = good;
+    EXPECT_EQ(profile_from_json(d).created, good);
+  }
+  for (const char* bad : {"not a date", "", "2026-11-30", "2026-11-30 12:00:00Z", "2026-11-30T12:00:00",
+                          "2026-11-30T12:00:00+02:00", "2026-11-30T12:00:00-00:00", "2026-11-30t12:00:00z",
+                          "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z",
+                          "2026-11-30T24:00:00Z", "2026-11-30T12:60:00Z", "2026-11-30T12:00:00.Z",
+                          "2026-11-30T12:00:00ZZ", "26-11-30T12:00:00Z", "+2026-11-30T12:00:00Z"}) {
+    d["created"] = bad;
+    expect_rejected(d, "created");
+  }
+  d["created"] = 1796040000;
+  expect_rejected(d, "created");
+  d["created"] = "2026-11-30T12:00:00+02:00";
+  try {
+    profile_from_json(d);
+    ADD_FAILURE() << "accepted a local time";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not in UTC"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Profile, UtcTimesOrderByTimeNotByText) {
+  auto t = [](const std::string& s) { return parse_utc_time(s, "t"); };
+  EXPECT_EQ(t("1970-01-01T00:00:00Z").seconds, 0);
+  EXPECT_EQ(t("2000-03-01T00:00:00Z").seconds, 951868800);
+  EXPECT_EQ(t("2026-11-30T12:00:00Z").seconds, 1796040000);
+  EXPECT_EQ(t("2026-11-30T12:00:00.25Z").nanoseconds, 250000000);
+  EXPECT_EQ(t("2026-11-30T12:00:00.1234567891Z").nanoseconds, 123456789);
+  EXPECT_TRUE(t("2026-11-30T12:00:00Z") < t("2026-11-30T12:00:00.5Z"));  // as text '.' < 'Z'
+  EXPECT_TRUE(t("2026-11-30T12:00:00Z") < t("2027-05-01T12:00:00Z"));
+  EXPECT_FALSE(t("2026-11-30T12:00:00+00:00") < t("2026-11-30T12:00:00Z"));
+  EXPECT_FALSE(t("2026-11-30T12:00:00Z") < t("2026-11-30T12:00:00+00:00"));
+  EXPECT_THROW(t("not a date"), InputError);
+  EXPECT_EQ(parse_utc_time(utc_now_iso8601(), "now").nanoseconds, 0);
+}
+
 TEST(Profile, RejectsFilesThatAreNotJson) {
   const std::string dir = test::scratch_dir("profile_bad_files");
   auto write = [&](const std::string& name, const std::string& text) {

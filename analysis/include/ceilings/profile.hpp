@@ -91,4 +91,23 @@ void write_file_atomic(const std::string& path, const std::string& text);
 // The current time as ISO 8601 UTC ("2026-11-30T12:00:00Z").
 std::string utc_now_iso8601();
 
+// A moment read from ISO 8601 UTC text, ordered by time (text orders wrongly once fractional seconds or
+// "+00:00" appear: "12:00:00.5Z" sorts before "12:00:00Z").
+struct UtcTime {
+  std::int64_t seconds = 0;  // since 1970-01-01T00:00:00Z
+  std::int32_t nanoseconds = 0;
+};
+inline bool operator<(const UtcTime& a, const UtcTime& b) {
+  return a.seconds != b.seconds ? a.seconds < b.seconds : a.nanoseconds < b.nanoseconds;
+}
+inline bool operator>=(const UtcTime& a, const UtcTime& b) { return !(a < b); }
+// "YYYY-MM-DDTHH:MM:SSZ" as utc_now_iso8601 writes it; also fractional seconds ("...:00.25Z") and
+// "+00:00" for "Z", which say the same thing. Anything else throws InputError naming `what` and the problem:
+// no zone (a local time of unknown offset), another offset, lower-case letters, a day the calendar lacks.
+UtcTime parse_utc_time(const std::string& text, const std::string& what);
+
+// Checks of a profile's values beyond their JSON types, called by profile_from_json: `created` is ISO 8601
+// UTC. Throws InputError naming the field.
+void check_profile_values(const Profile& profile);
+
 }  // namespace ceilings

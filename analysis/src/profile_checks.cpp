@@ -1,0 +1,86 @@
+// Checks of a profile's values beyond their JSON types (profile_from_json reads the types; this says
+// whether the values can be true), and ISO 8601 UTC times.
+#include <cstdint>
+#include <string>
+
+#include "ceilings/profile.hpp"
+
+namespace ceilings {
+
+namespace {
+
+// `n` decimal digits of `text` at `at`, or -1.
+int digits_at(const std::string& text, std::size_t at, std::size_t n) {
+  if (at + n > text.size()) return -1;
+  int v = 0;
+  for (std::size_t i = at; i < at + n; ++i) {
+    if (text[i] < '0' || text[i] > '9') return -1;
+    v = v * 10 + (text[i] - '0');
+  }
+  return v;
+}
+
+bool is_leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int days_in_month(int y, int m) {
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && is_leap_year(y) ? 29 : days[m - 1];
+}
+
+// Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant's days_from_civil).
+std::int64_t days_from_civil(std::int64_t y, int m, int d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const std::int64_t yoe = y - era * 400;
+  const std::int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// The text as an error message shows it: quoted, and cut where it is long.
+std::string shown(const std::string& text) {
+  return "'" + (text.size() > 40 ? text.substr(0, 40) + "..." : text) + "'";
+}
+
+}  // namespace
+
+UtcTime parse_utc_time(const std::string& text, const std::string& what) {
+  auto bad = [&](const std::string& problem) -> InputError {
+    return InputError(what + ": " + shown(text) + " " + problem);
+  };
+  const std::string form = "is not an ISO 8601 UTC time of the form YYYY-MM-DDTHH:MM:SSZ (e.g. 2026-11-30T12:00:00Z)";
+  const int year = digits_at(text, 0, 4), month = digits_at(text, 5, 2), day = digits_at(text, 8, 2);
+  const int hour = digits_at(text, 11, 2), minute = digits_at(text, 14, 2), second = digits_at(text, 17, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0 || text[4] != '-' ||
+      text[7] != '-' || text[10] != 'T' || text[13] != ':' || text[16] != ':')
+    throw bad(form);
+  std::size_t at = 19;
+  std::int32_t nanoseconds = 0;
+  if (at < text.size() && text[at] == '.') {
+    const std::size_t first = ++at;
+    std::int32_t scale = 100000000;
+    for (; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, scale /= 10)
+      nanoseconds += (text[at] - '0') * scale;  // digits past the ninth (scale 0) add nothing
+    if (at == first) throw bad(form + ": a '.' needs digits after it");
+  }
+  const std::string zone = text.substr(at);
+  if (zone.empty()) throw bad("has no time zone: a local time could be any moment; write it in UTC with a final Z");
+  if (zone != "Z" && zone != "+00:00") {
+    if ((zone[0] == '+' || zone[0] == '-') && zone.size() == 6)
+      throw bad("is not in UTC (offset " + zone + "): write it in UTC with a final Z");
+    throw bad(form);
+  }
+  if (month < 1 || month > 12) throw bad("has no month " + std::to_string(month));
+  if (day < 1 || day > days_in_month(year, month))
+    throw bad("is not a date: month " + std::to_string(month) + " of " + std::to_string(year) + " has " +
+              std::to_string(days_in_month(year, month)) + " days");
+  if (hour > 23 || minute > 59 || second > 59) throw bad("is not a time of day (00:00:00 to 23:59:59)");
+  UtcTime t;
+  t.seconds = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
+  t.nanoseconds = nanoseconds;
+  return t;
+}
+
+void check_profile_values(const Profile& p) { parse_utc_time(p.created, "field 'created'"); }
+
+}  // namespace ceilings
