@@ -2,6 +2,7 @@
 #include "ceilings/bench_json.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -351,14 +352,18 @@ Profile profile_from_benchmark_json(const json& gb) {
   // may be low and the best loaded reading raises it; the width is the narrowest reading, the start's
   // included (a link that lost lanes during the run is narrow).
   auto link_reading = [&](const json& detail) {
-    auto read = [&](const char* key) -> std::optional<int> {
+    // A reading that is no generation or width a link has (0: NVML could not read it) is not one.
+    auto read = [&](const char* key, bool (*valid)(int)) -> std::optional<int> {
       if (!detail.is_object() || !detail.contains(key) || !detail[key].is_number()) return std::nullopt;
-      const int v = static_cast<int>(detail[key].get<double>());
-      return v > 0 ? std::optional<int>(v) : std::nullopt;
+      const double d = detail[key].get<double>();
+      if (!(d >= 1 && d <= 64) || std::floor(d) != d || !valid(static_cast<int>(d))) return std::nullopt;
+      return static_cast<int>(d);
     };
-    if (const auto g = read("pcie_gen"); g && (!profile.device.pcie.gen || *profile.device.pcie.gen < *g))
+    if (const auto g = read("pcie_gen", valid_pcie_gen);
+        g && (!profile.device.pcie.gen || *profile.device.pcie.gen < *g))
       profile.device.pcie.gen = g;
-    if (const auto w = read("pcie_width"); w && (!profile.device.pcie.width || *profile.device.pcie.width > *w))
+    if (const auto w = read("pcie_width", valid_pcie_width);
+        w && (!profile.device.pcie.width || *profile.device.pcie.width > *w))
       profile.device.pcie.width = w;
   };
   for (const Ceiling& c : profile.ceilings)

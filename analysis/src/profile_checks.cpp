@@ -1,9 +1,12 @@
 // Checks of a profile's values beyond their JSON types (profile_from_json reads the types; this says
 // whether the values can be true), and ISO 8601 UTC times.
 #include <cstdint>
+#include <map>
+#include <sstream>
 #include <string>
 
 #include "ceilings/profile.hpp"
+#include "ceilings/qualify.hpp"
 
 namespace ceilings {
 
@@ -81,6 +84,85 @@ UtcTime parse_utc_time(const std::string& text, const std::string& what) {
   return t;
 }
 
-void check_profile_values(const Profile& p) { parse_utc_time(p.created, "field 'created'"); }
+bool valid_pcie_width(int lanes) {
+  return lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 12 || lanes == 16 || lanes == 32;
+}
+
+bool valid_pcie_gen(int generation) { return generation >= 1 && generation <= 7; }
+
+namespace {
+
+// What a ceiling in each unit can be: above zero and at most `most`, far above any GPU (H200: HBM 4.8e12 B/s,
+// shared memory of all SMs about 3e13 B/s, fp8 dense 2e15 FLOP/s; B200 fp4 dense 9e15), and for times at
+// least `least` (a GPU's fastest latency ceiling, an L2 hit, is about 200 ns; 1 ns is two clock cycles).
+struct Plausible {
+  const char* unit;
+  double least, most;
+  const char* least_text;
+  const char* most_text;
+};
+constexpr Plausible kPlausible[] = {
+    {"B/s", 0, 1e15, "", "1 PB/s"},       {"FLOP/s", 0, 1e18, "", "1 EFLOP/s"}, {"OP/s", 0, 1e18, "", "1 EOP/s"},
+    {"s", 1e-9, 1e3, "1 ns", "1000 s"},   {"Hz", 0, 1e11, "", "100 GHz"},       {"W", 0, 1e5, "", "100 kW"},
+    {"B", 0, 1e15, "", "1 PB"}};
+
+std::string number_text(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+[[noreturn]] void fail(const std::string& field, const std::string& problem) {
+  throw InputError("field '" + field + "': " + problem);
+}
+
+// A ceiling's value (or its datasheet value) in `unit`, which the reader already knows is finite and >= 0.
+void check_quantity(double v, const std::string& unit, const std::string& field) {
+  for (const Plausible& r : kPlausible) {
+    if (unit != r.unit) continue;
+    const std::string shown = number_text(v) + " " + unit;
+    if (!(v > 0)) fail(field, "must be above zero, found " + shown + ": a rate or a time of 0 was not measured");
+    if (v < r.least) fail(field, shown + " is below " + r.least_text + ": no GPU operation is that fast");
+    if (v > r.most) fail(field, shown + " is above " + r.most_text + ", beyond any GPU: not a measurement");
+    return;
+  }
+}
+
+void check_ceilings(const std::vector<Ceiling>& ceilings) {
+  std::map<std::string, std::size_t> first;  // name -> index of its first entry
+  for (std::size_t i = 0; i < ceilings.size(); ++i) {
+    const Ceiling& c = ceilings[i];
+    const std::string at = "ceilings[" + std::to_string(i) + "]";
+    const auto [it, fresh] = first.emplace(c.name, i);
+    if (!fresh)
+      fail(at + ".name", "'" + c.name + "' is also ceilings[" + std::to_string(it->second) + "]" +
+                             ": a profile holds one value per ceiling");
+    // A known family has one unit (as ceilings-bench reports it); an unknown one, from a newer writer,
+    // any unit the schema knows.
+    const std::string unit = ceiling_unit_for(c.name);
+    if (!unit.empty() && c.unit != unit)
+      fail(at + ".unit", "'" + c.unit + "' is not the unit of " + c.name + ", which is measured in " + unit);
+    check_quantity(c.value, c.unit, at + ".value");
+    if (c.datasheet) check_quantity(*c.datasheet, c.unit, at + ".datasheet");
+  }
+}
+
+void check_pcie(const PcieInfo& pcie) {
+  auto check = [](const std::optional<int>& v, const char* key, bool (*valid)(int), const char* what) {
+    if (v && !valid(*v)) fail(std::string("device.pcie.") + key, std::to_string(*v) + " is not " + what);
+  };
+  check(pcie.gen, "gen", valid_pcie_gen, "a PCIe generation (1 to 7)");
+  check(pcie.max_gen, "max_gen", valid_pcie_gen, "a PCIe generation (1 to 7)");
+  check(pcie.width, "width", valid_pcie_width, "a PCIe link width (1, 2, 4, 8, 12, 16 or 32 lanes)");
+  check(pcie.max_width, "max_width", valid_pcie_width, "a PCIe link width (1, 2, 4, 8, 12, 16 or 32 lanes)");
+}
+
+}  // namespace
+
+void check_profile_values(const Profile& p) {
+  parse_utc_time(p.created, "field 'created'");
+  check_pcie(p.device.pcie);
+  check_ceilings(p.ceilings);
+}
 
 }  // namespace ceilings

@@ -422,4 +422,11 @@ TEST(BenchJson, PcieLinkIsTheBestGenerationAndTheNarrowestWidth) {
   ASSERT_EQ(p.errors.size(), 1u);
   EXPECT_EQ(p.errors[0].name, "pcie.h2d");
   EXPECT_TRUE(p.skipped.empty()) << p.skipped[0].reason;
+
+  // A reading no link can have (x3, Gen 9) is not a reading: the profile stays one its reader accepts.
+  doc = bench_output({pcie("pcie/h2d/size:1073741824/iterations:1/manual_time", 9, 3, true)});
+  p = profile_from_benchmark_json(doc);
+  EXPECT_EQ(p.device.pcie.width.value_or(0), 16);
+  EXPECT_EQ(p.device.pcie.gen.value_or(0), 5);
+  EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
 }

@@ -185,6 +185,106 @@ TEST(Profile, UtcTimesOrderByTimeNotByText) {
   EXPECT_EQ(parse_utc_time(utc_now_iso8601(), "now").nanoseconds, 0);
 }
 
+// Values no GPU can have: a ceiling of 0 (nothing was measured), one beyond any GPU (1e308 B/s), a latency
+// of 0 or under 1 ns. Each would pass `qualify`'s checks against it.
+TEST(Profile, RejectsValuesNoGpuCanHave) {
+  json d = fixture();
+  d["ceilings"][0]["value"] = 1e308;  // hbm.copy
+  expect_rejected(d, "ceilings[0].value");
+  d["ceilings"][0]["value"] = 1.01e15;
+  expect_rejected(d, "ceilings[0].value");
+  d["ceilings"][0]["value"] = 0;
+  expect_rejected(d, "ceilings[0].value");
+  d = fixture();
+  d["ceilings"][2]["value"] = 2e18;  // gemm.bf16
+  expect_rejected(d, "ceilings[2].value");
+  d = fixture();
+  for (const double latency : {0.0, 1e-300, 5e-10, 1001.0}) {
+    d["ceilings"][4]["value"] = latency;  // latency.launch
+    expect_rejected(d, "ceilings[4].value");
+  }
+  d = fixture();
+  d["ceilings"][0]["datasheet"] = 0;
+  expect_rejected(d, "ceilings[0].datasheet");
+  d["ceilings"][0]["datasheet"] = 1e300;
+  expect_rejected(d, "ceilings[0].datasheet");
+  // The bounds themselves are values.
+  d = fixture();
+  d["ceilings"][0]["value"] = 1e15;
+  d["ceilings"][2]["value"] = 1e18;
+  d["ceilings"][4]["value"] = 1e-9;
+  d["ceilings"][0]["datasheet"] = nullptr;
+  EXPECT_NO_THROW(profile_from_json(d));
+}
+
+TEST(Profile, EachFamilyHasItsUnit) {
+  json d = fixture();
+  d["ceilings"][0]["unit"] = "FLOP/s";  // hbm.copy
+  expect_rejected(d, "ceilings[0].unit");
+  d = fixture();
+  d["ceilings"][2]["unit"] = "B/s";  // gemm.bf16
+  expect_rejected(d, "ceilings[2].unit");
+  d = fixture();
+  d["ceilings"][3]["unit"] = "s";  // pcie.h2d
+  expect_rejected(d, "ceilings[3].unit");
+  d = fixture();
+  d["ceilings"][4]["unit"] = "B/s";  // latency.launch
+  expect_rejected(d, "ceilings[4].unit");
+  d = fixture();
+  json int8 = d["ceilings"][2];
+  int8["name"] = "gemm.int8_sustained";
+  int8["datasheet"] = nullptr;
+  d["ceilings"].push_back(int8);  // int8 GEMMs count operations, not floating-point ones
+  expect_rejected(d, "ceilings[5].unit");
+  d["ceilings"][5]["unit"] = "OP/s";
+  EXPECT_NO_THROW(profile_from_json(d));
+  json fma = int8;
+  fma["name"] = "fma.fp32";
+  fma["unit"] = "OP/s";
+  d["ceilings"].push_back(fma);
+  expect_rejected(d, "ceilings[6].unit");
+  // A family this version does not know (a newer writer's) keeps any unit the schema has.
+  d = fixture();
+  json newer = d["ceilings"][0];
+  newer["name"] = "tma.copy";
+  d["ceilings"].push_back(newer);
+  EXPECT_NO_THROW(profile_from_json(d));
+}
+
+TEST(Profile, RejectsACeilingNamedTwice) {
+  json d = fixture();
+  json again = d["ceilings"][0];
+  again["value"] = 4.0e12;
+  d["ceilings"].push_back(again);
+  expect_rejected(d, "ceilings[5].name");
+  try {
+    profile_from_json(d);
+    ADD_FAILURE() << "accepted hbm.copy twice";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'hbm.copy' is also ceilings[0]"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Profile, PcieLinkWidthAndGenerationExist) {
+  for (const char* key : {"gen", "width", "max_gen", "max_width"})
+    for (const int bad : {0, -1, 64}) {
+      json d = fixture();
+      d["device"]["pcie"][key] = bad;
+      expect_rejected(d, std::string("device.pcie.") + key);
+    }
+  json d = fixture();
+  d["device"]["pcie"]["gen"] = 8;
+  expect_rejected(d, "device.pcie.gen");
+  d = fixture();
+  d["device"]["pcie"]["width"] = 3;
+  expect_rejected(d, "device.pcie.width");
+  d = fixture();
+  d["device"]["pcie"] = {{"gen", 1}, {"width", 1}, {"max_gen", 7}, {"max_width", 32}};
+  EXPECT_NO_THROW(profile_from_json(d));
+  d["device"]["pcie"] = {{"gen", nullptr}, {"width", nullptr}, {"max_gen", nullptr}, {"max_width", nullptr}};
+  EXPECT_NO_THROW(profile_from_json(d));  // null: could not be read
+}
+
 TEST(Profile, RejectsFilesThatAreNotJson) {
   const std::string dir = test::scratch_dir("profile_bad_files");
   auto write = [&](const std::string& name, const std::string& text) {

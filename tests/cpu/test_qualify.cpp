@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "ceilings/qualify.hpp"
@@ -446,6 +447,36 @@ TEST(QualifyCli, ExitCodesAndFormats) {
   r = test::run_cli({"qualify", kFixtures + "/degraded/slow-hbm.profile.json", "--baseline", good});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("below the baseline"), std::string::npos);
+}
+
+// A profile that passed before these values were checked: each is bad input (exit 2) naming its field.
+TEST(QualifyCli, ImpossibleValuesAreBadInputNotAPass) {
+  const std::string dir = test::scratch_dir("qualify_impossible");
+  const json good = read_json_file(kFixtures + "/h200-qualify.profile.json");
+  struct Case {
+    const char* file;
+    std::function<void(json&)> spoil;
+    const char* field;
+  };
+  const Case cases[] = {
+      {"huge", [](json& d) { d["ceilings"][0]["value"] = 1e308; }, "ceilings[0].value"},
+      {"unit", [](json& d) { d["ceilings"][0]["unit"] = "FLOP/s"; }, "ceilings[0].unit"},
+      {"latency0", [](json& d) { d["ceilings"][4]["value"] = 0; }, "ceilings[4].value"},
+      {"width0", [](json& d) { d["device"]["pcie"]["width"] = 0; }, "device.pcie.width"},
+      {"gen0", [](json& d) { d["device"]["pcie"]["max_gen"] = 0; }, "device.pcie.max_gen"},
+      {"twice", [](json& d) { d["ceilings"].push_back(d["ceilings"][0]); }, "ceilings[5].name"},
+      {"created", [](json& d) { d["created"] = "not a date"; }, "created"},
+  };
+  ASSERT_EQ(good["ceilings"][4]["name"], "latency.launch");
+  for (const Case& c : cases) {
+    json d = good;
+    c.spoil(d);
+    const std::string path = dir + "/" + c.file + ".profile.json";
+    std::ofstream(path) << d.dump();
+    const auto r = test::run_cli({"qualify", path});
+    EXPECT_EQ(r.exit_code, 2) << c.file << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(c.field), std::string::npos) << c.file << ": " << r.err;
+  }
 }
 
 TEST(QualifyCli, TruncatedOrCorruptProfileIsBadInput) {

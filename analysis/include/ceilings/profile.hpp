@@ -106,8 +106,15 @@ inline bool operator>=(const UtcTime& a, const UtcTime& b) { return !(a < b); }
 // no zone (a local time of unknown offset), another offset, lower-case letters, a day the calendar lacks.
 UtcTime parse_utc_time(const std::string& text, const std::string& what);
 
+// The link widths and generations a PCIe device can report (x1 ... x32; Gen 1 to 7).
+bool valid_pcie_width(int lanes);
+bool valid_pcie_gen(int generation);
+
 // Checks of a profile's values beyond their JSON types, called by profile_from_json: `created` is ISO 8601
-// UTC. Throws InputError naming the field.
+// UTC; a PCIe link has a width and generation that exist; no ceiling name appears twice; a ceiling of a known
+// family is in its unit (B/s for hbm, l2, smem, pcie, nvlink; FLOP/s for gemm and fma, OP/s for gemm.int8*;
+// s for latency) and its value (and datasheet value) is above zero and below what no GPU reaches (1 PB/s,
+// 1 EFLOP/s or EOP/s; a time from 1 ns to 1000 s). Throws InputError naming the field.
 void check_profile_values(const Profile& profile);
 
 }  // namespace ceilings
