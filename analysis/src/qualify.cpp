@@ -1072,6 +1072,11 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   if (baseline && normalize_gpu_name(baseline->device.name) != normalize_gpu_name(p.device.name))
     throw InputError("the baseline is a profile of a " + baseline->device.name + ", this one of a " + p.device.name +
                      ": compare like with like");
+  // A baseline that judges nothing would let any node pass against it.
+  if (baseline && baseline->ceilings.empty())
+    throw InputError("the baseline has no ceilings (" +
+                     (baseline->hostname.empty() ? baseline->created : baseline->hostname + ", " + baseline->created) +
+                     "): there is nothing to compare this profile against");
 
   for (const std::string& name : rules.required) {
     Check k = make(name, "required");

@@ -287,6 +287,19 @@ TEST(Qualify, BaselineOfAnotherGpuIsBadInput) {
   EXPECT_THROW(qualify(p, &base, default_rules()), InputError);
 }
 
+TEST(Qualify, BaselineWithoutCeilingsIsBadInput) {
+  const Profile p = fixture();
+  Profile base = fixture();
+  base.ceilings.clear();
+  try {
+    qualify(p, &base, default_rules());
+    ADD_FAILURE() << "judged against an empty baseline";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the baseline has no ceilings"), std::string::npos) << e.what();
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+  }
+}
+
 TEST(Qualify, PeerCeilingsMustCoverEveryGpuPair) {
   Profile p = fixture();
   Ceiling uni = ceiling(p, "hbm.copy");
@@ -477,6 +490,29 @@ TEST(QualifyCli, ImpossibleValuesAreBadInputNotAPass) {
     EXPECT_EQ(r.exit_code, 2) << c.file << ": " << r.out << r.err;
     EXPECT_NE(r.err.find(c.field), std::string::npos) << c.file << ": " << r.err;
   }
+}
+
+// A baseline that cannot judge: no ceilings (it used to add no rows and pass), or a ceiling of 0 (the
+// threshold ">= 0.00 B/s" passed anything). Both are bad input naming the problem.
+TEST(QualifyCli, ABaselineThatCannotJudgeIsBadInput) {
+  const std::string dir = test::scratch_dir("qualify_bad_baseline");
+  const std::string good = kFixtures + "/h200-qualify.profile.json";
+  json empty = read_json_file(good);
+  empty["ceilings"] = json::array();
+  std::ofstream(dir + "/empty.profile.json") << empty.dump();
+  auto r = test::run_cli({"qualify", good, "--baseline", dir + "/empty.profile.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("the baseline has no ceilings"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+
+  json zero = read_json_file(good);
+  ASSERT_EQ(zero["ceilings"][0]["name"], "hbm.copy");
+  zero["ceilings"][0]["value"] = 0;
+  std::ofstream(dir + "/zero.profile.json") << zero.dump();
+  r = test::run_cli({"qualify", good, "--baseline", dir + "/zero.profile.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("zero.profile.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ceilings[0].value"), std::string::npos) << r.err;
 }
 
 TEST(QualifyCli, TruncatedOrCorruptProfileIsBadInput) {
