@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace ceilings {
 
@@ -21,13 +23,100 @@ std::string json_type_name(const json& j) {
   }
 }
 
+namespace {
+
+// Builds the document as json::parse does, but a key that appears twice in one object is an InputError
+// naming it (json::parse keeps the last value silently, so {"hbm.copy": ..., "hbm.copy": ...} would be
+// read as whichever came last). The object being built holds the keys seen so far: no second set.
+class UniqueKeysDom final : public nlohmann::json_sax<json> {
+ public:
+  UniqueKeysDom(json& root, const std::string& what) : root_(root), what_(what) {}
+
+  bool null() override { return add(nullptr); }
+  bool boolean(bool v) override { return add(v); }
+  bool number_integer(number_integer_t v) override { return add(v); }
+  bool number_unsigned(number_unsigned_t v) override { return add(v); }
+  bool number_float(number_float_t v, const string_t&) override { return add(v); }
+  bool string(string_t& v) override { return add(std::move(v)); }
+  bool binary(binary_t& v) override { return add(json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return open(json::object()); }
+  bool start_array(std::size_t) override { return open(json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& k) override {
+    Open& o = stack_.back();
+    if (o.node->contains(k)) {
+      std::string where;
+      for (std::size_t i = 1; i < stack_.size(); ++i) where += stack_[i].label;
+      throw InputError(what_ + ": the key '" + k + "' appears twice in " +
+                       (where.empty() ? std::string("the top-level object") : "'" + where + "'") +
+                       ": which of its values is meant is not known");
+    }
+    o.key = k;
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    error_ = e.what();  // a syntax error, or a number too large for a double (out_of_range 406)
+    return false;
+  }
+
+  const std::string& error() const { return error_; }
+
+ private:
+  struct Open {
+    json* node;
+    std::string label;  // ".key" or "[i]" under its parent, for the error message
+    std::string key;    // an object's key waiting for its value
+  };
+
+  // Places v in the open container (or as the root); returns where it is.
+  json* place(json&& v, std::string* label) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Open& o = stack_.back();
+    if (o.node->is_array()) {
+      if (label) *label = "[" + std::to_string(o.node->size()) + "]";
+      o.node->push_back(std::move(v));
+      return &o.node->back();
+    }
+    if (label) *label = (stack_.size() > 1 ? "." : "") + o.key;
+    json& slot = (*o.node)[o.key];
+    slot = std::move(v);
+    return &slot;
+  }
+  bool add(json&& v) {
+    place(std::move(v), nullptr);
+    return true;
+  }
+  bool open(json&& container) {
+    Open o;
+    o.node = place(std::move(container), &o.label);  // an array's open element stays its last: no reallocation
+    stack_.push_back(std::move(o));
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  json& root_;
+  const std::string& what_;
+  std::vector<Open> stack_;
+  std::string error_;
+};
+
+}  // namespace
+
 json parse_json_text(const std::string& text, const std::string& what) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError(what + " is empty");
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(what + " is not valid JSON (truncated or corrupt?): " + e.what());
-  }
+  json doc;
+  UniqueKeysDom dom(doc, what);
+  if (!json::sax_parse(text, &dom)) throw InputError(what + " is not valid JSON (truncated or corrupt?): " + dom.error());
+  return doc;
 }
 
 std::string read_text_file(const std::string& path) {
