@@ -300,6 +300,8 @@ Profile profile_from_benchmark_json(const json& gb) {
         sweeps[c.name].push_back(point);
         continue;
       }
+      // A value no GPU reaches (a timing fault) is this case's error, not a profile its reader rejects.
+      check_ceiling(c, where + " (" + parsed.run_name + ")");
       if (spec) c.datasheet = datasheet_value(*spec, c.name);
       // gemm/<type>_ref8192 also competes for gemm.<type> (where the search gave that ceiling a number).
       const std::string ref_suffix = "_ref8192";

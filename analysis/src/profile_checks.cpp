@@ -137,13 +137,7 @@ void check_ceilings(const std::vector<Ceiling>& ceilings) {
     if (!fresh)
       fail(at + ".name", "'" + c.name + "' is also ceilings[" + std::to_string(it->second) + "]" +
                              ": a profile holds one value per ceiling");
-    // A known family has one unit (as ceilings-bench reports it); an unknown one, from a newer writer,
-    // any unit the schema knows.
-    const std::string unit = ceiling_unit_for(c.name);
-    if (!unit.empty() && c.unit != unit)
-      fail(at + ".unit", "'" + c.unit + "' is not the unit of " + c.name + ", which is measured in " + unit);
-    check_quantity(c.value, c.unit, at + ".value");
-    if (c.datasheet) check_quantity(*c.datasheet, c.unit, at + ".datasheet");
+    check_ceiling(c, at);
   }
 }
 
@@ -158,6 +152,16 @@ void check_pcie(const PcieInfo& pcie) {
 }
 
 }  // namespace
+
+void check_ceiling(const Ceiling& c, const std::string& at) {
+  // A known family has one unit (as ceilings-bench reports it); an unknown one, from a newer writer, any
+  // unit the schema knows.
+  const std::string unit = ceiling_unit_for(c.name);
+  if (!unit.empty() && c.unit != unit)
+    fail(at + ".unit", "'" + c.unit + "' is not the unit of " + c.name + ", which is measured in " + unit);
+  check_quantity(c.value, c.unit, at + ".value");
+  if (c.datasheet) check_quantity(*c.datasheet, c.unit, at + ".datasheet");
+}
 
 void check_profile_values(const Profile& p) {
   parse_utc_time(p.created, "field 'created'");

@@ -80,6 +80,20 @@ TEST(BenchJson, CreatedIsUtcWhateverTheNodesTimeZone) {
   EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
 }
 
+// A case that reports a rate no GPU reaches (a timer fault) is an error of its own; it neither wins the
+// ceiling nor makes the profile one its reader rejects.
+TEST(BenchJson, AnImpossibleValueIsTheCasesErrorNotTheCeiling) {
+  const Profile p = profile_from_benchmark_json(
+      bench_output({hbm_case("threads:256", 4.2e12), hbm_case("threads:512", 3.0e15)}));
+  ASSERT_EQ(p.ceilings.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.ceilings[0].value, 4.2e12);
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].name, "hbm.copy");
+  EXPECT_NE(p.errors[0].reason.find("above 1 PB/s"), std::string::npos) << p.errors[0].reason;
+  EXPECT_NE(p.errors[0].reason.find("hbm/copy/threads:512"), std::string::npos) << p.errors[0].reason;
+  EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
+}
+
 TEST(BenchJson, LatencyPrefersTheLowestValue) {
   json a = hbm_case("x:1", 1), b = hbm_case("x:2", 1);
   for (json* j : {&a, &b}) {

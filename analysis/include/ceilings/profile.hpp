@@ -116,5 +116,7 @@ bool valid_pcie_gen(int generation);
 // s for latency) and its value (and datasheet value) is above zero and below what no GPU reaches (1 PB/s,
 // 1 EFLOP/s or EOP/s; a time from 1 ns to 1000 s). Throws InputError naming the field.
 void check_profile_values(const Profile& profile);
+// The checks of one ceiling (its unit, value and datasheet value); `at` names it ("ceilings[3]").
+void check_ceiling(const Ceiling& ceiling, const std::string& at);
 
 }  // namespace ceilings
