@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "ceilings/datasheet.hpp"
@@ -60,9 +59,8 @@ Parsed parse_name(const std::string& full, const std::string& where) {
   }
   if (parts.size() < 2 || parts[0].empty() || parts[1].empty() || parts[1].find(':') != std::string::npos)
     throw InputError(where + ": benchmark name '" + full + "' is not of the form family/variant[/arg:value...]");
-  static const std::regex identifier("^[a-z0-9_]+$");
-  if (!std::regex_match(parts[0], identifier) || !std::regex_match(parts[1], identifier))
-    throw InputError(where + ": benchmark name '" + full + "': family and variant must be lower-case identifiers");
+  if (!is_identifier(parts[0]) || !is_identifier(parts[1]))
+    throw InputError(where + ": benchmark name '" + excerpt(full) + "': family and variant must be lower-case identifiers");
   Parsed p;
   p.ceiling = parts[0] + "." + parts[1];
   p.run_name = parts[0] + "/" + parts[1];

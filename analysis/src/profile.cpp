@@ -8,7 +8,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <regex>
 
 #include "ceilings/units.hpp"
 
@@ -79,6 +78,31 @@ std::optional<int> optional_int(const Fields& f, const std::string& key) {
 
 }  // namespace
 
+namespace {
+bool identifier_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+
+// Identifiers joined by dots: how many, or 0 when `name` is not of that form.
+std::size_t identifier_parts(const std::string& name) {
+  std::size_t parts = 0, run = 0;
+  for (const char c : name) {
+    if (c == '.') {
+      if (run == 0) return 0;
+      ++parts;
+      run = 0;
+    } else if (identifier_char(c)) {
+      ++run;
+    } else {
+      return 0;
+    }
+  }
+  return run == 0 ? 0 : parts + 1;
+}
+}  // namespace
+
+bool is_identifier(const std::string& s) { return identifier_parts(s) == 1; }
+bool is_ceiling_name(const std::string& name) { return identifier_parts(name) >= 2; }
+bool is_family_variant(const std::string& name) { return identifier_parts(name) == 2; }
+
 Profile profile_from_json(const json& document, const std::string& origin) {
   const Fields doc(document, "");
   Profile p;
@@ -127,14 +151,13 @@ Profile profile_from_json(const json& document, const std::string& origin) {
     dev.pcie.max_width = optional_int(*pcie, "max_width");
   }
 
-  static const std::regex name_pattern("^[a-z0-9_]+(\\.[a-z0-9_]+)+$");
   const json& arr = doc.array("ceilings");
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const Fields c(arr[i], "ceilings[" + std::to_string(i) + "]");
     Ceiling out;
     out.name = c.string("name");
-    if (!std::regex_match(out.name, name_pattern))
-      c.fail("name", "'" + out.name + "' is not a ceiling name of the form family.variant");
+    if (!is_ceiling_name(out.name))
+      c.fail("name", "'" + excerpt(out.name) + "' is not a ceiling name of the form family.variant");
     out.value = c.number("value");
     out.unit = c.string("unit");
     if (!is_known_unit(out.unit)) c.fail("unit", "unknown unit '" + out.unit + "'");

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -145,8 +144,8 @@ bool bool_at(const json& v, const std::string& path) {
 }
 
 void parse_ceiling_rule(const std::string& name, const json& v, const std::string& path, CeilingRule& rule) {
-  static const std::regex name_pattern("^[a-z0-9_]+\\.[a-z0-9_]+$");
-  if (!std::regex_match(name, name_pattern)) reject(path, "not a ceiling name of the form family.variant");
+  if (!is_family_variant(name))
+    reject("ceilings." + excerpt(name), "not a ceiling name of the form family.variant");
   const std::string unit = ceiling_unit_for(name);
   if (unit.empty())
     reject(path, "unknown ceiling family '" + family_of(name) + "' (known: hbm, l2, smem, gemm, fma, pcie, nvlink, latency)");
@@ -199,7 +198,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
       if (!req[i].is_string()) reject(p, "expected a ceiling name, found " + json_type_name(req[i]));
       const std::string name = req[i].get<std::string>();
       if (ceiling_unit_for(name).empty() || name.find('.') == std::string::npos)
-        reject(p, "'" + name + "' is not a ceiling of a known family (hbm, l2, smem, gemm, fma, pcie, nvlink, latency)");
+        reject(p, "'" + excerpt(name) + "' is not a ceiling of a known family (hbm, l2, smem, gemm, fma, pcie, nvlink, latency)");
       r.required.push_back(name);
     }
   }

@@ -3,7 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <regex>
 
 #include "ceilings/profile.hpp"
 #include "cli_runner.hpp"
@@ -283,6 +285,45 @@ TEST(Profile, PcieLinkWidthAndGenerationExist) {
   EXPECT_NO_THROW(profile_from_json(d));
   d["device"]["pcie"] = {{"gen", nullptr}, {"width", nullptr}, {"max_gen", nullptr}, {"max_width", nullptr}};
   EXPECT_NO_THROW(profile_from_json(d));  // null: could not be read
+}
+
+// The plain scans that replaced std::regex (whose recursion overflowed the stack on a 50 000-character name)
+// accept exactly what the regexes did: every string of up to 6 characters over the grammar's pieces.
+TEST(Profile, CeilingNamesAcceptWhatTheOldRegexesAccepted) {
+  const std::regex ceiling("^[a-z0-9_]+(\\.[a-z0-9_]+)+$"), pair("^[a-z0-9_]+\\.[a-z0-9_]+$"), ident("^[a-z0-9_]+$");
+  const std::string alphabet = "a9_.A-";
+  std::string s;
+  std::function<void(std::size_t)> all = [&](std::size_t len) {
+    if (s.size() == len) {
+      EXPECT_EQ(is_ceiling_name(s), std::regex_match(s, ceiling)) << s;
+      EXPECT_EQ(is_family_variant(s), std::regex_match(s, pair)) << s;
+      EXPECT_EQ(is_identifier(s), std::regex_match(s, ident)) << s;
+      return;
+    }
+    for (char c : alphabet) {
+      s.push_back(c);
+      all(len);
+      s.pop_back();
+    }
+  };
+  for (std::size_t len = 0; len <= 6; ++len) all(len);
+  EXPECT_TRUE(is_ceiling_name("gemm.bf16.sustained"));
+  EXPECT_FALSE(is_family_variant("gemm.bf16.sustained"));
+}
+
+// A 50 000-character name is a bad name (exit 2, the message shows its start), not a stack overflow.
+TEST(Profile, VeryLongCeilingNameIsRejectedNotACrash) {
+  json d = fixture();
+  d["ceilings"][0]["name"] = std::string(50000, 'a') + "." + std::string(50000, 'b');
+  EXPECT_EQ(profile_from_json(d).ceilings[0].name.size(), 100001u);  // long, but of the form family.variant
+  d["ceilings"][0]["name"] = std::string(50000, 'a') + "!";
+  try {
+    profile_from_json(d);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ceilings[0].name"), std::string::npos);
+    EXPECT_LT(std::string(e.what()).size(), 400u);
+  }
 }
 
 TEST(Profile, RejectsFilesThatAreNotJson) {

@@ -36,6 +36,12 @@ class IncompleteError : public Error {
   explicit IncompleteError(const std::string& message) : Error(kExitIncomplete, message) {}
 };
 
+// Text a user wrote, shortened for an error message: the first `max` characters and how long it was.
+inline std::string excerpt(const std::string& text, std::size_t max = 64) {
+  if (text.size() <= max) return text;
+  return text.substr(0, max) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
 // A count the user gave (a batch, GPUs, layers): a whole number from 1 to 2^53 (every whole number up to
 // there is exact in a double, and a cast to int64 stays defined); infinity and NaN are not counts.
 inline double require_count(double v, const std::string& what) {

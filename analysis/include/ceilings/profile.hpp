@@ -79,6 +79,13 @@ struct Profile {
   const Ceiling* find(const std::string& name) const;
 };
 
+// Ceiling names, checked by a plain scan (std::regex recurses once per character and overflows the stack
+// on long input). An identifier is [a-z0-9_]+; a ceiling name is two or more identifiers joined by dots
+// ("hbm.copy", "gemm.bf16.sustained"); family.variant is exactly two ("hbm.copy").
+bool is_identifier(const std::string& s);
+bool is_ceiling_name(const std::string& name);
+bool is_family_variant(const std::string& name);
+
 // Validates and reads a profile document. `origin` names it in errors (a path or "profile").
 Profile profile_from_json(const json& document, const std::string& origin = "profile");
 Profile read_profile(const std::string& path);

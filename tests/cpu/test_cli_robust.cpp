@@ -1,0 +1,77 @@
+// Hostile input end to end: every subcommand answers bad input with exit 2 and a message naming the problem,
+// never a crash (exit 139), a hang, a silent default or a file of the user's overwritten.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "ceilings/json_fields.hpp"
+#include "cli_runner.hpp"
+
+using namespace ceilings;
+using ceilings::test::run_cli;
+
+namespace {
+
+const std::string kProfile = std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json";
+const std::string kLlama = std::string(CEILINGS_FIXTURES) + "/hf/Llama-3.1-8B.config.json";
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+// The fixture profile with one change, written to dir/name.
+std::string profile_with(const std::string& dir, const std::string& name, const std::function<void(json&)>& change) {
+  json doc = read_json_file(kProfile);
+  change(doc);
+  const std::string path = dir + "/" + name;
+  write(path, doc.dump(2));
+  return path;
+}
+
+json& ceiling(json& doc, const std::string& name) {
+  for (json& c : doc["ceilings"])
+    if (c["name"] == name) return c;
+  throw std::runtime_error("fixture lacks " + name);
+}
+
+}  // namespace
+
+// ---- long text -----------------------------------------------------------------------------------
+
+// A 50 000-character ceiling name crashed every command that reads a profile (std::regex recursion).
+TEST(CliRobust, LongCeilingNameIsBadInputInEveryCommand) {
+  const std::string dir = test::scratch_dir("robust_long_name");
+  const std::string p = profile_with(dir, "long.profile.json",
+                                     [](json& d) { d["ceilings"][0]["name"] = std::string(50000, 'x') + "!"; });
+  const std::vector<std::vector<std::string>> commands = {
+      {"show", p},
+      {"qualify", p},
+      {"compare", p, "h200"},
+      {"roofline", "--profile", p},
+      {"mfu", "--profile", p, "--params", "7e9", "--layers", "32", "--heads", "32", "--head-dim", "128", "--seq",
+       "4096", "--tokens-per-sec", "1000", "--gpus", "1"},
+      {"fleet", p, p, p}};
+  for (const auto& args : commands) {
+    const auto r = run_cli(args);
+    if (args[0] == "fleet") {  // fleet skips an unreadable profile and says why
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_TRUE(has(r.err, "ceilings[0].name")) << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_TRUE(has(r.err, "ceilings[0].name")) << args[0] << ": " << r.err.substr(0, 500);
+    EXPECT_LT(r.err.size(), 2000u) << args[0];
+  }
+}
+
+TEST(CliRobust, LongRulesKeyIsBadInput) {
+  const std::string dir = test::scratch_dir("robust_long_rules");
+  const json key = {{"schema", "ceilings.rules/1"}, {"ceilings", {{std::string(50000, 'h') + ".copy!", json::object()}}}};
+  write(dir + "/key.rules.json", key.dump());
+  const auto r = run_cli({"qualify", kProfile, "--rules", dir + "/key.rules.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err.substr(0, 500);
+  EXPECT_TRUE(has(r.err, "not a ceiling name")) << r.err.substr(0, 500);
+  EXPECT_LT(r.err.size(), 2000u);
+}
