@@ -2,9 +2,10 @@
 #include "ceilings/units.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
-#include <regex>
+#include <cstdlib>
 
 #include "ceilings/error.hpp"
 
@@ -61,16 +62,78 @@ bool is_known_unit(const std::string& unit) {
          unit == "B";
 }
 
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// A unit's characters: ASCII letters, '/', '%' and the two bytes of UTF-8 "µ".
+bool is_unit_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '/' || c == '%' || c == '\xC2' || c == '\xB5';
+}
+
+// Splits "  4.2e3 TB/s " into its number and unit text: [space] [sign] (digits [. digits] | . digits)
+// [e [sign] digits] [space] [unit characters] [space]. A plain scan, not std::regex, whose recursion
+// overflows the stack on long input. False when the text is not of that form.
+bool split_quantity(const std::string& text, std::string& number, std::string& unit) {
+  std::size_t i = 0;
+  const std::size_t n = text.size();
+  auto digits = [&] {
+    const std::size_t from = i;
+    while (i < n && is_digit(text[i])) ++i;
+    return i - from;
+  };
+  while (i < n && is_space(text[i])) ++i;
+  const std::size_t start = i;
+  if (i < n && (text[i] == '+' || text[i] == '-')) ++i;
+  if (digits() > 0) {
+    if (i < n && text[i] == '.') {
+      ++i;
+      digits();
+    }
+  } else {
+    if (i >= n || text[i] != '.') return false;
+    ++i;
+    if (digits() == 0) return false;
+  }
+  if (i < n && (text[i] == 'e' || text[i] == 'E')) {
+    std::size_t j = i + 1;
+    if (j < n && (text[j] == '+' || text[j] == '-')) ++j;
+    if (j < n && is_digit(text[j])) {
+      i = j;
+      digits();
+    }
+  }
+  number = text.substr(start, i - start);
+  while (i < n && is_space(text[i])) ++i;
+  const std::size_t unit_start = i;
+  while (i < n && is_unit_char(text[i])) ++i;
+  unit = text.substr(unit_start, i - unit_start);
+  while (i < n && is_space(text[i])) ++i;
+  return i == n;
+}
+
+}  // namespace
+
 Quantity parse_quantity(const std::string& text, const std::string& what) {
-  static const std::regex pattern(R"(^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/%µ]*)\s*$)");
-  std::smatch m;
-  if (!std::regex_match(text, m, pattern))
-    throw InputError(what + ": '" + text + "' is not a quantity (expected a number and a unit, e.g. \"4.2 TB/s\")");
-  const double number = std::stod(m[1].str());
-  std::string unit = m[2].str();
+  std::string number_text, unit;
+  if (!split_quantity(text, number_text, unit))
+    throw InputError(what + ": '" + excerpt(text) +
+                     "' is not a quantity (expected a number and a unit, e.g. \"4.2 TB/s\")");
+  // strtod, not std::stod (which throws std::out_of_range): a number too large or too small for a double
+  // (1e400, 1e-320) is bad input, as is one that a prefix makes too large (1e308 TB/s is infinite).
+  auto in_range = [](double v) { return std::isfinite(v) && (v == 0 || std::fabs(v) >= DBL_MIN); };
+  auto out_of_range = [&] {
+    return InputError(what + ": '" + excerpt(text) +
+                      "' is out of range: a value must be finite and, unless it is 0, at least 2.2e-308 in magnitude");
+  };
+  const double number = std::strtod(number_text.c_str(), nullptr);
+  if (!in_range(number)) throw out_of_range();
   if (unit.empty())
-    throw InputError(what + ": '" + text + "' has no unit (write e.g. \"55 GB/s\", \"700 TFLOP/s\", \"5%\")");
-  if (unit == "%") return {number / 100.0, "%"};
+    throw InputError(what + ": '" + excerpt(text) + "' has no unit (write e.g. \"55 GB/s\", \"700 TFLOP/s\", \"5%\")");
+  if (unit == "%") {
+    if (!in_range(number / 100.0)) throw out_of_range();
+    return {number / 100.0, "%"};
+  }
 
   struct Base {
     const char* suffix;
@@ -105,9 +168,10 @@ Quantity parse_quantity(const std::string& text, const std::string& what) {
       else if (prefix == "P") factor = 1e15;
     }
     if (factor == 0.0) break;
+    if (!in_range(number * factor)) throw out_of_range();
     return {number * factor, base};
   }
-  throw InputError(what + ": unknown unit '" + unit +
+  throw InputError(what + ": unknown unit '" + excerpt(unit) +
                    "' (known: B/s, FLOP/s, OP/s, s, Hz, W, B with k/M/G/T/P prefixes, KiB..PiB, %)");
 }
 

@@ -66,12 +66,32 @@ TEST(CliRobust, LongCeilingNameIsBadInputInEveryCommand) {
   }
 }
 
-TEST(CliRobust, LongRulesKeyIsBadInput) {
+TEST(CliRobust, LongRulesKeyOrQuantityIsBadInput) {
   const std::string dir = test::scratch_dir("robust_long_rules");
   const json key = {{"schema", "ceilings.rules/1"}, {"ceilings", {{std::string(50000, 'h') + ".copy!", json::object()}}}};
   write(dir + "/key.rules.json", key.dump());
-  const auto r = run_cli({"qualify", kProfile, "--rules", dir + "/key.rules.json"});
+  auto r = run_cli({"qualify", kProfile, "--rules", dir + "/key.rules.json"});
   EXPECT_EQ(r.exit_code, 2) << r.err.substr(0, 500);
   EXPECT_TRUE(has(r.err, "not a ceiling name")) << r.err.substr(0, 500);
   EXPECT_LT(r.err.size(), 2000u);
+
+  const json quantity = {{"schema", "ceilings.rules/1"},
+                         {"ceilings", {{"hbm.copy", {{"min", std::string(100000, '4') + " TB/s"}}}}}};
+  write(dir + "/quantity.rules.json", quantity.dump());
+  r = run_cli({"qualify", kProfile, "--rules", dir + "/quantity.rules.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err.substr(0, 500);
+  EXPECT_TRUE(has(r.err, "ceilings.hbm.copy.min")) << r.err.substr(0, 500);
+  EXPECT_LT(r.err.size(), 2000u);
+}
+
+// "1e-320 TB/s" and "1e400 TB/s" were std::stod's "error: stod" (exit 3); "1e308 TB/s" an infinite limit.
+TEST(CliRobust, RulesQuantityOutOfRangeIsBadInput) {
+  const std::string dir = test::scratch_dir("robust_rules_range");
+  for (const char* text : {"1e-320 TB/s", "1e400 TB/s", "1e308 TB/s"}) {
+    const json rules = {{"schema", "ceilings.rules/1"}, {"ceilings", {{"hbm.copy", {{"min", text}}}}}};
+    write(dir + "/r.rules.json", rules.dump());
+    const auto r = run_cli({"qualify", kProfile, "--rules", dir + "/r.rules.json"});
+    EXPECT_EQ(r.exit_code, 2) << text << ": " << r.err;
+    EXPECT_TRUE(has(r.err, std::string("'") + text + "' is out of range")) << r.err;
+  }
 }

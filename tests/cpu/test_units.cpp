@@ -1,6 +1,9 @@
 // Units: display formatting and parsing of user-written quantities.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <regex>
+
 #include "ceilings/error.hpp"
 #include "ceilings/units.hpp"
 
@@ -77,4 +80,66 @@ TEST(Units, Direction) {
   EXPECT_FALSE(higher_is_better("s"));
   EXPECT_TRUE(is_known_unit("OP/s"));
   EXPECT_FALSE(is_known_unit("GB/s"));  // stored values are in base units only
+}
+
+// The scan that replaced std::regex (whose recursion overflowed the stack on long text) accepts exactly
+// the text the regex did: every string of up to 5 characters over an alphabet of the grammar's pieces.
+TEST(Units, ParseAcceptsWhatTheOldRegexAccepted) {
+  const std::regex old(R"(^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/%µ]*)\s*$)");
+  const std::string alphabet = " +-7.eEB/%x\t";
+  std::string s;
+  std::size_t checked = 0;
+  std::function<void(std::size_t)> all = [&](std::size_t len) {
+    if (s.size() == len) {
+      bool not_a_quantity = false;
+      try {
+        parse_quantity(s, "q");
+      } catch (const InputError& e) {
+        not_a_quantity = std::string(e.what()).find("is not a quantity") != std::string::npos;
+      }
+      EXPECT_EQ(!not_a_quantity, std::regex_match(s, old)) << "'" << s << "'";
+      ++checked;
+      return;
+    }
+    for (char c : alphabet) {
+      s.push_back(c);
+      all(len);
+      s.pop_back();
+    }
+  };
+  for (std::size_t len = 0; len <= 5; ++len) all(len);
+  EXPECT_GT(checked, 200000u);
+  EXPECT_DOUBLE_EQ(parse_quantity(" .5e+3 µs ", "q").value, 500e-6);
+  EXPECT_DOUBLE_EQ(parse_quantity("-4.e-1 kHz", "q").value, -400);
+}
+
+// Long text is an InputError naming the problem, not a stack overflow; the message shows only its start.
+TEST(Units, ParseLongTextIsAnErrorNotACrash) {
+  for (const std::string& text : {std::string(100000, '4') + " TB/s", "4 " + std::string(100000, 'x'),
+                                  std::string(100000, ' ') + "4 TB/s" + std::string(100000, '!')}) {
+    try {
+      parse_quantity(text, "rules: 'ceilings.hbm.copy.min'");
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("rules: 'ceilings.hbm.copy.min'"), std::string::npos);
+      EXPECT_LT(std::string(e.what()).size(), 400u);
+    }
+  }
+}
+
+// Numbers a double cannot hold (1e400, 1e-320), or that a prefix makes infinite (1e308 TB/s), are bad
+// input naming the text, not std::stod's out_of_range ("error: stod", exit 3) nor an infinite limit.
+TEST(Units, ParseRejectsNumbersOutOfRange) {
+  for (const char* text : {"1e400 TB/s", "1e-320 TB/s", "1e308 TB/s", "-1e400 B", "1e-307%", "4e-310 s"}) {
+    try {
+      parse_quantity(text, "rules: 'x'");
+      ADD_FAILURE() << text << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + text + "' is out of range"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_DOUBLE_EQ(parse_quantity("0 TB/s", "q").value, 0.0);
+  EXPECT_DOUBLE_EQ(parse_quantity("1e300 B", "q").value, 1e300);
+  EXPECT_DOUBLE_EQ(parse_quantity("1e-300 s", "q").value, 1e-300);
 }
