@@ -59,10 +59,12 @@ class UniqueKeysDom final : public nlohmann::json_sax<json> {
 
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
     error_ = e.what();  // a syntax error, or a number too large for a double (out_of_range 406)
+    out_of_range_ = e.id == 406;
     return false;
   }
 
   const std::string& error() const { return error_; }
+  bool out_of_range() const { return out_of_range_; }
 
  private:
   struct Open {
@@ -93,6 +95,11 @@ class UniqueKeysDom final : public nlohmann::json_sax<json> {
     return true;
   }
   bool open(json&& container) {
+    // Copying, printing and destroying a json value recurse once per level: a document nested thousands
+    // deep would overflow the stack. No ceilings input nests beyond a handful of levels.
+    constexpr std::size_t kMaxDepth = 512;
+    if (stack_.size() >= kMaxDepth)
+      throw InputError(what_ + " nests arrays or objects more than " + std::to_string(kMaxDepth) + " levels deep");
     Open o;
     o.node = place(std::move(container), &o.label);  // an array's open element stays its last: no reallocation
     stack_.push_back(std::move(o));
@@ -107,6 +114,7 @@ class UniqueKeysDom final : public nlohmann::json_sax<json> {
   const std::string& what_;
   std::vector<Open> stack_;
   std::string error_;
+  bool out_of_range_ = false;
 };
 
 }  // namespace
@@ -115,7 +123,11 @@ json parse_json_text(const std::string& text, const std::string& what) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError(what + " is empty");
   json doc;
   UniqueKeysDom dom(doc, what);
-  if (!json::sax_parse(text, &dom)) throw InputError(what + " is not valid JSON (truncated or corrupt?): " + dom.error());
+  if (!json::sax_parse(text, &dom)) {
+    if (dom.out_of_range())  // a number a double cannot hold: 1e400
+      throw InputError(what + " holds a number out of range: " + dom.error());
+    throw InputError(what + " is not valid JSON (truncated or corrupt?): " + dom.error());
+  }
   return doc;
 }
 

@@ -95,3 +95,38 @@ TEST(CliRobust, RulesQuantityOutOfRangeIsBadInput) {
     EXPECT_TRUE(has(r.err, std::string("'") + text + "' is out of range")) << r.err;
   }
 }
+
+// ---- files that are not what they should be ------------------------------------------------------
+
+// 1e400 was nlohmann's out_of_range ("number overflow", exit 3) and did not name the file.
+TEST(CliRobust, NumberOutOfRangeInAFileIsBadInputNamingTheFile) {
+  const std::string dir = test::scratch_dir("robust_json_range");
+  std::string text = read_text_file(kProfile);
+  const auto at = text.find("\"cv\":");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"huge\": 1e400, ");
+  write(dir + "/p.profile.json", text);
+  write(dir + "/r.rules.json", R"({"schema": "ceilings.rules/1", "x": 1e400})");
+  write(dir + "/c.config.json", R"({"hidden_size": 1e400})");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"show", dir + "/p.profile.json"},
+           {"qualify", kProfile, "--rules", dir + "/r.rules.json"},
+           {"model", "--hf-config", dir + "/c.config.json"}}) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_TRUE(has(r.err, dir + "/")) << r.err;
+    EXPECT_TRUE(has(r.err, "out of range")) << r.err;
+  }
+}
+
+// A document nested 200 000 deep overflowed the stack when it was copied.
+TEST(CliRobust, DeeplyNestedJsonIsBadInput) {
+  const std::string dir = test::scratch_dir("robust_json_deep");
+  std::string text;
+  for (int i = 0; i < 200000; ++i) text += "{\"a\":";
+  text += "1" + std::string(200000, '}');
+  write(dir + "/deep.profile.json", text);
+  const auto r = run_cli({"show", dir + "/deep.profile.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err.substr(0, 300);
+  EXPECT_TRUE(has(r.err, "levels deep")) << r.err.substr(0, 300);
+}
