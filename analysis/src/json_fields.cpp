@@ -1,7 +1,10 @@
 // Typed, validating JSON field access with path-naming errors.
 #include "ceilings/json_fields.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -132,12 +135,31 @@ json parse_json_text(const std::string& text, const std::string& what) {
 }
 
 std::string read_text_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw InputError("a file name is empty");
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) throw InputError("cannot open '" + path + "': no such file");
+  if (ec) throw InputError("cannot open '" + path + "': " + ec.message());
+  if (fs::is_directory(st)) throw InputError("'" + path + "' is a directory, not a file");
+  // A device (/dev/zero), a pipe or a socket may never end: only regular files are read.
+  if (!fs::is_regular_file(st)) throw InputError("'" + path + "' is not a regular file (a device, pipe or socket?)");
+  const auto too_large = [&] {
+    return InputError("'" + path + "' is larger than " + std::to_string(kMaxInputFileBytes >> 20) +
+                      " MiB: not a ceilings input");
+  };
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > kMaxInputFileBytes) throw too_large();
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot open '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
+  if (!in) throw InputError("cannot open '" + path + "': " + std::strerror(errno));
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes) throw too_large();  // it grew while read
+  }
   if (in.bad()) throw InputError("cannot read '" + path + "'");
-  return text.str();
+  return text;
 }
 
 json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), "'" + path + "'"); }

@@ -130,3 +130,27 @@ TEST(CliRobust, DeeplyNestedJsonIsBadInput) {
   EXPECT_EQ(r.exit_code, 2) << r.err.substr(0, 300);
   EXPECT_TRUE(has(r.err, "levels deep")) << r.err.substr(0, 300);
 }
+
+// A directory said "'dir' is empty"; /dev/zero ran out of memory (std::bad_alloc, exit 3).
+TEST(CliRobust, DirectoriesDevicesAndHugeFilesAreNotRead) {
+  const std::string dir = test::scratch_dir("robust_not_files");
+  auto r = run_cli({"show", dir});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "is a directory")) << r.err;
+  r = run_cli({"show", "/dev/zero"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "'/dev/zero' is not a regular file")) << r.err;
+  r = run_cli({"qualify", kProfile, "--rules", "/dev/zero"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "not a regular file")) << r.err;
+  r = run_cli({"model", "--hf-config", dir});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "is a directory")) << r.err;
+  // A sparse file over the cap: refused by its size, never read.
+  const std::string huge = dir + "/huge.profile.json";
+  write(huge, "{");
+  std::filesystem::resize_file(huge, kMaxInputFileBytes + 1);
+  r = run_cli({"show", huge});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "larger than 256 MiB")) << r.err;
+}

@@ -17,7 +17,9 @@ using json = nlohmann::json;
 json parse_json_text(const std::string& text, const std::string& what);
 // Reads and parses a file; a missing or unreadable file is an InputError too.
 json read_json_file(const std::string& path);
-// The whole file as text; InputError when it cannot be opened or read.
+// The whole file as text; InputError when it cannot be opened or read, is not a regular file (a directory,
+// /dev/zero, a pipe) or is larger than kMaxInputFileBytes.
+inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{256} << 20;
 std::string read_text_file(const std::string& path);
 
 // A view of one JSON object at a known path.
