@@ -231,17 +231,17 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
                  "Write the group medians as a profile that `ceilings qualify --baseline` accepts");
   app.add_option("--baseline-group", o->baseline_group, "Which group (1-based, as printed) the baseline comes from "
                                                           "(default: the largest)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::positive_number());
   app.add_option("--z", o->z, "Outlier when the modified z-score is below minus this")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(cli::positive_number());
   app.add_option("--margin", o->margin_pct, "Outlier when more than this many percent below the group median")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(cli::number_in(0, 100));
   app.add_option("--min-deficit", o->min_deficit_pct,
                  "The z-score names a GPU only when it is also at least this many percent below the median")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(cli::number_in(0, 100));
   return [o] {
     const Format format = parse_format(o->format);
     OutlierRule rule;

@@ -22,7 +22,7 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
   app.add_option("--device", o->device, "NVML device index")->capture_default_str();
   app.add_flag("--json", o->json, "Print the health section as JSON (the profile's `health` format)");
   app.add_option("--watch", o->watch_s, "Seconds between the two snapshots, listening for XID events")
-      ->check(CLI::Range(0.0, 86400.0))
+      ->check(ceilings::cli::number_in(0, 86400))
       ->capture_default_str();
   app.add_option("--format", o->format, "table | markdown | csv | json (json: same as --json; csv: the checks table only)")->capture_default_str();
   return [o] {

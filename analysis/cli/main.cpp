@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   for (const auto& reg : cli::subcommands()) {
     CLI::App* sub = app.add_subcommand(reg.name, reg.description);
     runners[sub] = reg.setup(*sub);
+    cli::harden_options(*sub);
   }
   try {
     app.parse(argc, argv);

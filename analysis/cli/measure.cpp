@@ -771,7 +771,7 @@ int run_all_gpus(const MeasureOptions& o) {
 CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and write profiles",
                     ([](CLI::App& app) -> ceilings::cli::Runner {
   auto o = std::make_shared<MeasureOptions>();
-  auto* device = app.add_option("--device", o->device, "CUDA device index")->check(CLI::NonNegativeNumber);
+  auto* device = app.add_option("--device", o->device, "CUDA device index")->check(ceilings::cli::non_negative_number());
   app.add_flag("--quick", o->quick, "A short pass (meant to take under a minute on an H200): fewer variants and samples");
   auto* out = app.add_option("--out", o->out, "Profile file to write (default: <hostname>-gpu<N>.profile.json)");
   app.add_option("--filter", o->filter, "Only benchmarks matching this regex (Google Benchmark filter)");
@@ -779,12 +779,12 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
                                  "Seconds for the whole measurement of a GPU: the family running then is stopped "
                                  "(its finished cases kept), later ones are not run (0: no limit; --all-gpus "
                                  "default 7200 per GPU)")
-                      ->check(CLI::NonNegativeNumber);
+                      ->check(ceilings::cli::non_negative_number());
   auto* family_timeout = app.add_option("--family-timeout", o->family_timeout_s,
                  "Seconds one benchmark family may run while others wait after it: past it the family is stopped "
                  "(its finished cases kept) and the next one starts; the last family gets what --timeout leaves "
                  "(0: no limit of its own)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ceilings::cli::non_negative_number());
   app.add_option("--bench", o->bench, "Path of ceilings-bench (default: $CEILINGS_BENCH where set, else the one beside ceilings)");
   app.add_option("--bench-arg", o->bench_args, "Extra argument for ceilings-bench (repeatable)");
   auto* all = app.add_flag("--all-gpus", o->all_gpus,
@@ -795,13 +795,13 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
   auto* margin = app.add_option("--margin", o->margin_pct,
                                 "With --all-gpus: name a GPU more than this many percent below the node median")
                      ->capture_default_str()
-                     ->check(CLI::Range(0.0, 100.0));
+                     ->check(ceilings::cli::number_in(0, 100));
   auto* one_process = app.add_flag("--one-process", o->one_process,
                "Run every benchmark family in one ceilings-bench process (default: a process per family, so a "
                "crash or a sticky CUDA error costs only its family)");
   app.add_option("--kill-grace", o->kill_grace_s, "Seconds between SIGTERM and SIGKILL when a timeout hits")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(ceilings::cli::non_negative_number());
   all->excludes(device)->excludes(out);
   concurrent->needs(all);
   family_timeout->excludes(one_process);  // one process is one "family": nothing would ever be cut by it

@@ -154,3 +154,76 @@ TEST(CliRobust, DirectoriesDevicesAndHugeFilesAreNotRead) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(has(r.err, "larger than 256 MiB")) << r.err;
 }
+
+// ---- option values -------------------------------------------------------------------------------
+
+// NaN passed CLI11's PositiveNumber and Range (every comparison with NaN is false): `fleet --z nan
+// --margin nan` exited 0 with an outlier hidden. Every floating-point option refuses nan and inf.
+TEST(CliRobust, NanAndInfinityAreRefusedByEveryNumberOption) {
+  const std::string fleet_dir = std::string(CEILINGS_FIXTURES) + "/profiles";
+  const std::vector<std::vector<std::string>> commands = {
+      {"fleet", fleet_dir, "--z", "nan"},
+      {"fleet", fleet_dir, "--margin", "nan"},
+      {"fleet", fleet_dir, "--min-deficit", "-nan"},
+      {"fleet", fleet_dir, "--z", "inf"},
+      {"health", "--watch", "nan"},
+      {"measure", "--timeout", "nan"},
+      {"measure", "--kill-grace", "nan"},
+      {"measure", "--family-timeout", "inf"},
+      {"measure", "--all-gpus", "--margin", "nan"},
+      {"model", "--hf-config", kLlama, "--seq", "nan"},
+      {"mfu", "--hf-config", kLlama, "--seq", "4096", "--tokens-per-sec", "nan", "--gpus", "8", "--peak-tflops", "989"},
+      {"mbu", "--params", "7e9", "--tpot-ms", "inf", "--peak-bw-gbps", "1000"},
+      {"train-time", "--params", "7e9", "--tokens", "1e12", "--gpus", "8", "--achieved-tflops", "1e400"},
+      {"roofline", "--profile", kProfile, "--hf-config", kLlama, "--context", "4096", "--batch", "1", "--batch", "nan"},
+      {"memory", "--mode", "infer", "--hf-config", kLlama, "--context", "NaN"}};
+  for (const auto& args : commands) {
+    const auto r = run_cli(args, {{"CUDA_VISIBLE_DEVICES", ""}});
+    std::string line;
+    for (const auto& a : args) line += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << line << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "must be a")) << line << "\n" << r.err;
+  }
+}
+
+// CLI11's Range said "Value 0 not in range 0.000000 to 17976931348623157...(300 digits)".
+TEST(CliRobust, RangeErrorsAreReadable) {
+  const std::string fleet_dir = std::string(CEILINGS_FIXTURES) + "/profiles";
+  auto r = run_cli({"fleet", fleet_dir, "--z", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "--z: must be a positive number, not '0'")) << r.err;
+  r = run_cli({"fleet", fleet_dir, "--margin", "101"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "--margin: must be a number from 0 to 100, not '101'")) << r.err;
+  r = run_cli({"fleet", fleet_dir, "--baseline-group", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "--baseline-group: must be a positive number")) << r.err;
+  r = run_cli({"measure", "--kill-grace", "-1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "--kill-grace: must be a number of at least 0, not '-1'")) << r.err;
+  for (const auto& cmd : {"fleet", "measure", "health"}) {
+    r = run_cli({cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_FALSE(has(r.out, "179769313486")) << r.out;
+  }
+}
+
+// An empty value acted as if the option were not given (or as 0): `show --ceiling ''` printed the whole
+// table, `mbu --kv-bytes-per-token ''` counted no KV cache.
+TEST(CliRobust, EmptyOptionValuesAreRefused) {
+  const std::string dir = test::scratch_dir("robust_empty");
+  const std::vector<std::vector<std::string>> commands = {
+      {"show", kProfile, "--ceiling", ""},
+      {"specs", ""},
+      {"roofline", "--profile", kProfile, "--svg", ""},
+      {"fleet", kProfile, "--write-baseline", ""},
+      {"mbu", "--params", "7e9", "--tpot-ms", "10", "--peak-bw-gbps", "1000", "--context", "4096",
+       "--kv-bytes-per-token", ""},
+      {"qualify", kProfile, "--rules", ""},
+      {"measure", "--out", ""}};
+  for (const auto& args : commands) {
+    const auto r = run_cli(args, {{"CUDA_VISIBLE_DEVICES", ""}});
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[args.size() - 2] << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "must not be empty")) << args[0] << "\n" << r.err;
+  }
+}
