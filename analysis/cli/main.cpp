@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "ceilings/error.hpp"
@@ -57,6 +58,24 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(reg.name, reg.description);
     runners[sub] = reg.setup(*sub);
     cli::harden_options(*sub);
+  }
+  // The first word that is not an option names the subcommand. CLI11 would answer an unknown one with
+  // "A subcommand is required", which names the wrong problem.
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] != '-') {
+      std::string known;
+      bool found = false;
+      for (const auto& reg : cli::subcommands()) {
+        known += (known.empty() ? "" : ", ") + reg.name;
+        found = found || reg.name == word;
+      }
+      if (found) break;
+      std::fprintf(stderr, "ceilings: unknown subcommand '%s' (known: %s)\nRun with --help for more information.\n",
+                   excerpt(word).c_str(), known.c_str());
+      return kExitBadInput;
+    }
+    if (word == "--") break;
   }
   try {
     app.parse(argc, argv);

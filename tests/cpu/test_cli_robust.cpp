@@ -227,3 +227,14 @@ TEST(CliRobust, EmptyOptionValuesAreRefused) {
     EXPECT_TRUE(has(r.err, "must not be empty")) << args[0] << "\n" << r.err;
   }
 }
+
+// `ceilings bogus` said "A subcommand is required".
+TEST(CliRobust, UnknownSubcommandIsNamedAndTheKnownOnesListed) {
+  const auto r = run_cli({"bogus", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "unknown subcommand 'bogus'")) << r.err;
+  EXPECT_TRUE(has(r.err, "fleet, health")) << r.err;
+  EXPECT_FALSE(has(r.err, "A subcommand is required")) << r.err;
+  EXPECT_EQ(run_cli({"--version"}).exit_code, 0);
+  EXPECT_EQ(run_cli({}).exit_code, 2);  // no subcommand at all: CLI11's "A subcommand is required" is right
+}
