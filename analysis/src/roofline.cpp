@@ -225,6 +225,20 @@ std::string intensity_label(double v) {
 std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::string, Placement>>& points) {
   const double width = 960, height = 600, left = 100, right = 260, top = 60, bottom = 70;
   const double pw = width - left - right, ph = height - top - bottom;
+  // The axes are decades around the roofs: a roof of 1e308 FLOP/s would put the top of the axis at
+  // infinity (and the tick loops would never end). Roofs far outside anything measurable are refused.
+  constexpr double kRoofLo = 1e-30, kRoofHi = 1e30;
+  for (const auto* roofs : {&r.compute, &r.memory})
+    for (const Roof& roof : *roofs)
+      for (int ds = 0; ds < 2; ++ds) {
+        const auto v = ds ? roof.datasheet : roof.measured;
+        if (v && !(*v >= kRoofLo && *v <= kRoofHi)) {
+          std::ostringstream what;
+          what << "cannot draw the roofline: " << roof.name << (ds ? " (datasheet) is " : " (measured) is ") << *v
+               << (roof.compute ? " FLOP/s" : " B/s") << ", outside the 1e-30 to 1e30 the picture's axes can span";
+          throw InputError(what.str());
+        }
+      }
   double cmax = 0, cmin = INFINITY, mmin = INFINITY;
   for (const Roof& c : r.compute)
     for (auto v : {c.measured, c.datasheet})
@@ -248,6 +262,17 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   for (const auto& [name, p] : points)
     if (p.measured.available) y0 = std::min(y0, std::pow(10.0, std::floor(std::log10(p.measured.attainable))));
   y0 = std::max(y0, y1 / 1e8);
+  // Decades on each axis; bounded whatever the numbers (at most 20 on x, 9 on y).
+  const long x_decades = std::lround(std::log10(x1 / x0)), y_decades = std::lround(std::log10(y1 / y0));
+  if (!(x_decades >= 0 && x_decades <= 64 && y_decades >= 0 && y_decades <= 64))
+    throw InputError("cannot draw the roofline: its axes would span " + format_fixed(std::log10(x1 / x0), 0) + " and " +
+                     format_fixed(std::log10(y1 / y0), 0) + " decades");
+  auto decades = [](double from, long n) {
+    std::vector<double> ticks;
+    for (long i = 0; i <= n; ++i, from *= 10) ticks.push_back(from);
+    return ticks;
+  };
+  const std::vector<double> x_ticks = decades(x0, x_decades), y_ticks = decades(y0, y_decades);
   auto X = [&](double ai) { return left + pw * (std::log10(ai) - std::log10(x0)) / (std::log10(x1) - std::log10(x0)); };
   auto Y = [&](double f) {
     return top + ph * (1 - (std::log10(f) - std::log10(y0)) / (std::log10(y1) - std::log10(y0)));
@@ -264,17 +289,17 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
      << "</text>\n";
   // Grid and ticks, one per decade.
   os << "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
-  for (double x = x0; x <= x1 * 1.001; x *= 10)
+  for (double x : x_ticks)
     os << "<line x1=\"" << num(X(x)) << "\" y1=\"" << num(top) << "\" x2=\"" << num(X(x)) << "\" y2=\"" << num(top + ph)
        << "\"/>\n";
-  for (double y = y0; y <= y1 * 1.001; y *= 10)
+  for (double y : y_ticks)
     os << "<line x1=\"" << num(left) << "\" y1=\"" << num(Y(y)) << "\" x2=\"" << num(left + pw) << "\" y2=\""
        << num(Y(y)) << "\"/>\n";
   os << "</g>\n<g font-size=\"12\" fill=\"#333333\">\n";
-  for (double x = x0; x <= x1 * 1.001; x *= 10)
+  for (double x : x_ticks)
     os << "<text x=\"" << num(X(x)) << "\" y=\"" << num(top + ph + 18) << "\" text-anchor=\"middle\">"
        << intensity_label(x) << "</text>\n";
-  for (double y = y0; y <= y1 * 1.001; y *= 10)
+  for (double y : y_ticks)
     os << "<text x=\"" << num(left - 8) << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">"
        << xml_escape(format_quantity(y, "FLOP/s", 1)) << "</text>\n";
   os << "</g>\n"

@@ -238,3 +238,15 @@ TEST(CliRobust, UnknownSubcommandIsNamedAndTheKnownOnesListed) {
   EXPECT_EQ(run_cli({"--version"}).exit_code, 0);
   EXPECT_EQ(run_cli({}).exit_code, 2);  // no subcommand at all: CLI11's "A subcommand is required" is right
 }
+
+// ---- numbers too large to compute with -----------------------------------------------------------
+
+// gemm.bf16 of 1e308 FLOP/s: `roofline --svg` hung, its memory growing without bound.
+TEST(CliRobust, RooflineSvgOfAnEnormousRoofIsRefusedNotAHang) {
+  const std::string dir = test::scratch_dir("robust_roofline_huge");
+  const std::string p = profile_with(dir, "huge.profile.json", [](json& d) { ceiling(d, "gemm.bf16")["value"] = 1e308; });
+  const auto r = run_cli({"roofline", "--profile", p, "--svg", dir + "/o.svg"}, {}, 20);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "gemm.bf16 (measured) is 1e+308 FLOP/s")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/o.svg"));
+}

@@ -180,6 +180,30 @@ TEST(RooflineSvg, WellFormedWithTitleAxesLegend) {
   EXPECT_NE(svg.find("gemv &lt;bf16&gt; &amp; co"), std::string::npos);
 }
 
+// A roof of 1e308 FLOP/s put the axis top at infinity and the tick loops never ended (a hang that ate memory);
+// one of 1e-320 B/s put the axis bottom at 0. Both are refused, naming the roof; sane extremes still draw.
+TEST(RooflineSvg, RefusesRoofsItsAxesCannotSpan) {
+  Profile p = read_profile(kProfile);
+  for (const double value : {1e308, 1e-320, 1e31}) {
+    for (Ceiling& c : p.ceilings)
+      if (c.name == (value > 1 ? "gemm.bf16" : "hbm.read")) c.value = value;
+    const Roofline r = roofline_from_profile(p, "bf16");
+    try {
+      roofline_svg(r, {});
+      ADD_FAILURE() << value << " drawn";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(value > 1 ? "gemm.bf16 (measured)" : "hbm.read (measured)"),
+                std::string::npos)
+          << e.what();
+    }
+    p = read_profile(kProfile);
+  }
+  for (Ceiling& c : p.ceilings)
+    if (c.name == "gemm.bf16") c.value = 1e29;
+  std::string why;
+  EXPECT_EQ(check_xml(roofline_svg(roofline_from_profile(p, "bf16"), {}), why), "svg") << why;
+}
+
 TEST(RooflineCli, SvgJsonAndLlmView) {
   const std::string dir = test::scratch_dir("roofline_cli");
   const auto r = test::run_cli({"roofline", "--profile", kProfile, "--point", "gemv:2e9:1e9", "--point",
