@@ -3,6 +3,7 @@
 #include "ceilings/memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ceilings {
 
@@ -36,6 +37,9 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
                                                in.eager_attention);
     m.activations_estimated = true;
   }
+  if (!std::isfinite(m.total()))
+    throw InputError("the training memory is too large to compute with (not finite): check the sizes of --params, "
+                     "--batch and --seq");
   return m;
 }
 
@@ -47,6 +51,9 @@ MemoryEstimate infer_memory(const InferMemoryInput& in) {
   m.weights = static_cast<double>(count_params(in.model).total) * in.weight_bytes / in.tp;
   const double kv_split = in.model.is_mla() ? 1.0 : std::min<double>(in.tp, static_cast<double>(in.model.kv_heads));
   m.kv_cache = in.batch * cached_tokens(in.model, in.context) * kv_bytes_per_token(in.model, in.kv_bytes) / kv_split;
+  if (!std::isfinite(m.total()))
+    throw InputError("the inference memory is too large to compute with (not finite): check the sizes of --batch and "
+                     "--context");
   return m;
 }
 

@@ -250,3 +250,30 @@ TEST(CliRobust, RooflineSvgOfAnEnormousRoofIsRefusedNotAHang) {
   EXPECT_TRUE(has(r.err, "gemm.bf16 (measured) is 1e+308 FLOP/s")) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/o.svg"));
 }
+
+// `model --seq 1e308` printed "inf FLOP"; `roofline --context 1e308` inf and nan; `memory --context 1e308`
+// "inf B"; `memory --params 1e308` inf weights. All exit 0 before.
+TEST(CliRobust, LengthsAndSizesThatOverflowAreBadInput) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"model", "--hf-config", kLlama, "--seq", "1e308"}, "--seq must be a number of tokens from 1 to 2^40"},
+      {{"roofline", "--profile", kProfile, "--hf-config", kLlama, "--context", "1e308"}, "--context must be"},
+      {{"memory", "--mode", "infer", "--hf-config", kLlama, "--context", "1e308"}, "--context must be"},
+      {{"memory", "--mode", "train", "--hf-config", kLlama, "--seq", "2e12"}, "--seq (for the activation estimate)"},
+      {{"mfu", "--hf-config", kLlama, "--seq", "1e300", "--tokens-per-sec", "1", "--gpus", "1", "--peak-tflops", "1"},
+       "--seq must be"},
+      {{"mbu", "--hf-config", kLlama, "--context", "1e20", "--tpot-ms", "10", "--peak-bw-gbps", "4800"},
+       "--context must be"},
+      {{"memory", "--mode", "train", "--params", "1e308"}, "too large to compute with"}};
+  for (const auto& [args, message] : cases) {
+    for (const bool json : {false, true}) {
+      auto a = args;
+      if (json) a.push_back("--json");
+      const auto r = run_cli(a);
+      EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[args.size() - 2] << "\n" << r.out << r.err;
+      EXPECT_TRUE(has(r.err, message)) << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+  }
+  // 2^40 tokens is still a length.
+  EXPECT_EQ(run_cli({"model", "--hf-config", kLlama, "--seq", "1099511627776"}).exit_code, 0);
+}

@@ -50,9 +50,10 @@ inline double require_count(double v, const std::string& what) {
   return v;
 }
 
-// A length the user gave (tokens of sequence or context): a finite number of at least 1.
+// A length the user gave (tokens of sequence or context): a number from 1 to 2^40 (a trillion tokens, far
+// beyond any context; a larger one makes FLOP and byte counts overflow to infinity).
 inline double require_length(double v, const std::string& what) {
-  if (!(v >= 1) || !std::isfinite(v)) throw InputError(what + " must be a finite number of at least 1");
+  if (!(v >= 1 && v <= 1099511627776.0)) throw InputError(what + " must be a number of tokens from 1 to 2^40");
   return v;
 }
 
