@@ -227,11 +227,13 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
   app.add_option("paths", o->paths, "Profile files, or directories searched for *.profile.json")->required();
   app.add_option("--format", o->format, "table | markdown | csv (one row per finding) | json (everything)")
       ->capture_default_str();
-  app.add_option("--write-baseline", o->write_baseline,
-                 "Write the group medians as a profile that `ceilings qualify --baseline` accepts");
+  auto* write_baseline = app.add_option("--write-baseline", o->write_baseline,
+                                        "Write the group medians as a profile that `ceilings qualify --baseline` "
+                                        "accepts (not over a profile it reads; a baseline it sets aside may be)");
   app.add_option("--baseline-group", o->baseline_group, "Which group (1-based, as printed) the baseline comes from "
                                                           "(default: the largest)")
-      ->check(cli::positive_number());
+      ->check(cli::positive_number())
+      ->needs(write_baseline);
   app.add_option("--z", o->z, "Outlier when the modified z-score is below minus this")
       ->capture_default_str()
       ->check(cli::positive_number());
@@ -248,6 +250,8 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     rule.z_threshold = o->z;
     rule.margin = o->margin_pct / 100.0;
     rule.min_deficit = o->min_deficit_pct / 100.0;
+    const bool want_baseline = !o->write_baseline.empty();
+    if (want_baseline) check_output_path(o->write_baseline, "--write-baseline");
     const FleetInput in = load_fleet(o->paths);
     if (in.members.empty()) {
       std::string why = in.files == 0 ? "no *.profile.json found" : "no readable profile";
@@ -255,9 +259,21 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       for (const FleetSkip& s : in.baselines) why += "\n  set aside " + s.path + ": " + s.reason;
       throw InputError(why);
     }
+    if (want_baseline) {
+      // Not over a profile of a GPU (one read, one superseded by a newer run) nor a file it could not read;
+      // a baseline it set aside may be replaced (rewriting the baseline in the directory it scans).
+      std::vector<std::string> inputs;
+      for (const FleetMember& m : in.members) inputs.push_back(m.path);
+      for (const FleetSuperseded& s : in.superseded) inputs.push_back(s.path);
+      for (const FleetSkip& s : in.skipped) inputs.push_back(s.path);
+      check_output_path(o->write_baseline, "--write-baseline", inputs);
+    }
     const std::vector<FleetGroup> groups = analyze_fleet(in.members, rule);
     const FleetFindings found = count_findings(groups);
     const FleetHealth health = fleet_health(in.members);
+    if (want_baseline && o->baseline_group > static_cast<int>(groups.size()))  // said before the report, not after it
+      throw InputError("--baseline-group " + std::to_string(o->baseline_group) + ": there are only " +
+                       std::to_string(groups.size()) + " group(s)");
 
     if (format == Format::kJson)
       std::cout << fleet_to_json(in, groups, rule, health).dump(2) << "\n";
@@ -269,10 +285,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       if (format == Format::kJson || format == Format::kCsv)
         std::cerr << "ceilings fleet: skipped " << s.path << ": " << s.reason << "\n";
 
-    if (!o->write_baseline.empty()) {
-      if (o->baseline_group > static_cast<int>(groups.size()))
-        throw InputError("--baseline-group " + std::to_string(o->baseline_group) + ": there are only " +
-                         std::to_string(groups.size()) + " group(s)");
+    if (want_baseline) {
       const std::size_t gi = o->baseline_group > 0 ? static_cast<std::size_t>(o->baseline_group - 1) : 0;
       const Profile baseline = fleet_baseline(groups[gi], in.members);
       write_file_atomic(o->write_baseline, profile_to_json(baseline).dump(2) + "\n");

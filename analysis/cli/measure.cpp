@@ -511,6 +511,8 @@ int run_measure(const MeasureOptions& o) {
   const fs::path out_dir = fs::absolute(out).parent_path();
   if (!fs::is_directory(out_dir)) throw InputError("the directory of --out does not exist: " + out_dir.string());
   const std::string bench = resolve_bench(o);
+  ceilings::check_output_path(out, "--out", {bench});
+  ceilings::check_output_path(raw_path_for(out), "--out (the raw JSON beside it)", {bench});
   ceilings::install_interrupt_handlers();
   std::string bus_id;  // best effort: health falls back to the NVML index without it
   try {

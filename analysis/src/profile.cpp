@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 
 #include "ceilings/units.hpp"
@@ -251,6 +252,27 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     const int err = errno;
     std::remove(tmp.c_str());
     throw InputError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(err));
+  }
+}
+
+void check_output_path(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw InputError(option + " is empty");
+  const std::string named = option + " '" + path + "'";
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) throw InputError(named + " is a directory: give a file name");
+  if (fs::exists(st) && !fs::is_regular_file(st)) throw InputError(named + " is not a regular file");
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    throw InputError("the directory of " + named + " does not exist");
+  if (!fs::exists(st)) return;  // a new file cannot be one of the inputs
+  for (const std::string& input : inputs) {
+    if (input.empty()) continue;
+    ec.clear();
+    if (fs::equivalent(path, input, ec) && !ec)
+      throw InputError(named + " is the same file as the input '" + input +
+                       "': writing it would destroy that input; choose another file");
   }
 }
 

@@ -277,3 +277,88 @@ TEST(CliRobust, LengthsAndSizesThatOverflowAreBadInput) {
   // 2^40 tokens is still a length.
   EXPECT_EQ(run_cli({"model", "--hf-config", kLlama, "--seq", "1099511627776"}).exit_code, 0);
 }
+
+// ---- outputs never replace inputs; output paths are checked before the work -----------------------
+
+namespace {
+// Three profiles of distinct GPUs in dir (a group fleet can compare).
+void three_gpus(const std::string& dir) {
+  for (int i = 0; i < 3; ++i)
+    profile_with(dir, "n" + std::to_string(i) + ".profile.json",
+                 [i](json& d) { d["device"]["uuid"] = "GPU-robust-" + std::to_string(i); });
+}
+}  // namespace
+
+// `fleet DIR --write-baseline DIR/n0.profile.json` replaced a measured profile with the medians.
+TEST(CliRobust, FleetBaselineNeverReplacesAProfileItReads) {
+  const std::string dir = test::scratch_dir("robust_fleet_overwrite");
+  three_gpus(dir);
+  const std::string before = read_text_file(dir + "/n0.profile.json");
+  auto r = run_cli({"fleet", dir, "--write-baseline", dir + "/n0.profile.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "is the same file as the input")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;  // refused before the report
+  EXPECT_EQ(read_text_file(dir + "/n0.profile.json"), before);
+  // Named on the command line, through another spelling of the path: the same.
+  r = run_cli({"fleet", dir + "/n0.profile.json", dir + "/n1.profile.json", dir + "/n2.profile.json",
+               "--write-baseline", dir + "/../robust_fleet_overwrite/n1.profile.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  // The README's batch script rewrites its baseline in the directory it scans: a set-aside baseline may go.
+  for (int run = 0; run < 2; ++run) {
+    r = run_cli({"fleet", dir, "--write-baseline", dir + "/baseline.profile.json"});
+    EXPECT_EQ(r.exit_code, 0) << run << r.out << r.err;
+  }
+}
+
+// A bad --write-baseline or --baseline-group was found only after the whole report had printed.
+TEST(CliRobust, FleetOutputOptionsAreCheckedBeforeTheReport) {
+  const std::string dir = test::scratch_dir("robust_fleet_early");
+  three_gpus(dir);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--write-baseline", dir + "/no/such/dir/b.json"}, "does not exist"},
+      {{"--write-baseline", dir}, "is a directory"},
+      {{"--write-baseline", dir + "/b.json", "--baseline-group", "9"}, "there are only 1 group(s)"},
+      {{"--baseline-group", "1"}, "--write-baseline"}};  // a group for no baseline: meaningless
+  for (const auto& [extra, message] : cases) {
+    std::vector<std::string> args{"fleet", dir};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << extra[1] << r.err;
+    EXPECT_TRUE(has(r.err, message)) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/b.json"));
+}
+
+// `roofline --profile a.json --svg a.json` turned the profile into a picture.
+TEST(CliRobust, RooflineSvgNeverReplacesAnInput) {
+  const std::string dir = test::scratch_dir("robust_roofline_overwrite");
+  const std::string p = profile_with(dir, "a.profile.json", [](json&) {});
+  std::filesystem::copy_file(kLlama, dir + "/config.json");
+  const std::string before = read_text_file(p);
+  auto r = run_cli({"roofline", "--profile", p, "--svg", p});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--svg '" + p + "' is the same file as the input")) << r.err;
+  EXPECT_EQ(read_text_file(p), before);
+  r = run_cli({"roofline", "--profile", p, "--hf-config", dir + "/config.json", "--context", "4096", "--svg",
+               dir + "/config.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(read_text_file(dir + "/config.json"), "hidden_size"));
+  r = run_cli({"roofline", "--profile", p, "--svg", dir + "/missing/roof.svg"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(run_cli({"roofline", "--profile", p, "--svg", dir + "/roof.svg"}).exit_code, 0);
+}
+
+// `measure --out` naming ceilings-bench itself would replace the program with a profile.
+TEST(CliRobust, MeasureOutNeverReplacesTheBench) {
+  const std::string dir = test::scratch_dir("robust_measure_overwrite");
+  const std::string bench = dir + "/bench";
+  std::filesystem::copy_file(CEILINGS_STANDIN_BENCH, bench);
+  std::filesystem::permissions(bench, std::filesystem::perms::owner_all);
+  const auto size = std::filesystem::file_size(bench);
+  const auto r = run_cli({"measure", "--bench", bench, "--out", bench}, {{"CEILINGS_STANDIN_DEVICES", "1"}}, 60);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--out '" + bench + "' is the same file as the input")) << r.err;
+  EXPECT_EQ(std::filesystem::file_size(bench), size);
+}

@@ -95,6 +95,11 @@ json profile_to_json(const Profile& profile);
 // never sees a half-written file and an existing file is replaced only by a complete one.
 void write_file_atomic(const std::string& path, const std::string& text);
 
+// Checks an output path before any work is done: not empty, not a directory or a device, in a directory
+// that exists, and not the same file as any of `inputs` (writing it would destroy what the user gave).
+// InputError naming `option` otherwise.
+void check_output_path(const std::string& path, const std::string& option, const std::vector<std::string>& inputs = {});
+
 // The current time as ISO 8601 UTC ("2026-11-30T12:00:00Z").
 std::string utc_now_iso8601();
 
