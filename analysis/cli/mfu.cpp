@@ -49,7 +49,7 @@ int run(const MfuOptions& o) {
   } else if (by_batch) {
     if (!o.global_batch.given()) throw InputError("--global-batch is missing (needed with --iter-time)");
     if (!o.iter_time.given()) throw InputError("--iter-time is missing (needed with --global-batch)");
-    if (!(o.global_batch.value > 0)) throw InputError("--global-batch must be a positive number");
+    require_count(o.global_batch.value, "--global-batch");  // sequences: a whole number
     if (!(o.iter_time.value > 0)) throw InputError("--iter-time must be a positive number");
     in.tokens_per_s = o.global_batch.value * o.seq.value / o.iter_time.value;
     in.throughput_inputs = "--global-batch * --seq / --iter-time";

@@ -362,3 +362,15 @@ TEST(CliRobust, MeasureOutNeverReplacesTheBench) {
   EXPECT_TRUE(has(r.err, "--out '" + bench + "' is the same file as the input")) << r.err;
   EXPECT_EQ(std::filesystem::file_size(bench), size);
 }
+
+// ---- values accepted that should not have been ----------------------------------------------------
+
+// `mfu --global-batch 2.5` (or 1e-320) was taken as a number of sequences.
+TEST(CliRobust, GlobalBatchIsAWholeNumberOfSequences) {
+  for (const char* batch : {"2.5", "1e-320", "0"}) {
+    const auto r = run_cli({"mfu", "--hf-config", kLlama, "--seq", "4096", "--global-batch", batch, "--iter-time", "1",
+                            "--gpus", "8", "--peak-tflops", "989"});
+    EXPECT_EQ(r.exit_code, 2) << batch << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "--global-batch must be a positive whole number")) << r.err;
+  }
+}
