@@ -20,11 +20,14 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
                     [](CLI::App& app) -> ceilings::cli::Runner {
   auto o = std::make_shared<HealthOptions>();
   app.add_option("--device", o->device, "NVML device index")->capture_default_str();
-  app.add_flag("--json", o->json, "Print the health section as JSON (the profile's `health` format)");
+  auto* json_flag = app.add_flag("--json", o->json, "Print the health section as JSON (the profile's `health` format)");
   app.add_option("--watch", o->watch_s, "Seconds between the two snapshots, listening for XID events")
       ->check(ceilings::cli::number_in(0, 86400))
       ->capture_default_str();
-  app.add_option("--format", o->format, "table | markdown | csv | json (json: same as --json; csv: the checks table only)")->capture_default_str();
+  auto* format_option = app.add_option("--format", o->format,
+                                "table | markdown | csv | json (json: same as --json; csv: the checks table only)")
+                     ->capture_default_str();
+  json_flag->excludes(format_option);  // `--json --format csv` would have to drop one of them
   return [o] {
     const ceilings::Format format = ceilings::parse_format(o->format);
     auto monitor = ceilings::cli::HealthMonitor::open(o->device);

@@ -374,3 +374,10 @@ TEST(CliRobust, GlobalBatchIsAWholeNumberOfSequences) {
     EXPECT_TRUE(has(r.err, "--global-batch must be a positive whole number")) << r.err;
   }
 }
+
+// `health --json --format csv` printed JSON and dropped the csv without a word.
+TEST(CliRobust, HealthJsonAndFormatAreAlternatives) {
+  const auto r = run_cli({"health", "--json", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "--json excludes --format")) << r.err;
+}
