@@ -142,8 +142,10 @@ std::string read_text_file(const std::string& path) {
   if (st.type() == fs::file_type::not_found) throw InputError("cannot open '" + path + "': no such file");
   if (ec) throw InputError("cannot open '" + path + "': " + ec.message());
   if (fs::is_directory(st)) throw InputError("'" + path + "' is a directory, not a file");
-  // A device (/dev/zero), a pipe or a socket may never end: only regular files are read.
-  if (!fs::is_regular_file(st)) throw InputError("'" + path + "' is not a regular file (a device, pipe or socket?)");
+  // A device (/dev/zero) or a socket may never end: regular files are read, and pipes (`show <(...)`), which
+  // end when their writer does (the size cap below stops one that does not).
+  if (!fs::is_regular_file(st) && !fs::is_fifo(st))
+    throw InputError("'" + path + "' is not a regular file or a pipe (a device or socket?)");
   const auto too_large = [&] {
     return InputError("'" + path + "' is larger than " + std::to_string(kMaxInputFileBytes >> 20) +
                       " MiB: not a ceilings input");

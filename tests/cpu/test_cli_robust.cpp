@@ -5,6 +5,13 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include "ceilings/json_fields.hpp"
 #include "cli_runner.hpp"
@@ -146,6 +153,32 @@ TEST(CliRobust, DirectoriesDevicesAndHugeFilesAreNotRead) {
   r = run_cli({"model", "--hf-config", dir});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(has(r.err, "is a directory")) << r.err;
+  // A pipe is read to its end, as `ceilings show <(ssh node cat p.json)` does.
+  const std::string fifo = dir + "/profile.fifo";
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // The writer waits at most 20 s for the reader (a non-blocking open fails until one is there), so a
+  // `show` that never opens the pipe fails the test instead of hanging it.
+  std::thread writer([&] {
+    const std::string text = read_text_file(kProfile);
+    int fd = -1;
+    for (int i = 0; i < 2000 && fd < 0; ++i) {
+      fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (fd < 0) return;
+    fcntl(fd, F_SETFL, 0);  // blocking writes from here on
+    for (std::size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  });
+  r = run_cli({"show", fifo});
+  writer.join();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "hbm.copy")) << r.out;
   // A sparse file over the cap: refused by its size, never read.
   const std::string huge = dir + "/huge.profile.json";
   write(huge, "{");
