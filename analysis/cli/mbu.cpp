@@ -52,6 +52,7 @@ int run(const MbuOptions& o) {
     if (o.kv_bytes_per_token.given())
       throw InputError("--kv-bytes-per-token goes with --params; a model config has its own");
     const ModelConfig m = *o.model.model();
+    check_parallel_split(m, gpus, 1, "--gpus");
     if (!o.context.given()) throw InputError("--context is missing (tokens in the KV cache per sequence)");
     in.weight_bytes = decode_weight_bytes(m, batch, wb);
     in.kv_bytes = batch * cached_tokens(m, context) * kv_bytes_per_token(m, kb);

@@ -7,6 +7,7 @@
 
 namespace ceilings {
 
+
 double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r,
                                   bool scores_stored) {
   const double sbh = s * b * h, td = static_cast<double>(t);
@@ -31,6 +32,7 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
   if (in.model) {
     require_length(in.seq, "--seq (for the activation estimate)");
     const ModelConfig& c = *in.model;
+    check_parallel_split(c, in.tp, in.pp, "--tp");
     m.activations = static_cast<double>(c.layers) *
                     activation_bytes_per_layer(in.seq, in.micro_batch, static_cast<double>(c.hidden),
                                                static_cast<double>(c.heads), in.tp, in.sequence_parallel, in.recompute,
@@ -47,6 +49,7 @@ MemoryEstimate infer_memory(const InferMemoryInput& in) {
   if (in.tp < 1) throw InputError("--tp must be at least 1");
   require_count(in.batch, "--batch");
   require_length(in.context, "--context");
+  check_parallel_split(in.model, in.tp, 1, "--tp");
   MemoryEstimate m;
   m.weights = static_cast<double>(count_params(in.model).total) * in.weight_bytes / in.tp;
   const double kv_split = in.model.is_mla() ? 1.0 : std::min<double>(in.tp, static_cast<double>(in.model.kv_heads));

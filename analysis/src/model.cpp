@@ -415,4 +415,18 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
   return out;
 }
 
+void check_parallel_split(const ModelConfig& c, double tp, double pp, const std::string& tp_flag) {
+  const auto t = static_cast<std::int64_t>(tp);
+  const std::string ts = tp_flag + " " + std::to_string(t);
+  if (c.heads > 0 && c.heads % t != 0)
+    throw InputError(ts + " does not divide the model's " + std::to_string(c.heads) +
+                     " attention heads: tensor parallelism splits whole heads");
+  if (!c.is_mla() && c.kv_heads > 0 && (c.kv_heads >= t ? c.kv_heads % t != 0 : t % c.kv_heads != 0))
+    throw InputError(ts + " and the model's " + std::to_string(c.kv_heads) + " KV heads: each GPU needs whole KV heads (" +
+                     tp_flag + " must divide them or be a multiple of them)");
+  if (pp > 1 && c.layers > 0 && static_cast<std::int64_t>(pp) > c.layers)
+    throw InputError("--pp " + std::to_string(static_cast<std::int64_t>(pp)) + " is more pipeline stages than the model's " +
+                     std::to_string(c.layers) + " layers");
+}
+
 }  // namespace ceilings

@@ -94,6 +94,24 @@ TEST(MemoryCli, AttentionImplementation) {
   EXPECT_EQ(run("sdpa").exit_code, 2);
 }
 
+// Whole heads per GPU, at least a layer per stage: Llama-3.1-8B has 32 heads, 8 KV heads, 32 layers.
+TEST(MemoryCli, TensorAndPipelineSplitsFitTheModel) {
+  auto run = [](std::vector<std::string> extra) {
+    std::vector<std::string> a{"memory", "--hf-config", hf("Llama-3.1-8B")};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return test::run_cli(a);
+  };
+  const auto tp3 = run({"--mode", "train", "--seq", "4096", "--tp", "3"});
+  EXPECT_EQ(tp3.exit_code, 2);
+  EXPECT_NE(tp3.err.find("32 attention heads"), std::string::npos) << tp3.err;
+  const auto pp64 = run({"--mode", "train", "--seq", "4096", "--pp", "64"});
+  EXPECT_EQ(pp64.exit_code, 2);
+  EXPECT_NE(pp64.err.find("32 layers"), std::string::npos) << pp64.err;
+  EXPECT_EQ(run({"--mode", "infer", "--context", "4096", "--tp", "6"}).exit_code, 2);
+  EXPECT_EQ(run({"--mode", "infer", "--context", "4096", "--tp", "16"}).exit_code, 0);  // 32 heads; KV heads copied twice
+  EXPECT_EQ(run({"--mode", "train", "--seq", "4096", "--tp", "8", "--pp", "32"}).exit_code, 0);
+}
+
 TEST(MemoryCli, InferAndBadInput) {
   auto r = test::run_cli({"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "infer", "--weight-dtype", "fp8",
                           "--context", "32768", "--batch", "8", "--tp", "8", "--gpu", "H200", "--json"});

@@ -267,6 +267,7 @@ TEST(MbuCli, KvCacheSplitsByHeadsNotByGpus) {
   const auto llama = run("Llama-3.1-8B", "16", "5");
   EXPECT_EQ(llama.exit_code, 2) << llama.out;
   EXPECT_NE(llama.err.find("per GPU"), std::string::npos) << llama.err;
+  EXPECT_EQ(run("Llama-3.1-8B", "3", "20").exit_code, 2);  // 32 heads do not split over 3 GPUs
   const auto slower = run("Llama-3.1-8B", "16", "20");
   ASSERT_EQ(slower.exit_code, 0) << slower.err;
   const json l = json::parse(slower.out);
