@@ -1,6 +1,7 @@
 // `ceilings self-test`: fault injection. Runs `ceilings health` against the scripted fake NVML and
 // `ceilings qualify` on a synthetic profile, injecting one fault per case, and reports faults
 // injected, detected, false passes (must be 0) and time to verdict. Exit 0 only if all are caught.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -320,6 +321,15 @@ int run_self_test(const SelfTestOptions& opt) {
     throw ceilings::IncompleteError("the fake NVML library is not at " + fake +
                                     " (it is built with the tests: CEILINGS_BUILD_TESTS=ON; or set --fake-nvml / "
                                     "CEILINGS_FAKE_NVML)");
+  // Something that is not an NVML at all would have every case "missed": say what it is instead.
+  if (void* h = dlopen(fake.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    const bool nvml = dlsym(h, "nvmlInit_v2") != nullptr;
+    dlclose(h);
+    if (!nvml) throw ceilings::InputError(fake + " is a library without nvmlInit_v2: not the fake NVML");
+  } else {
+    const char* why = dlerror();
+    throw ceilings::InputError("cannot load the fake NVML " + fake + ": " + (why ? why : "dlopen failed"));
+  }
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   fs::path root = fs::temp_directory_path() / ("ceilings-self-test-" + std::to_string(::getpid()));
   fs::create_directories(root);
