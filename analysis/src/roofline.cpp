@@ -50,8 +50,12 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
                      "); pick one with --dtype");
   if (r.memory.empty()) throw InputError("the profile has no memory bandwidth ceiling (hbm.*, l2.*, pcie.*, nvlink.*)");
   if (level) {
-    if (!find_roof(r.memory, *level))
+    if (!find_roof(r.memory, *level)) {
+      if (p.find(*level))
+        throw InputError("--memory " + *level + " is not a memory bandwidth ceiling (a B/s ceiling of hbm, l2, smem, "
+                         "pcie or nvlink); this profile's: " + names(r.memory));
       throw InputError("the profile has no " + *level + " ceiling (its memory roofs: " + names(r.memory) + ")");
+    }
     r.memory_level = *level;
   } else {
     for (const char* n : {"hbm.read", "hbm.copy", "hbm.triad", "hbm.write"})

@@ -240,6 +240,9 @@ TEST(RooflineCli, TableAndErrors) {
   EXPECT_LT(tpot, decode) << r.out;
   EXPECT_LT(r.out.find("time floor"), prefill) << r.out;
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--dtype", "fp8_e4m3"}).exit_code, 2);
+  const auto compute_as_memory = test::run_cli({"roofline", "--profile", kProfile, "--memory", "gemm.bf16"});
+  EXPECT_EQ(compute_as_memory.exit_code, 2);
+  EXPECT_NE(compute_as_memory.err.find("is not a memory bandwidth ceiling"), std::string::npos) << compute_as_memory.err;
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--point", "bad"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("gpt2")}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--context", "10"}).exit_code, 2);
