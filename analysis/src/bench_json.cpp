@@ -196,6 +196,14 @@ Profile profile_from_benchmark_json(const json& gb) {
                    {"device", parse_context_json(context, kContextDevice)},
                    {"ceilings", json::array()}};
   if (context.has(kContextHost)) skeleton["host"] = parse_context_json(context, kContextHost);
+  // A PCIe reading no link has (NVML answering garbage) is "could not be read", not a reason to lose the
+  // whole measurement when the profile reader refuses it.
+  if (json& dev = skeleton["device"]; dev.is_object() && dev.contains("pcie") && dev["pcie"].is_object())
+    for (auto& [key, v] : dev["pcie"].items()) {
+      const bool gen = key.find("gen") != std::string::npos;
+      const bool ok = v.is_number_integer() && (gen ? valid_pcie_gen(v.get<int>()) : valid_pcie_width(v.get<int>()));
+      if (!v.is_null() && !ok) v = nullptr;
+    }
   skeleton["tool"] = {{"version", context.optional_string(kContextVersion).value_or("")},
                       {"git", context.optional_string(kContextGit).value_or("")}};
   Profile profile = profile_from_json(skeleton, "benchmark context");

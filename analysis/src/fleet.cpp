@@ -443,6 +443,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
 
 Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members) {
   if (group.members.empty()) throw InputError("cannot write a baseline from an empty group");
+  if (group.stats.empty())  // qualify --baseline refuses a baseline without ceilings: do not write one
+    throw InputError("cannot write a baseline: the group's profiles hold no ceilings");
   const Profile& first = members[group.members.front()].profile;
   Profile b;
   b.created = utc_now_iso8601();

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "ceilings/host_topology.hpp"
+#include "ceilings/profile.hpp"
 #include "check.hpp"
 #include "nvml.hpp"
 
@@ -76,10 +77,12 @@ json device_fingerprint(int device, const nvml::Library* lib, const nvml::Device
     if (auto v = dev->max_clock_mhz(nvml::Clock::kSm).get(); v && *v > 0) clocks["sm"] = *v * 1e6;
     if (auto v = dev->max_clock_mhz(nvml::Clock::kMemory).get(); v && *v > 0) clocks["memory"] = *v * 1e6;
     if (auto v = dev->enforced_power_limit_mw().get(); v && *v > 0) j["power_limit_w"] = *v / 1000.0;
-    if (auto v = dev->pcie_link_gen().get(); v && *v > 0) pcie["gen"] = *v;
-    if (auto v = dev->pcie_link_width().get(); v && *v > 0) pcie["width"] = *v;
-    if (auto v = dev->pcie_max_link_gen().get(); v && *v > 0) pcie["max_gen"] = *v;
-    if (auto v = dev->pcie_max_link_width().get(); v && *v > 0) pcie["max_width"] = *v;
+    // Only readings a link can have (the profile reader refuses others).
+    if (auto v = dev->pcie_link_gen().get(); v && ceilings::valid_pcie_gen(static_cast<int>(*v))) pcie["gen"] = *v;
+    if (auto v = dev->pcie_link_width().get(); v && ceilings::valid_pcie_width(static_cast<int>(*v))) pcie["width"] = *v;
+    if (auto v = dev->pcie_max_link_gen().get(); v && ceilings::valid_pcie_gen(static_cast<int>(*v))) pcie["max_gen"] = *v;
+    if (auto v = dev->pcie_max_link_width().get(); v && ceilings::valid_pcie_width(static_cast<int>(*v)))
+      pcie["max_width"] = *v;
   }
   j["clocks_max_hz"] = clocks;
   j["pcie"] = pcie;

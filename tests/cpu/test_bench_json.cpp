@@ -94,6 +94,20 @@ TEST(BenchJson, AnImpossibleValueIsTheCasesErrorNotTheCeiling) {
   EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
 }
 
+// NVML answering a PCIe reading no link has (65535 lanes, generation 99) loses that reading, not the run.
+TEST(BenchJson, APcieReadingNoLinkHasIsUnreadNotFatal) {
+  json doc = bench_output({hbm_case("t:1", 4.3e12)});
+  json device = json::parse(doc["context"][kContextDevice].get<std::string>());
+  device["pcie"] = {{"gen", 5}, {"width", 65535}, {"max_gen", 99}, {"max_width", 16}};
+  doc["context"][kContextDevice] = device.dump();
+  const Profile p = profile_from_benchmark_json(doc);
+  EXPECT_EQ(p.device.pcie.gen.value_or(0), 5);
+  EXPECT_FALSE(p.device.pcie.width.has_value());
+  EXPECT_FALSE(p.device.pcie.max_gen.has_value());
+  EXPECT_EQ(p.device.pcie.max_width.value_or(0), 16);
+  ASSERT_EQ(p.ceilings.size(), 1u);
+}
+
 TEST(BenchJson, LatencyPrefersTheLowestValue) {
   json a = hbm_case("x:1", 1), b = hbm_case("x:2", 1);
   for (json* j : {&a, &b}) {

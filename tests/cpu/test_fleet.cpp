@@ -217,6 +217,9 @@ TEST(Fleet, TooFewPeersNameNobodyAndZeroMadFallsBack) {
 TEST(Fleet, BaselineRoundTrip) {
   const auto fleet = make_fleet(planted());
   const auto groups = analyze_fleet(fleet, OutlierRule{});
+  FleetGroup empty = groups[0];  // profiles with no ceilings: no baseline qualify would refuse anyway
+  empty.stats.clear();
+  EXPECT_THROW(fleet_baseline(empty, fleet), InputError);
   const Profile baseline = fleet_baseline(groups[0], fleet);
   const std::string dir = ceilings::test::scratch_dir("fleet_baseline");
   write_file_atomic(dir + "/baseline.profile.json", profile_to_json(baseline).dump(2));
