@@ -13,8 +13,11 @@ namespace ceilings {
 
 namespace {
 
+// "node001 (NVIDIA H200)"; a document that says what it is (a fixture's "not a measurement") says it too.
 std::string device_label(const Profile& p, const std::string& origin) {
-  return (p.hostname.empty() ? origin : p.hostname) + " (" + p.device.name + ")";
+  std::string label = (p.hostname.empty() ? origin : p.hostname) + " (" + p.device.name + ")";
+  if (p.raw.contains("note") && p.raw["note"].is_string()) label += " [" + p.raw["note"].get<std::string>() + "]";
+  return label;
 }
 
 std::string ceiling_names(const Profile& p, const std::string& family) {
