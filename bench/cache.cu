@@ -57,7 +57,7 @@ void run_l2_read(benchmark::State& state, double l2_fraction, int blocks_per_sm,
     state.counters["working_set_bytes"] = static_cast<double>(bytes);
     state.counters["l2_bytes"] = static_cast<double>(ctx.l2_bytes);
     state.counters["blocks"] = blocks;
-    state.counters["threads"] = threads;
+    state.counters["block_threads"] = threads;
     report(state, m, Amount::kBytes, static_cast<double>(bytes) * kL2Passes, got == want,
            "L2 read sum " + std::to_string(got) + " != expected " + std::to_string(want));
   });
@@ -85,7 +85,7 @@ void run_smem_read(benchmark::State& state, int threads) {
                                                  k::pattern_sum(per_block / 4, kSeed));
     const double amount = static_cast<double>(blocks) * kSmemReps * static_cast<double>(per_block);
     state.counters["blocks"] = blocks;
-    state.counters["threads"] = threads;
+    state.counters["block_threads"] = threads;
     state.counters["smem_bytes_per_block"] = static_cast<double>(per_block);
     // Bytes per SM clock: Hopper's shared memory delivers at most 128 per SM per clock.
     if (m.telemetry.available && m.telemetry.sm_clock_hz_median > 0)

@@ -79,7 +79,7 @@ void run_case(benchmark::State& state, FmaCase fc, int threads) {
     stream.sync();
     state.counters["blocks"] = blocks;
     state.counters["blocks_per_sm"] = blocks_per_sm;
-    state.counters["threads"] = threads;
+    state.counters["block_threads"] = threads;
     state.counters["chains"] = k::kFmaChains;
     state.counters["fma_per_chain"] = static_cast<double>(trips) * k::kFmaUnroll;
     report(state, m, Amount::kFlops, k::fma_flops(fc.type, total_threads, trips), mismatches == 0,

@@ -119,7 +119,7 @@ void run_case(benchmark::State& state, OpInfo op, k::StreamShape shape, std::siz
     }
     state.counters["array_bytes"] = static_cast<double>(array_bytes);
     state.counters["blocks"] = shape.blocks;
-    state.counters["threads"] = shape.threads;
+    state.counters["block_threads"] = shape.threads;
     report(state, m, Amount::kBytes, static_cast<double>(array_bytes) * op.bytes_moved, ok, detail);
   });
 }

@@ -31,16 +31,6 @@ const std::set<std::string>& measurement_counters() {
   return names;
 }
 
-// GB's own keys in a benchmark entry; everything else numeric is a user counter.
-const std::set<std::string>& benchmark_keys() {
-  static const std::set<std::string> keys{"name",          "family_index", "per_family_instance_index",
-                                          "run_name",      "run_type",     "repetitions",
-                                          "repetition_index", "threads",   "iterations",
-                                          "real_time",     "cpu_time",     "time_unit",
-                                          "label",         "error_occurred", "error_message",
-                                          "aggregate_name", "aggregate_unit", "skipped"};
-  return keys;
-}
 
 struct Parsed {
   std::string ceiling;               // family.variant
@@ -120,6 +110,16 @@ void order_gemm_ceilings(std::vector<T>& items, Name name) {
 
 }  // namespace
 
+const std::set<std::string>& benchmark_keys() {
+  static const std::set<std::string> keys{"name",          "family_index", "per_family_instance_index",
+                                          "run_name",      "run_type",     "repetitions",
+                                          "repetition_index", "threads",   "iterations",
+                                          "real_time",     "cpu_time",     "time_unit",
+                                          "label",         "error_occurred", "error_message",
+                                          "aggregate_name", "aggregate_unit", "skipped"};
+  return keys;
+}
+
 json parse_benchmark_json_text(const std::string& text, const std::string& what) {
   // Google Benchmark writes a non-finite double as the bare token NaN, Infinity or -Infinity, which
   // JSON has not: outside strings those become null (no valid JSON token contains these letters).
@@ -154,7 +154,9 @@ json parse_benchmark_json_text(const std::string& text, const std::string& what)
       ++i;
     }
   }
-  return parse_json_text(out, what);
+  // Google Benchmark writes its own keys (threads, iterations, ...) and then every counter: a counter of the
+  // same name repeats the key. The counter, written last, is the value (as json::parse always read it).
+  return parse_json_text(out, what, DuplicateKeys::kLastWins);
 }
 
 json read_benchmark_json_file(const std::string& path) {

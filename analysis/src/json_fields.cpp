@@ -33,7 +33,8 @@ namespace {
 // read as whichever came last). The object being built holds the keys seen so far: no second set.
 class UniqueKeysDom final : public nlohmann::json_sax<json> {
  public:
-  UniqueKeysDom(json& root, const std::string& what) : root_(root), what_(what) {}
+  UniqueKeysDom(json& root, const std::string& what, DuplicateKeys duplicates)
+      : root_(root), what_(what), duplicates_(duplicates) {}
 
   bool null() override { return add(nullptr); }
   bool boolean(bool v) override { return add(v); }
@@ -49,7 +50,7 @@ class UniqueKeysDom final : public nlohmann::json_sax<json> {
 
   bool key(string_t& k) override {
     Open& o = stack_.back();
-    if (o.node->contains(k)) {
+    if (duplicates_ == DuplicateKeys::kRefuse && o.node->contains(k)) {
       std::string where;
       for (std::size_t i = 1; i < stack_.size(); ++i) where += stack_[i].label;
       throw InputError(what_ + ": the key '" + k + "' appears twice in " +
@@ -118,14 +119,15 @@ class UniqueKeysDom final : public nlohmann::json_sax<json> {
   std::vector<Open> stack_;
   std::string error_;
   bool out_of_range_ = false;
+  DuplicateKeys duplicates_;
 };
 
 }  // namespace
 
-json parse_json_text(const std::string& text, const std::string& what) {
+json parse_json_text(const std::string& text, const std::string& what, DuplicateKeys duplicates) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError(what + " is empty");
   json doc;
-  UniqueKeysDom dom(doc, what);
+  UniqueKeysDom dom(doc, what, duplicates);
   if (!json::sax_parse(text, &dom)) {
     if (dom.out_of_range())  // a number a double cannot hold: 1e400
       throw InputError(what + " holds a number out of range: " + dom.error());

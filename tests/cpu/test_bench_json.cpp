@@ -4,6 +4,7 @@
 #include <regex.h>
 
 #include <regex>
+#include <filesystem>
 
 #include "ceilings/bench_json.hpp"
 #include "support/bench_output.hpp"
@@ -140,6 +141,46 @@ TEST(BenchJson, UnsupportedIsSkippedAndFailuresAreErrors) {
   EXPECT_EQ(p.errors[0].name, "hbm.triad");
   EXPECT_NE(p.errors[0].reason.find("12 of"), std::string::npos);
   EXPECT_EQ(p.ceilings.size(), 1u);
+}
+
+// Google Benchmark writes its own "threads" (and the rest of its keys) and then every counter: a counter of
+// the same name repeats the key in the text, which the converter must read (the last value wins), not refuse
+// as a person's duplicate. The bench's counters keep clear of GB's keys anyway (next test).
+TEST(BenchJson, ACounterRepeatingAGoogleBenchmarkKeyIsReadNotRefused) {
+  json doc = bench_output({hbm_case("threads:512", 4.3e12)});
+  std::string text = doc.dump(1);
+  const std::string marker = "\"cv\":";
+  const auto at = text.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"threads\": 1, \"threads\": 512, ");  // GB's key, then the counter
+  const json read = parse_benchmark_json_text(text, "bench output");
+  EXPECT_EQ(read["benchmarks"][0]["threads"], 512);
+  const Profile p = profile_from_benchmark_json(read);
+  ASSERT_EQ(p.ceilings.size(), 1u);
+  EXPECT_EQ(p.ceilings[0].detail["threads"], 512);
+  // A person's file is still refused for the same text.
+  EXPECT_THROW(parse_json_text(text, "a profile"), InputError);
+}
+
+// No counter of ceilings-bench takes one of Google Benchmark's own key names (a `threads` counter did, and
+// every hbm, l2, smem and fma entry then held the key twice).
+TEST(BenchJson, NoBenchCounterTakesAGoogleBenchmarkKeyName) {
+  namespace fs = std::filesystem;
+  const std::regex counter(R"re(counters\[\s*"([A-Za-z0-9_]+)"\s*\])re");
+  int files = 0, counters = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(CEILINGS_SOURCE_DIR) / "bench")) {
+    const std::string ext = e.path().extension().string();
+    if (!e.is_regular_file() || (ext != ".cu" && ext != ".cpp" && ext != ".hpp")) continue;
+    ++files;
+    const std::string text = read_text_file(e.path().string());
+    for (std::sregex_iterator it(text.begin(), text.end(), counter), end; it != end; ++it) {
+      ++counters;
+      EXPECT_EQ(benchmark_keys().count((*it)[1].str()), 0u)
+          << e.path().filename().string() << ": counter \"" << (*it)[1].str() << "\" is one of Google Benchmark's keys";
+    }
+  }
+  EXPECT_GT(files, 5);
+  EXPECT_GT(counters, 50);  // the scan sees the counters at all
 }
 
 // Google Benchmark 1.8's JSON: SkipWithError still writes error_occurred/error_message; SkipWithMessage

@@ -17,6 +17,7 @@
 // The device's PCIe link: the generation is the best reading under load (links train down at idle),
 // the width the narrowest one seen (a link that lost lanes during the run counts as narrow).
 #pragma once
+#include <set>
 #include "ceilings/profile.hpp"
 
 namespace ceilings {
@@ -30,6 +31,9 @@ inline constexpr const char* kContextGit = "ceilings_git";
 // Reads Google Benchmark's JSON output, whose non-finite counters are the bare tokens NaN, Infinity and
 // -Infinity (not JSON): they are read as null. Anything else that is not JSON is an InputError.
 json parse_benchmark_json_text(const std::string& text, const std::string& what);
+// Google Benchmark's own keys in a benchmark entry (name, threads, iterations, ...); every other numeric key
+// is a user counter. A counter must not take one of these names.
+const std::set<std::string>& benchmark_keys();
 json read_benchmark_json_file(const std::string& path);
 
 // A --benchmark_filter value that selects exactly these benchmark names. Google Benchmark compiles its

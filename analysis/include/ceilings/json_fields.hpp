@@ -13,8 +13,11 @@ namespace ceilings {
 
 using json = nlohmann::json;
 
+// What a key that appears twice in one object means: an InputError naming it (what a person wrote), or the
+// last value (Google Benchmark's output, whose own keys a user counter of the same name repeats).
+enum class DuplicateKeys { kRefuse, kLastWins };
 // Parses text as JSON; an empty, truncated or malformed document is an InputError naming `what`.
-json parse_json_text(const std::string& text, const std::string& what);
+json parse_json_text(const std::string& text, const std::string& what, DuplicateKeys duplicates = DuplicateKeys::kRefuse);
 // Reads and parses a file; a missing or unreadable file is an InputError too.
 json read_json_file(const std::string& path);
 // The whole file as text; InputError when it cannot be opened or read, is not a regular file (a directory,
