@@ -65,7 +65,8 @@ int run(const MbuOptions& o) {
                              : "KV cache split over " + format_fixed(in.kv_split, 0) + " of the " + format_fixed(gpus, 0) +
                                    " GPUs (" + std::to_string(m.kv_heads) + " KV heads: the others hold copies)");
     if (m.sliding_window && context > static_cast<double>(*m.sliding_window))
-      kv_note = "KV cache capped at the sliding window of " + std::to_string(*m.sliding_window) + " tokens";
+      kv_note += std::string(kv_note.empty() ? "" : "; ") + "KV cache capped at the sliding window of " +
+                 std::to_string(*m.sliding_window) + " tokens";
     if (m.is_moe())
       kv_note += std::string(kv_note.empty() ? "" : "; ") +
                  "MoE weights: expected distinct experts per layer at this batch, uniform routing";

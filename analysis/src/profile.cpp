@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "ceilings/units.hpp"
 
@@ -74,6 +75,8 @@ std::vector<Skipped> read_skipped(const Fields& doc, const std::string& key) {
 std::optional<int> optional_int(const Fields& f, const std::string& key) {
   auto v = f.optional_integer(key);
   if (!v) return std::nullopt;
+  if (*v < std::numeric_limits<int>::min() || *v > std::numeric_limits<int>::max())  // would wrap, e.g. to a width of 16
+    f.fail(key, std::to_string(*v) + " is out of range");
   return static_cast<int>(*v);
 }
 

@@ -73,7 +73,7 @@ const char* status_name(CheckStatus s) {
 }
 
 // Fractions of the datasheet (or link) value, chosen from what the best peers reach on an H200
-// (/work TARGETS.md, measured side by side) and published figures, leaving room for node-to-node
+// (results/PUBLISHED.md, the peer tools' figures side by side) and published figures, leaving room for node-to-node
 // spread: HBM copy/triad/read peers reach 0.89/0.91/0.92 of 4.8 TB/s -> 0.85 (write has no peer: 0.80);
 // bf16 GEMM 745 TFLOP/s (0.75) and published MAMF 794.5 (0.80) -> 0.70; fp16 685 (0.69) -> 0.65;
 // fp8 1303 (0.66), MAMF 1453 (0.73) -> 0.60; tf32 381 (0.77) -> 0.70; fp32 GEMM 50.6 (0.76) -> 0.70;

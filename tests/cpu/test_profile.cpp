@@ -82,6 +82,10 @@ TEST(Profile, ReadsTheNumberOfGpusTheRunSaw) {
   expect_rejected(d, "gpus_visible");
   d["host"]["gpus_visible"] = 2.5;
   expect_rejected(d, "gpus_visible");
+  d = fixture();
+  d["device"]["pcie"]["width"] = 4294967312LL;  // 2^32 + 16: must not wrap to a width of 16
+  expect_rejected(d, "device.pcie.width");
+  d = fixture();
   d["host"]["gpus_visible"] = nullptr;  // the bench writes null where cudaGetDeviceCount failed
   EXPECT_FALSE(profile_from_json(d).gpus_visible.has_value());
 }

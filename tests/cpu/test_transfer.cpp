@@ -235,7 +235,10 @@ TEST(TransferLink, RatePerGeneration) {
   EXPECT_NEAR(pcie_link_bandwidth(4, 16), 31.508e9, 1e7);
   EXPECT_NEAR(pcie_link_bandwidth(5, 16), 63.015e9, 1e7);
   EXPECT_NEAR(pcie_link_bandwidth(5, 8), 31.508e9, 1e7);
+  EXPECT_NEAR(pcie_link_bandwidth(6, 16), 121.0e9, 1e7);  // 64 GT/s, FLIT 242/256
+  EXPECT_NEAR(pcie_link_bandwidth(7, 16), 242.0e9, 1e7);  // 128 GT/s: every generation the profile accepts has a rate
   EXPECT_DOUBLE_EQ(pcie_link_bandwidth(0, 16), 0);
+  EXPECT_DOUBLE_EQ(pcie_link_bandwidth(8, 16), 0);
 }
 
 TEST(TransferLink, ShareOfTheLink) {

@@ -276,6 +276,13 @@ TEST(MbuCli, KvCacheSplitsByHeadsNotByGpus) {
   EXPECT_EQ(l["kv_split_gpus"].get<double>(), 8);
   EXPECT_DOUBLE_EQ(l["kv_bytes_per_step"].get<double>(), 64.0 * 32768 * 131072);  // 2 x 32 x 8 x 128 x 2 B a token
   EXPECT_DOUBLE_EQ(l["weight_bytes_per_step"].get<double>(), 8030261248.0 - 525336576.0);  // fp8, no input embedding
+  // A sliding window and a split both say so (the window's note used to replace the split's).
+  const auto mistral = test::run_cli({"mbu", "--hf-config", hf("Mistral-7B-v0.1"), "--batch", "1", "--context", "8192",
+                                      "--gpus", "16", "--tpot-ms", "20", "--peak-bw-gbps", "4800", "--json"});
+  ASSERT_EQ(mistral.exit_code, 0) << mistral.err;
+  const std::string note = json::parse(mistral.out)["note"].get<std::string>();
+  EXPECT_NE(note.find("split over 8 of the 16"), std::string::npos) << note;
+  EXPECT_NE(note.find("sliding window"), std::string::npos) << note;
   EXPECT_DOUBLE_EQ(l["bytes_per_step_per_gpu"].get<double>(),
                    l["weight_bytes_per_step"].get<double>() / 16 + l["kv_bytes_per_step"].get<double>() / 8);
 }
