@@ -29,11 +29,14 @@ cli::Runner setup(CLI::App& app) {
       std::cout << comparison_json(c).dump(2) << "\n";
     } else {
       std::cout << render(comparison_table(c), format);
-      if (format == Format::kTable)
+      if (format == Format::kTable) {
         std::cout
             << "meas/ds: measured / datasheet; \"vs\" columns: relative to the first device, measured to measured "
                "when both were measured, else datasheet to datasheet; memory.capacity \"measured\" is what the "
                "driver reports\n";
+        for (const CompareDevice& d : c.devices)
+          if (const auto note = profile_note(d)) std::cout << "NOTE: " << d.label << ": " << *note << "\n";
+      }
     }
     return 0;
   };

@@ -15,6 +15,11 @@
 
 namespace ceilings {
 
+std::optional<std::string> profile_note(const CompareDevice& d) {
+  if (!d.profile || !d.profile->raw.contains("note") || !d.profile->raw["note"].is_string()) return std::nullopt;
+  return d.profile->raw["note"].get<std::string>();
+}
+
 CompareDevice load_compare_device(const std::string& spec) {
   CompareDevice d;
   d.origin = spec;
@@ -165,11 +170,13 @@ Table comparison_table(const Comparison& c) {
 
 json comparison_json(const Comparison& c) {
   json out = {{"devices", json::array()}, {"rows", json::array()}};
-  for (const auto& d : c.devices)
+  for (const auto& d : c.devices) {
     out["devices"].push_back({{"label", d.label},
                               {"origin", d.origin},
                               {"source", d.from_profile ? "profile" : "datasheet"},
                               {"datasheet_entry", d.gpu.empty() ? json(nullptr) : json(d.gpu)}});
+    if (const auto note = profile_note(d)) out["devices"].back()["note"] = *note;
+  }
   auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   for (const CompareRow& r : c.rows) {
     json row = {{"ceiling", r.ceiling}, {"unit", r.unit}, {"values", json::array()}};

@@ -230,6 +230,7 @@ TEST(RooflineCli, TableAndErrors) {
   auto r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"), "--context", "4096"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("ridge measured"), std::string::npos);
+  EXPECT_NE(r.out.find("NOTE: hand-written test fixture"), std::string::npos) << r.out;  // the fixture's own note
   EXPECT_NE(r.out.find("never"), std::string::npos) << r.out;
   // A prefill's floor is the whole prompt's time, not a time per output token: its own table says so.
   const auto prefill = r.out.find("prefill b=1"), decode = r.out.find("decode b=1");
