@@ -24,13 +24,15 @@ CompareDevice load_compare_device(const std::string& spec) {
   CompareDevice d;
   d.origin = spec;
   std::error_code ec;
-  if (std::filesystem::is_regular_file(spec, ec)) {
+  // A file (or a pipe: `compare <(ssh node cat p.json) H100`) is a profile; a directory is not a device.
+  if (std::filesystem::exists(spec, ec) && !std::filesystem::is_directory(spec, ec)) {
     d.from_profile = true;
     d.profile = read_profile(spec);
     d.label = d.profile->device.name + (d.profile->hostname.empty() ? "" : " (" + d.profile->hostname + ")");
     if (const GpuSpec* g = find_gpu(d.profile->device.name)) d.gpu = g->name;
     return d;
   }
+  if (std::filesystem::is_directory(spec, ec)) throw InputError("'" + spec + "' is a directory, not a profile");
   if (spec.find('/') != std::string::npos || (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json"))
     throw InputError("profile '" + spec + "' does not exist (and it is not a datasheet name)");
   d.gpu = resolve_gpu(spec).name;

@@ -114,6 +114,12 @@ TEST(Compare, PerWattRowsOfSustainedCeilingsInTheirOwnUnits) {
 TEST(Compare, UnknownNamesAndMissingFiles) {
   EXPECT_THROW(load_compare_device("H2000X"), InputError);
   EXPECT_THROW(load_compare_device("/no/such/profile.json"), InputError);
+  try {  // a directory said "does not exist"
+    load_compare_device(test::scratch_dir("compare_a_directory"));
+    ADD_FAILURE() << "a directory was read as a device";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CompareCli, AllFormats) {
