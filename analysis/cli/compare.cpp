@@ -35,7 +35,8 @@ cli::Runner setup(CLI::App& app) {
                "when both were measured, else datasheet to datasheet; memory.capacity \"measured\" is what the "
                "driver reports\n";
         for (const CompareDevice& d : c.devices)
-          if (const auto note = profile_note(d)) std::cout << "NOTE: " << d.label << ": " << *note << "\n";
+          if (const auto note = d.profile ? d.profile->note() : std::nullopt)
+            std::cout << "NOTE: " << d.label << ": " << *note << "\n";
       }
     }
     return 0;

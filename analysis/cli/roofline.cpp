@@ -129,8 +129,7 @@ int run(const RooflineOptions& o) {
   }
 
   std::cout << r.title << "; classification against " << pc.name << " and " << pm.name << "\n";
-  if (profile.raw.contains("note") && profile.raw["note"].is_string())  // a fixture says it is not a measurement
-    std::cout << "NOTE: " << profile.raw["note"].get<std::string>() << "\n";
+  if (const auto note = profile.note()) std::cout << "NOTE: " << *note << "\n";  // a fixture: not a measurement
   Table roofs;
   roofs.columns = {"roof", "kind", "measured", "datasheet", "measured/datasheet", "ridge measured", "ridge datasheet"};
   roofs.right_aligned = {false, false, true, true, true, true, true};

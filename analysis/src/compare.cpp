@@ -15,11 +15,6 @@
 
 namespace ceilings {
 
-std::optional<std::string> profile_note(const CompareDevice& d) {
-  if (!d.profile || !d.profile->raw.contains("note") || !d.profile->raw["note"].is_string()) return std::nullopt;
-  return d.profile->raw["note"].get<std::string>();
-}
-
 CompareDevice load_compare_device(const std::string& spec) {
   CompareDevice d;
   d.origin = spec;
@@ -177,7 +172,7 @@ json comparison_json(const Comparison& c) {
                               {"origin", d.origin},
                               {"source", d.from_profile ? "profile" : "datasheet"},
                               {"datasheet_entry", d.gpu.empty() ? json(nullptr) : json(d.gpu)}});
-    if (const auto note = profile_note(d)) out["devices"].back()["note"] = *note;
+    if (const auto note = d.profile ? d.profile->note() : std::nullopt) out["devices"].back()["note"] = *note;
   }
   auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   for (const CompareRow& r : c.rows) {

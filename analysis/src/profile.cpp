@@ -190,6 +190,11 @@ Profile read_profile(const std::string& path) {
   }
 }
 
+std::optional<std::string> Profile::note() const {
+  if (!raw.is_object() || !raw.contains("note") || !raw["note"].is_string()) return std::nullopt;
+  return raw["note"].get<std::string>();
+}
+
 json profile_to_json(const Profile& p) {
   json doc = p.raw.is_object() ? p.raw : json::object();  // keep sections this version does not model
   doc["schema"] = p.schema;

@@ -71,7 +71,7 @@ std::string profile_summary(const Profile& p) {
   os << "values: median over samples, bytes counted read + write (HBM) or once per direction (copies); "
         "datasheet % uses the vendor's peak\n";
   // A document that says what it is (a hand-written fixture: "not a measurement") says it here too.
-  if (p.raw.contains("note") && p.raw["note"].is_string()) os << "NOTE: " << p.raw["note"].get<std::string>() << "\n";
+  if (const auto note = p.note()) os << "NOTE: " << *note << "\n";
   // A run cut short (timeout, interrupt, crash) keeps its finished cases; say so before the table.
   const json& m = p.raw.contains("measure") ? p.raw["measure"] : json();
   if (m.is_object() && m.value("complete", true) == false) {

@@ -16,7 +16,7 @@ namespace {
 // "node001 (NVIDIA H200)"; a document that says what it is (a fixture's "not a measurement") says it too.
 std::string device_label(const Profile& p, const std::string& origin) {
   std::string label = (p.hostname.empty() ? origin : p.hostname) + " (" + p.device.name + ")";
-  if (p.raw.contains("note") && p.raw["note"].is_string()) label += " [" + p.raw["note"].get<std::string>() + "]";
+  if (const auto note = p.note()) label += " [" + *note + "]";
   return label;
 }
 

@@ -20,8 +20,6 @@ struct CompareDevice {
 
 // A file that exists is a profile; anything else must name a datasheet entry (near matches otherwise).
 CompareDevice load_compare_device(const std::string& spec);
-// The profile's own "note", where it says what it is (a hand-written fixture: "not a measurement").
-std::optional<std::string> profile_note(const CompareDevice& device);
 
 struct CompareCell {
   std::optional<double> measured, datasheet;

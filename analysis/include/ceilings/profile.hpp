@@ -77,6 +77,8 @@ struct Profile {
   json raw = json::object();     // the document as read (sections newer code adds stay reachable)
 
   const Ceiling* find(const std::string& name) const;
+  // The document's own top-level "note", where it says what it is (a hand-written fixture: "not a measurement").
+  std::optional<std::string> note() const;
 };
 
 // Ceiling names, checked by a plain scan (std::regex recurses once per character and overflows the stack
