@@ -172,7 +172,7 @@ __global__ void fill_float_kernel(float4* dst, std::size_t n, std::uint32_t seed
 constexpr int kUtilityBlocks = 1024, kUtilityThreads = 256;
 
 // Dispatch a runtime (unroll, hint) to the template instance. A shape no instance matches is not
-// silently dropped: it becomes a launch with an invalid configuration, so the caller's launch check
+// silently dropped: it becomes a launch of an empty grid, which CUDA refuses, so the caller's launch check
 // reports it (a dropped launch would time nothing and fail only at verification, or not at all).
 template <template <int, int> class Launch, class... Args>
 void dispatch(const StreamShape& s, Args&&... args) {
@@ -183,7 +183,7 @@ void dispatch(const StreamShape& s, Args&&... args) {
   CEILINGS_HBM_UNROLLS(0) CEILINGS_HBM_UNROLLS(1) CEILINGS_HBM_UNROLLS(2)
 #undef CEILINGS_HBM_UNROLLS
 #undef CEILINGS_HBM_CASE
-  Launch<1, 0>::run(StreamShape{0, 0, 1, 0}, args...);  // blocks = 0: cudaErrorInvalidConfiguration
+  Launch<1, 0>::run(StreamShape{0, 0, 1, 0}, args...);  // an empty grid: a launch error (cudaErrorInvalidValue on CUDA 13)
 }
 
 // Blocks of the shape's kernel instance one SM holds at once (registers decide it for the wide

@@ -257,6 +257,16 @@ TEST(CliBench, RejectsUnknownFlagsWithExitCode2) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_min_samples=10", "--ceilings_max_samples=5"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
+  // --ceilings_quick lowers the minimum to 5 before the check: five samples at most is then no conflict
+  // (the run gets past the flags and stops at the missing GPU, or runs where there is one) ...
+  r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--ceilings_max_samples=5",
+                         "--benchmark_filter=^no-such-case$"});
+  EXPECT_NE(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find("is below"), std::string::npos) << r.err;
+  // ... but three is.
+  r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--ceilings_max_samples=3"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("(after --ceilings_quick)"), std::string::npos) << r.err;
   r = test::run_program({CEILINGS_BENCH_BIN, "--benchmark_nonsense=1"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   // A checkpoint needs the JSON out file it mirrors (checked before the GPU is looked for).

