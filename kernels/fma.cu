@@ -13,10 +13,14 @@ namespace {
 __host__ __device__ __forceinline__ float start_value(std::size_t thread, int chain) {
   return 0.5f * static_cast<float>(chain) + 0.125f * static_cast<float>(thread % 4);
 }
-// One multiplier and one addend for every chain, kernel arguments (so the compiler cannot fold the chains):
-// most FMAs then read only their chain's register from the register file, with a and b from the operand
-// reuse cache (sm_90 SASS: FFMA Rx, Rx, Ra.reuse, Rb.reuse; 5 in 6 of the DFMAs and HFMA2s), and none reads
-// more than two, where a per-chain b made it two or three (fewer chances of a register-bank conflict).
+// One multiplier and one addend for every chain, kernel arguments of the chain's own type (so the compiler
+// cannot fold the chains, and converts nothing): most FMAs then read only their chain's register from the
+// register file, with a and b from the operand reuse cache or a uniform register (sm_90 SASS: FFMA Rx, Rx,
+// Ra.reuse, Rb.reuse; DFMA Rx, Rx, URa, Rb.reuse). For the packed types this decides the pipe: with a and b
+// whole half2/bfloat162 registers ptxas issues half of the FMAs as HFMA2.MMA, which runs beside HFMA2 on
+// another pipe; with both packed into one register as halves (a float argument converted in the kernel:
+// HFMA2 Rx, Rx, Rab.H0_H0, Rab.H1_H1) every FMA was a plain HFMA2, and the H200 ran them at the FFMA rate
+// (66.8 TFLOP/s, 2026-11-30), half the packed peak.
 // fp32/fp64: a = 1, b = 2^-10, so after n steps x = x0 + n b exactly. Packed: a = -1, b = 1.125, so
 // x alternates between x0 and b - x0; 2 x0 is a multiple of 1/4 and b is not, so the two always differ.
 constexpr float kGrowth = 1.0f / 1024.0f;
@@ -27,34 +31,33 @@ struct Ops;
 template <>
 struct Ops<float> {
   using V = float;
-  static __device__ V make(float v) { return v; }
+  static __host__ __device__ V make(float v) { return v; }
   static __device__ V fma(V x, V a, V b) { return __fmaf_rn(x, a, b); }
 };
 template <>
 struct Ops<double> {
   using V = double;
-  static __device__ V make(float v) { return v; }
+  static __host__ __device__ V make(float v) { return v; }
   static __device__ V fma(V x, V a, V b) { return __fma_rn(x, a, b); }
 };
 template <>
 struct Ops<__half2> {
   using V = __half2;
-  static __device__ V make(float v) { return __float2half2_rn(v); }
+  static __host__ __device__ V make(float v) { return __float2half2_rn(v); }
   static __device__ V fma(V x, V a, V b) { return __hfma2(x, a, b); }
 };
 template <>
 struct Ops<__nv_bfloat162> {
   using V = __nv_bfloat162;
-  static __device__ V make(float v) { return __float2bfloat162_rn(v); }
+  static __host__ __device__ V make(float v) { return __float2bfloat162_rn(v); }
   static __device__ V fma(V x, V a, V b) { return __hfma2(x, a, b); }
 };
 
 template <class T>
-__global__ void fma_kernel(T* out, float a_in, float b_in, int trips) {
+__global__ void fma_kernel(T* out, T a, T b, int trips) {
   using O = Ops<T>;
   const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   T x[kFmaChains];
-  const T a = O::make(a_in), b = O::make(b_in);
 #pragma unroll
   for (int c = 0; c < kFmaChains; ++c) x[c] = O::make(start_value(tid, c));
   // One trip per iteration: unrolled further (nvcc does so for half2/bf162) the loop body outgrows the
@@ -98,8 +101,8 @@ __global__ void check_kernel(const T* out, std::size_t threads, long long steps,
 
 template <class T>
 void launch(void* out, int blocks, int threads, int trips, bool grows, cudaStream_t s) {
-  fma_kernel<T><<<blocks, threads, 0, s>>>(static_cast<T*>(out), grows ? 1.0f : -1.0f, grows ? kGrowth : kAddend,
-                                           trips);
+  fma_kernel<T><<<blocks, threads, 0, s>>>(static_cast<T*>(out), Ops<T>::make(grows ? 1.0f : -1.0f),
+                                           Ops<T>::make(grows ? kGrowth : kAddend), trips);
 }
 
 template <class T>

@@ -20,8 +20,10 @@ double fma_flops(FmaType type, std::size_t threads, int trips);
 
 // Each thread runs kFmaChains chains of x = fma(x, a, b), trips * kFmaUnroll times, and stores every
 // chain's final value to out[thread * kFmaChains + chain] (packed types: one 32-bit word per chain).
-// a and b are the same for every chain and arrive as kernel arguments, so the compiler cannot fold the
-// chains, and most FMAs read just their chain's register (a and b come from the operand reuse cache).
+// a and b are the same for every chain and arrive as kernel arguments of the chain's type, so the compiler
+// cannot fold the chains, and most FMAs read just their chain's register (a and b come from the operand
+// reuse cache or a uniform register; for half2/bf162 ptxas then splits the FMAs between HFMA2 and
+// HFMA2.MMA, two pipes: see fma.cu).
 // fp32/fp64 use a = 1 and b = 2^-10, so x_n = x_0 + n*b exactly (the count is checked); half2/bf162 use
 // a = -1 and b = 1.125, so x alternates between x_0 and b - x_0 exactly (b != 2 x_0 for every chain):
 // only the parity of the step count is checked there, so callers run an odd number of trips, and a launch
