@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "ceilings/stats.hpp"
 #include "nvml.hpp"
@@ -173,6 +174,10 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     spec.work(stream);
     m.total_units += 1;
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  if (spec.cooldown_s > 0) {
+    CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::this_thread::sleep_for(std::chrono::duration<double>(spec.cooldown_s));
   }
 
   // Warm-up: module load, clocks ramping, caches of the library; at least 3 units and 50 ms.

@@ -110,6 +110,10 @@ struct MeasureSpec {
   // launch queue is finite (a full queue blocks the host that has to release the blocker).
   int max_units_per_sample = 200;
   double max_seconds = 0;  // > 0: a tighter sampling budget than Options::max_seconds (sweep points)
+  // > 0: after the first unit, the GPU idles this long (nothing queued) before the warm-up, so a burst
+  // measurement starts with the power controller's average recovered from earlier work (GEMM: the search
+  // before it ran at the power cap). nvbench similarly pauses when throttled.
+  double cooldown_s = 0;
 };
 
 struct Measurement {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gpu_test.hpp"
 #include "harness/measure.hpp"
@@ -96,6 +97,29 @@ TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
   const Measurement m = measure(s.get(), spec, o, nullptr);
   EXPECT_LT(seconds_since(t0), 8.0) << "sampling ran toward Options::max_seconds (20 s), past the case's 0.2 s";
   EXPECT_GE(m.unit_seconds.size(), 2u);
+  EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
+}
+
+// A cool-down idles the GPU between the first unit and the warm-up: nothing is queued during it, and the
+// measurement takes at least that much longer (GEMM bursts use it to start from a recovered power average).
+TEST(MeasureGpu, ACooldownIdlesBeforeTheWarmUp) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
+  Options o;
+  o.min_samples = 2;
+  o.max_samples = 2;
+  MeasureSpec spec;
+  spec.cooldown_s = 0.5;
+  std::vector<double> enqueued_at;
+  const auto t0 = wall::now();
+  spec.work = [&](cudaStream_t st) {
+    enqueued_at.push_back(seconds_since(t0));
+    sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 1000);
+  };
+  const Measurement m = measure(s.get(), spec, o, nullptr);
+  ASSERT_GE(enqueued_at.size(), 2u);
+  EXPECT_GE(enqueued_at[1] - enqueued_at[0], 0.5) << "the second unit came before the cool-down was over";
   EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
 }
 
