@@ -1,5 +1,9 @@
 // HBM bandwidth: hbm.read, hbm.write, hbm.copy, hbm.triad over working sets several times the L2,
 // each over a small sweep of launch shapes (the best one is the ceiling). Bytes = read + written.
+// Two kinds of grid: one wave of resident blocks looping over the array (bpsm:N), and one block per tile
+// of the array, no loop (grid:cover, as BabelStream and PyTorch launch; not for the read, whose per-block
+// sum would then be millions of atomics on one word). hbm.copy also times the driver's own device-to-device
+// cudaMemcpyAsync (engine:memcpy, what nvbandwidth's device_local_copy and PyTorch's copy_ run).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <string>
@@ -49,12 +53,21 @@ std::size_t array_bytes_for(const Context& ctx, const OpInfo& op) {
 constexpr std::uint32_t kSeedA = 0x1234567u, kSeedB = 0x9e3779b9u, kSeedC = 0x7f4a7c15u;
 constexpr float kTriadScalar = 0.4375f;
 
-void run_case(benchmark::State& state, OpInfo op, k::StreamShape shape, std::size_t array_bytes) {
+// shape.blocks == 0: a covering grid, one block per threads x unroll vectors. memcpy: the copy is the
+// driver's cudaMemcpyAsync (shape unused).
+void run_case(benchmark::State& state, OpInfo op, k::StreamShape shape, std::size_t array_bytes, bool memcpy = false) {
   guarded(state, [&] {
     const Context& ctx = context();
     if (array_bytes < 4 * ctx.l2_bytes)
       unsupported("only " + std::to_string(array_bytes >> 20) + " MiB per array fit in free memory, less than 4x L2");
     const std::size_t n = array_bytes / sizeof(uint4);
+    if (shape.blocks == 0) {
+      const std::size_t tile = static_cast<std::size_t>(shape.threads) * static_cast<std::size_t>(shape.unroll);
+      const std::size_t blocks = (n + tile - 1) / tile;
+      if (blocks > static_cast<std::size_t>(ctx.prop.maxGridSize[0]))
+        unsupported("a covering grid of " + std::to_string(blocks) + " blocks is more than the device launches");
+      shape.blocks = static_cast<int>(blocks);
+    }
     Stream stream;
     DeviceBuffer<uint4> a(n), b(op.arrays >= 2 ? n : 0), c(op.arrays >= 3 ? n : 0);
     DeviceBuffer<unsigned long long> bad(1);
@@ -85,7 +98,12 @@ void run_case(benchmark::State& state, OpInfo op, k::StreamShape shape, std::siz
       switch (op.op) {
         case Op::kRead: k::hbm_read(a.get(), n, sum.get(), shape, s); break;
         case Op::kWrite: k::hbm_write(a.get(), n, kSeedA, shape, s); break;
-        case Op::kCopy: k::hbm_copy(a.get(), b.get(), n, shape, s); break;
+        case Op::kCopy:
+          if (memcpy)
+            CEILINGS_CUDA_CHECK(cudaMemcpyAsync(a.get(), b.get(), n * sizeof(uint4), cudaMemcpyDeviceToDevice, s));
+          else
+            k::hbm_copy(a.get(), b.get(), n, shape, s);
+          break;
         case Op::kTriad: k::hbm_triad(af, bf, cf, kTriadScalar, n, shape, s); break;
       }
     };
@@ -118,8 +136,10 @@ void run_case(benchmark::State& state, OpInfo op, k::StreamShape shape, std::siz
       detail = std::to_string(mismatches) + " of " + std::to_string(n * 4) + " words differ from the expected output";
     }
     state.counters["array_bytes"] = static_cast<double>(array_bytes);
-    state.counters["blocks"] = shape.blocks;
-    state.counters["block_threads"] = shape.threads;
+    if (!memcpy) {
+      state.counters["blocks"] = shape.blocks;
+      state.counters["block_threads"] = shape.threads;
+    }
     report(state, m, Amount::kBytes, static_cast<double>(array_bytes) * op.bytes_moved, ok, detail);
   });
 }
@@ -169,6 +189,25 @@ void register_cases(const Context& ctx) {
         run_case(st, op, shape, bytes);
       }));
     }
+    if (op.op == Op::kRead) continue;
+    // Covering grids: plain and streaming accesses, 1 to 4 vectors a thread (quick mode: one).
+    std::vector<Shape> cover;
+    for (int threads : {256, 1024})
+      for (int unroll : {1, 2, 4})
+        for (int hint : {0, 1})
+          if (!ctx.options.quick || (threads == 256 && unroll == 2 && hint == 1)) cover.push_back({threads, unroll, hint});
+    for (const Shape& s : cover) {
+      const std::string name = std::string("hbm/") + op.name + "/threads:" + std::to_string(s.threads) +
+                               "/grid:cover/unroll:" + std::to_string(s.unroll) + "/hint:" + std::to_string(s.hint);
+      const k::StreamShape shape{0, s.threads, s.unroll, s.hint};
+      configure(benchmark::RegisterBenchmark(name.c_str(), [op, shape, bytes](benchmark::State& st) {
+        run_case(st, op, shape, bytes);
+      }));
+    }
+    if (op.op == Op::kCopy)
+      configure(benchmark::RegisterBenchmark("hbm/copy/engine:memcpy", [op, bytes](benchmark::State& st) {
+        run_case(st, op, k::StreamShape{}, bytes, true);
+      }));
   }
 }
 

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "ceilings/kernels/hbm.cuh"
 #include "ceilings/profile.hpp"
@@ -134,6 +137,33 @@ TEST(BenchSmoke, MeasureWritesAVerifiedHbmProfile) {
     EXPECT_GT(c->value, 0.5 * *c->datasheet);
   }
   EXPECT_TRUE(std::filesystem::exists(dir + "/p.bench.json"));
+}
+
+}  // namespace
+
+namespace {
+
+// The covering-grid kernels (one block per tile, no loop) and the driver's device-to-device copy run and
+// verify like the resident grids: each case of the quick set, on a small array (4 x L2 at least is
+// required, so the smallest the flag allows above it).
+TEST(HbmBench, CoveringGridsAndTheDriversCopyRunVerified) {
+  CEILINGS_REQUIRE_GPU();
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--benchmark_format=json",
+                                    "--benchmark_filter=^hbm/(write|copy|triad)/(threads:256/grid:cover|engine:memcpy)"},
+                                   {}, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  std::set<std::string> seen;
+  for (const auto& b : doc.at("benchmarks")) {
+    const std::string name = b.at("name");
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+    EXPECT_EQ(b.at("verified").get<double>(), 1.0) << name;
+    EXPECT_GT(b.at("bytes_per_second").get<double>(), 1e11) << name;
+    seen.insert(name.substr(0, name.find("/iterations")));
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"hbm/write/threads:256/grid:cover/unroll:2/hint:1",
+                                         "hbm/copy/threads:256/grid:cover/unroll:2/hint:1", "hbm/copy/engine:memcpy",
+                                         "hbm/triad/threads:256/grid:cover/unroll:2/hint:1"}));
 }
 
 }  // namespace
