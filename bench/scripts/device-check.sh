@@ -19,16 +19,19 @@
 #                  on an H200, not yet timed there, the CPU ones the rest; as much again for
 #                  --sanitize): the GPU tests first, then the CPU ones with what is left
 #   --no-tests     skip ctest (the measurement gets their time)
+#   --gpu-tests-only  build only ceilings, ceilings-bench and the GPU tests, and run only those tests (the CPU
+#                  ones pass here too; on a short lease the build and their run cost the measurement a minute)
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-deadline=540 tests=1 tests_s=130 family_s=120 sanitize=0 measure_args=()
+deadline=540 tests=1 cpu_tests=1 tests_s=130 family_s=120 sanitize=0 measure_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --deadline) deadline=${2:?--deadline needs seconds}; shift 2 ;;
     --no-tests) tests=0; shift ;;
+    --gpu-tests-only) cpu_tests=0; shift ;;
     --tests-s) tests_s=${2:?--tests-s needs seconds}; shift 2 ;;
     --family-s) family_s=${2:?--family-s needs seconds}; shift 2 ;;
     --sanitize) sanitize=1; shift ;;
@@ -75,7 +78,9 @@ deps=()
 [ -d .device-deps/googletest ] && deps+=(-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DCEILINGS_GTEST_SOURCE_DIR="$PWD/.device-deps/googletest")
 {
   cmake -S . -B build/device "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DCEILINGS_BUILD_TESTS=ON -Wno-deprecated "${deps[@]}" && cmake --build build/device -j"$(nproc)"
+    -DCEILINGS_BUILD_TESTS=ON -Wno-deprecated "${deps[@]}" &&
+    if [ "$cpu_tests" = 1 ]; then cmake --build build/device -j"$(nproc)"
+    else cmake --build build/device -j"$(nproc)" --target ceilings ceilings-bench ceilings_gpu_tests; fi
 } >"$OUT/build.log" 2>&1 || { grep -E "error|Error|FAILED" "$OUT/build.log" | head -30; tail -20 "$OUT/build.log"; exit 1; }
 echo "build: ok in $((SECONDS - start)) s"
 
@@ -107,7 +112,7 @@ if [ "$tests" = 1 ]; then
   {
     within "$sanitize_s" ctest --test-dir build/device -L gpu --output-on-failure --timeout 180
     echo "gpu tests: exit $?"
-    within "$sanitize_s" ctest --test-dir build/device -LE 'slurm|gpu' --output-on-failure --timeout 120 -j8
+    [ "$cpu_tests" = 1 ] && within "$sanitize_s" ctest --test-dir build/device -LE 'slurm|gpu' --output-on-failure --timeout 120 -j8
   } >"$OUT/tests.log" 2>&1
   summary=$(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tr '\n' ' ')
   echo "tests (gpu, then cpu): ${summary:-no summary (cut by the deadline?)}"
