@@ -1,4 +1,4 @@
-// On-chip bandwidth: l2.read (a hot working set inside the L2, read with L2-only loads by every SM)
+// On-chip bandwidth: l2.read (a hot working set inside the L2, read by every SM with loads L1 never serves)
 // and smem.read (shared memory, every SM at full occupancy). Bytes = bytes read; each launch's
 // wrapped sum of every word read is checked against the closed form.
 #include <CLI/CLI.hpp>
@@ -30,7 +30,7 @@ std::uint32_t read_back(const DeviceBuffer<std::uint32_t>& sum, cudaStream_t str
   return got;
 }
 
-void run_l2_read(benchmark::State& state, double l2_fraction, int blocks_per_sm, int threads) {
+void run_l2_read(benchmark::State& state, double l2_fraction, int blocks_per_sm, int threads, k::L2Load load) {
   guarded(state, [&] {
     const Context& ctx = context();
     if (ctx.l2_bytes == 0) unsupported("the device reports no L2 cache size");
@@ -48,7 +48,7 @@ void run_l2_read(benchmark::State& state, double l2_fraction, int blocks_per_sm,
     CEILINGS_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, sizeof(std::uint32_t), stream.get()));
     stream.sync();
     MeasureSpec spec;
-    spec.work = [&](cudaStream_t s) { k::l2_read(buf.get(), n, kL2Passes, sum.get(), blocks, threads, s); };
+    spec.work = [&](cudaStream_t s) { k::l2_read(buf.get(), n, kL2Passes, sum.get(), blocks, threads, s, load); };
     const Measurement m = run_measurement(state, stream.get(), spec);
     CEILINGS_LAUNCH_CHECK();
     const std::uint32_t got = read_back(sum, stream.get());
@@ -100,17 +100,25 @@ void register_cases(const Context& ctx) {
   struct L2Case {
     double fraction;
     int blocks_per_sm, threads;
+    k::L2Load load;
   };
   // A quarter of the L2 stays inside each Hopper L2 partition (H100's pointer-chase latency steps up
-  // past about half the L2, where lines come from the far partition): that is the hot case. Half the
-  // L2 is kept as a variant that shows the partition effect; the best variant is the ceiling.
-  std::vector<L2Case> l2 = ctx.options.quick ? std::vector<L2Case>{{0.25, 2, 1024}}
-                                             : std::vector<L2Case>{{0.25, 2, 1024}, {0.25, 4, 512}, {0.5, 2, 1024}};
+  // past about half the L2, where lines come from the far partition): that is the hot case. A tenth and
+  // half the L2 are variants that show the partition effect (gpu-benches saw about 10.3 TB/s at 4-8 MB on
+  // an H200, 9.8 at 10-40 MB), each with both load kinds: the L2-coherent .cg load (a strong load) and a
+  // weak one that allocates no L1 line. The best variant is the ceiling.
+  constexpr auto cg = k::L2Load::kCoherent, na = k::L2Load::kNoL1Allocate;
+  std::vector<L2Case> l2 = ctx.options.quick ? std::vector<L2Case>{{0.25, 2, 1024, cg}}
+                                             : std::vector<L2Case>{{0.1, 2, 1024, cg},  {0.1, 2, 1024, na},
+                                                                   {0.25, 2, 1024, cg}, {0.25, 2, 1024, na},
+                                                                   {0.25, 4, 512, cg},  {0.5, 2, 1024, cg},
+                                                                   {0.5, 2, 1024, na}};
   for (const L2Case& c : l2) {
     const std::string name = "l2/read/l2_fraction:" + std::to_string(c.fraction).substr(0, 4) +
-                             "/bpsm:" + std::to_string(c.blocks_per_sm) + "/threads:" + std::to_string(c.threads);
+                             "/bpsm:" + std::to_string(c.blocks_per_sm) + "/threads:" + std::to_string(c.threads) +
+                             "/load:" + (c.load == cg ? "cg" : "na");
     configure(benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& st) {
-      run_l2_read(st, c.fraction, c.blocks_per_sm, c.threads);
+      run_l2_read(st, c.fraction, c.blocks_per_sm, c.threads, c.load);
     }));
   }
   for (int threads : ctx.options.quick ? std::vector<int>{256} : std::vector<int>{256, 512}) {

@@ -9,9 +9,15 @@ namespace ceilings::kernels {
 
 namespace {
 
+template <L2Load Load>
 __device__ inline uint4 load_l2_only(const uint4* p) {
   uint4 r;
-  asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  if constexpr (Load == L2Load::kCoherent)
+    asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  else
+    asm volatile("ld.global.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
   return r;
 }
 
@@ -20,6 +26,7 @@ constexpr int kL2Unroll = 4;
 // Thread t of T reads vectors t, t + T, t + 2T, ...: a working set of k * T vectors gives every thread
 // (and every SM) the same k loads per pass, whatever the block size, so no SM finishes early.
 // At most 32 registers: two 1024-thread blocks per SM (full occupancy) must fit.
+template <L2Load Load>
 __global__ void __launch_bounds__(1024, 2)
     l2_read_kernel(const uint4* __restrict__ src, std::size_t n, int passes, std::uint32_t* sum) {
   const std::size_t threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -31,7 +38,7 @@ __global__ void __launch_bounds__(1024, 2)
 #pragma unroll
       for (int u = 0; u < kL2Unroll; ++u) {
         const std::size_t i = base + static_cast<std::size_t>(u) * threads;
-        v[u] = i < n ? load_l2_only(src + i) : make_uint4(0, 0, 0, 0);
+        v[u] = i < n ? load_l2_only<Load>(src + i) : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
       for (int u = 0; u < kL2Unroll; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
@@ -113,8 +120,11 @@ void copy_sm(uint4* dst, const uint4* src, std::size_t vectors, int blocks, int 
 }
 
 void l2_read(const uint4* src, std::size_t vectors, int passes, std::uint32_t* sum, int blocks, int threads,
-             cudaStream_t stream) {
-  l2_read_kernel<<<blocks, threads, 0, stream>>>(src, vectors, passes, sum);
+             cudaStream_t stream, L2Load load) {
+  if (load == L2Load::kCoherent)
+    l2_read_kernel<L2Load::kCoherent><<<blocks, threads, 0, stream>>>(src, vectors, passes, sum);
+  else
+    l2_read_kernel<L2Load::kNoL1Allocate><<<blocks, threads, 0, stream>>>(src, vectors, passes, sum);
 }
 
 std::size_t smem_read_bytes_per_block(int threads) {

@@ -115,17 +115,19 @@ TEST(CacheGpu, L2AndSharedMemoryReadsAddUp) {
   Stream s;
   const std::size_t n = kBytes / 16;
   DeviceBuffer<uint4> buf(n);
-  DeviceBuffer<std::uint32_t> sum(2);
+  DeviceBuffer<std::uint32_t> sum(3);
   kernels::fill_pattern(buf.get(), n, kSeed, s.get());
-  CEILINGS_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, 8, s.get()));
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, 12, s.get()));
   kernels::l2_read(buf.get(), n, 3, sum.get(), 16, 256, s.get());
   kernels::smem_read(10, 256, 5, kSeed, sum.get() + 1, s.get());
+  kernels::l2_read(buf.get(), n, 5, sum.get() + 2, 16, 256, s.get(), kernels::L2Load::kNoL1Allocate);
   CEILINGS_LAUNCH_CHECK();
-  std::uint32_t got[2] = {};
-  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(got, sum.get(), 8, cudaMemcpyDeviceToHost, s.get()));
+  std::uint32_t got[3] = {};
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(got, sum.get(), 12, cudaMemcpyDeviceToHost, s.get()));
   s.sync();
   EXPECT_EQ(got[0], static_cast<std::uint32_t>(3ull * kernels::pattern_sum(n * 4, kSeed)));
   EXPECT_EQ(got[1], static_cast<std::uint32_t>(50ull * kernels::pattern_sum(256 * 16, kSeed)));
+  EXPECT_EQ(got[2], static_cast<std::uint32_t>(5ull * kernels::pattern_sum(n * 4, kSeed)));
 }
 
 // Launched for the first time in this process inside a blocked sample (see the test below).

@@ -98,7 +98,8 @@ expect_not "(read|copy|triad)_kernel" "LDG.*CONSTANT" "a non-coherent load lets 
 expect_loads_first "(copy|triad)_kernel" "every unrolled load in flight before the first store"
 expect_not "(read|write|copy|triad)_kernel" "(LDL|STL)" "register spills to local memory"
 # l2.read: 16-byte loads that bypass L1 (L2 is the point of coherence of a .cg load).
-expect "14l2_read_kernel" "LDG\.E\.128\.STRONG\.GPU" "L2-only 16-byte load"
+expect "14l2_read_kernelILNS0_6L2LoadE0E" "LDG\.E\.128\.STRONG\.GPU" "L2-only 16-byte load"
+expect "14l2_read_kernelILNS0_6L2LoadE1E" "LDG\.E\.NA\.128" "16-byte load that allocates no L1 line"
 # smem.read: 16-byte shared-memory loads.
 expect "16smem_read_kernel" "LDS\.128" "16-byte shared-memory load"
 # Pointer chase: the sweep's loads must be plain (L1-cached) loads, the ceilings' L2-only ones.

@@ -13,11 +13,13 @@ namespace ceilings::kernels {
 // memory, so this is how an SM copy drives PCIe or NVLink. `blocks` x `threads` threads.
 void copy_sm(uint4* dst, const uint4* src, std::size_t vectors, int blocks, int threads, cudaStream_t stream);
 
-// Reads `vectors` 16-byte words `passes` times with L2-only loads (ld.global.cg: L1 never hits) and
-// adds every 32-bit word into *sum (wraps mod 2^32). A buffer holding the pattern of hbm.cuh adds
-// passes * pattern_sum(vectors * 4, seed) per launch.
+// Reads `vectors` 16-byte words `passes` times with loads that L1 never serves and adds every 32-bit word
+// into *sum (wraps mod 2^32). A buffer holding the pattern of hbm.cuh adds passes * pattern_sum(vectors * 4,
+// seed) per launch. Two kinds of load: ld.global.cg (SASS LDG.E.128.STRONG.GPU: L2 is its point of
+// coherence) and ld.global.L1::no_allocate (LDG.E.NA.128: a weak load that allocates no L1 line).
+enum class L2Load { kCoherent, kNoL1Allocate };
 void l2_read(const uint4* src, std::size_t vectors, int passes, std::uint32_t* sum, int blocks, int threads,
-             cudaStream_t stream);
+             cudaStream_t stream, L2Load load = L2Load::kCoherent);
 
 // Each block fills `threads * 4` 16-byte words of shared memory with the pattern (seed), then reads
 // all of them `reps` times (a rotated order, 16-byte conflict-free loads), adding every word into
