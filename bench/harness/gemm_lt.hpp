@@ -95,7 +95,7 @@ struct AlgoInfo {
   // CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS: which units the kernel computes on (FMA, HMMA, IMMA, DMMA), its
   // accumulator and input types; 0 where the library does not say.
   std::uint64_t impl_flags = 0;
-  std::string units() const;     // "IMMA tensor cores, int32 accumulate", "FMA (CUDA cores), fp32 accumulate"
+  std::string units() const;     // "cuBLASLt flags IMMA, int32 accumulate": the flags as cuBLASLt reports them
   std::string describe() const;  // "algo 66 tile 128x256 stages 64x4 splitK 1 ... cluster 2x1x1 on HMMA ..."
 };
 AlgoInfo algo_info(const cublasLtMatmulAlgo_t& algo);
