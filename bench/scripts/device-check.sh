@@ -21,17 +21,20 @@
 #   --no-tests     skip ctest (the measurement gets their time)
 #   --gpu-tests-only  build only ceilings, ceilings-bench and the GPU tests, and run only those tests (the CPU
 #                  ones pass here too; on a short lease the build and their run cost the measurement a minute)
+#   --time-quick   last, with what is left of the deadline (30 s at least): times `ceilings measure --quick`
+#                  (the issues ask for a quick pass of about 30 s of GEMM); its log and family times go to quick.log
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-deadline=540 tests=1 cpu_tests=1 tests_s=130 family_s=120 sanitize=0 measure_args=()
+deadline=540 tests=1 cpu_tests=1 tests_s=130 family_s=120 sanitize=0 time_quick=0 measure_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --deadline) deadline=${2:?--deadline needs seconds}; shift 2 ;;
     --no-tests) tests=0; shift ;;
     --gpu-tests-only) cpu_tests=0; shift ;;
+    --time-quick) time_quick=1; shift ;;
     --tests-s) tests_s=${2:?--tests-s needs seconds}; shift 2 ;;
     --family-s) family_s=${2:?--family-s needs seconds}; shift 2 ;;
     --sanitize) sanitize=1; shift ;;
@@ -130,15 +133,20 @@ if [ "$sanitize" = 1 ]; then
   fi
 fi
 
-if [ -f "$OUT/h200.profile.json" ]; then
-  # Each family's wall time and finished cases (measure.families): what the next call can afford.
-  python3 - "$OUT/h200.profile.json" <<'PY' || true
+# "family times: hbm 7 s (46/46), ..." from a profile's measure.families.
+family_times() {
+  python3 - "$1" <<'PY' 2>&1 || true
 import json, sys
 m = json.load(open(sys.argv[1])).get("measure", {})
 print("family times: " + ", ".join(
-    f"{f['family']} {f['seconds']:.0f} s ({f['finished_cases']}/{f['cases']})" + (" FAILED" if "failure" in f else "")
+    f"{f['family']} {f['seconds']:.1f} s ({f['finished_cases']}/{f['cases']})" + (" FAILED" if "failure" in f else "")
     for f in m.get("families", [])))
 PY
+}
+
+if [ -f "$OUT/h200.profile.json" ]; then
+  # Each family's wall time and finished cases (measure.families): what the next call can afford.
+  family_times "$OUT/h200.profile.json"
   {
     echo "== qualify, default rules"; build/device/ceilings qualify "$OUT/h200.profile.json"; echo "exit $?"
     echo "== qualify, H200 targets (results/nvidia-h200/targets.rules.json)"
@@ -156,4 +164,19 @@ PY
   build/device/ceilings qualify "$OUT/h200.profile.json" --rules results/nvidia-h200/targets.rules.json \
     --format csv 2>/dev/null | grep -E ',minimum,' | cut -d, -f1-5
 fi
+if [ "$time_quick" = 1 ]; then
+  quick_s=$(( $(left) - 20 ))
+  if [ "$quick_s" -ge 30 ]; then
+    qstart=$SECONDS
+    build/device/ceilings measure --quick --out /tmp/ceilings-quick.profile.json --timeout "$quick_s" >"$OUT/quick.log" 2>&1
+    qrc=$?
+    {
+      echo "== ceilings measure --quick: exit $qrc after $((SECONDS - qstart)) s (--timeout $quick_s)"
+      echo "quick $(family_times /tmp/ceilings-quick.profile.json)"
+    } | tee -a "$OUT/quick.log"
+  else
+    echo "quick: not run, $quick_s s left" | tee "$OUT/quick.log"
+  fi
+fi
+
 exit "$rc"
