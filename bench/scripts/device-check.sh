@@ -135,6 +135,7 @@ fi
 
 # "family times: hbm 7 s (46/46), ..." from a profile's measure.families.
 family_times() {
+  [ -f "$1" ] || { echo "family times: no profile at $1"; return; }
   python3 - "$1" <<'PY' 2>&1 || true
 import json, sys
 m = json.load(open(sys.argv[1])).get("measure", {})
