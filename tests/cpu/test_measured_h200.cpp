@@ -1,0 +1,69 @@
+// The measured H200 profile in results/ and the raw ceilings-bench output it came from: real Google Benchmark
+// 1.8 output from the GPU machine (not a document built in a test) must still convert to the same ceilings,
+// and the CLI must read the profile. Guards the converter against drifting from what the bench really writes.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "ceilings/bench_json.hpp"
+#include "ceilings/json_fields.hpp"
+#include "ceilings/profile.hpp"
+#include "cli_runner.hpp"
+
+using namespace ceilings;
+
+namespace {
+
+const std::string kDir = std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/";
+
+TEST(MeasuredH200, TheRawBenchOutputConvertsToTheCommittedCeilings) {
+  const Profile committed = read_profile(kDir + "h200.profile.json");
+  const Profile converted = profile_from_benchmark_json(
+      parse_benchmark_json_text(read_text_file(kDir + "h200.bench.json"), "h200.bench.json"));
+  ASSERT_FALSE(committed.ceilings.empty());
+  EXPECT_EQ(converted.ceilings.size(), committed.ceilings.size());
+  EXPECT_TRUE(converted.errors.empty()) << converted.errors.front().name << ": " << converted.errors.front().reason;
+  for (const Ceiling& want : committed.ceilings) {
+    const Ceiling* got = converted.find(want.name);
+    ASSERT_NE(got, nullptr) << want.name;
+    EXPECT_DOUBLE_EQ(got->value, want.value) << want.name;
+    EXPECT_EQ(got->unit, want.unit) << want.name;
+    EXPECT_EQ(got->samples, want.samples) << want.name;
+    EXPECT_DOUBLE_EQ(got->cv, want.cv) << want.name;
+    EXPECT_TRUE(got->verified) << want.name;
+    EXPECT_EQ(got->detail.value("benchmark", ""), want.detail.value("benchmark", "")) << want.name;
+  }
+  std::set<std::string> skipped_want, skipped_got;
+  for (const Skipped& s : committed.skipped) skipped_want.insert(s.name);
+  for (const Skipped& s : converted.skipped) skipped_got.insert(s.name);
+  EXPECT_EQ(skipped_got, skipped_want);
+}
+
+TEST(MeasuredH200, IsAMeasurementOfAnH200WithEveryFamily) {
+  const Profile p = read_profile(kDir + "h200.profile.json");
+  EXPECT_FALSE(p.note().has_value()) << "a measured profile carries no note: " << *p.note();
+  for (const char* name : {"hbm.copy", "hbm.triad", "hbm.read", "fma.fp32", "fma.fp64", "fma.fp16", "pcie.h2d",
+                           "pcie.d2h", "pcie.bidir", "pcie.h2d_sm", "pcie.d2h_sm", "l2.read", "smem.read",
+                           "latency.l2", "latency.hbm", "latency.launch", "gemm.bf16", "gemm.fp16", "gemm.fp8_e4m3",
+                           "gemm.tf32", "gemm.fp64", "gemm.fp32", "gemm.int8", "gemm.bf16_sustained"}) {
+    const Ceiling* c = p.find(name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_TRUE(c->verified) << name;
+    EXPECT_GT(c->samples, 0) << name;
+  }
+}
+
+TEST(MeasuredH200, TheCliShowsAndJudgesIt) {
+  auto r = test::run_cli({"show", kDir + "h200.profile.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("NVIDIA H200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gemm.bf16_sustained"), std::string::npos) << r.out;
+  // Against the H200 targets every target ceiling gets a verdict (pass or fail: both are answers).
+  r = test::run_cli({"qualify", kDir + "h200.profile.json", "--rules", kDir + "targets.rules.json", "--format", "csv"});
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << r.err;
+  for (const char* name : {"hbm.copy", "gemm.bf16", "pcie.h2d", "fma.fp16"})
+    EXPECT_NE(r.out.find(std::string(name) + ",minimum,"), std::string::npos) << name << "\n" << r.out;
+}
+
+}  // namespace
