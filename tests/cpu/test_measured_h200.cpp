@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "ceilings/bench_json.hpp"
@@ -64,6 +65,23 @@ TEST(MeasuredH200, TheCliShowsAndJudgesIt) {
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << r.err;
   for (const char* name : {"hbm.copy", "gemm.bf16", "pcie.h2d", "fma.fp16"})
     EXPECT_NE(r.out.find(std::string(name) + ",minimum,"), std::string::npos) << name << "\n" << r.out;
+}
+
+// The README's worked MBU on this profile is the CLI's output, line for line.
+TEST(MeasuredH200, TheReadmesWorkedMbuIsWhatTheCliPrints) {
+  const auto r = test::run_cli({"mbu", "--hf-config", std::string(CEILINGS_FIXTURES) + "/hf/Llama-3.1-8B.config.json",
+                                "--context", "4096", "--batch", "8", "--tpot-ms", "6", "--profile",
+                                kDir + "h200.profile.json", "--gpu", "H200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string readme = read_text_file(std::string(CEILINGS_SOURCE_DIR) + "/README.md");
+  std::istringstream lines(r.out);
+  int n = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    ++n;
+    EXPECT_NE(readme.find(line + "\n"), std::string::npos) << "README lacks the line: " << line;
+  }
+  EXPECT_GE(n, 7);
 }
 
 }  // namespace
