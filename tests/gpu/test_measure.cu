@@ -123,6 +123,25 @@ TEST(MeasureGpu, ACooldownIdlesBeforeTheWarmUp) {
   EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
 }
 
+// A case may stop after fewer converged samples than Options::min_samples (GEMM bursts), never after fewer
+// than it asked for, and the options' minimum holds where it asks for nothing.
+TEST(MeasureGpu, ACaseMayStopAfterFewerSamplesThanTheOptionsMinimum) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
+  Options o;
+  o.min_samples = 10;
+  o.max_samples = 100;
+  o.target_cv = 10.0;  // every set of samples has converged
+  MeasureSpec spec;
+  spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 1000); };
+  EXPECT_EQ(measure(s.get(), spec, o, nullptr).unit_seconds.size(), 10u);
+  spec.min_samples = 3;
+  EXPECT_EQ(measure(s.get(), spec, o, nullptr).unit_seconds.size(), 3u);
+  spec.min_samples = 50;  // more than the options ask for: the options' minimum
+  EXPECT_EQ(measure(s.get(), spec, o, nullptr).unit_seconds.size(), 10u);
+}
+
 // A launch queue that holds fewer units than a sample asks for: the host blocks while enqueueing, the
 // blocking kernel times out. Here the host stalls itself past the timeout once a sample passes 100 units:
 // the units halve (200 -> 100), sampling starts over, and a later measurement of the process starts at 100.
