@@ -28,7 +28,7 @@ namespace gp = ::ceilings::gemm;
 namespace lt = ::ceilings::bench::gemm;
 
 // Defaults sized so the whole default GEMM pass (8 types x (search + best + 8192^3 + sustained)) takes about
-// 8 x (4 + ~2.5 + 2 x 1 cool-down + 15) s, about 3 minutes on an H200; --ceilings_quick about 8 x 3 s.
+// 8 x (4 + ~2.5 + 2 x 1 cool-down + 15) s, about 3 minutes on an H200; --ceilings_quick took 20.5 s there.
 struct Flags {
   std::string types, shapes;
   double search_s = 4.0;
@@ -115,11 +115,13 @@ void add_options(CLI::App& app) {
           ->check(CLI::Range(0.0, 60.0));
   app.add_option("--ceilings_gemm_burst_s", g_flags.burst_s,
                  "Sampling window of gemm.<type> and gemm.<type>_ref8192 after the warm-up, seconds (default 0.1; "
-                 "at least 10 samples are taken whatever the window)")
+                 "at most --ceilings_max_seconds; at least --ceilings_gemm_burst_samples samples are taken "
+                 "whatever the window)")
       ->check(CLI::Range(0.001, 60.0));
   app.add_option("--ceilings_gemm_burst_samples", g_flags.burst_samples,
                  "Samples after which gemm.<type> and gemm.<type>_ref8192 stop once their cv is below the target "
-                 "(default 5; more are taken, up to the burst window, while it is not)")
+                 "(default 5, at most --ceilings_min_samples; more are taken, up to the burst window, while it "
+                 "is not)")
       ->check(CLI::Range(3, 1000));
   app.add_option("--ceilings_gemm_workspace_mib", g_flags.workspace_mib, "cuBLASLt workspace, MiB (default 64)")
       ->check(CLI::Range(0, 4096));
@@ -208,8 +210,9 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   c["rotation_sets"] = sets;
   c["workspace_bytes"] = static_cast<double>(g.workspace_bytes);
   c["cooldown_s"] = g.cooldown_s;
-  c["burst_window_s"] = g.burst_s;
-  c["burst_min_samples"] = g.burst_samples;
+  // The values the measurement ran with: the run's --ceilings_max_seconds and --ceilings_min_samples cap them.
+  c["burst_window_s"] = std::min(g.burst_s, context().options.max_seconds);
+  c["burst_min_samples"] = std::min(g.burst_samples, context().options.min_samples);
   if (choice.tried) c["algos_tried"] = choice.tried;
   if (choice.rejected) c["verify_rejected"] = choice.rejected;
   c["verified_elements"] = v.checked;

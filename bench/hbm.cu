@@ -61,7 +61,7 @@ void run_case(benchmark::State& state, OpInfo op, k::StreamShape shape, std::siz
     if (array_bytes < 4 * ctx.l2_bytes)
       unsupported("only " + std::to_string(array_bytes >> 20) + " MiB per array fit in free memory, less than 4x L2");
     const std::size_t n = array_bytes / sizeof(uint4);
-    if (shape.blocks == 0) {
+    if (shape.blocks == 0 && !memcpy) {
       const std::size_t tile = static_cast<std::size_t>(shape.threads) * static_cast<std::size_t>(shape.unroll);
       const std::size_t blocks = (n + tile - 1) / tile;
       if (blocks > static_cast<std::size_t>(ctx.prop.maxGridSize[0]))
@@ -197,6 +197,8 @@ void register_cases(const Context& ctx) {
         for (int hint : {0, 1})
           if (!ctx.options.quick || (threads == 256 && unroll == 2 && hint == 1)) cover.push_back({threads, unroll, hint});
     for (const Shape& s : cover) {
+      // An instance that cannot launch this many threads a block is left out, as for the resident grids.
+      if (k::stream_resident_blocks_per_sm(stream_op(op.op), k::StreamShape{1, s.threads, s.unroll, s.hint}) == 0) continue;
       const std::string name = std::string("hbm/") + op.name + "/threads:" + std::to_string(s.threads) +
                                "/grid:cover/unroll:" + std::to_string(s.unroll) + "/hint:" + std::to_string(s.hint);
       const k::StreamShape shape{0, s.threads, s.unroll, s.hint};

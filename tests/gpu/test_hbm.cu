@@ -144,8 +144,7 @@ TEST(BenchSmoke, MeasureWritesAVerifiedHbmProfile) {
 namespace {
 
 // The covering-grid kernels (one block per tile, no loop) and the driver's device-to-device copy run and
-// verify like the resident grids: each case of the quick set, on a small array (4 x L2 at least is
-// required, so the smallest the flag allows above it).
+// verify like the resident grids: each case of the quick set, on quick mode's 1 GiB arrays.
 TEST(HbmBench, CoveringGridsAndTheDriversCopyRunVerified) {
   CEILINGS_REQUIRE_GPU();
   const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--benchmark_format=json",
