@@ -1,8 +1,8 @@
 // GEMM ceilings through cuBLASLt, per data type: gemm.<type> (time-budgeted shape search x heuristic
 // algorithm search, the best verified FLOP/s), gemm.<type>_ref8192 (the fixed 8192^3 shape, comparable
 // across machines) and gemm.<type>_sustained (the best configuration back to back for a window).
-// gemm.<type> and _ref8192 are burst rates: timed for about 0.1 s after 1 s of idle; _sustained is the rate
-// at the power cap. (On the H200 at 700 W the cap acts within milliseconds: the burst's clock and throttle
+// gemm.<type> and _ref8192 are burst rates: after 1 s of idle, timed until 5 samples agree (0.1 s at most);
+// _sustained is the rate at the power cap. (On the H200 at 700 W the cap acts within milliseconds: the burst's clock and throttle
 // telemetry says how much of its window ran capped.)
 #include <CLI/CLI.hpp>
 #include <algorithm>
