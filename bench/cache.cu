@@ -1,8 +1,10 @@
-// On-chip bandwidth: l2.read (a hot working set inside the L2, read by every SM with loads L1 never serves)
-// and smem.read (shared memory, every SM at full occupancy). Bytes = bytes read; each launch's
+// On-chip bandwidth: l2.read (a hot working set inside the L2, read by every SM with loads L1 never serves:
+// a persistent grid over the whole set, or many short blocks each summing chunks of it) and smem.read (shared memory, every SM at full occupancy). Bytes = bytes read; each launch's
 // wrapped sum of every word read is checked against the closed form.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,61 @@ void run_l2_read(benchmark::State& state, double l2_fraction, int blocks_per_sm,
   });
 }
 
+// The chunked variant (kernels/transfer.cuh): a working set of whole chunks, many short blocks each summing
+// kL2ChunkReads chunks in turn, so several SMs read the same chunk at once (through the L2: these loads
+// never hit L1). Blocks are launched `passes` per chunk, so every vector is read passes * kL2ChunkReads
+// times per launch: 505 for a quarter of the L2 (as many bytes as the persistent kernel's 511 passes, about
+// 0.8 ms on an H200), proportionally more for a smaller set, always an odd count (see kL2Passes).
+constexpr int kL2ChunkReads = 5;
+int l2_chunk_passes(double l2_fraction) {
+  const int p = std::max(1, static_cast<int>(std::lround(101 * 0.25 / l2_fraction)));
+  return p % 2 == 1 ? p : p + 1;
+}
+
+void run_l2_read_chunks(benchmark::State& state, double l2_fraction, k::L2Load load) {
+  guarded(state, [&] {
+    const Context& ctx = context();
+    if (ctx.l2_bytes == 0) unsupported("the device reports no L2 cache size");
+    const std::size_t chunk = k::l2_chunk_vectors();
+    const auto wanted = static_cast<std::size_t>(l2_fraction * static_cast<double>(ctx.l2_bytes)) / sizeof(uint4);
+    const auto chunks = static_cast<unsigned>(std::max<std::size_t>(1, wanted / chunk));
+    const std::size_t n = chunks * chunk;
+    const std::size_t bytes = n * sizeof(uint4);
+    const int passes = l2_chunk_passes(l2_fraction);
+    const unsigned blocks = chunks * static_cast<unsigned>(passes);
+    constexpr std::size_t kSumWords = static_cast<std::size_t>(k::kL2SumSlots) * k::kL2SumStride;
+    Stream stream;
+    DeviceBuffer<uint4> buf(n);
+    DeviceBuffer<std::uint32_t> sums(kSumWords);
+    k::fill_pattern(buf.get(), n, kSeed, stream.get());
+    CEILINGS_LAUNCH_CHECK();
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, kSumWords * sizeof(std::uint32_t), stream.get()));
+    stream.sync();
+    MeasureSpec spec;
+    spec.work = [&](cudaStream_t s) { k::l2_read_chunks(buf.get(), chunks, kL2ChunkReads, blocks, sums.get(), s, load); };
+    const Measurement m = run_measurement(state, stream.get(), spec);
+    CEILINGS_LAUNCH_CHECK();
+    std::vector<std::uint32_t> slots(kSumWords);
+    CEILINGS_CUDA_CHECK(cudaMemcpyAsync(slots.data(), sums.get(), kSumWords * sizeof(std::uint32_t),
+                                        cudaMemcpyDeviceToHost, stream.get()));
+    stream.sync();
+    std::uint32_t got = 0;
+    for (std::size_t i = 0; i < kSumWords; ++i) got += slots[i];  // the words between slots stay 0
+    const int reads_per_vector = passes * kL2ChunkReads;
+    const auto want = static_cast<std::uint32_t>(static_cast<unsigned long long>(m.total_units) * reads_per_vector *
+                                                 k::pattern_sum(n * 4, kSeed));
+    state.counters["working_set_bytes"] = static_cast<double>(bytes);
+    state.counters["l2_bytes"] = static_cast<double>(ctx.l2_bytes);
+    state.counters["blocks"] = blocks;
+    state.counters["block_threads"] = k::kL2ChunkThreads;
+    state.counters["chunk_bytes"] = static_cast<double>(chunk * sizeof(uint4));
+    state.counters["chunks_per_block"] = kL2ChunkReads;
+    state.counters["reads_per_vector"] = reads_per_vector;
+    report(state, m, Amount::kBytes, static_cast<double>(bytes) * reads_per_vector, got == want,
+           "chunked L2 read sum " + std::to_string(got) + " != expected " + std::to_string(want));
+  });
+}
+
 void run_smem_read(benchmark::State& state, int threads) {
   guarded(state, [&] {
     const Context& ctx = context();
@@ -96,6 +153,12 @@ void run_smem_read(benchmark::State& state, int threads) {
   });
 }
 
+std::string fraction_text(double f) {
+  std::ostringstream os;
+  os << f;
+  return os.str();
+}
+
 void register_cases(const Context& ctx) {
   struct L2Case {
     double fraction;
@@ -121,6 +184,17 @@ void register_cases(const Context& ctx) {
       run_l2_read(st, c.fraction, c.blocks_per_sm, c.threads, c.load);
     }));
   }
+  // The chunked grid (gpu-benches' shape; not yet run on a GPU, 2026-11-30): a quarter of the L2, and a
+  // sixteenth, where gpu-benches reads more (10.6 TB/s at 4 MB); whole chunks keep every block's work equal
+  // at any size.
+  if (!ctx.options.quick)
+    for (double fraction : {0.25, 0.0625}) {
+      const std::string name = "l2/read/l2_fraction:" + fraction_text(fraction) +
+                               "/grid:chunks/threads:" + std::to_string(k::kL2ChunkThreads) + "/load:cg";
+      configure(benchmark::RegisterBenchmark(name.c_str(), [fraction](benchmark::State& st) {
+        run_l2_read_chunks(st, fraction, k::L2Load::kCoherent);
+      }));
+    }
   for (int threads : ctx.options.quick ? std::vector<int>{256} : std::vector<int>{256, 512}) {
     const std::string name = "smem/read/threads:" + std::to_string(threads);
     configure(benchmark::RegisterBenchmark(name.c_str(), [threads](benchmark::State& st) { run_smem_read(st, threads); }));

@@ -47,6 +47,28 @@ __global__ void __launch_bounds__(1024, 2)
   block_sum_add(acc, sum);
 }
 
+// The chunked L2 read (see transfer.cuh): block b reads `reads` whole chunks in turn, chunk b * reads mod
+// `chunks` first, each with kL2ChunkLoads 16-byte loads per thread all in flight before the first add
+// (48 registers of data: launch bounds of 512 x 2 leave each thread 64). Each block adds its sum into one of
+// kL2SumSlots words 256 bytes apart, so the blocks' closing atomics do not queue on a single L2 line.
+template <L2Load Load>
+__global__ void __launch_bounds__(kL2ChunkThreads, 2)
+    l2_read_chunks_kernel(const uint4* __restrict__ src, unsigned chunks, int reads, std::uint32_t* sums) {
+  const std::size_t chunk_vectors = static_cast<std::size_t>(blockDim.x) * kL2ChunkLoads;
+  unsigned c = static_cast<unsigned>((static_cast<unsigned long long>(blockIdx.x) * reads) % chunks);
+  std::uint32_t acc = 0;
+  for (int r = 0; r < reads; ++r) {
+    const uint4* p = src + c * chunk_vectors + threadIdx.x;
+    uint4 v[kL2ChunkLoads];
+#pragma unroll
+    for (int u = 0; u < kL2ChunkLoads; ++u) v[u] = load_l2_only<Load>(p + static_cast<std::size_t>(u) * blockDim.x);
+#pragma unroll
+    for (int u = 0; u < kL2ChunkLoads; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+    if (++c == chunks) c = 0;
+  }
+  block_sum_add(acc, sums + (blockIdx.x % kL2SumSlots) * kL2SumStride);
+}
+
 __device__ inline uint4 load_shared(const uint4* p) {
   uint4 r;
   const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -125,6 +147,19 @@ void l2_read(const uint4* src, std::size_t vectors, int passes, std::uint32_t* s
     l2_read_kernel<L2Load::kCoherent><<<blocks, threads, 0, stream>>>(src, vectors, passes, sum);
   else
     l2_read_kernel<L2Load::kNoL1Allocate><<<blocks, threads, 0, stream>>>(src, vectors, passes, sum);
+}
+
+void l2_read_chunks(const uint4* src, unsigned chunks, int reads, unsigned blocks, std::uint32_t* sums,
+                    cudaStream_t stream, L2Load load) {
+  if (chunks == 0 || reads < 1) {
+    // Not a launch: surface it as a launch error, like any other bad configuration.
+    l2_read_chunks_kernel<L2Load::kCoherent><<<0, 0, 0, stream>>>(src, 1, 1, sums);
+    return;
+  }
+  if (load == L2Load::kCoherent)
+    l2_read_chunks_kernel<L2Load::kCoherent><<<blocks, kL2ChunkThreads, 0, stream>>>(src, chunks, reads, sums);
+  else
+    l2_read_chunks_kernel<L2Load::kNoL1Allocate><<<blocks, kL2ChunkThreads, 0, stream>>>(src, chunks, reads, sums);
 }
 
 std::size_t smem_read_bytes_per_block(int threads) {

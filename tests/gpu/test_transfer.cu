@@ -130,6 +130,37 @@ TEST(CacheGpu, L2AndSharedMemoryReadsAddUp) {
   EXPECT_EQ(got[2], static_cast<std::uint32_t>(5ull * kernels::pattern_sum(n * 4, kSeed)));
 }
 
+TEST(CacheGpu, ChunkedL2ReadAddsEveryChunkAsOftenAsItsBlocksRead) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  constexpr unsigned kChunks = 3;
+  const std::size_t n = kChunks * kernels::l2_chunk_vectors();
+  constexpr std::size_t kWords = static_cast<std::size_t>(kernels::kL2SumSlots) * kernels::kL2SumStride;
+  DeviceBuffer<uint4> buf(n);
+  DeviceBuffer<std::uint32_t> sums(2 * kWords);
+  kernels::fill_pattern(buf.get(), n, kSeed, s.get());
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, 2 * kWords * 4, s.get()));
+  // 21 blocks of 5 chunks: every chunk 35 times. 64 blocks of 3 (192 chunk reads, a multiple of 3): 64 times;
+  // more blocks than slots, so slots take several blocks' sums.
+  kernels::l2_read_chunks(buf.get(), kChunks, 5, 21, sums.get(), s.get());
+  kernels::l2_read_chunks(buf.get(), kChunks, 3, 64, sums.get() + kWords, s.get(), kernels::L2Load::kNoL1Allocate);
+  CEILINGS_LAUNCH_CHECK();
+  std::vector<std::uint32_t> got(2 * kWords);
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(got.data(), sums.get(), got.size() * 4, cudaMemcpyDeviceToHost, s.get()));
+  s.sync();
+  std::uint32_t total[2] = {};
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    total[i / kWords] += got[i];
+    if (i % kernels::kL2SumStride != 0) EXPECT_EQ(got[i], 0u) << "word " << i << " lies between the slots";
+  }
+  const std::uint64_t one = kernels::pattern_sum(n * 4, kSeed);
+  EXPECT_EQ(total[0], static_cast<std::uint32_t>(35ull * one));
+  EXPECT_EQ(total[1], static_cast<std::uint32_t>(64ull * one));
+  // No chunks: an error, not a silent no-op.
+  kernels::l2_read_chunks(buf.get(), 0, 5, 21, sums.get(), s.get());
+  EXPECT_NE(cudaGetLastError(), cudaSuccess);
+}
+
 // Launched for the first time in this process inside a blocked sample (see the test below).
 __global__ void count_launch_first_seen_behind_blocker(unsigned long long* launches) { atomicAdd(launches, 1ull); }
 

@@ -82,6 +82,31 @@ expect_loads_first() {
   fi
 }
 
+# expect_loads_before_use <function regex> <count> <what it means>: in every matching function, <count> global
+# loads issue before the first instruction that reads a register one of them wrote (so all are in flight at once).
+expect_loads_before_use() {
+  local result
+  result=$(function_sass "$1" | awk -v want="$2" '
+    function report() { if (name != "") print name, (loads >= want ? "ok" : "short"), loads }
+    /Function : /{report(); name = $3; loads = 0; done = 0; delete dest; next}
+    done || name == "" {next}
+    /LDG/ {
+      if (match($0, /LDG[.A-Z0-9]* R[0-9]+/)) { r = substr($0, RSTART, RLENGTH); sub(/.* R/, "", r); for (i = 0; i < 4; ++i) dest["R" (r + i)] = 1 }
+      ++loads; next
+    }
+    /\/\*[0-9a-f]+\*\// {
+      line = $0; sub(/;.*/, "", line); n = split(line, tok, /[ ,\[\]]+/)
+      for (i = 3; i <= n; ++i) if (tok[i] in dest) { done = 1; break }
+    }
+    END { report() }')
+  if [ -z "$result" ]; then echo "FAIL: no function matches $1"; fail=1; return; fi
+  if grep -q " short " <<<"$result"; then
+    echo "FAIL: fewer than $2 loads before the first use ($3): $result"; fail=1
+  else
+    echo "ok:   $1 issues $2 loads before using one"
+  fi
+}
+
 # HBM streaming: hint 0 = plain loads and stores, hint 1 = evict-first loads and stores, hint 2 =
 # L1-no-allocate loads with a 256-byte L2 prefetch; every access 16 bytes wide. No load is non-coherent
 # (.nc, LDG...CONSTANT): ptxas may hoist stores above those, which leaves fewer bytes in flight.
@@ -100,6 +125,12 @@ expect_not "(read|write|copy|triad)_kernel" "(LDL|STL)" "register spills to loca
 # l2.read: 16-byte loads that bypass L1 (L2 is the point of coherence of a .cg load).
 expect "14l2_read_kernelILNS0_6L2LoadE0E" "LDG\.E\.128\.STRONG\.GPU" "L2-only 16-byte load"
 expect "14l2_read_kernelILNS0_6L2LoadE1E" "LDG\.E\.NA\.128" "16-byte load that allocates no L1 line"
+# The chunked l2.read: the same two loads, twelve of them issued back to back (all in flight), no spills.
+expect "21l2_read_chunks_kernelILNS0_6L2LoadE0E" "LDG\.E\.128\.STRONG\.GPU" "L2-only 16-byte load"
+expect_loads_before_use "21l2_read_chunks_kernelILNS0_6L2LoadE" 12 "every thread's twelve loads of a chunk in flight at once"
+expect_loads_before_use "14l2_read_kernelILNS0_6L2LoadE" 4 "the persistent kernel's four loads of a trip in flight at once"
+expect "21l2_read_chunks_kernelILNS0_6L2LoadE1E" "LDG\.E\.NA\.128" "16-byte load that allocates no L1 line"
+expect_not "l2_read_(chunks_)?kernel" "(LDL|STL)" "register spills to local memory"
 # smem.read: 16-byte shared-memory loads.
 expect "16smem_read_kernel" "LDS\.128" "16-byte shared-memory load"
 # Pointer chase: the sweep's loads must be plain (L1-cached) loads, the ceilings' L2-only ones.

@@ -21,6 +21,21 @@ enum class L2Load { kCoherent, kNoL1Allocate };
 void l2_read(const uint4* src, std::size_t vectors, int passes, std::uint32_t* sum, int blocks, int threads,
              cudaStream_t stream, L2Load load = L2Load::kCoherent);
 
+// The same reads in the shape of gpu-benches' L2 sweep: many short blocks, each summing whole chunks of
+// the working set, instead of one persistent wave. The working set is `chunks` chunks of l2_chunk_vectors()
+// 16-byte words; each of `blocks` blocks of kL2ChunkThreads threads reads `reads` consecutive chunks
+// (wrapping), every thread kL2ChunkLoads loads of each at once. With blocks * reads a multiple of `chunks`,
+// every word is read blocks * reads / chunks times, and the pattern adds that many pattern_sum(chunks *
+// l2_chunk_vectors() * 4, seed) per launch, spread over the kL2SumSlots words sums[i * kL2SumStride]
+// (their sum, mod 2^32, is the total).
+constexpr int kL2ChunkThreads = 512;
+constexpr int kL2ChunkLoads = 12;
+constexpr int kL2SumSlots = 32;
+constexpr int kL2SumStride = 64;  // words: 256 bytes between slots
+constexpr std::size_t l2_chunk_vectors() { return static_cast<std::size_t>(kL2ChunkThreads) * kL2ChunkLoads; }
+void l2_read_chunks(const uint4* src, unsigned chunks, int reads, unsigned blocks, std::uint32_t* sums,
+                    cudaStream_t stream, L2Load load = L2Load::kCoherent);
+
 // Each block fills `threads * 4` 16-byte words of shared memory with the pattern (seed), then reads
 // all of them `reps` times (a rotated order, 16-byte conflict-free loads), adding every word into
 // *sum. threads: a power of two (32..1024). Per launch: blocks * reps * pattern_sum(threads * 16, seed).
