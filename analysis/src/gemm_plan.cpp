@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "ceilings/error.hpp"
+#include "ceilings/stats.hpp"
 
 namespace ceilings::gemm {
 
@@ -340,6 +341,30 @@ std::vector<std::size_t> finalists(const std::vector<double>& rates, std::size_t
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return rates[a] > rates[b]; });
   if (idx.size() > count) idx.resize(count);
   return idx;
+}
+
+std::vector<std::size_t> rerank_order(std::size_t count, std::size_t round) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < count; ++i) order.push_back((round + i) % count);
+  return order;
+}
+
+std::size_t rerank_winner(const std::vector<std::vector<double>>& seconds) {
+  std::size_t best = seconds.size();
+  double best_s = 0;
+  for (std::size_t i = 0; i < seconds.size(); ++i) {
+    std::vector<double> ok;
+    for (double t : seconds[i])
+      if (std::isfinite(t) && t > 0) ok.push_back(t);
+    // A contender with a failed timing is not ranked on the rest: a configuration that fails is not a ceiling.
+    if (ok.empty() || ok.size() != seconds[i].size()) continue;
+    const double med = median(ok);
+    if (best == seconds.size() || med < best_s) {
+      best = i;
+      best_s = med;
+    }
+  }
+  return best;
 }
 
 std::vector<DType> measurement_order(std::vector<DType> types) {

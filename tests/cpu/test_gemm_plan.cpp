@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -210,6 +211,22 @@ TEST(GemmPlan, ScreeningUsesAFewAlgorithmsAndKeepsTheBestShapes) {
   EXPECT_EQ(finalists(rates, 3), (std::vector<std::size_t>{2, 5, 4}));
   EXPECT_EQ(finalists(rates, 10), (std::vector<std::size_t>{2, 5, 4, 0, 6})) << "failed shapes never finalists";
   EXPECT_TRUE(finalists({}, 3).empty());
+}
+
+TEST(GemmPlan, RerankGivesEveryContenderEverySlotAndPicksTheLowestMedian) {
+  EXPECT_EQ(rerank_order(3, 0), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(rerank_order(3, 1), (std::vector<std::size_t>{1, 2, 0}));
+  EXPECT_EQ(rerank_order(3, 2), (std::vector<std::size_t>{2, 0, 1}));
+  EXPECT_EQ(rerank_order(3, 3), rerank_order(3, 0));
+  EXPECT_EQ(rerank_order(1, 5), (std::vector<std::size_t>{0}));
+  EXPECT_TRUE(rerank_order(0, 0).empty());
+  // Medians 2.0, 1.5, 1.9: the second wins although its best single timing (1.4) is not the lowest (1.0).
+  EXPECT_EQ(rerank_winner({{1.0, 2.0, 3.0}, {1.4, 1.5, 1.6}, {1.9, 1.9, 1.9}}), 1u);
+  EXPECT_EQ(rerank_winner({{1.5, 1.5}, {1.5, 1.5}}), 0u) << "a tie keeps the search's order";
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(rerank_winner({{2.0, 2.0}, {1.0, inf}, {1.0, 0.0}}), 0u) << "a failed or zero timing disqualifies";
+  EXPECT_EQ(rerank_winner({{inf}, {}}), 2u) << "none ranked";
+  EXPECT_EQ(rerank_winner({}), 0u);
 }
 
 TEST(GemmPlan, MeasurementOrderPutsTheWantedTypesFirst) {

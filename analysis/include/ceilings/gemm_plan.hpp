@@ -98,6 +98,15 @@ int screening_algos(int algos);
 // `rates`, highest first (ties: the earlier index first).
 std::vector<std::size_t> finalists(const std::vector<double>& rates, std::size_t count);
 
+// The search's fastest few verified configurations are timed again side by side before gemm.<type> measures
+// one: its timings ran at whatever clock the power cap left, the first shapes cooler than the last, so its
+// ranking favours the order it ran in. Round `round` (0, 1, ...) times the `count` contenders starting
+// from contender round % count and wrapping, so each takes every slot in turn.
+std::vector<std::size_t> rerank_order(std::size_t count, std::size_t round);
+// The contender with the lowest median of its seconds per GEMM (ties and contenders without a finite
+// positive timing lose to the earlier index, the search's ranking); `count` when none has one.
+std::size_t rerank_winner(const std::vector<std::vector<double>>& seconds);
+
 // The order ceilings-bench measures the types in, most wanted first (a run cut short keeps these):
 // bf16, fp8_e4m3, int8, fp16, tf32, fp64, fp32, fp8_e5m2. `types` reordered so; unknown order kept otherwise.
 std::vector<DType> measurement_order(std::vector<DType> types);
