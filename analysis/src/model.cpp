@@ -424,6 +424,15 @@ void check_parallel_split(const ModelConfig& c, double tp, double pp, const std:
   if (!c.is_mla() && c.kv_heads > 0 && (c.kv_heads >= t ? c.kv_heads % t != 0 : t % c.kv_heads != 0))
     throw InputError(ts + " and the model's " + std::to_string(c.kv_heads) + " KV heads: each GPU needs whole KV heads (" +
                      tp_flag + " must divide them or be a multiple of them)");
+  // The MLP's first projection is split by columns and its last by rows, evenly (Megatron-LM's and vLLM's
+  // column-parallel layers refuse a width tp does not divide); experts too, when tp splits them.
+  const bool dense_mlp = !c.is_moe() || c.first_dense_layers > 0 || c.moe_layer_freq > 1;
+  if (dense_mlp && c.ffn > 0 && c.ffn % t != 0)
+    throw InputError(ts + " does not divide the model's MLP width of " + std::to_string(c.ffn) +
+                     ": tensor parallelism splits the MLP into equal column blocks");
+  if (c.is_moe() && c.expert_ffn > 0 && c.expert_ffn % t != 0)
+    throw InputError(ts + " does not divide the model's expert MLP width of " + std::to_string(c.expert_ffn) +
+                     ": tensor parallelism splits every expert into equal column blocks");
   if (pp > 1 && c.layers > 0 && static_cast<std::int64_t>(pp) > c.layers)
     throw InputError("--pp " + std::to_string(static_cast<std::int64_t>(pp)) + " is more pipeline stages than the model's " +
                      std::to_string(c.layers) + " layers");

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "ceilings/error.hpp"
 #include "ceilings/json_fields.hpp"
 #include "ceilings/model.hpp"
 #include "cli_runner.hpp"
@@ -125,6 +126,37 @@ TEST(ModelDecode, MoeWeightsReadGrowWithBatch) {
   EXPECT_NEAR(b1, 2.0 * (12879925248.0 - 32000.0 * 4096), 1.0);
   EXPECT_NEAR(big, 2.0 * (46702792704.0 - 32000.0 * 4096), 2.0 * 32 * expert * 1e-6);
   EXPECT_DOUBLE_EQ(decode_weight_bytes(fixture("Llama-3.1-8B"), 7, 1), 8030261248.0 - 525336576.0);
+}
+
+// Tensor parallelism splits heads, KV heads, the dense MLP and every expert's MLP into equal parts.
+TEST(ModelSplit, TensorParallelismDividesHeadsAndMlpWidths) {
+  const ModelConfig llama = fixture("Llama-3.1-8B");  // 32 heads, 8 KV heads, MLP 14336
+  EXPECT_NO_THROW(check_parallel_split(llama, 16, 1, "--tp"));
+  ModelConfig odd_mlp = llama;
+  odd_mlp.ffn = 14344;  // 8 x 1793
+  EXPECT_NO_THROW(check_parallel_split(odd_mlp, 8, 1, "--tp"));
+  try {
+    check_parallel_split(odd_mlp, 16, 1, "--gpus");
+    ADD_FAILURE() << "a width of 14344 split 16 ways";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--gpus 16 does not divide the model's MLP width of 14344"), std::string::npos)
+        << e.what();
+  }
+  // DeepSeek-V3: 3 dense layers of 18432, experts of 2048.
+  ModelConfig ds = fixture("DeepSeek-V3");
+  EXPECT_NO_THROW(check_parallel_split(ds, 16, 1, "--tp"));
+  ds.expert_ffn = 2040;  // 8 x 255
+  EXPECT_NO_THROW(check_parallel_split(ds, 8, 1, "--tp"));
+  EXPECT_THROW(check_parallel_split(ds, 16, 1, "--tp"), InputError);
+  ds.expert_ffn = 2048;
+  ds.ffn = 18440;  // the dense layers' width: 8 x 2305
+  EXPECT_THROW(check_parallel_split(ds, 16, 1, "--tp"), InputError);
+  // Mixtral has no dense layer: its intermediate_size is the experts' width, and only that counts.
+  ModelConfig mixtral = fixture("Mixtral-8x7B-v0.1");
+  mixtral.ffn = 14344;
+  EXPECT_NO_THROW(check_parallel_split(mixtral, 16, 1, "--tp"));
+  mixtral.expert_ffn = 14344;
+  EXPECT_THROW(check_parallel_split(mixtral, 16, 1, "--tp"), InputError);
 }
 
 TEST(ModelErrors, NamesTheField) {

@@ -119,8 +119,10 @@ double decode_weight_bytes(const ModelConfig& model, double batch, double bytes_
 json model_summary_json(const ModelConfig& model, double seq, const std::string& kv_dtype, AttentionConvention c);
 
 // Tensor parallelism splits whole attention heads (Megatron-LM and vLLM refuse anything else): `tp` divides the
-// query heads, and divides the KV heads or is a multiple of them (each KV head then held by tp/kv GPUs); a
-// pipeline stage holds at least one layer. InputError naming `tp_flag` (--tp, --gpus) otherwise.
+// query heads, and divides the KV heads or is a multiple of them (each KV head then held by tp/kv GPUs); it
+// divides the MLP width where a layer is dense and the expert MLP width of a MoE (each split into equal
+// column blocks); a pipeline stage holds at least one layer. InputError naming `tp_flag` (--tp, --gpus)
+// otherwise.
 void check_parallel_split(const ModelConfig& model, double tp, double pp, const std::string& tp_flag);
 
 }  // namespace ceilings
