@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "ceilings/bench_json.hpp"
 #include "ceilings/json_fields.hpp"
@@ -65,6 +66,42 @@ TEST(MeasuredH200, TheCliShowsAndJudgesIt) {
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << r.err;
   for (const char* name : {"hbm.copy", "gemm.bf16", "pcie.h2d", "fma.fp16"})
     EXPECT_NE(r.out.find(std::string(name) + ",minimum,"), std::string::npos) << name << "\n" << r.out;
+}
+
+// MFU beside the burst rate and the rate at the power cap: a job between the two is above 100% of the sustained
+// rate only, which is a reading, not an input error.
+TEST(MeasuredH200, MfuShowsTheSustainedRateBesideTheBurst) {
+  const Profile p = read_profile(kDir + "h200.profile.json");
+  const Ceiling* burst = p.find("gemm.bf16");
+  const Ceiling* sustained = p.find("gemm.bf16_sustained");
+  ASSERT_NE(burst, nullptr);
+  ASSERT_NE(sustained, nullptr);
+  ASSERT_LT(sustained->value, burst->value);
+  // A 1e9-parameter matmul model at --seq 128 (attention negligible): find the tokens/s giving a per-GPU
+  // rate halfway between the two, from the CLI's own model FLOPs per token.
+  const std::vector<std::string> base{"mfu", "--params", "1e9", "--layers", "1", "--heads", "1", "--head-dim", "1",
+                                      "--seq", "128", "--gpus", "1", "--profile", kDir + "h200.profile.json", "--json"};
+  auto with = [&](double tokens_per_s) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), {"--tokens-per-sec", std::to_string(tokens_per_s)});
+    return test::run_cli(a);
+  };
+  const auto probe = with(1000);
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  const double per_token = json::parse(probe.out)["model_flops_per_token"].get<double>();
+  const double target = 0.5 * (burst->value + sustained->value);
+  const auto r = with(target / per_token);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_GE(j["peaks"].size(), 3u) << j.dump(2);
+  EXPECT_EQ(j["peaks"][0]["source"], "measured");
+  EXPECT_EQ(j["peaks"][1]["source"], "measured_sustained");
+  EXPECT_DOUBLE_EQ(j["peaks"][1]["flops_per_s"].get<double>(), sustained->value);
+  EXPECT_LT(j["peaks"][0]["mfu"].get<double>(), 1.0);
+  EXPECT_GT(j["peaks"][1]["mfu"].get<double>(), 1.0);
+  EXPECT_EQ(j["peaks"][2]["source"], "datasheet");
+  // Past the burst rate it is an input error, as before.
+  EXPECT_EQ(with(1.01 * burst->value / per_token).exit_code, 2);
 }
 
 // The README's worked MBU on this profile is the CLI's output, line for line.

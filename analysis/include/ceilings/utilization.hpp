@@ -13,13 +13,15 @@ namespace ceilings {
 
 // One peak a utilization is computed against.
 struct Peak {
-  std::string source;  // "given" | "measured" | "datasheet"
+  std::string source;  // "given" | "measured" | "measured_sustained" | "datasheet"
   std::string label;   // e.g. "gemm.bf16 of node001 (NVIDIA H200)", "H100 SXM dense bf16"
   double value = 0;    // FLOP/s or B/s, per GPU
 };
 
 // The compute peaks for data type `dtype`, primary first: given (--peak-tflops), measured (the
-// profile's gemm.<dtype>), datasheet (--gpu, else the profile's device when the table knows it).
+// profile's gemm.<dtype>), measured_sustained (its gemm.<dtype>_sustained, where it has one: the rate at the
+// power cap, shown beside the burst rate and never checked against 100%), datasheet (--gpu, else the
+// profile's device when the table knows it).
 // Throws InputError when none is given, or the profile lacks gemm.<dtype>.
 std::vector<Peak> compute_peaks(const std::optional<double>& given_flops, const Profile* profile,
                                 const std::string& profile_origin, const std::optional<std::string>& gpu,
