@@ -42,6 +42,7 @@ struct Flags {
   double cooldown_s = 1.0;
   double burst_s = 0.1;
   double burst_warmup_s = 0.01;
+  int burst_preroll = 1;
   int burst_samples = 5;
   int algos = 16;
   int workspace_mib = 64;
@@ -59,6 +60,7 @@ struct Settings {
   std::vector<gp::Shape> shapes;  // empty: generated candidates
   double search_s = 4.0, sustained_s = 15.0;
   double cooldown_s = 1.0, burst_s = 0.1, burst_warmup_s = 0.01;
+  int burst_preroll = 1;
   int burst_samples = 5;
   int algos = 16;
   std::size_t workspace_bytes = 64u << 20;
@@ -130,6 +132,10 @@ void add_options(CLI::App& app) {
                  "long, seconds (default 0.01; the harness's usual warm-up is 0.05, long enough for a power cap "
                  "to act before the samples)")
       ->check(CLI::Range(0.0, 10.0));
+  app.add_option("--ceilings_gemm_burst_preroll", g_flags.burst_preroll,
+                 "GEMMs each sample of gemm.<type> and gemm.<type>_ref8192 runs untimed before its timed ones, so "
+                 "those start on a busy GPU (default 1; 0 times every GEMM of a sample)")
+      ->check(CLI::Range(0, 100));
   app.add_option("--ceilings_gemm_burst_samples", g_flags.burst_samples,
                  "Samples after which gemm.<type> and gemm.<type>_ref8192 stop once their cv is below the target "
                  "(default 5, at most --ceilings_min_samples; more are taken, up to the burst window, while it "
@@ -206,12 +212,17 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   // A burst rate: the card idles first (the search before this ran it at its power cap), then a short
   // warm-up (3 GEMMs and g.burst_warmup_s), then samples until g.burst_samples agree (cv under the target)
   // or for about g.burst_s. On the H200 the power cap acts within tens of milliseconds: with 10 samples the
-  // bursts' clocks fell to 1.5-1.6 GHz within their 0.1 s windows, and even bursts whose telemetry read
-  // 1.98 GHz and no throttle (fp16, fp8, tf32) ran 5-10% below the search's timings of the same
-  // configuration, which came after idle gaps; the harness's 50 ms warm-up came first in both (2026-11-30).
+  // bursts' clocks fell to 1.5-1.6 GHz within their 0.1 s windows. Bursts whose telemetry read 1.98 GHz
+  // and no throttle (fp16, fp8, tf32) still ran 5-10% below the search's timings of the same
+  // configuration (3-30 GEMMs back to back after an untimed one), where each burst sample began on an idle
+  // GPU (the blocking kernel) and their instantaneous power read as low as 232 W (fp16), as if the
+  // idle-to-busy step cost 0.1-0.3 ms a sample (inferred from the deficits and the sample lengths, not
+  // measured). So a sample's first g.burst_preroll GEMMs run untimed, and the
+  // warm-up is shorter than the harness's 50 ms (2026-11-30; neither change has run on a GPU yet).
   // What the same configuration keeps up at the cap is gemm.<type>_sustained.
   spec.cooldown_s = g.cooldown_s;
   spec.warmup_s = g.burst_warmup_s;
+  spec.preroll_units = g.burst_preroll;
   spec.max_seconds = g.burst_s;
   spec.min_samples = g.burst_samples;
   spec.work = [&](cudaStream_t s) {
@@ -231,6 +242,7 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   c["workspace_bytes"] = static_cast<double>(g.workspace_bytes);
   c["cooldown_s"] = g.cooldown_s;
   c["burst_warmup_s"] = g.burst_warmup_s;
+  c["burst_preroll_units"] = g.burst_preroll;
   // The values the measurement ran with: the run's --ceilings_max_seconds and --ceilings_min_samples cap them.
   c["burst_window_s"] = std::min(g.burst_s, context().options.max_seconds);
   c["burst_min_samples"] = std::min(g.burst_samples, context().options.min_samples);
@@ -674,6 +686,7 @@ void register_cases(const Context& ctx) {
   g.cooldown_s = (g_cooldown_opt && g_cooldown_opt->count() > 0) || !g.quick ? g_flags.cooldown_s : 0.25;
   g.burst_s = g_flags.burst_s;
   g.burst_warmup_s = g_flags.burst_warmup_s;
+  g.burst_preroll = g_flags.burst_preroll;
   g.burst_samples = g_flags.burst_samples;
 
   // A shape larger than the whole device is a usage error, not a measurement failure.

@@ -148,6 +148,8 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     if (spec.before_sample) spec.before_sample(stream);
     if (blocking) blocker.block(stream);
     const auto enqueue_start = clock::now();
+    for (int u = 0; u < spec.preroll_units; ++u) spec.work(stream);
+    m.total_units += spec.preroll_units;
     CEILINGS_CUDA_CHECK(cudaEventRecord(ev.start, stream));
     for (int u = 0; u < units; ++u) spec.work(stream);
     m.total_units += units;

@@ -120,6 +120,10 @@ struct MeasureSpec {
   // The warm-up before the samples: at least 3 units and this long (module loads, library caches, clocks
   // leaving idle). A burst shortens it: on the H200 50 ms of GEMMs was enough for the power cap to act.
   double warmup_s = 0.05;
+  // Units every sample runs untimed between the blocking kernel and its start event, so the timed units
+  // start on a busy GPU: what an idle-to-busy step costs (clocks and power management reacting, the
+  // first launch's ramp) stays out of the sample. Counted in total_units.
+  int preroll_units = 0;
 };
 
 struct Measurement {

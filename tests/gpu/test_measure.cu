@@ -123,6 +123,29 @@ TEST(MeasureGpu, ACooldownIdlesBeforeTheWarmUp) {
   EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
 }
 
+// Pre-roll units run in every sample before its start event: counted in total_units, not in the timing.
+TEST(MeasureGpu, PrerollUnitsRunUntimedBeforeEverySample) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
+  Options o;
+  o.min_samples = 3;
+  o.max_samples = 3;
+  MeasureSpec spec;
+  spec.units_per_sample = 1;
+  spec.preroll_units = 2;
+  spec.warmup_s = 0;  // three warm-up samples
+  spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 2000000); };
+  const Measurement m = measure(s.get(), spec, o, nullptr);
+  ASSERT_EQ(m.unit_seconds.size(), 3u);
+  // 1 unblocked unit, then 3 warm-up and 3 timed samples of 2 pre-roll units and 1 timed unit each.
+  EXPECT_EQ(m.total_units, 1 + 6 * 3);
+  EXPECT_EQ(read_count(count, s.get()), static_cast<unsigned long long>(m.total_units));
+  // About 2 ms a unit; the pre-roll timed too would make it 6.
+  EXPECT_GT(m.median_s, 1.5e-3);
+  EXPECT_LT(m.median_s, 4e-3);
+}
+
 // A case may stop after fewer converged samples than Options::min_samples (GEMM bursts), never after fewer
 // than it asked for, and the options' minimum holds where it asks for nothing.
 TEST(MeasureGpu, ACaseMayStopAfterFewerSamplesThanTheOptionsMinimum) {
