@@ -24,18 +24,23 @@
 #   --time-quick   last, with 60 s kept for it (it took 36 s on the H200): times `ceilings measure --quick` (the
 #                  issues ask for a quick pass of about 30 s of GEMM); its log and family times go after the
 #                  measurement's in measure.log
+#   --gemm-ab      last, with 60 s kept for it: bf16, fp16 and fp8_e4m3 bursts (search, side-by-side
+#                  re-timing, burst; no sustained windows) twice in one ceilings-bench process, first as the
+#                  committed run 2 measured them (no pre-roll, 50 ms warm-up), then with the defaults; a
+#                  table of both goes to stdout and measure.log
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-deadline=540 tests=1 cpu_tests=1 tests_s=130 family_s=120 sanitize=0 time_quick=0 measure_args=()
+deadline=540 tests=1 cpu_tests=1 tests_s=130 family_s=120 sanitize=0 time_quick=0 gemm_ab=0 measure_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --deadline) deadline=${2:?--deadline needs seconds}; shift 2 ;;
     --no-tests) tests=0; shift ;;
     --gpu-tests-only) cpu_tests=0; shift ;;
     --time-quick) time_quick=1; shift ;;
+    --gemm-ab) gemm_ab=1; shift ;;
     --tests-s) tests_s=${2:?--tests-s needs seconds}; shift 2 ;;
     --family-s) family_s=${2:?--family-s needs seconds}; shift 2 ;;
     --sanitize) sanitize=1; shift ;;
@@ -91,7 +96,7 @@ echo "build: ok in $((SECONDS - start)) s"
 # The measurement first: it is what the session is lent the GPU for, and GEMM, the family the targets
 # hinge on most, runs last within it. The tests get the time kept back for them afterwards.
 sanitize_s=$(( sanitize ? tests_s : 0 ))
-quick_keep=$(( time_quick ? 60 : 0 ))
+quick_keep=$(( (time_quick ? 60 : 0) + (gemm_ab ? 60 : 0) ))
 budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s - quick_keep ))
 # A late build still gets a short measurement: 60 s, or what is left of the deadline when less (10 s at least).
 [ "$budget" -lt 60 ] && budget=$(( $(left) - 20 < 60 ? $(left) - 20 : 60 ))
@@ -183,6 +188,38 @@ if [ "$time_quick" = 1 ]; then
     } | tee -a "$OUT/measure.log"
   else
     echo "quick: not run, $quick_s s left" | tee -a "$OUT/measure.log"
+  fi
+fi
+
+if [ "$gemm_ab" = 1 ]; then
+  ab_s=$(( $(left) - 20 ))
+  if [ "$ab_s" -ge 40 ]; then
+    ab=/tmp/ceilings-gemm-ab.json
+    # The same cases twice: Google Benchmark runs each registered case once, so the second setting is a
+    # second process right after the first (the card has had the first one's bursts, not a search, more).
+    for setting in "--ceilings_gemm_burst_preroll=0 --ceilings_gemm_burst_warmup_s=0.05" ""; do
+      # shellcheck disable=SC2086 # the setting is a list of flags
+      timeout -k 5 $(( ab_s / 2 )) build/device/ceilings-bench --ceilings_gemm_types=bf16,fp16,fp8_e4m3 \
+        --ceilings_gemm_sustained_s=0 --ceilings_gemm_search_s=2 --benchmark_filter='^gemm/(bf16|fp16|fp8_e4m3)/' $setting \
+        --benchmark_format=json >"$ab" 2>>"$OUT/measure.log"
+      echo "== gemm A/B: ${setting:-defaults} (exit $?)"
+      python3 - "$ab" <<'PY' 2>&1 || true
+import json, sys
+for b in json.load(open(sys.argv[1])).get("benchmarks", []):
+    if b.get("error_occurred"):
+        print(f"  {b['name'].split('/')[1]}: {b.get('error_message', '')[:160]}")
+        continue
+    rate = b.get("flop_per_second", 0) + b.get("op_per_second", 0)
+    reranks = " ".join(f"{b[k] / 1e12:.0f}" for k in sorted(b) if k.startswith("rerank_rate_"))
+    print(f"  {b['name'].split('/')[1]:9} {rate / 1e12:7.1f} T/s  search {b.get('search_rate', 0) / 1e12:7.1f}"
+          f"  side by side [{reranks}] pick {b.get('rerank_pick', 0):.0f}  cv {b.get('cv', 0):.4f}"
+          f"  samples {b.get('samples', 0):.0f}x{b.get('units_per_sample', 0):.0f}"
+          f"  {b.get('sm_clock_hz', 0) / 1e9:.2f} GHz  {b.get('power_instant_w', 0):.0f} W"
+          f"  capped {b.get('power_cap_readings', 0):.0f}/{b.get('reason_readings', 0):.0f}  {b.get('m', 0):.0f}x{b.get('n', 0):.0f}x{b.get('k', 0):.0f}")
+PY
+    done | tee -a "$OUT/measure.log"
+  else
+    echo "gemm A/B: not run, $ab_s s left" | tee -a "$OUT/measure.log"
   fi
 fi
 
