@@ -314,10 +314,28 @@ Result<bool> Device::retired_pages_pending() const {
   return {rc, state != 0};
 }
 Result<unsigned> Device::pcie_replay_counter() const { return read_unsigned(SYMS.pcie_replay, handle_); }
+// nvmlDeviceGetViolationStatus is deprecated from CUDA 13.0 (to be removed in 14.0) in favour of the field
+// values NVML_FI_DEV_PERF_POLICY_* (74 + the policy: the same cumulative nanoseconds, numbered alike in every
+// header since they were introduced). The field is asked first; the old call answers where it is missing,
+// and the field's error is the one kept when both fail and the old call is gone.
 Result<std::uint64_t> Device::violation_time_ns(PerfPolicy policy) const {
+  constexpr unsigned kPerfPolicyField = 74;  // NVML_FI_DEV_PERF_POLICY_POWER; THERMAL 75 ... RELIABILITY 79
+  FieldValue v;
+  v.field_id = kPerfPolicyField + static_cast<unsigned>(policy);
+  int rc = call(SYMS.field_values, handle_, 1, &v);
+  if (rc == kSuccess) rc = v.nvml_return;
+  if (rc == kSuccess) {
+    switch (v.value_type) {  // nvmlValueType_t: a counter of nanoseconds, unsigned in every driver seen
+      case 1: return {rc, static_cast<std::uint64_t>(v.value.ui)};
+      case 2: return {rc, static_cast<std::uint64_t>(v.value.ul)};
+      case 3: return {rc, static_cast<std::uint64_t>(v.value.ull)};
+      default: rc = kUnknown;  // a type this reader does not know: never guessed, ask the old call
+    }
+  }
   ViolationTime t;
-  const int rc = call(SYMS.violation_status, handle_, static_cast<int>(policy), &t);
-  return {rc, static_cast<std::uint64_t>(t.violation_time)};
+  const int old = call(SYMS.violation_status, handle_, static_cast<int>(policy), &t);
+  if (old == kFunctionNotFound) return {rc, 0};
+  return {old, static_cast<std::uint64_t>(t.violation_time)};
 }
 Result<unsigned> Device::temperature_threshold_c(TemperatureThreshold which) const {
   return read_unsigned(SYMS.temperature_threshold, handle_, static_cast<int>(which));

@@ -134,6 +134,36 @@ TEST_F(TelemetryWithFakeNvml, TemperatureFromTheVersionedCallWithTheDeprecatedOn
   EXPECT_TRUE(t.unsupported()) << t.code;
 }
 
+// The violation counters come from the field values NVML_FI_DEV_PERF_POLICY_* (74 + the policy) first; the
+// deprecated nvmlDeviceGetViolationStatus answers where the fields fail; with neither, the field's error.
+TEST_F(TelemetryWithFakeNvml, ViolationTimeFromFieldValuesWithTheDeprecatedCallAsFallback) {
+  const json values = {{"throttle.power_ns", 1500000000ull}, {"throttle.thermal_ns", 7}};
+  auto only_fields = device(values, {{"violation_status", 26}});  // the old call removed (DEPRECATED)
+  ASSERT_TRUE(only_fields);
+  auto t = only_fields->violation_time_ns(nvml::PerfPolicy::kPower);
+  ASSERT_TRUE(t.ok()) << "a wrong field id or value type answers an error here: code " << t.code;
+  EXPECT_EQ(t.value, 1500000000ull);
+  t = only_fields->violation_time_ns(nvml::PerfPolicy::kThermal);
+  ASSERT_TRUE(t.ok()) << t.code;
+  EXPECT_EQ(t.value, 7ull);
+  only_fields.reset();
+  lib_.reset();
+
+  auto only_old = device(values, {{"violation_fields", 3}});
+  ASSERT_TRUE(only_old);
+  t = only_old->violation_time_ns(nvml::PerfPolicy::kPower);
+  ASSERT_TRUE(t.ok()) << t.code;
+  EXPECT_EQ(t.value, 1500000000ull);
+  only_old.reset();
+  lib_.reset();
+
+  auto neither = device(values, {{"violation_fields", 3}, {"violation_status", 26}});
+  ASSERT_TRUE(neither);
+  t = neither->violation_time_ns(nvml::PerfPolicy::kPower);
+  EXPECT_FALSE(t.ok());
+  EXPECT_TRUE(t.unsupported()) << t.code;
+}
+
 // nvmlDeviceGetP2PStatus with the NVLink index: status 0 is a pair connected by NVLink, any other status a
 // pair that is not; a driver without an answer is "unsupported" (the peer family then cannot classify).
 TEST_F(TelemetryWithFakeNvml, NvlinkPeerStatusFromP2PStatus) {

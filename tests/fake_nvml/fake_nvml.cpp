@@ -9,7 +9,8 @@
 // Keys are NVML's native units: ecc.enabled, ecc.{volatile|aggregate}[.{dram|sram}].{corrected|uncorrected},
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,replays},
-// clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns,
+// clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns
+// (fields 74-79 and nvmlDeviceGetViolationStatus; error keys violation_fields, violation_status),
 // power.{usage_mw,limit_mw,enforced_limit_mw,instant_mw (field 186)}, energy.total_mj,
 // temperature.{gpu_c,slowdown_c,shutdown_c,memory_c,memory_max_c} (error keys temperature_v, temperature_legacy),
 // device_count, p2p.nvlink_status (nvmlDeviceGetP2PStatus with the NVLink index, every pair),
@@ -228,15 +229,18 @@ FAKE_EXPORT int nvmlDeviceGetRetiredPagesPendingStatus(void*, int* state) {
 struct ViolationTime {
   unsigned long long reference_time, violation_time;
 };
+const char* violation_key(int policy) {
+  return policy == 0   ? "throttle.power_ns"
+         : policy == 1 ? "throttle.thermal_ns"
+         : policy == 3 ? "throttle.board_limit_ns"
+         : policy == 5 ? "throttle.reliability_ns"
+                       : "throttle.other_ns";
+}
+// The deprecated call (error key "violation_status"); fields 74-79 answer the same keys (see below).
 FAKE_EXPORT int nvmlDeviceGetViolationStatus(void*, int policy, ViolationTime* t) {
-  const char* key = policy == 0   ? "throttle.power_ns"
-                    : policy == 1 ? "throttle.thermal_ns"
-                    : policy == 3 ? "throttle.board_limit_ns"
-                    : policy == 5 ? "throttle.reliability_ns"
-                                  : "throttle.other_ns";
   if (!t) return kInvalidArgument;
   t->reference_time = 0;
-  return answer(key, &t->violation_time);
+  return answer(violation_key(policy), &t->violation_time, "violation_status");
 }
 
 FAKE_EXPORT int nvmlDeviceGetNvLinkState(void*, unsigned link, int* state) {
@@ -249,8 +253,10 @@ FAKE_EXPORT int nvmlDeviceGetNvLinkErrorCounter(void*, unsigned link, int counte
   return answer("nvlink." + std::to_string(link) + "." + names[counter], n);
 }
 
-// Field values: field 82 (memory temperature) answers "temperature.memory_c" as the value type the
-// script's "field_value_type" names (nvmlValueType_t; default 1, unsigned int); others NOT_SUPPORTED.
+// Field values: field 82 (memory temperature) answers "temperature.memory_c" and 186 "power.instant_mw" as the
+// value type the script's "field_value_type" names (nvmlValueType_t; default 1, unsigned int); fields 74-79
+// (NVML_FI_DEV_PERF_POLICY_*) the throttle.*_ns keys as unsigned long long, unless the error key
+// "violation_fields" gives their return code; others NOT_SUPPORTED.
 struct FieldValue {
   unsigned field_id, scope_id;
   long long timestamp, latency_us;
@@ -258,6 +264,7 @@ struct FieldValue {
   union {
     double d;
     unsigned ui;
+    unsigned long long ull;
     long long sll;
     int si;
   } value;
@@ -267,6 +274,12 @@ FAKE_EXPORT int nvmlDeviceGetFieldValues(void*, int count, FieldValue* values) {
   if (int rc = code_for("field_values"); rc != kSuccess) return rc;
   for (int i = 0; i < count; ++i) {
     FieldValue& v = values[i];
+    if (v.field_id >= 74 && v.field_id <= 79) {
+      v.value_type = 3;
+      v.nvml_return = code_for("violation_fields");
+      if (v.nvml_return == kSuccess) v.nvml_return = answer(violation_key(static_cast<int>(v.field_id) - 74), &v.value.ull);
+      continue;
+    }
     const char* key = v.field_id == 82 ? "temperature.memory_c" : v.field_id == 186 ? "power.instant_mw" : nullptr;
     if (!key) {
       v.nvml_return = kNotSupported;
