@@ -116,8 +116,10 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
         const Ceiling* ce = d.profile ? d.profile->find(n) : nullptr;
         const auto watts = ce ? mean_power(*ce) : std::nullopt;
         cell.measured = watts && cell.measured ? std::optional<double>(*cell.measured / *watts) : std::nullopt;
-        cell.datasheet = g && g->tdp_w > 0 && cell.datasheet ? std::optional<double>(*cell.datasheet / g->tdp_w)
-                                                              : std::nullopt;
+        // A module's power (GH200's covers its CPU and memory too) over a GPU's peak is no GPU's efficiency.
+        cell.datasheet = g && g->tdp_w > 0 && !g->tdp_whole_module && cell.datasheet
+                             ? std::optional<double>(*cell.datasheet / g->tdp_w)
+                             : std::nullopt;
       }
       any = any || cell.measured || cell.datasheet;
       row.cells.push_back(cell);

@@ -32,6 +32,9 @@ std::vector<GpuSpec> parse_datasheet(const json& document) {
     s.memory_bytes = g.number("memory_bytes");
     s.memory_bandwidth = g.number("memory_bandwidth");
     s.tdp_w = g.optional_number("tdp_w").value_or(0);
+    const std::string scope = g.optional_string("tdp_scope").value_or("gpu");
+    if (scope != "gpu" && scope != "module") g.fail("tdp_scope", "expected \"gpu\" or \"module\"");
+    s.tdp_whole_module = scope == "module";
     if (auto p = g.optional_object("pcie")) {
       s.pcie_gen = static_cast<int>(p->integer("gen", 1));
       s.pcie_width = static_cast<int>(p->integer("width", 1));

@@ -92,6 +92,10 @@ double datasheet_dense_peak(const GpuSpec& spec, const std::string& dtype) {
 }
 
 namespace {
+std::string tdp_text(const GpuSpec& s) {
+  if (s.tdp_w <= 0) return "-";
+  return format_quantity(s.tdp_w, "W") + (s.tdp_whole_module ? " (module)" : "");
+}
 std::string peak_or_dash(const GpuSpec& s, const char* key) {
   auto it = s.dense.find(key);
   if (it == s.dense.end()) return "-";
@@ -110,7 +114,7 @@ Table specs_table() {
                format_gib(s.memory_bytes), format_quantity(s.memory_bandwidth, "B/s"),
                peak_or_dash(s, "fp64_tensor"), peak_or_dash(s, "fp32"), peak_or_dash(s, "tf32"),
                peak_or_dash(s, "bf16"), peak_or_dash(s, "fp8"), peak_or_dash(s, "fp4"), peak_or_dash(s, "int8"),
-               s.tdp_w > 0 ? format_quantity(s.tdp_w, "W") : "-"});
+               tdp_text(s)});
   return t;
 }
 
@@ -125,7 +129,7 @@ Table spec_detail_table(const GpuSpec& s) {
   t.add_row({"boost clock", s.boost_clock_hz > 0 ? format_quantity(s.boost_clock_hz, "Hz") : "not published"});
   t.add_row({"memory", format_gib(s.memory_bytes)});
   t.add_row({"memory bandwidth", format_quantity(s.memory_bandwidth, "B/s")});
-  t.add_row({"TDP", s.tdp_w > 0 ? format_quantity(s.tdp_w, "W") : "-"});
+  t.add_row({"TDP", tdp_text(s)});
   if (s.pcie_gen && s.pcie_width)
     t.add_row({"PCIe", "Gen" + std::to_string(*s.pcie_gen) + " x" + std::to_string(*s.pcie_width) + " (" +
                            format_quantity(pcie_link_bandwidth(*s.pcie_gen, *s.pcie_width), "B/s") +

@@ -76,6 +76,11 @@ TEST(Compare, PerWattRowsFollowCeilingsMeasuredWithTheirMeanPower) {
   EXPECT_DOUBLE_EQ(*w.cells[1].datasheet, 2250e12 / 1000);
   EXPECT_NEAR(*vs_first(w.cells[0], w.cells[1]), (2250e12 / 1000) / (989e12 / 700), 1e-12);
   EXPECT_EQ(std::count(order.begin(), order.end(), "hbm.copy per W"), 0);  // no mean power: no row
+  // GH200's TDP is the whole superchip's: no datasheet FLOP/s per W beside a GPU's.
+  const Comparison gh = compare_devices({h200, load_compare_device("GH200")});
+  const CompareRow& gw = row(gh, "gemm.bf16 per W");
+  EXPECT_TRUE(gw.cells[0].datasheet.has_value());
+  EXPECT_FALSE(gw.cells[1].datasheet.has_value());
 }
 
 // The ceilings that carry a mean power in practice: the sustained GEMMs, int8 in OP/s; the datasheet side

@@ -1,6 +1,8 @@
 // The datasheet table: every required GPU present with sane figures; loose name matching; `ceilings specs`.
 #include <gtest/gtest.h>
 
+#include "ceilings/datasheet.hpp"
+#include "ceilings/error.hpp"
 #include "ceilings/specs.hpp"
 #include "cli_runner.hpp"
 
@@ -19,6 +21,29 @@ TEST(Datasheet, HasEveryRequiredGpuWithSource) {
     EXPECT_TRUE(s->dense.count("bf16")) << name;
     EXPECT_TRUE(s->dense.count("fp32")) << name;
   }
+}
+
+// GH200's 1000 W is the whole superchip's: marked, shown as such, and a scope other than gpu/module is refused.
+TEST(Datasheet, ModuleTdpIsMarked) {
+  const GpuSpec* gh = find_gpu("GH200");
+  ASSERT_NE(gh, nullptr);
+  EXPECT_TRUE(gh->tdp_whole_module);
+  const GpuSpec* h200 = find_gpu("H200");
+  ASSERT_NE(h200, nullptr);
+  EXPECT_FALSE(h200->tdp_whole_module);
+  const auto r = test::run_cli({"specs", "GH200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1.00 kW (module)"), std::string::npos) << r.out;
+  json doc = {{"gpus", json::array({{{"name", "X"},
+                                     {"source", "test"},
+                                     {"memory_bytes", 1e10},
+                                     {"memory_bandwidth", 1e12},
+                                     {"tdp_w", 300},
+                                     {"tdp_scope", "board"},
+                                     {"dense", {{"bf16", 1e14}}}}})}};
+  EXPECT_THROW(parse_datasheet(doc), InputError);
+  doc["gpus"][0]["tdp_scope"] = "gpu";
+  EXPECT_FALSE(parse_datasheet(doc).front().tdp_whole_module);
 }
 
 TEST(Datasheet, DenseIsHalfOfSparseWhereBothExist) {

@@ -17,6 +17,7 @@ struct GpuSpec {
   std::string architecture, compute_capability;
   int sm_count = 0;
   double boost_clock_hz = 0, memory_bytes = 0, memory_bandwidth = 0, tdp_w = 0;
+  bool tdp_whole_module = false;  // tdp_scope "module": tdp_w covers more than the GPU (GH200: CPU and memory)
   std::optional<int> pcie_gen, pcie_width;
   std::optional<double> nvlink_bandwidth;  // total, both directions, B/s
   std::map<std::string, double> dense;    // data type -> dense peak FLOP/s (OP/s for int8)
