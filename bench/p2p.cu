@@ -102,6 +102,66 @@ std::optional<bool> nvlink_between(int a, int b) {
   return answer;
 }
 
+// CUDA device `dev`'s NVLinks as NVML names their far ends (every link index NVML answers for), read once per
+// process; nullopt where NVML cannot say (no NVML, a GPU it cannot find, a driver without the calls, or no
+// link answering).
+constexpr unsigned kMaxNvLinks = 36;  // NVML_NVLINK_MAX_LINKS
+std::optional<std::vector<NvLinkEnd>> nvlink_ends(int dev) {
+  static std::map<int, std::optional<std::vector<NvLinkEnd>>> known;
+  if (auto it = known.find(dev); it != known.end()) return it->second;
+  std::optional<std::vector<NvLinkEnd>> answer;
+  char bus[32] = {};
+  if (const auto& self = context().nvml; self && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) {
+    if (auto d = self->library().device_by_pci_bus_id(bus); d.ok()) {
+      std::vector<NvLinkEnd> ends;
+      for (unsigned link = 0; link < kMaxNvLinks; ++link) {
+        const auto type = d.value.nvlink_remote_type(link);
+        if (!type.ok()) continue;  // past the GPU's links, or a link NVML cannot describe
+        NvLinkEnd e;
+        if (type.value == nvml::NvLinkRemote::kSwitch) {
+          e.kind = NvLinkEnd::Kind::kSwitch;
+        } else if (type.value == nvml::NvLinkRemote::kGpu) {
+          const auto pci = d.value.nvlink_remote_pci(link);
+          if (!pci.ok()) continue;
+          e.kind = NvLinkEnd::Kind::kGpu;
+          e.domain = pci.value.domain;
+          e.bus = pci.value.bus;
+          e.device = pci.value.device;
+        }
+        ends.push_back(e);
+      }
+      if (!ends.empty()) answer = std::move(ends);
+    }
+  }
+  cudaGetLastError();  // a failed bus-id query leaves nothing behind for the next CUDA call
+  known[dev] = answer;
+  return answer;
+}
+
+// The links joining the slowest-linked of `pairs` and the most links any of their GPUs has, for the
+// datasheet share of a pair ceiling (datasheet_value's nvlink_pair_links and nvlink_gpu_links); nothing
+// where NVML cannot describe every GPU's links or a pair shows none.
+std::map<std::string, double> nvlink_link_counters(const std::vector<GpuPair>& pairs) {
+  int pair_links = -1, gpu_links = 0;
+  for (const GpuPair& p : pairs) {
+    const auto a = nvlink_ends(p.src), b = nvlink_ends(p.dst);
+    int domain = 0, bus = 0, device = 0;
+    if (!a || !b || cudaDeviceGetAttribute(&domain, cudaDevAttrPciDomainId, p.dst) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus, cudaDevAttrPciBusId, p.dst) != cudaSuccess ||
+        cudaDeviceGetAttribute(&device, cudaDevAttrPciDeviceId, p.dst) != cudaSuccess) {
+      cudaGetLastError();
+      return {};
+    }
+    const int links = nvlink_links_between(*a, *b, static_cast<unsigned>(domain), static_cast<unsigned>(bus),
+                                           static_cast<unsigned>(device));
+    if (links <= 0) return {};
+    pair_links = pair_links < 0 ? links : std::min(pair_links, links);
+    gpu_links = std::max({gpu_links, static_cast<int>(a->size()), static_cast<int>(b->size())});
+  }
+  if (pair_links <= 0) return {};
+  return {{"nvlink_pair_links", pair_links}, {"nvlink_gpu_links", gpu_links}};
+}
+
 // Lets `from` reach `to`'s memory (kept for the process; peer access is a per-context setting). A GPU has
 // room for a limited number of peers (cudaErrorTooManyPeers past it, eight on many systems): when it is
 // full, the peers `from` reached for earlier jobs (not in `needed`, this job's pairs) are let go first;
@@ -390,6 +450,8 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
     for (const auto& [key, v] : matrix.counters("p2p"))
       if (matrix.measured() > 0) state.counters[key] = v;
     for (const auto& [key, v] : per_device) state.counters[key] = v;
+    if (!g_loopback && (shape == Shape::kUni || shape == Shape::kBidir))
+      for (const auto& [key, v] : nvlink_link_counters(usable)) state.counters[key] = v;
     state.counters["gpus"] = count;
     state.counters["pairs_without_access"] = static_cast<double>(pairs.size() - usable.size());
     state.counters["transfer_bytes"] = static_cast<double>(bytes);

@@ -310,7 +310,7 @@ Profile profile_from_benchmark_json(const json& gb) {
       }
       // A value no GPU reaches (a timing fault) is this case's error, not a profile its reader rejects.
       check_ceiling(c, where + " (" + parsed.run_name + ")");
-      if (spec) c.datasheet = datasheet_value(*spec, c.name);
+      if (spec) c.datasheet = datasheet_value(*spec, c.name, c.detail);
       // gemm/<type>_ref8192 also competes for gemm.<type> (where the search gave that ceiling a number).
       const std::string ref_suffix = "_ref8192";
       if (c.name.rfind("gemm.", 0) == 0 && c.name.size() > ref_suffix.size() &&

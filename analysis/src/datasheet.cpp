@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <string_view>
 
 namespace ceilings {
@@ -109,6 +110,19 @@ std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ce
     return variant == "p2p_bidir" ? *spec.nvlink_bandwidth : *spec.nvlink_bandwidth / 2;
   }
   return std::nullopt;
+}
+
+std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ceiling_name, const json& detail) {
+  const auto whole = datasheet_value(spec, ceiling_name);
+  if (!whole || (ceiling_name != "nvlink.p2p_uni" && ceiling_name != "nvlink.p2p_bidir") || !detail.is_object())
+    return whole;
+  const auto number = [&](const char* key) -> double {
+    const auto it = detail.find(key);
+    return it != detail.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  const double pair = number("nvlink_pair_links"), gpu = number("nvlink_gpu_links");
+  if (!(pair > 0 && gpu > 0 && std::isfinite(pair) && std::isfinite(gpu))) return whole;
+  return *whole * std::min(1.0, pair / gpu);
 }
 
 }  // namespace ceilings

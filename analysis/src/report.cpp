@@ -20,7 +20,7 @@ namespace ceilings {
 
 std::optional<double> datasheet_for(const Profile& profile, const Ceiling& c) {
   if (c.datasheet) return c.datasheet;
-  if (const GpuSpec* spec = find_gpu(profile.device.name)) return datasheet_value(*spec, c.name);
+  if (const GpuSpec* spec = find_gpu(profile.device.name)) return datasheet_value(*spec, c.name, c.detail);
   return std::nullopt;
 }
 

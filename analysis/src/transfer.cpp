@@ -128,6 +128,18 @@ std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(in
   return pairs;
 }
 
+int nvlink_links_between(const std::vector<NvLinkEnd>& a, const std::vector<NvLinkEnd>& b, unsigned b_domain,
+                         unsigned b_bus, unsigned b_device) {
+  int direct = 0, a_switch = 0, b_switch = 0;
+  for (const NvLinkEnd& e : a) {
+    if (e.kind == NvLinkEnd::Kind::kSwitch) ++a_switch;
+    if (e.kind == NvLinkEnd::Kind::kGpu && e.domain == b_domain && e.bus == b_bus && e.device == b_device) ++direct;
+  }
+  for (const NvLinkEnd& e : b)
+    if (e.kind == NvLinkEnd::Kind::kSwitch) ++b_switch;
+  return direct + std::min(a_switch, b_switch);
+}
+
 NvlinkPairs split_nvlink_pairs(const std::vector<GpuPair>& pairs,
                                const std::function<std::optional<bool>(int, int)>& nvlink) {
   NvlinkPairs out;

@@ -45,6 +45,15 @@ struct FieldValue {
 };
 static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
 
+// nvmlPciInfo_t (68 bytes): the legacy bus id string, domain, bus, device, the PCI device and subsystem
+// ids, and the bus id string.
+struct PciInfo {
+  char bus_id_legacy[16] = {};
+  unsigned domain = 0, bus = 0, device = 0, pci_device_id = 0, pci_subsystem_id = 0;
+  char bus_id[32] = {};
+};
+static_assert(sizeof(PciInfo) == 68, "nvmlPciInfo_t is 68 bytes");
+
 // nvmlTemperature_v1_t (R565+): the struct's version, the sensor (nvmlTemperatureSensors_t) and the
 // reading in degrees Celsius. NVML_STRUCT_VERSION is the struct's size with the version in bits 24+.
 struct TemperatureV1 {
@@ -96,6 +105,8 @@ struct Library::Symbols {
   int (*nvlink_error_counter)(Handle, unsigned, int, unsigned long long*) = nullptr;
   int (*field_values)(Handle, int, FieldValue*) = nullptr;
   int (*p2p_status)(Handle, Handle, int, int*) = nullptr;
+  int (*nvlink_remote_type)(Handle, unsigned, int*) = nullptr;
+  int (*nvlink_remote_pci)(Handle, unsigned, PciInfo*) = nullptr;
 };
 
 namespace {
@@ -185,6 +196,8 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.nvlink_error_counter, {"nvmlDeviceGetNvLinkErrorCounter"});
   resolve(h, s.field_values, {"nvmlDeviceGetFieldValues"});
   resolve(h, s.p2p_status, {"nvmlDeviceGetP2PStatus"});
+  resolve(h, s.nvlink_remote_type, {"nvmlDeviceGetNvLinkRemoteDeviceType"});
+  resolve(h, s.nvlink_remote_pci, {"nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo"});
   if (!s.init || !s.shutdown) {
     if (why) *why = path + " lacks nvmlInit_v2/nvmlShutdown: not an NVML library";
     dlclose(h);
@@ -362,6 +375,22 @@ Result<std::uint64_t> Device::nvlink_errors(unsigned link, NvLinkError which) co
   unsigned long long n = 0;
   const int rc = call(SYMS.nvlink_error_counter, handle_, link, static_cast<int>(which), &n);
   return {rc, static_cast<std::uint64_t>(n)};
+}
+
+Result<NvLinkRemote> Device::nvlink_remote_type(unsigned link) const {
+  int type = static_cast<int>(NvLinkRemote::kUnknown);
+  const int rc = call(SYMS.nvlink_remote_type, handle_, link, &type);
+  switch (type) {
+    case 0: return {rc, NvLinkRemote::kGpu};
+    case 1: return {rc, NvLinkRemote::kIbmNpu};
+    case 2: return {rc, NvLinkRemote::kSwitch};
+    default: return {rc, NvLinkRemote::kUnknown};
+  }
+}
+Result<PciLocation> Device::nvlink_remote_pci(unsigned link) const {
+  PciInfo info;
+  const int rc = call(SYMS.nvlink_remote_pci, handle_, link, &info);
+  return {rc, PciLocation{info.domain, info.bus, info.device}};
 }
 
 Result<double> Device::field_value(unsigned field_id, unsigned scope_id) const {

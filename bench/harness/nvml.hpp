@@ -60,6 +60,13 @@ struct RemappedRows {
 // nvmlNvLinkErrorCounter_t: the data-link error counters of one NVLink.
 enum class NvLinkError : int { kReplay = 0, kRecovery = 1, kCrcFlit = 2, kCrcData = 3 };
 
+// nvmlIntNvLinkDeviceType_t: what the far end of an NVLink is.
+enum class NvLinkRemote : int { kGpu = 0, kIbmNpu = 1, kSwitch = 2, kUnknown = 0xFF };
+// The PCI location of a device (nvmlPciInfo_t's domain, bus and device numbers).
+struct PciLocation {
+  unsigned domain = 0, bus = 0, device = 0;
+};
+
 // nvmlFieldValues ids read through Device::field_value (nvml.h's NVML_FI_DEV_*).
 constexpr unsigned kFieldMemoryTemperature = 82;  // NVML_FI_DEV_MEMORY_TEMP: HBM/memory temperature, C
 // NVML_FI_DEV_POWER_INSTANT: the power draw now, mW, asked for at kPowerScopeGpu (NVML_POWER_SCOPE_GPU);
@@ -105,6 +112,10 @@ class Device {
   // or not (PCIe, or no peer path at all).
   Result<bool> nvlink_peer(const Device& peer) const;
   Result<std::uint64_t> nvlink_errors(unsigned link, NvLinkError which) const;  // since the driver loaded
+  // The far end of one NVLink: its kind (nvmlDeviceGetNvLinkRemoteDeviceType) and PCI location
+  // (nvmlDeviceGetNvLinkRemotePciInfo_v2, for a GPU the peer's own location).
+  Result<NvLinkRemote> nvlink_remote_type(unsigned link) const;
+  Result<PciLocation> nvlink_remote_pci(unsigned link) const;
   // One value of nvmlDeviceGetFieldValues, whatever its value type; the field's own return code counts.
   // scope_id: the field's scope where it has one (a power field's nvmlPowerScopeType_t, an NVLink's link).
   Result<double> field_value(unsigned field_id, unsigned scope_id = 0) const;

@@ -186,6 +186,31 @@ TEST_F(TelemetryWithFakeNvml, NvlinkPeerStatusFromP2PStatus) {
   EXPECT_TRUE(d->nvlink_peer(*d).unsupported());
 }
 
+// A link's far end: its kind, and for a GPU its PCI location read out of nvmlPciInfo_t (a layout error
+// would read the bus id string's bytes as numbers).
+TEST_F(TelemetryWithFakeNvml, NvlinkRemoteEndsFromTypeAndPciInfo) {
+  auto d = device({{"nvlink.0.remote_type", 0},
+                   {"nvlink.0.remote_domain", 2},
+                   {"nvlink.0.remote_bus", 0x9a},
+                   {"nvlink.0.remote_device", 3},
+                   {"nvlink.1.remote_type", 2}});
+  ASSERT_TRUE(d);
+  auto t = d->nvlink_remote_type(0);
+  ASSERT_TRUE(t.ok()) << t.code;
+  EXPECT_EQ(t.value, nvml::NvLinkRemote::kGpu);
+  auto pci = d->nvlink_remote_pci(0);
+  ASSERT_TRUE(pci.ok()) << pci.code;
+  EXPECT_EQ(pci.value.domain, 2u);
+  EXPECT_EQ(pci.value.bus, 0x9au);
+  EXPECT_EQ(pci.value.device, 3u);
+  t = d->nvlink_remote_type(1);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t.value, nvml::NvLinkRemote::kSwitch);
+  EXPECT_FALSE(d->nvlink_remote_pci(1).ok());  // no GPU at its far end
+  EXPECT_TRUE(d->nvlink_remote_type(2).unsupported());
+  EXPECT_FALSE(d->nvlink_remote_type(18).ok());  // past the GPU's links
+}
+
 TEST_F(TelemetryWithFakeNvml, CountsTheReadingsUnderEachKindOfSlowdown) {
   const auto s = sample(loaded_gpu());
   EXPECT_EQ(s.throttle_reasons, 0x44u);

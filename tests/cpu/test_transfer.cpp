@@ -308,5 +308,48 @@ TEST(PeerPairs, OnlyNvlinkPairsWhereNvmlCanTell) {
   EXPECT_FALSE(split_nvlink_pairs(all, nullptr).classified);
 }
 
+// Links joining a pair, from each GPU's link ends: GPU i sits at bus 0x10 * (i + 1).
+std::vector<NvLinkEnd> links_to(const std::vector<std::pair<int, int>>& peer_and_links, int switch_links = 0) {
+  std::vector<NvLinkEnd> ends;
+  for (const auto& [peer, n] : peer_and_links)
+    for (int i = 0; i < n; ++i) ends.push_back({NvLinkEnd::Kind::kGpu, 0, 0x10u * (peer + 1), 0});
+  for (int i = 0; i < switch_links; ++i) ends.push_back({NvLinkEnd::Kind::kSwitch});
+  return ends;
+}
+
+TEST(PeerPairs, LinksBetweenAPairFromBridgesAndSwitches) {
+  // A 4-way bridge of 18-link GPUs: 6 links to each of the other three.
+  const auto g0 = links_to({{1, 6}, {2, 6}, {3, 6}}), g1 = links_to({{0, 6}, {2, 6}, {3, 6}});
+  EXPECT_EQ(nvlink_links_between(g0, g1, 0, 0x20, 0), 6);
+  EXPECT_EQ(nvlink_links_between(g1, g0, 0, 0x10, 0), 6);
+  EXPECT_EQ(nvlink_links_between(g0, g1, 0, 0x20, 1), 0) << "another device on that bus is not GPU 1";
+  EXPECT_EQ(nvlink_links_between(g0, g1, 1, 0x20, 0), 0) << "nor one in another PCI domain";
+  // NVSwitch boards: every link to a switch; two GPUs share the fewer of their switch links.
+  const auto s0 = links_to({}, 18), s1 = links_to({}, 18), degraded = links_to({}, 17);
+  EXPECT_EQ(nvlink_links_between(s0, s1, 0, 0x20, 0), 18);
+  EXPECT_EQ(nvlink_links_between(s0, degraded, 0, 0x20, 0), 17);
+  // Unknown far ends count for neither.
+  std::vector<NvLinkEnd> other(18);
+  EXPECT_EQ(nvlink_links_between(other, other, 0, 0x20, 0), 0);
+}
+
+// A pair ceiling's datasheet is the share of the GPU's NVLink bandwidth its links carry; aggregates and
+// ceilings without the link counts keep the GPU's whole figure.
+TEST(PeerPairs, PairDatasheetFollowsTheLinksJoiningThePair) {
+  const GpuSpec* nvl = find_gpu("H200 NVL");
+  ASSERT_NE(nvl, nullptr);
+  ASSERT_TRUE(nvl->nvlink_bandwidth);
+  const double total = *nvl->nvlink_bandwidth;  // 900 GB/s, both directions
+  const json four_way = {{"nvlink_pair_links", 6}, {"nvlink_gpu_links", 18}};
+  EXPECT_DOUBLE_EQ(*datasheet_value(*nvl, "nvlink.p2p_uni", four_way), total / 2 / 3);
+  EXPECT_DOUBLE_EQ(*datasheet_value(*nvl, "nvlink.p2p_bidir", four_way), total / 3);
+  EXPECT_DOUBLE_EQ(*datasheet_value(*nvl, "nvlink.p2p_one_to_all", four_way), total / 2);
+  EXPECT_DOUBLE_EQ(*datasheet_value(*nvl, "nvlink.p2p_uni", json::object()), total / 2);
+  EXPECT_DOUBLE_EQ(*datasheet_value(*nvl, "nvlink.p2p_uni", {{"nvlink_pair_links", 6}}), total / 2);
+  EXPECT_DOUBLE_EQ(*datasheet_value(*nvl, "nvlink.p2p_uni", {{"nvlink_pair_links", 18}, {"nvlink_gpu_links", 18}}),
+                   total / 2);
+  EXPECT_DOUBLE_EQ(*datasheet_value(*nvl, "hbm.copy", four_way), nvl->memory_bandwidth);
+}
+
 }  // namespace
 }  // namespace ceilings

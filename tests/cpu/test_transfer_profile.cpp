@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ceilings/bench_json.hpp"
+#include "ceilings/qualify.hpp"
 #include "support/bench_output.hpp"
 
 using namespace ceilings;
@@ -107,6 +108,35 @@ TEST(TransferProfile, SingleGpuPeerCasesAreSkippedNotErrors) {
   ASSERT_EQ(p.skipped.size(), 2u);
   EXPECT_EQ(p.skipped[0].name, "nvlink.p2p_uni");
   EXPECT_EQ(p.skipped[0].reason.rfind("single GPU: no peer", 0), 0u) << p.skipped[0].reason;
+}
+
+// Four H200 NVL cards on a 4-way NVLink bridge: each pair has 6 of a card's 18 links, so its datasheet is a
+// third of the card's NVLink figure and a healthy pair passes the default rule; without the link counts (NVML
+// could not name the links' far ends) the card's whole figure stands.
+TEST(TransferProfile, BridgedPairsAreJudgedAgainstTheirShareOfTheLinks) {
+  auto profile = [](json extra) {
+    json doc = context_doc(json::array({measured("nvlink/p2p_uni/engine:ce/op:write", "bytes_per_second", 128e9,
+                                                 std::move(extra))}));
+    json device = json::parse(doc["context"][kContextDevice].get<std::string>());
+    device["name"] = "NVIDIA H200 NVL";
+    doc["context"][kContextDevice] = device.dump();
+    return profile_from_benchmark_json(doc);
+  };
+  const Profile bridged = profile({{"nvlink_pair_links", 6}, {"nvlink_gpu_links", 18}});
+  const Ceiling* uni = bridged.find("nvlink.p2p_uni");
+  ASSERT_NE(uni, nullptr);
+  ASSERT_TRUE(uni->datasheet.has_value());
+  EXPECT_DOUBLE_EQ(*uni->datasheet, 900e9 / 2 / 3);
+  auto verdict = [](const Profile& p) {
+    for (const Check& c : qualify(p, nullptr, default_rules()).checks)
+      if (c.subject == "nvlink.p2p_uni") return c.status;
+    return CheckStatus::kIncomplete;
+  };
+  EXPECT_EQ(verdict(bridged), CheckStatus::kPass);  // 128 of 150 GB/s
+  const Profile unknown = profile(json::object());
+  ASSERT_TRUE(unknown.find("nvlink.p2p_uni")->datasheet.has_value());
+  EXPECT_DOUBLE_EQ(*unknown.find("nvlink.p2p_uni")->datasheet, 900e9 / 2);
+  EXPECT_EQ(verdict(unknown), CheckStatus::kFail);  // 128 of 450 GB/s
 }
 
 TEST(TransferProfile, LatencySweepLandsInTheHbmCeiling) {

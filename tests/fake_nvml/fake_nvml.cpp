@@ -16,7 +16,9 @@
 // device_count, p2p.nvlink_status (nvmlDeviceGetP2PStatus with the NVLink index, every pair),
 // nvlink.<link>.state (1 up, 0 down), nvlink.<link>.{replay,recovery,crc_flit,crc_data}; "nvlink_links": N
 // links answer, links past N answer "nvlink_absent_code" (default INVALID_ARGUMENT); a link without a state
-// key answers NOT_SUPPORTED (none at all: a GPU without NVLink).
+// key answers NOT_SUPPORTED (none at all: a GPU without NVLink); nvlink.<link>.remote_type (0 GPU, 2 NVSwitch)
+// and nvlink.<link>.remote_{domain,bus,device} (nvmlDeviceGetNvLinkRemotePciInfo_v2; domain and device 0 where
+// absent, the bus required) describe a link's far end.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -332,6 +334,27 @@ FAKE_EXPORT int nvmlEventSetWait_v2(void*, EventData* data, unsigned timeout_ms)
 }
 FAKE_EXPORT int nvmlEventSetFree(void*) { return kSuccess; }
 // NVLink between two GPUs: "p2p.nvlink_status" (nvmlGpuP2PStatus_t: 0 connected, 5 not), for every pair.
+FAKE_EXPORT int nvmlDeviceGetNvLinkRemoteDeviceType(void*, unsigned link, int* type) {
+  if (link >= script.value("nvlink_links", 18u)) return script.value("nvlink_absent_code", kInvalidArgument);
+  return answer("nvlink." + std::to_string(link) + ".remote_type", type);
+}
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+FAKE_EXPORT int nvmlDeviceGetNvLinkRemotePciInfo_v2(void*, unsigned link, PciInfo* pci) {
+  if (link >= script.value("nvlink_links", 18u)) return script.value("nvlink_absent_code", kInvalidArgument);
+  if (!pci) return kInvalidArgument;
+  std::memset(pci, 0, sizeof *pci);
+  const std::string at = "nvlink." + std::to_string(link) + ".remote_";
+  if (int rc = answer(at + "bus", &pci->bus); rc != kSuccess) return rc;
+  (void)answer(at + "domain", &pci->domain);  // 0 where the script leaves them out
+  (void)answer(at + "device", &pci->device);
+  std::snprintf(pci->bus_id, sizeof pci->bus_id, "%08X:%02X:%02X.0", pci->domain, pci->bus, pci->device);
+  return kSuccess;
+}
+
 FAKE_EXPORT int nvmlDeviceGetP2PStatus(void*, void*, int index, int* status) {
   if (index != 2) return kNotSupported;  // only NVML_P2P_CAPS_INDEX_NVLINK is asked
   return answer("p2p.nvlink_status", status);

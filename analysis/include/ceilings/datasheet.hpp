@@ -40,5 +40,11 @@ double pcie_link_bandwidth(int gen, int width);
 // The datasheet value of a named ceiling for this GPU ("hbm.copy" -> memory bandwidth,
 // "gemm.bf16" -> dense bf16), or nullopt when the datasheet has no comparable figure.
 std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ceiling_name);
+// The same with the ceiling's detail: a pair's NVLink ceiling (nvlink.p2p_uni, nvlink.p2p_bidir) gets the
+// share of the GPU's NVLink bandwidth that the links joining its pairs carry, nvlink_pair_links (the fewest
+// any measured pair has) over nvlink_gpu_links (the most any of its GPUs has), where the detail holds both
+// (ceilings-bench's peer family records them where NVML names every link's far end): a 4-way bridge gives a
+// pair a third of a GPU's links, an NVSwitch all of them. Other ceilings as above.
+std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ceiling_name, const json& detail);
 
 }  // namespace ceilings

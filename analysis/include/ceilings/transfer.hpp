@@ -94,6 +94,20 @@ struct NvlinkPairs {
 NvlinkPairs split_nvlink_pairs(const std::vector<GpuPair>& pairs,
                                const std::function<std::optional<bool>(int, int)>& nvlink);
 
+// One NVLink of a GPU as NVML names its far end: another GPU (by PCI location), an NVSwitch, or anything
+// else (an IBM NPU, an unknown device).
+struct NvLinkEnd {
+  enum class Kind { kGpu, kSwitch, kOther };
+  Kind kind = Kind::kOther;
+  unsigned domain = 0, bus = 0, device = 0;  // the far GPU's PCI location (kGpu)
+};
+// The NVLinks that join GPU a to GPU b (at PCI location b_domain:b_bus:b_device): a's links whose far end is
+// b, plus, where both reach NVSwitches, the fewer of their switch links (traffic between two GPUs on a
+// fabric can use all of them). A 4-way NVLink bridge of 18-link GPUs gives each pair 6, a 2-way bridge 18 (12
+// on an H100 NVL), an NVSwitch board all 18.
+int nvlink_links_between(const std::vector<NvLinkEnd>& a, const std::vector<NvLinkEnd>& b, unsigned b_domain,
+                         unsigned b_bus, unsigned b_device);
+
 // One pair of a peer ceiling's matrix as a profile stores it: the detail counter p2p_<src>_<dst> that
 // PeerMatrix::counters("p2p") writes.
 struct PeerPairValue {
