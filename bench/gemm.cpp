@@ -128,9 +128,9 @@ void add_options(CLI::App& app) {
                  "whatever the window)")
       ->check(CLI::Range(0.001, 60.0));
   app.add_option("--ceilings_gemm_burst_warmup_s", g_flags.burst_warmup_s,
-                 "Warm-up of gemm.<type> and gemm.<type>_ref8192 after the cool-down: at least 3 GEMMs and this "
-                 "long, seconds (default 0.01; the harness's usual warm-up is 0.05, long enough for a power cap "
-                 "to act before the samples)")
+                 "Warm-up of gemm.<type> and gemm.<type>_ref8192 after the cool-down: at least 3 one-GEMM samples "
+                 "(each after its pre-roll) and this long, seconds (default 0.01; the harness's usual warm-up is "
+                 "0.05, long enough for a power cap to act before the samples)")
       ->check(CLI::Range(0.0, 10.0));
   app.add_option("--ceilings_gemm_burst_preroll", g_flags.burst_preroll,
                  "GEMMs each sample of gemm.<type> and gemm.<type>_ref8192 runs untimed before its timed ones, so "
@@ -210,7 +210,7 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   int next = 0, last = 0;
   MeasureSpec spec;
   // A burst rate: the card idles first (the search before this ran it at its power cap), then a short
-  // warm-up (3 GEMMs and g.burst_warmup_s), then samples until g.burst_samples agree (cv under the target)
+  // warm-up (3 one-GEMM samples and g.burst_warmup_s), then samples until g.burst_samples agree (cv under the target)
   // or for about g.burst_s. On the H200 the power cap acts within tens of milliseconds: with 10 samples the
   // bursts' clocks fell to 1.5-1.6 GHz within their 0.1 s windows. Bursts whose telemetry read 1.98 GHz
   // and no throttle (fp16, fp8, tf32) still ran 5-10% below the search's timings of the same
@@ -306,11 +306,12 @@ constexpr double kRerankTiming_s = 5e-3;  // GEMMs per contender per round
 // cooler than its last), so its order can pick a configuration that is not the fastest from a rested card.
 // The contenders (fastest first) are timed again side by side: after the bursts' cool-down, kRerankRounds
 // rounds of about 5 ms of GEMMs each, every contender taking every slot in turn (gp::rerank_order); the
-// lowest median wins. Returns the winner's index (0, the search's fastest, when they cannot be compared)
+// highest rate (FLOPs over the median seconds per GEMM: the contenders are different shapes) wins. Returns the winner's index (0, the search's fastest, when they cannot be compared)
 // and records the side-by-side rates in `extra`.
 std::size_t rerank(gp::DType type, const std::vector<Contender>& cs, const DeviceBuffer<std::uint8_t>& workspace,
                    cudaStream_t stream, Extra& extra) {
   if (cs.size() < 2) return 0;
+  extra.counters["rerank_contenders"] = static_cast<double>(cs.size());
   const gp::DTypeInfo& info = gp::dtype_info(type);
   const Settings& g = g_settings;
   struct Setup {
@@ -344,8 +345,9 @@ std::size_t rerank(gp::DType type, const std::vector<Contender>& cs, const Devic
     for (std::size_t i : gp::rerank_order(cs.size(), static_cast<std::size_t>(round)))
       seconds[i].push_back(lt::time_algo(*setups[i].p, *setups[i].ops, cs[i].algo, workspace.get(), workspace.bytes(),
                                          setups[i].reps, stream));
-  const std::size_t winner = gp::rerank_winner(seconds);
-  extra.counters["rerank_contenders"] = static_cast<double>(cs.size());
+  std::vector<double> flops;
+  for (const Contender& c : cs) flops.push_back(gp::gemm_flops(c.shape));
+  const std::size_t winner = gp::rerank_winner(seconds, flops);
   std::ostringstream rates;
   rates << std::fixed << std::setprecision(1);
   for (std::size_t i = 0; i < cs.size(); ++i) {
@@ -490,6 +492,7 @@ void run_search(benchmark::State& state, gp::DType type) {
     // Fastest first, as the search timed them (ties: the order they were re-timed in).
     std::stable_sort(verified.begin(), verified.end(),
                      [](const Contender& a, const Contender& b) { return a.rate() > b.rate(); });
+    const std::size_t verified_count = verified.size();
     if (verified.size() > kContenders) verified.resize(kContenders);
     const double search_s = since(start);
     Extra extra;
@@ -498,6 +501,7 @@ void run_search(benchmark::State& state, gp::DType type) {
     extra.counters["shape_candidates"] = static_cast<double>(candidates.size());
     extra.counters["screen_algos"] = screen;
     extra.counters["finalists"] = retimed;
+    extra.counters["finalists_verified"] = static_cast<double>(verified_count);
     extra.counters["search_algos_tried"] = algos_tried;
     extra.counters["search_rate"] = pick.rate();  // the search's timing of the configuration measured
     extra.counters["search_s"] = search_s;

@@ -102,9 +102,11 @@ std::optional<bool> nvlink_between(int a, int b) {
   return answer;
 }
 
-// CUDA device `dev`'s NVLinks as NVML names their far ends (every link index NVML answers for), read once per
-// process; nullopt where NVML cannot say (no NVML, a GPU it cannot find, a driver without the calls, or no
-// link answering).
+// CUDA device `dev`'s active NVLinks as NVML names their far ends (another GPU or an NVSwitch), read once
+// per process; nullopt where NVML cannot say (no NVML, a GPU it cannot find, a driver without the calls, no
+// active link, or an active link whose far end it cannot name). NVML lists every link index of the chip,
+// the ones no bridge or switch uses among them (down): only active links count, so a bridged PCIe card's
+// unused indices do not dilute its pair's share.
 constexpr unsigned kMaxNvLinks = 36;  // NVML_NVLINK_MAX_LINKS
 std::optional<std::vector<NvLinkEnd>> nvlink_ends(int dev) {
   static std::map<int, std::optional<std::vector<NvLinkEnd>>> known;
@@ -114,23 +116,24 @@ std::optional<std::vector<NvLinkEnd>> nvlink_ends(int dev) {
   if (const auto& self = context().nvml; self && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) {
     if (auto d = self->library().device_by_pci_bus_id(bus); d.ok()) {
       std::vector<NvLinkEnd> ends;
-      for (unsigned link = 0; link < kMaxNvLinks; ++link) {
+      bool unnamed = false;
+      for (unsigned link = 0; link < kMaxNvLinks && !unnamed; ++link) {
+        const auto up = d.value.nvlink_active(link);
+        if (!up.ok() || !up.value) continue;  // past the chip's links, or not in use
         const auto type = d.value.nvlink_remote_type(link);
-        if (!type.ok()) continue;  // past the GPU's links, or a link NVML cannot describe
         NvLinkEnd e;
-        if (type.value == nvml::NvLinkRemote::kSwitch) {
+        if (type.ok() && type.value == nvml::NvLinkRemote::kSwitch) {
           e.kind = NvLinkEnd::Kind::kSwitch;
-        } else if (type.value == nvml::NvLinkRemote::kGpu) {
+        } else if (type.ok() && type.value == nvml::NvLinkRemote::kGpu) {
           const auto pci = d.value.nvlink_remote_pci(link);
-          if (!pci.ok()) continue;
-          e.kind = NvLinkEnd::Kind::kGpu;
-          e.domain = pci.value.domain;
-          e.bus = pci.value.bus;
-          e.device = pci.value.device;
+          unnamed = !pci.ok();
+          e = {NvLinkEnd::Kind::kGpu, pci.value.domain, pci.value.bus, pci.value.device};
+        } else {
+          unnamed = true;  // an active link to something else, or NVML cannot say what
         }
         ends.push_back(e);
       }
-      if (!ends.empty()) answer = std::move(ends);
+      if (!unnamed && !ends.empty()) answer = std::move(ends);
     }
   }
   cudaGetLastError();  // a failed bus-id query leaves nothing behind for the next CUDA call

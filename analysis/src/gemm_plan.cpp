@@ -349,19 +349,23 @@ std::vector<std::size_t> rerank_order(std::size_t count, std::size_t round) {
   return order;
 }
 
-std::size_t rerank_winner(const std::vector<std::vector<double>>& seconds) {
+std::size_t rerank_winner(const std::vector<std::vector<double>>& seconds, const std::vector<double>& flops) {
+  if (seconds.size() != flops.size())
+    throw InputError("rerank: " + std::to_string(seconds.size()) + " timings for " + std::to_string(flops.size()) +
+                     " FLOP counts");
   std::size_t best = seconds.size();
-  double best_s = 0;
+  double best_rate = 0;
   for (std::size_t i = 0; i < seconds.size(); ++i) {
+    if (!(flops[i] > 0) || !std::isfinite(flops[i])) throw InputError("rerank: a contender's FLOP count is not positive");
     std::vector<double> ok;
     for (double t : seconds[i])
       if (std::isfinite(t) && t > 0) ok.push_back(t);
     // A contender with a failed timing is not ranked on the rest: a configuration that fails is not a ceiling.
     if (ok.empty() || ok.size() != seconds[i].size()) continue;
-    const double med = median(ok);
-    if (best == seconds.size() || med < best_s) {
+    const double rate = flops[i] / median(ok);
+    if (best == seconds.size() || rate > best_rate) {
       best = i;
-      best_s = med;
+      best_rate = rate;
     }
   }
   return best;

@@ -113,8 +113,9 @@ std::string render_profile(const Profile& p, Format format) {
 namespace {
 
 // A detail number in the unit its name says (ceilings-bench's counter names end in the unit); the
-// peer family's per-device and pair summaries (dev_<i>, p2p_min/median/max), the GEMM search's best
-// rate (search_rate) and the sustained window's slowest bin (rate_min) are in the ceiling's unit.
+// peer family's per-device and pair summaries (dev_<i>, p2p_min/median/max), the GEMM search's timing of the
+// configuration measured (search_rate), the side-by-side re-timing's rates (rerank_rate_<i>) and the
+// sustained window's slowest bin (rate_min) are in the ceiling's unit.
 std::string detail_value(const std::string& key, const json& v, const std::string& ceiling_unit) {
   if (!v.is_number()) return v.is_string() ? v.get<std::string>() : v.dump();
   const double x = v.get<double>();
@@ -132,7 +133,7 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
   if (ends("_share") || ends("_share_of_max")) return format_percent(x, 1);
   if (key == "throttle_reasons")
     if (const auto bits = clock_events::from_number(x)) return clock_events::names(*bits);
-  static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate|rate_min)$");
+  static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate|rerank_rate_[0-9]+|rate_min)$");
   if (std::regex_match(key, in_ceiling_unit)) return format_quantity(x, ceiling_unit);
   std::ostringstream os;
   os << x;

@@ -101,7 +101,7 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
   auto datasheet = [&](const GpuSpec& s, const std::string& suffix) {
     if (memory_path) {
       out.push_back({"datasheet", s.name + " memory bandwidth" + suffix, s.memory_bandwidth});
-    } else if (const auto v = datasheet_value(s, used->name)) {
+    } else if (const auto v = datasheet_value(s, used->name, used->detail)) {
       out.push_back({"datasheet", s.name + " " + used->name + suffix, *v});
     }
   };

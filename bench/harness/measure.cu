@@ -159,7 +159,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (blocking && blocker.timed_out()) {
       blocker_timeout = "timed out (" + seconds_text(BlockingKernel::kDefaultTimeoutS) + ") while the host took " +
-                        seconds_text(enqueue_s) + " to enqueue " + std::to_string(units) +
+                        seconds_text(enqueue_s) + " to enqueue " + std::to_string(units + spec.preroll_units) +
                         " unit(s) behind it: a full launch queue or a call that waits for the GPU";
       return std::nullopt;
     }
@@ -196,7 +196,9 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   if (auto_units) {
     // A unit too short for the events to resolve (0 s) needs the most units a sample may hold, not one.
     units = unit_s > 0 ? static_cast<int>(std::ceil(options.min_sample_seconds / unit_s)) : spec.max_units_per_sample;
-    units = std::clamp(units, 1, std::max(1, std::min(spec.max_units_per_sample, g_queue_units)));
+    // The pre-roll queues behind the blocking kernel too: it counts against the queue's limits.
+    const int room = std::min(spec.max_units_per_sample, g_queue_units) - std::max(0, spec.preroll_units);
+    units = std::clamp(units, 1, std::max(1, room));
   }
   m.units_per_sample = units;
 

@@ -327,10 +327,13 @@ Result<bool> Device::retired_pages_pending() const {
   return {rc, state != 0};
 }
 Result<unsigned> Device::pcie_replay_counter() const { return read_unsigned(SYMS.pcie_replay, handle_); }
-// nvmlDeviceGetViolationStatus is deprecated from CUDA 13.0 (to be removed in 14.0) in favour of the field
-// values NVML_FI_DEV_PERF_POLICY_* (74 + the policy: the same cumulative nanoseconds, numbered alike in every
-// header since they were introduced). The field is asked first; the old call answers where it is missing,
-// and the field's error is the one kept when both fail and the old call is gone.
+// nvmlDeviceGetViolationStatus is deprecated from CUDA 13.0 (to be removed in 14.0) in favour of field values.
+// NVML_FI_DEV_PERF_POLICY_* are 74 + the policy (the same cumulative nanoseconds) in every header checked.
+// nvml.h 13.3's migration table names NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN for the thermal
+// policy, but that id differs between published headers (251 in one, 269 in another), so the thermal counter
+// is read as NVML_FI_DEV_PERF_POLICY_THERMAL (75), the older id of the same counter. The field is asked first;
+// the old call answers where it is missing, and the field's error is the one kept when both fail and the old
+// call is gone (so a driver that drops field 75 and the old call loses the thermal time: it is reported absent).
 Result<std::uint64_t> Device::violation_time_ns(PerfPolicy policy) const {
   constexpr unsigned kPerfPolicyField = 74;  // NVML_FI_DEV_PERF_POLICY_POWER; THERMAL 75 ... RELIABILITY 79
   FieldValue v;

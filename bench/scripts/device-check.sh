@@ -24,10 +24,10 @@
 #   --time-quick   last, with 60 s kept for it (it took 36 s on the H200): times `ceilings measure --quick` (the
 #                  issues ask for a quick pass of about 30 s of GEMM); its log and family times go after the
 #                  measurement's in measure.log
-#   --gemm-ab      last, with 60 s kept for it: bf16, fp16 and fp8_e4m3 bursts (search, side-by-side
-#                  re-timing, burst; no sustained windows) twice in one ceilings-bench process, first as the
-#                  committed run 2 measured them (no pre-roll, 50 ms warm-up), then with the defaults; a
-#                  table of both goes to stdout and measure.log
+#   --gemm-ab      last, with 90 s kept for it: bf16, fp16 and fp8_e4m3 bursts (a 2 s search, side-by-side
+#                  re-timing, burst; no sustained windows) in two ceilings-bench processes one after the
+#                  other, first as the committed run 2 measured them (no pre-roll, 50 ms warm-up), then with
+#                  the defaults (about 25 s each, not yet timed); a table of both goes to stdout and measure.log
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
@@ -96,7 +96,7 @@ echo "build: ok in $((SECONDS - start)) s"
 # The measurement first: it is what the session is lent the GPU for, and GEMM, the family the targets
 # hinge on most, runs last within it. The tests get the time kept back for them afterwards.
 sanitize_s=$(( sanitize ? tests_s : 0 ))
-quick_keep=$(( (time_quick ? 60 : 0) + (gemm_ab ? 60 : 0) ))
+quick_keep=$(( (time_quick ? 60 : 0) + (gemm_ab ? 90 : 0) ))
 budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s - quick_keep ))
 # A late build still gets a short measurement: 60 s, or what is left of the deadline when less (10 s at least).
 [ "$budget" -lt 60 ] && budget=$(( $(left) - 20 < 60 ? $(left) - 20 : 60 ))
@@ -193,7 +193,7 @@ fi
 
 if [ "$gemm_ab" = 1 ]; then
   ab_s=$(( $(left) - 20 ))
-  if [ "$ab_s" -ge 40 ]; then
+  if [ "$ab_s" -ge 50 ]; then
     ab=/tmp/ceilings-gemm-ab.json
     # The same cases twice: Google Benchmark runs each registered case once, so the second setting is a
     # second process right after the first (the card has had the first one's bursts, not a search, more).
@@ -205,7 +205,11 @@ if [ "$gemm_ab" = 1 ]; then
       echo "== gemm A/B: ${setting:-defaults} (exit $?)"
       python3 - "$ab" <<'PY' 2>&1 || true
 import json, sys
-for b in json.load(open(sys.argv[1])).get("benchmarks", []):
+try:
+    doc = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    sys.exit(f"  no complete JSON (cut by its timeout?): {e}")
+for b in doc.get("benchmarks", []):
     if b.get("error_occurred"):
         print(f"  {b['name'].split('/')[1]}: {b.get('error_message', '')[:160]}")
         continue

@@ -220,13 +220,20 @@ TEST(GemmPlan, RerankGivesEveryContenderEverySlotAndPicksTheLowestMedian) {
   EXPECT_EQ(rerank_order(3, 3), rerank_order(3, 0));
   EXPECT_EQ(rerank_order(1, 5), (std::vector<std::size_t>{0}));
   EXPECT_TRUE(rerank_order(0, 0).empty());
-  // Medians 2.0, 1.5, 1.9: the second wins although its best single timing (1.4) is not the lowest (1.0).
-  EXPECT_EQ(rerank_winner({{1.0, 2.0, 3.0}, {1.4, 1.5, 1.6}, {1.9, 1.9, 1.9}}), 1u);
-  EXPECT_EQ(rerank_winner({{1.5, 1.5}, {1.5, 1.5}}), 0u) << "a tie keeps the search's order";
+  // Equal shapes, medians 2.0, 1.5, 1.9: the second wins although its best single timing (1.4) is not the
+  // lowest (1.0).
+  const std::vector<double> same{1.0, 1.0, 1.0};
+  EXPECT_EQ(rerank_winner({{1.0, 2.0, 3.0}, {1.4, 1.5, 1.6}, {1.9, 1.9, 1.9}}, same), 1u);
+  // Different shapes: the rate decides, not the seconds per GEMM. Half the FLOPs in 0.6 of the time is slower.
+  EXPECT_EQ(rerank_winner({{1.0, 1.0}, {0.6, 0.6}}, {2.0, 1.0}), 0u);
+  EXPECT_EQ(rerank_winner({{1.0, 1.0}, {0.4, 0.4}}, {2.0, 1.0}), 1u);
+  EXPECT_EQ(rerank_winner({{1.5, 1.5}, {1.5, 1.5}}, {1.0, 1.0}), 0u) << "a tie keeps the search's order";
   const double inf = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(rerank_winner({{2.0, 2.0}, {1.0, inf}, {1.0, 0.0}}), 0u) << "a failed or zero timing disqualifies";
-  EXPECT_EQ(rerank_winner({{inf}, {}}), 2u) << "none ranked";
-  EXPECT_EQ(rerank_winner({}), 0u);
+  EXPECT_EQ(rerank_winner({{2.0, 2.0}, {1.0, inf}, {1.0, 0.0}}, same), 0u) << "a failed or zero timing disqualifies";
+  EXPECT_EQ(rerank_winner({{inf}, {}}, {1.0, 1.0}), 2u) << "none ranked";
+  EXPECT_EQ(rerank_winner({}, {}), 0u);
+  EXPECT_THROW(rerank_winner({{1.0}}, {}), InputError);
+  EXPECT_THROW(rerank_winner({{1.0}}, {0.0}), InputError);
 }
 
 TEST(GemmPlan, MeasurementOrderPutsTheWantedTypesFirst) {

@@ -3,6 +3,7 @@
 // and the CLI must read the profile. Guards the converter against drifting from what the bench really writes.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -66,6 +67,20 @@ TEST(MeasuredH200, TheCliShowsAndJudgesIt) {
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << r.err;
   for (const char* name : {"hbm.copy", "gemm.bf16", "pcie.h2d", "fma.fp16"})
     EXPECT_NE(r.out.find(std::string(name) + ",minimum,"), std::string::npos) << name << "\n" << r.out;
+}
+
+// The GEMM search's rates in the detail print in the ceiling's unit, the side-by-side re-timing's too.
+TEST(MeasuredH200, GemmSearchRatesPrintInTheCeilingsUnit) {
+  json doc = read_json_file(kDir + "h200.profile.json");
+  for (json& c : doc["ceilings"])
+    if (c["name"] == "gemm.bf16") c["detail"]["rerank_rate_2"] = 7.9e14;
+  const std::string dir = test::scratch_dir("measured_h200_rerank");
+  std::ofstream(dir + "/p.profile.json") << doc.dump();
+  const auto r = test::run_cli({"show", dir + "/p.profile.json", "--ceiling", "gemm.bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("rerank_rate_2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("790 TFLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("811 TFLOP/s"), std::string::npos) << r.out;  // search_rate, as measured
 }
 
 // MFU beside the burst rate and the rate at the power cap: a job between the two is above 100% of the sustained

@@ -83,7 +83,9 @@ expect_loads_first() {
 }
 
 # expect_loads_before_use <function regex> <count> <what it means>: in every matching function, <count> global
-# loads issue before the first instruction that reads a register one of them wrote (so all are in flight at once).
+# loads issue before the first instruction that reads a register one of them wrote (so all are in flight at
+# once). Sources only: a store's or reduction's operands are all read, another instruction's first operand
+# is its destination; a register counts however it is decorated (R4.reuse, -R4, |R4|, [R4.64]).
 expect_loads_before_use() {
   local result
   result=$(function_sass "$1" | awk -v want="$2" '
@@ -95,8 +97,19 @@ expect_loads_before_use() {
       ++loads; next
     }
     /\/\*[0-9a-f]+\*\// {
-      line = $0; sub(/;.*/, "", line); n = split(line, tok, /[ ,\[\]]+/)
-      for (i = 3; i <= n; ++i) if (tok[i] in dest) { done = 1; break }
+      text = $0; sub(/;.*/, "", text); sub(/^[ \t]*\/\*[0-9a-f]+\*\/[ \t]*/, "", text); sub(/^@!?U?P[T0-9]+[ \t]+/, "", text)
+      gsub(/UR[0-9]+/, "", text)  # uniform registers are another file
+      op = text; sub(/[ \t].*/, "", op)
+      operands = text; sub(/^[^ \t]+[ \t]*/, "", operands)
+      n = split(operands, part, ",")
+      for (i = (op ~ /^(ST|RED)/ ? 1 : 2); i <= n; ++i) {
+        rest = part[i]
+        while (match(rest, /R[0-9]+/)) {
+          if (substr(rest, RSTART, RLENGTH) in dest) { done = 1; break }
+          rest = substr(rest, RSTART + RLENGTH)
+        }
+        if (done) break
+      }
     }
     END { report() }')
   if [ -z "$result" ]; then echo "FAIL: no function matches $1"; fail=1; return; fi

@@ -103,9 +103,11 @@ std::vector<std::size_t> finalists(const std::vector<double>& rates, std::size_t
 // ranking favours the order it ran in. Round `round` (0, 1, ...) times the `count` contenders starting
 // from contender round % count and wrapping, so each takes every slot in turn.
 std::vector<std::size_t> rerank_order(std::size_t count, std::size_t round);
-// The contender with the lowest median of its seconds per GEMM (ties and contenders without a finite
-// positive timing lose to the earlier index, the search's ranking); `count` when none has one.
-std::size_t rerank_winner(const std::vector<std::vector<double>>& seconds);
+// The contender with the highest rate: flops[i] (one GEMM's) over the median of seconds[i] (its seconds per
+// GEMM; contenders are different shapes). Ties, and contenders with a timing that is not finite and
+// positive, lose to the earlier index (the search's ranking); the contender count when none has one.
+// InputError when the two lists differ in length or a FLOP count is not positive.
+std::size_t rerank_winner(const std::vector<std::vector<double>>& seconds, const std::vector<double>& flops);
 
 // The order ceilings-bench measures the types in, most wanted first (a run cut short keeps these):
 // bf16, fp8_e4m3, int8, fp16, tf32, fp64, fp32, fp8_e5m2. `types` reordered so; unknown order kept otherwise.
