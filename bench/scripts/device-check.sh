@@ -24,10 +24,12 @@
 #   --time-quick   last, with 60 s kept for it (it took 36 s on the H200): times `ceilings measure --quick` (the
 #                  issues ask for a quick pass of about 30 s of GEMM); its log and family times go after the
 #                  measurement's in measure.log
-#   --gemm-ab      last, with 90 s kept for it: bf16, fp16 and fp8_e4m3 bursts (a 2 s search, side-by-side
-#                  re-timing, burst; no sustained windows) in two ceilings-bench processes one after the
-#                  other, first as the committed run 2 measured them (no pre-roll, 50 ms warm-up), then with
-#                  the defaults (about 25 s each, not yet timed); a table of both goes to stdout and measure.log
+#   --gemm-ab      last, with 60 s kept for it: bf16, fp16 and fp8_e4m3 at 8192^3 alone (so both sides time
+#                  the same shape and algorithm, and the search's own back-to-back timing of it is beside them;
+#                  no sustained windows) in two ceilings-bench processes one after the other, first with the
+#                  bursts timed as the committed run 2 timed them (at least 10 samples, no pre-roll, 50 ms
+#                  warm-up), then with the defaults (about 10 s each, not yet timed); a table of both goes to
+#                  stdout and measure.log
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
@@ -96,7 +98,7 @@ echo "build: ok in $((SECONDS - start)) s"
 # The measurement first: it is what the session is lent the GPU for, and GEMM, the family the targets
 # hinge on most, runs last within it. The tests get the time kept back for them afterwards.
 sanitize_s=$(( sanitize ? tests_s : 0 ))
-quick_keep=$(( (time_quick ? 60 : 0) + (gemm_ab ? 90 : 0) ))
+quick_keep=$(( (time_quick ? 60 : 0) + (gemm_ab ? 60 : 0) ))
 budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s - quick_keep ))
 # A late build still gets a short measurement: 60 s, or what is left of the deadline when less (10 s at least).
 [ "$budget" -lt 60 ] && budget=$(( $(left) - 20 < 60 ? $(left) - 20 : 60 ))
@@ -193,14 +195,15 @@ fi
 
 if [ "$gemm_ab" = 1 ]; then
   ab_s=$(( $(left) - 20 ))
-  if [ "$ab_s" -ge 50 ]; then
+  if [ "$ab_s" -ge 30 ]; then
     ab=/tmp/ceilings-gemm-ab.json
     # The same cases twice: Google Benchmark runs each registered case once, so the second setting is a
     # second process right after the first (the card has had the first one's bursts, not a search, more).
-    for setting in "--ceilings_gemm_burst_preroll=0 --ceilings_gemm_burst_warmup_s=0.05" ""; do
+    for setting in "--ceilings_gemm_burst_samples=10 --ceilings_gemm_burst_preroll=0 --ceilings_gemm_burst_warmup_s=0.05" ""; do
       # shellcheck disable=SC2086 # the setting is a list of flags
       timeout -k 5 $(( ab_s / 2 )) build/device/ceilings-bench --ceilings_gemm_types=bf16,fp16,fp8_e4m3 \
-        --ceilings_gemm_sustained_s=0 --ceilings_gemm_search_s=2 --benchmark_filter='^gemm/(bf16|fp16|fp8_e4m3)/' $setting \
+        --ceilings_gemm_sustained_s=0 --ceilings_gemm_shapes=8192x8192x8192 \
+        --benchmark_filter='^gemm/(bf16|fp16|fp8_e4m3)/' $setting \
         --benchmark_format=json >"$ab" 2>>"$OUT/measure.log"
       echo "== gemm A/B: ${setting:-defaults} (exit $?)"
       python3 - "$ab" <<'PY' 2>&1 || true
