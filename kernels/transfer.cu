@@ -135,10 +135,11 @@ __global__ void empty(unsigned long long* launches) {
 
 }  // namespace
 
-void copy_sm(uint4* dst, const uint4* src, std::size_t vectors, int blocks, int threads, cudaStream_t stream) {
-  // The HBM copy kernel with four streaming 16-byte loads in flight per thread before any store: a
-  // PCIe or NVLink read has a long round trip, and only bytes in flight hide it.
-  hbm_copy(dst, src, vectors, StreamShape{blocks, threads, 4, 1}, stream);
+void copy_sm(uint4* dst, const uint4* src, std::size_t vectors, int blocks, int threads, cudaStream_t stream,
+             int hint) {
+  // The HBM copy kernel with four 16-byte loads in flight per thread before any store: a PCIe or NVLink
+  // read has a long round trip, and only bytes in flight hide it.
+  hbm_copy(dst, src, vectors, StreamShape{blocks, threads, 4, hint}, stream);
 }
 
 void l2_read(const uint4* src, std::size_t vectors, int passes, std::uint32_t* sum, int blocks, int threads,

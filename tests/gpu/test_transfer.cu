@@ -288,6 +288,28 @@ TEST(TransferGpu, BenchReportsThePcieCeilingWithItsSweep) {
   EXPECT_TRUE(ceiling);
 }
 
+// The second pcie.h2d_sm candidate (loads asking the L2 for 256-byte blocks) measures its own large sizes,
+// verifies, and competes for the same ceiling.
+TEST(TransferGpu, PrefetchingSmReadsOfHostMemoryAreASecondCandidate) {
+  CEILINGS_REQUIRE_GPU();
+  // Not in --ceilings_quick's pass: a full one, its sizes capped at 256 MiB.
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--benchmark_format=json",
+                                    "--benchmark_filter=^pcie/h2d_sm/load:l2_256b(/|$)",
+                                    "--ceilings_pcie_max_bytes=268435456"},
+                                   {}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j.at("benchmarks").size(), 1u) << j.dump();
+  const json& b = j.at("benchmarks").front();
+  ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+  EXPECT_EQ(b.at("verified").get<double>(), 1.0);
+  EXPECT_EQ(b.at("sm_load_hint").get<double>(), 2.0);
+  EXPECT_GT(b.at("bytes_per_second").get<double>(), 1e9);
+  EXPECT_GE(b.at("sweep_points_measured_here").get<double>(), 3.0);
+  const Profile p = profile_from_benchmark_json(j);
+  ASSERT_NE(p.find("pcie.h2d_sm"), nullptr);
+}
+
 TEST(TransferGpu, PeerFamilySkipsWithAReasonOnOneGpu) {
   CEILINGS_REQUIRE_GPU();
   if (device_count() > 1) GTEST_SKIP() << "more than one GPU: the skip path does not apply";

@@ -10,8 +10,11 @@
 namespace ceilings::kernels {
 
 // dst[i] = src[i] for 16-byte vectors, by SMs; either side may be mapped host memory or a peer's
-// memory, so this is how an SM copy drives PCIe or NVLink. `blocks` x `threads` threads.
-void copy_sm(uint4* dst, const uint4* src, std::size_t vectors, int blocks, int threads, cudaStream_t stream);
+// memory, so this is how an SM copy drives PCIe or NVLink. `blocks` x `threads` threads; `hint` as
+// StreamShape's: 1 streaming (evict-first) loads and stores, 2 loads that allocate no L1 line and ask
+// the L2 for 256-byte blocks (with streaming stores).
+void copy_sm(uint4* dst, const uint4* src, std::size_t vectors, int blocks, int threads, cudaStream_t stream,
+             int hint = 1);
 
 // Reads `vectors` 16-byte words `passes` times with loads that L1 never serves and adds every 32-bit word
 // into *sum (wraps mod 2^32). A buffer holding the pattern of hbm.cuh adds passes * pattern_sum(vectors * 4,
