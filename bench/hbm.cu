@@ -191,8 +191,8 @@ void register_cases(const Context& ctx) {
     }
     if (op.op == Op::kRead) continue;
     // Covering grids: plain and streaming accesses, 1 to 4 vectors a thread (quick mode: one). On the H200
-    // one vector a thread in 256-thread blocks was the best copy, triad and write (2026-11-30): 128- and
-    // 512-thread blocks of one vector are tried beside it (not yet run on a GPU).
+    // one vector a thread was the best copy, triad and write (256-thread blocks for copy and write, 1024 for
+    // triad, 2026-11-30): 128- and 512-thread blocks of one vector are tried beside them (not yet run on a GPU).
     std::vector<Shape> cover;
     for (int threads : {256, 1024})
       for (int unroll : {1, 2, 4})

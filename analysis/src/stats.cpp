@@ -19,6 +19,7 @@ double percentile(std::vector<double> v, double p) {
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const auto hi = std::min(lo + 1, v.size() - 1);
   const double frac = pos - static_cast<double>(lo);
+  if (frac == 0.0) return v[lo];  // exactly a sample: no interpolation (an infinite neighbour would give NaN)
   return v[lo] + (v[hi] - v[lo]) * frac;
 }
 

@@ -197,7 +197,8 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     // A unit too short for the events to resolve (0 s) needs the most units a sample may hold, not one.
     units = unit_s > 0 ? static_cast<int>(std::ceil(options.min_sample_seconds / unit_s)) : spec.max_units_per_sample;
     // The pre-roll queues behind the blocking kernel too: it counts against the queue's limits.
-    const int room = std::min(spec.max_units_per_sample, g_queue_units) - std::max(0, spec.preroll_units);
+    const int preroll = spec.blocking_kernel ? std::max(0, spec.preroll_units) : 0;
+    const int room = std::min(spec.max_units_per_sample, g_queue_units) - preroll;
     units = std::clamp(units, 1, std::max(1, room));
   }
   m.units_per_sample = units;
@@ -224,8 +225,9 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
       start = clock::now();
       continue;
     }
-    // A size that went through after a timeout: the most the rest of the process asks for.
-    if (m.queue_halvings > 0) g_queue_units = std::min(g_queue_units, units);
+    // A size that went through after a timeout: the most the rest of the process asks for (what queued
+    // behind the blocker: the pre-roll too).
+    if (m.queue_halvings > 0) g_queue_units = std::min(g_queue_units, units + std::max(0, spec.preroll_units));
     m.unit_seconds.push_back(*t / units);
     const int n = static_cast<int>(m.unit_seconds.size());
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();

@@ -25,7 +25,8 @@
 #                  issues ask for a quick pass of about 30 s of GEMM); its log and family times go after the
 #                  measurement's in measure.log
 #   --gemm-ab      last, with 60 s kept for it: bf16, fp16 and fp8_e4m3 at 8192^3 alone (so both sides time
-#                  the same shape and algorithm, and the search's own back-to-back timing of it is beside them;
+#                  the same shape, each with the algorithm its own search kept, printed beside it, and the
+#                  search's back-to-back timing of it is beside them;
 #                  no sustained windows) in two ceilings-bench processes one after the other, first with the
 #                  bursts timed as the committed run 2 timed them (at least 10 samples, no pre-roll, 50 ms
 #                  warm-up), then with the defaults (about 10 s each, not yet timed); a table of both goes to
@@ -222,7 +223,9 @@ for b in doc.get("benchmarks", []):
           f"  side by side [{reranks}] pick {b.get('rerank_pick', 0):.0f}  cv {b.get('cv', 0):.4f}"
           f"  samples {b.get('samples', 0):.0f}x{b.get('units_per_sample', 0):.0f}"
           f"  {b.get('sm_clock_hz', 0) / 1e9:.2f} GHz  {b.get('power_instant_w', 0):.0f} W"
-          f"  capped {b.get('power_cap_readings', 0):.0f}/{b.get('reason_readings', 0):.0f}  {b.get('m', 0):.0f}x{b.get('n', 0):.0f}x{b.get('k', 0):.0f}")
+          f"  capped {b.get('power_cap_readings', 0):.0f}/{b.get('reason_readings', 0):.0f}  {b.get('m', 0):.0f}x{b.get('n', 0):.0f}x{b.get('k', 0):.0f}"
+          f"  algo {b.get('algo_id', -1):.0f} tile {b.get('tile_id', -1):.0f} stages {b.get('stages_id', -1):.0f}"
+          f" splitk {b.get('splitk', 0):.0f}")
 PY
     done | tee -a "$OUT/measure.log"
   else

@@ -213,7 +213,7 @@ TEST(GemmPlan, ScreeningUsesAFewAlgorithmsAndKeepsTheBestShapes) {
   EXPECT_TRUE(finalists({}, 3).empty());
 }
 
-TEST(GemmPlan, RerankGivesEveryContenderEverySlotAndPicksTheLowestMedian) {
+TEST(GemmPlan, RerankGivesEveryContenderEverySlotAndPicksTheHighestRate) {
   EXPECT_EQ(rerank_order(3, 0), (std::vector<std::size_t>{0, 1, 2}));
   EXPECT_EQ(rerank_order(3, 1), (std::vector<std::size_t>{1, 2, 0}));
   EXPECT_EQ(rerank_order(3, 2), (std::vector<std::size_t>{2, 0, 1}));
