@@ -2,8 +2,9 @@
 // pcie.h2d_pageable / d2h_pageable (malloc), pcie.h2d_sm / d2h_sm / bidir_sm (a kernel on mapped
 // pinned memory). Each path sweeps the transfer size (4 KiB..1 GiB, points with candidate=0); the
 // plateau of the large sizes is the ceiling. A second candidate for a ceiling (pcie.h2d_sm's prefetching
-// loads) has no sweep: its ceiling case measures the large sizes itself. Bytes count once per direction; bidir is the sum of the
-// two directions' rates, each over its own time (nvbandwidth's convention; see bidir_rates).
+// loads) has no sweep: its ceiling case measures the large sizes itself. Bytes count once per direction;
+// bidir is the sum of the two directions' rates, each over its own time (nvbandwidth's convention; see
+// bidir_rates).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
