@@ -354,6 +354,14 @@ Profile profile_from_benchmark_json(const json& gb) {
     auto best = std::min_element(representatives.begin(), representatives.end(), better);
     Ceiling winner = best->ceiling;
     winner.detail["candidates"] = representatives.size();
+    // Every configuration that competed, best first: what the ceiling beat, and by how much.
+    if (representatives.size() > 1) {
+      std::stable_sort(representatives.begin(), representatives.end(), better);
+      json variants = json::array();
+      for (const Candidate& r : representatives)
+        variants.push_back({{"benchmark", r.run_name}, {"value", r.ceiling.value}, {"cv", r.ceiling.cv}});
+      winner.detail["variants"] = std::move(variants);
+    }
     if (sweeps.count(name)) winner.detail["sweep"] = sweeps[name];
     profile.ceilings.push_back(std::move(winner));
   }

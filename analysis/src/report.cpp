@@ -323,6 +323,20 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
     section("sweep", "sweep (points that are not the ceiling)", sw);
   }
 
+  // Every configuration that competed for the ceiling, best first (the first is the ceiling).
+  if (c->detail.is_object() && c->detail.contains("variants") && c->detail["variants"].is_array()) {
+    Table vt;
+    vt.columns = {"case", "value", "cv"};
+    vt.right_aligned = {false, true, true};
+    for (const json& v : c->detail["variants"]) {
+      if (!v.is_object()) continue;
+      vt.add_row({v.value("benchmark", std::string("?")),
+                  v.contains("value") && v["value"].is_number() ? format_quantity(v["value"].get<double>(), c->unit) : "-",
+                  v.contains("cv") && v["cv"].is_number() ? format_percent(v["cv"].get<double>(), 2) : "-"});
+    }
+    section("variants", "variants (best first; the first is the ceiling)", vt);
+  }
+
   // A sustained ceiling's time series: when a drop came, with the clock and power beside it.
   section("timeline", "over the window", timeline_table(*c));
 

@@ -61,6 +61,14 @@ TEST(BenchJson, BestVariantBecomesTheCeiling) {
   EXPECT_EQ(c.detail["unroll"], 4);
   EXPECT_EQ(c.detail["array_bytes"], 2147483648.0);
   EXPECT_EQ(c.detail["candidates"], 3);
+  // Every variant that competed, best first, with its value and spread.
+  ASSERT_TRUE(c.detail["variants"].is_array());
+  ASSERT_EQ(c.detail["variants"].size(), 3u);
+  EXPECT_EQ(c.detail["variants"][0]["benchmark"], "hbm/copy/threads:512/bpsm:4/unroll:4/hint:1");
+  EXPECT_DOUBLE_EQ(c.detail["variants"][0]["value"].get<double>(), 4.36e12);
+  EXPECT_EQ(c.detail["variants"][1]["benchmark"], "hbm/copy/threads:1024/bpsm:2/unroll:8/hint:2");
+  EXPECT_DOUBLE_EQ(c.detail["variants"][2]["value"].get<double>(), 4.20e12);
+  EXPECT_TRUE(c.detail["variants"][2].contains("cv"));
   EXPECT_EQ(p.device.name, "NVIDIA H200");
   EXPECT_EQ(p.hostname, "node001");
   EXPECT_EQ(p.numa_node.value_or(-1), 1);

@@ -83,6 +83,26 @@ TEST(MeasuredH200, GemmSearchRatesPrintInTheCeilingsUnit) {
   EXPECT_NE(r.out.find("811 TFLOP/s"), std::string::npos) << r.out;  // search_rate, as measured
 }
 
+// A ceiling converted from the real bench output lists the variants it beat, best first; show prints them.
+TEST(MeasuredH200, AConvertedCeilingShowsTheVariantsItBeat) {
+  const Profile converted = profile_from_benchmark_json(
+      parse_benchmark_json_text(read_text_file(kDir + "h200.bench.json"), "h200.bench.json"));
+  const Ceiling* copy = converted.find("hbm.copy");
+  ASSERT_NE(copy, nullptr);
+  const json& variants = copy->detail.at("variants");
+  ASSERT_GE(variants.size(), 10u);  // resident and covering grids, and the driver's memcpy
+  EXPECT_EQ(variants[0]["benchmark"], copy->detail["benchmark"]);
+  EXPECT_DOUBLE_EQ(variants[0]["value"].get<double>(), copy->value);
+  for (std::size_t i = 1; i < variants.size(); ++i)
+    EXPECT_LE(variants[i]["value"].get<double>(), variants[i - 1]["value"].get<double>()) << i;
+  const std::string dir = test::scratch_dir("measured_h200_variants");
+  std::ofstream(dir + "/p.profile.json") << profile_to_json(converted).dump();
+  const auto r = test::run_cli({"show", dir + "/p.profile.json", "--ceiling", "hbm.copy"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("variants (best first"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hbm/copy/engine:memcpy"), std::string::npos) << r.out;
+}
+
 // MFU beside the burst rate and the rate at the power cap: a job between the two is above 100% of the sustained
 // rate only, which is a reading, not an input error.
 TEST(MeasuredH200, MfuShowsTheSustainedRateBesideTheBurst) {
