@@ -71,12 +71,15 @@ void run_l2_read(benchmark::State& state, double l2_fraction, int blocks_per_sm,
 // times per launch: 505 for a quarter of the L2 (as many bytes as the persistent kernel's 511 passes, about
 // 0.8 ms on an H200), proportionally more for a smaller set, always an odd count (see kL2Passes).
 constexpr int kL2ChunkReads = 5;
+constexpr double kSweepSeconds = 0.3;  // sampling budget of a working-set sweep point
 int l2_chunk_passes(double l2_fraction) {
   const int p = std::max(1, static_cast<int>(std::lround(101 * 0.25 / l2_fraction)));
   return p % 2 == 1 ? p : p + 1;
 }
 
-void run_l2_read_chunks(benchmark::State& state, double l2_fraction, k::L2Load load) {
+// sweep_point: a point of the working-set sweep (candidate 0, a shorter sampling budget): the detail of
+// l2.read that shows where the L2's bandwidth ends and HBM's begins, not a ceiling.
+void run_l2_read_chunks(benchmark::State& state, double l2_fraction, k::L2Load load, bool sweep_point = false) {
   guarded(state, [&] {
     const Context& ctx = context();
     if (ctx.l2_bytes == 0) unsupported("the device reports no L2 cache size");
@@ -96,6 +99,7 @@ void run_l2_read_chunks(benchmark::State& state, double l2_fraction, k::L2Load l
     CEILINGS_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, kSumWords * sizeof(std::uint32_t), stream.get()));
     stream.sync();
     MeasureSpec spec;
+    if (sweep_point) spec.max_seconds = kSweepSeconds;
     spec.work = [&](cudaStream_t s) { k::l2_read_chunks(buf.get(), chunks, kL2ChunkReads, blocks, sums.get(), s, load); };
     const Measurement m = run_measurement(state, stream.get(), spec);
     CEILINGS_LAUNCH_CHECK();
@@ -115,6 +119,8 @@ void run_l2_read_chunks(benchmark::State& state, double l2_fraction, k::L2Load l
     state.counters["chunk_bytes"] = static_cast<double>(chunk * sizeof(uint4));
     state.counters["chunks_per_block"] = kL2ChunkReads;
     state.counters["reads_per_vector"] = reads_per_vector;
+    state.counters["working_set_over_l2"] = static_cast<double>(bytes) / static_cast<double>(ctx.l2_bytes);
+    if (sweep_point) state.counters["candidate"] = 0;
     report(state, m, Amount::kBytes, static_cast<double>(bytes) * reads_per_vector, got == want,
            "chunked L2 read sum " + std::to_string(got) + " != expected " + std::to_string(want));
   });
@@ -193,6 +199,16 @@ void register_cases(const Context& ctx) {
                                "/grid:chunks/threads:" + std::to_string(k::kL2ChunkThreads) + "/load:cg";
       configure(benchmark::RegisterBenchmark(name.c_str(), [fraction](benchmark::State& st) {
         run_l2_read_chunks(st, fraction, k::L2Load::kCoherent);
+      }));
+    }
+  // The working-set sweep behind l2.read (full pass only): the chunked kernel from a thirty-second of the L2 to
+  // four times it, past which the reads come from HBM (gpu-benches' H200 curve steps down at 44-63 MB).
+  if (!ctx.options.quick)
+    for (double fraction : {0.03125, 0.125, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0}) {
+      const std::string name = "l2/read/l2_fraction:" + fraction_text(fraction) + "/grid:chunks/threads:" +
+                               std::to_string(k::kL2ChunkThreads) + "/load:cg/sweep";
+      configure(benchmark::RegisterBenchmark(name.c_str(), [fraction](benchmark::State& st) {
+        run_l2_read_chunks(st, fraction, k::L2Load::kCoherent, true);
       }));
     }
   for (int threads : ctx.options.quick ? std::vector<int>{256} : std::vector<int>{256, 512}) {

@@ -288,6 +288,33 @@ TEST(TransferGpu, BenchReportsThePcieCeilingWithItsSweep) {
   EXPECT_TRUE(ceiling);
 }
 
+// The chunked L2 read's working-set sweep: a point past the L2 (four times it, read from HBM) verifies, is
+// no candidate, and reads slower than the L2-resident chunked cases of the same run.
+TEST(CacheGpu, L2SweepPointPastTheL2IsADetailNotACeiling) {
+  CEILINGS_REQUIRE_GPU();
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--benchmark_format=json",
+                                    "--benchmark_filter=^l2/read/l2_fraction:(4|0.25)/grid:chunks/"},
+                                   {}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  double past = 0, inside = 0;
+  for (const auto& b : j.at("benchmarks")) {
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+    EXPECT_EQ(b.at("verified").get<double>(), 1.0);
+    const bool sweep = b.at("name").get<std::string>().find("/sweep") != std::string::npos;
+    EXPECT_EQ(b.contains("candidate"), sweep) << b.dump();
+    (sweep ? past : inside) = b.at("bytes_per_second").get<double>();
+  }
+  ASSERT_GT(past, 0);
+  ASSERT_GT(inside, 0);
+  EXPECT_LT(past, inside) << "four times the L2 read as fast as a quarter of it";
+  const Profile p = profile_from_benchmark_json(j);
+  const Ceiling* l2 = p.find("l2.read");
+  ASSERT_NE(l2, nullptr);
+  EXPECT_DOUBLE_EQ(l2->value, inside);
+  EXPECT_EQ(l2->detail.at("sweep").size(), 1u);
+}
+
 // The second pcie.h2d_sm candidate (loads asking the L2 for 256-byte blocks) measures its own large sizes,
 // verifies, and competes for the same ceiling.
 TEST(TransferGpu, PrefetchingSmReadsOfHostMemoryAreASecondCandidate) {
