@@ -202,9 +202,10 @@ void register_cases(const Context& ctx) {
       }));
     }
   // The working-set sweep behind l2.read (full pass only): the chunked kernel from a thirty-second of the L2 to
-  // four times it, past which the reads come from HBM (gpu-benches' H200 curve steps down at 44-63 MB).
+  // four times it, past which the reads come from HBM (gpu-benches' H200 curve steps down at 44-63 MB). The
+  // two candidates' sizes are points too, so the curve is whole.
   if (!ctx.options.quick)
-    for (double fraction : {0.03125, 0.125, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0}) {
+    for (double fraction : {0.03125, 0.0625, 0.125, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0}) {
       const std::string name = "l2/read/l2_fraction:" + fraction_text(fraction) + "/grid:chunks/threads:" +
                                std::to_string(k::kL2ChunkThreads) + "/load:cg/sweep";
       configure(benchmark::RegisterBenchmark(name.c_str(), [fraction](benchmark::State& st) {
