@@ -47,6 +47,7 @@ struct Flags {
   int algos = 16;
   int workspace_mib = 64;
   bool fp8_fast_accum = true;
+  std::string layout = "tn";
 };
 Flags g_flags;
 CLI::Option* g_search_opt = nullptr;
@@ -65,9 +66,15 @@ struct Settings {
   int algos = 16;
   std::size_t workspace_bytes = 64u << 20;
   bool fp8_fast_accum = true;
+  lt::ALayout layout = lt::ALayout::kTransposed;  // fp8 and int8 stay TN whatever this says
   bool quick = false;
 };
 Settings g_settings;
+
+// The A layout a type runs with: --ceilings_gemm_layout's where the type takes it, else TN.
+lt::ALayout layout_for(gp::DType type) {
+  return lt::layout_allowed(type, g_settings.layout) ? g_settings.layout : lt::ALayout::kTransposed;
+}
 
 // The fastest verified configuration of each type (the search's, or the 8192^3 reference where that measured
 // faster, as gemm.<type> takes it), reused by its sustained case.
@@ -145,6 +152,10 @@ void add_options(CLI::App& app) {
       ->check(CLI::Range(0, 4096));
   app.add_option("--ceilings_gemm_fp8_fast_accum", g_flags.fp8_fast_accum,
                  "fp8 fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM; default true)");
+  app.add_option("--ceilings_gemm_layout", g_flags.layout,
+                 "How A is stored: tn (A transposed, K x M; the default, and the only layout fp8 and int8 take) "
+                 "or nn (M x K, as a row-major framework's A @ B reaches cuBLAS; fp8 and int8 stay tn)")
+      ->check(CLI::IsMember({"tn", "nn"}));
 }
 
 std::size_t usable_memory(std::size_t workspace_bytes) {
@@ -197,7 +208,7 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   const std::size_t budget = usable_memory(g.workspace_bytes);
   const int sets = gp::rotation_sets(shape, info, ctx.l2_bytes, budget);
   if (sets == 0) throw std::runtime_error(gp::shape_problem(shape, info, budget));
-  lt::Problem p(type, shape, g.fp8_fast_accum);
+  lt::Problem p(type, shape, g.fp8_fast_accum, layout_for(type));
   lt::Operands ops(p, sets, kSeed, stream.get());
   lt::AlgoChoice choice;
   if (algo) {
@@ -239,6 +250,7 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   record_config(state, shape, a);
   auto& c = state.counters;
   c["rotation_sets"] = sets;
+  c["a_transposed"] = p.a_layout() == lt::ALayout::kTransposed ? 1 : 0;
   c["workspace_bytes"] = static_cast<double>(g.workspace_bytes);
   c["cooldown_s"] = g.cooldown_s;
   c["burst_warmup_s"] = g.burst_warmup_s;
@@ -253,7 +265,7 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   if (type == gp::DType::kFp8E4m3 || type == gp::DType::kFp8E5m2) c["fp8_fast_accum"] = p.fast_accum() ? 1 : 0;
   for (const auto& [k, val] : extra.counters) c[k] = val;
   std::ostringstream label;
-  label << gp::to_string(shape) << " TN; A,B " << info.inputs << " -> " << info.output << "; " << info.compute << "; "
+  label << gp::to_string(shape) << " " << lt::layout_name(p.a_layout()) << "; A,B " << info.inputs << " -> " << info.output << "; " << info.compute << "; "
         << a.describe();
   if (!extra.label.empty()) label << "; " << extra.label;
   if (!choice.note.empty()) label << "; " << choice.note;
@@ -278,7 +290,7 @@ constexpr std::size_t kFinalists = 6;  // re-timed with every algorithm while th
 // of all) stops the screening early. Failures are left to the search, which reports them.
 void warm_up(gp::DType type, const DeviceBuffer<std::uint8_t>& workspace, cudaStream_t stream) {
   try {
-    lt::Problem p(type, gp::Shape{2048, 2048, 2048}, g_settings.fp8_fast_accum);
+    lt::Problem p(type, gp::Shape{2048, 2048, 2048}, g_settings.fp8_fast_accum, layout_for(type));
     lt::Operands ops(p, 1, kSeed, stream);
     const auto algos = p.heuristic(1, workspace.bytes(), nullptr);
     if (algos.empty()) return;
@@ -327,7 +339,7 @@ std::size_t rerank(gp::DType type, const std::vector<Contender>& cs, const Devic
       const int sets = gp::rotation_sets(c.shape, info, context().l2_bytes, budget);
       if (sets == 0) throw std::runtime_error(gp::shape_problem(c.shape, info, budget));
       Setup su;
-      su.p = std::make_unique<lt::Problem>(type, c.shape, g.fp8_fast_accum);
+      su.p = std::make_unique<lt::Problem>(type, c.shape, g.fp8_fast_accum, layout_for(type));
       su.ops = std::make_unique<lt::Operands>(*su.p, sets, kSeed, stream);
       su.reps = std::clamp(static_cast<int>(std::ceil(kRerankTiming_s / std::max(c.seconds, 1e-7))), 2, 30);
       setups.push_back(std::move(su));
@@ -429,7 +441,7 @@ void run_search(benchmark::State& state, gp::DType type) {
       try {
         const int sets = gp::rotation_sets(s, info, ctx.l2_bytes, budget);
         if (sets == 0) unsupported(gp::shape_problem(s, info, budget));
-        lt::Problem p(type, s, g.fp8_fast_accum);
+        lt::Problem p(type, s, g.fp8_fast_accum, layout_for(type));
         lt::Operands ops(p, sets, kSeed, stream.get());
         const lt::AlgoChoice c = lt::pick_algo(p, ops, screen, workspace.get(), workspace.bytes(), stream.get());
         ++screened;
@@ -465,7 +477,7 @@ void run_search(benchmark::State& state, gp::DType type) {
       try {
         const int sets = gp::rotation_sets(s, info, ctx.l2_bytes, budget);
         if (sets == 0) unsupported(gp::shape_problem(s, info, budget));
-        lt::Problem p(type, s, g.fp8_fast_accum);
+        lt::Problem p(type, s, g.fp8_fast_accum, layout_for(type));
         lt::Operands ops(p, sets, kSeed, stream.get());
         lt::AlgoChoice c = lt::pick_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
         algos_tried += c.tried;
@@ -619,7 +631,7 @@ void run_sustained(benchmark::State& state, gp::DType type) {
     if (sets == 0) unsupported(gp::shape_problem(shape, info, budget));
     Stream stream;
     DeviceBuffer<std::uint8_t> workspace(g.workspace_bytes);
-    lt::Problem p(type, shape, g.fp8_fast_accum);
+    lt::Problem p(type, shape, g.fp8_fast_accum, layout_for(type));
     lt::Operands ops(p, sets, kSeed, stream.get());
     lt::AlgoChoice choice;
     if (found != g_best.end()) {
@@ -650,6 +662,7 @@ void run_sustained(benchmark::State& state, gp::DType type) {
     const lt::AlgoInfo a = lt::algo_info(choice.algo);
     record_config(state, shape, a);
     auto& c = state.counters;
+    c["a_transposed"] = p.a_layout() == lt::ALayout::kTransposed ? 1 : 0;
     double timed_s = 0;
     for (double u : m.unit_seconds) timed_s += u * m.units_per_sample;
     c["window_s"] = timed_s;
@@ -664,7 +677,7 @@ void run_sustained(benchmark::State& state, gp::DType type) {
     const double window = run.chunk_end_s.empty() ? 0.0 : run.chunk_end_s.back();
     for (const auto& [key, value] : timeline_counters(build_timeline(chunks, run.readings, window))) c[key] = value;
     std::ostringstream label;
-    label << gp::to_string(shape) << " TN; A,B " << info.inputs << " -> " << info.output << "; " << info.compute << "; "
+    label << gp::to_string(shape) << " " << lt::layout_name(p.a_layout()) << "; A,B " << info.inputs << " -> " << info.output << "; " << info.compute << "; "
           << a.describe() << "; " << (found != g_best.end() ? "the fastest verified configuration" : "8192^3 (no search result)")
           << " run back to back for " << g.sustained_s << " s";
     state.SetLabel(label.str());
@@ -687,6 +700,7 @@ void register_cases(const Context& ctx) {
   g.algos = algos_set || !g.quick ? g_flags.algos : 4;
   g.workspace_bytes = static_cast<std::size_t>(g_flags.workspace_mib) << 20;
   g.fp8_fast_accum = g_flags.fp8_fast_accum;
+  g.layout = g_flags.layout == "nn" ? lt::ALayout::kNormal : lt::ALayout::kTransposed;
   g.cooldown_s = (g_cooldown_opt && g_cooldown_opt->count() > 0) || !g.quick ? g_flags.cooldown_s : 0.25;
   g.burst_s = g_flags.burst_s;
   g.burst_warmup_s = g_flags.burst_warmup_s;

@@ -164,15 +164,25 @@ std::string type_unsupported_reason(gp::DType type, const cudaDeviceProp& prop) 
   return type_support(type, prop).unsupported;
 }
 
-Problem::Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum)
-    : info_(&gp::dtype_info(type)), shape_(shape) {
+const char* layout_name(ALayout a) { return a == ALayout::kTransposed ? "TN" : "NN"; }
+
+bool layout_allowed(gp::DType type, ALayout a) {
+  const bool tn_only = type == gp::DType::kFp8E4m3 || type == gp::DType::kFp8E5m2 || type == gp::DType::kInt8;
+  return a == ALayout::kTransposed || !tn_only;
+}
+
+Problem::Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum, ALayout a_layout)
+    : info_(&gp::dtype_info(type)), shape_(shape), a_layout_(a_layout) {
   const std::string problem = gp::shape_problem(shape, *info_, std::numeric_limits<std::size_t>::max());
   if (!problem.empty()) throw std::invalid_argument(problem);
+  if (!layout_allowed(type, a_layout))
+    throw std::invalid_argument(std::string(info_->name) + " GEMMs take A transposed (TN) only, not " +
+                                layout_name(a_layout));
   const LtTypes t = lt_types(type);
   const bool fp8 = type == gp::DType::kFp8E4m3 || type == gp::DType::kFp8E5m2;
   try {
     CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, t.compute, t.scale));
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    const cublasOperation_t ta = a_layout == ALayout::kTransposed ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
     CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     if (fp8) {
@@ -191,7 +201,10 @@ Problem::Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum)
     }
     const auto m = static_cast<std::uint64_t>(shape.m), n = static_cast<std::uint64_t>(shape.n),
                k = static_cast<std::uint64_t>(shape.k);
-    CEILINGS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la_, t.a, k, m, static_cast<std::int64_t>(k)));
+    if (a_layout == ALayout::kTransposed)
+      CEILINGS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la_, t.a, k, m, static_cast<std::int64_t>(k)));
+    else
+      CEILINGS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la_, t.a, m, k, static_cast<std::int64_t>(m)));
     CEILINGS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb_, t.b, k, n, static_cast<std::int64_t>(k)));
     CEILINGS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc_, t.c, m, n, static_cast<std::int64_t>(m)));
   } catch (...) {
@@ -500,10 +513,18 @@ Verification verify(const Problem& p, const Operands& ops, int set, cudaStream_t
   const auto* a = static_cast<const std::uint8_t*>(ops.a(set));
   const auto* b = static_cast<const std::uint8_t*>(ops.b(set));
   const auto* c = static_cast<const std::uint8_t*>(ops.c());
-  // Row i of op(A) = A^T is column i of the stored K x M matrix: K contiguous elements.
-  for (std::size_t r = 0; r < rows.size(); ++r)
-    CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&a_raw[r * ka], a + static_cast<std::size_t>(rows[r]) * ka, ka,
-                                        cudaMemcpyDeviceToHost, stream));
+  // Row i of op(A): with A transposed, column i of the stored K x M matrix, K contiguous elements; else row i
+  // of the stored M x K matrix, K elements M apart.
+  const std::size_t a_elem = static_cast<std::size_t>(type_bytes(t.a));
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (p.a_layout() == ALayout::kTransposed)
+      CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&a_raw[r * ka], a + static_cast<std::size_t>(rows[r]) * ka, ka,
+                                          cudaMemcpyDeviceToHost, stream));
+    else
+      CEILINGS_CUDA_CHECK(cudaMemcpy2DAsync(&a_raw[r * ka], a_elem, a + static_cast<std::size_t>(rows[r]) * a_elem,
+                                            static_cast<std::size_t>(s.m) * a_elem, a_elem,
+                                            static_cast<std::size_t>(s.k), cudaMemcpyDeviceToHost, stream));
+  }
   for (std::size_t q = 0; q < cols.size(); ++q) {
     CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&b_raw[q * kb], b + static_cast<std::size_t>(cols[q]) * kb, kb,
                                         cudaMemcpyDeviceToHost, stream));

@@ -36,11 +36,18 @@ TypeSupport type_support(gp::DType type, const cudaDeviceProp& prop);
 // type_support(...).unsupported.
 std::string type_unsupported_reason(gp::DType type, const cudaDeviceProp& prop);
 
-// Descriptors of D = alpha * op(A) op(B) with op(A) = A^T (A stored K x M, lda = K), op(B) = B (K x N,
-// ldb = K), C = D (M x N, ldc = M), beta = 0: the "TN" layout every cuBLASLt type (fp8, int8) accepts.
+// How A is stored. kTransposed: K x M (lda = K), op(A) = A^T, the "TN" layout every cuBLASLt type accepts
+// and the only one fp8 and int8 take. kNormal: M x K (lda = M), op(A) = A, "NN", what a row-major
+// framework's A @ B becomes in cuBLAS's column-major terms.
+enum class ALayout { kTransposed, kNormal };
+const char* layout_name(ALayout a);  // "TN" | "NN"
+bool layout_allowed(gp::DType type, ALayout a);
+
+// Descriptors of D = alpha * op(A) op(B) with op(A) as `a_layout` says, op(B) = B (K x N, ldb = K), C = D
+// (M x N, ldc = M), beta = 0. std::invalid_argument for a layout the type does not take.
 class Problem {
  public:
-  Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum = true);
+  Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum = true, ALayout a_layout = ALayout::kTransposed);
   ~Problem();
   Problem(const Problem&) = delete;
   Problem& operator=(const Problem&) = delete;
@@ -49,6 +56,7 @@ class Problem {
   const gp::Shape& shape() const { return shape_; }
   double scale() const;  // alpha * a_scale * b_scale, the factor the reference is multiplied by
   bool fast_accum() const { return fast_accum_; }
+  ALayout a_layout() const { return a_layout_; }
   // CUBLASLT_MATMUL_DESC_FAST_ACCUM read back from the operation descriptor (false where it is not set).
   bool descriptor_fast_accum() const;
 
@@ -64,6 +72,7 @@ class Problem {
   const gp::DTypeInfo* info_;
   gp::Shape shape_;
   bool fast_accum_ = false;
+  ALayout a_layout_ = ALayout::kTransposed;
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t la_ = nullptr, lb_ = nullptr, lc_ = nullptr;
   DeviceBuffer<float> scales_;  // fp8: a_scale, b_scale

@@ -24,13 +24,14 @@
 #   --time-quick   last, with 60 s kept for it (it took 36 s on the H200): times `ceilings measure --quick` (the
 #                  issues ask for a quick pass of about 30 s of GEMM); its log and family times go after the
 #                  measurement's in measure.log
-#   --gemm-ab      last, with 60 s kept for it: bf16, fp16 and fp8_e4m3 at 8192^3 alone (so both sides time
-#                  the same shape, each with the algorithm its own search kept, printed beside it, and the
-#                  search's back-to-back timing of it is beside them;
-#                  no sustained windows) in two ceilings-bench processes one after the other, first with the
-#                  bursts timed as the committed run 2 timed them (at least 10 samples, no pre-roll, 50 ms
-#                  warm-up), then with the defaults (about 10 s each, not yet timed); a table of both goes to
-#                  stdout and measure.log
+#   --gemm-ab      last, with 90 s kept for it: bf16, fp16, fp8_e4m3 and fp64 at 8192^3 alone (so every side
+#                  times the same shape, each with the algorithm its own search kept, printed beside it, and
+#                  the search's back-to-back timing of it is beside them; no sustained windows) in three
+#                  ceilings-bench processes one after the other: the bursts timed as the committed run 2
+#                  timed them (at least 10 samples, no pre-roll, 50 ms warm-up), the defaults, and the
+#                  defaults with A stored M x K (--ceilings_gemm_layout=nn, as PyTorch's DGEMM at 61.2 TFLOP/s
+#                  ran it; fp8 stays TN) (about 15 s each, not yet timed); a table of all goes to stdout and
+#                  measure.log
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
@@ -99,7 +100,7 @@ echo "build: ok in $((SECONDS - start)) s"
 # The measurement first: it is what the session is lent the GPU for, and GEMM, the family the targets
 # hinge on most, runs last within it. The tests get the time kept back for them afterwards.
 sanitize_s=$(( sanitize ? tests_s : 0 ))
-quick_keep=$(( (time_quick ? 60 : 0) + (gemm_ab ? 60 : 0) ))
+quick_keep=$(( (time_quick ? 60 : 0) + (gemm_ab ? 90 : 0) ))
 budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s - quick_keep ))
 # A late build still gets a short measurement: 60 s, or what is left of the deadline when less (10 s at least).
 [ "$budget" -lt 60 ] && budget=$(( $(left) - 20 < 60 ? $(left) - 20 : 60 ))
@@ -196,15 +197,16 @@ fi
 
 if [ "$gemm_ab" = 1 ]; then
   ab_s=$(( $(left) - 20 ))
-  if [ "$ab_s" -ge 30 ]; then
+  if [ "$ab_s" -ge 45 ]; then
     ab=/tmp/ceilings-gemm-ab.json
-    # The same cases twice: Google Benchmark runs each registered case once, so the second setting is a
-    # second process right after the first (the card has had the first one's bursts, not a search, more).
-    for setting in "--ceilings_gemm_burst_samples=10 --ceilings_gemm_burst_preroll=0 --ceilings_gemm_burst_warmup_s=0.05" ""; do
+    # The same cases three times: Google Benchmark runs each registered case once, so each setting is a
+    # process of its own right after the last (the card has had the earlier ones' bursts, not a search, more).
+    for setting in "--ceilings_gemm_burst_samples=10 --ceilings_gemm_burst_preroll=0 --ceilings_gemm_burst_warmup_s=0.05" \
+      "" "--ceilings_gemm_layout=nn"; do
       # shellcheck disable=SC2086 # the setting is a list of flags
-      timeout -k 5 $(( ab_s / 2 )) build/device/ceilings-bench --ceilings_gemm_types=bf16,fp16,fp8_e4m3 \
+      timeout -k 5 $(( ab_s / 3 )) build/device/ceilings-bench --ceilings_gemm_types=bf16,fp16,fp8_e4m3,fp64 \
         --ceilings_gemm_sustained_s=0 --ceilings_gemm_shapes=8192x8192x8192 \
-        --benchmark_filter='^gemm/(bf16|fp16|fp8_e4m3)/' $setting \
+        --benchmark_filter='^gemm/(bf16|fp16|fp8_e4m3|fp64)/' $setting \
         --benchmark_format=json >"$ab" 2>>"$OUT/measure.log"
       echo "== gemm A/B: ${setting:-defaults} (exit $?)"
       python3 - "$ab" <<'PY' 2>&1 || true
@@ -224,8 +226,8 @@ for b in doc.get("benchmarks", []):
           f"  samples {b.get('samples', 0):.0f}x{b.get('units_per_sample', 0):.0f}"
           f"  {b.get('sm_clock_hz', 0) / 1e9:.2f} GHz  {b.get('power_instant_w', 0):.0f} W"
           f"  capped {b.get('power_cap_readings', 0):.0f}/{b.get('reason_readings', 0):.0f}  {b.get('m', 0):.0f}x{b.get('n', 0):.0f}x{b.get('k', 0):.0f}"
-          f"  algo {b.get('algo_id', -1):.0f} tile {b.get('tile_id', -1):.0f} stages {b.get('stages_id', -1):.0f}"
-          f" splitk {b.get('splitk', 0):.0f}")
+          f"  {'TN' if b.get('a_transposed', 1) else 'NN'} algo {b.get('algo_id', -1):.0f} tile {b.get('tile_id', -1):.0f}"
+          f" stages {b.get('stages_id', -1):.0f} splitk {b.get('splitk', 0):.0f}")
 PY
     done | tee -a "$OUT/measure.log"
   else

@@ -494,6 +494,9 @@ TEST(GemmFlags, NegativeBudgetsAreRejected) {
   const auto w = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_gemm_burst_warmup_s=-0.01"});
   EXPECT_EQ(w.exit_code, 2) << w.err;
   EXPECT_NE(w.err.find("--ceilings_gemm_burst_warmup_s"), std::string::npos) << w.err;
+  const auto l = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_gemm_layout=tt"});
+  EXPECT_EQ(l.exit_code, 2) << l.err;
+  EXPECT_NE(l.err.find("--ceilings_gemm_layout"), std::string::npos) << l.err;
 }
 
 TEST(GemmFlags, ValidFlagsPassParsing) {
@@ -501,7 +504,8 @@ TEST(GemmFlags, ValidFlagsPassParsing) {
   // it would run; --benchmark_list_tests keeps that short.
   const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_gemm_types=bf16,int8",
                                     "--ceilings_gemm_shapes=4096x4096x4096", "--ceilings_gemm_sustained_s=0",
-                                    "--ceilings_gemm_burst_warmup_s=0", "--benchmark_list_tests=true"});
+                                    "--ceilings_gemm_burst_warmup_s=0", "--ceilings_gemm_layout=nn",
+                                    "--benchmark_list_tests=true"});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.exit_code << r.err;
   if (r.exit_code == 0) EXPECT_NE(r.out.find("gemm/bf16"), std::string::npos) << r.out;
 }

@@ -38,7 +38,8 @@ int compute_capability() {
 }
 
 // One GEMM on input set 1 with the fastest of a few heuristic candidates; verification against `check_set`.
-Ran run_one(gp::DType type, const gp::Shape& shape, int check_set = 1, bool fp8_fast_accum = true) {
+Ran run_one(gp::DType type, const gp::Shape& shape, int check_set = 1, bool fp8_fast_accum = true,
+            ALayout layout = ALayout::kTransposed) {
   Ran r;
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
@@ -49,7 +50,7 @@ Ran run_one(gp::DType type, const gp::Shape& shape, int check_set = 1, bool fp8_
   try {
     Stream stream;
     DeviceBuffer<std::uint8_t> ws(std::size_t{32} << 20);
-    Problem p(type, shape, fp8_fast_accum);
+    Problem p(type, shape, fp8_fast_accum, layout);
     Operands ops(p, 2, 1234u, stream.get());
     const AlgoChoice c = pick_algo(p, ops, 4, ws.get(), ws.bytes(), stream.get());
     r.algo = algo_info(c.algo);
@@ -125,6 +126,30 @@ TEST(GemmGpu, EveryTypeVerifiesAtSmallShapes) {
       const std::int64_t expect = std::min<std::int64_t>(16, s.m) * std::min<std::int64_t>(16, s.n);
       EXPECT_EQ(r.v.checked, expect);
       EXPECT_LT(r.v.worst_ratio, 1.0) << r.v.detail;
+    }
+  }
+}
+
+// A stored M x K (NN, --ceilings_gemm_layout=nn) for every type that takes it: verified with A's rows read
+// strided, and a result checked against the other input set fails; fp8 and int8 refuse the layout.
+TEST(GemmGpu, NnLayoutVerifiesWhereTheTypeTakesIt) {
+  CEILINGS_REQUIRE_GPU();
+  for (const auto& t : gp::all_dtypes()) {
+    if (!layout_allowed(t.type, ALayout::kNormal)) {
+      EXPECT_THROW(Problem(t.type, {256, 128, 64}, true, ALayout::kNormal), std::invalid_argument) << t.name;
+      continue;
+    }
+    for (const gp::Shape& s : {gp::Shape{256, 128, 64}, gp::Shape{384, 256, 8192}, gp::Shape{100, 36, 20}}) {
+      SCOPED_TRACE(std::string(t.name) + " NN " + gp::to_string(s));
+      const Ran r = run_one(t.type, s, 1, true, ALayout::kNormal);
+      if (!r.ran) {
+        expect_ran_or_skipped(r, (std::string(t.name) + " NN " + gp::to_string(s)).c_str());
+        continue;
+      }
+      EXPECT_TRUE(r.v.ok) << r.v.detail;
+      EXPECT_LT(r.v.worst_ratio, 1.0) << r.v.detail;
+      const Ran wrong = run_one(t.type, s, 0, true, ALayout::kNormal);
+      if (wrong.ran) EXPECT_FALSE(wrong.v.ok) << "checked against the other input set";
     }
   }
 }
