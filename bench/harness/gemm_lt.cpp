@@ -514,16 +514,21 @@ Verification verify(const Problem& p, const Operands& ops, int set, cudaStream_t
   const auto* b = static_cast<const std::uint8_t*>(ops.b(set));
   const auto* c = static_cast<const std::uint8_t*>(ops.c());
   // Row i of op(A): with A transposed, column i of the stored K x M matrix, K contiguous elements; else row i
-  // of the stored M x K matrix, K elements M apart.
+  // of the stored M x K matrix, K elements M apart, gathered on the device first (a strided copy straight
+  // into pageable host memory goes element by element) and brought over in one copy.
   const std::size_t a_elem = static_cast<std::size_t>(type_bytes(t.a));
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    if (p.a_layout() == ALayout::kTransposed)
+  if (p.a_layout() == ALayout::kTransposed) {
+    for (std::size_t r = 0; r < rows.size(); ++r)
       CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&a_raw[r * ka], a + static_cast<std::size_t>(rows[r]) * ka, ka,
                                           cudaMemcpyDeviceToHost, stream));
-    else
-      CEILINGS_CUDA_CHECK(cudaMemcpy2DAsync(&a_raw[r * ka], a_elem, a + static_cast<std::size_t>(rows[r]) * a_elem,
+  } else {
+    DeviceBuffer<std::uint8_t> gathered(a_raw.size());
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      CEILINGS_CUDA_CHECK(cudaMemcpy2DAsync(gathered.get() + r * ka, a_elem, a + static_cast<std::size_t>(rows[r]) * a_elem,
                                             static_cast<std::size_t>(s.m) * a_elem, a_elem,
-                                            static_cast<std::size_t>(s.k), cudaMemcpyDeviceToHost, stream));
+                                            static_cast<std::size_t>(s.k), cudaMemcpyDeviceToDevice, stream));
+    CEILINGS_CUDA_CHECK(cudaMemcpyAsync(a_raw.data(), gathered.get(), a_raw.size(), cudaMemcpyDeviceToHost, stream));
+    CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));  // before `gathered` goes
   }
   for (std::size_t q = 0; q < cols.size(); ++q) {
     CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&b_raw[q * kb], b + static_cast<std::size_t>(cols[q]) * kb, kb,

@@ -1,4 +1,4 @@
-// cuBLASLt GEMM plumbing for the gemm.<type> ceilings: one TN problem per (type, shape), its random
+// cuBLASLt GEMM plumbing for the gemm.<type> ceilings: one problem per (type, shape), TN or NN, its random
 // operands rotated across input sets, heuristic algorithm candidates and their names, sampled float64
 // verification. Shared by bench/gemm.cpp and the GPU tests.
 #pragma once

@@ -30,8 +30,8 @@
 #                  ceilings-bench processes one after the other: the bursts timed as the committed run 2
 #                  timed them (at least 10 samples, no pre-roll, 50 ms warm-up), the defaults, and the
 #                  defaults with A stored M x K (--ceilings_gemm_layout=nn, as PyTorch's DGEMM at 61.2 TFLOP/s
-#                  ran it; fp8 stays TN) (about 15 s each, not yet timed); a table of all goes to stdout and
-#                  measure.log
+#                  ran it; without fp8, which takes TN only), each given its share of what is left (not yet
+#                  timed; about 15-20 s each by estimate); a table of all goes to stdout and measure.log
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
@@ -197,16 +197,22 @@ fi
 
 if [ "$gemm_ab" = 1 ]; then
   ab_s=$(( $(left) - 20 ))
-  if [ "$ab_s" -ge 45 ]; then
+  if [ "$ab_s" -ge 60 ]; then
     ab=/tmp/ceilings-gemm-ab.json
     # The same cases three times: Google Benchmark runs each registered case once, so each setting is a
     # process of its own right after the last (the card has had the earlier ones' bursts, not a search, more).
-    for setting in "--ceilings_gemm_burst_samples=10 --ceilings_gemm_burst_preroll=0 --ceilings_gemm_burst_warmup_s=0.05" \
-      "" "--ceilings_gemm_layout=nn"; do
+    # Each setting: its flags, then the types (fp8 takes TN only: not in the NN run).
+    settings=("--ceilings_gemm_burst_samples=10 --ceilings_gemm_burst_preroll=0 --ceilings_gemm_burst_warmup_s=0.05|bf16,fp16,fp8_e4m3,fp64"
+              "|bf16,fp16,fp8_e4m3,fp64" "--ceilings_gemm_layout=nn|bf16,fp16,fp64")
+    for i in "${!settings[@]}"; do
+      setting=${settings[$i]%%|*} types=${settings[$i]#*|}
+      # What is left of the deadline, shared among the settings still to run.
+      t=$(( ($(left) - 20) / (${#settings[@]} - i) ))
+      if [ "$t" -lt 15 ]; then echo "== gemm A/B: ${setting:-defaults}: not run, $t s left"; continue; fi
       # shellcheck disable=SC2086 # the setting is a list of flags
-      timeout -k 5 $(( ab_s / 3 )) build/device/ceilings-bench --ceilings_gemm_types=bf16,fp16,fp8_e4m3,fp64 \
+      timeout -k 5 "$t" build/device/ceilings-bench --ceilings_gemm_types="$types" \
         --ceilings_gemm_sustained_s=0 --ceilings_gemm_shapes=8192x8192x8192 \
-        --benchmark_filter='^gemm/(bf16|fp16|fp8_e4m3|fp64)/' $setting \
+        --benchmark_filter="^gemm/(${types//,/|})/" $setting \
         --benchmark_format=json >"$ab" 2>>"$OUT/measure.log"
       echo "== gemm A/B: ${setting:-defaults} (exit $?)"
       python3 - "$ab" <<'PY' 2>&1 || true
