@@ -164,6 +164,23 @@ std::string short_window_note(const Ceiling& c) {
          format_quantity(*window, "s") + ")";
 }
 
+// A list of cases in the detail (detail.sweep, detail.variants) as rows: case, value (in the point's own unit
+// where it has one), cv. No rows where the detail has no such list.
+Table cases_table(const Ceiling& c, const char* key) {
+  Table t;
+  t.columns = {"case", "value", "cv"};
+  t.right_aligned = {false, true, true};
+  if (!c.detail.is_object() || !c.detail.contains(key) || !c.detail[key].is_array()) return t;
+  for (const json& pt : c.detail[key]) {
+    if (!pt.is_object()) continue;
+    const std::string unit = pt.value("unit", c.unit);
+    t.add_row({pt.value("benchmark", std::string("?")),
+               pt.contains("value") && pt["value"].is_number() ? format_quantity(pt["value"].get<double>(), unit) : "-",
+               pt.contains("cv") && pt["cv"].is_number() ? format_percent(pt["cv"].get<double>(), 2) : "-"});
+  }
+  return t;
+}
+
 // detail.timeline as rows: window, rate, SM clock, NVML's power reading, and the instantaneous and the
 // energy counter's power where some bin has them. No rows without a timeline.
 Table timeline_table(const Ceiling& c) {
@@ -309,33 +326,9 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
     }
   section("detail", "how it was obtained", d);
 
-  if (c->detail.is_object() && c->detail.contains("sweep") && c->detail["sweep"].is_array()) {
-    Table sw;
-    sw.columns = {"case", "value", "cv"};
-    sw.right_aligned = {false, true, true};
-    for (const json& pt : c->detail["sweep"]) {
-      if (!pt.is_object()) continue;
-      const std::string unit = pt.value("unit", c->unit);
-      sw.add_row({pt.value("benchmark", std::string("?")),
-                  pt.contains("value") && pt["value"].is_number() ? format_quantity(pt["value"].get<double>(), unit) : "-",
-                  pt.contains("cv") && pt["cv"].is_number() ? format_percent(pt["cv"].get<double>(), 2) : "-"});
-    }
-    section("sweep", "sweep (points that are not the ceiling)", sw);
-  }
-
+  section("sweep", "sweep (points that are not the ceiling)", cases_table(*c, "sweep"));
   // Every configuration that competed for the ceiling, best first (the first is the ceiling).
-  if (c->detail.is_object() && c->detail.contains("variants") && c->detail["variants"].is_array()) {
-    Table vt;
-    vt.columns = {"case", "value", "cv"};
-    vt.right_aligned = {false, true, true};
-    for (const json& v : c->detail["variants"]) {
-      if (!v.is_object()) continue;
-      vt.add_row({v.value("benchmark", std::string("?")),
-                  v.contains("value") && v["value"].is_number() ? format_quantity(v["value"].get<double>(), c->unit) : "-",
-                  v.contains("cv") && v["cv"].is_number() ? format_percent(v["cv"].get<double>(), 2) : "-"});
-    }
-    section("variants", "variants (best first; the first is the ceiling)", vt);
-  }
+  section("variants", "variants (best first; the first is the ceiling)", cases_table(*c, "variants"));
 
   // A sustained ceiling's time series: when a drop came, with the clock and power beside it.
   section("timeline", "over the window", timeline_table(*c));

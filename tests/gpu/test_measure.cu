@@ -47,6 +47,14 @@ unsigned long long read_count(const DeviceBuffer<unsigned long long>& count, cud
   return h;
 }
 
+// Options that take between `min` and `max` samples.
+Options sampling(int min, int max) {
+  Options o;
+  o.min_samples = min;
+  o.max_samples = max;
+  return o;
+}
+
 TEST(BlockingKernelGpu, TimesOutWhenNeverReleasedAndNotWhenReleased) {
   CEILINGS_REQUIRE_GPU();
   Stream s;
@@ -85,9 +93,7 @@ TEST(MeasureGpu, KeepsToTheCasesOwnBudget) {
   CEILINGS_REQUIRE_GPU();
   Stream s;
   const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
-  Options o;
-  o.min_samples = 2;
-  o.max_samples = 100000;
+  Options o = sampling(2, 100000);
   o.max_seconds = 20;
   o.target_cv = -1;  // never converges (0 would, on two equal samples): only the budget stops sampling
   MeasureSpec spec;
@@ -106,9 +112,7 @@ TEST(MeasureGpu, ACooldownIdlesBeforeTheWarmUp) {
   CEILINGS_REQUIRE_GPU();
   Stream s;
   const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
-  Options o;
-  o.min_samples = 2;
-  o.max_samples = 2;
+  Options o = sampling(2, 2);
   MeasureSpec spec;
   spec.cooldown_s = 0.5;
   std::vector<double> enqueued_at;
@@ -128,9 +132,7 @@ TEST(MeasureGpu, PrerollUnitsRunUntimedBeforeEverySample) {
   CEILINGS_REQUIRE_GPU();
   Stream s;
   const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
-  Options o;
-  o.min_samples = 3;
-  o.max_samples = 3;
+  Options o = sampling(3, 3);
   MeasureSpec spec;
   spec.units_per_sample = 1;
   spec.preroll_units = 2;
@@ -152,9 +154,7 @@ TEST(MeasureGpu, ACaseMayStopAfterFewerSamplesThanTheOptionsMinimum) {
   CEILINGS_REQUIRE_GPU();
   Stream s;
   const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
-  Options o;
-  o.min_samples = 10;
-  o.max_samples = 100;
+  Options o = sampling(10, 100);
   o.target_cv = 10.0;  // every set of samples has converged
   MeasureSpec spec;
   spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 1000); };
@@ -172,9 +172,7 @@ TEST(MeasureGpu, AFullLaunchQueueHalvesTheUnitsInsteadOfFailing) {
   CEILINGS_REQUIRE_GPU();
   Stream s;
   const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
-  Options o;
-  o.min_samples = 3;
-  o.max_samples = 3;
+  Options o = sampling(3, 3);
   o.min_sample_seconds = 1.0;  // asks for the most units a sample may hold (200), whatever a launch costs
   int in_sample = 0;
   MeasureSpec spec;
@@ -225,9 +223,7 @@ TEST(MeasureGpu, TelemetryCoversTheWindowWithReadingCountsAndViolationTimes) {
   ASSERT_TRUE(nvml_device) << "NVML did not load or did not find this CUDA device by its PCI bus id";
   Stream s;
   DeviceBuffer<unsigned long long> count(1);
-  Options o;
-  o.min_samples = 2;
-  o.max_samples = 100000;
+  Options o = sampling(2, 100000);
   o.max_seconds = 2.0;
   o.target_cv = -1;  // never converges (0 would, on two equal samples): the budget ends sampling
   MeasureSpec spec;
