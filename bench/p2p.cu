@@ -456,6 +456,9 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
     if (!g_loopback && (shape == Shape::kUni || shape == Shape::kBidir))
       for (const auto& [key, v] : nvlink_link_counters(usable)) state.counters[key] = v;
     state.counters["gpus"] = count;
+    // --ceilings_p2p_scope: 1 where only this process's GPU's pairs ran (measure --all-gpus), so the slowest
+    // pair is this GPU's, not the node's.
+    state.counters["scope_device"] = only >= 0 ? 1 : 0;
     state.counters["pairs_without_access"] = static_cast<double>(pairs.size() - usable.size());
     state.counters["transfer_bytes"] = static_cast<double>(bytes);
     state.counters["sm_copy"] = engine == Engine::kSm ? 1 : 0;
