@@ -227,8 +227,8 @@ for b in doc.get("benchmarks", []):
         continue
     rate = b.get("flop_per_second", 0) + b.get("op_per_second", 0)
     reranks = " ".join(f"{b[k] / 1e12:.0f}" for k in sorted(b) if k.startswith("rerank_rate_"))
-    print(f"  {b['name'].split('/')[1]:9} {rate / 1e12:7.1f} T/s  search {b.get('search_rate', 0) / 1e12:7.1f}"
-          f"  side by side [{reranks}] pick {b.get('rerank_pick', 0):.0f}  cv {b.get('cv', 0):.4f}"
+    print(f"  {b['name'].split('/')[1]:9} {rate / 1e12:7.1f} TFLOP/s  search {b.get('search_rate', 0) / 1e12:7.1f}"
+          f" TFLOP/s  side by side [{reranks}] pick {b.get('rerank_pick', 0):.0f}  cv {b.get('cv', 0):.4f}"
           f"  samples {b.get('samples', 0):.0f}x{b.get('units_per_sample', 0):.0f}"
           f"  {b.get('sm_clock_hz', 0) / 1e9:.2f} GHz  {b.get('power_instant_w', 0):.0f} W"
           f"  capped {b.get('power_cap_readings', 0):.0f}/{b.get('reason_readings', 0):.0f}  {b.get('m', 0):.0f}x{b.get('n', 0):.0f}x{b.get('k', 0):.0f}"
