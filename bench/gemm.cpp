@@ -405,6 +405,7 @@ void run_search(benchmark::State& state, gp::DType type) {
       gp::ShapeSearchParams sp;
       sp.sm_count = ctx.prop.multiProcessorCount;
       sp.memory_bytes = budget;
+      sp.dim_scales = gp::search_dim_scales(type);
       if (g.quick) sp.max_candidates = 8;
       candidates = gp::shape_candidates(sp, info);
       if (candidates.empty()) unsupported("no search shape fits in " + std::to_string(budget >> 20) + " MiB");

@@ -236,7 +236,50 @@ bool before(const Mn& x, const Mn& y) {
 
 }  // namespace
 
+std::vector<double> search_dim_scales(DType type) {
+  if (type == DType::kFp64 || type == DType::kFp32) return {1.0, 0.5};
+  return {1.0};
+}
+
 std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo& type) {
+  if (p.dim_scales.size() > 1 || (p.dim_scales.size() == 1 && p.dim_scales[0] != 1.0)) {
+    for (double s : p.dim_scales)
+      if (!(s > 0) || !std::isfinite(s) || s > 1) throw InputError("shape search: a dim scale must be in (0, 1]");
+    auto scaled = [](std::int64_t v, double s) {
+      const auto x = static_cast<std::int64_t>(std::ceil(static_cast<double>(v) * s));
+      return (x + 127) / 128 * 128;
+    };
+    std::vector<std::vector<Shape>> lists;
+    for (double s : p.dim_scales) {
+      ShapeSearchParams q = p;
+      q.dim_scales = {1.0};
+      q.min_dim = scaled(p.min_dim, s);
+      q.square_dim = scaled(p.square_dim, s);
+      for (std::int64_t& k : q.k_values) k = scaled(k, s);
+      q.long_k_min = scaled(p.long_k_min, s);
+      q.long_k_max = scaled(p.long_k_max, s);
+      q.long_k_step = scaled(p.long_k_step, s);
+      lists.push_back(shape_candidates(q, type));
+    }
+    // The reference shape first (each list starts with it where it fits), then the lists in turn.
+    std::vector<Shape> out;
+    const Shape reference{8192, 8192, 8192};
+    auto add = [&](const Shape& s) {
+      if (out.size() < p.max_candidates && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    };
+    for (const auto& l : lists)
+      if (!l.empty() && l.front() == reference) add(reference);
+    for (std::size_t i = 0; out.size() < p.max_candidates; ++i) {
+      bool any = false;
+      for (const auto& l : lists)
+        if (i < l.size()) {
+          any = true;
+          add(l[i]);
+        }
+      if (!any) break;
+    }
+    return out;
+  }
   auto fits = [&](const Shape& s) {
     return p.memory_bytes == 0 || input_set_bytes(s, type) + output_bytes(s, type) <= p.memory_bytes;
   };
@@ -266,9 +309,9 @@ std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo&
     return std::fabs(std::log2(static_cast<double>(m) / static_cast<double>(n)));
   };
 
-  // Near-square outputs in whole waves, near 8192^2 in area (enough work per launch, still fits).
+  // Near-square outputs in whole waves, near square_dim^2 in area (enough work per launch, still fits).
   std::vector<Mn> square;
-  const double target = std::log2(8192.0 * 8192.0);
+  const double target = std::log2(static_cast<double>(p.square_dim) * static_cast<double>(p.square_dim));
   for (const Tile& t : p.tiles) {
     if (t.m <= 0 || t.n <= 0) continue;
     for (std::int64_t a = (p.min_dim + t.m - 1) / t.m; a * t.m <= p.max_dim; ++a)

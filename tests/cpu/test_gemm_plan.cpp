@@ -253,6 +253,54 @@ TEST(GemmPlan, MeasurementOrderPutsTheWantedTypesFirst) {
     EXPECT_EQ(gemm_ceiling_rank(other), -1) << other;
 }
 
+// fp64 and fp32 search shapes at half the lengths too (an eighth of the work a GEMM: bursts as short as the
+// tensor-core types'), interleaved with the full-size ones; the reference stays first, nothing repeats.
+TEST(GemmPlan, SlowTypesAlsoSearchHalfLengthShapes) {
+  EXPECT_EQ(search_dim_scales(DType::kFp64), (std::vector<double>{1.0, 0.5}));
+  EXPECT_EQ(search_dim_scales(DType::kFp32), (std::vector<double>{1.0, 0.5}));
+  for (DType t : {DType::kBf16, DType::kFp16, DType::kTf32, DType::kFp8E4m3, DType::kInt8})
+    EXPECT_EQ(search_dim_scales(t), std::vector<double>{1.0}) << dtype_info(t).name;
+
+  ShapeSearchParams p;
+  p.memory_bytes = std::size_t{100} << 30;
+  const auto& fp64 = dtype_info(DType::kFp64);
+  const auto full = shape_candidates(p, fp64);
+  p.dim_scales = {0.5};
+  const auto half = shape_candidates(p, fp64);
+  ASSERT_GE(half.size(), 8u);
+  EXPECT_EQ(half[0], (Shape{8192, 8192, 8192}));
+  double full_work = 0, half_work = 0;
+  for (std::size_t i = 1; i < 8; ++i) {
+    full_work += gemm_flops(full[i]);
+    half_work += gemm_flops(half[i]);
+    EXPECT_EQ(half[i].m % 128, 0);
+    EXPECT_EQ(half[i].n % 128, 0);
+    EXPECT_GE(std::min(half[i].m, half[i].n), 512) << to_string(half[i]);
+    bool whole = false;
+    for (const Tile& t : p.tiles) whole = whole || wave_efficiency(half[i], t.m, t.n, p.sm_count) == 1.0;
+    EXPECT_TRUE(whole) << to_string(half[i]);
+  }
+  EXPECT_LT(half_work, full_work / 5) << "about an eighth of the work";
+  EXPECT_GT(half_work, full_work / 12);
+
+  p.dim_scales = search_dim_scales(DType::kFp64);
+  const auto both = shape_candidates(p, fp64);
+  ASSERT_EQ(both.size(), p.max_candidates);
+  EXPECT_EQ(both[0], (Shape{8192, 8192, 8192}));
+  std::set<std::string> seen;
+  for (const Shape& s : both) EXPECT_TRUE(seen.insert(to_string(s)).second) << "duplicate " << to_string(s);
+  // In turn: the full-size list's second shape, then the half-size list's.
+  EXPECT_EQ(both[1], full[1]);
+  EXPECT_EQ(both[2], half[1]);
+  EXPECT_EQ(both[3], full[2]);
+  EXPECT_EQ(both[4], half[2]);
+  // A scale outside (0, 1] is an input error, not a silent default.
+  for (double bad : {0.0, -0.5, 1.5, std::nan("")}) {
+    p.dim_scales = {1.0, bad};
+    EXPECT_THROW(shape_candidates(p, fp64), InputError) << bad;
+  }
+}
+
 TEST(GemmPlan, ShapeCandidatesRespectMemory) {
   ShapeSearchParams p;
   p.memory_bytes = std::size_t{600} << 20;  // 8192^3 fp64 needs 1.5 GiB: left out

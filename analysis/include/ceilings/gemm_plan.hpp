@@ -73,7 +73,8 @@ struct ShapeSearchParams {
   int sm_count = 132;
   std::vector<Tile> tiles{{128, 128}, {128, 256}, {256, 128}};
   std::int64_t min_dim = 1024, max_dim = 16384;
-  // Near-square shapes near 8192^2 in output area, each with these K values.
+  // Near-square shapes near square_dim^2 in output area, each with these K values.
+  std::int64_t square_dim = 8192;
   std::vector<std::int64_t> k_values{8192, 4096, 16384};
   // Long-K shapes: an output of the fewest whole waves a shape of at least min_dim can fill (and up to
   // long_k_waves - 1 more), with K from long_k_min to long_k_max in steps of long_k_step (rounded up to the
@@ -83,10 +84,21 @@ struct ShapeSearchParams {
   std::int64_t long_k_min = 8192, long_k_max = 16384, long_k_step = 2048;
   std::size_t memory_bytes = 0;  // 0: no limit; else one input set + output must fit
   std::size_t max_candidates = 48;
+  // The shape families above are generated once per scale, every length in them (min_dim, square_dim, the K
+  // values and the long-K range; not max_dim) times the scale, rounded up to a multiple of 128, and the
+  // families' lists interleaved (the first scale's first). {1}: the shapes above only. See search_dim_scales.
+  std::vector<double> dim_scales{1.0};
 };
+// The scales a type's shape search covers. {1, 0.5} for fp64 and fp32, whose GEMMs run at about 1/15 of bf16's
+// rate on tensor-core GPUs: an 8192-class shape lasts 10-20 ms a GEMM, so a burst of them (warm-up and five
+// samples of two GEMMs) lasts 0.1-0.2 s, long enough for a 700 W power cap to pull the clock down (fp64 on the
+// H200, 2026-11-30: 1.74 GHz and sw_power_cap within its burst, while the tensor-core types' bursts of 1-3 ms
+// GEMMs held 1.98 GHz). Half the lengths is an eighth of the work: bursts as short as the other types'.
+// {1} for the rest.
+std::vector<double> search_dim_scales(DType type);
 // Shapes worth measuring, best guesses first: 8192^3 (the reference) first, then, alternating, long-K shapes
 // (output tiles fill one or two whole waves, K 8192..16384) and near-square shapes near 8192^2 in area (with
-// K 8192, 4096, 16384). Both kinds fill the SMs in whole waves for at least one of the likely tile sizes;
+// K 8192, 4096, 16384); with more than one of `dim_scales`, those families at each scale, in turn. Both kinds fill the SMs in whole waves for at least one of the likely tile sizes;
 // shapes that do so for more of them come first. Every dimension is a multiple of `type.dim_multiple` (and
 // M, N of 128); no duplicates; every shape fits `memory_bytes`; deterministic.
 std::vector<Shape> shape_candidates(const ShapeSearchParams& p, const DTypeInfo& type);
