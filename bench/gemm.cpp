@@ -40,7 +40,6 @@ struct Flags {
   double search_s = 4.0;
   double sustained_s = 15.0;
   double cooldown_s = 1.0;
-  double burst_s = 0.1;
   double burst_warmup_s = 0.01;
   int burst_preroll = 1;
   int burst_samples = 5;
@@ -60,7 +59,7 @@ struct Settings {
   std::vector<gp::DType> types;
   std::vector<gp::Shape> shapes;  // empty: generated candidates
   double search_s = 4.0, sustained_s = 15.0;
-  double cooldown_s = 1.0, burst_s = 0.1, burst_warmup_s = 0.01;
+  double cooldown_s = 1.0, burst_warmup_s = 0.01;
   int burst_preroll = 1;
   int burst_samples = 5;
   int algos = 16;
@@ -129,11 +128,6 @@ void add_options(CLI::App& app) {
                      "from a GPU whose power controller has recovered from the search (default 1; 0.25 with "
                      "--ceilings_quick; 0 times them hot, as the search left the card)")
           ->check(CLI::Range(0.0, 60.0));
-  app.add_option("--ceilings_gemm_burst_s", g_flags.burst_s,
-                 "Sampling window of gemm.<type> and gemm.<type>_ref8192 after the warm-up, seconds (default 0.1; "
-                 "at most --ceilings_max_seconds; at least --ceilings_gemm_burst_samples samples are taken "
-                 "whatever the window)")
-      ->check(CLI::Range(0.001, 60.0));
   app.add_option("--ceilings_gemm_burst_warmup_s", g_flags.burst_warmup_s,
                  "Warm-up of gemm.<type> and gemm.<type>_ref8192 after the cool-down: at least 3 one-GEMM samples "
                  "(each after its pre-roll) and this long, seconds (default 0.01; the harness's usual warm-up is "
@@ -144,9 +138,9 @@ void add_options(CLI::App& app) {
                  "those start on a busy GPU (default 1; 0 times every GEMM of a sample)")
       ->check(CLI::Range(0, 100));
   app.add_option("--ceilings_gemm_burst_samples", g_flags.burst_samples,
-                 "Samples after which gemm.<type> and gemm.<type>_ref8192 stop once their cv is below the target "
-                 "(default 5, at most --ceilings_min_samples; more are taken, up to the burst window, while it "
-                 "is not)")
+                 "Samples gemm.<type> and gemm.<type>_ref8192 take, whatever their spread (default 5, at most "
+                 "--ceilings_min_samples; the cv says how much they differ: taking more while the rate drifts "
+                 "would time the power cap, not the burst)")
       ->check(CLI::Range(3, 1000));
   app.add_option("--ceilings_gemm_workspace_mib", g_flags.workspace_mib, "cuBLASLt workspace, MiB (default 64)")
       ->check(CLI::Range(0, 4096));
@@ -221,9 +215,12 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   int next = 0, last = 0;
   MeasureSpec spec;
   // A burst rate: the card idles first (the search before this ran it at its power cap), then a short
-  // warm-up (3 one-GEMM samples and g.burst_warmup_s), then samples until g.burst_samples agree (cv under the target)
-  // or for about g.burst_s. On the H200 the power cap acts within tens of milliseconds: with 10 samples the
-  // bursts' clocks fell to 1.5-1.6 GHz within their 0.1 s windows. Bursts whose telemetry read 1.98 GHz
+  // warm-up (3 one-GEMM samples and g.burst_warmup_s), then g.burst_samples samples. On the H200 the power cap
+  // acts within tens of milliseconds: with 10 samples the bursts' clocks fell to 1.5-1.6 GHz within their
+  // 0.1 s windows. The samples are a fixed number, not "until they agree": bursts that took more samples
+  // while their cv stayed above 0.5% ran into the cap (2026-11-30, H200: fp64 11 samples over 108 ms, cv
+  // 4.8%, median 56.8 TFLOP/s where the same configuration timed side by side read 61.2; fp16 23 samples,
+  // cv 6.1%, 776 against 790), so their median measured the cap, not the burst. Bursts whose telemetry read 1.98 GHz
   // and no throttle (fp16, fp8, tf32) still ran 5-10% below the search's timings of the same
   // configuration (3-30 GEMMs back to back after an untimed one), where each burst sample began on an idle
   // GPU (the blocking kernel) and their instantaneous power read as low as 232 W (fp16), as if the
@@ -234,8 +231,10 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   spec.cooldown_s = g.cooldown_s;
   spec.warmup_s = g.burst_warmup_s;
   spec.preroll_units = g.burst_preroll;
-  spec.max_seconds = g.burst_s;
-  spec.min_samples = g.burst_samples;
+  // Exactly this many (the run's --ceilings_min_samples caps it, as for every case).
+  const int samples = std::min(g.burst_samples, context().options.min_samples);
+  spec.min_samples = samples;
+  spec.max_samples = samples;
   spec.work = [&](cudaStream_t s) {
     last = next;
     next = (next + 1) % sets;
@@ -255,9 +254,8 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   c["cooldown_s"] = g.cooldown_s;
   c["burst_warmup_s"] = g.burst_warmup_s;
   c["burst_preroll_units"] = g.burst_preroll;
-  // The values the measurement ran with: the run's --ceilings_max_seconds and --ceilings_min_samples cap them.
-  c["burst_window_s"] = std::min(g.burst_s, context().options.max_seconds);
-  c["burst_min_samples"] = std::min(g.burst_samples, context().options.min_samples);
+  // The count the measurement ran with (the run's --ceilings_min_samples caps it).
+  c["burst_samples"] = samples;
   if (choice.tried) c["algos_tried"] = choice.tried;
   if (choice.rejected) c["verify_rejected"] = choice.rejected;
   c["verified_elements"] = v.checked;
@@ -703,7 +701,6 @@ void register_cases(const Context& ctx) {
   g.fp8_fast_accum = g_flags.fp8_fast_accum;
   g.layout = g_flags.layout == "nn" ? lt::ALayout::kNormal : lt::ALayout::kTransposed;
   g.cooldown_s = (g_cooldown_opt && g_cooldown_opt->count() > 0) || !g.quick ? g_flags.cooldown_s : 0.25;
-  g.burst_s = g_flags.burst_s;
   g.burst_warmup_s = g_flags.burst_warmup_s;
   g.burst_preroll = g_flags.burst_preroll;
   g.burst_samples = g_flags.burst_samples;

@@ -208,6 +208,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   auto start = clock::now();
   const double budget_s = spec.max_seconds > 0 ? std::min(spec.max_seconds, options.max_seconds) : options.max_seconds;
   const int min_samples = spec.min_samples > 0 ? std::min(spec.min_samples, options.min_samples) : options.min_samples;
+  const int max_samples = spec.max_samples > 0 ? std::min(spec.max_samples, options.max_samples) : options.max_samples;
   while (true) {
     const auto t = run_sample(units, spec.blocking_kernel);
     if (!t) {
@@ -231,7 +232,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     m.unit_seconds.push_back(*t / units);
     const int n = static_cast<int>(m.unit_seconds.size());
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
-    if (n >= options.max_samples) break;
+    if (n >= max_samples) break;
     if (n >= min_samples &&
         (coefficient_of_variation(m.unit_seconds) <= options.target_cv || elapsed >= budget_s))
       break;

@@ -117,6 +117,10 @@ struct MeasureSpec {
   // > 0: stop once this many samples (fewer than Options::min_samples) converge, so a burst can end
   // before a power cap that acts within tens of milliseconds (GEMM on the H200) has pulled the clocks down.
   int min_samples = 0;
+  // > 0: stop after this many samples whatever their spread (fewer than Options::max_samples): a GEMM burst
+  // is a fixed number of samples, since taking more while its rate drifts (the power cap starting to act)
+  // measures the cap, not the burst.
+  int max_samples = 0;
   // The warm-up before the samples: at least 3 units and this long (module loads, library caches, clocks
   // leaving idle). A burst shortens it: on the H200 50 ms of GEMMs was enough for the power cap to act.
   double warmup_s = 0.05;

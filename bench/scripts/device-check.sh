@@ -27,11 +27,13 @@
 #   --gemm-ab      last, with 90 s kept for it: bf16, fp16, fp8_e4m3 and fp64 at 8192^3 alone (so every side
 #                  times the same shape, each with the algorithm its own search kept, printed beside it, and
 #                  the search's back-to-back timing of it is beside them; no sustained windows) in three
-#                  ceilings-bench processes one after the other: the bursts timed as the committed run 2
-#                  timed them (at least 10 samples, no pre-roll, 50 ms warm-up), the defaults, and the
+#                  ceilings-bench processes one after the other: the bursts timed about as run 2 of
+#                  2026-11-30 timed them (10 samples, where it took at least 10 while their cv was above 0.5%,
+#                  for up to 0.1 s; no pre-roll, 50 ms warm-up), the defaults, and the
 #                  defaults with A stored M x K (--ceilings_gemm_layout=nn, as PyTorch's DGEMM at 61.2 TFLOP/s
-#                  ran it; without fp8, which takes TN only), each given its share of what is left (not yet
-#                  timed; about 15-20 s each by estimate); a table of all goes to stdout and measure.log
+#                  ran it; without fp8, which takes TN only), each given its share of what is left (not timed
+#                  separately: on the H200 the three fitted in one 309 s call with the build, a full pass and
+#                  the GPU tests, 2026-11-30); a table of all goes to stdout and measure.log
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail

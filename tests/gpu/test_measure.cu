@@ -165,6 +165,25 @@ TEST(MeasureGpu, ACaseMayStopAfterFewerSamplesThanTheOptionsMinimum) {
   EXPECT_EQ(measure(s.get(), spec, o, nullptr).unit_seconds.size(), 10u);
 }
 
+// A case may also stop after a fixed number of samples whatever their spread (GEMM bursts: more samples while
+// the rate drifts would measure the power cap); never after more than the options allow.
+TEST(MeasureGpu, ACaseMayStopAfterAFixedNumberOfSamples) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
+  Options o = sampling(10, 40);
+  o.target_cv = 0.0;  // no set of samples converges: only the budget or the maximum ends the sampling
+  o.max_seconds = 30.0;
+  MeasureSpec spec;
+  spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 1000); };
+  EXPECT_EQ(measure(s.get(), spec, o, nullptr).unit_seconds.size(), 40u);
+  spec.min_samples = 5;
+  spec.max_samples = 5;
+  EXPECT_EQ(measure(s.get(), spec, o, nullptr).unit_seconds.size(), 5u);
+  spec.max_samples = 500;  // more than the options allow: the options' maximum
+  EXPECT_EQ(measure(s.get(), spec, o, nullptr).unit_seconds.size(), 40u);
+}
+
 // A launch queue that holds fewer units than a sample asks for: the host blocks while enqueueing, the
 // blocking kernel times out. Here the host stalls itself past the timeout once a sample passes 100 units:
 // the units halve (200 -> 100), sampling starts over, and a later measurement of the process starts at 100.
