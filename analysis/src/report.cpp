@@ -146,7 +146,7 @@ namespace {
 
 // The power of a measurement as its readings allow. NVML's power reading is a trailing average over up
 // to 1 s (Ampere, except GA100, and newer); the instantaneous readings, where recorded, are point samples
-// of the window itself: say how many.
+// taken in the window itself (say how many), though they too can predate a very short one (see below).
 std::string power_text(const Ceiling& c) {
   const std::string reading = format_quantity(c.telemetry.power_w, "W");
   const auto instant = c.detail_number("power_instant_w");
@@ -156,12 +156,19 @@ std::string power_text(const Ceiling& c) {
          " readings; NVML's power reading " + reading + ")";
 }
 
-// Over a window shorter than NVML's averaging, its power reading is mostly what ran before: say so.
+// Over a window shorter than NVML's averaging, its power reading is mostly what ran before: say so. Under
+// kInstantLagS the instantaneous readings may lag the load as well: on the H200 (driver 580, 2026-11-30) a
+// 23 ms bf16 GEMM burst at 816 TFLOP/s read 125 W in all three, idle power, while windows of 41 ms and more
+// (HBM copy, 614 W; fp64 GEMM, 789 W) read what their load draws.
+constexpr double kInstantLagS = 0.05;
 std::string short_window_note(const Ceiling& c) {
   const auto window = c.detail_number("telemetry_window_s");
   if (!window || *window >= 1.0) return "";
-  return " (NVML's power reading is a trailing average over up to 1 s; the window lasted " +
-         format_quantity(*window, "s") + ")";
+  std::string note = " (NVML's power reading is a trailing average over up to 1 s; the window lasted " +
+                     format_quantity(*window, "s");
+  if (*window < kInstantLagS && c.detail_number("power_instant_w"))
+    note += "; instantaneous readings can also predate a window under " + format_quantity(kInstantLagS, "s");
+  return note + ")";
 }
 
 // A list of cases in the detail (detail.sweep, detail.variants) as rows: case, value (in the point's own unit

@@ -147,6 +147,13 @@ TEST_F(CliShowGemm, PowerSaysWhatItIsAndHowManyReadingsStandBehindIt) {
   EXPECT_NE(out.find("661 W (instantaneous, median of 3 readings; NVML's power reading 690 W), 63 C (NVML's"),
             std::string::npos)
       << out;
+  EXPECT_EQ(out.find("can also predate"), std::string::npos) << out;
+  // Under 50 ms the instantaneous readings may lag too (an H200 bf16 burst of 23 ms read idle power).
+  gemm()["detail"]["telemetry_window_s"] = 0.0233;
+  out = show();
+  EXPECT_NE(out.find("the window lasted 23.3 ms; instantaneous readings can also predate a window under 50.0 ms)"),
+            std::string::npos)
+      << out;
 }
 
 // Per watt only from the energy counter's mean power over a long back-to-back window, and only where the
