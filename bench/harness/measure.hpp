@@ -114,8 +114,7 @@ struct MeasureSpec {
   // measurement starts with the power controller's average recovered from earlier work (GEMM: the search
   // before it ran at the power cap). nvbench similarly pauses when throttled.
   double cooldown_s = 0;
-  // > 0: stop once this many samples (fewer than Options::min_samples) converge, so a burst can end
-  // before a power cap that acts within tens of milliseconds (GEMM on the H200) has pulled the clocks down.
+  // > 0: stop once this many samples (fewer than Options::min_samples) converge (cv under the target).
   int min_samples = 0;
   // > 0: stop after this many samples whatever their spread (fewer than Options::max_samples): a GEMM burst
   // is a fixed number of samples, since taking more while its rate drifts (the power cap starting to act)

@@ -148,7 +148,7 @@ TEST(MeasureGpu, PrerollUnitsRunUntimedBeforeEverySample) {
   EXPECT_LT(m.median_s, 4e-3);
 }
 
-// A case may stop after fewer converged samples than Options::min_samples (GEMM bursts), never after fewer
+// A case may stop after fewer converged samples than Options::min_samples, never after fewer
 // than it asked for, and the options' minimum holds where it asks for nothing.
 TEST(MeasureGpu, ACaseMayStopAfterFewerSamplesThanTheOptionsMinimum) {
   CEILINGS_REQUIRE_GPU();

@@ -93,8 +93,8 @@ struct ShapeSearchParams {
 // rate on tensor-core GPUs: an 8192-class shape lasts 10-20 ms a GEMM, so a burst of them (warm-up and five
 // samples of two GEMMs) lasts 0.1-0.2 s, long enough for a 700 W power cap to pull the clock down (fp64 on the
 // H200, 2026-11-30: 1.74 GHz and sw_power_cap within its burst, while the tensor-core types' bursts of 1-3 ms
-// GEMMs held 1.98 GHz). Half the lengths is an eighth of the work: bursts as short as the other types'.
-// {1} for the rest.
+// GEMMs held 1.98 GHz). At half the lengths a near-square shape is an eighth to a quarter of the work; a
+// long-K one (its output set by the SM count and the tile) halves K: shorter bursts. {1} for the rest.
 std::vector<double> search_dim_scales(DType type);
 // Shapes worth measuring, best guesses first: 8192^3 (the reference) first, then, alternating, long-K shapes
 // (output tiles fill one or two whole waves, K 8192..16384) and near-square shapes near 8192^2 in area (with
