@@ -130,6 +130,89 @@ __global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ 
   }
 }
 
+// The TMA copy (see hbm_copy_bulk). Thread 0 of each block does everything; the block's other threads, if
+// any, leave at once. Stage s of the shared buffer holds chunk j of this block when j % stages == s; its
+// mbarrier completes once per chunk it receives (arrival count 1: the expect_tx arrive, plus the load's
+// bytes), so the parity to wait for flips with every use.
+__global__ void copy_bulk_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, std::size_t total_bytes,
+                                 int chunk_bytes, int stages, unsigned int* stalls) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char staged[];
+  __shared__ __align__(8) unsigned long long barrier[kMaxBulkStages];
+  if (threadIdx.x != 0) return;
+  const std::size_t chunk = static_cast<std::size_t>(chunk_bytes);
+  const std::size_t chunks = (total_bytes + chunk - 1) / chunk;
+  const std::size_t first = blockIdx.x, stride = gridDim.x;
+  const std::size_t mine = first < chunks ? (chunks - first + stride - 1) / stride : 0;
+  if (mine == 0) return;
+  const auto smem = [](const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); };
+  for (int s = 0; s < stages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem(&barrier[s])));
+  // The inits (generic proxy) before the bulk loads (async proxy) complete transactions on them.
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+
+  const auto offset = [&](std::size_t j) { return (first + j * stride) * chunk; };
+  const auto bytes = [&](std::size_t j) {
+    const std::size_t off = offset(j);
+    return static_cast<std::uint32_t>(total_bytes - off < chunk ? total_bytes - off : chunk);
+  };
+  const auto load = [&](std::size_t j) {
+    const int s = static_cast<int>(j % stages);
+    const std::uint32_t bar = smem(&barrier[s]), n = bytes(j);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(n) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem(staged + static_cast<std::size_t>(s) * chunk)),
+                 "l"(reinterpret_cast<const unsigned char*>(src) + offset(j)), "r"(n), "r"(bar)
+                 : "memory");
+  };
+  // Bounded: a load that never lands (a fault) ends the kernel with a count instead of hanging the process.
+  const auto landed = [&](int s, std::uint32_t parity) {
+    const std::uint32_t bar = smem(&barrier[s]);
+    unsigned long long t0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (true) {
+      std::uint32_t done;
+      asm volatile(
+          "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+          : "=r"(done)
+          : "r"(bar), "r"(parity)
+          : "memory");
+      if (done) return true;
+      unsigned long long t;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      if (t - t0 > 5000000000ull) return false;
+    }
+  };
+
+  const std::size_t ahead = static_cast<std::size_t>(stages - 1);
+  for (std::size_t j = 0; j < ahead && j < mine; ++j) load(j);
+  std::uint32_t parity = 0;  // bit s: the parity of stage s's next completion
+  for (std::size_t j = 0; j < mine; ++j) {
+    const int s = static_cast<int>(j % stages);
+    if (!landed(s, (parity >> s) & 1u)) {
+      atomicAdd(stalls, 1u);
+      break;
+    }
+    parity ^= 1u << s;
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(
+                     reinterpret_cast<unsigned char*>(dst) + offset(j)),
+                 "r"(smem(staged + static_cast<std::size_t>(s) * chunk)), "r"(bytes(j))
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    // Chunk j + stages - 1 goes to the stage chunk j - 1 used: every store but the newest (chunk j's) must
+    // have read its stage first.
+    if (j + ahead < mine) {
+      asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+      load(j + ahead);
+    }
+  }
+  // Every store complete (written, not only read) before the kernel ends.
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#else
+  (void)dst, (void)src, (void)total_bytes, (void)chunk_bytes, (void)stages, (void)stalls;
+#endif
+}
+
 __global__ void fill_kernel(uint4* dst, std::size_t n, std::uint32_t seed) {
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
@@ -253,6 +336,42 @@ int stream_resident_blocks_per_sm(StreamOp op, const StreamShape& s) {
     case StreamOp::kTriad: return dispatch_resident<TriadLaunch>(s);
   }
   return 0;
+}
+
+bool valid_bulk_copy_shape(const BulkCopyShape& s) {
+  return s.blocks > 0 && s.chunk_bytes >= 16 && s.chunk_bytes % 16 == 0 && s.stages >= 2 && s.stages <= kMaxBulkStages &&
+         static_cast<long long>(s.chunk_bytes) * s.stages <= kMaxBulkSharedBytes;
+}
+
+namespace {
+// Dynamic shared memory above 48 KiB must be allowed per kernel; the attribute is per device context, so it
+// is set before every query and launch (cheap).
+cudaError_t allow_bulk_shared(int bytes) {
+  return cudaFuncSetAttribute(copy_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+}  // namespace
+
+int bulk_copy_resident_blocks_per_sm(const BulkCopyShape& s) {
+  if (!valid_bulk_copy_shape(BulkCopyShape{1, s.chunk_bytes, s.stages})) return 0;
+  const int shared = s.chunk_bytes * s.stages;
+  int blocks = 0;
+  if (allow_bulk_shared(shared) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_bulk_kernel, 32, shared) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return blocks;
+}
+
+void hbm_copy_bulk(uint4* dst, const uint4* src, std::size_t vectors, const BulkCopyShape& shape, unsigned int* stalls,
+                   cudaStream_t stream) {
+  // An invalid shape becomes an empty-grid launch, which CUDA refuses: the caller's launch check reports it.
+  const bool ok = valid_bulk_copy_shape(shape);
+  const int shared = ok ? shape.chunk_bytes * shape.stages : 0;
+  if (ok && allow_bulk_shared(shared) != cudaSuccess) return;  // the error stays for the caller's check
+  copy_bulk_kernel<<<ok ? shape.blocks : 0, 32, shared, stream>>>(dst, src, vectors * sizeof(uint4),
+                                                                   ok ? shape.chunk_bytes : 16, ok ? shape.stages : 2,
+                                                                   stalls);
 }
 
 bool valid_stream_shape(const StreamShape& s) {

@@ -75,6 +75,62 @@ TEST_P(HbmKernels, EveryKernelMatchesItsAnalyticResult) {
     }
 }
 
+// The TMA copy: every bulk shape the bench registers, a ragged last chunk, more blocks than chunks, one
+// block only (its stages wrap many times), and stages at the limit; each verified word for word.
+TEST_P(HbmKernels, TheBulkCopyMatchesThePattern) {
+  CEILINGS_REQUIRE_GPU();
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  if (prop.major < 9) GTEST_SKIP() << "TMA bulk copies need compute capability 9.0";
+  const std::size_t n = GetParam();
+  bench::Stream stream;
+  bench::DeviceBuffer<uint4> a(n), b(n);
+  bench::DeviceBuffer<unsigned int> stalls(1);
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(stalls.get(), 0, sizeof(unsigned int), stream.get()));
+  k::fill_pattern(b.get(), n, 21u, stream.get());
+  const int sms = prop.multiProcessorCount;
+  for (const k::BulkCopyShape& shape :
+       {k::BulkCopyShape{sms, 32768, 6}, k::BulkCopyShape{2 * sms, 16384, 6}, k::BulkCopyShape{4 * sms, 8192, 6},
+        k::BulkCopyShape{2 * sms, 32768, 3}, k::BulkCopyShape{1, 4096, 2}, k::BulkCopyShape{3, 48, 8},
+        k::BulkCopyShape{100000, 1024, 4}}) {
+    ASSERT_TRUE(k::valid_bulk_copy_shape(shape));
+    EXPECT_GE(k::bulk_copy_resident_blocks_per_sm(shape), 1) << shape.chunk_bytes << " x " << shape.stages;
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(a.get(), 0, a.bytes(), stream.get()));
+    k::hbm_copy_bulk(a.get(), b.get(), n, shape, stalls.get(), stream.get());
+    CEILINGS_CUDA_CHECK(cudaGetLastError());
+    EXPECT_EQ(pattern_mismatches(a.get(), n, 21u, stream.get()), 0u)
+        << shape.blocks << " blocks, chunks of " << shape.chunk_bytes << " x " << shape.stages;
+  }
+  unsigned int stalled = 1;
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&stalled, stalls.get(), sizeof stalled, cudaMemcpyDeviceToHost, stream.get()));
+  stream.sync();
+  EXPECT_EQ(stalled, 0u);
+}
+
+// The bulk copy's shape rules (no device needed): chunks of whole 16-byte vectors, 2 to 8 stages, the
+// stages' shared memory within the limit; an invalid shape launches nothing and the launch check sees it.
+TEST(HbmShapes, BulkCopyShapesHaveRules) {
+  EXPECT_TRUE(k::valid_bulk_copy_shape({132, 32768, 6}));
+  EXPECT_FALSE(k::valid_bulk_copy_shape({0, 32768, 6}));
+  EXPECT_FALSE(k::valid_bulk_copy_shape({132, 32760, 6}));   // not whole vectors
+  EXPECT_FALSE(k::valid_bulk_copy_shape({132, 0, 6}));
+  EXPECT_FALSE(k::valid_bulk_copy_shape({132, 16384, 1}));   // nothing to overlap
+  EXPECT_FALSE(k::valid_bulk_copy_shape({132, 16384, 9}));   // more stages than barriers
+  EXPECT_FALSE(k::valid_bulk_copy_shape({132, 65536, 4}));   // 256 KiB of shared memory
+  EXPECT_TRUE(k::valid_bulk_copy_shape({132, 40960, 5}));    // exactly 200 KiB
+}
+
+TEST(HbmShapes, AnInvalidBulkShapeIsALaunchError) {
+  CEILINGS_REQUIRE_GPU();
+  bench::Stream stream;
+  bench::DeviceBuffer<uint4> a(1024), b(1024);
+  bench::DeviceBuffer<unsigned int> stalls(1);
+  cudaGetLastError();
+  k::hbm_copy_bulk(a.get(), b.get(), 1024, k::BulkCopyShape{8, 100, 4}, stalls.get(), stream.get());
+  EXPECT_NE(cudaGetLastError(), cudaSuccess);
+  stream.sync();
+}
+
 // 1 MiB, an odd count that leaves a ragged tail, and 256 MiB.
 INSTANTIATE_TEST_SUITE_P(Sizes, HbmKernels, ::testing::Values(std::size_t{1} << 16, std::size_t{1000003},
                                                               std::size_t{1} << 24));
@@ -163,6 +219,32 @@ TEST(HbmBench, CoveringGridsAndTheDriversCopyRunVerified) {
   EXPECT_EQ(seen, (std::set<std::string>{"hbm/write/threads:256/grid:cover/unroll:2/hint:1",
                                          "hbm/copy/threads:256/grid:cover/unroll:2/hint:1", "hbm/copy/engine:memcpy",
                                          "hbm/triad/threads:256/grid:cover/unroll:2/hint:1"}));
+}
+
+// The full pass's TMA copies run verified, each named by its chunk, stages and blocks per SM, with its shape
+// in the counters (256 MiB arrays: at least 4x the L2 of any current GPU up to 64 MiB).
+TEST(HbmBench, TheBulkCopiesRunVerified) {
+  CEILINGS_REQUIRE_GPU();
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  if (prop.major < 9) GTEST_SKIP() << "TMA bulk copies need compute capability 9.0";
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--benchmark_format=json", "--ceilings_hbm_bytes=268435456",
+                                    "--benchmark_filter=^hbm/copy/engine:bulk/"},
+                                   {}, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  std::set<std::string> seen;
+  for (const auto& b : doc.at("benchmarks")) {
+    const std::string name = b.at("name");
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+    EXPECT_EQ(b.at("verified").get<double>(), 1.0) << name;
+    EXPECT_GT(b.at("bytes_per_second").get<double>(), 1e11) << name;
+    EXPECT_GT(b.at("chunk_bytes").get<double>(), 0) << name;
+    EXPECT_GE(b.at("stages").get<double>(), 2) << name;
+    EXPECT_EQ(static_cast<int>(b.at("blocks").get<double>()) % prop.multiProcessorCount, 0) << name;
+    seen.insert(name.substr(0, name.find("/iterations")));
+  }
+  EXPECT_EQ(seen.size(), 4u) << doc.dump();
 }
 
 }  // namespace

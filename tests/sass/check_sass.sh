@@ -135,6 +135,12 @@ done
 expect_not "(read|copy|triad)_kernel" "LDG.*CONSTANT" "a non-coherent load lets stores move between the loads"
 expect_loads_first "(copy|triad)_kernel" "every unrolled load in flight before the first store"
 expect_not "(read|write|copy|triad)_kernel" "(LDL|STL)" "register spills to local memory"
+# The TMA copy: bulk loads (global to shared) and bulk stores (shared to global) on the TMA unit, waits on the
+# stage's mbarrier, no global load or store of its own (no register holds the data).
+expect "16copy_bulk_kernel" "UBLKCP\.S\.G" "bulk copy global -> shared"
+expect "16copy_bulk_kernel" "UBLKCP\.G\.S" "bulk copy shared -> global"
+expect "16copy_bulk_kernel" "SYNCS\.PHASECHK" "mbarrier phase wait"
+expect_not "16copy_bulk_kernel" "(LDG|STG)\.E\.128" "16-byte loads or stores of the data itself"
 # l2.read: 16-byte loads that bypass L1 (L2 is the point of coherence of a .cg load).
 expect "14l2_read_kernelILNS0_6L2LoadE0E" "LDG\.E\.128\.STRONG\.GPU" "L2-only 16-byte load"
 expect "14l2_read_kernelILNS0_6L2LoadE1E" "LDG\.E\.NA\.128" "16-byte load that allocates no L1 line"

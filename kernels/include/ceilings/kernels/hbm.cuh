@@ -42,6 +42,27 @@ void hbm_copy(uint4* dst, const uint4* src, std::size_t vectors, const StreamSha
 void hbm_triad(float4* a, const float4* b, const float4* c, float scalar, std::size_t vectors, const StreamShape& shape,
                cudaStream_t stream);
 
+// The copy through the TMA unit (cp.async.bulk, compute capability 9.0+): each block stages the array in
+// chunks of `chunk_bytes` through `stages` shared-memory buffers, one thread issuing bulk loads (global to
+// shared, completing on an mbarrier) up to stages - 1 chunks ahead of the bulk stores (shared to global) it
+// issues as each load lands, so no register ever holds the data. The chunks go to the blocks in turn.
+struct BulkCopyShape {
+  int blocks = 0;
+  int chunk_bytes = 16384;  // a multiple of 16, at least 16
+  int stages = 4;           // 2 to kMaxBulkStages; stages * chunk_bytes at most kMaxBulkSharedBytes
+};
+constexpr int kMaxBulkStages = 8;
+constexpr int kMaxBulkSharedBytes = 200 * 1024;  // of the 227 KiB a Hopper block may have
+bool valid_bulk_copy_shape(const BulkCopyShape& s);
+// Blocks of the shape one SM holds at once (shared memory decides it); 0 where it cannot launch, -1 where
+// the query failed.
+int bulk_copy_resident_blocks_per_sm(const BulkCopyShape& s);
+// Launches the copy (the caller checks the device's compute capability: on an older one the kernel has no
+// body). A wait for a load that has not landed within 5 s gives up and adds 1 to *stalls (a fault to report,
+// instead of a kernel that never ends); *stalls must be zeroed by the caller.
+void hbm_copy_bulk(uint4* dst, const uint4* src, std::size_t vectors, const BulkCopyShape& shape, unsigned int* stalls,
+                   cudaStream_t stream);
+
 // Verification: counts the words that differ from the expected value into *mismatches (added).
 void count_pattern_mismatches(const uint4* buf, std::size_t vectors, std::uint32_t seed,
                               unsigned long long* mismatches, cudaStream_t stream);
