@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct Path {
   Engine engine;
   int sm_hint = 1;           // SM copies: kernels::copy_sm's cache hint
   const char* tag = nullptr;  // a second candidate for the same ceiling: its name's extra part, no sweep
+  bool tma = false;           // SM copies by the TMA unit (kernels::hbm_copy_bulk), not loads and stores
   std::string key() const { return tag ? std::string(variant) + "/" + tag : std::string(variant); }
 };
 const Path kPaths[] = {
@@ -53,7 +55,15 @@ const Path kPaths[] = {
     // larger requests, fewer PCIe read completions carry the same bytes (nvbandwidth's SM copy, 51.3 GB/s on
     // the H200, and ours with streaming loads, 51.4, trail the copy engines' 55.3; not yet run on a GPU).
     {"h2d_sm", Dir::kH2D, HostKind::kPinned, Engine::kSm, 2, "load:l2_256b"},
+    // SM reads of host memory by the TMA unit (bulk loads of 16 KiB chunks into shared memory, bulk stores
+    // out; compute capability 9.0+): in case its requests reach host memory larger than the L2's (the
+    // streaming and the 256-byte-prefetch loads read the same 51.4 GB/s on the H200, 2026-11-30; published
+    // H100/H200 SM copies read 51-52). Not yet run on a GPU.
+    {"h2d_sm", Dir::kH2D, HostKind::kPinned, Engine::kSm, 0, "engine:bulk", true},
 };
+// The TMA copy's shape on PCIe: one block a SM, 16 KiB chunks in 4 stages: 48 KiB of loads in flight per SM,
+// 6 MiB on 132 SMs, far beyond what the link's round trip needs.
+constexpr int kBulkChunkBytes = 16384, kBulkStages = 4;
 
 std::size_t g_max_bytes = 0;       // --ceilings_pcie_max_bytes; 0 = 1 GiB (256 MiB quick)
 double g_plateau_tolerance = 0.05;  // --ceilings_pcie_plateau_tolerance
@@ -143,7 +153,11 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
     if (h2d) h2d_src_dev = static_cast<const uint4*>(h2d_src.device_pointer());
     if (d2h) d2h_dst_dev = static_cast<uint4*>(d2h_dst.device_pointer());
   }
-  const int sm_blocks = ctx.prop.multiProcessorCount * (bidir ? kSmBlocksPerSmEachWay : kSmBlocksPerSmOneWay);
+  const int sm_blocks = path.tma ? ctx.prop.multiProcessorCount
+                                 : ctx.prop.multiProcessorCount * (bidir ? kSmBlocksPerSmEachWay : kSmBlocksPerSmOneWay);
+  const k::BulkCopyShape bulk{sm_blocks, kBulkChunkBytes, kBulkStages};
+  DeviceBuffer<unsigned int> stalls(path.tma ? 1 : 0);
+  if (path.tma) CEILINGS_CUDA_CHECK(cudaMemsetAsync(stalls.get(), 0, sizeof(unsigned int), s_main.get()));
 
   auto leg = [&](bool to_device, cudaStream_t st) {
     if (path.engine == Engine::kCopy) {
@@ -152,7 +166,9 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
       else
         CEILINGS_CUDA_CHECK(cudaMemcpyAsync(d2h_dst.get(), d2h_src.get(), bytes, cudaMemcpyDeviceToHost, st));
     } else {
-      if (to_device)
+      if (to_device && path.tma)
+        k::hbm_copy_bulk(h2d_dst.get(), h2d_src_dev, n, bulk, stalls.get(), st);
+      else if (to_device)
         k::copy_sm(h2d_dst.get(), h2d_src_dev, n, sm_blocks, kSmThreads, st, path.sm_hint);
       else
         k::copy_sm(d2h_dst_dev, d2h_src.get(), n, sm_blocks, kSmThreads, st, path.sm_hint);
@@ -216,6 +232,14 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
     link.stop();
     CEILINGS_LAUNCH_CHECK();
     harvest();
+    if (path.tma) {
+      unsigned int stalled = 0;
+      CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&stalled, stalls.get(), sizeof stalled, cudaMemcpyDeviceToHost, s_main.get()));
+      s_main.sync();
+      if (stalled)
+        throw std::runtime_error("TMA bulk copy from host memory: " + std::to_string(stalled) +
+                                 " block(s) gave up waiting 5 s for a bulk load to land");
+    }
     p.amount = static_cast<double>(bytes) * static_cast<double>(legs * reps);
     if (bidir) {
       // The value is the sum of the two directions' own rates, per sample; the wall time of the
@@ -258,7 +282,13 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   if (path.engine == Engine::kSm) {
     c["sm_blocks"] = sm_blocks;
     c["sm_threads"] = kSmThreads;
-    c["sm_load_hint"] = path.sm_hint;
+    if (path.tma) {
+      c["sm_tma"] = 1;
+      c["chunk_bytes"] = kBulkChunkBytes;
+      c["stages"] = kBulkStages;
+    } else {
+      c["sm_load_hint"] = path.sm_hint;
+    }
   }
   for (const auto& [key, v] : numa.counters(h2d ? h2d_src.get() : d2h_dst.get(), bytes)) c[key] = v;
 
@@ -349,17 +379,18 @@ void run_ceiling(benchmark::State& state, const Path& path, std::vector<std::siz
   });
 }
 
-// Time (a model, not yet measured): a point is its 50 ms warm-up plus at most max_samples (100) samples of
-// about min_sample_seconds (2 ms) -- or max_seconds (1 s) where one transfer is longer (1 GiB: 20 ms) --
-// plus allocating, filling and checking its host buffers (2 GiB pinned for bidir at 1 GiB). 8 paths x 10
-// sizes and the second h2d_sm candidate's 6: about 20 s when samples converge, 45-60 s when none does;
-// --ceilings_quick (4 sizes, 0.25 s, no second candidate): 5-10 s.
+// Time: a point is its 50 ms warm-up plus at most max_samples (100) samples of about min_sample_seconds
+// (2 ms) -- or max_seconds (1 s) where one transfer is longer (1 GiB: 20 ms) -- plus allocating, filling and
+// checking its host buffers (2 GiB pinned for bidir at 1 GiB). 8 paths x 10 sizes and the second h2d_sm
+// candidate's 6 took 33-39 s on the H200 (2026-11-30; the third candidate's 6 sizes add a few seconds, by
+// estimate); --ceilings_quick (4 sizes, 0.25 s, no further candidates): 5-10 s.
 void register_cases(const Context& ctx) {
   const std::size_t last = g_max_bytes ? g_max_bytes : ctx.options.quick ? 256 * MiB : GiB;
   const std::size_t first = std::min<std::size_t>(ctx.options.quick ? 64 * KiB : 4 * KiB, last);
   const std::vector<std::size_t> all = geometric_sizes(first, last, ctx.options.quick ? 16 : 4);
   for (const Path& path : kPaths) {
     if (path.tag && ctx.options.quick) continue;  // a second candidate: the full pass only
+    if (path.tma && ctx.prop.major < 9) continue;  // no TMA unit before Hopper
     const std::size_t legs = path.dir == Dir::kBidir ? 2 : 1;
     // Sizes that cannot fit the host (host_memory_budget: half its available memory, at least 4 GiB)
     // or the device are left out here, with the reason in the ceiling's detail; the cases re-check

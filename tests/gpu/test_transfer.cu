@@ -341,6 +341,31 @@ TEST(TransferGpu, PrefetchingSmReadsOfHostMemoryAreASecondCandidate) {
   ASSERT_NE(p.find("pcie.h2d_sm"), nullptr);
 }
 
+// The TMA unit's reads of host memory: a third candidate, full pass only, compute capability 9.0+, verified.
+TEST(TransferGpu, TmaReadsOfHostMemoryAreAThirdCandidate) {
+  CEILINGS_REQUIRE_GPU();
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  if (prop.major < 9) GTEST_SKIP() << "TMA bulk copies need compute capability 9.0";
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--benchmark_format=json",
+                                    "--benchmark_filter=^pcie/h2d_sm/engine:bulk(/|$)",
+                                    "--ceilings_pcie_max_bytes=268435456"},
+                                   {}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j.at("benchmarks").size(), 1u) << j.dump();
+  const json& b = j.at("benchmarks").front();
+  ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+  EXPECT_EQ(b.at("verified").get<double>(), 1.0);
+  EXPECT_EQ(b.at("sm_tma").get<double>(), 1.0);
+  EXPECT_FALSE(b.contains("sm_load_hint")) << b.dump();
+  EXPECT_EQ(b.at("sm_blocks").get<double>(), prop.multiProcessorCount);
+  EXPECT_GT(b.at("bytes_per_second").get<double>(), 1e9);
+  EXPECT_GE(b.at("sweep_points_measured_here").get<double>(), 3.0);
+  const Profile p = profile_from_benchmark_json(j);
+  ASSERT_NE(p.find("pcie.h2d_sm"), nullptr);
+}
+
 TEST(TransferGpu, PeerFamilySkipsWithAReasonOnOneGpu) {
   CEILINGS_REQUIRE_GPU();
   if (device_count() > 1) GTEST_SKIP() << "more than one GPU: the skip path does not apply";
