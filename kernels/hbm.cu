@@ -131,9 +131,9 @@ __global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ 
 }
 
 // The TMA copy (see hbm_copy_bulk). Thread 0 of each block does everything; the block's other threads, if
-// any, leave at once. Stage s of the shared buffer holds chunk j of this block when j % stages == s; its
-// mbarrier completes once per chunk it receives (arrival count 1: the expect_tx arrive, plus the load's
-// bytes), so the parity to wait for flips with every use.
+// any, leave at once. The block's chunks go through the stages in turn; each stage's mbarrier completes once
+// per chunk it receives (arrival count 1: the expect_tx arrive, plus the load's bytes), so the parity to wait
+// for flips with every use. Stages and offsets advance by counting (no 64-bit division per chunk).
 __global__ void copy_bulk_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, std::size_t total_bytes,
                                  int chunk_bytes, int stages, unsigned int* stalls) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -151,23 +151,30 @@ __global__ void copy_bulk_kernel(uint4* __restrict__ dst, const uint4* __restric
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 
-  const auto offset = [&](std::size_t j) { return (first + j * stride) * chunk; };
-  const auto bytes = [&](std::size_t j) {
-    const std::size_t off = offset(j);
+  const std::size_t step = stride * chunk;  // from one of this block's chunks to its next
+  const auto size_at = [&](std::size_t off) {
     return static_cast<std::uint32_t>(total_bytes - off < chunk ? total_bytes - off : chunk);
   };
-  const auto load = [&](std::size_t j) {
-    const int s = static_cast<int>(j % stages);
-    const std::uint32_t bar = smem(&barrier[s]), n = bytes(j);
+  const auto next_stage = [&](int s) { return s + 1 == stages ? 0 : s + 1; };
+  std::size_t load_off = first * chunk, store_off = first * chunk, loaded = 0;
+  int load_stage = 0, store_stage = 0;
+  std::uint32_t parity = 0;    // bit s: the parity of stage s's next completion
+  std::uint32_t inflight = 0;  // bit s: a load into stage s not yet seen to land
+  const auto load = [&] {
+    const std::uint32_t bar = smem(&barrier[load_stage]), n = size_at(load_off);
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(n) : "memory");
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(smem(staged + static_cast<std::size_t>(s) * chunk)),
-                 "l"(reinterpret_cast<const unsigned char*>(src) + offset(j)), "r"(n), "r"(bar)
+                 ::"r"(smem(staged + static_cast<std::size_t>(load_stage) * chunk)),
+                 "l"(reinterpret_cast<const unsigned char*>(src) + load_off), "r"(n), "r"(bar)
                  : "memory");
+    inflight |= 1u << load_stage;
+    load_off += step;
+    load_stage = next_stage(load_stage);
+    ++loaded;
   };
   // Bounded: a load that never lands (a fault) ends the kernel with a count instead of hanging the process.
-  const auto landed = [&](int s, std::uint32_t parity) {
-    const std::uint32_t bar = smem(&barrier[s]);
+  const auto landed = [&](int s) {
+    const std::uint32_t bar = smem(&barrier[s]), want = (parity >> s) & 1u;
     unsigned long long t0;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
     while (true) {
@@ -175,9 +182,13 @@ __global__ void copy_bulk_kernel(uint4* __restrict__ dst, const uint4* __restric
       asm volatile(
           "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
           : "=r"(done)
-          : "r"(bar), "r"(parity)
+          : "r"(bar), "r"(want)
           : "memory");
-      if (done) return true;
+      if (done) {
+        parity ^= 1u << s;
+        inflight &= ~(1u << s);
+        return true;
+      }
       unsigned long long t;
       asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
       if (t - t0 > 5000000000ull) return false;
@@ -185,25 +196,28 @@ __global__ void copy_bulk_kernel(uint4* __restrict__ dst, const uint4* __restric
   };
 
   const std::size_t ahead = static_cast<std::size_t>(stages - 1);
-  for (std::size_t j = 0; j < ahead && j < mine; ++j) load(j);
-  std::uint32_t parity = 0;  // bit s: the parity of stage s's next completion
+  while (loaded < ahead && loaded < mine) load();
   for (std::size_t j = 0; j < mine; ++j) {
-    const int s = static_cast<int>(j % stages);
-    if (!landed(s, (parity >> s) & 1u)) {
+    if (!landed(store_stage)) {
       atomicAdd(stalls, 1u);
+      // No block may leave with bulk loads still writing its shared memory and barriers (the next block on
+      // this SM would get them): wait for every one in flight, and where one never lands, abort the kernel.
+      for (int s = 0; s < stages; ++s)
+        if (((inflight >> s) & 1u) && !landed(s)) __trap();
       break;
     }
-    parity ^= 1u << s;
     asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(
-                     reinterpret_cast<unsigned char*>(dst) + offset(j)),
-                 "r"(smem(staged + static_cast<std::size_t>(s) * chunk)), "r"(bytes(j))
+                     reinterpret_cast<unsigned char*>(dst) + store_off),
+                 "r"(smem(staged + static_cast<std::size_t>(store_stage) * chunk)), "r"(size_at(store_off))
                  : "memory");
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-    // Chunk j + stages - 1 goes to the stage chunk j - 1 used: every store but the newest (chunk j's) must
-    // have read its stage first.
-    if (j + ahead < mine) {
+    store_off += step;
+    store_stage = next_stage(store_stage);
+    // The next load goes to the stage the previous chunk's store read: every store but the newest (this
+    // chunk's) must have finished reading its stage first.
+    if (loaded < mine) {
       asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
-      load(j + ahead);
+      load();
     }
   }
   // Every store complete (written, not only read) before the kernel ends.
@@ -346,8 +360,13 @@ bool valid_bulk_copy_shape(const BulkCopyShape& s) {
 namespace {
 // Dynamic shared memory above 48 KiB must be allowed per kernel; the attribute is per device context, so it
 // is set before every query and launch (cheap).
+// The carveout asks for the most shared memory (the rest is L1), so the blocks per SM are what the shared
+// memory allows, as the occupancy query assumes.
 cudaError_t allow_bulk_shared(int bytes) {
-  return cudaFuncSetAttribute(copy_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  const cudaError_t e = cudaFuncSetAttribute(copy_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e != cudaSuccess) return e;
+  return cudaFuncSetAttribute(copy_bulk_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                              cudaSharedmemCarveoutMaxShared);
 }
 }  // namespace
 
