@@ -24,16 +24,13 @@
 #   --time-quick   last, with 60 s kept for it (it took 36 s on the H200): times `ceilings measure --quick` (the
 #                  issues ask for a quick pass of about 30 s of GEMM); its log and family times go after the
 #                  measurement's in measure.log
-#   --gemm-ab      last, with 90 s kept for it: bf16, fp16, fp8_e4m3 and fp64 at 8192^3 alone (so every side
-#                  times the same shape, each with the algorithm its own search kept, printed beside it, and
-#                  the search's back-to-back timing of it is beside them; no sustained windows) in three
-#                  ceilings-bench processes one after the other: the bursts timed about as run 2 of
-#                  2026-11-30 timed them (10 samples, where it took at least 10 while their cv was above 0.5%,
-#                  for up to 0.1 s; no pre-roll, 50 ms warm-up), the defaults, and the
-#                  defaults with A stored M x K (--ceilings_gemm_layout=nn, as PyTorch's DGEMM at 61.2 TFLOP/s
-#                  ran it; without fp8, which takes TN only), each given its share of what is left (not timed
-#                  separately: on the H200 the three fitted in one 309 s call with the build, a full pass and
-#                  the GPU tests, 2026-11-30); a table of all goes to stdout and measure.log
+#   --gemm-ab      last, with 90 s kept for it: the open GEMM timing question, one ceilings-bench process per
+#                  setting, each given its share of what is left; a table of all goes to stdout and measure.log
+#                  (rate, the search's back-to-back rate, the side-by-side rates, cv, samples, clock, power,
+#                  shape, algorithm). Now: gemm.fp64 searched at one shape each (8192^3, 4096x4224x8192,
+#                  4096x4224x4096, 2816x3072x4096; no sustained windows), how its burst depends on the length
+#                  of one GEMM. (On 2026-11-30 it compared the old burst timing with the new, and TN with NN:
+#                  the README has the results.)
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
@@ -201,11 +198,12 @@ if [ "$gemm_ab" = 1 ]; then
   ab_s=$(( $(left) - 20 ))
   if [ "$ab_s" -ge 60 ]; then
     ab=/tmp/ceilings-gemm-ab.json
-    # The same cases three times: Google Benchmark runs each registered case once, so each setting is a
-    # process of its own right after the last (the card has had the earlier ones' bursts, not a search, more).
-    # Each setting: its flags, then the types (fp8 takes TN only: not in the NN run).
-    settings=("--ceilings_gemm_burst_samples=10 --ceilings_gemm_burst_preroll=0 --ceilings_gemm_burst_warmup_s=0.05|bf16,fp16,fp8_e4m3,fp64"
-              "|bf16,fp16,fp8_e4m3,fp64" "--ceilings_gemm_layout=nn|bf16,fp16,fp64")
+    # Google Benchmark runs each registered case once, so each setting is a process of its own right after
+    # the last (the card has had the earlier ones' bursts, not a search, more). Each setting: its flags, then
+    # the types. The open question (2026-11-30): how fp64's burst depends on the length of one GEMM (about
+    # 10 ms at 8192^3 down to about 1 ms), now that a burst is exactly 5 samples.
+    settings=("--ceilings_gemm_shapes=8192x8192x8192|fp64" "--ceilings_gemm_shapes=4096x4224x8192|fp64"
+              "--ceilings_gemm_shapes=4096x4224x4096|fp64" "--ceilings_gemm_shapes=2816x3072x4096|fp64")
     for i in "${!settings[@]}"; do
       setting=${settings[$i]%%|*} types=${settings[$i]#*|}
       # What is left of the deadline, shared among the settings still to run.
@@ -213,7 +211,7 @@ if [ "$gemm_ab" = 1 ]; then
       if [ "$t" -lt 15 ]; then echo "== gemm A/B: ${setting:-defaults}: not run, $t s left"; continue; fi
       # shellcheck disable=SC2086 # the setting is a list of flags
       timeout -k 5 "$t" build/device/ceilings-bench --ceilings_gemm_types="$types" \
-        --ceilings_gemm_sustained_s=0 --ceilings_gemm_shapes=8192x8192x8192 \
+        --ceilings_gemm_sustained_s=0 \
         --benchmark_filter="^gemm/(${types//,/|})/" $setting \
         --benchmark_format=json >"$ab" 2>>"$OUT/measure.log"
       echo "== gemm A/B: ${setting:-defaults} (exit $?)"
