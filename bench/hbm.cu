@@ -6,7 +6,6 @@
 // cudaMemcpyAsync (engine:memcpy, what nvbandwidth's device_local_copy and PyTorch's copy_ run).
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -138,14 +137,7 @@ void run_case(benchmark::State& state, OpInfo op, k::StreamShape shape, std::siz
       detail = "read sum " + std::to_string(got) + " != expected " + std::to_string(want) + " after " +
                std::to_string(m.total_units) + " launches";
     } else {
-      if (engine == Engine::kBulk) {
-        unsigned int stalled = 0;
-        CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&stalled, stalls.get(), sizeof stalled, cudaMemcpyDeviceToHost, stream.get()));
-        stream.sync();
-        if (stalled)
-          throw std::runtime_error("TMA bulk copy: " + std::to_string(stalled) +
-                                   " block(s) gave up waiting 5 s for a bulk load to land");
-      }
+      if (engine == Engine::kBulk) check_bulk_copy_stalls(stalls.get(), stream.get(), "TMA bulk copy");
       if (op.op == Op::kTriad)
         k::count_triad_mismatches(af, n, kSeedB, kSeedC, kTriadScalar, bad.get(), stream.get());
       else

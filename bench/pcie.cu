@@ -10,7 +10,6 @@
 #include <cstring>
 #include <map>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -232,14 +231,7 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
     link.stop();
     CEILINGS_LAUNCH_CHECK();
     harvest();
-    if (path.tma) {
-      unsigned int stalled = 0;
-      CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&stalled, stalls.get(), sizeof stalled, cudaMemcpyDeviceToHost, s_main.get()));
-      s_main.sync();
-      if (stalled)
-        throw std::runtime_error("TMA bulk copy from host memory: " + std::to_string(stalled) +
-                                 " block(s) gave up waiting 5 s for a bulk load to land");
-    }
+    if (path.tma) check_bulk_copy_stalls(stalls.get(), s_main.get(), "TMA bulk copy from host memory");
     p.amount = static_cast<double>(bytes) * static_cast<double>(legs * reps);
     if (bidir) {
       // The value is the sum of the two directions' own rates, per sample; the wall time of the

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -297,6 +298,14 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
 }
 
 }  // namespace
+
+void check_bulk_copy_stalls(const unsigned int* stalls, cudaStream_t stream, const std::string& what) {
+  unsigned int stalled = 0;
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&stalled, stalls, sizeof stalled, cudaMemcpyDeviceToHost, stream));
+  CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (stalled)
+    throw std::runtime_error(what + ": " + std::to_string(stalled) + " block(s) gave up waiting 5 s for a bulk load to land");
+}
 
 void report(benchmark::State& state, const Measurement& m, Amount kind, double amount, bool verified,
             const std::string& verification_detail) {

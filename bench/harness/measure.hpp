@@ -169,6 +169,10 @@ void report_latency(benchmark::State& state, const Measurement& m, bool verified
 // A message starting "unsupported:" is recorded as skipped rather than as an error.
 void guarded(benchmark::State& state, const std::function<void()>& body);
 
+// After kernels::hbm_copy_bulk: throws, naming `what`, where its stall counter (device) is not zero (a bulk
+// load that never landed). Synchronises the stream.
+void check_bulk_copy_stalls(const unsigned int* stalls, cudaStream_t stream, const std::string& what);
+
 // Throws "unsupported: <reason>" (the case is skipped, not failed).
 [[noreturn]] void unsupported(const std::string& reason);
 
