@@ -231,31 +231,34 @@ void register_cases(const Context& ctx) {
         run_case(st, op, shape, bytes);
       }));
     }
-    if (op.op != Op::kCopy) continue;
-    configure(benchmark::RegisterBenchmark("hbm/copy/engine:memcpy", [op, bytes](benchmark::State& st) {
-      run_case(st, op, k::StreamShape{}, bytes, Engine::kMemcpy);
-    }));
-    // The TMA unit's bulk copies (full pass only): no register holds the data, and each SM keeps 64-160 KiB of
-    // loads in flight (CCCL's cub::DeviceTransform copies this way on Hopper, sized for at least 48 KiB in
-    // flight per SM on an H200). Not yet run on a GPU: the SM copies' 4.29 TB/s (89% of the datasheet, as
-    // PyTorch's and the driver's copies) is what they would have to beat.
-    if (ctx.options.quick || ctx.prop.major < 9) continue;
-    struct Bulk {
-      int chunk_bytes, stages, per_sm;
-    };
-    for (const Bulk& v : {Bulk{32768, 6, 1}, Bulk{16384, 6, 2}, Bulk{8192, 6, 4}, Bulk{32768, 3, 2}}) {
-      const k::BulkCopyShape probe{1, v.chunk_bytes, v.stages};
-      const int resident = k::bulk_copy_resident_blocks_per_sm(probe);
-      if (resident == 0) continue;  // more shared memory than a block may have here
-      // resident < 0: the query failed; keep the case so its launch reports why.
-      const int per_sm = resident < 0 ? v.per_sm : std::min(v.per_sm, resident);
-      const k::BulkCopyShape bulk{ctx.prop.multiProcessorCount * per_sm, v.chunk_bytes, v.stages};
-      const std::string name = "hbm/copy/engine:bulk/chunk:" + std::to_string(v.chunk_bytes) +
-                               "/stages:" + std::to_string(v.stages) + "/bpsm:" + std::to_string(per_sm);
-      configure(benchmark::RegisterBenchmark(name.c_str(), [op, bulk, bytes](benchmark::State& st) {
-        run_case(st, op, k::StreamShape{}, bytes, Engine::kBulk, bulk);
+    if (op.op == Op::kCopy)
+      configure(benchmark::RegisterBenchmark("hbm/copy/engine:memcpy", [op, bytes](benchmark::State& st) {
+        run_case(st, op, k::StreamShape{}, bytes, Engine::kMemcpy);
       }));
-    }
+  }
+  // The TMA unit's bulk copies (full pass with --ceilings_tma, compute capability 9.0+; registered last, so a
+  // fault in one costs no other case of this process): no register holds the data, and each SM keeps 64-160
+  // KiB of loads in flight (CCCL's cub::DeviceTransform copies this way on Hopper, sized for at least 48 KiB
+  // in flight per SM on an H200). Not yet run on a GPU: the SM copies' 4.29 TB/s (89% of the datasheet, as
+  // PyTorch's and the driver's copies) is what they would have to beat.
+  if (ctx.options.quick || !ctx.options.tma || ctx.prop.major < 9) return;
+  const OpInfo& copy = kOps[2];
+  const std::size_t copy_bytes = array_bytes_for(ctx, copy);
+  struct Bulk {
+    int chunk_bytes, stages, per_sm;
+  };
+  for (const Bulk& v : {Bulk{32768, 6, 1}, Bulk{16384, 6, 2}, Bulk{8192, 6, 4}, Bulk{32768, 3, 2}}) {
+    const k::BulkCopyShape probe{1, v.chunk_bytes, v.stages};
+    const int resident = k::bulk_copy_resident_blocks_per_sm(probe);
+    if (resident == 0) continue;  // more shared memory than a block may have here
+    // resident < 0: the query failed; keep the case so its launch reports why.
+    const int per_sm = resident < 0 ? v.per_sm : std::min(v.per_sm, resident);
+    const k::BulkCopyShape bulk{ctx.prop.multiProcessorCount * per_sm, v.chunk_bytes, v.stages};
+    const std::string name = "hbm/copy/engine:bulk/chunk:" + std::to_string(v.chunk_bytes) +
+                             "/stages:" + std::to_string(v.stages) + "/bpsm:" + std::to_string(per_sm);
+    configure(benchmark::RegisterBenchmark(name.c_str(), [copy, bulk, copy_bytes](benchmark::State& st) {
+      run_case(st, copy, k::StreamShape{}, copy_bytes, Engine::kBulk, bulk);
+    }));
   }
 }
 

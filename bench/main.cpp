@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
   app.add_option("--ceilings_device", options.device, "CUDA device index")->check(CLI::NonNegativeNumber);
   app.add_flag("--ceilings_quick", options.quick, "Fewer variants and samples: a full pass of about 40 s on an H200 (min samples at most 5, max "
                "samples at most 20, max seconds at most 0.25, whatever those flags say)");
+  app.add_flag("--ceilings_tma", options.tma,
+               "Also time the TMA unit's bulk copies (hbm.copy's engine:bulk variants, pcie.h2d_sm's engine:bulk "
+               "candidate; compute capability 9.0+, full pass only). Opt-in until they have run on a GPU: a fault "
+               "in one would end its family's process (they run last in it)");
   app.add_option("--ceilings_min_samples", options.min_samples, "Timed samples per configuration, at least")
       ->check(CLI::Range(1, 100000));
   app.add_option("--ceilings_max_samples", options.max_samples, "Timed samples per configuration, at most")
@@ -158,6 +162,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext(ceilings::kContextVersion, CEILINGS_VERSION);
   benchmark::AddCustomContext(ceilings::kContextGit, CEILINGS_GIT);
   benchmark::AddCustomContext("ceilings_options", nlohmann::json{{"quick", options.quick},
+                                                                 {"tma", options.tma},
                                                                  {"min_samples", options.min_samples},
                                                                  {"max_samples", options.max_samples},
                                                                  {"max_seconds", options.max_seconds},

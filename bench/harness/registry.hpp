@@ -21,6 +21,7 @@ namespace ceilings::bench {
 struct Options {
   int device = 0;
   bool quick = false;          // --ceilings_quick: fewer variants and samples, meant to take under a minute in all
+  bool tma = false;            // --ceilings_tma: the TMA bulk-copy variants too (not yet validated on a GPU)
   int min_samples = 10;        // timed samples per configuration, at least
   int max_samples = 100;       // and at most
   double max_seconds = 1.0;    // time budget for the samples of one configuration

@@ -31,12 +31,14 @@
 #                  4096x4224x4096, 2816x3072x4096; no sustained windows), how its burst depends on the length
 #                  of one GEMM. (On 2026-11-30 it compared the old burst timing with the new, and TN with NN:
 #                  the README has the results.)
+#   --no-tma       leave out the TMA bulk-copy variants (ceilings-bench --ceilings_tma), which the measurement
+#                  otherwise adds: they are opt-in until they have run on a GPU
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-deadline=540 tests=1 cpu_tests=1 tests_s=130 family_s=120 sanitize=0 time_quick=0 gemm_ab=0 measure_args=()
+deadline=540 tests=1 cpu_tests=1 tests_s=130 family_s=120 sanitize=0 time_quick=0 gemm_ab=0 tma=1 measure_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --deadline) deadline=${2:?--deadline needs seconds}; shift 2 ;;
@@ -44,6 +46,7 @@ while [ $# -gt 0 ]; do
     --gpu-tests-only) cpu_tests=0; shift ;;
     --time-quick) time_quick=1; shift ;;
     --gemm-ab) gemm_ab=1; shift ;;
+    --no-tma) tma=0; shift ;;
     --tests-s) tests_s=${2:?--tests-s needs seconds}; shift 2 ;;
     --family-s) family_s=${2:?--family-s needs seconds}; shift 2 ;;
     --sanitize) sanitize=1; shift ;;
@@ -53,6 +56,8 @@ while [ $# -gt 0 ]; do
     *) echo "device-check: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
+# The opt-in TMA bulk copies run here, where a GPU check is what they are waiting for.
+[ "$tma" = 1 ] && measure_args=(--bench-arg=--ceilings_tma "${measure_args[@]}")
 OUT=${OUT:-/tmp/ceilings-out}
 mkdir -p "$OUT"
 left() { echo $((deadline - (SECONDS - start))); }

@@ -242,7 +242,7 @@ TEST(HbmBench, TheBulkCopiesRunVerified) {
   cudaGetDeviceProperties(&prop, 0);
   if (prop.major < 9) GTEST_SKIP() << "TMA bulk copies need compute capability 9.0";
   const auto seen = run_verified_hbm_cases(
-      {"--ceilings_hbm_bytes=268435456", "--benchmark_filter=^hbm/copy/engine:bulk/"}, [&](const nlohmann::json& b) {
+      {"--ceilings_tma", "--ceilings_hbm_bytes=268435456", "--benchmark_filter=^hbm/copy/engine:bulk/"}, [&](const nlohmann::json& b) {
         EXPECT_GT(b.at("chunk_bytes").get<double>(), 0) << b.dump();
         EXPECT_GE(b.at("stages").get<double>(), 2) << b.dump();
         EXPECT_EQ(static_cast<int>(b.at("blocks").get<double>()) % prop.multiProcessorCount, 0) << b.dump();

@@ -322,7 +322,7 @@ TEST(CacheGpu, L2SweepPointPastTheL2IsADetailNotACeiling) {
 // Runs one further pcie.h2d_sm candidate alone (not in --ceilings_quick's pass: a full one, its sizes capped
 // at 256 MiB): it measures its own large sizes, verifies, and competes for the same ceiling. Returns its entry.
 json run_h2d_sm_candidate(const std::string& tag) {
-  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--benchmark_format=json",
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--benchmark_format=json", "--ceilings_tma",
                                     "--benchmark_filter=^pcie/h2d_sm/" + tag + "(/|$)",
                                     "--ceilings_pcie_max_bytes=268435456"},
                                    {}, 600);
