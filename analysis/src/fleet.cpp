@@ -17,14 +17,20 @@ namespace fs = std::filesystem;
 std::string Fingerprint::key() const {
   return gpu + "\x1f" + std::to_string(memory_bytes) + "\x1f" + driver + "\x1f" + cuda_runtime + "\x1f" +
          (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
-         (gpus_visible ? std::to_string(*gpus_visible) : std::string("-"));
+         (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
+         (nvlink_own_pairs ? (*nvlink_own_pairs ? "own" : "all") : "-");
 }
+
+namespace {
+std::string pairs_text(const std::optional<bool>& own) { return own ? (*own ? "own pairs" : "all pairs") : ""; }
+}  // namespace
 
 std::string Fingerprint::label() const {
   std::string s = gpu + ", " + format_quantity(static_cast<double>(memory_bytes), "B") + ", driver " +
                   (driver.empty() ? "?" : driver) + ", CUDA " + (cuda_runtime.empty() ? "?" : cuda_runtime);
   s += power_limit_w ? ", " + format_quantity(*power_limit_w, "W") : ", power limit ?";
   if (gpus_visible) s += ", " + std::to_string(*gpus_visible) + (*gpus_visible == 1 ? " GPU" : " GPUs");
+  if (nvlink_own_pairs) s += ", NVLink: " + pairs_text(nvlink_own_pairs);
   return s;
 }
 
@@ -34,7 +40,8 @@ json Fingerprint::to_json() const {
           {"driver", driver},
           {"cuda_runtime", cuda_runtime},
           {"power_limit_w", power_limit_w ? json(*power_limit_w) : json(nullptr)},
-          {"gpus_visible", gpus_visible ? json(*gpus_visible) : json(nullptr)}};
+          {"gpus_visible", gpus_visible ? json(*gpus_visible) : json(nullptr)},
+          {"nvlink_pairs", nvlink_own_pairs ? json(*nvlink_own_pairs ? "own" : "all") : json(nullptr)}};
 }
 
 std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) const {
@@ -53,12 +60,20 @@ std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) cons
   differ("power limit", watts(power_limit_w), watts(peers.power_limit_w));
   auto count = [](const std::optional<int>& n) { return n ? std::to_string(*n) : std::string(); };
   differ("GPUs visible", count(gpus_visible), count(peers.gpus_visible));
+  differ("NVLink pairs", pairs_text(nvlink_own_pairs), pairs_text(peers.nvlink_own_pairs));
   return out;
 }
 
 Fingerprint fingerprint_of(const Profile& p) {
-  return {p.device.name,         p.device.memory_bytes,    p.device.driver,
-          p.device.cuda_runtime, p.device.power_limit_w, p.gpus_visible};
+  Fingerprint f{p.device.name,         p.device.memory_bytes,    p.device.driver,
+                p.device.cuda_runtime, p.device.power_limit_w, p.gpus_visible, std::nullopt};
+  for (const Ceiling& c : p.ceilings)
+    if (c.name.rfind("nvlink.", 0) == 0)
+      if (const auto own = c.detail_number("scope_device")) {
+        f.nvlink_own_pairs = *own != 0;
+        break;
+      }
+  return f;
 }
 
 double Outlier::worst_deficit() const {
@@ -236,6 +251,31 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     FleetGroup& g = by_key[fp.key()];
     if (g.members.empty()) g.fingerprint = fp;
     g.members.push_back(i);
+  }
+  // A profile without nvlink ceilings (the family skipped: one GPU, or no peer access) joins the group that
+  // matches it otherwise, so its missing nvlink ceilings are named there; where groups of both scopes match,
+  // the larger (ties: own pairs).
+  std::vector<std::pair<std::string, std::string>> joins;  // key without -> key it joins
+  for (const auto& [k, g] : by_key) {
+    if (g.fingerprint.nvlink_own_pairs) continue;
+    std::string target;
+    std::size_t size = 0;
+    for (bool own : {true, false}) {
+      Fingerprint f = g.fingerprint;
+      f.nvlink_own_pairs = own;
+      if (auto it = by_key.find(f.key()); it != by_key.end() && it->second.members.size() > size) {
+        target = it->first;
+        size = it->second.members.size();
+      }
+    }
+    if (!target.empty()) joins.emplace_back(k, target);
+  }
+  for (const auto& [from, to] : joins) {
+    FleetGroup& into = by_key[to];
+    const std::vector<std::size_t>& moved = by_key[from].members;
+    into.members.insert(into.members.end(), moved.begin(), moved.end());
+    std::sort(into.members.begin(), into.members.end());
+    by_key.erase(from);
   }
   std::vector<FleetGroup> groups;
   for (auto& [k, g] : by_key) {

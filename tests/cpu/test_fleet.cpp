@@ -189,6 +189,53 @@ TEST(Fleet, GroupsByFingerprint) {
   EXPECT_NE(groups[2].fingerprint.label().find("500 W"), std::string::npos) << groups[2].fingerprint.label();
 }
 
+// NVLink ceilings measured by `measure --all-gpus` (each GPU's own pairs) and by a single run (every pair of
+// the node) are not one population: two groups, the smaller set against the larger with the difference named.
+// A profile without nvlink ceilings (the family skipped) joins the larger group that matches it otherwise,
+// where its missing nvlink ceiling is named with the reason.
+TEST(Fleet, NvlinkCeilingsOfOwnAndAllPairsAreNotComparedAsOne) {
+  FleetGen gen(13, 0.001);
+  auto with_nvlink = [&](int node, int index, bool own_pairs) {
+    Profile p = gen.gpu(node, index);
+    Ceiling c;
+    c.name = "nvlink.p2p_uni";
+    c.unit = "B/s";
+    c.value = 3.9e11;
+    c.cv = 0.001;
+    c.samples = 10;
+    c.verified = true;
+    c.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"scope_device", own_pairs ? 1 : 0}};
+    p.ceilings.push_back(c);
+    return p;
+  };
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 8; ++i) fleet.push_back({"own" + std::to_string(i), with_nvlink(1, i, true)});
+  for (int i = 0; i < 2; ++i) fleet.push_back({"all" + std::to_string(i), with_nvlink(2, i, false)});
+  fleet.push_back({"none", gen.gpu(3, 0)});
+
+  EXPECT_EQ(fingerprint_of(fleet[0].profile).nvlink_own_pairs, std::optional<bool>(true));
+  EXPECT_EQ(fingerprint_of(fleet[8].profile).nvlink_own_pairs, std::optional<bool>(false));
+  EXPECT_FALSE(fingerprint_of(fleet[10].profile).nvlink_own_pairs.has_value());
+  EXPECT_NE(fingerprint_of(fleet[0].profile).key(), fingerprint_of(fleet[8].profile).key());
+
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].members.size(), 9u);
+  EXPECT_EQ(groups[0].members.back(), 10u) << "the profile without nvlink ceilings";
+  EXPECT_NE(groups[0].fingerprint.label().find("NVLink: own pairs"), std::string::npos) << groups[0].fingerprint.label();
+  EXPECT_EQ(groups[0].fingerprint.to_json().at("nvlink_pairs"), "own");
+  ASSERT_EQ(groups[0].missing.size(), 1u);
+  EXPECT_EQ(groups[0].missing[0].member, 8u);  // its index within the group
+  EXPECT_EQ(groups[0].missing[0].ceiling, "nvlink.p2p_uni");
+  EXPECT_EQ(groups[0].missing[0].reason, "not measured: single GPU: no peer");
+  const FleetGroup& all = groups[1];
+  ASSERT_EQ(all.members.size(), 2u);
+  ASSERT_TRUE(all.too_small);
+  ASSERT_TRUE(all.peer_group.has_value());
+  EXPECT_EQ(*all.peer_group, 0u);
+  EXPECT_EQ(all.differences, std::vector<std::string>{"NVLink pairs all pairs (peers: own pairs)"});
+}
+
 TEST(Fleet, TooFewPeersNameNobodyAndZeroMadFallsBack) {
   FleetGen gen(3);
   std::vector<const Profile*> two;

@@ -12,18 +12,25 @@
 
 namespace ceilings {
 
-// What must match for two GPUs to be compared: model, memory size, driver, CUDA runtime, power limit, and
-// how many GPUs the measuring process saw (a node's peer ceilings are its slowest pair: an 8-GPU node's
-// and a 4-GPU node's are not one population).
+// What must match for two GPUs to be compared: model, memory size, driver, CUDA runtime, power limit, how
+// many GPUs the measuring process saw (a node's peer ceilings are its slowest pair: an 8-GPU node's and a
+// 4-GPU node's are not one population), and which pairs its nvlink ceilings cover (`measure --all-gpus`
+// measures each GPU's own pairs, a single run every pair of the node: their slowest pair is not one thing;
+// a profile with no nvlink ceiling joins the group that matches it otherwise: see analyze_fleet).
 struct Fingerprint {
   std::string gpu;
   std::uint64_t memory_bytes = 0;
   std::string driver, cuda_runtime;
   std::optional<double> power_limit_w;
   std::optional<int> gpus_visible;  // absent in profiles that do not record it
+  // true: the nvlink ceilings cover this GPU's pairs only (detail.scope_device 1); false: every pair the
+  // process saw; absent where the profile has no nvlink ceiling that records it.
+  std::optional<bool> nvlink_own_pairs;
 
   std::string key() const;    // exact, for grouping
-  std::string label() const;  // "NVIDIA H200, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs"
+  // "NVIDIA H200, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs" (", NVLink: own pairs" or
+  // ", NVLink: all pairs" where recorded)
+  std::string label() const;
   json to_json() const;
   // The fields in which this fingerprint differs from `peers`, each as "driver 535.54.03 (peers: 580.95.05)".
   std::vector<std::string> differences(const Fingerprint& peers) const;
