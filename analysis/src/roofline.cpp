@@ -283,12 +283,10 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   };
   static const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                   "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  // The body first: the document grows past width x height where the legend needs it (a profile with every
+  // GEMM ceiling has some 70 entries), and its header says how large it became.
   std::ostringstream os;
-  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-     << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 "
-     << width << " " << height << "\" font-family=\"Helvetica, Arial, sans-serif\">\n"
-     << "<rect x=\"0\" y=\"0\" width=\"" << width << "\" height=\"" << height << "\" fill=\"white\"/>\n"
-     << "<text x=\"" << num(left + pw / 2)
+  os << "<text x=\"" << num(left + pw / 2)
      << "\" y=\"30\" text-anchor=\"middle\" font-size=\"20\" font-weight=\"bold\">" << xml_escape(r.title)
      << "</text>\n";
   // Grid and ticks, one per decade.
@@ -318,7 +316,9 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   std::ostringstream legend;
   int color = 0;
   double ly = top + 10;
+  std::size_t legend_chars = 0;  // the longest legend text, for the document's width
   auto legend_entry = [&](const std::string& c, bool dashed, const std::string& text) {
+    legend_chars = std::max(legend_chars, text.size());
     legend << "<line x1=\"" << num(left + pw + 15) << "\" y1=\"" << num(ly) << "\" x2=\"" << num(left + pw + 45)
            << "\" y2=\"" << num(ly) << "\" stroke=\"" << c << "\" stroke-width=\"2.5\""
            << (dashed ? " stroke-dasharray=\"6 4\"" : "") << "/>\n<text x=\"" << num(left + pw + 52) << "\" y=\""
@@ -370,7 +370,18 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   os << "<g>\n<text x=\"" << num(left + pw + 15) << "\" y=\"" << num(top - 6)
      << "\" font-size=\"13\" font-weight=\"bold\">Legend (solid measured, dashed datasheet)</text>\n"
      << legend.str() << "</g>\n</svg>\n";
-  return os.str();
+  // At 12 px a character of Helvetica is at most about 7 px wide (capitals, digits and "/" less).
+  const double doc_width = std::max(width, left + pw + 52 + 7.0 * static_cast<double>(legend_chars) + 10);
+  const double doc_height = std::max(height, ly + 10);
+  std::ostringstream doc;
+  doc << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(doc_width) << "\" height=\"" << num(doc_height)
+      << "\" viewBox=\"0 0 " << num(doc_width) << " " << num(doc_height)
+      << "\" font-family=\"Helvetica, Arial, sans-serif\">\n"
+      << "<rect x=\"0\" y=\"0\" width=\"" << num(doc_width) << "\" height=\"" << num(doc_height)
+      << "\" fill=\"white\"/>\n"
+      << os.str();
+  return doc.str();
 }
 
 }  // namespace ceilings

@@ -180,6 +180,30 @@ TEST(RooflineSvg, WellFormedWithTitleAxesLegend) {
   EXPECT_NE(svg.find("gemv &lt;bf16&gt; &amp; co"), std::string::npos);
 }
 
+// The measured H200 profile has some 70 roofs (every GEMM ceiling, its reference and sustained rates, the FMA
+// and memory ceilings, measured and datasheet): the document grows to hold every legend entry, none past its
+// bottom or, at about 7 px a character, its right edge.
+TEST(RooflineSvg, TheLegendOfAFullProfileFitsInTheDocument) {
+  const Profile p = read_profile(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json");
+  const std::string svg = roofline_svg(roofline_from_profile(p, "bf16"), {});
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex("viewBox=\"0 0 ([0-9.]+) ([0-9.]+)\"")));
+  const double width = std::stod(m[1]), height = std::stod(m[2]);
+  EXPECT_GT(height, 600.0) << "more entries than the plot's height holds";
+  const std::regex text("<text x=\"([0-9.]+)\" y=\"([0-9.]+)\"[^>]*>([^<]*)</text>");
+  int entries = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text); it != std::sregex_iterator(); ++it) {
+    const double x = std::stod((*it)[1]), y = std::stod((*it)[2]);
+    const std::string label = (*it)[3];
+    EXPECT_LE(y, height) << label;
+    if (label.find(" measured ") != std::string::npos || label.find(" datasheet ") != std::string::npos) {
+      ++entries;
+      EXPECT_LE(x + 7.0 * static_cast<double>(label.size()), width) << label;
+    }
+  }
+  EXPECT_GT(entries, 30);
+}
+
 // A roof of 1e308 FLOP/s put the axis top at infinity and the tick loops never ended (a hang that ate memory);
 // one of 1e-320 B/s put the axis bottom at 0. Both are refused, naming the roof; sane extremes still draw.
 TEST(RooflineSvg, RefusesRoofsItsAxesCannotSpan) {
