@@ -867,6 +867,11 @@ std::string timeline_drop_note(const Ceiling& c) {
 // What a failing ceiling's reason adds: the slowest peer pair, or the drop over a sustained window.
 std::string failure_note(const Ceiling& c) { return slowest_pair_note(c) + timeline_drop_note(c); }
 
+// Above this share of its datasheet (or link) figure a rate is not a fast GPU but a timing or counting fault:
+// compute peaks are quoted at a boost clock at most ~10% below the highest the SMs run at (H100/H200 bf16:
+// 989 TFLOP/s at 1.83 GHz, 1.98 GHz reachable), HBM and PCIe figures are physical limits.
+constexpr double kImplausibleShare = 1.25;
+
 void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std::vector<Check>& out) {
   const auto rule_it = rules.ceilings.find(c.name);
   const CeilingRule* rule = rule_it == rules.ceilings.end() ? nullptr : &rule_it->second;
@@ -884,9 +889,14 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       k.threshold = *rule->min_fraction_of_datasheet * base->value * scale;
       k.source = format_percent(*rule->min_fraction_of_datasheet, 0) + " of " + base->source + " " +
                  format_quantity(base->value, c.unit) + note + " (" + origin + ")";
-      const bool ok = c.value >= *k.threshold;
+      const bool implausible = is_rate_unit(c.unit) && c.value > kImplausibleShare * base->value;
+      const bool ok = c.value >= *k.threshold && !implausible;
       k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
-      if (!ok)
+      if (implausible)
+        k.reason = c.name + " reads " + format_percent(c.value / base->value) + " of " + base->source + " " +
+                   format_quantity(base->value, c.unit) + ", above the " + format_percent(kImplausibleShare, 0) +
+                   " no GPU attains: a timing or counting fault, not a fast GPU";
+      else if (!ok)
         k.reason = c.name + " reaches " + format_percent(c.value / (base->value * scale)) + " of the " +
                    (scale < 1 ? "clock-scaled " : "") + "peak, below " +
                    format_percent(*rule->min_fraction_of_datasheet, 0) + failure_note(c);

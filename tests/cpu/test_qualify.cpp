@@ -50,6 +50,21 @@ TEST(Qualify, HealthyFixturePassesItsDefaults) {
   EXPECT_NE(pcie.source.find("PCIe Gen5 x16 theoretical"), std::string::npos);
 }
 
+// A rate far above its datasheet figure is a timing or counting fault (a CLI probe had qualify pass hbm.copy at
+// 500% of the datasheet); a little above it, as a GEMM at a clock over the one its peak is quoted at, passes.
+TEST(Qualify, ARateFarAboveItsDatasheetFails) {
+  Profile p = fixture();
+  ceiling(p, "hbm.copy").value = 2.4e13;  // 500% of 4.8 TB/s
+  ceiling(p, "gemm.bf16").value = 1.05e15;  // 106% of 989 TFLOP/s: 1.98 GHz against the quoted 1.83
+  const QualifyResult r = qualify(p, nullptr, default_rules());
+  const Check& hbm = find_check(r, "hbm.copy", "datasheet fraction");
+  EXPECT_EQ(hbm.status, CheckStatus::kFail);
+  EXPECT_NE(hbm.reason.find("500.0% of datasheet H200"), std::string::npos) << hbm.reason;
+  EXPECT_NE(hbm.reason.find("a timing or counting fault"), std::string::npos) << hbm.reason;
+  EXPECT_EQ(find_check(r, "gemm.bf16", "datasheet fraction").status, CheckStatus::kPass);
+  EXPECT_EQ(r.exit_code(), 1);
+}
+
 TEST(Qualify, BidirectionalPcieIsJudgedAgainstBothDirections) {
   Profile p = fixture();
   Ceiling sm = ceiling(p, "pcie.h2d");
