@@ -468,6 +468,11 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
     c.reason = "one snapshot only: a rate needs a before and an after reading";
   } else if (r.values.size() < 2) {
     c.reason = "PCIe replay counter " + r.missing;
+  } else if (r.values[1] < r.values[0]) {
+    // A count that went back was reset between the snapshots (the driver reloaded, the GPU was reset): the
+    // replays of the run are unknown, not negative.
+    c.reason = "the PCIe replay counter went back (" + format_fixed(r.values[0], 0) + " before, " +
+               format_fixed(r.values[1], 0) + " after: reset between the snapshots), so the run's replays are unknown";
   } else {
     double minutes = 1.0;
     const auto t0 = parse_time(s.before.time), t1 = parse_time(s.after->time);

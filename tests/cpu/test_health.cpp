@@ -174,6 +174,11 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   checks = health_checks(s, rules);
   EXPECT_EQ(status_of(checks, "uncorrected ECC errors"), "fail");
   s = healthy_section();
+  s.after->metrics["pcie.replays"] = HealthMetric::of(200);  // 190 in 10 minutes: 19/min
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "fail");
+  s.after->metrics["pcie.replays"] = HealthMetric::of(0);  // went back: reset between the snapshots
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "incomplete");
+  s = healthy_section();
   s.after->metrics["remap.failure"] = HealthMetric::of(1);
   EXPECT_EQ(status_of(health_checks(s, rules), "row remapping"), "fail");
   s = healthy_section();
