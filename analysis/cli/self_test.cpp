@@ -321,6 +321,8 @@ int run_self_test(const SelfTestOptions& opt) {
     throw ceilings::IncompleteError("the fake NVML library is not at " + fake +
                                     " (it is built with the tests: CEILINGS_BUILD_TESTS=ON; or set --fake-nvml / "
                                     "CEILINGS_FAKE_NVML)");
+  // A bare file name is a file here, not a name for dlopen to look up in the library path.
+  fake = fs::absolute(fake).string();
   // Something that is not an NVML at all would have every case "missed": say what it is instead.
   if (void* h = dlopen(fake.c_str(), RTLD_NOW | RTLD_LOCAL)) {
     const bool nvml = dlsym(h, "nvmlInit_v2") != nullptr;

@@ -1,6 +1,7 @@
 // Tests for `ceilings self-test`: the fault-injection matrix catches every fault with no false pass.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <filesystem>
 #include <fstream>
 
 #include "cli_runner.hpp"
@@ -25,6 +26,18 @@ TEST(SelfTest, WithoutTheFakeLibraryItIsIncomplete) {
   const auto r = test::run_cli({"self-test", "--fake-nvml", "/nonexistent/libfake.so"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("fake NVML library is not at /nonexistent/libfake.so"), std::string::npos) << r.err;
+}
+
+// A bare file name is the file in the working directory (dlopen would look it up in the library path and
+// report "No such file" for a file that is there).
+TEST(SelfTest, ABareFileNameIsTheFileHere) {
+  const std::string dir = test::scratch_dir("self_test_bare_name");
+  const std::string lib = std::filesystem::path(CEILINGS_CLI).parent_path() / "libceilings_fake_nvml.so";
+  std::filesystem::copy_file(lib, dir + "/fake.so", std::filesystem::copy_options::overwrite_existing);
+  const auto r = test::run_program({"/bin/sh", "-c", "cd '" + dir + "' && exec '" + CEILINGS_CLI +
+                                                         "' self-test --fake-nvml fake.so"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("self-test: PASS"), std::string::npos) << r.out << r.err;
 }
 
 TEST(SelfTest, SomethingThatIsNotAnNvmlIsNamed) {
