@@ -120,6 +120,9 @@ ModelConfig parse_deepseek(const Fields& f, const std::string& type) {
     m.shared_experts = f.optional_integer("n_shared_experts", 0).value_or(0);
     m.expert_ffn = f.integer("moe_intermediate_size", 1);
     m.first_dense_layers = f.optional_integer("first_k_dense_replace", 0).value_or(0);
+    // More dense layers than layers would leave no MoE layer, and the counts would quietly drop the experts.
+    if (m.first_dense_layers > m.layers)
+      f.fail("first_k_dense_replace", "is larger than num_hidden_layers (" + std::to_string(m.layers) + ")");
     m.moe_layer_freq = f.optional_integer("moe_layer_freq", 1).value_or(1);
     m.router_bias_per_expert = f.optional_string("topk_method").value_or("") == "noaux_tc";
   }

@@ -198,6 +198,13 @@ TEST(ModelErrors, NamesTheField) {
   j["num_local_experts"] = 2;
   j["num_experts_per_tok"] = 4;
   EXPECT_NE(err(j).find("num_experts_per_tok"), std::string::npos);
+  // More dense layers than layers (a CLI probe: DeepSeek-V3 with 1000 read as 37.4B parameters, not 671B).
+  j = json::parse(read_text_file(std::string(CEILINGS_FIXTURES) + "/hf/DeepSeek-V3.config.json"));
+  EXPECT_EQ(err(j), "no error");
+  j["first_k_dense_replace"] = 1000;
+  EXPECT_NE(err(j).find("first_k_dense_replace"), std::string::npos) << err(j);
+  j["first_k_dense_replace"] = 61;  // every layer dense: a config may say so
+  EXPECT_EQ(err(j), "no error");
 }
 
 TEST(ModelCli, JsonKeys) {
