@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -200,6 +201,24 @@ std::string Fields::string(const std::string& key) const {
 std::optional<std::string> Fields::optional_string(const std::string& key) const {
   if (!has(key)) return std::nullopt;
   return string(key);
+}
+
+std::string Fields::name_string(const std::string& key) const {
+  std::string s = string(key);
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", u);
+      fail(key, std::string("holds a control character (") + hex + "), which no driver or host reports in a name");
+    }
+  }
+  return s;
+}
+
+std::optional<std::string> Fields::optional_name_string(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  return name_string(key);
 }
 
 bool Fields::boolean(const std::string& key) const {

@@ -120,8 +120,8 @@ Profile profile_from_json(const json& document, const std::string& origin) {
     p.tool_git = tool->optional_string("git").value_or("");
   }
   if (auto host = doc.optional_object("host")) {
-    p.hostname = host->optional_string("hostname").value_or("");
-    p.cpu = host->optional_string("cpu").value_or("");
+    p.hostname = host->optional_name_string("hostname").value_or("");
+    p.cpu = host->optional_name_string("cpu").value_or("");
     p.numa_node = optional_int(*host, "numa_node");
     if (auto n = host->optional_integer("gpus_visible")) {
       if (*n < 1 || *n > 4096) host->fail("gpus_visible", std::to_string(*n) + " is not a number of GPUs (1 to 4096)");
@@ -132,9 +132,9 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   const Fields d = doc.object("device");
   DeviceInfo& dev = p.device;
   dev.index = static_cast<int>(d.integer("index"));
-  dev.name = d.string("name");
-  dev.uuid = d.string("uuid");
-  dev.pci_bus_id = d.string("pci_bus_id");
+  dev.name = d.name_string("name");
+  dev.uuid = d.name_string("uuid");
+  dev.pci_bus_id = d.name_string("pci_bus_id");
   dev.compute_capability = d.string("compute_capability");
   dev.sm_count = static_cast<int>(d.integer("sm_count", 1));
   dev.memory_bytes = static_cast<std::uint64_t>(d.integer("memory_bytes", 1));

@@ -123,6 +123,27 @@ TEST(Profile, RejectsWrongTypes) {
   expect_rejected(d, "skipped[0].reason");
 }
 
+// Names a terminal prints (device, host) hold no control characters: a CLI probe had an escape sequence in a
+// device name recolour the terminal and a newline split qualify's verdict line in two.
+TEST(Profile, RejectsControlCharactersInNames) {
+  for (const char* field : {"name", "uuid", "pci_bus_id"}) {
+    json d = fixture();
+    d["device"][field] = std::string("NVIDIA H200\x1b[31mRED");
+    expect_rejected(d, std::string("device.") + field);
+  }
+  json d = fixture();
+  d["host"]["hostname"] = "node001\nverdict: PASS";
+  expect_rejected(d, "host.hostname");
+  try {
+    profile_from_json(d);
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("control character (0x0a)"), std::string::npos) << e.what();
+  }
+  d = fixture();
+  d["device"]["name"] = "NVIDIA H200 NVL (ünïcode is fine)";
+  EXPECT_NO_THROW(profile_from_json(d));
+}
+
 TEST(Profile, RejectsNegativeAndNonFiniteValues) {
   json d = fixture();
   d["ceilings"][0]["value"] = -4.3e12;
