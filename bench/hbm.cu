@@ -53,8 +53,8 @@ std::size_t array_bytes_for(const Context& ctx, const OpInfo& op) {
 constexpr std::uint32_t kSeedA = 0x1234567u, kSeedB = 0x9e3779b9u, kSeedC = 0x7f4a7c15u;
 constexpr float kTriadScalar = 0.4375f;
 
-// shape.blocks == 0: a covering grid, one block per threads x unroll vectors. memcpy: the copy is the
-// driver's cudaMemcpyAsync (shape unused).
+// shape.blocks == 0: a covering grid, one block per threads x unroll vectors (shape is unused by the
+// driver's copy and the bulk copy).
 // How a case moves the data: the SMs' loads and stores (a kernel of `shape`), the driver's copy (copy only), or
 // the TMA unit's bulk copies through shared memory (copy only; `bulk`).
 enum class Engine { kSm, kMemcpy, kBulk };
@@ -242,7 +242,7 @@ void register_cases(const Context& ctx) {
   // in flight per SM on an H200). Not yet run on a GPU: the SM copies' 4.29 TB/s (89% of the datasheet, as
   // PyTorch's and the driver's copies) is what they would have to beat.
   if (ctx.options.quick || !ctx.options.tma || ctx.prop.major < 9) return;
-  const OpInfo& copy = kOps[2];
+  const OpInfo& copy = *std::find_if(std::begin(kOps), std::end(kOps), [](const OpInfo& o) { return o.op == Op::kCopy; });
   const std::size_t copy_bytes = array_bytes_for(ctx, copy);
   struct Bulk {
     int chunk_bytes, stages, per_sm;

@@ -52,7 +52,8 @@ const Path kPaths[] = {
     {"bidir_sm", Dir::kBidir, HostKind::kPinned, Engine::kSm},
     // SM reads of host memory with the L2 asked for 256-byte blocks: if the L2 reads mapped host memory in
     // larger requests, fewer PCIe read completions carry the same bytes (nvbandwidth's SM copy, 51.3 GB/s on
-    // the H200, and ours with streaming loads, 51.4, trail the copy engines' 55.3; not yet run on a GPU).
+    // the H200, and ours with streaming loads, 51.4, trail the copy engines' 55.3). On the H200 it read the
+    // same as the streaming loads (51.3-51.4, 2026-11-30).
     {"h2d_sm", Dir::kH2D, HostKind::kPinned, Engine::kSm, 2, "load:l2_256b"},
     // SM reads of host memory by the TMA unit (bulk loads of 16 KiB chunks into shared memory, bulk stores
     // out; compute capability 9.0+, with --ceilings_tma; the last case of the family, so a fault in it costs
@@ -274,12 +275,12 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   c["sm_copy"] = path.engine == Engine::kSm ? 1 : 0;
   if (path.engine == Engine::kSm) {
     c["sm_blocks"] = sm_blocks;
-    c["sm_threads"] = kSmThreads;
-    if (path.tma) {
+    if (path.tma) {  // one issuing thread a block: the threads of a load/store kernel do not apply
       c["sm_tma"] = 1;
       c["chunk_bytes"] = kBulkChunkBytes;
       c["stages"] = kBulkStages;
     } else {
+      c["sm_threads"] = kSmThreads;
       c["sm_load_hint"] = path.sm_hint;
     }
   }

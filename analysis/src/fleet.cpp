@@ -14,16 +14,19 @@ namespace ceilings {
 
 namespace fs = std::filesystem;
 
+namespace {
+// Which pairs the nvlink ceilings cover, in a word ("own", "all"; "" where not recorded).
+std::string pairs_word(const std::optional<bool>& own) { return own ? (*own ? "own" : "all") : ""; }
+std::string pairs_text(const std::optional<bool>& own) { return own ? pairs_word(own) + " pairs" : ""; }
+}  // namespace
+
 std::string Fingerprint::key() const {
   return gpu + "\x1f" + std::to_string(memory_bytes) + "\x1f" + driver + "\x1f" + cuda_runtime + "\x1f" +
          (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
          (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
-         (nvlink_own_pairs ? (*nvlink_own_pairs ? "own" : "all") : "-");
+         (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-");
 }
 
-namespace {
-std::string pairs_text(const std::optional<bool>& own) { return own ? (*own ? "own pairs" : "all pairs") : ""; }
-}  // namespace
 
 std::string Fingerprint::label() const {
   std::string s = gpu + ", " + format_quantity(static_cast<double>(memory_bytes), "B") + ", driver " +
@@ -41,7 +44,7 @@ json Fingerprint::to_json() const {
           {"cuda_runtime", cuda_runtime},
           {"power_limit_w", power_limit_w ? json(*power_limit_w) : json(nullptr)},
           {"gpus_visible", gpus_visible ? json(*gpus_visible) : json(nullptr)},
-          {"nvlink_pairs", nvlink_own_pairs ? json(*nvlink_own_pairs ? "own" : "all") : json(nullptr)}};
+          {"nvlink_pairs", nvlink_own_pairs ? json(pairs_word(nvlink_own_pairs)) : json(nullptr)}};
 }
 
 std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) const {

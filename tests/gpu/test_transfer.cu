@@ -357,6 +357,7 @@ TEST(TransferGpu, TmaReadsOfHostMemoryAreAThirdCandidate) {
   const json b = run_h2d_sm_candidate("engine:bulk");
   EXPECT_EQ(b.value("sm_tma", 0.0), 1.0) << b.dump();
   EXPECT_FALSE(b.contains("sm_load_hint")) << b.dump();
+  EXPECT_FALSE(b.contains("sm_threads")) << b.dump();
   EXPECT_EQ(b.value("sm_blocks", 0.0), prop.multiProcessorCount) << b.dump();
 }
 
