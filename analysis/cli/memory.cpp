@@ -22,17 +22,28 @@ struct MemoryOptions {
   cli::OptNumber batch, seq, context;
   int tp = 1, pp = 1, dp = 1, zero = 0;
   bool sp = false, json = false;
+  // Options that only one mode reads: given in the other, they would be silently ignored.
+  std::vector<CLI::Option*> train_only, infer_only;
 };
+
+// The first option of `opts` the user gave, or null.
+const CLI::Option* given_one(const std::vector<CLI::Option*>& opts) {
+  for (const CLI::Option* opt : opts)
+    if (opt->count() > 0) return opt;
+  return nullptr;
+}
 
 int run(const MemoryOptions& o) {
   if (o.mode != "train" && o.mode != "infer") throw InputError("--mode must be train or infer");
+  if (const CLI::Option* opt = given_one(o.mode == "train" ? o.infer_only : o.train_only))
+    throw InputError(opt->get_name() + " is for --mode " + (o.mode == "train" ? "infer" : "train") +
+                     "; --mode " + o.mode + " does not use it");
   const double batch = o.batch.given() ? o.batch.value : 1.0;
   require_count(batch, "--batch");
   MemoryEstimate est;
   std::vector<std::string> notes;
   json inputs = {{"mode", o.mode}, {"batch", batch}, {"tp", o.tp}};
   if (o.mode == "train") {
-    if (o.context.given()) throw InputError("--context is for --mode infer; training takes --seq");
     TrainMemoryInput in;
     in.micro_batch = batch;
     in.tp = o.tp;
@@ -77,7 +88,6 @@ int run(const MemoryOptions& o) {
                    {"attention_impl", o.attention_impl},
                    {"params", in.params}});
   } else {
-    if (o.seq.given()) throw InputError("--seq is for --mode train; inference takes --context");
     if (o.model.from_params() && !o.model.from_config())
       throw InputError("--mode infer needs the model's attention shape: use --hf-config or --layers/--hidden/--heads");
     InferMemoryInput in;
@@ -161,19 +171,21 @@ cli::Runner setup(CLI::App& app) {
   o->device.add(app);
   app.add_option("--mode", o->mode, "train | infer")->required();
   cli::add_number(app, o->batch, "--batch", "Micro-batch (train) or concurrent sequences (infer); default 1");
-  cli::add_number(app, o->seq, "--seq", "Training sequence length");
-  cli::add_number(app, o->context, "--context", "Inference: tokens per sequence in the KV cache");
   app.add_option("--tp", o->tp, "Tensor-parallel degree")->capture_default_str();
-  app.add_option("--pp", o->pp, "Pipeline-parallel degree (train)")->capture_default_str();
-  app.add_option("--dp", o->dp, "Data-parallel degree (train, for ZeRO)")->capture_default_str();
-  app.add_option("--zero", o->zero, "ZeRO stage 0-3 (train)")->capture_default_str();
-  app.add_flag("--sp", o->sp, "Sequence parallelism (train, with --tp)");
-  app.add_option("--recompute", o->recompute, "none | selective | full (train)")->capture_default_str();
-  app.add_option("--attention-impl", o->attention_impl,
-                 "flash (fused: no s x s scores kept) | eager (scores, dropout mask kept; train)")
-      ->capture_default_str();
-  app.add_option("--weight-dtype", o->weight_dtype, "Inference weight storage")->capture_default_str();
-  app.add_option("--kv-dtype", o->kv_dtype, "Inference KV-cache storage")->capture_default_str();
+  o->train_only = {
+      cli::add_number(app, o->seq, "--seq", "Training sequence length").option,
+      app.add_option("--pp", o->pp, "Pipeline-parallel degree (train)")->capture_default_str(),
+      app.add_option("--dp", o->dp, "Data-parallel degree (train, for ZeRO)")->capture_default_str(),
+      app.add_option("--zero", o->zero, "ZeRO stage 0-3 (train)")->capture_default_str(),
+      app.add_flag("--sp", o->sp, "Sequence parallelism (train, with --tp)"),
+      app.add_option("--recompute", o->recompute, "none | selective | full (train)")->capture_default_str(),
+      app.add_option("--attention-impl", o->attention_impl,
+                     "flash (fused: no s x s scores kept) | eager (scores, dropout mask kept; train)")
+          ->capture_default_str()};
+  o->infer_only = {
+      cli::add_number(app, o->context, "--context", "Inference: tokens per sequence in the KV cache").option,
+      app.add_option("--weight-dtype", o->weight_dtype, "Inference weight storage")->capture_default_str(),
+      app.add_option("--kv-dtype", o->kv_dtype, "Inference KV-cache storage")->capture_default_str()};
   app.add_flag("--json", o->json, "Print JSON");
   return [o] { return run(*o); };
 }

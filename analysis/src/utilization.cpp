@@ -162,6 +162,9 @@ MfuResult compute_mfu(const MfuInput& in, const std::vector<Peak>& peaks) {
 MbuResult compute_mbu(const MbuInput& in, const std::vector<Peak>& peaks) {
   require_positive(in.tpot_s, "--tpot-ms");
   require_positive(in.gpus, "--gpus");
+  if (!std::isfinite(in.weight_bytes))
+    throw InputError("the weight bytes per step are too large to compute with (not finite): check the sizes of "
+                     "--params or the model, and --batch");
   require_positive(in.weight_bytes, "the weight bytes per step");
   if (in.kv_bytes < 0) throw InputError("the KV bytes per step must not be negative");
   const double kv_split = in.kv_split > 0 ? in.kv_split : in.gpus;

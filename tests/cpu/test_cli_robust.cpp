@@ -298,7 +298,9 @@ TEST(CliRobust, LengthsAndSizesThatOverflowAreBadInput) {
        "--seq must be"},
       {{"mbu", "--hf-config", kLlama, "--context", "1e20", "--tpot-ms", "10", "--peak-bw-gbps", "4800"},
        "--context must be"},
-      {{"memory", "--mode", "train", "--params", "1e308"}, "too large to compute with"}};
+      {{"memory", "--mode", "train", "--params", "1e308"}, "too large to compute with"},
+      {{"mbu", "--params", "1e308", "--tpot-ms", "10", "--peak-bw-gbps", "4800"},
+       "weight bytes per step are too large to compute with"}};
   for (const auto& [args, message] : cases) {
     for (const bool json : {false, true}) {
       auto a = args;
@@ -408,6 +410,35 @@ TEST(CliRobust, GlobalBatchIsAWholeNumberOfSequences) {
     EXPECT_EQ(r.exit_code, 2) << batch << r.out << r.err;
     EXPECT_TRUE(has(r.err, "--global-batch must be a positive whole number")) << r.err;
   }
+}
+
+// `memory --mode infer --pp 4 --zero 3` printed the inference estimate as if the training options did not exist,
+// and `--mode train --kv-dtype fp8` the training one.
+TEST(CliRobust, MemoryRefusesTheOtherModesOptions) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--mode", "infer", "--context", "4096", "--pp", "4"}, "--pp is for --mode train"},
+      {{"--mode", "infer", "--context", "4096", "--zero", "3"}, "--zero is for --mode train"},
+      {{"--mode", "infer", "--context", "4096", "--sp"}, "--sp is for --mode train"},
+      {{"--mode", "infer", "--context", "4096", "--recompute", "full"}, "--recompute is for --mode train"},
+      {{"--mode", "infer", "--context", "4096", "--seq", "4096"}, "--seq is for --mode train"},
+      {{"--mode", "train", "--seq", "4096", "--kv-dtype", "fp8"}, "--kv-dtype is for --mode infer"},
+      {{"--mode", "train", "--seq", "4096", "--weight-dtype", "fp8"}, "--weight-dtype is for --mode infer"},
+      {{"--mode", "train", "--seq", "4096", "--context", "4096"}, "--context is for --mode infer"}};
+  for (const auto& [args, message] : cases) {
+    std::vector<std::string> a = {"memory", "--hf-config", kLlama};
+    a.insert(a.end(), args.begin(), args.end());
+    const auto r = run_cli(a);
+    EXPECT_EQ(r.exit_code, 2) << message << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, message)) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  // Each mode still takes its own.
+  EXPECT_EQ(run_cli({"memory", "--hf-config", kLlama, "--mode", "train", "--seq", "4096", "--zero", "3", "--dp", "8"})
+                .exit_code,
+            0);
+  EXPECT_EQ(run_cli({"memory", "--hf-config", kLlama, "--mode", "infer", "--context", "4096", "--kv-dtype", "fp8"})
+                .exit_code,
+            0);
 }
 
 // `health --json --format csv` printed JSON and dropped the csv without a word.
