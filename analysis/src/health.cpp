@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "ceilings/clock_events.hpp"
+#include "ceilings/profile.hpp"
 #include "ceilings/units.hpp"
 
 namespace ceilings {
@@ -163,6 +164,7 @@ namespace {
 HealthSnapshot snapshot_from_json(const Fields& f) {
   HealthSnapshot s;
   s.time = f.string("time");
+  parse_utc_time(s.time, "field '" + f.path_of("time") + "'");
   const Fields m = f.object("metrics");
   for (const auto& [key, v] : m.raw().items()) {
     const MetricInfo* info = find_metric_info(key);
@@ -251,7 +253,12 @@ HealthSection health_from_json(const json& document, const std::string& path) {
   s.pci_bus_id = d.optional_string("pci_bus_id").value_or("");
   s.driver = f.optional_string("driver").value_or("");
   s.before = snapshot_from_json(f.object("before"));
-  if (auto a = f.optional_object("after")) s.after = snapshot_from_json(*a);
+  if (auto a = f.optional_object("after")) {
+    s.after = snapshot_from_json(*a);
+    // Rates (PCIe replays per minute, NVLink CRC errors per second) divide by the time between the two.
+    if (parse_utc_time(s.after->time, "") < parse_utc_time(s.before.time, ""))
+      f.fail("after", "its time " + s.after->time + " is before the before snapshot's " + s.before.time);
+  }
   if (!f.has("xid")) f.fail("xid", "required but missing (an object, \"unsupported\" or \"could not read: ...\")");
   const json& x = document.at("xid");
   if (x.is_string()) {

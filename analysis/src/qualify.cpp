@@ -274,15 +274,6 @@ std::string fmt_bits(std::uint64_t bits) {
   return buf;
 }
 
-std::optional<std::time_t> parse_time(const std::string& iso) {
-  std::tm tm{};
-  if (std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-                  &tm.tm_sec) != 6)
-    return std::nullopt;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return timegm(&tm);
-}
 
 // The snapshots of a section, before first.
 std::vector<const HealthSnapshot*> snapshots(const HealthSection& s) {
@@ -458,6 +449,15 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
   out.push_back(c);
 }
 
+// Seconds between the two snapshots (at least 1: the times have whole-second resolution). Their times were
+// checked when the section was read.
+double snapshot_seconds(const HealthSection& s) {
+  if (!s.after) return 1.0;
+  const UtcTime t0 = parse_utc_time(s.before.time, "health before.time"),
+                t1 = parse_utc_time(s.after->time, "health after.time");
+  return std::max(1.0, static_cast<double>(t1.seconds - t0.seconds) + (t1.nanoseconds - t0.nanoseconds) * 1e-9);
+}
+
 void check_replays(const HealthSection& s, std::vector<Check>& out) {
   Check c = make("health", "PCIe replay rate");
   c.threshold = kMaxReplaysPerMinute;
@@ -474,9 +474,7 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
     c.reason = "the PCIe replay counter went back (" + format_fixed(r.values[0], 0) + " before, " +
                format_fixed(r.values[1], 0) + " after: reset between the snapshots), so the run's replays are unknown";
   } else {
-    double minutes = 1.0;
-    const auto t0 = parse_time(s.before.time), t1 = parse_time(s.after->time);
-    if (t0 && t1) minutes = std::max(1.0, std::difftime(*t1, *t0) / 60.0);
+    const double minutes = std::max(1.0, snapshot_seconds(s) / 60.0);
     const double rate = (r.values[1] - r.values[0]) / minutes;
     c.measured = rate;
     c.measured_text = format_fixed(rate, 1) + "/min";
@@ -514,11 +512,6 @@ void check_xid(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
-// Seconds between the two snapshots (at least 1: the times have whole-second resolution).
-double snapshot_seconds(const HealthSection& s) {
-  const auto t0 = parse_time(s.before.time), t1 = s.after ? parse_time(s.after->time) : std::nullopt;
-  return (t0 && t1) ? std::max(1.0, std::difftime(*t1, *t0)) : 1.0;
-}
 
 // NVLinks up: at least the rule's count when one is set, and none lost during the run.
 void check_nvlink_links(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {

@@ -136,6 +136,34 @@ TEST(HealthSection, MalformedSectionsAreRejected) {
   EXPECT_THROW(health_from_json(bad), InputError);
 }
 
+// The replay and CRC rates divide by the time between the snapshots: a time that does not parse read as one
+// minute, and an after before the before as one second.
+TEST(HealthSection, SnapshotTimesAreUtcAndInOrder) {
+  const json j = health_to_json(healthy_section());
+  auto message = [](const json& doc) -> std::string {
+    try {
+      health_from_json(doc, "p.json");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  json bad = j;
+  bad["after"]["time"] = "yesterday";
+  EXPECT_NE(message(bad).find("field 'p.json.after.time'"), std::string::npos) << message(bad);
+  bad["after"]["time"] = "2026-11-30T12:10:00";  // no zone
+  EXPECT_NE(message(bad).find("no time zone"), std::string::npos) << message(bad);
+  bad = j;
+  bad["before"]["time"] = "2026-02-30T12:00:00Z";
+  EXPECT_NE(message(bad).find("is not a date"), std::string::npos) << message(bad);
+  bad = j;
+  bad["after"]["time"] = "2026-11-30T11:59:59Z";
+  EXPECT_NE(message(bad).find("is before the before snapshot's 2026-11-30T12:00:00Z"), std::string::npos)
+      << message(bad);
+  bad["after"]["time"] = "2026-11-30T12:00:00.5Z";  // fractional seconds are a time
+  EXPECT_EQ(message(bad), "accepted");
+}
+
 // `ceilings health` reads an idle GPU: a lower generation at full width is the power saving, noted;
 // with a profile (qualify), the generation is judged under load and an idle reading stays incomplete.
 TEST(HealthChecks, IdleGenerationDropPassesLiveWithANote) {
