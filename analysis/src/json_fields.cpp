@@ -210,7 +210,7 @@ std::string Fields::name_string(const std::string& key) const {
     if (u < 0x20 || u == 0x7f) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02x", u);
-      fail(key, std::string("holds a control character (") + hex + "), which no driver or host reports in a name");
+      fail(key, std::string("holds a control character (") + hex + "), which no driver, host or measurement writes; it would rewrite the terminal that prints it");
     }
   }
   return s;

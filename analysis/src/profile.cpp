@@ -67,7 +67,11 @@ std::vector<Skipped> read_skipped(const Fields& doc, const std::string& key) {
   const json& arr = doc.array(key);
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const Fields s(arr[i], doc.path_of(key) + "[" + std::to_string(i) + "]");
-    out.push_back({s.string("name"), s.string("reason")});
+    // Shown by show, qualify and fleet: no control characters, and a name that says what was not measured.
+    Skipped entry{s.name_string("name"), s.name_string("reason")};
+    if (entry.name.empty()) s.fail("name", "is empty: an entry names the ceiling or benchmark it is about");
+    if (entry.reason.empty()) s.fail("reason", "is empty: an entry says why");
+    out.push_back(std::move(entry));
   }
   return out;
 }

@@ -123,9 +123,9 @@ TEST(Profile, RejectsWrongTypes) {
   expect_rejected(d, "skipped[0].reason");
 }
 
-// Names a terminal prints (device, host) hold no control characters: a CLI probe had an escape sequence in a
+// Names and reasons a terminal prints (device, host, skipped and error entries) hold no control characters: a CLI probe had an escape sequence in a
 // device name recolour the terminal and a newline split qualify's verdict line in two.
-TEST(Profile, RejectsControlCharactersInNames) {
+TEST(Profile, RejectsControlCharactersInNamesAndReasons) {
   for (const char* field : {"name", "uuid", "pci_bus_id"}) {
     json d = fixture();
     d["device"][field] = std::string("NVIDIA H200\x1b[31mRED");
@@ -139,6 +139,18 @@ TEST(Profile, RejectsControlCharactersInNames) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("control character (0x0a)"), std::string::npos) << e.what();
   }
+  d = fixture();
+  d["skipped"][0]["reason"] = "no peer\x1b]0;owned\x07";
+  expect_rejected(d, "skipped[0].reason");
+  d = fixture();
+  d["errors"] = json::array({{{"name", "hbm.read\r"}, {"reason", "failed"}}});
+  expect_rejected(d, "errors[0].name");
+  d = fixture();
+  d["skipped"][0]["name"] = "";
+  expect_rejected(d, "skipped[0].name");
+  d = fixture();
+  d["skipped"][0]["reason"] = "";
+  expect_rejected(d, "skipped[0].reason");
   d = fixture();
   d["device"]["name"] = "NVIDIA H200 NVL (ünïcode is fine)";
   EXPECT_NO_THROW(profile_from_json(d));

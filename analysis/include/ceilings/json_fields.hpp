@@ -37,8 +37,8 @@ class Fields {
 
   std::string string(const std::string& key) const;
   std::optional<std::string> optional_string(const std::string& key) const;
-  // A name shown on a terminal (a device name, a hostname): a string without control characters, which
-  // no driver or host reports and which would rewrite the terminal that prints them.
+  // Text shown on a terminal (a device name, a hostname, a skipped entry's reason): a string without control
+  // characters, which no driver, host or measurement writes and which would rewrite the terminal that prints it.
   std::string name_string(const std::string& key) const;
   std::optional<std::string> optional_name_string(const std::string& key) const;
   bool boolean(const std::string& key) const;
