@@ -274,6 +274,16 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     if (want_baseline && o->baseline_group > static_cast<int>(groups.size()))  // said before the report, not after it
       throw InputError("--baseline-group " + std::to_string(o->baseline_group) + ": there are only " +
                        std::to_string(groups.size()) + " group(s)");
+    if (want_baseline) {
+      // A median of one or two GPUs is their values: a slow one would become the reference its peers meet.
+      const FleetGroup& g = groups[o->baseline_group > 0 ? static_cast<std::size_t>(o->baseline_group - 1) : 0];
+      if (g.members.size() < rule.min_members)
+        throw InputError("--write-baseline: group " + std::to_string(o->baseline_group > 0 ? o->baseline_group : 1) +
+                         " (" + g.fingerprint.label() + ") has " + std::to_string(g.members.size()) +
+                         " profile(s); a baseline is the median of at least " + std::to_string(rule.min_members) +
+                         " GPUs, where one slow GPU cannot set it (to judge against one GPU, pass its profile to "
+                         "`ceilings qualify --baseline`)");
+    }
 
     if (format == Format::kJson)
       std::cout << fleet_to_json(in, groups, rule, health).dump(2) << "\n";

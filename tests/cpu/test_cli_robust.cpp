@@ -365,6 +365,17 @@ TEST(CliRobust, FleetOutputOptionsAreCheckedBeforeTheReport) {
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
   EXPECT_FALSE(std::filesystem::exists(dir + "/b.json"));
+  // A group of fewer than three: its "median" is one GPU's values (the CLI probe wrote a baseline of one).
+  const std::string two = test::scratch_dir("robust_fleet_two");
+  for (int i = 0; i < 2; ++i)
+    profile_with(two, "n" + std::to_string(i) + ".profile.json",
+                 [i](json& d) { d["device"]["uuid"] = "GPU-two-" + std::to_string(i); });
+  const auto r = run_cli({"fleet", two, "--write-baseline", two + "/b.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "has 2 profile(s); a baseline is the median of at least 3 GPUs")) << r.err;
+  EXPECT_TRUE(has(r.err, "qualify --baseline")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(two + "/b.json"));
 }
 
 // `roofline --profile a.json --svg a.json` turned the profile into a picture.
