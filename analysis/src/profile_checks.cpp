@@ -161,6 +161,18 @@ void check_ceiling(const Ceiling& c, const std::string& at) {
     fail(at + ".unit", "'" + c.unit + "' is not the unit of " + c.name + ", which is measured in " + unit);
   check_quantity(c.value, c.unit, at + ".value");
   if (c.datasheet) check_quantity(*c.datasheet, c.unit, at + ".datasheet");
+  // The telemetry of the window, shown beside the value: NVML's "not available" sentinels (0xFFFFFFFF read as
+  // a temperature or a clock) are not readings.
+  if (c.telemetry.available) {
+    auto at_most = [&](double v, double most, const char* key, const char* most_text) {
+      if (v > most)
+        fail(at + ".telemetry." + key, number_text(v) + " is above " + most_text + ": a sentinel, not a reading");
+    };
+    at_most(c.telemetry.sm_clock_hz, 1e11, "sm_clock_hz", "100 GHz");
+    at_most(c.telemetry.mem_clock_hz, 1e11, "mem_clock_hz", "100 GHz");
+    at_most(c.telemetry.power_w, 1e5, "power_w", "100 kW");
+    at_most(c.telemetry.temp_c, 200, "temp_c", "200 C (GPUs shut down near 100 C)");
+  }
 }
 
 void check_profile_values(const Profile& p) {

@@ -156,6 +156,18 @@ TEST(Profile, RejectsControlCharactersInNamesAndReasons) {
   EXPECT_NO_THROW(profile_from_json(d));
 }
 
+// A hand-edited (or sentinel-filled) window temperature of 4294967295 C was shown beside the value.
+TEST(Profile, RejectsTelemetrySentinels) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, double>>{
+           {"temp_c", 4294967295.0}, {"sm_clock_hz", 4294967295e6}, {"power_w", 4294967.295e3}}) {
+    json d = fixture();
+    d["ceilings"][0]["telemetry"] = {{"sm_clock_hz", 1.98e9}, {"mem_clock_hz", 3.2e9}, {"power_w", 650}, {"temp_c", 60}};
+    EXPECT_NO_THROW(profile_from_json(d));
+    d["ceilings"][0]["telemetry"][key] = value;
+    expect_rejected(d, "ceilings[0].telemetry." + key);
+  }
+}
+
 TEST(Profile, RejectsNegativeAndNonFiniteValues) {
   json d = fixture();
   d["ceilings"][0]["value"] = -4.3e12;
