@@ -21,7 +21,10 @@ namespace k = ceilings::kernels;
 constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
 
 constexpr std::uint32_t kStrideBytes = 128;  // one L2 line per slot: every load is a new line
-constexpr int kChaseLoads = 16384;           // dependent loads per launch
+// Dependent loads per launch: a prime, so that no launch of it (or of twice it) is a whole number of laps of a
+// power-of-two slot count; otherwise every launch ends where it began and a kernel that skipped loads (or all
+// of them) would end where the host walk does.
+constexpr int kChaseLoads = 16381;
 // Sweep points up to this size are timed twice (kChaseLoads and 2 x kChaseLoads per launch) and
 // the difference is the latency: each launch starts with an invalidated L1, so its first lap of a
 // small set pays L2 latency (up to ~2048 lines, an eighth of a launch), which the difference
@@ -259,24 +262,33 @@ void run_small_copy(benchmark::State& state, bool h2d, std::size_t bytes, bool c
       else
         std::memset(dst_h.get(), 0x5A, std::min<std::size_t>(bytes, 4));
     };
+    // Words of the destination that do not hold the pattern (the copies just queued having finished).
+    auto wrong_words = [&] {
+      stream.sync();
+      std::vector<std::uint8_t> landed(bytes);
+      if (h2d)
+        CEILINGS_CUDA_CHECK(cudaMemcpy(landed.data(), dev.get(), bytes, cudaMemcpyDeviceToHost));
+      else
+        std::memcpy(landed.data(), dst_h.get(), bytes);
+      return count_host_mismatches(landed.data(), bytes, kSeed);
+    };
     const Measurement m = run_measurement(state, stream.get(), spec);
+    const std::size_t bad = wrong_words();  // the timed copies' (their last sample's poison overwritten)
+    spec.before_sample(stream.get());       // the round trip's copies are checked on their own
+    stream.sync();
     const double roundtrip = host_roundtrip_s([&] {
       copy(stream.get());
       stream.sync();
     });
-    std::vector<std::uint8_t> landed(bytes);
-    if (h2d)
-      CEILINGS_CUDA_CHECK(cudaMemcpy(landed.data(), dev.get(), bytes, cudaMemcpyDeviceToHost));
-    else
-      std::memcpy(landed.data(), dst_h.get(), bytes);
-    const std::size_t bad = count_host_mismatches(landed.data(), bytes, kSeed);
+    const std::size_t bad_roundtrip = wrong_words();
     for (const auto& [key, v] : numa.counters()) state.counters[key] = v;
     state.counters["transfer_bytes"] = static_cast<double>(bytes);
     state.counters["copies_per_unit"] = kSmallCopies;
     state.counters["sync_roundtrip_s"] = roundtrip;
     if (!candidate) state.counters["candidate"] = 0;
-    report_latency(state, per_op(m, kSmallCopies), bad == 0,
-                   std::to_string(bad) + " of " + std::to_string(bytes / 4) + " words wrong after the copies");
+    report_latency(state, per_op(m, kSmallCopies), bad == 0 && bad_roundtrip == 0,
+                   std::to_string(bad) + " of " + std::to_string(bytes / 4) + " words wrong after the timed copies, " +
+                       std::to_string(bad_roundtrip) + " after the round-trip copies");
   });
 }
 
