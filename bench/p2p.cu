@@ -307,6 +307,10 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
     own_seconds.push_back(std::move(times));
     pending = false;
   };
+  // Summed own rates (both directions of a pair): each transfer runs one more copy, untimed, after its timed
+  // one, so a direction that finishes first keeps loading the link while the other's timed copy ends; else
+  // that copy's tail would run alone at the one-way rate and the sum would overstate the link (as pcie.bidir).
+  const bool tail = ts.size() > 1 && aggregate == Aggregate::kSumOfRates;
   MeasureSpec spec;
   spec.max_seconds = g_pair_seconds;
   // Several transfers: one copy each per sample, so no transfer waits at a per-unit join for a slower one
@@ -326,6 +330,7 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
         if (sample_start) CEILINGS_CUDA_CHECK(cudaEventRecord(t.begin, t.stream->get()));
         enqueue(t, t.stream->get());
         CEILINGS_CUDA_CHECK(cudaEventRecord(t.end, t.stream->get()));
+        if (tail) enqueue(t, t.stream->get());
         CEILINGS_CUDA_CHECK(cudaEventRecord(t.done, t.stream->get()));
       }
       for (Transfer& t : ts) CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(st, t.done, 0));
@@ -340,7 +345,7 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
   CEILINGS_CUDA_CHECK(cudaStreamSynchronize(main_stream.get()));
   harvest();
   const double amount = static_cast<double>(bytes) * static_cast<double>(ts.size());
-  r.overlapped = amount / r.m.median_s;
+  r.overlapped = amount * (tail ? 2 : 1) / r.m.median_s;  // every copy of the sample over its wall time
   if (ts.size() > 1) {
     // The timed samples are the last ones (the priming unit and the warm-up come first).
     const std::size_t samples = r.m.unit_seconds.size();

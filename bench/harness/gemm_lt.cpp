@@ -191,6 +191,9 @@ Problem::Problem(gp::DType type, const gp::Shape& shape, bool fp8_fast_accum, AL
       scales_ = DeviceBuffer<float>(8);
       const float host[8] = {kFp8ScaleA, 0, 0, 0, kFp8ScaleB, 0, 0, 0};
       CEILINGS_CUDA_CHECK(cudaMemcpy(scales_.get(), host, sizeof host, cudaMemcpyHostToDevice));
+      // From pageable memory cudaMemcpy may return before its DMA lands, and the GEMMs run on non-blocking
+      // streams that do not wait for the legacy stream: the scales are in place before any GEMM is queued.
+      CEILINGS_CUDA_CHECK(cudaDeviceSynchronize());
       const void* pa = scales_.get();
       const void* pb = scales_.get() + 4;
       CEILINGS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &pa, sizeof pa));
