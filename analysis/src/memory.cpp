@@ -7,6 +7,9 @@
 
 namespace ceilings {
 
+namespace {
+constexpr double kMaxJobGpus = 1048576;  // 2^20 GPUs: far beyond any training or serving job
+}  // namespace
 
 double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r,
                                   bool scores_stored) {
@@ -21,9 +24,14 @@ double activation_bytes_per_layer(double s, double b, double h, double a, int t,
 MemoryEstimate train_memory(const TrainMemoryInput& in) {
   if (!(in.params > 0) || !std::isfinite(in.params)) throw InputError("the parameter count must be positive");
   if (in.tp < 1 || in.pp < 1 || in.dp < 1) throw InputError("--tp, --pp and --dp must be at least 1");
+  // Products in double: tp * pp in int wrapped (46341^2) to a negative memory that "fit".
+  const double gpus = static_cast<double>(in.tp) * in.pp * in.dp;
+  if (gpus > kMaxJobGpus)
+    throw InputError("--tp x --pp x --dp is " + std::to_string(static_cast<long long>(gpus)) +
+                     " GPUs, more than any job runs on (at most 2^20)");
   if (in.zero_stage < 0 || in.zero_stage > 3) throw InputError("--zero must be 0, 1, 2 or 3");
   require_count(in.micro_batch, "--batch (micro-batch)");
-  const double per_rank = in.params / (in.tp * in.pp);
+  const double per_rank = in.params / (static_cast<double>(in.tp) * in.pp);
   const double dp = in.dp;
   MemoryEstimate m;
   m.weights = 2.0 * per_rank / (in.zero_stage >= 3 ? dp : 1.0);
@@ -47,6 +55,7 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
 
 MemoryEstimate infer_memory(const InferMemoryInput& in) {
   if (in.tp < 1) throw InputError("--tp must be at least 1");
+  if (in.tp > kMaxJobGpus) throw InputError("--tp is more GPUs than any job runs on (at most 2^20)");
   require_count(in.batch, "--batch");
   require_length(in.context, "--context");
   check_parallel_split(in.model, in.tp, 1, "--tp");

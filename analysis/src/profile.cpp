@@ -120,8 +120,8 @@ Profile profile_from_json(const json& document, const std::string& origin) {
     doc.fail("schema", "'" + p.schema + "' is not a schema this version reads (expected " + kProfileSchema + ")");
   p.created = doc.string("created");
   if (auto tool = doc.optional_object("tool")) {
-    p.tool_version = tool->optional_string("version").value_or("");
-    p.tool_git = tool->optional_string("git").value_or("");
+    p.tool_version = tool->optional_name_string("version").value_or("");
+    p.tool_git = tool->optional_name_string("git").value_or("");
   }
   if (auto host = doc.optional_object("host")) {
     p.hostname = host->optional_name_string("hostname").value_or("");
@@ -135,23 +135,35 @@ Profile profile_from_json(const json& document, const std::string& origin) {
 
   const Fields d = doc.object("device");
   DeviceInfo& dev = p.device;
-  dev.index = static_cast<int>(d.integer("index"));
+  // Numbers shown as they are (an int cast turned an index of 2^40 into "device 0"), within what exists.
+  auto bounded = [&d](const char* key, std::int64_t least, std::int64_t most, const char* what) {
+    const std::int64_t v = d.integer(key, least);
+    if (v > most) d.fail(key, std::to_string(v) + " is more than " + what);
+    return v;
+  };
+  dev.index = static_cast<int>(bounded("index", 0, 4095, "a node's GPU count (4096)"));
   dev.name = d.name_string("name");
   dev.uuid = d.name_string("uuid");
   dev.pci_bus_id = d.name_string("pci_bus_id");
-  dev.compute_capability = d.string("compute_capability");
-  dev.sm_count = static_cast<int>(d.integer("sm_count", 1));
-  dev.memory_bytes = static_cast<std::uint64_t>(d.integer("memory_bytes", 1));
-  dev.l2_bytes = static_cast<std::uint64_t>(d.integer("l2_bytes", 0));
-  dev.driver = d.optional_string("driver").value_or("");
-  dev.cuda_runtime = d.optional_string("cuda_runtime").value_or("");
-  dev.cublas = d.optional_string("cublas").value_or("");
+  dev.compute_capability = d.name_string("compute_capability");
+  dev.sm_count = static_cast<int>(bounded("sm_count", 1, 65535, "any GPU's SMs"));
+  dev.memory_bytes = static_cast<std::uint64_t>(bounded("memory_bytes", 1, std::int64_t{1} << 50, "1 PiB"));
+  dev.l2_bytes = static_cast<std::uint64_t>(bounded("l2_bytes", 0, std::int64_t{1} << 40, "1 TiB"));
+  dev.driver = d.optional_name_string("driver").value_or("");
+  dev.cuda_runtime = d.optional_name_string("cuda_runtime").value_or("");
+  dev.cublas = d.optional_name_string("cublas").value_or("");
   dev.ecc = d.optional_boolean("ecc");
   if (auto clocks = d.optional_object("clocks_max_hz")) {
+    // Qualify scales datasheet figures by the SM clock: a clock beyond any GPU's would move its thresholds.
+    for (const char* key : {"sm", "memory"})
+      if (const auto hz = clocks->optional_number(key); hz && !(*hz > 0 && *hz <= 1e11))
+        clocks->fail(key, std::to_string(*hz) + " Hz is not a GPU clock (above 0, at most 100 GHz)");
     dev.max_sm_clock_hz = clocks->optional_number("sm");
     dev.max_mem_clock_hz = clocks->optional_number("memory");
   }
   dev.power_limit_w = d.optional_number("power_limit_w");
+  if (dev.power_limit_w && !(*dev.power_limit_w > 0 && *dev.power_limit_w <= 1e5))
+    d.fail("power_limit_w", std::to_string(*dev.power_limit_w) + " W is not a GPU's power limit (above 0, at most 100 kW)");
   if (auto pcie = d.optional_object("pcie")) {
     dev.pcie.gen = optional_int(*pcie, "gen");
     dev.pcie.width = optional_int(*pcie, "width");

@@ -7,6 +7,7 @@
 
 #include "ceilings/profile.hpp"
 #include "ceilings/qualify.hpp"
+#include "ceilings/transfer.hpp"
 
 namespace ceilings {
 
@@ -175,10 +176,37 @@ void check_ceiling(const Ceiling& c, const std::string& at) {
   }
 }
 
+namespace {
+
+// The detail values show and compare compute with: the per-GPU-pair bandwidths (show draws a grid as wide as
+// the highest GPU number: p2p_9999_9999 asked for 10^8 cells) and the mean power a rate is divided by.
+constexpr int kMaxPairGpu = 256;  // GPU numbers of one node's peer matrix
+
+void check_detail_values(const Profile& p) {
+  const int gpus = p.gpus_visible.value_or(kMaxPairGpu);
+  for (std::size_t i = 0; i < p.ceilings.size(); ++i) {
+    const Ceiling& c = p.ceilings[i];
+    const std::string at = "ceilings[" + std::to_string(i) + "].detail.";
+    for (const PeerPairValue& pair : peer_pairs_in_detail(c.detail)) {
+      if (pair.src >= gpus || pair.dst >= gpus || pair.src >= kMaxPairGpu || pair.dst >= kMaxPairGpu)
+        fail(at + pair.key, "names a GPU beyond the " + std::to_string(std::min(gpus, kMaxPairGpu)) +
+                                (p.gpus_visible ? " the measuring process saw (host.gpus_visible)" : " a node can hold"));
+      if (pair.src == pair.dst) fail(at + pair.key, "is a GPU paired with itself: a peer pair has two GPUs");
+      check_quantity(pair.value, "B/s", at + pair.key);
+    }
+    for (const char* key : {"power_mean_w", "power_instant_w"})
+      if (const auto w = c.detail_number(key); w && !(*w >= 1e-3 && *w <= 1e5))
+        fail(at + key, number_text(*w) + " W is not a GPU's power (1 mW to 100 kW)");
+  }
+}
+
+}  // namespace
+
 void check_profile_values(const Profile& p) {
   parse_utc_time(p.created, "field 'created'");
   check_pcie(p.device.pcie);
   check_ceilings(p.ceilings);
+  check_detail_values(p);
 }
 
 }  // namespace ceilings

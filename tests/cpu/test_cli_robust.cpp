@@ -443,6 +443,12 @@ TEST(CliRobust, MemoryRefusesTheOtherModesOptions) {
     EXPECT_TRUE(has(r.err, message)) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+  // tp x pp wrapped in int (46341^2 < 0): a negative memory that "fit".
+  for (const auto& [tp, pp] : std::vector<std::pair<std::string, std::string>>{{"46341", "46341"}, {"65536", "65536"}}) {
+    const auto r = run_cli({"memory", "--mode", "train", "--params", "7e9", "--tp", tp, "--pp", pp, "--gpu", "h200"});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "more than any job runs on")) << r.err;
+  }
   // Each mode still takes its own.
   EXPECT_EQ(run_cli({"memory", "--hf-config", kLlama, "--mode", "train", "--seq", "4096", "--zero", "3", "--dp", "8"})
                 .exit_code,

@@ -168,6 +168,42 @@ TEST(Profile, RejectsTelemetrySentinels) {
   }
 }
 
+// A CLI probe: show built a 10^4 x 10^4 grid from one detail key p2p_9999_9999 (bad_alloc, exit 3), a mean
+// power of 5e-324 W printed "inf FLOP/s per W", a max SM clock of 1e300 Hz lowered qualify's thresholds, and
+// an index of 2^40 showed as "device 0".
+TEST(Profile, RejectsDeviceAndDetailValuesBeyondAnyGpu) {
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& d) { d["ceilings"][0]["detail"]["p2p_9999_9999"] = 4e11; }, "ceilings[0].detail.p2p_9999_9999"},
+      {[](json& d) {
+         d["host"]["gpus_visible"] = 8;
+         d["ceilings"][0]["detail"]["p2p_0_8"] = 4e11;
+       },
+       "host.gpus_visible"},
+      {[](json& d) { d["ceilings"][0]["detail"]["p2p_1_1"] = 4e11; }, "paired with itself"},
+      {[](json& d) { d["ceilings"][0]["detail"]["p2p_1_0"] = -5; }, "ceilings[0].detail.p2p_1_0"},
+      {[](json& d) { d["ceilings"][0]["detail"]["power_mean_w"] = 5e-324; }, "ceilings[0].detail.power_mean_w"},
+      {[](json& d) { d["ceilings"][0]["detail"]["power_instant_w"] = 1e9; }, "ceilings[0].detail.power_instant_w"},
+      {[](json& d) { d["device"]["clocks_max_hz"]["sm"] = 1e300; }, "device.clocks_max_hz.sm"},
+      {[](json& d) { d["device"]["clocks_max_hz"]["memory"] = 0; }, "device.clocks_max_hz.memory"},
+      {[](json& d) { d["device"]["power_limit_w"] = 1e7; }, "device.power_limit_w"},
+      {[](json& d) { d["device"]["index"] = 1LL << 40; }, "device.index"},
+      {[](json& d) { d["device"]["sm_count"] = 1LL << 32; }, "device.sm_count"},
+      {[](json& d) { d["device"]["memory_bytes"] = 1LL << 62; }, "device.memory_bytes"},
+      {[](json& d) { d["device"]["compute_capability"] = "sm_x\x1b[31m"; }, "device.compute_capability"},
+      {[](json& d) { d["device"]["driver"] = "580\x1b[2J"; }, "device.driver"},
+      {[](json& d) { d["tool"]["git"] = "abc\n"; }, "tool.git"}};
+  for (const auto& [edit, field] : cases) {
+    json d = fixture();
+    edit(d);
+    expect_rejected(d, field);
+  }
+  json d = fixture();
+  d["host"]["gpus_visible"] = 8;
+  d["ceilings"][0]["detail"]["p2p_7_6"] = 4e11;  // a pair of the node
+  d["ceilings"][0]["detail"]["power_mean_w"] = 650;
+  EXPECT_NO_THROW(profile_from_json(d));
+}
+
 TEST(Profile, RejectsNegativeAndNonFiniteValues) {
   json d = fixture();
   d["ceilings"][0]["value"] = -4.3e12;
