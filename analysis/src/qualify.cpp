@@ -780,7 +780,8 @@ std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
   const auto ds = datasheet_for(p, c);
   if (!ds) return std::nullopt;
   const GpuSpec* spec = spec_for(p);
-  return Base{*ds, std::string("datasheet ") + (spec ? spec->name : p.device.name)};
+  if (spec && datasheet_value(*spec, c.name, c.detail)) return Base{*ds, "datasheet " + spec->name};
+  return Base{*ds, "datasheet figure recorded in the profile (the built-in table has none for " + p.device.name + ")"};
 }
 
 // Compute peaks are quoted at the boost clock and HBM at the maximum memory clock: the threshold

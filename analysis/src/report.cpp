@@ -19,9 +19,9 @@
 namespace ceilings {
 
 std::optional<double> datasheet_for(const Profile& profile, const Ceiling& c) {
-  if (c.datasheet) return c.datasheet;
-  if (const GpuSpec* spec = find_gpu(profile.device.name)) return datasheet_value(*spec, c.name, c.detail);
-  return std::nullopt;
+  if (const GpuSpec* spec = find_gpu(profile.device.name))
+    if (const auto v = datasheet_value(*spec, c.name, c.detail)) return v;
+  return c.datasheet;
 }
 
 namespace {

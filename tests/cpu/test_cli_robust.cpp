@@ -315,6 +315,23 @@ TEST(CliRobust, LengthsAndSizesThatOverflowAreBadInput) {
   EXPECT_EQ(run_cli({"model", "--hf-config", kLlama, "--seq", "1099511627776"}).exit_code, 0);
 }
 
+// A profile's own "datasheet" of 3.2 TB/s for an H200's hbm.read let 3.0 TB/s pass qualify, labelled as the
+// built-in datasheet; compare showed two datasheets for one GPU model.
+TEST(CliRobust, AProfilesDatasheetFigureNeverReplacesTheTable) {
+  const std::string dir = test::scratch_dir("robust_datasheet");
+  const std::string p = profile_with(dir, "slow.profile.json", [](json& d) {
+    ceiling(d, "hbm.read")["value"] = 3.0e12;
+    ceiling(d, "hbm.read")["datasheet"] = 3.2e12;
+  });
+  auto r = run_cli({"qualify", p});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "4.80 TB/s")) << r.out;
+  r = run_cli({"show", p, "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "hbm.read,3.00 TB/s,4.80 TB/s,62.5%")) << r.out;
+  EXPECT_FALSE(has(r.out, "3.20 TB/s")) << r.out;
+}
+
 // ---- outputs never replace inputs; output paths are checked before the work -----------------------
 
 namespace {
