@@ -304,7 +304,8 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     }
     if (found.outliers > 0 || found.unlike_peers > 0 || found.missing_failed > 0 || !health.faults.empty())
       return kExitFailed;
-    return found.not_judged > 0 ? kExitIncomplete : kExitOk;
+    // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
+    return found.not_judged > 0 || !in.skipped.empty() ? kExitIncomplete : kExitOk;
   };
 }));
 

@@ -364,6 +364,19 @@ TEST(CliRobust, FleetBaselineNeverReplacesAProfileItReads) {
   }
 }
 
+// Three healthy GPUs and a corrupt profile: exit 0 said the fleet passed with a node nobody judged.
+TEST(CliRobust, FleetWithAnUnreadableProfileIsIncomplete) {
+  const std::string dir = test::scratch_dir("robust_fleet_corrupt");
+  three_gpus(dir);
+  EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 0);
+  write(dir + "/broken.profile.json", "{\"schema\":");
+  for (const char* format : {"table", "json"}) {
+    const auto r = run_cli({"fleet", dir, "--format", format});
+    EXPECT_EQ(r.exit_code, 3) << format << r.out << r.err;
+    EXPECT_TRUE(has(r.out + r.err, "broken.profile.json")) << r.out << r.err;
+  }
+}
+
 // A bad --write-baseline or --baseline-group was found only after the whole report had printed.
 TEST(CliRobust, FleetOutputOptionsAreCheckedBeforeTheReport) {
   const std::string dir = test::scratch_dir("robust_fleet_early");
