@@ -629,9 +629,15 @@ void check_health_slowdown(const HealthSection& s, std::vector<Check>& out) {
       bits |= read;
     }
   std::optional<double> thermal_delta;
+  std::string thermal_reset;  // the violation counter went back (reset between the snapshots): time unknown
   if (s.after) {
     const auto b = s.before.value("throttle.thermal_s"), a = s.after->value("throttle.thermal_s");
-    if (a && b) thermal_delta = *a - *b;
+    if (a && b && *a < *b)
+      thermal_reset = "the thermal violation counter went back (" + format_quantity(*b, "s") + " before, " +
+                      format_quantity(*a, "s") + " after: reset between the snapshots), so the run's thermal "
+                      "slowdown is unknown";
+    else if (a && b)
+      thermal_delta = *a - *b;
   }
   if (!any_reading && !thermal_delta) {
     c.reason = "clock-event reasons " + gather(s, "clocks.event_reasons").missing;
@@ -649,6 +655,10 @@ void check_health_slowdown(const HealthSection& s, std::vector<Check>& out) {
     c.status = CheckStatus::kFail;
     c.reason += (c.reason.empty() ? "" : "; ") + std::string("thermal slowdown for ") +
                 format_quantity(*thermal_delta, "s") + " during the run";
+  }
+  if (!thermal_reset.empty()) {
+    if (c.status == CheckStatus::kPass) c.status = CheckStatus::kIncomplete;
+    c.reason += (c.reason.empty() ? "" : "; ") + thermal_reset;
   }
   out.push_back(c);
 }

@@ -244,6 +244,12 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   s = healthy_section();
   s.after->metrics["throttle.thermal_s"] = HealthMetric::of(2.5);
   EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "fail");
+  // A violation counter that went back was reset: the run's thermal time is unknown, not -5 s and a pass.
+  s.before.metrics["throttle.thermal_s"] = HealthMetric::of(5);
+  s.after->metrics["throttle.thermal_s"] = HealthMetric::of(0);
+  EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "incomplete");
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x40);  // HW thermal: a fault whatever the counter
+  EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "fail");
   s = healthy_section();
   s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x4);  // power cap: not a hardware fault
   EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "pass");
