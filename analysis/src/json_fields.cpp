@@ -203,16 +203,54 @@ std::optional<std::string> Fields::optional_string(const std::string& key) const
   return string(key);
 }
 
-std::string Fields::name_string(const std::string& key) const {
-  std::string s = string(key);
-  for (const char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
+std::string plain_text_problem(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto u = static_cast<unsigned char>(text[i]);
     if (u < 0x20 || u == 0x7f) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02x", u);
-      fail(key, std::string("holds a control character (") + hex + "), which no driver, host or measurement writes; it would rewrite the terminal that prints it");
+      return std::string("holds a control character (") + hex +
+             "), which no driver, host or measurement writes; it would rewrite the terminal that prints it";
     }
+    // UTF-8: a lead byte and its continuation bytes (no overlong forms, surrogates or values past U+10FFFF).
+    const int extra = u < 0x80 ? 0 : (u >= 0xc2 && u <= 0xdf) ? 1 : (u >= 0xe0 && u <= 0xef) ? 2 : (u >= 0xf0 && u <= 0xf4) ? 3 : -1;
+    if (extra < 0 || i + static_cast<std::size_t>(extra) >= text.size())
+      return "is not valid UTF-8 (byte " + std::to_string(i) + ")";
+    std::uint32_t cp = extra == 0 ? u : u & (0x3f >> extra);
+    for (int k = 1; k <= extra; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if ((c & 0xc0) != 0x80) return "is not valid UTF-8 (byte " + std::to_string(i) + ")";
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if ((extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (extra == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+      return "is not valid UTF-8 (byte " + std::to_string(i) + ")";
+    if (cp >= 0x80 && cp < 0xa0) return "holds a C1 control character, which would rewrite the terminal that prints it";
+    i += static_cast<std::size_t>(extra) + 1;
   }
+  return "";
+}
+
+void require_plain_strings(const json& doc, const std::string& path) {
+  if (doc.is_string()) {
+    const std::string problem = plain_text_problem(doc.get_ref<const std::string&>());
+    if (!problem.empty()) throw InputError("field '" + path + "': " + problem);
+  } else if (doc.is_object()) {
+    std::size_t n = 0;
+    for (const auto& [k, v] : doc.items()) {
+      const std::string problem = plain_text_problem(k);  // the key is not echoed: it is what is wrong
+      if (!problem.empty()) throw InputError("field '" + path + "': its key number " + std::to_string(n) + " " + problem);
+      require_plain_strings(v, path + "." + k);
+      ++n;
+    }
+  } else if (doc.is_array()) {
+    for (std::size_t i = 0; i < doc.size(); ++i) require_plain_strings(doc[i], path + "[" + std::to_string(i) + "]");
+  }
+}
+
+std::string Fields::name_string(const std::string& key) const {
+  std::string s = string(key);
+  const std::string problem = plain_text_problem(s);
+  if (!problem.empty()) fail(key, problem);
   return s;
 }
 

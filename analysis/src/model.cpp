@@ -220,7 +220,11 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
     f.fail("model_type", "'" + type + "' is not a model type this version can count (known: " + kKnownTypes + ")");
   if (f.has("architectures")) {
     const json& a = f.array("architectures");
-    if (!a.empty() && a[0].is_string()) m.architecture = a[0].get<std::string>();
+    if (!a.empty() && a[0].is_string()) {
+      m.architecture = a[0].get<std::string>();
+      if (const std::string problem = plain_text_problem(m.architecture); !problem.empty())
+        f.fail("architectures", "its first entry " + problem);
+    }
   }
   return m;
 }

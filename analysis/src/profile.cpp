@@ -187,7 +187,10 @@ Profile profile_from_json(const json& document, const std::string& origin) {
     out.verified = c.boolean("verified");
     out.throttled = c.boolean("throttled");
     out.telemetry = read_telemetry(c);
-    if (c.has("detail")) out.detail = c.object("detail").raw();
+    if (c.has("detail")) {
+      out.detail = c.object("detail").raw();
+      require_plain_strings(out.detail, c.path_of("detail"));  // show prints its labels
+    }
     p.ceilings.push_back(std::move(out));
   }
   p.skipped = read_skipped(doc, "skipped");

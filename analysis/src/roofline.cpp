@@ -75,6 +75,10 @@ Point parse_point(const std::string& text) {
     throw InputError("--point '" + text + "': expected NAME:FLOPS:BYTES, e.g. attention:1.2e12:3.4e9");
   Point p;
   p.name = text.substr(0, b);
+  // The name goes to the terminal and into the SVG's text: a control character or a broken UTF-8 sequence
+  // made the SVG malformed. (The message does not echo it.)
+  if (const std::string problem = plain_text_problem(p.name); !problem.empty())
+    throw InputError("--point: the name " + problem);
   auto number = [&](const std::string& s, const char* what) {
     std::size_t used = 0;
     double v = 0;

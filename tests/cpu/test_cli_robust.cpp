@@ -332,6 +332,31 @@ TEST(CliRobust, AProfilesDatasheetFigureNeverReplacesTheTable) {
   EXPECT_FALSE(has(r.out, "3.20 TB/s")) << r.out;
 }
 
+// Control characters and broken UTF-8 reached the terminal (a detail label, an HF architecture, a --point name)
+// or made the roofline SVG malformed.
+TEST(CliRobust, TextThatWouldRewriteTheTerminalOrBreakTheSvgIsBadInput) {
+  const std::string dir = test::scratch_dir("robust_plain_text");
+  const std::string label = profile_with(dir, "label.profile.json",
+                                         [](json& d) { ceiling(d, "hbm.read")["detail"]["label"] = "x\x1b[2Jy"; });
+  auto r = run_cli({"show", label, "--ceiling", "hbm.read"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "field 'ceilings[1].detail.label': holds a control character (0x1b)")) << r.err;
+  EXPECT_FALSE(has(r.err, "\x1b")) << r.err;
+  json hf = read_json_file(kLlama);
+  hf["architectures"] = {"Llama\x1b[31mForCausalLM"};
+  write(dir + "/config.json", hf.dump());
+  r = run_cli({"model", "--hf-config", dir + "/config.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "architectures")) << r.err;
+  for (const std::string name : {"a\x01b", "a\xff\xfe"}) {
+    r = run_cli({"roofline", "--profile", kProfile, "--point", name + ":1e12:1e9", "--svg", dir + "/r.svg"});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "--point: the name")) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/r.svg"));
+  }
+  EXPECT_EQ(run_cli({"roofline", "--profile", kProfile, "--point", "d\xc3\xa9" "codage:1e12:1e9"}).exit_code, 0);
+}
+
 // ---- outputs never replace inputs; output paths are checked before the work -----------------------
 
 namespace {

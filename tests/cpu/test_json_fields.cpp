@@ -24,6 +24,27 @@ std::string rejection(const std::string& text) {
   return "accepted";
 }
 
+// Text shown on a terminal or written into an SVG: printable UTF-8 passes, control characters and broken
+// sequences do not.
+TEST(JsonText, PlainTextIsPrintableUtf8) {
+  for (const char* ok : {"", "hbm.read", "NVIDIA H200 NVL (\xc3\xbcn\xc3\xaf" "code)", "\xe6\x97\xa5\xe6\x9c\xac",
+                         "\xf0\x9f\x9a\x80 rocket", "tab-free \xc2\xa0 nbsp"})
+    EXPECT_EQ(plain_text_problem(ok), "") << ok;
+  for (const char* bad : {"a\x01b", "esc\x1b[31m", "del\x7f", "nl\n", "\xff\xfe", "\xc0\x80", "cut \xe6\x97",
+                          "\xed\xa0\x80 surrogate", "\xf4\x90\x80\x80 past U+10FFFF", "c1 \xc2\x9b"})
+    EXPECT_NE(plain_text_problem(bad), "") << bad;
+  EXPECT_NE(plain_text_problem("x\x1b").find("control character (0x1b)"), std::string::npos);
+  EXPECT_NE(plain_text_problem("x\xff").find("not valid UTF-8 (byte 1)"), std::string::npos);
+  const json doc = {{"label", "ok"}, {"sweep", {{{"label", "bad\x1b[2J"}}}}};
+  try {
+    require_plain_strings(doc, "d");
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'd.sweep[0].label': holds a control character"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(JsonText, ReadsEveryFixtureAsJsonParseDoes) {
   std::size_t files = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(kFixtures)) {

@@ -25,6 +25,15 @@ json read_json_file(const std::string& path);
 inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{256} << 20;
 std::string read_text_file(const std::string& path);
 
+// Why `text` cannot be printed as it is ("holds a control character (0x1b)", "is not valid UTF-8"), or ""
+// when it can: text a user or a file gave that a terminal or an SVG would show (a control character rewrites
+// the terminal; either makes the SVG malformed).
+std::string plain_text_problem(const std::string& text);
+
+// InputError "field '<path>.<key>': <problem>" unless every string and key in `doc` (nested objects and arrays
+// too) is plain text.
+void require_plain_strings(const json& doc, const std::string& path);
+
 // A view of one JSON object at a known path.
 class Fields {
  public:
