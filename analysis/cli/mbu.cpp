@@ -36,7 +36,20 @@ int run(const MbuOptions& o) {
     context = o.context.value;
     require_length(context, "--context");
   }
+  if (!o.ceiling.empty() && o.peaks.profile.empty())
+    throw InputError("--ceiling names a ceiling of a measured profile: it needs --profile");
   if (o.model.from_params() && !o.model.from_config()) {
+    // --params counts the weights as given; the KV cache comes from --kv-bytes-per-token: a layer shape
+    // would change neither.
+    for (const cli::OptNumber* n : {&o.model.layers, &o.model.hidden, &o.model.heads, &o.model.kv_heads,
+                                    &o.model.ffn, &o.model.vocab, &o.model.head_dim})
+      if (n->given())
+        throw InputError("mbu --params takes the weights as given and the KV cache from --kv-bytes-per-token: " +
+                         n->option->get_name() + " would change neither (drop it, or describe the model with "
+                         "--hf-config or --layers/--hidden/--heads)");
+    if (o.model.swiglu)
+      throw InputError("mbu --params takes the weights as given: --swiglu would not change them (drop it, or "
+                       "describe the model with --hf-config or --layers/--hidden/--heads)");
     if (!(o.model.params.value > 0) || !std::isfinite(o.model.params.value))
       throw InputError("--params must be a positive number");
     in.weight_bytes = o.model.params.value * wb;

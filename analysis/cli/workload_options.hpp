@@ -62,9 +62,13 @@ struct ModelOptions {
         if (n->given())
           throw InputError("--hf-config and " + n->option->get_name() +
                            " are alternatives: give one model description");
+      if (swiglu) throw InputError("--hf-config and --swiglu are alternatives: the config says which MLP it has");
       return read_hf_config(hf_config);
     }
     if (from_params()) return std::nullopt;
+    if (head_dim.given())
+      throw InputError("--head-dim goes with --params; with --layers/--hidden/--heads the head width is "
+                       "hidden / heads");
     if (!layers.given() && !hidden.given() && !heads.given())
       throw InputError("no model given: use --hf-config FILE, --layers/--hidden/--heads, or --params");
     if (!layers.given()) throw InputError("--layers is missing");

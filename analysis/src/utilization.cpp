@@ -31,6 +31,18 @@ void require_positive(double v, const std::string& what) {
   if (!(v > 0) || !std::isfinite(v)) throw InputError(what + " must be a positive number");
 }
 
+// --gpu beside --profile: the datasheet shown beside the measured peak must be the same GPU model's (as
+// qualify --baseline refuses another model's). A profile of a GPU the table lacks may take any entry.
+const GpuSpec& datasheet_entry(const std::string& gpu, const Profile* profile) {
+  const GpuSpec& s = resolve_gpu(gpu);
+  if (profile)
+    if (const GpuSpec* own = find_gpu(profile->device.name); own && own != &s)
+      throw InputError("--gpu " + gpu + " is the " + s.name + " datasheet, but the profile measured an " +
+                       profile->device.name + ": measured and datasheet peaks side by side compare like with like "
+                       "(drop --gpu: the profile's own datasheet is shown)");
+  return s;
+}
+
 }  // namespace
 
 std::vector<Peak> compute_peaks(const std::optional<double>& given, const Profile* profile, const std::string& origin,
@@ -54,7 +66,7 @@ std::vector<Peak> compute_peaks(const std::optional<double>& given, const Profil
       out.push_back({"measured_sustained", s->name + " of " + device_label(*profile, origin), s->value});
   }
   if (gpu) {
-    const GpuSpec& s = resolve_gpu(*gpu);
+    const GpuSpec& s = datasheet_entry(*gpu, profile);
     out.push_back({"datasheet", s.name + " dense " + dtype, datasheet_dense_peak(s, dtype)});
   } else if (profile) {
     const Ceiling* c = profile->find("gemm." + dtype);
@@ -106,7 +118,7 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
     }
   };
   if (gpu) {
-    datasheet(resolve_gpu(*gpu), "");
+    datasheet(datasheet_entry(*gpu, profile), "");
   } else if (profile) {
     if (const GpuSpec* s = find_gpu(profile->device.name)) datasheet(*s, " (datasheet)");
   }

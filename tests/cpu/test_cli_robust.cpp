@@ -357,6 +357,32 @@ TEST(CliRobust, TextThatWouldRewriteTheTerminalOrBreakTheSvgIsBadInput) {
   EXPECT_EQ(run_cli({"roofline", "--profile", kProfile, "--point", "d\xc3\xa9" "codage:1e12:1e9"}).exit_code, 0);
 }
 
+// Options that describe nothing the command uses were silently ignored; another GPU's datasheet sat beside
+// the profile's measured peak.
+TEST(CliRobust, OptionsTheCommandWouldIgnoreAreRefused) {
+  const std::vector<std::string> rate = {"--seq", "4096", "--tokens-per-sec", "50000", "--gpus", "8"};
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"mfu", "--hf-config", kLlama, "--swiglu", "--peak-tflops", "989"}, "--hf-config and --swiglu are alternatives"},
+      {{"mfu", "--layers", "32", "--hidden", "4096", "--heads", "32", "--head-dim", "99999", "--peak-tflops", "989"},
+       "--head-dim goes with --params"},
+      {{"mbu", "--params", "8e9", "--hidden", "4096", "--tpot-ms", "10", "--gpu", "h200"},
+       "--hidden would change neither"},
+      {{"mbu", "--params", "8e9", "--swiglu", "--tpot-ms", "10", "--gpu", "h200"}, "--swiglu would not change them"},
+      {{"mbu", "--params", "8e9", "--tpot-ms", "10", "--gpu", "h200", "--ceiling", "nonsense"},
+       "--ceiling names a ceiling of a measured profile: it needs --profile"},
+      {{"mfu", "--hf-config", kLlama, "--profile", kProfile, "--gpu", "b200"}, "compare like with like"},
+      {{"mbu", "--hf-config", kLlama, "--context", "4096", "--tpot-ms", "10", "--profile", kProfile, "--gpu", "h100"},
+       "compare like with like"}};
+  for (const auto& [args, message] : cases) {
+    auto a = args;
+    if (a[0] == "mfu") a.insert(a.end(), rate.begin(), rate.end());
+    const auto r = run_cli(a);
+    EXPECT_EQ(r.exit_code, 2) << message << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, message)) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
 // ---- outputs never replace inputs; output paths are checked before the work -----------------------
 
 namespace {

@@ -95,10 +95,13 @@ TEST(Peaks, OrderGivenMeasuredDatasheet) {
   EXPECT_DOUBLE_EQ(peaks[2].value, 9.89e14);
   EXPECT_THROW(compute_peaks(std::nullopt, &p, kProfile, std::nullopt, "fp8_e4m3"), InputError);
   EXPECT_THROW(compute_peaks(std::nullopt, nullptr, "", std::nullopt, "bf16"), InputError);
-  const auto bw = bandwidth_peaks(std::nullopt, &p, kProfile, std::nullopt, std::string("H100 SXM"));
+  const auto bw = bandwidth_peaks(std::nullopt, &p, kProfile, std::nullopt, std::string("H200"));
   ASSERT_EQ(bw.size(), 2u);
   EXPECT_DOUBLE_EQ(bw[0].value, 4.52e12);  // hbm.read preferred: decode reads
-  EXPECT_DOUBLE_EQ(bw[1].value, 3.35e12);
+  EXPECT_DOUBLE_EQ(bw[1].value, 4.8e12);
+  // Another model's datasheet beside an H200's measurement: refused, as qualify --baseline refuses it.
+  EXPECT_THROW(bandwidth_peaks(std::nullopt, &p, kProfile, std::nullopt, std::string("H100 SXM")), InputError);
+  EXPECT_THROW(compute_peaks(std::nullopt, &p, kProfile, std::string("B200"), "bf16"), InputError);
   EXPECT_THROW(bandwidth_peaks(std::nullopt, &p, kProfile, std::string("l2.read"), std::nullopt), InputError);
 }
 
@@ -144,8 +147,8 @@ TEST(MfuCli, JsonAgainstAllThreePeaks) {
                                 "--seq",     "2048",        "--global-batch",
                                 "1536",      "--iter-time", std::to_string(iter),
                                 "--gpus",    "1024",        "--recompute",
-                                "full",      "--gpu",       "A100 SXM 80GB",
-                                "--profile", kProfile,      "--peak-tflops",
+                                "full",      "--profile",   kProfile,
+                                "--peak-tflops",
                                 "312",       "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
@@ -155,8 +158,8 @@ TEST(MfuCli, JsonAgainstAllThreePeaks) {
   EXPECT_EQ(j["peaks"][0]["source"], "given");
   EXPECT_EQ(j["peaks"][1]["source"], "measured");
   EXPECT_DOUBLE_EQ(j["peaks"][1]["flops_per_s"].get<double>(), 8e14);
-  EXPECT_EQ(j["peaks"][2]["source"], "datasheet");
-  EXPECT_NEAR(j["peaks"][2]["hfu"].get<double>(), 140.0 / 312, 1e-4);
+  EXPECT_EQ(j["peaks"][2]["source"], "datasheet");  // the profile's H200
+  EXPECT_NEAR(j["peaks"][2]["hfu"].get<double>(), 140.0 / 989, 1e-4);
   EXPECT_NEAR(j["mfu"].get<double>() * 312e12, j["achieved_flops_per_gpu"].get<double>(), 1e3);
   EXPECT_EQ(j["recompute"], "full");
 }
@@ -335,10 +338,10 @@ TEST(TrainTimeCli, MegatronGpt3) {
 
 TEST(TrainTimeCli, FromMfuAgainstPeaks) {
   const auto r = test::run_cli({"train-time", "--params", "8e9", "--tokens", "15e12", "--gpus", "1024", "--mfu", "0.4",
-                                "--profile", kProfile, "--gpu", "H100"});
+                                "--profile", kProfile, "--gpu", "H200"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("measured"), std::string::npos);
-  EXPECT_NE(r.out.find("H100 SXM"), std::string::npos);
+  EXPECT_NE(r.out.find("H200 dense bf16"), std::string::npos) << r.out;
   // 6*15e12*8e9 / (1024 * 0.4 * 800e12) = 2.197e6 s = 25.4 days against the measured 800 TFLOP/s.
   EXPECT_NE(r.out.find("25.4"), std::string::npos) << r.out;
 }
