@@ -55,7 +55,12 @@ int run(const MemoryOptions& o) {
     if (o.attention_impl != "flash" && o.attention_impl != "eager")
       throw InputError("--attention-impl must be flash or eager, not '" + o.attention_impl + "'");
     in.eager_attention = o.attention_impl == "eager";
+    if (o.sp && o.tp < 2)
+      throw InputError("--sp splits activations over the tensor-parallel GPUs: it needs --tp of 2 or more");
     if (o.model.from_params() && !o.model.from_config()) {
+      if (in.eager_attention || in.recompute != Recompute::kNone || o.sp)
+        throw InputError("--attention-impl, --recompute and --sp shape the activation estimate, which --params "
+                         "alone cannot make (use --hf-config or --layers/--hidden/--heads)");
       in.params = o.model.params.value;
       notes.push_back(
           "activations not estimated: --params gives no layer shape (use --hf-config or --layers/--hidden/--heads)");

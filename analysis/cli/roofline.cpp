@@ -203,13 +203,15 @@ cli::Runner setup(CLI::App& app) {
   app.add_option("--memory", o->memory, "Memory roof used to classify (default hbm.read, else hbm.copy)");
   app.add_option("--point", o->points, "NAME:FLOPS:BYTES, repeatable");
   app.add_option("--svg", o->svg, "Write the roofline picture here");
-  app.add_option("--hf-config", o->hf_config, "LLM view: Hugging Face config.json");
+  auto* hf = app.add_option("--hf-config", o->hf_config, "LLM view: Hugging Face config.json");
   cli::add_number(app, o->context, "--context", "LLM view: tokens per sequence");
   app.add_option("--batch", o->batches, "LLM view: batch sizes (default 1 8 32 128)");
-  app.add_option("--weight-dtype", o->weight_dtype, "LLM view: weight storage")->capture_default_str();
-  app.add_option("--kv-dtype", o->kv_dtype, "LLM view: KV-cache storage")->capture_default_str();
+  // The LLM view's options mean nothing without its model: refused, not ignored.
+  app.add_option("--weight-dtype", o->weight_dtype, "LLM view: weight storage")->capture_default_str()->needs(hf);
+  app.add_option("--kv-dtype", o->kv_dtype, "LLM view: KV-cache storage")->capture_default_str()->needs(hf);
   app.add_option("--attention", o->attention, "LLM view, prefill FLOP convention: causal | noncausal")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(hf);
   app.add_flag("--json", o->json, "Print JSON");
   return [o] { return run(*o); };
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "ceilings/gemm_plan.hpp"
 #include "ceilings/table.hpp"
 #include "ceilings/units.hpp"
 #include "ceilings/utilization.hpp"
@@ -22,6 +23,7 @@ struct TrainTimeOptions {
   cli::OptNumber seq, tokens, gpus, achieved_tflops, mfu, peak_tflops;
   std::string recompute = "none", dtype = "bf16", attention = "noncausal";
   bool json = false;
+  CLI::Option *dtype_opt = nullptr, *attention_opt = nullptr;  // given explicitly: must apply
 };
 
 // FLOPs per trained token: `model` (the MFU numerator) and `hardware` (with recomputation), and how.
@@ -45,6 +47,9 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc) {
               convention_name(c);
     return f;
   }
+  if (o.attention_opt->count() > 0 && !structure)
+    throw InputError("--attention counts attention FLOPs, which need a model description and --seq; --params alone "
+                     "does not count attention");
   if (structure)
     throw InputError("--seq is missing: a model's attention FLOPs depend on the sequence length (or give --params "
                      "alone for k*P, attention not counted)");
@@ -66,6 +71,8 @@ int run(const TrainTimeOptions& o) {
   if (!o.gpus.given()) throw InputError("--gpus is missing");
   require_count(o.gpus.value, "--gpus");
   const Recompute rc = parse_recompute(o.recompute);
+  parse_attention_convention(o.attention);  // a misspelt name is an error wherever it would apply
+  gemm::parse_dtype(o.dtype);
   if (o.achieved_tflops.given() == o.mfu.given())
     throw InputError("give exactly one of --achieved-tflops (hardware FLOP/s per GPU) and --mfu (with a peak)");
   const PerToken f = per_token(o, rc);
@@ -79,6 +86,8 @@ int run(const TrainTimeOptions& o) {
   if (o.achieved_tflops.given()) {
     if (!o.peaks.profile.empty() || !o.peaks.gpu.empty() || o.peak_tflops.given())
       throw InputError("--achieved-tflops needs no peak: drop --profile/--gpu/--peak-tflops, or use --mfu");
+    if (o.dtype_opt->count() > 0)
+      throw InputError("--dtype picks the peak an --mfu is against: --achieved-tflops has none");
     rows.push_back(
         {"given", "achieved", 0, training_time(f.hardware, o.tokens.value, o.gpus.value, o.achieved_tflops.value * 1e12)});
     basis = "hardware FLOPs*T/(n*X), recompute " + recompute_name(rc) + "; " +
@@ -141,9 +150,10 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->achieved_tflops, "--achieved-tflops", "Achieved hardware TFLOP/s per GPU");
   cli::add_number(app, o->mfu, "--mfu", "Model FLOP utilization (fraction) against the peak(s)");
   cli::add_number(app, o->peak_tflops, "--peak-tflops", "A given peak, TFLOP/s per GPU");
-  app.add_option("--dtype", o->dtype, "Data type of the peak")->capture_default_str();
+  o->dtype_opt = app.add_option("--dtype", o->dtype, "Data type of the peak")->capture_default_str();
   app.add_option("--recompute", o->recompute, "none | selective | full")->capture_default_str();
-  app.add_option("--attention", o->attention, "Attention FLOPs convention: noncausal | causal")->capture_default_str();
+  o->attention_opt =
+      app.add_option("--attention", o->attention, "Attention FLOPs convention: noncausal | causal")->capture_default_str();
   app.add_flag("--json", o->json, "Print JSON");
   return [o] { return run(*o); };
 }
