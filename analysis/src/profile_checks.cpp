@@ -1,10 +1,12 @@
 // Checks of a profile's values beyond their JSON types (profile_from_json reads the types; this says
 // whether the values can be true), and ISO 8601 UTC times.
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <sstream>
 #include <string>
 
+#include "ceilings/clock_events.hpp"
 #include "ceilings/profile.hpp"
 #include "ceilings/qualify.hpp"
 #include "ceilings/transfer.hpp"
@@ -155,6 +157,9 @@ void check_pcie(const PcieInfo& pcie) {
 }  // namespace
 
 void check_ceiling(const Ceiling& c, const std::string& at) {
+  // The spread and the count shown beside the value (a cv of 1e300 printed a 63-digit percentage).
+  if (c.cv > 10) fail(at + ".cv", number_text(c.cv) + " is a spread of over 1000%: not a measurement's");
+  if (c.samples > (std::int64_t{1} << 40)) fail(at + ".samples", std::to_string(c.samples) + " samples: more than any run takes");
   // A known family has one unit (as ceilings-bench reports it); an unknown one, from a newer writer, any
   // unit the schema knows.
   const std::string unit = ceiling_unit_for(c.name);
@@ -193,6 +198,20 @@ void check_detail_values(const Profile& p) {
                                 (p.gpus_visible ? " the measuring process saw (host.gpus_visible)" : " a node can hold"));
       if (pair.src == pair.dst) fail(at + pair.key, "is a GPU paired with itself: a peer pair has two GPUs");
       check_quantity(pair.value, "B/s", at + pair.key);
+    }
+    if (const auto bits = c.detail_number("throttle_reasons"); bits && !clock_events::from_number(*bits))
+      fail(at + "throttle_reasons", number_text(*bits) + " is not a clock-event bit mask (a whole number, 0 to 2^64)");
+    const auto readings = c.detail_number("reason_readings");
+    for (const char* key : {"reason_readings", "power_cap_readings", "hw_slowdown_readings", "telemetry_readings",
+                            "power_instant_readings"}) {
+      const auto n = c.detail_number(key);
+      if (!n) continue;
+      if (!(*n >= 0 && *n <= 9007199254740992.0) || std::floor(*n) != *n)
+        fail(at + key, number_text(*n) + " is not a count of readings");
+      const std::string k = key;
+      const bool among_reason_readings = k == "power_cap_readings" || k == "hw_slowdown_readings";
+      if (among_reason_readings && readings && *n > *readings)
+        fail(at + key, number_text(*n) + " readings of " + number_text(*readings) + " (reason_readings): more than read");
     }
     for (const char* key : {"power_mean_w", "power_instant_w"})
       if (const auto w = c.detail_number(key); w && !(*w >= 1e-3 && *w <= 1e5))

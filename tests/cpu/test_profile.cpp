@@ -191,7 +191,17 @@ TEST(Profile, RejectsDeviceAndDetailValuesBeyondAnyGpu) {
       {[](json& d) { d["device"]["memory_bytes"] = 1LL << 62; }, "device.memory_bytes"},
       {[](json& d) { d["device"]["compute_capability"] = "sm_x\x1b[31m"; }, "device.compute_capability"},
       {[](json& d) { d["device"]["driver"] = "580\x1b[2J"; }, "device.driver"},
-      {[](json& d) { d["tool"]["git"] = "abc\n"; }, "tool.git"}};
+      {[](json& d) { d["tool"]["git"] = "abc\n"; }, "tool.git"},
+      {[](json& d) { d["ceilings"][0]["detail"]["throttle_reasons"] = 0.5; }, "ceilings[0].detail.throttle_reasons"},
+      {[](json& d) { d["ceilings"][0]["detail"]["throttle_reasons"] = -1; }, "ceilings[0].detail.throttle_reasons"},
+      {[](json& d) {
+         d["ceilings"][0]["detail"]["reason_readings"] = 5;
+         d["ceilings"][0]["detail"]["hw_slowdown_readings"] = 10;
+       },
+       "ceilings[0].detail.hw_slowdown_readings"},
+      {[](json& d) { d["ceilings"][0]["detail"]["telemetry_readings"] = 2.5; }, "ceilings[0].detail.telemetry_readings"},
+      {[](json& d) { d["ceilings"][0]["cv"] = 1e300; }, "ceilings[0].cv"},
+      {[](json& d) { d["ceilings"][0]["samples"] = 1LL << 62; }, "ceilings[0].samples"}};
   for (const auto& [edit, field] : cases) {
     json d = fixture();
     edit(d);
