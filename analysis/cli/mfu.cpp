@@ -91,7 +91,8 @@ int run(const MfuOptions& o) {
   t.columns = {"peak source", "peak", "what", "MFU", "HFU"};
   t.right_aligned = {false, true, false, true, true};
   for (const auto& u : r.peaks)
-    t.add_row({u.peak.source, format_quantity(u.peak.value, "FLOP/s"), u.peak.label, format_percent(u.model),
+    t.add_row({u.peak.source, format_quantity(u.peak.value, o.dtype.rfind("int8", 0) == 0 ? "OP/s" : "FLOP/s"),
+               u.peak.label, format_percent(u.model),
                format_percent(u.hardware)});
   std::cout << render(t, Format::kTable);
   return 0;

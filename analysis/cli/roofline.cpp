@@ -28,6 +28,8 @@ std::string opt(const std::optional<double>& v, const std::string& unit) { retur
 std::string unit_of(const Roof& r) {
   return r.compute ? (r.name.rfind("gemm.int8", 0) == 0 ? "OP/s" : "FLOP/s") : "B/s";
 }
+// Operations per byte of a compute roof's kind: OP/B for an int8 roof, FLOP/B otherwise.
+std::string intensity_unit(const Roof& compute) { return unit_of(compute) == "OP/s" ? " OP/B" : " FLOP/B"; }
 
 json side_json(const Placement::Side& s) {
   if (!s.available) return nullptr;
@@ -140,7 +142,8 @@ int run(const RooflineOptions& o) {
       roofs.add_row({x.name, x.compute ? "compute" : "memory", opt(x.measured, unit_of(x)),
                      opt(x.datasheet, unit_of(x)),
                      x.measured && x.datasheet ? format_percent(*x.measured / *x.datasheet) : "-",
-                     rm ? format_fixed(*rm, 1) + " FLOP/B" : "-", rd ? format_fixed(*rd, 1) + " FLOP/B" : "-"});
+                     rm ? format_fixed(*rm, 1) + intensity_unit(x.compute ? x : pc) : "-",
+                     rd ? format_fixed(*rd, 1) + intensity_unit(x.compute ? x : pc) : "-"});
     }
   std::cout << render(roofs, Format::kTable);
   auto point_table = [&](const std::string& what, bool tpot) {
@@ -160,7 +163,7 @@ int run(const RooflineOptions& o) {
   auto add = [&](Table& t, const std::string& name, double flops, double bytes, const Placement& p) {
     const auto& m = p.measured;
     t.add_row({name, format_quantity(flops, "FLOP"), format_quantity(bytes, "B"), format_fixed(p.intensity, 2),
-               m.available ? m.bound_by : "-", m.available ? format_quantity(m.attainable, "FLOP/s") : "-",
+               m.available ? m.bound_by : "-", m.available ? format_quantity(m.attainable, unit_of(pc)) : "-",
                m.available ? (m.memory_bound ? "memory-bound" : "compute-bound") : "-",
                m.available ? format_quantity(m.time_s, "s") : "-",
                p.datasheet.available ? format_quantity(p.datasheet.time_s, "s") : "-"});

@@ -1,5 +1,6 @@
 // Hostile input end to end: every subcommand answers bad input with exit 2 and a message naming the problem,
 // never a crash (exit 139), a hang, a silent default or a file of the user's overwritten.
+#include <sstream>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -397,6 +398,27 @@ TEST(CliRobust, OptionsTheCommandWouldIgnoreAreRefused) {
     EXPECT_TRUE(has(r.err, message)) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+}
+
+// int8 roofs count integer operations: their ridges are OP/B and mfu's int8 peak OP/s, not FLOP/B and FLOP/s.
+TEST(CliRobust, Int8RoofsAndPeaksAreInOperations) {
+  const std::string measured = std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json";
+  auto r = run_cli({"roofline", "--profile", measured, "--dtype", "int8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  int int8_rows = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("gemm.int8", 0) == 0) {
+      ++int8_rows;
+      EXPECT_TRUE(has(line, " OP/B") && !has(line, "FLOP")) << line;
+    } else if (line.rfind("hbm.read ", 0) == 0) {
+      EXPECT_TRUE(has(line, " OP/B")) << line;  // the ridge against the int8 roof that classifies
+    }
+  EXPECT_GT(int8_rows, 0) << r.out;
+  r = run_cli({"mfu", "--params", "7e9", "--layers", "32", "--heads", "32", "--head-dim", "128", "--seq", "4096",
+               "--tokens-per-sec", "1e5", "--gpus", "8", "--profile", measured, "--dtype", "int8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "1.58 POP/s  gemm.int8 of")) << r.out;
 }
 
 // ---- outputs never replace inputs; output paths are checked before the work -----------------------
