@@ -197,8 +197,11 @@ Rules parse_rules(const json& doc, const std::string& origin) {
       const std::string p = "required[" + std::to_string(i) + "]";
       if (!req[i].is_string()) reject(p, "expected a ceiling name, found " + json_type_name(req[i]));
       const std::string name = req[i].get<std::string>();
-      if (ceiling_unit_for(name).empty() || name.find('.') == std::string::npos)
-        reject(p, "'" + excerpt(name) + "' is not a ceiling of a known family (hbm, l2, smem, gemm, fma, pcie, nvlink, latency)");
+      // family.variant, as every ceiling is named ("hbm." and "hbm..read" were taken and never found).
+      if (ceiling_unit_for(name).empty() || !is_family_variant(name))
+        reject(p, "'" + excerpt(name) + "' is not a ceiling of a known family (hbm, l2, smem, gemm, fma, pcie, nvlink, latency), named family.variant");
+      if (std::find(r.required.begin(), r.required.end(), name) != r.required.end())
+        reject(p, "'" + name + "' is required twice");
       r.required.push_back(name);
     }
   }

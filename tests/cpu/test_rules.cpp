@@ -143,6 +143,14 @@ TEST(Rules, UnknownKeysAreRejectedWithTheirPath) {
   EXPECT_NE(rejection(with_ceiling("HBM-copy", R"({"min": "4 TB/s"})")).find("family.variant"), std::string::npos);
   EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","required":["hbm.copy","disk.read"]})").find("'required[1]'"),
             std::string::npos);
+  // Names no ceiling has were a permanent INCOMPLETE; a name twice, two checks.
+  for (const char* name : {"hbm.", "hbm..read", "hbm.read.x"})
+    EXPECT_NE(rejection(std::string(R"({"schema":"ceilings.rules/1","required":[")") + name + "\"]}")
+                  .find("named family.variant"),
+              std::string::npos)
+        << name;
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","required":["hbm.read","hbm.read"]})").find("required twice"),
+            std::string::npos);
 }
 
 TEST(Rules, WrongTypesAreRejected) {
