@@ -264,21 +264,34 @@ json profile_to_json(const Profile& p) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  namespace fs = std::filesystem;
+  // Through a symlink, its target is replaced and the link kept (renaming onto the link would replace it).
+  std::error_code ec;
+  fs::path target = path;
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    const fs::path resolved = fs::weakly_canonical(target, ec);
+    if (!ec) target = resolved;
+  }
+  // A short temporary name in the same directory (path + ".tmp.<pid>" broke a 250-character file name), so
+  // the rename stays on one file system. The messages name the user's path, not the temporary file.
+  static int counter = 0;
+  const fs::path dir = target.parent_path();
+  const std::string tmp =
+      (dir / (".ceilings-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp")).string();
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError("cannot write '" + tmp + "': " + std::strerror(errno));
+    if (!out) throw InputError("cannot write '" + path + "' (a temporary file beside it): " + std::strerror(errno));
     out << text;
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());
-      throw InputError("writing '" + tmp + "' failed");
+      throw InputError("writing '" + path + "' failed (disk full?); it was left as it was");
     }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     std::remove(tmp.c_str());
-    throw InputError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(err));
+    throw InputError("cannot write '" + path + "': " + std::strerror(err) + "; it was left as it was");
   }
 }
 

@@ -449,4 +449,22 @@ TEST(Profile, AtomicWriteReplacesWholeFilesOnly) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
   EXPECT_EQ(files, 1u);  // no temporary left behind
   EXPECT_THROW(write_file_atomic(dir + "/no/such/dir/p.json", "x"), InputError);
+  try {
+    write_file_atomic(dir + "/no/such/dir/p.json", "x");
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write '" + dir + "/no/such/dir/p.json'"), std::string::npos)
+        << e.what();  // the user's path, not the temporary's
+  }
+  // A name near NAME_MAX (255): the temporary's name must not push past it.
+  const std::string long_name = dir + "/" + std::string(250, 'a') + ".svg";
+  write_file_atomic(long_name, "long");
+  EXPECT_TRUE(std::filesystem::exists(long_name));
+  // Through a symlink: the target gets the text, the link stays a link.
+  const std::string target = dir + "/target.json", link = dir + "/link.json";
+  write_file_atomic(target, "old");
+  std::filesystem::create_symlink("target.json", link);
+  write_file_atomic(link, "new");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  std::ifstream t(target);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>()), "new");
 }

@@ -94,7 +94,8 @@ Profile read_profile(const std::string& path);
 json profile_to_json(const Profile& profile);
 
 // Writes text to path through a temporary file in the same directory and a rename, so a reader
-// never sees a half-written file and an existing file is replaced only by a complete one.
+// never sees a half-written file and an existing file is replaced only by a complete one. A symlink's
+// target is written (the link stays); errors name `path`.
 void write_file_atomic(const std::string& path, const std::string& text);
 
 // Checks an output path before any work is done: not empty, not a directory or a device, in a directory
