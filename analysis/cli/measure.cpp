@@ -697,11 +697,12 @@ class NodeRun {
 int run_all_gpus(const MeasureOptions& o) {
   const std::string bench = resolve_bench(o);
   const std::string dir = o.out_dir.empty() ? "." : o.out_dir;
+  auto devices = list_devices(bench, o.kill_grace_s);  // first: no GPU leaves no empty --out-dir behind
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir)) throw InputError("cannot create --out-dir " + dir + (ec ? ": " + ec.message() : ""));
   ceilings::install_interrupt_handlers();
-  NodeRun node(o, (fs::path(dir) / (hostname() + ".node-summary.json")).string(), list_devices(bench, o.kill_grace_s));
+  NodeRun node(o, (fs::path(dir) / (hostname() + ".node-summary.json")).string(), std::move(devices));
   node.set_state(0, GpuState::kPending);  // the summary exists before the first GPU starts
   std::fprintf(stderr, "ceilings measure: %zu GPU(s), %s, timeout %s per GPU; summary %s\n", node.size(),
                o.concurrent ? "concurrently" : "one at a time",

@@ -285,6 +285,11 @@ TEST(MultiGpu, NoGpuIsIncompleteAndWritesNothing) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("no usable GPU"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::is_empty(dir));
+  // An --out-dir that does not exist yet is not created for nothing (a CLI probe found it left empty).
+  const auto r2 = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir + "/new"},
+                          {{"CEILINGS_STANDIN_DEVICES", "0"}}, 30);
+  EXPECT_EQ(r2.exit_code, 3) << r2.err;
+  EXPECT_FALSE(fs::exists(dir + "/new"));
 }
 
 TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
