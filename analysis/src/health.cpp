@@ -83,7 +83,11 @@ HealthMetric plausible_metric(const std::string& name, double raw) {
   auto bad = [&](const std::string& why) { return HealthMetric::unreadable(why); };
   if (!std::isfinite(raw) || raw < 0) return bad("impossible value " + format_fixed(raw, 0));
   // NVML's "no value" sentinels are all-ones in 32 or 64 bits.
-  if (raw == 4294967295.0 || raw >= 1.8446744073709e19) return bad("sentinel value " + format_fixed(raw, 0));
+  if (raw == 4294967295.0 || raw >= 1.8446744073709e19) {
+    char exact[32];  // the sentinel as NVML returned it (0xFFFFFFFF, 2^64 - 1 read as a double): every digit
+    std::snprintf(exact, sizeof exact, "%.0f", raw);
+    return bad("sentinel value " + (raw < 1e20 ? std::string(exact) : format_fixed(raw, 0)));
+  }
   const MetricInfo* info = find_metric_info(name);
   if (!info) return bad("unknown metric");
   const auto prefix = [&](const char* p) { return name.rfind(p, 0) == 0; };

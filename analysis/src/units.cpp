@@ -29,7 +29,11 @@ int decimals_for(double mantissa, int significant) {
 std::string format_fixed(double value, int decimals) {
   if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  // Past 10^15 fixed notation is a wall of digits (a day count of 10^63 printed 63 of them): 3 significant.
+  if (std::fabs(value) >= 1e15)
+    std::snprintf(buf, sizeof buf, "%.2e", value);
+  else
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
   return buf;
 }
 
@@ -46,6 +50,11 @@ std::string format_quantity(double value, const std::string& unit, int significa
       if (std::fabs(value) >= p.factor * 0.9995) chosen = &p;
     const double m = value / chosen->factor;
     return format_fixed(m, decimals_for(m, significant)) + " " + chosen->symbol;
+  }
+  if (value != 0 && std::fabs(value) < 1e-3) {  // below any prefix this table has: not "0.00 FLOP/s"
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2e", value);
+    return std::string(buf) + " " + unit;
   }
   static const Prefix prefixes[] = {{"", 1.0}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18}};
   const Prefix* chosen = &prefixes[0];

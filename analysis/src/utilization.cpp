@@ -28,6 +28,7 @@ std::string ceiling_names(const Profile& p, const std::string& family) {
 }
 
 void require_positive(double v, const std::string& what) {
+  if (std::isinf(v) && v > 0) throw InputError(what + " is too large to compute with (not finite)");
   if (!(v > 0) || !std::isfinite(v)) throw InputError(what + " must be a positive number");
 }
 

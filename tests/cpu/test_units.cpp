@@ -36,6 +36,16 @@ TEST(Units, PercentAndFixed) {
   EXPECT_EQ(format_fixed(3.14159, 2), "3.14");
 }
 
+// Numbers beyond the prefixes: 3 significant digits in scientific form, not 63 digits or "0.00".
+TEST(Units, NumbersBeyondThePrefixesAreScientific) {
+  EXPECT_EQ(format_fixed(1.52e302, 0), "1.52e+302");
+  EXPECT_EQ(format_fixed(999999999999999.0, 0), "999999999999999");
+  EXPECT_EQ(format_percent(3e20), "3.00e+22%");
+  EXPECT_EQ(format_quantity(4e-286, "FLOP/s"), "4.00e-286 FLOP/s");
+  EXPECT_EQ(format_quantity(0, "B/s"), "0.00 B/s");
+  EXPECT_EQ(format_quantity(5e-4, "B"), "5.00e-04 B");
+}
+
 TEST(Units, ParseDecimalAndBinaryPrefixes) {
   auto q = parse_quantity("4.2 TB/s", "rule");
   EXPECT_DOUBLE_EQ(q.value, 4.2e12);
