@@ -63,6 +63,14 @@ TEST(Qualify, ARateFarAboveItsDatasheetFails) {
   EXPECT_NE(hbm.reason.find("a timing or counting fault"), std::string::npos) << hbm.reason;
   EXPECT_EQ(find_check(r, "gemm.bf16", "datasheet fraction").status, CheckStatus::kPass);
   EXPECT_EQ(r.exit_code(), 1);
+  // HBM and PCIe figures are physical limits: 123% of 4.8 TB/s passed under the compute peaks' 125%.
+  ceiling(p, "hbm.copy").value = 4.75e12;
+  ceiling(p, "hbm.read").value = 5.9e12;
+  const QualifyResult q = qualify(p, nullptr, default_rules());
+  const Check& read = find_check(q, "hbm.read", "datasheet fraction");
+  EXPECT_EQ(read.status, CheckStatus::kFail);
+  EXPECT_NE(read.reason.find("above the 105%"), std::string::npos) << read.reason;
+  EXPECT_EQ(find_check(q, "hbm.copy", "datasheet fraction").status, CheckStatus::kPass);  // 99%
 }
 
 TEST(Qualify, BidirectionalPcieIsJudgedAgainstBothDirections) {
