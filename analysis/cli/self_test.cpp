@@ -317,6 +317,8 @@ int run_self_test(const SelfTestOptions& opt) {
     const char* env = std::getenv("CEILINGS_FAKE_NVML");
     fake = env && *env ? env : ceilings::cli::executable_directory() + "/libceilings_fake_nvml.so";
   }
+  if (!opt.fake.empty() && !fs::exists(fake))  // a path the user gave: bad input, as any other missing file
+    throw ceilings::InputError("--fake-nvml " + fake + " does not exist");
   if (!fs::exists(fake))
     throw ceilings::IncompleteError("the fake NVML library is not at " + fake +
                                     " (it is built with the tests: CEILINGS_BUILD_TESTS=ON; or set --fake-nvml / "

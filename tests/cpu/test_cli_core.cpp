@@ -248,10 +248,17 @@ TEST(CliMeasure, BadArgumentsAreExitCode2) {
   EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
 }
 
+// The bench the build should have made is missing (no CUDA): incomplete. A --bench path that is not a
+// program is the user's bad input.
 TEST(CliMeasure, MissingBenchIsIncomplete) {
-  const auto r = run_cli({"measure", "--bench", "/nonexistent/ceilings-bench"});
+  auto r = run_cli({"measure"}, {{"CEILINGS_BENCH", "/nonexistent/ceilings-bench"}});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("ceilings-bench is missing"), std::string::npos) << r.err;
+  for (const char* bench : {"/nonexistent/ceilings-bench", "/"}) {
+    r = run_cli({"measure", "--bench", bench});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(std::string("--bench ") + bench + " is not an executable file"), std::string::npos) << r.err;
+  }
 }
 
 TEST(CliBench, RejectsUnknownFlagsWithExitCode2) {

@@ -22,10 +22,15 @@ TEST(SelfTest, EveryInjectedFaultIsDetected) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
 }
 
+// Built without the fake library (CEILINGS_FAKE_NVML pointing nowhere): incomplete; a --fake-nvml path that
+// does not exist is bad input.
 TEST(SelfTest, WithoutTheFakeLibraryItIsIncomplete) {
-  const auto r = test::run_cli({"self-test", "--fake-nvml", "/nonexistent/libfake.so"});
+  auto r = test::run_cli({"self-test"}, {{"CEILINGS_FAKE_NVML", "/nonexistent/libfake.so"}});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("fake NVML library is not at /nonexistent/libfake.so"), std::string::npos) << r.err;
+  r = test::run_cli({"self-test", "--fake-nvml", "/nonexistent/libfake.so"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--fake-nvml /nonexistent/libfake.so does not exist"), std::string::npos) << r.err;
 }
 
 // A bare file name is the file in the working directory (dlopen would look it up in the library path and
