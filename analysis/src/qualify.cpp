@@ -405,6 +405,12 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
   auto link = [](double g, double w) { return "Gen" + format_fixed(g, 0) + " x" + format_fixed(w, 0); };
   c.measured_text = link(*gen, *width);
   c.threshold_text = link(*max_gen, *max_width);
+  if (*gen > *max_gen || *width > *max_width) {  // no link trains above its maximum: a reading is wrong
+    c.reason = "the link reads " + c.measured_text + ", above its maximum " + c.threshold_text +
+               ": the readings contradict each other, so the link cannot be judged";
+    out.push_back(c);
+    return;
+  }
   if (*width < *max_width) {
     c.status = CheckStatus::kFail;
     c.reason = "link runs at " + c.measured_text + " below its maximum " + c.threshold_text +

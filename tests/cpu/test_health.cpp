@@ -237,6 +237,9 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
   EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "fail");
   s = healthy_section();
+  s.after->metrics["pcie.gen"] = HealthMetric::of(6);  // above the maximum the same GPU reports: not judged
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "incomplete");
+  s = healthy_section();
   s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 81);  // 81 in 10 minutes: 8.1/min
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "fail");
   s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 80);
