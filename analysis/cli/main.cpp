@@ -71,6 +71,15 @@ int main(int argc, char** argv) {
         found = found || reg.name == word;
       }
       if (found) break;
+      const std::string before = i > 1 ? argv[i - 1] : "";
+      if (i > 1 && before != "-h" && before != "--help" && before != "--version") {
+        // `ceilings --format json show P`: the word is an option's value, not a subcommand
+        std::fprintf(stderr,
+                     "ceilings: '%s' comes before the subcommand; options go after it: ceilings SUBCOMMAND [OPTIONS] "
+                     "(subcommands: %s)\n",
+                     excerpt(before).c_str(), known.c_str());
+        return kExitBadInput;
+      }
       std::fprintf(stderr, "ceilings: unknown subcommand '%s' (known: %s)\nRun with --help for more information.\n",
                    excerpt(word).c_str(), known.c_str());
       return kExitBadInput;

@@ -271,6 +271,10 @@ TEST(CliRobust, UnknownSubcommandIsNamedAndTheKnownOnesListed) {
   EXPECT_FALSE(has(r.err, "A subcommand is required")) << r.err;
   EXPECT_EQ(run_cli({"--version"}).exit_code, 0);
   EXPECT_EQ(run_cli({}).exit_code, 2);  // no subcommand at all: CLI11's "A subcommand is required" is right
+  // An option before the subcommand: its value is not an unknown subcommand.
+  const auto early = run_cli({"--format", "json", "show", kProfile});
+  EXPECT_EQ(early.exit_code, 2);
+  EXPECT_TRUE(has(early.err, "'--format' comes before the subcommand; options go after it")) << early.err;
 }
 
 // ---- numbers too large to compute with -----------------------------------------------------------
