@@ -527,7 +527,8 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
                      {"profiles", group.members.size()},
                      {"fingerprint", group.fingerprint.to_json()},
                      {"statistic", "per ceiling median over the group's profiles"}};
-  doc["note"] = "fleet baseline: medians of measured profiles, not one GPU's measurement";
+  doc["note"] = "fleet baseline: medians of measured profiles, not one GPU's measurement; a ceiling's samples are "
+                "the profiles its median was taken over";
   b.raw = doc;
   return b;
 }

@@ -636,6 +636,11 @@ TEST(Fleet, ABaselineInTheScannedDirectoryIsNotAGpu) {
   auto r = run_cli({"fleet", dir, "--write-baseline", dir + "/baseline.profile.json"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   ASSERT_TRUE(fs::exists(dir + "/baseline.profile.json"));
+  // Shown as what it is: written (not measured) then, its samples the profiles of each median.
+  const auto shown = run_cli({"show", dir + "/baseline.profile.json"});
+  EXPECT_NE(shown.out.find("; written "), std::string::npos) << shown.out;
+  EXPECT_EQ(shown.out.find("; measured "), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("samples are the profiles its median was taken over"), std::string::npos) << shown.out;
 
   const FleetInput in = load_fleet({dir});
   EXPECT_EQ(in.files, 6u);
