@@ -69,16 +69,16 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
 }
 
 Point parse_point(const std::string& text) {
+  // Its name goes to the terminal and into the SVG's text, and errors below echo the argument: a control
+  // character or a broken UTF-8 sequence (which made the SVG malformed) is refused first, without echoing it.
+  if (const std::string problem = plain_text_problem(text); !problem.empty())
+    throw InputError("--point: the argument " + problem);
   const auto a = text.rfind(':');
   const auto b = a == std::string::npos || a == 0 ? std::string::npos : text.rfind(':', a - 1);
   if (b == std::string::npos || b == 0)
     throw InputError("--point '" + text + "': expected NAME:FLOPS:BYTES, e.g. attention:1.2e12:3.4e9");
   Point p;
   p.name = text.substr(0, b);
-  // The name goes to the terminal and into the SVG's text: a control character or a broken UTF-8 sequence
-  // made the SVG malformed. (The message does not echo it.)
-  if (const std::string problem = plain_text_problem(p.name); !problem.empty())
-    throw InputError("--point: the name " + problem);
   auto number = [&](const std::string& s, const char* what) {
     std::size_t used = 0;
     double v = 0;
