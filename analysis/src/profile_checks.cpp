@@ -169,15 +169,14 @@ void check_ceiling(const Ceiling& c, const std::string& at) {
   if (c.datasheet) check_quantity(*c.datasheet, c.unit, at + ".datasheet");
   // The telemetry of the window, shown beside the value: NVML's "not available" sentinels (0xFFFFFFFF read as
   // a temperature or a clock) are not readings.
-  if (c.telemetry.available) {
-    auto at_most = [&](double v, double most, const char* key, const char* most_text) {
-      if (v > most)
-        fail(at + ".telemetry." + key, number_text(v) + " is above " + most_text + ": a sentinel, not a reading");
-    };
-    at_most(c.telemetry.sm_clock_hz, 1e11, "sm_clock_hz", "100 GHz");
-    at_most(c.telemetry.mem_clock_hz, 1e11, "mem_clock_hz", "100 GHz");
-    at_most(c.telemetry.power_w, 1e5, "power_w", "100 kW");
-    at_most(c.telemetry.temp_c, 200, "temp_c", "200 C (GPUs shut down near 100 C)");
+  if (c.telemetry.available) {  // 0 where one reading was missing
+    const std::string t = at + ".telemetry.";
+    if (c.telemetry.sm_clock_hz > 0) check_quantity(c.telemetry.sm_clock_hz, "Hz", t + "sm_clock_hz");
+    if (c.telemetry.mem_clock_hz > 0) check_quantity(c.telemetry.mem_clock_hz, "Hz", t + "mem_clock_hz");
+    if (c.telemetry.power_w > 0) check_quantity(c.telemetry.power_w, "W", t + "power_w");
+    if (c.telemetry.temp_c > 200)
+      fail(t + "temp_c", number_text(c.telemetry.temp_c) + " C is above 200 C (GPUs shut down near 100 C): a sentinel, "
+                                                          "not a reading");
   }
 }
 
@@ -223,6 +222,10 @@ void check_detail_values(const Profile& p) {
 
 void check_profile_values(const Profile& p) {
   parse_utc_time(p.created, "field 'created'");
+  // Qualify scales datasheet figures by the maximum clocks: a clock beyond any GPU's would move its thresholds.
+  if (p.device.max_sm_clock_hz) check_quantity(*p.device.max_sm_clock_hz, "Hz", "device.clocks_max_hz.sm");
+  if (p.device.max_mem_clock_hz) check_quantity(*p.device.max_mem_clock_hz, "Hz", "device.clocks_max_hz.memory");
+  if (p.device.power_limit_w) check_quantity(*p.device.power_limit_w, "W", "device.power_limit_w");
   check_pcie(p.device.pcie);
   check_ceilings(p.ceilings);
   check_detail_values(p);

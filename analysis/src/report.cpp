@@ -67,7 +67,8 @@ std::string profile_summary(const Profile& p) {
      << "\n";
   os << "driver " << (d.driver.empty() ? "?" : d.driver) << ", CUDA runtime " << d.cuda_runtime << ", cuBLAS "
      << (d.cublas.empty() ? "?" : d.cublas) << "; host " << (p.hostname.empty() ? "?" : p.hostname)
-     << (p.raw.contains("baseline") ? "; written " : "; measured ") << p.created << " by ceilings " << p.tool_version << (p.tool_git.empty() ? "" : " (" + p.tool_git + ")") << "\n";
+     << (p.raw.contains("baseline") ? "; written " : "; measured ") << p.created << " by ceilings " << p.tool_version
+     << (p.tool_git.empty() ? "" : " (" + p.tool_git + ")") << "\n";
   os << "values: median over samples, bytes counted read + write (HBM) or once per direction (copies); "
         "datasheet % uses the vendor's peak\n";
   // A document that says what it is (a hand-written fixture: "not a measurement") says it here too.
