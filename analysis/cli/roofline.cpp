@@ -24,12 +24,6 @@ struct RooflineOptions {
 
 std::string opt(const std::optional<double>& v, const std::string& unit) { return v ? format_quantity(*v, unit) : "-"; }
 
-// gemm.int8 and its variants (_sustained, _ref8192) count integer operations.
-std::string unit_of(const Roof& r) {
-  return r.compute ? (r.name.rfind("gemm.int8", 0) == 0 ? "OP/s" : "FLOP/s") : "B/s";
-}
-// Operations per byte of a compute roof's kind: OP/B for an int8 roof, FLOP/B otherwise.
-std::string intensity_unit(const Roof& compute) { return unit_of(compute) == "OP/s" ? " OP/B" : " FLOP/B"; }
 
 json side_json(const Placement::Side& s) {
   if (!s.available) return nullptr;
@@ -88,7 +82,7 @@ int run(const RooflineOptions& o) {
     out["roofs"] = json::array();
     for (const auto* roofs : {&r.compute, &r.memory})
       for (const Roof& x : *roofs) {
-        json j = {{"name", x.name}, {"kind", x.compute ? "compute" : "memory"}, {"unit", unit_of(x)}};
+        json j = {{"name", x.name}, {"kind", x.compute ? "compute" : "memory"}, {"unit", x.unit}};
         j["measured"] = x.measured ? json(*x.measured) : json(nullptr);
         j["datasheet"] = x.datasheet ? json(*x.datasheet) : json(nullptr);
         const auto rm = x.compute ? ridge(x.measured, pm.measured) : ridge(pc.measured, x.measured);
@@ -139,19 +133,19 @@ int run(const RooflineOptions& o) {
     for (const Roof& x : *list) {
       const auto rm = x.compute ? ridge(x.measured, pm.measured) : ridge(pc.measured, x.measured);
       const auto rd = x.compute ? ridge(x.datasheet, pm.datasheet) : ridge(pc.datasheet, x.datasheet);
-      roofs.add_row({x.name, x.compute ? "compute" : "memory", opt(x.measured, unit_of(x)),
-                     opt(x.datasheet, unit_of(x)),
+      roofs.add_row({x.name, x.compute ? "compute" : "memory", opt(x.measured, x.unit),
+                     opt(x.datasheet, x.unit),
                      x.measured && x.datasheet ? format_percent(*x.measured / *x.datasheet) : "-",
-                     rm ? format_fixed(*rm, 1) + intensity_unit(x.compute ? x : pc) : "-",
-                     rd ? format_fixed(*rd, 1) + intensity_unit(x.compute ? x : pc) : "-"});
+                     rm ? format_fixed(*rm, 1) + " " + (x.compute ? x : pc).intensity_unit() : "-",
+                     rd ? format_fixed(*rd, 1) + " " + (x.compute ? x : pc).intensity_unit() : "-"});
     }
   std::cout << render(roofs, Format::kTable);
   auto point_table = [&](const std::string& what, bool tpot) {
     Table t;
     t.columns = {what,
-                 "FLOPs",
+                 pc.unit == "OP/s" ? "OPs" : "FLOPs",
                  "bytes",
-                 "FLOP/B",
+                 pc.intensity_unit(),
                  "bound by (measured)",
                  "attainable",
                  "side",
@@ -162,8 +156,8 @@ int run(const RooflineOptions& o) {
   };
   auto add = [&](Table& t, const std::string& name, double flops, double bytes, const Placement& p) {
     const auto& m = p.measured;
-    t.add_row({name, format_quantity(flops, "FLOP"), format_quantity(bytes, "B"), format_fixed(p.intensity, 2),
-               m.available ? m.bound_by : "-", m.available ? format_quantity(m.attainable, unit_of(pc)) : "-",
+    t.add_row({name, format_quantity(flops, pc.unit == "OP/s" ? "OP" : "FLOP"), format_quantity(bytes, "B"), format_fixed(p.intensity, 2),
+               m.available ? m.bound_by : "-", m.available ? format_quantity(m.attainable, pc.unit) : "-",
                m.available ? (m.memory_bound ? "memory-bound" : "compute-bound") : "-",
                m.available ? format_quantity(m.time_s, "s") : "-",
                p.datasheet.available ? format_quantity(p.datasheet.time_s, "s") : "-"});
@@ -190,7 +184,7 @@ int run(const RooflineOptions& o) {
         std::cout << "from batch " << format_fixed(*b, 0) << "\n";
       else
         std::cout << "never: KV-cache reads grow with the batch, so intensity tops out at "
-                  << format_fixed(llm->decode_intensity_limit, 1) << " FLOP/B, below the ridge\n";
+                  << format_fixed(llm->decode_intensity_limit, 1) << " " << pc.intensity_unit() << ", below the ridge\n";
     };
     say("measured", llm->crossover_measured);
     if (pc.datasheet && pm.datasheet) say("datasheet", llm->crossover_datasheet);

@@ -39,10 +39,10 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
   for (const Ceiling& c : p.ceilings) {
     const std::string family = family_of(c.name);
     if (family == "gemm" && (c.unit == "FLOP/s" || c.unit == "OP/s") && c.value > 0)
-      r.compute.push_back({c.name, true, c.value, datasheet_for(p, c)});
+      r.compute.push_back({c.name, true, c.value, datasheet_for(p, c), c.unit});
     else if ((family == "l2" || family == "smem" || family == "hbm" || family == "pcie" || family == "nvlink") &&
              c.unit == "B/s" && c.value > 0)
-      r.memory.push_back({c.name, false, c.value, datasheet_for(p, c)});
+      r.memory.push_back({c.name, false, c.value, datasheet_for(p, c), c.unit});
   }
   r.dtype = dtype;
   if (!find_roof(r.compute, "gemm." + dtype))
@@ -243,10 +243,18 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
         if (v && !(*v >= kRoofLo && *v <= kRoofHi)) {
           std::ostringstream what;
           what << "cannot draw the roofline: " << roof.name << (ds ? " (datasheet) is " : " (measured) is ") << *v
-               << (roof.compute ? " FLOP/s" : " B/s") << ", outside the 1e-30 to 1e30 the picture's axes can span";
+               << " " << roof.unit << ", outside the 1e-30 to 1e30 the picture's axes can span";
           throw InputError(what.str());
         }
       }
+  // The y axis counts floating-point operations, or integer ones where every compute roof is int8 (OP/s);
+  // a picture with both says so on its axes, and each roof's legend entry carries its own unit.
+  bool any_op = false, any_flop = false;
+  for (const Roof& c : r.compute) (c.unit == "OP/s" ? any_op : any_flop) = true;
+  const std::string rate_unit = any_op && !any_flop ? "OP/s" : "FLOP/s";
+  const std::string rate_axis = any_op && any_flop ? "FLOP/s; OP/s for int8" : rate_unit;
+  const std::string intensity_axis =
+      any_op && any_flop ? "FLOP/byte; OP/byte for int8" : (any_op ? "OP/byte" : "FLOP/byte");
   double cmax = 0, cmin = INFINITY, mmin = INFINITY;
   for (const Roof& c : r.compute)
     for (auto v : {c.measured, c.datasheet})
@@ -307,15 +315,16 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
        << intensity_label(x) << "</text>\n";
   for (double y : y_ticks)
     os << "<text x=\"" << num(left - 8) << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">"
-       << xml_escape(format_quantity(y, "FLOP/s", 1)) << "</text>\n";
+       << xml_escape(format_quantity(y, rate_unit, 1)) << "</text>\n";
   os << "</g>\n"
      << "<rect x=\"" << num(left) << "\" y=\"" << num(top) << "\" width=\"" << num(pw) << "\" height=\"" << num(ph)
      << "\" fill=\"none\" stroke=\"black\"/>\n"
      << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(height - 20)
-     << "\" text-anchor=\"middle\" font-size=\"14\">Arithmetic intensity (FLOP/byte, log scale)</text>\n"
+     << "\" text-anchor=\"middle\" font-size=\"14\">Arithmetic intensity ("
+     << intensity_axis << ", log scale)</text>\n"
      << "<text x=\"22\" y=\"" << num(top + ph / 2)
      << "\" text-anchor=\"middle\" font-size=\"14\" transform=\"rotate(-90 22 " << num(top + ph / 2)
-     << ")\">Attainable performance (FLOP/s, log scale)</text>\n";
+     << ")\">Attainable performance (" << rate_axis << ", log scale)</text>\n";
   // Roofs: memory diagonals up to the highest compute roof, compute horizontals from the primary ridge.
   std::ostringstream legend;
   int color = 0;
@@ -352,7 +361,7 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
       const double xa = std::max(x0, *v / *primary_bw);
       os << "<line x1=\"" << num(X(xa)) << "\" y1=\"" << num(Y(*v)) << "\" x2=\"" << num(X(x1)) << "\" y2=\""
          << num(Y(*v)) << "\" stroke=\"" << c << "\"" << (ds ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
-      legend_entry(c, ds, k.name + (ds ? " datasheet " : " measured ") + format_quantity(*v, "FLOP/s"));
+      legend_entry(c, ds, k.name + (ds ? " datasheet " : " measured ") + format_quantity(*v, k.unit));
     }
   }
   os << "</g>\n";
@@ -368,7 +377,7 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
     os << "</g>\n";
     legend << "<circle cx=\"" << num(left + pw + 30) << "\" cy=\"" << num(ly)
            << "\" r=\"5\" fill=\"black\"/>\n<text x=\"" << num(left + pw + 52) << "\" y=\"" << num(ly + 4)
-           << "\" font-size=\"12\">point at its attainable FLOP/s</text>\n";
+           << "\" font-size=\"12\">point at its attainable " << r.compute_roof().unit << "</text>\n";
     ly += 18;
   }
   os << "<g>\n<text x=\"" << num(left + pw + 15) << "\" y=\"" << num(top - 6)

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ceilings/roofline.hpp"
+#include "ceilings/units.hpp"
 #include "cli_runner.hpp"
 
 using namespace ceilings;
@@ -202,6 +203,33 @@ TEST(RooflineSvg, TheLegendOfAFullProfileFitsInTheDocument) {
     }
   }
   EXPECT_GT(entries, 30);
+}
+
+// int8 roofs count integer operations: in a picture with floating-point roofs both axes say so and the int8
+// legend entries read OP/s; a picture whose only compute roofs are int8 is in OP/s and OP/byte throughout.
+TEST(RooflineSvg, Int8RoofsAreLabelledInOperations) {
+  Profile p = read_profile(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json");
+  const Ceiling* int8 = p.find("gemm.int8");
+  ASSERT_NE(int8, nullptr);
+  ASSERT_EQ(int8->unit, "OP/s");
+  const std::string mixed = roofline_svg(roofline_from_profile(p, "bf16"), {});
+  EXPECT_NE(mixed.find("Attainable performance (FLOP/s; OP/s for int8, log scale)"), std::string::npos);
+  EXPECT_NE(mixed.find("Arithmetic intensity (FLOP/byte; OP/byte for int8, log scale)"), std::string::npos);
+  EXPECT_NE(mixed.find("gemm.int8 measured " + format_quantity(int8->value, "OP/s")), std::string::npos);
+  EXPECT_EQ(mixed.find("gemm.int8 measured " + format_quantity(int8->value, "FLOP/s")), std::string::npos);
+
+  std::vector<Ceiling> kept;
+  for (const Ceiling& c : p.ceilings)
+    if (c.name.rfind("gemm.", 0) != 0 || c.unit == "OP/s") kept.push_back(c);
+  p.ceilings = kept;
+  const Roofline r = roofline_from_profile(p, "int8");
+  const std::string ops = roofline_svg(r, {{"int8 gemv", place(r, 2e9, 1e9)}});
+  std::string why;
+  EXPECT_EQ(check_xml(ops, why), "svg") << why;
+  EXPECT_NE(ops.find("Attainable performance (OP/s, log scale)"), std::string::npos);
+  EXPECT_NE(ops.find("Arithmetic intensity (OP/byte, log scale)"), std::string::npos);
+  EXPECT_NE(ops.find("point at its attainable OP/s"), std::string::npos);
+  EXPECT_EQ(ops.find("FLOP"), std::string::npos);
 }
 
 // A roof of 1e308 FLOP/s put the axis top at infinity and the tick loops never ended (a hang that ate memory);

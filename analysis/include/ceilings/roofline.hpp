@@ -14,7 +14,10 @@ namespace ceilings {
 struct Roof {
   std::string name;  // the ceiling: "gemm.bf16", "hbm.read", "l2.read", "pcie.h2d", ...
   bool compute = false;
-  std::optional<double> measured, datasheet;  // FLOP/s (OP/s) or B/s
+  std::optional<double> measured, datasheet;  // in `unit`
+  std::string unit;                           // the ceiling's: "FLOP/s", "OP/s" (gemm.int8*) or "B/s"
+  // Operations per byte of a compute roof's kind: "OP/B" for an OP/s roof, "FLOP/B" otherwise.
+  std::string intensity_unit() const { return unit == "OP/s" ? "OP/B" : "FLOP/B"; }
 };
 
 struct Roofline {
