@@ -15,12 +15,9 @@ namespace k = ceilings::kernels;
 struct FmaCase {
   k::FmaType type;
   const char* name;
-  int out_bytes;  // stored bytes per chain
 };
-constexpr FmaCase kCases[] = {{k::FmaType::kFp32, "fp32", 4},
-                              {k::FmaType::kFp64, "fp64", 8},
-                              {k::FmaType::kHalf2, "fp16", 4},
-                              {k::FmaType::kBf162, "bf16", 4}};
+constexpr FmaCase kCases[] = {
+    {k::FmaType::kFp32, "fp32"}, {k::FmaType::kFp64, "fp64"}, {k::FmaType::kHalf2, "fp16"}, {k::FmaType::kBf162, "bf16"}};
 
 void run_case(benchmark::State& state, FmaCase fc, int threads) {
   guarded(state, [&] {
@@ -32,7 +29,7 @@ void run_case(benchmark::State& state, FmaCase fc, int threads) {
     const int blocks = ctx.prop.multiProcessorCount * blocks_per_sm;
     const std::size_t total_threads = static_cast<std::size_t>(blocks) * static_cast<std::size_t>(threads);
     Stream stream;
-    DeviceBuffer<std::uint8_t> out(total_threads * k::kFmaChains * static_cast<std::size_t>(fc.out_bytes));
+    DeviceBuffer<std::uint8_t> out(k::fma_output_bytes(fc.type, total_threads));
     DeviceBuffer<unsigned long long> bad(1);
 
     // Size a launch to about 2 ms from a short calibration launch, within the exact-arithmetic limit.
@@ -86,8 +83,8 @@ void run_case(benchmark::State& state, FmaCase fc, int threads) {
     state.counters["chains"] = k::kFmaChains;
     state.counters["fma_per_chain"] = static_cast<double>(trips) * k::kFmaUnroll;
     report(state, m, Amount::kFlops, k::fma_flops(fc.type, total_threads, trips), mismatches == 0,
-           std::to_string(mismatches) + " of " + std::to_string(total_threads * k::kFmaChains) +
-               " FMA chains ended away from their closed-form value");
+           std::to_string(mismatches) + " of " + std::to_string(k::fma_checked_values(fc.type, total_threads)) +
+               " FMA chains (and packed trip counts) ended away from their closed-form value");
   });
 }
 

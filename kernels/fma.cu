@@ -3,6 +3,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 #include "ceilings/kernels/fma.cuh"
 
 namespace ceilings::kernels {
@@ -54,12 +56,19 @@ struct Ops<__nv_bfloat162> {
 };
 
 template <class T>
-__global__ void fma_kernel(T* out, T a, T b, int trips) {
+constexpr bool kPacked = sizeof(T) == 4 && !std::is_same<T, float>::value;
+
+// The packed chains only alternate, so their values tell an odd step count from an even one and no more: each
+// thread also counts its trips in a float (one FADD per trip of 504 FMAs; `one` is an argument, so the
+// compiler cannot fold the loop into a product) and stores the count after the chains (fma.cuh: layout).
+template <class T>
+__global__ void fma_kernel(T* out, T a, T b, int trips, float one) {
   using O = Ops<T>;
   const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   T x[kFmaChains];
 #pragma unroll
   for (int c = 0; c < kFmaChains; ++c) x[c] = O::make(start_value(tid, c));
+  float counted = 0.0f;
   // One trip per iteration: unrolled further (nvcc does so for half2/bf162) the loop body outgrows the
   // instruction cache it must stay in to issue an FMA every cycle.
 #pragma unroll 1
@@ -69,9 +78,14 @@ __global__ void fma_kernel(T* out, T a, T b, int trips) {
 #pragma unroll
       for (int c = 0; c < kFmaChains; ++c) x[c] = O::fma(x[c], a, b);
     }
+    if constexpr (kPacked<T>) counted = __fadd_rn(counted, one);
   }
 #pragma unroll
   for (int c = 0; c < kFmaChains; ++c) out[tid * kFmaChains + c] = x[c];
+  if constexpr (kPacked<T>) {
+    const std::size_t total = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    reinterpret_cast<float*>(out + total * kFmaChains)[tid] = counted;
+  }
 }
 
 __device__ bool matches(float got, double want) { return static_cast<double>(got) == want; }
@@ -96,13 +110,18 @@ __global__ void check_kernel(const T* out, std::size_t threads, long long steps,
     const double want = grows ? x0 + static_cast<double>(steps) * kGrowth : (steps % 2 ? kAddend - x0 : x0);
     if (!matches(out[i], want)) ++bad;
   }
+  if constexpr (kPacked<T>) {  // and every thread's trip count
+    const float* counted = reinterpret_cast<const float*>(out + threads * kFmaChains);
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < threads; i += stride)
+      if (static_cast<double>(counted[i]) * kFmaUnroll != static_cast<double>(steps)) ++bad;
+  }
   if (bad) atomicAdd(mismatches, bad);
 }
 
 template <class T>
 void launch(void* out, int blocks, int threads, int trips, bool grows, cudaStream_t s) {
   fma_kernel<T><<<blocks, threads, 0, s>>>(static_cast<T*>(out), Ops<T>::make(grows ? 1.0f : -1.0f),
-                                           Ops<T>::make(grows ? kGrowth : kAddend), trips);
+                                           Ops<T>::make(grows ? kGrowth : kAddend), trips, 1.0f);
 }
 
 template <class T>
@@ -114,10 +133,22 @@ void check(const void* out, std::size_t threads, int trips, bool grows, unsigned
 
 }  // namespace
 
+namespace {
+bool packed(FmaType type) { return type == FmaType::kHalf2 || type == FmaType::kBf162; }
+}  // namespace
+
+std::size_t fma_output_bytes(FmaType type, std::size_t threads) {
+  const std::size_t per_chain = type == FmaType::kFp64 ? 8 : 4;
+  return threads * (kFmaChains * per_chain + (packed(type) ? sizeof(float) : 0));
+}
+
+std::size_t fma_checked_values(FmaType type, std::size_t threads) {
+  return threads * (kFmaChains + (packed(type) ? 1 : 0));
+}
+
 double fma_flops(FmaType type, std::size_t threads, int trips) {
   const double fmas = static_cast<double>(threads) * kFmaChains * static_cast<double>(trips) * kFmaUnroll;
-  const bool packed = type == FmaType::kHalf2 || type == FmaType::kBf162;
-  return fmas * (packed ? 4.0 : 2.0);
+  return fmas * (packed(type) ? 4.0 : 2.0);
 }
 
 template <class T>

@@ -13,7 +13,7 @@ unsigned long long mismatches(FmaType t, int trips_run, int trips_checked) {
   const int blocks = 4, threads = 128;
   const std::size_t total = static_cast<std::size_t>(blocks) * threads;
   bench::Stream stream;
-  bench::DeviceBuffer<double> out(total * kFmaChains);  // 8 bytes per chain covers every type
+  bench::DeviceBuffer<std::uint8_t> out(fma_output_bytes(t, total));
   bench::DeviceBuffer<unsigned long long> bad(1);
   cudaMemsetAsync(out.get(), 0xff, out.bytes(), stream.get());
   cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream.get());
@@ -38,13 +38,20 @@ TEST(FmaGpu, ChainsMatchTheClosedForm) {
 
 TEST(FmaGpu, WrongCountIsCaught) {
   CEILINGS_REQUIRE_GPU();
-  const unsigned long long all = 4u * 128u * kFmaChains;
+  const std::size_t threads = 4u * 128u;
+  const unsigned long long chains = threads * kFmaChains;
   // fp32/fp64 chains grow with the count: checking for one trip more flags every chain. half2/bf162 chains
-  // alternate, and an odd unroll makes one trip more flip the parity: every chain flagged as well.
+  // alternate, and an odd unroll makes one trip more flip the parity: every chain flagged, and every thread's
+  // trip count as well.
   for (FmaType t : {FmaType::kFp32, FmaType::kFp64, FmaType::kHalf2, FmaType::kBf162}) {
-    EXPECT_EQ(mismatches(t, 3, 4), all) << static_cast<int>(t);
+    const bool packed = t == FmaType::kHalf2 || t == FmaType::kBf162;
+    EXPECT_EQ(fma_checked_values(t, threads), chains + (packed ? threads : 0)) << static_cast<int>(t);
+    EXPECT_EQ(mismatches(t, 3, 4), fma_checked_values(t, threads)) << static_cast<int>(t);
     // A launch that did no FMAs (the chains still hold their start values) fails against an odd count.
-    EXPECT_EQ(mismatches(t, 0, 1), all) << static_cast<int>(t);
+    EXPECT_EQ(mismatches(t, 0, 1), fma_checked_values(t, threads)) << static_cast<int>(t);
+    // One trip where three were asked: the same parity, so the packed chains still match; their trip counts
+    // do not.
+    EXPECT_EQ(mismatches(t, 1, 3), packed ? threads : chains) << static_cast<int>(t);
   }
 }
 

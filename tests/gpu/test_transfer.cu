@@ -30,19 +30,29 @@ int device_count() {
 constexpr std::size_t kBytes = 1 << 20;
 constexpr std::uint32_t kSeed = 0xfeedbeefu;
 
+// Every buffer a check reads is poisoned first, and each copy carries its own seed: a freed and reallocated
+// buffer of the same size usually comes back holding the last test's pattern, so a copy that moved nothing
+// would otherwise verify.
+void poison(void* device, std::size_t bytes, cudaStream_t s) {
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(device, 0xA5, bytes, s));
+}
+
 TEST(TransferGpu, CopyEngineMovesThePatternBothWays) {
   CEILINGS_REQUIRE_GPU();
+  std::uint32_t seed = kSeed;
   for (auto kind : {HostBuffer::Kind::kPinned, HostBuffer::Kind::kPageable}) {
+    SCOPED_TRACE(kind == HostBuffer::Kind::kPinned ? "pinned" : "pageable");
     Stream s;
     HostBuffer src(kBytes, kind), dst(kBytes, kind);
     DeviceBuffer<uint4> dev(kBytes / 16);
-    fill_host_pattern(src.get(), kBytes, kSeed);
+    fill_host_pattern(src.get(), kBytes, ++seed);
     std::memset(dst.get(), 0, kBytes);
+    poison(dev.get(), kBytes, s.get());
     CEILINGS_CUDA_CHECK(cudaMemcpyAsync(dev.get(), src.get(), kBytes, cudaMemcpyHostToDevice, s.get()));
-    EXPECT_EQ(count_device_mismatches(dev.get(), kBytes, kSeed, s.get()), 0u);
+    EXPECT_EQ(count_device_mismatches(dev.get(), kBytes, seed, s.get()), 0u);
     CEILINGS_CUDA_CHECK(cudaMemcpyAsync(dst.get(), dev.get(), kBytes, cudaMemcpyDeviceToHost, s.get()));
     s.sync();
-    EXPECT_EQ(count_host_mismatches(dst.get(), kBytes, kSeed), 0u);
+    EXPECT_EQ(count_host_mismatches(dst.get(), kBytes, seed), 0u);
   }
 }
 
@@ -51,15 +61,17 @@ TEST(TransferGpu, SmCopyThroughMappedPinnedMemory) {
   Stream s;
   HostBuffer src(kBytes, HostBuffer::Kind::kPinned), dst(kBytes, HostBuffer::Kind::kPinned);
   DeviceBuffer<uint4> dev(kBytes / 16);
-  fill_host_pattern(src.get(), kBytes, kSeed);
+  const std::uint32_t seed = kSeed + 7;
+  fill_host_pattern(src.get(), kBytes, seed);
   std::memset(dst.get(), 0, kBytes);
+  poison(dev.get(), kBytes, s.get());
   kernels::copy_sm(dev.get(), static_cast<const uint4*>(src.device_pointer()), kBytes / 16, 8, 256, s.get());
   CEILINGS_LAUNCH_CHECK();
-  EXPECT_EQ(count_device_mismatches(dev.get(), kBytes, kSeed, s.get()), 0u);
+  EXPECT_EQ(count_device_mismatches(dev.get(), kBytes, seed, s.get()), 0u);
   kernels::copy_sm(static_cast<uint4*>(dst.device_pointer()), dev.get(), kBytes / 16, 8, 256, s.get());
   CEILINGS_LAUNCH_CHECK();
   s.sync();
-  EXPECT_EQ(count_host_mismatches(dst.get(), kBytes, kSeed), 0u);
+  EXPECT_EQ(count_host_mismatches(dst.get(), kBytes, seed), 0u);
 }
 
 TEST(TransferGpu, ChecksCatchACorruptedWord) {
@@ -100,14 +112,15 @@ TEST(TransferGpu, PeerCopiesMoveThePattern) {
   if (rc == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError(); else CEILINGS_CUDA_CHECK(rc);
   Stream s;
   DeviceBuffer<uint4> src(kBytes / 16);
-  kernels::fill_pattern(src.get(), kBytes / 16, kSeed, s.get());
+  kernels::fill_pattern(src.get(), kBytes / 16, kSeed + 11, s.get());
+  poison(dst.get(), kBytes, s.get());
   CEILINGS_CUDA_CHECK(cudaMemcpyPeerAsync(dst.get(), 1, src.get(), 0, kBytes, s.get()));
   s.sync();
-  EXPECT_EQ(count_device_mismatches(dst.get(), kBytes, kSeed, s.get()), 0u);  // GPU 0 reads its peer
-  CEILINGS_CUDA_CHECK(cudaMemsetAsync(dst.get(), 0, kBytes, s.get()));
+  EXPECT_EQ(count_device_mismatches(dst.get(), kBytes, kSeed + 11, s.get()), 0u);  // GPU 0 reads its peer
+  poison(dst.get(), kBytes, s.get());
   kernels::copy_sm(dst.get(), src.get(), kBytes / 16, 8, 256, s.get());  // SM write into the peer
   CEILINGS_LAUNCH_CHECK();
-  EXPECT_EQ(count_device_mismatches(dst.get(), kBytes, kSeed, s.get()), 0u);
+  EXPECT_EQ(count_device_mismatches(dst.get(), kBytes, kSeed + 11, s.get()), 0u);
 }
 
 TEST(CacheGpu, L2AndSharedMemoryReadsAddUp) {

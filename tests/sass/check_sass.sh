@@ -170,6 +170,10 @@ expect_chains "10fma_kernelI14__nv_bfloat162E" "HFMA2[.MA]{0,4}\\.BF16_V2" 504 8
 # fp16 at the fp32 rate).
 expect_chains "10fma_kernelI7__half2E" "HFMA2\\.MMA" 126 2 "fp16 FMAs on the second (MMA) pipe"
 expect_chains "10fma_kernelI14__nv_bfloat162E" "HFMA2\\.MMA\\.BF16_V2" 126 2 "bf16 FMAs on the second (MMA) pipe"
+# The packed kernels count their trips in a float (their alternating chains only show the parity): an FADD
+# per trip that the compiler must not fold away.
+expect "10fma_kernelI7__half2E" "FADD" "the fp16 kernel's trip counter"
+expect "10fma_kernelI14__nv_bfloat162E" "FADD" "the bf16 kernel's trip counter"
 # No kernel of the library spills to local memory.
 expect_not "." "(LDL|STL)" "register spills to local memory"
 exit $fail

@@ -27,10 +27,19 @@ double fma_flops(FmaType type, std::size_t threads, int trips);
 // fp32/fp64 use a = 1 and b = 2^-10, so x_n = x_0 + n*b exactly (the count is checked); half2/bf162 use
 // a = -1 and b = 1.125, so x alternates between x_0 and b - x_0 exactly (b != 2 x_0 for every chain):
 // only the parity of the step count is checked there, so callers run an odd number of trips, and a launch
-// that did no FMAs at all (x still x_0) fails the check.
+// that did no FMAs at all (x still x_0) fails the check. To tell 1 trip from 3, each half2/bf162 thread also
+// counts its trips in a float and stores it at ((float*)(out + threads * kFmaChains words))[thread]: `out`
+// holds fma_output_bytes(type, blocks * threads).
 void fma_peak(FmaType type, void* out, int blocks, int threads, int trips, cudaStream_t stream);
 
-// Counts the stored values that differ from the closed form (added to *mismatches).
+// Bytes of `out` for a launch of `threads` threads in all: the chains' values (4 bytes each, 8 for fp64) and,
+// for half2/bf162, one float trip count per thread.
+std::size_t fma_output_bytes(FmaType type, std::size_t threads);
+// Values count_fma_mismatches checks for `threads` threads: every chain, and each packed thread's trip count.
+std::size_t fma_checked_values(FmaType type, std::size_t threads);
+
+// Counts the stored values (chains, and the packed types' trip counts) that differ from the closed form
+// (added to *mismatches).
 void count_fma_mismatches(FmaType type, const void* out, std::size_t threads, int trips,
                           unsigned long long* mismatches, cudaStream_t stream);
 
