@@ -105,6 +105,9 @@ void run_case(benchmark::State& state, OpInfo op, k::StreamShape shape, std::siz
     stream.sync();
 
     MeasureSpec spec;
+    // Every word of the output is checked after the run: re-poisoned in part before each sample, it shows the
+    // last sample's own launches wrote it (the read counts its launches in its sum instead).
+    if (op.op != Op::kRead) spec.before_sample = [&](cudaStream_t s) { poison_stride_device(a.get(), a.bytes(), 0xA5, s); };
     spec.work = [&](cudaStream_t s) {
       switch (op.op) {
         case Op::kRead: k::hbm_read(a.get(), n, sum.get(), shape, s); break;

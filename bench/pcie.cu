@@ -196,10 +196,10 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   spec.blocking_kernel = path.host == HostKind::kPinned;  // a pageable copy stages on the host: it would wait on the blocker
   spec.before_sample = [&](cudaStream_t st) {
     harvest();
-    // Poison the first vector of each destination, so the check after the run shows the last
-    // sample's transfer wrote it.
-    if (h2d) CEILINGS_CUDA_CHECK(cudaMemsetAsync(h2d_dst.get(), 0xA5, sizeof(uint4), st));
-    if (d2h) std::memset(d2h_dst.get(), 0x5A, sizeof(uint4));
+    // Poison a vector in every 64 KiB of each destination, so the check after the run shows the last
+    // sample's transfers wrote all of it (the previous sample's copies are done: measure() synchronised).
+    if (h2d) poison_stride_device(h2d_dst.get(), bytes, 0xA5, st);
+    if (d2h) poison_stride_host(d2h_dst.get(), bytes, 0x5A);
   };
   if (bidir) {
     spec.units_per_sample = 1;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -82,6 +83,30 @@ void* device_allocate(std::size_t bytes) {
   }
   CEILINGS_CUDA_CHECK(rc);
   return p;
+}
+
+// Both poison the vectors at 0, kPoisonStride, 2 kPoisonStride, ... that lie wholly inside the buffer, and the
+// last one (a buffer shorter than a vector: all of it).
+void poison_stride_device(void* device, std::size_t bytes, int value, cudaStream_t stream) {
+  constexpr std::size_t kVector = 16;
+  if (bytes < kVector) {
+    if (bytes) CEILINGS_CUDA_CHECK(cudaMemsetAsync(device, value, bytes, stream));
+    return;
+  }
+  const std::size_t rows = (bytes - kVector) / kPoisonStride + 1;
+  CEILINGS_CUDA_CHECK(cudaMemset2DAsync(device, kPoisonStride, value, kVector, rows, stream));
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(device) + bytes - kVector, value, kVector, stream));
+}
+
+void poison_stride_host(void* host, std::size_t bytes, int value) {
+  constexpr std::size_t kVector = 16;
+  auto* p = static_cast<char*>(host);
+  if (bytes < kVector) {
+    std::memset(p, value, bytes);
+    return;
+  }
+  for (std::size_t at = 0; at + kVector <= bytes; at += kPoisonStride) std::memset(p + at, value, kVector);
+  std::memset(p + bytes - kVector, value, kVector);
 }
 
 Stream::Stream() { CEILINGS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }

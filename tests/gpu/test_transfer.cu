@@ -87,6 +87,29 @@ TEST(TransferGpu, ChecksCatchACorruptedWord) {
   EXPECT_EQ(count_host_mismatches(host.data(), kBytes, kSeed), 1u);
 }
 
+// The per-sample poison of the bench's outputs: a vector in every 64 KiB and the last one, on the device and on
+// the host alike. 1 MiB + 48 bytes: 17 strided vectors (the last at 1 MiB) and the final one, 4 words each.
+TEST(TransferGpu, StridedPoisonHitsEveryStrideAndTheLastVector) {
+  CEILINGS_REQUIRE_GPU();
+  constexpr std::size_t bytes = (1 << 20) + 48;
+  constexpr unsigned long long kWords = 4 * (17 + 1);
+  Stream s;
+  DeviceBuffer<uint4> dev(bytes / 16);
+  kernels::fill_pattern(dev.get(), bytes / 16, kSeed + 3, s.get());
+  poison_stride_device(dev.get(), bytes, 0xA5, s.get());
+  EXPECT_EQ(count_device_mismatches(dev.get(), bytes, kSeed + 3, s.get()), kWords);
+  std::vector<std::uint32_t> host(bytes / 4);
+  fill_host_pattern(host.data(), bytes, kSeed + 3);
+  poison_stride_host(host.data(), bytes, 0x5A);
+  EXPECT_EQ(count_host_mismatches(host.data(), bytes, kSeed + 3), kWords);
+  for (std::size_t at = 0; at < bytes; at += kPoisonStride) EXPECT_EQ(host[at / 4], 0x5A5A5A5Au) << at;
+  EXPECT_EQ(host.back(), 0x5A5A5A5Au);
+  // Shorter than a vector: all of it.
+  std::uint32_t word = 0;
+  poison_stride_host(&word, 3, 0x5A);
+  EXPECT_EQ(word, 0x005A5A5Au);
+}
+
 TEST(TransferGpu, ImpossiblePinnedAllocationIsAClearError) {
   CEILINGS_REQUIRE_GPU();
   try {
