@@ -211,6 +211,9 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
     // The fastest candidate that verifies (a faster one that fails is named in the label).
     choice = lt::pick_verified_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
   }
+  // The search left its candidates' results in C: the check after the run reads only what the measured GEMMs
+  // wrote.
+  ops.poison_c(stream.get());
 
   int next = 0, last = 0;
   MeasureSpec spec;
@@ -641,6 +644,7 @@ void run_sustained(benchmark::State& state, gp::DType type) {
     } else {
       choice = lt::pick_verified_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
     }
+    ops.poison_c(stream.get());  // the timing or the search wrote C: the check reads only the window's GEMMs
     int next = 0, last = 0;
     const Enqueue work = [&](cudaStream_t s) {
       last = next;
