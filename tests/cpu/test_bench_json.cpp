@@ -174,7 +174,8 @@ TEST(BenchJson, ACounterRepeatingAGoogleBenchmarkKeyIsReadNotRefused) {
 // every hbm, l2, smem and fma entry then held the key twice).
 TEST(BenchJson, NoBenchCounterTakesAGoogleBenchmarkKeyName) {
   namespace fs = std::filesystem;
-  const std::regex counter(R"re(counters\[\s*"([A-Za-z0-9_]+)"\s*\])re");
+  // `c` is the bench's alias of a counters map (auto& c = state.counters), which most of them go through.
+  const std::regex counter(R"re(\b(?:c|counters)\[\s*"([A-Za-z0-9_]+)"\s*\])re");
   int files = 0, counters = 0;
   for (const auto& e : fs::recursive_directory_iterator(fs::path(CEILINGS_SOURCE_DIR) / "bench")) {
     const std::string ext = e.path().extension().string();
@@ -188,7 +189,7 @@ TEST(BenchJson, NoBenchCounterTakesAGoogleBenchmarkKeyName) {
     }
   }
   EXPECT_GT(files, 5);
-  EXPECT_GT(counters, 50);  // the scan sees the counters at all
+  EXPECT_GT(counters, 120);  // the scan sees the counters, the aliased ones too
 }
 
 // Google Benchmark 1.8's JSON: SkipWithError still writes error_occurred/error_message; SkipWithMessage

@@ -44,7 +44,9 @@ TEST(LatencyGpu, TheL1ChaseHitsL1) {
   CEILINGS_REQUIRE_GPU();
   constexpr std::size_t slots = 512;  // 64 KiB at one 128-byte line per slot
   constexpr std::uint32_t stride = 128;
-  constexpr int loads = 1 << 18;
+  // Prime counts: with 512 slots, powers of two made whole laps, ending where the chase began, so the position
+  // check below would have passed a kernel that did no loads.
+  constexpr int warm = 4093, loads = 262139;
   const auto next = pointer_chase_cycle(slots, 7);
   Stream s;
   DeviceBuffer<std::uint8_t> chain(slots * stride);
@@ -59,7 +61,7 @@ TEST(LatencyGpu, TheL1ChaseHitsL1) {
   CEILINGS_CUDA_CHECK(cudaEventCreate(&b));
   float ms[2] = {};
   for (bool l1 : {true, false}) {
-    kernels::pointer_chase(pos.get(), 4096, l1, s.get());  // loads the kernel, warms L2
+    kernels::pointer_chase(pos.get(), warm, l1, s.get());  // loads the kernel, warms L2
     kernels::pointer_chase(pos.get(), loads, l1, s.get());  // untimed: the clocks leave idle before either timing
     CEILINGS_CUDA_CHECK(cudaEventRecord(a, s.get()));
     kernels::pointer_chase(pos.get(), loads, l1, s.get());
@@ -73,7 +75,8 @@ TEST(LatencyGpu, TheL1ChaseHitsL1) {
   std::uint64_t got = 0;
   CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, pos.get(), sizeof got, cudaMemcpyDeviceToHost, s.get()));
   s.sync();
-  EXPECT_EQ(got, kernels::chase_address(chain.get(), chase_position(next, 0, 2 * (4096 + 2 * loads)), stride));
+  EXPECT_EQ(got, kernels::chase_address(chain.get(), chase_position(next, 0, 2 * (warm + 2 * loads)), stride));
+  EXPECT_NE((2 * (warm + 2 * loads)) % slots, 0u) << "the expected end must not be the start";
   const double l1_ns = ms[0] * 1e6 / loads;
   // compute-sanitizer instruments every load (microseconds each): the cache levels no longer show.
   if (ceilings::test::under_sanitizer()) GTEST_SKIP() << l1_ns << " ns per load under compute-sanitizer: not timed";
