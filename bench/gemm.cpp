@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "ceilings/cli_checks.hpp"
 #include "ceilings/gemm_plan.hpp"
 #include "ceilings/stats.hpp"
 #include "ceilings/timeline.hpp"
@@ -113,37 +114,37 @@ void add_options(CLI::App& app) {
       ->check(validator([](const std::string& v) { gp::parse_shape_list(v); }));
   g_search_opt = app.add_option("--ceilings_gemm_search_s", g_flags.search_s,
                                 "Shape-search budget per data type, seconds (default 4; 0.5 with --ceilings_quick)")
-                     ->check(CLI::Range(0.0, 3600.0));
+                     ->check(ceilings::cli::number_in(0.0, 3600.0));
   g_sustained_opt = app.add_option("--ceilings_gemm_sustained_s", g_flags.sustained_s,
                                    "Sustained window per data type, seconds (default 15; 1 with --ceilings_quick; "
                                    "0 disables gemm.<type>_sustained)")
-                        ->check(CLI::Range(0.0, 3600.0));
+                        ->check(ceilings::cli::number_in(0.0, 3600.0));
   g_algos_opt = app.add_option("--ceilings_gemm_algos", g_flags.algos,
                                "cuBLASLt heuristic candidates timed per re-timed shape of the search (default 16; 4 "
                                "with --ceilings_quick); the screening of every shape uses a quarter, at least 2")
-                    ->check(CLI::Range(1, 64));
+                    ->check(ceilings::cli::number_in(1, 64));
   g_cooldown_opt =
       app.add_option("--ceilings_gemm_cooldown_s", g_flags.cooldown_s,
                      "Idle seconds before gemm.<type> and gemm.<type>_ref8192 are timed, so they are burst rates "
                      "from a GPU whose power controller has recovered from the search (default 1; 0.25 with "
                      "--ceilings_quick; 0 times them hot, as the search left the card)")
-          ->check(CLI::Range(0.0, 60.0));
+          ->check(ceilings::cli::number_in(0.0, 60.0));
   app.add_option("--ceilings_gemm_burst_warmup_s", g_flags.burst_warmup_s,
                  "Warm-up of gemm.<type> and gemm.<type>_ref8192 after the cool-down: at least 3 one-GEMM samples "
                  "(each after its pre-roll) and this long, seconds (default 0.01; the harness's usual warm-up is "
                  "0.05, long enough for a power cap to act before the samples)")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(ceilings::cli::number_in(0.0, 10.0));
   app.add_option("--ceilings_gemm_burst_preroll", g_flags.burst_preroll,
                  "GEMMs each sample of gemm.<type> and gemm.<type>_ref8192 runs untimed before its timed ones, so "
                  "those start on a busy GPU (default 1; 0 times every GEMM of a sample)")
-      ->check(CLI::Range(0, 100));
+      ->check(ceilings::cli::number_in(0, 100));
   app.add_option("--ceilings_gemm_burst_samples", g_flags.burst_samples,
                  "Samples gemm.<type> and gemm.<type>_ref8192 take, whatever their spread (default 5, at most "
                  "--ceilings_min_samples; the cv says how much they differ: taking more while the rate drifts "
                  "would time the power cap, not the burst)")
-      ->check(CLI::Range(3, 1000));
+      ->check(ceilings::cli::number_in(3, 1000));
   app.add_option("--ceilings_gemm_workspace_mib", g_flags.workspace_mib, "cuBLASLt workspace, MiB (default 64)")
-      ->check(CLI::Range(0, 4096));
+      ->check(ceilings::cli::number_in(0, 4096));
   app.add_option("--ceilings_gemm_fp8_fast_accum", g_flags.fp8_fast_accum,
                  "fp8 fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM; default true)");
   app.add_option("--ceilings_gemm_layout", g_flags.layout,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ceilings/cli_checks.hpp"
 #include "ceilings/kernels/hbm.cuh"
 #include "harness/measure.hpp"
 
@@ -33,7 +34,7 @@ void add_options(CLI::App& app) {
   app.add_option("--ceilings_hbm_bytes", g_array_bytes,
                  "Bytes per HBM array (default: the larger of 4x L2 and 8 GiB; reduced to fit free memory, "
                  "then to a multiple of 64 bytes, less 64)")
-      ->check(CLI::Range(static_cast<std::size_t>(1) << 20, static_cast<std::size_t>(1) << 40));
+      ->check(ceilings::cli::number_in(1 << 20, 0x1p40));
 }
 
 std::size_t array_bytes_for(const Context& ctx, const OpInfo& op) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ceilings/cli_checks.hpp"
 #include "ceilings/kernels/transfer.cuh"
 #include "ceilings/stats.hpp"
 #include "ceilings/transfer.hpp"
@@ -297,7 +298,7 @@ std::size_t g_hbm_working_set = 0;  // --ceilings_latency_hbm_bytes
 void add_options(CLI::App& app) {
   app.add_option("--ceilings_latency_hbm_bytes", g_hbm_working_set,
                  "Pointer-chase working set for latency.hbm (default: the larger of 8x L2 and 512 MiB)")
-      ->check(CLI::Range(static_cast<std::size_t>(1) << 20, kMaxChaseBytes));
+      ->check(ceilings::cli::number_in(1 << 20, static_cast<double>(kMaxChaseBytes)));
 }
 
 void register_cases(const Context& ctx) {

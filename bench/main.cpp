@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "ceilings/bench_json.hpp"
+#include "ceilings/cli_checks.hpp"
 #include "harness/checkpoint.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvml.hpp"
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   CLI::App app("ceilings-bench: measured GPU ceilings (Google Benchmark flags are accepted too)", "ceilings-bench");
   app.allow_extras();
   app.set_help_flag("--ceilings_help", "Print the ceilings-bench flags (--help prints Google Benchmark's)");
-  app.add_option("--ceilings_device", options.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+  app.add_option("--ceilings_device", options.device, "CUDA device index")->check(ceilings::cli::non_negative_number());
   app.add_flag("--ceilings_quick", options.quick, "Fewer variants and samples: a full pass of about 40 s on an H200 (min samples at most 5, max "
                "samples at most 20, max seconds at most 0.25, whatever those flags say)");
   app.add_flag("--ceilings_tma", options.tma,
@@ -54,13 +55,13 @@ int main(int argc, char** argv) {
                "candidate; compute capability 9.0+, full pass only). Opt-in until they have run on a GPU: a fault "
                "in one would end its family's process (they run last in it)");
   app.add_option("--ceilings_min_samples", options.min_samples, "Timed samples per configuration, at least")
-      ->check(CLI::Range(1, 100000));
+      ->check(ceilings::cli::number_in(1, 100000));
   app.add_option("--ceilings_max_samples", options.max_samples, "Timed samples per configuration, at most")
-      ->check(CLI::Range(1, 100000));
+      ->check(ceilings::cli::number_in(1, 100000));
   app.add_option("--ceilings_max_seconds", options.max_seconds, "Time budget per configuration, seconds")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(ceilings::cli::number_in(0.0, 3600.0));
   app.add_option("--ceilings_target_cv", options.target_cv, "Stop sampling once the cv is below this")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(ceilings::cli::number_in(0.0, 1.0));
   std::string checkpoint;
   app.add_option("--ceilings_checkpoint", checkpoint,
                  "Rewrite this file after every case: the finished cases as a complete JSON document (needs "
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
   app.add_flag("--ceilings_list_devices", list_devices,
                "Print one JSON line per visible device (index, name, uuid, pci_bus_id) and exit");
   add_all_options(app);
+  // As the `ceilings` subcommands: no option takes an empty value, no floating-point one nan or inf.
+  ceilings::cli::harden_options(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

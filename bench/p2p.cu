@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "ceilings/cli_checks.hpp"
 #include "ceilings/kernels/hbm.cuh"
 #include "ceilings/kernels/transfer.cuh"
 #include "ceilings/stats.hpp"
@@ -37,14 +38,14 @@ double g_pair_seconds = 0.25;  // --ceilings_p2p_seconds
 
 void add_options(CLI::App& app) {
   app.add_option("--ceilings_p2p_bytes", g_bytes, "Bytes per peer transfer (default 256 MiB, 64 MiB with --ceilings_quick)")
-      ->check(CLI::Range(static_cast<std::size_t>(1) << 20, static_cast<std::size_t>(1) << 34));
+      ->check(ceilings::cli::number_in(1 << 20, 0x1p34));
   app.add_option("--ceilings_p2p_scope", g_scope,
                  "GPU pairs to measure: all (every ordered pair of the node) or device (pairs with --ceilings_device)")
       ->check(CLI::IsMember({"all", "device"}));
   app.add_option("--ceilings_p2p_seconds", g_pair_seconds,
                  "Sampling budget per pair (or per device for the aggregates), seconds: an 8-GPU node has 56 "
                  "ordered pairs per variant, and a 256 MiB copy lasts about a millisecond")
-      ->check(CLI::Range(0.01, 60.0));
+      ->check(ceilings::cli::number_in(0.01, 60.0));
   app.add_flag("--ceilings_p2p_loopback", g_loopback,
                "Self-check: pair each GPU with itself, so the peer code runs on a one-GPU machine (cases "
                "nvlink_loopback/..., device-local copies, never a ceiling)");

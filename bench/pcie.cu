@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ceilings/cli_checks.hpp"
 #include "ceilings/datasheet.hpp"
 #include "ceilings/kernels/hbm.cuh"
 #include "ceilings/kernels/transfer.cuh"
@@ -78,10 +79,10 @@ constexpr int kSmThreads = 512, kSmBlocksPerSmOneWay = 2, kSmBlocksPerSmEachWay 
 void add_options(CLI::App& app) {
   app.add_option("--ceilings_pcie_max_bytes", g_max_bytes,
                  "Largest transfer of the PCIe size sweep (default 1 GiB, 256 MiB with --ceilings_quick)")
-      ->check(CLI::Range(static_cast<std::size_t>(64 * KiB), static_cast<std::size_t>(64) * GiB));
+      ->check(ceilings::cli::number_in(64.0 * KiB, 64.0 * GiB));
   app.add_option("--ceilings_pcie_plateau_tolerance", g_plateau_tolerance,
                  "Relative spread of the large-transfer plateau that is the PCIe ceiling (default 0.05)")
-      ->check(CLI::Range(0.001, 0.5));
+      ->check(ceilings::cli::number_in(0.001, 0.5));
 }
 
 constexpr std::uint32_t kSeedH2D = 0x2468ace1u, kSeedD2H = 0x13579bdfu;

@@ -441,6 +441,7 @@ TEST(CliRobust, FleetBaselineNeverReplacesAProfileItReads) {
   const std::string dir = test::scratch_dir("robust_fleet_overwrite");
   three_gpus(dir);
   const std::string before = read_text_file(dir + "/n0.profile.json");
+  const std::string n1_before = read_text_file(dir + "/n1.profile.json");
   auto r = run_cli({"fleet", dir, "--write-baseline", dir + "/n0.profile.json"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_TRUE(has(r.err, "is the same file as the input")) << r.err;
@@ -450,6 +451,8 @@ TEST(CliRobust, FleetBaselineNeverReplacesAProfileItReads) {
   r = run_cli({"fleet", dir + "/n0.profile.json", dir + "/n1.profile.json", dir + "/n2.profile.json",
                "--write-baseline", dir + "/../robust_fleet_overwrite/n1.profile.json"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "is the same file as the input")) << r.err;
+  EXPECT_EQ(read_text_file(dir + "/n1.profile.json"), n1_before);
   // The README's batch script rewrites its baseline in the directory it scans: a set-aside baseline may go.
   for (int run = 0; run < 2; ++run) {
     r = run_cli({"fleet", dir, "--write-baseline", dir + "/baseline.profile.json"});

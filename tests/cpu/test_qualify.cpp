@@ -475,6 +475,7 @@ TEST(QualifyCli, ExitCodesAndFormats) {
 
   r = test::run_cli({"qualify", good, "--format", "yaml"});
   EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown format 'yaml'"), std::string::npos) << r.err;
 
   r = test::run_cli({"qualify", kFixtures + "/h200-handmade.profile.json"});
   EXPECT_EQ(r.exit_code, 3);
@@ -548,7 +549,9 @@ TEST(QualifyCli, TruncatedOrCorruptProfileIsBadInput) {
   EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
 
   std::ofstream(dir + "/empty.json") << "";
-  EXPECT_EQ(test::run_cli({"qualify", dir + "/empty.json"}).exit_code, 2);
+  r = test::run_cli({"qualify", dir + "/empty.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("empty.json' is empty"), std::string::npos) << r.err;
 
   json j = json::parse(text);
   j["ceilings"][0]["value"] = "fast";
@@ -559,8 +562,11 @@ TEST(QualifyCli, TruncatedOrCorruptProfileIsBadInput) {
 
   r = test::run_cli({"qualify", dir + "/none.json"});
   EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("none.json': no such file"), std::string::npos) << r.err;
   r = test::run_cli({"qualify", kFixtures + "/h200-qualify.profile.json", "--baseline", dir + "/truncated.json"});
   EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("truncated.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
 }
 
 }  // namespace
