@@ -69,14 +69,18 @@ int run(const MbuOptions& o) {
     if (!o.context.given()) throw InputError("--context is missing (tokens in the KV cache per sequence)");
     in.weight_bytes = decode_weight_bytes(m, batch, wb);
     in.kv_bytes = batch * cached_tokens(m, context) * kv_bytes_per_token(m, kb);
-    // Tensor parallelism splits the KV cache by heads: MLA's latent cache is whole on every GPU, and GQA's
-    // KV heads are copied once there are more GPUs than heads (as `memory --mode infer` counts it).
-    in.kv_split = m.is_mla() ? 1.0 : std::min(gpus, static_cast<double>(m.kv_heads));
-    if (in.kv_split < gpus && in.kv_bytes > 0)
+    // Tensor parallelism splits attention by heads: MLA's latent cache and down-projections are whole on every
+    // GPU, and GQA's KV heads (their cache and their k/v projections) are copied once there are more GPUs than
+    // heads (as `memory --mode infer` counts it).
+    in.kv_split = kv_tensor_split(m, gpus).split;
+    in.weight_bytes_per_gpu = weight_bytes_per_gpu(m, in.weight_bytes, wb, gpus);
+    if (in.kv_split < gpus)
       kv_note += std::string(kv_note.empty() ? "" : "; ") +
-                 (m.is_mla() ? std::string("KV cache whole on every GPU (MLA: each reads the whole latent cache)")
-                             : "KV cache split over " + format_fixed(in.kv_split, 0) + " of the " + format_fixed(gpus, 0) +
-                                   " GPUs (" + std::to_string(m.kv_heads) + " KV heads: the others hold copies)");
+                 (m.is_mla() ? std::string("KV cache and the attention down-projections whole on every GPU (MLA: "
+                                           "each reads the whole latent cache)")
+                             : "KV cache and k/v projections split over " + format_fixed(in.kv_split, 0) + " of the " +
+                                   format_fixed(gpus, 0) + " GPUs (" + std::to_string(m.kv_heads) +
+                                   " KV heads: the others hold copies)");
     if (m.sliding_window && context > static_cast<double>(*m.sliding_window))
       kv_note += std::string(kv_note.empty() ? "" : "; ") + "KV cache capped at the sliding window of " +
                  std::to_string(*m.sliding_window) + " tokens";
@@ -101,6 +105,7 @@ int run(const MbuOptions& o) {
                 {"weight_bytes_per_step", in.weight_bytes},
                 {"kv_bytes_per_step", in.kv_bytes},
                 {"bytes_per_step_per_gpu", r.bytes_per_step_per_gpu},
+                {"weight_bytes_per_gpu", r.weight_bytes_per_gpu},
                 {"kv_split_gpus", in.kv_split > 0 ? in.kv_split : gpus},
                 {"achieved_bytes_per_s", r.achieved_bytes_per_s_per_gpu},
                 {"achieved_bytes_per_s_total", r.achieved_bytes_per_s},

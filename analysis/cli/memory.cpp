@@ -106,6 +106,14 @@ int run(const MemoryOptions& o) {
     est = infer_memory(in);
     notes.push_back("weights " + o.weight_dtype + " split over tp; KV cache " + o.kv_dtype +
                     ", batch * context * bytes per token; activations and framework overhead not included");
+    const KvTensorSplit kv = kv_tensor_split(in.model, in.tp);
+    if (kv.split < in.tp)
+      notes.push_back(in.model.is_mla()
+                          ? std::string("MLA: the latent KV cache and the attention down-projections (q_a, kv_a) are "
+                                        "whole on every GPU")
+                          : "KV cache and k/v projections split over " + format_fixed(kv.split, 0) + " of the " +
+                                std::to_string(in.tp) + " GPUs (" + std::to_string(in.model.kv_heads) +
+                                " KV heads: the others hold copies)");
     inputs.update({{"context", in.context}, {"weight_dtype", o.weight_dtype}, {"kv_dtype", o.kv_dtype}});
   }
   struct Device {

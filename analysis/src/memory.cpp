@@ -60,8 +60,11 @@ MemoryEstimate infer_memory(const InferMemoryInput& in) {
   require_length(in.context, "--context");
   check_parallel_split(in.model, in.tp, 1, "--tp");
   MemoryEstimate m;
-  m.weights = static_cast<double>(count_params(in.model).total) * in.weight_bytes / in.tp;
-  const double kv_split = in.model.is_mla() ? 1.0 : std::min<double>(in.tp, static_cast<double>(in.model.kv_heads));
+  // Heads split over the GPUs, but GQA's K/V heads are copied past one per GPU, and MLA keeps its latent cache and
+  // down-projections whole on every GPU.
+  m.weights = weight_bytes_per_gpu(in.model, static_cast<double>(count_params(in.model).total) * in.weight_bytes,
+                                   in.weight_bytes, in.tp);
+  const double kv_split = kv_tensor_split(in.model, in.tp).split;
   m.kv_cache = in.batch * cached_tokens(in.model, in.context) * kv_bytes_per_token(in.model, in.kv_bytes) / kv_split;
   if (!std::isfinite(m.total()))
     throw InputError("the inference memory is too large to compute with (not finite): check the sizes of --batch and "

@@ -145,8 +145,11 @@ T attention_params(const ModelConfig& m) {
   if (m.is_mla()) {
     const T qk = static_cast<T>(m.qk_head_dim()), q_rank = static_cast<T>(m.q_lora_rank);
     const T kv_rank = static_cast<T>(m.kv_lora_rank), rope = static_cast<T>(m.qk_rope_head_dim);
-    const T q = m.q_lora_rank > 0 ? h * q_rank + q_rank /* q_a_layernorm */ + q_rank * nh * qk : h * nh * qk;
-    const T kv_a = h * (kv_rank + rope) + kv_rank /* kv_a_layernorm */;
+    // attention_bias gives q_a_proj, kv_a_proj_with_mqa and o_proj biases (Transformers' DeepseekV3Attention).
+    const T bias = m.o_bias ? T(1) : T(0);
+    const T q = m.q_lora_rank > 0 ? h * q_rank + bias * q_rank + q_rank /* q_a_layernorm */ + q_rank * nh * qk
+                                  : h * nh * qk;
+    const T kv_a = h * (kv_rank + rope) + bias * (kv_rank + rope) + kv_rank /* kv_a_layernorm */;
     const T kv_b = kv_rank * nh * static_cast<T>(m.qk_nope_head_dim + m.v_head_dim);
     const T o = nh * static_cast<T>(m.v_head_dim) * h + (m.o_bias ? h : T(0));
     return q + kv_a + kv_b + o;
@@ -368,6 +371,30 @@ double decode_weight_bytes(const ModelConfig& m, double batch, double bytes_per_
     read -= static_cast<double>(moe_layers) * (e - visited) * expert;
   }
   return read * bytes_per_weight;
+}
+
+KvTensorSplit kv_tensor_split(const ModelConfig& m, double gpus) {
+  KvTensorSplit k;
+  const double h = static_cast<double>(m.hidden), layers = static_cast<double>(m.layers);
+  if (m.is_mla()) {
+    const double bias = m.o_bias ? 1.0 : 0.0;
+    const double q_rank = static_cast<double>(m.q_lora_rank);
+    const double kv_a = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim);
+    const double q_a = m.q_lora_rank > 0 ? h * q_rank + bias * q_rank + q_rank : 0.0;
+    k.split = 1;
+    k.projection_params = layers * (q_a + h * kv_a + bias * kv_a + static_cast<double>(m.kv_lora_rank));
+    return k;
+  }
+  const double kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
+  k.split = std::min(gpus, static_cast<double>(m.kv_heads));
+  k.projection_params = layers * 2 * (h * kv + (m.qkv_bias ? kv : 0.0));
+  return k;
+}
+
+double weight_bytes_per_gpu(const ModelConfig& m, double weight_bytes, double bytes_per_weight, double gpus) {
+  const KvTensorSplit k = kv_tensor_split(m, gpus);
+  const double kv = std::min(weight_bytes, k.projection_params * bytes_per_weight);
+  return (weight_bytes - kv) / gpus + kv / k.split;
 }
 
 json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_dtype, AttentionConvention conv) {

@@ -184,7 +184,10 @@ MbuResult compute_mbu(const MbuInput& in, const std::vector<Peak>& peaks) {
   if (kv_split > in.gpus) throw InputError("the KV cache cannot be split over more GPUs than --gpus");
   MbuResult r;
   r.bytes_per_step = in.weight_bytes + in.kv_bytes;
-  r.bytes_per_step_per_gpu = in.weight_bytes / in.gpus + in.kv_bytes / kv_split;
+  if (in.weight_bytes_per_gpu < 0 || in.weight_bytes_per_gpu > in.weight_bytes)
+    throw InputError("the weight bytes per GPU must be from 0 to the weight bytes per step");
+  r.weight_bytes_per_gpu = in.weight_bytes_per_gpu > 0 ? in.weight_bytes_per_gpu : in.weight_bytes / in.gpus;
+  r.bytes_per_step_per_gpu = r.weight_bytes_per_gpu + in.kv_bytes / kv_split;
   r.achieved_bytes_per_s_per_gpu = r.bytes_per_step_per_gpu / in.tpot_s;
   r.achieved_bytes_per_s = r.achieved_bytes_per_s_per_gpu * in.gpus;
   if (!std::isfinite(r.achieved_bytes_per_s_per_gpu))

@@ -56,6 +56,12 @@ TEST(InferMemory, KvCacheAndTensorParallel) {
   in.tp = 16;  // 8 KV heads: each rank holds one, replicated twice
   m = infer_memory(in);
   EXPECT_DOUBLE_EQ(m.kv_cache, 32.0 * 8192 * 131072 / 8);
+  // So are the k/v projections that compute them: 32 layers x 2 x 4096 x 1024 bf16 weights over 8 ranks, the
+  // rest over 16.
+  const double kv_proj = 32.0 * 2 * 4096 * 1024 * 2;
+  EXPECT_DOUBLE_EQ(m.weights, (2.0 * 8030261248 - kv_proj) / 16 + kv_proj / 8);
+  in.tp = 8;  // one KV head a rank: an even split
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2.0 * 8030261248 / 8);
   in.model = read_hf_config(hf("Mistral-7B-v0.1"));
   in.tp = 1;
   EXPECT_DOUBLE_EQ(infer_memory(in).kv_cache, 32.0 * 4096 * 131072);  // sliding window caps the cache
@@ -118,6 +124,9 @@ TEST(MemoryCli, InferAndBadInput) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_DOUBLE_EQ(j["kv_cache_bytes"].get<double>(), 8.0 * 32768 * 61 * 576 * 2);  // MLA latent replicated
+  // As are its down-projections (q_a_proj, kv_a_proj_with_mqa and their norms, fp8): 61 x 15140864 bytes whole.
+  const double replicated = 61.0 * (7168.0 * 1536 + 1536 + 7168.0 * 576 + 512);
+  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), (671026419200.0 - replicated) / 8 + replicated);
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "serve"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "infer"}).exit_code, 2);  // no context
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train"}).exit_code, 2);  // no seq

@@ -262,7 +262,13 @@ TEST(MbuCli, KvCacheSplitsByHeadsNotByGpus) {
   EXPECT_EQ(j["kv_split_gpus"].get<double>(), 1);
   // 64 sequences x 32768 tokens x 61 layers x (512 latent + 64 rope) x 2 bytes, by hand.
   EXPECT_DOUBLE_EQ(j["kv_bytes_per_step"].get<double>(), 64.0 * 32768 * 61 * 576 * 2);
-  const double per_gpu = j["weight_bytes_per_step"].get<double>() / 8 + j["kv_bytes_per_step"].get<double>();
+  // The down-projections every GPU holds whole, by hand: 61 layers x (q_a_proj 7168 x 1536 + its norm 1536 +
+  // kv_a_proj_with_mqa 7168 x (512 + 64) + its norm 512), one byte each in fp8.
+  const double replicated = 61.0 * (7168.0 * 1536 + 1536 + 7168.0 * 576 + 512);
+  EXPECT_DOUBLE_EQ(replicated, 923592704.0);
+  const double weights_per_gpu = (j["weight_bytes_per_step"].get<double>() - replicated) / 8 + replicated;
+  EXPECT_DOUBLE_EQ(j["weight_bytes_per_gpu"].get<double>(), weights_per_gpu);
+  const double per_gpu = weights_per_gpu + j["kv_bytes_per_step"].get<double>();
   EXPECT_DOUBLE_EQ(j["bytes_per_step_per_gpu"].get<double>(), per_gpu);
   EXPECT_NEAR(j["mbu"].get<double>(), per_gpu / 0.060 / 4.8e12, 1e-12);
   EXPECT_GT(j["mbu"].get<double>(), 0.7);
@@ -286,8 +292,14 @@ TEST(MbuCli, KvCacheSplitsByHeadsNotByGpus) {
   const std::string note = json::parse(mistral.out)["note"].get<std::string>();
   EXPECT_NE(note.find("split over 8 of the 16"), std::string::npos) << note;
   EXPECT_NE(note.find("sliding window"), std::string::npos) << note;
+  // The k/v projections are copied like the heads they compute: 32 layers x 2 x 4096 x (8 x 128) fp8 bytes over
+  // 8 GPUs, the rest of the weights over 16.
+  const double kv_proj = 32.0 * 2 * 4096 * 1024;
+  EXPECT_DOUBLE_EQ(l["weight_bytes_per_gpu"].get<double>(),
+                   (l["weight_bytes_per_step"].get<double>() - kv_proj) / 16 + kv_proj / 8);
   EXPECT_DOUBLE_EQ(l["bytes_per_step_per_gpu"].get<double>(),
-                   l["weight_bytes_per_step"].get<double>() / 16 + l["kv_bytes_per_step"].get<double>() / 8);
+                   l["weight_bytes_per_gpu"].get<double>() + l["kv_bytes_per_step"].get<double>() / 8);
+  EXPECT_NE(note.find("KV cache and k/v projections split over 8 of the 16"), std::string::npos) << note;
 }
 
 TEST(MbuCli, BadInputExits2) {

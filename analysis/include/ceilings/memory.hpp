@@ -50,7 +50,8 @@ struct InferMemoryInput {
   int tp = 1;
 };
 // Per GPU: weights / tp, KV cache batch * cached tokens * bytes per token, split over tp when the KV heads
-// are (MLA's latent is replicated on every rank).
+// are; past one KV head a rank, the K/V heads' cache and projections are copied, and MLA's latent cache and
+// down-projections are whole on every rank (kv_tensor_split in model.hpp).
 MemoryEstimate infer_memory(const InferMemoryInput& in);
 
 }  // namespace ceilings

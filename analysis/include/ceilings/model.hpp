@@ -115,6 +115,19 @@ double cached_tokens(const ModelConfig& model, double context);
 // E*(1 - (1 - k/E)^B), plus the shared experts.
 double decode_weight_bytes(const ModelConfig& model, double batch, double bytes_per_weight);
 
+// Tensor parallelism over `gpus` GPUs splits attention by heads, except where there are fewer heads than GPUs:
+// GQA's K/V heads (k_proj and v_proj with their biases, and their cache) are copied once the GPUs outnumber
+// them, as vLLM does; MLA's down-projections (q_a_proj and kv_a_proj_with_mqa with their norms and biases) and
+// its latent cache are whole on every GPU (replicated layers in vLLM's DeepSeek model).
+struct KvTensorSplit {
+  double split = 1;              // GPUs the K/V projections and the KV cache are divided over
+  double projection_params = 0;  // the parameters split only that far, all layers (GQA: k/v; MLA: q_a, kv_a)
+};
+KvTensorSplit kv_tensor_split(const ModelConfig& model, double gpus);
+// Weight bytes one of `gpus` tensor-parallel GPUs holds (or reads) of `weight_bytes`: an even share, except the
+// K/V projections above, which are divided over kv_tensor_split(...).split GPUs only.
+double weight_bytes_per_gpu(const ModelConfig& model, double weight_bytes, double bytes_per_weight, double gpus);
+
 // Everything `ceilings model --json` prints.
 json model_summary_json(const ModelConfig& model, double seq, const std::string& kv_dtype, AttentionConvention c);
 

@@ -61,6 +61,9 @@ struct MbuInput {
   double kv_bytes = 0;      // KV cache read per decode step (all sequences of the batch)
   double tpot_s = 0;        // time per output token (one decode step)
   double gpus = 1;          // tensor parallel: the weights are spread over this many GPUs
+  // The weight bytes one GPU reads per step; 0 = weight_bytes / gpus (the K/V projections of a model with fewer
+  // KV heads than GPUs are split less: weight_bytes_per_gpu in model.hpp).
+  double weight_bytes_per_gpu = 0;
   // GPUs the KV cache is split over: `gpus` for plain multi-head attention, at most the KV heads for GQA
   // (past that, heads are copied), 1 for MLA (every GPU holds the whole latent cache). 0 = `gpus`.
   double kv_split = 0;
@@ -68,11 +71,12 @@ struct MbuInput {
 struct MbuResult {
   double bytes_per_step = 0;                // model bytes: weights + KV cache, each counted once
   double bytes_per_step_per_gpu = 0;        // what one GPU reads: its weight shard + its KV share
+  double weight_bytes_per_gpu = 0;          // its weight shard
   double achieved_bytes_per_s = 0;          // all GPUs together (copied KV heads counted on every GPU)
   double achieved_bytes_per_s_per_gpu = 0;  // bytes_per_step_per_gpu / TPOT
   std::vector<PeakUtilization> peaks;
 };
-// MBU = (weight bytes / gpus + KV bytes / kv_split) / TPOT / peak bandwidth of one GPU. Every percentage
+// MBU = (weight bytes per GPU + KV bytes / kv_split) / TPOT / peak bandwidth of one GPU. Every percentage
 // above 100% is an InputError naming the inputs that disagree.
 MbuResult compute_mbu(const MbuInput& in, const std::vector<Peak>& peaks);
 
