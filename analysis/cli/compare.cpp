@@ -32,7 +32,7 @@ cli::Runner setup(CLI::App& app) {
       if (format == Format::kTable) {
         std::cout
             << "meas/ds: measured / datasheet; \"vs\" columns: relative to the first device, measured to measured "
-               "when both were measured, else datasheet to datasheet; memory.capacity \"measured\" is what the "
+               "when both were measured, else datasheet to datasheet (marked \"(ds)\"); memory.capacity \"measured\" is what the "
                "driver reports\n";
         for (const CompareDevice& d : c.devices)
           if (const auto note = d.profile ? d.profile->note() : std::nullopt)

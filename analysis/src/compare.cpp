@@ -129,10 +129,16 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   return c;
 }
 
-std::optional<double> vs_first(const CompareCell& first, const CompareCell& other) {
-  if (first.measured && other.measured && *first.measured > 0) return *other.measured / *first.measured;
-  if (first.datasheet && other.datasheet && *first.datasheet > 0) return *other.datasheet / *first.datasheet;
+std::optional<std::string> vs_first_basis(const CompareCell& first, const CompareCell& other) {
+  if (first.measured && other.measured && *first.measured > 0) return "measured";
+  if (first.datasheet && other.datasheet && *first.datasheet > 0) return "datasheet";
   return std::nullopt;
+}
+
+std::optional<double> vs_first(const CompareCell& first, const CompareCell& other) {
+  const auto basis = vs_first_basis(first, other);
+  if (!basis) return std::nullopt;
+  return *basis == "measured" ? *other.measured / *first.measured : *other.datasheet / *first.datasheet;
 }
 
 Table comparison_table(const Comparison& c) {
@@ -160,7 +166,8 @@ Table comparison_table(const Comparison& c) {
     }
     for (std::size_t i = 1; i < r.cells.size(); ++i) {
       const auto v = vs_first(r.cells[0], r.cells[i]);
-      row.push_back(v ? format_fixed(*v, 2) + "x" : "-");
+      const bool datasheet = vs_first_basis(r.cells[0], r.cells[i]) == std::optional<std::string>("datasheet");
+      row.push_back(v ? format_fixed(*v, 2) + "x" + (datasheet ? " (ds)" : "") : "-");
     }
     t.add_row(row);
   }
@@ -186,7 +193,8 @@ json comparison_json(const Comparison& c) {
                                {"measured", num(cell.measured)},
                                {"datasheet", num(cell.datasheet)},
                                {"ratio", num(cell.ratio())},
-                               {"vs_first", num(v)}});
+                               {"vs_first", num(v)},
+                               {"vs_first_basis", v ? json(*vs_first_basis(r.cells[0], cell)) : json(nullptr)}});
     }
     out["rows"].push_back(row);
   }

@@ -29,10 +29,12 @@ TEST(Compare, TwoProfiles) {
   EXPECT_DOUBLE_EQ(*hbm.cells[0].measured, 3.0e12);
   EXPECT_DOUBLE_EQ(*hbm.cells[0].ratio(), 3.0e12 / 3.35e12);
   EXPECT_DOUBLE_EQ(*vs_first(hbm.cells[0], hbm.cells[1]), 4.36e12 / 3.0e12);
+  EXPECT_EQ(vs_first_basis(hbm.cells[0], hbm.cells[1]), std::optional<std::string>("measured"));
   const CompareRow& l2 = row(c, "l2.read");  // only the H100 profile has it
   EXPECT_TRUE(l2.cells[0].measured.has_value());
   EXPECT_FALSE(l2.cells[1].measured.has_value());
   EXPECT_FALSE(vs_first(l2.cells[0], l2.cells[1]).has_value());
+  EXPECT_FALSE(vs_first_basis(l2.cells[0], l2.cells[1]).has_value());
   const CompareRow& lat = row(c, "latency.launch");
   EXPECT_EQ(lat.unit, "s");
   EXPECT_EQ(c.rows.back().ceiling, "memory.capacity");
@@ -45,6 +47,7 @@ TEST(Compare, DatasheetEntriesAddHeadlineRows) {
   EXPECT_FALSE(bf16.cells[0].measured.has_value());
   EXPECT_DOUBLE_EQ(*bf16.cells[0].datasheet, 312e12);
   EXPECT_NEAR(*vs_first(bf16.cells[0], bf16.cells[1]), 2250.0 / 312, 1e-12);
+  EXPECT_EQ(vs_first_basis(bf16.cells[0], bf16.cells[1]), std::optional<std::string>("datasheet"));
   EXPECT_DOUBLE_EQ(*row(c, "gemm.fp4").cells[1].datasheet, 9e15);
   EXPECT_FALSE(row(c, "gemm.fp8_e4m3").cells[0].datasheet.has_value());  // Ampere: no FP8
   EXPECT_DOUBLE_EQ(*row(c, "nvlink.p2p_uni").cells[1].datasheet, 0.9e12);
@@ -153,8 +156,13 @@ TEST(CompareCli, AllFormats) {
       EXPECT_DOUBLE_EQ(row["values"][0]["measured"].get<double>(), 7e14);
       EXPECT_DOUBLE_EQ(row["values"][1]["datasheet"].get<double>(), 362.05e12);
       EXPECT_NEAR(row["values"][1]["vs_first"].get<double>(), 362.05 / 989, 1e-12);
+      EXPECT_EQ(row["values"][1]["vs_first_basis"], "datasheet");  // the L40S was not measured
     }
   EXPECT_TRUE(found);
+  // In the table a ratio of datasheets says so: a measured H200 against the H100's datasheet is no like for like.
+  r = test::run_cli({"compare", kH200, "h100", "--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(",0.70x (ds)\n"), std::string::npos) << r.out;  // hbm.read: 3.35 / 4.80 TB/s
 }
 
 TEST(CompareCli, BadInputExits2) {

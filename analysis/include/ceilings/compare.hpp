@@ -45,9 +45,11 @@ Comparison compare_devices(std::vector<CompareDevice> devices);
 
 // Like for like: measured / measured when both devices were measured, else datasheet / datasheet.
 std::optional<double> vs_first(const CompareCell& first, const CompareCell& other);
+// Which of the two vs_first used: "measured", "datasheet", or nullopt when it has no value.
+std::optional<std::string> vs_first_basis(const CompareCell& first, const CompareCell& other);
 
 // Columns per device: measured, datasheet, measured/datasheet; then each device relative to the first
-// (vs_first).
+// (vs_first; a datasheet-to-datasheet ratio is marked "(ds)").
 Table comparison_table(const Comparison& c);
 json comparison_json(const Comparison& c);
 
