@@ -66,7 +66,19 @@ int run(const MemoryOptions& o) {
           "activations not estimated: --params gives no layer shape (use --hf-config or --layers/--hidden/--heads)");
     } else {
       in.model = o.model.model();
-      in.params = static_cast<double>(count_params(*in.model).total);
+      const ParamCounts counts = count_params(*in.model);
+      in.params = static_cast<double>(counts.total);
+      if (in.model->mtp_layers > 0) {
+        // DeepSeek-V3 trains its multi-token-prediction modules with the model; in training they share its
+        // embedding and output head, so only the rest of each module adds weights, gradients and optimizer state.
+        const double shared = static_cast<double>(in.model->mtp_layers) * 2.0 * static_cast<double>(in.model->vocab) *
+                              static_cast<double>(in.model->hidden);
+        const double mtp = static_cast<double>(counts.mtp) - shared;
+        in.params += mtp;
+        notes.push_back("parameters include the " + std::to_string(in.model->mtp_layers) +
+                        " multi-token-prediction module(s) trained with the model (" + format_fixed(mtp / 1e9, 2) +
+                        "B parameters; their embedding and output head are the model's); their activations are not estimated");
+      }
       if (!o.seq.given()) throw InputError("--seq is missing (training sequence length, for activations)");
       in.seq = o.seq.value;
       notes.push_back(

@@ -118,6 +118,24 @@ TEST(MemoryCli, TensorAndPipelineSplitsFitTheModel) {
   EXPECT_EQ(run({"--mode", "train", "--seq", "4096", "--tp", "8", "--pp", "32"}).exit_code, 0);
 }
 
+// DeepSeek-V3's multi-token-prediction module is trained with the model: its weights, gradients and optimizer
+// state count, less the embedding and output head it shares in training.
+TEST(MemoryCli, TrainingCountsTheMtpModule) {
+  const auto r = test::run_cli({"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "train", "--seq", "4096", "--tp",
+                                "8", "--pp", "8", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  // 671026419200 (the model) + 13463426304 (the MTP module as stored) - 2 x 129280 x 7168 (its own copies of the
+  // embedding and head), by hand.
+  EXPECT_DOUBLE_EQ(j["inputs"]["params"].get<double>(), 671026419200.0 + 13463426304.0 - 2.0 * 129280 * 7168);
+  EXPECT_NE(j["notes"].dump().find("multi-token-prediction"), std::string::npos) << j["notes"];
+  // A model without one is counted as before.
+  const auto llama = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "4096",
+                                    "--json"});
+  ASSERT_EQ(llama.exit_code, 0) << llama.err;
+  EXPECT_DOUBLE_EQ(json::parse(llama.out)["inputs"]["params"].get<double>(), 8030261248.0);
+}
+
 TEST(MemoryCli, InferAndBadInput) {
   auto r = test::run_cli({"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "infer", "--weight-dtype", "fp8",
                           "--context", "32768", "--batch", "8", "--tp", "8", "--gpu", "H200", "--json"});
