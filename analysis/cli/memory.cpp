@@ -140,6 +140,9 @@ int run(const MemoryOptions& o) {
   if (!o.device.gpu.empty()) {
     const GpuSpec& s = resolve_gpu(o.device.gpu);
     devices.push_back({"datasheet", s.name, s.memory_bytes});
+    notes.push_back("a datasheet capacity is the vendor's figure in GiB; the driver reports a little less (an H200 "
+                    "measured here: 150.1 of 151.4 GB) and the CUDA context and framework take more: --profile "
+                    "judges against a measured GPU's total");
   }
   if (o.json) {
     json out = {{"weights_bytes", est.weights},
