@@ -13,6 +13,7 @@
 
 #include "ceilings/bench_json.hpp"
 #include "ceilings/cli_checks.hpp"
+#include "ceilings/version.hpp"
 #include "harness/checkpoint.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvml.hpp"
@@ -20,9 +21,6 @@
 
 #ifndef CEILINGS_VERSION
 #define CEILINGS_VERSION "unknown"
-#endif
-#ifndef CEILINGS_GIT
-#define CEILINGS_GIT "unknown"
 #endif
 
 namespace {
@@ -163,7 +161,7 @@ int main(int argc, char** argv) {
     return no_gpu(std::string("cannot read the device fingerprint: ") + e.what());
   }
   benchmark::AddCustomContext(ceilings::kContextVersion, CEILINGS_VERSION);
-  benchmark::AddCustomContext(ceilings::kContextGit, CEILINGS_GIT);
+  benchmark::AddCustomContext(ceilings::kContextGit, ceilings::git_describe());
   benchmark::AddCustomContext("ceilings_options", nlohmann::json{{"quick", options.quick},
                                                                  {"tma", options.tma},
                                                                  {"min_samples", options.min_samples},

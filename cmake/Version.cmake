@@ -1,7 +1,16 @@
-# The tool version and git commit recorded in every profile.
-execute_process(COMMAND git -C "${CMAKE_SOURCE_DIR}" describe --always --dirty --abbrev=12
-                OUTPUT_VARIABLE CEILINGS_GIT_DESCRIBE ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(CEILINGS_GIT_DESCRIBE STREQUAL "")
-  set(CEILINGS_GIT_DESCRIBE "unknown")
-endif()
+# The tool version and the git commit recorded in every profile (`--version`, tool.git).
+# The commit is read at every build, not once at configure time: an incremental build after new commits
+# would otherwise name the code it was configured at. The generated source is rewritten only when the
+# description changes, so an unchanged tree relinks nothing.
 set(CEILINGS_VERSION "${PROJECT_VERSION}")
+set(CEILINGS_GIT_SOURCE "${PROJECT_BINARY_DIR}/generated/git_describe.cpp")
+add_custom_target(ceilings_git_describe
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DOUT=${CEILINGS_GIT_SOURCE}
+          -P ${PROJECT_SOURCE_DIR}/cmake/GitDescribeScript.cmake
+  BYPRODUCTS ${CEILINGS_GIT_SOURCE}
+  COMMENT "Reading the git commit"
+  VERBATIM)
+# ceilings::git_describe() (ceilings/version.hpp), for `ceilings` and `ceilings-bench`.
+add_library(ceilings_version STATIC ${CEILINGS_GIT_SOURCE})
+add_dependencies(ceilings_version ceilings_git_describe)
+target_include_directories(ceilings_version PUBLIC ${PROJECT_SOURCE_DIR}/analysis/include)

@@ -9,13 +9,11 @@
 #include <vector>
 
 #include "ceilings/error.hpp"
+#include "ceilings/version.hpp"
 #include "subcommand.hpp"
 
 #ifndef CEILINGS_VERSION
 #define CEILINGS_VERSION "unknown"
-#endif
-#ifndef CEILINGS_GIT
-#define CEILINGS_GIT "unknown"
 #endif
 
 namespace ceilings::cli {
@@ -51,7 +49,7 @@ std::string executable_directory() {
 int main(int argc, char** argv) {
   using namespace ceilings;
   CLI::App app("ceilings: measured GPU ceilings, and the MFU/MBU/roofline analysis that uses them", "ceilings");
-  app.set_version_flag("--version", std::string("ceilings ") + CEILINGS_VERSION + " (" + CEILINGS_GIT + ")");
+  app.set_version_flag("--version", std::string("ceilings ") + CEILINGS_VERSION + " (" + ceilings::git_describe() + ")");
   app.require_subcommand(1);
   std::map<CLI::App*, cli::Runner> runners;
   for (const auto& reg : cli::subcommands()) {
