@@ -150,9 +150,9 @@ cli::Runner setup(CLI::App& app) {
                   "KV heads (with --params and --kv-bytes-per-token the KV cache is taken to split over all of them)");
   cli::add_number(app, o->peak_bw_gbps, "--peak-bw-gbps", "A given bandwidth peak, GB/s per GPU");
   cli::add_number(app, o->kv_bytes_per_token, "--kv-bytes-per-token", "KV bytes per token (with --params)");
-  app.add_option("--weight-dtype", o->weight_dtype, "Weight storage: bf16 | fp16 | fp8 | int8 | fp4 | int4")
+  app.add_option("--weight-dtype", o->weight_dtype, std::string("Weight storage: ") + kStorageTypes)
       ->capture_default_str();
-  app.add_option("--kv-dtype", o->kv_dtype, "KV-cache storage: bf16 | fp16 | fp8 | int8")->capture_default_str();
+  app.add_option("--kv-dtype", o->kv_dtype, std::string("KV-cache storage: ") + kStorageTypes)->capture_default_str();
   app.add_option("--ceiling", o->ceiling, "Profile ceiling to use (default hbm.read, else hbm.copy)");
   app.add_flag("--json", o->json, "Print JSON");
   return [o] { return run(*o); };

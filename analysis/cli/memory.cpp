@@ -212,8 +212,8 @@ cli::Runner setup(CLI::App& app) {
           ->capture_default_str()};
   o->infer_only = {
       cli::add_number(app, o->context, "--context", "Inference: tokens per sequence in the KV cache").option,
-      app.add_option("--weight-dtype", o->weight_dtype, "Inference weight storage")->capture_default_str(),
-      app.add_option("--kv-dtype", o->kv_dtype, "Inference KV-cache storage")->capture_default_str()};
+      app.add_option("--weight-dtype", o->weight_dtype, std::string("Inference weight storage: ") + kStorageTypes)->capture_default_str(),
+      app.add_option("--kv-dtype", o->kv_dtype, std::string("Inference KV-cache storage: ") + kStorageTypes)->capture_default_str()};
   app.add_flag("--json", o->json, "Print JSON");
   return [o] { return run(*o); };
 }

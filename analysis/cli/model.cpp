@@ -32,7 +32,7 @@ ceilings::cli::Runner setup(CLI::App& app) {
   auto o = std::make_shared<ModelOptions>();
   app.add_option("--hf-config", o->config, "Hugging Face config.json")->required();
   app.add_option("--seq", o->seq, "Sequence length for the attention FLOPs")->capture_default_str();
-  app.add_option("--kv-dtype", o->kv_dtype, "KV-cache type: bf16 | fp16 | fp8 | int8 | fp32")->capture_default_str();
+  app.add_option("--kv-dtype", o->kv_dtype, std::string("KV-cache storage: ") + ceilings::kStorageTypes)->capture_default_str();
   app.add_option("--attention", o->attention, "FLOP convention: noncausal | causal")->capture_default_str();
   app.add_flag("--json", o->json, "Print JSON");
   return [o] {

@@ -204,8 +204,8 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->context, "--context", "LLM view: tokens per sequence");
   app.add_option("--batch", o->batches, "LLM view: batch sizes (default 1 8 32 128)");
   // The LLM view's options mean nothing without its model: refused, not ignored.
-  app.add_option("--weight-dtype", o->weight_dtype, "LLM view: weight storage")->capture_default_str()->needs(hf);
-  app.add_option("--kv-dtype", o->kv_dtype, "LLM view: KV-cache storage")->capture_default_str()->needs(hf);
+  app.add_option("--weight-dtype", o->weight_dtype, std::string("LLM view: weight storage: ") + kStorageTypes)->capture_default_str()->needs(hf);
+  app.add_option("--kv-dtype", o->kv_dtype, std::string("LLM view: KV-cache storage: ") + kStorageTypes)->capture_default_str()->needs(hf);
   app.add_option("--attention", o->attention, "LLM view, prefill FLOP convention: causal | noncausal")
       ->capture_default_str()
       ->needs(hf);

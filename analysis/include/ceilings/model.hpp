@@ -103,6 +103,8 @@ double hardware_flops_per_token(const FlopShape& s, double seq, AttentionConvent
 
 // Bytes per element of a storage type: fp32 4, bf16/fp16 2, fp8/int8 1, fp4/int4 0.5.
 double dtype_bytes(const std::string& dtype);
+// The storage types dtype_bytes knows, for help texts (it also takes the long names: float32, bfloat16, ...).
+inline constexpr const char* kStorageTypes = "fp32 | bf16 | fp16 | fp8 | int8 | fp4 | int4";
 
 // KV-cache bytes per token of context: 2*L*kv_heads*head_dim elements (K and V), or for MLA the
 // compressed latent plus the shared rope key, L*(kv_lora_rank + qk_rope_head_dim).
