@@ -35,6 +35,44 @@ const std::vector<Registered>& subcommands() {
   return registry();
 }
 
+namespace {
+std::string& invocation_text() {
+  static std::string text;
+  return text;
+}
+}  // namespace
+
+void set_invocation(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                         "0123456789_./=:,+-@%") == std::string::npos;
+    const bool ascii = std::all_of(a.begin(), a.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+    std::string quoted;
+    if (plain) {
+      quoted = a;
+    } else if (ascii) {  // 'text', a quote inside as '\''
+      quoted = "'";
+      for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      quoted += "'";
+    } else {  // control characters or bytes past ASCII (perhaps not UTF-8, which JSON needs): $'\xNN'
+      quoted = "$'";
+      for (char c : a) {
+        const auto b = static_cast<unsigned char>(c);
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", b);
+        quoted += b >= 0x20 && b < 0x7f && c != '\'' && c != '\\' ? std::string(1, c) : std::string(hex);
+      }
+      quoted += "'";
+    }
+    out += (out.empty() ? "" : " ") + quoted;
+  }
+  invocation_text() = out;
+}
+
+const std::string& invocation() { return invocation_text(); }
+
 std::string executable_directory() {
   char buf[4096];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -48,6 +86,7 @@ std::string executable_directory() {
 
 int main(int argc, char** argv) {
   using namespace ceilings;
+  cli::set_invocation(argc, argv);
   CLI::App app("ceilings: measured GPU ceilings, and the MFU/MBU/roofline analysis that uses them", "ceilings");
   app.set_version_flag("--version", std::string("ceilings ") + CEILINGS_VERSION + " (" + ceilings::git_describe() + ")");
   app.require_subcommand(1);

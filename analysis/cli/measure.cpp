@@ -462,7 +462,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   std::size_t finished_cases = 0;
   for (const auto& f : families) finished_cases += f.at("finished_cases").get<std::size_t>();
   const bool complete = stopped.empty() && first_failure.empty();
-  profile.raw["measure"] = {{"command", command + (o.one_process ? "" : " (one process per family)")},
+  profile.raw["measure"] = {{"invocation", ceilings::cli::invocation()},
+                            {"command", command + (o.one_process ? "" : " (one process per family)")},
                             {"cases", names.size()},
                             {"finished_cases", finished_cases},
                             {"failed_cases", g.failed_cases},

@@ -25,6 +25,11 @@ const std::vector<Registered>& subcommands();  // sorted by name
 // The directory of the running executable (to find ceilings-bench beside it).
 std::string executable_directory();
 
+// The command line `ceilings` was started with, as a shell would re-run it (arguments quoted where needed);
+// main sets it before any subcommand runs (`measure` records it in the profile).
+void set_invocation(int argc, char** argv);
+const std::string& invocation();
+
 }  // namespace ceilings::cli
 
 #define CEILINGS_SUBCOMMAND_CAT2(a, b) a##b

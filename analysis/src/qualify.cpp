@@ -1102,6 +1102,7 @@ void peer_access_checks(const Profile& p, std::vector<Check>& out) {
 
 QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& rules) {
   QualifyResult r;
+  r.note = p.note();
   r.device = p.device.name + " (" + p.device.uuid + ", bus " + p.device.pci_bus_id + ")" +
              (p.hostname.empty() ? "" : " on " + p.hostname);
   if (baseline && normalize_gpu_name(baseline->device.name) != normalize_gpu_name(p.device.name))
@@ -1268,6 +1269,7 @@ std::string render_qualify(const QualifyResult& r, Format format) {
     json out = {{"verdict", status_name(r.verdict())}, {"exit_code", r.exit_code()}, {"device", r.device},
                 {"counts", {{"pass", n[0]}, {"fail", n[1]}, {"incomplete", n[2]}}},
                 {"checks", checks_to_json(r.checks)}};
+    if (r.note) out["note"] = *r.note;
     return out.dump(2) + "\n";
   }
   // CSV is one table and nothing else, so a CSV reader can take it: the exit code carries the verdict.
@@ -1279,6 +1281,7 @@ std::string render_qualify(const QualifyResult& r, Format format) {
                            std::to_string(n[1]) + " fail, " + std::to_string(n[2]) + " incomplete)";
   if (format == Format::kMarkdown) os << "**" << line << "**\n\n";
   else os << line << "\n\n";
+  if (r.note) os << "NOTE: " << *r.note << (format == Format::kMarkdown ? "\n\n" : "\n");
   os << render(checks_table(r.checks), format);
   return os.str();
 }

@@ -315,6 +315,10 @@ TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
   EXPECT_NE(some.raw.at("measure").at("command").get<std::string>().find(
                 "--benchmark_filter=^(hbm/read/manual_time)$"),
             std::string::npos);
+  // The user's own command line, as a shell would re-run it: the filter's parentheses and | quoted.
+  const std::string invocation = some.raw.at("measure").at("invocation").get<std::string>();
+  EXPECT_NE(invocation.find("ceilings measure --bench "), std::string::npos) << invocation;
+  EXPECT_NE(invocation.find(" --filter '^(hbm/read|latency)/'"), std::string::npos) << invocation;
   // The same watchdog on the single-GPU path: a hang becomes exit 3 with the reason.
   r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/hang.profile.json", "--timeout", "1",
                "--kill-grace", "1"},

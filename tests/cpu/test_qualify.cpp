@@ -480,6 +480,10 @@ TEST(QualifyCli, ExitCodesAndFormats) {
   r = test::run_cli({"qualify", kFixtures + "/h200-handmade.profile.json"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.out.find("verdict: INCOMPLETE"), std::string::npos);
+  // A hand-written profile says so under the verdict: a pass of it is no node's qualification.
+  EXPECT_NE(r.out.find("\nNOTE: hand-written test fixture, not a measurement\n"), std::string::npos) << r.out;
+  r = test::run_cli({"qualify", kFixtures + "/h200-handmade.profile.json", "--format", "json"});
+  EXPECT_EQ(json::parse(r.out).value("note", ""), "hand-written test fixture, not a measurement") << r.out;
 
   r = test::run_cli({"qualify", kFixtures + "/degraded/slow-hbm.profile.json", "--baseline", good});
   EXPECT_EQ(r.exit_code, 1);

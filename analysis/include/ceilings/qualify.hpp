@@ -2,8 +2,8 @@
 // profile, an optional baseline profile and the profile's health section -> one verdict per check.
 #pragma once
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -93,6 +93,7 @@ struct Check {
 
 struct QualifyResult {
   std::string device;  // "NVIDIA H200 (GPU-..., 0000:19:00.0)"
+  std::optional<std::string> note;  // the profile's note: a fixture or a fleet baseline, not one GPU's run
   std::vector<Check> checks;
   CheckStatus verdict() const;  // any fail -> fail; else any incomplete (or no checks) -> incomplete
   int exit_code() const;        // 0 pass, 1 fail, 3 incomplete
