@@ -140,7 +140,8 @@ int run(const MbuOptions& o) {
 
 cli::Runner setup(CLI::App& app) {
   auto o = std::make_shared<MbuOptions>();
-  o->model.add(app);
+  o->model.add(app, "Parameters N whose weights one decode step reads (N x --weight-dtype bytes; every weight a "
+                    "token meets, the output head included)");
   o->peaks.add(app);
   cli::add_number(app, o->batch, "--batch", "Sequences decoded together (default 1)");
   cli::add_number(app, o->context, "--context", "Tokens in each sequence's KV cache");

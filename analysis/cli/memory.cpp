@@ -195,7 +195,7 @@ int run(const MemoryOptions& o) {
 
 cli::Runner setup(CLI::App& app) {
   auto o = std::make_shared<MemoryOptions>();
-  o->model.add(app);
+  o->model.add(app, "Parameters N the GPUs store (all of them: embeddings, every expert)");
   o->device.add(app);
   app.add_option("--mode", o->mode, "train | infer")->required();
   cli::add_number(app, o->batch, "--batch", "Micro-batch (train) or concurrent sequences (infer); default 1");

@@ -32,7 +32,11 @@ struct ModelOptions {
   OptNumber layers, hidden, heads, kv_heads, ffn, vocab, params, head_dim;
   bool swiglu = false;
 
-  void add(CLI::App& app, bool allow_params = true) {
+  // `params_help` says which N --params means to the subcommand (the FLOP count's, the bytes read, the memory).
+  static constexpr const char* kMatmulParams =
+      "Parameters N in matrix multiplies (2N FLOPs a token forward; a MoE's active ones; not the input embedding "
+      "lookup), with --layers --heads --head-dim for the attention term";
+  void add(CLI::App& app, const std::string& params_help = kMatmulParams) {
     app.add_option("--hf-config", hf_config, "Hugging Face config.json of the model");
     add_number(app, layers, "--layers", "Transformer layers (model from flags)");
     add_number(app, hidden, "--hidden", "Hidden size (model from flags)");
@@ -41,10 +45,8 @@ struct ModelOptions {
     add_number(app, ffn, "--ffn", "MLP width (default 4*hidden; with --swiglu 8*hidden/3 rounded down to a multiple of 64, as Megatron-LM)");
     add_number(app, vocab, "--vocab", "Vocabulary size (default: no logit layer)");
     app.add_flag("--swiglu", swiglu, "Gated MLP (three matrices) instead of two");
-    if (allow_params) {
-      add_number(app, params, "--params", "Parameter count N (with --layers --heads --head-dim for attention)");
-      add_number(app, head_dim, "--head-dim", "Head width (with --params)");
-    }
+    add_number(app, params, "--params", params_help);
+    add_number(app, head_dim, "--head-dim", "Head width (with --params)");
   }
 
   static std::int64_t whole(const OptNumber& n, const char* name) {
