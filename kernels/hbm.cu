@@ -233,6 +233,14 @@ __global__ void fill_kernel(uint4* dst, std::size_t n, std::uint32_t seed) {
     dst[i] = pattern_vector(i, seed);
 }
 
+__global__ void poison_strided_kernel(uint4* dst, std::size_t vectors, std::size_t stride, std::uint32_t word) {
+  const uint4 v = make_uint4(word, word, word, word);
+  const std::size_t strided = (vectors - 1) / stride + 1;  // 0, stride, ... up to the last whole one
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i <= strided;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    dst[i < strided ? i * stride : vectors - 1] = v;  // index `strided`: the last vector
+}
+
 __device__ inline unsigned diff_count(const uint4& a, const uint4& b) {
   return (a.x != b.x) + (a.y != b.y) + (a.z != b.z) + (a.w != b.w);
 }
@@ -408,6 +416,14 @@ std::uint32_t pattern_sum(std::size_t words, std::uint32_t seed) {
 
 void fill_pattern(uint4* dst, std::size_t vectors, std::uint32_t seed, cudaStream_t stream) {
   fill_kernel<<<kUtilityBlocks, kUtilityThreads, 0, stream>>>(dst, vectors, seed);
+}
+
+void poison_strided(uint4* dst, std::size_t vectors, std::size_t stride_vectors, std::uint32_t word,
+                    cudaStream_t stream) {
+  if (vectors == 0 || stride_vectors == 0) return;
+  const std::size_t threads = (vectors - 1) / stride_vectors + 2;
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>(kUtilityBlocks, (threads + kUtilityThreads - 1) / kUtilityThreads));
+  poison_strided_kernel<<<blocks, kUtilityThreads, 0, stream>>>(dst, vectors, stride_vectors, word);
 }
 
 void hbm_read(const uint4* src, std::size_t n, std::uint32_t* sum, const StreamShape& s, cudaStream_t st) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <cmath>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "ceilings/kernels/hbm.cuh"
 #include "ceilings/stats.hpp"
 #include "nvml.hpp"
 
@@ -86,16 +88,22 @@ void* device_allocate(std::size_t bytes) {
 }
 
 // Both poison the vectors at 0, kPoisonStride, 2 kPoisonStride, ... that lie wholly inside the buffer, and the
-// last one (a buffer shorter than a vector: all of it).
+// last one (a buffer shorter than a vector: all of it). On the device one small kernel does it (a 2D memset
+// would be one row per vector: 2^17 rows for an 8 GiB array).
 void poison_stride_device(void* device, std::size_t bytes, int value, cudaStream_t stream) {
   constexpr std::size_t kVector = 16;
   if (bytes < kVector) {
     if (bytes) CEILINGS_CUDA_CHECK(cudaMemsetAsync(device, value, bytes, stream));
     return;
   }
-  const std::size_t rows = (bytes - kVector) / kPoisonStride + 1;
-  CEILINGS_CUDA_CHECK(cudaMemset2DAsync(device, kPoisonStride, value, kVector, rows, stream));
-  CEILINGS_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(device) + bytes - kVector, value, kVector, stream));
+  if (reinterpret_cast<std::uintptr_t>(device) % kVector != 0)
+    throw std::invalid_argument("poison_stride_device: the buffer is not 16-byte aligned");
+  const std::uint32_t word = 0x01010101u * static_cast<std::uint8_t>(value);
+  kernels::poison_strided(static_cast<uint4*>(device), bytes / kVector, kPoisonStride / kVector, word, stream);
+  CEILINGS_LAUNCH_CHECK();
+  // A size that is not a whole number of vectors: its last 16 bytes, which the vectors do not reach.
+  if (bytes % kVector)
+    CEILINGS_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(device) + bytes - kVector, value, kVector, stream));
 }
 
 void poison_stride_host(void* host, std::size_t bytes, int value) {

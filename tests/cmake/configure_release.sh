@@ -3,14 +3,16 @@
 # it generates makes what a user runs: `ceilings`, `ceilings-bench` where CUDA is built, and the fake NVML that
 # `ceilings self-test` needs. Every other build here has the tests on and would not notice a release build that
 # lost one of them or referenced a test target. Configure only.
-# Usage: configure_release.sh CMAKE SOURCE_DIR WORK_DIR GENERATOR MAKE_PROGRAM CUDA(ON|OFF)
+# Usage: configure_release.sh CMAKE SOURCE_DIR WORK_DIR GENERATOR MAKE_PROGRAM CUDA(1|0) [-DVAR=VALUE ...]
+# (the -D arguments: dependencies the calling build took from folders rather than packages)
 set -u
 cmake=$1 src=$2 work=$3 generator=$4 make_program=$5 cuda=$6
+shift 6
 rm -rf "$work"
 trap 'rm -rf "$work"' EXIT
 # The preset's cache variables, with the architecture fixed so nvidia-smi's answer does not matter here.
 if ! "$cmake" -S "$src" -B "$work" -G "$generator" -Wno-deprecated -DCMAKE_BUILD_TYPE=Release \
-    -DCEILINGS_BUILD_TESTS=OFF -DCEILINGS_BUILD_CUDA="$cuda" -DCMAKE_CUDA_ARCHITECTURES=90 >"$work.log" 2>&1; then
+    -DCEILINGS_BUILD_TESTS=OFF -DCEILINGS_BUILD_CUDA="$cuda" -DCMAKE_CUDA_ARCHITECTURES=90 "$@" >"$work.log" 2>&1; then
   cat "$work.log"; rm -f "$work.log"; exit 1
 fi
 rm -f "$work.log"
@@ -21,7 +23,7 @@ case "$generator" in
 esac
 fail=0
 want="ceilings ceilings_fake_nvml"
-[ "$cuda" = ON ] && want="$want ceilings-bench"
+[ "$cuda" = 1 ] && want="$want ceilings-bench"
 for t in $want; do
   if has_target "$t"; then echo "ok:   the release build makes $t"; else echo "FAIL: the release build has no target $t"; fail=1; fi
 done

@@ -34,6 +34,10 @@ std::uint32_t pattern_sum(std::size_t words, std::uint32_t seed);
 void fill_pattern(uint4* dst, std::size_t vectors, std::uint32_t seed, cudaStream_t stream);
 // The triad's inputs: the pattern read as floats.
 void fill_pattern_floats(float4* dst, std::size_t vectors, std::uint32_t seed, cudaStream_t stream);
+// Sets vectors 0, stride, 2 stride, ... and the last one of dst to `word` in each of their four 32-bit words (one
+// launch, a thread a vector, whatever the size): the per-sample poison of a benchmark's output.
+void poison_strided(uint4* dst, std::size_t vectors, std::size_t stride_vectors, std::uint32_t word,
+                    cudaStream_t stream);
 
 void hbm_read(const uint4* src, std::size_t vectors, std::uint32_t* sum, const StreamShape& shape, cudaStream_t stream);
 void hbm_write(uint4* dst, std::size_t vectors, std::uint32_t seed, const StreamShape& shape, cudaStream_t stream);
