@@ -44,6 +44,7 @@ std::string format_percent(double fraction, int decimals) { return format_fixed(
 std::string format_quantity(double value, const std::string& unit, int significant) {
   if (!std::isfinite(value)) return format_fixed(value, 0) + " " + unit;
   if (unit == "s") {
+    if (value == 0) return "0 s";  // no time at all, not "0.00 ns"
     static const Prefix time_prefixes[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
     const Prefix* chosen = &time_prefixes[0];
     for (const Prefix& p : time_prefixes)

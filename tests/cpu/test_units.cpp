@@ -43,6 +43,8 @@ TEST(Units, NumbersBeyondThePrefixesAreScientific) {
   EXPECT_EQ(format_percent(3e20), "3.00e+22%");
   EXPECT_EQ(format_quantity(4e-286, "FLOP/s"), "4.00e-286 FLOP/s");
   EXPECT_EQ(format_quantity(0, "B/s"), "0.00 B/s");
+  EXPECT_EQ(format_quantity(0, "s"), "0 s");  // a thermal violation time of zero read "0.00 ns"
+  EXPECT_EQ(format_quantity(2e-9, "s"), "2.00 ns");
   EXPECT_EQ(format_quantity(5e-4, "B"), "5.00e-04 B");
 }
 
