@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ceilings/error.hpp"
+#include "ceilings/json_fields.hpp"
 #include "ceilings/version.hpp"
 #include "subcommand.hpp"
 
@@ -48,22 +49,10 @@ void set_invocation(int argc, char** argv) {
     const std::string a = argv[i];
     const bool plain = !a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                                          "0123456789_./=:,+-@%") == std::string::npos;
-    const bool ascii = std::all_of(a.begin(), a.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
-    std::string quoted;
-    if (plain) {
-      quoted = a;
-    } else if (ascii) {  // 'text', a quote inside as '\''
+    std::string quoted = a;
+    if (!plain) {  // 'text', a quote inside as '\'' (main has refused control characters and broken UTF-8)
       quoted = "'";
       for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      quoted += "'";
-    } else {  // control characters or bytes past ASCII (perhaps not UTF-8, which JSON needs): $'\xNN'
-      quoted = "$'";
-      for (char c : a) {
-        const auto b = static_cast<unsigned char>(c);
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "\\x%02x", b);
-        quoted += b >= 0x20 && b < 0x7f && c != '\'' && c != '\\' ? std::string(1, c) : std::string(hex);
-      }
       quoted += "'";
     }
     out += (out.empty() ? "" : " ") + quoted;
@@ -86,6 +75,17 @@ std::string executable_directory() {
 
 int main(int argc, char** argv) {
   using namespace ceilings;
+  // Arguments end up in JSON (profiles, --json output), which must be UTF-8, and in messages on a terminal: a
+  // control character or a broken UTF-8 sequence (a Latin-1 file name) is refused before anything runs, not
+  // found by the JSON writer after a measurement.
+  for (int i = 1; i < argc; ++i) {
+    std::string problem = plain_text_problem(argv[i]);
+    if (problem.empty()) continue;
+    problem = problem.substr(0, std::min(problem.find(", which"), problem.find(';')));
+    std::fprintf(stderr, "ceilings: argument %d %s: arguments must be printable UTF-8 text (names and values go "
+                 "into JSON)\n", i, problem.c_str());
+    return kExitBadInput;
+  }
   cli::set_invocation(argc, argv);
   CLI::App app("ceilings: measured GPU ceilings, and the MFU/MBU/roofline analysis that uses them", "ceilings");
   app.set_version_flag("--version", std::string("ceilings ") + CEILINGS_VERSION + " (" + ceilings::git_describe() + ")");

@@ -15,6 +15,7 @@
 #include <chrono>
 
 #include "ceilings/json_fields.hpp"
+#include "ceilings/profile.hpp"
 #include "cli_runner.hpp"
 
 using namespace ceilings;
@@ -72,6 +73,29 @@ TEST(CliRobust, LongCeilingNameIsBadInputInEveryCommand) {
     EXPECT_TRUE(has(r.err, "ceilings[0].name")) << args[0] << ": " << r.err.substr(0, 500);
     EXPECT_LT(r.err.size(), 2000u) << args[0];
   }
+}
+
+// Arguments go into JSON (a profile's measure section, --json output), which must be UTF-8: a Latin-1 file name
+// made `measure` fail in the JSON writer after the run, with the raw output written and the profile not. Such an
+// argument, or one with a control character, is refused before anything runs.
+TEST(CliRobust, ArgumentsThatAreNotPrintableUtf8AreBadInput) {
+  const std::string dir = test::scratch_dir("robust_utf8_args");
+  auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/p\xffq.profile.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "argument 5 is not valid UTF-8")) << r.err;
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "nothing is measured or written";
+  r = run_cli({"show", "a\x01" "b.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "argument 2 holds a control character (0x01)")) << r.err;
+  EXPECT_FALSE(has(r.err, "\x01")) << "the message does not echo it";
+  // Printable UTF-8 is fine, and the profile records the command line as a shell re-runs it.
+  const std::string out = dir + "/caf\xc3\xa9 o'clock.profile.json";
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out, "--filter", "^hbm/read/"}, {}, 30);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string invocation = read_profile(out).raw.at("measure").at("invocation").get<std::string>();
+  EXPECT_NE(invocation.find(" --out '" + dir + "/caf\xc3\xa9 o'\\''clock.profile.json' --filter '^hbm/read/'"),
+            std::string::npos)
+      << invocation;
 }
 
 TEST(CliRobust, LongRulesKeyOrQuantityIsBadInput) {
@@ -356,7 +380,8 @@ TEST(CliRobust, TextThatWouldRewriteTheTerminalOrBreakTheSvgIsBadInput) {
   for (const std::string name : {"a\x01b", "a\xff\xfe"}) {
     r = run_cli({"roofline", "--profile", kProfile, "--point", name + ":1e12:1e9", "--svg", dir + "/r.svg"});
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    EXPECT_TRUE(has(r.err, "--point: the argument")) << r.err;
+    EXPECT_TRUE(has(r.err, "argument 5 ")) << r.err;  // refused with every other argument, before the command
+    EXPECT_TRUE(has(r.err, "arguments must be printable UTF-8 text")) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir + "/r.svg"));
   }
   EXPECT_EQ(run_cli({"roofline", "--profile", kProfile, "--point", "d\xc3\xa9" "codage:1e12:1e9"}).exit_code, 0);

@@ -133,6 +133,8 @@ TEST(Roofline, ParsePoint) {
   EXPECT_DOUBLE_EQ(p.bytes, 3e9);
   EXPECT_THROW(parse_point("x:1e9"), InputError);
   EXPECT_THROW(parse_point("x:1e9:0"), InputError);
+  EXPECT_THROW(parse_point("a\x01" "b:1e9:1e9"), InputError);  // a name goes into the SVG and the terminal
+  EXPECT_THROW(parse_point("a\xff:1e9:1e9"), InputError);
   EXPECT_THROW(parse_point("x:abc:5"), InputError);
   EXPECT_THROW(parse_point("x:-1:5"), InputError);
   // Each number finite, but FLOPS / BYTES not: an intensity no axis can hold.
