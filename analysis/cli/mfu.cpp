@@ -77,6 +77,7 @@ int run(const MfuOptions& o) {
                 {"recompute", recompute_name(in.recompute)},
                 {"primary_peak", r.peaks[0].peak.source},
                 {"peaks", peaks_json(r.peaks)}};
+    if (const auto note = o.model.flop_note()) out["note"] = *note;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -95,6 +96,7 @@ int run(const MfuOptions& o) {
                u.peak.label, format_percent(u.model),
                format_percent(u.hardware)});
   std::cout << render(t, Format::kTable);
+  if (const auto note = o.model.flop_note()) std::cout << "note: " << *note << "\n";
   return 0;
 }
 

@@ -122,6 +122,7 @@ int run(const TrainTimeOptions& o) {
                 {"basis", basis},
                 {"estimates", est}};
     if (f.per_param) out["flops_per_token_per_param"] = o.achieved_tflops.given() ? *f.per_param : 6.0;
+    if (const auto note = o.model.flop_note()) out["note"] = *note;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -137,6 +138,7 @@ int run(const TrainTimeOptions& o) {
                format_quantity(r.t.total_flops / (r.t.seconds * o.gpus.value), "FLOP/s"), format_fixed(r.t.days, 1),
                format_fixed(r.t.gpu_hours, 0)});
   std::cout << render(t, Format::kTable);
+  if (const auto note = o.model.flop_note()) std::cout << "note: " << *note << "\n";
   return 0;
 }
 

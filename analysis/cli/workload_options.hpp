@@ -106,6 +106,16 @@ struct ModelOptions {
     if (from_params() && !from_config()) return params_shape();
     return flop_shape(*model());
   }
+
+  // What the FLOPs per token leave out that a reader might assume in: a DeepSeek-V3 style model's
+  // multi-token-prediction modules, trained beside the model but not part of it (nor of its parameter counts).
+  std::optional<std::string> flop_note() const {
+    if (!from_config()) return std::nullopt;
+    const ModelConfig m = *model();
+    if (m.mtp_layers <= 0) return std::nullopt;
+    return "the FLOPs per token are the main model's: its " + std::to_string(m.mtp_layers) +
+           " multi-token-prediction module(s), trained beside it, are not counted";
+  }
 };
 
 // --profile P, --gpu NAME: where measured and datasheet peaks come from.

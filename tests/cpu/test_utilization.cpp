@@ -171,6 +171,21 @@ TEST(MfuCli, HfConfigAndTable) {
   EXPECT_NE(r.out.find("measured"), std::string::npos);
   EXPECT_NE(r.out.find("datasheet"), std::string::npos);
   EXPECT_NE(r.out.find("causal (masked half not counted"), std::string::npos);
+  EXPECT_EQ(r.out.find("multi-token-prediction"), std::string::npos) << "Llama has no MTP module";
+}
+
+// DeepSeek-V3's multi-token-prediction module is trained beside the model; its FLOPs are not in the count, and
+// mfu and train-time say so rather than leave a reader to guess.
+TEST(MfuCli, AModelsMtpModuleIsNamedAsNotCounted) {
+  const auto mfu = test::run_cli({"mfu", "--hf-config", hf("DeepSeek-V3"), "--seq", "4096", "--tokens-per-sec", "1e6",
+                                  "--gpus", "2048", "--peak-tflops", "989", "--json"});
+  ASSERT_EQ(mfu.exit_code, 0) << mfu.err;
+  EXPECT_NE(json::parse(mfu.out).value("note", "").find("1 multi-token-prediction module(s)"), std::string::npos)
+      << mfu.out;
+  const auto tt = test::run_cli({"train-time", "--hf-config", hf("DeepSeek-V3"), "--seq", "4096", "--tokens", "14.8e12",
+                                 "--gpus", "2048", "--achieved-tflops", "400"});
+  ASSERT_EQ(tt.exit_code, 0) << tt.err;
+  EXPECT_NE(tt.out.find("note: the FLOPs per token are the main model's"), std::string::npos) << tt.out;
 }
 
 TEST(MfuCli, BadInputExits2) {
