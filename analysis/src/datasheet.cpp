@@ -30,6 +30,9 @@ std::vector<GpuSpec> parse_datasheet(const json& document) {
     s.compute_capability = g.optional_string("compute_capability").value_or("");
     s.sm_count = static_cast<int>(g.optional_integer("sm_count").value_or(0));
     s.boost_clock_hz = g.optional_number("boost_clock_hz").value_or(0);
+    s.tensor_clock_hz = g.optional_number("tensor_clock_hz").value_or(0);
+    if (s.tensor_clock_hz < 0 || (s.boost_clock_hz > 0 && s.tensor_clock_hz > s.boost_clock_hz))
+      g.fail("tensor_clock_hz", "expected a clock above zero and at most boost_clock_hz");
     s.memory_bytes = g.number("memory_bytes");
     s.memory_bandwidth = g.number("memory_bandwidth");
     s.tdp_w = g.optional_number("tdp_w").value_or(0);

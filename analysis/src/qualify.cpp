@@ -803,8 +803,9 @@ std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
   return Base{*ds, "datasheet figure recorded in the profile (the built-in table has none for " + p.device.name + ")"};
 }
 
-// Compute peaks are quoted at the boost clock and HBM at the maximum memory clock: the threshold
-// follows the clock the measurement actually ran at, floored so a stuck-low clock still fails.
+// Compute peaks are quoted at a clock (the boost clock, or for tensor-core GEMMs the datasheet's
+// tensor_clock_hz where it has one) and HBM at the maximum memory clock: the threshold follows the clock the
+// measurement actually ran at, floored so a stuck-low clock still fails.
 double clock_scale(const Profile& p, const Ceiling& c, double floor, std::string& note) {
   const std::string f = family_of(c.name);
   if (!c.telemetry.available) {
@@ -813,10 +814,17 @@ double clock_scale(const Profile& p, const Ceiling& c, double floor, std::string
   }
   double observed = 0, peak = 0;
   const char* which = "";
+  std::string reference;
   if (f == "gemm" || f == "fma") {
     observed = c.telemetry.sm_clock_hz;
     const GpuSpec* spec = spec_for(p);
     peak = spec && spec->boost_clock_hz > 0 ? spec->boost_clock_hz : p.device.max_sm_clock_hz.value_or(0);
+    // fp64 (DMMA) and fp32 GEMMs are quoted at the boost clock; the tensor-core types may be quoted lower.
+    const bool tensor = f == "gemm" && c.name.rfind("gemm.fp64", 0) != 0 && c.name.rfind("gemm.fp32", 0) != 0;
+    if (tensor && spec && spec->tensor_clock_hz > 0) {
+      peak = spec->tensor_clock_hz;
+      reference = ", the clock the datasheet's tensor-core figures imply";
+    }
     which = "SM";
   } else if (f == "hbm") {
     observed = c.telemetry.mem_clock_hz;
@@ -830,7 +838,7 @@ double clock_scale(const Profile& p, const Ceiling& c, double floor, std::string
   const double scale = std::clamp(raw, floor, 1.0);
   if (raw < 1.0)
     note = ", scaled to the " + std::string(which) + " clock " + format_quantity(observed, "Hz") + " / " +
-           format_quantity(peak, "Hz") + (raw < floor ? " (floored at " + format_percent(floor, 0) + ")" : "");
+           format_quantity(peak, "Hz") + reference + (raw < floor ? " (floored at " + format_percent(floor, 0) + ")" : "");
   return scale;
 }
 

@@ -88,9 +88,27 @@ TEST(Qualify, BidirectionalPcieIsJudgedAgainstBothDirections) {
 
 TEST(Qualify, ComputeThresholdFollowsTheObservedClockWithAFloor) {
   Profile p = fixture();
+  // The H200's bf16 figure, 989 TFLOP/s, is 132 SMs x 4096 FLOP a clock at 1.83 GHz (not its 1.98 GHz boost, at
+  // which its fp64 and fp32 figures are quoted): a bf16 GEMM at 1.755 GHz is held to 1.755 / 1.83 of it.
   const Check g = find_check(qualify(p, nullptr, default_rules()), "gemm.bf16", "datasheet fraction");
-  EXPECT_NEAR(*g.threshold, 0.70 * 9.89e14 * 1.755 / 1.98, 1e9);
+  EXPECT_NEAR(*g.threshold, 0.70 * 9.89e14 * 1.755 / 1.83, 1e9);
   EXPECT_NE(g.source.find("scaled to the SM clock"), std::string::npos);
+  EXPECT_NE(g.source.find("the clock the datasheet's tensor-core figures imply"), std::string::npos) << g.source;
+  ceiling(p, "gemm.bf16").telemetry.sm_clock_hz = 1.9e9;  // above the tensor figures' clock: no scaling
+  const Check fast = find_check(qualify(p, nullptr, default_rules()), "gemm.bf16", "datasheet fraction");
+  EXPECT_NEAR(*fast.threshold, 0.70 * 9.89e14, 1e9);
+  EXPECT_EQ(fast.source.find("scaled"), std::string::npos) << fast.source;
+  // fp64's 67 TFLOP/s is 132 x 256 FLOP a clock at 1.98 GHz: a DGEMM at 1.755 GHz is scaled by the boost clock.
+  Ceiling fp64 = ceiling(p, "gemm.bf16");
+  fp64.name = "gemm.fp64";
+  fp64.value = 5.5e13;
+  fp64.datasheet = 6.7e13;
+  fp64.telemetry.sm_clock_hz = 1.755e9;
+  p.ceilings.push_back(fp64);
+  const Check dgemm = find_check(qualify(p, nullptr, default_rules()), "gemm.fp64", "datasheet fraction");
+  EXPECT_NEAR(*dgemm.threshold, 0.80 * 6.7e13 * 1.755 / 1.98, 1e8);
+  EXPECT_EQ(dgemm.source.find("tensor-core"), std::string::npos) << dgemm.source;
+  ceiling(p, "gemm.bf16").telemetry.sm_clock_hz = 1.755e9;
   ceiling(p, "gemm.bf16").telemetry.sm_clock_hz = 0.5e9;  // stuck low: the floor keeps the bar up
   const Check low = find_check(qualify(p, nullptr, default_rules()), "gemm.bf16", "datasheet fraction");
   EXPECT_NEAR(*low.threshold, 0.70 * 9.89e14 * 0.60, 1e9);

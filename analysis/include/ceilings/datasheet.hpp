@@ -17,6 +17,9 @@ struct GpuSpec {
   std::string architecture, compute_capability;
   int sm_count = 0;
   double boost_clock_hz = 0, memory_bytes = 0, memory_bandwidth = 0, tdp_w = 0;
+  // The SM clock the dense tensor-core figures imply where it is not the boost clock (Hopper's tf32, bf16, fp16,
+  // fp8 and int8 peaks are quoted at 1.83 GHz on the SXM parts, its fp64 and fp32 at 1.98); 0 = boost_clock_hz.
+  double tensor_clock_hz = 0;
   bool tdp_whole_module = false;  // tdp_scope "module": tdp_w covers more than the GPU (GH200: CPU and memory)
   std::optional<int> pcie_gen, pcie_width;
   std::optional<double> nvlink_bandwidth;  // total, both directions, B/s
