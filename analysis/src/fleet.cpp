@@ -108,6 +108,9 @@ std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& 
     s.n = v.size();
     s.median = median(v);
     s.mad = median_absolute_deviation(v);
+    std::vector<double> dev;
+    for (double x : v) dev.push_back(std::fabs(x - s.median));
+    s.mean_ad = mean(dev);
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
     s.min = *lo;
     s.max = *hi;
@@ -118,16 +121,8 @@ std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& 
 
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
                                    const OutlierRule& rule) {
-  // The MAD = 0 fallback needs the mean absolute deviation per ceiling.
-  std::map<std::string, double> mean_ad;
-  for (const CeilingStats& s : stats) {
-    if (s.mad > 0) continue;
-    std::vector<double> dev;
-    for (const Profile* p : members)
-      for (const Ceiling& c : p->ceilings)
-        if (c.name == s.name && c.unit == s.unit) dev.push_back(std::fabs(c.value - s.median));
-    mean_ad[stat_key(s.name, s.unit)] = mean(dev);
-  }
+  // The statistics may be another group's (a small group set against its peers): every scale, the MAD = 0
+  // fallback's mean absolute deviation too, comes from the values the median came from, not from `members`.
   std::map<std::string, const CeilingStats*> by_key;
   for (const CeilingStats& s : stats) by_key[stat_key(s.name, s.unit)] = &s;
 
@@ -151,8 +146,7 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       if (s.mad > 0) {
         d.z = sign * 0.6745 * (c.value - s.median) / s.mad;
       } else {
-        const double mad_mean = mean_ad[stat_key(s.name, s.unit)];
-        if (mad_mean > 0) d.z = sign * (c.value - s.median) / (1.253314 * mad_mean);
+        if (s.mean_ad > 0) d.z = sign * (c.value - s.median) / (1.253314 * s.mean_ad);
       }
       d.by_z = rule.use_z && d.z && *d.z < -rule.z_threshold && d.deficit >= rule.min_deficit;
       d.by_margin = d.deficit > rule.margin;

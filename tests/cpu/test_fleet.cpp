@@ -706,4 +706,31 @@ TEST(Fleet, ZScoreNeedsAPracticalDeficit) {
   EXPECT_EQ(out[0].ceilings.size(), 5u);
 }
 
+// A small group set against its peers' statistics gets the peers' scale: where the peers' MAD is 0, the
+// fallback's mean absolute deviation is theirs too. It was the small group's own, so a lone GPU got
+// MeanAD = |x - median| and z = -1/1.2533 whatever its value.
+TEST(Fleet, AGpuSetAgainstPeersWithoutSpreadGetsTheirScale) {
+  std::vector<Profile> peers(5, fixture());
+  const double median = fixture().find("hbm.read")->value;
+  for (Ceiling& c : peers[4].ceilings)
+    if (c.name == "hbm.read") c.value = 0.96 * median;
+  std::vector<const Profile*> ptrs;
+  for (const Profile& p : peers) ptrs.push_back(&p);
+  const auto stats = ceiling_statistics(ptrs);
+  // Peers: median m, MAD 0, mean absolute deviation 0.04 m / 5 = 0.008 m: z of a GPU at 0.96 m is
+  // -0.04 / (1.253314 x 0.008) = -3.99, in the group and alone alike.
+  const double z = -0.04 / (1.253314 * 0.008);
+  const auto in_group = find_outliers(ptrs, stats, OutlierRule{});
+  ASSERT_EQ(in_group.size(), 1u);
+  ASSERT_EQ(in_group[0].ceilings.size(), 1u);
+  EXPECT_NEAR(*in_group[0].ceilings[0].z, z, 1e-9);
+  Profile lone = peers[4];
+  const auto alone = find_outliers({&lone}, stats, OutlierRule{});
+  ASSERT_EQ(alone.size(), 1u);
+  ASSERT_EQ(alone[0].ceilings.size(), 1u);
+  EXPECT_EQ(alone[0].ceilings[0].ceiling, "hbm.read");
+  EXPECT_NEAR(*alone[0].ceilings[0].z, z, 1e-9);
+  EXPECT_TRUE(alone[0].ceilings[0].by_z);
+}
+
 }  // namespace

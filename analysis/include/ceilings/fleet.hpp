@@ -42,6 +42,7 @@ struct CeilingStats {
   std::string name, unit;
   std::size_t n = 0;
   double median = 0, mad = 0, min = 0, max = 0;
+  double mean_ad = 0;  // mean absolute deviation from the median: the z-score's scale where the MAD is 0
 };
 
 // Outlier rule. A value is worse than its peers when, oriented so that negative is worse (rates: lower;
