@@ -343,7 +343,8 @@ Profile profile_from_benchmark_json(const json& gb) {
       continue;
     }
     std::vector<Candidate>& cands = it->second;
-    // Repetitions of one configuration: its median value stands for it.
+    // Repetitions of one configuration: its median repetition stands for it; of an even number the worse of the
+    // middle two (sorted best first), so the value, cv and telemetry are all one repetition's, never averaged.
     std::map<std::string, std::vector<Candidate>> by_run;
     for (auto& c : cands) by_run[c.run_name].push_back(c);
     std::vector<Candidate> representatives;

@@ -340,6 +340,11 @@ TEST(BenchJson, AggregatesAreIgnoredAndRepetitionsUseTheMedian) {
   const Profile p = profile_from_benchmark_json(bench_output({r1, r2, r3, agg}));
   ASSERT_EQ(p.ceilings.size(), 1u);
   EXPECT_DOUBLE_EQ(p.ceilings[0].value, 4.2e12);
+  // Four repetitions: the worse of the middle two (4.2 of 4.2 and 4.25), one repetition's own value, not 4.225.
+  json r4 = hbm_case("t:1", 4.25e12);
+  const Profile even = profile_from_benchmark_json(bench_output({r1, r2, r3, r4}));
+  ASSERT_EQ(even.ceilings.size(), 1u);
+  EXPECT_DOUBLE_EQ(even.ceilings[0].value, 4.2e12);
 }
 
 TEST(BenchJson, RejectsOutputNotFromCeilingsBench) {
