@@ -29,6 +29,20 @@ TEST(Stats, MadAndPercentile) {
   EXPECT_DOUBLE_EQ(percentile({10, 20}, 50), 15.0);
 }
 
+// Extremes: an order with NaN in it has no middle (the answer depended on where the NaN stood); two infinite
+// neighbours are not inf - inf; two huge values of opposite sign average to 0, not inf; a sum that overflows
+// still has a mean.
+TEST(Stats, ExtremeSamples) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(median({1, nan, 3})));
+  EXPECT_TRUE(std::isnan(median({nan, 1, 3})));
+  EXPECT_TRUE(std::isnan(percentile({1, 2, 3}, nan)));
+  EXPECT_EQ(median({inf, inf}), inf);
+  EXPECT_DOUBLE_EQ(median({-1.7e308, 1.7e308}), 0.0);
+  EXPECT_DOUBLE_EQ(mean({1.5e308, 1.5e308}), 1.5e308);
+  EXPECT_DOUBLE_EQ(coefficient_of_variation({1e308, 1e308}), 0.0);
+}
+
 TEST(Table, RendersEveryFormat) {
   Table t;
   t.columns = {"ceiling", "value"};
