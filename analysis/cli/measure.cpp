@@ -606,12 +606,7 @@ class NodeRun {
     members->clear();
     for (std::size_t i = 0; i < gpus_.size(); ++i)
       if (gpus_[i].state == GpuState::kDone && gpus_[i].profile) {
-        ceilings::Profile p = *gpus_[i].profile;
-        for (ceilings::Ceiling& c : p.ceilings)
-          if (c.name.rfind("nvlink.", 0) == 0)
-            if (const auto pairs_median = c.detail_number("p2p_median"); pairs_median && *pairs_median > 0)
-              c.value = *pairs_median;
-        compared.push_back(std::move(p));
+        compared.push_back(ceilings::with_pair_medians(*gpus_[i].profile));
         members->push_back(i);
       }
     std::vector<const ceilings::Profile*> profiles;

@@ -119,6 +119,14 @@ std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& 
   return out;
 }
 
+Profile with_pair_medians(Profile profile) {
+  for (Ceiling& c : profile.ceilings)
+    if (c.name.rfind("nvlink.", 0) == 0)
+      if (const auto pairs_median = c.detail_number("p2p_median"); pairs_median && *pairs_median > 0)
+        c.value = *pairs_median;
+  return profile;
+}
+
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
                                    const OutlierRule& rule) {
   // The statistics may be another group's (a small group set against its peers): every scale, the MAD = 0
@@ -274,12 +282,21 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     std::sort(into.members.begin(), into.members.end());
     by_key.erase(from);
   }
+  // Outliers are found among the profiles as compared (a peer ceiling by its pair median, as `measure
+  // --all-gpus` does); the statistics shown and a baseline's medians are of the ceilings as measured.
+  std::vector<Profile> compared;
+  compared.reserve(members.size());
+  for (const FleetMember& m : members) compared.push_back(with_pair_medians(m.profile));
   std::vector<FleetGroup> groups;
   for (auto& [k, g] : by_key) {
-    std::vector<const Profile*> profiles;
-    for (std::size_t i : g.members) profiles.push_back(&members[i].profile);
+    std::vector<const Profile*> profiles, as_compared;
+    for (std::size_t i : g.members) {
+      profiles.push_back(&members[i].profile);
+      as_compared.push_back(&compared[i]);
+    }
     g.stats = ceiling_statistics(profiles);
-    g.outliers = find_outliers(profiles, g.stats, rule);
+    g.compared_stats = ceiling_statistics(as_compared);
+    g.outliers = find_outliers(as_compared, g.compared_stats, rule);
     for (const CeilingStats& st : g.stats) {
       if (st.n < rule.min_members || st.n == profiles.size()) continue;
       for (std::size_t mi = 0; mi < profiles.size(); ++mi) {
@@ -320,9 +337,9 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
         continue;
       g.peer_group = pi;
       g.differences = g.fingerprint.differences(peers.fingerprint);
-      std::vector<const Profile*> profiles;
-      for (std::size_t i : g.members) profiles.push_back(&members[i].profile);
-      g.versus_peers = find_outliers(profiles, peers.stats, rule);
+      std::vector<const Profile*> as_compared;
+      for (std::size_t i : g.members) as_compared.push_back(&compared[i]);
+      g.versus_peers = find_outliers(as_compared, peers.compared_stats, rule);
       break;
     }
   }

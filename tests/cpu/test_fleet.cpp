@@ -236,6 +236,42 @@ TEST(Fleet, NvlinkCeilingsOfOwnAndAllPairsAreNotComparedAsOne) {
   EXPECT_EQ(all.differences, std::vector<std::string>{"NVLink pairs all pairs (peers: own pairs)"});
 }
 
+// Two 8-GPU nodes measured with their own pairs; on node 1 GPU 3's links run at half rate. Every GPU of that
+// node then has its slowest pair (the ceiling's value) with GPU 3; their pair medians name GPU 3 alone, as
+// `measure --all-gpus` compares them. The statistics shown stay those of the values as measured.
+TEST(Fleet, PeerCeilingsAreComparedByTheirPairMedian) {
+  FleetGen gen(17, 0.0);
+  std::vector<FleetMember> fleet;
+  for (int node = 0; node < 2; ++node)
+    for (int i = 0; i < 8; ++i) {
+      Profile p = gen.gpu(node, i);
+      const bool bad_node = node == 1, bad_gpu = bad_node && i == 3;
+      Ceiling c;
+      c.name = "nvlink.p2p_uni";
+      c.unit = "B/s";
+      c.value = bad_node ? 2.0e11 : 3.9e11;                   // the slowest pair
+      c.cv = 0.001;
+      c.samples = 10;
+      c.verified = true;
+      c.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"scope_device", 1},
+                  {"p2p_median", bad_gpu ? 2.0e11 : 3.9e11}};  // GPU 3: every pair slow; the others: one of 7
+      p.ceilings.push_back(c);
+      fleet.push_back({"n" + std::to_string(node) + "g" + std::to_string(i), p});
+    }
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  std::vector<std::size_t> named;
+  for (const Outlier& o : groups[0].outliers)
+    for (const Deviation& d : o.ceilings)
+      if (d.ceiling == "nvlink.p2p_uni") named.push_back(groups[0].members[o.member]);
+  EXPECT_EQ(named, std::vector<std::size_t>{8 + 3});
+  for (const CeilingStats& st : groups[0].stats)
+    if (st.name == "nvlink.p2p_uni") {
+      EXPECT_DOUBLE_EQ(st.min, 2.0e11);  // as measured: the slowest pairs
+      EXPECT_DOUBLE_EQ(st.median, (2.0e11 + 3.9e11) / 2);
+    }
+}
+
 TEST(Fleet, TooFewPeersNameNobodyAndZeroMadFallsBack) {
   FleetGen gen(3);
   std::vector<const Profile*> two;

@@ -75,6 +75,11 @@ struct Outlier {
 };
 
 std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& members);
+
+// The profile as GPUs are compared with each other: a peer ceiling (nvlink.*) takes the median of the GPU's own
+// pairs (detail.p2p_median) where it has one, not its slowest pair. With one GPU's links degraded every GPU
+// of its node has its slowest pair with that GPU; their pair medians single it out.
+Profile with_pair_medians(Profile profile);
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
                                    const OutlierRule& rule);
 
@@ -120,7 +125,8 @@ struct MissingCeiling {
 struct FleetGroup {
   Fingerprint fingerprint;
   std::vector<std::size_t> members;  // indices into FleetInput::members
-  std::vector<CeilingStats> stats;
+  std::vector<CeilingStats> stats;    // of the ceilings as measured (a peer ceiling: its slowest pair)
+  std::vector<CeilingStats> compared_stats;  // of the ceilings as compared (with_pair_medians)
   std::vector<Outlier> outliers;     // Outlier::member indexes `members` of this group
   std::vector<MissingCeiling> missing;  // ceilings of the group's statistics a member has no value for
 
