@@ -254,7 +254,14 @@ Profile profile_from_benchmark_json(const json& gb) {
       Ceiling& c = cand.ceiling;
       cand.run_name = parsed.run_name;
       c.name = parsed.ceiling;
+      // Google Benchmark writes a non-finite counter as bare NaN or Infinity, which is read as null: a number the
+      // result needs that is null was not finite, not missing.
+      auto not_finite = [&](const char* key) {
+        if (benchmarks[i].contains(key) && benchmarks[i][key].is_null())
+          b.fail(key, "was NaN or Infinity in Google Benchmark's output: the measurement gave no finite number");
+      };
       const char* value_key = nullptr;
+      for (const ValueCounter& vc : kValueCounters) not_finite(vc.counter);
       for (const ValueCounter& vc : kValueCounters)
         if (b.has(vc.counter)) {
           if (value_key) b.fail(vc.counter, "a benchmark reports exactly one value counter");
@@ -264,6 +271,7 @@ Profile profile_from_benchmark_json(const json& gb) {
       if (!value_key)
         throw InputError(where + " (" + name +
                          "): no value counter (bytes_per_second, flop_per_second, op_per_second or latency_s)");
+      for (const char* key : {"cv", "samples", "verified"}) not_finite(key);
       c.value = b.number(value_key);
       if (c.value <= 0) b.fail(value_key, "must be positive");
       c.cv = b.number("cv");

@@ -253,14 +253,16 @@ TEST(BenchJson, AnUnusableEntryIsAnErrorAndTheRestConverts) {
 // Google Benchmark writes non-finite doubles as bare NaN / Infinity tokens: read as null, never inside
 // strings, and a null value counter is an error of its case while its other counters are named.
 TEST(BenchJson, NonFiniteCountersFromGoogleBenchmarkAreRead) {
-  json c = hbm_case("t:1", 4.3e12), bad = hbm_case("t:2", 4.3e12);
+  json c = hbm_case("t:1", 4.3e12), bad = hbm_case("t:2", 4.3e12), bad_cv = hbm_case("t:3", 4.3e12);
   c["label"] = "NaN Infinity -Infinity \\\" NaN";
   c["ratio"] = "@NaN@";
   c["slope"] = "@-Infinity@";
   c["peak"] = "@Infinity@";
   bad["name"] = "hbm/read/t:2/manual_time";
   bad["bytes_per_second"] = "@NaN@";
-  std::string text = bench_output({c, bad}).dump(2);
+  bad_cv["name"] = "hbm/write/t:3/manual_time";
+  bad_cv["cv"] = "@NaN@";
+  std::string text = bench_output({c, bad, bad_cv}).dump(2);
   for (const std::string token : {"NaN", "-Infinity", "Infinity"})  // as Google Benchmark writes them
     for (auto at = text.find("\"@" + token + "@\""); at != std::string::npos; at = text.find("\"@" + token + "@\""))
       text.replace(at, token.size() + 4, token);
@@ -270,8 +272,12 @@ TEST(BenchJson, NonFiniteCountersFromGoogleBenchmarkAreRead) {
   ASSERT_EQ(p.ceilings.size(), 1u);
   EXPECT_EQ(p.ceilings[0].detail["label"], "NaN Infinity -Infinity \\\" NaN");  // strings untouched
   EXPECT_EQ(p.ceilings[0].detail["nonfinite_counters"], json({"peak", "ratio", "slope"}));
-  ASSERT_EQ(p.errors.size(), 1u);
+  // A value or cv that was not finite says so (it had read as "required but missing").
+  ASSERT_EQ(p.errors.size(), 2u);
   EXPECT_EQ(p.errors[0].name, "hbm.read");
+  EXPECT_NE(p.errors[0].reason.find("bytes_per_second': was NaN or Infinity"), std::string::npos) << p.errors[0].reason;
+  EXPECT_EQ(p.errors[1].name, "hbm.write");
+  EXPECT_NE(p.errors[1].reason.find("cv': was NaN or Infinity"), std::string::npos) << p.errors[1].reason;
   EXPECT_THROW(parse_benchmark_json_text("{\"a\": NaNx}", "test"), InputError);
   EXPECT_THROW(parse_benchmark_json_text("{\"a\": 1", "test"), InputError);
 }
