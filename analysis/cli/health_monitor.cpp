@@ -35,6 +35,7 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot
       {"nvlink.crc_data_errors", nvml::NvLinkError::kCrcData}};
   auto set_all = [&](const HealthMetric& v) {
     m["nvlink.links_active"] = v;
+    m["nvlink.links_present"] = v;
     for (const auto& c : counters) m[c.first] = v;
   };
   auto absent = [](int code) {
@@ -42,18 +43,19 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot
            code == nvml::kNotFound;
   };
   std::vector<unsigned> up;
-  bool any_link = false;
+  unsigned present = 0;  // links whose state answered: up, or down (DCGM's "Down": a health failure)
   for (unsigned link = 0; link < kMaxNvLinks; ++link) {
     const auto state = d.nvlink_active(link);
     if (state.ok()) {
-      any_link = true;
+      ++present;
       if (state.value) up.push_back(link);
     } else if (!absent(state.code)) {
       return set_all(HealthMetric::unreadable("NVLink " + std::to_string(link) + " state: " + lib.error_string(state.code)));
     }
   }
-  if (!any_link) return set_all(HealthMetric::unsupported());  // no NVLink on this GPU
+  if (present == 0) return set_all(HealthMetric::unsupported());  // no NVLink on this GPU
   m["nvlink.links_active"] = plausible_metric("nvlink.links_active", static_cast<double>(up.size()));
+  m["nvlink.links_present"] = plausible_metric("nvlink.links_present", static_cast<double>(present));
   for (unsigned link : up) snap.nvlinks.push_back({static_cast<int>(link), {}});
   for (const auto& [name, which] : counters) {
     HealthMetric total = HealthMetric::unsupported();  // no link up, or none counts this error

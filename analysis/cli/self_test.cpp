@@ -195,8 +195,8 @@ std::vector<Case> matrix() {
          with_nvlinks(s);
          s["values"]["nvlink.7.state"] = 0;
        },
-       nullptr, nullptr, R"({"schema":"ceilings.rules/1","health":{"nvlink_links":18}})", "", 0, 1,
-       "only 17 of 18 NVLinks are up"});
+       nullptr, nullptr, R"({"schema":"ceilings.rules/1","health":{"nvlink_links":18}})", "", 1, 1,
+       "only 17 of 18 NVLinks are up"});  // health alone sees it too: a link down beside links up
   add({"hot HBM", "memory at 97 C, its limit 95 C", [](json& s) { s["values"]["temperature.memory_c"] = 97; },
        nullptr, nullptr, "", "", 1, 1, "at or above its limit of 95 C"});
   add({"XID event", "XID 79 (GPU fallen off the bus) during the run", [](json& s) { s["xid"] = {79}; }, nullptr, nullptr,

@@ -65,6 +65,7 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"temperature.memory_max_c", MetricKind::kGauge, ""},  // where the memory starts to slow down
       // NVLink: links up, and data-link error counts summed over the links that are up.
       {"nvlink.links_active", MetricKind::kGauge, ""},
+      {"nvlink.links_present", MetricKind::kGauge, ""},  // links whose state answered, up or down
       {"nvlink.replay_errors", MetricKind::kCounter, ""},
       {"nvlink.recovery_errors", MetricKind::kCounter, ""},
       {"nvlink.crc_flit_errors", MetricKind::kCounter, ""},
@@ -105,7 +106,7 @@ HealthMetric plausible_metric(const std::string& name, double raw) {
     if (raw <= 0 || raw > 5000) return bad("impossible power " + format_fixed(raw, 1) + " W");
   } else if (prefix("remap.") || prefix("retired_pages.")) {
     if (raw > 1e6) return bad("impossible count " + format_fixed(raw, 0));
-  } else if (name == "nvlink.links_active") {
+  } else if (name == "nvlink.links_active" || name == "nvlink.links_present") {
     if (raw > kMaxNvLinks) return bad("no GPU has " + format_fixed(raw, 0) + " NVLinks");
   } else if (prefix("nvlink.")) {
     if (raw > 1e15) return bad("impossible count " + format_fixed(raw, 0));

@@ -522,13 +522,18 @@ void check_xid(const HealthSection& s, std::vector<Check>& out) {
 }
 
 
-// NVLinks up: at least the rule's count when one is set, and none lost during the run.
+// NVLinks up: at least the rule's count when one is set, none down of the links the GPU has (where the snapshot
+// counts them: nvlink.links_present), and none lost during the run.
 void check_nvlink_links(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
   const Reading links = gather(s, "nvlink.links_active");
+  const Reading present = gather(s, "nvlink.links_present");
   const bool any_up = std::any_of(links.values.begin(), links.values.end(), [](double v) { return v > 0; });
-  if (!rules.nvlink_links && !any_up) return;  // no NVLink in use and none expected: nothing to judge
+  // No link up and none expected: no NVLink in use (a GPU without it, or a one-GPU VM whose links are all down,
+  // which the README leaves unjudged). Some up and some down is another matter (below).
+  if (!rules.nvlink_links && !any_up) return;
   Check c = make("health", "NVLinks up");
-  c.source = rules.nvlink_links ? "health rule nvlink_links" : "health snapshots (no link may go down during the run)";
+  c.source = rules.nvlink_links ? "health rule nvlink_links"
+                                : "health snapshots (none of the GPU's links down, none lost during the run)";
   const double expected = rules.nvlink_links ? *rules.nvlink_links : links.values.front();
   c.threshold = expected;
   c.threshold_text = ">= " + format_fixed(expected, 0);
@@ -541,13 +546,20 @@ void check_nvlink_links(const HealthSection& s, const HealthRules& rules, std::v
   c.measured = fewest;
   c.measured_text = format_fixed(fewest, 0) + " up";
   const bool lost = links.values.size() == 2 && links.values[1] < links.values[0];
-  c.status = (fewest < expected || lost) ? CheckStatus::kFail : CheckStatus::kPass;
+  // Links the GPU has that are down while others are up (DCGM fails a link in state Down).
+  const double has = present.values.empty() ? 0 : *std::max_element(present.values.begin(), present.values.end());
+  const bool down = has > fewest;
+  if (down) c.measured_text = format_fixed(fewest, 0) + " of " + format_fixed(has, 0) + " up";
+  c.status = (fewest < expected || lost || down) ? CheckStatus::kFail : CheckStatus::kPass;
   if (lost)
     c.reason = format_fixed(links.values[0] - links.values[1], 0) + " NVLink(s) went down during the run (" +
                format_fixed(links.values[0], 0) + " before, " + format_fixed(links.values[1], 0) + " after)";
   else if (fewest < expected)
     c.reason = "only " + format_fixed(fewest, 0) + " of " + format_fixed(expected, 0) +
                " NVLinks are up: a link is down or did not train";
+  else if (down)
+    c.reason = format_fixed(has - fewest, 0) + " of the GPU's " + format_fixed(has, 0) +
+               " NVLinks are down while the others are up: a link did not train or was taken down";
   out.push_back(c);
 }
 

@@ -360,6 +360,26 @@ TEST(HealthChecks, NvLinkErrorsDuringTheRunFollowDcgmLimits) {
   EXPECT_EQ(status_of(health_checks(nvlink_section(4, 2, 1e9), rules), "NVLink errors"), "absent");
 }
 
+// A link the GPU has that is down while its others are up fails by default, as in DCGM (it was judged only when
+// lost during the run, so a node with link 7 down from the start passed); all down (a one-GPU VM) is not judged.
+TEST(HealthChecks, ALinkDownBesideLinksUpFails) {
+  HealthSection s = nvlink_section(3, 1, 500, 17);
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) {
+    snap->metrics["nvlink.links_active"] = HealthMetric::of(17);
+    snap->metrics["nvlink.links_present"] = HealthMetric::of(18);
+  }
+  auto checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, "NVLinks up"), "fail");
+  EXPECT_EQ(find_check(checks, "NVLinks up")->measured_text, "17 of 18 up");
+  EXPECT_NE(find_check(checks, "NVLinks up")->reason.find("1 of the GPU's 18 NVLinks are down while the others are up"),
+            std::string::npos)
+      << find_check(checks, "NVLinks up")->reason;
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics["nvlink.links_active"] = HealthMetric::of(18);
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "NVLinks up"), "pass");
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics["nvlink.links_active"] = HealthMetric::of(0);
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "NVLinks up"), "absent");
+}
+
 TEST(HealthChecks, NvLinkErrorsCountOnlyLinksUpInBothSnapshots) {
   // Link 1 came up during the run with 50 old replays (since the driver loaded): not the run's errors.
   HealthSection s = nvlink_section(3 + 50, 1, 500, 2);
@@ -601,6 +621,8 @@ TEST(HealthCli, NvLinkCountersAreSummedOverTheLinksThatAreUp) {
   EXPECT_DOUBLE_EQ(*h.before.value("nvlink.crc_flit_errors"), 10 + 20 + 40);
   EXPECT_EQ(h.before.find("nvlink.crc_data_errors")->state, State::kUnsupported);
   EXPECT_DOUBLE_EQ(health_deltas(h).at("nvlink.recovery_errors"), 1);
+  EXPECT_DOUBLE_EQ(*h.before.value("nvlink.links_present"), 4);  // link 2 answered: down, not absent
+  EXPECT_EQ(status_of(health_checks(h, HealthRules{}), "NVLinks up"), "fail");
   // Per link, for the links that are up: the fault names its link.
   ASSERT_EQ(h.before.nvlinks.size(), 3u);
   EXPECT_EQ(h.before.nvlinks[2].link, 3);
@@ -631,7 +653,8 @@ TEST(HealthCli, NvLinkCountersAreSummedOverTheLinksThatAreUp) {
   EXPECT_DOUBLE_EQ(*h.before.value("nvlink.crc_flit_errors"), 40);  // link 3 only
   EXPECT_EQ(h.before.nvlinks[0].errors.count("crc_flit_errors"), 0u);
 
-  // A failing state call is "could not read", naming the link.
+  // A failing state call is "could not read", naming the link (every link up now: no down link fails the run).
+  s["values"]["nvlink.2.state"] = 1;
   s["errors"]["nvlink.1.state"] = 15;
   r = health_with(s);
   EXPECT_EQ(r.exit_code, 3) << r.out;
