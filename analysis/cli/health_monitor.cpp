@@ -14,6 +14,8 @@ namespace ceilings::cli {
 
 namespace {
 
+bool lost_code(int code) { return code == nvml::kGpuIsLost || code == nvml::kResetRequired; }
+
 template <class T>
 HealthMetric to_metric(const nvml::Library& lib, const std::string& name, const nvml::Result<T>& r, double scale = 1) {
   if (r.ok()) return plausible_metric(name, static_cast<double>(r.value) * scale);
@@ -26,7 +28,7 @@ HealthMetric to_metric(const nvml::Library& lib, const std::string& name, const 
 // "not found" and is passed over; a GPU where no link number answers has no NVLink. A counter a link
 // does not keep answers the same way and is left out. The counters count since the driver loaded;
 // qualify judges their change over the run.
-void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot& snap) {
+void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot& snap, bool& lost) {
   auto& m = snap.metrics;
   static const std::pair<const char*, nvml::NvLinkError> counters[] = {
       {"nvlink.replay_errors", nvml::NvLinkError::kReplay},
@@ -50,6 +52,7 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot
       ++present;
       if (state.value) up.push_back(link);
     } else if (!absent(state.code)) {
+      lost = lost || lost_code(state.code);
       return set_all(HealthMetric::unreadable("NVLink " + std::to_string(link) + " state: " + lib.error_string(state.code)));
     }
   }
@@ -62,6 +65,7 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot
     for (std::size_t i = 0; i < up.size(); ++i) {
       const auto r = d.nvlink_errors(up[i], which);
       if (absent(r.code)) continue;
+      lost = lost || lost_code(r.code);
       const HealthMetric one = r.ok() ? plausible_metric(name, static_cast<double>(r.value))
                                       : HealthMetric::unreadable(lib.error_string(r.code));
       if (!one.ok()) {
@@ -77,11 +81,13 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot
 
 }  // namespace
 
-HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device& d) {
+HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device& d, bool* gpu_lost) {
   HealthSnapshot s;
   s.time = utc_now_iso8601();
   auto& m = s.metrics;
+  bool lost = false;
   auto put = [&](const std::string& name, const auto& result, double scale = 1) {
+    lost = lost || lost_code(result.code);
     m[name] = to_metric(lib, name, result, scale);
   };
   put("ecc.enabled", d.ecc_enabled());
@@ -129,7 +135,8 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put("temperature.shutdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kShutdown));
   put("temperature.memory_c", d.field_value(nvml::kFieldMemoryTemperature));
   put("temperature.memory_max_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kMemoryMax));
-  read_nvlink(lib, d, s);
+  read_nvlink(lib, d, s, lost);
+  if (gpu_lost) *gpu_lost = lost;
   return s;
 }
 
@@ -153,6 +160,14 @@ std::unique_ptr<HealthMonitor> HealthMonitor::open(unsigned index, const std::st
     throw IncompleteError("no GPU with NVML index " + std::to_string(index) + " (this machine has " +
                           std::to_string(count.value) + ")");
   auto dev = pci_bus_id.empty() ? lib->device_by_index(index) : lib->device_by_pci_bus_id(pci_bus_id);
+  const std::string which = pci_bus_id.empty() ? std::to_string(index) : pci_bus_id;
+  auto fell_off = [&](int code) {
+    if (lost_code(code))
+      throw Error(kExitFailed, "GPU " + which + " is lost (NVML: " + lib->error_string(code) +
+                                   "): it fell off the bus or needs a reset, as XID 79 reports; a fault of the node, "
+                                   "not a counter that could not be read");
+  };
+  fell_off(dev.code);
   if (!dev.ok())
     throw IncompleteError("NVML cannot open GPU " + (pci_bus_id.empty() ? std::to_string(index) : pci_bus_id) + ": " +
                           lib->error_string(dev.code));
@@ -163,6 +178,8 @@ std::unique_ptr<HealthMonitor> HealthMonitor::open(unsigned index, const std::st
   s.device_index = static_cast<int>(index);
   const auto name = m->device_->name();
   const auto uuid = m->device_->uuid();
+  fell_off(name.code);
+  fell_off(uuid.code);
   if (!name.ok() || !uuid.ok())
     throw IncompleteError("NVML cannot name GPU " + std::to_string(index) + ": " +
                           lib->error_string(name.ok() ? uuid.code : name.code));
@@ -175,10 +192,25 @@ std::unique_ptr<HealthMonitor> HealthMonitor::open(unsigned index, const std::st
 
 HealthMonitor::~HealthMonitor() = default;
 
+void HealthMonitor::record_gpu_lost(const std::string& when) {
+  section_.xid.state = HealthMetric::State::kValue;  // judged: the fault is known whether or not events are
+  for (const XidEvent& e : section_.xid.events)
+    if (e.xid == 79) return;
+  const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  section_.xid.events.push_back({79, at});
+  section_.xid.reason = "the GPU fell off the bus (NVML: GPU is lost or reset required) " + when + ": recorded as XID 79";
+}
+
 void HealthMonitor::before() {
   started_ = std::chrono::steady_clock::now();
-  section_.before = read_health_snapshot(*lib_, *device_);
+  bool lost = false;
+  section_.before = read_health_snapshot(*lib_, *device_, &lost);
   const auto w = nvml::XidWatch::open(*device_);
+  if (lost || lost_code(w.code)) {
+    xid_.reset();
+    record_gpu_lost("when the counters were read before the run");
+    return;
+  }
   if (w.ok()) {
     xid_ = w.value;
     section_.xid.state = HealthMetric::State::kValue;
@@ -202,12 +234,9 @@ void HealthMonitor::drain(unsigned timeout_ms, std::chrono::steady_clock::time_p
       if (!timeout_ms || std::chrono::steady_clock::now() >= until) return;
       continue;
     }
-    if (r.code == nvml::kGpuIsLost) {
+    if (lost_code(r.code)) {
       // The GPU fell off the bus: the gravest XID there is, recorded as one (XID 79), with the others kept.
-      const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-      section_.xid.events.push_back({79, at});
-      section_.xid.reason = "the GPU fell off the bus (NVML: GPU is lost) while XID events were watched: "
-                            "recorded as XID 79";
+      record_gpu_lost("while XID events were watched");
       xid_.reset();
       return;
     }
@@ -234,7 +263,9 @@ void HealthMonitor::watch(double seconds) {
 void HealthMonitor::after() {
   drain(0, std::chrono::steady_clock::now());
   section_.xid.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  section_.after = read_health_snapshot(*lib_, *device_);
+  bool lost = false;
+  section_.after = read_health_snapshot(*lib_, *device_, &lost);
+  if (lost) record_gpu_lost("when the counters were read after the run");
 }
 
 }  // namespace ceilings::cli

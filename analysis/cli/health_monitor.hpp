@@ -18,7 +18,9 @@ namespace ceilings::cli {
 
 // One snapshot of every metric in health_metric_catalog(); NVML "not supported" -> unsupported,
 // an NVML error or an implausible value -> could not read.
-HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device& device);
+// *gpu_lost (where given) is set when a call answered "GPU is lost" or "reset required": the GPU fell off the
+// bus (what XID 79 reports), a fault rather than a counter that could not be read.
+HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device& device, bool* gpu_lost = nullptr);
 
 class HealthMonitor {
  public:
@@ -39,6 +41,7 @@ class HealthMonitor {
  private:
   HealthMonitor() = default;
   void drain(unsigned timeout_ms, std::chrono::steady_clock::time_point until);
+  void record_gpu_lost(const std::string& when);  // an XID 79 in the section, once
   std::shared_ptr<nvml::Library> lib_;
   std::unique_ptr<nvml::Device> device_;
   std::shared_ptr<nvml::XidWatch> xid_;

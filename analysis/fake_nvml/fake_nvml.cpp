@@ -4,7 +4,7 @@
 // Script: {"init": 0, "device_count": 1, "driver": "580.95.05",
 //          "device": {"name": "...", "uuid": "...", "pci_bus_id": "..."},
 //          "values": {"<key>": number | [first read, second read, ...]},   missing key -> NOT_SUPPORTED
-//          "errors": {"<key>": nvml return code},
+//          "errors": {"<key>": nvml return code},   (also "handle": nvmlDeviceGetHandleByIndex_v2's answer)
 //          "xid": [79, ...], "xid_register": 0}
 // Keys are NVML's native units: ecc.enabled, ecc.{volatile|aggregate}[.{dram|sram}].{corrected|uncorrected},
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
@@ -141,6 +141,7 @@ FAKE_EXPORT int nvmlDeviceGetCount_v2(unsigned* count) {
 
 FAKE_EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** handle) {
   if (index >= script.value("device_count", 1u)) return kInvalidArgument;
+  if (int rc = code_for("handle"); rc != kSuccess) return rc;  // error key "handle": e.g. 15, a GPU that is lost
   *handle = reinterpret_cast<void*>(static_cast<std::uintptr_t>(index + 1));
   return kSuccess;
 }

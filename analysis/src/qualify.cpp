@@ -506,8 +506,11 @@ void check_xid(const HealthSection& s, std::vector<Check>& out) {
   } else {
     // XIDs a program causes rather than the hardware (as NVIDIA's Kubernetes device plugin counts them):
     // 13 graphics engine exception, 31 memory page fault, 43 GPU stopped processing (a faulting kernel),
-    // 45 preemptive cleanup (a process killed mid-kernel, as a timeout does), 68 video decoder exception.
-    auto application = [](long long xid) { return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68; };
+    // 45 preemptive cleanup (a process killed mid-kernel, as a timeout does), 68 video decoder exception,
+    // 109 context switch timeout.
+    auto application = [](long long xid) {
+      return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68 || xid == 109;
+    };
     std::string hardware, program;
     for (const XidEvent& e : s.xid.events) (application(e.xid) ? program : hardware) += " " + std::to_string(e.xid);
     c.measured = static_cast<double>(s.xid.events.size());

@@ -23,6 +23,7 @@ enum Code : int {
   kDriverNotLoaded = 9,
   kTimeout = 10,
   kGpuIsLost = 15,
+  kResetRequired = 16,  // the GPU needs a reset before it can be used again
   kFunctionNotFound = 13,
   kDeprecated = 26,  // what the calls NVML deprecated with CUDA 13 return once removed
   kUnknown = 999,
