@@ -462,6 +462,9 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
 // checked when the section was read.
 double snapshot_seconds(const HealthSection& s) {
   if (!s.after) return 1.0;
+  // The monitor's own steady-clock window where recorded: the snapshots' times are whole seconds, so a 1 s
+  // watch that crossed two clock seconds would read as 2 s and halve every rate.
+  if (s.xid.window_s > 0) return std::max(1.0, s.xid.window_s);
   const UtcTime t0 = parse_utc_time(s.before.time, "health before.time"),
                 t1 = parse_utc_time(s.after->time, "health after.time");
   return std::max(1.0, static_cast<double>(t1.seconds - t0.seconds) + (t1.nanoseconds - t0.nanoseconds) * 1e-9);
@@ -608,20 +611,37 @@ void check_nvlink_errors(const HealthSection& s, std::vector<Check>& out) {
     out.push_back(c);
     return;
   }
+  // A counter that went back between the snapshots was reset: what happened during the run is unknown.
+  std::string went_back;
+  if (per_link) {
+    for (const NvLinkCounts& a : s.after->nvlinks)
+      for (const NvLinkCounts& b : s.before.nvlinks)
+        if (a.link == b.link)
+          for (const auto& [k, v] : a.errors)
+            if (auto it = b.errors.find(k); it != b.errors.end() && v < it->second && went_back.empty())
+              went_back = "NVLink " + std::to_string(a.link) + " " + k + " went from " + format_fixed(it->second, 0) +
+                          " to " + format_fixed(v, 0);
+  }
   const double seconds = snapshot_seconds(s);
   const double replay = during["nvlink.replay_errors"], recovery = during["nvlink.recovery_errors"];
   const double crc = during["nvlink.crc_flit_errors"] + during["nvlink.crc_data_errors"];
-  const double crc_rate = crc / seconds;
+  // DCGM judges each CRC counter on its own against 100/s; the larger rate decides.
+  const double crc_rate = std::max(during["nvlink.crc_flit_errors"], during["nvlink.crc_data_errors"]) / seconds;
   c.measured = replay + recovery + crc;
   c.measured_text = "replay " + format_fixed(replay, 0) + ", recovery " + format_fixed(recovery, 0) + ", CRC " +
-                    format_fixed(crc, 0) + " (" + format_fixed(crc_rate, 1) + "/s)";
+                    format_fixed(crc, 0) + " (" + format_fixed(crc_rate, 1) + "/s, the larger counter)";
   std::vector<std::string> faults;
   if (replay > 0) faults.push_back(format_fixed(replay, 0) + " replay error(s)");
   if (recovery > 0) faults.push_back(format_fixed(recovery, 0) + " recovery error(s): a link retrained");
   if (crc_rate >= kMaxNvLinkCrcPerSecond)
     faults.push_back(format_fixed(crc, 0) + " CRC errors, " + format_fixed(crc_rate, 1) + "/s: a marginal link");
-  c.status = faults.empty() ? CheckStatus::kPass : CheckStatus::kFail;
+  c.status = faults.empty() ? (went_back.empty() ? CheckStatus::kPass : CheckStatus::kIncomplete) : CheckStatus::kFail;
   for (const std::string& f : faults) c.reason += (c.reason.empty() ? "" : "; ") + f;
+  if (faults.empty() && !went_back.empty()) {
+    c.reason = went_back + " during the run: the counters were reset, so the run's errors cannot be counted";
+    out.push_back(c);
+    return;
+  }
   if (faults.empty() && crc > 0)
     c.reason = format_fixed(crc, 0) + " CRC error(s) during the run, below DCGM's failure rate of 100/s (DCGM warns)";
   if (!faults.empty()) {

@@ -331,7 +331,7 @@ TEST(HealthChecks, NvLinkErrorsDuringTheRunFollowDcgmLimits) {
   auto checks = health_checks(nvlink_section(3, 1, 500), rules);
   EXPECT_EQ(status_of(checks, "NVLink errors"), "pass");
   EXPECT_EQ(status_of(checks, "NVLinks up"), "pass");
-  EXPECT_EQ(find_check(checks, "NVLink errors")->measured_text, "replay 0, recovery 0, CRC 0 (0.0/s)");
+  EXPECT_EQ(find_check(checks, "NVLink errors")->measured_text, "replay 0, recovery 0, CRC 0 (0.0/s, the larger counter)");
   // One replay or one recovery during the run fails (DCGM: DCGM_FR_NVLINK_ERROR_CRITICAL).
   checks = health_checks(nvlink_section(4, 1, 500), rules);
   EXPECT_EQ(status_of(checks, "NVLink errors"), "fail");
@@ -378,6 +378,28 @@ TEST(HealthChecks, ALinkDownBesideLinksUpFails) {
   EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "NVLinks up"), "pass");
   for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics["nvlink.links_active"] = HealthMetric::of(0);
   EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "NVLinks up"), "absent");
+}
+
+// DCGM judges the flit and data CRC counters each against 100/s (60,000 of them over the section's 600 s fail,
+// 30,000 of each pass); a per-link counter that went back was reset, so the run's errors are unknown; and a rate
+// takes the monitor's steady-clock window where it was recorded, not the whole-second snapshot times.
+TEST(HealthChecks, NvLinkCrcCountersResetsAndTheWindow) {
+  HealthSection s = nvlink_section(3, 1, 500 + 30000);
+  s.after->metrics["nvlink.crc_data_errors"] = HealthMetric::of(30000);
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "NVLink errors"), "pass");
+  s.xid.window_s = 250;  // the same counts over 250 s: 120/s of flit errors
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "NVLink errors"), "fail");
+
+  s = nvlink_section(3, 1, 500);
+  s.before.nvlinks = {{5, {{"replay_errors", 3}, {"recovery_errors", 1}, {"crc_flit_errors", 500}}}};
+  s.after->nvlinks = {{5, {{"replay_errors", 0}, {"recovery_errors", 1}, {"crc_flit_errors", 500}}}};
+  auto checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, "NVLink errors"), "incomplete");
+  EXPECT_NE(find_check(checks, "NVLink errors")->reason.find("NVLink 5 replay_errors went from 3 to 0"),
+            std::string::npos)
+      << find_check(checks, "NVLink errors")->reason;
+  s.after->nvlinks[0].errors["recovery_errors"] = 2;  // and a recovery: a fault all the same
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "NVLink errors"), "fail");
 }
 
 TEST(HealthChecks, NvLinkErrorsCountOnlyLinksUpInBothSnapshots) {
