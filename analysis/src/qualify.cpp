@@ -470,11 +470,29 @@ double snapshot_seconds(const HealthSection& s) {
   return std::max(1.0, static_cast<double>(t1.seconds - t0.seconds) + (t1.nanoseconds - t0.nanoseconds) * 1e-9);
 }
 
+// DCGM's expected replay rate: a bit error rate of 1e-12 at the link's transfer rate, per lane, times its lanes,
+// per minute (Gen3 x16: 7.7, so 8/min as DCGM's old fixed limit; Gen5 x16: 31/min). Unknown link: 8/min.
+double replay_limit_per_minute(const HealthSection& s, std::string& link) {
+  static const double gts[] = {0, 2.5, 5, 8, 16, 32, 64, 128};  // GT/s per lane, Gen1..Gen7
+  std::optional<double> gen, width;
+  for (const HealthSnapshot* snap : snapshots(s)) {
+    if (!gen) gen = snap->value("pcie.max_gen") ? snap->value("pcie.max_gen") : snap->value("pcie.gen");
+    if (!width) width = snap->value("pcie.max_width") ? snap->value("pcie.max_width") : snap->value("pcie.width");
+  }
+  if (!gen || !width || *gen < 1 || *gen > 7 || *width < 1) return kMaxReplaysPerMinute;
+  link = "Gen" + format_fixed(*gen, 0) + " x" + format_fixed(*width, 0);
+  return std::ceil(gts[static_cast<int>(*gen)] * 1e9 * 1e-12 * 60.0 * *width);
+}
+
 void check_replays(const HealthSection& s, std::vector<Check>& out) {
   Check c = make("health", "PCIe replay rate");
-  c.threshold = kMaxReplaysPerMinute;
+  std::string link;
+  const double limit = replay_limit_per_minute(s, link);
+  c.threshold = limit;
   c.unit = "";
-  c.source = "health rule pcie_replays (DCGM's limit: 8 replays per minute)";
+  c.source = link.empty() ? "health rule pcie_replays (DCGM's fixed limit: 8 replays per minute; the link is unknown)"
+                          : "health rule pcie_replays (DCGM's expected rate for " + link +
+                                ": a 1e-12 bit error rate per lane)";
   const Reading r = gather(s, "pcie.replays");
   if (!s.after) {
     c.reason = "one snapshot only: a rate needs a before and an after reading";
@@ -490,9 +508,9 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
     const double rate = (r.values[1] - r.values[0]) / minutes;
     c.measured = rate;
     c.measured_text = format_fixed(rate, 1) + "/min";
-    c.threshold_text = "<= 8/min";
-    c.status = rate > kMaxReplaysPerMinute ? CheckStatus::kFail : CheckStatus::kPass;
-    if (rate > kMaxReplaysPerMinute)
+    c.threshold_text = "<= " + format_fixed(limit, 0) + "/min";
+    c.status = rate > limit ? CheckStatus::kFail : CheckStatus::kPass;
+    if (rate > limit)
       c.reason = format_fixed(r.values[1] - r.values[0], 0) + " PCIe replays during the run: a marginal link";
   }
   out.push_back(c);

@@ -202,7 +202,7 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   checks = health_checks(s, rules);
   EXPECT_EQ(status_of(checks, "uncorrected ECC errors"), "fail");
   s = healthy_section();
-  s.after->metrics["pcie.replays"] = HealthMetric::of(200);  // 190 in 10 minutes: 19/min
+  s.after->metrics["pcie.replays"] = HealthMetric::of(400);  // 390 in 10 minutes: 39/min, above Gen5 x16's 31
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "fail");
   s.after->metrics["pcie.replays"] = HealthMetric::of(0);  // went back: reset between the snapshots
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "incomplete");
@@ -240,7 +240,19 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   s.after->metrics["pcie.gen"] = HealthMetric::of(6);  // above the maximum the same GPU reports: not judged
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "incomplete");
   s = healthy_section();
-  s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 81);  // 81 in 10 minutes: 8.1/min
+  // DCGM's expected rate for the link: 1e-12 errors a bit at 32 GT/s on 16 lanes, 30.72 a minute, so 31/min at
+  // Gen5 x16 (311 in 10 minutes fail, 310 pass) and 8/min at Gen3 x16 (7.68), DCGM's old fixed limit.
+  s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 311);
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "fail");
+  s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 310);
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "pass");
+  for (const Check& c : health_checks(s, rules))
+    if (c.rule == "PCIe replay rate") EXPECT_EQ(c.threshold_text, "<= 31/min");
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) {
+    snap->metrics["pcie.max_gen"] = HealthMetric::of(3);
+    snap->metrics["pcie.gen"] = HealthMetric::of(3);
+  }
+  s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 81);  // 8.1/min
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "fail");
   s.after->metrics["pcie.replays"] = HealthMetric::of(10 + 80);
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "pass");
