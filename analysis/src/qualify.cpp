@@ -749,6 +749,30 @@ void check_memory_temperature(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
+// The GPU die at or above its slowdown threshold: the clocks come down (or are about to) whatever the clock
+// event reasons said at the moment they were read. Judged where the driver reports both.
+void check_gpu_temperature(const HealthSection& s, std::vector<Check>& out) {
+  std::optional<double> hottest, limit;
+  for (const HealthSnapshot* snap : snapshots(s)) {
+    const auto t = snap->value("temperature.gpu_c"), m = snap->value("temperature.slowdown_c");
+    if (!t || !m) continue;
+    hottest = std::max(hottest.value_or(*t), *t);
+    limit = std::min(limit.value_or(*m), *m);
+  }
+  if (!hottest) return;
+  Check c = make("health", "GPU temperature");
+  c.measured = *hottest;
+  c.threshold = *limit;
+  c.measured_text = format_fixed(*hottest, 0) + " C";
+  c.threshold_text = "< " + format_fixed(*limit, 0) + " C";
+  c.source = "health rule slowdown (NVML die temperature and its slowdown threshold)";
+  c.status = *hottest >= *limit ? CheckStatus::kFail : CheckStatus::kPass;
+  if (*hottest >= *limit)
+    c.reason = "the GPU reached " + format_fixed(*hottest, 0) + " C, at or above its slowdown threshold of " +
+               format_fixed(*limit, 0) + " C (check the cooling)";
+  out.push_back(c);
+}
+
 void check_readable(const HealthSection& s, std::vector<Check>& out) {
   Check c = make("health", "counters readable");
   c.threshold_text = "all read";
@@ -789,6 +813,7 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.slowdown) {
     check_health_slowdown(s, out);
     check_memory_temperature(s, out);
+    check_gpu_temperature(s, out);
   }
   if (rules.readable) check_readable(s, out);
   return out;

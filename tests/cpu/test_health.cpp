@@ -291,6 +291,26 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   EXPECT_EQ(status_of(health_checks(s, rules), "XID critical errors"), "fail");
 }
 
+// A die at or above its slowdown threshold fails, whatever the clock event reasons read; below it passes, and
+// without both readings there is nothing to judge.
+TEST(HealthChecks, AGpuAtItsSlowdownTemperatureFails) {
+  HealthSection s = healthy_section();
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "GPU temperature"), "absent");
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics["temperature.slowdown_c"] = HealthMetric::of(87);
+  s.before.metrics["temperature.gpu_c"] = HealthMetric::of(45);
+  s.after->metrics["temperature.gpu_c"] = HealthMetric::of(86);
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "GPU temperature"), "pass");
+  s.after->metrics["temperature.gpu_c"] = HealthMetric::of(91);
+  const auto checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, "GPU temperature"), "fail");
+  for (const Check& c : checks)
+    if (c.rule == "GPU temperature")
+      EXPECT_NE(c.reason.find("91 C, at or above its slowdown threshold of 87 C"), std::string::npos) << c.reason;
+  HealthRules off;
+  off.slowdown = false;
+  EXPECT_EQ(status_of(health_checks(s, off), "GPU temperature"), "absent");
+}
+
 TEST(HealthChecks, UnreadableOrUnsupportedIsIncompleteNeverPass) {
   const HealthRules rules;
   HealthSection s = healthy_section();
