@@ -725,52 +725,42 @@ void check_health_slowdown(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
-// HBM at or above the temperature where the memory slows down. Judged only where the driver reports
-// both the memory temperature and its limit (GDDR boards and older drivers report neither).
-void check_memory_temperature(const HealthSection& s, std::vector<Check>& out) {
+// A temperature at or above its limit (the hottest reading of the snapshots against the lowest limit), judged only
+// where the driver reports both: HBM against the temperature where the memory slows down (GDDR boards and older
+// drivers report neither), the GPU die against its slowdown threshold (the clocks come down, or are about to,
+// whatever the clock event reasons said when they were read).
+void check_temperature_limit(const HealthSection& s, const char* metric, const char* limit_metric, const char* rule,
+                             const std::string& what, const std::string& limit_name, const std::string& after,
+                             std::vector<Check>& out) {
   std::optional<double> hottest, limit;
   for (const HealthSnapshot* snap : snapshots(s)) {
-    const auto t = snap->value("temperature.memory_c"), m = snap->value("temperature.memory_max_c");
+    const auto t = snap->value(metric), m = snap->value(limit_metric);
     if (!t || !m) continue;
     hottest = std::max(hottest.value_or(*t), *t);
     limit = std::min(limit.value_or(*m), *m);
   }
   if (!hottest) return;
-  Check c = make("health", "HBM temperature");
+  Check c = make("health", rule);
   c.measured = *hottest;
   c.threshold = *limit;
   c.measured_text = format_fixed(*hottest, 0) + " C";
   c.threshold_text = "< " + format_fixed(*limit, 0) + " C";
-  c.source = "health rule slowdown (NVML memory temperature and its slowdown limit)";
+  c.source = "health rule slowdown (NVML " + std::string(metric) + " and its " + limit_name + ", " + limit_metric + ")";
   c.status = *hottest >= *limit ? CheckStatus::kFail : CheckStatus::kPass;
   if (*hottest >= *limit)
-    c.reason = "the memory reached " + format_fixed(*hottest, 0) + " C, at or above its limit of " +
-               format_fixed(*limit, 0) + " C: its bandwidth is throttled (check the cooling)";
+    c.reason = what + " reached " + format_fixed(*hottest, 0) + " C, at or above its " + limit_name + " of " +
+               format_fixed(*limit, 0) + " C" + after;
   out.push_back(c);
 }
 
-// The GPU die at or above its slowdown threshold: the clocks come down (or are about to) whatever the clock
-// event reasons said at the moment they were read. Judged where the driver reports both.
+void check_memory_temperature(const HealthSection& s, std::vector<Check>& out) {
+  check_temperature_limit(s, "temperature.memory_c", "temperature.memory_max_c", "HBM temperature", "the memory",
+                          "limit", ": its bandwidth is throttled (check the cooling)", out);
+}
+
 void check_gpu_temperature(const HealthSection& s, std::vector<Check>& out) {
-  std::optional<double> hottest, limit;
-  for (const HealthSnapshot* snap : snapshots(s)) {
-    const auto t = snap->value("temperature.gpu_c"), m = snap->value("temperature.slowdown_c");
-    if (!t || !m) continue;
-    hottest = std::max(hottest.value_or(*t), *t);
-    limit = std::min(limit.value_or(*m), *m);
-  }
-  if (!hottest) return;
-  Check c = make("health", "GPU temperature");
-  c.measured = *hottest;
-  c.threshold = *limit;
-  c.measured_text = format_fixed(*hottest, 0) + " C";
-  c.threshold_text = "< " + format_fixed(*limit, 0) + " C";
-  c.source = "health rule slowdown (NVML die temperature and its slowdown threshold)";
-  c.status = *hottest >= *limit ? CheckStatus::kFail : CheckStatus::kPass;
-  if (*hottest >= *limit)
-    c.reason = "the GPU reached " + format_fixed(*hottest, 0) + " C, at or above its slowdown threshold of " +
-               format_fixed(*limit, 0) + " C (check the cooling)";
-  out.push_back(c);
+  check_temperature_limit(s, "temperature.gpu_c", "temperature.slowdown_c", "GPU temperature", "the GPU",
+                          "slowdown threshold", " (check the cooling)", out);
 }
 
 void check_readable(const HealthSection& s, std::vector<Check>& out) {
