@@ -75,11 +75,15 @@ const GpuSpec* find_gpu(const std::string& name) {
   return nullptr;
 }
 
-double pcie_link_bandwidth(int gen, int width) {
+double pcie_lane_transfers_per_second(int gen) {
   static const double gts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0, 128.0};  // GT/s per lane
+  return gen < 1 || gen > 7 ? 0.0 : gts[gen] * 1e9;
+}
+
+double pcie_link_bandwidth(int gen, int width) {
   if (gen < 1 || gen > 7 || width < 1) return 0.0;
   const double encoding = gen <= 2 ? 8.0 / 10.0 : gen <= 5 ? 128.0 / 130.0 : 242.0 / 256.0;  // Gen6 and 7: FLIT
-  return gts[gen] * 1e9 * encoding / 8.0 * width;
+  return pcie_lane_transfers_per_second(gen) * encoding / 8.0 * width;
 }
 
 std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ceiling) {

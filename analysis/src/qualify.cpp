@@ -473,7 +473,6 @@ double snapshot_seconds(const HealthSection& s) {
 // DCGM's expected replay rate: a bit error rate of 1e-12 at the link's transfer rate, per lane, times its lanes,
 // per minute (Gen3 x16: 7.7, so 8/min as DCGM's old fixed limit; Gen5 x16: 31/min). Unknown link: 8/min.
 double replay_limit_per_minute(const HealthSection& s, std::string& link) {
-  static const double gts[] = {0, 2.5, 5, 8, 16, 32, 64, 128};  // GT/s per lane, Gen1..Gen7
   std::optional<double> gen, width;
   for (const HealthSnapshot* snap : snapshots(s)) {
     if (!gen) gen = snap->value("pcie.max_gen") ? snap->value("pcie.max_gen") : snap->value("pcie.gen");
@@ -481,7 +480,7 @@ double replay_limit_per_minute(const HealthSection& s, std::string& link) {
   }
   if (!gen || !width || *gen < 1 || *gen > 7 || *width < 1) return kMaxReplaysPerMinute;
   link = "Gen" + format_fixed(*gen, 0) + " x" + format_fixed(*width, 0);
-  return std::ceil(gts[static_cast<int>(*gen)] * 1e9 * 1e-12 * 60.0 * *width);
+  return std::ceil(pcie_lane_transfers_per_second(static_cast<int>(*gen)) * 1e-12 * 60.0 * *width);
 }
 
 void check_replays(const HealthSection& s, std::vector<Check>& out) {

@@ -39,6 +39,8 @@ const GpuSpec* find_gpu(const std::string& name);
 
 // Theoretical PCIe bandwidth per direction after line encoding, B/s (Gen1-2: 8b/10b, Gen3+: 128b/130b).
 double pcie_link_bandwidth(int gen, int width);
+// Transfers per second of one lane of PCIe generation `gen` (2.5e9 for Gen1 ... 128e9 for Gen7); 0 outside 1-7.
+double pcie_lane_transfers_per_second(int gen);
 
 // The datasheet value of a named ceiling for this GPU ("hbm.copy" -> memory bandwidth,
 // "gemm.bf16" -> dense bf16), or nullopt when the datasheet has no comparable figure.
