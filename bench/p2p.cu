@@ -206,13 +206,14 @@ struct Transfer {
   std::uint32_t seed = 0;
   DeviceBuffer<uint4> src, dst;
   std::unique_ptr<Stream> stream;
+  std::unique_ptr<Stream> dst_stream;    // on the destination's device: re-poisons dst between samples
   cudaEvent_t done = nullptr;            // joins the transfer back to the timed stream
   cudaEvent_t begin = nullptr, end = nullptr;  // this transfer's own time within a sample
   Transfer() = default;
   Transfer(const Transfer&) = delete;
   Transfer(Transfer&& o) noexcept
       : src_dev(o.src_dev), dst_dev(o.dst_dev), runner(o.runner), seed(o.seed), src(std::move(o.src)),
-        dst(std::move(o.dst)), stream(std::move(o.stream)), done(o.done), begin(o.begin), end(o.end) {
+        dst(std::move(o.dst)), stream(std::move(o.stream)), dst_stream(std::move(o.dst_stream)), done(o.done), begin(o.begin), end(o.end) {
     o.done = o.begin = o.end = nullptr;  // the events now belong to this one
   }
   Transfer& operator=(Transfer&&) = delete;
@@ -266,6 +267,7 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
     // Done before any copy: the transfer streams are non-blocking, so the legacy stream's memset would
     // not order itself before them, and a poisoned destination is what makes the check mean something.
     CEILINGS_CUDA_CHECK(cudaDeviceSynchronize());
+    t.dst_stream = std::make_unique<Stream>();
     CEILINGS_CUDA_CHECK(cudaSetDevice(t.runner));
     t.stream = std::make_unique<Stream>();
     CEILINGS_CUDA_CHECK(cudaEventCreateWithFlags(&t.done, cudaEventDisableTiming));
@@ -320,6 +322,15 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
   spec.before_sample = [&](cudaStream_t) {
     harvest();
     sample_start = true;
+    // Poison a vector in every 64 KiB of each destination (the previous sample's copies are done: measure()
+    // synchronised the stream they join), so the check after the run shows the last sample's copies reached
+    // every 64 KiB of it. Finished here, outside the timed region, as the destination may be another GPU.
+    for (Transfer& t : ts) {
+      CEILINGS_CUDA_CHECK(cudaSetDevice(t.dst_dev));
+      poison_stride_device(t.dst.get(), bytes, 0xA5, t.dst_stream->get());
+      t.dst_stream->sync();
+    }
+    CEILINGS_CUDA_CHECK(cudaSetDevice(main_dev));
   };
   spec.work = [&](cudaStream_t st) {
     if (ts.size() == 1) {

@@ -2,6 +2,10 @@
 // flight per thread and cache hints that keep streamed data from displacing anything. Feeds hbm.*.
 #include "ceilings/kernels/hbm.cuh"
 
+#include <algorithm>
+#include <mutex>
+#include <set>
+
 #include "ceilings/kernels/block_sum.cuh"
 
 namespace ceilings::kernels {
@@ -366,15 +370,30 @@ bool valid_bulk_copy_shape(const BulkCopyShape& s) {
 }
 
 namespace {
-// Dynamic shared memory above 48 KiB must be allowed per kernel; the attribute is per device context, so it
-// is set before every query and launch (cheap).
+// Dynamic shared memory above 48 KiB must be allowed per kernel, per device context. It is set once per
+// device, to the most any valid shape asks for (a launch with less is unaffected), not before every launch:
+// launches sit between a blocking kernel's start and release, where any call that might wait for the GPU
+// would hold the sample until the blocker gives up.
 // The carveout asks for the most shared memory (the rest is L1), so the blocks per SM are what the shared
 // memory allows, as the occupancy query assumes.
-cudaError_t allow_bulk_shared(int bytes) {
-  const cudaError_t e = cudaFuncSetAttribute(copy_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+cudaError_t allow_bulk_shared() {
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
-  return cudaFuncSetAttribute(copy_bulk_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                              cudaSharedmemCarveoutMaxShared);
+  static std::mutex mutex;
+  static std::set<int> allowed;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (allowed.count(device)) return cudaSuccess;
+  int optin = 0;  // what a block may have on this device (227 KiB on Hopper; less on some other parts)
+  e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (e != cudaSuccess) return e;
+  e = cudaFuncSetAttribute(copy_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           std::min(kMaxBulkSharedBytes, optin));
+  if (e != cudaSuccess) return e;
+  e = cudaFuncSetAttribute(copy_bulk_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                           cudaSharedmemCarveoutMaxShared);
+  if (e == cudaSuccess) allowed.insert(device);
+  return e;
 }
 }  // namespace
 
@@ -382,7 +401,7 @@ int bulk_copy_resident_blocks_per_sm(const BulkCopyShape& s) {
   if (!valid_bulk_copy_shape(BulkCopyShape{1, s.chunk_bytes, s.stages})) return 0;
   const int shared = s.chunk_bytes * s.stages;
   int blocks = 0;
-  if (allow_bulk_shared(shared) != cudaSuccess ||
+  if (allow_bulk_shared() != cudaSuccess ||
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_bulk_kernel, 32, shared) != cudaSuccess) {
     cudaGetLastError();
     return -1;
@@ -395,7 +414,7 @@ void hbm_copy_bulk(uint4* dst, const uint4* src, std::size_t vectors, const Bulk
   // An invalid shape becomes an empty-grid launch, which CUDA refuses: the caller's launch check reports it.
   const bool ok = valid_bulk_copy_shape(shape);
   const int shared = ok ? shape.chunk_bytes * shape.stages : 0;
-  if (ok && allow_bulk_shared(shared) != cudaSuccess) return;  // the error stays for the caller's check
+  if (ok && allow_bulk_shared() != cudaSuccess) return;  // the error stays for the caller's check
   copy_bulk_kernel<<<ok ? shape.blocks : 0, 32, shared, stream>>>(dst, src, vectors * sizeof(uint4),
                                                                    ok ? shape.chunk_bytes : 16, ok ? shape.stages : 2,
                                                                    stalls);

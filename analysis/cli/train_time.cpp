@@ -68,6 +68,7 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc) {
 
 int run(const TrainTimeOptions& o) {
   if (!o.tokens.given()) throw InputError("--tokens is missing");
+  require_count(o.tokens.value, "--tokens");
   if (!o.gpus.given()) throw InputError("--gpus is missing");
   require_count(o.gpus.value, "--gpus");
   const Recompute rc = parse_recompute(o.recompute);

@@ -62,7 +62,8 @@ void* DeviceBuffer<T>::allocate(std::size_t bytes) {
 // Re-poisons a sample of an output buffer: one 16-byte vector in every kPoisonStride bytes, and the last one.
 // Meant for MeasureSpec::before_sample (outside the timed region; microseconds even for GiBs): the unblocked
 // first unit and the warm-up have long since written the right output, so without it the check after a run
-// could not tell whether the last sample's own units wrote anything. `device` is on the stream's device;
+// could not tell whether the last sample's own units wrote anything. It shows they reached every 64 KiB and
+// the end, not every byte (earlier samples wrote the rest as well). `device` is on the stream's device;
 // `host` is host memory no pending copy still writes.
 constexpr std::size_t kPoisonStride = 64 * 1024;
 void poison_stride_device(void* device, std::size_t bytes, int value, cudaStream_t stream);

@@ -32,7 +32,9 @@
 #                  of one GEMM. (On 2026-11-30 it compared the old burst timing with the new, and TN with NN:
 #                  the README has the results.)
 #   --no-tma       leave out the TMA bulk-copy variants (ceilings-bench --ceilings_tma), which the measurement
-#                  otherwise adds: they are opt-in until they have run on a GPU
+#                  otherwise adds: they are opt-in until they have run on a GPU. The PCIe one reads mapped
+#                  pinned host memory with cp.async.bulk, which NVIDIA does not document either way: if it
+#                  faults, the fault is that case's (registered last in the pcie family), not the harness's
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail

@@ -319,7 +319,14 @@ TEST(CliRobust, RooflineSvgOfAnEnormousRoofIsRefusedNotAHang) {
 // "inf B"; `memory --params 1e308` inf weights. All exit 0 before.
 TEST(CliRobust, LengthsAndSizesThatOverflowAreBadInput) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"model", "--hf-config", kLlama, "--seq", "1e308"}, "--seq must be a number of tokens from 1 to 2^40"},
+      {{"model", "--hf-config", kLlama, "--seq", "1e308"}, "--seq must be a whole number of tokens from 1 to 2^40"},
+      {{"model", "--hf-config", kLlama, "--seq", "2048.5"}, "--seq must be a whole number of tokens from 1 to 2^40"},
+      {{"memory", "--mode", "infer", "--hf-config", kLlama, "--context", "4096.5"}, "--context must be a whole number"},
+      {{"train-time", "--hf-config", kLlama, "--seq", "4096.5", "--tokens", "1e12", "--gpus", "8", "--achieved-tflops",
+        "400"},
+       "--seq must be a whole number"},
+      {{"train-time", "--params", "8e9", "--tokens", "1.5", "--gpus", "8", "--achieved-tflops", "400"},
+       "--tokens must be a positive whole number"},
       {{"roofline", "--profile", kProfile, "--hf-config", kLlama, "--context", "1e308"}, "--context must be"},
       {{"memory", "--mode", "infer", "--hf-config", kLlama, "--context", "1e308"}, "--context must be"},
       {{"memory", "--mode", "train", "--hf-config", kLlama, "--seq", "2e12"}, "--seq (for the activation estimate)"},

@@ -172,7 +172,7 @@ TEST(MeasureGpu, ACaseMayStopAfterAFixedNumberOfSamples) {
   Stream s;
   const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
   Options o = sampling(10, 40);
-  o.target_cv = 0.0;  // no set of samples converges: only the budget or the maximum ends the sampling
+  o.target_cv = -1;  // no set of samples converges (0 would, on equal samples): only the budget or the maximum ends it
   o.max_seconds = 30.0;
   MeasureSpec spec;
   spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 1000); };

@@ -50,10 +50,12 @@ inline double require_count(double v, const std::string& what) {
   return v;
 }
 
-// A length the user gave (tokens of sequence or context): a number from 1 to 2^40 (a trillion tokens, far
-// beyond any context; a larger one makes FLOP and byte counts overflow to infinity).
+// A length the user gave (tokens of sequence or context): a whole number from 1 to 2^40 (a trillion tokens,
+// far beyond any context; a larger one makes FLOP and byte counts overflow to infinity). A fraction of a
+// token is refused rather than rounded: 2048.5 is a typo, not a length.
 inline double require_length(double v, const std::string& what) {
-  if (!(v >= 1 && v <= 1099511627776.0)) throw InputError(what + " must be a number of tokens from 1 to 2^40");
+  if (!(v >= 1 && v <= 1099511627776.0) || std::floor(v) != v)
+    throw InputError(what + " must be a whole number of tokens from 1 to 2^40");
   return v;
 }
 
