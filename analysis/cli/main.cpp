@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -138,7 +141,18 @@ int main(int argc, char** argv) {
   for (auto& [sub, run] : runners) {
     if (!sub->parsed()) continue;
     try {
-      return run();
+      const int code = run();
+      // A report that did not reach its reader (`> report.json` on a full disk, a closed pipe) must not leave
+      // a pass behind it: what was written may be empty or cut short.
+      std::cout.flush();
+      errno = 0;
+      if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout.good()) {
+        const std::string why = errno ? std::strerror(errno) : "a write failed";
+        std::fprintf(stderr, "ceilings %s: error: could not write the output to standard output (%s): it may be "
+                     "missing or cut short\n", sub->get_name().c_str(), why.c_str());
+        return kExitIncomplete;
+      }
+      return code;
     } catch (const Error& e) {
       std::fprintf(stderr, "ceilings %s: error: %s\n", sub->get_name().c_str(), e.what());
       return e.exit_code();

@@ -17,6 +17,7 @@ struct MbuOptions {
   cli::PeakOptions peaks;
   cli::OptNumber batch, context, tpot_ms, gpus, peak_bw_gbps, kv_bytes_per_token;
   std::string weight_dtype = "bf16", kv_dtype = "bf16", ceiling;
+  CLI::Option* kv_dtype_opt = nullptr;  // given explicitly: must apply
   bool json = false;
 };
 
@@ -57,6 +58,8 @@ int run(const MbuOptions& o) {
       if (!(o.kv_bytes_per_token.value >= 0) || !std::isfinite(o.kv_bytes_per_token.value))
         throw InputError("--kv-bytes-per-token must be a finite number, not negative");
       if (!o.context.given()) throw InputError("--context is missing (needed with --kv-bytes-per-token)");
+      if (o.kv_dtype_opt->count() > 0)
+        throw InputError("--kv-dtype has no effect with --kv-bytes-per-token, which gives the bytes already (drop one)");
       in.kv_bytes = batch * context * o.kv_bytes_per_token.value;
     } else {
       kv_note = "KV cache not counted: --params gives no attention shape (add --kv-bytes-per-token and --context)";
@@ -114,7 +117,7 @@ int run(const MbuOptions& o) {
                 {"context", context},
                 {"gpus", gpus},
                 {"weight_dtype", o.weight_dtype},
-                {"kv_dtype", o.kv_dtype},
+                {"kv_dtype", o.kv_bytes_per_token.given() ? json(nullptr) : json(o.kv_dtype)},
                 {"primary_peak", r.peaks[0].peak.source},
                 {"peaks", ps}};
     if (!kv_note.empty()) out["note"] = kv_note;
@@ -122,7 +125,9 @@ int run(const MbuOptions& o) {
     return 0;
   }
   std::cout << "bytes read per decode step: " << format_quantity(r.bytes_per_step, "B", 4) << " = weights ("
-            << o.weight_dtype << ") " << format_quantity(in.weight_bytes, "B", 4) << " + KV cache (" << o.kv_dtype
+            << o.weight_dtype << ") " << format_quantity(in.weight_bytes, "B", 4) << " + KV cache ("
+            << (o.kv_bytes_per_token.given() ? format_quantity(o.kv_bytes_per_token.value, "B", 4) + " a token"
+                                              : o.kv_dtype)
             << ", batch " << batch << ", context " << context << ") " << format_quantity(in.kv_bytes, "B", 4) << "\n";
   if (!kv_note.empty()) std::cout << kv_note << "\n";
   std::cout << "per GPU: " << format_quantity(r.bytes_per_step_per_gpu, "B", 4)
@@ -153,7 +158,9 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->kv_bytes_per_token, "--kv-bytes-per-token", "KV bytes per token (with --params)");
   app.add_option("--weight-dtype", o->weight_dtype, std::string("Weight storage: ") + kStorageTypes)
       ->capture_default_str();
-  app.add_option("--kv-dtype", o->kv_dtype, std::string("KV-cache storage: ") + kStorageTypes)->capture_default_str();
+  o->kv_dtype_opt = app.add_option("--kv-dtype", o->kv_dtype,
+                                   std::string("KV-cache storage (not with --kv-bytes-per-token): ") + kStorageTypes)
+                       ->capture_default_str();
   app.add_option("--ceiling", o->ceiling, "Profile ceiling to use (default hbm.read, else hbm.copy)");
   app.add_flag("--json", o->json, "Print JSON");
   return [o] { return run(*o); };

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -701,6 +702,8 @@ int run_all_gpus(const MeasureOptions& o) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir)) throw InputError("cannot create --out-dir " + dir + (ec ? ": " + ec.message() : ""));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)  // now, not when the first profile is written
+    throw InputError("cannot write in --out-dir " + dir + ": " + std::strerror(errno));
   ceilings::install_interrupt_handlers();
   NodeRun node(o, (fs::path(dir) / (hostname() + ".node-summary.json")).string(), std::move(devices));
   node.set_state(0, GpuState::kPending);  // the summary exists before the first GPU starts
@@ -792,7 +795,9 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
   app.add_option("--bench-arg", o->bench_args, "Extra argument for ceilings-bench (repeatable)");
   auto* all = app.add_flag("--all-gpus", o->all_gpus,
                            "Every GPU, one ceilings-bench process each; profiles and a node summary in --out-dir");
-  app.add_option("--out-dir", o->out_dir, "Directory for the profiles and node summary (default: .)");
+  auto* out_dir = app.add_option("--out-dir", o->out_dir,
+                                 "Directory for the profile (its default name) or, with --all-gpus, the profiles and "
+                                 "node summary (default: .)");
   auto* concurrent = app.add_flag("--concurrent", o->concurrent,
                                   "With --all-gpus: all GPUs at once (as in training: shared power and cooling)");
   auto* margin = app.add_option("--margin", o->margin_pct,
@@ -802,10 +807,11 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
   auto* one_process = app.add_flag("--one-process", o->one_process,
                "Run every benchmark family in one ceilings-bench process (default: a process per family, so a "
                "crash or a sticky CUDA error costs only its family)");
-  app.add_option("--kill-grace", o->kill_grace_s, "Seconds between SIGTERM and SIGKILL when a timeout hits")
+  app.add_option("--kill-grace", o->kill_grace_s, "Seconds between SIGTERM and SIGKILL when a timeout hits (0 to 3600)")
       ->capture_default_str()
-      ->check(ceilings::cli::non_negative_number());
+      ->check(ceilings::cli::number_in(0, 3600));
   all->excludes(device)->excludes(out);
+  out->excludes(out_dir);  // --out names the file, directory included
   concurrent->needs(all);
   family_timeout->excludes(one_process);  // one process is one "family": nothing would ever be cut by it
   margin->needs(all);

@@ -2,6 +2,7 @@
 // (gemm.<dtype>) and datasheet peaks side by side.
 #include <iostream>
 
+#include "ceilings/gemm_plan.hpp"
 #include "ceilings/table.hpp"
 #include "ceilings/units.hpp"
 #include "ceilings/utilization.hpp"
@@ -17,6 +18,7 @@ struct MfuOptions {
   cli::PeakOptions peaks;
   cli::OptNumber seq, global_batch, iter_time, tokens_per_sec, gpus, peak_tflops;
   std::string dtype = "bf16", recompute = "none", attention = "noncausal";
+  CLI::Option* dtype_opt = nullptr;  // given explicitly: must apply
   bool json = false;
 };
 
@@ -56,6 +58,10 @@ int run(const MfuOptions& o) {
   } else {
     throw InputError("no throughput given: use --global-batch B --iter-time SECONDS, or --tokens-per-sec X");
   }
+  gemm::parse_dtype(o.dtype);  // a misspelt name is an error wherever it would apply
+  if (o.dtype_opt->count() > 0 && o.peaks.profile.empty() && o.peaks.gpu.empty())
+    throw InputError("--dtype picks a profile's or a datasheet's peak (gemm.<dtype>): with --peak-tflops alone it would "
+                     "change nothing (drop it, or add --profile/--gpu)");
   const auto profile = o.peaks.read();
   std::optional<double> given;
   if (o.peak_tflops.given()) given = o.peak_tflops.value * 1e12;
@@ -110,7 +116,8 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->tokens_per_sec, "--tokens-per-sec", "Trained tokens per second (all GPUs)");
   cli::add_number(app, o->gpus, "--gpus", "GPUs the job runs on");
   cli::add_number(app, o->peak_tflops, "--peak-tflops", "A given peak, TFLOP/s per GPU");
-  app.add_option("--dtype", o->dtype, "Data type of the peak (gemm.<dtype> in the profile)")->capture_default_str();
+  o->dtype_opt = app.add_option("--dtype", o->dtype, "Data type of the peak (gemm.<dtype> in the profile or datasheet)")
+                     ->capture_default_str();
   app.add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
       ->capture_default_str();
   app.add_option("--attention", o->attention, "FLOP convention: noncausal | causal")->capture_default_str();

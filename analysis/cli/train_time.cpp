@@ -96,6 +96,9 @@ int run(const TrainTimeOptions& o) {
             (f.per_param && rc == Recompute::kSelective ? "; the recomputed attention core is not in this estimate" : "");
   } else {
     if (!(o.mfu.value > 0 && o.mfu.value <= 1)) throw InputError("--mfu must be a fraction in (0, 1], e.g. 0.45");
+    if (o.dtype_opt->count() > 0 && o.peaks.profile.empty() && o.peaks.gpu.empty())
+      throw InputError("--dtype picks a profile's or a datasheet's peak (gemm.<dtype>): with --peak-tflops alone it "
+                       "would change nothing (drop it, or add --profile/--gpu)");
     const auto profile = o.peaks.read();
     std::optional<double> given;
     if (o.peak_tflops.given()) given = o.peak_tflops.value * 1e12;

@@ -127,6 +127,9 @@ class UniqueKeysDom final : public nlohmann::json_sax<json> {
 
 json parse_json_text(const std::string& text, const std::string& what, DuplicateKeys duplicates) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError(what + " is empty");
+  // The parser reads a NUL byte as the end of the text: whatever followed it would go unread.
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos)
+    throw InputError(what + " is not valid JSON (truncated or corrupt?): a NUL byte at offset " + std::to_string(nul));
   json doc;
   UniqueKeysDom dom(doc, what, duplicates);
   if (!json::sax_parse(text, &dom)) {

@@ -300,6 +300,10 @@ void check_output_path(const std::string& path, const std::string& option, const
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec))
     throw InputError("the directory of " + named + " does not exist");
+  // Checked now, not found by the write after a whole measurement or report: the file is written as a
+  // temporary file beside it and renamed, so the directory must take new files.
+  if (::access(parent.empty() ? "." : parent.c_str(), W_OK | X_OK) != 0)
+    throw InputError("cannot write in the directory of " + named + ": " + std::strerror(errno));
   if (!fs::exists(st)) return;  // a new file cannot be one of the inputs
   for (const std::string& input : inputs) {
     if (input.empty()) continue;

@@ -104,7 +104,7 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
 
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  auto terminate_at = clock::time_point::max();
+  auto term_at = clock::time_point();  // when SIGTERM went
   bool term_sent = false, kill_sent = false;
   LineBuffer out_lines, err_lines;
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
@@ -119,9 +119,10 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
       result.interrupted = g_interrupted != 0;
       kill(-pid, SIGTERM);
       term_sent = true;
-      terminate_at = now + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(spec.kill_grace_s));
+      term_at = now;
     }
-    if (term_sent && !kill_sent && now >= terminate_at) {
+    // Compared in double seconds: a grace too long for the clock's integer ticks must not wrap around.
+    if (term_sent && !kill_sent && now - term_at >= std::chrono::duration<double>(spec.kill_grace_s)) {
       kill(-pid, SIGKILL);
       kill_sent = true;
     }

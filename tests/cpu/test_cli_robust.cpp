@@ -258,7 +258,11 @@ TEST(CliRobust, RangeErrorsAreReadable) {
   EXPECT_TRUE(has(r.err, "--baseline-group: must be a positive number")) << r.err;
   r = run_cli({"measure", "--kill-grace", "-1"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(has(r.err, "--kill-grace: must be a number of at least 0, not '-1'")) << r.err;
+  EXPECT_TRUE(has(r.err, "--kill-grace: must be a number from 0 to 3600, not '-1'")) << r.err;
+  // 1e300 s overflowed the clock's ticks: the child was killed at once, or (9e9) waited on for ever
+  r = run_cli({"measure", "--kill-grace", "1e300"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "--kill-grace: must be a number from 0 to 3600, not '1e300'")) << r.err;
   for (const auto& cmd : {"fleet", "measure", "health"}) {
     r = run_cli({cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0);
@@ -621,4 +625,99 @@ TEST(CliRobust, HealthJsonAndFormatAreAlternatives) {
   const auto r = run_cli({"health", "--json", "--format", "csv"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_TRUE(has(r.err, "--json excludes --format")) << r.err;
+}
+
+// `qualify P --format json > report.json` on a full disk exited 0 (a pass) with an empty report.
+TEST(CliRobust, OutputThatCannotBeWrittenIsNotAPass) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"qualify", kProfile, "--format", "json"}, {"show", kProfile}, {"specs", "H200"}}) {
+    std::string command = "exec '" + std::string(CEILINGS_CLI) + "'";
+    for (const std::string& a : args) command += " '" + a + "'";
+    const auto r = ceilings::test::run_program({"/bin/sh", "-c", command + " > /dev/full"});
+    EXPECT_EQ(r.exit_code, 3) << args[0] << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, "could not write the output to standard output")) << r.err;
+  }
+}
+
+// `--tp 010` was 8 (CLI11 reads a leading 0 as octal), `--tp 0x2` 2, `--gpus 0x1p3` 8, while `--gpus 010` was
+// 10. Numbers are decimal everywhere; a whole number's leading zeros are read as decimal.
+TEST(CliRobust, NumbersAreDecimalOnly) {
+  const std::vector<std::string> memory = {"memory", "--hf-config", kLlama, "--mode", "infer", "--context", "4096",
+                                           "--json", "--tp"};
+  for (const std::string tp : {"0x2", "0b10", "0o10", " 8", "8 ", "1_0", "1'0", "8.0", "1e1"}) {
+    auto a = memory;
+    a.push_back(tp);
+    const auto r = run_cli(a);
+    EXPECT_EQ(r.exit_code, 2) << "--tp '" << tp << "'\n" << r.out;
+    EXPECT_TRUE(has(r.err, "--tp: must be a whole number in decimal digits, not '" + tp + "'")) << r.err;
+  }
+  auto a = memory;
+  a.push_back("010");
+  auto r = run_cli(a);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(has(r.err, "--tp 10 does not divide")) << r.err;  // ten, not octal eight
+  a.back() = "008";
+  r = run_cli(a);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).at("inputs").at("tp"), 8);
+  const std::vector<std::string> mfu = {"mfu", "--hf-config", kLlama, "--seq", "4096", "--tokens-per-sec", "1000",
+                                        "--peak-tflops", "900", "--gpus"};
+  for (const std::string gpus : {"0x10", "0x1p3", " 8", "1,0", "1e", "1e+", "."}) {
+    auto m = mfu;
+    m.push_back(gpus);
+    r = run_cli(m);
+    EXPECT_EQ(r.exit_code, 2) << "--gpus '" << gpus << "'\n" << r.out;
+    EXPECT_TRUE(has(r.err, "--gpus: must be a")) << r.err;
+  }
+  for (const std::string gpus : {"8", "8.", "8.0", ".8e1", "+8", "0.8E+1"}) {
+    auto m = mfu;
+    m.push_back(gpus);
+    r = run_cli(m);
+    EXPECT_EQ(r.exit_code, 0) << "--gpus '" << gpus << "'\n" << r.err;
+  }
+}
+
+// An output directory the user cannot write in: `measure` ran every family and then failed with "ceilings-bench
+// failed (exit code 1)"; `fleet --write-baseline` printed its report and only then exited 2. Now each is
+// refused before anything runs. Run as an unprivileged user (root may write anywhere).
+TEST(CliRobust, AnOutputDirectoryThatCannotBeWrittenIsRefusedFirst) {
+  std::vector<std::string> as_user;
+  if (::geteuid() == 0) {
+    if (::access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "root, and no setpriv to run as another user";
+    as_user = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  }
+  const std::string dir = test::scratch_dir("robust_read_only_dir");
+  const std::string ro = dir + "/ro";
+  std::filesystem::create_directory(ro);
+  ::chmod(dir.c_str(), 0755);
+  ::chmod(ro.c_str(), 0555);
+  const auto run_as = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), CEILINGS_CLI);
+    args.insert(args.begin(), as_user.begin(), as_user.end());
+    return ceilings::test::run_program(args, {{"CUDA_VISIBLE_DEVICES", ""}}, 60);
+  };
+  const std::string profiles = std::string(CEILINGS_FIXTURES) + "/profiles";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", ro + "/n.profile.json"},
+       "cannot write in the directory of --out"},
+      {{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", ro}, "cannot write in the directory of --out"},
+      {{"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", ro}, "cannot write in --out-dir"},
+      {{"fleet", profiles, "--write-baseline", ro + "/b.profile.json"},
+       "cannot write in the directory of --write-baseline"},
+      {{"roofline", "--profile", kProfile, "--svg", ro + "/r.svg"}, "cannot write in the directory of --svg"}};
+  for (const auto& [args, message] : cases) {
+    const auto r = run_as(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args.back() << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, message) && has(r.err, "Permission denied")) << r.err;
+    EXPECT_EQ(r.out, "") << args[0];  // nothing measured or reported first
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(ro));
+}
+
+// `--out F --out-dir D` wrote F and ignored D.
+TEST(CliRobust, MeasureOutAndOutDirAreAlternatives) {
+  const auto r = run_cli({"measure", "--out", "x.profile.json", "--out-dir", "/tmp"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--out excludes --out-dir") || has(r.err, "--out-dir excludes --out")) << r.err;
 }

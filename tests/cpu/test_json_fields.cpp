@@ -81,6 +81,20 @@ TEST(JsonText, MalformedTextAndHugeNumbersAreBadInput) {
   EXPECT_NE(rejection("").find("is empty"), std::string::npos);
   // json::parse throws out_of_range here, not parse_error: it escaped as an unexpected error (exit 3).
   EXPECT_NE(rejection(R"({"value": 1e400})").find("number overflow"), std::string::npos);
+  // The parser ends at a NUL byte: a document with garbage after one passed whole (profiles, rules, configs).
+  const std::string nul = std::string(R"({"a": 1})") + '\0' + "{garbage";
+  EXPECT_NE(rejection(nul).find("a NUL byte at offset 8"), std::string::npos) << rejection(nul);
+}
+
+// `show` of a profile with a NUL and garbage after its last brace printed it and exited 0.
+TEST(JsonText, CliRejectsAFileWithANulByte) {
+  const std::string dir = test::scratch_dir("json_nul");
+  std::string text = read_text_file(kFixtures + "/profiles/h200-qualify.profile.json");
+  text += std::string(1, '\0') + "{garbage";
+  std::ofstream(dir + "/nul.profile.json", std::ios::binary) << text;
+  const auto r = test::run_cli({"show", dir + "/nul.profile.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("a NUL byte at offset"), std::string::npos) << r.err;
 }
 
 // Each kind of file the CLI reads: a profile, a rules file (a ceiling's rule given twice), an HF config.

@@ -235,6 +235,13 @@ TEST(MfuCli, BadInputExits2) {
   const auto fp9 = with({"--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "989", "--dtype", "fp9"});
   EXPECT_EQ(fp9.exit_code, 2);  // not silently a label
   EXPECT_NE(fp9.err.find("fp9"), std::string::npos) << fp9.err;
+  // --dtype fp64 against --peak-tflops alone changed nothing and exited 0 (train-time refused it already)
+  const auto fp64 = with({"--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "989", "--dtype", "fp64"});
+  EXPECT_EQ(fp64.exit_code, 2);
+  EXPECT_NE(fp64.err.find("with --peak-tflops alone it would change nothing"), std::string::npos) << fp64.err;
+  EXPECT_EQ(with({"--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "989", "--dtype", "fp64", "--gpu", "H200"})
+                .exit_code,
+            0);
 }
 
 TEST(MbuCli, HfConfigAgainstProfileAndDatasheet) {
@@ -260,6 +267,25 @@ TEST(MbuCli, ParamsAndTensorParallel) {
   EXPECT_DOUBLE_EQ(j["bytes_per_step"].get<double>(), 70e9);
   EXPECT_NEAR(j["mbu"].get<double>(), 70e9 / 0.01 / 4 / 3.35e12, 1e-12);
   EXPECT_TRUE(j.contains("note"));  // says the KV cache was not counted
+}
+
+// With --kv-bytes-per-token the bytes are given: --kv-dtype changed nothing but the label ("KV cache (fp8 ...)").
+TEST(MbuCli, KvBytesPerTokenTakesNoKvDtype) {
+  const std::vector<std::string> base = {"mbu", "--params", "8e9", "--kv-bytes-per-token", "131072", "--context", "4096",
+                                         "--batch", "8", "--tpot-ms", "12", "--peak-bw-gbps", "4800"};
+  auto a = base;
+  a.insert(a.end(), {"--kv-dtype", "fp8"});
+  auto r = test::run_cli(a);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--kv-dtype has no effect with --kv-bytes-per-token"), std::string::npos) << r.err;
+  r = test::run_cli(base);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("KV cache (131.1 kB a token, batch 8, context 4096) 4.295 GB"), std::string::npos) << r.out;
+  a = base;
+  a.push_back("--json");
+  r = test::run_cli(a);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(json::parse(r.out).at("kv_dtype").is_null());
 }
 
 // Tensor parallelism splits the KV cache by heads: DeepSeek-V3's MLA latent cache is read whole by every

@@ -2,6 +2,7 @@
 // and in range (with messages in words), no empty values.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <sstream>
@@ -54,13 +55,60 @@ inline CLI::Validator non_empty() {
                         "");
 }
 
+// Numbers written in plain decimal only. CLI11 reads an integer "010" as octal 8 and "0x10" as 16, and a
+// floating-point "0x1p3" as 8, while a floating-point "010" is 10: one spelling, two values. A whole number
+// may have leading zeros (read as decimal: they are removed before CLI11 converts it); no spaces, no digit
+// separators, no base prefixes.
+inline CLI::Validator decimal_number(bool whole) {
+  return CLI::Validator(
+      [whole](std::string& input) -> std::string {
+        if (input.empty()) return "must not be empty";
+        std::size_t i = (input[0] == '+' || input[0] == '-') ? 1 : 0;
+        if (!whole) {  // nan and inf: refused as what they are
+          std::string word = input.substr(i);
+          for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          if (word == "nan" || word == "inf" || word == "infinity") return "must be a finite number, not '" + input + "'";
+        }
+        const std::size_t sign = i;
+        std::size_t digits = 0, point = 0, exponent = 0;
+        for (; i < input.size(); ++i) {
+          const char c = input[i];
+          if (c >= '0' && c <= '9') {
+            ++digits;
+          } else if (!whole && c == '.' && !point && !exponent) {
+            ++point;
+          } else if (!whole && (c == 'e' || c == 'E') && digits && !exponent) {
+            ++exponent;
+            if (i + 1 < input.size() && (input[i + 1] == '+' || input[i + 1] == '-')) ++i;
+            if (i + 1 >= input.size()) return "must be a decimal number, not '" + input + "'";
+            digits = 0;  // the exponent needs digits of its own
+          } else {
+            return std::string("must be ") + (whole ? "a whole number" : "a number") + " in decimal digits, not '" +
+                   input + "'";
+          }
+        }
+        if (!digits) return std::string("must be ") + (whole ? "a whole number" : "a number") + ", not '" + input + "'";
+        if (whole) {  // "010" is ten, as it is for every other number here
+          const std::size_t first = input.find_first_not_of('0', sign);
+          input.erase(sign, (first == std::string::npos ? input.size() - 1 : first) - sign);
+        }
+        return std::string();
+      },
+      "");
+}
+
 // Run by main on every subcommand once its options are added: every option that takes a value rejects
-// the empty string, and every option CLI11 reads as a floating-point number (type FLOAT) rejects nan and inf.
+// the empty string, every option CLI11 reads as a floating-point number (type FLOAT) rejects nan and inf,
+// and every number (FLOAT, INT, UINT) must be written in decimal.
 inline void harden_options(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_type_size_max() <= 0) continue;  // a flag
     opt->check(non_empty());
-    if (opt->get_type_name().rfind("FLOAT", 0) == 0) opt->check(finite_number());
+    const std::string type = opt->get_type_name();
+    const bool is_float = type.rfind("FLOAT", 0) == 0;
+    if (is_float) opt->check(finite_number());
+    // A transform (it may drop leading zeros), which CLI11 runs before the option's other checks.
+    if (is_float || type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) opt->transform(decimal_number(!is_float));
   }
 }
 
