@@ -76,12 +76,21 @@ std::string executable_directory() {
 
 }  // namespace ceilings::cli
 
+constexpr std::size_t kMaxArgumentBytes = 4096;
+
 int main(int argc, char** argv) {
   using namespace ceilings;
   // Arguments end up in JSON (profiles, --json output), which must be UTF-8, and in messages on a terminal: a
   // control character or a broken UTF-8 sequence (a Latin-1 file name) is refused before anything runs, not
   // found by the JSON writer after a measurement.
   for (int i = 1; i < argc; ++i) {
+    // Every value here is a name, a number, a path or a regex: none is longer than a path may be (4096). A
+    // longer one is a mistake (a file pasted in), and its error message would echo all of it.
+    if (const std::size_t n = std::strlen(argv[i]); n > kMaxArgumentBytes) {
+      std::fprintf(stderr, "ceilings: argument %d is %zu bytes long ('%s'): arguments are at most %zu bytes\n", i, n,
+                   excerpt(argv[i]).c_str(), kMaxArgumentBytes);
+      return kExitBadInput;
+    }
     std::string problem = plain_text_problem(argv[i]);
     if (problem.empty()) continue;
     problem = problem.substr(0, std::min(problem.find(", which"), problem.find(';')));

@@ -54,7 +54,13 @@ int run(const RooflineOptions& o) {
   const Roofline r =
       roofline_from_profile(profile, o.dtype, o.memory.empty() ? std::nullopt : std::optional<std::string>(o.memory));
   std::vector<Point> points;
-  for (const auto& t : o.points) points.push_back(parse_point(t));
+  for (const auto& t : o.points) {
+    points.push_back(parse_point(t));
+    for (std::size_t i = 0; i + 1 < points.size(); ++i)
+      if (points[i].name == points.back().name)
+        throw InputError("--point: the name '" + excerpt(points.back().name) + "' is given twice (the table and the "
+                         "SVG label points by name)");
+  }
   std::optional<LlmView> llm;
   if (!o.hf_config.empty()) {
     if (!o.context.given()) throw InputError("--context is missing (needed with --hf-config)");

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 
+#include "ceilings/health.hpp"
 #include "ceilings/units.hpp"
 
 namespace ceilings {
@@ -146,6 +147,16 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   dev.uuid = d.name_string("uuid");
   dev.pci_bus_id = d.name_string("pci_bus_id");
   dev.compute_capability = d.name_string("compute_capability");
+  // What identifies the GPU (fleet and qualify compare and name GPUs by them) must be there.
+  if (dev.name.empty()) d.fail("name", "is empty: the GPU's name, as CUDA reports it");
+  if (dev.uuid.empty()) d.fail("uuid", "is empty: the GPU's UUID, as CUDA reports it");
+  const std::string& cc = dev.compute_capability;
+  const std::size_t dot = cc.find('.');
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 3 && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (dot == std::string::npos || !digits(cc.substr(0, dot)) || !digits(cc.substr(dot + 1)))
+    d.fail("compute_capability", "'" + excerpt(cc) + "' is not of the form MAJOR.MINOR (9.0)");
   dev.sm_count = static_cast<int>(bounded("sm_count", 1, 65535, "any GPU's SMs"));
   dev.memory_bytes = static_cast<std::uint64_t>(bounded("memory_bytes", 1, std::int64_t{1} << 50, "1 PiB"));
   dev.l2_bytes = static_cast<std::uint64_t>(bounded("l2_bytes", 0, std::int64_t{1} << 40, "1 TiB"));
@@ -189,6 +200,16 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   }
   p.skipped = read_skipped(doc, "skipped");
   p.errors = read_skipped(doc, "errors");
+  // The health section is read by qualify and fleet; checked here too, so every command refuses the same file.
+  // It is the snapshots, or the reason they could not be taken (a string), or null.
+  if (document.contains("health")) {
+    const json& h = document.at("health");
+    if (h.is_object())
+      health_from_json(h, "health");
+    else if (!h.is_string() && !h.is_null())
+      doc.fail("health", "must be the health snapshots (an object) or why they could not be taken (a string), found " +
+                             json_type_name(h));
+  }
   check_profile_values(p);
   (void)origin;
   return p;

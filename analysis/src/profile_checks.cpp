@@ -156,6 +156,18 @@ void check_pcie(const PcieInfo& pcie) {
 
 }  // namespace
 
+std::string implausible_limit(double v, const std::string& unit) {
+  for (const Plausible& r : kPlausible) {
+    if (unit != r.unit) continue;
+    const std::string shown = number_text(v) + " " + unit;
+    if (!(v > 0)) return "must be above zero, found " + shown;
+    if (v < r.least) return shown + " is below " + r.least_text + ", faster than any GPU operation";
+    if (v > r.most) return shown + " is above " + r.most_text + ", beyond any GPU";
+    return "";
+  }
+  return "";
+}
+
 void check_ceiling(const Ceiling& c, const std::string& at) {
   // The spread and the count shown beside the value (a cv of 1e300 printed a 63-digit percentage).
   if (c.cv > 10) fail(at + ".cv", number_text(c.cv) + " is a spread of over 1000%: not a measurement's");

@@ -151,6 +151,9 @@ void parse_ceiling_rule(const std::string& name, const json& v, const std::strin
     reject(path, "unknown ceiling family '" + family_of(name) + "' (known: hbm, l2, smem, gemm, fma, pcie, nvlink, latency)");
   if (!v.is_object()) reject(path, "expected an object, found " + json_type_name(v));
   check_keys(v, path, {"min", "max", "min_fraction_of_datasheet", "baseline_tolerance"});
+  if (v.empty())
+    reject(path, "sets nothing: give \"min\" or \"max\", \"min_fraction_of_datasheet\" or \"baseline_tolerance\" "
+                 "(list the ceiling under \"required\" to only require it)");
   const bool rate = is_rate_unit(unit);
   for (const auto& [key, value] : v.items()) {
     const std::string p = path + "." + key;
@@ -161,6 +164,10 @@ void parse_ceiling_rule(const std::string& name, const json& v, const std::strin
       if (q.unit != unit)
         reject(p, "unit " + q.unit + " does not match " + name + ", which is measured in " + unit);
       if (!(q.value > 0)) reject(p, "must be above zero");
+      // A limit outside what a profile may hold decides nothing: a min of 1e20 B/s fails every GPU, a max of
+      // 1e30 s passes every one.
+      if (const std::string why = implausible_limit(q.value, unit); !why.empty())
+        reject(p, why + ": a limit no measurement can be compared with");
       (key == "min" ? rule.min : rule.max) = q.value;
     } else if (key == "min_fraction_of_datasheet") {
       if (value.is_boolean() && !value.get<bool>()) {

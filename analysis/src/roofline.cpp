@@ -79,6 +79,9 @@ Point parse_point(const std::string& text) {
     throw InputError("--point '" + text + "': expected NAME:FLOPS:BYTES, e.g. attention:1.2e12:3.4e9");
   Point p;
   p.name = text.substr(0, b);
+  // "a:1e12:1e9,b:2e12:1e9" read as one point named "a:1e12:1e9,b": points are one per --point.
+  if (p.name.find(',') != std::string::npos)
+    throw InputError("--point '" + excerpt(text) + "': a name holds no comma; give each point its own --point");
   auto number = [&](const std::string& s, const char* what) {
     std::size_t used = 0;
     double v = 0;
@@ -87,6 +90,8 @@ Point parse_point(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
+    // Decimal only, as every number on the command line (std::stod also reads hex: 0x10, 0x1p3)
+    if (s.find_first_not_of("0123456789.eE+-") != std::string::npos) used = 0;
     if (used != s.size() || s.empty() || !std::isfinite(v) || v <= 0)
       throw InputError("--point '" + text + "': " + what + " must be a positive number, found '" + s + "'");
     return v;

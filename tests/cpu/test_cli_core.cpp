@@ -273,7 +273,8 @@ TEST(CliBench, RejectsUnknownFlagsWithExitCode2) {
 #else
   auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_device=abc"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--ceilings_device: must be a number of at least 0, not 'abc'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--ceilings_device: must be a whole number in decimal digits, not 'abc'"), std::string::npos)
+      << r.err;
   // nan passed CLI11's own Range (every comparison with NaN is false) and reached the GPU run; inf was named
   // against a bound printed with six decimals.
   for (const char* flag : {"--ceilings_gemm_sustained_s=nan", "--ceilings_target_cv=nan", "--ceilings_max_seconds=inf"}) {
@@ -284,7 +285,11 @@ TEST(CliBench, RejectsUnknownFlagsWithExitCode2) {
   }
   r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_hbm_bytes=1e300"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("must be a number from 1048576 to 1099511627776, not '1e300'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--ceilings_hbm_bytes: must be a whole number in decimal digits, not '1e300'"), std::string::npos)
+      << r.err;
+  r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_hbm_bytes=2000000000000"});  // above the range
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("must be a number from 1048576 to 1099511627776, not '2000000000000'"), std::string::npos) << r.err;
   r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_min_samples=10", "--ceilings_max_samples=5"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--ceilings_max_samples (5) is below --ceilings_min_samples (10)"), std::string::npos) << r.err;

@@ -721,3 +721,12 @@ TEST(CliRobust, MeasureOutAndOutDirAreAlternatives) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(has(r.err, "--out excludes --out-dir") || has(r.err, "--out-dir excludes --out")) << r.err;
 }
+
+// `specs <100000 characters>` echoed all of them in its error message (so did compare, show --ceiling, ...).
+TEST(CliRobust, AnArgumentLongerThanAPathIsRefused) {
+  const auto r = run_cli({"specs", std::string(100000, 'a')});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "argument 2 is 100000 bytes long")) << r.err.substr(0, 300);
+  EXPECT_LT(r.err.size(), 400u);
+  EXPECT_EQ(run_cli({"show", std::string(4096, 'a')}).exit_code, 2);  // a long name that is no file: still exit 2
+}

@@ -121,6 +121,29 @@ TEST(Profile, RejectsWrongTypes) {
   d = fixture();
   d["skipped"][0].erase("reason");
   expect_rejected(d, "skipped[0].reason");
+  // show and compare read "health": 5 without a word; qualify refused it
+  d = fixture();
+  d["health"] = 5;
+  expect_rejected(d, "health");
+}
+
+// The GPU's identity: show printed an empty name and "sm_nine".
+TEST(Profile, RejectsAnEmptyOrMalformedIdentity) {
+  for (const char* key : {"name", "uuid"}) {
+    json d = fixture();
+    d["device"][key] = "";
+    expect_rejected(d, std::string("device.") + key);
+  }
+  for (const char* cc : {"nine", "9", "9.", ".0", "9.0.1", "9,0", "1234.0", ""}) {
+    json d = fixture();
+    d["device"]["compute_capability"] = cc;
+    expect_rejected(d, "device.compute_capability");
+  }
+  for (const char* cc : {"9.0", "10.0", "12.1", "8.6"}) {
+    json d = fixture();
+    d["device"]["compute_capability"] = cc;
+    EXPECT_NO_THROW(profile_from_json(d)) << cc;
+  }
 }
 
 // Names and reasons a terminal prints (device, host, skipped and error entries) hold no control characters: a CLI probe had an escape sequence in a

@@ -140,6 +140,11 @@ TEST(Roofline, ParsePoint) {
   // Each number finite, but FLOPS / BYTES not: an intensity no axis can hold.
   EXPECT_THROW(parse_point("x:1e300:1e-300"), InputError);
   EXPECT_THROW(parse_point("x:1e-300:1e300"), InputError);
+  // Two points in one argument were one point named "a:1e12:1e9,b"; hex numbers were read (std::stod)
+  EXPECT_THROW(parse_point("a:1e12:1e9,b:1:1"), InputError);
+  EXPECT_THROW(parse_point("x:0x10:5"), InputError);
+  EXPECT_THROW(parse_point("x:1e9:0x1p3"), InputError);
+  EXPECT_NO_THROW(parse_point("x:+1.5E+9:.5e1"));
 }
 
 // Decode of a dense model at context S: AI(B) = B*f / (W + B*S*k). Llama-3.1-8B, S = 128:
@@ -299,6 +304,10 @@ TEST(RooflineCli, TableAndErrors) {
   EXPECT_EQ(compute_as_memory.exit_code, 2);
   EXPECT_NE(compute_as_memory.err.find("is not a memory bandwidth ceiling"), std::string::npos) << compute_as_memory.err;
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--point", "bad"}).exit_code, 2);
+  const auto twice =
+      test::run_cli({"roofline", "--profile", kProfile, "--point", "a:1e9:1e9", "--point", "a:2e9:1e9"});
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("the name 'a' is given twice"), std::string::npos) << twice.err;
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("gpt2")}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--context", "10"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline"}).exit_code, 2);

@@ -129,6 +129,17 @@ TEST(Rules, OutOfRangeValuesAreRejected) {
   EXPECT_NE(rejection(with_ceiling("pcie.h2d_pageable", R"({"min_fraction_of_datasheet": "50%"})"))
                 .find("no figure"),
             std::string::npos);
+  // Limits beyond what a profile may hold decide nothing: "min": "1e20 B/s" failed every GPU, "max": "1e30 s"
+  // passed every one.
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", R"({"min": "1e20 B/s"})"))
+                .find("'ceilings.hbm.copy.min': 1e+20 B/s is above 1 PB/s, beyond any GPU: a limit no measurement"),
+            std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("latency.launch", R"({"max": "1e30 s"})")).find("above 1000 s"), std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("latency.hbm", R"({"max": "0.1 ns"})")).find("below 1 ns"), std::string::npos);
+  EXPECT_NE(rejection(with_ceiling("gemm.bf16", R"({"min": "2000 PFLOP/s"})")).find("above 1 EFLOP/s"), std::string::npos);
+  EXPECT_EQ(rejection(with_ceiling("gemm.bf16", R"({"min": "1000 PFLOP/s"})")), "");
+  // A rule that sets nothing
+  EXPECT_NE(rejection(with_ceiling("hbm.copy", "{}")).find("'ceilings.hbm.copy': sets nothing"), std::string::npos);
 }
 
 TEST(Rules, UnknownKeysAreRejectedWithTheirPath) {

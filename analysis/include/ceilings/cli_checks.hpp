@@ -55,20 +55,22 @@ inline CLI::Validator non_empty() {
                         "");
 }
 
-// Numbers written in plain decimal only. CLI11 reads an integer "010" as octal 8 and "0x10" as 16, and a
+// Numbers written in plain decimal only (`whole`: an integer option; `is_signed`: it may be negative). CLI11 reads an integer "010" as octal 8 and "0x10" as 16, and a
 // floating-point "0x1p3" as 8, while a floating-point "010" is 10: one spelling, two values. A whole number
 // may have leading zeros (read as decimal: they are removed before CLI11 converts it); no spaces, no digit
 // separators, no base prefixes.
-inline CLI::Validator decimal_number(bool whole) {
+inline CLI::Validator decimal_number(bool whole, bool is_signed = true) {
   return CLI::Validator(
-      [whole](std::string& input) -> std::string {
+      [whole, is_signed](std::string& input) -> std::string {
         if (input.empty()) return "must not be empty";
         std::size_t i = (input[0] == '+' || input[0] == '-') ? 1 : 0;
-        if (!whole) {  // nan and inf: refused as what they are
+        if (!whole) {  // nan and inf: left to the option's range or finite-number check, which names what it wants
           std::string word = input.substr(i);
           for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-          if (word == "nan" || word == "inf" || word == "infinity") return "must be a finite number, not '" + input + "'";
+          if (word == "nan" || word == "inf" || word == "infinity") return std::string();
         }
+        if (!is_signed && input[0] == '-')  // CLI11 reads "-1" as 2^64 - 1 here
+          return "must be a whole number of at least 0, not '" + input + "'";
         const std::size_t sign = i;
         std::size_t digits = 0, point = 0, exponent = 0;
         for (; i < input.size(); ++i) {
@@ -108,7 +110,8 @@ inline void harden_options(CLI::App& app) {
     const bool is_float = type.rfind("FLOAT", 0) == 0;
     if (is_float) opt->check(finite_number());
     // A transform (it may drop leading zeros), which CLI11 runs before the option's other checks.
-    if (is_float || type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) opt->transform(decimal_number(!is_float));
+    const bool is_unsigned = type.rfind("UINT", 0) == 0;
+    if (is_float || is_unsigned || type.rfind("INT", 0) == 0) opt->transform(decimal_number(!is_float, !is_unsigned));
   }
 }
 
