@@ -55,10 +55,10 @@ inline CLI::Validator non_empty() {
                         "");
 }
 
-// Numbers written in plain decimal only (`whole`: an integer option; `is_signed`: it may be negative). CLI11 reads an integer "010" as octal 8 and "0x10" as 16, and a
-// floating-point "0x1p3" as 8, while a floating-point "010" is 10: one spelling, two values. A whole number
-// may have leading zeros (read as decimal: they are removed before CLI11 converts it); no spaces, no digit
-// separators, no base prefixes.
+// Numbers written in plain decimal only (`whole`: an integer option; `is_signed`: it may be negative). CLI11
+// reads an integer "010" as octal 8 and "0x10" as 16, and a floating-point "0x1p3" as 8, while a
+// floating-point "010" is 10: one spelling, two values. A whole number may have leading zeros (read as
+// decimal: they are removed before CLI11 converts it); no spaces, no digit separators, no base prefixes.
 inline CLI::Validator decimal_number(bool whole, bool is_signed = true) {
   return CLI::Validator(
       [whole, is_signed](std::string& input) -> std::string {
