@@ -213,7 +213,8 @@ struct Transfer {
   Transfer(const Transfer&) = delete;
   Transfer(Transfer&& o) noexcept
       : src_dev(o.src_dev), dst_dev(o.dst_dev), runner(o.runner), seed(o.seed), src(std::move(o.src)),
-        dst(std::move(o.dst)), stream(std::move(o.stream)), dst_stream(std::move(o.dst_stream)), done(o.done), begin(o.begin), end(o.end) {
+        dst(std::move(o.dst)), stream(std::move(o.stream)), dst_stream(std::move(o.dst_stream)), done(o.done),
+        begin(o.begin), end(o.end) {
     o.done = o.begin = o.end = nullptr;  // the events now belong to this one
   }
   Transfer& operator=(Transfer&&) = delete;

@@ -371,7 +371,8 @@ bool valid_bulk_copy_shape(const BulkCopyShape& s) {
 
 namespace {
 // Dynamic shared memory above 48 KiB must be allowed per kernel, per device context. It is set once per
-// device, to the most any valid shape asks for (a launch with less is unaffected), not before every launch:
+// device, to the most any valid shape asks for or the device's opt-in limit where that is lower (a launch
+// with less is unaffected; a shape past the limit fits no block per SM), not before every launch:
 // launches sit between a blocking kernel's start and release, where any call that might wait for the GPU
 // would hold the sample until the blocker gives up.
 // The carveout asks for the most shared memory (the rest is L1), so the blocks per SM are what the shared
