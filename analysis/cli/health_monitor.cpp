@@ -117,6 +117,7 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put("pcie.width", d.pcie_link_width());
   put("pcie.max_gen", d.pcie_max_link_gen());
   put("pcie.max_width", d.pcie_max_link_width());
+  put("pcie.gpu_max_gen", d.pcie_gpu_max_link_gen());
   put("pcie.replays", d.pcie_replay_counter());
   put("clocks.sm_hz", d.clock_mhz(nvml::Clock::kSm), 1e6);
   put("clocks.mem_hz", d.clock_mhz(nvml::Clock::kMemory), 1e6);

@@ -55,6 +55,7 @@ json healthy_script() {
             {"pcie.width", 16},
             {"pcie.max_gen", 5},
             {"pcie.max_width", 16},
+            {"pcie.gpu_max_gen", 5},
             {"pcie.replays", 0},
             {"clocks.sm_mhz", 1980},
             {"clocks.mem_mhz", 3201},

@@ -8,7 +8,7 @@
 //          "xid": [79, ...], "xid_register": 0}
 // Keys are NVML's native units: ecc.enabled, ecc.{volatile|aggregate}[.{dram|sram}].{corrected|uncorrected},
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
-// retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,replays},
+// retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,gpu_max_gen,replays},
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns
 // (fields 74-79 and nvmlDeviceGetViolationStatus; error keys violation_fields, violation_status),
 // power.{usage_mw,limit_mw,enforced_limit_mw,instant_mw (field 186)}, energy.total_mj,
@@ -205,6 +205,7 @@ FAKE_EXPORT int nvmlDeviceGetEccMode(void*, int* current, int* pending) {
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.gen", v); }
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkWidth(void*, unsigned* v) { return answer("pcie.width", v); }
 FAKE_EXPORT int nvmlDeviceGetMaxPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.max_gen", v); }
+FAKE_EXPORT int nvmlDeviceGetGpuMaxPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.gpu_max_gen", v); }
 FAKE_EXPORT int nvmlDeviceGetMaxPcieLinkWidth(void*, unsigned* v) { return answer("pcie.max_width", v); }
 FAKE_EXPORT int nvmlDeviceGetPcieReplayCounter(void*, unsigned* v) { return answer("pcie.replays", v); }
 

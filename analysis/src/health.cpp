@@ -45,6 +45,7 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"pcie.width", MetricKind::kGauge, ""},
       {"pcie.max_gen", MetricKind::kGauge, ""},
       {"pcie.max_width", MetricKind::kGauge, ""},
+      {"pcie.gpu_max_gen", MetricKind::kGauge, ""},  // the GPU's own; max_gen/max_width: the GPU's and slot's
       {"pcie.replays", MetricKind::kCounter, ""},
       {"clocks.sm_hz", MetricKind::kGauge, "Hz"},
       {"clocks.mem_hz", MetricKind::kGauge, "Hz"},
@@ -94,10 +95,13 @@ HealthMetric plausible_metric(const std::string& name, double raw) {
   const auto prefix = [&](const char* p) { return name.rfind(p, 0) == 0; };
   if (info->kind == MetricKind::kFlag) {
     if (raw != 0 && raw != 1) return bad("flag is neither 0 nor 1: " + format_fixed(raw, 0));
-  } else if (name == "pcie.gen" || name == "pcie.max_gen") {
-    if (raw < 1 || raw > 6) return bad("no PCIe generation " + format_fixed(raw, 0));
+  } else if (name == "pcie.gen" || name == "pcie.max_gen" || name == "pcie.gpu_max_gen") {
+    // The profile's bounds: a reading the profile would refuse is not a link's.
+    if (raw != std::floor(raw) || raw > 64 || !valid_pcie_gen(static_cast<int>(raw)))
+      return bad("no PCIe generation " + format_fixed(raw, 0));
   } else if (name == "pcie.width" || name == "pcie.max_width") {
-    if (raw < 1 || raw > 32) return bad("no PCIe link width x" + format_fixed(raw, 0));
+    if (raw != std::floor(raw) || raw > 64 || !valid_pcie_width(static_cast<int>(raw)))
+      return bad("no PCIe link width x" + format_fixed(raw, 0));
   } else if (prefix("clocks.") && name != "clocks.event_reasons") {
     if (raw <= 0 || raw > 1e10) return bad("impossible clock " + format_fixed(raw, 0) + " Hz");
   } else if (prefix("temperature.")) {

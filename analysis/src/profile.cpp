@@ -174,6 +174,7 @@ Profile profile_from_json(const json& document, const std::string& origin) {
     dev.pcie.width = optional_int(*pcie, "width");
     dev.pcie.max_gen = optional_int(*pcie, "max_gen");
     dev.pcie.max_width = optional_int(*pcie, "max_width");
+    dev.pcie.gpu_max_gen = optional_int(*pcie, "gpu_max_gen");
   }
 
   const json& arr = doc.array("ceilings");
@@ -257,7 +258,8 @@ json profile_to_json(const Profile& p) {
   dev["pcie"] = {{"gen", opt(d.pcie.gen)},
                  {"width", opt(d.pcie.width)},
                  {"max_gen", opt(d.pcie.max_gen)},
-                 {"max_width", opt(d.pcie.max_width)}};
+                 {"max_width", opt(d.pcie.max_width)},
+                 {"gpu_max_gen", opt(d.pcie.gpu_max_gen)}};
   doc["device"] = dev;
   json ceilings = json::array();
   for (const Ceiling& c : p.ceilings) {

@@ -151,6 +151,7 @@ void check_pcie(const PcieInfo& pcie) {
   check(pcie.gen, "gen", valid_pcie_gen, "a PCIe generation (1 to 7)");
   check(pcie.max_gen, "max_gen", valid_pcie_gen, "a PCIe generation (1 to 7)");
   check(pcie.width, "width", valid_pcie_width, "a PCIe link width (1, 2, 4, 8, 12, 16 or 32 lanes)");
+  check(pcie.gpu_max_gen, "gpu_max_gen", valid_pcie_gen, "a PCIe generation (1 to 7)");
   check(pcie.max_width, "max_width", valid_pcie_width, "a PCIe link width (1, 2, 4, 8, 12, 16 or 32 lanes)");
 }
 

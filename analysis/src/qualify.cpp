@@ -237,6 +237,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
                                  {"uncorrected_ecc", &HealthRules::uncorrected_ecc},
                                  {"row_remap", &HealthRules::row_remap},
                                  {"pcie_link", &HealthRules::pcie_link},
+                                 {"pcie_slot", &HealthRules::pcie_slot},
                                  {"pcie_replays", &HealthRules::pcie_replays},
                                  {"xid", &HealthRules::xid},
                                  {"nvlink_errors", &HealthRules::nvlink_errors},
@@ -462,6 +463,83 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
       c.reason = "link runs at " + c.measured_text + " below its maximum " + c.threshold_text + " under load";
     }
   }
+  out.push_back(c);
+}
+
+// The slot: the most the GPU and its slot allow together (NVML's max generation and width) against the most
+// the GPU supports on its own (NVML's GPU generation where the driver answers, else the datasheet's; the width
+// only from the datasheet: NVML reads no GPU-only width). A Gen5 x16 GPU in a Gen4 or x8 slot trains its
+// link to the slot's maximum, so the link check passes it; this check does not.
+void check_pcie_slot(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
+  Check c = make("health", "PCIe slot");
+  std::optional<double> slot_gen, slot_width, gpu_gen;
+  auto take_max = [](std::optional<double>& into, std::optional<double> v) {
+    if (v) into = into ? std::max(*into, *v) : *v;
+  };
+  auto opt = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
+  if (s)
+    for (const HealthSnapshot* snap : snapshots(*s)) {
+      take_max(slot_gen, snap->value("pcie.max_gen"));
+      take_max(slot_width, snap->value("pcie.max_width"));
+      take_max(gpu_gen, snap->value("pcie.gpu_max_gen"));
+    }
+  if (profile) {
+    take_max(slot_gen, opt(profile->device.pcie.max_gen));
+    take_max(slot_width, opt(profile->device.pcie.max_width));
+    take_max(gpu_gen, opt(profile->device.pcie.gpu_max_gen));
+  }
+  const std::string name = profile ? profile->device.name : s ? s->device_name : "";
+  const GpuSpec* spec = find_gpu(name);
+  std::string gen_from = "NVML";
+  if (!gpu_gen && spec && spec->pcie_gen) {
+    gpu_gen = *spec->pcie_gen;
+    gen_from = "datasheet " + spec->name;
+  }
+  const std::optional<double> gpu_width = spec && spec->pcie_width ? opt(spec->pcie_width) : std::nullopt;
+  const std::string width_from = gpu_width ? "datasheet " + spec->name : "";
+  c.source = "health rule pcie_slot (the most the slot allows vs the GPU's own most: " +
+             (gen_from == width_from ? gen_from
+                                     : "generation from " + gen_from + (gpu_width ? ", width from " + width_from : "")) +
+             ")";
+  if (!slot_gen || !slot_width) {
+    c.reason = "the most the GPU and its slot allow (NVML's maximum link generation and width) could not be read";
+    out.push_back(c);
+    return;
+  }
+  auto gen_text = [](double g) { return "Gen" + format_fixed(g, 0); };
+  auto width_text = [](double w) { return "x" + format_fixed(w, 0); };
+  c.measured_text = gen_text(*slot_gen) + " " + width_text(*slot_width);
+  if (!gpu_gen) {
+    c.reason = "the most the GPU supports is unknown: the driver does not report it and the datasheet table has no "
+               "PCIe link for '" + name + "'";
+    out.push_back(c);
+    return;
+  }
+  c.threshold_text = gen_text(*gpu_gen) + (gpu_width ? " " + width_text(*gpu_width) : "");
+  if (*slot_gen > *gpu_gen || (gpu_width && *slot_width > *gpu_width)) {  // the slot's maximum includes the GPU's
+    c.reason = "the slot allows " + c.measured_text + ", above the most the GPU supports (" + c.threshold_text +
+               "): the readings contradict each other, so the slot cannot be judged";
+    out.push_back(c);
+    return;
+  }
+  std::vector<std::string> short_of;
+  if (*slot_gen < *gpu_gen) short_of.push_back("generation");
+  if (gpu_width && *slot_width < *gpu_width) short_of.push_back("width");
+  if (short_of.empty()) {
+    c.status = CheckStatus::kPass;
+    if (!gpu_width) c.reason = "only the generation is judged: no datasheet width for '" + name + "'";
+    out.push_back(c);
+    return;
+  }
+  c.status = CheckStatus::kFail;
+  const double slot_rate = pcie_link_bandwidth(static_cast<int>(*slot_gen), static_cast<int>(*slot_width));
+  const double gpu_rate = pcie_link_bandwidth(static_cast<int>(*gpu_gen),
+                                              static_cast<int>(gpu_width ? *gpu_width : *slot_width));
+  c.reason = "the slot or platform caps the link's " + (short_of.size() == 2 ? "generation and width" : short_of[0]) +
+             ": " + c.measured_text + " carries " + format_quantity(slot_rate, "B/s") + " a direction, the GPU's " +
+             c.threshold_text + " " + format_quantity(gpu_rate, "B/s") +
+             " (move it to a slot that supports the GPU's link, check the BIOS's PCIe speed and bifurcation "
+             "settings; where the platform has no faster slot by design, set \"health\": {\"pcie_slot\": false})";
   out.push_back(c);
 }
 
@@ -802,6 +880,7 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.uncorrected_ecc) check_ecc(s, out);
   if (rules.row_remap) check_remap(s, out);
   if (rules.pcie_link) check_pcie_link(&s, profile, out);
+  if (rules.pcie_slot) check_pcie_slot(&s, profile, out);
   if (rules.pcie_replays) check_replays(s, out);
   if (rules.xid) check_xid(s, out);
   check_nvlink_links(s, rules, out);
@@ -828,6 +907,7 @@ std::vector<Check> profile_health_checks(const Profile& p, const HealthRules& ru
       out.push_back(c);
     }
     if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
+    if (rules.pcie_slot) check_pcie_slot(nullptr, &p, out);
     return out;
   }
   if (it->is_string()) {  // `ceilings measure` could not read health: it says why
@@ -839,6 +919,7 @@ std::vector<Check> profile_health_checks(const Profile& p, const HealthRules& ru
       out.push_back(c);
     }
     if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
+    if (rules.pcie_slot) check_pcie_slot(nullptr, &p, out);
     return out;
   }
   const HealthSection s = health_from_json(*it, "health");

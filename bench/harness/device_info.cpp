@@ -83,6 +83,8 @@ json device_fingerprint(int device, const nvml::Library* lib, const nvml::Device
     if (auto v = dev->pcie_max_link_gen().get(); v && ceilings::valid_pcie_gen(static_cast<int>(*v))) pcie["max_gen"] = *v;
     if (auto v = dev->pcie_max_link_width().get(); v && ceilings::valid_pcie_width(static_cast<int>(*v)))
       pcie["max_width"] = *v;
+    if (auto v = dev->pcie_gpu_max_link_gen().get(); v && ceilings::valid_pcie_gen(static_cast<int>(*v)))
+      pcie["gpu_max_gen"] = *v;
   }
   j["clocks_max_hz"] = clocks;
   j["pcie"] = pcie;

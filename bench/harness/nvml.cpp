@@ -87,6 +87,7 @@ struct Library::Symbols {
   int (*pcie_gen)(Handle, unsigned*) = nullptr;
   int (*pcie_width)(Handle, unsigned*) = nullptr;
   int (*pcie_max_gen)(Handle, unsigned*) = nullptr;
+  int (*pcie_gpu_max_gen)(Handle, unsigned*) = nullptr;
   int (*pcie_max_width)(Handle, unsigned*) = nullptr;
   int (*total_ecc)(Handle, int, int, unsigned long long*) = nullptr;
   int (*memory_error_counter)(Handle, int, int, int, unsigned long long*) = nullptr;
@@ -177,6 +178,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.pcie_gen, {"nvmlDeviceGetCurrPcieLinkGeneration"});
   resolve(h, s.pcie_width, {"nvmlDeviceGetCurrPcieLinkWidth"});
   resolve(h, s.pcie_max_gen, {"nvmlDeviceGetMaxPcieLinkGeneration"});
+  resolve(h, s.pcie_gpu_max_gen, {"nvmlDeviceGetGpuMaxPcieLinkGeneration"});
   resolve(h, s.pcie_max_width, {"nvmlDeviceGetMaxPcieLinkWidth"});
   resolve(h, s.total_ecc, {"nvmlDeviceGetTotalEccErrors"});
   resolve(h, s.memory_error_counter, {"nvmlDeviceGetMemoryErrorCounter"});
@@ -297,6 +299,7 @@ Result<bool> Device::ecc_enabled() const {
 Result<unsigned> Device::pcie_link_gen() const { return read_unsigned(SYMS.pcie_gen, handle_); }
 Result<unsigned> Device::pcie_link_width() const { return read_unsigned(SYMS.pcie_width, handle_); }
 Result<unsigned> Device::pcie_max_link_gen() const { return read_unsigned(SYMS.pcie_max_gen, handle_); }
+Result<unsigned> Device::pcie_gpu_max_link_gen() const { return read_unsigned(SYMS.pcie_gpu_max_gen, handle_); }
 Result<unsigned> Device::pcie_max_link_width() const { return read_unsigned(SYMS.pcie_max_width, handle_); }
 
 Result<std::uint64_t> Device::ecc_total(bool uncorrected, bool aggregate) const {

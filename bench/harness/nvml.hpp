@@ -96,7 +96,9 @@ class Device {
   Result<bool> ecc_enabled() const;                       // current ECC mode
   Result<unsigned> pcie_link_gen() const;
   Result<unsigned> pcie_link_width() const;
+  // The most the GPU and its slot allow together (a Gen5 GPU in a Gen4 slot: 4), and the GPU's own most.
   Result<unsigned> pcie_max_link_gen() const;
+  Result<unsigned> pcie_gpu_max_link_gen() const;
   Result<unsigned> pcie_max_link_width() const;
   // Health counters (see `ceilings health`).
   Result<std::uint64_t> ecc_total(bool uncorrected, bool aggregate) const;

@@ -26,6 +26,10 @@ TEST(HealthMetric, SentinelsAndImpossibleValuesAreNotData) {
   EXPECT_TRUE(plausible_metric("clocks.sm_hz", 1.98e9).ok());
   EXPECT_EQ(plausible_metric("pcie.gen", 9).state, State::kUnreadable);
   EXPECT_EQ(plausible_metric("pcie.width", 0).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("pcie.width", 3).state, State::kUnreadable);  // no link has 3 lanes
+  EXPECT_EQ(plausible_metric("pcie.width", 16.5).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("pcie.gpu_max_gen", 8).state, State::kUnreadable);
+  EXPECT_TRUE(plausible_metric("pcie.gpu_max_gen", 7).ok());  // the profile's bounds: PCIe 7.0 exists
   EXPECT_TRUE(plausible_metric("pcie.width", 16).ok());
   EXPECT_EQ(plausible_metric("remap.pending", 2).state, State::kUnreadable);
   EXPECT_TRUE(plausible_metric("remap.pending", 1).ok());
@@ -186,6 +190,69 @@ TEST(HealthChecks, IdleGenerationDropPassesLiveWithANote) {
   s.before.metrics["pcie.gen"] = HealthMetric::of(3);
   s.after->metrics["pcie.gen"] = HealthMetric::of(3);  // low and busy: still a fault live
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
+}
+
+// A GPU in a slot slower than the GPU trains its link to the slot's maximum: the link check passes it, the
+// slot check does not. The GPU's own generation comes from NVML where it answers, else from the datasheet
+// table; its width only from the table.
+TEST(HealthChecks, ASlotSlowerThanTheGpuFails) {
+  const HealthRules rules;
+  auto both = [](HealthSection& s, const char* name, double v) {
+    for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics[name] = HealthMetric::of(v);
+  };
+  auto reason_of = [](const std::vector<Check>& checks, const std::string& rule) {
+    for (const Check& c : checks)
+      if (c.rule == rule) return c.reason;
+    return std::string("absent");
+  };
+  HealthSection s = healthy_section();
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe slot"), "pass");  // H200: Gen5 x16 in the table
+  both(s, "pcie.gen", 4);
+  both(s, "pcie.max_gen", 4);  // an H200 in a Gen4 slot
+  auto checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "PCIe link"), "pass");
+  EXPECT_EQ(status_of(checks, "PCIe slot"), "fail");
+  EXPECT_NE(reason_of(checks, "PCIe slot").find("caps the link's generation: Gen4 x16 carries 31.5 GB/s"),
+            std::string::npos)
+      << reason_of(checks, "PCIe slot");
+  Profile p;
+  p.device.uuid = "GPU-1";
+  p.device.name = "NVIDIA H200";
+  EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe slot"), "fail");  // qualify judges it the same
+  HealthRules off;
+  off.pcie_slot = false;  // a Gen4 platform by design
+  EXPECT_EQ(status_of(health_checks(s, off), "PCIe slot"), "absent");
+  EXPECT_EQ(status_of(health_checks(s, off), "PCIe link"), "pass");
+
+  s = healthy_section();
+  both(s, "pcie.width", 8);
+  both(s, "pcie.max_width", 8);  // an x8 slot (or bifurcated x16)
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "PCIe link"), "pass");
+  EXPECT_EQ(status_of(checks, "PCIe slot"), "fail");
+  EXPECT_NE(reason_of(checks, "PCIe slot").find("caps the link's width"), std::string::npos);
+
+  s = healthy_section();
+  s.device_name = "Some Future GPU";  // not in the table: the driver's answer is all there is
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe slot"), "incomplete");
+  EXPECT_NE(reason_of(health_checks(s, rules), "PCIe slot").find("unknown"), std::string::npos);
+  both(s, "pcie.gpu_max_gen", 5);
+  both(s, "pcie.max_width", 8);
+  both(s, "pcie.width", 8);
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "PCIe slot"), "pass");  // only the generation can be judged
+  EXPECT_NE(reason_of(checks, "PCIe slot").find("only the generation is judged"), std::string::npos);
+  both(s, "pcie.max_gen", 4);
+  both(s, "pcie.gen", 4);
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe slot"), "fail");
+
+  s = healthy_section();
+  both(s, "pcie.gpu_max_gen", 4);  // the GPU says Gen4, its slot maximum (which includes it) Gen5
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe slot"), "incomplete");
+  EXPECT_NE(reason_of(health_checks(s, rules), "PCIe slot").find("contradict"), std::string::npos);
+  s = healthy_section();
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics["pcie.max_gen"] = HealthMetric::unsupported();
+  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe slot"), "incomplete");
 }
 
 TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
@@ -507,7 +574,7 @@ json healthy_script() {
     "values":{"ecc.enabled":1,"ecc.volatile.corrected":0,"ecc.volatile.uncorrected":0,"ecc.aggregate.corrected":7,
       "ecc.aggregate.uncorrected":0,"ecc.volatile.dram.uncorrected":0,"remap.correctable_rows":2,
       "remap.uncorrectable_rows":0,"remap.pending":0,"remap.failure":0,"pcie.gen":5,"pcie.width":16,
-      "pcie.max_gen":5,"pcie.max_width":16,"pcie.replays":[4,4],"clocks.sm_mhz":1980,"clocks.mem_mhz":3201,
+      "pcie.max_gen":5,"pcie.max_width":16,"pcie.gpu_max_gen":5,"pcie.replays":[4,4],"clocks.sm_mhz":1980,"clocks.mem_mhz":3201,
       "clocks.max_sm_mhz":1980,"clocks.max_mem_mhz":3201,"clocks.event_reasons":1,"throttle.power_ns":[0,1500000000],
       "throttle.thermal_ns":0,"power.usage_mw":118000,"power.limit_mw":700000,"power.enforced_limit_mw":700000,
       "temperature.gpu_c":34,"temperature.slowdown_c":87,"temperature.shutdown_c":92},"xid":[]})");
@@ -637,6 +704,13 @@ TEST(HealthCli, FaultsFail) {
   r = health_with(s, {"--watch", "0"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("Gen3 x8 below its maximum Gen5 x16"), std::string::npos) << r.out;
+  s = healthy_script();
+  s["values"]["pcie.gen"] = 4;
+  s["values"]["pcie.max_gen"] = 4;  // a Gen5 GPU (nvmlDeviceGetGpuMaxPcieLinkGeneration) in a Gen4 slot
+  r = health_with(s, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("the slot or platform caps the link's generation"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("generation from NVML"), std::string::npos) << r.out;
   s = healthy_script();
   s["values"]["remap.pending"] = 1;
   EXPECT_EQ(health_with(s).exit_code, 1);

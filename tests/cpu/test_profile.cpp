@@ -386,7 +386,7 @@ TEST(Profile, RejectsACeilingNamedTwice) {
 }
 
 TEST(Profile, PcieLinkWidthAndGenerationExist) {
-  for (const char* key : {"gen", "width", "max_gen", "max_width"})
+  for (const char* key : {"gen", "width", "max_gen", "max_width", "gpu_max_gen"})
     for (const int bad : {0, -1, 64}) {
       json d = fixture();
       d["device"]["pcie"][key] = bad;
@@ -400,7 +400,11 @@ TEST(Profile, PcieLinkWidthAndGenerationExist) {
   expect_rejected(d, "device.pcie.width");
   d = fixture();
   d["device"]["pcie"] = {{"gen", 1}, {"width", 1}, {"max_gen", 7}, {"max_width", 32}};
-  EXPECT_NO_THROW(profile_from_json(d));
+  EXPECT_NO_THROW(profile_from_json(d));  // no gpu_max_gen: written before it was read, or an old driver
+  d["device"]["pcie"]["gpu_max_gen"] = 5;
+  const Profile p = profile_from_json(d);
+  EXPECT_EQ(p.device.pcie.gpu_max_gen, 5);
+  EXPECT_EQ(profile_to_json(p)["device"]["pcie"]["gpu_max_gen"], 5);
   d["device"]["pcie"] = {{"gen", nullptr}, {"width", nullptr}, {"max_gen", nullptr}, {"max_width", nullptr}};
   EXPECT_NO_THROW(profile_from_json(d));  // null: could not be read
 }

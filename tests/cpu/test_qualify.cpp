@@ -223,7 +223,7 @@ TEST(Qualify, MissingOrSkippedRequiredCeilingIsIncomplete) {
 TEST(Qualify, NoChecksIsNeverAPass) {
   Profile p = fixture();
   Rules none = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","extends_defaults":false,"health":{
-    "require_section":false,"uncorrected_ecc":false,"row_remap":false,"pcie_link":false,"pcie_replays":false,
+    "require_section":false,"uncorrected_ecc":false,"row_remap":false,"pcie_link":false,"pcie_slot":false,"pcie_replays":false,
     "xid":false,"slowdown":false,"verification":false,"readable":false}})"), "none");
   const QualifyResult r = qualify(p, nullptr, none);
   EXPECT_TRUE(r.checks.empty());

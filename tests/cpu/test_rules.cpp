@@ -52,7 +52,8 @@ TEST(Rules, FullFileParsesIntoSIValues) {
       "latency.launch": {"max": "3 us"},
       "gemm.fp16": {"min_fraction_of_datasheet": false}
     },
-    "health": {"pcie_replays": false, "require_section": false, "nvlink_errors": false, "nvlink_links": 18}
+    "health": {"pcie_replays": false, "require_section": false, "nvlink_errors": false, "nvlink_links": 18,
+               "pcie_slot": false}
   })"), "acceptance.json");
   EXPECT_EQ(r.origin, "acceptance.json");
   EXPECT_EQ(r.required.size(), 3u);
@@ -68,6 +69,8 @@ TEST(Rules, FullFileParsesIntoSIValues) {
   EXPECT_NEAR(*r.ceilings.at("latency.launch").max, 3e-6, 1e-18);
   EXPECT_FALSE(r.ceilings.at("gemm.fp16").min_fraction_of_datasheet.has_value());
   EXPECT_FALSE(r.health.pcie_replays);
+  EXPECT_FALSE(r.health.pcie_slot);
+  EXPECT_TRUE(r.health.pcie_link);
   EXPECT_FALSE(r.health.require_section);
   EXPECT_TRUE(r.health.xid);
   EXPECT_FALSE(r.health.nvlink_errors);

@@ -43,6 +43,11 @@ TEST(HealthGpu, ReadsSaneValuesFromTheRealDevice) {
   within("pcie.gen", 1, 6);
   within("pcie.width", 1, 16);
   within("pcie.replays", 0, 1e9);
+  // The GPU's own maximum where the driver has the call: at least what the GPU and its slot allow together.
+  if (const auto gpu = s.before.value("pcie.gpu_max_gen")) {
+    within("pcie.gpu_max_gen", 3, 7);
+    EXPECT_GE(*gpu, s.before.value("pcie.max_gen").value_or(0));
+  }
   for (const auto& [name, m] : s.before.metrics)
     EXPECT_NE(m.state, HealthMetric::State::kUnreadable) << name << ": " << m.reason;
   if (auto ecc = s.before.value("ecc.enabled"); ecc && *ecc != 0) {

@@ -48,8 +48,11 @@ inline constexpr const char* kInterruptedReason = "interrupted: ";
 // Whether an error's reason says the run was cut short (timeout or interrupt) while the case ran.
 bool cut_short_reason(const std::string& reason);
 
+// NVML's readings: the link now (gen, width), the most the GPU and its slot allow together (max_gen,
+// max_width: a Gen5 GPU in a Gen4 slot reads 4), and the GPU's own most (gpu_max_gen; NVML has no such
+// reading for the width).
 struct PcieInfo {
-  std::optional<int> gen, width, max_gen, max_width;
+  std::optional<int> gen, width, max_gen, max_width, gpu_max_gen;
 };
 
 struct DeviceInfo {

@@ -26,8 +26,9 @@ namespace ceilings {
 //                 "latency.launch": {"max": "4 us"},                // latencies take max, rates take min
 //                 "gemm.int8": {"min_fraction_of_datasheet": false}}, // false switches a default off
 //    "health": {"require_section": true, "uncorrected_ecc": true, "row_remap": true, "pcie_link": true,
-//               "pcie_replays": true, "xid": true, "nvlink_errors": true, "slowdown": true, "verification": true,
-//               "peer_access": true, "readable": true, "nvlink_links": 18}}  // links that must be up; default: not checked
+//               "pcie_slot": true, "pcie_replays": true, "xid": true, "nvlink_errors": true, "slowdown": true,
+//               "verification": true, "peer_access": true, "readable": true,
+//               "nvlink_links": 18}}  // links that must be up; default: not checked
 // Units per family: hbm/l2/smem/pcie/nvlink B/s, gemm/fma FLOP/s (gemm.int8 OP/s), latency s.
 inline constexpr const char* kRulesSchema = "ceilings.rules/1";
 
@@ -41,7 +42,8 @@ struct HealthRules {
   bool require_section = true;  // no health section -> incomplete
   bool uncorrected_ecc = true;  // an uncorrected ECC error (since driver load or during the run) -> fail
   bool row_remap = true;        // a pending or failed row remap (or pending page retirement) -> fail
-  bool pcie_link = true;        // link generation or width below the maximum -> fail
+  bool pcie_link = true;        // link generation or width below the most the slot allows -> fail
+  bool pcie_slot = true;        // the most the slot allows below the most the GPU supports -> fail
   bool pcie_replays = true;     // replay rate above 8 per minute (DCGM's limit) -> fail
   bool xid = true;              // any XID critical error while monitoring -> fail
   bool nvlink_errors = true;    // where NVLinks are up: a replay or recovery error, or CRC errors at
