@@ -4,10 +4,12 @@
 // Exit codes: 1 an outlier, a health fault or a GPU configured unlike its peers (a group too small to compare
 // beside a large enough group of its GPU model); else 3 when a GPU could not be judged (its group too small
 // and no group of its model to compare with); else 0. 2 bad usage or nothing readable.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "ceilings/fleet.hpp"
+#include "ceilings/json_fields.hpp"
 #include "ceilings/table.hpp"
 #include "ceilings/units.hpp"
 #include "subcommand.hpp"
@@ -25,6 +27,23 @@ struct FleetOptions {
   double margin_pct = 5;
   double min_deficit_pct = 1;
 };
+
+// A file already at the --write-baseline path is replaced only when it is a fleet baseline (rewritten as the
+// fleet changes). A measured profile, or anything else the user keeps there, is left as it is.
+void check_replaceable_baseline(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;
+  std::string what;
+  try {
+    const json doc = read_json_file(path);
+    if (doc.is_object() && doc.contains("baseline")) return;
+    what = doc.is_object() && doc.contains("ceilings") ? "a measured profile" : "a JSON document";
+  } catch (const Error& e) {
+    what = std::string("a file that is not a profile (") + e.what() + ")";
+  }
+  throw InputError("--write-baseline '" + path + "' exists and is " + what +
+                   ", not a fleet baseline: it was left as it was; remove it or choose another file");
+}
 
 std::string z_text(const Deviation& d) { return d.z ? format_fixed(*d.z, 1) : "-"; }
 
@@ -229,7 +248,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       ->capture_default_str();
   auto* write_baseline = app.add_option("--write-baseline", o->write_baseline,
                                         "Write the group medians as a profile that `ceilings qualify --baseline` "
-                                        "accepts (not over a profile it reads; a baseline it sets aside may be)");
+                                        "accepts (an existing file there must be a fleet baseline: it is replaced)");
   app.add_option("--baseline-group", o->baseline_group, "Which group (1-based, as printed) the baseline comes from "
                                                           "(default: the largest)")
       ->check(cli::positive_number())
@@ -267,6 +286,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       for (const FleetSuperseded& s : in.superseded) inputs.push_back(s.path);
       for (const FleetSkip& s : in.skipped) inputs.push_back(s.path);
       check_output_path(o->write_baseline, "--write-baseline", inputs);
+      check_replaceable_baseline(o->write_baseline);
     }
     const std::vector<FleetGroup> groups = analyze_fleet(in.members, rule);
     const FleetFindings found = count_findings(groups);

@@ -494,6 +494,20 @@ TEST(CliRobust, FleetBaselineNeverReplacesAProfileItReads) {
     r = run_cli({"fleet", dir, "--write-baseline", dir + "/baseline.profile.json"});
     EXPECT_EQ(r.exit_code, 0) << run << r.out << r.err;
   }
+  // A profile it does not read (another directory), or any other file, is never replaced.
+  const std::string other = test::scratch_dir("robust_fleet_overwrite_other");
+  three_gpus(other);
+  const std::string kept = read_text_file(other + "/n0.profile.json");
+  r = run_cli({"fleet", dir, "--write-baseline", other + "/n0.profile.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "exists and is a measured profile, not a fleet baseline")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(read_text_file(other + "/n0.profile.json"), kept);
+  write(other + "/notes.txt", "my notes\n");
+  r = run_cli({"fleet", dir, "--write-baseline", other + "/notes.txt"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "is a file that is not a profile")) << r.err;
+  EXPECT_EQ(read_text_file(other + "/notes.txt"), "my notes\n");
 }
 
 // Three healthy GPUs and a corrupt profile: exit 0 said the fleet passed with a node nobody judged.
