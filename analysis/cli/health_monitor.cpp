@@ -186,6 +186,7 @@ std::unique_ptr<HealthMonitor> HealthMonitor::open(unsigned index, const std::st
                           lib->error_string(name.ok() ? uuid.code : name.code));
   s.device_name = name.value;
   s.uuid = uuid.value;
+  if (const auto bus = m->device_->pci_bus_id(); bus.ok()) s.pci_bus_id = bus.value;
   s.driver = lib->driver_version().get().value_or("");
   s.xid.state = HealthMetric::State::kUnsupported;
   return m;
@@ -267,6 +268,27 @@ void HealthMonitor::after() {
   bool lost = false;
   section_.after = read_health_snapshot(*lib_, *device_, &lost);
   if (lost) record_gpu_lost("when the counters were read after the run");
+  read_kernel_xids();
+}
+
+void HealthMonitor::read_kernel_xids() {
+  // The GPU's XIDs since boot, those before monitoring began included: the driver logs every XID it raises.
+  KernelXidLog& k = section_.kernel_log;
+  k.source = kernel_log_path();
+  if (section_.pci_bus_id.empty()) {
+    k.state = HealthMetric::State::kUnreadable;
+    k.reason = "could not read: NVML did not give the GPU's PCI address, which its XIDs in the kernel log name";
+    return;
+  }
+  try {
+    std::vector<KernelXid> xids = parse_kernel_xids(read_kernel_log(k.source), section_.pci_bus_id);
+    k.total = xids.size();
+    k.xids = keep_kernel_xids(std::move(xids), kMaxKernelXids);
+    k.state = HealthMetric::State::kValue;
+  } catch (const Error& e) {
+    k.state = HealthMetric::State::kUnreadable;
+    k.reason = std::string("could not read: ") + e.what();
+  }
 }
 
 }  // namespace ceilings::cli

@@ -42,6 +42,7 @@ class HealthMonitor {
   HealthMonitor() = default;
   void drain(unsigned timeout_ms, std::chrono::steady_clock::time_point until);
   void record_gpu_lost(const std::string& when);  // an XID 79 in the section, once
+  void read_kernel_xids();                        // the section's kernel_log
   std::shared_ptr<nvml::Library> lib_;
   std::unique_ptr<nvml::Device> device_;
   std::shared_ptr<nvml::XidWatch> xid_;

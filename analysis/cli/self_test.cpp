@@ -202,6 +202,22 @@ std::vector<Case> matrix() {
        nullptr, nullptr, "", "", 1, 1, "at or above its limit of 95 C"});
   add({"XID event", "XID 79 (GPU fallen off the bus) during the run", [](json& s) { s["xid"] = {79}; }, nullptr, nullptr,
        "", "", 1, 1, "XID 79"});
+  add({"XID before the run", "XID 48 (double-bit error) in the kernel log an hour before the run",
+       [](json& s) {
+         s["kernel_log"] = "4,9,3600000000,-;NVRM: Xid (PCI:0000:19:00): 48, pid=7, name=x, An uncorrectable "
+                           "double bit error\n";
+       },
+       nullptr, nullptr, "", "", 1, 1, "XID 48 at 3600.0 s after boot"});
+  add({"PCIe Gen4 slot", "a Gen5 x16 GPU in a Gen4 slot (link at the slot's maximum)",
+       [](json& s) {
+         s["values"]["pcie.gen"] = 4;
+         s["values"]["pcie.max_gen"] = 4;
+       },
+       [](json& p) {
+         p["device"]["pcie"]["gen"] = 4;
+         p["device"]["pcie"]["max_gen"] = 4;
+       },
+       nullptr, "", "", 1, 1, "the slot or platform caps the link's generation"});
   add({"throttled measurement", "gemm.bf16 measured under HW thermal slowdown", nullptr,
        [](json& p) {
          p["ceilings"][1]["throttled"] = true;
@@ -253,11 +269,15 @@ Outcome run_case(const Case& c, const std::string& self, const std::string& fake
   const auto start = std::chrono::steady_clock::now();
   json script = healthy_script();
   if (c.nvml) c.nvml(script);
+  // The kernel log health reads is the case's ("kernel_log" in its script), never this machine's.
+  write(dir / "kernel.log", script.value("kernel_log", ""));
+  script.erase("kernel_log");
   const fs::path script_path = dir / "script.json";
   write(script_path, script.dump(2));
   const std::vector<std::pair<std::string, std::string>> env{
       {"CEILINGS_NVML_LIBRARY", c.no_library.empty() ? fake : c.no_library},
-      {"CEILINGS_FAKE_NVML_SCRIPT", script_path.string()}};
+      {"CEILINGS_FAKE_NVML_SCRIPT", script_path.string()},
+      {"CEILINGS_KERNEL_LOG", (dir / "kernel.log").string()}};
   std::string out, all;
   // 1. Health, live through the (fake) NVML, as `ceilings measure` records it.
   auto r = run({self, "health", "--json", "--watch", "0.05"}, env, out);

@@ -158,6 +158,20 @@ FAKE_EXPORT int nvmlDeviceGetName(void*, char* out, unsigned length) {
 FAKE_EXPORT int nvmlDeviceGetUUID(void*, char* out, unsigned length) {
   return copy_string(device_field("uuid", "GPU-fake"), out, length);
 }
+// nvmlPciInfo_t
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+FAKE_EXPORT int nvmlDeviceGetPciInfo_v3(void*, PciInfo* pci) {
+  if (!pci) return kInvalidArgument;
+  std::memset(pci, 0, sizeof *pci);
+  const std::string id = device_field("pci_bus_id", "00000000:19:00.0");
+  std::snprintf(pci->bus_id, sizeof pci->bus_id, "%s", id.c_str());
+  std::sscanf(id.c_str(), "%x:%x:%x", &pci->domain, &pci->bus, &pci->device);
+  return kSuccess;
+}
 
 FAKE_EXPORT int nvmlDeviceGetClockInfo(void*, unsigned type, unsigned* mhz) {
   return answer(type == 2 ? "clocks.mem_mhz" : "clocks.sm_mhz", mhz);
@@ -340,11 +354,6 @@ FAKE_EXPORT int nvmlDeviceGetNvLinkRemoteDeviceType(void*, unsigned link, int* t
   if (link >= script.value("nvlink_links", 18u)) return script.value("nvlink_absent_code", kInvalidArgument);
   return answer("nvlink." + std::to_string(link) + ".remote_type", type);
 }
-struct PciInfo {
-  char bus_id_legacy[16];
-  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
-  char bus_id[32];
-};
 FAKE_EXPORT int nvmlDeviceGetNvLinkRemotePciInfo_v2(void*, unsigned link, PciInfo* pci) {
   if (link >= script.value("nvlink_links", 18u)) return script.value("nvlink_absent_code", kInvalidArgument);
   if (!pci) return kInvalidArgument;

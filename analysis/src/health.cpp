@@ -2,6 +2,7 @@
 // deltas and the display table (feeds `ceilings health` and the health checks of `qualify`).
 #include "ceilings/health.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -73,6 +74,22 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"nvlink.crc_data_errors", MetricKind::kCounter, ""},
   };
   return all;
+}
+
+bool application_xid(long long xid) {
+  return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68 || xid == 109;
+}
+
+std::vector<KernelXid> keep_kernel_xids(std::vector<KernelXid> xids, std::size_t limit) {
+  if (xids.size() <= limit) return xids;
+  std::vector<std::size_t> order(xids.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return !application_xid(xids[i].xid); });
+  order.resize(limit);
+  std::sort(order.begin(), order.end());
+  std::vector<KernelXid> kept;
+  for (std::size_t i : order) kept.push_back(std::move(xids[i]));
+  return kept;
 }
 
 const MetricInfo* find_metric_info(const std::string& name) {
@@ -290,6 +307,37 @@ HealthSection health_from_json(const json& document, const std::string& path) {
       s.xid.events.push_back({e.integer("xid"), e.number("after_s")});
     }
   }
+  if (f.has("kernel_log")) {  // absent: not recorded (written before the kernel log was read)
+    const json& k = document.at("kernel_log");
+    if (k.is_string()) {
+      const std::string text = k.get<std::string>();
+      if (text.rfind(kUnreadableText, 0) != 0)
+        f.fail("kernel_log", "expected an object or \"could not read: ...\"");
+      s.kernel_log.state = State::kUnreadable;
+      s.kernel_log.reason = text;
+    } else {
+      const Fields kf = f.object("kernel_log");
+      s.kernel_log.state = State::kValue;
+      s.kernel_log.source = kf.name_string("source");
+      const json& xids = kf.array("xids");
+      if (xids.size() > kMaxKernelXids)
+        kf.fail("xids", std::to_string(xids.size()) + " entries: at most " + std::to_string(kMaxKernelXids) +
+                            " are kept");
+      for (std::size_t i = 0; i < xids.size(); ++i) {
+        const Fields e(xids[i], kf.path_of("xids") + "[" + std::to_string(i) + "]");
+        KernelXid entry;
+        entry.xid = e.integer("xid");
+        if (entry.xid > 999999) e.fail("xid", std::to_string(entry.xid) + " is no XID");
+        entry.uptime_s = e.optional_number("uptime_s").value_or(-1);
+        entry.text = e.name_string("text");
+        s.kernel_log.xids.push_back(std::move(entry));
+      }
+      s.kernel_log.total = static_cast<std::size_t>(kf.integer("total"));
+      if (s.kernel_log.total < xids.size())
+        kf.fail("total", std::to_string(s.kernel_log.total) + " is fewer than the " + std::to_string(xids.size()) +
+                             " XIDs listed");
+    }
+  }
   return s;
 }
 
@@ -310,6 +358,21 @@ json health_to_json(const HealthSection& s) {
       json events = json::array();
       for (const XidEvent& e : s.xid.events) events.push_back({{"xid", e.xid}, {"after_s", e.after_s}});
       doc["xid"] = {{"window_s", s.xid.window_s}, {"events", events}};
+      break;
+    }
+  }
+  switch (s.kernel_log.state) {
+    case State::kUnsupported: break;  // not recorded
+    case State::kUnreadable:
+      doc["kernel_log"] = s.kernel_log.reason.rfind(kUnreadableText, 0) == 0
+                              ? s.kernel_log.reason
+                              : std::string(kUnreadableText) + ": " + s.kernel_log.reason;
+      break;
+    case State::kValue: {
+      json xids = json::array();
+      for (const KernelXid& x : s.kernel_log.xids)
+        xids.push_back({{"xid", x.xid}, {"uptime_s", x.uptime_s >= 0 ? json(x.uptime_s) : json(nullptr)}, {"text", x.text}});
+      doc["kernel_log"] = {{"source", s.kernel_log.source}, {"xids", xids}, {"total", s.kernel_log.total}};
       break;
     }
   }
@@ -376,6 +439,26 @@ Table health_table(const HealthSection& s) {
     row.push_back("");
   }
   t.add_row(std::move(row));
+  if (s.kernel_log.state != State::kUnsupported) {
+    std::string log;
+    if (s.kernel_log.state == State::kUnreadable) {
+      log = s.kernel_log.reason;
+    } else if (s.kernel_log.xids.empty()) {
+      log = "none since boot";
+    } else {
+      for (const KernelXid& x : s.kernel_log.xids)
+        log += (log.empty() ? "" : ", ") + std::string("XID ") + std::to_string(x.xid);
+      if (s.kernel_log.total > s.kernel_log.xids.size())
+        log += " and " + std::to_string(s.kernel_log.total - s.kernel_log.xids.size()) + " more";
+      log += " since boot";
+    }
+    std::vector<std::string> r{"xid.kernel_log", log};
+    if (s.after) {
+      r.push_back("");
+      r.push_back("");
+    }
+    t.add_row(std::move(r));
+  }
   return t;
 }
 

@@ -240,6 +240,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
                                  {"pcie_slot", &HealthRules::pcie_slot},
                                  {"pcie_replays", &HealthRules::pcie_replays},
                                  {"xid", &HealthRules::xid},
+                                 {"xid_log", &HealthRules::xid_log},
                                  {"nvlink_errors", &HealthRules::nvlink_errors},
                                  {"slowdown", &HealthRules::slowdown},
                                  {"verification", &HealthRules::verification},
@@ -609,15 +610,8 @@ void check_xid(const HealthSection& s, std::vector<Check>& out) {
   } else if (s.xid.state == HealthMetric::State::kUnreadable) {
     c.reason = "XID events " + (s.xid.reason.empty() ? std::string("could not be monitored") : s.xid.reason);
   } else {
-    // XIDs a program causes rather than the hardware (as NVIDIA's Kubernetes device plugin counts them):
-    // 13 graphics engine exception, 31 memory page fault, 43 GPU stopped processing (a faulting kernel),
-    // 45 preemptive cleanup (a process killed mid-kernel, as a timeout does), 68 video decoder exception,
-    // 109 context switch timeout.
-    auto application = [](long long xid) {
-      return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68 || xid == 109;
-    };
     std::string hardware, program;
-    for (const XidEvent& e : s.xid.events) (application(e.xid) ? program : hardware) += " " + std::to_string(e.xid);
+    for (const XidEvent& e : s.xid.events) (application_xid(e.xid) ? program : hardware) += " " + std::to_string(e.xid);
     c.measured = static_cast<double>(s.xid.events.size());
     c.status = hardware.empty() ? CheckStatus::kPass : CheckStatus::kFail;
     const std::string window = " during " + format_quantity(s.xid.window_s, "s") + " of monitoring";
@@ -626,6 +620,46 @@ void check_xid(const HealthSection& s, std::vector<Check>& out) {
       c.reason += (c.reason.empty() ? "" : "; ") + ("application XID" + program + " (a program's fault or a killed " +
                                                     "process, not the hardware's)" + (hardware.empty() ? window : ""));
   }
+  if (s.kernel_log.state == HealthMetric::State::kUnreadable) {  // what this row does not cover, said where read
+    std::string why = s.kernel_log.reason;
+    if (why.rfind("could not read: ", 0) == 0) why = why.substr(16);
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "XIDs before monitoring not judged (" + why + ")";
+  }
+  out.push_back(c);
+}
+
+// XIDs of this GPU in the kernel log since boot: a fault raised before the run (a GPU that fell off the bus and
+// came back, a double-bit error an hour ago) that NVML's event watch, listening only during the run, never saw.
+void check_kernel_xids(const HealthSection& s, std::vector<Check>& out) {
+  if (s.kernel_log.state != HealthMetric::State::kValue) return;  // not recorded; unreadable: noted on the XID row
+  Check c = make("health", "XIDs since boot");
+  c.threshold = 0;
+  c.source = "health rule xid_log (the kernel log, " + s.kernel_log.source + ")";
+  std::string hardware, program;
+  std::size_t hardware_count = 0;
+  for (const KernelXid& x : s.kernel_log.xids) {
+    const std::string at = x.uptime_s >= 0 ? " at " + format_fixed(x.uptime_s, 1) + " s after boot" : "";
+    if (application_xid(x.xid)) {
+      program += (program.empty() ? "" : ", ") + std::to_string(x.xid);
+    } else {
+      if (hardware_count < 3) hardware += (hardware.empty() ? "" : "; ") + std::string("XID ") +
+                                          std::to_string(x.xid) + at + " (" + x.text + ")";
+      ++hardware_count;
+    }
+  }
+  c.measured = static_cast<double>(hardware_count);
+  c.measured_text = hardware_count == 0 ? "none" : std::to_string(hardware_count);
+  c.status = hardware_count == 0 ? CheckStatus::kPass : CheckStatus::kFail;
+  if (hardware_count > 0)
+    c.reason = hardware + (hardware_count > 3 ? "; and " + std::to_string(hardware_count - 3) + " more" : "") +
+               " (fix the cause, then reboot or reset the GPU; set \"health\": {\"xid_log\": false} to accept "
+               "XIDs from before the run)";
+  if (!program.empty())
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "application XID " + program +
+                " since boot (a program's fault or a killed process, not the hardware's)";
+  if (s.kernel_log.total > s.kernel_log.xids.size())
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + std::to_string(s.kernel_log.total) + " XIDs in the log, " +
+                std::to_string(s.kernel_log.xids.size()) + " kept";
   out.push_back(c);
 }
 
@@ -883,6 +917,7 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.pcie_slot) check_pcie_slot(&s, profile, out);
   if (rules.pcie_replays) check_replays(s, out);
   if (rules.xid) check_xid(s, out);
+  if (rules.xid_log) check_kernel_xids(s, out);
   check_nvlink_links(s, rules, out);
   if (rules.nvlink_errors) check_nvlink_errors(s, out);
   if (rules.slowdown) {

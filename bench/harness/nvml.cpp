@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace ceilings::nvml {
@@ -74,6 +75,7 @@ struct Library::Symbols {
   int (*by_pci_bus_id)(const char*, Handle*) = nullptr;
   int (*name)(Handle, char*, unsigned) = nullptr;
   int (*uuid)(Handle, char*, unsigned) = nullptr;
+  int (*pci_info)(Handle, PciInfo*) = nullptr;
   int (*clock)(Handle, unsigned, unsigned*) = nullptr;
   int (*max_clock)(Handle, unsigned, unsigned*) = nullptr;
   int (*power_usage)(Handle, unsigned*) = nullptr;
@@ -165,6 +167,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.by_pci_bus_id, {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"});
   resolve(h, s.name, {"nvmlDeviceGetName"});
   resolve(h, s.uuid, {"nvmlDeviceGetUUID"});
+  resolve(h, s.pci_info, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
   resolve(h, s.clock, {"nvmlDeviceGetClockInfo"});
   resolve(h, s.max_clock, {"nvmlDeviceGetMaxClockInfo"});
   resolve(h, s.power_usage, {"nvmlDeviceGetPowerUsage"});
@@ -255,6 +258,12 @@ void check(int code, const Library& lib, const char* expr, const char* file, int
 
 Result<std::string> Device::name() const { return read_string(SYMS.name, handle_); }
 Result<std::string> Device::uuid() const { return read_string(SYMS.uuid, handle_); }
+Result<std::string> Device::pci_bus_id() const {
+  PciInfo info;
+  const int rc = call(SYMS.pci_info, handle_, &info);
+  if (rc != kSuccess) return {rc, ""};
+  return {rc, std::string(info.bus_id, strnlen(info.bus_id, sizeof info.bus_id))};
+}
 Result<unsigned> Device::clock_mhz(Clock which) const {
   return read_unsigned(SYMS.clock, handle_, static_cast<unsigned>(which));
 }

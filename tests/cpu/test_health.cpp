@@ -566,6 +566,143 @@ TEST(HealthChecks, NvLinkAbsentIsNotJudgedUnlessLinksAreExpected) {
   EXPECT_EQ(status_of(health_checks(s, rules), "NVLink errors"), "incomplete");
 }
 
+// ---- XIDs in the kernel log -----------------------------------------------------------------------
+
+// Lines as the driver writes them (R535 on: "PCI:" and pid/name; older: neither), in /dev/kmsg records and in
+// dmesg's form; only this GPU's XID reports count.
+TEST(KernelLog, FindsThisGpusXidsInKmsgAndDmesgText) {
+  const std::string kmsg =
+      "6,1001,5000000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15\n"
+      " SUBSYSTEM=pci\n"
+      " DEVICE=+pci:0000:19:00.0\n"
+      "4,1002,1234567890,-;NVRM: Xid (PCI:0000:19:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off "
+      "the bus.\n"
+      "4,1003,1234567999,-;NVRM: Xid (PCI:0000:3b:00): 48, pid=12, name=python, An uncorrectable double bit "
+      "error\n"  // another GPU
+      "4,1004,1300000000,c;NVRM: Xid (PCI:0000:19:00): 13, pid=4242, name=train.py, Graphics SM Warp Exception\n"
+      "4,1005,1300000001,-;NVRM: GPU at PCI:0000:19:00: GPU-1234\n"  // not an XID report
+      "4,1006,1300000002,-;NVRM: Xid (PCI:0000:19:00): oops\n";  // no number: not a report
+  auto xids = parse_kernel_xids(kmsg, "00000000:19:00.0");
+  ASSERT_EQ(xids.size(), 2u);
+  EXPECT_EQ(xids[0].xid, 79);
+  EXPECT_NEAR(xids[0].uptime_s, 1234.56789, 1e-9);
+  EXPECT_EQ(xids[0].text.rfind("NVRM: Xid (PCI:0000:19:00): 79, pid=", 0), 0u) << xids[0].text;
+  EXPECT_EQ(xids[1].xid, 13);
+  EXPECT_EQ(parse_kernel_xids(kmsg, "0000:3B:00.0").size(), 1u);  // the sysfs spelling, upper-case hex
+  EXPECT_TRUE(parse_kernel_xids(kmsg, "00000000:1a:00.0").empty());
+  EXPECT_TRUE(parse_kernel_xids(kmsg, "").empty());  // no address: no GPU's XIDs
+
+  const std::string dmesg = "[   12.345678] NVRM: Xid (0000:19:00): 62, 0cb3(2d50) 00000000 00000000\n"
+                            "[ 5000.000001] NVRM: Xid (PCI:0001:19:00): 79, GPU has fallen off the bus.\n"
+                            "Dec 01 03:00:00 node7 kernel: NVRM: Xid (PCI:0000:19:00): 94, pid=1, Contained\x07\n";
+  xids = parse_kernel_xids(dmesg, "00000000:19:00.0");
+  ASSERT_EQ(xids.size(), 2u);  // the domain-1 GPU is another one
+  EXPECT_EQ(xids[0].xid, 62);
+  EXPECT_NEAR(xids[0].uptime_s, 12.345678, 1e-9);
+  EXPECT_EQ(xids[1].xid, 94);
+  EXPECT_DOUBLE_EQ(xids[1].uptime_s, -1);  // journal time, not uptime: unknown
+  EXPECT_EQ(xids[1].text.find('\x07'), std::string::npos);  // no control characters reach a terminal
+}
+
+TEST(KernelLog, ReadsAFileAndNamesWhatItCannotRead) {
+  const std::string dir = test::scratch_dir("kernel_log_read");
+  std::ofstream(dir + "/dmesg.txt") << "[ 1.0] NVRM: Xid (PCI:0000:19:00): 48, DBE\n";
+  EXPECT_EQ(parse_kernel_xids(read_kernel_log(dir + "/dmesg.txt"), "0000:19:00.0").size(), 1u);
+  try {
+    read_kernel_log(dir + "/missing");
+    ADD_FAILURE() << "read a missing file";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/missing"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_kernel_log(dir), Error);  // a directory is no log
+}
+
+// A flood of application XIDs never pushes a hardware one out of what the section keeps.
+TEST(KernelLog, KeepsHardwareXidsFirst) {
+  std::vector<KernelXid> xids;
+  for (int i = 0; i < 150; ++i) xids.push_back({13, static_cast<double>(i), "app"});
+  xids.push_back({79, 200, "off the bus"});
+  const auto kept = keep_kernel_xids(xids, kMaxKernelXids);
+  ASSERT_EQ(kept.size(), kMaxKernelXids);
+  EXPECT_EQ(kept.back().xid, 79);  // log order kept
+  EXPECT_DOUBLE_EQ(kept.front().uptime_s, 0);
+}
+
+TEST(HealthChecks, HardwareXidsSinceBootFailAndAnUnreadableLogIsNoted) {
+  const HealthRules rules;
+  HealthSection s = healthy_section();
+  EXPECT_EQ(status_of(health_checks(s, rules), "XIDs since boot"), "absent");  // not recorded: not judged
+  s.kernel_log.state = State::kValue;
+  s.kernel_log.source = "/dev/kmsg";
+  EXPECT_EQ(status_of(health_checks(s, rules), "XIDs since boot"), "pass");
+  s.kernel_log.xids = {{13, 50, "NVRM: Xid (PCI:0000:19:00): 13, Graphics SM Warp Exception"}};
+  s.kernel_log.total = 1;
+  EXPECT_EQ(status_of(health_checks(s, rules), "XIDs since boot"), "pass");  // a program's fault
+  s.kernel_log.xids.push_back({48, 1234.5, "NVRM: Xid (PCI:0000:19:00): 48, DBE"});
+  s.kernel_log.total = 2;
+  auto checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "XIDs since boot"), "fail");
+  EXPECT_EQ(status_of(checks, "XID critical errors"), "pass");  // none while monitoring
+  for (const Check& c : checks)
+    if (c.rule == "XIDs since boot")
+      EXPECT_NE(c.reason.find("XID 48 at 1234.5 s after boot (NVRM: Xid (PCI:0000:19:00): 48, DBE)"),
+                std::string::npos)
+          << c.reason;
+  HealthRules off;
+  off.xid_log = false;
+  EXPECT_EQ(status_of(health_checks(s, off), "XIDs since boot"), "absent");
+
+  s.kernel_log = {};
+  s.kernel_log.state = State::kUnreadable;
+  s.kernel_log.reason = "could not read: cannot read the kernel log /dev/kmsg: Operation not permitted";
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "XIDs since boot"), "absent");
+  EXPECT_EQ(status_of(checks, "XID critical errors"), "pass");  // the run's window was watched
+  for (const Check& c : checks)
+    if (c.rule == "XID critical errors")
+      EXPECT_NE(c.reason.find("XIDs before monitoring not judged (cannot read the kernel log /dev/kmsg: Operation"),
+                std::string::npos)
+          << c.reason;
+}
+
+TEST(HealthSection, KernelLogRoundTripsAndIsChecked) {
+  HealthSection s = healthy_section();
+  s.kernel_log.state = State::kValue;
+  s.kernel_log.source = "/dev/kmsg";
+  s.kernel_log.xids = {{79, 12.5, "NVRM: Xid (PCI:0000:19:00): 79"}, {62, -1, "NVRM: Xid (0000:19:00): 62"}};
+  s.kernel_log.total = 7;
+  json j = health_to_json(s);
+  HealthSection back = health_from_json(j);
+  EXPECT_EQ(back.kernel_log.state, State::kValue);
+  ASSERT_EQ(back.kernel_log.xids.size(), 2u);
+  EXPECT_EQ(back.kernel_log.xids[0].xid, 79);
+  EXPECT_DOUBLE_EQ(back.kernel_log.xids[1].uptime_s, -1);
+  EXPECT_EQ(back.kernel_log.total, 7u);
+  EXPECT_TRUE(j["kernel_log"]["xids"][1]["uptime_s"].is_null());
+  auto rejected = [](json d) {
+    try {
+      health_from_json(d);
+      return std::string("accepted");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+  };
+  json bad = j;
+  bad["kernel_log"]["total"] = 1;
+  EXPECT_NE(rejected(bad).find("fewer than the 2 XIDs"), std::string::npos) << rejected(bad);
+  bad = j;
+  bad["kernel_log"]["xids"][0]["xid"] = -3;
+  EXPECT_NE(rejected(bad).find("kernel_log.xids[0].xid"), std::string::npos) << rejected(bad);
+  bad = j;
+  bad["kernel_log"] = "fine";
+  EXPECT_NE(rejected(bad).find("kernel_log"), std::string::npos) << rejected(bad);
+  bad = j;
+  bad["kernel_log"] = "could not read: no permission";
+  EXPECT_EQ(health_from_json(bad).kernel_log.state, State::kUnreadable);
+  bad.erase("kernel_log");  // a section written before the log was read
+  EXPECT_EQ(health_from_json(bad).kernel_log.state, State::kUnsupported);
+}
+
 // ---- `ceilings health` against the fake NVML -----------------------------------------------------
 
 json healthy_script() {
@@ -586,10 +723,15 @@ test::CliResult health_with(const json& script, std::vector<std::string> args = 
   const std::string dir = test::scratch_dir(std::string("health_fake_") +
                                             ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
                                             std::to_string(n++));
-  std::ofstream(dir + "/script.json") << script.dump();
+  // "kernel_log" (the test's, not the fake's): the kernel log `health` reads, never the machine's own.
+  json nvml = script;
+  std::ofstream(dir + "/kernel.log") << nvml.value("kernel_log", "");
+  nvml.erase("kernel_log");
+  std::ofstream(dir + "/script.json") << nvml.dump();
   args.insert(args.begin(), "health");
   return test::run_cli(args, {{"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML},
-                              {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"}});
+                              {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"},
+                              {"CEILINGS_KERNEL_LOG", dir + "/kernel.log"}});
 }
 
 TEST(HealthCli, ReadsEveryCounterThroughTheLoader) {
@@ -704,6 +846,12 @@ TEST(HealthCli, FaultsFail) {
   r = health_with(s, {"--watch", "0"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("Gen3 x8 below its maximum Gen5 x16"), std::string::npos) << r.out;
+  s = healthy_script();  // a double-bit error an hour before: only the kernel log has it
+  s["kernel_log"] = "4,9,3600000000,-;NVRM: Xid (PCI:0000:19:00): 48, pid=77, name=x, An uncorrectable DBE\n";
+  r = health_with(s, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("XID 48 at 3600.0 s after boot"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("XID 48 since boot"), std::string::npos) << r.out;  // the table's xid.kernel_log row
   s = healthy_script();
   s["values"]["pcie.gen"] = 4;
   s["values"]["pcie.max_gen"] = 4;  // a Gen5 GPU (nvmlDeviceGetGpuMaxPcieLinkGeneration) in a Gen4 slot
@@ -853,8 +1001,10 @@ TEST(HealthCli, MeasureRecordsHealthBeforeAndAfterTheRun) {
                           "esac; done\necho 'hbm/copy      1 ms'\n";
   ASSERT_EQ(std::system(("chmod +x " + bench).c_str()), 0);
   std::ofstream(dir + "/script.json") << healthy_script().dump();
-  const std::vector<std::pair<std::string, std::string>> env{
-      {"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML}, {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"}};
+  std::ofstream(dir + "/kernel.log") << "6,100,5000000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n";
+  const std::vector<std::pair<std::string, std::string>> env{{"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML},
+                                                             {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"},
+                                                             {"CEILINGS_KERNEL_LOG", dir + "/kernel.log"}};
   const std::string out = dir + "/node.profile.json";
   auto r = test::run_cli({"measure", "--bench", bench, "--out", out}, env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -862,6 +1012,9 @@ TEST(HealthCli, MeasureRecordsHealthBeforeAndAfterTheRun) {
   ASSERT_TRUE(p.raw.contains("health"));
   const HealthSection s = health_from_json(p.raw["health"]);
   EXPECT_EQ(s.uuid, "GPU-fake-1");
+  EXPECT_EQ(s.pci_bus_id, "00000000:19:00.0");
+  EXPECT_EQ(s.kernel_log.state, State::kValue);  // read, and no XID in it
+  EXPECT_TRUE(s.kernel_log.xids.empty());
   ASSERT_TRUE(s.after.has_value());
   EXPECT_DOUBLE_EQ(health_deltas(s).at("throttle.power_s"), 1.5);
   std::ofstream(dir + "/rules.json") << R"({"schema":"ceilings.rules/1","required":["hbm.copy"]})";

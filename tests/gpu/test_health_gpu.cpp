@@ -58,6 +58,10 @@ TEST(HealthGpu, ReadsSaneValuesFromTheRealDevice) {
   if (s.before.value("temperature.memory_c")) within("temperature.memory_c", 10, 110);
   if (s.before.value("temperature.memory_max_c")) within("temperature.memory_max_c", 60, 130);
   EXPECT_NE(s.xid.state, HealthMetric::State::kUnreadable) << s.xid.reason;
+  // The GPU's PCI address (its XIDs in the kernel log name it) and the kernel log read, or why not.
+  EXPECT_EQ(s.pci_bus_id.size(), 16u) << s.pci_bus_id;
+  EXPECT_NE(s.kernel_log.state, HealthMetric::State::kUnsupported);
+  if (s.kernel_log.state == HealthMetric::State::kUnreadable) std::printf("kernel log: %s\n", s.kernel_log.reason.c_str());
   EXPECT_GE(s.xid.window_s, 1.0);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ceilings/json_fields.hpp"
+#include "ceilings/kernel_log.hpp"
 #include "ceilings/table.hpp"
 
 namespace ceilings {
@@ -46,6 +47,14 @@ struct HealthSnapshot {
   std::optional<double> value(const std::string& name) const;  // nullopt unless a value
 };
 
+// XIDs a program causes rather than the hardware (as NVIDIA's Kubernetes device plugin counts them): 13 graphics
+// engine exception, 31 memory page fault, 43 GPU stopped processing (a faulting kernel), 45 preemptive cleanup (a
+// process killed mid-kernel, as a timeout does), 68 video decoder exception, 109 context switch timeout.
+bool application_xid(long long xid);
+
+// At most `limit` of `xids`, the hardware's kept first (a flood of application XIDs never hides one), in log order.
+std::vector<KernelXid> keep_kernel_xids(std::vector<KernelXid> xids, std::size_t limit);
+
 struct XidEvent {
   long long xid = 0;
   double after_s = 0;  // seconds after monitoring started
@@ -59,6 +68,16 @@ struct XidLog {
   std::vector<XidEvent> events;
 };
 
+// The GPU's XIDs in the kernel log since boot, read after the run (JSON "kernel_log": {"source", "xids"} or
+// "could not read: ..."). kUnsupported: not recorded (a section written before this was read, or by hand).
+inline constexpr std::size_t kMaxKernelXids = 100;  // the first ones kept: enough to fail the node and say why
+struct KernelXidLog {
+  HealthMetric::State state = HealthMetric::State::kUnsupported;
+  std::string source, reason;
+  std::vector<KernelXid> xids;
+  std::size_t total = 0;  // all found, those past kMaxKernelXids included
+};
+
 struct HealthSection {
   std::string schema = kHealthSchema;
   int device_index = 0;
@@ -66,6 +85,7 @@ struct HealthSection {
   HealthSnapshot before;
   std::optional<HealthSnapshot> after;
   XidLog xid;
+  KernelXidLog kernel_log;
 };
 
 // The metrics a reader records, in display order, with their kind.

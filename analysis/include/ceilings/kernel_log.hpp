@@ -1,0 +1,36 @@
+// XID reports in the kernel log: the NVIDIA driver logs every XID it raises ("NVRM: Xid (PCI:0000:19:00): 79,
+// pid=..., GPU has fallen off the bus."), so the log holds the XIDs since boot, those before a run included,
+// which NVML's event watch (only while it listens) cannot see. Node health checks (Azure's NHC, Meta's GCM)
+// scan it the same way.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace ceilings {
+
+// Where the kernel log is read by default; the environment variable names another file (a saved `dmesg`, or a
+// test's log).
+inline constexpr const char* kKernelLogPath = "/dev/kmsg";
+inline constexpr const char* kKernelLogVariable = "CEILINGS_KERNEL_LOG";
+
+struct KernelXid {
+  long long xid = 0;
+  double uptime_s = -1;  // seconds after boot, from the record's timestamp; -1 where the line has none
+  std::string text;      // the driver's message, from "NVRM:"
+};
+
+// The XIDs of the GPU at `pci_bus_id` (NVML's "00000000:19:00.0" or sysfs's "0000:19:00.0") in kernel log
+// text: /dev/kmsg records ("6,1234,5678901,-;NVRM: Xid ...", continuation lines starting with a space
+// skipped) or `dmesg` lines ("[ 5.678901] NVRM: Xid ..."). Other GPUs' XIDs and lines that are not XID
+// reports are left out.
+std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::string& pci_bus_id);
+
+// The kernel log's text: /dev/kmsg read without blocking up to its newest record (records the ring buffer
+// overwrote while reading are skipped), or a regular file. Throws IncompleteError naming the path and the cause
+// (/dev/kmsg needs root, CAP_SYSLOG or kernel.dmesg_restrict=0).
+std::string read_kernel_log(const std::string& path);
+
+// The path to read: $CEILINGS_KERNEL_LOG where set and not empty, else /dev/kmsg.
+std::string kernel_log_path();
+
+}  // namespace ceilings
