@@ -344,6 +344,10 @@ void check_ecc(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
+// DCGM's limits on retired pages (pre-Ampere GPUs): 60 in all fails; more than 15 for double-bit errors is a
+// warning there, a note here.
+constexpr double kMaxRetiredPages = 60, kRetiredDoubleBitNote = 15;
+
 void check_remap(const HealthSection& s, std::vector<Check>& out) {
   Check c = make("health", "row remapping");
   c.threshold_text = "none pending, no failure";
@@ -361,14 +365,35 @@ void check_remap(const HealthSection& s, std::vector<Check>& out) {
     out.push_back(c);
     return;
   }
-  // GPUs before Ampere retire pages instead of remapping rows.
+  // GPUs before Ampere retire pages instead of remapping rows: a retirement pending, or as many pages retired as
+  // DCGM's limit (60, single- and double-bit together: the GPU is running out of pages to retire), fails.
   const Reading retired = gather(s, "retired_pages.pending");
   if (!retired.values.empty()) {
     const bool p = std::any_of(retired.values.begin(), retired.values.end(), [](double v) { return v != 0; });
+    const Reading sbe = gather(s, "retired_pages.single_bit"), dbe = gather(s, "retired_pages.double_bit");
+    const double most_sbe = sbe.values.empty() ? 0 : *std::max_element(sbe.values.begin(), sbe.values.end());
+    const double most_dbe = dbe.values.empty() ? 0 : *std::max_element(dbe.values.begin(), dbe.values.end());
+    const double total = most_sbe + most_dbe;
+    const bool counted = !sbe.values.empty() && !dbe.values.empty();
+    const bool worn = counted && total >= kMaxRetiredPages;
     c.rule = "page retirement";
-    c.measured_text = p ? "retirement pending" : "none pending";
-    c.status = p ? CheckStatus::kFail : CheckStatus::kPass;
+    c.threshold_text = "none pending, < " + format_fixed(kMaxRetiredPages, 0) + " retired";
+    c.source = "health rule row_remap (DCGM's retired-page limit)";
+    c.measured_text = std::string(p ? "retirement pending" : "none pending") +
+                      (counted ? ", " + format_fixed(total, 0) + " retired" : "");
+    c.status = p || worn ? CheckStatus::kFail : CheckStatus::kPass;
     if (p) c.reason = "a page retirement is pending: reset the GPU to apply it";
+    if (worn)
+      c.reason += std::string(c.reason.empty() ? "" : "; ") + format_fixed(total, 0) + " pages retired (" +
+                  format_fixed(most_sbe, 0) + " single-bit, " + format_fixed(most_dbe, 0) +
+                  " double-bit), DCGM's limit is " + format_fixed(kMaxRetiredPages, 0) + ": the GPU needs service";
+    else if (counted && most_dbe > kRetiredDoubleBitNote)
+      c.reason = std::string(c.reason.empty() ? "" : c.reason + "; ") + format_fixed(most_dbe, 0) +
+                 " pages retired for double-bit errors, above DCGM's warning level of " +
+                 format_fixed(kRetiredDoubleBitNote, 0);
+    else if (!counted)
+      c.reason += std::string(c.reason.empty() ? "" : "; ") + "retired page counts " +
+                  (sbe.values.empty() ? sbe.missing : dbe.missing) + ": only the pending state judged";
     out.push_back(c);
     return;
   }

@@ -378,6 +378,32 @@ TEST(HealthChecks, AGpuAtItsSlowdownTemperatureFails) {
   EXPECT_EQ(status_of(health_checks(s, off), "GPU temperature"), "absent");
 }
 
+// Before Ampere pages are retired instead of rows remapped: a retirement pending fails, and so do 60 pages
+// retired in all (DCGM's limit), the GPU running out of pages to retire.
+TEST(HealthChecks, PageRetirementFollowsDcgmLimits) {
+  const HealthRules rules;
+  HealthSection s = healthy_section();
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) {
+    snap->metrics.erase("remap.pending");
+    snap->metrics.erase("remap.failure");
+    snap->metrics["retired_pages.pending"] = HealthMetric::of(0);
+    snap->metrics["retired_pages.single_bit"] = HealthMetric::of(40);
+    snap->metrics["retired_pages.double_bit"] = HealthMetric::of(19);
+  }
+  auto reason_of = [&](const HealthSection& section) {
+    for (const Check& c : health_checks(section, rules))
+      if (c.rule == "page retirement") return status_name(c.status) + std::string(": ") + c.reason;
+    return std::string("absent");
+  };
+  EXPECT_EQ(reason_of(s), "pass: 19 pages retired for double-bit errors, above DCGM's warning level of 15");
+  s.after->metrics["retired_pages.double_bit"] = HealthMetric::of(20);  // one more during the run: 60
+  EXPECT_EQ(reason_of(s), "fail: 60 pages retired (40 single-bit, 20 double-bit), DCGM's limit is 60: the GPU "
+                          "needs service");
+  s.after->metrics["retired_pages.double_bit"] = HealthMetric::unsupported();
+  s.before.metrics["retired_pages.double_bit"] = HealthMetric::unsupported();
+  EXPECT_EQ(reason_of(s), "pass: retired page counts unsupported: only the pending state judged");
+}
+
 TEST(HealthChecks, UnreadableOrUnsupportedIsIncompleteNeverPass) {
   const HealthRules rules;
   HealthSection s = healthy_section();
