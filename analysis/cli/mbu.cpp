@@ -31,7 +31,8 @@ int run(const MbuOptions& o) {
   MbuInput in;
   in.tpot_s = o.tpot_ms.value * 1e-3;
   in.gpus = gpus;
-  std::string kv_note;
+  std::string kv_note, weights_basis;  // weights_basis: which weights a decode step is counted as reading
+  bool less_embedding = false;         // a model shape: the input embedding table is not read whole
   double context = 0;
   if (o.context.given()) {
     context = o.context.value;
@@ -54,6 +55,7 @@ int run(const MbuOptions& o) {
     if (!(o.model.params.value > 0) || !std::isfinite(o.model.params.value))
       throw InputError("--params must be a positive number");
     in.weight_bytes = o.model.params.value * wb;
+    weights_basis = "every --params weight";
     if (o.kv_bytes_per_token.given()) {
       if (!(o.kv_bytes_per_token.value >= 0) || !std::isfinite(o.kv_bytes_per_token.value))
         throw InputError("--kv-bytes-per-token must be a finite number, not negative");
@@ -70,7 +72,10 @@ int run(const MbuOptions& o) {
     const ModelConfig m = *o.model.model();
     check_parallel_split(m, gpus, 1, "--gpus");
     if (!o.context.given()) throw InputError("--context is missing (tokens in the KV cache per sequence)");
+    require_positions(m, context, "--context");
     in.weight_bytes = decode_weight_bytes(m, batch, wb);
+    weights_basis = "all but the input embedding table, of which a step reads only its tokens' rows";
+    less_embedding = true;
     in.kv_bytes = batch * cached_tokens(m, context) * kv_bytes_per_token(m, kb);
     // Tensor parallelism splits attention by heads: MLA's latent cache and down-projections are whole on every
     // GPU, and GQA's KV heads (their cache and their k/v projections) are copied once there are more GPUs than
@@ -106,6 +111,7 @@ int run(const MbuOptions& o) {
     json out = {{"mbu", r.peaks[0].model},
                 {"bytes_per_step", r.bytes_per_step},
                 {"weight_bytes_per_step", in.weight_bytes},
+                {"weights_counted", weights_basis},
                 {"kv_bytes_per_step", in.kv_bytes},
                 {"bytes_per_step_per_gpu", r.bytes_per_step_per_gpu},
                 {"weight_bytes_per_gpu", r.weight_bytes_per_gpu},
@@ -125,15 +131,17 @@ int run(const MbuOptions& o) {
     return 0;
   }
   std::cout << "bytes read per decode step: " << format_quantity(r.bytes_per_step, "B", 4) << " = weights ("
-            << o.weight_dtype << ") " << format_quantity(in.weight_bytes, "B", 4) << " + KV cache ("
+            << o.weight_dtype << (less_embedding ? ", less the input embedding" : "") << ") "
+            << format_quantity(in.weight_bytes, "B", 4) << " + KV cache ("
             << (o.kv_bytes_per_token.given() ? format_quantity(o.kv_bytes_per_token.value, "B", 4) + " a token"
                                               : o.kv_dtype)
             << ", batch " << batch << ", context " << context << ") " << format_quantity(in.kv_bytes, "B", 4) << "\n";
+  if (less_embedding) std::cout << "weights read: " << weights_basis << "\n";
   if (!kv_note.empty()) std::cout << kv_note << "\n";
   std::cout << "per GPU: " << format_quantity(r.bytes_per_step_per_gpu, "B", 4)
             << " per step (its weight shard and its share of the KV cache)\n";
   std::cout << "achieved: " << format_quantity(r.achieved_bytes_per_s_per_gpu, "B/s", 4) << " per GPU (" << gpus
-            << " GPUs, TPOT " << format_quantity(in.tpot_s, "s") << ")\n";
+            << (gpus == 1 ? " GPU" : " GPUs") << ", TPOT " << format_quantity(in.tpot_s, "s") << ")\n";
   Table t;
   t.columns = {"peak source", "peak", "what", "MBU"};
   t.right_aligned = {false, true, false, true};

@@ -58,9 +58,9 @@ int run(const MemoryOptions& o) {
     if (o.sp && o.tp < 2)
       throw InputError("--sp splits activations over the tensor-parallel GPUs: it needs --tp of 2 or more");
     if (o.model.from_params() && !o.model.from_config()) {
-      if (in.eager_attention || in.recompute != Recompute::kNone || o.sp)
-        throw InputError("--attention-impl, --recompute and --sp shape the activation estimate, which --params "
-                         "alone cannot make (use --hf-config or --layers/--hidden/--heads)");
+      if (in.eager_attention || in.recompute != Recompute::kNone || o.sp || o.seq.given() || o.batch.given())
+        throw InputError("--seq, --batch, --attention-impl, --recompute and --sp shape the activation estimate, "
+                         "which --params alone cannot make (use --hf-config or --layers/--hidden/--heads)");
       in.params = o.model.params.value;
       notes.push_back(
           "activations not estimated: --params gives no layer shape (use --hf-config or --layers/--hidden/--heads)");
@@ -82,8 +82,9 @@ int run(const MemoryOptions& o) {
       if (!o.seq.given()) throw InputError("--seq is missing (training sequence length, for activations)");
       in.seq = o.seq.value;
       notes.push_back(
-          "activations: Korthikanti et al. 2022 Table 2 (16-bit, GPT-style layer with a 4h MLP and "
-          "dropout); other layer shapes are approximate; embeddings and logits not included");
+          "activations: Korthikanti et al. 2022 (16-bit, dropout masks kept) for this model's layers: its "
+          "attention widths (GQA, MLA), its MLP (gated: gate, up and product), per routed expert the token's "
+          "copy, MLP and output (MoE); an estimate: embeddings, logits and framework buffers not included");
       if (in.recompute == Recompute::kNone)
         notes.push_back(in.eager_attention
                             ? "attention: eager, the s x s softmax scores, dropout mask and output stored per head "

@@ -39,6 +39,7 @@ int run(const MfuOptions& o) {
   MfuInput in;
   in.shape = o.model.shape();
   in.seq = require_length(o.seq.value, "--seq");
+  o.model.require_positions_for(in.seq, "--seq");
   in.gpus = require_count(o.gpus.value, "--gpus");
   in.attention = parse_attention_convention(o.attention);
   in.recompute = parse_recompute(o.recompute);

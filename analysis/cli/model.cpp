@@ -1,6 +1,7 @@
 // `ceilings model --hf-config FILE`: parameters, FLOPs per token and KV-cache bytes of a Hugging Face model.
 #include "ceilings/model.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -31,16 +32,21 @@ std::string count(std::int64_t n) {
 ceilings::cli::Runner setup(CLI::App& app) {
   auto o = std::make_shared<ModelOptions>();
   app.add_option("--hf-config", o->config, "Hugging Face config.json")->required();
-  app.add_option("--seq", o->seq, "Sequence length for the attention FLOPs")->capture_default_str();
+  auto* seq_opt = app.add_option("--seq", o->seq,
+                                 "Sequence length for the attention FLOPs (default 4096, or a model's learned "
+                                 "positions where fewer)");
   app.add_option("--kv-dtype", o->kv_dtype, std::string("KV-cache storage: ") + ceilings::kStorageTypes)->capture_default_str();
   app.add_option("--attention", o->attention, "FLOP convention: noncausal | causal")->capture_default_str();
   app.add_flag("--json", o->json, "Print JSON");
-  return [o] {
+  return [o, seq_opt] {
     using namespace ceilings;
     require_length(o->seq, "--seq");
     const AttentionConvention conv = parse_attention_convention(o->attention);
     dtype_bytes(o->kv_dtype);  // validates
     const ModelConfig m = read_hf_config(o->config);
+    // Not given: the default, shortened to a GPT-2's learned positions (the output says which length it used).
+    if (seq_opt->count() == 0 && m.learned_positions > 0) o->seq = std::min(o->seq, static_cast<double>(m.learned_positions));
+    require_positions(m, o->seq, "--seq");
     const json s = model_summary_json(m, o->seq, o->kv_dtype, conv);
     if (o->json) {
       std::cout << s.dump(2) << "\n";

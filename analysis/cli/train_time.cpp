@@ -23,7 +23,7 @@ struct TrainTimeOptions {
   cli::OptNumber seq, tokens, gpus, achieved_tflops, mfu, peak_tflops;
   std::string recompute = "none", dtype = "bf16", attention = "noncausal";
   bool json = false;
-  CLI::Option *dtype_opt = nullptr, *attention_opt = nullptr;  // given explicitly: must apply
+  CLI::Option *dtype_opt = nullptr, *attention_opt = nullptr, *recompute_opt = nullptr;  // given: must apply
 };
 
 // FLOPs per trained token: `model` (the MFU numerator) and `hardware` (with recomputation), and how.
@@ -40,6 +40,7 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc) {
   if (o.seq.given()) {
     const FlopShape shape = o.model.shape();
     const double seq = require_length(o.seq.value, "--seq");
+    o.model.require_positions_for(seq, "--seq");
     const AttentionConvention c = parse_attention_convention(o.attention);
     f.model = model_flops_per_token(shape, seq, c);
     f.hardware = hardware_flops_per_token(shape, seq, c, rc);
@@ -96,6 +97,9 @@ int run(const TrainTimeOptions& o) {
             (f.per_param && rc == Recompute::kSelective ? "; the recomputed attention core is not in this estimate" : "");
   } else {
     if (!(o.mfu.value > 0 && o.mfu.value <= 1)) throw InputError("--mfu must be a fraction in (0, 1], e.g. 0.45");
+    if (o.recompute_opt->count() > 0)
+      throw InputError("--recompute adds hardware FLOPs, which an MFU does not count: with --mfu it would change "
+                       "nothing (drop it, or give --achieved-tflops)");
     if (o.dtype_opt->count() > 0 && o.peaks.profile.empty() && o.peaks.gpu.empty())
       throw InputError("--dtype picks a profile's or a datasheet's peak (gemm.<dtype>): with --peak-tflops alone it "
                        "would change nothing (drop it, or add --profile/--gpu)");
@@ -107,7 +111,8 @@ int run(const TrainTimeOptions& o) {
       rows.push_back({p.source, p.label, p.value,
                       training_time(f.model, o.tokens.value, o.gpus.value, o.mfu.value * p.value)});
     basis = "model FLOPs*T/(n * MFU * peak) (MFU counts model FLOPs, so recomputation does not enter); " +
-            std::string(f.per_param ? "6*P per token, " : "") + f.basis;
+            (f.per_param ? std::string("6*P per token (attention not counted; P is the active parameters for a MoE)")
+                         : f.basis);
   }
   if (o.json) {
     json est = json::array();
@@ -157,7 +162,8 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->mfu, "--mfu", "Model FLOP utilization (fraction) against the peak(s)");
   cli::add_number(app, o->peak_tflops, "--peak-tflops", "A given peak, TFLOP/s per GPU");
   o->dtype_opt = app.add_option("--dtype", o->dtype, "Data type of the peak")->capture_default_str();
-  app.add_option("--recompute", o->recompute, "none | selective | full")->capture_default_str();
+  o->recompute_opt = app.add_option("--recompute", o->recompute, "none | selective | full (with --achieved-tflops)")
+                         ->capture_default_str();
   o->attention_opt =
       app.add_option("--attention", o->attention, "Attention FLOPs convention: noncausal | causal")->capture_default_str();
   app.add_flag("--json", o->json, "Print JSON");

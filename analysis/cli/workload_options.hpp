@@ -102,6 +102,12 @@ struct ModelOptions {
     return s;
   }
 
+  // A sequence longer than the configured model's learned positions is refused (see require_positions).
+  void require_positions_for(double tokens, const std::string& flag) const {
+    if (from_params() && !from_config()) return;
+    require_positions(*model(), tokens, flag);
+  }
+
   FlopShape shape() const {
     if (from_params() && !from_config()) return params_shape();
     return flop_shape(*model());

@@ -11,14 +11,46 @@ namespace {
 constexpr double kMaxJobGpus = 1048576;  // 2^20 GPUs: far beyond any training or serving job
 }  // namespace
 
-double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r,
-                                  bool scores_stored) {
+LayerActivations layer_activations(const ModelConfig& c, std::int64_t layer) {
+  const double h = static_cast<double>(c.hidden), heads = static_cast<double>(c.heads);
+  LayerActivations out;
+  out.score_heads = heads;
+  // Attention: Q and K (qk width a head), V and the output projection's input (value width a head).
+  const double q_width = heads * static_cast<double>(c.qk_head_dim());
+  const double kv_heads = c.is_mla() ? heads : static_cast<double>(c.kv_heads);  // MLA expands K/V to every head
+  const double k_width = kv_heads * static_cast<double>(c.qk_head_dim());
+  const double v_width = kv_heads * static_cast<double>(c.value_head_dim());
+  const double o_width = heads * static_cast<double>(c.value_head_dim());
+  out.sharded = 2.0 * (q_width + k_width + v_width + o_width) / h;
+  if (c.is_mla())  // the query and key/value latents, each the input of its norm and of its up-projection
+    out.replicated += 2.0 * 2.0 *
+                      static_cast<double>(c.q_lora_rank + c.kv_lora_rank + c.qk_rope_head_dim) / h;
+  auto mlp = [&](std::int64_t width) {
+    const double f = static_cast<double>(width);
+    return c.gated_mlp ? 8.0 * f / h : 4.0 * f / h;
+  };
+  if (c.is_moe_layer(layer)) {
+    out.sharded += static_cast<double>(c.experts_per_token) * (2.0 + mlp(c.expert_ffn) + 2.0) +
+                   static_cast<double>(c.shared_experts) * mlp(c.expert_ffn);
+  } else {
+    out.sharded += mlp(c.ffn);
+  }
+  return out;
+}
+
+double activation_bytes_per_layer(const LayerActivations& shape, double s, double b, double h, int t, bool sp,
+                                  Recompute r, bool scores_stored) {
   const double sbh = s * b * h, td = static_cast<double>(t);
   if (r == Recompute::kFull) return 2.0 * sbh / (sp ? td : 1.0);
-  const double attention_core = r == Recompute::kSelective || !scores_stored ? 0.0 : 5.0 * a * s / (h * td);
-  if (t == 1) return sbh * (34.0 + attention_core);
-  if (sp) return sbh * (34.0 / td + attention_core);
-  return sbh * (10.0 + 24.0 / td + attention_core);
+  const double attention_core =
+      r == Recompute::kSelective || !scores_stored ? 0.0 : 5.0 * shape.score_heads * s / (h * td);
+  if (sp) return sbh * ((shape.replicated + shape.sharded) / td + attention_core);
+  return sbh * (shape.replicated + shape.sharded / td + attention_core);
+}
+
+double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r,
+                                  bool scores_stored) {
+  return activation_bytes_per_layer(LayerActivations{10, 24, a}, s, b, h, t, sp, r, scores_stored);
 }
 
 MemoryEstimate train_memory(const TrainMemoryInput& in) {
@@ -31,7 +63,11 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
                      " GPUs, more than any job runs on (at most 2^20)");
   if (in.zero_stage < 0 || in.zero_stage > 3) throw InputError("--zero must be 0, 1, 2 or 3");
   require_count(in.micro_batch, "--batch (micro-batch)");
-  const double per_rank = in.params / (static_cast<double>(in.tp) * in.pp);
+  // Past one KV head a GPU, tensor parallelism copies the K/V projections (as inference does; Megatron-LM
+  // refuses such a split for training, where the estimate still says what it would hold).
+  const double per_rank =
+      (in.model ? weight_bytes_per_gpu(*in.model, in.params, 1.0, in.tp) : in.params / static_cast<double>(in.tp)) /
+      static_cast<double>(in.pp);
   const double dp = in.dp;
   MemoryEstimate m;
   m.weights = 2.0 * per_rank / (in.zero_stage >= 3 ? dp : 1.0);
@@ -40,11 +76,12 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
   if (in.model) {
     require_length(in.seq, "--seq (for the activation estimate)");
     const ModelConfig& c = *in.model;
+    require_positions(c, in.seq, "--seq");
     check_parallel_split(c, in.tp, in.pp, "--tp");
-    m.activations = static_cast<double>(c.layers) *
-                    activation_bytes_per_layer(in.seq, in.micro_batch, static_cast<double>(c.hidden),
-                                               static_cast<double>(c.heads), in.tp, in.sequence_parallel, in.recompute,
-                                               in.eager_attention);
+    for (std::int64_t layer = 0; layer < c.layers; ++layer)
+      m.activations += activation_bytes_per_layer(layer_activations(c, layer), in.seq, in.micro_batch,
+                                                  static_cast<double>(c.hidden), in.tp, in.sequence_parallel,
+                                                  in.recompute, in.eager_attention);
     m.activations_estimated = true;
   }
   if (!std::isfinite(m.total()))
@@ -58,6 +95,7 @@ MemoryEstimate infer_memory(const InferMemoryInput& in) {
   if (in.tp > kMaxJobGpus) throw InputError("--tp is more GPUs than any job runs on (at most 2^20)");
   require_count(in.batch, "--batch");
   require_length(in.context, "--context");
+  require_positions(in.model, in.context, "--context");
   check_parallel_split(in.model, in.tp, 1, "--tp");
   MemoryEstimate m;
   // Heads split over the GPUs, but GQA's K/V heads are copied past one per GPU, and MLA keeps its latent cache and

@@ -1,11 +1,20 @@
 // Model arithmetic from a Hugging Face config.json: exact parameter counts (summed module by module as
 // the Transformers implementation allocates them), FLOPs per token and KV-cache bytes per token.
 #include "ceilings/model.hpp"
+#include "ceilings/units.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 namespace ceilings {
+
+void require_positions(const ModelConfig& m, double tokens, const std::string& flag) {
+  if (m.learned_positions > 0 && tokens > static_cast<double>(m.learned_positions))
+    throw InputError(flag + " " + format_fixed(tokens, 0) + " is more tokens than the " +
+                     std::to_string(m.learned_positions) + " positions " +
+                     (m.model_type.empty() ? std::string("the model") : m.model_type) +
+                     " learned (n_positions): it has no position for the rest");
+}
 
 bool ModelConfig::is_moe_layer(std::int64_t layer) const {
   if (!is_moe()) return false;

@@ -128,6 +128,7 @@ Placement place(const Roofline& r, double flops, double bytes) {
 LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches, double wb,
                  double kb, AttentionConvention prefill_attention) {
   require_length(context, "--context");
+  require_positions(m, context, "--context");
   if (batches.empty()) throw InputError("--batch is missing");
   const FlopShape shape = flop_shape(m);
   const double kv_token = kv_bytes_per_token(m, kb);

@@ -427,6 +427,10 @@ TEST(CliRobust, OptionsTheCommandWouldIgnoreAreRefused) {
         "--dtype", "bogus"},
        "bogus"},
       {{"memory", "--mode", "train", "--params", "7e9", "--attention-impl", "eager"}, "--params alone cannot"},
+      {{"memory", "--mode", "train", "--params", "7e9", "--seq", "4096", "--batch", "8"}, "--params alone cannot"},
+      {{"train-time", "--params", "7e9", "--tokens", "1e12", "--gpus", "8", "--mfu", "0.4", "--peak-tflops", "989",
+        "--recompute", "full"},
+       "an MFU does not count"},
       {{"memory", "--mode", "train", "--hf-config", kLlama, "--seq", "4096", "--sp"}, "--sp splits activations"},
       {{"mbu", "--hf-config", kLlama, "--context", "4096", "--tpot-ms", "10", "--profile", kProfile, "--gpu", "h100"},
        "compare like with like"}};

@@ -45,6 +45,47 @@ TEST(TrainMemory, KorthikantiTable2) {
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 1, false, Recompute::kFull, false), 2 * sbh);
 }
 
+// The layer's shape decides what it keeps: a GPT layer is Korthikanti's 34; GQA keeps narrower K and V; a SwiGLU
+// MLP keeps gate, up and product; an MoE layer keeps, per routed expert, the token's copy, the expert's MLP and its
+// output.
+TEST(TrainMemory, ActivationsFollowTheLayerShape) {
+  auto near = [](const LayerActivations& got, double replicated, double sharded, double heads) {
+    EXPECT_NEAR(got.replicated, replicated, 1e-9);
+    EXPECT_NEAR(got.sharded, sharded, 1e-9);
+    EXPECT_DOUBLE_EQ(got.score_heads, heads);
+  };
+  near(layer_activations(flags_model(96, 12288, 96, 96, 0, 50257, false), 0), 10, 24, 96);  // GPT-3 175B
+  near(layer_activations(read_hf_config(hf("Llama-3.1-8B")), 5), 10, 2 + 0.5 + 0.5 + 2 + 28, 32);
+  const ModelConfig mixtral = read_hf_config(hf("Mixtral-8x7B-v0.1"));
+  near(layer_activations(mixtral, 0), 10, 5 + 2 * (2 + 8 * 14336.0 / 4096 + 2), 32);  // top-2 of 8 experts
+  // Twice the dense Llama's MLP activations: the Korthikanti GPT layer (34) understated Mixtral's (79) by 2.3x.
+  TrainMemoryInput in;
+  in.params = static_cast<double>(count_params(mixtral).total);
+  in.model = mixtral;
+  in.seq = 4096;
+  EXPECT_NEAR(train_memory(in).activations, 32 * 4096.0 * 4096 * 79, 1);
+  // DeepSeek-V3: 3 dense layers, then MoE layers with a shared expert; MLA's latents are replicated.
+  const ModelConfig v3 = read_hf_config(hf("DeepSeek-V3"));
+  const LayerActivations dense = layer_activations(v3, 0), moe = layer_activations(v3, 3);
+  EXPECT_GT(dense.replicated, 10);
+  EXPECT_DOUBLE_EQ(dense.replicated, moe.replicated);
+  EXPECT_NEAR(moe.sharded - dense.sharded,
+              8 * (2 + 8 * 2048.0 / 7168 + 2) + 8 * 2048.0 / 7168 - 8 * 18432.0 / 7168, 1e-9);
+}
+
+// Past one KV head a GPU, training copies the K/V projections as inference does.
+TEST(TrainMemory, KvProjectionsCopiedPastOneKvHeadAGpu) {
+  TrainMemoryInput in;
+  in.model = read_hf_config(hf("Llama-3.1-8B"));
+  in.params = 8030261248;
+  in.seq = 4096;
+  in.tp = 16;
+  const double kv_proj = 32.0 * 2 * 4096 * 1024;
+  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * ((8030261248 - kv_proj) / 16 + kv_proj / 8));
+  in.tp = 8;
+  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * 8030261248.0 / 8);
+}
+
 TEST(InferMemory, KvCacheAndTensorParallel) {
   InferMemoryInput in;
   in.model = read_hf_config(hf("Llama-3.1-8B"));
@@ -75,7 +116,9 @@ TEST(MemoryCli, TrainJsonFitsVerdict) {
   json j = json::parse(r.out);
   EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 2.0 * 8030261248 / 8);
   EXPECT_DOUBLE_EQ(j["optimizer_bytes"].get<double>(), 12.0 * 8030261248 / 8);
-  EXPECT_DOUBLE_EQ(j["activations_bytes"].get<double>(), 32 * 8192.0 * 4096 * 34 / 8);
+  // Per token and layer, in h bytes: 10 replicated; Q 2 + K 0.5 + V 0.5 (8 of 32 heads) + output input 2, and the
+  // SwiGLU MLP's 8 * 14336 / 4096 = 28: 43, all split 8 ways with --sp.
+  EXPECT_DOUBLE_EQ(j["activations_bytes"].get<double>(), 32 * 8192.0 * 4096 * 43 / 8);
   EXPECT_TRUE(j["devices"][0]["fits"].get<bool>());
   r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--gpu", "L4"});
   EXPECT_EQ(r.exit_code, 1);  // the verdict: does not fit
@@ -93,9 +136,10 @@ TEST(MemoryCli, AttentionImplementation) {
   const auto flash = run("flash"), eager = run("eager");
   ASSERT_EQ(flash.exit_code, 0) << flash.err;
   ASSERT_EQ(eager.exit_code, 0) << eager.err;
-  const double s = 4096, h = 4096, a = 32;
-  EXPECT_DOUBLE_EQ(json::parse(flash.out)["activations_bytes"].get<double>(), 32 * s * h * 34);
-  EXPECT_DOUBLE_EQ(json::parse(eager.out)["activations_bytes"].get<double>(), 32 * s * h * (34 + 5 * a * s / h));
+  const double s = 4096, h = 4096, a = 32, per_layer = 10 + 8 + 8 * 11008 / h;  // MHA, SwiGLU of width 11008
+  EXPECT_DOUBLE_EQ(json::parse(flash.out)["activations_bytes"].get<double>(), 32 * s * h * per_layer);
+  EXPECT_DOUBLE_EQ(json::parse(eager.out)["activations_bytes"].get<double>(),
+                   32 * s * h * (per_layer + 5 * a * s / h));
   EXPECT_EQ(json::parse(flash.out)["inputs"]["attention_impl"], "flash");
   EXPECT_EQ(run("sdpa").exit_code, 2);
 }

@@ -239,6 +239,29 @@ TEST(ModelCli, BadInputExits2) {
   EXPECT_EQ(test::run_cli({"model"}).exit_code, 2);
 }
 
+// GPT-2 learned 1024 positions: a longer sequence is refused wherever a length meets the model, and `model`'s
+// default length (4096) shortens to them, saying so in its output.
+TEST(ModelCli, NoSequencePastLearnedPositions) {
+  const std::string gpt2 = fixture_path("gpt2");
+  auto r = test::run_cli({"model", "--hf-config", gpt2});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("forward FLOPs per token at seq 1024"), std::string::npos) << r.out;
+  const std::string why = "is more tokens than the 1024 positions gpt2 learned";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"model", "--hf-config", gpt2, "--seq", "1025"},
+        {"mfu", "--hf-config", gpt2, "--seq", "2048", "--gpus", "1", "--tokens-per-sec", "1000", "--peak-tflops", "100"},
+        {"train-time", "--hf-config", gpt2, "--seq", "2048", "--tokens", "1e9", "--gpus", "8", "--achieved-tflops", "100"},
+        {"memory", "--hf-config", gpt2, "--mode", "train", "--seq", "2048"},
+        {"memory", "--hf-config", gpt2, "--mode", "infer", "--context", "4096"},
+        {"mbu", "--hf-config", gpt2, "--context", "4096", "--tpot-ms", "5", "--peak-bw-gbps", "1000"}}) {
+    r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << args[0] << ": " << r.err;
+  }
+  EXPECT_EQ(test::run_cli({"model", "--hf-config", gpt2, "--seq", "1024"}).exit_code, 0);
+  EXPECT_EQ(test::run_cli({"model", "--hf-config", fixture_path("Llama-3.1-8B"), "--seq", "1000000"}).exit_code, 0);
+}
+
 // Without --ffn a gated MLP takes Megatron-LM's width, 8h/3 rounded down to a multiple of 64 (10880 for
 // h = 4096), so its three matrices hold about what 4h in two would: not 4h in three (a third more FLOPs).
 TEST(ModelFlags, SwigluDefaultWidthIsMegatrons) {

@@ -26,19 +26,39 @@ struct MemoryEstimate {
   double total() const { return weights + gradients + optimizer + activations + kv_cache; }
 };
 
-// Activation bytes of one transformer layer (Korthikanti et al. 2022, Table 2), 16-bit activations:
-//   no parallelism       s*b*h*(34 + 5*a*s/h)
-//   tensor parallel t    s*b*h*(10 + 24/t + 5*a*s/(h*t))
-//   + sequence parallel  s*b*h*(34/t + 5*a*s/(h*t))
+// What one token keeps for the backward pass in one transformer layer, in units of h bytes (16-bit activations,
+// 1-byte dropout masks), by where it lives under tensor parallelism (Korthikanti et al. 2022 sec. 4.1):
+//   replicated  the two norms' inputs (4), the attention and MLP inputs (2 + 2), two dropout masks (1 + 1): 10
+//   sharded     attention: Q, K, V and the output projection's input, 2 bytes per element of each (a GPT layer:
+//               8; GQA's K and V are kv_heads/heads of that; MLA's latents go to replicated); MLP: a 4h GELU
+//               MLP keeps its two 4h-wide outputs (16); a gated (SwiGLU) MLP of width f keeps gate, up, their
+//               product's inputs and the product, 8f/h; an MoE layer keeps per routed expert its copy of the
+//               token, its gated MLP and its output (2 + 8f_e/h + 2), times experts_per_token, plus the shared
+//               experts' MLPs
+//   score_heads the heads whose s x s softmax scores, dropout mask and output eager attention keeps (5*a*s/h)
+// A GPT-3-style layer (MHA, 4h GELU MLP) is Korthikanti's {10, 24, a}: 34*s*b*h.
+struct LayerActivations {
+  double replicated = 10, sharded = 24, score_heads = 0;
+};
+LayerActivations layer_activations(const ModelConfig& model, std::int64_t layer);
+
+// Bytes of one layer (Korthikanti et al. 2022, Table 2, for the shape above):
+//   no parallelism       s*b*h*(R + S + 5*a*s/h)
+//   tensor parallel t    s*b*h*(R + S/t + 5*a*s/(h*t))
+//   + sequence parallel  s*b*h*((R + S)/t + 5*a*s/(h*t))
 //   selective recompute  drops the 5*a*s/h term (the attention core is recomputed)
 //   full recompute       2*s*b*h (only each layer's input; /t with sequence parallel)
 // `scores_stored` false (fused attention such as FlashAttention) drops the 5*a*s/h term as well.
+double activation_bytes_per_layer(const LayerActivations& shape, double s, double b, double h, int t, bool sp,
+                                  Recompute r, bool scores_stored = true);
+// Korthikanti's GPT layer with a heads: {10, 24, a}.
 double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r,
                                   bool scores_stored = true);
 
 // Per GPU. Mixed-precision Adam keeps 16 bytes per parameter (ZeRO paper, Rajbhandari et al. 2020,
 // sec. 3.1): 2 fp16/bf16 weights + 2 gradients + 12 optimizer (fp32 master weights, momentum, variance).
-// tp*pp split the model; ZeRO stage 1/2/3 additionally split optimizer / + gradients / + weights over dp.
+// tp*pp split the model (past one KV head a GPU, the K/V projections are copied, as for inference); ZeRO stage
+// 1/2/3 additionally split optimizer / + gradients / + weights over dp.
 // Activations: the layers a pipeline stage holds with 1F1B keep ~L layers in flight on the first stage
 // (Korthikanti et al. 2022 sec. 4.2.3), so L * per-layer bytes regardless of pp.
 MemoryEstimate train_memory(const TrainMemoryInput& in);

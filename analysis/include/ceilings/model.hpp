@@ -40,6 +40,10 @@ struct ModelConfig {
 // Reads a Hugging Face config.json. Missing, negative or contradictory fields and model types this
 // version cannot count are InputErrors naming the field.
 ModelConfig parse_hf_config(const json& document, const std::string& origin = "config.json");
+
+// A model with learned absolute positions (GPT-2's n_positions) has no position for a token past them: `tokens`
+// beyond them is an InputError naming `flag`. Rotary and other relative positions have no such table.
+void require_positions(const ModelConfig& model, double tokens, const std::string& flag);
 ModelConfig read_hf_config(const std::string& path);
 
 // A Megatron-style GPT from flags: no biases or norms counted (matmul parameters only, as in
