@@ -56,9 +56,15 @@ ceilings::cli::Runner setup(CLI::App& app) {
     t.columns = {"quantity", "value"};
     t.right_aligned = {false, true};
     t.add_row({"model", m.model_type + (m.architecture.empty() ? "" : " (" + m.architecture + ")")});
-    t.add_row({"layers / hidden / heads / kv heads / head dim",
-               std::to_string(m.layers) + " / " + std::to_string(m.hidden) + " / " + std::to_string(m.heads) + " / " +
-                   std::to_string(m.kv_heads) + " / " + std::to_string(m.head_dim)});
+    if (m.is_mla())  // one latent K/V cache a layer, not K/V heads
+      t.add_row({"layers / hidden / heads / kv latent + rope / qk, v head dim",
+                 std::to_string(m.layers) + " / " + std::to_string(m.hidden) + " / " + std::to_string(m.heads) +
+                     " / " + std::to_string(m.kv_lora_rank) + " + " + std::to_string(m.qk_rope_head_dim) + " / " +
+                     std::to_string(m.qk_head_dim()) + ", " + std::to_string(m.value_head_dim())});
+    else
+      t.add_row({"layers / hidden / heads / kv heads / head dim",
+                 std::to_string(m.layers) + " / " + std::to_string(m.hidden) + " / " + std::to_string(m.heads) + " / " +
+                     std::to_string(m.kv_heads) + " / " + std::to_string(m.head_dim)});
     t.add_row({"attention", s["attention"].get<std::string>()});
     t.add_row({"parameters, total", count(s["params_total"])});
     t.add_row({"parameters, active per token", count(s["params_active"])});

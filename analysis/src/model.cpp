@@ -292,6 +292,14 @@ std::string convention_name(AttentionConvention c) {
                                               : "causal (masked half not counted: 6N + 6*L*H*Q*T per trained token)";
 }
 
+std::string convention_name(AttentionConvention c, const std::optional<double>& window, double seq) {
+  std::string out = convention_name(c);
+  if (window && seq > *window)
+    out += "; a sliding window of " + format_fixed(*window, 0) + " tokens caps the keys a query meets, so T is the " +
+           (c == AttentionConvention::kCausal ? "mean causal span" : "window") + " here";
+  return out;
+}
+
 Recompute parse_recompute(const std::string& name) {
   if (name == "none") return Recompute::kNone;
   if (name == "selective") return Recompute::kSelective;
@@ -435,7 +443,7 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
               {"params_matmul_active", c.matmul_active},
               {"seq", seq},
               {"convention", conv == AttentionConvention::kNonCausal ? "noncausal" : "causal"},
-              {"convention_description", convention_name(conv)},
+              {"convention_description", convention_name(conv, flop_shape(m).window, seq)},
               {"flops_per_token", forward_flops_per_token(s, seq, conv)},
               {"attention_flops_per_token", attention_flops_forward(s, seq, conv)},
               {"training_flops_per_token", model_flops_per_token(s, seq, conv)},

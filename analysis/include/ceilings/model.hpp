@@ -77,6 +77,8 @@ ParamCounts count_params(const ModelConfig& model);
 enum class AttentionConvention { kNonCausal, kCausal };
 AttentionConvention parse_attention_convention(const std::string& name);  // "noncausal" | "causal"
 std::string convention_name(AttentionConvention c);
+// The same, saying where a sliding window shorter than `seq` caps each query's keys (the T of L*H*Q*T).
+std::string convention_name(AttentionConvention c, const std::optional<double>& window, double seq);
 
 enum class Recompute { kNone, kSelective, kFull };
 Recompute parse_recompute(const std::string& name);  // "none" | "selective" | "full"
