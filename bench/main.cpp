@@ -52,10 +52,11 @@ int main(int argc, char** argv) {
                "Also time the TMA unit's bulk copies (hbm.copy's engine:bulk variants, pcie.h2d_sm's engine:bulk "
                "candidate; compute capability 9.0+, full pass only). Opt-in until they have run on a GPU: a fault "
                "in one would end its family's process (they run last in it)");
-  app.add_option("--ceilings_min_samples", options.min_samples, "Timed samples per configuration, at least")
-      ->check(ceilings::cli::number_in(1, 100000));
-  app.add_option("--ceilings_max_samples", options.max_samples, "Timed samples per configuration, at most")
-      ->check(ceilings::cli::number_in(1, 100000));
+  // Two at least: a cv (the spread every number carries, and the stopping rule's test) needs two samples.
+  app.add_option("--ceilings_min_samples", options.min_samples, "Timed samples per configuration, at least (2 or more)")
+      ->check(ceilings::cli::number_in(2, 100000));
+  app.add_option("--ceilings_max_samples", options.max_samples, "Timed samples per configuration, at most (2 or more)")
+      ->check(ceilings::cli::number_in(2, 100000));
   app.add_option("--ceilings_max_seconds", options.max_seconds, "Time budget per configuration, seconds")
       ->check(ceilings::cli::number_in(0.0, 3600.0));
   app.add_option("--ceilings_target_cv", options.target_cv, "Stop sampling once the cv is below this")

@@ -86,8 +86,12 @@ struct Candidate {
   std::string run_name;
 };
 
+// The faster one; between equal values the steadier (lower cv), then the name, never the order they came in.
 bool better(const Candidate& a, const Candidate& b) {
-  return higher_is_better(a.ceiling.unit) ? a.ceiling.value > b.ceiling.value : a.ceiling.value < b.ceiling.value;
+  if (a.ceiling.value != b.ceiling.value)
+    return higher_is_better(a.ceiling.unit) ? a.ceiling.value > b.ceiling.value : a.ceiling.value < b.ceiling.value;
+  if (a.ceiling.cv != b.ceiling.cv) return a.ceiling.cv < b.ceiling.cv;
+  return a.run_name < b.run_name;
 }
 
 // GEMM ceilings in one order (the type table's) whatever order ceilings-bench measured them in (it runs the

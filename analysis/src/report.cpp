@@ -312,6 +312,16 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   }
   if (c->detail.is_object() && c->detail.contains("benchmark"))
     m.add_row({"benchmark case", detail_value("benchmark", c->detail["benchmark"], c->unit)});
+  // A transfer-size sweep's ceiling is the best point of its large-size plateau; say when there was none.
+  if (const auto found = c->detail_number("plateau_found")) {
+    const auto points = c->detail_number("plateau_points"), from = c->detail_number("plateau_start_bytes");
+    const auto med = c->detail_number("plateau_median_bytes_per_second");
+    std::string text = *found != 0 ? "the best of " : "none: the largest sizes differ by more than the tolerance; the best of ";
+    text += (points ? format_fixed(*points, 0) : std::string("?")) + " point(s) from " +
+            (from ? format_quantity(*from, "B") : std::string("?"));
+    if (med) text += " (their median " + format_quantity(*med, "B/s") + ")";
+    m.add_row({"plateau", text});
+  }
   section("measurement", name + ": " + format_quantity(c->value, c->unit) + " (median)", m);
 
   Table d;

@@ -267,7 +267,8 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     const int n = static_cast<int>(m.unit_seconds.size());
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
     if (n >= max_samples) break;
-    if (n >= min_samples &&
+    // A cv needs two samples (with one it reads 0: "converged"), whatever a spec's minimum says.
+    if (n >= std::max(2, min_samples) &&
         (coefficient_of_variation(m.unit_seconds) <= options.target_cv || elapsed >= budget_s))
       break;
   }

@@ -77,6 +77,15 @@ TEST(BenchJson, BestVariantBecomesTheCeiling) {
   EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
 }
 
+// Two cases at the same value: the steadier wins (a noisy sample's luck is not the ceiling), whatever their names.
+TEST(BenchJson, ATieGoesToTheSteadierCase) {
+  const Profile p = profile_from_benchmark_json(bench_output({hbm_case("threads:256/bpsm:8/unroll:2/hint:1", 4.3e12, 0.2),
+                                                              hbm_case("threads:512/bpsm:4/unroll:4/hint:1", 4.3e12, 0.001)}));
+  ASSERT_EQ(p.ceilings.size(), 1u);
+  EXPECT_EQ(p.ceilings[0].detail["benchmark"], "hbm/copy/threads:512/bpsm:4/unroll:4/hint:1");
+  EXPECT_DOUBLE_EQ(p.ceilings[0].cv, 0.001);
+}
+
 // Google Benchmark's context.date is local time with its offset; the profile's `created` is when it was
 // made, in UTC, whatever zone the node runs in.
 TEST(BenchJson, CreatedIsUtcWhateverTheNodesTimeZone) {

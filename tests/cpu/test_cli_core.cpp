@@ -290,6 +290,11 @@ TEST(CliBench, RejectsUnknownFlagsWithExitCode2) {
   r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_hbm_bytes=2000000000000"});  // above the range
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("must be a number from 1048576 to 1099511627776, not '2000000000000'"), std::string::npos) << r.err;
+  for (const char* flag : {"--ceilings_min_samples=1", "--ceilings_max_samples=1"}) {  // a cv needs two samples
+    r = test::run_program({CEILINGS_BENCH_BIN, flag});
+    EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.err;
+    EXPECT_NE(r.err.find("must be a number from 2 to 100000"), std::string::npos) << r.err;
+  }
   r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_min_samples=10", "--ceilings_max_samples=5"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--ceilings_max_samples (5) is below --ceilings_min_samples (10)"), std::string::npos) << r.err;
