@@ -225,6 +225,8 @@ void check_detail_values(const Profile& p) {
       if (among_reason_readings && readings && *n > *readings)
         fail(at + key, number_text(*n) + " readings of " + number_text(*readings) + " (reason_readings): more than read");
     }
+    if (const auto r = c.detail_number("robust_cv"); r && !(*r >= 0 && std::isfinite(*r)))
+      fail(at + "robust_cv", number_text(*r) + " is not a spread (a finite number, 0 or more)");
     for (const char* key : {"power_mean_w", "power_instant_w"})
       if (const auto w = c.detail_number(key); w && !(*w >= 1e-3 && *w <= 1e5))
         fail(at + key, number_text(*w) + " W is not a GPU's power (1 mW to 100 kW)");

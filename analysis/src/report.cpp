@@ -293,7 +293,10 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   const auto ds = datasheet_for(p, *c);
   m.add_row({"value", format_quantity(c->value, c->unit, 4)});
   m.add_row({"datasheet", ds ? format_quantity(*ds, c->unit) + " (" + format_percent(c->value / *ds) + " of it)" : "-"});
-  m.add_row({"spread (cv)", format_percent(c->cv, 2) + " over " + std::to_string(c->samples) + " samples"});
+  std::string spread = format_percent(c->cv, 2) + " over " + std::to_string(c->samples) + " samples";
+  if (const auto robust = c->detail_number("robust_cv"))
+    spread += " (robust: " + format_percent(*robust, 2) + ", 1.4826 MAD / median)";
+  m.add_row({"spread (cv)", spread});
   m.add_row({"verified", c->verified ? "yes" : "NO"});
   m.add_row({"throttled", throttle_text(*c)});
   if (c->telemetry.available) {

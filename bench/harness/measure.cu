@@ -298,6 +298,12 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
   auto& c = state.counters;
   c["verified"] = 1;
   c["cv"] = m.cv;
+  // Beside the cv (stddev / mean), a spread one stalled sample cannot inflate: 1.4826 * MAD / median, which
+  // equals the cv for normal noise, over the same samples (each case sets them before reporting).
+  if (m.unit_seconds.size() >= 2) {
+    const double mid = median(m.unit_seconds);
+    if (mid > 0) c["robust_cv"] = 1.4826 * median_absolute_deviation(m.unit_seconds) / mid;
+  }
   c["samples"] = static_cast<double>(m.unit_seconds.size());
   c["units_per_sample"] = m.units_per_sample;
   if (m.queue_halvings > 0) c["launch_queue_halvings"] = m.queue_halvings;

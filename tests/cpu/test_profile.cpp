@@ -224,6 +224,7 @@ TEST(Profile, RejectsDeviceAndDetailValuesBeyondAnyGpu) {
        "ceilings[0].detail.hw_slowdown_readings"},
       {[](json& d) { d["ceilings"][0]["detail"]["telemetry_readings"] = 2.5; }, "ceilings[0].detail.telemetry_readings"},
       {[](json& d) { d["ceilings"][0]["cv"] = 1e300; }, "ceilings[0].cv"},
+      {[](json& d) { d["ceilings"][0]["detail"]["robust_cv"] = -0.01; }, "ceilings[0].detail.robust_cv"},
       {[](json& d) { d["ceilings"][0]["samples"] = 1LL << 62; }, "ceilings[0].samples"}};
   for (const auto& [edit, field] : cases) {
     json d = fixture();
