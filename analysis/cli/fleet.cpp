@@ -36,7 +36,10 @@ void check_replaceable_baseline(const std::string& path) {
   std::string what;
   try {
     const json doc = read_json_file(path);
-    if (doc.is_object() && doc.contains("baseline")) return;
+    // A baseline this command wrote, not merely a document with a "baseline" key.
+    if (doc.is_object() && doc.contains("baseline") && doc["baseline"].is_object() &&
+        doc["baseline"].value("source", std::string()) == "ceilings fleet")
+      return;
     what = doc.is_object() && doc.contains("ceilings") ? "a measured profile" : "a JSON document";
   } catch (const Error& e) {
     what = std::string("a file that is not a profile (") + e.what() + ")";

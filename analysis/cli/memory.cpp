@@ -95,7 +95,7 @@ int run(const MemoryOptions& o) {
     est = train_memory(in);
     notes.push_back(
         "weights + gradients + optimizer: mixed-precision Adam, 16 bytes per parameter (ZeRO paper), "
-        "split over tp*pp, and over dp by ZeRO stage " +
+        "split over tp*pp (K/V projections copied past one KV head a GPU), and over dp by ZeRO stage " +
         std::to_string(o.zero));
     inputs.update({{"seq", in.seq},
                    {"pp", o.pp},

@@ -88,7 +88,8 @@ int run(const MfuOptions& o) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::cout << "FLOP convention: " << convention_name(in.attention, in.shape.window, in.seq) << "; recompute " << recompute_name(in.recompute)
+  std::cout << "FLOP convention: " << convention_name(in.attention, in.shape.window, in.seq) << "; recompute "
+            << recompute_name(in.recompute)
             << "\n";
   std::cout << "model FLOPs per token " << format_quantity(r.model_flops_per_token, "FLOP", 4) << ", hardware "
             << format_quantity(r.hardware_flops_per_token, "FLOP", 4) << "; " << format_fixed(in.tokens_per_s, 0)

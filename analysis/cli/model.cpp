@@ -45,7 +45,8 @@ ceilings::cli::Runner setup(CLI::App& app) {
     dtype_bytes(o->kv_dtype);  // validates
     const ModelConfig m = read_hf_config(o->config);
     // Not given: the default, shortened to a GPT-2's learned positions (the output says which length it used).
-    if (seq_opt->count() == 0 && m.learned_positions > 0) o->seq = std::min(o->seq, static_cast<double>(m.learned_positions));
+    if (seq_opt->count() == 0 && m.learned_positions > 0)
+      o->seq = std::min(o->seq, static_cast<double>(m.learned_positions));
     require_positions(m, o->seq, "--seq");
     const json s = model_summary_json(m, o->seq, o->kv_dtype, conv);
     if (o->json) {

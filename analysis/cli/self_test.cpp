@@ -207,7 +207,7 @@ std::vector<Case> matrix() {
          s["kernel_log"] = "4,9,3600000000,-;NVRM: Xid (PCI:0000:19:00): 48, pid=7, name=x, An uncorrectable "
                            "double bit error\n";
        },
-       nullptr, nullptr, "", "", 1, 1, "XID 48 at 3600.0 s after boot"});
+       nullptr, nullptr, "", "", 1, 1, "XID 48, first at 3600.0 s after boot"});
   add({"PCIe Gen4 slot", "a Gen5 x16 GPU in a Gen4 slot (link at the slot's maximum)",
        [](json& s) {
          s["values"]["pcie.gen"] = 4;

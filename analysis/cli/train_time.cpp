@@ -97,7 +97,7 @@ int run(const TrainTimeOptions& o) {
             (f.per_param && rc == Recompute::kSelective ? "; the recomputed attention core is not in this estimate" : "");
   } else {
     if (!(o.mfu.value > 0 && o.mfu.value <= 1)) throw InputError("--mfu must be a fraction in (0, 1], e.g. 0.45");
-    if (o.recompute_opt->count() > 0)
+    if (o.recompute_opt->count() > 0 && rc != Recompute::kNone)
       throw InputError("--recompute adds hardware FLOPs, which an MFU does not count: with --mfu it would change "
                        "nothing (drop it, or give --achieved-tflops)");
     if (o.dtype_opt->count() > 0 && o.peaks.profile.empty() && o.peaks.gpu.empty())

@@ -371,7 +371,9 @@ json health_to_json(const HealthSection& s) {
     case State::kValue: {
       json xids = json::array();
       for (const KernelXid& x : s.kernel_log.xids)
-        xids.push_back({{"xid", x.xid}, {"uptime_s", x.uptime_s >= 0 ? json(x.uptime_s) : json(nullptr)}, {"text", x.text}});
+        xids.push_back({{"xid", x.xid},
+                        {"uptime_s", x.uptime_s >= 0 ? json(x.uptime_s) : json(nullptr)},
+                        {"text", x.text}});
       doc["kernel_log"] = {{"source", s.kernel_log.source}, {"xids", xids}, {"total", s.kernel_log.total}};
       break;
     }
@@ -446,8 +448,15 @@ Table health_table(const HealthSection& s) {
     } else if (s.kernel_log.xids.empty()) {
       log = "none since boot";
     } else {
-      for (const KernelXid& x : s.kernel_log.xids)
-        log += (log.empty() ? "" : ", ") + std::string("XID ") + std::to_string(x.xid);
+      std::vector<std::pair<long long, std::size_t>> counts;  // each XID once, with how often, in log order
+      for (const KernelXid& x : s.kernel_log.xids) {
+        auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == x.xid; });
+        if (it == counts.end()) counts.push_back({x.xid, 1});
+        else ++it->second;
+      }
+      for (const auto& [code, n] : counts)
+        log += (log.empty() ? "" : ", ") + std::string("XID ") + std::to_string(code) +
+               (n > 1 ? " x" + std::to_string(n) : "");
       if (s.kernel_log.total > s.kernel_log.xids.size())
         log += " and " + std::to_string(s.kernel_log.total - s.kernel_log.xids.size()) + " more";
       log += " since boot";

@@ -74,12 +74,48 @@ std::optional<std::pair<PciAddress, long long>> xid_report(const std::string& me
   return std::make_pair(*address, xid);
 }
 
+// A /dev/kmsg record's header, "PRI,SEQ,USEC[,FLAGS...];": the priority (facility * 8 + level), the time in
+// microseconds since boot, and where the message starts. nullopt when the line has no such header.
+struct KmsgHeader {
+  long long priority = 0;
+  double uptime_s = 0;
+  std::size_t message = 0;
+};
+std::optional<KmsgHeader> kmsg_header(const std::string& line) {
+  const std::size_t semi = line.find(';');
+  if (semi == std::string::npos) return std::nullopt;
+  long long fields[3] = {};
+  std::size_t i = 0;
+  for (int f = 0; f < 3; ++f) {
+    std::size_t digits = 0;
+    while (i < semi && std::isdigit(static_cast<unsigned char>(line[i])) && digits < 19) {
+      fields[f] = fields[f] * 10 + (line[i++] - '0');
+      ++digits;
+    }
+    if (digits == 0) return std::nullopt;
+    if (f < 2 && (i >= semi || line[i++] != ',')) return std::nullopt;
+  }
+  if (i != semi && line[i] != ',') return std::nullopt;  // FLAGS and more follow a comma
+  return KmsgHeader{fields[0], static_cast<double>(fields[2]) * 1e-6, semi + 1};
+}
+
+// The driver's message as kept: at most 300 bytes, anything but printable ASCII as '?' (a terminal shows it,
+// and JSON needs valid UTF-8; /dev/kmsg escapes such bytes itself, a saved log may not).
+std::string driver_text(const std::string& message) {
+  std::string out = message.substr(message.find("NVRM:"), 300);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  return out;
+}
+
 }  // namespace
 
 std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::string& pci_bus_id) {
-  std::vector<KernelXid> out;
   const auto gpu = pci_address(pci_bus_id);
-  if (!gpu) return out;
+  if (!gpu)
+    throw IncompleteError("the GPU's PCI address '" + excerpt(pci_bus_id) +
+                          "' is not DOMAIN:BUS:DEVICE: its XIDs in the kernel log cannot be told from other GPUs'");
+  std::vector<KernelXid> out;
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
@@ -89,7 +125,13 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
     if (line.empty() || line[0] == ' ') continue;  // a /dev/kmsg record's KEY=value continuation
     double uptime = -1;
     std::string message = line;
-    if (line[0] == '[') {  // dmesg: "[  123.456789] message"
+    if (const auto header = kmsg_header(line)) {
+      // Priorities 0-7 are the kernel's own facility; user space writing to /dev/kmsg (a logger quoting a line,
+      // a fault drill) gets another, and is not the driver reporting an XID.
+      if (header->priority >= 8) continue;
+      uptime = header->uptime_s;
+      message = line.substr(header->message);
+    } else if (line[0] == '[') {  // dmesg: "[  123.456789] message"
       const std::size_t close = line.find(']');
       if (close != std::string::npos) {
         char* parsed_end = nullptr;
@@ -97,62 +139,55 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
         const double v = std::strtod(stamp.c_str(), &parsed_end);
         if (parsed_end != stamp.c_str()) uptime = v;
       }
-    } else if (std::isdigit(static_cast<unsigned char>(line[0]))) {  // /dev/kmsg: "PRI,SEQ,USEC,FLAGS;message"
-      const std::size_t semi = line.find(';');
-      const std::size_t c1 = line.find(',');
-      const std::size_t c2 = c1 == std::string::npos ? c1 : line.find(',', c1 + 1);
-      if (semi != std::string::npos && c2 != std::string::npos && c2 < semi) {
-        uptime = std::strtod(line.c_str() + c2 + 1, nullptr) * 1e-6;
-        message = line.substr(semi + 1);
-      }
     }
     const auto report = xid_report(message);
     if (!report || !(report->first == *gpu)) continue;
-    std::string excerpt = message.substr(message.find("NVRM:"), 300);
-    for (char& c : excerpt)
-      if (std::iscntrl(static_cast<unsigned char>(c))) c = '?';  // shown on a terminal: no control characters
-    out.push_back({report->second, uptime, excerpt});
+    out.push_back({report->second, uptime, driver_text(message)});
   }
   return out;
 }
 
 std::string read_kernel_log(const std::string& path) {
+  const auto refuse = [&](const std::string& why) {
+    return IncompleteError("cannot read the kernel log " + path + ": " + why);
+  };
+  const auto permission = [](int err) {
+    return err == EPERM || err == EACCES ? " (it needs root, CAP_SYSLOG or kernel.dmesg_restrict=0)" : "";
+  };
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw IncompleteError("cannot read the kernel log " + path + ": " + std::strerror(errno));
-  if (S_ISREG(st.st_mode)) {
-    try {
-      return read_text_file(path);
-    } catch (const Error& e) {
-      throw IncompleteError(std::string("cannot read the kernel log: ") + e.what());
-    }
-  }
-  if (!S_ISCHR(st.st_mode)) throw IncompleteError("the kernel log " + path + " is not a file or /dev/kmsg");
+  if (::stat(path.c_str(), &st) != 0) throw refuse(std::strerror(errno));
+  // /proc/kmsg is the syslog daemon's queue: a read blocks for new messages and takes them from it.
+  struct stat proc {};
+  if (::stat("/proc/kmsg", &proc) == 0 && st.st_dev == proc.st_dev && st.st_ino == proc.st_ino)
+    throw refuse("/proc/kmsg is the syslog daemon's queue (reading it would take its messages): read /dev/kmsg");
+  if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw refuse("not a file, a pipe or /dev/kmsg");
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
-    throw IncompleteError("cannot read the kernel log " + path + ": " + std::strerror(err) +
-                (err == EPERM || err == EACCES ? " (it needs root, CAP_SYSLOG or kernel.dmesg_restrict=0)" : ""));
+    throw refuse(std::string(std::strerror(err)) + permission(err));
   }
+  // A file or /dev/kmsg's ring buffer (at most a few MiB) in any case; a device that never ends (/dev/zero) stops
+  // at the cap.
+  const std::size_t cap = S_ISREG(st.st_mode) ? kMaxInputFileBytes : kMaxKernelRingBytes;
   std::string text;
   char record[16384];  // /dev/kmsg hands out one record a read, at most about 8 KiB
   for (;;) {
     const ssize_t n = ::read(fd, record, sizeof record);
     if (n > 0) {
       text.append(record, static_cast<std::size_t>(n));
-      if (text.size() > kMaxInputFileBytes) {
+      if (text.size() > cap) {
         ::close(fd);
-        throw IncompleteError("the kernel log " + path + " is larger than " + std::to_string(kMaxInputFileBytes >> 20) +
-                    " MiB: not a log this reads");
+        throw refuse("more than " + std::to_string(cap >> 20) + " MiB: not a kernel log");
       }
       continue;
     }
-    if (n == 0) break;                         // end of a file
-    if (errno == EAGAIN) break;                // /dev/kmsg: no newer record
+    if (n == 0) break;                               // the end of a file (or of a pipe's writer)
+    if (errno == EAGAIN) break;                      // /dev/kmsg: no newer record; a pipe: nothing written yet
     if (errno == EINTR || errno == EPIPE) continue;  // EPIPE: records overwritten while reading, skipped
     const int err = errno;
     ::close(fd);
-    throw IncompleteError("cannot read the kernel log " + path + ": " + std::strerror(err) +
-                (err == EPERM || err == EACCES ? " (it needs root, CAP_SYSLOG or kernel.dmesg_restrict=0)" : ""));
+    throw refuse(std::string(std::strerror(err)) + permission(err));
   }
   ::close(fd);
   return text;

@@ -498,9 +498,12 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
 // link to the slot's maximum, so the link check passes it; this check does not.
 void check_pcie_slot(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
   Check c = make("health", "PCIe slot");
-  std::optional<double> slot_gen, slot_width, gpu_gen;
+  std::optional<double> slot_gen, slot_width, gpu_gen, gen, width;
   auto take_max = [](std::optional<double>& into, std::optional<double> v) {
     if (v) into = into ? std::max(*into, *v) : *v;
+  };
+  auto take_min = [](std::optional<double>& into, std::optional<double> v) {
+    if (v) into = into ? std::min(*into, *v) : *v;
   };
   auto opt = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
   if (s)
@@ -508,11 +511,15 @@ void check_pcie_slot(const HealthSection* s, const Profile* profile, std::vector
       take_max(slot_gen, snap->value("pcie.max_gen"));
       take_max(slot_width, snap->value("pcie.max_width"));
       take_max(gpu_gen, snap->value("pcie.gpu_max_gen"));
+      take_max(gen, snap->value("pcie.gen"));
+      take_min(width, snap->value("pcie.width"));
     }
   if (profile) {
     take_max(slot_gen, opt(profile->device.pcie.max_gen));
     take_max(slot_width, opt(profile->device.pcie.max_width));
     take_max(gpu_gen, opt(profile->device.pcie.gpu_max_gen));
+    take_max(gen, opt(profile->device.pcie.gen));
+    take_min(width, opt(profile->device.pcie.width));
   }
   const std::string name = profile ? profile->device.name : s ? s->device_name : "";
   const GpuSpec* spec = find_gpu(name);
@@ -523,22 +530,31 @@ void check_pcie_slot(const HealthSection* s, const Profile* profile, std::vector
   }
   const std::optional<double> gpu_width = spec && spec->pcie_width ? opt(spec->pcie_width) : std::nullopt;
   const std::string width_from = gpu_width ? "datasheet " + spec->name : "";
-  c.source = "health rule pcie_slot (the most the slot allows vs the GPU's own most: " +
-             (gen_from == width_from ? gen_from
-                                     : "generation from " + gen_from + (gpu_width ? ", width from " + width_from : "")) +
-             ")";
+  const std::string from =
+      gen_from == width_from ? gen_from : "generation from " + gen_from + (gpu_width ? ", width from " + width_from : "");
+  c.source = "health rule pcie_slot (the most the slot allows vs the GPU's own most: " + from + ")";
+  // What cannot be judged is said on the link's row, which reads the same maximum: no second row for one cause.
+  auto note_on_link = [&](const std::string& why) {
+    for (auto it = out.rbegin(); it != out.rend(); ++it)
+      if (it->subject == "health" && it->rule == "PCIe link") {
+        it->reason += std::string(it->reason.empty() ? "" : "; ") + "the slot is not judged against the GPU: " + why;
+        return;
+      }
+  };
   if (!slot_gen || !slot_width) {
-    c.reason = "the most the GPU and its slot allow (NVML's maximum link generation and width) could not be read";
-    out.push_back(c);
+    note_on_link("NVML's maximum for the GPU and its slot could not be read");
+    return;
+  }
+  if ((gen && *gen > *slot_gen) || (width && *width > *slot_width)) {
+    note_on_link("the link reads above that maximum, so the readings contradict each other");
     return;
   }
   auto gen_text = [](double g) { return "Gen" + format_fixed(g, 0); };
   auto width_text = [](double w) { return "x" + format_fixed(w, 0); };
   c.measured_text = gen_text(*slot_gen) + " " + width_text(*slot_width);
   if (!gpu_gen) {
-    c.reason = "the most the GPU supports is unknown: the driver does not report it and the datasheet table has no "
-               "PCIe link for '" + name + "'";
-    out.push_back(c);
+    note_on_link("the most the GPU supports is unknown (the driver does not report it and the datasheet table has "
+                 "no PCIe link for '" + name + "')");
     return;
   }
   c.threshold_text = gen_text(*gpu_gen) + (gpu_width ? " " + width_text(*gpu_width) : "");
@@ -626,7 +642,7 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
-void check_xid(const HealthSection& s, std::vector<Check>& out) {
+void check_xid(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
   Check c = make("health", "XID critical errors");
   c.threshold = 0;
   c.source = "health rule xid";
@@ -645,7 +661,7 @@ void check_xid(const HealthSection& s, std::vector<Check>& out) {
       c.reason += (c.reason.empty() ? "" : "; ") + ("application XID" + program + " (a program's fault or a killed " +
                                                     "process, not the hardware's)" + (hardware.empty() ? window : ""));
   }
-  if (s.kernel_log.state == HealthMetric::State::kUnreadable) {  // what this row does not cover, said where read
+  if (rules.xid_log && s.kernel_log.state == HealthMetric::State::kUnreadable) {  // what this row leaves uncovered
     std::string why = s.kernel_log.reason;
     if (why.rfind("could not read: ", 0) == 0) why = why.substr(16);
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "XIDs before monitoring not judged (" + why + ")";
@@ -655,39 +671,63 @@ void check_xid(const HealthSection& s, std::vector<Check>& out) {
 
 // XIDs of this GPU in the kernel log since boot: a fault raised before the run (a GPU that fell off the bus and
 // came back, a double-bit error an hour ago) that NVML's event watch, listening only during the run, never saw.
-void check_kernel_xids(const HealthSection& s, std::vector<Check>& out) {
-  if (s.kernel_log.state != HealthMetric::State::kValue) return;  // not recorded; unreadable: noted on the XID row
+// The log keeps them until a reboot (a GPU reset or a driver reload does not clear it).
+void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
+  if (s.kernel_log.state == HealthMetric::State::kUnsupported) return;  // not recorded
   Check c = make("health", "XIDs since boot");
   c.threshold = 0;
-  c.source = "health rule xid_log (the kernel log, " + s.kernel_log.source + ")";
-  std::string hardware, program;
+  c.source = "health rule xid_log (the kernel log" +
+             (s.kernel_log.source.empty() ? "" : ", " + s.kernel_log.source) + ")";
+  if (s.kernel_log.state == HealthMetric::State::kUnreadable) {
+    if (rules.xid) return;  // said on the XID row, whose window it leaves uncovered
+    c.reason = s.kernel_log.reason;
+    out.push_back(c);
+    return;
+  }
+  // Each XID once, with how often and when first (a flood of one kind is one entry).
+  struct Seen {
+    std::size_t count = 0;
+    const KernelXid* first = nullptr;
+  };
+  std::vector<std::pair<long long, Seen>> hardware, program;
+  auto add = [](std::vector<std::pair<long long, Seen>>& into, const KernelXid& x) {
+    for (auto& [xid, seen] : into)
+      if (xid == x.xid) {
+        ++seen.count;
+        return;
+      }
+    into.push_back({x.xid, Seen{1, &x}});
+  };
   std::size_t hardware_count = 0;
   for (const KernelXid& x : s.kernel_log.xids) {
-    const std::string at = x.uptime_s >= 0 ? " at " + format_fixed(x.uptime_s, 1) + " s after boot" : "";
-    if (application_xid(x.xid)) {
-      program += (program.empty() ? "" : ", ") + std::to_string(x.xid);
-    } else {
-      if (hardware_count < 3) hardware += (hardware.empty() ? "" : "; ") + std::string("XID ") +
-                                          std::to_string(x.xid) + at + " (" + x.text + ")";
-      ++hardware_count;
-    }
+    add(application_xid(x.xid) ? program : hardware, x);
+    if (!application_xid(x.xid)) ++hardware_count;
   }
   c.measured = static_cast<double>(hardware_count);
   c.measured_text = hardware_count == 0 ? "none" : std::to_string(hardware_count);
   c.status = hardware_count == 0 ? CheckStatus::kPass : CheckStatus::kFail;
+  auto times = [](std::size_t n) { return n > 1 ? " x" + std::to_string(n) : std::string(); };
+  for (std::size_t i = 0; i < hardware.size() && i < 3; ++i) {
+    const auto& [xid, seen] = hardware[i];
+    const KernelXid& x = *seen.first;
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "XID " + std::to_string(xid) + times(seen.count) +
+                (x.uptime_s >= 0 ? ", first at " + format_fixed(x.uptime_s, 1) + " s after boot" : "") + " (" +
+                x.text + ")";
+  }
+  if (hardware.size() > 3) c.reason += "; and " + std::to_string(hardware.size() - 3) + " other XID(s)";
   if (hardware_count > 0)
-    c.reason = hardware + (hardware_count > 3 ? "; and " + std::to_string(hardware_count - 3) + " more" : "") +
-               " (fix the cause, then reboot or reset the GPU; set \"health\": {\"xid_log\": false} to accept "
-               "XIDs from before the run)";
-  if (!program.empty())
-    c.reason += std::string(c.reason.empty() ? "" : "; ") + "application XID " + program +
+    c.reason += " (the log keeps them until a reboot: fix the cause and reboot; set \"health\": {\"xid_log\": "
+                "false} to accept XIDs from before the run)";
+  std::string apps;
+  for (const auto& [xid, seen] : program) apps += (apps.empty() ? "" : ", ") + std::to_string(xid) + times(seen.count);
+  if (!apps.empty())
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "application XID " + apps +
                 " since boot (a program's fault or a killed process, not the hardware's)";
   if (s.kernel_log.total > s.kernel_log.xids.size())
     c.reason += std::string(c.reason.empty() ? "" : "; ") + std::to_string(s.kernel_log.total) + " XIDs in the log, " +
                 std::to_string(s.kernel_log.xids.size()) + " kept";
   out.push_back(c);
 }
-
 
 // NVLinks up: at least the rule's count when one is set, none down of the links the GPU has (where the snapshot
 // counts them: nvlink.links_present), and none lost during the run.
@@ -941,8 +981,8 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.pcie_link) check_pcie_link(&s, profile, out);
   if (rules.pcie_slot) check_pcie_slot(&s, profile, out);
   if (rules.pcie_replays) check_replays(s, out);
-  if (rules.xid) check_xid(s, out);
-  if (rules.xid_log) check_kernel_xids(s, out);
+  if (rules.xid) check_xid(s, rules, out);
+  if (rules.xid_log) check_kernel_xids(s, rules, out);
   check_nvlink_links(s, rules, out);
   if (rules.nvlink_errors) check_nvlink_errors(s, out);
   if (rules.slowdown) {

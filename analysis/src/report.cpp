@@ -319,7 +319,8 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   if (const auto found = c->detail_number("plateau_found")) {
     const auto points = c->detail_number("plateau_points"), from = c->detail_number("plateau_start_bytes");
     const auto med = c->detail_number("plateau_median_bytes_per_second");
-    std::string text = *found != 0 ? "the best of " : "none: the largest sizes differ by more than the tolerance; the best of ";
+    std::string text = *found != 0 ? "the best of "
+                                   : "none: the largest sizes differ by more than the tolerance; the best of ";
     text += (points ? format_fixed(*points, 0) : std::string("?")) + " point(s) from " +
             (from ? format_quantity(*from, "B") : std::string("?"));
     if (med) text += " (their median " + format_quantity(*med, "B/s") + ")";

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -262,7 +263,11 @@ Result<std::string> Device::pci_bus_id() const {
   PciInfo info;
   const int rc = call(SYMS.pci_info, handle_, &info);
   if (rc != kSuccess) return {rc, ""};
-  return {rc, std::string(info.bus_id, strnlen(info.bus_id, sizeof info.bus_id))};
+  // From the numbers, not the busId string: the older nvmlPciInfo_t behind nvmlDeviceGetPciInfo_v2 lays it out
+  // elsewhere. NVML's own spelling, "%08X:%02X:%02X.0".
+  char id[32];
+  std::snprintf(id, sizeof id, "%08X:%02X:%02X.0", info.domain, info.bus, info.device);
+  return {rc, id};
 }
 Result<unsigned> Device::clock_mhz(Clock which) const {
   return read_unsigned(SYMS.clock, handle_, static_cast<unsigned>(which));

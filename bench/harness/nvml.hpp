@@ -85,7 +85,7 @@ class Device {
  public:
   Result<std::string> name() const;
   Result<std::string> uuid() const;
-  Result<std::string> pci_bus_id() const;  // "00000000:19:00.0" (nvmlPciInfo_t's busId)
+  Result<std::string> pci_bus_id() const;  // "00000000:19:00.0", from nvmlPciInfo_t's domain, bus and device
   Result<unsigned> clock_mhz(Clock which) const;      // current clock, MHz
   Result<unsigned> max_clock_mhz(Clock which) const;     // maximum clock, MHz
   Result<unsigned> power_mw() const;                      // board power draw, mW

@@ -80,7 +80,8 @@ TEST(BenchJson, BestVariantBecomesTheCeiling) {
 // Two cases at the same value: the steadier wins (a noisy sample's luck is not the ceiling), whatever their names.
 TEST(BenchJson, ATieGoesToTheSteadierCase) {
   const Profile p = profile_from_benchmark_json(bench_output({hbm_case("threads:256/bpsm:8/unroll:2/hint:1", 4.3e12, 0.2),
-                                                              hbm_case("threads:512/bpsm:4/unroll:4/hint:1", 4.3e12, 0.001)}));
+                                                              hbm_case("threads:512/bpsm:4/unroll:4/hint:1", 4.3e12,
+                                                                       0.001)}));
   ASSERT_EQ(p.ceilings.size(), 1u);
   EXPECT_EQ(p.ceilings[0].detail["benchmark"], "hbm/copy/threads:512/bpsm:4/unroll:4/hint:1");
   EXPECT_DOUBLE_EQ(p.ceilings[0].cv, 0.001);

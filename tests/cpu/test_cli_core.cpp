@@ -1,6 +1,8 @@
 // End-to-end: `ceilings show` and `ceilings measure` as a user runs them, exit codes included.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <filesystem>
 #include <fstream>
 
@@ -57,7 +59,9 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   pcie["detail"] = {{"benchmark", "pcie/h2d"}, {"link_share", 0.878}, {"link_share_of_max", 0.878},
                     {"transfer_bytes", 1073741824.0},
                     {"throttle_reasons", 0x4}, {"reason_readings", 40}, {"power_cap_readings", 10},
-                    {"telemetry_window_s", 0.8},
+                    {"telemetry_window_s", 0.8}, {"robust_cv", 0.0021}, {"plateau_found", 1},
+                    {"plateau_points", 3}, {"plateau_start_bytes", 67108864.0},
+                    {"plateau_median_bytes_per_second", 55.1e9},
                     {"sweep", {{{"benchmark", "pcie/h2d/size:4096"}, {"value", 1.1e9}, {"unit", "B/s"}, {"cv", 0.03}},
                                {{"benchmark", "pcie/h2d/size:1048576"}, {"value", 41.5e9}, {"unit", "B/s"},
                                 {"cv", 0.004}}}}};
@@ -74,7 +78,8 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   auto r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "pcie.h2d"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("pcie.h2d: 55.3 GB/s (median)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("0.40% over 20 samples"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0.40% over 20 samples (robust: 0.21%, 1.4826 MAD / median)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the best of 3 point(s) from 67.1 MB (their median 55.1 GB/s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("transfer_bytes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1.07 GB"), std::string::npos) << r.out;  // bytes in the unit their name says
   EXPECT_NE(r.out.find("pcie/h2d/size:4096"), std::string::npos) << r.out;
@@ -82,9 +87,10 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   EXPECT_EQ(r.out.find("GPU pairs"), std::string::npos);  // no matrix for a PCIe ceiling
   EXPECT_NE(r.out.find("yes: sw_power_cap (power cap in 10 of 40 telemetry readings)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("trailing average"), std::string::npos) << r.out;  // no telemetry in this fixture row
-  EXPECT_NE(r.out.find("link_share          87.8%"), std::string::npos) << r.out;  // a share as a percentage
-  EXPECT_NE(r.out.find("link_share_of_max   87.8%"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("throttle_reasons    sw_power_cap"), std::string::npos) << r.out;
+  // A share as a percentage, a mask by its names (the column is as wide as the longest detail key).
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\nlink_share +87\\.8%"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\nlink_share_of_max +87\\.8%"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\nthrottle_reasons +sw_power_cap"))) << r.out;
 
   r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "nvlink.p2p_uni"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

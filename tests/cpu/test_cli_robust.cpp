@@ -507,6 +507,10 @@ TEST(CliRobust, FleetBaselineNeverReplacesAProfileItReads) {
   EXPECT_TRUE(has(r.err, "exists and is a measured profile, not a fleet baseline")) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
   EXPECT_EQ(read_text_file(other + "/n0.profile.json"), kept);
+  write(other + "/mine.json", R"({"baseline": 1, "my": "data"})");  // a "baseline" key is not a fleet baseline
+  r = run_cli({"fleet", dir, "--write-baseline", other + "/mine.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(read_text_file(other + "/mine.json"), R"({"baseline": 1, "my": "data"})");
   write(other + "/notes.txt", "my notes\n");
   r = run_cli({"fleet", dir, "--write-baseline", other + "/notes.txt"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;

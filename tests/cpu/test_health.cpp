@@ -2,6 +2,8 @@
 // `ceilings health` end to end against the scripted fake NVML.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 
@@ -234,8 +236,13 @@ TEST(HealthChecks, ASlotSlowerThanTheGpuFails) {
 
   s = healthy_section();
   s.device_name = "Some Future GPU";  // not in the table: the driver's answer is all there is
-  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe slot"), "incomplete");
-  EXPECT_NE(reason_of(health_checks(s, rules), "PCIe slot").find("unknown"), std::string::npos);
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "PCIe slot"), "absent");  // nothing to judge it by: said on the link's row
+  EXPECT_EQ(status_of(checks, "PCIe link"), "pass");
+  EXPECT_NE(reason_of(checks, "PCIe link").find("the slot is not judged against the GPU: the most the GPU supports "
+                                                "is unknown"),
+            std::string::npos)
+      << reason_of(checks, "PCIe link");
   both(s, "pcie.gpu_max_gen", 5);
   both(s, "pcie.max_width", 8);
   both(s, "pcie.width", 8);
@@ -252,7 +259,15 @@ TEST(HealthChecks, ASlotSlowerThanTheGpuFails) {
   EXPECT_NE(reason_of(health_checks(s, rules), "PCIe slot").find("contradict"), std::string::npos);
   s = healthy_section();
   for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics["pcie.max_gen"] = HealthMetric::unsupported();
-  EXPECT_EQ(status_of(health_checks(s, rules), "PCIe slot"), "incomplete");
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "PCIe link"), "incomplete");  // one row for the one cause
+  EXPECT_EQ(status_of(checks, "PCIe slot"), "absent");
+  s = healthy_section();
+  both(s, "pcie.max_gen", 3);  // the link reads Gen5 above a maximum of Gen3 (a VM's virtual root port)
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "PCIe link"), "incomplete");
+  EXPECT_EQ(status_of(checks, "PCIe slot"), "absent");  // not a slot fault on readings that contradict
+  EXPECT_NE(reason_of(checks, "PCIe link").find("the link reads above that maximum"), std::string::npos);
 }
 
 TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
@@ -616,7 +631,20 @@ TEST(KernelLog, FindsThisGpusXidsInKmsgAndDmesgText) {
   EXPECT_EQ(xids[1].xid, 13);
   EXPECT_EQ(parse_kernel_xids(kmsg, "0000:3B:00.0").size(), 1u);  // the sysfs spelling, upper-case hex
   EXPECT_TRUE(parse_kernel_xids(kmsg, "00000000:1a:00.0").empty());
-  EXPECT_TRUE(parse_kernel_xids(kmsg, "").empty());  // no address: no GPU's XIDs
+  EXPECT_THROW(parse_kernel_xids(kmsg, ""), IncompleteError);  // no address: its XIDs cannot be told apart
+  EXPECT_THROW(parse_kernel_xids(kmsg, "19:00"), IncompleteError);
+  // User space writing to /dev/kmsg (priority 8 or more: a logger quoting the line, a drill) is not the driver.
+  EXPECT_TRUE(parse_kernel_xids("12,1007,1400000000,-;NVRM: Xid (PCI:0000:19:00): 79, quoted\n", "0000:19:00.0")
+                  .empty());
+  // dmesg --time-format iso starts with digits too: not taken for a /dev/kmsg header.
+  xids = parse_kernel_xids("2026-12-01T03:00:00,123456+00:00 NVRM: Xid (PCI:0000:19:00): 79, pid=1, name=a;b, x\n",
+                           "0000:19:00.0");
+  ASSERT_EQ(xids.size(), 1u);
+  EXPECT_EQ(xids[0].xid, 79);
+  // A saved log may hold bytes that are not ASCII: kept as '?', so the section stays valid JSON.
+  xids = parse_kernel_xids(std::string("[ 9.5] NVRM: Xid (PCI:0000:19:00): 48, name=p\xff\xfe, DBE\n"), "0000:19:00.0");
+  ASSERT_EQ(xids.size(), 1u);
+  EXPECT_EQ(xids[0].text, "NVRM: Xid (PCI:0000:19:00): 48, name=p??, DBE");
 
   const std::string dmesg = "[   12.345678] NVRM: Xid (0000:19:00): 62, 0cb3(2d50) 00000000 00000000\n"
                             "[ 5000.000001] NVRM: Xid (PCI:0001:19:00): 79, GPU has fallen off the bus.\n"
@@ -641,6 +669,20 @@ TEST(KernelLog, ReadsAFileAndNamesWhatItCannotRead) {
     EXPECT_NE(std::string(e.what()).find(dir + "/missing"), std::string::npos) << e.what();
   }
   EXPECT_THROW(read_kernel_log(dir), Error);  // a directory is no log
+  if (access("/proc/kmsg", F_OK) == 0) {  // the syslog daemon's queue: a read would block and take its messages
+    try {
+      read_kernel_log("/proc/kmsg");
+      ADD_FAILURE() << "read /proc/kmsg";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("syslog daemon's queue"), std::string::npos) << e.what();
+    }
+  }
+  try {  // a device that never ends stops at the cap, quickly
+    read_kernel_log("/dev/zero");
+    ADD_FAILURE() << "read /dev/zero to its end";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 64 MiB: not a kernel log"), std::string::npos) << e.what();
+  }
 }
 
 // A flood of application XIDs never pushes a hardware one out of what the section keeps.
@@ -671,9 +713,16 @@ TEST(HealthChecks, HardwareXidsSinceBootFailAndAnUnreadableLogIsNoted) {
   EXPECT_EQ(status_of(checks, "XID critical errors"), "pass");  // none while monitoring
   for (const Check& c : checks)
     if (c.rule == "XIDs since boot")
-      EXPECT_NE(c.reason.find("XID 48 at 1234.5 s after boot (NVRM: Xid (PCI:0000:19:00): 48, DBE)"),
+      EXPECT_NE(c.reason.find("XID 48, first at 1234.5 s after boot (NVRM: Xid (PCI:0000:19:00): 48, DBE) (the log "
+                              "keeps them until a reboot"),
                 std::string::npos)
           << c.reason;
+  for (int i = 0; i < 150; ++i) s.kernel_log.xids.push_back({13, 60.0 + i, "NVRM: Xid (PCI:0000:19:00): 13, ..."});
+  for (const Check& c : health_checks(s, rules))  // a flood of one kind is one entry with its count
+    if (c.rule == "XIDs since boot")
+      EXPECT_NE(c.reason.find("application XID 13 x151 since boot"), std::string::npos) << c.reason;
+  EXPECT_NE(render(health_table(s), Format::kTable).find("XID 13 x151, XID 48 since boot"), std::string::npos);
+  s.kernel_log.xids.resize(2);
   HealthRules off;
   off.xid_log = false;
   EXPECT_EQ(status_of(health_checks(s, off), "XIDs since boot"), "absent");
@@ -682,13 +731,20 @@ TEST(HealthChecks, HardwareXidsSinceBootFailAndAnUnreadableLogIsNoted) {
   s.kernel_log.state = State::kUnreadable;
   s.kernel_log.reason = "could not read: cannot read the kernel log /dev/kmsg: Operation not permitted";
   checks = health_checks(s, rules);
-  EXPECT_EQ(status_of(checks, "XIDs since boot"), "absent");
+  EXPECT_EQ(status_of(checks, "XIDs since boot"), "absent");  // said on the XID row
   EXPECT_EQ(status_of(checks, "XID critical errors"), "pass");  // the run's window was watched
   for (const Check& c : checks)
     if (c.rule == "XID critical errors")
       EXPECT_NE(c.reason.find("XIDs before monitoring not judged (cannot read the kernel log /dev/kmsg: Operation"),
                 std::string::npos)
           << c.reason;
+  HealthRules log_only;  // the log judged, the run's window not: its own row says it could not be read
+  log_only.xid = false;
+  EXPECT_EQ(status_of(health_checks(s, log_only), "XIDs since boot"), "incomplete");
+  HealthRules window_only;  // the log not wanted: nothing said about it
+  window_only.xid_log = false;
+  for (const Check& c : health_checks(s, window_only))
+    if (c.rule == "XID critical errors") EXPECT_EQ(c.reason.find("kernel log"), std::string::npos) << c.reason;
 }
 
 TEST(HealthSection, KernelLogRoundTripsAndIsChecked) {
@@ -876,7 +932,7 @@ TEST(HealthCli, FaultsFail) {
   s["kernel_log"] = "4,9,3600000000,-;NVRM: Xid (PCI:0000:19:00): 48, pid=77, name=x, An uncorrectable DBE\n";
   r = health_with(s, {"--watch", "0"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("XID 48 at 3600.0 s after boot"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("XID 48, first at 3600.0 s after boot"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("XID 48 since boot"), std::string::npos) << r.out;  // the table's xid.kernel_log row
   s = healthy_script();
   s["values"]["pcie.gen"] = 4;

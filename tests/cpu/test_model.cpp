@@ -253,7 +253,9 @@ TEST(ModelCli, NoSequencePastLearnedPositions) {
         {"train-time", "--hf-config", gpt2, "--seq", "2048", "--tokens", "1e9", "--gpus", "8", "--achieved-tflops", "100"},
         {"memory", "--hf-config", gpt2, "--mode", "train", "--seq", "2048"},
         {"memory", "--hf-config", gpt2, "--mode", "infer", "--context", "4096"},
-        {"mbu", "--hf-config", gpt2, "--context", "4096", "--tpot-ms", "5", "--peak-bw-gbps", "1000"}}) {
+        {"mbu", "--hf-config", gpt2, "--context", "4096", "--tpot-ms", "5", "--peak-bw-gbps", "1000"},
+        {"roofline", "--profile", std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json",
+         "--hf-config", gpt2, "--context", "4096", "--batch", "1"}}) {
     r = test::run_cli(args);
     EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.out << r.err;
     EXPECT_NE(r.err.find(why), std::string::npos) << args[0] << ": " << r.err;

@@ -61,7 +61,8 @@ TEST(HealthGpu, ReadsSaneValuesFromTheRealDevice) {
   // The GPU's PCI address (its XIDs in the kernel log name it) and the kernel log read, or why not.
   EXPECT_EQ(s.pci_bus_id.size(), 16u) << s.pci_bus_id;
   EXPECT_NE(s.kernel_log.state, HealthMetric::State::kUnsupported);
-  if (s.kernel_log.state == HealthMetric::State::kUnreadable) std::printf("kernel log: %s\n", s.kernel_log.reason.c_str());
+  if (s.kernel_log.state == HealthMetric::State::kUnreadable)
+    std::printf("kernel log: %s\n", s.kernel_log.reason.c_str());
   EXPECT_GE(s.xid.window_s, 1.0);
 }
 

@@ -3,6 +3,7 @@
 // which NVML's event watch (only while it listens) cannot see. Node health checks (Azure's NHC, Meta's GCM)
 // scan it the same way.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@ namespace ceilings {
 // test's log).
 inline constexpr const char* kKernelLogPath = "/dev/kmsg";
 inline constexpr const char* kKernelLogVariable = "CEILINGS_KERNEL_LOG";
+// What a device (not a file) is read for at most: /dev/kmsg's ring buffer is a few MiB at most.
+inline constexpr std::size_t kMaxKernelRingBytes = std::size_t{64} << 20;
 
 struct KernelXid {
   long long xid = 0;
@@ -20,14 +23,16 @@ struct KernelXid {
 };
 
 // The XIDs of the GPU at `pci_bus_id` (NVML's "00000000:19:00.0" or sysfs's "0000:19:00.0") in kernel log
-// text: /dev/kmsg records ("6,1234,5678901,-;NVRM: Xid ...", continuation lines starting with a space
-// skipped) or `dmesg` lines ("[ 5.678901] NVRM: Xid ..."). Other GPUs' XIDs and lines that are not XID
-// reports are left out.
+// text: /dev/kmsg records ("4,1234,5678901,-;NVRM: Xid ...", continuation lines starting with a space
+// skipped, records user space wrote (priority 8 or more) left out) or `dmesg`/journal lines
+// ("[ 5.678901] NVRM: Xid ..."). Other GPUs' XIDs and lines that are not XID reports are left out. An
+// address that is not DOMAIN:BUS:DEVICE is an IncompleteError: its XIDs could not be told from others'.
 std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::string& pci_bus_id);
 
 // The kernel log's text: /dev/kmsg read without blocking up to its newest record (records the ring buffer
-// overwrote while reading are skipped), or a regular file. Throws IncompleteError naming the path and the cause
-// (/dev/kmsg needs root, CAP_SYSLOG or kernel.dmesg_restrict=0).
+// overwrote while reading are skipped), a regular file or a pipe; never /proc/kmsg (the syslog daemon's
+// queue). Throws IncompleteError naming the path and the cause (/dev/kmsg needs root, CAP_SYSLOG or
+// kernel.dmesg_restrict=0).
 std::string read_kernel_log(const std::string& path);
 
 // The path to read: $CEILINGS_KERNEL_LOG where set and not empty, else /dev/kmsg.
