@@ -82,8 +82,8 @@ Table health_table(const FleetInput& in, const FleetHealth& h) {
   return t;
 }
 
-// The members of a group too small to compare: what differs from the group of their model, and how their
-// ceilings compare with that group's medians.
+// The members of a group set against the largest group of their model (too small to compare within itself, or
+// configured otherwise): what differs from that group, and how their ceilings compare with its medians.
 Table not_compared_table(const FleetInput& in, const FleetGroup& g) {
   Table t;
   const std::string peers = g.peer_group ? "group " + std::to_string(*g.peer_group + 1) : "";
@@ -151,7 +151,7 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
     const FleetGroup& g = groups[gi];
     for (const Outlier& o : g.outliers)
       for (const Deviation& d : o.ceilings) add_deviation(row(gi, "outlier", g.members[o.member]), d, "");
-    if (g.too_small) {
+    if (g.too_small || g.peer_group) {
       for (std::size_t k = 0; k < g.members.size(); ++k) {
         if (!g.peer_group) {
           add_plain(row(gi, "not judged", g.members[k]), "",
@@ -223,6 +223,10 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
              " profile(s) in this fingerprint group, " + std::to_string(rule.min_members) + " needed to name outliers";
       out += g.peer_group ? "; set against group " + std::to_string(*g.peer_group + 1) + " of the same GPU model:\n"
                           : "; no group of the same GPU model to compare with: not judged\n";
+      out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
+    } else if (g.peer_group) {
+      out += std::string(md ? "\n" : "") + "configured unlike group " + std::to_string(*g.peer_group + 1) +
+             ", the largest of the same GPU model, and set against it:\n";
       out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
     }
     if (!g.missing.empty()) {
@@ -320,7 +324,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
 
     if (want_baseline) {
       const std::size_t gi = o->baseline_group > 0 ? static_cast<std::size_t>(o->baseline_group - 1) : 0;
-      const Profile baseline = fleet_baseline(groups[gi], in.members);
+      const Profile baseline = fleet_baseline(groups[gi], in.members, rule.min_members);
       write_file_atomic(o->write_baseline, profile_to_json(baseline).dump(2) + "\n");
       std::cerr << "ceilings fleet: baseline of group " << gi + 1 << " (" << groups[gi].fingerprint.label() << ", "
                 << groups[gi].members.size() << " profile(s)) written to " << o->write_baseline << "\n";

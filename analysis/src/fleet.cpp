@@ -225,7 +225,13 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
   std::vector<UtcTime> created;
   for (const FleetMember& m : in.members)
     created.push_back(parse_utc_time(m.profile.created, "'" + m.path + "': field 'created'"));
-  auto key_of = [&](const Profile& p) { return p.device.uuid + "\n" + fingerprint_of(p).key(); };
+  // Without the NVLink scope: a run that measured no peer ceilings joins its group in analyze_fleet, so the GPU's
+  // runs with and without them are one GPU's, of which only the newest may weigh in the group's median.
+  auto key_of = [&](const Profile& p) {
+    Fingerprint f = fingerprint_of(p);
+    f.nvlink_own_pairs.reset();
+    return p.device.uuid + "\n" + f.key();
+  };
   for (std::size_t i = 0; i < in.members.size(); ++i) {
     const Profile& p = in.members[i].profile;
     if (p.device.uuid.empty()) continue;
@@ -326,15 +332,16 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     if (a.members.size() != b.members.size()) return a.members.size() > b.members.size();
     return a.fingerprint.label() < b.fingerprint.label();
   });
-  // A group too small to be compared within itself is set against the largest group of the same GPU
-  // model that is large enough (the first such in the sorted order).
+  // Every group but the largest of its GPU model is set against that largest group, when it is large enough
+  // (the first such in the sorted order): a group too small to compare within itself is judged only so, and
+  // one large enough is configured unlike its model's fleet all the same (three GPUs capped at 500 W among
+  // 700 W peers are not a fleet of their own), with its own outliers found within it as well.
   for (FleetGroup& g : groups) {
     g.too_small = g.members.size() < rule.min_members;
-    if (!g.too_small) continue;
     for (std::size_t pi = 0; pi < groups.size(); ++pi) {
       const FleetGroup& peers = groups[pi];
-      if (&peers == &g || peers.members.size() < rule.min_members || peers.fingerprint.gpu != g.fingerprint.gpu)
-        continue;
+      if (peers.members.size() < rule.min_members || peers.fingerprint.gpu != g.fingerprint.gpu) continue;
+      if (&peers == &g) break;  // the model's largest group: the others are set against it
       g.peer_group = pi;
       g.differences = g.fingerprint.differences(peers.fingerprint);
       std::vector<const Profile*> as_compared;
@@ -364,7 +371,8 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
   for (const FleetGroup& g : groups) {
     f.outliers += g.outliers.size();
     for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
-    if (g.too_small) (g.peer_group ? f.unlike_peers : f.not_judged) += g.members.size();
+    if (g.peer_group) f.unlike_peers += g.members.size();
+    else if (g.too_small) f.not_judged += g.members.size();
   }
   return f;
 }
@@ -460,6 +468,13 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"peer_group", g.peer_group ? json(*g.peer_group + 1) : json(nullptr)},
           {"differences", g.differences},
           {"versus_peers", outliers_json(g.versus_peers)}};
+    } else if (g.peer_group) {
+      json members = json::array();
+      for (std::size_t i : g.members) members.push_back(gpu_identity(input.members[i]));
+      gj["unlike_peers"] = {{"members", members},
+                            {"peer_group", *g.peer_group + 1},
+                            {"differences", g.differences},
+                            {"versus_peers", outliers_json(g.versus_peers)}};
     }
   }
   json baselines = json::array();
@@ -495,7 +510,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
             {"z", "modified z-score 0.6745*(x-median)/MAD, oriented so that negative is worse"}}}};
 }
 
-Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members) {
+Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members, std::size_t min_members) {
   if (group.members.empty()) throw InputError("cannot write a baseline from an empty group");
   if (group.stats.empty())  // qualify --baseline refuses a baseline without ceilings: do not write one
     throw InputError("cannot write a baseline: the group's profiles hold no ceilings");
@@ -510,7 +525,12 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   b.device.index = 0;
   b.device.uuid = "fleet-baseline (not one GPU)";
   b.device.pci_bus_id = "";
+  std::vector<std::string> too_few;  // ceilings fewer than min_members profiles hold: one GPU would set them
   for (const CeilingStats& s : group.stats) {
+    if (s.n < min_members) {
+      too_few.push_back(s.name + " (" + std::to_string(s.n) + ")");
+      continue;
+    }
     Ceiling c;
     c.name = s.name;
     c.unit = s.unit;
@@ -533,11 +553,16 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
                 {"fleet_min", s.min}, {"fleet_max", s.max}, {"fleet_throttled", throttled}};
     b.ceilings.push_back(std::move(c));
   }
+  if (b.ceilings.empty())
+    throw InputError("cannot write a baseline: no ceiling is held by " + std::to_string(min_members) +
+                     " or more of the group's profiles");
   json doc = profile_to_json(b);
   doc["baseline"] = {{"source", "ceilings fleet"},
                      {"profiles", group.members.size()},
                      {"fingerprint", group.fingerprint.to_json()},
                      {"statistic", "per ceiling median over the group's profiles"}};
+  // Left out, with the count of profiles that hold each: a median of fewer would be one or two GPUs' values.
+  doc["baseline"]["left_out"] = too_few;
   doc["note"] = "fleet baseline: medians of measured profiles, not one GPU's measurement; a ceiling's samples are "
                 "the profiles its median was taken over";
   b.raw = doc;

@@ -151,7 +151,7 @@ TEST(Fleet, GroupsByFingerprint) {
     p.device.driver = "570.86.15";
     fleet.push_back({"b" + std::to_string(i), p});
   }
-  for (int i = 0; i < 4; ++i) {  // a lower power limit and 20% less of everything: not an outlier of the 700 W group
+  for (int i = 0; i < 4; ++i) {  // a lower power limit and 20% less: not outliers within their group, but unlike
     Profile p = gen.gpu(3, i, {{"hbm.copy", 0.2}, {"gemm.bf16", 0.2}, {"hbm.read", 0.2}});
     p.device.power_limit_w = 500;
     fleet.push_back({"c" + std::to_string(i), p});
@@ -183,6 +183,16 @@ TEST(Fleet, GroupsByFingerprint) {
   EXPECT_EQ(groups[4].fingerprint.gpu, "NVIDIA H100 80GB HBM3");
   for (const FleetGroup& g : groups) EXPECT_TRUE(g.outliers.empty()) << g.fingerprint.label();
   for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(groups[i].too_small);
+  // Groups large enough to compare within themselves are still set against their model's largest group: a
+  // fleet split by a driver or a power limit is configured unlike itself, and the capped GPUs are 20% slower.
+  EXPECT_FALSE(groups[0].peer_group.has_value()) << "the model's largest group is the reference";
+  ASSERT_TRUE(groups[1].peer_group.has_value());
+  EXPECT_EQ(*groups[1].peer_group, 0u);
+  EXPECT_EQ(groups[1].differences, std::vector<std::string>{"driver 570.86.15 (peers: 580.95.05)"});
+  EXPECT_TRUE(groups[1].versus_peers.empty());
+  ASSERT_TRUE(groups[2].peer_group.has_value());
+  EXPECT_EQ(groups[2].versus_peers.size(), 4u);  // each capped GPU, by its 20% deficits
+  EXPECT_EQ(count_findings(groups).unlike_peers, 6u + 4u + 2u);
   EXPECT_TRUE(groups[3].too_small);
   EXPECT_TRUE(groups[4].too_small);
   EXPECT_FALSE(groups[4].peer_group.has_value()) << "no other H100 to compare it with";
@@ -321,6 +331,18 @@ TEST(Fleet, BaselineRoundTrip) {
   }
   EXPECT_EQ(back.raw.at("baseline").at("profiles"), 1000);
   EXPECT_EQ(back.raw.at("baseline").at("fingerprint").at("gpu"), "NVIDIA H200");
+  EXPECT_TRUE(back.raw.at("baseline").at("left_out").empty());
+
+  // A ceiling only one or two of the group's profiles hold would be their values: it is left out, and said so.
+  std::vector<FleetMember> four(fleet.begin(), fleet.begin() + 4);
+  Ceiling l2 = *four[0].profile.find("hbm.copy");
+  l2.name = "l2.read";
+  four[0].profile.ceilings.push_back(l2);
+  const auto small = analyze_fleet(four, OutlierRule{});
+  const Profile b = fleet_baseline(small[0], four);
+  EXPECT_EQ(b.find("l2.read"), nullptr);
+  EXPECT_NE(b.find("hbm.copy"), nullptr);
+  EXPECT_EQ(b.raw.at("baseline").at("left_out"), json::array({"l2.read (1)"}));
 }
 
 // End to end: 2000 profile files (two fingerprints), two bad files, under a bound generous for a 2-core box.
@@ -494,6 +516,45 @@ TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {
 
 // The newest run is the newest in time, not in text: "12:00:00.5Z" is after "12:00:00Z" (as text it sorts
 // before), and a run whose `created` is not a time is skipped with the reason, never "newer" than a real one.
+// A GPU's older run with peer ceilings and its newer run without them (the family skipped) are one GPU: the
+// run without them joins the group of the runs with them, so only the newest may weigh in its median.
+TEST(Fleet, ARunWithoutPeerCeilingsSupersedesTheSameGpusRunWithThem) {
+  FleetGen gen(17, 0.001);
+  std::vector<FleetMember> fleet;
+  auto with_nvlink = [](Profile p) {
+    Ceiling c;
+    c.name = "nvlink.p2p_uni";
+    c.unit = "B/s";
+    c.value = 3.9e11;
+    c.cv = 0.001;
+    c.samples = 10;
+    c.verified = true;
+    c.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"scope_device", 1}};
+    p.ceilings.push_back(c);
+    return p;
+  };
+  for (int i = 0; i < 4; ++i) {
+    Profile p = with_nvlink(gen.gpu(1, i));
+    p.created = "2026-11-30T10:00:00Z";
+    fleet.push_back({"g" + std::to_string(i), p});
+  }
+  Profile old = with_nvlink(gen.gpu(1, 0, {{"hbm.copy", 0.2}}));  // GPU 0 before a repair, 20% slow
+  old.created = "2026-11-29T10:00:00Z";
+  fleet.push_back({"g0-old", old});
+  Profile newer = gen.gpu(1, 0);  // GPU 0 again, newest, the peer family skipped
+  newer.created = "2026-11-30T12:00:00Z";
+  fleet.push_back({"g0-new", newer});
+  const std::string dir = ceilings::test::scratch_dir("fleet_rerun_scope");
+  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const FleetInput in = load_fleet({dir});
+  EXPECT_EQ(in.members.size(), 4u);  // g0 and g0-old set aside for g0-new
+  EXPECT_EQ(in.superseded.size(), 2u);
+  const auto groups = analyze_fleet(in.members, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].members.size(), 4u);
+  EXPECT_TRUE(groups[0].outliers.empty()) << "the stale run is not in the median, nor named";
+}
+
 TEST(Fleet, TheNewestRunIsChosenByTimeNotByText) {
   const std::string dir = ceilings::test::scratch_dir("fleet_rerun_times");
   FleetGen gen(13);
@@ -522,6 +583,28 @@ TEST(Fleet, TheNewestRunIsChosenByTimeNotByText) {
 // model: a node configured unlike its peers (another power limit, an older driver) is a finding (exit 1),
 // with what differs and how far its ceilings are below the peers' medians. A GPU with no group of its model
 // large enough could not be judged (exit 3).
+// Three GPUs capped at 500 W among ten at 700 W, 30% slower on GEMM: a group of their own, large enough to
+// compare within itself, and still configured unlike their model's fleet (it exited 0 before).
+TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {
+  FleetGen gen(23, 0.001);
+  const std::string dir = ceilings::test::scratch_dir("fleet_capped_group");
+  for (int i = 0; i < 13; ++i) {
+    Profile p = gen.gpu(i, 0, i >= 10 ? std::map<std::string, double>{{"gemm.bf16", 0.30}} : std::map<std::string, double>{});
+    if (i >= 10) p.device.power_limit_w = 500;
+    write_file_atomic(dir + "/n" + std::to_string(i) + ".profile.json", profile_to_json(p).dump());
+  }
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("3 GPU(s) configured unlike their peers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("configured unlike group 1, the largest of the same GPU model"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gemm.bf16 30."), std::string::npos) << r.out;
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  ASSERT_EQ(j.at("groups").size(), 2u);
+  EXPECT_TRUE(j["groups"][1].at("compared").get<bool>());
+  EXPECT_EQ(j["groups"][1].at("unlike_peers").at("peer_group"), 1);
+  EXPECT_EQ(j["groups"][1]["unlike_peers"].at("versus_peers").size(), 3u);
+}
+
 TEST(Fleet, AGpuAloneInItsGroupIsSetAgainstItsModel) {
   FleetGen gen(5, 0.001);
   const auto write_fleet = [&](const std::string& name, const std::function<void(Profile&)>& odd) {

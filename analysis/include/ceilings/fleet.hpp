@@ -130,12 +130,13 @@ struct FleetGroup {
   std::vector<Outlier> outliers;     // Outlier::member indexes `members` of this group
   std::vector<MissingCeiling> missing;  // ceilings of the group's statistics a member has no value for
 
-  // A group of fewer than OutlierRule::min_members profiles is not compared within itself. When a group of
-  // the same GPU model (device name) has enough members, the largest such group is its `peer_group` and
-  // `differences` names what is configured differently (driver, power limit, ...): a node set up unlike its
-  // peers is a finding. `versus_peers` holds its members' ceilings that are worse than the peer group's
-  // medians by the same rule (context for the finding; Outlier::member indexes `members` of this group).
-  // No such group: nothing to compare it with, it could not be judged.
+  // A group of fewer than OutlierRule::min_members profiles is not compared within itself (too_small). Every
+  // group but the largest of its GPU model (device name) that has enough members has that group as its
+  // `peer_group`, whatever its own size, and `differences` names what is configured differently (driver,
+  // power limit, ...): nodes set up unlike their model's fleet are a finding. `versus_peers` holds its
+  // members' ceilings that are worse than the peer group's medians by the same rule (context for the finding;
+  // Outlier::member indexes `members` of this group). A too-small group with no such peer group has nothing
+  // to compare it with: it could not be judged.
   bool too_small = false;
   std::optional<std::size_t> peer_group;  // index into the vector analyze_fleet returns
   std::vector<std::string> differences;
@@ -174,7 +175,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
 
 // A baseline for `ceilings qualify --baseline`: a ceilings.profile/1 document whose device is the group's
 // (first member's fingerprint; index, UUID and bus id are not one GPU's and say so), whose ceilings are the
-// group medians, and whose "baseline" section says what it came from.
-Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members);
+// group medians, and whose "baseline" section says what it came from. A ceiling fewer than `min_members` of
+// the group's profiles hold is left out (listed under baseline.left_out): one GPU would set it.
+Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members, std::size_t min_members = 3);
 
 }  // namespace ceilings
