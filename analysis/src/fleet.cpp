@@ -156,8 +156,9 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       } else {
         if (s.mean_ad > 0) d.z = sign * (c.value - s.median) / (1.253314 * s.mean_ad);
       }
-      d.by_z = rule.use_z && d.z && *d.z < -rule.z_threshold && d.deficit >= rule.min_deficit;
-      d.by_margin = d.deficit > rule.margin;
+      const bool beyond_noise = d.deficit > rule.own_spread * c.cv;
+      d.by_z = rule.use_z && d.z && *d.z < -rule.z_threshold && d.deficit >= rule.min_deficit && beyond_noise;
+      d.by_margin = d.deficit > rule.margin && beyond_noise;
       if (d.by_z || d.by_margin) o.ceilings.push_back(d);
     }
     if (o.ceilings.empty()) continue;
@@ -217,21 +218,15 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
       in.skipped.push_back({f, e.what()});
     }
   }
-  // One GPU, one member per fingerprint: the newest run of each (UUID, fingerprint) pair (by the time
-  // `created` names, which read_profile checked is ISO 8601 UTC; as text, "12:00:00.5Z" would sort before
-  // "12:00:00Z"; a tie goes to the later file, which the sorted directory walk and the command line put
-  // last). The same GPU under another driver stays: it belongs to another group.
+  // One GPU, one member: the newest run of each UUID (by the time `created` names, which read_profile checked
+  // is ISO 8601 UTC; as text, "12:00:00.5Z" would sort before "12:00:00Z"; a tie goes to the later file, which
+  // the sorted directory walk and the command line put last). A run from before a driver upgrade or a power
+  // limit change is not the GPU as it stands: set aside, not a GPU configured unlike its peers.
   std::map<std::string, std::size_t> newest;  // uuid + fingerprint -> index into in.members
   std::vector<UtcTime> created;
   for (const FleetMember& m : in.members)
     created.push_back(parse_utc_time(m.profile.created, "'" + m.path + "': field 'created'"));
-  // Without the NVLink scope: a run that measured no peer ceilings joins its group in analyze_fleet, so the GPU's
-  // runs with and without them are one GPU's, of which only the newest may weigh in the group's median.
-  auto key_of = [&](const Profile& p) {
-    Fingerprint f = fingerprint_of(p);
-    f.nvlink_own_pairs.reset();
-    return p.device.uuid + "\n" + f.key();
-  };
+  auto key_of = [&](const Profile& p) { return p.device.uuid; };
   for (std::size_t i = 0; i < in.members.size(); ++i) {
     const Profile& p = in.members[i].profile;
     if (p.device.uuid.empty()) continue;

@@ -352,7 +352,10 @@ TEST(Fleet, CliOn2000ProfilesIsFastAndCountsEverything) {
   fs::create_directories(dir + "/nodes/b");
   auto a = make_fleet(planted(), 1);
   auto b = make_fleet({}, 2);
-  for (auto& m : b) m.profile.device.driver = "570.86.15";
+  for (auto& m : b) {  // other GPUs (their own UUIDs) under another driver
+    m.profile.device.driver = "570.86.15";
+    m.profile.device.uuid.replace(0, 4, "GPU-b");
+  }
   for (const auto* fleet : {&a, &b})
     for (const FleetMember& m : *fleet) {
       const std::string sub = fleet == &a ? "a" : "b";
@@ -503,15 +506,16 @@ TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {
   EXPECT_EQ(f.at("read"), 8);
   EXPECT_EQ(f.at("superseded").size(), 2u);
 
-  // The same GPU under another driver is another group's member, not an older run.
+  // The same GPU re-measured under a newer driver: the new run stands for it, the one from before the upgrade
+  // is set aside (it is not the GPU as it stands, nor a GPU configured unlike its peers).
   Profile upgraded = gen.gpu(0, 0);
   upgraded.device.driver = "590.10.01";
   upgraded.created = "2026-11-30T13:00:00Z";
   write_file_atomic(dir + "/upgraded.profile.json", profile_to_json(upgraded).dump());
   const FleetInput again = load_fleet({dir});
-  EXPECT_EQ(again.members.size(), 9u);
-  EXPECT_EQ(again.superseded.size(), 2u);
-  EXPECT_EQ(analyze_fleet(again.members, OutlierRule{}).size(), 2u);
+  EXPECT_EQ(again.members.size(), 8u);
+  EXPECT_EQ(again.superseded.size(), 3u);
+  EXPECT_EQ(analyze_fleet(again.members, OutlierRule{}).size(), 2u);  // the upgraded GPU alone in its group
 }
 
 // The newest run is the newest in time, not in text: "12:00:00.5Z" is after "12:00:00Z" (as text it sorts
@@ -585,6 +589,25 @@ TEST(Fleet, TheNewestRunIsChosenByTimeNotByText) {
 // large enough could not be judged (exit 3).
 // Three GPUs capped at 500 W among ten at 700 W, 30% slower on GEMM: a group of their own, large enough to
 // compare within itself, and still configured unlike their model's fleet (it exited 0 before).
+// latency.launch carries a 10% in-run spread on the H200: one GPU reading it 6% worse than its peers is its
+// noise, not a finding; with a 0.5% spread, the same 6% is.
+TEST(Fleet, ADeficitWithinTheGpusOwnSpreadIsNotAFinding) {
+  FleetGen gen(29, 0.001);
+  for (const double cv : {0.10, 0.005}) {
+    std::vector<FleetMember> fleet;
+    for (int i = 0; i < 8; ++i) {
+      Profile p = gen.gpu(i, 0, i == 7 ? std::map<std::string, double>{{"latency.launch", 0.06}}
+                                       : std::map<std::string, double>{});
+      for (Ceiling& c : p.ceilings)
+        if (c.name == "latency.launch") c.cv = cv;
+      fleet.push_back({"n" + std::to_string(i), p});
+    }
+    const auto groups = analyze_fleet(fleet, OutlierRule{});
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_EQ(groups[0].outliers.size(), cv > 0.05 ? 0u : 1u) << "cv " << cv;
+  }
+}
+
 TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {
   FleetGen gen(23, 0.001);
   const std::string dir = ceilings::test::scratch_dir("fleet_capped_group");
@@ -819,6 +842,7 @@ TEST(Fleet, ZScoreNeedsAPracticalDeficit) {
   EXPECT_TRUE(find_outliers(ptrs, stats, OutlierRule{}).empty());  // z far below -3.5, but only 0.5% worse
   OutlierRule strict;
   strict.min_deficit = 0.001;
+  strict.own_spread = 0;  // the fixture's cvs (up to 1%) would otherwise cover a 0.5% deficit
   const auto out = find_outliers(ptrs, stats, strict);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].member, 8u);

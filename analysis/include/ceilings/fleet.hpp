@@ -52,10 +52,13 @@ struct CeilingStats {
 // (Iglewicz and Hoaglin); when that is 0 too all values are equal and there is no z-score.
 // The z-score only names a value that is also at least `min_deficit` worse than the median: a small group's
 // MAD can be far below the benchmarks' run-to-run repeatability (~1%), and a 0.3% difference is not a finding.
+// Neither rule names a value whose deficit lies within `own_spread` times its own measured cv: a host-bound
+// ceiling with a 10% in-run spread (launch latency) that reads 6% worse is its noise, not a slow GPU.
 struct OutlierRule {
   double z_threshold = 3.5;
   double margin = 0.05;
   double min_deficit = 0.01;
+  double own_spread = 2.0;
   bool use_z = true;             // false: margin only (a node of 8 GPUs is too few for a z-score)
   std::size_t min_members = 3;   // fewer values than this: no verdict (who of two is the odd one?)
 };
