@@ -62,14 +62,21 @@ int run(const RooflineOptions& o) {
                          "SVG label points by name)");
   }
   std::optional<LlmView> llm;
+  double weights_total = 0;  // every weight, stored: with a step's KV cache, what one GPU would have to hold
   if (!o.hf_config.empty()) {
     if (!o.context.given()) throw InputError("--context is missing (needed with --hf-config)");
     std::vector<double> batches = o.batches.empty() ? std::vector<double>{1, 8, 32, 128} : o.batches;
-    llm = llm_view(r, read_hf_config(o.hf_config), o.context.value, batches, dtype_bytes(o.weight_dtype),
-                   dtype_bytes(o.kv_dtype), parse_attention_convention(o.attention));
+    const ModelConfig model = read_hf_config(o.hf_config);
+    weights_total = static_cast<double>(count_params(model).total) * dtype_bytes(o.weight_dtype);
+    llm = llm_view(r, model, o.context.value, batches, dtype_bytes(o.weight_dtype), dtype_bytes(o.kv_dtype),
+                   parse_attention_convention(o.attention));
   } else if (o.context.given() || !o.batches.empty()) {
     throw InputError("--context and --batch place a model's steps: they need --hf-config");
   }
+  // A step whose weights and KV cache exceed one GPU's memory cannot run on it: its floors are what the roofs
+  // allow, not a time this GPU attains (`ceilings memory` says what fits).
+  const double memory = static_cast<double>(profile.device.memory_bytes);
+  auto fits = [&](const LlmStep& s) { return weights_total + s.kv_bytes <= memory; };
   std::vector<std::pair<std::string, Placement>> placed;
   for (const Point& p : points) placed.emplace_back(p.name, place(r, p.flops, p.bytes));
   if (llm)
@@ -85,6 +92,7 @@ int run(const RooflineOptions& o) {
   };
   if (o.json) {
     json out = {{"device", profile.device.name}, {"dtype", o.dtype}, {"memory_level", r.memory_level}};
+    out["note"] = r.note ? json(*r.note) : json(nullptr);  // a fixture or a baseline: not one GPU's measurement
     out["roofs"] = json::array();
     for (const auto* roofs : {&r.compute, &r.memory})
       for (const Roof& x : *roofs) {
@@ -112,6 +120,8 @@ int run(const RooflineOptions& o) {
           json j = placement_json(s.name, s.flops, s.bytes, s.placement);
           j["batch"] = s.batch;
           j["kv_bytes"] = s.kv_bytes;
+          j["memory_bytes_needed"] = weights_total + s.kv_bytes;
+          j["fits_one_gpu"] = fits(s);
           if (std::string(key) == "decode") {
             j["tpot_floor_s"] = s.placement.measured.available ? json(s.placement.measured.time_s) : json(nullptr);
             j["tpot_floor_datasheet_s"] =
@@ -184,6 +194,16 @@ int run(const RooflineOptions& o) {
               << " FLOP convention)\n";
     if (!llm->prefill.empty()) std::cout << render(prefill, Format::kTable);
     if (!llm->decode.empty()) std::cout << render(decode, Format::kTable);
+    std::string too_big;
+    for (const auto* steps : {&llm->prefill, &llm->decode})
+      for (const LlmStep& s : *steps)
+        if (!fits(s))
+          too_big += (too_big.empty() ? "" : ", ") + s.name + " (" + format_quantity(weights_total + s.kv_bytes, "B") + ")";
+    if (!too_big.empty())
+      std::cout << "does not fit one GPU's " << format_quantity(memory, "B") << " (weights " << o.weight_dtype << " "
+                << format_quantity(weights_total, "B") << " + KV cache): " << too_big
+                << "; their floors are what the roofs allow, not a time this GPU runs (`ceilings memory` says what "
+                   "fits)\n";
     auto say = [&](const char* which, const std::optional<double>& b) {
       std::cout << "decode becomes compute-bound (" << which << " roofs): ";
       if (b)

@@ -36,6 +36,7 @@ const Roof& Roofline::memory_roof() const { return *find_roof(memory, memory_lev
 Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const std::optional<std::string>& level) {
   Roofline r;
   r.title = "Roofline: " + p.device.name + (p.hostname.empty() ? "" : " on " + p.hostname);
+  r.note = p.note();
   for (const Ceiling& c : p.ceilings) {
     const std::string family = family_of(c.name);
     if (family == "gemm" && (c.unit == "FLOP/s" || c.unit == "OP/s") && c.value > 0)
@@ -307,6 +308,9 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   os << "<text x=\"" << num(left + pw / 2)
      << "\" y=\"30\" text-anchor=\"middle\" font-size=\"20\" font-weight=\"bold\">" << xml_escape(r.title)
      << "</text>\n";
+  if (r.note)  // a fixture's or a fleet baseline's roofs are not one GPU's measurement: the picture says so
+    os << "<text x=\"" << num(left + pw / 2) << "\" y=\"48\" text-anchor=\"middle\" font-size=\"12\" fill=\"#b00000\">"
+       << xml_escape("NOTE: " + *r.note) << "</text>\n";
   // Grid and ticks, one per decade.
   os << "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
   for (double x : x_ticks)

@@ -283,6 +283,26 @@ TEST(RooflineCli, SvgJsonAndLlmView) {
   std::string why;
   EXPECT_EQ(check_xml(ss.str(), why), "svg") << why;
   EXPECT_NE(ss.str().find("decode b=512"), std::string::npos);
+  // The fixture says it is not a measurement: so do the JSON and the picture, not only the table.
+  EXPECT_NE(j["note"].get<std::string>().find("not a measurement"), std::string::npos) << j["note"];
+  EXPECT_NE(ss.str().find("NOTE: hand-written test fixture"), std::string::npos);
+  EXPECT_TRUE(j["llm"]["decode"][0]["fits_one_gpu"].get<bool>());
+}
+
+// Llama-3.1-8B at context 32768: batch 128's KV cache alone is 550 GB, more than an H200 holds. Its floor is
+// printed with that said, not as a time the GPU runs.
+TEST(RooflineCli, AStepThatDoesNotFitOneGpuIsSaidSo) {
+  auto r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"), "--context", "32768",
+                          "--batch", "1", "128"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("does not fit one GPU's"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("decode b=128 (566 GB)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("decode b=1 ("), std::string::npos) << r.out;
+  r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"), "--context", "32768",
+                     "--batch", "1", "128", "--json"});
+  const json j = json::parse(r.out);
+  EXPECT_TRUE(j["llm"]["decode"][0]["fits_one_gpu"].get<bool>());
+  EXPECT_FALSE(j["llm"]["decode"][1]["fits_one_gpu"].get<bool>());
 }
 
 TEST(RooflineCli, TableAndErrors) {

@@ -22,6 +22,7 @@ struct Roof {
 
 struct Roofline {
   std::string title;
+  std::optional<std::string> note;  // the profile's note: a fixture or a fleet baseline, not one GPU's run
   std::vector<Roof> compute, memory;
   std::string dtype;         // the compute roof the classification uses ("gemm.<dtype>")
   std::string memory_level;  // the memory roof the classification uses (default hbm.read, else hbm.copy, ...)
