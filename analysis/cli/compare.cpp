@@ -31,9 +31,10 @@ cli::Runner setup(CLI::App& app) {
       std::cout << render(comparison_table(c), format);
       if (format == Format::kTable) {
         std::cout
-            << "meas/ds: measured / datasheet; \"vs\" columns: relative to the first device, measured to measured "
-               "when both were measured, else datasheet to datasheet (marked \"(ds)\"); memory.capacity \"measured\" is what the "
-               "driver reports\n";
+            << "meas/ds: measured / datasheet; \"vs\" columns: the device's value over the first device's, measured "
+               "to measured when both were measured, else datasheet to datasheet (marked \"(ds)\"): above 1x is faster "
+               "for a rate, slower for a latency (s); * measured under a power cap or a slowdown (throttled); "
+               "memory.capacity \"measured\" is what the driver reports\n";
         for (const CompareDevice& d : c.devices)
           if (const auto note = d.profile ? d.profile->note() : std::nullopt)
             std::cout << "NOTE: " << d.label << ": " << *note << "\n";

@@ -53,6 +53,13 @@ std::string unit_for(const std::string& ceiling) {
 
 Comparison compare_devices(std::vector<CompareDevice> devices) {
   if (devices.size() < 1) throw InputError("compare needs at least one profile or datasheet name");
+  // Two columns with one label (two runs of one node) are told apart by what was named on the command line.
+  std::vector<bool> shared(devices.size(), false);
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    for (std::size_t k = 0; k < devices.size(); ++k)
+      if (k != i && devices[k].label == devices[i].label && devices[i].from_profile) shared[i] = true;
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    if (shared[i]) devices[i].label += " [" + devices[i].origin + "]";
   Comparison c;
   c.devices = std::move(devices);
   std::vector<std::string> names;
@@ -105,6 +112,7 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
       } else if (d.profile) {
         if (const Ceiling* ce = d.profile->find(n)) {
           cell.measured = ce->value;
+          cell.throttled = ce->throttled;
           cell.datasheet = datasheet_for(*d.profile, *ce);
         } else if (g) {
           cell.datasheet = datasheet_value(*g, n);
@@ -160,7 +168,7 @@ Table comparison_table(const Comparison& c) {
   for (const CompareRow& r : c.rows) {
     std::vector<std::string> row{r.ceiling};
     for (const CompareCell& cell : r.cells) {
-      row.push_back(show(cell.measured, r.unit));
+      row.push_back(show(cell.measured, r.unit) + (cell.measured && cell.throttled ? " *" : ""));
       row.push_back(show(cell.datasheet, r.unit));
       row.push_back(cell.ratio() ? format_percent(*cell.ratio()) : "-");
     }
@@ -193,6 +201,7 @@ json comparison_json(const Comparison& c) {
                                {"measured", num(cell.measured)},
                                {"datasheet", num(cell.datasheet)},
                                {"ratio", num(cell.ratio())},
+                               {"throttled", cell.throttled},
                                {"vs_first", num(v)},
                                {"vs_first_basis", v ? json(*vs_first_basis(r.cells[0], cell)) : json(nullptr)}});
     }

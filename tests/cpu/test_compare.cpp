@@ -40,6 +40,22 @@ TEST(Compare, TwoProfiles) {
   EXPECT_EQ(c.rows.back().ceiling, "memory.capacity");
 }
 
+// Two runs of one node get one label each, told apart by their files; a throttled value is marked.
+TEST(Compare, SameLabelsAreToldApartAndThrottledValuesMarked) {
+  const std::string thermal = std::string(CEILINGS_FIXTURES) + "/profiles/degraded/thermal-gemm.profile.json";
+  const std::string copy = test::scratch_dir("compare_same_label") + "/again.profile.json";
+  write_file_atomic(copy, read_text_file(kH200));
+  const Comparison same = compare_devices({load_compare_device(kH200), load_compare_device(copy)});
+  EXPECT_NE(same.devices[0].label, same.devices[1].label);
+  EXPECT_NE(same.devices[1].label.find("again.profile.json"), std::string::npos) << same.devices[1].label;
+  const Comparison c = compare_devices({load_compare_device(kH200), load_compare_device(thermal)});
+  ASSERT_EQ(c.devices.size(), 2u);
+  EXPECT_TRUE(row(c, "gemm.bf16").cells[1].throttled);
+  EXPECT_FALSE(row(c, "gemm.bf16").cells[0].throttled);
+  const std::string table = render(comparison_table(c), Format::kTable);
+  EXPECT_NE(table.find(" *"), std::string::npos) << table;
+}
+
 TEST(Compare, DatasheetEntriesAddHeadlineRows) {
   const Comparison c = compare_devices({load_compare_device("A100 SXM 80GB"), load_compare_device("b200")});
   EXPECT_EQ(c.devices[1].label, "B200 [datasheet]");

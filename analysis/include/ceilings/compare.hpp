@@ -23,6 +23,7 @@ CompareDevice load_compare_device(const std::string& spec);
 
 struct CompareCell {
   std::optional<double> measured, datasheet;
+  bool throttled = false;  // the measured value ran under a power cap or a slowdown (the profile's flag)
   std::optional<double> ratio() const {
     if (!measured || !datasheet || *datasheet <= 0) return std::nullopt;
     return *measured / *datasheet;
