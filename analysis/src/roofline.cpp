@@ -368,7 +368,9 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
     for (int ds = 0; ds < 2; ++ds) {
       const auto v = ds ? k.datasheet : k.measured;
       if (!v) continue;
-      const double xa = std::max(x0, *v / *primary_bw);
+      // A dashed (datasheet) roof starts at the datasheet ridge, on the datasheet memory roof, where there is one.
+      const std::optional<double> bw = ds && r.memory_roof().datasheet ? r.memory_roof().datasheet : primary_bw;
+      const double xa = std::max(x0, *v / *bw);
       os << "<line x1=\"" << num(X(xa)) << "\" y1=\"" << num(Y(*v)) << "\" x2=\"" << num(X(x1)) << "\" y2=\""
          << num(Y(*v)) << "\" stroke=\"" << c << "\"" << (ds ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
       legend_entry(c, ds, k.name + (ds ? " datasheet " : " measured ") + format_quantity(*v, k.unit));
