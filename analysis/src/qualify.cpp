@@ -402,14 +402,15 @@ void check_remap(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
-void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
-  Check c = make("health", "PCIe link");
-  c.source = "health rule pcie_link (current link vs the maximum the GPU and slot support)";
-  // The generation may train down at idle, so the best generation seen in any reading (the profile's is
-  // read by ceilings-bench, the health snapshots around the run) is the one compared with the maximum.
-  // The width does not drop to save power: the narrowest reading counts (a link that lost lanes during
-  // the run fails).
-  std::optional<double> gen, width, max_gen, max_width;
+// The PCIe link as read in the health snapshots and by ceilings-bench (the profile's device.pcie). The
+// generation may train down at idle, so the best generation seen in any reading is the one compared with the
+// maximum; the width does not drop to save power, so the narrowest reading counts (a link that lost lanes
+// during the run fails). The maxima: the most any reading gave.
+struct PcieReadings {
+  std::optional<double> gen, width, max_gen, max_width, gpu_max_gen;
+};
+PcieReadings pcie_readings(const HealthSection* s, const Profile* profile) {
+  PcieReadings r;
   auto take_max = [](std::optional<double>& into, std::optional<double> v) {
     if (v) into = into ? std::max(*into, *v) : *v;
   };
@@ -418,19 +419,29 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
   };
   if (s)
     for (const HealthSnapshot* snap : snapshots(*s)) {
-      take_max(gen, snap->value("pcie.gen"));
-      take_min(width, snap->value("pcie.width"));
-      take_max(max_gen, snap->value("pcie.max_gen"));
-      take_max(max_width, snap->value("pcie.max_width"));
+      take_max(r.gen, snap->value("pcie.gen"));
+      take_min(r.width, snap->value("pcie.width"));
+      take_max(r.max_gen, snap->value("pcie.max_gen"));
+      take_max(r.max_width, snap->value("pcie.max_width"));
+      take_max(r.gpu_max_gen, snap->value("pcie.gpu_max_gen"));
     }
   if (profile) {
     const PcieInfo& p = profile->device.pcie;
     auto opt = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
-    take_max(gen, opt(p.gen));
-    take_min(width, opt(p.width));
-    take_max(max_gen, opt(p.max_gen));
-    take_max(max_width, opt(p.max_width));
+    take_max(r.gen, opt(p.gen));
+    take_min(r.width, opt(p.width));
+    take_max(r.max_gen, opt(p.max_gen));
+    take_max(r.max_width, opt(p.max_width));
+    take_max(r.gpu_max_gen, opt(p.gpu_max_gen));
   }
+  return r;
+}
+
+void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
+  Check c = make("health", "PCIe link");
+  c.source = "health rule pcie_link (current link vs the maximum the GPU and slot support)";
+  const PcieReadings r = pcie_readings(s, profile);
+  const std::optional<double> gen = r.gen, width = r.width, max_gen = r.max_gen, max_width = r.max_width;
   if (!gen || !width || !max_gen || !max_width) {
     c.reason = "PCIe link generation/width or its maximum could not be read";
     out.push_back(c);
@@ -498,29 +509,10 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
 // link to the slot's maximum, so the link check passes it; this check does not.
 void check_pcie_slot(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
   Check c = make("health", "PCIe slot");
-  std::optional<double> slot_gen, slot_width, gpu_gen, gen, width;
-  auto take_max = [](std::optional<double>& into, std::optional<double> v) {
-    if (v) into = into ? std::max(*into, *v) : *v;
-  };
-  auto take_min = [](std::optional<double>& into, std::optional<double> v) {
-    if (v) into = into ? std::min(*into, *v) : *v;
-  };
+  const PcieReadings r = pcie_readings(s, profile);
+  const std::optional<double> slot_gen = r.max_gen, slot_width = r.max_width, gen = r.gen, width = r.width;
+  std::optional<double> gpu_gen = r.gpu_max_gen;
   auto opt = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
-  if (s)
-    for (const HealthSnapshot* snap : snapshots(*s)) {
-      take_max(slot_gen, snap->value("pcie.max_gen"));
-      take_max(slot_width, snap->value("pcie.max_width"));
-      take_max(gpu_gen, snap->value("pcie.gpu_max_gen"));
-      take_max(gen, snap->value("pcie.gen"));
-      take_min(width, snap->value("pcie.width"));
-    }
-  if (profile) {
-    take_max(slot_gen, opt(profile->device.pcie.max_gen));
-    take_max(slot_width, opt(profile->device.pcie.max_width));
-    take_max(gpu_gen, opt(profile->device.pcie.gpu_max_gen));
-    take_max(gen, opt(profile->device.pcie.gen));
-    take_min(width, opt(profile->device.pcie.width));
-  }
   const std::string name = profile ? profile->device.name : s ? s->device_name : "";
   const GpuSpec* spec = find_gpu(name);
   std::string gen_from = "NVML";

@@ -61,6 +61,20 @@ class FleetGen {
   std::normal_distribution<double> normal_{0.0, 1.0};
 };
 
+// `p` with an nvlink.p2p_uni ceiling of its own pairs (measure --all-gpus) or of every pair of its node.
+Profile with_nvlink_ceiling(Profile p, bool own_pairs) {
+  Ceiling c;
+  c.name = "nvlink.p2p_uni";
+  c.unit = "B/s";
+  c.value = 3.9e11;
+  c.cv = 0.001;
+  c.samples = 10;
+  c.verified = true;
+  c.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"scope_device", own_pairs ? 1 : 0}};
+  p.ceilings.push_back(c);
+  return p;
+}
+
 struct Planted {
   int node, index;
   std::map<std::string, double> deficit;
@@ -206,17 +220,7 @@ TEST(Fleet, GroupsByFingerprint) {
 TEST(Fleet, NvlinkCeilingsOfOwnAndAllPairsAreNotComparedAsOne) {
   FleetGen gen(13, 0.001);
   auto with_nvlink = [&](int node, int index, bool own_pairs) {
-    Profile p = gen.gpu(node, index);
-    Ceiling c;
-    c.name = "nvlink.p2p_uni";
-    c.unit = "B/s";
-    c.value = 3.9e11;
-    c.cv = 0.001;
-    c.samples = 10;
-    c.verified = true;
-    c.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"scope_device", own_pairs ? 1 : 0}};
-    p.ceilings.push_back(c);
-    return p;
+    return with_nvlink_ceiling(gen.gpu(node, index), own_pairs);
   };
   std::vector<FleetMember> fleet;
   for (int i = 0; i < 8; ++i) fleet.push_back({"own" + std::to_string(i), with_nvlink(1, i, true)});
@@ -525,18 +529,7 @@ TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {
 TEST(Fleet, ARunWithoutPeerCeilingsSupersedesTheSameGpusRunWithThem) {
   FleetGen gen(17, 0.001);
   std::vector<FleetMember> fleet;
-  auto with_nvlink = [](Profile p) {
-    Ceiling c;
-    c.name = "nvlink.p2p_uni";
-    c.unit = "B/s";
-    c.value = 3.9e11;
-    c.cv = 0.001;
-    c.samples = 10;
-    c.verified = true;
-    c.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"scope_device", 1}};
-    p.ceilings.push_back(c);
-    return p;
-  };
+  auto with_nvlink = [](Profile p) { return with_nvlink_ceiling(std::move(p), true); };
   for (int i = 0; i < 4; ++i) {
     Profile p = with_nvlink(gen.gpu(1, i));
     p.created = "2026-11-30T10:00:00Z";
