@@ -48,6 +48,12 @@ void check_replaceable_baseline(const std::string& path) {
                    ", not a fleet baseline: it was left as it was; remove it or choose another file");
 }
 
+// A failing check as named in the fleet's tables: a ceiling's check with its ceiling ("gemm.bf16 datasheet
+// fraction"), a health or profile check by its rule.
+std::string check_name(const Check& c) {
+  return c.subject == "health" || c.subject == "profile" || c.subject.empty() ? c.rule : c.subject + " " + c.rule;
+}
+
 std::string z_text(const Deviation& d) { return d.z ? format_fixed(*d.z, 1) : "-"; }
 
 std::string rules_text(const Deviation& d) {
@@ -77,7 +83,8 @@ Table health_table(const FleetInput& in, const FleetHealth& h) {
   for (const FleetHealthFault& f : h.faults) {
     const Profile& p = in.members[f.member].profile;
     for (const Check& c : f.failed)
-      t.add_row({p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, c.rule, c.reason});
+      t.add_row({p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, check_name(c),
+                 c.reason});
   }
   return t;
 }
@@ -174,7 +181,8 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
       add_plain(row(gi, m.error ? "missing (fail)" : "missing (note)", g.members[m.member]), m.ceiling, m.reason);
   }
   for (const FleetHealthFault& f : health.faults)
-    for (const Check& c : f.failed) add_plain(row(group_of[f.member], "health fault", f.member), c.rule, c.reason);
+    for (const Check& c : f.failed)
+      add_plain(row(group_of[f.member], "health fault", f.member), check_name(c), c.reason);
   return t;
 }
 

@@ -374,6 +374,18 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
 
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules) {
   FleetHealth h;
+  // qualify's defaults, for their datasheet fractions alone (the health checks are the ones above).
+  Rules datasheet_rules = default_rules();
+  datasheet_rules.required.clear();
+  datasheet_rules.health = HealthRules{};
+  for (bool* flag : {&datasheet_rules.health.require_section, &datasheet_rules.health.uncorrected_ecc,
+                     &datasheet_rules.health.row_remap, &datasheet_rules.health.pcie_link,
+                     &datasheet_rules.health.pcie_slot, &datasheet_rules.health.pcie_replays,
+                     &datasheet_rules.health.xid, &datasheet_rules.health.xid_log,
+                     &datasheet_rules.health.nvlink_errors, &datasheet_rules.health.slowdown,
+                     &datasheet_rules.health.verification, &datasheet_rules.health.peer_access,
+                     &datasheet_rules.health.readable})
+    *flag = false;
   for (std::size_t i = 0; i < members.size(); ++i) {
     std::vector<Check> checks;
     try {
@@ -390,6 +402,10 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
       if (c.status == CheckStatus::kFail) f.failed.push_back(std::move(c));
       else if (c.status == CheckStatus::kIncomplete) incomplete = true;
     }
+    // Below qualify's default fraction of its datasheet: a fault whatever its peers read, so a fleet slow as a
+    // whole (half its GPUs 20% slow, its median with them) is not judged by its own median alone.
+    for (Check& c : qualify(members[i].profile, nullptr, datasheet_rules).checks)
+      if (c.status == CheckStatus::kFail && c.rule == "datasheet fraction") f.failed.push_back(std::move(c));
     if (!members[i].profile.errors.empty()) {  // a failed measurement fails, as in qualify
       Check c;
       c.subject = "profile";
@@ -482,7 +498,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
   for (const FleetHealthFault& f : health.faults) {
     const FleetMember& m = input.members[f.member];
     json checks = json::array();
-    for (const Check& c : f.failed) checks.push_back({{"check", c.rule}, {"reason", c.reason}});
+    for (const Check& c : f.failed)
+      checks.push_back({{"check", c.rule}, {"subject", c.subject}, {"reason", c.reason}});
     json f_json = gpu_identity(m);
     f_json["failed"] = checks;
     faults.push_back(std::move(f_json));

@@ -162,7 +162,8 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups);
 // retraining, XIDs): those are named here whatever their group. Members with no failing check but some
 // check that could not be judged (no section, XID events unsupported, ...) are only counted. A profile with
 // entries under `errors` (a measurement that failed, e.g. verification) fails a "measurement errors" check,
-// as `qualify` fails it.
+// as `qualify` fails it, and a ceiling below qualify's default fraction of its datasheet fails too (a fleet
+// slow as a whole moves its own median with it).
 struct FleetHealthFault {
   std::size_t member = 0;     // index into FleetInput::members
   std::vector<Check> failed;  // the failing checks, with their reasons
