@@ -1,9 +1,9 @@
 // `ceilings fleet PROFILES_OR_DIRS...`: compares many profiles (a fleet, or the GPUs of nodes), names the
-// GPUs whose ceilings fall below their peers' and those whose recorded health fails, and can write the
-// group medians as a qualify baseline.
-// Exit codes: 1 an outlier, a health fault or a GPU configured unlike its peers (a group too small to compare
-// beside a large enough group of its GPU model); else 3 when a GPU could not be judged (its group too small
-// and no group of its model to compare with); else 0. 2 bad usage or nothing readable.
+// GPUs whose ceilings fall below their peers' and those whose recorded health fails (or whose ceilings fall
+// below qualify's datasheet fractions), and can write the group medians as a qualify baseline.
+// Exit codes: 1 an outlier, a health fault or a GPU configured unlike its peers (in any group but the largest
+// of its GPU model, when that one is large enough to compare with); else 3 when a GPU could not be judged (its
+// group too small and no group of its model to compare with); else 0. 2 bad usage or nothing readable.
 #include <filesystem>
 #include <iostream>
 #include <memory>
