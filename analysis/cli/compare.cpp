@@ -28,8 +28,8 @@ cli::Runner setup(CLI::App& app) {
     if (format == Format::kJson) {
       std::cout << comparison_json(c).dump(2) << "\n";
     } else {
-      std::cout << render(comparison_table(c), format);
-      if (format == Format::kTable) {
+      std::cout << render(comparison_table(c, format != Format::kCsv), format);
+      if (format != Format::kCsv) {
         std::cout
             << "meas/ds: measured / datasheet; \"vs\" columns: the device's value over the first device's, measured "
                "to measured when both were measured, else datasheet to datasheet (marked \"(ds)\"): above 1x is faster "

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "ceilings/fleet.hpp"
 #include "ceilings/json_fields.hpp"
@@ -213,7 +214,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          " GPU(s) with a health fault\n";
   out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " (and at least " +
          format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
-         " below the group median; groups of at least " + std::to_string(rule.min_members) + "\n";
+         " below the group median, and beyond " + format_fixed(rule.own_spread, 0) +
+         " standard errors of the GPU's own median; groups of at least " + std::to_string(rule.min_members) + "\n";
   for (const FleetSkip& s : in.skipped) out += (md ? "- skipped " : "skipped ") + s.path + ": " + s.reason + "\n";
   for (const FleetSkip& s : in.baselines) out += (md ? "- set aside " : "set aside ") + s.path + ": " + s.reason + "\n";
   for (const FleetSuperseded& s : in.superseded)
@@ -247,7 +249,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     out += render(findings_table(in, g), format);
   }
   out += std::string("\n") + (md ? "### " : "") + "health: " + std::to_string(health.faults.size()) +
-         " GPU(s) with a failing check (qualify's default health checks on each profile's health section)\n";
+         " GPU(s) with a failing check (qualify's default health checks on each profile's health section, its "
+         "measurement errors, and its ceilings against qualify's default datasheet fractions)\n";
   if (!health.faults.empty()) out += (md ? "\n" : "") + render(health_table(in, health), format);
   if (health.incomplete > 0)
     out += std::to_string(health.incomplete) + " profile(s) could not be judged in full (no health section, or a "
@@ -320,6 +323,12 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
                          "`ceilings qualify --baseline`)");
     }
 
+    // Made before the report, so that a baseline that cannot be made (no ceiling enough of the group holds) is
+    // exit 2 with nothing printed; written after it.
+    const std::size_t gi = o->baseline_group > 0 ? static_cast<std::size_t>(o->baseline_group - 1) : 0;
+    std::optional<Profile> baseline;
+    if (want_baseline) baseline = fleet_baseline(groups[gi], in.members, rule.min_members);
+
     if (format == Format::kJson)
       std::cout << fleet_to_json(in, groups, rule, health).dump(2) << "\n";
     else if (format == Format::kCsv)
@@ -330,10 +339,8 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       if (format == Format::kJson || format == Format::kCsv)
         std::cerr << "ceilings fleet: skipped " << s.path << ": " << s.reason << "\n";
 
-    if (want_baseline) {
-      const std::size_t gi = o->baseline_group > 0 ? static_cast<std::size_t>(o->baseline_group - 1) : 0;
-      const Profile baseline = fleet_baseline(groups[gi], in.members, rule.min_members);
-      write_file_atomic(o->write_baseline, profile_to_json(baseline).dump(2) + "\n");
+    if (baseline) {
+      write_file_atomic(o->write_baseline, profile_to_json(*baseline).dump(2) + "\n");
       std::cerr << "ceilings fleet: baseline of group " << gi + 1 << " (" << groups[gi].fingerprint.label() << ", "
                 << groups[gi].members.size() << " profile(s)) written to " << o->write_baseline << "\n";
     }

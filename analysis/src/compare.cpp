@@ -60,6 +60,12 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
       if (k != i && devices[k].label == devices[i].label && devices[i].from_profile) shared[i] = true;
   for (std::size_t i = 0; i < devices.size(); ++i)
     if (shared[i]) devices[i].label += " [" + devices[i].origin + "]";
+  for (std::size_t i = 1; i < devices.size(); ++i)  // one file named twice: its place on the command line
+    for (std::size_t k = 0; k < i; ++k)
+      if (devices[k].label == devices[i].label) {
+        devices[i].label += " #" + std::to_string(i + 1);
+        break;
+      }
   Comparison c;
   c.devices = std::move(devices);
   std::vector<std::string> names;
@@ -149,7 +155,7 @@ std::optional<double> vs_first(const CompareCell& first, const CompareCell& othe
   return *basis == "measured" ? *other.measured / *first.measured : *other.datasheet / *first.datasheet;
 }
 
-Table comparison_table(const Comparison& c) {
+Table comparison_table(const Comparison& c, bool mark_throttled) {
   Table t;
   t.columns.push_back("ceiling");
   t.right_aligned.push_back(false);
@@ -168,7 +174,7 @@ Table comparison_table(const Comparison& c) {
   for (const CompareRow& r : c.rows) {
     std::vector<std::string> row{r.ceiling};
     for (const CompareCell& cell : r.cells) {
-      row.push_back(show(cell.measured, r.unit) + (cell.measured && cell.throttled ? " *" : ""));
+      row.push_back(show(cell.measured, r.unit) + (mark_throttled && cell.measured && cell.throttled ? " *" : ""));
       row.push_back(show(cell.datasheet, r.unit));
       row.push_back(cell.ratio() ? format_percent(*cell.ratio()) : "-");
     }

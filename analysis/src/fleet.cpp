@@ -156,7 +156,11 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       } else {
         if (s.mean_ad > 0) d.z = sign * (c.value - s.median) / (1.253314 * s.mean_ad);
       }
-      const bool beyond_noise = d.deficit > rule.own_spread * c.cv;
+      // The standard error of the GPU's own median (1.2533 * cv / sqrt(samples)): a deficit within `own_spread`
+      // of them is what its own measurement could not tell apart.
+      const double own_error =
+          c.samples > 0 ? 1.2533 * c.cv / std::sqrt(static_cast<double>(c.samples)) : c.cv;
+      const bool beyond_noise = d.deficit > rule.own_spread * own_error;
       d.by_z = rule.use_z && d.z && *d.z < -rule.z_threshold && d.deficit >= rule.min_deficit && beyond_noise;
       d.by_margin = d.deficit > rule.margin && beyond_noise;
       if (d.by_z || d.by_margin) o.ceilings.push_back(d);
@@ -337,8 +341,19 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       const FleetGroup& peers = groups[pi];
       if (peers.members.size() < rule.min_members || peers.fingerprint.gpu != g.fingerprint.gpu) continue;
       if (&peers == &g) break;  // the model's largest group: the others are set against it
+      const std::vector<std::string> differences = g.fingerprint.differences(peers.fingerprint);
+      if (!g.too_small) {
+        // A group as large as the largest: no reference between them (which half is "unlike" would be the
+        // label's alphabet). One that differs only in how its nvlink ceilings were measured (its own pairs or
+        // every pair of the node) is a way of measuring, not a node set up otherwise.
+        if (g.members.size() == peers.members.size()) break;
+        const bool scope_only = std::all_of(differences.begin(), differences.end(), [](const std::string& d) {
+          return d.rfind("NVLink pairs", 0) == 0;
+        });
+        if (scope_only) break;
+      }
       g.peer_group = pi;
-      g.differences = g.fingerprint.differences(peers.fingerprint);
+      g.differences = differences;
       std::vector<const Profile*> as_compared;
       for (std::size_t i : g.members) as_compared.push_back(&compared[i]);
       g.versus_peers = find_outliers(as_compared, peers.compared_stats, rule);
@@ -403,9 +418,14 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
       else if (c.status == CheckStatus::kIncomplete) incomplete = true;
     }
     // Below qualify's default fraction of its datasheet: a fault whatever its peers read, so a fleet slow as a
-    // whole (half its GPUs 20% slow, its median with them) is not judged by its own median alone.
-    for (Check& c : qualify(members[i].profile, nullptr, datasheet_rules).checks)
-      if (c.status == CheckStatus::kFail && c.rule == "datasheet fraction") f.failed.push_back(std::move(c));
+    // whole (half its GPUs 20% slow, its median with them) is not judged by its own median alone. A peer ceiling
+    // is judged by the GPU's pair median, as it is compared: its slowest pair would blame every node-mate of
+    // one GPU with a bad link.
+    try {
+      for (Check& c : qualify(with_pair_medians(members[i].profile), nullptr, datasheet_rules).checks)
+        if (c.status == CheckStatus::kFail && c.rule == "datasheet fraction") f.failed.push_back(std::move(c));
+    } catch (const InputError&) {  // a profile qualify cannot read: judged by the checks above
+    }
     if (!members[i].profile.errors.empty()) {  // a failed measurement fails, as in qualify
       Check c;
       c.subject = "profile";
@@ -515,10 +535,10 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"not_judged", found.not_judged},
           {"missing_ceilings_failed", found.missing_failed},
           {"health", {{"faults", faults}, {"incomplete", health.incomplete},
-                      {"rules", "qualify's default health checks"}}},
+                      {"rules", "qualify's default health checks, measurement errors and datasheet fractions"}}},
           {"rule",
            {{"z_threshold", rule.z_threshold}, {"margin", rule.margin}, {"min_deficit_for_z", rule.min_deficit},
-            {"min_members", rule.min_members},
+            {"min_members", rule.min_members}, {"own_spread_standard_errors", rule.own_spread},
             {"z", "modified z-score 0.6745*(x-median)/MAD, oriented so that negative is worse"}}}};
 }
 

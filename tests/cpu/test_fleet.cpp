@@ -524,8 +524,6 @@ TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {
   EXPECT_EQ(analyze_fleet(again.members, OutlierRule{}).size(), 2u);  // the upgraded GPU alone in its group
 }
 
-// The newest run is the newest in time, not in text: "12:00:00.5Z" is after "12:00:00Z" (as text it sorts
-// before), and a run whose `created` is not a time is skipped with the reason, never "newer" than a real one.
 // A GPU's older run with peer ceilings and its newer run without them (the family skipped) are one GPU: the
 // run without them joins the group of the runs with them, so only the newest may weigh in its median.
 TEST(Fleet, ARunWithoutPeerCeilingsSupersedesTheSameGpusRunWithThem) {
@@ -554,6 +552,8 @@ TEST(Fleet, ARunWithoutPeerCeilingsSupersedesTheSameGpusRunWithThem) {
   EXPECT_TRUE(groups[0].outliers.empty()) << "the stale run is not in the median, nor named";
 }
 
+// The newest run is the newest in time, not in text: "12:00:00.5Z" is after "12:00:00Z" (as text it sorts
+// before), and a run whose `created` is not a time is skipped with the reason, never "newer" than a real one.
 TEST(Fleet, TheNewestRunIsChosenByTimeNotByText) {
   const std::string dir = ceilings::test::scratch_dir("fleet_rerun_times");
   FleetGen gen(13);
@@ -578,12 +578,6 @@ TEST(Fleet, TheNewestRunIsChosenByTimeNotByText) {
   EXPECT_NE(in.skipped[0].reason.find("'created'"), std::string::npos) << in.skipped[0].reason;
 }
 
-// A GPU alone in its fingerprint group is not compared within it, but set against the group of its GPU
-// model: a node configured unlike its peers (another power limit, an older driver) is a finding (exit 1),
-// with what differs and how far its ceilings are below the peers' medians. A GPU with no group of its model
-// large enough could not be judged (exit 3).
-// Three GPUs capped at 500 W among ten at 700 W, 30% slower on GEMM: a group of their own, large enough to
-// compare within itself, and still configured unlike their model's fleet (it exited 0 before).
 // Five of nine GPUs with HBM 20% slow: the median is theirs, so no outlier; each is below qualify's datasheet
 // fraction all the same (it exited 0, with HBM at 75% of its datasheet).
 TEST(Fleet, AFleetSlowAsAWholeIsCaughtByItsDatasheet) {
@@ -605,11 +599,51 @@ TEST(Fleet, AFleetSlowAsAWholeIsCaughtByItsDatasheet) {
   }
 }
 
-// latency.launch carries a 10% in-run spread on the H200: one GPU reading it 6% worse than its peers is its
-// noise, not a finding; with a 0.5% spread, the same 6% is.
-TEST(Fleet, ADeficitWithinTheGpusOwnSpreadIsNotAFinding) {
+// Groups of one model that are not "configured unlike": one as large as the largest (which half would be the
+// reference is the label's alphabet), and one that differs only in how its nvlink ceilings were measured.
+TEST(Fleet, ATieOrAMeasuringScopeIsNotAConfigurationFinding) {
+  FleetGen gen(37, 0.001);
+  std::vector<FleetMember> tie;
+  for (int i = 0; i < 8; ++i) {
+    Profile p = gen.gpu(i, 0);
+    if (i >= 4) p.device.driver = "590.10.01";
+    tie.push_back({"t" + std::to_string(i), p});
+  }
+  for (const FleetGroup& g : analyze_fleet(tie, OutlierRule{})) EXPECT_FALSE(g.peer_group.has_value());
+  std::vector<FleetMember> scope;
+  for (int i = 0; i < 12; ++i) scope.push_back({"s" + std::to_string(i), with_nvlink_ceiling(gen.gpu(i, 0), i < 8)});
+  const auto groups = analyze_fleet(scope, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_FALSE(groups[1].peer_group.has_value()) << "all pairs vs own pairs: how it was measured";
+  EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
+}
+
+// One GPU's bad links make every node-mate's slowest pair slow: the datasheet check judges each GPU by its pair
+// median, as the fleet compares it, so only that GPU fails.
+TEST(Fleet, TheDatasheetCheckJudgesPeerCeilingsByTheirPairMedian) {
+  FleetGen gen(41, 0.001);
+  std::vector<FleetMember> node;
+  for (int i = 0; i < 8; ++i) {
+    Profile p = with_nvlink_ceiling(gen.gpu(1, i), true);
+    for (Ceiling& c : p.ceilings)
+      if (c.name == "nvlink.p2p_uni") {
+        c.value = 2.0e11;  // every GPU's slowest pair is its pair with GPU 3
+        c.detail["p2p_median"] = i == 3 ? 2.0e11 : 3.9e11;
+      }
+    node.push_back({"g" + std::to_string(i), p});
+  }
+  const FleetHealth h = fleet_health(node);
+  ASSERT_EQ(h.faults.size(), 1u);
+  EXPECT_EQ(h.faults[0].member, 3u);
+  EXPECT_EQ(h.faults[0].failed.at(0).subject, "nvlink.p2p_uni");
+}
+
+// A GPU whose own measurement of latency.launch spread 30% over its 50 samples (a standard error of its median
+// of 5.3%) reading 6% worse than its peers is within its own noise (2 standard errors), not a finding; with
+// the H200's real 10% spread (1.8%), or 0.5%, the same 6% is.
+TEST(Fleet, ADeficitWithinTheGpusOwnErrorIsNotAFinding) {
   FleetGen gen(29, 0.001);
-  for (const double cv : {0.10, 0.005}) {
+  for (const double cv : {0.30, 0.10, 0.005}) {
     std::vector<FleetMember> fleet;
     for (int i = 0; i < 8; ++i) {
       Profile p = gen.gpu(i, 0, i == 7 ? std::map<std::string, double>{{"latency.launch", 0.06}}
@@ -620,10 +654,12 @@ TEST(Fleet, ADeficitWithinTheGpusOwnSpreadIsNotAFinding) {
     }
     const auto groups = analyze_fleet(fleet, OutlierRule{});
     ASSERT_EQ(groups.size(), 1u);
-    EXPECT_EQ(groups[0].outliers.size(), cv > 0.05 ? 0u : 1u) << "cv " << cv;
+    EXPECT_EQ(groups[0].outliers.size(), cv > 0.2 ? 0u : 1u) << "cv " << cv;
   }
 }
 
+// Three GPUs capped at 500 W among ten at 700 W, 30% slower on GEMM: a group of their own, large enough to
+// compare within itself, and still configured unlike their model's fleet (it exited 0 before).
 TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {
   FleetGen gen(23, 0.001);
   const std::string dir = ceilings::test::scratch_dir("fleet_capped_group");
@@ -644,6 +680,10 @@ TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {
   EXPECT_EQ(j["groups"][1]["unlike_peers"].at("versus_peers").size(), 3u);
 }
 
+// A GPU alone in its fingerprint group is not compared within it, but set against the group of its GPU
+// model: a node configured unlike its peers (another power limit, an older driver) is a finding (exit 1),
+// with what differs and how far its ceilings are below the peers' medians. A GPU with no group of its model
+// large enough could not be judged (exit 3).
 TEST(Fleet, AGpuAloneInItsGroupIsSetAgainstItsModel) {
   FleetGen gen(5, 0.001);
   const auto write_fleet = [&](const std::string& name, const std::function<void(Profile&)>& odd) {

@@ -51,7 +51,8 @@ std::optional<std::string> vs_first_basis(const CompareCell& first, const Compar
 
 // Columns per device: measured, datasheet, measured/datasheet; then each device relative to the first
 // (vs_first; a datasheet-to-datasheet ratio is marked "(ds)").
-Table comparison_table(const Comparison& c);
+// `mark_throttled`: a throttled measured value gets " *" (not in csv, whose cells stay numbers to parse).
+Table comparison_table(const Comparison& c, bool mark_throttled = true);
 json comparison_json(const Comparison& c);
 
 }  // namespace ceilings

@@ -52,8 +52,8 @@ struct CeilingStats {
 // (Iglewicz and Hoaglin); when that is 0 too all values are equal and there is no z-score.
 // The z-score only names a value that is also at least `min_deficit` worse than the median: a small group's
 // MAD can be far below the benchmarks' run-to-run repeatability (~1%), and a 0.3% difference is not a finding.
-// Neither rule names a value whose deficit lies within `own_spread` times its own measured cv: a host-bound
-// ceiling with a 10% in-run spread (launch latency) that reads 6% worse is its noise, not a slow GPU.
+// Neither rule names a value whose deficit lies within `own_spread` standard errors of its own median
+// (1.2533 * cv / sqrt(samples)): a difference its own measurement could not tell apart is not a finding.
 struct OutlierRule {
   double z_threshold = 3.5;
   double margin = 0.05;
