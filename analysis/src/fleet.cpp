@@ -24,7 +24,7 @@ std::string Fingerprint::key() const {
   return gpu + "\x1f" + std::to_string(memory_bytes) + "\x1f" + driver + "\x1f" + cuda_runtime + "\x1f" +
          (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
          (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
-         (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-");
+         (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-") + "\x1f" + host_cpu;
 }
 
 
@@ -34,6 +34,7 @@ std::string Fingerprint::label() const {
   s += power_limit_w ? ", " + format_quantity(*power_limit_w, "W") : ", power limit ?";
   if (gpus_visible) s += ", " + std::to_string(*gpus_visible) + (*gpus_visible == 1 ? " GPU" : " GPUs");
   if (nvlink_own_pairs) s += ", NVLink: " + pairs_text(nvlink_own_pairs);
+  if (!host_cpu.empty()) s += ", host " + host_cpu;
   return s;
 }
 
@@ -44,7 +45,8 @@ json Fingerprint::to_json() const {
           {"cuda_runtime", cuda_runtime},
           {"power_limit_w", power_limit_w ? json(*power_limit_w) : json(nullptr)},
           {"gpus_visible", gpus_visible ? json(*gpus_visible) : json(nullptr)},
-          {"nvlink_pairs", nvlink_own_pairs ? json(pairs_word(nvlink_own_pairs)) : json(nullptr)}};
+          {"nvlink_pairs", nvlink_own_pairs ? json(pairs_word(nvlink_own_pairs)) : json(nullptr)},
+          {"host_cpu", host_cpu}};
 }
 
 std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) const {
@@ -64,12 +66,19 @@ std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) cons
   auto count = [](const std::optional<int>& n) { return n ? std::to_string(*n) : std::string(); };
   differ("GPUs visible", count(gpus_visible), count(peers.gpus_visible));
   differ("NVLink pairs", pairs_text(nvlink_own_pairs), pairs_text(peers.nvlink_own_pairs));
+  differ("host CPU", host_cpu, peers.host_cpu);
   return out;
 }
 
 Fingerprint fingerprint_of(const Profile& p) {
-  Fingerprint f{p.device.name,         p.device.memory_bytes,    p.device.driver,
-                p.device.cuda_runtime, p.device.power_limit_w, p.gpus_visible, std::nullopt};
+  Fingerprint f;
+  f.gpu = p.device.name;
+  f.memory_bytes = p.device.memory_bytes;
+  f.driver = p.device.driver;
+  f.cuda_runtime = p.device.cuda_runtime;
+  f.power_limit_w = p.device.power_limit_w;
+  f.gpus_visible = p.gpus_visible;
+  f.host_cpu = p.cpu;
   for (const Ceiling& c : p.ceilings)
     if (c.name.rfind("nvlink.", 0) == 0)
       if (const auto own = c.detail_number("scope_device")) {
@@ -553,6 +562,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   b.tool_git = first.tool_git;
   b.hostname = "fleet baseline";
   b.gpus_visible = first.gpus_visible;  // part of the group's fingerprint
+  b.cpu = first.cpu;                    // so is the host's CPU model
   b.device = first.device;
   b.device.index = 0;
   b.device.uuid = "fleet-baseline (not one GPU)";

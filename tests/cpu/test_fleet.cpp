@@ -680,6 +680,39 @@ TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {
   EXPECT_EQ(j["groups"][1]["unlike_peers"].at("versus_peers").size(), 3u);
 }
 
+// The host's CPU model is part of the fingerprint: pageable copies and launch latency go with the server,
+// so GPUs in another server model are not one group's peers. Against the largest group they are named with
+// the CPU that differs and the ceilings it slows.
+TEST(Fleet, AnotherHostCpuIsAnotherGroup) {
+  FleetGen gen(29, 0.001);
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 8; ++i) fleet.push_back({"intel" + std::to_string(i), gen.gpu(i, 0)});
+  for (int i = 0; i < 3; ++i) {
+    Profile p = gen.gpu(20 + i, 0, {{"pcie.h2d", 0.15}, {"latency.launch", 0.25}});
+    p.cpu = "AMD EPYC 9654 96-Core Processor";
+    fleet.push_back({"amd" + std::to_string(i), p});
+  }
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].members.size(), 8u);
+  EXPECT_EQ(groups[0].fingerprint.host_cpu, "Intel(R) Xeon(R) Platinum 8480+");
+  EXPECT_NE(groups[1].fingerprint.label().find(", host AMD EPYC 9654"), std::string::npos)
+      << groups[1].fingerprint.label();
+  EXPECT_EQ(groups[1].fingerprint.to_json().at("host_cpu"), "AMD EPYC 9654 96-Core Processor");
+  for (const FleetGroup& g : groups) EXPECT_TRUE(g.outliers.empty()) << "each group is uniform within itself";
+  ASSERT_TRUE(groups[1].peer_group.has_value());
+  EXPECT_EQ(groups[1].differences, std::vector<std::string>{"host CPU AMD EPYC 9654 96-Core Processor (peers: "
+                                                            "Intel(R) Xeon(R) Platinum 8480+)"});
+  ASSERT_EQ(groups[1].versus_peers.size(), 3u);
+  for (const Outlier& o : groups[1].versus_peers) {
+    std::set<std::string> named;
+    for (const Deviation& d : o.ceilings) named.insert(d.ceiling);
+    EXPECT_EQ(named, (std::set<std::string>{"latency.launch", "pcie.h2d"}));
+  }
+  // A baseline keeps the group's CPU, so that it describes the servers its medians came from.
+  EXPECT_EQ(fleet_baseline(groups[1], fleet).cpu, "AMD EPYC 9654 96-Core Processor");
+}
+
 // A GPU alone in its fingerprint group is not compared within it, but set against the group of its GPU
 // model: a node configured unlike its peers (another power limit, an older driver) is a finding (exit 1),
 // with what differs and how far its ceilings are below the peers' medians. A GPU with no group of its model

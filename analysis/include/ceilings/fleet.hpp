@@ -26,10 +26,13 @@ struct Fingerprint {
   // true: the nvlink ceilings cover this GPU's pairs only (detail.scope_device 1); false: every pair the
   // process saw; absent where the profile has no nvlink ceiling that records it.
   std::optional<bool> nvlink_own_pairs;
+  // The host's CPU model ("" where not recorded): pageable PCIe copies, launch and small-copy latency go
+  // with it, so GPUs in servers of another model are not one group's peers.
+  std::string host_cpu;
 
   std::string key() const;    // exact, for grouping
   // "NVIDIA H200, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs" (", NVLink: own pairs" or
-  // ", NVLink: all pairs" where recorded)
+  // ", NVLink: all pairs" where recorded; ", host <CPU model>" where recorded)
   std::string label() const;
   json to_json() const;
   // The fields in which this fingerprint differs from `peers`, each as "driver 535.54.03 (peers: 580.95.05)".
