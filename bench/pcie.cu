@@ -185,18 +185,12 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   // way per sample; at most 2 x 50 transfers per stream behind the blocker (the launch queue is finite).
   const int reps = bidir ? static_cast<int>(std::clamp<std::size_t>((256 * MiB) / bytes, 1, 50)) : 1;
   Event fork, join, a0, a1, b0, b1;
-  std::vector<DirectionSeconds> dir_seconds;
-  bool pending = false;
-  auto harvest = [&] {
-    if (!pending) return;
-    dir_seconds.push_back({elapsed_s(a0, a1), elapsed_s(b0, b1)});
-    pending = false;
-  };
+  // Per timed sample (bidir): the two directions' rates and the wall time of the whole overlapped region.
+  std::vector<double> up_rates, down_rates, wall_seconds;
 
   MeasureSpec spec;
   spec.blocking_kernel = path.host == HostKind::kPinned;  // a pageable copy stages on the host: it would wait on the blocker
   spec.before_sample = [&](cudaStream_t st) {
-    harvest();
     // Poison a vector in every 64 KiB of each destination, so the check after the run shows the last sample's
     // transfers reached every 64 KiB of it and its end (the rest was written by earlier samples too; the
     // previous sample's copies are done: measure() synchronised).
@@ -222,7 +216,16 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
       }
       CEILINGS_CUDA_CHECK(cudaEventRecord(join.get(), s_other.get()));
       CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(st, join.get(), 0));
-      pending = true;
+    };
+    // The value is the sum of the two directions' own rates, per sample; measure() stops on its cv (not on
+    // the wall time's, longer when one direction ends first). The wall time stays in the detail.
+    spec.sample_seconds = [&](double wall_s) {
+      const BidirRates r =
+          bidir_rates({{elapsed_s(a0, a1), elapsed_s(b0, b1)}}, static_cast<double>(bytes) * reps);
+      up_rates.push_back(r.up[0]);
+      down_rates.push_back(r.down[0]);
+      wall_seconds.push_back(wall_s);
+      return static_cast<double>(bytes) * static_cast<double>(legs * reps) / r.sum[0];
     };
   } else {
     spec.work = [&](cudaStream_t st) { leg(h2d, st); };
@@ -234,30 +237,20 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
     p.m = measure(s_main.get(), spec, ctx.options, ctx.nvml);
     link.stop();
     CEILINGS_LAUNCH_CHECK();
-    harvest();
     if (path.tma) check_bulk_copy_stalls(stalls.get(), s_main.get(), "TMA bulk copy from host memory");
     p.amount = static_cast<double>(bytes) * static_cast<double>(legs * reps);
     if (bidir) {
-      // The value is the sum of the two directions' own rates, per sample; the wall time of the
-      // whole overlapped region (longer when one direction ends first) stays in the detail.
-      const std::size_t samples = p.m.unit_seconds.size();
-      if (dir_seconds.size() < samples)
-        throw CheckError("bidirectional timing", std::to_string(dir_seconds.size()) + " direction timings for " +
-                                                     std::to_string(samples) + " samples", __FILE__, __LINE__);
-      // The warm-up samples come first: the timed ones are the last `samples`.
-      const std::vector<DirectionSeconds> timed(dir_seconds.end() - static_cast<std::ptrdiff_t>(samples),
-                                                dir_seconds.end());
-      const BidirRates rates = bidir_rates(timed, static_cast<double>(bytes) * reps);
-      const double wall_median_s = p.m.median_s;
-      for (std::size_t i = 0; i < samples; ++i) p.m.unit_seconds[i] = p.amount / rates.sum[i];
-      p.m.median_s = median(p.m.unit_seconds);
-      p.m.cv = coefficient_of_variation(p.m.unit_seconds);
+      // measure() kept every timed sample it was given (bidir samples are never halved and started over).
+      if (wall_seconds.size() != p.m.unit_seconds.size())
+        throw CheckError("bidirectional timing", std::to_string(wall_seconds.size()) + " direction timings for " +
+                                                     std::to_string(p.m.unit_seconds.size()) + " samples",
+                         __FILE__, __LINE__);
       p.counters["transfers_per_direction"] = reps;
-      p.counters["h2d_bytes_per_second"] = median(rates.up);
-      p.counters["d2h_bytes_per_second"] = median(rates.down);
+      p.counters["h2d_bytes_per_second"] = median(up_rates);
+      p.counters["d2h_bytes_per_second"] = median(down_rates);
       p.counters["direction_sum_bytes_per_second"] = p.amount / p.m.median_s;
       // The whole region moved twice the timed bytes (the untimed load included).
-      p.counters["overlapped_bytes_per_second"] = 2 * p.amount / wall_median_s;
+      p.counters["overlapped_bytes_per_second"] = 2 * p.amount / median(wall_seconds);
     }
     p.value = p.amount / p.m.median_s;
     const int gen = static_cast<int>(link.gen()), width = static_cast<int>(link.width());

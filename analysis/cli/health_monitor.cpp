@@ -110,6 +110,18 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put("remap.uncorrectable_rows", field([](const nvml::RemappedRows& v) { return double(v.uncorrectable); }));
   put("remap.pending", field([](const nvml::RemappedRows& v) { return v.pending ? 1.0 : 0.0; }));
   put("remap.failure", field([](const nvml::RemappedRows& v) { return v.failure ? 1.0 : 0.0; }));
+  const auto banks = d.remap_histogram();
+  auto count = [&](unsigned nvml::RemapHistogram::*bucket) {
+    nvml::Result<double> r;
+    r.code = banks.code;
+    r.value = banks.ok() ? double(banks.value.*bucket) : 0;
+    return r;
+  };
+  put("remap.banks_max", count(&nvml::RemapHistogram::max));
+  put("remap.banks_high", count(&nvml::RemapHistogram::high));
+  put("remap.banks_partial", count(&nvml::RemapHistogram::partial));
+  put("remap.banks_low", count(&nvml::RemapHistogram::low));
+  put("remap.banks_none", count(&nvml::RemapHistogram::none));
   put("retired_pages.single_bit", d.retired_pages(false));
   put("retired_pages.double_bit", d.retired_pages(true));
   put("retired_pages.pending", d.retired_pages_pending());

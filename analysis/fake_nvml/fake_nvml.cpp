@@ -8,6 +8,7 @@
 //          "xid": [79, ...], "xid_register": 0}
 // Keys are NVML's native units: ecc.enabled, ecc.{volatile|aggregate}[.{dram|sram}].{corrected|uncorrected},
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
+// remap.banks_{max,high,partial,low,none} (nvmlDeviceGetRowRemapperHistogram; error key "remap_histogram"),
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,gpu_max_gen,replays},
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns
 // (fields 74-79 and nvmlDeviceGetViolationStatus; error keys violation_fields, violation_status),
@@ -235,6 +236,12 @@ FAKE_EXPORT int nvmlDeviceGetRemappedRows(void*, unsigned* corr, unsigned* unc, 
   if (rc == kSuccess) rc = answer("remap.uncorrectable_rows", unc, "remap");
   if (rc == kSuccess) rc = answer("remap.pending", pending, "remap");
   if (rc == kSuccess) rc = answer("remap.failure", failure, "remap");
+  return rc;
+}
+FAKE_EXPORT int nvmlDeviceGetRowRemapperHistogram(void*, unsigned* v) {  // max, high, partial, low, none
+  int rc = kSuccess;
+  for (const char* key : {"max", "high", "partial", "low", "none"})
+    if (rc == kSuccess) rc = answer(std::string("remap.banks_") + key, v++, "remap_histogram");
   return rc;
 }
 FAKE_EXPORT int nvmlDeviceGetRetiredPages(void*, int cause, unsigned* count, unsigned long long*) {

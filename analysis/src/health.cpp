@@ -39,6 +39,12 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"remap.uncorrectable_rows", MetricKind::kCounter, ""},
       {"remap.pending", MetricKind::kFlag, ""},
       {"remap.failure", MetricKind::kFlag, ""},
+      // Memory banks by the spare rows they have left (nvmlDeviceGetRowRemapperHistogram).
+      {"remap.banks_max", MetricKind::kGauge, ""},
+      {"remap.banks_high", MetricKind::kGauge, ""},
+      {"remap.banks_partial", MetricKind::kGauge, ""},
+      {"remap.banks_low", MetricKind::kGauge, ""},
+      {"remap.banks_none", MetricKind::kGauge, ""},
       {"retired_pages.single_bit", MetricKind::kCounter, ""},
       {"retired_pages.double_bit", MetricKind::kCounter, ""},
       {"retired_pages.pending", MetricKind::kFlag, ""},

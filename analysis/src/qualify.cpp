@@ -362,6 +362,21 @@ void check_remap(const HealthSection& s, std::vector<Check>& out) {
     c.status = (p || f) ? CheckStatus::kFail : CheckStatus::kPass;
     if (p) c.reason = "a row remap is pending: reset the GPU to apply it";
     if (f) c.reason += std::string(c.reason.empty() ? "" : "; ") + "a row remap failed: the GPU needs service";
+    // The remapper's histogram (where NVML has it): a bank without spare rows cannot remap the next row that
+    // fails in it (that would be a remap failure). Noted, not failed: nothing has failed yet.
+    const Reading none = gather(s, "remap.banks_none"), low = gather(s, "remap.banks_low");
+    const double banks_none = none.values.empty() ? 0 : *std::max_element(none.values.begin(), none.values.end());
+    const double banks_low = low.values.empty() ? 0 : *std::max_element(low.values.begin(), low.values.end());
+    if (banks_none > 0 || banks_low > 0) {
+      std::string spare;
+      if (banks_none > 0) spare = format_fixed(banks_none, 0) + " memory bank(s) with no spare rows left";
+      if (banks_low > 0)
+        spare += std::string(spare.empty() ? "" : ", ") + format_fixed(banks_low, 0) + " with few left";
+      c.measured_text += ", " + spare;
+      if (banks_none > 0)
+        spare += ": the next row that fails in such a bank cannot be remapped (a remap failure)";
+      c.reason += std::string(c.reason.empty() ? "" : "; ") + spare;
+    }
     out.push_back(c);
     return;
   }

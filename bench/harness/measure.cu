@@ -263,7 +263,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     // A size that went through after a timeout: the most the rest of the process asks for (what queued
     // behind the blocker: the pre-roll too).
     if (m.queue_halvings > 0) g_queue_units = std::min(g_queue_units, units + std::max(0, spec.preroll_units));
-    m.unit_seconds.push_back(*t / units);
+    m.unit_seconds.push_back(spec.sample_seconds ? spec.sample_seconds(*t / units) : *t / units);
     const int n = static_cast<int>(m.unit_seconds.size());
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
     if (n >= max_samples) break;

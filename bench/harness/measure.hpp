@@ -137,6 +137,12 @@ struct MeasureSpec {
   // start on a busy GPU: what an idle-to-busy step costs (clocks and power management reacting, the
   // first launch's ramp) stays out of the sample. Counted in total_units.
   int preroll_units = 0;
+  // Optional: what a timed sample's seconds per unit are, given its wall time per unit; called once per
+  // timed sample, after its stream synchronised (events the work recorded can be read). A case whose value
+  // is not the units' bytes over the wall time (concurrent transfers: the sum of each transfer's own rate)
+  // returns amount / value here, so that the stopping rule's cv, the median and the cv reported are all of
+  // the value reported, not of the wall time.
+  std::function<double(double)> sample_seconds;
 };
 
 struct Measurement {

@@ -95,6 +95,7 @@ struct Library::Symbols {
   int (*total_ecc)(Handle, int, int, unsigned long long*) = nullptr;
   int (*memory_error_counter)(Handle, int, int, int, unsigned long long*) = nullptr;
   int (*remapped_rows)(Handle, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
+  int (*remap_histogram)(Handle, RemapHistogram*) = nullptr;  // nvmlRowRemapperHistogramValues_t: 5 unsigned
   int (*retired_pages)(Handle, int, unsigned*, unsigned long long*) = nullptr;
   int (*retired_pages_pending)(Handle, int*) = nullptr;
   int (*pcie_replay)(Handle, unsigned*) = nullptr;
@@ -187,6 +188,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.total_ecc, {"nvmlDeviceGetTotalEccErrors"});
   resolve(h, s.memory_error_counter, {"nvmlDeviceGetMemoryErrorCounter"});
   resolve(h, s.remapped_rows, {"nvmlDeviceGetRemappedRows"});
+  resolve(h, s.remap_histogram, {"nvmlDeviceGetRowRemapperHistogram"});
   resolve(h, s.retired_pages, {"nvmlDeviceGetRetiredPages"});
   resolve(h, s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
   resolve(h, s.pcie_replay, {"nvmlDeviceGetPcieReplayCounter"});
@@ -331,6 +333,12 @@ Result<RemappedRows> Device::remapped_rows() const {
   unsigned corr = 0, unc = 0, pending = 0, failure = 0;
   const int rc = call(SYMS.remapped_rows, handle_, &corr, &unc, &pending, &failure);
   return {rc, RemappedRows{corr, unc, pending != 0, failure != 0}};
+}
+Result<RemapHistogram> Device::remap_histogram() const {
+  static_assert(sizeof(RemapHistogram) == 5 * sizeof(unsigned), "nvmlRowRemapperHistogramValues_t is 5 unsigned");
+  RemapHistogram h;
+  const int rc = call(SYMS.remap_histogram, handle_, &h);
+  return {rc, h};
 }
 Result<unsigned> Device::retired_pages(bool double_bit) const {
   unsigned count = 0;  // 0 with no buffer: NVML answers the count only

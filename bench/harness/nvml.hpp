@@ -57,6 +57,11 @@ struct RemappedRows {
   unsigned correctable = 0, uncorrectable = 0;
   bool pending = false, failure = false;
 };
+// nvmlRowRemapperHistogramValues_t: how many memory banks have all, most, some, few or none of their spare
+// rows left for remapping.
+struct RemapHistogram {
+  unsigned max = 0, high = 0, partial = 0, low = 0, none = 0;
+};
 
 // nvmlNvLinkErrorCounter_t: the data-link error counters of one NVLink.
 enum class NvLinkError : int { kReplay = 0, kRecovery = 1, kCrcFlit = 2, kCrcData = 3 };
@@ -105,6 +110,7 @@ class Device {
   Result<std::uint64_t> ecc_total(bool uncorrected, bool aggregate) const;
   Result<std::uint64_t> ecc_errors(bool uncorrected, bool aggregate, MemoryLocation where) const;
   Result<RemappedRows> remapped_rows() const;
+  Result<RemapHistogram> remap_histogram() const;  // nvmlDeviceGetRowRemapperHistogram
   Result<unsigned> retired_pages(bool double_bit) const;   // pages retired for that cause
   Result<bool> retired_pages_pending() const;
   Result<unsigned> pcie_replay_counter() const;

@@ -291,6 +291,17 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   s = healthy_section();
   s.after->metrics["remap.failure"] = HealthMetric::of(1);
   EXPECT_EQ(status_of(health_checks(s, rules), "row remapping"), "fail");
+  // Banks that ran out of spare rows are noted, not failed: nothing has failed yet.
+  s = healthy_section();
+  s.after->metrics["remap.banks_none"] = HealthMetric::of(2);
+  s.after->metrics["remap.banks_low"] = HealthMetric::of(5);
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "row remapping"), "pass");
+  for (const Check& c : checks)
+    if (c.rule == "row remapping") {
+      EXPECT_EQ(c.measured_text, "none pending, 2 memory bank(s) with no spare rows left, 5 with few left");
+      EXPECT_NE(c.reason.find("cannot be remapped"), std::string::npos) << c.reason;
+    }
   s = healthy_section();
   s.before.metrics["pcie.width"] = HealthMetric::of(8);
   s.after->metrics["pcie.width"] = HealthMetric::of(8);
@@ -792,7 +803,8 @@ json healthy_script() {
     "device":{"name":"NVIDIA H200","uuid":"GPU-fake-1","pci_bus_id":"00000000:19:00.0"},
     "values":{"ecc.enabled":1,"ecc.volatile.corrected":0,"ecc.volatile.uncorrected":0,"ecc.aggregate.corrected":7,
       "ecc.aggregate.uncorrected":0,"ecc.volatile.dram.uncorrected":0,"remap.correctable_rows":2,
-      "remap.uncorrectable_rows":0,"remap.pending":0,"remap.failure":0,"pcie.gen":5,"pcie.width":16,
+      "remap.uncorrectable_rows":0,"remap.pending":0,"remap.failure":0,"remap.banks_max":1536,"remap.banks_high":0,
+      "remap.banks_partial":3,"remap.banks_low":0,"remap.banks_none":1,"pcie.gen":5,"pcie.width":16,
       "pcie.max_gen":5,"pcie.max_width":16,"pcie.gpu_max_gen":5,"pcie.replays":[4,4],"clocks.sm_mhz":1980,"clocks.mem_mhz":3201,
       "clocks.max_sm_mhz":1980,"clocks.max_mem_mhz":3201,"clocks.event_reasons":1,"throttle.power_ns":[0,1500000000],
       "throttle.thermal_ns":0,"power.usage_mw":118000,"power.limit_mw":700000,"power.enforced_limit_mw":700000,
@@ -829,6 +841,9 @@ TEST(HealthCli, ReadsEveryCounterThroughTheLoader) {
   EXPECT_DOUBLE_EQ(*s.before.value("power.limit_w"), 700);
   EXPECT_DOUBLE_EQ(*s.before.value("ecc.aggregate.corrected"), 7);
   EXPECT_DOUBLE_EQ(*s.before.value("remap.correctable_rows"), 2);
+  EXPECT_DOUBLE_EQ(*s.before.value("remap.banks_max"), 1536);  // the histogram, bucket by bucket
+  EXPECT_DOUBLE_EQ(*s.before.value("remap.banks_partial"), 3);
+  EXPECT_DOUBLE_EQ(*s.before.value("remap.banks_none"), 1);
   EXPECT_DOUBLE_EQ(*s.after->value("throttle.power_s"), 1.5);
   EXPECT_DOUBLE_EQ(health_deltas(s).at("throttle.power_s"), 1.5);
   EXPECT_EQ(s.before.find("retired_pages.pending")->state, State::kUnsupported);  // missing in the script
