@@ -2,8 +2,9 @@
 // ordered pair (copy engine and SM; read and write), nvlink.p2p_one_to_all and p2p_all_to_one per
 // device. The ceiling is the slowest pair (what every pair attains); the matrix is in the detail.
 // Bytes count once per direction; a bidirectional pair sums its two rates, a fan counts all its bytes over
-// the wall time (as nvbandwidth does). Only NVLink pairs, where NVML can tell. One GPU or no peer access:
-// skipped with the reason, never a zero. --ceilings_p2p_loopback (a self-check for one-GPU machines)
+// the wall time (as nvbandwidth does). Only the pairs NVML names as NVLink-connected (a pair it cannot
+// answer for may be a PCIe pair). One GPU, no peer access or no pair known to be NVLink: skipped with the
+// reason, never a zero. --ceilings_p2p_loopback (a self-check for one-GPU machines)
 // pairs each GPU with itself so this code runs end to end; those cases are named nvlink_loopback/ and
 // are never a ceiling (candidate = 0).
 #include <CLI/CLI.hpp>
@@ -103,6 +104,20 @@ std::optional<bool> nvlink_between(int a, int b) {
   return answer;
 }
 
+// NVML's handle of CUDA device `dev` (found by PCI bus id: NVML's indices ignore CUDA_VISIBLE_DEVICES), for
+// the telemetry of the GPU that runs a transfer; null where NVML cannot find it. Read once per device.
+std::shared_ptr<nvml::Device> nvml_device(int dev) {
+  static std::map<int, std::shared_ptr<nvml::Device>> known;
+  if (auto it = known.find(dev); it != known.end()) return it->second;
+  std::shared_ptr<nvml::Device> answer;
+  char bus[32] = {};
+  if (const auto& self = context().nvml; self && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess)
+    if (auto d = self->library().device_by_pci_bus_id(bus); d.ok()) answer = std::make_shared<nvml::Device>(d.value);
+  cudaGetLastError();
+  known[dev] = answer;
+  return answer;
+}
+
 // CUDA device `dev`'s active NVLinks as NVML names their far ends (another GPU or an NVSwitch), read once
 // per process; nullopt where NVML cannot say (no NVML, a GPU it cannot find, a driver without the calls, no
 // active link, or an active link whose far end it cannot name). NVML lists every link index of the chip,
@@ -169,7 +184,7 @@ std::map<std::string, double> nvlink_link_counters(const std::vector<GpuPair>& p
 // Lets `from` reach `to`'s memory (kept for the process; peer access is a per-context setting). A GPU has
 // room for a limited number of peers (cudaErrorTooManyPeers past it, eight on many systems): when it is
 // full, the peers `from` reached for earlier jobs (not in `needed`, this job's pairs) are let go first;
-// a job that itself needs more peers than there is room for fails with the CUDA error.
+// a job that itself needs more peers than there is room for is skipped with the reason.
 void enable_peer(int from, int to, const std::set<std::pair<int, int>>& needed) {
   static std::set<std::pair<int, int>> enabled;
   if (from == to || enabled.count({from, to})) return;  // a GPU reaches its own memory without peer access
@@ -191,6 +206,13 @@ void enable_peer(int from, int to, const std::set<std::pair<int, int>>& needed) 
       it = enabled.erase(it);
     }
     rc = cudaDeviceEnablePeerAccess(to, 0);
+    if (rc == cudaErrorTooManyPeers) {
+      cudaGetLastError();
+      std::size_t held = 0;
+      for (const auto& e : enabled) held += e.first == from ? 1 : 0;
+      unsupported("GPU " + std::to_string(from) + " cannot reach more peers at once (cudaErrorTooManyPeers with " +
+                  std::to_string(held) + " enabled, all needed by this case)");
+    }
   }
   if (rc == cudaErrorPeerAccessAlreadyEnabled)
     cudaGetLastError();
@@ -203,6 +225,7 @@ void enable_peer(int from, int to, const std::set<std::pair<int, int>>& needed) 
 // destination for reads) on its own stream.
 struct Transfer {
   int src_dev = 0, dst_dev = 0, runner = 0;
+  int runner_sms = 0;  // sizes an SM copy's grid on the runner
   std::uint32_t seed = 0;
   DeviceBuffer<uint4> src, dst;
   std::unique_ptr<Stream> stream;
@@ -212,7 +235,7 @@ struct Transfer {
   Transfer() = default;
   Transfer(const Transfer&) = delete;
   Transfer(Transfer&& o) noexcept
-      : src_dev(o.src_dev), dst_dev(o.dst_dev), runner(o.runner), seed(o.seed), src(std::move(o.src)),
+      : src_dev(o.src_dev), dst_dev(o.dst_dev), runner(o.runner), runner_sms(o.runner_sms), seed(o.seed), src(std::move(o.src)),
         dst(std::move(o.dst)), stream(std::move(o.stream)), dst_stream(std::move(o.dst_stream)), done(o.done),
         begin(o.begin), end(o.end) {
     o.done = o.begin = o.end = nullptr;  // the events now belong to this one
@@ -248,15 +271,24 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
   std::vector<Transfer> ts;
   ts.reserve(copies.size());
   std::uint32_t seed = 0x7a3c0001u;
-  std::set<std::pair<int, int>> needed;  // (runner, peer) of every copy
-  for (const auto& [s, d] : copies) needed.insert({op == Op::kWrite ? s : d, op == Op::kWrite ? d : s});
+  // (runner, peer) of every copy; for the copy engine the other way too, where it can (nvbandwidth enables
+  // both: a peer copy that cannot map the far side's memory may be staged through the host).
+  std::set<std::pair<int, int>> needed;
+  for (const auto& [s, d] : copies) {
+    const int runner = op == Op::kWrite ? s : d, peer = op == Op::kWrite ? d : s;
+    needed.insert({runner, peer});
+    if (engine == Engine::kCopy && can_access(peer, runner)) needed.insert({peer, runner});
+  }
   for (const auto& [s, d] : copies) {
     Transfer t;
     t.src_dev = s;
     t.dst_dev = d;
     t.runner = op == Op::kWrite ? s : d;
     t.seed = seed++;
-    enable_peer(t.runner, t.runner == s ? d : s, needed);
+    const int peer = t.runner == s ? d : s;
+    enable_peer(t.runner, peer, needed);
+    if (needed.count({peer, t.runner})) enable_peer(peer, t.runner, needed);
+    CEILINGS_CUDA_CHECK(cudaDeviceGetAttribute(&t.runner_sms, cudaDevAttrMultiProcessorCount, t.runner));
     CEILINGS_CUDA_CHECK(cudaSetDevice(s));
     t.src = DeviceBuffer<uint4>(n);
     k::fill_pattern(t.src.get(), n, t.seed, nullptr);
@@ -285,32 +317,20 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
     cudaEvent_t e;
     ~EventGuard() { cudaEventDestroy(e); }
   } fork_guard{fork};
-  int sm_count = 0;
-  CEILINGS_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, main_dev));
 
   auto enqueue = [&](Transfer& t, cudaStream_t st) {
     if (engine == Engine::kCopy) {
       CEILINGS_CUDA_CHECK(cudaMemcpyPeerAsync(t.dst.get(), t.dst_dev, t.src.get(), t.src_dev, bytes, st));
     } else {
       CEILINGS_CUDA_CHECK(cudaSetDevice(t.runner));  // a kernel goes to the current device's streams only
-      k::copy_sm(t.dst.get(), t.src.get(), n, sm_count * 2, 512, st);
+      k::copy_sm(t.dst.get(), t.src.get(), n, t.runner_sms * 2, 512, st);
     }
   };
   // Each transfer's time over a sample: `begin` at the sample's first unit, `end` after every unit (the
-  // last record stands). Read before the next sample starts and once after the last.
-  std::vector<std::vector<double>> own_seconds;  // per sample, one time per transfer
-  bool sample_start = true, pending = false;
-  auto harvest = [&] {
-    if (!pending) return;
-    std::vector<double> times;
-    for (Transfer& t : ts) {
-      float ms = 0;
-      CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, t.begin, t.end));
-      times.push_back(ms * 1e-3);
-    }
-    own_seconds.push_back(std::move(times));
-    pending = false;
-  };
+  // last record stands), read as each timed sample ends.
+  const double amount = static_cast<double>(bytes) * static_cast<double>(ts.size());
+  std::vector<double> own_rate_sums, wall_seconds;  // per timed sample (several transfers)
+  bool sample_start = true;
   // Summed own rates (both directions of a pair): each transfer runs one more copy, untimed, after its timed
   // one, so a direction that finishes first keeps loading the link while the other's timed copy ends; else
   // that copy's tail would run alone at the one-way rate and the sum would overstate the link (as pcie.bidir).
@@ -319,9 +339,23 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
   spec.max_seconds = g_pair_seconds;
   // Several transfers: one copy each per sample, so no transfer waits at a per-unit join for a slower one
   // and each one's events time it alone (a 256 MiB peer copy lasts about a millisecond).
-  if (ts.size() > 1) spec.units_per_sample = 1;
+  if (ts.size() > 1) {
+    spec.units_per_sample = 1;
+    // The value's own per-sample figure, so measure() stops on the spread of what is reported: the sum of
+    // own rates, or the wall time.
+    spec.sample_seconds = [&](double wall_s) {
+      std::vector<double> times;
+      for (Transfer& t : ts) {
+        float ms = 0;
+        CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, t.begin, t.end));
+        times.push_back(ms * 1e-3);
+      }
+      own_rate_sums.push_back(concurrent_rate_sums({times}, static_cast<double>(bytes)).front());
+      wall_seconds.push_back(wall_s);
+      return aggregate == Aggregate::kSumOfRates ? amount / own_rate_sums.back() : wall_s;
+    };
+  }
   spec.before_sample = [&](cudaStream_t) {
-    harvest();
     sample_start = true;
     // Poison a vector in every 64 KiB of each destination (the previous sample's copies are done: measure()
     // synchronised the stream they join), so the check after the run shows the last sample's copies reached
@@ -348,35 +382,27 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
       }
       for (Transfer& t : ts) CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(st, t.done, 0));
       sample_start = false;
-      pending = true;
     }
     CEILINGS_CUDA_CHECK(cudaSetDevice(main_dev));
   };
   JobResult r;
-  r.m = measure(main_stream.get(), spec, ctx.options, ctx.nvml);
+  // Telemetry (clocks, power, throttling) of the GPU that runs the first transfer, not of the process's own.
+  const std::shared_ptr<nvml::Device> runner_nvml = nvml_device(main_dev);
+  r.m = measure(main_stream.get(), spec, ctx.options, runner_nvml);
   CEILINGS_LAUNCH_CHECK();
   CEILINGS_CUDA_CHECK(cudaStreamSynchronize(main_stream.get()));
-  harvest();
-  const double amount = static_cast<double>(bytes) * static_cast<double>(ts.size());
-  r.overlapped = amount * (tail ? 2 : 1) / r.m.median_s;  // every copy of the sample over its wall time
   if (ts.size() > 1) {
-    // The timed samples are the last ones (the priming unit and the warm-up come first).
-    const std::size_t samples = r.m.unit_seconds.size();
-    if (own_seconds.size() < samples)
-      throw CheckError("concurrent peer timing", std::to_string(own_seconds.size()) + " transfer timings for " +
-                                                     std::to_string(samples) + " samples", __FILE__, __LINE__);
-    const std::vector<std::vector<double>> timed(own_seconds.end() - static_cast<std::ptrdiff_t>(samples),
-                                                 own_seconds.end());
-    const std::vector<double> sums =
-        concurrent_rate_sums(timed, static_cast<double>(bytes) * r.m.units_per_sample);
-    std::vector<double> sum_seconds(samples);
-    for (std::size_t i = 0; i < samples; ++i) sum_seconds[i] = amount / sums[i];
+    // measure() kept every timed sample it was given (a fixed one unit per sample is never halved).
+    if (own_rate_sums.size() != r.m.unit_seconds.size())
+      throw CheckError("concurrent peer timing", std::to_string(own_rate_sums.size()) + " transfer timings for " +
+                                                     std::to_string(r.m.unit_seconds.size()) + " samples",
+                       __FILE__, __LINE__);
+    std::vector<double> sum_seconds;
+    for (double s : own_rate_sums) sum_seconds.push_back(amount / s);
     r.sum_of_rates = amount / median(sum_seconds);
-    if (aggregate == Aggregate::kSumOfRates) {
-      r.m.unit_seconds = sum_seconds;
-      r.m.median_s = median(r.m.unit_seconds);
-      r.m.cv = coefficient_of_variation(r.m.unit_seconds);
-    }
+    r.overlapped = amount * (tail ? 2 : 1) / median(wall_seconds);  // every copy of the sample over its wall time
+  } else {
+    r.overlapped = amount / r.m.median_s;
   }
   r.value = amount / r.m.median_s;
   for (Transfer& t : ts) {
@@ -405,11 +431,17 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
         if (only < 0 || d == only) pairs.push_back({d, d, true});
       usable = pairs;
     } else {
-      // NVLink pairs only, where NVML can tell: a PCIe peer pair is not an NVLink ceiling's pair.
+      // The pairs NVML names as NVLink-connected: a PCIe peer pair is not an NVLink ceiling's pair, and a pair
+      // NVML cannot answer for may be one.
       const NvlinkPairs split = split_nvlink_pairs(ordered_pairs(count, can_access, only), nvlink_between);
       pairs = split.nvlink;
       state.counters["nvlink_classified"] = split.classified ? 1 : 0;
       state.counters["pairs_not_nvlink"] = static_cast<double>(split.other.size());
+      state.counters["pairs_unclassified"] = static_cast<double>(split.unknown.size());
+      if (pairs.empty() && !split.unknown.empty())
+        unsupported("NVML could not tell whether " + std::to_string(split.unknown.size()) +
+                    " GPU pair(s) are joined by NVLink (no NVML, or it cannot find the GPUs or answer "
+                    "nvmlDeviceGetP2PStatus): a PCIe peer pair is not an NVLink ceiling's pair");
       if (pairs.empty())
         unsupported(std::string(kNoNvlinkPairReason) + " (NVML: " + std::to_string(split.other.size()) +
                     " pair(s) reach each other over PCIe or not at all)");
@@ -449,7 +481,10 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
           std::vector<std::tuple<int, int>> copies{{p.src, p.dst}};
           if (shape == Shape::kBidir) copies.push_back({p.dst, p.src});
           JobResult r = run_job(copies, engine, op, bytes, ctx, Aggregate::kSumOfRates);
-          if (p.src != p.dst) matrix.set(p.src, p.dst, r.value);
+          if (p.src != p.dst) {
+            matrix.set(p.src, p.dst, r.value);
+            if (shape == Shape::kBidir) matrix.set(p.dst, p.src, r.value);  // one experiment for both orders
+          }
           consider(std::move(r));
         }
       } else {

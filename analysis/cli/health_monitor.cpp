@@ -38,6 +38,7 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot
   auto set_all = [&](const HealthMetric& v) {
     m["nvlink.links_active"] = v;
     m["nvlink.links_present"] = v;
+    m["nvlink.links_to_switch"] = v;
     for (const auto& c : counters) m[c.first] = v;
   };
   auto absent = [](int code) {
@@ -59,6 +60,22 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot
   if (present == 0) return set_all(HealthMetric::unsupported());  // no NVLink on this GPU
   m["nvlink.links_active"] = plausible_metric("nvlink.links_active", static_cast<double>(up.size()));
   m["nvlink.links_present"] = plausible_metric("nvlink.links_present", static_cast<double>(present));
+  // What the links that are up reach: on a switched baseboard every link of the GPU goes to an NVSwitch, so a
+  // link down there is a fault; a bridged card or a direct mesh may leave link indices unused.
+  HealthMetric to_switch = HealthMetric::of(0);
+  for (unsigned link : up) {
+    const auto far = d.nvlink_remote_type(link);
+    if (far.ok()) {
+      if (far.value == nvml::NvLinkRemote::kSwitch && to_switch.ok()) to_switch.value += 1;
+    } else {
+      lost = lost || lost_code(far.code);
+      to_switch = absent(far.code) ? HealthMetric::unsupported()
+                                   : HealthMetric::unreadable("NVLink " + std::to_string(link) + " far end: " +
+                                                              lib.error_string(far.code));
+      break;
+    }
+  }
+  m["nvlink.links_to_switch"] = to_switch.ok() ? plausible_metric("nvlink.links_to_switch", to_switch.value) : to_switch;
   for (unsigned link : up) snap.nvlinks.push_back({static_cast<int>(link), {}});
   for (const auto& [name, which] : counters) {
     HealthMetric total = HealthMetric::unsupported();  // no link up, or none counts this error

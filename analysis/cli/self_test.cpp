@@ -116,6 +116,7 @@ void with_nvlinks(json& script) {
   for (int link = 0; link < 18; ++link) {
     const std::string k = "nvlink." + std::to_string(link) + ".";
     script["values"][k + "state"] = 1;
+    script["values"][k + "remote_type"] = 2;  // an HGX baseboard: every link goes to an NVSwitch
     script["values"][k + "replay"] = 2;
     script["values"][k + "recovery"] = 0;
     script["values"][k + "crc_flit"] = 40;

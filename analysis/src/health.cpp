@@ -74,6 +74,7 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       // NVLink: links up, and data-link error counts summed over the links that are up.
       {"nvlink.links_active", MetricKind::kGauge, ""},
       {"nvlink.links_present", MetricKind::kGauge, ""},  // links whose state answered, up or down
+      {"nvlink.links_to_switch", MetricKind::kGauge, ""},  // links up whose far end is an NVSwitch
       {"nvlink.replay_errors", MetricKind::kCounter, ""},
       {"nvlink.recovery_errors", MetricKind::kCounter, ""},
       {"nvlink.crc_flit_errors", MetricKind::kCounter, ""},
@@ -133,7 +134,7 @@ HealthMetric plausible_metric(const std::string& name, double raw) {
     if (raw <= 0 || raw > 5000) return bad("impossible power " + format_fixed(raw, 1) + " W");
   } else if (prefix("remap.") || prefix("retired_pages.")) {
     if (raw > 1e6) return bad("impossible count " + format_fixed(raw, 0));
-  } else if (name == "nvlink.links_active" || name == "nvlink.links_present") {
+  } else if (name == "nvlink.links_active" || name == "nvlink.links_present" || name == "nvlink.links_to_switch") {
     if (raw > kMaxNvLinks) return bad("no GPU has " + format_fixed(raw, 0) + " NVLinks");
   } else if (prefix("nvlink.")) {
     if (raw > 1e15) return bad("impossible count " + format_fixed(raw, 0));

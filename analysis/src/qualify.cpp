@@ -760,10 +760,14 @@ void check_nvlink_links(const HealthSection& s, const HealthRules& rules, std::v
   c.measured = fewest;
   c.measured_text = format_fixed(fewest, 0) + " up";
   const bool lost = links.values.size() == 2 && links.values[1] < links.values[0];
-  // Links the GPU has that are down while others are up (DCGM fails a link in state Down).
+  // Links the GPU has that are down while others are up (DCGM fails a link in state Down), where its links go to
+  // NVSwitches: a switched baseboard wires every link, while a bridged card or a direct mesh may leave link
+  // indices unused (an H100 NVL's bridges use 12 of its 18), and those answer "down" too.
   const double has = present.values.empty() ? 0 : *std::max_element(present.values.begin(), present.values.end());
-  const bool down = has > fewest;
-  if (down) c.measured_text = format_fixed(fewest, 0) + " of " + format_fixed(has, 0) + " up";
+  const Reading to_switch = gather(s, "nvlink.links_to_switch");
+  const bool switched = std::any_of(to_switch.values.begin(), to_switch.values.end(), [](double v) { return v > 0; });
+  const bool down = switched && has > fewest;
+  if (has > fewest) c.measured_text = format_fixed(fewest, 0) + " of " + format_fixed(has, 0) + " up";
   c.status = (fewest < expected || lost || down) ? CheckStatus::kFail : CheckStatus::kPass;
   if (lost)
     c.reason = format_fixed(links.values[0] - links.values[1], 0) + " NVLink(s) went down during the run (" +
@@ -773,7 +777,14 @@ void check_nvlink_links(const HealthSection& s, const HealthRules& rules, std::v
                " NVLinks are up: a link is down or did not train";
   else if (down)
     c.reason = format_fixed(has - fewest, 0) + " of the GPU's " + format_fixed(has, 0) +
-               " NVLinks are down while the others are up: a link did not train or was taken down";
+               " NVLinks are down while the others (to NVSwitches) are up: a link did not train or was taken down";
+  if (!down && has > fewest)
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + format_fixed(has - fewest, 0) + " of the GPU's " +
+                format_fixed(has, 0) + " NVLink indices are down, not judged: " +
+                (to_switch.values.empty() ? "NVML did not say what its links reach (" + to_switch.missing + ")"
+                                          : std::string("its links reach GPUs, not NVSwitches")) +
+                ", and a bridge or a direct mesh may leave indices unused (set \"nvlink_links\" to the count "
+                "this system wires)";
   out.push_back(c);
 }
 

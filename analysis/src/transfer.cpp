@@ -143,17 +143,11 @@ int nvlink_links_between(const std::vector<NvLinkEnd>& a, const std::vector<NvLi
 NvlinkPairs split_nvlink_pairs(const std::vector<GpuPair>& pairs,
                                const std::function<std::optional<bool>(int, int)>& nvlink) {
   NvlinkPairs out;
-  std::vector<bool> connected;
   for (const GpuPair& p : pairs) {
     const std::optional<bool> c = nvlink ? nvlink(p.src, p.dst) : std::nullopt;
-    if (!c) {
-      out.nvlink = pairs;
-      return out;
-    }
-    connected.push_back(*c);
+    (!c ? out.unknown : *c ? out.nvlink : out.other).push_back(p);
   }
-  out.classified = true;
-  for (std::size_t i = 0; i < pairs.size(); ++i) (connected[i] ? out.nvlink : out.other).push_back(pairs[i]);
+  out.classified = out.unknown.empty();
   return out;
 }
 

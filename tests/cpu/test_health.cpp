@@ -518,17 +518,40 @@ TEST(HealthChecks, ALinkDownBesideLinksUpFails) {
   for (HealthSnapshot* snap : {&s.before, &*s.after}) {
     snap->metrics["nvlink.links_active"] = HealthMetric::of(17);
     snap->metrics["nvlink.links_present"] = HealthMetric::of(18);
+    snap->metrics["nvlink.links_to_switch"] = HealthMetric::of(17);  // an HGX baseboard: every link to a switch
   }
   auto checks = health_checks(s, HealthRules{});
   EXPECT_EQ(status_of(checks, "NVLinks up"), "fail");
   EXPECT_EQ(find_check(checks, "NVLinks up")->measured_text, "17 of 18 up");
-  EXPECT_NE(find_check(checks, "NVLinks up")->reason.find("1 of the GPU's 18 NVLinks are down while the others are up"),
+  EXPECT_NE(find_check(checks, "NVLinks up")->reason.find("1 of the GPU's 18 NVLinks are down while the others (to "
+                                                         "NVSwitches) are up"),
             std::string::npos)
       << find_check(checks, "NVLinks up")->reason;
   for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics["nvlink.links_active"] = HealthMetric::of(18);
   EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "NVLinks up"), "pass");
   for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics["nvlink.links_active"] = HealthMetric::of(0);
   EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "NVLinks up"), "absent");
+
+  // A bridged pair of PCIe cards (an H100 NVL: 12 of 18 link indices wired, to the other GPU): the unused
+  // indices answer "down" and are noted, not failed; so are they where NVML cannot say what the links reach.
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) {
+    snap->metrics["nvlink.links_active"] = HealthMetric::of(12);
+    snap->metrics["nvlink.links_to_switch"] = HealthMetric::of(0);
+  }
+  checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, "NVLinks up"), "pass");
+  EXPECT_EQ(find_check(checks, "NVLinks up")->measured_text, "12 of 18 up");
+  EXPECT_NE(find_check(checks, "NVLinks up")->reason.find("its links reach GPUs, not NVSwitches"), std::string::npos)
+      << find_check(checks, "NVLinks up")->reason;
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics["nvlink.links_to_switch"] = HealthMetric::unsupported();
+  checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, "NVLinks up"), "pass");
+  EXPECT_NE(find_check(checks, "NVLinks up")->reason.find("NVML did not say what its links reach"), std::string::npos);
+  HealthRules twelve;
+  twelve.nvlink_links = 12;  // the count this system wires: the rule judges it
+  EXPECT_EQ(status_of(health_checks(s, twelve), "NVLinks up"), "pass");
+  twelve.nvlink_links = 18;
+  EXPECT_EQ(status_of(health_checks(s, twelve), "NVLinks up"), "fail");
 }
 
 // DCGM judges the flit and data CRC counters each against 100/s (60,000 of them over the section's 600 s fail,
@@ -1007,6 +1030,7 @@ TEST(HealthCli, NvLinkCountersAreSummedOverTheLinksThatAreUp) {
   for (int link = 0; link < 4; ++link) {
     const std::string k = "nvlink." + std::to_string(link) + ".";
     v[k + "state"] = link == 2 ? 0 : 1;  // link 2 is down: its counters are not summed
+    v[k + "remote_type"] = 2;            // an NVSwitch: a link down beside them is a fault
     v[k + "replay"] = 1;
     v[k + "recovery"] = 0;
     v[k + "crc_flit"] = 10 * (link + 1);
@@ -1021,6 +1045,7 @@ TEST(HealthCli, NvLinkCountersAreSummedOverTheLinksThatAreUp) {
   EXPECT_EQ(h.before.find("nvlink.crc_data_errors")->state, State::kUnsupported);
   EXPECT_DOUBLE_EQ(health_deltas(h).at("nvlink.recovery_errors"), 1);
   EXPECT_DOUBLE_EQ(*h.before.value("nvlink.links_present"), 4);  // link 2 answered: down, not absent
+  EXPECT_DOUBLE_EQ(*h.before.value("nvlink.links_to_switch"), 3);
   EXPECT_EQ(status_of(health_checks(h, HealthRules{}), "NVLinks up"), "fail");
   // Per link, for the links that are up: the fault names its link.
   ASSERT_EQ(h.before.nvlinks.size(), 3u);

@@ -289,7 +289,8 @@ TEST(TransferChase, PositionAfterManySteps) {
 }
 
 // The NVLink ceilings take the pairs NVML says are NVLink-connected: two bridged pairs of four GPUs give 4
-// ordered NVLink pairs and 8 others; one pair NVML cannot answer leaves them all unclassified, all in.
+// ordered NVLink pairs and 8 others; a pair NVML cannot answer is in neither (it may be a PCIe pair), and
+// without NVML no pair is an NVLink pair.
 TEST(PeerPairs, OnlyNvlinkPairsWhereNvmlCanTell) {
   const auto all = ordered_pairs(4, [](int, int) { return true; });
   auto bridged = [](int a, int b) -> std::optional<bool> { return a / 2 == b / 2; };  // 0-1 and 2-3
@@ -303,9 +304,15 @@ TEST(PeerPairs, OnlyNvlinkPairsWhereNvmlCanTell) {
     return a / 2 == b / 2;
   });
   EXPECT_FALSE(unknown.classified);
-  EXPECT_EQ(unknown.nvlink.size(), all.size());
-  EXPECT_TRUE(unknown.other.empty());
-  EXPECT_FALSE(split_nvlink_pairs(all, nullptr).classified);
+  EXPECT_EQ(unknown.nvlink.size(), 3u);  // 3 -> 2 (bridged, but unanswered) is in neither list
+  EXPECT_EQ(unknown.other.size(), 8u);
+  ASSERT_EQ(unknown.unknown.size(), 1u);
+  EXPECT_EQ(unknown.unknown[0].src, 3);
+  EXPECT_EQ(unknown.unknown[0].dst, 2);
+  const NvlinkPairs no_nvml = split_nvlink_pairs(all, nullptr);
+  EXPECT_FALSE(no_nvml.classified);
+  EXPECT_TRUE(no_nvml.nvlink.empty());
+  EXPECT_EQ(no_nvml.unknown.size(), all.size());
 }
 
 // Links joining a pair, from each GPU's link ends: GPU i sits at bus 0x10 * (i + 1).

@@ -85,10 +85,10 @@ std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(in
 
 // The pairs the NVLink ceilings measure: those NVML says are connected by NVLink (nvmlDeviceGetP2PStatus),
 // so a PCIe peer pair (a bridged pair's unbridged neighbours, a PCIe-only node) is neither its slowest
-// pair nor a pair "without peer access". `nvlink(a, b)` answers per pair, nullopt where NVML cannot say;
-// then no pair can be classified and every pair stays in (classified false).
+// pair nor a pair "without peer access". `nvlink(a, b)` answers per pair, nullopt where NVML cannot say:
+// such a pair is `unknown`, in neither list (it may be a PCIe pair); classified: every pair was answered.
 struct NvlinkPairs {
-  std::vector<GpuPair> nvlink, other;
+  std::vector<GpuPair> nvlink, other, unknown;
   bool classified = false;
 };
 NvlinkPairs split_nvlink_pairs(const std::vector<GpuPair>& pairs,
