@@ -62,10 +62,12 @@ void run_case(benchmark::State& state, FmaCase fc, int threads) {
       }
     }
 
-    // The calibration's launches left the closed-form values (an odd trip count, or the final one): poisoned
-    // with NaN, the check below sees only what the measured launches stored.
-    CEILINGS_CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream.get()));
+    // Poisoned with NaN before every sample (outside its timed region), so the check below sees what the last
+    // sample's own launches stored, not what the calibration, the first unit or the warm-up left there.
     MeasureSpec spec;
+    spec.before_sample = [&](cudaStream_t s) {
+      CEILINGS_CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), s));
+    };
     spec.work = [&](cudaStream_t s) { k::fma_peak(fc.type, out.get(), blocks, threads, trips, s); };
     const Measurement m = run_measurement(state, stream.get(), spec);
     CEILINGS_LAUNCH_CHECK();

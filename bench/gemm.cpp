@@ -212,12 +212,11 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
     // The fastest candidate that verifies (a faster one that fails is named in the label).
     choice = lt::pick_verified_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
   }
-  // The search left its candidates' results in C: the check after the run reads only what the measured GEMMs
-  // wrote.
-  ops.poison_c(stream.get());
-
   int next = 0, last = 0;
   MeasureSpec spec;
+  // C is poisoned before every sample (outside its timed region): the check after the run reads what the last
+  // sample's GEMMs wrote, not what the search, the first unit or the warm-up left there.
+  spec.before_sample = [&](cudaStream_t s) { ops.poison_c(s); };
   // A burst rate: the card idles first (the search before this ran it at its power cap), then a short
   // warm-up (3 one-GEMM samples and g.burst_warmup_s), then g.burst_samples samples. On the H200 the power cap
   // acts within tens of milliseconds: with 10 samples the bursts' clocks fell to 1.5-1.6 GHz within their
@@ -255,6 +254,7 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   record_config(state, shape, a);
   auto& c = state.counters;
   c["rotation_sets"] = sets;
+  c["rotation_bytes"] = static_cast<double>(sets) * static_cast<double>(gp::input_set_bytes(shape, info));
   c["a_transposed"] = p.a_layout() == lt::ALayout::kTransposed ? 1 : 0;
   c["workspace_bytes"] = static_cast<double>(g.workspace_bytes);
   c["cooldown_s"] = g.cooldown_s;

@@ -19,7 +19,7 @@ struct HealthOptions {
 CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe, throttling, XID) via NVML",
                     [](CLI::App& app) -> ceilings::cli::Runner {
   auto o = std::make_shared<HealthOptions>();
-  app.add_option("--device", o->device, "NVML device index")->capture_default_str();
+  app.add_option("--device", o->device, "NVML device index (PCI bus order, as nvidia-smi numbers the GPUs; CUDA_VISIBLE_DEVICES does not apply)")->capture_default_str();
   auto* json_flag = app.add_flag("--json", o->json, "Print the health section as JSON (the profile's `health` format)");
   app.add_option("--watch", o->watch_s, "Seconds between the two snapshots, listening for XID events")
       ->check(ceilings::cli::number_in(0, 86400))

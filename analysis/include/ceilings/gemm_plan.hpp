@@ -59,8 +59,9 @@ std::size_t output_bytes(const Shape& s, const DTypeInfo& t);
 std::string shape_problem(const Shape& s, const DTypeInfo& t, std::size_t memory_bytes);
 
 // How many A/B input sets to rotate through so that the sets together exceed `l2_bytes` several times
-// over (at least 2 sets when they fit, at most 16), within `memory_budget` bytes (which must also hold
-// the output). Returns 0 when not even one set and the output fit.
+// over (at least 2 sets when they fit, at most 256: enough for a 1 MiB set to exceed a 50 MiB L2 three
+// times, so a small user shape's inputs are not served from the L2), within `memory_budget` bytes (which
+// must also hold the output). Returns 0 when not even one set and the output fit.
 int rotation_sets(const Shape& s, const DTypeInfo& t, std::size_t l2_bytes, std::size_t memory_budget);
 
 // Fraction of the SMs busy across the waves of output tiles: tiles / (waves * sm_count).
