@@ -379,7 +379,10 @@ void register_cases(const Context& ctx) {
   const std::vector<std::size_t> all = geometric_sizes(first, last, ctx.options.quick ? 16 : 4);
   for (const Path& path : kPaths) {
     if (path.tag && ctx.options.quick) continue;  // a second candidate: the full pass only
-    if (path.tma && (!ctx.options.tma || ctx.prop.major < 9)) continue;  // opt-in; no TMA unit before Hopper
+    // Opt-in; no TMA unit before Hopper (or in a binary without sm_90 code).
+    if (path.tma && (!ctx.options.tma || ctx.prop.major < 9 ||
+                     k::bulk_copy_resident_blocks_per_sm({1, kBulkChunkBytes, kBulkStages}) == 0))
+      continue;
     const std::size_t legs = path.dir == Dir::kBidir ? 2 : 1;
     // Sizes that cannot fit the host (host_memory_budget: half its available memory, at least 4 GiB)
     // or the device are left out here, with the reason in the ceiling's detail; the cases re-check

@@ -400,6 +400,14 @@ cudaError_t allow_bulk_shared() {
 
 int bulk_copy_resident_blocks_per_sm(const BulkCopyShape& s) {
   if (!valid_bulk_copy_shape(BulkCopyShape{1, s.chunk_bytes, s.stages})) return 0;
+  // Built without sm_90 code (a Hopper GPU running an older architecture's PTX through the JIT), the kernel's
+  // body is compiled out: it would time an empty kernel and fail its check instead of being skipped.
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, copy_bulk_kernel) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  if (attributes.ptxVersion < 90) return 0;
   const int shared = s.chunk_bytes * s.stages;
   int blocks = 0;
   if (allow_bulk_shared() != cudaSuccess ||

@@ -5,6 +5,10 @@
 
 #include "ceilings/kernels/block_sum.cuh"
 
+#include <mutex>
+#include <set>
+#include <utility>
+
 namespace ceilings::kernels {
 
 namespace {
@@ -174,8 +178,21 @@ void smem_read(int blocks, int threads, int reps, std::uint32_t seed, std::uint3
     return;
   }
   const std::size_t bytes = smem_read_bytes_per_block(threads);
-  if (bytes > 48 * 1024)
-    cudaFuncSetAttribute(smem_read_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (bytes > 48 * 1024) {
+    // Once per device and size, not per launch (a launch may be queued behind a blocking kernel, where no
+    // other CUDA call belongs); a refusal stays for the caller's launch check.
+    static std::mutex mutex;
+    static std::set<std::pair<int, std::size_t>> allowed;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return;
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!allowed.count({device, bytes})) {
+      if (cudaFuncSetAttribute(smem_read_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) !=
+          cudaSuccess)
+        return;
+      allowed.insert({device, bytes});
+    }
+  }
   smem_read_kernel<<<blocks, threads, bytes, stream>>>(reps, seed, sum);
 }
 

@@ -58,8 +58,9 @@ struct BulkCopyShape {
 constexpr int kMaxBulkStages = 8;
 constexpr int kMaxBulkSharedBytes = 200 * 1024;  // of the 227 KiB a Hopper block may have
 bool valid_bulk_copy_shape(const BulkCopyShape& s);
-// Blocks of the shape one SM holds at once (shared memory decides it); 0 where it cannot launch, -1 where
-// the query failed.
+// Blocks of the shape one SM holds at once (shared memory decides it); 0 where it cannot launch (more shared
+// memory than a block may have, or a binary without sm_90 code, where the kernel is empty), -1 where the
+// query failed.
 int bulk_copy_resident_blocks_per_sm(const BulkCopyShape& s);
 // Launches the copy (the caller checks the device's compute capability: on an older one the kernel has no
 // body). A wait for a load that has not landed within 5 s gives up and adds 1 to *stalls (a fault to report,
