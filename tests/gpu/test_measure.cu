@@ -184,6 +184,43 @@ TEST(MeasureGpu, ACaseMayStopAfterAFixedNumberOfSamples) {
   EXPECT_EQ(measure(s.get(), spec, o, nullptr).unit_seconds.size(), 40u);
 }
 
+// A case's own per-sample figure (MeasureSpec::sample_seconds: concurrent transfers' sum of own rates) is what
+// the stopping rule, the median and the cv see: here the wall times are steady (one 1 us kernel), the figures
+// alternate 1 ms and 3 ms (cv about 0.5): never converged, so sampling runs to the maximum; steady figures stop
+// at the minimum. The hook is called once per timed sample with its wall time per unit.
+TEST(MeasureGpu, ACasesOwnSampleFigureDecidesWhenToStop) {
+  CEILINGS_REQUIRE_GPU();
+  Stream s;
+  const DeviceBuffer<unsigned long long> count = zeroed_counter(s);
+  Options o = sampling(4, 12);
+  o.target_cv = 0.05;
+  o.max_seconds = 30.0;
+  MeasureSpec spec;
+  spec.units_per_sample = 1;
+  spec.work = [&](cudaStream_t st) { sleep_then_count_kernel<<<1, 1, 0, st>>>(count.get(), 1000); };
+  std::vector<double> walls;
+  spec.sample_seconds = [&](double wall_s) {
+    walls.push_back(wall_s);
+    return walls.size() % 2 ? 1e-3 : 3e-3;
+  };
+  Measurement m = measure(s.get(), spec, o, nullptr);
+  ASSERT_EQ(m.unit_seconds.size(), 12u) << "alternating figures never converge";
+  EXPECT_EQ(walls.size(), 12u);
+  for (double w : walls) EXPECT_GT(w, 0);
+  EXPECT_DOUBLE_EQ(m.unit_seconds[0], 1e-3);
+  EXPECT_DOUBLE_EQ(m.unit_seconds[1], 3e-3);
+  EXPECT_DOUBLE_EQ(m.median_s, 2e-3);
+  EXPECT_GT(m.cv, 0.4);
+  walls.clear();
+  spec.sample_seconds = [&](double wall_s) {
+    walls.push_back(wall_s);
+    return 2e-3;
+  };
+  m = measure(s.get(), spec, o, nullptr);
+  EXPECT_EQ(m.unit_seconds.size(), 4u) << "steady figures stop at the minimum, whatever the wall times did";
+  EXPECT_DOUBLE_EQ(m.median_s, 2e-3);
+}
+
 // A launch queue that holds fewer units than a sample asks for: the host blocks while enqueueing, the
 // blocking kernel times out. Here the host stalls itself past the timeout once a sample passes 100 units:
 // the units halve (200 -> 100), sampling starts over, and a later measurement of the process starts at 100.
