@@ -108,6 +108,7 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
     m[name] = to_metric(lib, name, result, scale);
   };
   put("ecc.enabled", d.ecc_enabled());
+  put("inforom.valid", d.inforom_valid());
   for (bool aggregate : {false, true})
     for (bool uncorrected : {false, true}) {
       const std::string kind = std::string(aggregate ? "aggregate" : "volatile");

@@ -35,6 +35,7 @@ json healthy_script() {
           {"device", {{"name", "NVIDIA H200"}, {"uuid", kUuid}, {"pci_bus_id", "00000000:19:00.0"}}},
           {"values",
            {{"ecc.enabled", 1},
+            {"inforom.valid", 1},
             {"ecc.volatile.corrected", 0},
             {"ecc.volatile.uncorrected", 0},
             {"ecc.aggregate.corrected", 0},
@@ -166,6 +167,8 @@ std::vector<Case> matrix() {
        1, 1, "row remap is pending"});
   add({"failed row remap", "remap failure", [](json& s) { s["values"]["remap.failure"] = 1; }, nullptr, nullptr, "", "",
        1, 1, "row remap failed"});
+  add({"corrupted InfoROM", "nvmlDeviceValidateInforom returns CORRUPTED_INFOROM",
+       [](json& s) { s["values"]["inforom.valid"] = 0; }, nullptr, nullptr, "", "", 1, 1, "InfoROM failed its checksums"});
   add({"PCIe Gen3 x8", "link Gen3 x8 on a Gen5 x16 part",
        [](json& s) {
          s["values"]["pcie.gen"] = 3;

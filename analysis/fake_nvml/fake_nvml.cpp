@@ -9,6 +9,7 @@
 // Keys are NVML's native units: ecc.enabled, ecc.{volatile|aggregate}[.{dram|sram}].{corrected|uncorrected},
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
 // remap.banks_{max,high,partial,low,none} (nvmlDeviceGetRowRemapperHistogram; error key "remap_histogram"),
+// inforom.valid (nvmlDeviceValidateInforom: 1 success, 0 CORRUPTED_INFOROM; error key "inforom"),
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,gpu_max_gen,replays},
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns
 // (fields 74-79 and nvmlDeviceGetViolationStatus; error keys violation_fields, violation_status),
@@ -216,6 +217,11 @@ FAKE_EXPORT int nvmlDeviceGetEccMode(void*, int* current, int* pending) {
   const int rc = answer("ecc.enabled", current);
   if (rc == kSuccess && pending) *pending = *current;
   return rc;
+}
+FAKE_EXPORT int nvmlDeviceValidateInforom(void*) {
+  unsigned valid = 0;
+  const int rc = answer("inforom.valid", &valid, "inforom");
+  return rc != kSuccess ? rc : valid ? kSuccess : 14;  // NVML_ERROR_CORRUPTED_INFOROM
 }
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.gen", v); }
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkWidth(void*, unsigned* v) { return answer("pcie.width", v); }

@@ -23,6 +23,7 @@ constexpr const char* kUnreadableText = "could not read";
 const std::vector<MetricInfo>& health_metric_catalog() {
   static const std::vector<MetricInfo> all = {
       {"ecc.enabled", MetricKind::kFlag, ""},
+      {"inforom.valid", MetricKind::kFlag, ""},  // the InfoROM's checksums (nvmlDeviceValidateInforom)
       {"ecc.volatile.corrected", MetricKind::kCounter, ""},
       {"ecc.volatile.uncorrected", MetricKind::kCounter, ""},
       {"ecc.aggregate.corrected", MetricKind::kCounter, ""},

@@ -236,6 +236,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
     static const Flag flags[] = {{"require_section", &HealthRules::require_section},
                                  {"uncorrected_ecc", &HealthRules::uncorrected_ecc},
                                  {"row_remap", &HealthRules::row_remap},
+                                 {"inforom", &HealthRules::inforom},
                                  {"pcie_link", &HealthRules::pcie_link},
                                  {"pcie_slot", &HealthRules::pcie_slot},
                                  {"pcie_replays", &HealthRules::pcie_replays},
@@ -414,6 +415,24 @@ void check_remap(const HealthSection& s, std::vector<Check>& out) {
   }
   c.reason = "row remap state " + (pending.missing.empty() ? failure.missing : pending.missing) +
              "; page retirement " + retired.missing;
+  out.push_back(c);
+}
+
+// The InfoROM (the board's flash that keeps aggregate ECC counts, retired pages and power settings) failing its
+// checksums: what it records can no longer be trusted (DCGM's InfoROM health watch fails it). Where NVML does not
+// offer the check there is no row; where it could not be read, `readable` says so.
+void check_inforom(const HealthSection& s, std::vector<Check>& out) {
+  const Reading valid = gather(s, "inforom.valid");
+  if (valid.values.empty()) return;
+  Check c = make("health", "InfoROM");
+  c.threshold_text = "checksums valid";
+  c.source = "health rule inforom (nvmlDeviceValidateInforom; DCGM's InfoROM watch)";
+  const bool corrupt = std::any_of(valid.values.begin(), valid.values.end(), [](double v) { return v == 0; });
+  c.measured_text = corrupt ? "corrupted" : "valid";
+  c.status = corrupt ? CheckStatus::kFail : CheckStatus::kPass;
+  if (corrupt)
+    c.reason = "the InfoROM failed its checksums: the ECC, retired-page and power records it keeps cannot be trusted; "
+               "the board needs service (reflashing the InfoROM)";
   out.push_back(c);
 }
 
@@ -996,6 +1015,7 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   }
   if (rules.uncorrected_ecc) check_ecc(s, out);
   if (rules.row_remap) check_remap(s, out);
+  if (rules.inforom) check_inforom(s, out);
   if (rules.pcie_link) check_pcie_link(&s, profile, out);
   if (rules.pcie_slot) check_pcie_slot(&s, profile, out);
   if (rules.pcie_replays) check_replays(s, out);

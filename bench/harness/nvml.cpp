@@ -95,7 +95,8 @@ struct Library::Symbols {
   int (*total_ecc)(Handle, int, int, unsigned long long*) = nullptr;
   int (*memory_error_counter)(Handle, int, int, int, unsigned long long*) = nullptr;
   int (*remapped_rows)(Handle, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
-  int (*remap_histogram)(Handle, RemapHistogram*) = nullptr;  // nvmlRowRemapperHistogramValues_t: 5 unsigned
+  int (*remap_histogram)(Handle, RemapHistogram*) = nullptr;
+  int (*validate_inforom)(Handle) = nullptr;  // nvmlRowRemapperHistogramValues_t: 5 unsigned
   int (*retired_pages)(Handle, int, unsigned*, unsigned long long*) = nullptr;
   int (*retired_pages_pending)(Handle, int*) = nullptr;
   int (*pcie_replay)(Handle, unsigned*) = nullptr;
@@ -189,6 +190,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.memory_error_counter, {"nvmlDeviceGetMemoryErrorCounter"});
   resolve(h, s.remapped_rows, {"nvmlDeviceGetRemappedRows"});
   resolve(h, s.remap_histogram, {"nvmlDeviceGetRowRemapperHistogram"});
+  resolve(h, s.validate_inforom, {"nvmlDeviceValidateInforom"});
   resolve(h, s.retired_pages, {"nvmlDeviceGetRetiredPages"});
   resolve(h, s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
   resolve(h, s.pcie_replay, {"nvmlDeviceGetPcieReplayCounter"});
@@ -311,6 +313,11 @@ Result<bool> Device::ecc_enabled() const {
   int current = 0, pending = 0;
   const int rc = call(SYMS.ecc_mode, handle_, &current, &pending);
   return {rc, current != 0};
+}
+Result<bool> Device::inforom_valid() const {
+  const int rc = call(SYMS.validate_inforom, handle_);
+  if (rc == kCorruptedInforom) return {kSuccess, false};
+  return {rc, rc == kSuccess};
 }
 Result<unsigned> Device::pcie_link_gen() const { return read_unsigned(SYMS.pcie_gen, handle_); }
 Result<unsigned> Device::pcie_link_width() const { return read_unsigned(SYMS.pcie_width, handle_); }

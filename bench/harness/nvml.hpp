@@ -25,6 +25,7 @@ enum Code : int {
   kGpuIsLost = 15,
   kResetRequired = 16,  // the GPU needs a reset before it can be used again
   kFunctionNotFound = 13,
+  kCorruptedInforom = 14,
   kDeprecated = 26,  // what the calls NVML deprecated with CUDA 13 return once removed
   kUnknown = 999,
 };
@@ -100,6 +101,9 @@ class Device {
   Result<unsigned> temperature_c() const;                 // GPU die sensor
   Result<std::uint64_t> throttle_reasons() const;         // clock_events bits (ceilings/clock_events.hpp)
   Result<bool> ecc_enabled() const;                       // current ECC mode
+  // nvmlDeviceValidateInforom: reads the InfoROM from flash and checks its checksums; false where they fail
+  // (NVML_ERROR_CORRUPTED_INFOROM, an answer here, not an error).
+  Result<bool> inforom_valid() const;
   Result<unsigned> pcie_link_gen() const;
   Result<unsigned> pcie_link_width() const;
   // The most the GPU and its slot allow together (a Gen5 GPU in a Gen4 slot: 4), and the GPU's own most.

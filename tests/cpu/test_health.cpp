@@ -511,6 +511,23 @@ TEST(HealthChecks, NvLinkErrorsDuringTheRunFollowDcgmLimits) {
   EXPECT_EQ(status_of(health_checks(nvlink_section(4, 2, 1e9), rules), "NVLink errors"), "absent");
 }
 
+// An InfoROM whose checksums fail is a fault (DCGM's InfoROM watch); one NVML cannot check gives no row (not a
+// gap: most counters say nothing about it); `"inforom": false` switches it off.
+TEST(HealthChecks, ACorruptedInforomFails) {
+  HealthSection s = healthy_section();
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "InfoROM"), "absent");
+  s.before.metrics["inforom.valid"] = HealthMetric::of(1);
+  s.after->metrics["inforom.valid"] = HealthMetric::of(1);
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "InfoROM"), "pass");
+  s.after->metrics["inforom.valid"] = HealthMetric::of(0);
+  const auto checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, "InfoROM"), "fail");
+  EXPECT_EQ(find_check(checks, "InfoROM")->measured_text, "corrupted");
+  HealthRules off;
+  off.inforom = false;
+  EXPECT_EQ(status_of(health_checks(s, off), "InfoROM"), "absent");
+}
+
 // A link the GPU has that is down while its others are up fails by default, as in DCGM (it was judged only when
 // lost during the run, so a node with link 7 down from the start passed); all down (a one-GPU VM) is not judged.
 TEST(HealthChecks, ALinkDownBesideLinksUpFails) {
@@ -824,7 +841,7 @@ TEST(HealthSection, KernelLogRoundTripsAndIsChecked) {
 json healthy_script() {
   return json::parse(R"({"init":0,"device_count":1,"driver":"580.95.05",
     "device":{"name":"NVIDIA H200","uuid":"GPU-fake-1","pci_bus_id":"00000000:19:00.0"},
-    "values":{"ecc.enabled":1,"ecc.volatile.corrected":0,"ecc.volatile.uncorrected":0,"ecc.aggregate.corrected":7,
+    "values":{"ecc.enabled":1,"inforom.valid":1,"ecc.volatile.corrected":0,"ecc.volatile.uncorrected":0,"ecc.aggregate.corrected":7,
       "ecc.aggregate.uncorrected":0,"ecc.volatile.dram.uncorrected":0,"remap.correctable_rows":2,
       "remap.uncorrectable_rows":0,"remap.pending":0,"remap.failure":0,"remap.banks_max":1536,"remap.banks_high":0,
       "remap.banks_partial":3,"remap.banks_low":0,"remap.banks_none":1,"pcie.gen":5,"pcie.width":16,
@@ -864,6 +881,7 @@ TEST(HealthCli, ReadsEveryCounterThroughTheLoader) {
   EXPECT_DOUBLE_EQ(*s.before.value("power.limit_w"), 700);
   EXPECT_DOUBLE_EQ(*s.before.value("ecc.aggregate.corrected"), 7);
   EXPECT_DOUBLE_EQ(*s.before.value("remap.correctable_rows"), 2);
+  EXPECT_DOUBLE_EQ(*s.before.value("inforom.valid"), 1);
   EXPECT_DOUBLE_EQ(*s.before.value("remap.banks_max"), 1536);  // the histogram, bucket by bucket
   EXPECT_DOUBLE_EQ(*s.before.value("remap.banks_partial"), 3);
   EXPECT_DOUBLE_EQ(*s.before.value("remap.banks_none"), 1);
@@ -982,6 +1000,12 @@ TEST(HealthCli, FaultsFail) {
   s = healthy_script();
   s["values"]["remap.pending"] = 1;
   EXPECT_EQ(health_with(s).exit_code, 1);
+  s = healthy_script();  // NVML_ERROR_CORRUPTED_INFOROM from nvmlDeviceValidateInforom: an answer, not an error
+  s["values"]["inforom.valid"] = 0;
+  r = health_with(s, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("the InfoROM failed its checksums"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("could not read"), std::string::npos) << r.out;
   // The GPU falls off the bus while XIDs are watched: XID 79, a fault, not a watch that could not run.
   s = healthy_script();
   s["errors"]["xid_wait"] = 15;

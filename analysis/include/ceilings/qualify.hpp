@@ -25,7 +25,8 @@ namespace ceilings {
 //    "ceilings": {"hbm.copy": {"min": "4.2 TB/s", "min_fraction_of_datasheet": "85%", "baseline_tolerance": "3%"},
 //                 "latency.launch": {"max": "4 us"},                // latencies take max, rates take min
 //                 "gemm.int8": {"min_fraction_of_datasheet": false}}, // false switches a default off
-//    "health": {"require_section": true, "uncorrected_ecc": true, "row_remap": true, "pcie_link": true,
+//    "health": {"require_section": true, "uncorrected_ecc": true, "row_remap": true, "inforom": true,
+//               "pcie_link": true,
 //               "pcie_slot": true, "pcie_replays": true, "xid": true, "xid_log": true, "nvlink_errors": true,
 //               "slowdown": true, "verification": true, "peer_access": true, "readable": true,
 //               "nvlink_links": 18}}  // links that must be up; default: not checked
@@ -42,6 +43,7 @@ struct HealthRules {
   bool require_section = true;  // no health section -> incomplete
   bool uncorrected_ecc = true;  // an uncorrected ECC error (since driver load or during the run) -> fail
   bool row_remap = true;        // a pending or failed row remap (or pending page retirement) -> fail
+  bool inforom = true;          // an InfoROM that fails its checksums -> fail (DCGM's InfoROM watch)
   bool pcie_link = true;        // link generation or width below the most the slot allows -> fail
   bool pcie_slot = true;        // the most the slot allows below the most the GPU supports -> fail
   bool pcie_replays = true;     // replay rate above 8 per minute (DCGM's limit) -> fail
