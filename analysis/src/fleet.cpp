@@ -401,15 +401,7 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
   // qualify's defaults, for their datasheet fractions alone (the health checks are the ones above).
   Rules datasheet_rules = default_rules();
   datasheet_rules.required.clear();
-  datasheet_rules.health = HealthRules{};
-  for (bool* flag : {&datasheet_rules.health.require_section, &datasheet_rules.health.uncorrected_ecc,
-                     &datasheet_rules.health.row_remap, &datasheet_rules.health.pcie_link,
-                     &datasheet_rules.health.pcie_slot, &datasheet_rules.health.pcie_replays,
-                     &datasheet_rules.health.xid, &datasheet_rules.health.xid_log,
-                     &datasheet_rules.health.nvlink_errors, &datasheet_rules.health.slowdown,
-                     &datasheet_rules.health.verification, &datasheet_rules.health.peer_access,
-                     &datasheet_rules.health.readable})
-    *flag = false;
+  datasheet_rules.health = HealthRules::none();
   for (std::size_t i = 0; i < members.size(); ++i) {
     std::vector<Check> checks;
     try {

@@ -526,6 +526,10 @@ TEST(HealthChecks, ACorruptedInforomFails) {
   HealthRules off;
   off.inforom = false;
   EXPECT_EQ(status_of(health_checks(s, off), "InfoROM"), "absent");
+  // Every check off (fleet judges datasheet fractions with it): nothing at all, the InfoROM included.
+  s.after->metrics["remap.pending"] = HealthMetric::of(1);
+  s.after->metrics["ecc.volatile.uncorrected"] = HealthMetric::of(3);
+  EXPECT_TRUE(health_checks(s, HealthRules::none()).empty());
 }
 
 // A link the GPU has that is down while its others are up fails by default, as in DCGM (it was judged only when

@@ -57,6 +57,16 @@ struct HealthRules {
   bool peer_access = true;      // GPU pairs left out of a peer ceiling for lack of peer access, or none
                                 // with access while NVLinks are up -> fail
   bool readable = true;         // a health counter that could not be read -> incomplete
+
+  // Every check above off (a caller that judges ceilings alone); kept beside the members so a new one is not
+  // left on by mistake.
+  static HealthRules none() {
+    HealthRules r;
+    r.require_section = r.uncorrected_ecc = r.row_remap = r.inforom = r.pcie_link = r.pcie_slot = r.pcie_replays =
+        r.xid = r.xid_log = r.nvlink_errors = r.slowdown = r.verification = r.peer_access = r.readable = false;
+    r.nvlink_links.reset();
+    return r;
+  }
 };
 
 struct Rules {
