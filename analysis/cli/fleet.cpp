@@ -90,6 +90,16 @@ Table health_table(const FleetInput& in, const FleetHealth& h) {
   return t;
 }
 
+// Why a group is set against `g.peer_group`: "configured unlike group 1: driver ..." or, where only the hosts'
+// CPU differs, "in other servers than group 1: host CPU ... (the GPU's own ceilings compared)".
+std::string unlike_text(const FleetGroup& g) {
+  std::string diff;
+  for (std::size_t i = 0; i < g.differences.size(); ++i) diff += (i ? ", " : "") + g.differences[i];
+  const std::string peers = "group " + std::to_string(*g.peer_group + 1);
+  return g.host_only ? "in other servers than " + peers + ": " + diff + " (the GPU's own ceilings compared)"
+                     : "configured unlike " + peers + ": " + diff;
+}
+
 // The members of a group set against the largest group of their model (too small to compare within itself, or
 // configured otherwise): what differs from that group, and how their ceilings compare with its medians.
 Table not_compared_table(const FleetInput& in, const FleetGroup& g) {
@@ -103,9 +113,7 @@ Table not_compared_table(const FleetInput& in, const FleetGroup& g) {
     if (!g.peer_group) {
       row.push_back("not judged: no group of " + g.fingerprint.gpu + " large enough to compare with");
     } else {
-      std::string diff = "configured unlike " + peers + ": ";
-      for (std::size_t i = 0; i < g.differences.size(); ++i) diff += (i ? ", " : "") + g.differences[i];
-      row.push_back(diff);
+      row.push_back(unlike_text(g));
       std::string worse;
       for (const Outlier& o : g.versus_peers)
         if (o.member == k)
@@ -166,8 +174,7 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
                     "no group of " + g.fingerprint.gpu + " large enough to compare with");
           continue;
         }
-        std::string why = "configured unlike group " + std::to_string(*g.peer_group + 1) + ": ";
-        for (std::size_t i = 0; i < g.differences.size(); ++i) why += (i ? ", " : "") + g.differences[i];
+        const std::string why = unlike_text(g);
         bool any = false;
         for (const Outlier& o : g.versus_peers)
           if (o.member == k)
@@ -175,7 +182,9 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
               add_deviation(row(gi, "unlike peers", g.members[k]), d, why);
               any = true;
             }
-        if (!any) add_plain(row(gi, "unlike peers", g.members[k]), "", why + "; no ceiling below the peers' medians");
+        // Servers of another model with nothing slower on the GPU's side: not a finding.
+        if (!any && !g.host_only)
+          add_plain(row(gi, "unlike peers", g.members[k]), "", why + "; no ceiling below the peers' medians");
       }
     }
     for (const MissingCeiling& m : g.missing)
@@ -235,8 +244,12 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
                           : "; no group of the same GPU model to compare with: not judged\n";
       out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
     } else if (g.peer_group) {
-      out += std::string(md ? "\n" : "") + "configured unlike group " + std::to_string(*g.peer_group + 1) +
-             ", the largest of the same GPU model, and set against it:\n";
+      out += std::string(md ? "\n" : "") +
+             (g.host_only ? "in servers with another CPU than group " + std::to_string(*g.peer_group + 1) +
+                                ", the largest of the same GPU model, and set against it on the GPU's own ceilings "
+                                "(not pageable copies or launch and small-copy latency):\n"
+                          : "configured unlike group " + std::to_string(*g.peer_group + 1) +
+                                ", the largest of the same GPU model, and set against it:\n");
       out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
     }
     if (!g.missing.empty()) {

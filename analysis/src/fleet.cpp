@@ -88,6 +88,13 @@ Fingerprint fingerprint_of(const Profile& p) {
   return f;
 }
 
+bool host_bound_ceiling(const std::string& name) {
+  if (name.find("pageable") != std::string::npos) return true;
+  for (const char* prefix : {"latency.launch", "latency.graph_launch", "latency.h2d_small", "latency.d2h_small"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 double Outlier::worst_deficit() const {
   double worst = 0;
   for (const Deviation& d : ceilings) worst = std::max(worst, d.deficit);
@@ -351,7 +358,10 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       if (peers.members.size() < rule.min_members || peers.fingerprint.gpu != g.fingerprint.gpu) continue;
       if (&peers == &g) break;  // the model's largest group: the others are set against it
       const std::vector<std::string> differences = g.fingerprint.differences(peers.fingerprint);
-      if (!g.too_small) {
+      const bool host_only = !differences.empty() && std::all_of(differences.begin(), differences.end(), [](const std::string& d) {
+        return d.rfind("host CPU", 0) == 0;
+      });
+      if (!g.too_small && !host_only) {
         // A group as large as the largest: no reference between them (which half is "unlike" would be the
         // label's alphabet). One that differs only in how its nvlink ceilings were measured (its own pairs or
         // every pair of the node) is a way of measuring, not a node set up otherwise.
@@ -363,9 +373,19 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       }
       g.peer_group = pi;
       g.differences = differences;
+      g.host_only = host_only;
       std::vector<const Profile*> as_compared;
       for (std::size_t i : g.members) as_compared.push_back(&compared[i]);
       g.versus_peers = find_outliers(as_compared, peers.compared_stats, rule);
+      if (host_only) {  // the GPU's own ceilings only: another server's host path is not the GPU's deficit
+        for (Outlier& o : g.versus_peers)
+          o.ceilings.erase(std::remove_if(o.ceilings.begin(), o.ceilings.end(),
+                                          [](const Deviation& d) { return host_bound_ceiling(d.ceiling); }),
+                           o.ceilings.end());
+        g.versus_peers.erase(std::remove_if(g.versus_peers.begin(), g.versus_peers.end(),
+                                            [](const Outlier& o) { return o.ceilings.empty(); }),
+                             g.versus_peers.end());
+      }
       break;
     }
   }
@@ -390,7 +410,7 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
   for (const FleetGroup& g : groups) {
     f.outliers += g.outliers.size();
     for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
-    if (g.peer_group) f.unlike_peers += g.members.size();
+    if (g.peer_group) f.unlike_peers += g.host_only ? g.versus_peers.size() : g.members.size();
     else if (g.too_small) f.not_judged += g.members.size();
   }
   return f;
@@ -499,6 +519,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"members", members},
           {"peer_group", g.peer_group ? json(*g.peer_group + 1) : json(nullptr)},
           {"differences", g.differences},
+          {"host_only", g.host_only},
           {"versus_peers", outliers_json(g.versus_peers)}};
     } else if (g.peer_group) {
       json members = json::array();
@@ -506,6 +527,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
       gj["unlike_peers"] = {{"members", members},
                             {"peer_group", *g.peer_group + 1},
                             {"differences", g.differences},
+                            {"host_only", g.host_only},
                             {"versus_peers", outliers_json(g.versus_peers)}};
     }
   }

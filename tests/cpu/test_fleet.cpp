@@ -681,8 +681,9 @@ TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {
 }
 
 // The host's CPU model is part of the fingerprint: pageable copies and launch latency go with the server,
-// so GPUs in another server model are not one group's peers. Against the largest group they are named with
-// the CPU that differs and the ceilings it slows.
+// so GPUs in another server model are not one group's peers. Against the largest group they are judged on the
+// GPU's own ceilings: slower pinned copies are a finding, a slower launch path (the host's) is not, and servers
+// of another model that are as fast are no finding at all, however few.
 TEST(Fleet, AnotherHostCpuIsAnotherGroup) {
   FleetGen gen(29, 0.001);
   std::vector<FleetMember> fleet;
@@ -703,14 +704,39 @@ TEST(Fleet, AnotherHostCpuIsAnotherGroup) {
   ASSERT_TRUE(groups[1].peer_group.has_value());
   EXPECT_EQ(groups[1].differences, std::vector<std::string>{"host CPU AMD EPYC 9654 96-Core Processor (peers: "
                                                             "Intel(R) Xeon(R) Platinum 8480+)"});
+  EXPECT_TRUE(groups[1].host_only);
   ASSERT_EQ(groups[1].versus_peers.size(), 3u);
   for (const Outlier& o : groups[1].versus_peers) {
     std::set<std::string> named;
     for (const Deviation& d : o.ceilings) named.insert(d.ceiling);
-    EXPECT_EQ(named, (std::set<std::string>{"latency.launch", "pcie.h2d"}));
+    EXPECT_EQ(named, (std::set<std::string>{"pcie.h2d"})) << "latency.launch is the host's";
   }
+  EXPECT_EQ(count_findings(groups).unlike_peers, 3u);
   // A baseline keeps the group's CPU, so that it describes the servers its medians came from.
   EXPECT_EQ(fleet_baseline(groups[1], fleet).cpu, "AMD EPYC 9654 96-Core Processor");
+
+  // Two servers of another model, slower only on the host's side: judged (not "not judged"), and no finding.
+  fleet.resize(8);
+  for (int i = 0; i < 2; ++i) {
+    Profile p = gen.gpu(30 + i, 0, {{"latency.launch", 0.25}});
+    p.cpu = "AMD EPYC 9654 96-Core Processor";
+    fleet.push_back({"amd" + std::to_string(i), p});
+  }
+  const auto two = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_TRUE(two[1].too_small);
+  ASSERT_TRUE(two[1].peer_group.has_value());
+  EXPECT_TRUE(two[1].host_only);
+  EXPECT_TRUE(two[1].versus_peers.empty());
+  const FleetFindings found = count_findings(two);
+  EXPECT_EQ(found.unlike_peers, 0u);
+  EXPECT_EQ(found.not_judged, 0u);
+  const std::string dir = ceilings::test::scratch_dir("fleet_host_cpu");
+  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("in other servers than group 1: host CPU AMD EPYC 9654"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 GPU(s) configured unlike their peers"), std::string::npos) << r.out;
 }
 
 // A GPU alone in its fingerprint group is not compared within it, but set against the group of its GPU

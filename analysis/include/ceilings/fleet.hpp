@@ -143,18 +143,27 @@ struct FleetGroup {
   // members' ceilings that are worse than the peer group's medians by the same rule (context for the finding;
   // Outlier::member indexes `members` of this group). A too-small group with no such peer group has nothing
   // to compare it with: it could not be judged.
+  // A group that differs from its peer group only by the host's CPU model (servers of another model, not a
+  // node set up otherwise) is `host_only`: set against the peer group on the GPU's own ceilings (not those the
+  // host bounds: host_bound_ceiling), and a finding only for the GPUs worse there.
   bool too_small = false;
   std::optional<std::size_t> peer_group;  // index into the vector analyze_fleet returns
   std::vector<std::string> differences;
   std::vector<Outlier> versus_peers;
+  bool host_only = false;
 };
+// Ceilings the host's CPU and memory bound as much as the GPU: pageable copies (staged through host memory by
+// the CPU) and launch and small-copy latencies (the host's submission path).
+bool host_bound_ceiling(const std::string& name);
 // Groups sorted by size (largest first), then by label.
 std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, const OutlierRule& rule);
 
 // The findings over all groups, as the summary line, the JSON and the exit code count them.
 struct FleetFindings {
   std::size_t outliers = 0;         // outliers within groups
-  std::size_t unlike_peers = 0;     // GPUs of a too-small group set against a group of their model
+  // GPUs set against the largest group of their model: every GPU of a group configured otherwise, the GPUs
+  // worse than it of a group in other servers only (host_only)
+  std::size_t unlike_peers = 0;
   std::size_t not_judged = 0;       // GPUs of a too-small group with no group of their model to compare with
   std::size_t missing_failed = 0;   // ceilings a member lost to a failed measurement while its peers have them
 };
