@@ -1,8 +1,9 @@
 // `ceilings fleet PROFILES_OR_DIRS...`: compares many profiles (a fleet, or the GPUs of nodes), names the
 // GPUs whose ceilings fall below their peers' and those whose recorded health fails (or whose ceilings fall
 // below qualify's datasheet fractions), and can write the group medians as a qualify baseline.
-// Exit codes: 1 an outlier, a health fault or a GPU configured unlike its peers (in any group but the largest
-// of its GPU model, when that one is large enough to compare with); else 3 when a GPU could not be judged (its
+// Exit codes: 1 an outlier, a health fault, a GPU configured unlike its peers (in any group but the largest
+// of its GPU model, when that one is large enough to compare with; in servers of another CPU model, only a GPU
+// slower on its own ceilings) or a model configured two ways in equal numbers; else 3 when a GPU could not be judged (its
 // group too small and no group of its model to compare with); else 0. 2 bad usage or nothing readable.
 #include <filesystem>
 #include <iostream>
@@ -187,6 +188,13 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
           add_plain(row(gi, "unlike peers", g.members[k]), "", why + "; no ceiling below the peers' medians");
       }
     }
+    if (g.split_with) {
+      std::string why = "configured unlike group " + std::to_string(*g.split_with + 1) + ", as large: ";
+      for (std::size_t i = 0; i < g.differences.size(); ++i) why += (i ? ", " : "") + g.differences[i];
+      for (std::size_t k = 0; k < g.members.size(); ++k) add_plain(row(gi, "two ways", g.members[k]), "", why);
+      for (std::size_t k : groups[*g.split_with].members)
+        add_plain(row(*g.split_with, "two ways", k), "", "configured unlike group " + std::to_string(gi + 1) + ", as large");
+    }
     for (const MissingCeiling& m : g.missing)
       add_plain(row(gi, m.error ? "missing (fail)" : "missing (note)", g.members[m.member]), m.ceiling, m.reason);
   }
@@ -218,6 +226,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          (in.baselines.empty() ? "" : ", " + std::to_string(in.baselines.size()) + " baseline(s) set aside") + ", " +
          std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(found.outliers) +
          " outlier(s), " + std::to_string(found.unlike_peers) + " GPU(s) configured unlike their peers, " +
+         (found.two_ways ? std::to_string(found.two_ways) + " GPU(s) of a model configured two ways in equal numbers, "
+                         : std::string()) +
          std::to_string(found.not_judged) + " GPU(s) not judged, " + std::to_string(found.missing_failed) +
          " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) +
          " GPU(s) with a health fault\n";
@@ -251,6 +261,13 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
                           : "configured unlike group " + std::to_string(*g.peer_group + 1) +
                                 ", the largest of the same GPU model, and set against it:\n");
       out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
+    }
+    if (g.split_with) {
+      std::string diff;
+      for (std::size_t i = 0; i < g.differences.size(); ++i) diff += (i ? ", " : "") + g.differences[i];
+      out += std::string(md ? "\n" : "") + "configured unlike group " + std::to_string(*g.split_with + 1) +
+             ", as large, of the same GPU model: " + diff +
+             " (the model is set up two ways in equal numbers; which is intended is not for fleet to say)\n";
     }
     if (!g.missing.empty()) {
       out += std::string(md ? "\n" : "") + "missing (a ceiling its peers have; a failed measurement fails):\n" +
@@ -357,7 +374,8 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       std::cerr << "ceilings fleet: baseline of group " << gi + 1 << " (" << groups[gi].fingerprint.label() << ", "
                 << groups[gi].members.size() << " profile(s)) written to " << o->write_baseline << "\n";
     }
-    if (found.outliers > 0 || found.unlike_peers > 0 || found.missing_failed > 0 || !health.faults.empty())
+    if (found.outliers > 0 || found.unlike_peers > 0 || found.two_ways > 0 || found.missing_failed > 0 ||
+        !health.faults.empty())
       return kExitFailed;
     // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
     return found.not_judged > 0 || !in.skipped.empty() ? kExitIncomplete : kExitOk;

@@ -362,14 +362,19 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
         return d.rfind("host CPU", 0) == 0;
       });
       if (!g.too_small && !host_only) {
-        // A group as large as the largest: no reference between them (which half is "unlike" would be the
-        // label's alphabet). One that differs only in how its nvlink ceilings were measured (its own pairs or
-        // every pair of the node) is a way of measuring, not a node set up otherwise.
-        if (g.members.size() == peers.members.size()) break;
+        // One that differs only in how its nvlink ceilings were measured (its own pairs or every pair of the
+        // node) is a way of measuring, not a node set up otherwise.
         const bool scope_only = std::all_of(differences.begin(), differences.end(), [](const std::string& d) {
           return d.rfind("NVLink pairs", 0) == 0;
         });
         if (scope_only) break;
+        // A group as large as the largest: no reference between them (which half is "unlike" would be the
+        // label's alphabet), but the model is set up two ways, and that is named.
+        if (g.members.size() == peers.members.size()) {
+          g.split_with = pi;
+          g.differences = differences;
+          break;
+        }
       }
       g.peer_group = pi;
       g.differences = differences;
@@ -407,6 +412,10 @@ json gpu_identity(const FleetMember& m) {
 
 FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
   FleetFindings f;
+  std::set<std::size_t> split;  // groups of a model set up two ways in equal numbers, both sides
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    if (groups[gi].split_with) split.insert({gi, *groups[gi].split_with});
+  for (std::size_t gi : split) f.two_ways += groups[gi].members.size();
   for (const FleetGroup& g : groups) {
     f.outliers += g.outliers.size();
     for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
@@ -529,6 +538,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                             {"differences", g.differences},
                             {"host_only", g.host_only},
                             {"versus_peers", outliers_json(g.versus_peers)}};
+    } else if (g.split_with) {
+      gj["configured_two_ways"] = {{"with_group", *g.split_with + 1}, {"differences", g.differences}};
     }
   }
   json baselines = json::array();
@@ -555,6 +566,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"groups", gs},
           {"outliers", found.outliers},
           {"configured_unlike_peers", found.unlike_peers},
+          {"configured_two_ways", found.two_ways},
           {"not_judged", found.not_judged},
           {"missing_ceilings_failed", found.missing_failed},
           {"health", {{"faults", faults}, {"incomplete", health.incomplete},

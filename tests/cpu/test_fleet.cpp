@@ -600,7 +600,8 @@ TEST(Fleet, AFleetSlowAsAWholeIsCaughtByItsDatasheet) {
 }
 
 // Groups of one model that are not "configured unlike": one as large as the largest (which half would be the
-// reference is the label's alphabet), and one that differs only in how its nvlink ceilings were measured.
+// reference is the label's alphabet; the model set up two ways is named instead, both halves), and one that
+// differs only in how its nvlink ceilings were measured (no finding).
 TEST(Fleet, ATieOrAMeasuringScopeIsNotAConfigurationFinding) {
   FleetGen gen(37, 0.001);
   std::vector<FleetMember> tie;
@@ -609,13 +610,34 @@ TEST(Fleet, ATieOrAMeasuringScopeIsNotAConfigurationFinding) {
     if (i >= 4) p.device.driver = "590.10.01";
     tie.push_back({"t" + std::to_string(i), p});
   }
-  for (const FleetGroup& g : analyze_fleet(tie, OutlierRule{})) EXPECT_FALSE(g.peer_group.has_value());
+  const auto halves = analyze_fleet(tie, OutlierRule{});
+  for (const FleetGroup& g : halves) EXPECT_FALSE(g.peer_group.has_value()) << "neither half is the odd one";
+  // ... but the model is set up two ways, and that is named (a 5/3 split would be "unlike" already).
+  ASSERT_EQ(halves.size(), 2u);
+  ASSERT_TRUE(halves[1].split_with.has_value());
+  EXPECT_EQ(*halves[1].split_with, 0u);
+  EXPECT_FALSE(halves[0].split_with.has_value());
+  EXPECT_EQ(halves[1].differences.size(), 1u);
+  EXPECT_EQ(count_findings(halves).two_ways, 8u);
+  EXPECT_EQ(count_findings(halves).unlike_peers, 0u);
+  const std::string dir = ceilings::test::scratch_dir("fleet_two_ways");
+  for (const FleetMember& m : tie) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("8 GPU(s) of a model configured two ways in equal numbers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("configured unlike group 1, as large, of the same GPU model: driver"), std::string::npos) << r.out;
+  r = run_cli({"fleet", dir, "--format", "csv"});
+  std::size_t rows = 0;
+  for (std::size_t at = r.out.find(",two ways,"); at != std::string::npos; at = r.out.find(",two ways,", at + 1)) ++rows;
+  EXPECT_EQ(rows, 8u) << r.out;
+  EXPECT_EQ(parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json").at("configured_two_ways"), 8);
   std::vector<FleetMember> scope;
   for (int i = 0; i < 12; ++i) scope.push_back({"s" + std::to_string(i), with_nvlink_ceiling(gen.gpu(i, 0), i < 8)});
   const auto groups = analyze_fleet(scope, OutlierRule{});
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_FALSE(groups[1].peer_group.has_value()) << "all pairs vs own pairs: how it was measured";
   EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
+  EXPECT_EQ(count_findings(groups).two_ways, 0u);
 }
 
 // One GPU's bad links make every node-mate's slowest pair slow: the datasheet check judges each GPU by its pair

@@ -151,6 +151,10 @@ struct FleetGroup {
   std::vector<std::string> differences;
   std::vector<Outlier> versus_peers;
   bool host_only = false;
+  // A group as large as the largest of its model and configured otherwise (not only by its hosts' CPU or
+  // its nvlink scope): the model is set up two ways in equal numbers. Neither is named as the odd one
+  // (`differences` says how they differ); both groups' GPUs count as configured two ways.
+  std::optional<std::size_t> split_with;  // index into the vector analyze_fleet returns
 };
 // Ceilings the host's CPU and memory bound as much as the GPU: pageable copies (staged through host memory by
 // the CPU) and launch and small-copy latencies (the host's submission path).
@@ -165,6 +169,7 @@ struct FleetFindings {
   // worse than it of a group in other servers only (host_only)
   std::size_t unlike_peers = 0;
   std::size_t not_judged = 0;       // GPUs of a too-small group with no group of their model to compare with
+  std::size_t two_ways = 0;         // GPUs of equal-size groups of one model configured differently (split_with)
   std::size_t missing_failed = 0;   // ceilings a member lost to a failed measurement while its peers have them
 };
 FleetFindings count_findings(const std::vector<FleetGroup>& groups);
