@@ -162,6 +162,7 @@ std::optional<std::vector<NvLinkEnd>> nvlink_ends(int dev) {
 // where NVML cannot describe every GPU's links or a pair shows none.
 std::map<std::string, double> nvlink_link_counters(const std::vector<GpuPair>& pairs) {
   int pair_links = -1, gpu_links = 0;
+  bool switched = true;  // every GPU of the pairs reaches NVSwitches
   for (const GpuPair& p : pairs) {
     const auto a = nvlink_ends(p.src), b = nvlink_ends(p.dst);
     int domain = 0, bus = 0, device = 0;
@@ -176,9 +177,10 @@ std::map<std::string, double> nvlink_link_counters(const std::vector<GpuPair>& p
     if (links <= 0) return {};
     pair_links = pair_links < 0 ? links : std::min(pair_links, links);
     gpu_links = std::max({gpu_links, static_cast<int>(a->size()), static_cast<int>(b->size())});
+    switched = switched && reaches_nvswitch(*a) && reaches_nvswitch(*b);
   }
   if (pair_links <= 0) return {};
-  return {{"nvlink_pair_links", pair_links}, {"nvlink_gpu_links", gpu_links}};
+  return {{"nvlink_pair_links", pair_links}, {"nvlink_gpu_links", gpu_links}, {"nvlink_switched", switched ? 1 : 0}};
 }
 
 // Lets `from` reach `to`'s memory (kept for the process; peer access is a per-context setting). A GPU has

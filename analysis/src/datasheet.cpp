@@ -129,6 +129,9 @@ std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ce
   };
   const double pair = number("nvlink_pair_links"), gpu = number("nvlink_gpu_links");
   if (!(pair > 0 && gpu > 0 && std::isfinite(pair) && std::isfinite(gpu))) return whole;
+  // Through NVSwitches every pair is owed the GPU's whole figure: fewer links there are a GPU that lost some
+  // (a fault its ceiling must show), not a smaller share by design.
+  if (number("nvlink_switched") > 0) return whole;
   return *whole * std::min(1.0, pair / gpu);
 }
 

@@ -220,10 +220,12 @@ Rules parse_rules(const json& doc, const std::string& origin) {
     const json& c = object_at(doc, "ceilings", "ceilings");
     for (const auto& [name, v] : c.items()) {
       parse_ceiling_rule(name, v, "ceilings." + name, r.ceilings[name]);
-      // A rule that only switches the default fraction off asks for nothing to be measured.
+      // A rule that only switches the default fraction off, or only sets the tolerance a baseline is judged with,
+      // asks for nothing to be measured.
       bool sets_limit = false;
       for (const auto& [key, value] : v.items())
-        if (key != "min_fraction_of_datasheet" || !value.is_boolean()) sets_limit = true;
+        if ((key != "min_fraction_of_datasheet" || !value.is_boolean()) && key != "baseline_tolerance")
+          sets_limit = true;
       if (sets_limit) r.named.insert(name);
     }
   }
@@ -1096,13 +1098,30 @@ std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
   return Base{*ds, "datasheet figure recorded in the profile (the built-in table has none for " + p.device.name + ")"};
 }
 
+// Decimals a limit needs to be printed exactly (to two): "5%", "2.6%", "90.35%" (a rounded limit would
+// contradict its own verdict: "2.7% below the baseline (tolerance 3%)", failed).
+int limit_decimals(double fraction) {
+  for (int d = 0; d < 2; ++d) {
+    const double scaled = fraction * 100.0 * std::pow(10.0, d);
+    if (std::fabs(scaled - std::round(scaled)) < 1e-6) return d;
+  }
+  return 2;
+}
+std::string limit_percent(double fraction) { return format_percent(fraction, limit_decimals(fraction)); }
+
 // Compute peaks are quoted at a clock (the boost clock, or for tensor-core GEMMs the datasheet's
-// tensor_clock_hz where it has one) and HBM at the maximum memory clock: the threshold follows the clock the
-// measurement actually ran at, floored so a stuck-low clock still fails.
+// tensor_clock_hz where it has one): the threshold follows the SM clock the measurement actually ran at,
+// floored so a stuck-low clock still fails. Where the GPU's own power cap held the clock down, by no more than
+// kPowerCapScaleFloor: a healthy H200 capped at 700 W under back-to-back GEMMs runs at 77-82% of the tensor
+// clock and still clears the default fractions at 85% of them (its sustained ceilings, 2026-11-30), while a
+// board that draws its cap at 60% of the clock (a leaky or badly cooled part) must not pass by it. Memory
+// bandwidth is not scaled: HBM's clock does not move under load, so a lower one is a fault, not an operating
+// point.
+constexpr double kPowerCapScaleFloor = 0.85;
 double clock_scale(const Profile& p, const Ceiling& c, double floor, std::string& note) {
   const std::string f = family_of(c.name);
   if (!c.telemetry.available) {
-    if (f == "gemm" || f == "fma" || f == "hbm") note = ", clock not recorded: unscaled";
+    if (f == "gemm" || f == "fma") note = ", clock not recorded: unscaled";
     return 1.0;
   }
   double observed = 0, peak = 0;
@@ -1119,19 +1138,30 @@ double clock_scale(const Profile& p, const Ceiling& c, double floor, std::string
       reference = ", the clock the datasheet's tensor-core figures imply";
     }
     which = "SM";
-  } else if (f == "hbm") {
-    observed = c.telemetry.mem_clock_hz;
-    peak = p.device.max_mem_clock_hz.value_or(0);
-    which = "memory";
   } else {
     return 1.0;
   }
   if (observed <= 0 || peak <= 0) return 1.0;
+  const auto reasons = c.detail_number("throttle_reasons");
+  const auto bits = reasons ? clock_events::from_number(*reasons) : std::nullopt;
+  const bool power_capped = bits && (*bits & clock_events::kSwPowerCap);
+  const double least = power_capped ? std::max(floor, kPowerCapScaleFloor) : floor;
+  // A power limit set below the datasheet's TDP is the likeliest cause of a capped clock: say so.
+  std::string limit;
+  const GpuSpec* board = spec_for(p);
+  if (power_capped && board && board->tdp_w > 0 && !board->tdp_whole_module && p.device.power_limit_w &&
+      *p.device.power_limit_w < 0.95 * board->tdp_w)
+    limit = "; its power limit is " + format_quantity(*p.device.power_limit_w, "W") + ", the datasheet's TDP " +
+            format_quantity(board->tdp_w, "W");
   const double raw = observed / peak;
-  const double scale = std::clamp(raw, floor, 1.0);
+  const double scale = std::clamp(raw, least, 1.0);
   if (raw < 1.0)
     note = ", scaled to the " + std::string(which) + " clock " + format_quantity(observed, "Hz") + " / " +
-           format_quantity(peak, "Hz") + reference + (raw < floor ? " (floored at " + format_percent(floor, 0) + ")" : "");
+           format_quantity(peak, "Hz") + reference +
+           (raw < least ? " (floored at " + limit_percent(least) +
+                              (power_capped && least > floor ? ": the GPU's own power cap held it down" + limit : "") +
+                              ")"
+                        : "");
   return scale;
 }
 
@@ -1213,7 +1243,7 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       std::string note;
       const double scale = clock_scale(p, c, rules.clock_scaling_floor, note);
       k.threshold = *rule->min_fraction_of_datasheet * base->value * scale;
-      k.source = format_percent(*rule->min_fraction_of_datasheet, 0) + " of " + base->source + " " +
+      k.source = limit_percent(*rule->min_fraction_of_datasheet) + " of " + base->source + " " +
                  format_quantity(base->value, c.unit) + note + " (" + origin + ")";
       const double most = implausible_share(c.name);
       const bool implausible = is_rate_unit(c.unit) && c.value > most * base->value;
@@ -1224,9 +1254,11 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
                    format_quantity(base->value, c.unit) + ", above the " + format_percent(most, 0) +
                    " no GPU attains: a timing or counting fault, not a fast GPU";
       else if (!ok)
-        k.reason = c.name + " reaches " + format_percent(c.value / (base->value * scale)) + " of the " +
-                   (scale < 1 ? "clock-scaled " : "") + "peak, below " +
-                   format_percent(*rule->min_fraction_of_datasheet, 0) + failure_note(c);
+        k.reason = c.name + " reaches " +
+                   format_percent(c.value / (base->value * scale),
+                                  std::max(1, limit_decimals(*rule->min_fraction_of_datasheet))) +
+                   " of the " + (scale < 1 ? "clock-scaled " : "") + "peak, below " +
+                   limit_percent(*rule->min_fraction_of_datasheet) + failure_note(c);
     }
     out.push_back(k);
   }
@@ -1289,10 +1321,11 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       // The table keeps the measured column short: the readings behind it are the reason.
       k.measured_text = have_bits && bits ? clock_events::names(bits) : "none";
       k.reason = transient;
-    } else if (!have_bits) {
+    } else if (!have_bits || bits == 0) {
       k.status = CheckStatus::kFail;
       k.measured_text = "throttled";
-      k.reason = "measured while throttled and the reasons were not recorded";
+      k.reason = have_bits ? "measured while throttled, and no reason was recorded for it"
+                           : "measured while throttled and the reasons were not recorded";
     } else if (bits & clock_events::kHardwareSlowdownMask) {
       k.status = CheckStatus::kFail;
       k.measured_text = clock_events::names(bits);
@@ -1410,7 +1443,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   r.note = p.note();
   r.device = p.device.name + " (" + p.device.uuid + ", bus " + p.device.pci_bus_id + ")" +
              (p.hostname.empty() ? "" : " on " + p.hostname);
-  if (baseline && normalize_gpu_name(baseline->device.name) != normalize_gpu_name(p.device.name))
+  // One model: the same name, or two names of one datasheet entry ("NVIDIA H200" and "NVIDIA H200 141GB").
+  const GpuSpec* this_model = find_gpu(p.device.name);
+  if (baseline && normalize_gpu_name(baseline->device.name) != normalize_gpu_name(p.device.name) &&
+      !(this_model && this_model == find_gpu(baseline->device.name)))
     throw InputError("the baseline is a profile of a " + baseline->device.name + ", this one of a " + p.device.name +
                      ": compare like with like");
   // A baseline that judges nothing would let any node pass against it.
@@ -1463,7 +1499,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
       const bool higher = higher_is_better(b.unit);
       k.unit = b.unit;
       k.threshold = higher ? b.value * (1 - tol) : b.value * (1 + tol);
-      k.source = "baseline " + format_quantity(b.value, b.unit) + (higher ? " - " : " + ") + format_percent(tol, 0) +
+      k.source = "baseline " + format_quantity(b.value, b.unit) + (higher ? " - " : " + ") + limit_percent(tol) +
                  " (" + (baseline->hostname.empty() ? baseline->created : baseline->hostname + ", " + baseline->created) +
                  ")";
       const Ceiling* c = p.find(b.name);
@@ -1477,8 +1513,8 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
         const bool ok = higher ? c->value >= *k.threshold : c->value <= *k.threshold;
         k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
         if (!ok)
-          k.reason = b.name + " is " + format_percent(std::fabs(c->value / b.value - 1)) + (higher ? " below" : " above") +
-                     " the baseline (tolerance " + format_percent(tol, 0) + ")";
+          k.reason = b.name + " is " + format_percent(std::fabs(c->value / b.value - 1), std::max(1, limit_decimals(tol))) +
+                     (higher ? " below" : " above") + " the baseline (tolerance " + limit_percent(tol) + ")";
       }
       r.checks.push_back(k);
     }
@@ -1502,6 +1538,25 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   }
 
   for (Check& k : profile_health_checks(p, rules.health)) r.checks.push_back(std::move(k));
+
+  // Health checks alone are no qualification: a profile with no ceiling judged against a limit (none measured,
+  // all skipped, or rules that set none) could otherwise pass without a number behind it.
+  const bool judged = std::any_of(r.checks.begin(), r.checks.end(), [](const Check& k) {
+    return (k.rule == "datasheet fraction" || k.rule == "minimum" || k.rule == "maximum" || k.rule == "baseline") &&
+           k.status != CheckStatus::kIncomplete;
+  });
+  if (!judged && !r.checks.empty()) {
+    Check k = make("profile", "ceilings judged");
+    k.measured_text = std::to_string(p.ceilings.size()) + " ceiling(s), none judged";
+    k.threshold_text = "at least one";
+    k.source = "rules " + rules.origin;
+    k.reason = p.ceilings.empty()
+                   ? "the profile holds no ceiling (" + std::to_string(p.skipped.size()) + " skipped, " +
+                         std::to_string(p.errors.size()) + " failed): a pass would say nothing of its performance"
+                   : "no ceiling of the profile has a limit in these rules (datasheet fraction, minimum, maximum or "
+                     "baseline): a pass would say nothing of its performance";
+    r.checks.push_back(k);
+  }
   return r;
 }
 

@@ -128,6 +128,10 @@ std::vector<GpuPair> ordered_pairs(int device_count, const std::function<bool(in
   return pairs;
 }
 
+bool reaches_nvswitch(const std::vector<NvLinkEnd>& links) {
+  return std::any_of(links.begin(), links.end(), [](const NvLinkEnd& e) { return e.kind == NvLinkEnd::Kind::kSwitch; });
+}
+
 int nvlink_links_between(const std::vector<NvLinkEnd>& a, const std::vector<NvLinkEnd>& b, unsigned b_domain,
                          unsigned b_bus, unsigned b_device) {
   int direct = 0, a_switch = 0, b_switch = 0;

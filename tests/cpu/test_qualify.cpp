@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "ceilings/datasheet.hpp"
 #include "ceilings/qualify.hpp"
 #include "cli_runner.hpp"
 
@@ -153,6 +154,97 @@ TEST(Qualify, AFailingSustainedCeilingSaysWhenItsRateFell) {
             "gemm.bf16_sustained below the minimum");
 }
 
+// A clock the GPU's own power cap held down scales the bar by at most 15%: an H200 limited to 350 W that ran a
+// bf16 GEMM at 1.10 GHz and 420 TFLOP/s (42% of its datasheet) passed when the 60% floor applied to it too.
+// Memory bandwidth is not scaled at all: HBM's clock does not move under load.
+TEST(Qualify, APowerCappedClockLowersTheBarByAtMostFifteenPercent) {
+  Profile p = fixture();
+  p.device.power_limit_w = 350;
+  Ceiling& g = ceiling(p, "gemm.bf16");
+  g.value = 4.2e14;
+  g.telemetry.sm_clock_hz = 1.10e9;
+  g.throttled = true;
+  g.detail["throttle_reasons"] = 0x4;  // the software power cap
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  const Check& capped = find_check(r, "gemm.bf16", "datasheet fraction");
+  EXPECT_EQ(capped.status, CheckStatus::kFail);
+  EXPECT_NEAR(*capped.threshold, 0.70 * 9.89e14 * 0.85, 1e9);
+  EXPECT_NE(capped.source.find("floored at 85%: the GPU's own power cap held it down; its power limit is 350 W, "
+                               "the datasheet's TDP 700 W"),
+            std::string::npos)
+      << capped.source;
+  // A healthy H200 capped at 700 W under back-to-back GEMMs (its sustained bf16, 2026-11-30: 716 TFLOP/s at
+  // 1.50 GHz) still passes.
+  p.device.power_limit_w = 700;
+  g.value = 7.16e14;
+  g.telemetry.sm_clock_hz = 1.50e9;
+  r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(find_check(r, "gemm.bf16", "datasheet fraction").status, CheckStatus::kPass);
+  EXPECT_EQ(find_check(r, "gemm.bf16", "datasheet fraction").source.find("power limit"), std::string::npos);
+  // A user's floor above 85% stands.
+  Rules strict = default_rules();
+  strict.clock_scaling_floor = 0.9;
+  EXPECT_NEAR(*find_check(qualify(p, nullptr, strict), "gemm.bf16", "datasheet fraction").threshold,
+              0.70 * 9.89e14 * 0.9, 1e9);
+  // HBM at 70% of its memory clock and 60% of its bandwidth fails: no scaling for memory.
+  Ceiling& hbm = ceiling(p, "hbm.copy");
+  hbm.value = 2.9e12;
+  hbm.telemetry.mem_clock_hz = 0.7 * p.device.max_mem_clock_hz.value_or(3.2e9);
+  const Check h = find_check(qualify(p, nullptr, default_rules()), "hbm.copy", "datasheet fraction");
+  EXPECT_EQ(h.status, CheckStatus::kFail);
+  EXPECT_DOUBLE_EQ(*h.threshold, 0.85 * 4.8e12);
+}
+
+// A limit is printed as exactly as it was given: a 2.6% tolerance failed with "(tolerance 3%)" and 2.7% below.
+TEST(Qualify, LimitsArePrintedAsGiven) {
+  const Profile p = fixture();
+  Profile base = fixture();
+  ceiling(base, "hbm.copy").value = ceiling(base, "hbm.copy").value / (1 - 0.027);
+  const Rules rules = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","baseline_tolerance":"2.6%",
+    "ceilings":{"hbm.copy":{"min_fraction_of_datasheet":"90.35%"}}})"), "site");
+  const QualifyResult r = qualify(p, &base, rules);
+  const Check& b = find_check(r, "hbm.copy", "baseline");
+  EXPECT_EQ(b.status, CheckStatus::kFail);
+  EXPECT_NE(b.reason.find("2.7% below the baseline (tolerance 2.6%)"), std::string::npos) << b.reason;
+  EXPECT_NE(b.source.find(" - 2.6% "), std::string::npos) << b.source;
+  Profile slow = fixture();
+  ceiling(slow, "hbm.copy").value = 0.9032 * 4.8e12;
+  const Check d = find_check(qualify(slow, nullptr, rules), "hbm.copy", "datasheet fraction");
+  EXPECT_EQ(d.status, CheckStatus::kFail);
+  EXPECT_NE(d.source.find("90.35% of datasheet"), std::string::npos) << d.source;
+  EXPECT_NE(d.reason.find("reaches 90.32% of the peak, below 90.35%"), std::string::npos) << d.reason;
+}
+
+// Health checks alone are no qualification: a profile with no ceilings, or none with a limit, is incomplete.
+TEST(Qualify, AProfileWithNothingJudgedIsNotAPass) {
+  Profile p = fixture();
+  for (const Ceiling& c : p.ceilings) p.skipped.push_back({c.name, "unsupported: test"});
+  p.ceilings.clear();
+  const Rules nothing_required = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","required":[]})"), "x");
+  QualifyResult r = qualify(p, nullptr, nothing_required);
+  EXPECT_EQ(r.exit_code(), 3);
+  const Check& c = find_check(r, "profile", "ceilings judged");
+  EXPECT_EQ(c.status, CheckStatus::kIncomplete);
+  EXPECT_NE(c.reason.find("holds no ceiling"), std::string::npos) << c.reason;
+  // Ceilings, but rules that set no limit on any: the same.
+  const Rules no_limits = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","extends_defaults":false})"), "y");
+  r = qualify(fixture(), nullptr, no_limits);
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_NE(find_check(r, "profile", "ceilings judged").reason.find("no ceiling of the profile has a limit"),
+            std::string::npos);
+  EXPECT_EQ(qualify(fixture(), nullptr, default_rules()).exit_code(), 0);
+}
+
+// A rule that only sets a ceiling's baseline tolerance asks for nothing to be measured: without --baseline it is
+// no "rule applies" row for a ceiling the profile lacks.
+TEST(Qualify, AToleranceOnlyRuleIsNotALimit) {
+  Profile p = fixture();
+  const Rules rules = parse_rules(json::parse(R"({"schema":"ceilings.rules/1",
+    "ceilings":{"l2.read":{"baseline_tolerance":"3%"}}})"), "site");
+  EXPECT_EQ(rules.named.count("l2.read"), 0u);
+  EXPECT_EQ(qualify(p, nullptr, rules).exit_code(), 0);
+}
+
 TEST(Qualify, ThrottleReasonsDecide) {
   Profile p = fixture();
   Ceiling& g = ceiling(p, "gemm.bf16");
@@ -187,6 +279,10 @@ TEST(Qualify, ThrottleReasonsDecide) {
   r = qualify(p, nullptr, default_rules());
   EXPECT_EQ(r.exit_code(), 1);
   EXPECT_NE(find_check(r, "gemm.bf16", "HW/thermal slowdown").reason.find("not recorded"), std::string::npos);
+  g.detail["throttle_reasons"] = 0;  // throttled, and no reason at all: not "none (expected under load)"
+  r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 1);
+  EXPECT_EQ(find_check(r, "gemm.bf16", "HW/thermal slowdown").measured_text, "throttled");
   g.throttled = false;
   g.detail["throttle_reasons"] = 0x40;  // flag missing but a HW thermal bit recorded
   EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 1);
@@ -328,6 +424,9 @@ TEST(Qualify, BaselineOfAnotherGpuIsBadInput) {
   Profile base = fixture();
   base.device.name = "NVIDIA H100 80GB HBM3";
   EXPECT_THROW(qualify(p, &base, default_rules()), InputError);
+  base.device.name = "NVIDIA H200 141GB";  // another name of the same datasheet entry: one model
+  ASSERT_EQ(find_gpu(base.device.name), find_gpu(p.device.name));
+  EXPECT_EQ(qualify(p, &base, default_rules()).exit_code(), 0);
 }
 
 TEST(Qualify, BaselineWithoutCeilingsIsBadInput) {

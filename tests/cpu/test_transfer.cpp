@@ -356,6 +356,12 @@ TEST(PeerPairs, PairDatasheetFollowsTheLinksJoiningThePair) {
   EXPECT_DOUBLE_EQ(*datasheet_value(*nvl, "nvlink.p2p_uni", {{"nvlink_pair_links", 18}, {"nvlink_gpu_links", 18}}),
                    total / 2);
   EXPECT_DOUBLE_EQ(*datasheet_value(*nvl, "hbm.copy", four_way), nvl->memory_bandwidth);
+  // An NVSwitch board where one GPU has 16 of its 18 links up: its pairs are judged against the whole figure
+  // (the lost links are its fault), not against 16/18 of it.
+  const json switched_degraded = {{"nvlink_pair_links", 16}, {"nvlink_gpu_links", 18}, {"nvlink_switched", 1}};
+  EXPECT_DOUBLE_EQ(*datasheet_value(*nvl, "nvlink.p2p_uni", switched_degraded), total / 2);
+  EXPECT_TRUE(reaches_nvswitch(links_to({}, 18)));
+  EXPECT_FALSE(reaches_nvswitch(links_to({{1, 6}, {2, 6}})));
 }
 
 }  // namespace

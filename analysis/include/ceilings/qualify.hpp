@@ -18,7 +18,8 @@ namespace ceilings {
 // are rejected with the key path. Quantities are strings with a unit, parsed by parse_quantity.
 //   {"schema": "ceilings.rules/1",
 //    "note": "free text",
-//    "extends_defaults": true,                  // false: start from no rules at all
+//    "extends_defaults": true,                  // false: no default ceiling rules and nothing required; the
+//                                               // health checks, floor and tolerance keep their defaults
 //    "required": ["hbm.copy", "gemm.bf16"],     // replaces the default list; missing -> incomplete
 //    "baseline_tolerance": "5%",                // 0% .. 99%
 //    "clock_scaling_floor": "60%",              // (0%, 100%]

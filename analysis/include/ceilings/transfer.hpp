@@ -105,6 +105,9 @@ struct NvLinkEnd {
 // b, plus, where both reach NVSwitches, the fewer of their switch links (traffic between two GPUs on a
 // fabric can use all of them). A 4-way NVLink bridge of 18-link GPUs gives each pair 6, a 2-way bridge 18 (12
 // on an H100 NVL), an NVSwitch board all 18.
+// Whether any of a GPU's NVLinks goes to an NVSwitch (a switched baseboard, where every pair is owed the GPU's
+// whole NVLink bandwidth).
+bool reaches_nvswitch(const std::vector<NvLinkEnd>& links);
 int nvlink_links_between(const std::vector<NvLinkEnd>& a, const std::vector<NvLinkEnd>& b, unsigned b_domain,
                          unsigned b_bus, unsigned b_device);
 
