@@ -149,16 +149,21 @@ void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::s
   }
 }
 
-// Removes `path` and every file beside it whose name starts with its name (write_file_atomic's
-// "<path>.tmp.<pid>", left behind when ceilings-bench is killed while it rewrites its checkpoint).
+// Removes `path`, every file beside it whose name starts with its name (its checkpoint), and the temporary
+// files write_file_atomic writes beside any of them (left behind when ceilings-bench is killed while it
+// rewrites its checkpoint).
 void remove_with_prefix(const std::string& path) {
   const fs::path p(path);
   const std::string stem = p.filename().string();
+  const std::string temp = ceilings::atomic_temp_prefix(stem);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   std::error_code ec;
   std::vector<fs::path> doomed;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().filename().string().rfind(stem, 0) == 0) doomed.push_back(it->path());
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    // ".<stem>...": the temporary of the output or of its checkpoint (whose name starts with the output's).
+    if (name.rfind(stem, 0) == 0 || name.rfind(temp.substr(0, temp.size() - 5), 0) == 0) doomed.push_back(it->path());
+  }
   for (const auto& d : doomed) fs::remove(d, ec);
 }
 

@@ -1,6 +1,8 @@
 // Reading, validating and writing ceilings.profile/1 documents.
 #include "ceilings/profile.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -280,6 +282,30 @@ json profile_to_json(const Profile& p) {
   return doc;
 }
 
+std::string atomic_temp_prefix(const std::string& file_name) {
+  // Short enough that a 255-byte file name still leaves room for the random suffix.
+  return "." + file_name.substr(0, 200) + ".tmp.";
+}
+
+namespace {
+
+// The process's umask, read without changing it (umask(2) would, for a moment, for every thread).
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Umask:", 0) == 0) {
+      try {
+        return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+      } catch (const std::exception&) {
+        break;
+      }
+    }
+  return 022;
+}
+
+}  // namespace
+
 void write_file_atomic(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   // Through a symlink, its target is replaced and the link kept (renaming onto the link would replace it).
@@ -289,26 +315,42 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     const fs::path resolved = fs::weakly_canonical(target, ec);
     if (!ec) target = resolved;
   }
-  // A short temporary name in the same directory (path + ".tmp.<pid>" broke a 250-character file name), so
-  // the rename stays on one file system. The messages name the user's path, not the temporary file.
-  static int counter = 0;
+  // A temporary file in the same directory (so the rename stays on one file system), created exclusively under
+  // a random name (two processes, or two nodes sharing the directory, never write one file; a planted link is
+  // not followed), written in full, flushed to the disk and closed with every error checked, then renamed over
+  // the target: a reader sees the old file or the new one, never a part. The messages name the user's path.
   const fs::path dir = target.parent_path();
-  const std::string tmp =
-      (dir / (".ceilings-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp")).string();
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError("cannot write '" + path + "' (a temporary file beside it): " + std::strerror(errno));
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw InputError("writing '" + path + "' failed (disk full?); it was left as it was");
+  std::string name = (dir / (atomic_temp_prefix(target.filename().string()) + "XXXXXX")).string();
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) throw InputError("cannot write '" + path + "' (a temporary file beside it): " + std::strerror(errno));
+  const std::string tmp = name;
+  auto fail = [&](const std::string& what, int err, bool open) {
+    if (open) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw InputError(what + std::strerror(err) + "; '" + path + "' was left as it was");
+  };
+  // The new file keeps the old one's permissions; a new one gets what creating it would have (0666 less the
+  // umask), not mkstemp's 0600.
+  struct stat old {};
+  const mode_t mode = ::stat(target.c_str(), &old) == 0 ? (old.st_mode & 07777) : (0666 & ~current_umask());
+  if (::fchmod(fd, mode) != 0) fail("cannot set the permissions of '" + path + "': ", errno, true);
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("writing '" + path + "' failed: ", errno, true);
     }
+    done += static_cast<std::size_t>(n);
   }
-  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw InputError("cannot write '" + path + "': " + std::strerror(err) + "; it was left as it was");
+  // Quota and full-disk errors on network file systems often show only here.
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) fail("writing '" + path + "' failed: ", errno, true);
+  if (::close(fd) != 0) fail("writing '" + path + "' failed: ", errno, false);
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) fail("cannot write '" + path + "': ", errno, false);
+  // The rename itself on the disk (best effort: a directory may refuse fsync).
+  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
   }
 }
 

@@ -91,7 +91,7 @@ TEST(MultiGpu, IsolationAndWatchdogSequential) {
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     EXPECT_EQ(name.find(".partial."), std::string::npos) << name;
-    EXPECT_EQ(name.find(".ceilings-"), std::string::npos) << name;  // write_file_atomic's temporary
+    EXPECT_EQ(name.find(".tmp."), std::string::npos) << name;  // write_file_atomic's temporary
     EXPECT_EQ(name.find(".checkpoint"), std::string::npos) << name;
     for (int i : {2, 3}) EXPECT_NE(name, host() + "-gpu" + std::to_string(i) + ".profile.json");
   }

@@ -1,5 +1,6 @@
 // Profile reading and validation: good files, every kind of bad file, atomic writes.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -495,4 +496,28 @@ TEST(Profile, AtomicWriteReplacesWholeFilesOnly) {
   EXPECT_TRUE(std::filesystem::is_symlink(link));
   std::ifstream t(target);
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>()), "new");
+}
+
+// The new file keeps the old one's permissions (a private profile stays private) and a new file gets the
+// umask's, not mkstemp's 0600; a file planted at a temporary-looking name beside it is neither followed nor
+// written (the temporary is created exclusively, under a random name).
+TEST(Profile, AtomicWriteKeepsPermissionsAndCreatesItsTemporaryExclusively) {
+  namespace fs = std::filesystem;
+  const std::string dir = test::scratch_dir("profile_atomic_modes");
+  const std::string path = dir + "/p.profile.json";
+  write_file_atomic(path, "first");
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  EXPECT_EQ(static_cast<mode_t>(fs::status(path).permissions()) & 0777, 0666 & ~mask);
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+  write_file_atomic(path, "second");
+  EXPECT_EQ(fs::status(path).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  const std::string planted = dir + "/" + atomic_temp_prefix("p.profile.json") + "XXXXXX";
+  const std::string victim = dir + "/victim";
+  write_file_atomic(victim, "untouched");
+  fs::create_symlink("victim", planted);
+  write_file_atomic(path, "third");
+  std::ifstream v(victim);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(v)), std::istreambuf_iterator<char>()), "untouched");
+  EXPECT_EQ(atomic_temp_prefix(std::string(250, 'a')).size(), 206u) << "room for the suffix within NAME_MAX";
 }

@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -282,8 +283,9 @@ int main(int argc, char** argv) {
   }
   if (mode == "crash") {
     write_cases(a, factor, 1, false);
-    if (!a.checkpoint.empty()) {  // ceilings-bench's checkpoint temporary: "<checkpoint>.tmp.<pid>"
-      std::ofstream f(a.checkpoint + ".tmp." + std::to_string(getpid()));
+    if (!a.checkpoint.empty()) {  // ceilings-bench's checkpoint temporary (write_file_atomic's), half written
+      const std::filesystem::path cp(a.checkpoint);
+      std::ofstream f(cp.parent_path() / ("." + cp.filename().string() + ".tmp.Ab12Cd"));
       f << "{\"context\": {";
     }
     std::abort();

@@ -100,6 +100,9 @@ json profile_to_json(const Profile& profile);
 // never sees a half-written file and an existing file is replaced only by a complete one. A symlink's
 // target is written (the link stays); errors name `path`.
 void write_file_atomic(const std::string& path, const std::string& text);
+// The start of the temporary file's name write_file_atomic writes beside `file_name` (a kill mid-write leaves
+// it behind: callers that clean up after a killed writer look for it).
+std::string atomic_temp_prefix(const std::string& file_name);
 
 // Checks an output path before any work is done: not empty, not a directory or a device, in a directory
 // that exists, and not the same file as any of `inputs` (writing it would destroy what the user gave).
