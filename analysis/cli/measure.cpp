@@ -703,14 +703,22 @@ class NodeRun {
 int run_all_gpus(const MeasureOptions& o) {
   const std::string bench = resolve_bench(o);
   const std::string dir = o.out_dir.empty() ? "." : o.out_dir;
+  ceilings::install_interrupt_handlers();  // before the listing child: Ctrl-C during it stops it too
   auto devices = list_devices(bench, o.kill_grace_s);  // first: no GPU leaves no empty --out-dir behind
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir)) throw InputError("cannot create --out-dir " + dir + (ec ? ": " + ec.message() : ""));
   if (::access(dir.c_str(), W_OK | X_OK) != 0)  // now, not when the first profile is written
     throw InputError("cannot write in --out-dir " + dir + ": " + std::strerror(errno));
-  ceilings::install_interrupt_handlers();
   NodeRun node(o, (fs::path(dir) / (hostname() + ".node-summary.json")).string(), std::move(devices));
+  // Every file the run will write, checked now (a directory in the way, a file that is the bench itself), not
+  // found after a GPU's whole measurement.
+  ceilings::check_output_path(node.path(), "--out-dir (the node summary)", {bench});
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string gpu = "--out-dir (GPU " + std::to_string(node.gpu(i).device) + "'s ";
+    ceilings::check_output_path(node.gpu(i).profile_path, gpu + "profile)", {bench});
+    ceilings::check_output_path(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)", {bench});
+  }
   node.set_state(0, GpuState::kPending);  // the summary exists before the first GPU starts
   std::fprintf(stderr, "ceilings measure: %zu GPU(s), %s, timeout %s per GPU; summary %s\n", node.size(),
                o.concurrent ? "concurrently" : "one at a time",

@@ -362,7 +362,13 @@ void check_output_path(const std::string& path, const std::string& option, const
   const fs::file_status st = fs::status(path, ec);
   if (fs::is_directory(st)) throw InputError(named + " is a directory: give a file name");
   if (fs::exists(st) && !fs::is_regular_file(st)) throw InputError(named + " is not a regular file");
-  const fs::path parent = fs::path(path).parent_path();
+  // A symlink's target is what write_file_atomic replaces: its directory is the one that must take new files.
+  fs::path written = path;
+  if (fs::is_symlink(fs::symlink_status(written, ec))) {
+    const fs::path resolved = fs::weakly_canonical(written, ec);
+    if (!ec) written = resolved;
+  }
+  const fs::path parent = written.parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec))
     throw InputError("the directory of " + named + " does not exist");
   // Checked now, not found by the write after a whole measurement or report: the file is written as a

@@ -1,9 +1,12 @@
 // fork/exec with pipes, poll, a watchdog and process-group cleanup.
 #include "ceilings/subprocess.hpp"
 
+#include "ceilings/json_fields.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,21 +25,30 @@ volatile std::sig_atomic_t g_interrupted = 0;
 
 void on_signal(int) { g_interrupted = 1; }
 
+// A child's output, line by line: each line made printable (its bytes end up on a terminal and in JSON, whose
+// writer throws on invalid UTF-8), a line past kMaxLine bytes cut into pieces (a child writing without
+// newlines neither grows this without bound nor makes each read rescan all of it).
 struct LineBuffer {
+  static constexpr std::size_t kMaxLine = 64 * 1024;
   std::string pending;
+  std::size_t scanned = 0;  // bytes at the start of `pending` known to hold no newline
+  static void emit(std::string line, const LineHandler& handler) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (handler) handler(printable_text(line));
+  }
   void feed(const char* data, std::size_t n, const LineHandler& handler) {
     pending.append(data, n);
-    std::size_t pos;
-    while ((pos = pending.find('\n')) != std::string::npos) {
-      std::string line = pending.substr(0, pos);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      pending.erase(0, pos + 1);
-      if (handler) handler(line);
-    }
+    std::size_t start = 0;
+    for (std::size_t pos; (pos = pending.find('\n', std::max(start, scanned))) != std::string::npos; start = pos + 1)
+      emit(pending.substr(start, pos - start), handler);
+    pending.erase(0, start);
+    for (; pending.size() >= kMaxLine; pending.erase(0, kMaxLine)) emit(pending.substr(0, kMaxLine), handler);
+    scanned = pending.size();
   }
   void flush(const LineHandler& handler) {
-    if (!pending.empty() && handler) handler(pending);
+    if (!pending.empty()) emit(pending, handler);
     pending.clear();
+    scanned = 0;
   }
 };
 
@@ -46,14 +58,19 @@ void install_interrupt_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // A closed terminal (SIGHUP) or Ctrl-\ (SIGQUIT) stops the children as Ctrl-C does, instead of leaving
+  // them running on the GPU in groups of their own.
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(s, &sa, nullptr);
+  // An ignored SIGCHLD (inherited through exec from a parent that set it) has the kernel reap the children
+  // itself, and their exit statuses are lost: take the default back.
+  signal(SIGCHLD, SIG_DFL);
 }
 
 bool interrupted() { return g_interrupted != 0; }
 
 std::string ProcessResult::describe() const {
   if (!exec_error.empty()) return "could not start: " + exec_error;
+  if (!wait_error.empty()) return "its exit status was lost (" + wait_error + ")";
   if (interrupted) return "interrupted";
   if (timed_out) return "timed out";
   if (signal) return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")";
@@ -75,6 +92,7 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     result.exec_error = std::string("fork: ") + std::strerror(errno);
@@ -84,8 +102,10 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
     setpgid(0, 0);  // its own group, so the watchdog can end it and anything it started
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) signal(s, SIG_DFL);
+    // Killed with us if we die without stopping it (SIGKILL, a crash): a benchmark never runs on orphaned.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     for (const auto& [k, v] : spec.env) setenv(k.c_str(), v.c_str(), 1);
     execv(argv[0], argv.data());
     const int err = errno;
@@ -145,16 +165,37 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
   }
   out_lines.flush(on_stdout);
   err_lines.flush(on_stderr);
-  // Pipes closed: the child is exiting (or a grandchild kept them open and we still enforce limits).
-  int status = 0;
+  // Pipes closed: the child is exiting (or a grandchild kept them open and we still enforce limits). Its exit
+  // is seen without reaping it (WNOWAIT), so its group is killed while its pid cannot yet be anyone else's.
+  bool exited = false;
+  int wait_errno = 0;
   while (true) {
-    const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) break;
+    siginfo_t info{};
+    const int w = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (w == 0 && info.si_pid == pid) {
+      exited = true;
+      break;
+    }
+    if (w < 0 && errno != EINTR) {
+      wait_errno = errno;
+      break;
+    }
     enforce_limits();
     usleep(20000);
   }
   kill(-pid, SIGKILL);  // nothing of its group outlives it
+  int status = 0;
+  pid_t reaped = -1;
+  if (exited) {
+    do reaped = waitpid(pid, &status, 0);
+    while (reaped < 0 && errno == EINTR);
+    if (reaped < 0) wait_errno = errno;
+  }
+  if (reaped != pid) {
+    // The status is gone (with SIGCHLD ignored the kernel reaps children itself): never read as exit code 0.
+    result.wait_error = std::string(std::strerror(wait_errno)) + (wait_errno == ECHILD ? ": is SIGCHLD ignored?" : "");
+    return result;
+  }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   return result;

@@ -1,6 +1,8 @@
 // The child-process runner (watchdog, exit codes, output) and the NVML loader's failure paths.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <chrono>
 
 #include "ceilings/subprocess.hpp"
@@ -37,6 +39,45 @@ TEST(Subprocess, WatchdogKillsAHangingChildAndItsGroup) {
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.signal, 9);
   EXPECT_LT(took, 10.0);
+}
+
+// A child's bytes reach the terminal and the profile's JSON: invalid UTF-8 and control characters become '?'
+// (a Latin-1 'caf\xe9' on a child's stderr made the JSON writer throw and `measure --all-gpus` abort), tabs stay,
+// and a line with no newline is cut into 64 KiB pieces instead of growing without bound.
+TEST(Subprocess, OutputLinesArePrintableAndBounded) {
+  std::vector<std::string> out, err;
+  const auto r = run_process({{"/bin/sh", "-c",
+                               "printf 'caf\\351\\tok\\033[2J\\n' >&2; head -c 150000 /dev/zero | tr '\\0' x"},
+                              {}, 10, 1},
+                             [&](const std::string& l) { out.push_back(l); },
+                             [&](const std::string& l) { err.push_back(l); });
+  EXPECT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(err, (std::vector<std::string>{"caf?\tok?[2J"}));
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].size(), 65536u);
+  EXPECT_EQ(out[1].size(), 65536u);
+  EXPECT_EQ(out[2].size(), 150000u - 2 * 65536u);
+}
+
+// With SIGCHLD ignored (inherited through exec) the kernel reaps children itself and their statuses are lost: a
+// child that exits 3 must not read as exit code 0.
+TEST(Subprocess, ALostExitStatusIsNeverSuccess) {
+  struct sigaction old {}, ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGCHLD, &ignore, &old);
+  const auto r = run_process({{"/bin/sh", "-c", "exit 3"}, {}, 10, 1}, nullptr, nullptr);
+  sigaction(SIGCHLD, &old, nullptr);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.describe().find("exit status was lost"), std::string::npos) << r.describe();
+  // install_interrupt_handlers (what `measure` calls first) takes SIGCHLD's default back.
+  sigaction(SIGCHLD, &ignore, &old);
+  install_interrupt_handlers();
+  const auto back = run_process({{"/bin/sh", "-c", "exit 3"}, {}, 10, 1}, nullptr, nullptr);
+  sigaction(SIGCHLD, &old, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) signal(sig, SIG_DFL);
+  EXPECT_EQ(back.exit_code, 3) << back.describe();
 }
 
 TEST(Subprocess, MissingProgramIsAnExecError) {

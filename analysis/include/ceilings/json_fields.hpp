@@ -29,6 +29,9 @@ std::string read_text_file(const std::string& path);
 // when it can: text a user or a file gave that a terminal or an SVG would show (a control character rewrites
 // the terminal; either makes the SVG malformed).
 std::string plain_text_problem(const std::string& text);
+// `text` with every byte plain_text_problem would object to as '?' (tabs kept): what another program printed,
+// made safe for a terminal and for JSON (whose writer throws on invalid UTF-8).
+std::string printable_text(const std::string& text);
 
 // InputError "field '<path>.<key>': <problem>" unless every string and key in `doc` (nested objects and arrays
 // too) is plain text.

@@ -22,7 +22,10 @@ struct ProcessResult {
   bool timed_out = false;
   bool interrupted = false;   // we were asked to stop (SIGINT/SIGTERM) and stopped the child
   std::string exec_error;     // the program could not be started
-  bool ok() const { return exec_error.empty() && !timed_out && !interrupted && signal == 0 && exit_code == 0; }
+  std::string wait_error;     // it ran, but its exit status could not be read (waitid/waitpid failed)
+  bool ok() const {
+    return exec_error.empty() && wait_error.empty() && !timed_out && !interrupted && signal == 0 && exit_code == 0;
+  }
   std::string describe() const;  // "exit code 3", "killed by signal 9", "timed out after 30 s" ...
 };
 
