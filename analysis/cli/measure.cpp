@@ -468,6 +468,17 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   std::size_t finished_cases = 0;
   for (const auto& f : families) finished_cases += f.at("finished_cases").get<std::size_t>();
   const bool complete = stopped.empty() && first_failure.empty();
+  // Stopped or failed before any case finished: there is nothing to keep, and writing would replace what an
+  // earlier run left at the same path (the default name is the same every run) with an empty profile.
+  if (!complete && finished_cases == 0) {
+    if (g.state == GpuState::kDone || g.state == GpuState::kPending || g.state == GpuState::kRunning) {
+      g.state = GpuState::kFailed;
+      g.exit_code = g.exit_code == ceilings::kExitBadInput ? g.exit_code : ceilings::kExitIncomplete;
+    }
+    const std::string why = stopped.empty() ? first_failure.substr(0, first_failure.find('\n')) : stopped;
+    g.reason = why + "; no case finished: nothing written" + (fs::exists(out) ? " (" + out + " was left as it was)" : "");
+    return finish(g);
+  }
   profile.raw["measure"] = {{"invocation", ceilings::cli::invocation()},
                             {"command", command + (o.one_process ? "" : " (one process per family)")},
                             {"cases", names.size()},

@@ -524,6 +524,24 @@ TEST(MultiGpu, CrashBeforeAnyCaseCostsOnlyItsFamily) {
   EXPECT_NE(r.err.find("[4/4 "), std::string::npos) << r.err;
 }
 
+// A run stopped before any case finished has nothing to keep: the profile an earlier run left at the same path
+// (the default name is the same every run) is not replaced by an empty one, and the exit says why (3).
+TEST(MultiGpu, ARunStoppedBeforeAnyCaseKeepsTheEarlierProfile) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_stopped_early");
+  const std::string out = dir + "/x.profile.json";
+  auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out}, {}, 30);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string before = ceilings::read_text_file(out);
+  const std::string raw_before = ceilings::read_text_file(dir + "/x.bench.json");
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out, "--timeout", "2", "--kill-grace", "1"},
+              {{"CEILINGS_STANDIN_MODE", "stall_early"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("no case finished: nothing written (" + out + " was left as it was)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(ceilings::read_text_file(out), before);
+  EXPECT_EQ(ceilings::read_text_file(dir + "/x.bench.json"), raw_before);
+}
+
 // --one-process runs every family in one ceilings-bench: a crash then costs every case after it.
 TEST(MultiGpu, OneProcessLosesWhatFollowsACrash) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_one_process");

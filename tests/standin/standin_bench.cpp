@@ -25,6 +25,8 @@
 //   unlisted reports its first case under another name than the listing's and exits 0 (as a case name
 //            that depends on free memory could)
 //   stall    prints and checkpoints the first case, then waits for a signal without finishing
+//   stall_early  checkpoints its context and no case (as ceilings-bench does at start-up), then waits for a
+//            signal in every family
 //   hang     ignores SIGTERM, starts a child that ignores it too, and never returns
 //   garbage  writes text that is not JSON and exits 0
 //   nogpu    exits 3 like ceilings-bench without a device
@@ -145,6 +147,8 @@ int write_cases(const Args& a, double scale, std::size_t count, bool finish, con
                 {"ceilings_git", "standin"}}},
               {"benchmarks", json::array()}};
   const std::vector<FakeCase> chosen = selected(a.filter);
+  // As ceilings-bench does, the checkpoint holds the context before the first case.
+  if (!a.checkpoint.empty()) write_atomic(a.checkpoint, doc.dump(2) + "\n");
   for (std::size_t i = 0; i < count && i < chosen.size(); ++i) {
     const FakeCase& c = chosen[i];
     const bool rate = std::string(c.counter) != "latency_s";
@@ -258,6 +262,10 @@ int main(int argc, char** argv) {
   if (mode == "slow") {
     sleep_s(pause);
     return write_cases(a, factor, all, true);
+  }
+  if (mode == "stall_early") {
+    write_cases(a, factor, 0, false);
+    while (true) sleep(1000);
   }
   if (mode == "stall") {
     write_cases(a, factor, 1, false);
