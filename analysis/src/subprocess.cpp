@@ -83,9 +83,17 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
     result.exec_error = "no program given";
     return result;
   }
-  int out_pipe[2], err_pipe[2], exec_pipe[2];
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
+  auto close_all = [&] {  // on a failure before the child runs: none of them may leak
+    const int err = errno;
+    for (int* p : {out_pipe, err_pipe, exec_pipe})
+      for (int i = 0; i < 2; ++i)
+        if (p[i] >= 0) close(p[i]);
+    errno = err;
+  };
   if (pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC) || pipe2(exec_pipe, O_CLOEXEC)) {
     result.exec_error = std::string("pipe: ") + std::strerror(errno);
+    close_all();
     return result;
   }
   std::vector<char*> argv;
@@ -96,6 +104,7 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
   const pid_t pid = fork();
   if (pid < 0) {
     result.exec_error = std::string("fork: ") + std::strerror(errno);
+    close_all();
     return result;
   }
   if (pid == 0) {
@@ -124,8 +133,14 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
 
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  auto term_at = clock::time_point();  // when SIGTERM went
+  auto term_at = clock::time_point(), kill_at = clock::time_point();  // when SIGTERM and SIGKILL went
   bool term_sent = false, kill_sent = false;
+  // A process SIGKILL does not end (stuck in the kernel, as in a GPU driver after an XID) is given up on this
+  // long after it: the run goes on, and says so, instead of waiting for ever.
+  constexpr double kUnkillableS = 30;
+  auto abandoned = [&] {
+    return kill_sent && clock::now() - kill_at > std::chrono::duration<double>(kUnkillableS);
+  };
   LineBuffer out_lines, err_lines;
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
@@ -145,12 +160,31 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
     if (term_sent && !kill_sent && now - term_at >= std::chrono::duration<double>(spec.kill_grace_s)) {
       kill(-pid, SIGKILL);
       kill_sent = true;
+      kill_at = now;
     }
+  };
+  auto close_pipes = [&] {
+    for (pollfd& f : fds)
+      if (f.fd >= 0) {
+        close(f.fd);
+        f.fd = -1;
+      }
+    open_fds = 0;
+  };
+  auto give_up = [&] {
+    close_pipes();
+    result.wait_error = "still running " + std::to_string(static_cast<int>(kUnkillableS)) +
+                        " s after SIGKILL (stuck in the kernel: the GPU driver?); left behind";
+    return result;
   };
   while (open_fds > 0) {
     enforce_limits();
+    if (abandoned()) return give_up();
     const int ready = poll(fds, 2, 100);
-    if (ready < 0 && errno != EINTR) break;
+    if (ready < 0 && errno != EINTR) {
+      close_pipes();  // nothing more can be read: a child still writing gets SIGPIPE rather than blocking
+      break;
+    }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = read(fds[i].fd, buf, sizeof buf);
@@ -181,6 +215,7 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
       break;
     }
     enforce_limits();
+    if (abandoned()) return give_up();
     usleep(20000);
   }
   kill(-pid, SIGKILL);  // nothing of its group outlives it
