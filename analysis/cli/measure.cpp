@@ -131,7 +131,10 @@ void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::s
                       GpuRun& g, bool family_limit = false) {
   g.exit_code = ceilings::kExitIncomplete;
   g.state = GpuState::kFailed;
-  if (r.timed_out) {
+  if (!r.exec_error.empty()) {  // what the user named as --bench is not a program this machine runs
+    g.exit_code = ceilings::kExitBadInput;
+    g.reason = "--bench cannot be run: " + r.exec_error;
+  } else if (r.timed_out) {
     g.state = GpuState::kTimedOut;
     g.reason = ceilings::kTimedOutReason + ceilings::format_fixed(timeout_s, 0) +
                (family_limit ? " s family timeout (--family-timeout)" : " s timeout") + " and was terminated" +
@@ -414,7 +417,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
 
     // Stop here when the rest cannot run either: out of time, asked to stop, bad arguments, no GPU. A family
     // cut by its own --family-timeout is not the run running out of time: the next family starts.
-    if (!r.ok() && ((r.timed_out && !family_capped) || r.interrupted || r.exit_code == 2 || r.exit_code == 3)) {
+    if (!r.ok() && ((r.timed_out && !family_capped) || r.interrupted || r.exit_code == 2 || r.exit_code == 3 ||
+                    !r.exec_error.empty())) {
       stopped = failure.substr(0, failure.find('\n'));
       g.state = outcome.state;
       g.exit_code = outcome.exit_code;
@@ -531,7 +535,14 @@ std::vector<ceilings::json> list_devices(const std::string& bench, double kill_g
 int run_measure(const MeasureOptions& o) {
   const std::string out = o.out.empty() ? default_profile_name(o.out_dir, o.device) : o.out;
   const fs::path out_dir = fs::absolute(out).parent_path();
-  if (!fs::is_directory(out_dir)) throw InputError("the directory of --out does not exist: " + out_dir.string());
+  if (!o.out.empty() && !fs::is_directory(out_dir))
+    throw InputError("the directory of --out does not exist: " + out_dir.string());
+  if (o.out.empty() && !o.out_dir.empty()) {  // as --all-gpus does: --out-dir is made where it is missing
+    std::error_code ec;
+    fs::create_directories(o.out_dir, ec);
+    if (!fs::is_directory(o.out_dir))
+      throw InputError("cannot create --out-dir " + o.out_dir + (ec ? ": " + ec.message() : ""));
+  }
   const std::string bench = resolve_bench(o);
   ceilings::check_output_path(out, "--out", {bench});
   ceilings::check_output_path(raw_path_for(out), "--out (the raw JSON beside it)", {bench});
@@ -564,6 +575,8 @@ std::vector<ceilings::json> list_devices(const std::string& bench, double kill_g
   const auto r = ceilings::run_process(spec, [&](const std::string& l) { if (!l.empty()) out.push_back(l); },
                                        [&](const std::string& l) { err.push_back(l); });
   if (r.interrupted) throw IncompleteError("interrupted while listing the GPUs");
+  if (!r.exec_error.empty())  // a file that is not a program (exec format error, ...): what the user gave
+    throw InputError("--bench cannot be run: " + r.exec_error);
   if (r.exit_code == 3) throw IncompleteError(err.empty() ? "no usable GPU" : err.back());
   if (!r.ok()) throw IncompleteError("cannot list the GPUs: ceilings-bench " + r.describe() + tail(err, 5));
   std::vector<ceilings::json> devices;
@@ -821,7 +834,7 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
                            "Every GPU, one ceilings-bench process each; profiles and a node summary in --out-dir");
   auto* out_dir = app.add_option("--out-dir", o->out_dir,
                                  "Directory for the profile (its default name) or, with --all-gpus, the profiles and "
-                                 "node summary (default: .)");
+                                 "node summary; made if missing (default: .)");
   auto* concurrent = app.add_flag("--concurrent", o->concurrent,
                                   "With --all-gpus: all GPUs at once (as in training: shared power and cooling)");
   auto* margin = app.add_option("--margin", o->margin_pct,
