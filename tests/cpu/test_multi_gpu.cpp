@@ -524,6 +524,22 @@ TEST(MultiGpu, CrashBeforeAnyCaseCostsOnlyItsFamily) {
   EXPECT_NE(r.err.find("[4/4 "), std::string::npos) << r.err;
 }
 
+// A --bench that is executable but no program (exec format error) is the user's input, exit 2, and stops the
+// run at once; a missing --out-dir is made, as --all-gpus makes it.
+TEST(MultiGpu, ABenchThatCannotRunIsBadInputAndOutDirIsMade) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_bad_bench");
+  const std::string text = dir + "/not-a-program";
+  { std::ofstream(text) << "hello\n"; }
+  fs::permissions(text, fs::perms::owner_all);
+  auto r = run_cli({"measure", "--bench", text, "--out", dir + "/x.profile.json"}, {}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--bench cannot be run: " + text + ": Exec format error"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.profile.json"));
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir + "/made/here"}, {}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/made/here/" + host() + "-gpu0.profile.json"));
+}
+
 // A run stopped before any case finished has nothing to keep: the profile an earlier run left at the same path
 // (the default name is the same every run) is not replaced by an empty one, and the exit says why (3).
 TEST(MultiGpu, ARunStoppedBeforeAnyCaseKeepsTheEarlierProfile) {
