@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <cstdlib>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -581,6 +582,9 @@ namespace {
 // The real ceilings-bench's device list (how --all-gpus finds the GPUs): one JSON line per device, or exit 3.
 TEST(MultiGpu, RealBenchListsDevicesOrSaysNoGpu) {
   const auto r = ceilings::test::run_program({CEILINGS_BENCH_BIN, "--ceilings_list_devices"}, {}, 60);
+  // On the GPU machine (device-check.sh sets CEILINGS_EXPECT_GPU) "no usable GPU" is a failure, not a pass.
+  const char* expect = std::getenv("CEILINGS_EXPECT_GPU");
+  if (expect && *expect && std::string(expect) != "0") ASSERT_EQ(r.exit_code, 0) << r.err;
   if (r.exit_code == 3) {
     EXPECT_NE(r.err.find("no usable GPU"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;

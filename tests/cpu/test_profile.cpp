@@ -71,6 +71,32 @@ TEST(Profile, RoundTripsThroughJson) {
   EXPECT_EQ(a.device.uuid, b.device.uuid);
   EXPECT_FALSE(a.gpus_visible.has_value());  // the fixture predates the field: it stays absent
   EXPECT_FALSE(profile_to_json(a)["host"].contains("gpus_visible"));
+
+  // Every modelled field, with nothing carried over by the document as read (profile_to_json starts from `raw`,
+  // which would hide a field the writer drops): written, read back and written again, the same document.
+  Profile bare = a;
+  bare.raw = json::object();
+  bare.skipped.push_back({"nvlink.p2p_uni", "unsupported: single GPU: no peer"});
+  bare.errors.push_back({"gemm.int8", "verification: 3 of 256 elements wrong"});
+  const json first = profile_to_json(bare);
+  Profile again = profile_from_json(first);
+  again.raw = json::object();
+  EXPECT_EQ(profile_to_json(again), first);
+  for (std::size_t i = 0; i < bare.ceilings.size(); ++i) {
+    const Ceiling &x = bare.ceilings[i], &y = again.ceilings[i];
+    EXPECT_EQ(x.unit, y.unit);
+    EXPECT_DOUBLE_EQ(x.cv, y.cv);
+    EXPECT_EQ(x.samples, y.samples);
+    EXPECT_EQ(x.verified, y.verified);
+    EXPECT_EQ(x.throttled, y.throttled);
+    EXPECT_EQ(x.datasheet, y.datasheet);
+    EXPECT_EQ(x.detail, y.detail);
+    EXPECT_DOUBLE_EQ(x.telemetry.sm_clock_hz, y.telemetry.sm_clock_hz);
+  }
+  ASSERT_EQ(again.skipped.size(), a.skipped.size() + 1);
+  EXPECT_EQ(again.skipped.back().reason, "unsupported: single GPU: no peer");
+  ASSERT_EQ(again.errors.size(), a.errors.size() + 1);
+  EXPECT_EQ(again.errors.back().name, "gemm.int8");
 }
 
 TEST(Profile, ReadsTheNumberOfGpusTheRunSaw) {

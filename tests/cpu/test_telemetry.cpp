@@ -245,7 +245,6 @@ TEST_F(TelemetryWithFakeNvml, ViolationTimeAndEnergyOverALongWindow) {
   ASSERT_TRUE(s.energy_interval_s);
   EXPECT_GE(*s.energy_interval_s, bench::TelemetrySummary::kMinEnergyIntervalS);
   EXPECT_LE(*s.energy_interval_s, s.window_s);
-  EXPECT_NEAR(*s.power_mean_w, *s.energy_j / *s.energy_interval_s, 1e-9);
   EXPECT_GT(*s.power_mean_w, 1.0);  // about 2 W: 1 J per half second
   EXPECT_LT(*s.power_mean_w, 2.5);
 }

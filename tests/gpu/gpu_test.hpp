@@ -1,4 +1,6 @@
-// Shared by the GPU tests: skip cleanly where there is no usable CUDA device.
+// Shared by the GPU tests: skip cleanly where there is no usable CUDA device, and fail where one is expected
+// (CEILINGS_EXPECT_GPU=1, set by device-check.sh on the GPU machine): there a driver or runtime that cannot
+// reach the GPU is a broken machine, not a reason to skip every device test and report success.
 #pragma once
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -13,14 +15,21 @@ inline bool under_sanitizer() {
   const char* v = std::getenv("CEILINGS_UNDER_SANITIZER");
   return v && *v && std::string(v) != "0";
 }
+inline bool gpu_expected() {
+  const char* v = std::getenv("CEILINGS_EXPECT_GPU");
+  return v && *v && std::string(v) != "0";
+}
 }  // namespace ceilings::test
 
-#define CEILINGS_REQUIRE_GPU()                                                   \
-  do {                                                                           \
-    int ceilings_device_count = 0;                                               \
-    if (cudaGetDeviceCount(&ceilings_device_count) != cudaSuccess ||             \
-        ceilings_device_count == 0) {                                            \
-      cudaGetLastError();                                                        \
-      GTEST_SKIP() << "no CUDA device: GPU test skipped";                        \
-    }                                                                            \
+#define CEILINGS_REQUIRE_GPU()                                                              \
+  do {                                                                                      \
+    int ceilings_device_count = 0;                                                          \
+    const cudaError_t ceilings_rc = cudaGetDeviceCount(&ceilings_device_count);             \
+    if (ceilings_rc != cudaSuccess || ceilings_device_count == 0) {                         \
+      cudaGetLastError();                                                                   \
+      if (ceilings::test::gpu_expected())                                                   \
+        FAIL() << "CEILINGS_EXPECT_GPU is set but no CUDA device is usable: "               \
+               << (ceilings_rc != cudaSuccess ? cudaGetErrorString(ceilings_rc) : "0 devices"); \
+      GTEST_SKIP() << "no CUDA device: GPU test skipped";                                   \
+    }                                                                                       \
   } while (0)

@@ -335,7 +335,7 @@ TEST(MeasureGpu, EnergyCounterGivesAPlausibleMeanPower) {
   EXPECT_LE(*t.energy_interval_s, t.window_s);
   EXPECT_GT(*t.power_mean_w, 5.0);
   EXPECT_LT(*t.power_mean_w, 1500.0);
-  EXPECT_NEAR(*t.energy_j, *t.power_mean_w * *t.energy_interval_s, 1e-6 * *t.energy_j);
+  EXPECT_GT(*t.energy_j, 5.0 * *t.energy_interval_s);  // the counter's own joules: at least 5 W over its interval
   if (t.power_w_median > 0) {
     EXPECT_GT(*t.power_mean_w, t.power_w_median / 1.5) << "median power reading " << t.power_w_median << " W";
     EXPECT_LT(*t.power_mean_w, t.power_w_median * 1.5) << "median power reading " << t.power_w_median << " W";
