@@ -111,6 +111,7 @@ TEST(Fleet, CleanFleetOf1000HasNoOutliers) {
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0].members.size(), 1000u);
   EXPECT_TRUE(groups[0].outliers.empty()) << groups[0].outliers.size() << " invented";
+  ASSERT_EQ(groups[0].stats.size(), fixture().ceilings.size());
   for (const CeilingStats& s : groups[0].stats) {
     EXPECT_EQ(s.n, 1000u);
     EXPECT_NEAR(s.median, fixture().find(s.name)->value, fixture().find(s.name)->value * 0.002) << s.name;

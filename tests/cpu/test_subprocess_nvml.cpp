@@ -4,6 +4,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
 
 #include "ceilings/subprocess.hpp"
 #include "harness/nvml.hpp"
@@ -33,12 +36,28 @@ TEST(Subprocess, PassesEnvironment) {
 TEST(Subprocess, WatchdogKillsAHangingChildAndItsGroup) {
   const auto start = std::chrono::steady_clock::now();
   // The child ignores SIGTERM and leaves a grandchild: both must be gone within the grace period.
-  const auto r = run_process({{"/bin/sh", "-c", "trap '' TERM; sleep 30 & sleep 30"}, {}, 0.5, 0.5}, nullptr, nullptr);
+  const std::string pidfile = "/tmp/ceilings_watchdog_" + std::to_string(::getpid()) + ".pid";
+  const auto r = run_process(
+      {{"/bin/sh", "-c", "trap '' TERM; sleep 30 & echo $! > " + pidfile + "; sleep 30"}, {}, 0.5, 0.5}, nullptr,
+      nullptr);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(r.timed_out);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.signal, 9);
   EXPECT_LT(took, 10.0);
+  std::ifstream in(pidfile);
+  pid_t grandchild = 0;
+  ASSERT_TRUE(in >> grandchild) << "the child wrote its grandchild's pid";
+  std::remove(pidfile.c_str());
+  // Killed with its group; reaped by init once orphaned, so it may linger as a zombie for a moment.
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string line;
+    gone = !std::getline(stat, line) || line.find(") Z ") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "grandchild " << grandchild << " outlived its group";
 }
 
 // A child's bytes reach the terminal and the profile's JSON: invalid UTF-8 and control characters become '?'

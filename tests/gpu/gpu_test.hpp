@@ -15,6 +15,15 @@ inline bool under_sanitizer() {
   const char* v = std::getenv("CEILINGS_UNDER_SANITIZER");
   return v && *v && std::string(v) != "0";
 }
+// CUDA device 0's name ("NVIDIA H200"), for the datasheet table; "" where it cannot be read.
+inline std::string device_name() {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  return prop.name;
+}
 inline bool gpu_expected() {
   const char* v = std::getenv("CEILINGS_EXPECT_GPU");
   return v && *v && std::string(v) != "0";

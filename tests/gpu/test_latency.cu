@@ -110,12 +110,19 @@ TEST(LatencyGpu, BenchLaunchLatencyIsSane) {
     ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
     const double s = b.at("latency_s").get<double>();
     const std::string name = b.at("name");
+    // Bounds a factor of about 2-4 around the H200's (2026-11-30: L2 142 ns, a launch 4.6 us, a graph's kernel
+    // node 0.81 us), so a time counted twice or halved (a round trip for one way) fails; looser under
+    // compute-sanitizer, which slows every load and launch.
+    const double slack = ceilings::test::under_sanitizer() ? 50 : 1;
     if (name.rfind("latency/l2", 0) == 0) {
-      EXPECT_GT(s, 50e-9) << name;  // an L2 hit takes well over 50 ns on any current GPU
-      EXPECT_LT(s, 2e-6) << name;
+      EXPECT_GT(s, 60e-9) << name;  // an L2 hit takes well over 60 ns on any current GPU
+      EXPECT_LT(s, 500e-9 * slack) << name;
+    } else if (name.rfind("latency/graph_launch", 0) == 0) {
+      EXPECT_GT(s, 150e-9) << name;
+      EXPECT_LT(s, 4e-6 * slack) << name;
     } else {
-      EXPECT_GT(s, 100e-9) << name;  // no launch is faster than 100 ns
-      EXPECT_LT(s, 100e-6) << name;
+      EXPECT_GT(s, 1e-6) << name;  // a host launch costs microseconds
+      EXPECT_LT(s, 20e-6 * slack) << name;
     }
     ++seen;
   }
