@@ -38,8 +38,9 @@ int no_gpu(const std::string& why) {
 int main(int argc, char** argv) {
   using namespace ceilings::bench;
   // Device indices in PCI bus order, as nvidia-smi and NVML number GPUs (CUDA's default puts the fastest
-  // first), so "GPU 3" in a peer matrix or --ceilings_device 3 is the board nvidia-smi calls 3. A user's
-  // own CUDA_DEVICE_ORDER stands. Before any CUDA call: the runtime reads it once.
+  // first), so "GPU 3" in a peer matrix or --ceilings_device 3 is the board nvidia-smi calls 3 where every GPU
+  // is visible (under CUDA_VISIBLE_DEVICES, as Slurm sets it, it is the 4th visible one). A user's own
+  // CUDA_DEVICE_ORDER stands. Before any CUDA call: the runtime reads it once.
   setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
   Options options;
   CLI::App app("ceilings-bench: measured GPU ceilings (Google Benchmark flags are accepted too)", "ceilings-bench");
@@ -142,10 +143,16 @@ int main(int argc, char** argv) {
   cudaMemGetInfo(&ctx.free_bytes, &ctx.total_bytes);
 
   char bus[32] = {};
-  cudaDeviceGetPCIBusId(bus, sizeof bus, options.device);
   std::string why;
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, options.device) != cudaSuccess) {
+    why = std::string("CUDA gave no PCI bus id for device ") + std::to_string(options.device) + ": " +
+          cudaGetErrorString(cudaGetLastError());
+    bus[0] = '\0';
+  }
   std::shared_ptr<ceilings::nvml::Library> nvml_lib = ceilings::nvml::Library::open(&why);
-  if (nvml_lib) {
+  if (nvml_lib && bus[0] == '\0') {
+    // NVML's indices need not be CUDA's: without the bus id there is no telling which GPU to read.
+  } else if (nvml_lib) {
     auto dev = nvml_lib->device_by_pci_bus_id(bus);
     if (dev.ok())
       ctx.nvml = std::make_shared<ceilings::nvml::Device>(dev.value);

@@ -47,6 +47,7 @@ std::vector<int> parse_cpulist(const std::string& text) {
   const std::string t = trim(text);
   std::vector<int> cpus;
   if (t.empty()) return cpus;
+  if (t.back() == ',') throw InputError("cpu list '" + t + "' ends in a comma");
   std::stringstream ss(t);
   for (std::string part; std::getline(ss, part, ',');) {
     part = trim(part);
@@ -84,12 +85,11 @@ std::string format_cpulist(const std::vector<int>& in) {
 std::string sysfs_bus_id(const std::string& bus_id) {
   std::string b = trim(bus_id);
   std::transform(b.begin(), b.end(), b.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  // NVML writes an 8-digit domain; sysfs uses 4 (domains above 0xffff do not occur on PCI).
+  // NVML writes an 8-digit domain; sysfs at least 4, with no more leading zeros (VMD domains from 0x10000).
   const auto colon = b.find(':');
   if (colon != std::string::npos && colon > 4) {
-    const std::string domain = b.substr(0, colon);
-    const std::string head = domain.substr(0, colon - 4);
-    if (std::all_of(head.begin(), head.end(), [](char c) { return c == '0'; })) b = b.substr(colon - 4);
+    const std::size_t zeros = std::min(b.find_first_not_of('0'), colon - 4);
+    b = b.substr(zeros);
   }
   return b;
 }
@@ -254,6 +254,27 @@ std::size_t host_available_bytes(const std::string& meminfo_path) {
 
 std::size_t host_memory_budget(std::size_t available_bytes) {
   return std::max(available_bytes / 2, kHostMemoryFloor);
+}
+
+std::string cpu_model_from_cpuinfo(const std::string& cpuinfo) {
+  std::istringstream in(cpuinfo);
+  std::string implementer, part;
+  for (std::string line; std::getline(in, line);) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    if (key == "model name" && !value.empty()) return value;
+    if (key == "CPU implementer" && implementer.empty()) implementer = value;
+    if (key == "CPU part" && part.empty()) part = value;
+  }
+  if (implementer.empty() || part.empty()) return "";
+  // Arm Ltd.'s server cores, by their part numbers (the Arm architecture reference manual's MIDR values).
+  static const std::map<std::string, std::string> arm = {{"0xd0c", "Neoverse-N1"}, {"0xd40", "Neoverse-V1"},
+                                                         {"0xd49", "Neoverse-N2"}, {"0xd4f", "Neoverse-V2"},
+                                                         {"0xd8e", "Neoverse-N3"}, {"0xd84", "Neoverse-V3"}};
+  if (implementer == "0x41")
+    if (auto it = arm.find(part); it != arm.end()) return "ARM " + it->second;
+  return "ARM implementer " + implementer + " part " + part;
 }
 
 }  // namespace ceilings

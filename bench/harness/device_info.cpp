@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include "ceilings/host_topology.hpp"
 #include "ceilings/profile.hpp"
@@ -94,14 +95,9 @@ json device_fingerprint(int device, const nvml::Library* lib, const nvml::Device
 json host_facts(const std::string& pci_bus_id) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  std::string cpu;
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0) {
-      cpu = line.substr(line.find(':') + 1);
-      cpu.erase(0, cpu.find_first_not_of(' '));
-      break;
-    }
+  std::ostringstream cpuinfo;
+  cpuinfo << std::ifstream("/proc/cpuinfo").rdbuf();
+  const std::string cpu = ceilings::cpu_model_from_cpuinfo(cpuinfo.str());
   // The same sysfs reading the pcie family pins by (either spelling of the PCI domain is accepted).
   const PciLocality loc = read_pci_locality(pci_bus_id);
   json numa = nullptr;

@@ -174,12 +174,24 @@ class NumaPlacement {
     if (!locality_.local_cpus.empty()) {
       if (auto now = pin_current_thread(locality_.local_cpus)) {
         cpus_ = *now;
-        pinned_ = !cpus_.empty() && std::all_of(cpus_.begin(), cpus_.end(), [&](int c) {
+        // Pinned only where the GPU has a node: with none (numa_node -1) the kernel lists every CPU as local,
+        // and a thread "pinned" to all of them may still run on either socket.
+        pinned_ = locality_.numa_node >= 0 && !cpus_.empty() && std::all_of(cpus_.begin(), cpus_.end(), [&](int c) {
           return std::binary_search(locality_.local_cpus.begin(), locality_.local_cpus.end(), c);
         });
       }
     }
     if (cpus_.empty()) cpus_ = current_thread_cpus();
+    // A launcher that bound the process away from the GPU's CPUs is kept (never pinned outside what it
+    // allows), but said once: host-side figures then cross sockets.
+    static bool told = false;
+    if (locality_.numa_node >= 0 && !locality_.local_cpus.empty() && !pinned_ && !told) {
+      told = true;
+      std::fprintf(stderr,
+                   "ceilings-bench: GPU %d's local CPUs (NUMA node %d) are not among those this process may use: "
+                   "host<->device figures are measured from other CPUs\n",
+                   device, locality_.numa_node);
+    }
   }
   const GpuLocality& locality() const { return locality_; }
   bool pinned() const { return pinned_; }

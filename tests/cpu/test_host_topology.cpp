@@ -30,6 +30,7 @@ TEST(HostTopology, RejectsMalformedCpuLists) {
   EXPECT_THROW(parse_cpulist("a-b"), InputError);
   EXPECT_THROW(parse_cpulist("7-3"), InputError);
   EXPECT_THROW(parse_cpulist("1,,2"), InputError);
+  EXPECT_THROW(parse_cpulist("0-3,"), InputError);
   EXPECT_THROW(parse_cpulist("00000000,0000ffff"), InputError);  // a cpumask, not a cpulist
 }
 
@@ -43,6 +44,19 @@ TEST(HostTopology, NormalisesCudaBusIds) {
   EXPECT_EQ(sysfs_bus_id("00000000:19:00.0"), "0000:19:00.0");
   EXPECT_EQ(sysfs_bus_id("0000:9A:00.0"), "0000:9a:00.0");
   EXPECT_EQ(sysfs_bus_id("0001:9A:00.0"), "0001:9a:00.0");
+  EXPECT_EQ(sysfs_bus_id("00010000:01:00.0"), "10000:01:00.0");  // an Intel VMD domain, past 0xffff
+}
+
+TEST(HostTopology, CpuModelFromCpuinfo) {
+  EXPECT_EQ(cpu_model_from_cpuinfo("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) "
+                                   "Platinum 8480+\nflags\t\t: fpu\n"),
+            "Intel(R) Xeon(R) Platinum 8480+");
+  // Grace (arm64 has no "model name"): its Neoverse-V2 cores by implementer and part.
+  EXPECT_EQ(cpu_model_from_cpuinfo("processor\t: 0\nBogoMIPS\t: 2000.00\nCPU implementer\t: 0x41\n"
+                                   "CPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\n"),
+            "ARM Neoverse-V2");
+  EXPECT_EQ(cpu_model_from_cpuinfo("CPU implementer\t: 0x61\nCPU part\t: 0x022\n"), "ARM implementer 0x61 part 0x022");
+  EXPECT_EQ(cpu_model_from_cpuinfo("processor\t: 0\n"), "");
 }
 
 void write_file(const std::filesystem::path& p, const std::string& text) {

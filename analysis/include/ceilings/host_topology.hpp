@@ -27,8 +27,14 @@ struct PciLocality {
 // cudaDeviceGetPCIBusId's 12 characters), NVML with an 8-digit domain ("00000000:19:00.0"); both
 // spellings are accepted.
 PciLocality read_pci_locality(const std::string& bus_id, const std::string& sysfs_root = "/sys");
-// "00000000:19:00.0" -> "0000:19:00.0" (the sysfs spelling); lower-cases the hex.
+// "00000000:19:00.0" -> "0000:19:00.0" (the sysfs spelling: the domain in at least 4 hex digits, as many as it
+// needs, so NVML's "00010000:01:00.0" under an Intel VMD domain is sysfs's "10000:01:00.0"); lower-cases the hex.
 std::string sysfs_bus_id(const std::string& bus_id);
+
+// The CPU model /proc/cpuinfo's text names: x86's "model name"; on ARM, which has none, the core its
+// "CPU implementer" and "CPU part" identify ("ARM Neoverse-V2" on Grace), else those two numbers; "" where
+// neither is there.
+std::string cpu_model_from_cpuinfo(const std::string& cpuinfo);
 
 // Restricts the calling thread to `cpus` (those this process may use; an empty intersection leaves
 // the thread as it was). Returns the CPUs the thread runs on afterwards; nullopt if the OS refused.
