@@ -101,6 +101,19 @@ std::string unlike_text(const FleetGroup& g) {
                      : "configured unlike " + peers + ": " + diff;
 }
 
+// "configured unlike group 1, as large, of the same GPU model: driver ... (peers: ...)" for each group `gi` is
+// set up two ways with; "" where none.
+std::string two_ways_text(const std::vector<FleetGroup>& groups, std::size_t gi) {
+  std::string out;
+  for (const TwoWayPartner& t : two_way_partners(groups, gi)) {
+    std::string diff;
+    for (std::size_t i = 0; i < t.differences.size(); ++i) diff += (i ? ", " : "") + t.differences[i];
+    out += (out.empty() ? "" : "; ") + std::string("configured unlike group ") + std::to_string(t.group + 1) +
+           ", as large, of the same GPU model: " + diff;
+  }
+  return out;
+}
+
 // The members of a group set against the largest group of their model (too small to compare within itself, or
 // configured otherwise): what differs from that group, and how their ceilings compare with its medians.
 Table not_compared_table(const FleetInput& in, const FleetGroup& g) {
@@ -188,13 +201,8 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
           add_plain(row(gi, "unlike peers", g.members[k]), "", why + "; no ceiling below the peers' medians");
       }
     }
-    if (g.split_with) {
-      std::string why = "configured unlike group " + std::to_string(*g.split_with + 1) + ", as large: ";
-      for (std::size_t i = 0; i < g.differences.size(); ++i) why += (i ? ", " : "") + g.differences[i];
+    if (const std::string why = two_ways_text(groups, gi); !why.empty())
       for (std::size_t k = 0; k < g.members.size(); ++k) add_plain(row(gi, "two ways", g.members[k]), "", why);
-      for (std::size_t k : groups[*g.split_with].members)
-        add_plain(row(*g.split_with, "two ways", k), "", "configured unlike group " + std::to_string(gi + 1) + ", as large");
-    }
     for (const MissingCeiling& m : g.missing)
       add_plain(row(gi, m.error ? "missing (fail)" : "missing (note)", g.members[m.member]), m.ceiling, m.reason);
   }
@@ -262,13 +270,9 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
                                 ", the largest of the same GPU model, and set against it:\n");
       out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
     }
-    if (g.split_with) {
-      std::string diff;
-      for (std::size_t i = 0; i < g.differences.size(); ++i) diff += (i ? ", " : "") + g.differences[i];
-      out += std::string(md ? "\n" : "") + "configured unlike group " + std::to_string(*g.split_with + 1) +
-             ", as large, of the same GPU model: " + diff +
-             " (the model is set up two ways in equal numbers; which is intended is not for fleet to say)\n";
-    }
+    if (const std::string why = two_ways_text(groups, gi); !why.empty())
+      out += std::string(md ? "\n" : "") + why +
+             " (the model is set up more than one way in equal numbers; which is intended is not for fleet to say)\n";
     if (!g.missing.empty()) {
       out += std::string(md ? "\n" : "") + "missing (a ceiling its peers have; a failed measurement fails):\n" +
              (md ? "\n" : "");

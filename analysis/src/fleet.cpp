@@ -358,9 +358,16 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       if (peers.members.size() < rule.min_members || peers.fingerprint.gpu != g.fingerprint.gpu) continue;
       if (&peers == &g) break;  // the model's largest group: the others are set against it
       const std::vector<std::string> differences = g.fingerprint.differences(peers.fingerprint);
-      const bool host_only = !differences.empty() && std::all_of(differences.begin(), differences.end(), [](const std::string& d) {
-        return d.rfind("host CPU", 0) == 0;
-      });
+      auto is = [](const char* field) {
+        return [field](const std::string& d) { return d.rfind(field, 0) == 0; };
+      };
+      // Another server model (with or without another NVLink measuring scope): not a node set up otherwise.
+      const bool host_only =
+          std::any_of(differences.begin(), differences.end(), is("host CPU")) &&
+          std::all_of(differences.begin(), differences.end(),
+                      [&](const std::string& d) { return is("host CPU")(d) || is("NVLink pairs")(d); });
+      // As large as the largest and in other servers: no reference between them either way.
+      if (host_only && g.members.size() == peers.members.size()) break;
       if (!g.too_small && !host_only) {
         // One that differs only in how its nvlink ceilings were measured (its own pairs or every pair of the
         // node) is a way of measuring, not a node set up otherwise.
@@ -409,6 +416,15 @@ json gpu_identity(const FleetMember& m) {
 }
 
 }  // namespace
+
+std::vector<TwoWayPartner> two_way_partners(const std::vector<FleetGroup>& groups, std::size_t gi) {
+  std::vector<TwoWayPartner> out;
+  for (std::size_t pi = 0; pi < groups.size(); ++pi)
+    if (pi != gi && ((groups[gi].split_with && *groups[gi].split_with == pi) ||
+                     (groups[pi].split_with && *groups[pi].split_with == gi)))
+      out.push_back({pi, groups[gi].fingerprint.differences(groups[pi].fingerprint)});
+  return out;
+}
 
 FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
   FleetFindings f;
@@ -477,7 +493,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
   for (const FleetSkip& s : input.skipped) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
   json gs = json::array();
   const FleetFindings found = count_findings(groups);
-  for (const FleetGroup& g : groups) {
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const FleetGroup& g = groups[gi];
     json stats = json::array();
     for (const CeilingStats& s : g.stats)
       stats.push_back({{"ceiling", s.name}, {"unit", s.unit}, {"n", s.n}, {"median", s.median},
@@ -538,8 +555,12 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                             {"differences", g.differences},
                             {"host_only", g.host_only},
                             {"versus_peers", outliers_json(g.versus_peers)}};
-    } else if (g.split_with) {
-      gj["configured_two_ways"] = {{"with_group", *g.split_with + 1}, {"differences", g.differences}};
+    }
+    // Both sides of a model set up two ways in equal numbers (and every side of a three-way split).
+    if (const auto partners = two_way_partners(groups, gi); !partners.empty()) {
+      json with = json::array();
+      for (const TwoWayPartner& t : partners) with.push_back({{"group", t.group + 1}, {"differences", t.differences}});
+      gj["configured_two_ways"] = with;
     }
   }
   json baselines = json::array();

@@ -631,7 +631,12 @@ TEST(Fleet, ATieOrAMeasuringScopeIsNotAConfigurationFinding) {
   std::size_t rows = 0;
   for (std::size_t at = r.out.find(",two ways,"); at != std::string::npos; at = r.out.find(",two ways,", at + 1)) ++rows;
   EXPECT_EQ(rows, 8u) << r.out;
-  EXPECT_EQ(parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json").at("configured_two_ways"), 8);
+  const json two = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(two.at("configured_two_ways"), 8);
+  for (int gi : {0, 1}) {  // both halves say it, each naming the other
+    ASSERT_EQ(two.at("groups")[gi].at("configured_two_ways").size(), 1u) << gi;
+    EXPECT_EQ(two["groups"][gi]["configured_two_ways"][0].at("group"), 2 - gi);
+  }
   std::vector<FleetMember> scope;
   for (int i = 0; i < 12; ++i) scope.push_back({"s" + std::to_string(i), with_nvlink_ceiling(gen.gpu(i, 0), i < 8)});
   const auto groups = analyze_fleet(scope, OutlierRule{});
@@ -760,6 +765,34 @@ TEST(Fleet, AnotherHostCpuIsAnotherGroup) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("in other servers than group 1: host CPU AMD EPYC 9654"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0 GPU(s) configured unlike their peers"), std::string::npos) << r.out;
+
+  // Another server model measured with another NVLink scope as well: still servers of another model, not a
+  // configuration finding (each difference alone was none, together they were).
+  std::vector<FleetMember> scoped;
+  for (int i = 0; i < 8; ++i) scoped.push_back({"own" + std::to_string(i), with_nvlink_ceiling(gen.gpu(40 + i, 0), true)});
+  for (int i = 0; i < 3; ++i) {
+    Profile q = with_nvlink_ceiling(gen.gpu(50 + i, 0), false);
+    q.cpu = "AMD EPYC 9654 96-Core Processor";
+    scoped.push_back({"all" + std::to_string(i), q});
+  }
+  const auto mixed = analyze_fleet(scoped, OutlierRule{});
+  ASSERT_EQ(mixed.size(), 2u);
+  EXPECT_TRUE(mixed[1].host_only);
+  EXPECT_EQ(count_findings(mixed).unlike_peers, 0u);
+
+  // Two server models in equal numbers: neither is the reference, whichever sorts first.
+  std::vector<FleetMember> halves;
+  for (int i = 0; i < 8; ++i) {
+    Profile q = gen.gpu(60 + i, 0, i < 4 ? std::map<std::string, double>{{"gemm.bf16", 0.10}} : std::map<std::string, double>{});
+    if (i < 4) q.cpu = "AMD EPYC 9654 96-Core Processor";
+    halves.push_back({"h" + std::to_string(i), q});
+  }
+  const auto even = analyze_fleet(halves, OutlierRule{});
+  ASSERT_EQ(even.size(), 2u);
+  for (const FleetGroup& g : even) {
+    EXPECT_FALSE(g.peer_group.has_value()) << g.fingerprint.label();
+    EXPECT_FALSE(g.split_with.has_value()) << "another server model is not a node set up two ways";
+  }
 }
 
 // A GPU alone in its fingerprint group is not compared within it, but set against the group of its GPU

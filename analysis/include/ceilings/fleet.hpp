@@ -144,8 +144,9 @@ struct FleetGroup {
   // Outlier::member indexes `members` of this group). A too-small group with no such peer group has nothing
   // to compare it with: it could not be judged.
   // A group that differs from its peer group only by the host's CPU model (servers of another model, not a
-  // node set up otherwise) is `host_only`: set against the peer group on the GPU's own ceilings (not those the
-  // host bounds: host_bound_ceiling), and a finding only for the GPUs worse there.
+  // node set up otherwise; perhaps measured with another NVLink scope too) is `host_only`: set against the peer
+  // group on the GPU's own ceilings (not those the host bounds: host_bound_ceiling), and a finding only for the
+  // GPUs worse there; one as large as the peer group is set against neither (no reference between them).
   bool too_small = false;
   std::optional<std::size_t> peer_group;  // index into the vector analyze_fleet returns
   std::vector<std::string> differences;
@@ -173,6 +174,13 @@ struct FleetFindings {
   std::size_t missing_failed = 0;   // ceilings a member lost to a failed measurement while its peers have them
 };
 FleetFindings count_findings(const std::vector<FleetGroup>& groups);
+// The groups `gi` is set up two ways with (split_with either way round), in order; each with what differs,
+// as "driver 570.86.15 (peers: 580.95.05)" from group gi's side.
+struct TwoWayPartner {
+  std::size_t group;
+  std::vector<std::string> differences;
+};
+std::vector<TwoWayPartner> two_way_partners(const std::vector<FleetGroup>& groups, std::size_t gi);
 
 // Health across the fleet: each member's health section judged by qualify's health checks (default
 // rules). A GPU fast enough for its group can still be failing (an uncorrected ECC error, a link
