@@ -134,6 +134,12 @@ void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::s
   if (!r.exec_error.empty()) {  // what the user named as --bench is not a program this machine runs
     g.exit_code = ceilings::kExitBadInput;
     g.reason = "--bench cannot be run: " + r.exec_error;
+  } else if (!r.wait_error.empty()) {  // stopped and never gone (stuck in the driver), or its status lost
+    g.state = r.timed_out ? GpuState::kTimedOut : r.interrupted ? GpuState::kInterrupted : GpuState::kFailed;
+    g.reason = std::string(r.timed_out     ? ceilings::kTimedOutReason + ceilings::format_fixed(timeout_s, 0) + " s timeout; "
+                           : r.interrupted ? ceilings::kInterruptedReason
+                                           : "") +
+               "ceilings-bench " + r.wait_error + tail(err, 5);
   } else if (r.timed_out) {
     g.state = GpuState::kTimedOut;
     g.reason = ceilings::kTimedOutReason + ceilings::format_fixed(timeout_s, 0) +

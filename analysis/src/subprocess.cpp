@@ -32,23 +32,38 @@ struct LineBuffer {
   static constexpr std::size_t kMaxLine = 64 * 1024;
   std::string pending;
   std::size_t scanned = 0;  // bytes at the start of `pending` known to hold no newline
-  static void emit(std::string line, const LineHandler& handler) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  bool cut = false;         // the last line handed on was a piece cut at kMaxLine, its newline still to come
+  static void emit(const std::string& line, const LineHandler& handler) {
     if (handler) handler(printable_text(line));
   }
   void feed(const char* data, std::size_t n, const LineHandler& handler) {
     pending.append(data, n);
     std::size_t start = 0;
-    for (std::size_t pos; (pos = pending.find('\n', std::max(start, scanned))) != std::string::npos; start = pos + 1)
-      emit(pending.substr(start, pos - start), handler);
+    for (std::size_t pos; (pos = pending.find('\n', std::max(start, scanned))) != std::string::npos; start = pos + 1) {
+      std::size_t end = pos;
+      if (end > start && pending[end - 1] == '\r') --end;  // CRLF: the '\r' only before a newline
+      // The newline that ends a line already handed on in pieces is not an empty line of its own.
+      if (!(cut && end == start)) emit(pending.substr(start, end - start), handler);
+      cut = false;
+    }
     pending.erase(0, start);
-    for (; pending.size() >= kMaxLine; pending.erase(0, kMaxLine)) emit(pending.substr(0, kMaxLine), handler);
+    // A line past kMaxLine with no newline yet: handed on in pieces, each cut at a UTF-8 character's start
+    // (never inside one) and before a '\r' that may be half of a CRLF.
+    while (pending.size() > kMaxLine) {
+      std::size_t at = kMaxLine;
+      while (at > kMaxLine - 4 && (static_cast<unsigned char>(pending[at]) & 0xc0) == 0x80) --at;
+      if (pending[at - 1] == '\r') --at;
+      emit(pending.substr(0, at), handler);
+      pending.erase(0, at);
+      cut = true;
+    }
     scanned = pending.size();
   }
   void flush(const LineHandler& handler) {
     if (!pending.empty()) emit(pending, handler);
     pending.clear();
     scanned = 0;
+    cut = false;
   }
 };
 
@@ -70,7 +85,7 @@ bool interrupted() { return g_interrupted != 0; }
 
 std::string ProcessResult::describe() const {
   if (!exec_error.empty()) return "could not start: " + exec_error;
-  if (!wait_error.empty()) return "its exit status was lost (" + wait_error + ")";
+  if (!wait_error.empty()) return wait_error;
   if (interrupted) return "interrupted";
   if (timed_out) return "timed out";
   if (signal) return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")";
@@ -173,6 +188,8 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
   };
   auto give_up = [&] {
     close_pipes();
+    out_lines.flush(on_stdout);
+    err_lines.flush(on_stderr);
     result.wait_error = "still running " + std::to_string(static_cast<int>(kUnkillableS)) +
                         " s after SIGKILL (stuck in the kernel: the GPU driver?); left behind";
     return result;
@@ -228,7 +245,8 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
   }
   if (reaped != pid) {
     // The status is gone (with SIGCHLD ignored the kernel reaps children itself): never read as exit code 0.
-    result.wait_error = std::string(std::strerror(wait_errno)) + (wait_errno == ECHILD ? ": is SIGCHLD ignored?" : "");
+    result.wait_error = "its exit status was lost (" + std::string(std::strerror(wait_errno)) +
+                        (wait_errno == ECHILD ? ": is SIGCHLD ignored?" : "") + ")";
     return result;
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);

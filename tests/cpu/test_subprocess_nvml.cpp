@@ -76,6 +76,25 @@ TEST(Subprocess, OutputLinesArePrintableAndBounded) {
   EXPECT_EQ(out[0].size(), 65536u);
   EXPECT_EQ(out[1].size(), 65536u);
   EXPECT_EQ(out[2].size(), 150000u - 2 * 65536u);
+
+  // Cuts never split a UTF-8 character (30000 euro signs, 3 bytes each, arrive whole in their pieces), and a
+  // CRLF that arrives in two reads ends its line once, with no empty line after it.
+  out.clear();
+  const auto utf8 = run_process({{"/bin/sh", "-c",
+                                  "i=0; s=''; while [ $i -lt 1000 ]; do s=\"$s\342\202\254\"; i=$((i+1)); done; "
+                                  "j=0; while [ $j -lt 30 ]; do printf '%s' \"$s\"; j=$((j+1)); done; printf '\\n'; "
+                                  "head -c 65535 /dev/zero | tr '\\0' A; printf '\\r'; sleep 0.2; printf '\\nend\\n'"},
+                                 {}, 20, 1},
+                                [&](const std::string& l) { out.push_back(l); }, nullptr);
+  EXPECT_TRUE(utf8.ok()) << utf8.describe();
+  std::string euros;
+  std::size_t i = 0;
+  for (; i < out.size() && out[i].find('A') == std::string::npos; ++i) euros += out[i];
+  EXPECT_EQ(euros.size(), 90000u);
+  EXPECT_EQ(euros.find('?'), std::string::npos) << "a character was cut in two";
+  ASSERT_EQ(out.size(), i + 2) << "the CRLF line and 'end', nothing between them";
+  EXPECT_EQ(out[i], std::string(65535, 'A'));
+  EXPECT_EQ(out[i + 1], "end");
 }
 
 // With SIGCHLD ignored (inherited through exec) the kernel reaps children itself and their statuses are lost: a
