@@ -441,7 +441,7 @@ void run_case(benchmark::State& state, Shape shape, Engine engine, Op op) {
       state.counters["pairs_not_nvlink"] = static_cast<double>(split.other.size());
       state.counters["pairs_unclassified"] = static_cast<double>(split.unknown.size());
       if (pairs.empty() && !split.unknown.empty())
-        unsupported("NVML could not tell whether " + std::to_string(split.unknown.size()) +
+        unsupported(std::string(kUnclassifiedPairsReason) + std::to_string(split.unknown.size()) +
                     " GPU pair(s) are joined by NVLink (no NVML, or it cannot find the GPUs or answer "
                     "nvmlDeviceGetP2PStatus): a PCIe peer pair is not an NVLink ceiling's pair");
       if (pairs.empty())

@@ -1419,12 +1419,21 @@ void peer_access_checks(const Profile& p, std::vector<Check>& out) {
     else if (missing > 0)
       k.reason = format_fixed(missing, 0) + " GPU pair(s) without peer access are not in " + c.name +
                  " (no NVLink up: GPUs under different sockets or PCIe root complexes may lack P2P)";
+    // Pairs NVML could not classify are not in the ceiling either (they may be PCIe pairs): where NVLinks
+    // are up, NVML failing for a GPU is a fault of its own (a GPU it has lost), and the ceiling misses them.
+    if (const auto unknown = c.detail_number("pairs_unclassified"); unknown && *unknown > 0) {
+      if (links_up) k.status = CheckStatus::kFail;
+      k.reason += std::string(k.reason.empty() ? "" : "; ") + format_fixed(*unknown, 0) +
+                  " GPU pair(s) NVML could not classify as NVLink or not are not in " + c.name +
+                  (links_up ? " while NVLinks are up (a GPU NVML cannot answer for)" : "");
+    }
     out.push_back(k);
   }
   if (!links_up) return;
   for (const Skipped& s : p.skipped) {
     if (family_of(s.name) != "nvlink" ||
-        (s.reason.rfind(kNoPeerAccessReason, 0) != 0 && s.reason.rfind(kNoNvlinkPairReason, 0) != 0))
+        (s.reason.rfind(kNoPeerAccessReason, 0) != 0 && s.reason.rfind(kNoNvlinkPairReason, 0) != 0 &&
+         s.reason.rfind(kUnclassifiedPairsReason, 0) != 0))
       continue;
     Check k = make(s.name, "peer access");
     k.threshold_text = "every pair";

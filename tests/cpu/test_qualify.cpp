@@ -8,6 +8,7 @@
 
 #include "ceilings/datasheet.hpp"
 #include "ceilings/qualify.hpp"
+#include "ceilings/transfer.hpp"
 #include "cli_runner.hpp"
 
 namespace ceilings {
@@ -503,8 +504,33 @@ TEST(Qualify, NoPeerAccessAtAllFailsOnlyWhereNvLinksAreUp) {
                                       "PCIe or not at all)"};
   EXPECT_EQ(find_check(qualify(p, nullptr, default_rules()), "nvlink.p2p_bidir", "peer access").status,
             CheckStatus::kFail);
+  // NVLinks up, and NVML could not classify any pair: a GPU it cannot answer for, a fault too.
+  p.skipped[1] = {"nvlink.p2p_bidir", std::string(kUnclassifiedPairsReason) + "56 GPU pair(s) are joined by NVLink"};
+  EXPECT_EQ(find_check(qualify(p, nullptr, default_rules()), "nvlink.p2p_bidir", "peer access").status,
+            CheckStatus::kFail);
   p.raw["health"]["before"]["metrics"].erase("nvlink.links_active");  // a PCIe box: a skip, not a fault
   EXPECT_THROW(find_check(qualify(p, nullptr, default_rules()), "nvlink.p2p_bidir", "peer access"), std::runtime_error);
+}
+
+// Pairs NVML could not classify are left out of a peer ceiling: named, and a fault where NVLinks are up (one
+// GPU that NVML has lost must not leave the node's ceiling to the pairs it still answers for).
+TEST(Qualify, UnclassifiedPeerPairsAreNamed) {
+  Profile p = fixture();
+  Ceiling nv = ceiling(p, "hbm.copy");
+  nv.name = "nvlink.p2p_uni";
+  nv.value = 390e9;
+  nv.datasheet = 450e9;
+  nv.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"gpus", 8}, {"pairs_without_access", 0},
+               {"pairs_unclassified", 14}};
+  p.ceilings.push_back(nv);
+  p.raw["health"]["before"]["metrics"]["nvlink.links_active"] = 18;
+  const Check c = find_check(qualify(p, nullptr, default_rules()), "nvlink.p2p_uni", "peer access");
+  EXPECT_EQ(c.status, CheckStatus::kFail);
+  EXPECT_NE(c.reason.find("14 GPU pair(s) NVML could not classify"), std::string::npos) << c.reason;
+  p.raw["health"]["before"]["metrics"].erase("nvlink.links_active");
+  const Check note = find_check(qualify(p, nullptr, default_rules()), "nvlink.p2p_uni", "peer access");
+  EXPECT_EQ(note.status, CheckStatus::kPass);
+  EXPECT_NE(note.reason.find("14 GPU pair(s)"), std::string::npos) << note.reason;
 }
 
 TEST(Qualify, HealthSectionRequiredUnlessWaived) {

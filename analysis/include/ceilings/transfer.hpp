@@ -73,6 +73,9 @@ inline constexpr const char* kNoPeerAccessReason = "no GPU pair has peer access"
 // ... and that NVML counts no pair as connected by NVLink (a fault where NVLinks are up: on an NVSwitch
 // system, a fabric manager that is not running).
 inline constexpr const char* kNoNvlinkPairReason = "no GPU pair is connected by NVLink";
+// ... and that NVML could not say for any pair whether it is NVLink (no NVML, or it cannot find or answer for
+// the GPUs): a GPU NVML has lost, where NVLinks are up.
+inline constexpr const char* kUnclassifiedPairsReason = "NVML could not tell whether ";
 
 struct GpuPair {
   int src = 0, dst = 0;
