@@ -543,13 +543,27 @@ int run_measure(const MeasureOptions& o) {
   const fs::path out_dir = fs::absolute(out).parent_path();
   if (!o.out.empty() && !fs::is_directory(out_dir))
     throw InputError("the directory of --out does not exist: " + out_dir.string());
-  if (o.out.empty() && !o.out_dir.empty()) {  // as --all-gpus does: --out-dir is made where it is missing
+  const std::string bench = resolve_bench(o);
+  // As --all-gpus does, --out-dir is made where it is missing, once the bench is known to be there; a run that
+  // writes nothing into it removes it again (no GPU leaves no empty directory behind).
+  struct MadeDirs {
+    std::vector<fs::path> paths;  // the directories made, deepest first
+    ~MadeDirs() {
+      std::error_code ec;
+      for (const fs::path& p : paths)
+        if (fs::is_empty(p, ec) && !ec) fs::remove(p, ec);
+    }
+  } made;
+  if (o.out.empty() && !o.out_dir.empty() && !fs::exists(o.out_dir)) {
+    for (fs::path p = fs::absolute(o.out_dir).lexically_normal(); !p.empty() && !fs::exists(p); p = p.parent_path()) {
+      made.paths.push_back(p);
+      if (p == p.parent_path()) break;
+    }
     std::error_code ec;
     fs::create_directories(o.out_dir, ec);
     if (!fs::is_directory(o.out_dir))
       throw InputError("cannot create --out-dir " + o.out_dir + (ec ? ": " + ec.message() : ""));
   }
-  const std::string bench = resolve_bench(o);
   ceilings::check_output_path(out, "--out", {bench});
   ceilings::check_output_path(raw_path_for(out), "--out (the raw JSON beside it)", {bench});
   ceilings::install_interrupt_handlers();

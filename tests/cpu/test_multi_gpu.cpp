@@ -539,6 +539,11 @@ TEST(MultiGpu, ABenchThatCannotRunIsBadInputAndOutDirIsMade) {
   r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir + "/made/here"}, {}, 30);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir + "/made/here/" + host() + "-gpu0.profile.json"));
+  // No GPU: nothing written, and the directory it made for nothing is gone again.
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir + "/not/made"},
+              {{"CEILINGS_STANDIN_MODE", "nogpu"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/not"));
 }
 
 // A run stopped before any case finished has nothing to keep: the profile an earlier run left at the same path
