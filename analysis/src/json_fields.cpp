@@ -209,50 +209,57 @@ std::optional<std::string> Fields::optional_string(const std::string& key) const
 namespace {
 
 // The length of the printable character at text[i] (a tab, printable ASCII or a whole UTF-8 sequence that is
-// no control character), or 0 with `why` set to what is wrong with the byte there.
-std::size_t printable_at(const std::string& text, std::size_t i, std::string& why) {
+// no control character), or 0 with *why (where given) set to what is wrong with the byte there.
+std::size_t printable_at(const std::string& text, std::size_t i, std::string* why) {
   const auto u = static_cast<unsigned char>(text[i]);
   if (u < 0x20 || u == 0x7f) {
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "0x%02x", u);
-    why = std::string("holds a control character (") + hex +
-          "), which no driver, host or measurement writes; it would rewrite the terminal that prints it";
+    if (why) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", u);
+      *why = std::string("holds a control character (") + hex +
+             "), which no driver, host or measurement writes; it would rewrite the terminal that prints it";
+    }
     return 0;
   }
+  auto invalid = [&] {
+    if (why) *why = "is not valid UTF-8 (byte " + std::to_string(i) + ")";
+    return std::size_t{0};
+  };
   // UTF-8: a lead byte and its continuation bytes (no overlong forms, surrogates or values past U+10FFFF).
   const int extra = u < 0x80 ? 0 : (u >= 0xc2 && u <= 0xdf) ? 1 : (u >= 0xe0 && u <= 0xef) ? 2 : (u >= 0xf0 && u <= 0xf4) ? 3 : -1;
-  why = "is not valid UTF-8 (byte " + std::to_string(i) + ")";
-  if (extra < 0 || i + static_cast<std::size_t>(extra) >= text.size()) return 0;
+  if (extra < 0 || i + static_cast<std::size_t>(extra) >= text.size()) return invalid();
   std::uint32_t cp = extra == 0 ? u : u & (0x3f >> extra);
   for (int k = 1; k <= extra; ++k) {
     const auto c = static_cast<unsigned char>(text[i + k]);
-    if ((c & 0xc0) != 0x80) return 0;
+    if ((c & 0xc0) != 0x80) return invalid();
     cp = (cp << 6) | (c & 0x3f);
   }
   if ((extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (extra == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-    return 0;
+    return invalid();
   if (cp >= 0x80 && cp < 0xa0) {
-    why = "holds a C1 control character, which would rewrite the terminal that prints it";
+    if (why) *why = "holds a C1 control character, which would rewrite the terminal that prints it";
     return 0;
   }
-  why.clear();
   return static_cast<std::size_t>(extra) + 1;
 }
 
 }  // namespace
 
 std::string plain_text_problem(const std::string& text) {
-  std::string why;
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t n = printable_at(text, i, why);
-    if (n == 0) return why;
+    const std::size_t n = printable_at(text, i, nullptr);
+    if (n == 0) {
+      std::string why;
+      printable_at(text, i, &why);
+      return why;
+    }
     i += n;
   }
   return "";
 }
 
 std::string printable_text(const std::string& text) {
-  std::string out, why;
+  std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
     if (text[i] == '\t') {
@@ -260,7 +267,7 @@ std::string printable_text(const std::string& text) {
       ++i;
       continue;
     }
-    const std::size_t n = printable_at(text, i, why);
+    const std::size_t n = printable_at(text, i, nullptr);
     out += n ? text.substr(i, n) : "?";
     i += n ? n : 1;
   }

@@ -333,7 +333,9 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   // umask), not mkstemp's 0600.
   struct stat old {};
   const mode_t mode = ::stat(target.c_str(), &old) == 0 ? (old.st_mode & 07777) : (0666 & ~current_umask());
-  if (::fchmod(fd, mode) != 0) fail("cannot set the permissions of '" + path + "': ", errno, true);
+  // A file system without Unix permissions (vfat, some CIFS mounts) refuses this: the write goes on.
+  if (::fchmod(fd, mode) != 0 && errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP)
+    fail("cannot set the permissions of '" + path + "': ", errno, true);
   for (std::size_t done = 0; done < text.size();) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0) {

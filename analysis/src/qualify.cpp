@@ -187,6 +187,7 @@ void parse_ceiling_rule(const std::string& name, const json& v, const std::strin
 Rules parse_rules(const json& doc, const std::string& origin) {
   if (!doc.is_object()) reject("(document)", "expected an object, found " + json_type_name(doc));
   check_keys(doc, "", {"schema", "note", "extends_defaults", "required", "baseline_tolerance", "clock_scaling_floor",
+                       "power_cap_scaling_floor",
                        "ceilings", "health"});
   if (!doc.contains("schema")) reject("schema", "required but missing (\"" + std::string(kRulesSchema) + "\")");
   if (!doc["schema"].is_string() || doc["schema"].get<std::string>() != kRulesSchema)
@@ -216,6 +217,9 @@ Rules parse_rules(const json& doc, const std::string& origin) {
     r.baseline_tolerance = fraction_at(doc["baseline_tolerance"], "baseline_tolerance", 0.0, 0.99, true);
   if (doc.contains("clock_scaling_floor"))
     r.clock_scaling_floor = fraction_at(doc["clock_scaling_floor"], "clock_scaling_floor", 0.0, 1.0, false);
+  if (doc.contains("power_cap_scaling_floor"))
+    r.power_cap_scaling_floor =
+        fraction_at(doc["power_cap_scaling_floor"], "power_cap_scaling_floor", 0.0, 1.0, false);
   if (doc.contains("ceilings")) {
     const json& c = object_at(doc, "ceilings", "ceilings");
     for (const auto& [name, v] : c.items()) {
@@ -1114,11 +1118,10 @@ std::string limit_percent(double fraction) { return format_percent(fraction, lim
 // floored so a stuck-low clock still fails. Where the GPU's own power cap held the clock down, by no more than
 // kPowerCapScaleFloor: a healthy H200 capped at 700 W under back-to-back GEMMs runs at 77-82% of the tensor
 // clock and still clears the default fractions at 85% of them (its sustained ceilings, 2026-11-30), while a
-// board that draws its cap at 60% of the clock (a leaky or badly cooled part) must not pass by it. Memory
-// bandwidth is not scaled: HBM's clock does not move under load, so a lower one is a fault, not an operating
-// point.
-constexpr double kPowerCapScaleFloor = 0.85;
-double clock_scale(const Profile& p, const Ceiling& c, double floor, std::string& note) {
+// board that draws its cap at 60% of the clock (a leaky or badly cooled part) must not pass by it (a site that
+// caps power on purpose lowers power_cap_scaling_floor). Memory bandwidth is not scaled: HBM's clock does not
+// move under load, so a lower one is a fault, not an operating point.
+double clock_scale(const Profile& p, const Ceiling& c, double floor, double power_cap_floor, std::string& note) {
   const std::string f = family_of(c.name);
   if (!c.telemetry.available) {
     if (f == "gemm" || f == "fma") note = ", clock not recorded: unscaled";
@@ -1145,7 +1148,7 @@ double clock_scale(const Profile& p, const Ceiling& c, double floor, std::string
   const auto reasons = c.detail_number("throttle_reasons");
   const auto bits = reasons ? clock_events::from_number(*reasons) : std::nullopt;
   const bool power_capped = bits && (*bits & clock_events::kSwPowerCap);
-  const double least = power_capped ? std::max(floor, kPowerCapScaleFloor) : floor;
+  const double least = power_capped ? std::max(floor, power_cap_floor) : floor;
   // A power limit set below the datasheet's TDP is the likeliest cause of a capped clock: say so.
   std::string limit;
   const GpuSpec* board = spec_for(p);
@@ -1241,7 +1244,7 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       k.reason = "no datasheet figure for " + c.name + " on " + p.device.name + " (add the GPU to the datasheet table)";
     } else {
       std::string note;
-      const double scale = clock_scale(p, c, rules.clock_scaling_floor, note);
+      const double scale = clock_scale(p, c, rules.clock_scaling_floor, rules.power_cap_scaling_floor, note);
       k.threshold = *rule->min_fraction_of_datasheet * base->value * scale;
       k.source = limit_percent(*rule->min_fraction_of_datasheet) + " of " + base->source + " " +
                  format_quantity(base->value, c.unit) + note + " (" + origin + ")";

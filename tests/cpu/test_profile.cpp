@@ -525,8 +525,8 @@ TEST(Profile, AtomicWriteReplacesWholeFilesOnly) {
 }
 
 // The new file keeps the old one's permissions (a private profile stays private) and a new file gets the
-// umask's, not mkstemp's 0600; a file planted at a temporary-looking name beside it is neither followed nor
-// written (the temporary is created exclusively, under a random name).
+// umask's, not mkstemp's 0600; a link planted at a temporary-looking name beside it is left alone (the
+// temporary's name is random: exclusive creation itself is mkostemp's, not tested here).
 TEST(Profile, AtomicWriteKeepsPermissionsAndCreatesItsTemporaryExclusively) {
   namespace fs = std::filesystem;
   const std::string dir = test::scratch_dir("profile_atomic_modes");

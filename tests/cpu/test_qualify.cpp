@@ -182,11 +182,15 @@ TEST(Qualify, APowerCappedClockLowersTheBarByAtMostFifteenPercent) {
   r = qualify(p, nullptr, default_rules());
   EXPECT_EQ(find_check(r, "gemm.bf16", "datasheet fraction").status, CheckStatus::kPass);
   EXPECT_EQ(find_check(r, "gemm.bf16", "datasheet fraction").source.find("power limit"), std::string::npos);
-  // A user's floor above 85% stands.
+  // A user's floor above 85% stands; a site that caps power on purpose lowers the power-cap floor.
   Rules strict = default_rules();
   strict.clock_scaling_floor = 0.9;
   EXPECT_NEAR(*find_check(qualify(p, nullptr, strict), "gemm.bf16", "datasheet fraction").threshold,
               0.70 * 9.89e14 * 0.9, 1e9);
+  const Rules capped_site = parse_rules(
+      json::parse(R"({"schema":"ceilings.rules/1","power_cap_scaling_floor":"60%"})"), "site");
+  EXPECT_NEAR(*find_check(qualify(p, nullptr, capped_site), "gemm.bf16", "datasheet fraction").threshold,
+              0.70 * 9.89e14 * 1.50 / 1.83, 1e9);
   // HBM at 70% of its memory clock and 60% of its bandwidth fails: no scaling for memory.
   Ceiling& hbm = ceiling(p, "hbm.copy");
   hbm.value = 2.9e12;

@@ -23,6 +23,7 @@ namespace ceilings {
 //    "required": ["hbm.copy", "gemm.bf16"],     // replaces the default list; missing -> incomplete
 //    "baseline_tolerance": "5%",                // 0% .. 99%
 //    "clock_scaling_floor": "60%",              // (0%, 100%]
+//    "power_cap_scaling_floor": "85%",          // (0%, 100%]: the floor where the GPU's own power cap held the clock
 //    "ceilings": {"hbm.copy": {"min": "4.2 TB/s", "min_fraction_of_datasheet": "85%", "baseline_tolerance": "3%"},
 //                 "latency.launch": {"max": "4 us"},                // latencies take max, rates take min
 //                 "gemm.int8": {"min_fraction_of_datasheet": false}}, // false switches a default off
@@ -75,6 +76,7 @@ struct Rules {
   std::vector<std::string> required;         // ceilings that must be measured
   double baseline_tolerance = 0.05;          // a ceiling may be this much worse than the baseline
   double clock_scaling_floor = 0.60;         // clock scaling never lowers a threshold below this fraction
+  double power_cap_scaling_floor = 0.85;     // ... nor below this one where the GPU's own power cap held the clock
   std::map<std::string, CeilingRule> ceilings;
   // The ceilings a rules file sets a limit for: each is judged even where the profile lacks it (a
   // misspelt or unmeasured name is incomplete, not silently ignored). The built-in defaults name none:
