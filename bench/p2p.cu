@@ -79,33 +79,9 @@ bool can_access(int a, int b) {
   return ok != 0;
 }
 
-// Whether NVML says GPUs a and b (CUDA ordinals) are connected by NVLink; nullopt where it cannot say (no
-// NVML, a GPU it cannot find by bus id, a driver without the call). Read once per pair and process.
-std::optional<bool> nvlink_between(int a, int b) {
-  static std::map<std::pair<int, int>, std::optional<bool>> known;
-  const std::pair<int, int> key{std::min(a, b), std::max(a, b)};  // one answer per unordered pair
-  if (auto it = known.find(key); it != known.end()) return it->second;
-  std::optional<bool> answer;
-  if (const auto& self = context().nvml) {
-    auto handle = [&](int dev) -> std::optional<nvml::Device> {
-      char bus[32] = {};
-      if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) != cudaSuccess) {
-        cudaGetLastError();
-        return std::nullopt;
-      }
-      auto d = self->library().device_by_pci_bus_id(bus);
-      return d.ok() ? std::optional<nvml::Device>(d.value) : std::nullopt;
-    };
-    const auto da = handle(a), db = handle(b);
-    if (da && db)
-      if (const auto r = da->nvlink_peer(*db); r.ok()) answer = r.value;
-  }
-  known[key] = answer;
-  return answer;
-}
-
 // NVML's handle of CUDA device `dev` (found by PCI bus id: NVML's indices ignore CUDA_VISIBLE_DEVICES), for
-// the telemetry of the GPU that runs a transfer; null where NVML cannot find it. Read once per device.
+// the telemetry of the GPU that runs a transfer and its NVLink questions; null where NVML cannot find it. Read
+// once per device.
 std::shared_ptr<nvml::Device> nvml_device(int dev) {
   static std::map<int, std::shared_ptr<nvml::Device>> known;
   if (auto it = known.find(dev); it != known.end()) return it->second;
@@ -115,6 +91,20 @@ std::shared_ptr<nvml::Device> nvml_device(int dev) {
     if (auto d = self->library().device_by_pci_bus_id(bus); d.ok()) answer = std::make_shared<nvml::Device>(d.value);
   cudaGetLastError();
   known[dev] = answer;
+  return answer;
+}
+
+// Whether NVML says GPUs a and b (CUDA ordinals) are connected by NVLink; nullopt where it cannot say (no
+// NVML, a GPU it cannot find by bus id, a driver without the call). Read once per pair and process.
+std::optional<bool> nvlink_between(int a, int b) {
+  static std::map<std::pair<int, int>, std::optional<bool>> known;
+  const std::pair<int, int> key{std::min(a, b), std::max(a, b)};  // one answer per unordered pair
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  std::optional<bool> answer;
+  const auto da = nvml_device(a), db = nvml_device(b);
+  if (da && db)
+    if (const auto r = da->nvlink_peer(*db); r.ok()) answer = r.value;
+  known[key] = answer;
   return answer;
 }
 
@@ -128,31 +118,27 @@ std::optional<std::vector<NvLinkEnd>> nvlink_ends(int dev) {
   static std::map<int, std::optional<std::vector<NvLinkEnd>>> known;
   if (auto it = known.find(dev); it != known.end()) return it->second;
   std::optional<std::vector<NvLinkEnd>> answer;
-  char bus[32] = {};
-  if (const auto& self = context().nvml; self && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) {
-    if (auto d = self->library().device_by_pci_bus_id(bus); d.ok()) {
-      std::vector<NvLinkEnd> ends;
-      bool unnamed = false;
-      for (unsigned link = 0; link < kMaxNvLinks && !unnamed; ++link) {
-        const auto up = d.value.nvlink_active(link);
-        if (!up.ok() || !up.value) continue;  // past the chip's links, or not in use
-        const auto type = d.value.nvlink_remote_type(link);
-        NvLinkEnd e;
-        if (type.ok() && type.value == nvml::NvLinkRemote::kSwitch) {
-          e.kind = NvLinkEnd::Kind::kSwitch;
-        } else if (type.ok() && type.value == nvml::NvLinkRemote::kGpu) {
-          const auto pci = d.value.nvlink_remote_pci(link);
-          unnamed = !pci.ok();
-          e = {NvLinkEnd::Kind::kGpu, pci.value.domain, pci.value.bus, pci.value.device};
-        } else {
-          unnamed = true;  // an active link to something else, or NVML cannot say what
-        }
-        ends.push_back(e);
+  if (const std::shared_ptr<nvml::Device> d = nvml_device(dev)) {
+    std::vector<NvLinkEnd> ends;
+    bool unnamed = false;
+    for (unsigned link = 0; link < kMaxNvLinks && !unnamed; ++link) {
+      const auto up = d->nvlink_active(link);
+      if (!up.ok() || !up.value) continue;  // past the chip's links, or not in use
+      const auto type = d->nvlink_remote_type(link);
+      NvLinkEnd e;
+      if (type.ok() && type.value == nvml::NvLinkRemote::kSwitch) {
+        e.kind = NvLinkEnd::Kind::kSwitch;
+      } else if (type.ok() && type.value == nvml::NvLinkRemote::kGpu) {
+        const auto pci = d->nvlink_remote_pci(link);
+        unnamed = !pci.ok();
+        e = {NvLinkEnd::Kind::kGpu, pci.value.domain, pci.value.bus, pci.value.device};
+      } else {
+        unnamed = true;  // an active link to something else, or NVML cannot say what
       }
-      if (!unnamed && !ends.empty()) answer = std::move(ends);
+      ends.push_back(e);
     }
+    if (!unnamed && !ends.empty()) answer = std::move(ends);
   }
-  cudaGetLastError();  // a failed bus-id query leaves nothing behind for the next CUDA call
   known[dev] = answer;
   return answer;
 }

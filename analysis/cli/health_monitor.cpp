@@ -117,29 +117,24 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
       put("ecc." + kind + ".dram." + what, d.ecc_errors(uncorrected, aggregate, nvml::MemoryLocation::kDram));
       put("ecc." + kind + ".sram." + what, d.ecc_errors(uncorrected, aggregate, nvml::MemoryLocation::kSram));
     }
+  // One field of a call that answers several at once, as a Result of its own (the call's code, the field's value).
+  auto field = [](const auto& result, auto get) {
+    nvml::Result<double> r;
+    r.code = result.code;
+    r.value = result.ok() ? get(result.value) : 0;
+    return r;
+  };
   const auto rows = d.remapped_rows();
-  auto field = [&](auto get) {
-    nvml::Result<double> r;
-    r.code = rows.code;
-    r.value = rows.ok() ? get(rows.value) : 0;
-    return r;
-  };
-  put("remap.correctable_rows", field([](const nvml::RemappedRows& v) { return double(v.correctable); }));
-  put("remap.uncorrectable_rows", field([](const nvml::RemappedRows& v) { return double(v.uncorrectable); }));
-  put("remap.pending", field([](const nvml::RemappedRows& v) { return v.pending ? 1.0 : 0.0; }));
-  put("remap.failure", field([](const nvml::RemappedRows& v) { return v.failure ? 1.0 : 0.0; }));
+  put("remap.correctable_rows", field(rows, [](const nvml::RemappedRows& v) { return double(v.correctable); }));
+  put("remap.uncorrectable_rows", field(rows, [](const nvml::RemappedRows& v) { return double(v.uncorrectable); }));
+  put("remap.pending", field(rows, [](const nvml::RemappedRows& v) { return v.pending ? 1.0 : 0.0; }));
+  put("remap.failure", field(rows, [](const nvml::RemappedRows& v) { return v.failure ? 1.0 : 0.0; }));
   const auto banks = d.remap_histogram();
-  auto count = [&](unsigned nvml::RemapHistogram::*bucket) {
-    nvml::Result<double> r;
-    r.code = banks.code;
-    r.value = banks.ok() ? double(banks.value.*bucket) : 0;
-    return r;
-  };
-  put("remap.banks_max", count(&nvml::RemapHistogram::max));
-  put("remap.banks_high", count(&nvml::RemapHistogram::high));
-  put("remap.banks_partial", count(&nvml::RemapHistogram::partial));
-  put("remap.banks_low", count(&nvml::RemapHistogram::low));
-  put("remap.banks_none", count(&nvml::RemapHistogram::none));
+  put("remap.banks_max", field(banks, [](const nvml::RemapHistogram& h) { return double(h.max); }));
+  put("remap.banks_high", field(banks, [](const nvml::RemapHistogram& h) { return double(h.high); }));
+  put("remap.banks_partial", field(banks, [](const nvml::RemapHistogram& h) { return double(h.partial); }));
+  put("remap.banks_low", field(banks, [](const nvml::RemapHistogram& h) { return double(h.low); }));
+  put("remap.banks_none", field(banks, [](const nvml::RemapHistogram& h) { return double(h.none); }));
   put("retired_pages.single_bit", d.retired_pages(false));
   put("retired_pages.double_bit", d.retired_pages(true));
   put("retired_pages.pending", d.retired_pages_pending());
