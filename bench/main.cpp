@@ -10,12 +10,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "ceilings/bench_json.hpp"
 #include "ceilings/cli_checks.hpp"
 #include "ceilings/version.hpp"
 #include "harness/checkpoint.hpp"
 #include "harness/device_info.hpp"
+#include "harness/host_memory.hpp"
 #include "harness/nvml.hpp"
 #include "harness/registry.hpp"
 
@@ -132,6 +134,16 @@ int main(int argc, char** argv) {
   if (options.device >= count)
     return no_gpu("device index " + std::to_string(options.device) + " is out of range (" + std::to_string(count) +
                   " device" + (count == 1 ? "" : "s") + ")");
+  // The context is made from the GPU's own NUMA node, and the process stays there: the driver allocates its
+  // staging buffers for pageable copies and starts its threads as the context is made, on the node the
+  // creating thread runs on and prefers. Each host<->device case pins again (the same CPUs) and says so.
+  std::optional<NumaPlacement> placement;
+  try {
+    placement.emplace(options.device);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ceilings-bench: the process is not placed on GPU %d's NUMA node: %s\n", options.device,
+                 e.what());
+  }
   if (cudaSetDevice(options.device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
     return no_gpu("cannot create a context on device " + std::to_string(options.device));
 
