@@ -25,14 +25,42 @@ namespace {
 
 const char* kKnownTypes = "llama, mistral, qwen2, mixtral, gpt2, deepseek_v2, deepseek_v3";
 
+// No model's size, width, count or rank comes near 2^40; below it a sum of two never leaves int64 (a typo of
+// 2^63 - 1 shared experts wrapped the count to a plausible 666 billion parameters), and products are bounded in
+// count_params.
+constexpr std::int64_t kMaxSize = std::int64_t{1} << 40;
+std::int64_t size_of(const Fields& f, const std::string& key, std::int64_t minimum) {
+  const std::int64_t v = f.integer(key, minimum);
+  if (v > kMaxSize) f.fail(key, std::to_string(v) + " is larger than any model's (2^40): check it");
+  return v;
+}
+std::optional<std::int64_t> optional_size_of(const Fields& f, const std::string& key, std::int64_t minimum) {
+  if (!f.has(key)) return std::nullopt;
+  return size_of(f, key, minimum);
+}
+
+// A key whose absence Transformers' config class fills with a default that is not "none" (MistralConfig's 8 KV
+// heads and 4096-token window, DeepseekV3Config's 256 experts): absent, the count would silently differ from the
+// model Transformers builds. null still means none (every head a KV head, no window, no query LoRA).
+void require_stated(const Fields& f, const std::string& key, const std::string& config_class,
+                    const std::string& transformers_default) {
+  if (!f.raw().contains(key))
+    f.fail(key, "is absent: Transformers' " + config_class + " would take " + transformers_default +
+                    ", and this version counts only what the config states; add the key (null where the model has "
+                    "none)");
+}
+
 // Heads and head width of standard (non-MLA) attention, validated against each other.
 void read_attention(const Fields& f, ModelConfig& m) {
-  m.heads = f.integer("num_attention_heads", 1);
-  m.kv_heads = f.optional_integer("num_key_value_heads", 1).value_or(m.heads);
+  if (m.model_type == "mistral") require_stated(f, "num_key_value_heads", "MistralConfig", "8");
+  if (m.model_type == "mixtral") require_stated(f, "num_key_value_heads", "MixtralConfig", "8");
+  if (m.model_type == "qwen2") require_stated(f, "num_key_value_heads", "Qwen2Config", "32");
+  m.heads = size_of(f, "num_attention_heads", 1);
+  m.kv_heads = optional_size_of(f, "num_key_value_heads", 1).value_or(m.heads);
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
     f.fail("num_key_value_heads",
            "must divide num_attention_heads (" + std::to_string(m.heads) + "), found " + std::to_string(m.kv_heads));
-  if (auto hd = f.optional_integer("head_dim", 1)) {
+  if (auto hd = optional_size_of(f, "head_dim", 1)) {
     m.head_dim = *hd;
   } else {
     if (m.hidden % m.heads != 0)
@@ -46,10 +74,10 @@ void read_attention(const Fields& f, ModelConfig& m) {
 ModelConfig read_decoder_sizes(const Fields& f, const std::string& type) {
   ModelConfig m;
   m.model_type = type;
-  m.hidden = f.integer("hidden_size", 1);
-  m.layers = f.integer("num_hidden_layers", 1);
-  m.vocab = f.integer("vocab_size", 1);
-  m.ffn = f.integer("intermediate_size", 1);
+  m.hidden = size_of(f, "hidden_size", 1);
+  m.layers = size_of(f, "num_hidden_layers", 1);
+  m.vocab = size_of(f, "vocab_size", 1);
+  m.ffn = size_of(f, "intermediate_size", 1);
   return m;
 }
 
@@ -64,9 +92,9 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
     if (f.optional_boolean("use_sliding_window").value_or(false)) {
       // Transformers' Qwen2: the first max_window_layers layers (default 28) attend to everything, the
       // rest through the sliding window.
-      const std::int64_t full = f.optional_integer("max_window_layers", 0).value_or(28);
+      const std::int64_t full = optional_size_of(f, "max_window_layers", 0).value_or(28);
       if (full == 0) {
-        m.sliding_window = f.integer("sliding_window", 1);
+        m.sliding_window = size_of(f, "sliding_window", 1);
       } else if (full < m.layers) {
         f.fail("max_window_layers", std::to_string(full) + " of the " + std::to_string(m.layers) +
                                         " layers attend to everything and the rest through the sliding window: "
@@ -76,11 +104,12 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
   } else {
     m.qkv_bias = m.o_bias = f.optional_boolean("attention_bias").value_or(false);
     m.mlp_bias = f.optional_boolean("mlp_bias").value_or(false);
-    if (type == "mistral" || type == "mixtral") m.sliding_window = f.optional_integer("sliding_window", 1);
+    if (type == "mistral") require_stated(f, "sliding_window", "MistralConfig", "a 4096-token window");
+    if (type == "mistral" || type == "mixtral") m.sliding_window = optional_size_of(f, "sliding_window", 1);
   }
   if (type == "mixtral") {
-    m.routed_experts = f.integer("num_local_experts", 1);
-    m.experts_per_token = f.integer("num_experts_per_tok", 1);
+    m.routed_experts = size_of(f, "num_local_experts", 1);
+    m.experts_per_token = size_of(f, "num_experts_per_tok", 1);
     if (m.experts_per_token > m.routed_experts)
       f.fail("num_experts_per_tok", "is larger than num_local_experts (" + std::to_string(m.routed_experts) + ")");
     m.expert_ffn = m.ffn;
@@ -91,15 +120,15 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
 ModelConfig parse_gpt2(const Fields& f) {
   ModelConfig m;
   m.model_type = "gpt2";
-  m.hidden = f.integer("n_embd", 1);
-  m.layers = f.integer("n_layer", 1);
-  m.heads = m.kv_heads = f.integer("n_head", 1);
+  m.hidden = size_of(f, "n_embd", 1);
+  m.layers = size_of(f, "n_layer", 1);
+  m.heads = m.kv_heads = size_of(f, "n_head", 1);
   if (m.hidden % m.heads != 0)
     f.fail("n_embd", std::to_string(m.hidden) + " is not divisible by n_head (" + std::to_string(m.heads) + ")");
   m.head_dim = m.hidden / m.heads;
-  m.vocab = f.integer("vocab_size", 1);
-  m.ffn = f.optional_integer("n_inner", 1).value_or(4 * m.hidden);
-  m.learned_positions = f.integer("n_positions", 1);
+  m.vocab = size_of(f, "vocab_size", 1);
+  m.ffn = optional_size_of(f, "n_inner", 1).value_or(4 * m.hidden);
+  m.learned_positions = size_of(f, "n_positions", 1);
   m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(true);
   m.gated_mlp = false;
   m.qkv_bias = m.o_bias = m.mlp_bias = true;  // Conv1D layers all carry biases
@@ -109,33 +138,40 @@ ModelConfig parse_gpt2(const Fields& f) {
 
 ModelConfig parse_deepseek(const Fields& f, const std::string& type) {
   ModelConfig m = read_decoder_sizes(f, type);
-  m.heads = f.integer("num_attention_heads", 1);
+  m.heads = size_of(f, "num_attention_heads", 1);
   m.kv_heads = m.heads;
-  m.q_lora_rank = f.optional_integer("q_lora_rank", 1).value_or(0);
-  m.kv_lora_rank = f.integer("kv_lora_rank", 1);
-  m.qk_nope_head_dim = f.integer("qk_nope_head_dim", 0);
-  m.qk_rope_head_dim = f.integer("qk_rope_head_dim", 1);
-  m.v_head_dim = f.integer("v_head_dim", 1);
+  const std::string config_class = type == "deepseek_v3" ? "DeepseekV3Config" : "DeepseekV2Config";
+  require_stated(f, "q_lora_rank", config_class, "1536");
+  if (type == "deepseek_v3") {
+    require_stated(f, "n_routed_experts", config_class, "256");
+    require_stated(f, "n_shared_experts", config_class, "1");
+    require_stated(f, "first_k_dense_replace", config_class, "3");
+  }
+  m.q_lora_rank = optional_size_of(f, "q_lora_rank", 1).value_or(0);
+  m.kv_lora_rank = size_of(f, "kv_lora_rank", 1);
+  m.qk_nope_head_dim = size_of(f, "qk_nope_head_dim", 0);
+  m.qk_rope_head_dim = size_of(f, "qk_rope_head_dim", 1);
+  m.v_head_dim = size_of(f, "v_head_dim", 1);
   m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
   m.qkv_bias = m.o_bias = f.optional_boolean("attention_bias").value_or(false);
   m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(false);
   m.gated_mlp = true;
   m.norm_params_per_hidden = 1;
   if (f.has("n_routed_experts")) {
-    m.routed_experts = f.integer("n_routed_experts", 1);
-    m.experts_per_token = f.integer("num_experts_per_tok", 1);
+    m.routed_experts = size_of(f, "n_routed_experts", 1);
+    m.experts_per_token = size_of(f, "num_experts_per_tok", 1);
     if (m.experts_per_token > m.routed_experts)
       f.fail("num_experts_per_tok", "is larger than n_routed_experts (" + std::to_string(m.routed_experts) + ")");
-    m.shared_experts = f.optional_integer("n_shared_experts", 0).value_or(0);
-    m.expert_ffn = f.integer("moe_intermediate_size", 1);
-    m.first_dense_layers = f.optional_integer("first_k_dense_replace", 0).value_or(0);
+    m.shared_experts = optional_size_of(f, "n_shared_experts", 0).value_or(0);
+    m.expert_ffn = size_of(f, "moe_intermediate_size", 1);
+    m.first_dense_layers = optional_size_of(f, "first_k_dense_replace", 0).value_or(0);
     // More dense layers than layers would leave no MoE layer, and the counts would quietly drop the experts.
     if (m.first_dense_layers > m.layers)
       f.fail("first_k_dense_replace", "is larger than num_hidden_layers (" + std::to_string(m.layers) + ")");
-    m.moe_layer_freq = f.optional_integer("moe_layer_freq", 1).value_or(1);
+    m.moe_layer_freq = optional_size_of(f, "moe_layer_freq", 1).value_or(1);
     m.router_bias_per_expert = f.optional_string("topk_method").value_or("") == "noaux_tc";
   }
-  m.mtp_layers = f.optional_integer("num_nextn_predict_layers", 0).value_or(0);
+  m.mtp_layers = optional_size_of(f, "num_nextn_predict_layers", 0).value_or(0);
   return m;
 }
 
@@ -252,6 +288,9 @@ ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t h
   if (kv_heads <= 0) kv_heads = heads;
   if (kv_heads > heads || heads % kv_heads != 0) throw InputError("--kv-heads must divide --heads");
   if (ffn < 0 || vocab < 0) throw InputError(ffn < 0 ? "--ffn must not be negative" : "--vocab must not be negative");
+  for (const auto& [flag, v] : {std::pair<const char*, std::int64_t>{"--layers", layers}, {"--hidden", hidden},
+                                {"--heads", heads}, {"--kv-heads", kv_heads}, {"--ffn", ffn}, {"--vocab", vocab}})
+    if (v > kMaxSize) throw InputError(std::string(flag) + " " + std::to_string(v) + " is larger than any model's (2^40)");
   ModelConfig m;
   m.model_type = "flags";
   m.layers = layers;
@@ -275,7 +314,7 @@ ParamCounts count_params(const ModelConfig& m) {
                      std::to_string(kMaxLayers) + "); check the layer count");
   const ParamCountsOf<long double> bound = count<long double>(m);
   for (long double v : {bound.total, bound.mtp, bound.matmul_active})
-    if (!(v < 0x1p62L))
+    if (!(v >= 0 && v < 0x1p62L))
       throw InputError("the model's sizes give more than 2^62 parameters, more than this version counts; check "
                        "the hidden size, vocabulary, MLP width, heads and experts");
   return count<std::int64_t>(m);

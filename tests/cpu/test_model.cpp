@@ -207,6 +207,41 @@ TEST(ModelErrors, NamesTheField) {
   EXPECT_EQ(err(j), "no error");
 }
 
+// A key Transformers' config class fills with a default other than "none" must be stated: absent, Mistral-7B
+// counted 805 million parameters too many (32 KV heads, not MistralConfig's 8) and a 4x KV cache, DeepSeek-V3 33
+// billion too many (no first_k_dense_replace: every layer MoE, not DeepseekV3Config's first 3 dense). null
+// still means none.
+TEST(ModelErrors, KeysTransformersDefaultsOtherwiseMustBeStated) {
+  const std::vector<std::pair<std::string, std::string>> keys = {
+      {"Mistral-7B-v0.1", "num_key_value_heads"}, {"Mistral-7B-v0.1", "sliding_window"},
+      {"Mixtral-8x7B-v0.1", "num_key_value_heads"}, {"Qwen2-7B", "num_key_value_heads"},
+      {"DeepSeek-V3", "q_lora_rank"},           {"DeepSeek-V3", "n_routed_experts"},
+      {"DeepSeek-V3", "n_shared_experts"},      {"DeepSeek-V3", "first_k_dense_replace"}};
+  for (const auto& [model, key] : keys) {
+    json config = read_json_file(fixture_path(model));
+    ASSERT_TRUE(config.contains(key)) << model << " " << key;
+    config.erase(key);
+    try {
+      parse_hf_config(config, model);
+      ADD_FAILURE() << model << " without " << key << " was counted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("is absent: Transformers'"), std::string::npos) << e.what();
+    }
+  }
+  // null: every head a KV head (Transformers' reading of None), no window.
+  json mistral = read_json_file(fixture_path("Mistral-7B-v0.1"));
+  mistral["num_key_value_heads"] = nullptr;
+  mistral["sliding_window"] = nullptr;
+  const ModelConfig m = parse_hf_config(mistral);
+  EXPECT_EQ(m.kv_heads, m.heads);
+  EXPECT_FALSE(m.sliding_window.has_value());
+  // Llama's class default is None (every head a KV head): an absent key is that, no error.
+  json llama = read_json_file(fixture_path("Llama-3.1-8B"));
+  llama.erase("num_key_value_heads");
+  EXPECT_EQ(parse_hf_config(llama).kv_heads, 32);
+}
+
 TEST(ModelCli, JsonKeys) {
   const auto r = test::run_cli({"model", "--hf-config", fixture_path("Mixtral-8x7B-v0.1"), "--json", "--seq", "2048"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -298,11 +333,35 @@ TEST(ModelConfigs, Qwen2SlidingWindowFollowsMaxWindowLayers) {
 TEST(ModelCli, CountsPastInt64AreInputErrors) {
   const std::string dir = test::scratch_dir("model_cli_huge");
   json config = read_json_file(fixture_path("Llama-3.1-8B"));
-  config["vocab_size"] = 1125899906842624LL;  // 2^50
+  config["vocab_size"] = 1125899906842624LL;  // 2^50: no model's
   std::ofstream(dir + "/vocab.json") << config.dump();
-  const auto r = test::run_cli({"model", "--hf-config", dir + "/vocab.json"});
+  auto r = test::run_cli({"model", "--hf-config", dir + "/vocab.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("vocab_size"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("larger than any model's (2^40)"), std::string::npos) << r.err;
+  config = read_json_file(fixture_path("Llama-3.1-8B"));
+  config["hidden_size"] = 1073741824LL;         // 2^30, and an MLP of 2^40: each size allowed, their product not
+  config["intermediate_size"] = 1099511627776LL;
+  std::ofstream(dir + "/product.json") << config.dump();
+  r = test::run_cli({"model", "--hf-config", dir + "/product.json"});
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.err.find("2^62"), std::string::npos) << r.err;
+  // A sum that would wrap int64 (2^63 - 1 shared experts, or as the query head's no-RoPE width) is refused by
+  // name: wrapped, the count read a plausible 666 billion parameters with exit 0.
+  for (const char* key : {"n_shared_experts", "qk_nope_head_dim"}) {
+    json deepseek = read_json_file(fixture_path("DeepSeek-V3"));
+    deepseek[key] = INT64_MAX;
+    try {
+      count_params(parse_hf_config(deepseek));
+      ADD_FAILURE() << key << " = 2^63 - 1 was counted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(test::run_cli({"mfu", "--layers", "32", "--hidden", "4096", "--heads", "32", "--ffn", "9223372036854775807",
+                           "--seq", "4096", "--tokens-per-sec", "10", "--gpus", "1", "--peak-tflops", "100"})
+                .exit_code,
+            2);
   config = read_json_file(fixture_path("Llama-3.1-8B"));
   config["num_hidden_layers"] = 1000000000000LL;  // counted layer by layer: refused before the loop
   std::ofstream(dir + "/layers.json") << config.dump();
