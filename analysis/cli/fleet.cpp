@@ -125,7 +125,7 @@ Table not_compared_table(const FleetInput& in, const FleetGroup& g) {
     const Profile& p = in.members[g.members[k]].profile;
     std::vector<std::string> row{p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id};
     if (!g.peer_group) {
-      row.push_back("not judged: no group of " + g.fingerprint.gpu + " large enough to compare with");
+      row.push_back("not judged: no group of " + g.fingerprint.model() + " large enough to compare with");
     } else {
       row.push_back(unlike_text(g));
       std::string worse;
@@ -185,7 +185,7 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
       for (std::size_t k = 0; k < g.members.size(); ++k) {
         if (!g.peer_group) {
           add_plain(row(gi, "not judged", g.members[k]), "",
-                    "no group of " + g.fingerprint.gpu + " large enough to compare with");
+                    "no group of " + g.fingerprint.model() + " large enough to compare with");
           continue;
         }
         const std::string why = unlike_text(g);

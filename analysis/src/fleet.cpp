@@ -24,12 +24,22 @@ std::string Fingerprint::key() const {
   return gpu + "\x1f" + std::to_string(memory_bytes) + "\x1f" + driver + "\x1f" + cuda_runtime + "\x1f" +
          (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
          (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
-         (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-") + "\x1f" + host_cpu;
+         (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-") + "\x1f" + host_cpu + "\x1f" +
+         std::to_string(sm_count) + (mig ? "\x1fmig" : "");
+}
+
+std::string Fingerprint::model() const {
+  return mig ? gpu + " MIG instances of " + std::to_string(sm_count) + " SMs" : gpu;
+}
+
+bool Fingerprint::same_model(const Fingerprint& other) const {
+  return gpu == other.gpu && mig == other.mig && (!mig || sm_count == other.sm_count);
 }
 
 
 std::string Fingerprint::label() const {
-  std::string s = gpu + ", " + format_quantity(static_cast<double>(memory_bytes), "B") + ", driver " +
+  std::string s = gpu + ", " + (mig ? "MIG instance of " : "") + std::to_string(sm_count) + " SMs, " +
+                  format_quantity(static_cast<double>(memory_bytes), "B") + ", driver " +
                   (driver.empty() ? "?" : driver) + ", CUDA " + (cuda_runtime.empty() ? "?" : cuda_runtime);
   s += power_limit_w ? ", " + format_quantity(*power_limit_w, "W") : ", power limit ?";
   if (gpus_visible) s += ", " + std::to_string(*gpus_visible) + (*gpus_visible == 1 ? " GPU" : " GPUs");
@@ -46,7 +56,9 @@ json Fingerprint::to_json() const {
           {"power_limit_w", power_limit_w ? json(*power_limit_w) : json(nullptr)},
           {"gpus_visible", gpus_visible ? json(*gpus_visible) : json(nullptr)},
           {"nvlink_pairs", nvlink_own_pairs ? json(pairs_word(nvlink_own_pairs)) : json(nullptr)},
-          {"host_cpu", host_cpu}};
+          {"host_cpu", host_cpu},
+          {"sm_count", sm_count},
+          {"mig", mig}};
 }
 
 std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) const {
@@ -56,6 +68,8 @@ std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) cons
       out.push_back(field + " " + (mine.empty() ? "?" : mine) + " (peers: " + (theirs.empty() ? "?" : theirs) + ")");
   };
   differ("GPU", gpu, peers.gpu);
+  differ("SMs", std::to_string(sm_count) + (mig ? " (MIG instance)" : ""),
+         std::to_string(peers.sm_count) + (peers.mig ? " (MIG instance)" : ""));
   if (memory_bytes != peers.memory_bytes)
     differ("memory", format_quantity(static_cast<double>(memory_bytes), "B", 6),
            format_quantity(static_cast<double>(peers.memory_bytes), "B", 6));
@@ -79,6 +93,8 @@ Fingerprint fingerprint_of(const Profile& p) {
   f.power_limit_w = p.device.power_limit_w;
   f.gpus_visible = p.gpus_visible;
   f.host_cpu = p.cpu;
+  f.sm_count = p.device.sm_count;
+  f.mig = p.device.mig.value_or(false);
   for (const Ceiling& c : p.ceilings)
     if (c.name.rfind("nvlink.", 0) == 0)
       if (const auto own = c.detail_number("scope_device")) {
@@ -355,7 +371,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     g.too_small = g.members.size() < rule.min_members;
     for (std::size_t pi = 0; pi < groups.size(); ++pi) {
       const FleetGroup& peers = groups[pi];
-      if (peers.members.size() < rule.min_members || peers.fingerprint.gpu != g.fingerprint.gpu) continue;
+      if (peers.members.size() < rule.min_members || !peers.fingerprint.same_model(g.fingerprint)) continue;
       if (&peers == &g) break;  // the model's largest group: the others are set against it
       const std::vector<std::string> differences = g.fingerprint.differences(peers.fingerprint);
       auto is = [](const char* field) {

@@ -171,6 +171,8 @@ Profile profile_from_json(const json& document, const std::string& origin) {
     dev.max_mem_clock_hz = clocks->optional_number("memory");
   }
   dev.power_limit_w = d.optional_number("power_limit_w");
+  dev.mig = d.optional_boolean("mig");
+  dev.board_uuid = d.optional_name_string("board_uuid").value_or("");
   if (auto pcie = d.optional_object("pcie")) {
     dev.pcie.gen = optional_int(*pcie, "gen");
     dev.pcie.width = optional_int(*pcie, "width");
@@ -257,6 +259,8 @@ json profile_to_json(const Profile& p) {
   dev["ecc"] = opt(d.ecc);
   dev["clocks_max_hz"] = {{"sm", opt(d.max_sm_clock_hz)}, {"memory", opt(d.max_mem_clock_hz)}};
   dev["power_limit_w"] = opt(d.power_limit_w);
+  if (d.mig) dev["mig"] = *d.mig;
+  if (!d.board_uuid.empty()) dev["board_uuid"] = d.board_uuid;
   dev["pcie"] = {{"gen", opt(d.pcie.gen)},
                  {"width", opt(d.pcie.width)},
                  {"max_gen", opt(d.pcie.max_gen)},

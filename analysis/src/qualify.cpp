@@ -1010,10 +1010,11 @@ void check_readable(const HealthSection& s, std::vector<Check>& out) {
 
 std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rules, const Profile* profile) {
   std::vector<Check> out;
-  if (profile && !profile->device.uuid.empty() && s.uuid != profile->device.uuid) {
+  // The health section names the board (NVML's UUID), also where the profile was measured on a MIG instance.
+  if (profile && !profile->device.board().empty() && s.uuid != profile->device.board()) {
     Check c = make("health", "same GPU");
     c.measured_text = s.uuid;
-    c.threshold_text = profile->device.uuid;
+    c.threshold_text = profile->device.board();
     c.source = "the profile's device";
     c.reason = "the health section was recorded on another GPU (" + s.uuid + ")";
     out.push_back(c);
@@ -1231,6 +1232,36 @@ double implausible_share(const std::string& ceiling) {
   return f == "hbm" || f == "pcie" || f == "nvlink" ? kImplausibleLinkShare : kImplausibleShare;
 }
 
+bool is_mig(const Profile& p) { return p.device.mig.value_or(false); }
+
+// The datasheet's figures are the whole GPU's. A MIG instance (a slice of its SMs and memory) cannot be judged
+// against them: incomplete, not failed. A whole GPU that shows another SM count than its datasheet entry is not
+// the GPU its name says (another SKU under the name, or SMs disabled): failed.
+void sm_count_check(const Profile& p, std::vector<Check>& out) {
+  const GpuSpec* spec = spec_for(p);
+  const bool known = spec && spec->sm_count > 0;
+  if (!known && !is_mig(p)) return;
+  Check k = make("device", "SM count");
+  k.measured = p.device.sm_count;
+  k.measured_text = std::to_string(p.device.sm_count) + " SMs" + (is_mig(p) ? " (a MIG instance)" : "");
+  k.threshold_text = known ? std::to_string(spec->sm_count) + " SMs" : "the whole GPU";
+  k.source = known ? "datasheet " + spec->name : "the datasheet (whole GPUs)";
+  if (is_mig(p)) {
+    k.status = CheckStatus::kIncomplete;
+    k.reason = "measured on a MIG instance of " + (p.device.board_uuid.empty() ? "its board" : p.device.board_uuid) +
+               ": the datasheet's figures are the whole GPU's, so its ceilings cannot be judged against them "
+               "(qualify the GPU with MIG mode disabled; rules' minimums and a baseline of the same instance size "
+               "still apply)";
+  } else if (p.device.sm_count == spec->sm_count) {
+    k.status = CheckStatus::kPass;
+  } else {
+    k.status = CheckStatus::kFail;
+    k.reason = "the GPU shows " + std::to_string(p.device.sm_count) + " SMs, the datasheet's " + spec->name + " has " +
+               std::to_string(spec->sm_count) + ": another SKU under this name, or SMs disabled";
+  }
+  out.push_back(k);
+}
+
 void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std::vector<Check>& out) {
   const auto rule_it = rules.ceilings.find(c.name);
   const CeilingRule* rule = rule_it == rules.ceilings.end() ? nullptr : &rule_it->second;
@@ -1240,7 +1271,10 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     k.unit = c.unit;
     k.measured = c.value;
     const auto base = datasheet_base(p, c);
-    if (!base) {
+    if (is_mig(p)) {
+      k.reason = "measured on a MIG instance (" + std::to_string(p.device.sm_count) +
+                 " SMs): the datasheet's figures are the whole GPU's";
+    } else if (!base) {
       k.reason = "no datasheet figure for " + c.name + " on " + p.device.name + " (add the GPU to the datasheet table)";
     } else {
       std::string note;
@@ -1461,6 +1495,12 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
       !(this_model && this_model == find_gpu(baseline->device.name)))
     throw InputError("the baseline is a profile of a " + baseline->device.name + ", this one of a " + p.device.name +
                      ": compare like with like");
+  // A MIG instance against the whole GPU (or another instance size) is not like with like either.
+  if (baseline && (baseline->device.sm_count != p.device.sm_count || is_mig(*baseline) != is_mig(p)))
+    throw InputError("the baseline's GPU has " + std::to_string(baseline->device.sm_count) + " SMs" +
+                     (is_mig(*baseline) ? " (a MIG instance)" : "") + ", this one " +
+                     std::to_string(p.device.sm_count) + (is_mig(p) ? " (a MIG instance)" : "") +
+                     ": compare like with like");
   // A baseline that judges nothing would let any node pass against it.
   if (baseline && baseline->ceilings.empty())
     throw InputError("the baseline has no ceilings (" +
@@ -1496,6 +1536,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     r.checks.push_back(k);
   }
 
+  // Only where the datasheet judges: the SM count is what makes its figures this GPU's.
+  if (std::any_of(rules.ceilings.begin(), rules.ceilings.end(),
+                  [](const auto& kv) { return kv.second.min_fraction_of_datasheet.has_value(); }))
+    sm_count_check(p, r.checks);
   for (const Ceiling& c : p.ceilings) ceiling_checks(p, c, rules, r.checks);
   for (const std::string& name : rules.named)
     if (!p.find(name)) r.checks.push_back(absent_ceiling_check(p, name, rules));
@@ -1557,7 +1601,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     return (k.rule == "datasheet fraction" || k.rule == "minimum" || k.rule == "maximum" || k.rule == "baseline") &&
            k.status != CheckStatus::kIncomplete;
   });
-  if (!judged && !r.checks.empty()) {
+  if (!judged && !r.checks.empty() && !is_mig(p)) {  // a MIG instance's SM count check says why
     Check k = make("profile", "ceilings judged");
     k.measured_text = std::to_string(p.ceilings.size()) + " ceiling(s), none judged";
     k.threshold_text = "at least one";

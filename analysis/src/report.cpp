@@ -65,6 +65,9 @@ std::string profile_summary(const Profile& p) {
      << format_quantity(static_cast<double>(d.memory_bytes), "B") << ", L2 "
      << format_quantity(static_cast<double>(d.l2_bytes), "B") << ")  uuid " << d.uuid << "  bus " << d.pci_bus_id
      << "\n";
+  if (d.mig.value_or(false))
+    os << "a MIG instance of " << (d.board_uuid.empty() ? "its board" : d.board_uuid)
+       << ": datasheet % is of the whole GPU\n";
   os << "driver " << (d.driver.empty() ? "?" : d.driver) << ", CUDA runtime " << d.cuda_runtime << ", cuBLAS "
      << (d.cublas.empty() ? "?" : d.cublas) << "; host " << (p.hostname.empty() ? "?" : p.hostname)
      << (p.raw.contains("baseline") ? "; written " : "; measured ") << p.created << " by ceilings " << p.tool_version

@@ -95,8 +95,9 @@ struct Library::Symbols {
   int (*total_ecc)(Handle, int, int, unsigned long long*) = nullptr;
   int (*memory_error_counter)(Handle, int, int, int, unsigned long long*) = nullptr;
   int (*remapped_rows)(Handle, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
-  int (*remap_histogram)(Handle, RemapHistogram*) = nullptr;
-  int (*validate_inforom)(Handle) = nullptr;  // nvmlRowRemapperHistogramValues_t: 5 unsigned
+  int (*remap_histogram)(Handle, RemapHistogram*) = nullptr;  // nvmlRowRemapperHistogramValues_t: 5 unsigned
+  int (*validate_inforom)(Handle) = nullptr;
+  int (*mig_mode)(Handle, unsigned*, unsigned*) = nullptr;
   int (*retired_pages)(Handle, int, unsigned*, unsigned long long*) = nullptr;
   int (*retired_pages_pending)(Handle, int*) = nullptr;
   int (*pcie_replay)(Handle, unsigned*) = nullptr;
@@ -191,6 +192,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.remapped_rows, {"nvmlDeviceGetRemappedRows"});
   resolve(h, s.remap_histogram, {"nvmlDeviceGetRowRemapperHistogram"});
   resolve(h, s.validate_inforom, {"nvmlDeviceValidateInforom"});
+  resolve(h, s.mig_mode, {"nvmlDeviceGetMigMode"});
   resolve(h, s.retired_pages, {"nvmlDeviceGetRetiredPages"});
   resolve(h, s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
   resolve(h, s.pcie_replay, {"nvmlDeviceGetPcieReplayCounter"});
@@ -318,6 +320,12 @@ Result<bool> Device::inforom_valid() const {
   const int rc = call(SYMS.validate_inforom, handle_);
   if (rc == kCorruptedInforom) return {kSuccess, false};
   return {rc, rc == kSuccess};
+}
+Result<bool> Device::mig_enabled() const {
+  unsigned current = 0, pending = 0;
+  const int rc = call(SYMS.mig_mode, handle_, &current, &pending);
+  if (rc == kNotSupported) return {kSuccess, false};  // a GPU without MIG is always whole
+  return {rc, current == 1};                          // NVML_DEVICE_MIG_ENABLE
 }
 Result<unsigned> Device::pcie_link_gen() const { return read_unsigned(SYMS.pcie_gen, handle_); }
 Result<unsigned> Device::pcie_link_width() const { return read_unsigned(SYMS.pcie_width, handle_); }

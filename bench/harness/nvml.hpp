@@ -104,6 +104,9 @@ class Device {
   // nvmlDeviceValidateInforom: reads the InfoROM from flash and checks its checksums; false where they fail
   // (NVML_ERROR_CORRUPTED_INFOROM, an answer here, not an error).
   Result<bool> inforom_valid() const;
+  // nvmlDeviceGetMigMode's current mode: true where the board is split into MIG instances (CUDA then sees
+  // instances, never the whole board); false where it is not, or the GPU has no MIG.
+  Result<bool> mig_enabled() const;
   Result<unsigned> pcie_link_gen() const;
   Result<unsigned> pcie_link_width() const;
   // The most the GPU and its slot allow together (a Gen5 GPU in a Gen4 slot: 4), and the GPU's own most.

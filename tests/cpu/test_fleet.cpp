@@ -708,6 +708,58 @@ TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {
   EXPECT_EQ(j["groups"][1]["unlike_peers"].at("versus_peers").size(), 3u);
 }
 
+// MIG instances: each is its own GPU (its own UUID, the board's beside it), so two instances of one board are two
+// members, not an older and a newer run; instances of one size are a model of their own, never set against whole
+// GPUs or another size. A whole GPU that shows fewer SMs than its peers is configured unlike them.
+TEST(Fleet, MigInstancesAreTheirOwnModelAndFewerSmsAreADifference) {
+  FleetGen gen(29, 0.001);
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 12; ++i) fleet.push_back({"whole" + std::to_string(i), gen.gpu(i, 0)});
+  auto instance = [&](int node, int slot, int sms, double share) {
+    Profile p = gen.gpu(node, 0);
+    p.device.board_uuid = p.device.uuid;
+    char uuid[64];
+    std::snprintf(uuid, sizeof uuid, "MIG-%08d-0000-0000-0000-%012d", node, slot);
+    p.device.uuid = uuid;
+    p.device.mig = true;
+    p.device.sm_count = sms;
+    for (Ceiling& c : p.ceilings)
+      if (c.unit != "s") c.value *= share;
+    return p;
+  };
+  for (int node = 20; node < 22; ++node)
+    for (int slot = 0; slot < 4; ++slot) fleet.push_back({"1g" + std::to_string(node) + std::to_string(slot), instance(node, slot, 16, 1.0 / 7)});
+  for (int node = 20; node < 22; ++node) fleet.push_back({"3g" + std::to_string(node), instance(node, 9, 60, 3.0 / 7)});
+  Profile fewer = gen.gpu(30, 0);
+  fewer.device.sm_count = 114;
+  fleet.push_back({"fewer", fewer});
+
+  // Two instances of one board are two GPUs: nothing is set aside as an older run.
+  const std::string dir = ceilings::test::scratch_dir("fleet_mig");
+  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const FleetInput in = load_fleet({dir});
+  EXPECT_EQ(in.members.size(), fleet.size());
+  EXPECT_TRUE(in.superseded.empty());
+
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups[0].members.size(), 12u);
+  EXPECT_FALSE(groups[0].fingerprint.mig);
+  EXPECT_EQ(groups[1].members.size(), 8u);
+  EXPECT_TRUE(groups[1].fingerprint.mig);
+  EXPECT_EQ(groups[1].fingerprint.sm_count, 16);
+  EXPECT_NE(groups[1].fingerprint.label().find("MIG instance of 16 SMs"), std::string::npos) << groups[1].fingerprint.label();
+  EXPECT_FALSE(groups[1].peer_group.has_value()) << "1/7 of a GPU is not a whole GPU's deficit";
+  EXPECT_TRUE(groups[1].outliers.empty());
+  EXPECT_EQ(groups[2].members.size(), 2u);
+  EXPECT_EQ(groups[2].fingerprint.model(), "NVIDIA H200 MIG instances of 60 SMs");
+  EXPECT_FALSE(groups[2].peer_group.has_value()) << "nor is a 3g instance a 1g one's";
+  EXPECT_EQ(groups[3].members.size(), 1u);
+  ASSERT_TRUE(groups[3].peer_group.has_value()) << "a whole GPU with fewer SMs is set against its model";
+  EXPECT_EQ(*groups[3].peer_group, 0u);
+  EXPECT_EQ(groups[3].differences, std::vector<std::string>{"SMs 114 (peers: 132)"});
+}
+
 // The host's CPU model is part of the fingerprint: pageable copies and launch latency go with the server,
 // so GPUs in another server model are not one group's peers. Against the largest group they are judged on the
 // GPU's own ceilings: slower pinned copies are a finding, a slower launch path (the host's) is not, and servers

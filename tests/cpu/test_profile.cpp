@@ -117,6 +117,34 @@ TEST(Profile, ReadsTheNumberOfGpusTheRunSaw) {
   EXPECT_FALSE(profile_from_json(d).gpus_visible.has_value());
 }
 
+// A MIG instance's profile names the instance (uuid) and its board (board_uuid); a whole GPU's has neither field
+// unless the bench could tell (mig false).
+TEST(Profile, ReadsWhetherItWasAMigInstance) {
+  json d = fixture();
+  Profile whole = profile_from_json(d);
+  EXPECT_FALSE(whole.device.mig.has_value());
+  EXPECT_EQ(whole.device.board(), whole.device.uuid);
+  EXPECT_FALSE(profile_to_json(whole)["device"].contains("mig"));
+  EXPECT_FALSE(profile_to_json(whole)["device"].contains("board_uuid"));
+  d["device"]["mig"] = true;
+  d["device"]["board_uuid"] = d["device"]["uuid"];
+  d["device"]["uuid"] = "MIG-00000000-1111-2222-3333-555555555555";
+  const Profile mig = profile_from_json(d);
+  EXPECT_EQ(mig.device.mig, std::optional<bool>(true));
+  EXPECT_EQ(mig.device.board(), d["device"]["board_uuid"].get<std::string>());
+  Profile bare = mig;
+  bare.raw = json::object();
+  const json written = profile_to_json(bare);
+  EXPECT_EQ(written["device"]["mig"], true);
+  EXPECT_EQ(written["device"]["board_uuid"], d["device"]["board_uuid"]);
+  EXPECT_EQ(written["device"]["uuid"], "MIG-00000000-1111-2222-3333-555555555555");
+  d["device"]["mig"] = "yes";
+  expect_rejected(d, "mig");
+  d["device"]["mig"] = true;
+  d["device"]["board_uuid"] = 7;
+  expect_rejected(d, "board_uuid");
+}
+
 TEST(Profile, RejectsMissingRequiredFields) {
   json d = fixture();
   d.erase("schema");

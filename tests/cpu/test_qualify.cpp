@@ -434,6 +434,57 @@ TEST(Qualify, BaselineOfAnotherGpuIsBadInput) {
   EXPECT_EQ(qualify(p, &base, default_rules()).exit_code(), 0);
 }
 
+// The datasheet's figures are the whole GPU's. A MIG instance cannot be judged against them (incomplete, never a
+// pass or a fail); a whole GPU that shows another SM count than its entry is not the GPU its name says (fail).
+TEST(Qualify, AMigInstanceIsNotJudgedAgainstTheWholeGpusDatasheet) {
+  const QualifyResult whole = qualify(fixture(), nullptr, default_rules());
+  const Check& sms = find_check(whole, "device", "SM count");
+  EXPECT_EQ(sms.status, CheckStatus::kPass);
+  EXPECT_EQ(sms.measured_text, "132 SMs");
+  EXPECT_EQ(sms.threshold_text, "132 SMs");
+
+  Profile mig = fixture();
+  mig.device.board_uuid = mig.device.uuid;  // the health section names the board, as NVML does
+  mig.device.uuid = "MIG-00000000-1111-2222-3333-555555555555";
+  mig.device.mig = true;
+  mig.device.sm_count = 16;
+  for (Ceiling& c : mig.ceilings)
+    if (c.unit != "s") c.value /= 7;
+  const QualifyResult r = qualify(mig, nullptr, default_rules());
+  EXPECT_EQ(r.verdict(), CheckStatus::kIncomplete);
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_TRUE(with_status(r, CheckStatus::kFail).empty()) << *with_status(r, CheckStatus::kFail).begin();
+  const Check& instance = find_check(r, "device", "SM count");
+  EXPECT_EQ(instance.status, CheckStatus::kIncomplete);
+  EXPECT_NE(instance.reason.find("a MIG instance of GPU-00000000-1111-2222-3333-444444444444"), std::string::npos)
+      << instance.reason;
+  const Check& hbm = find_check(r, "hbm.copy", "datasheet fraction");
+  EXPECT_EQ(hbm.status, CheckStatus::kIncomplete);
+  EXPECT_NE(hbm.reason.find("the whole GPU's"), std::string::npos) << hbm.reason;
+  EXPECT_EQ(find_check(r, "health", "uncorrected ECC errors").status, CheckStatus::kPass)
+      << "the board's health section is this instance's board";
+  EXPECT_THROW(find_check(r, "health", "same GPU"), std::runtime_error);
+  // An instance whose board is not recorded does not match the board's health section: its checks are not run.
+  Profile unnamed = mig;
+  unnamed.device.board_uuid.clear();
+  const QualifyResult u = qualify(unnamed, nullptr, default_rules());
+  EXPECT_EQ(find_check(u, "health", "same GPU").status, CheckStatus::kIncomplete);
+  EXPECT_THROW(find_check(u, "health", "uncorrected ECC errors"), std::runtime_error);
+  // Measured against a baseline of the whole GPU: not like with like.
+  const Profile whole_gpu = fixture();
+  EXPECT_THROW(qualify(mig, &whole_gpu, default_rules()), InputError);
+  EXPECT_THROW(qualify(whole_gpu, &mig, default_rules()), InputError);
+  EXPECT_EQ(qualify(mig, &mig, default_rules()).exit_code(), 3);  // the baseline passes, the datasheet cannot judge
+
+  Profile fewer = fixture();
+  fewer.device.sm_count = 114;
+  const QualifyResult f = qualify(fewer, nullptr, default_rules());
+  EXPECT_EQ(f.exit_code(), 1);
+  const Check& other = find_check(f, "device", "SM count");
+  EXPECT_EQ(other.status, CheckStatus::kFail);
+  EXPECT_NE(other.reason.find("the GPU shows 114 SMs, the datasheet's H200 has 132"), std::string::npos) << other.reason;
+}
+
 TEST(Qualify, BaselineWithoutCeilingsIsBadInput) {
   const Profile p = fixture();
   Profile base = fixture();

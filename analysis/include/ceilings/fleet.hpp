@@ -29,11 +29,20 @@ struct Fingerprint {
   // The host's CPU model ("" where not recorded): pageable PCIe copies, launch and small-copy latency go
   // with it, so GPUs in servers of another model are not one group's peers.
   std::string host_cpu;
+  // The SMs CUDA shows, and whether they are a MIG instance's. Instances of one size are a model of their own
+  // (never set against whole GPUs or other sizes); a whole GPU with another SM count than its peers is a
+  // difference like a driver's.
+  int sm_count = 0;
+  bool mig = false;
 
   std::string key() const;    // exact, for grouping
-  // "NVIDIA H200, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs" (", NVLink: own pairs" or
-  // ", NVLink: all pairs" where recorded; ", host <CPU model>" where recorded)
+  // "NVIDIA H200, 132 SMs, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs" ("MIG instance of 16 SMs" for
+  // an instance; ", NVLink: own pairs" or ", NVLink: all pairs" where recorded; ", host <CPU model>" where
+  // recorded)
   std::string label() const;
+  // One model to compare: the same GPU name, and either both whole GPUs or MIG instances of one size.
+  bool same_model(const Fingerprint& other) const;
+  std::string model() const;  // "NVIDIA H200", or "NVIDIA H200 MIG instances of 16 SMs"
   json to_json() const;
   // The fields in which this fingerprint differs from `peers`, each as "driver 535.54.03 (peers: 580.95.05)".
   std::vector<std::string> differences(const Fingerprint& peers) const;

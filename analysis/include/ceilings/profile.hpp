@@ -64,6 +64,12 @@ struct DeviceInfo {
   std::optional<bool> ecc;
   std::optional<double> max_sm_clock_hz, max_mem_clock_hz, power_limit_w;
   PcieInfo pcie;
+  // A MIG instance (a slice of the board: its own SMs and memory) rather than the whole GPU; nullopt where the
+  // bench could not tell (no NVML). There uuid is the instance's ("MIG-...") and board_uuid the board's, which
+  // NVML and the health section name; board_uuid is empty otherwise (the board is uuid).
+  std::optional<bool> mig;
+  std::string board_uuid;
+  const std::string& board() const { return board_uuid.empty() ? uuid : board_uuid; }
 };
 
 struct Profile {
