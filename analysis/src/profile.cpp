@@ -325,13 +325,26 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   // the target: a reader sees the old file or the new one, never a part. The messages name the user's path.
   const fs::path dir = target.parent_path();
   std::string name = (dir / (atomic_temp_prefix(target.filename().string()) + "XXXXXX")).string();
+  // A path the user cannot write (no such directory, no permission, read-only) is bad input, exit 2; a write
+  // the system could not complete (a full disk, a quota, an I/O error) leaves the output incomplete, exit 3.
+  auto error = [](const std::string& message, int err) {
+    switch (err) {
+      case EACCES: case EPERM: case ENOENT: case ENOTDIR: case EISDIR: case EROFS: case ENAMETOOLONG: case ELOOP:
+        throw InputError(message);
+      default:
+        throw IncompleteError(message);
+    }
+  };
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0) throw InputError("cannot write '" + path + "' (a temporary file beside it): " + std::strerror(errno));
+  if (fd < 0) {
+    const int err = errno;
+    error("cannot write '" + path + "' (a temporary file beside it): " + std::strerror(err), err);
+  }
   const std::string tmp = name;
   auto fail = [&](const std::string& what, int err, bool open) {
     if (open) ::close(fd);
     ::unlink(tmp.c_str());
-    throw InputError(what + std::strerror(err) + "; '" + path + "' was left as it was");
+    error(what + std::strerror(err) + "; '" + path + "' was left as it was", err);
   };
   // The new file keeps the old one's permissions; a new one gets what creating it would have (0666 less the
   // umask), not mkstemp's 0600.

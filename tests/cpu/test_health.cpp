@@ -95,6 +95,13 @@ TEST(HealthSection, JsonRoundTripKeepsStatesAndComputesDeltas) {
   EXPECT_EQ(back.xid.events[0].xid, 79);
   EXPECT_DOUBLE_EQ(health_deltas(back).at("pcie.replays"), 15);
   EXPECT_EQ(health_deltas(back).count("pcie.gen"), 0u);  // a gauge, not a counter
+  // A counter a newer version reads (one schema, more metrics) is skipped, not a reason to refuse the profile.
+  json newer = j;
+  newer["before"]["metrics"]["gpm.tensor_active"] = 0.5;
+  newer["after"]["metrics"]["gpm.tensor_active"] = "unsupported";
+  const HealthSection read = health_from_json(newer);
+  EXPECT_EQ(read.before.find("gpm.tensor_active"), nullptr);
+  EXPECT_EQ(read.before.find("ecc.enabled")->value, 1);
 }
 
 TEST(HealthSection, PerLinkNvLinkCountsRoundTripAndAreChecked) {

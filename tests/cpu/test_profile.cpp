@@ -1,6 +1,9 @@
 // Profile reading and validation: good files, every kind of bad file, atomic writes.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -574,4 +577,38 @@ TEST(Profile, AtomicWriteKeepsPermissionsAndCreatesItsTemporaryExclusively) {
   std::ifstream v(victim);
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(v)), std::istreambuf_iterator<char>()), "untouched");
   EXPECT_EQ(atomic_temp_prefix(std::string(250, 'a')).size(), 206u) << "room for the suffix within NAME_MAX";
+}
+
+// A path that cannot be written is the user's to fix (exit 2); a write the system could not finish (a full disk,
+// a quota, here a file-size limit) is incomplete output (exit 3), and the old file stays whole either way.
+TEST(Profile, AFullDiskIsIncompleteAndABadPathIsBadInput) {
+  const std::string dir = test::scratch_dir("profile_atomic_full");
+  const std::string path = dir + "/p.profile.json";
+  write_file_atomic(path, "old");
+  try {
+    write_file_atomic(dir + "/no-such-dir/p.profile.json", "x");
+    ADD_FAILURE() << "wrote into a directory that does not exist";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput) << e.what();
+  }
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // the write then fails with EFBIG
+  rlimit small = saved;
+  small.rlim_cur = 1024;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  int code = -1;
+  std::string message;
+  try {
+    write_file_atomic(path, std::string(4096, 'x'));
+  } catch (const Error& e) {
+    code = e.exit_code();
+    message = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(code, kExitIncomplete) << message;
+  EXPECT_NE(message.find("was left as it was"), std::string::npos) << message;
+  std::ifstream in(path);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), "old");
 }
