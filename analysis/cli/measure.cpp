@@ -486,7 +486,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
       g.exit_code = g.exit_code == ceilings::kExitBadInput ? g.exit_code : ceilings::kExitIncomplete;
     }
     const std::string why = stopped.empty() ? first_failure.substr(0, first_failure.find('\n')) : stopped;
-    g.reason = why + "; no case finished: nothing written" + (fs::exists(out) ? " (" + out + " was left as it was)" : "");
+    std::error_code ec;
+    g.reason = why + "; no case finished: nothing written" + (fs::exists(out, ec) ? " (" + out + " was left as it was)" : "");
     return finish(g);
   }
   profile.raw["measure"] = {{"invocation", ceilings::cli::invocation()},
@@ -523,7 +524,8 @@ std::string resolve_bench(const MeasureOptions& o) {
   const std::string bench = o.bench.empty() ? default_bench_path() : o.bench;
   // A --bench that is not a program is bad input; the default one (or CEILINGS_BENCH's) missing means this
   // build has no CUDA benchmarks: incomplete.
-  if (!o.bench.empty() && (access(bench.c_str(), X_OK) != 0 || fs::is_directory(bench)))
+  std::error_code ec;
+  if (!o.bench.empty() && (access(bench.c_str(), X_OK) != 0 || fs::is_directory(bench, ec)))
     throw InputError("--bench " + bench + " is not an executable file");
   if (access(bench.c_str(), X_OK) != 0)
     throw IncompleteError("cannot run " + bench +
@@ -540,9 +542,13 @@ std::vector<ceilings::json> list_devices(const std::string& bench, double kill_g
 
 int run_measure(const MeasureOptions& o) {
   const std::string out = o.out.empty() ? default_profile_name(o.out_dir, o.device) : o.out;
-  const fs::path out_dir = fs::absolute(out).parent_path();
-  if (!o.out.empty() && !fs::is_directory(out_dir))
-    throw InputError("the directory of --out does not exist: " + out_dir.string());
+  // The error_code forms throughout: a path the user may not even look at (a directory without search
+  // permission) is bad input, exit 2, not a filesystem_error's exit 3.
+  std::error_code ec;
+  const fs::path out_dir = fs::absolute(out, ec).parent_path();
+  if (!o.out.empty() && !fs::is_directory(out_dir, ec))
+    throw InputError("the directory of --out does not exist or cannot be read: " + out_dir.string() +
+                     (ec ? " (" + ec.message() + ")" : ""));
   const std::string bench = resolve_bench(o);
   // As --all-gpus does, --out-dir is made where it is missing, once the bench is known to be there; a run that
   // writes nothing into it removes it again (no GPU leaves no empty directory behind).
@@ -554,14 +560,14 @@ int run_measure(const MeasureOptions& o) {
         if (fs::is_empty(p, ec) && !ec) fs::remove(p, ec);
     }
   } made;
-  if (o.out.empty() && !o.out_dir.empty() && !fs::exists(o.out_dir)) {
-    for (fs::path p = fs::absolute(o.out_dir).lexically_normal(); !p.empty() && !fs::exists(p); p = p.parent_path()) {
+  if (o.out.empty() && !o.out_dir.empty() && !fs::exists(o.out_dir, ec)) {
+    for (fs::path p = fs::absolute(o.out_dir, ec).lexically_normal(); !p.empty() && !fs::exists(p, ec);
+         p = p.parent_path()) {
       made.paths.push_back(p);
       if (p == p.parent_path()) break;
     }
-    std::error_code ec;
     fs::create_directories(o.out_dir, ec);
-    if (!fs::is_directory(o.out_dir))
+    if (!fs::is_directory(o.out_dir, ec))
       throw InputError("cannot create --out-dir " + o.out_dir + (ec ? ": " + ec.message() : ""));
   }
   ceilings::check_output_path(out, "--out", {bench});
@@ -687,6 +693,8 @@ class NodeRun {
   }
 
   const std::string& path() const { return path_; }
+  // Read once every GPU's run has ended (no writer left).
+  const std::string& summary_problem() const { return summary_problem_; }
 
  private:
   void write_locked() {
@@ -726,10 +734,13 @@ class NodeRun {
                           {"comparison", comparison_}};
     try {
       ceilings::write_file_atomic(path_, doc.dump(2) + "\n");
+      summary_problem_.clear();  // the last write decides: the file on disk is that one
     } catch (const ceilings::Error& e) {
+      summary_problem_ = e.what();
       std::fprintf(stderr, "ceilings measure: cannot update the node summary: %s\n", e.what());
     }
   }
+  std::string summary_problem_;  // why the last write of the summary failed, "" when it was written
 
   const MeasureOptions& o_;
   std::string path_;
@@ -751,7 +762,7 @@ int run_all_gpus(const MeasureOptions& o) {
   auto devices = list_devices(bench, o.kill_grace_s);  // first: no GPU leaves no empty --out-dir behind
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir)) throw InputError("cannot create --out-dir " + dir + (ec ? ": " + ec.message() : ""));
+  if (!fs::is_directory(dir, ec)) throw InputError("cannot create --out-dir " + dir + (ec ? ": " + ec.message() : ""));
   if (::access(dir.c_str(), W_OK | X_OK) != 0)  // now, not when the first profile is written
     throw InputError("cannot write in --out-dir " + dir + ": " + std::strerror(errno));
   NodeRun node(o, (fs::path(dir) / (hostname() + ".node-summary.json")).string(), std::move(devices));
@@ -825,7 +836,13 @@ int run_all_gpus(const MeasureOptions& o) {
                 << ceilings::format_percent(d.deficit) << " worse than the node median "
                 << ceilings::format_quantity(d.median, d.unit) << "\n";
   }
-  std::cout << "\nnode summary: " << node.path() << "\n";
+  // The summary is part of the output: one that could not be written (a full disk) leaves the run incomplete.
+  if (node.summary_problem().empty()) {
+    std::cout << "\nnode summary: " << node.path() << "\n";
+  } else {
+    std::cout << "\nnode summary: NOT written: " << node.summary_problem() << "\n";
+    incomplete = true;
+  }
   if (bad_input) return ceilings::kExitBadInput;
   if (!outliers.empty()) return ceilings::kExitFailed;
   return incomplete ? ceilings::kExitIncomplete : ceilings::kExitOk;

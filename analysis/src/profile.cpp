@@ -244,7 +244,12 @@ json profile_to_json(const Profile& p) {
   if (p.gpus_visible) host["gpus_visible"] = *p.gpus_visible;
   doc["host"] = host;
   const DeviceInfo& d = p.device;
-  json dev = {{"index", d.index},
+  // The device fields this version does not model (memory_bus_width_bits, cuda_driver_api, telemetry_source, a
+  // newer version's) are kept, as the document's other sections are; the modelled ones are written from `d`.
+  json dev = p.raw.is_object() && p.raw.contains("device") && p.raw["device"].is_object() ? p.raw["device"]
+                                                                                           : json::object();
+  for (const char* optional_key : {"mig", "board_uuid"}) dev.erase(optional_key);
+  const json modelled = {{"index", d.index},
               {"name", d.name},
               {"uuid", d.uuid},
               {"pci_bus_id", d.pci_bus_id},
@@ -252,9 +257,10 @@ json profile_to_json(const Profile& p) {
               {"sm_count", d.sm_count},
               {"memory_bytes", d.memory_bytes},
               {"l2_bytes", d.l2_bytes},
-              {"driver", d.driver},
+              {"driver", d.driver.empty() ? json(nullptr) : json(d.driver)},
               {"cuda_runtime", d.cuda_runtime},
               {"cublas", d.cublas}};
+  dev.update(modelled);
   auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
   dev["ecc"] = opt(d.ecc);
   dev["clocks_max_hz"] = {{"sm", opt(d.max_sm_clock_hz)}, {"memory", opt(d.max_mem_clock_hz)}};

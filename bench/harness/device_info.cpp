@@ -63,7 +63,8 @@ json device_fingerprint(int device, const nvml::Library* lib, const nvml::Device
             {"cuda_driver_api", format_cuda_version(driver_api)},
             {"cublas", format_cublas_version(cublasLtGetVersion())},
             {"ecc", prop.ECCEnabled != 0},
-            {"driver", "CUDA " + format_cuda_version(driver_api)}};
+            {"driver", nullptr}};  // NVML's driver version below; without NVML unknown (the driver's CUDA
+                                     // version is cuda_driver_api, not a driver version)
   // Without NVML, the CUDA attributes give the maximum clocks (kHz).
   json clocks = {{"sm", clock_khz > 0 ? json(clock_khz * 1e3) : json(nullptr)},
                  {"memory", mem_clock_khz > 0 ? json(mem_clock_khz * 1e3) : json(nullptr)}};

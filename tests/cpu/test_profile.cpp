@@ -58,8 +58,14 @@ TEST(Profile, IgnoresUnknownFieldsAndKeepsThem) {
   json doc = fixture();
   doc["future_section"] = {{"x", 1}};
   doc["ceilings"][0]["future_field"] = "y";
-  const Profile p = profile_from_json(doc);
+  doc["device"]["memory_bus_width_bits"] = 6144;  // the bench writes it; this version does not model it
+  doc["device"]["cuda_driver_api"] = "13.0";
+  Profile p = profile_from_json(doc);
   EXPECT_EQ(profile_to_json(p)["future_section"]["x"], 1);
+  EXPECT_EQ(profile_to_json(p)["device"]["memory_bus_width_bits"], 6144);
+  EXPECT_EQ(profile_to_json(p)["device"]["cuda_driver_api"], "13.0");
+  p.device.name = "NVIDIA H200 NVL";  // a modelled field is written from the model, not the document as read
+  EXPECT_EQ(profile_to_json(p)["device"]["name"], "NVIDIA H200 NVL");
 }
 
 TEST(Profile, RoundTripsThroughJson) {
