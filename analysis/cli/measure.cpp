@@ -288,15 +288,21 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   for (std::size_t k = 0; k < groups.size(); ++k) {
     const auto& [family, cases] = groups[k];
     family_offset += cases.size();
-    if (!stopped.empty()) {
+    // A family that never started has its entry too (each family's outcome is in measure.families).
+    auto never_started = [&, family = family, cases = cases] {
       for (const auto& n : cases) not_run.push_back(entry(n, "not run: " + stopped));
+      families.push_back({{"family", family}, {"cases", cases.size()}, {"finished_cases", 0}, {"seconds", 0},
+                          {"failure", "not run: " + stopped}});
+    };
+    if (!stopped.empty()) {
+      never_started();
       continue;
     }
     if (ceilings::interrupted()) {  // Ctrl-C between two families: start no other
       stopped = "interrupted: ceilings measure was stopped before this family started";
       g.state = GpuState::kInterrupted;
       g.exit_code = ceilings::kExitIncomplete;
-      for (const auto& n : cases) not_run.push_back(entry(n, "not run: " + stopped));
+      never_started();
       continue;
     }
     double budget = 0;

@@ -371,6 +371,14 @@ TEST(MultiGpu, TimedOutRunKeepsItsFinishedCases) {
   EXPECT_EQ(p.skipped[1].reason.rfind("not run: ceilings-bench ran past the 2 s timeout", 0), 0u) << p.skipped[1].reason;
   EXPECT_FALSE(p.raw.at("measure").at("complete").get<bool>());
   EXPECT_EQ(p.raw.at("measure").at("finished_cases"), 1);
+  // Every family's outcome, the ones that never started too.
+  const json& families = p.raw.at("measure").at("families");
+  ASSERT_EQ(families.size(), 3u) << families.dump();
+  EXPECT_EQ(families[1].at("family"), "gemm");
+  EXPECT_EQ(families[1].at("finished_cases"), 0);
+  EXPECT_EQ(families[1].at("failure").get<std::string>().rfind("not run: ceilings-bench ran past the 2 s", 0), 0u)
+      << families[1].dump();
+  EXPECT_EQ(families[2].at("family"), "latency");
   const json raw = ceilings::read_json_file(dir + "/stall.bench.json");
   EXPECT_EQ(raw.at("benchmarks").size(), 1u);
   for (const auto& e : fs::directory_iterator(dir)) {
