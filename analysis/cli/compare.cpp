@@ -28,7 +28,7 @@ cli::Runner setup(CLI::App& app) {
     if (format == Format::kJson) {
       std::cout << comparison_json(c).dump(2) << "\n";
     } else {
-      std::cout << render(comparison_table(c, format != Format::kCsv), format);
+      std::cout << render(format == Format::kCsv ? comparison_csv_table(c) : comparison_table(c), format);
       if (format != Format::kCsv) {
         std::cout
             << "meas/ds: measured / datasheet; \"vs\" columns: the device's value over the first device's, measured "

@@ -77,6 +77,8 @@ int run(const RooflineOptions& o) {
   // allow, not a time this GPU attains (`ceilings memory` says what fits).
   const double memory = static_cast<double>(profile.device.memory_bytes);
   auto fits = [&](const LlmStep& s) { return weights_total + s.kv_bytes <= memory; };
+  // What the crossover batch would hold: every weight and its sequences' KV cache.
+  auto held_at = [&](double batch) { return weights_total + batch * llm->kv_bytes_per_sequence; };
   std::vector<std::pair<std::string, Placement>> placed;
   for (const Point& p : points) placed.emplace_back(p.name, place(r, p.flops, p.bytes));
   if (llm)
@@ -133,6 +135,12 @@ int run(const RooflineOptions& o) {
       l["compute_bound_from_batch"] = llm->crossover_measured ? json(*llm->crossover_measured) : json(nullptr);
       l["compute_bound_from_batch_datasheet"] =
           llm->crossover_datasheet ? json(*llm->crossover_datasheet) : json(nullptr);
+      for (const auto& [key, b] : {std::pair<std::string, std::optional<double>>{"compute_bound_from_batch",
+                                                                                 llm->crossover_measured},
+                                   {"compute_bound_from_batch_datasheet", llm->crossover_datasheet}}) {
+        l[key + "_bytes_held"] = b ? json(held_at(*b)) : json(nullptr);
+        l[key + "_fits_one_gpu"] = b ? json(held_at(*b) <= memory) : json(nullptr);
+      }
       out["llm"] = l;
     }
     if (!o.svg.empty()) out["svg"] = o.svg;
@@ -206,7 +214,11 @@ int run(const RooflineOptions& o) {
                    "fits)\n";
     auto say = [&](const char* which, const std::optional<double>& b) {
       std::cout << "decode becomes compute-bound (" << which << " roofs): ";
-      if (b)
+      if (b && held_at(*b) > memory)
+        std::cout << "from batch " << format_fixed(*b, 0) << ", which holds " << format_quantity(held_at(*b), "B")
+                  << " of weights and KV cache: more than one GPU's " << format_quantity(memory, "B")
+                  << ", so that batch runs only split over several GPUs\n";
+      else if (b)
         std::cout << "from batch " << format_fixed(*b, 0) << "\n";
       else
         std::cout << "never: KV-cache reads grow with the batch, so intensity tops out at "

@@ -106,7 +106,14 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   }
   rows.emplace_back("memory.capacity", false);
   for (const auto& [n, per_watt] : rows) {
-    CompareRow row{per_watt ? n + " per W" : n, unit_for(n) + (per_watt ? "/W" : ""), {}};
+    // The unit as the profiles recorded it (a family this version does not know has its own), else the family's.
+    std::string unit = unit_for(n);
+    for (const auto& d : c.devices)
+      if (const Ceiling* ce = d.profile && n != "memory.capacity" ? d.profile->find(n) : nullptr) {
+        unit = ce->unit;
+        break;
+      }
+    CompareRow row{per_watt ? n + " per W" : n, unit + (per_watt ? "/W" : ""), {}};
     bool any = false;
     for (const auto& d : c.devices) {
       CompareCell cell;
@@ -116,7 +123,8 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
           cell.measured = static_cast<double>(d.profile->device.memory_bytes);  // as the driver reports it
         if (g) cell.datasheet = g->memory_bytes;
       } else if (d.profile) {
-        if (const Ceiling* ce = d.profile->find(n)) {
+        // A value that failed its verification is no measurement (it is not shown as one).
+        if (const Ceiling* ce = d.profile->find(n); ce && ce->verified) {
           cell.measured = ce->value;
           cell.throttled = ce->throttled;
           cell.datasheet = datasheet_for(*d.profile, *ce);
@@ -182,6 +190,33 @@ Table comparison_table(const Comparison& c, bool mark_throttled) {
       const auto v = vs_first(r.cells[0], r.cells[i]);
       const bool datasheet = vs_first_basis(r.cells[0], r.cells[i]) == std::optional<std::string>("datasheet");
       row.push_back(v ? format_fixed(*v, 2) + "x" + (datasheet ? " (ds)" : "") : "-");
+    }
+    t.add_row(row);
+  }
+  return t;
+}
+
+Table comparison_csv_table(const Comparison& c) {
+  Table t;
+  t.columns = {"ceiling", "unit"};
+  for (const auto& d : c.devices)
+    for (const char* what : {" measured", " datasheet", " measured/datasheet", " throttled"})
+      t.columns.push_back(d.label + what);
+  for (std::size_t i = 1; i < c.devices.size(); ++i) {
+    t.columns.push_back(c.devices[i].label + " vs " + c.devices[0].label);
+    t.columns.push_back(c.devices[i].label + " vs " + c.devices[0].label + " basis");
+  }
+  for (const CompareRow& r : c.rows) {
+    std::vector<std::string> row{r.ceiling, r.unit};
+    for (const CompareCell& cell : r.cells) {
+      row.push_back(csv_number(cell.measured));
+      row.push_back(csv_number(cell.datasheet));
+      row.push_back(csv_number(cell.ratio()));
+      row.push_back(cell.measured ? (cell.throttled ? "true" : "false") : "");
+    }
+    for (std::size_t i = 1; i < r.cells.size(); ++i) {
+      row.push_back(csv_number(vs_first(r.cells[0], r.cells[i])));
+      row.push_back(vs_first_basis(r.cells[0], r.cells[i]).value_or(""));
     }
     t.add_row(row);
   }

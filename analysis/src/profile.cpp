@@ -122,6 +122,8 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   if (p.schema != kProfileSchema)
     doc.fail("schema", "'" + p.schema + "' is not a schema this version reads (expected " + kProfileSchema + ")");
   p.created = doc.string("created");
+  // The note is printed above tables and into SVG titles: plain text only, as every name is.
+  if (document.contains("note") && document["note"].is_string()) (void)doc.optional_name_string("note");
   if (auto tool = doc.optional_object("tool")) {
     p.tool_version = tool->optional_name_string("version").value_or("");
     p.tool_git = tool->optional_name_string("git").value_or("");
@@ -218,6 +220,19 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   check_profile_values(p);
   (void)origin;
   return p;
+}
+
+const Ceiling* usable_ceiling(const Profile& p, const std::string& name, const std::string& origin) {
+  if (const Ceiling* c = p.find(name)) {
+    if (!c->verified)
+      throw IncompleteError(name + " in " + origin + " was not verified: its number cannot be trusted as a peak");
+    return c;
+  }
+  for (const Skipped& e : p.errors)
+    if (e.name == name) throw IncompleteError(name + " was not measured in " + origin + ": it failed: " + e.reason);
+  for (const Skipped& s : p.skipped)
+    if (s.name == name) throw IncompleteError(name + " was not measured in " + origin + ": " + s.reason);
+  return nullptr;
 }
 
 Profile read_profile(const std::string& path) {

@@ -58,6 +58,25 @@ Table ceilings_table(const Profile& p) {
   return t;
 }
 
+std::string csv_number(const std::optional<double>& v) { return v ? json(*v).dump() : std::string(); }
+
+Table ceilings_csv_table(const Profile& p) {
+  Table t;
+  t.columns = {"ceiling", "status", "value", "unit", "datasheet", "fraction_of_datasheet", "cv", "samples",
+               "sm_clock_hz", "throttled", "verified", "reason"};
+  for (const Ceiling& c : p.ceilings) {
+    const auto ds = datasheet_for(p, c);
+    t.add_row({c.name, "measured", csv_number(c.value), c.unit, csv_number(ds),
+               csv_number(ds && *ds > 0 ? std::optional<double>(c.value / *ds) : std::nullopt), csv_number(c.cv),
+               std::to_string(c.samples),
+               csv_number(c.telemetry.available ? std::optional<double>(c.telemetry.sm_clock_hz) : std::nullopt),
+               c.throttled ? "true" : "false", c.verified ? "true" : "false", ""});
+  }
+  for (const Skipped& s : p.skipped) t.add_row({s.name, "skipped", "", "", "", "", "", "", "", "", "", s.reason});
+  for (const Skipped& s : p.errors) t.add_row({s.name, "error", "", "", "", "", "", "", "", "", "", s.reason});
+  return t;
+}
+
 std::string profile_summary(const Profile& p) {
   std::ostringstream os;
   const DeviceInfo& d = p.device;
@@ -102,8 +121,8 @@ std::string render_profile(const Profile& p, Format format) {
     out["errors"] = profile_to_json(p)["errors"];
     return out.dump(2) + "\n";
   }
+  if (format == Format::kCsv) return render(ceilings_csv_table(p), format);
   const std::string table = render(ceilings_table(p), format);
-  if (format == Format::kCsv) return table;
   if (format == Format::kMarkdown) {
     std::string summary = profile_summary(p);
     std::string md;

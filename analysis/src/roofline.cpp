@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ceilings/gemm_plan.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/units.hpp"
 
@@ -34,10 +35,12 @@ const Roof& Roofline::compute_roof() const { return *find_roof(compute, "gemm." 
 const Roof& Roofline::memory_roof() const { return *find_roof(memory, memory_level); }
 
 Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const std::optional<std::string>& level) {
+  gemm::parse_dtype(dtype);  // an unknown type is named as such, not as a ceiling the profile lacks
   Roofline r;
   r.title = "Roofline: " + p.device.name + (p.hostname.empty() ? "" : " on " + p.hostname);
   r.note = p.note();
   for (const Ceiling& c : p.ceilings) {
+    if (!c.verified) continue;  // a number that failed its check is no roof
     const std::string family = family_of(c.name);
     if (family == "gemm" && (c.unit == "FLOP/s" || c.unit == "OP/s") && c.value > 0)
       r.compute.push_back({c.name, true, c.value, datasheet_for(p, c), c.unit});
@@ -46,12 +49,15 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
       r.memory.push_back({c.name, false, c.value, datasheet_for(p, c), c.unit});
   }
   r.dtype = dtype;
-  if (!find_roof(r.compute, "gemm." + dtype))
+  if (!find_roof(r.compute, "gemm." + dtype)) {
+    usable_ceiling(p, "gemm." + dtype, "the profile");  // skipped, failed or unverified: says why (exit 3)
     throw InputError("the profile has no gemm." + dtype + " ceiling (its compute roofs: " + names(r.compute) +
                      "); pick one with --dtype");
+  }
   if (r.memory.empty()) throw InputError("the profile has no memory bandwidth ceiling (hbm.*, l2.*, pcie.*, nvlink.*)");
   if (level) {
     if (!find_roof(r.memory, *level)) {
+      usable_ceiling(p, *level, "the profile");  // skipped, failed or unverified: says why (exit 3)
       if (p.find(*level))
         throw InputError("--memory " + *level + " is not a memory bandwidth ceiling (a B/s ceiling of hbm, l2, smem, "
                          "pcie or nvlink); this profile's: " + names(r.memory));
@@ -155,6 +161,7 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
   };
   LlmView v;
   v.has_kv_traffic = kv_token * cached > 0;
+  v.kv_bytes_per_sequence = kv_token * cached;
   v.decode_intensity_limit = v.has_kv_traffic ? decode_flops_per_seq / (cached * kv_token) : INFINITY;
   for (double b : batches) {
     require_count(b, "--batch values");
@@ -379,9 +386,14 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   os << "</g>\n";
   if (!points.empty()) {
     os << "<g font-size=\"11\">\n";
+    std::string off_scale;  // points the y axis (at most 8 decades below the top roof) cannot hold
     for (const auto& [name, p] : points) {
       const auto& side = p.measured.available ? p.measured : p.datasheet;
       if (!side.available || !drawable(p.intensity) || !std::isfinite(side.attainable) || side.attainable <= 0) continue;
+      if (side.attainable < y0) {
+        off_scale += (off_scale.empty() ? "" : ", ") + name;
+        continue;
+      }
       const double x = X(p.intensity), y = Y(side.attainable);
       os << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"5\" fill=\"black\"/>\n"
          << "<text x=\"" << num(x + 7) << "\" y=\"" << num(y + 14) << "\">" << xml_escape(name) << "</text>\n";
@@ -391,6 +403,11 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
            << "\" r=\"5\" fill=\"black\"/>\n<text x=\"" << num(left + pw + 52) << "\" y=\"" << num(ly + 4)
            << "\" font-size=\"12\">point at its attainable " << r.compute_roof().unit << "</text>\n";
     ly += 18;
+    if (!off_scale.empty()) {
+      legend << "<text x=\"" << num(left + pw + 24) << "\" y=\"" << num(ly + 4)
+             << "\" font-size=\"12\">below the axis, not drawn: " << xml_escape(off_scale) << "</text>\n";
+      ly += 18;
+    }
   }
   os << "<g>\n<text x=\"" << num(left + pw + 15) << "\" y=\"" << num(top - 6)
      << "\" font-size=\"13\" font-weight=\"bold\">Legend (solid measured, dashed datasheet)</text>\n"

@@ -56,14 +56,14 @@ std::vector<Peak> compute_peaks(const std::optional<double>& given, const Profil
   }
   if (profile) {
     const std::string name = "gemm." + dtype;
-    const Ceiling* c = profile->find(name);
+    const Ceiling* c = usable_ceiling(*profile, name, origin);
     if (!c)
       throw InputError("profile " + origin + " has no " + name +
                        " ceiling (its gemm ceilings: " + ceiling_names(*profile, "gemm") + "); pick one with --dtype");
     require_positive(c->value, "the profile's " + name + " value");
     out.push_back({"measured", name + " of " + device_label(*profile, origin), c->value});
     // What the same GEMM keeps up at the power cap, beside the burst rate: a long job's GEMMs run there.
-    if (const Ceiling* s = profile->find(name + "_sustained"); s && s->value > 0)
+    if (const Ceiling* s = profile->find(name + "_sustained"); s && s->verified && s->value > 0)
       out.push_back({"measured_sustained", s->name + " of " + device_label(*profile, origin), s->value});
   }
   if (gpu) {
@@ -88,20 +88,24 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
   const Ceiling* used = nullptr;
   if (profile) {
     if (ceiling) {
-      used = profile->find(*ceiling);
-      if (!used)
-        throw InputError("profile " + origin + " has no " + *ceiling +
-                         " ceiling (its hbm ceilings: " + ceiling_names(*profile, "hbm") + ")");
+      used = usable_ceiling(*profile, *ceiling, origin);
+      if (!used) {
+        const std::string family = ceiling->substr(0, ceiling->find('.'));
+        throw InputError("profile " + origin + " has no " + *ceiling + " ceiling (its " + family +
+                         " ceilings: " + ceiling_names(*profile, family) + ")");
+      }
     } else {
+      // The first verified one (one that failed its check is no peak).
       for (const char* name : {"hbm.read", "hbm.copy", "hbm.triad", "hbm.write"})
-        if ((used = profile->find(name))) break;
+        if ((used = profile->find(name)) && used->verified) break;
+      if (used && !used->verified) used = nullptr;
       if (!used)
         for (const Ceiling& c : profile->ceilings)
-          if (c.name.rfind("hbm.", 0) == 0 && c.unit == "B/s") {
+          if (c.name.rfind("hbm.", 0) == 0 && c.unit == "B/s" && c.verified) {
             used = &c;
             break;
           }
-      if (!used) throw InputError("profile " + origin + " has no hbm.* bandwidth ceiling");
+      if (!used) throw InputError("profile " + origin + " has no verified hbm.* bandwidth ceiling");
     }
     if (used->unit != "B/s")
       throw InputError("ceiling " + used->name + " is not a bandwidth (unit " + used->unit + ")");

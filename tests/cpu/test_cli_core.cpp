@@ -1,6 +1,8 @@
 // End-to-end: `ceilings show` and `ceilings measure` as a user runs them, exit codes included.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <regex>
 
 #include <filesystem>
@@ -35,8 +37,27 @@ TEST(CliShow, PrintsTheCeilingsTable) {
 TEST(CliShow, EveryFormat) {
   auto r = run_cli({"show", kFixture, "--format", "csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("ceiling,value,datasheet,% datasheet,cv,samples,SM clock,throttled\n", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find("gemm.bf16,800 TFLOP/s,989 TFLOP/s,80.9%,0.60%,20,1.75 GHz,no"), std::string::npos) << r.out;
+  // csv is for files: numbers in SI base units as stored, the unit in its own column, reasons for the rest.
+  EXPECT_EQ(r.out.rfind("ceiling,status,value,unit,datasheet,fraction_of_datasheet,cv,samples,sm_clock_hz,throttled,"
+                        "verified,reason\n",
+                        0),
+            0u)
+      << r.out;
+  const std::size_t at = r.out.find("\ngemm.bf16,measured,");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::vector<std::string> cells;
+  std::stringstream row(r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1));
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  ASSERT_GE(cells.size(), 11u);
+  EXPECT_DOUBLE_EQ(std::stod(cells[2]), 8e14);
+  EXPECT_EQ(cells[3], "FLOP/s");
+  EXPECT_DOUBLE_EQ(std::stod(cells[4]), 989e12);
+  EXPECT_DOUBLE_EQ(std::stod(cells[5]), 8e14 / 989e12);
+  EXPECT_DOUBLE_EQ(std::stod(cells[6]), 0.006);
+  EXPECT_EQ(cells[7], "20");
+  EXPECT_DOUBLE_EQ(std::stod(cells[8]), 1.755e9);
+  EXPECT_EQ(cells[9], "false");
+  EXPECT_NE(r.out.find("\nnvlink.p2p_uni,skipped,,,,,,,,,,single GPU: no peer\n"), std::string::npos) << r.out;
   r = run_cli({"show", kFixture, "--format", "markdown"});
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("| hbm.copy | 4.36 TB/s |"), std::string::npos) << r.out;

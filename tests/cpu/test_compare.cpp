@@ -1,6 +1,8 @@
 // `ceilings compare`: profiles and datasheet entries side by side (hand-written fixtures), all formats.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -157,10 +159,23 @@ TEST(CompareCli, AllFormats) {
   r = test::run_cli({"compare", kH100, kH200, "--format", "markdown"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("| hbm.copy | 3.00 TB/s |"), std::string::npos) << r.out;
+  // csv is for files: numbers in SI base units and plain ratios, the unit and each ratio's basis in columns.
   r = test::run_cli({"compare", kH100, kH200, "--format", "csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("hbm.read,3.10 TB/s,3.35 TB/s,92.5%,4.52 TB/s,4.80 TB/s,94.2%,1.46x"), std::string::npos)
-      << r.out;
+  EXPECT_EQ(r.out.rfind("ceiling,unit,NVIDIA H100 80GB HBM3 (node017) measured,", 0), 0u) << r.out;
+  const std::size_t at = r.out.find("\nhbm.read,B/s,");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::vector<std::string> cells;
+  std::stringstream row(r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1));
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  ASSERT_EQ(cells.size(), 12u) << r.out;
+  EXPECT_DOUBLE_EQ(std::stod(cells[2]), 3.10e12);
+  EXPECT_DOUBLE_EQ(std::stod(cells[3]), 3.35e12);
+  EXPECT_DOUBLE_EQ(std::stod(cells[4]), 3.10 / 3.35);
+  EXPECT_EQ(cells[5], "false");
+  EXPECT_DOUBLE_EQ(std::stod(cells[6]), 4.52e12);
+  EXPECT_DOUBLE_EQ(std::stod(cells[10]), 4.52 / 3.10);
+  EXPECT_EQ(cells[11], "measured");
   r = test::run_cli({"compare", kH100, "L40S", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
@@ -176,9 +191,33 @@ TEST(CompareCli, AllFormats) {
     }
   EXPECT_TRUE(found);
   // In the table a ratio of datasheets says so: a measured H200 against the H100's datasheet is no like for like.
-  r = test::run_cli({"compare", kH200, "h100", "--format", "csv"});
+  r = test::run_cli({"compare", kH200, "h100", "--format", "table"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find(",0.70x (ds)\n"), std::string::npos) << r.out;  // hbm.read: 3.35 / 4.80 TB/s
+  EXPECT_NE(r.out.find("0.70x (ds)"), std::string::npos) << r.out;  // hbm.read: 3.35 / 4.80 TB/s
+}
+
+// A value that failed its verification is not shown as measured; a ceiling of a family this version does not
+// know keeps the unit its profile recorded (it read "1.98 GB/s" for a clock in Hz).
+TEST(Compare, UnverifiedValuesAreNotMeasuredAndUnknownFamiliesKeepTheirUnit) {
+  Profile p = read_profile(kH200);
+  for (Ceiling& c : p.ceilings)
+    if (c.name == "hbm.copy") c.verified = false;
+  Ceiling clock;
+  clock.name = "clock.sm_max";
+  clock.unit = "Hz";
+  clock.value = 1.98e9;
+  clock.samples = 10;
+  clock.verified = true;
+  p.ceilings.push_back(clock);
+  CompareDevice d = load_compare_device(kH200);
+  d.profile = p;
+  const Comparison c = compare_devices({d});
+  EXPECT_FALSE(row(c, "hbm.copy").cells[0].measured.has_value());
+  EXPECT_TRUE(row(c, "hbm.copy").cells[0].datasheet.has_value());
+  EXPECT_EQ(row(c, "clock.sm_max").unit, "Hz");
+  const json j = comparison_json(c);
+  for (const json& r : j["rows"])
+    if (r["ceiling"] == "clock.sm_max") EXPECT_EQ(r["unit"], "Hz");
 }
 
 TEST(CompareCli, BadInputExits2) {

@@ -244,6 +244,16 @@ TEST(Profile, RejectsControlCharactersInNamesAndReasons) {
 }
 
 // A hand-edited (or sentinel-filled) window temperature of 4294967295 C was shown beside the value.
+// The note is printed above tables and into an SVG's title: a control character would rewrite the terminal and
+// make the SVG malformed, as in any name.
+TEST(Profile, RejectsAControlCharacterInTheNote) {
+  json d = fixture();
+  d["note"] = "fixture \u0001 note";
+  expect_rejected(d, "note");
+  d["note"] = "a plain note";
+  EXPECT_EQ(profile_from_json(d).note(), std::optional<std::string>("a plain note"));
+}
+
 TEST(Profile, RejectsTelemetrySentinels) {
   for (const auto& [key, value] : std::vector<std::pair<std::string, double>>{
            {"temp_c", 4294967295.0}, {"sm_clock_hz", 4294967295e6}, {"power_w", 4294967.295e3}}) {

@@ -305,6 +305,64 @@ TEST(RooflineCli, AStepThatDoesNotFitOneGpuIsSaidSo) {
   EXPECT_FALSE(j["llm"]["decode"][1]["fits_one_gpu"].get<bool>());
 }
 
+// The batch where decode turns compute-bound is said with what it holds: DeepSeek-V3 at a 32k context reaches the
+// ridge only at a batch whose KV cache and weights are terabytes, which no one GPU holds.
+TEST(RooflineCli, TheCrossoverBatchSaysWhetherItFitsOneGpu) {
+  auto r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("DeepSeek-V3"), "--context", "32768",
+                          "--weight-dtype", "fp8", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const double b = j["llm"]["compute_bound_from_batch"].get<double>();
+  // 671,026,419,200 fp8 weights + b sequences x 32768 tokens x 61 layers x (512 + 64) x 2 bytes of MLA cache.
+  EXPECT_DOUBLE_EQ(j["llm"]["compute_bound_from_batch_bytes_held"].get<double>(),
+                   671026419200.0 + b * 32768.0 * 61 * 576 * 2);
+  EXPECT_FALSE(j["llm"]["compute_bound_from_batch_fits_one_gpu"].get<bool>());
+  r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("DeepSeek-V3"), "--context", "32768",
+                     "--weight-dtype", "fp8"});
+  EXPECT_NE(r.out.find("more than one GPU's 151 GB, so that batch runs only split over several GPUs"),
+            std::string::npos)
+      << r.out;
+}
+
+// A ceiling the profile records as skipped or failed, or one that failed its verification, is no roof: exit 3
+// with the profile's reason, not exit 2 with a list of what it has.
+TEST(RooflineCli, ARoofThatWasNotMeasuredSaysWhy) {
+  const std::string dir = test::scratch_dir("roofline_unmeasured");
+  json doc = read_json_file(kProfile);
+  doc["errors"] = json::array({{{"name", "gemm.fp8_e4m3"}, {"reason", "verification: 3 of 256 elements wrong"}}});
+  for (json& c : doc["ceilings"])
+    if (c["name"] == "hbm.copy") c["verified"] = false;
+  write_file_atomic(dir + "/p.profile.json", doc.dump());
+  auto r = test::run_cli({"roofline", "--profile", dir + "/p.profile.json", "--dtype", "fp8_e4m3"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.err.find("verification: 3 of 256 elements wrong"), std::string::npos) << r.err;
+  r = test::run_cli({"roofline", "--profile", dir + "/p.profile.json", "--memory", "nvlink.p2p_uni"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.err.find("single GPU: no peer"), std::string::npos) << r.err;
+  r = test::run_cli({"roofline", "--profile", dir + "/p.profile.json", "--memory", "hbm.copy"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.err.find("hbm.copy in the profile was not verified"), std::string::npos) << r.err;
+  r = test::run_cli({"roofline", "--profile", dir + "/p.profile.json"});  // hbm.read: verified, the default roof
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("hbm.copy"), std::string::npos) << r.out;
+  EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--dtype", "fp9"}).exit_code, 2);
+  EXPECT_NE(test::run_cli({"roofline", "--profile", kProfile, "--dtype", "fp9"}).err.find("fp9"), std::string::npos);
+}
+
+// A point far below every roof is left out of the picture and named, not drawn over the axis labels.
+TEST(RooflineSvg, APointBelowTheAxisIsNamedNotDrawnOutside) {
+  const std::string dir = test::scratch_dir("roofline_offscale");
+  const auto r = test::run_cli({"roofline", "--profile", kProfile, "--point", "tiny:1:1e6", "--point", "fine:1e12:1e10",
+                                "--svg", dir + "/r.svg"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string svg = read_text_file(dir + "/r.svg");
+  std::string why;
+  EXPECT_EQ(check_xml(svg, why), "svg") << why;
+  EXPECT_NE(svg.find("below the axis, not drawn: tiny"), std::string::npos);
+  EXPECT_NE(svg.find(">fine</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(">tiny</text>"), std::string::npos);
+}
+
 TEST(RooflineCli, TableAndErrors) {
   auto r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"), "--context", "4096"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

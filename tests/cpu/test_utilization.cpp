@@ -370,6 +370,34 @@ TEST(MbuCli, BadInputExits2) {
             2);
 }
 
+// A peak the profile records as skipped or failed, or one that failed its verification, is never used as
+// "measured": exit 3 with the profile's reason (a number that failed its check is no number).
+TEST(MbuCli, APeakThatWasNotMeasuredSaysWhy) {
+  auto r = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "200", "--profile", kProfile, "--ceiling",
+                          "nvlink.p2p_uni"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.err.find("single GPU: no peer"), std::string::npos) << r.err;
+  r = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "200", "--profile", kProfile, "--ceiling", "pcie.d2h"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;  // not in the profile, nothing said of it: the pcie ceilings it has are named
+  EXPECT_NE(r.err.find("its pcie ceilings: pcie.h2d"), std::string::npos) << r.err;
+
+  const std::string dir = test::scratch_dir("utilization_unverified");
+  json doc = read_json_file(kProfile);
+  for (json& c : doc["ceilings"])
+    if (c["name"] == "gemm.bf16" || c["name"] == "hbm.read") c["verified"] = false;
+  write_file_atomic(dir + "/p.profile.json", doc.dump());
+  const std::string unverified = dir + "/p.profile.json";
+  r = test::run_cli({"mfu", "--hf-config", hf("Llama-3.1-8B"), "--seq", "4096", "--tokens-per-sec", "1000", "--gpus", "1",
+                     "--profile", unverified});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.err.find("gemm.bf16 in " + unverified + " was not verified"), std::string::npos) << r.err;
+  // MBU's default HBM ceiling is the first verified one: hbm.copy here, not the unverified hbm.read.
+  r = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "200", "--profile", unverified, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("hbm.copy"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("hbm.read"), std::string::npos) << r.out;
+}
+
 // The datasheet row names the same path as the measured one: a PCIe ceiling beside the PCIe link's rate,
 // never beside the HBM bandwidth.
 TEST(MbuCli, DatasheetMatchesTheMeasuredPath) {

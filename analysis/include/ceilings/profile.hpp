@@ -97,6 +97,12 @@ bool is_identifier(const std::string& s);
 bool is_ceiling_name(const std::string& name);
 bool is_family_variant(const std::string& name);
 
+// The ceiling `name` of `p` as a measured peak to compute with (MFU, MBU, roofline): nullptr where the profile
+// does not have it and says nothing of it (the caller names what it has, exit 2). Where it cannot serve, an
+// IncompleteError (exit 3) that says why: recorded as skipped or failed (with the profile's reason), or measured
+// but not verified (its number cannot be trusted). `origin` names the profile in the message.
+const Ceiling* usable_ceiling(const Profile& p, const std::string& name, const std::string& origin);
+
 // Validates and reads a profile document. `origin` names it in errors (a path or "profile").
 Profile profile_from_json(const json& document, const std::string& origin = "profile");
 Profile read_profile(const std::string& path);

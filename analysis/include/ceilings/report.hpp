@@ -15,6 +15,12 @@ std::optional<double> datasheet_for(const Profile& profile, const Ceiling& ceili
 // Rows: ceiling, value, datasheet, % of datasheet, cv, samples, SM clock, throttled (the slowdown reasons
 // recorded, e.g. "sw_power_cap", else yes or no).
 Table ceilings_table(const Profile& profile);
+// The same rows for a file (`--format csv`): numbers in SI base units as they are stored (value, datasheet, the
+// fraction of it, cv as a fraction, sm_clock_hz), the unit in a column of its own, and the skipped and failed
+// ceilings with their reasons.
+Table ceilings_csv_table(const Profile& profile);
+// A number as a csv cell: the shortest text that reads back as the same double; "" where there is none.
+std::string csv_number(const std::optional<double>& v);
 // The header lines above the table: device, host, when, which tool.
 std::string profile_summary(const Profile& profile);
 // The whole `show` output in one format (json: the ceilings with numbers, not display strings).
