@@ -59,8 +59,10 @@ std::string check_name(const Check& c) {
 std::string z_text(const Deviation& d) { return d.z ? format_fixed(*d.z, 1) : "-"; }
 
 std::string rules_text(const Deviation& d) {
-  if (d.by_z && d.by_margin) return "z+margin";
-  return d.by_z ? "z" : "margin";
+  std::string out;
+  for (const auto& [on, name] : {std::pair<bool, const char*>{d.by_z, "z"}, {d.by_margin, "margin"}, {d.by_split, "split"}})
+    if (on) out += (out.empty() ? "" : "+") + std::string(name);
+  return out;
 }
 
 // One row per (outlier, ceiling) of one group: the actionable list under the group's statistics.
@@ -241,8 +243,12 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          " GPU(s) with a health fault\n";
   out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " (and at least " +
          format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
-         " below the group median, and beyond " + format_fixed(rule.own_spread, 0) +
-         " standard errors of the GPU's own median; groups of at least " + std::to_string(rule.min_members) + "\n";
+         " below the group median, or (split) below a gap of more than " + format_percent(rule.margin) +
+         " that splits the group into two populations of at least " + std::to_string(rule.min_members) +
+         " and more than " + format_percent(rule.margin) +
+         " below the better one's median (its median is then the median column), and beyond " +
+         format_fixed(rule.own_spread, 0) + " standard errors of the GPU's own median; groups of at least " +
+         std::to_string(rule.min_members) + "\n";
   for (const FleetSkip& s : in.skipped) out += (md ? "- skipped " : "skipped ") + s.path + ": " + s.reason + "\n";
   for (const FleetSkip& s : in.baselines) out += (md ? "- set aside " : "set aside ") + s.path + ": " + s.reason + "\n";
   for (const FleetSuperseded& s : in.superseded)

@@ -678,13 +678,18 @@ class NodeRun {
     rule.margin = o_.margin_pct / 100.0;
     const auto stats = ceilings::ceiling_statistics(profiles);
     auto outliers = ceilings::find_outliers(profiles, stats, rule);
+    // Half a node slower alike (one socket's PCIe switch) moves the median to it: a gap that splits the node in
+    // two is found too, and those GPUs are set against the faster ones' median.
+    ceilings::add_population_splits(profiles, rule, outliers);
     ceilings::json below = ceilings::json::array();
     for (const auto& out : outliers) {
       const GpuRun& g = gpus_[(*members)[out.member]];
       ceilings::json cs = ceilings::json::array();
       for (const auto& d : out.ceilings)
         cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"node_median", d.median},
-                      {"below_median", d.deficit}});
+                      {"below_median", d.deficit},
+                      {"reference", d.by_split && !d.by_margin ? "the faster GPUs' median (the node splits in two)"
+                                                               : "the node median"}});
       below.push_back({{"index", g.device}, {"uuid", g.profile->device.uuid},
                        {"pci_bus_id", g.profile->device.pci_bus_id}, {"ceilings", cs}});
     }
@@ -839,7 +844,9 @@ int run_all_gpus(const MeasureOptions& o) {
               << ") is below its peers:\n";
     for (const auto& d : out.ceilings)
       std::cout << "  " << d.ceiling << ": " << ceilings::format_quantity(d.value, d.unit) << ", "
-                << ceilings::format_percent(d.deficit) << " worse than the node median "
+                << ceilings::format_percent(d.deficit)
+                << (d.by_split && !d.by_margin ? " worse than the faster GPUs' median (the node splits in two) "
+                                               : " worse than the node median ")
                 << ceilings::format_quantity(d.median, d.unit) << "\n";
   }
   // The summary is part of the output: one that could not be written (a full disk) leaves the run incomplete.

@@ -207,6 +207,67 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
   return out;
 }
 
+void add_population_splits(const std::vector<const Profile*>& members, const OutlierRule& rule,
+                           std::vector<Outlier>& outliers) {
+  struct Value {
+    double v;
+    std::size_t member;
+    const Ceiling* c;
+  };
+  std::map<std::string, std::vector<Value>> by_key;
+  for (std::size_t i = 0; i < members.size(); ++i)
+    for (const Ceiling& c : members[i]->ceilings) by_key[stat_key(c.name, c.unit)].push_back({c.value, i, &c});
+  for (auto& [key, values] : by_key) {
+    if (values.size() < 2 * rule.min_members || values.front().c->value == 0) continue;
+    const bool higher = higher_is_better(values.front().c->unit);
+    // Worse first.
+    std::sort(values.begin(), values.end(),
+              [&](const Value& a, const Value& b) { return higher ? a.v < b.v : a.v > b.v; });
+    auto worse_by = [&](double x, double ref) { return (higher ? ref - x : x - ref) / std::fabs(ref); };
+    std::size_t cut = 0;  // the worse side is values[0, cut)
+    double widest = 0;
+    for (std::size_t k = rule.min_members; k + rule.min_members <= values.size(); ++k)
+      if (values[k].v != 0) {
+        const double gap = worse_by(values[k - 1].v, values[k].v);
+        if (gap > widest) widest = gap, cut = k;
+      }
+    if (cut == 0 || widest <= rule.margin) continue;
+    std::vector<double> better;
+    for (std::size_t k = cut; k < values.size(); ++k) better.push_back(values[k].v);
+    const double reference = median(better);
+    for (std::size_t k = 0; k < cut; ++k) {
+      const Ceiling& c = *values[k].c;
+      const double deficit = worse_by(c.value, reference);
+      const double own_error = c.samples > 0 ? 1.2533 * c.cv / std::sqrt(static_cast<double>(c.samples)) : c.cv;
+      if (!(deficit > rule.margin && deficit > rule.own_spread * own_error)) continue;
+      auto o = std::find_if(outliers.begin(), outliers.end(),
+                            [&](const Outlier& x) { return x.member == values[k].member; });
+      if (o == outliers.end()) {
+        outliers.push_back({values[k].member, {}});
+        o = std::prev(outliers.end());
+      }
+      auto d = std::find_if(o->ceilings.begin(), o->ceilings.end(),
+                            [&](const Deviation& x) { return x.ceiling == c.name && x.unit == c.unit; });
+      if (d != o->ceilings.end()) {
+        d->by_split = true;  // already below the group's median by another rule: that comparison stays
+        continue;
+      }
+      Deviation dev;
+      dev.ceiling = c.name;
+      dev.unit = c.unit;
+      dev.value = c.value;
+      dev.median = reference;
+      dev.deficit = deficit;
+      dev.by_split = true;
+      o->ceilings.push_back(dev);
+      std::sort(o->ceilings.begin(), o->ceilings.end(),
+                [](const Deviation& a, const Deviation& b) { return a.deficit > b.deficit; });
+    }
+  }
+  std::sort(outliers.begin(), outliers.end(),
+            [](const Outlier& a, const Outlier& b) { return a.worst_deficit() > b.worst_deficit(); });
+}
+
 FleetInput load_fleet(const std::vector<std::string>& paths) {
   FleetInput in;
   std::vector<std::string> files;
@@ -334,6 +395,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     g.stats = ceiling_statistics(profiles);
     g.compared_stats = ceiling_statistics(as_compared);
     g.outliers = find_outliers(as_compared, g.compared_stats, rule);
+    add_population_splits(as_compared, rule, g.outliers);
     for (const CeilingStats& st : g.stats) {
       if (st.n < rule.min_members || st.n == profiles.size()) continue;
       for (std::size_t mi = 0; mi < profiles.size(); ++mi) {
@@ -524,6 +586,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           json rules = json::array();
           if (d.by_z) rules.push_back("z");
           if (d.by_margin) rules.push_back("margin");
+          if (d.by_split) rules.push_back("split");
           cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"median", d.median},
                         {"mad", d.mad}, {"z", d.z ? json(*d.z) : json(nullptr)}, {"deficit", d.deficit},
                         {"rules", rules}});

@@ -579,9 +579,10 @@ TEST(Fleet, TheNewestRunIsChosenByTimeNotByText) {
   EXPECT_NE(in.skipped[0].reason.find("'created'"), std::string::npos) << in.skipped[0].reason;
 }
 
-// Five of nine GPUs with HBM 20% slow: the median is theirs, so no outlier; each is below qualify's datasheet
-// fraction all the same (it exited 0, with HBM at 75% of its datasheet).
-TEST(Fleet, AFleetSlowAsAWholeIsCaughtByItsDatasheet) {
+// Five of nine GPUs with HBM 20% slow: the median is theirs, so the median rules name none; the gap that splits the
+// group names all five (against the fast four's median), and each is below qualify's datasheet fraction too (it
+// exited 0, with HBM at 75% of its datasheet).
+TEST(Fleet, AFleetSlowAsAWholeIsCaughtByItsSplitAndItsDatasheet) {
   FleetGen gen(31, 0.001);
   std::vector<FleetMember> fleet;
   for (int i = 0; i < 9; ++i)
@@ -589,7 +590,15 @@ TEST(Fleet, AFleetSlowAsAWholeIsCaughtByItsDatasheet) {
                                                                     : std::map<std::string, double>{})});
   const auto groups = analyze_fleet(fleet, OutlierRule{});
   ASSERT_EQ(groups.size(), 1u);
-  EXPECT_TRUE(groups[0].outliers.empty());
+  ASSERT_EQ(groups[0].outliers.size(), 5u);
+  for (const Outlier& o : groups[0].outliers) {
+    EXPECT_LT(o.member, 5u);
+    ASSERT_EQ(o.ceilings.size(), 1u);
+    EXPECT_TRUE(o.ceilings[0].by_split);
+    EXPECT_FALSE(o.ceilings[0].by_z || o.ceilings[0].by_margin) << "the group median is the slow GPUs'";
+    EXPECT_NEAR(o.ceilings[0].deficit, 0.2, 0.01);
+    EXPECT_NEAR(o.ceilings[0].median, 4.36e12, 0.02e12);  // the fast four's median
+  }
   const FleetHealth h = fleet_health(fleet);
   ASSERT_EQ(h.faults.size(), 5u);
   for (const FleetHealthFault& f : h.faults) {
@@ -598,6 +607,53 @@ TEST(Fleet, AFleetSlowAsAWholeIsCaughtByItsDatasheet) {
     EXPECT_EQ(f.failed[0].subject, "hbm.copy");
     EXPECT_EQ(f.failed[0].rule, "datasheet fraction");
   }
+}
+
+// Half a fleet 8% slower in its bf16 GEMM (a BIOS setting on half the nodes): within every datasheet fraction, and
+// the median sits between the halves, so neither median rule names anyone. The gap that splits the group does:
+// the slow half, against the fast half's median, exit 1. A clean fleet has no such gap, and a gap with fewer than
+// min_members on one side is the median rules' to judge.
+TEST(Fleet, HalfAFleetSlowerAlikeIsNamedByTheGapThatSplitsIt) {
+  FleetGen gen(37, 0.002);
+  const std::string dir = ceilings::test::scratch_dir("fleet_split");
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 20; ++i) {
+    Profile p = gen.gpu(i, 0, i % 2 ? std::map<std::string, double>{{"gemm.bf16", 0.08}} : std::map<std::string, double>{});
+    write_file_atomic(dir + "/n" + std::to_string(i) + ".profile.json", profile_to_json(p).dump());
+    fleet.push_back({"n" + std::to_string(i), p});
+  }
+  OutlierRule margin_only;
+  margin_only.use_z = false;
+  std::vector<const Profile*> members;
+  for (const FleetMember& m : fleet) members.push_back(&m.profile);
+  EXPECT_TRUE(find_outliers(members, ceiling_statistics(members), OutlierRule{}).empty())
+      << "the median rules alone see nothing";
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_EQ(groups[0].outliers.size(), 10u);
+  for (const Outlier& o : groups[0].outliers) {
+    EXPECT_EQ(o.member % 2, 1u);
+    ASSERT_EQ(o.ceilings.size(), 1u);
+    EXPECT_EQ(o.ceilings[0].ceiling, "gemm.bf16");
+    EXPECT_TRUE(o.ceilings[0].by_split);
+    EXPECT_NEAR(o.ceilings[0].deficit, 0.08, 0.01);
+  }
+  EXPECT_TRUE(fleet_health(fleet).faults.empty()) << "within every datasheet fraction";
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("10 outlier(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("split"), std::string::npos) << r.out;
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_NE(j.dump().find("\"split\""), std::string::npos);
+
+  // Two slow GPUs of twenty: too few for a population of their own (the margin rule names them, as before).
+  std::vector<FleetMember> two;
+  for (int i = 0; i < 20; ++i)
+    two.push_back({"t" + std::to_string(i), gen.gpu(i, 0, i < 2 ? std::map<std::string, double>{{"gemm.bf16", 0.08}}
+                                                                : std::map<std::string, double>{})});
+  const auto g2 = analyze_fleet(two, OutlierRule{});
+  ASSERT_EQ(g2[0].outliers.size(), 2u);
+  for (const Outlier& o : g2[0].outliers) EXPECT_FALSE(o.ceilings[0].by_split);
 }
 
 // Groups of one model that are not "configured unlike": one as large as the largest (which half would be the

@@ -184,6 +184,23 @@ TEST(MultiGpu, AGpuWithSlowLinksIsNamedByItsPairsMedian) {
   EXPECT_EQ(below[0].at("ceilings")[0].at("ceiling"), "nvlink.p2p_uni");
 }
 
+// Half a node 8% slower alike (one socket's switch): the node median sits between the halves, 4% from each, inside
+// the 5% margin. The gap that splits the node names the slow half, against the fast half's median.
+TEST(MultiGpu, HalfANodeSlowerAlikeIsNamed) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_split");
+  Env env{{"CEILINGS_STANDIN_DEVICES", "8"}};
+  for (int i = 4; i < 8; ++i) env.push_back({"CEILINGS_STANDIN_SCALE_" + std::to_string(i), "0.92"});
+  const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir, "--filter",
+                          "^hbm/"},
+                         env, 120);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("worse than the faster GPUs' median (the node splits in two)"), std::string::npos) << r.out;
+  const json s = summary_of(dir);
+  const json& below = s.at("comparison").at("below_peers");
+  ASSERT_EQ(below.size(), 4u) << below.dump(2);
+  for (const json& b : below) EXPECT_GE(b.at("index").get<int>(), 4);
+}
+
 TEST(MultiGpu, NamesTheGpuBelowItsPeers) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_below_peers");
   const Env env{{"CEILINGS_STANDIN_DEVICES", "4"}, {"CEILINGS_STANDIN_SCALE_2", "0.9"},

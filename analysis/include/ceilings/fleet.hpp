@@ -81,6 +81,9 @@ struct Deviation {
   std::optional<double> z;   // oriented: negative is worse
   double deficit = 0;        // fraction worse than the median (0.08: 8% below; negative: better)
   bool by_z = false, by_margin = false;
+  // On the worse side of a gap that splits the group into two populations (see add_population_splits): then
+  // `median` and `deficit` are against the better population's median, not the group's.
+  bool by_split = false;
 };
 
 struct Outlier {
@@ -97,6 +100,14 @@ std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& 
 Profile with_pair_medians(Profile profile);
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
                                    const OutlierRule& rule);
+// Two populations within one group: the median-based rules see none where half the GPUs (or more) are slower
+// alike, since the median then sits between or among the slow ones. Per ceiling, the values sorted worse to
+// better; where the widest gap between neighbours is more than rule.margin (the better side's worst over the
+// worse side's best) and each side holds at least rule.min_members GPUs, every GPU on the worse side that is
+// more than rule.margin below the better side's median, beyond its own measurement's error, is an outlier
+// by_split (merged into `outliers`, worst first).
+void add_population_splits(const std::vector<const Profile*>& members, const OutlierRule& rule,
+                           std::vector<Outlier>& outliers);
 
 // Reading many profiles: directories are searched recursively for *.profile.json; files named on the
 // command line are read whatever their name. A file that is not a valid profile is skipped with its
