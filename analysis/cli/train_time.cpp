@@ -3,6 +3,7 @@
 // the same model FLOPs (with attention) `ceilings mfu` counts, and hardware FLOPs (recomputation too) for
 // achieved FLOP/s; with --params alone, k*P (Narayanan et al. 2021 eq. 4: k = 8 with full recompute, 6
 // without), which leaves attention out.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -21,7 +22,7 @@ struct TrainTimeOptions {
   cli::ModelOptions model;
   cli::PeakOptions peaks;
   cli::OptNumber seq, tokens, gpus, achieved_tflops, mfu, peak_tflops;
-  std::string recompute = "none", dtype = "bf16", attention = "noncausal";
+  std::string recompute = "none", dtype = "bf16", attention = "noncausal", mfu_against;
   bool json = false;
   CLI::Option *dtype_opt = nullptr, *attention_opt = nullptr, *recompute_opt = nullptr;  // given: must apply
 };
@@ -82,9 +83,12 @@ int run(const TrainTimeOptions& o) {
     std::string source, label;
     double peak;
     TrainTime t;
+    std::optional<double> mfu;  // with --mfu-against: the one achieved rate's MFU against this peak
   };
   std::vector<Row> rows;
   std::string basis;
+  if (!o.mfu_against.empty() && !o.mfu.given())
+    throw InputError("--mfu-against names the peak an --mfu is against: give --mfu");
   if (o.achieved_tflops.given()) {
     if (!o.peaks.profile.empty() || !o.peaks.gpu.empty() || o.peak_tflops.given())
       throw InputError("--achieved-tflops needs no peak: drop --profile/--gpu/--peak-tflops, or use --mfu");
@@ -106,11 +110,30 @@ int run(const TrainTimeOptions& o) {
     const auto profile = o.peaks.read();
     std::optional<double> given;
     if (o.peak_tflops.given()) given = o.peak_tflops.value * 1e12;
-    for (const Peak& p :
-         compute_peaks(given, profile ? &*profile : nullptr, o.peaks.profile, o.peaks.gpu_name(), o.dtype))
-      rows.push_back({p.source, p.label, p.value,
-                      training_time(f.model, o.tokens.value, o.gpus.value, o.mfu.value * p.value)});
-    basis = "model FLOPs*T/(n * MFU * peak) (MFU counts model FLOPs, so recomputation does not enter); " +
+    const std::vector<Peak> peaks =
+        compute_peaks(given, profile ? &*profile : nullptr, o.peaks.profile, o.peaks.gpu_name(), o.dtype);
+    if (o.mfu_against.empty()) {
+      // An MFU of each peak in turn: what the job takes at that share of each.
+      for (const Peak& p : peaks)
+        rows.push_back({p.source, p.label, p.value,
+                        training_time(f.model, o.tokens.value, o.gpus.value, o.mfu.value * p.value), std::nullopt});
+    } else {
+      // An MFU against one peak (a plan quoted against the datasheet, a job's MFU against the measured ceiling):
+      // one achieved rate, one time, and the MFU that rate is against every other peak beside it.
+      const auto against = std::find_if(peaks.begin(), peaks.end(), [&](const Peak& p) { return p.source == o.mfu_against; });
+      if (against == peaks.end()) {
+        std::string have;
+        for (const Peak& p : peaks) have += (have.empty() ? "" : ", ") + p.source;
+        throw InputError("--mfu-against " + o.mfu_against + ": no such peak here (peaks: " + have +
+                         "; measured needs --profile, datasheet --gpu or a profile of a known GPU, given --peak-tflops)");
+      }
+      const double achieved = o.mfu.value * against->value;
+      for (const Peak& p : peaks)
+        rows.push_back({p.source, p.label, p.value, training_time(f.model, o.tokens.value, o.gpus.value, achieved),
+                        achieved / p.value});
+    }
+    basis = "model FLOPs*T/(n * MFU * peak) (MFU counts model FLOPs, so recomputation does not enter)" +
+            (o.mfu_against.empty() ? std::string() : ", MFU against the " + o.mfu_against + " peak") + "; " +
             (f.per_param ? std::string("6*P per token (attention not counted; P is the active parameters for a MoE)")
                          : f.basis);
   }
@@ -123,6 +146,8 @@ int run(const TrainTimeOptions& o) {
                      {"seconds", r.t.seconds},
                      {"days", r.t.days},
                      {"gpu_hours", r.t.gpu_hours}});
+    if (!o.mfu_against.empty())
+      for (std::size_t i = 0; i < rows.size(); ++i) est[i]["mfu"] = *rows[i].mfu;
     json out = {{"seconds", rows[0].t.seconds},
                 {"days", rows[0].t.days},
                 {"gpu_hours", rows[0].t.gpu_hours},
@@ -131,6 +156,7 @@ int run(const TrainTimeOptions& o) {
                 {"basis", basis},
                 {"estimates", est}};
     if (f.per_param) out["flops_per_token_per_param"] = o.achieved_tflops.given() ? *f.per_param : 6.0;
+    if (!o.mfu_against.empty()) out["mfu_against"] = o.mfu_against;
     if (const auto note = o.model.flop_note()) out["note"] = *note;
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -140,12 +166,24 @@ int run(const TrainTimeOptions& o) {
   std::cout << "training FLOPs " << total << " (" << format_quantity(rows[0].t.flops_per_token, "FLOP", 4)
             << " per token); " << basis << "\n";
   Table t;
+  const bool against = !o.mfu_against.empty();
   t.columns = {"basis", "per-GPU FLOP/s", "days", "GPU-hours"};
   t.right_aligned = {false, true, true, true};
-  for (const Row& r : rows)
-    t.add_row({r.source == "given" && r.peak == 0 ? "achieved" : r.source + ": " + r.label,
-               format_quantity(r.t.total_flops / (r.t.seconds * o.gpus.value), "FLOP/s"), format_fixed(r.t.days, 1),
-               format_fixed(r.t.gpu_hours, 0)});
+  if (against) {
+    t.columns = {"peak", "peak FLOP/s", "MFU against it", "per-GPU FLOP/s", "days", "GPU-hours"};
+    t.right_aligned = {false, true, true, true, true, true};
+  }
+  for (const Row& r : rows) {
+    std::vector<std::string> row{r.source == "given" && r.peak == 0 ? "achieved" : r.source + ": " + r.label};
+    if (against) {
+      row.push_back(format_quantity(r.peak, "FLOP/s"));
+      row.push_back(format_percent(*r.mfu) + (r.source == o.mfu_against ? " (given)" : ""));
+    }
+    for (std::string cell : {format_quantity(r.t.total_flops / (r.t.seconds * o.gpus.value), "FLOP/s"),
+                             format_fixed(r.t.days, 1), format_fixed(r.t.gpu_hours, 0)})
+      row.push_back(std::move(cell));
+    t.add_row(row);
+  }
   std::cout << render(t, Format::kTable);
   if (const auto note = o.model.flop_note()) std::cout << "note: " << *note << "\n";
   return 0;
@@ -161,6 +199,10 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->achieved_tflops, "--achieved-tflops", "Achieved hardware TFLOP/s per GPU");
   cli::add_number(app, o->mfu, "--mfu", "Model FLOP utilization (fraction) against the peak(s)");
   cli::add_number(app, o->peak_tflops, "--peak-tflops", "A given peak, TFLOP/s per GPU");
+  app.add_option("--mfu-against", o->mfu_against,
+                 "The peak --mfu is against (given | measured | measured_sustained | datasheet): one estimate, with "
+                 "the MFU that rate is against each other peak; without it, the time at that MFU of each peak")
+      ->check(CLI::IsMember({"given", "measured", "measured_sustained", "datasheet"}));
   o->dtype_opt = app.add_option("--dtype", o->dtype, "Data type of the peak")->capture_default_str();
   o->recompute_opt = app.add_option("--recompute", o->recompute, "none | selective | full (with --achieved-tflops)")
                          ->capture_default_str();

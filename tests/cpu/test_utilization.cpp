@@ -432,6 +432,35 @@ TEST(TrainTimeCli, FromMfuAgainstPeaks) {
   EXPECT_NE(r.out.find("25.4"), std::string::npos) << r.out;
 }
 
+// An MFU quoted against one peak (a plan against the datasheet) is one achieved rate and one time; beside it, the
+// MFU that rate is against the measured ceilings (989/800 of 40% against the fixture's 800 TFLOP/s).
+TEST(TrainTimeCli, AnMfuAgainstOnePeakIsOneEstimate) {
+  auto r = test::run_cli({"train-time", "--params", "8e9", "--tokens", "15e12", "--gpus", "1024", "--mfu", "0.4",
+                          "--mfu-against", "datasheet", "--profile", kProfile, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["mfu_against"], "datasheet");
+  // 6 * 15e12 * 8e9 / (1024 * 0.4 * 989e12) s.
+  const double seconds = 6 * 15e12 * 8e9 / (1024 * 0.4 * 989e12);
+  for (const json& e : j["estimates"]) {
+    EXPECT_NEAR(e["seconds"].get<double>(), seconds, seconds * 1e-12) << e.dump();
+    if (e["source"] == "measured") EXPECT_NEAR(e["mfu"].get<double>(), 0.4 * 989 / 800, 1e-12);
+    if (e["source"] == "datasheet") EXPECT_NEAR(e["mfu"].get<double>(), 0.4, 1e-12);
+  }
+  r = test::run_cli({"train-time", "--params", "8e9", "--tokens", "15e12", "--gpus", "1024", "--mfu", "0.4",
+                     "--mfu-against", "measured", "--gpu", "H200"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--mfu-against measured: no such peak here"), std::string::npos) << r.err;
+  EXPECT_EQ(test::run_cli({"train-time", "--params", "8e9", "--tokens", "15e12", "--gpus", "1024", "--achieved-tflops",
+                           "300", "--mfu-against", "datasheet"})
+                .exit_code,
+            2);
+  EXPECT_EQ(test::run_cli({"train-time", "--params", "8e9", "--tokens", "15e12", "--gpus", "1024", "--mfu", "0.4",
+                           "--gpu", "H200", "--mfu-against", "peak"})
+                .exit_code,
+            2);
+}
+
 // mfu and train-time count the same FLOPs: the MFU `mfu` reports for a throughput, fed back to
 // train-time with the same model and --seq, gives tokens / throughput. (6*P alone left attention out and
 // read 17% short for Llama-3.1-8B at 8192 tokens.)
