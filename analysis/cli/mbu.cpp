@@ -1,5 +1,6 @@
 // `ceilings mbu`: memory bandwidth utilization of a decode loop (bytes read per step / TPOT) against
 // given, measured (hbm.*) and datasheet bandwidth side by side.
+#include <cmath>
 #include <iostream>
 
 #include "ceilings/table.hpp"
@@ -32,6 +33,7 @@ int run(const MbuOptions& o) {
   in.tpot_s = o.tpot_ms.value * 1e-3;
   in.gpus = gpus;
   std::string kv_note, weights_basis;  // weights_basis: which weights a decode step is counted as reading
+  bool kv_counted = true;
   bool less_embedding = false;         // a model shape: the input embedding table is not read whole
   double context = 0;
   if (o.context.given()) {
@@ -65,6 +67,7 @@ int run(const MbuOptions& o) {
       in.kv_bytes = batch * context * o.kv_bytes_per_token.value;
     } else {
       kv_note = "KV cache not counted: --params gives no attention shape (add --kv-bytes-per-token and --context)";
+      kv_counted = false;
     }
   } else {
     if (o.kv_bytes_per_token.given())
@@ -92,9 +95,13 @@ int run(const MbuOptions& o) {
     if (m.sliding_window && context > static_cast<double>(*m.sliding_window))
       kv_note += std::string(kv_note.empty() ? "" : "; ") + "KV cache capped at the sliding window of " +
                  std::to_string(*m.sliding_window) + " tokens";
-    if (m.is_moe())
-      kv_note += std::string(kv_note.empty() ? "" : "; ") +
-                 "MoE weights: expected distinct experts per layer at this batch, uniform routing";
+    if (m.is_moe()) {
+      const double e = static_cast<double>(m.routed_experts), k = static_cast<double>(m.experts_per_token);
+      kv_note += std::string(kv_note.empty() ? "" : "; ") + "MoE weights: " +
+                 format_fixed(e * (1 - std::pow(1 - k / e, batch)), 2) + " of " + std::to_string(m.routed_experts) +
+                 " routed experts per MoE layer read at batch " + format_fixed(batch, 0) +
+                 " (the expected distinct experts under uniform routing, E(1-(1-k/E)^B))";
+    }
   }
   const auto profile = o.peaks.read();
   std::optional<double> given;
@@ -132,10 +139,13 @@ int run(const MbuOptions& o) {
   }
   std::cout << "bytes read per decode step: " << format_quantity(r.bytes_per_step, "B", 4) << " = weights ("
             << o.weight_dtype << (less_embedding ? ", less the input embedding" : "") << ") "
-            << format_quantity(in.weight_bytes, "B", 4) << " + KV cache ("
-            << (o.kv_bytes_per_token.given() ? format_quantity(o.kv_bytes_per_token.value, "B", 4) + " a token"
-                                              : o.kv_dtype)
-            << ", batch " << batch << ", context " << context << ") " << format_quantity(in.kv_bytes, "B", 4) << "\n";
+            << format_quantity(in.weight_bytes, "B", 4);
+  if (kv_counted)  // where it is not, the note below says so instead of a "+ 0 B"
+    std::cout << " + KV cache ("
+              << (o.kv_bytes_per_token.given() ? format_quantity(o.kv_bytes_per_token.value, "B", 4) + " a token"
+                                                : o.kv_dtype)
+              << ", batch " << batch << ", context " << context << ") " << format_quantity(in.kv_bytes, "B", 4);
+  std::cout << "\n";
   if (less_embedding) std::cout << "weights read: " << weights_basis << "\n";
   if (!kv_note.empty()) std::cout << kv_note << "\n";
   std::cout << "per GPU: " << format_quantity(r.bytes_per_step_per_gpu, "B", 4)

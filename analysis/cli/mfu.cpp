@@ -93,7 +93,7 @@ int run(const MfuOptions& o) {
             << "\n";
   std::cout << "model FLOPs per token " << format_quantity(r.model_flops_per_token, "FLOP", 4) << ", hardware "
             << format_quantity(r.hardware_flops_per_token, "FLOP", 4) << "; " << format_fixed(in.tokens_per_s, 0)
-            << " tokens/s on " << in.gpus << " GPUs\n";
+            << " tokens/s on " << in.gpus << (in.gpus == 1 ? " GPU\n" : " GPUs\n");
   std::cout << "achieved per GPU: " << format_quantity(r.achieved_flops_per_gpu, "FLOP/s", 4) << " model, "
             << format_quantity(r.achieved_hardware_flops_per_gpu, "FLOP/s", 4) << " hardware\n";
   Table t;

@@ -88,6 +88,12 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
   const Ceiling* used = nullptr;
   if (profile) {
     if (ceiling) {
+      // Decode reads its weights from where they are stored: HBM, or over PCIe or NVLink when offloaded. A
+      // model's weights never sit in the L2 or shared memory, so an MBU against them would mean nothing.
+      const std::string family = ceiling->substr(0, ceiling->find('.'));
+      if (family == "l2" || family == "smem")
+        throw InputError("--ceiling " + *ceiling + " is on-chip bandwidth: MBU is against where the weights are read "
+                         "from (hbm.*, or pcie.* / nvlink.* for offloaded weights)");
       used = usable_ceiling(*profile, *ceiling, origin);
       if (!used) {
         const std::string family = ceiling->substr(0, ceiling->find('.'));

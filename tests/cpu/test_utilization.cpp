@@ -377,6 +377,9 @@ TEST(MbuCli, APeakThatWasNotMeasuredSaysWhy) {
                           "nvlink.p2p_uni"});
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.err.find("single GPU: no peer"), std::string::npos) << r.err;
+  r = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "200", "--profile", kProfile, "--ceiling", "l2.read"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;  // on-chip: no model's weights are read from there
+  EXPECT_NE(r.err.find("on-chip bandwidth"), std::string::npos) << r.err;
   r = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "200", "--profile", kProfile, "--ceiling", "pcie.d2h"});
   EXPECT_EQ(r.exit_code, 2) << r.out;  // not in the profile, nothing said of it: the pcie ceilings it has are named
   EXPECT_NE(r.err.find("its pcie ceilings: pcie.h2d"), std::string::npos) << r.err;
