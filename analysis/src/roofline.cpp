@@ -42,7 +42,8 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
   for (const Ceiling& c : p.ceilings) {
     if (!c.verified) continue;  // a number that failed its check is no roof
     const std::string family = family_of(c.name);
-    if (family == "gemm" && (c.unit == "FLOP/s" || c.unit == "OP/s") && c.value > 0)
+    // Tensor-core roofs (gemm.*) and the CUDA cores' own (fma.*, the roof of a kernel that uses no tensor core).
+    if ((family == "gemm" || family == "fma") && (c.unit == "FLOP/s" || c.unit == "OP/s") && c.value > 0)
       r.compute.push_back({c.name, true, c.value, datasheet_for(p, c), c.unit});
     else if ((family == "l2" || family == "smem" || family == "hbm" || family == "pcie" || family == "nvlink") &&
              c.unit == "B/s" && c.value > 0)

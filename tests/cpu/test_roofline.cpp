@@ -2,6 +2,7 @@
 // crossover, SVG well-formedness (parsed), and the CLI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <regex>
@@ -214,6 +215,16 @@ TEST(RooflineSvg, TheLegendOfAFullProfileFitsInTheDocument) {
 
 // int8 roofs count integer operations: in a picture with floating-point roofs both axes say so and the int8
 // legend entries read OP/s; a picture whose only compute roofs are int8 is in OP/s and OP/byte throughout.
+// The CUDA cores' FMA rates are roofs too: a kernel that uses no tensor core is bound by them, not by a GEMM's.
+TEST(Roofline, FmaRatesAreComputeRoofs) {
+  const Profile p = read_profile(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json");
+  const Roofline r = roofline_from_profile(p, "bf16");
+  const auto fma = std::find_if(r.compute.begin(), r.compute.end(), [](const Roof& x) { return x.name == "fma.fp32"; });
+  ASSERT_NE(fma, r.compute.end());
+  EXPECT_DOUBLE_EQ(*fma->measured, p.find("fma.fp32")->value);
+  EXPECT_EQ(r.compute_roof().name, "gemm.bf16");  // classification stays against the GEMM roof asked for
+}
+
 TEST(RooflineSvg, Int8RoofsAreLabelledInOperations) {
   Profile p = read_profile(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json");
   const Ceiling* int8 = p.find("gemm.int8");
@@ -227,7 +238,7 @@ TEST(RooflineSvg, Int8RoofsAreLabelledInOperations) {
 
   std::vector<Ceiling> kept;
   for (const Ceiling& c : p.ceilings)
-    if (c.name.rfind("gemm.", 0) != 0 || c.unit == "OP/s") kept.push_back(c);
+    if ((c.name.rfind("gemm.", 0) != 0 && c.name.rfind("fma.", 0) != 0) || c.unit == "OP/s") kept.push_back(c);
   p.ceilings = kept;
   const Roofline r = roofline_from_profile(p, "int8");
   const std::string ops = roofline_svg(r, {{"int8 gemv", place(r, 2e9, 1e9)}});
