@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -113,31 +114,74 @@ PciLocality read_pci_locality(const std::string& bus_id, const std::string& sysf
   return loc;
 }
 
-std::vector<int> current_thread_cpus() {
-  std::vector<int> cpus;
 #ifdef __linux__
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+namespace {
+// A CPU mask of `cpus` bits, allocated: cpu_set_t holds 1024 CPUs, and the kernel refuses a mask smaller than its
+// own CPU count (sched_getaffinity: EINVAL) on a larger host.
+class CpuMask {
+ public:
+  explicit CpuMask(int cpus) : cpus_(cpus), set_(CPU_ALLOC(cpus)), bytes_(CPU_ALLOC_SIZE(cpus)) {
+    if (set_) CPU_ZERO_S(bytes_, set_);
+  }
+  ~CpuMask() {
+    if (set_) CPU_FREE(set_);
+  }
+  CpuMask(const CpuMask&) = delete;
+  CpuMask& operator=(const CpuMask&) = delete;
+  bool ok() const { return set_ != nullptr; }
+  void add(int c) {
+    if (c >= 0 && c < cpus_) CPU_SET_S(static_cast<std::size_t>(c), bytes_, set_);
+  }
+  std::vector<int> list() const {
+    std::vector<int> out;
+    for (int c = 0; c < cpus_; ++c)
+      if (CPU_ISSET_S(static_cast<std::size_t>(c), bytes_, set_)) out.push_back(c);
+    return out;
+  }
+  bool get() { return sched_getaffinity(0, bytes_, set_) == 0; }
+  bool set() const { return sched_setaffinity(0, bytes_, set_) == 0; }
+
+ private:
+  int cpus_;
+  cpu_set_t* set_;
+  std::size_t bytes_;
+};
+
+// A mask that holds every CPU in `cpus` (and at least cpu_set_t's 1024).
+int mask_size_for(const std::vector<int>& cpus) {
+  int most = CPU_SETSIZE;
+  for (int c : cpus) most = std::max(most, c + 1);
+  return most;
+}
+}  // namespace
 #endif
-  return cpus;
+
+std::vector<int> current_thread_cpus() {
+#ifdef __linux__
+  // Doubled from 1024 until the kernel takes the mask (the kernel's CPU count, 4096 or 8192 on the largest hosts).
+  for (int n = CPU_SETSIZE; n <= (1 << 20); n *= 2) {
+    CpuMask mask(n);
+    if (!mask.ok()) return {};
+    if (mask.get()) return mask.list();
+    if (errno != EINVAL) return {};
+  }
+#endif
+  return {};
 }
 
 std::optional<std::vector<int>> pin_current_thread(const std::vector<int>& cpus) {
 #ifdef __linux__
   const std::vector<int> allowed = current_thread_cpus();
-  cpu_set_t set;
-  CPU_ZERO(&set);
+  CpuMask mask(mask_size_for(allowed));
+  if (!mask.ok()) return std::nullopt;
   int count = 0;
   for (int c : cpus)
-    if (c >= 0 && c < CPU_SETSIZE && std::binary_search(allowed.begin(), allowed.end(), c)) {
-      CPU_SET(c, &set);
+    if (c >= 0 && std::binary_search(allowed.begin(), allowed.end(), c)) {
+      mask.add(c);
       ++count;
     }
   if (count == 0) return allowed;  // nothing of the list is ours to use: leave the thread alone
-  if (sched_setaffinity(0, sizeof set, &set) != 0) return std::nullopt;
+  if (!mask.set()) return std::nullopt;
   return current_thread_cpus();
 #else
   (void)cpus;
@@ -149,10 +193,10 @@ ThreadAffinityGuard::ThreadAffinityGuard() : saved_(current_thread_cpus()) {}
 ThreadAffinityGuard::~ThreadAffinityGuard() {
 #ifdef __linux__
   if (saved_.empty()) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int c : saved_) CPU_SET(c, &set);
-  sched_setaffinity(0, sizeof set, &set);
+  CpuMask mask(mask_size_for(saved_));
+  if (!mask.ok()) return;
+  for (int c : saved_) mask.add(c);
+  (void)mask.set();
 #endif
 }
 
