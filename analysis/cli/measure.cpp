@@ -507,8 +507,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   profile.raw["health"] =
       health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
   try {
-    ceilings::write_file_atomic(g.raw_path, merged.dump(2) + "\n");
-    ceilings::write_file_atomic(out, ceilings::profile_to_json(profile).dump(2) + "\n");
+    ceilings::write_files_atomic({{g.raw_path, merged.dump(2) + "\n"},
+                                  {out, ceilings::profile_to_json(profile).dump(2) + "\n"}});
   } catch (const ceilings::Error& e) {
     g.state = GpuState::kFailed;
     g.exit_code = e.exit_code();

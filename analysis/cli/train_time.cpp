@@ -95,7 +95,8 @@ int run(const TrainTimeOptions& o) {
     if (o.dtype_opt->count() > 0)
       throw InputError("--dtype picks the peak an --mfu is against: --achieved-tflops has none");
     rows.push_back(
-        {"given", "achieved", 0, training_time(f.hardware, o.tokens.value, o.gpus.value, o.achieved_tflops.value * 1e12)});
+        {"given", "achieved", 0, training_time(f.hardware, o.tokens.value, o.gpus.value, o.achieved_tflops.value * 1e12),
+         std::nullopt});
     basis = "hardware FLOPs*T/(n*X), recompute " + recompute_name(rc) + "; " +
             (f.per_param ? "k = " + format_fixed(*f.per_param, 0) + ", " : std::string()) + f.basis +
             (f.per_param && rc == Recompute::kSelective ? "; the recomputed attention core is not in this estimate" : "");
@@ -128,6 +129,14 @@ int run(const TrainTimeOptions& o) {
                          "; measured needs --profile, datasheet --gpu or a profile of a known GPU, given --peak-tflops)");
       }
       const double achieved = o.mfu.value * against->value;
+      // As `mfu` refuses it: a rate above a peak the GPU attains is an inconsistent input (the sustained rate
+      // excepted, which a job whose GEMMs run cooler may pass).
+      for (const Peak& p : peaks)
+        if (p.source != "measured_sustained" && achieved > p.value * (1 + 1e-12))
+          throw InputError("--mfu " + format_fixed(o.mfu.value, 3) + " of the " + o.mfu_against + " peak (" +
+                           format_quantity(against->value, "FLOP/s") + ") is " + format_quantity(achieved, "FLOP/s") +
+                           ", " + format_percent(achieved / p.value) + " of the " + p.source + " peak " +
+                           format_quantity(p.value, "FLOP/s") + ": more than it can attain; check --mfu and the peaks");
       for (const Peak& p : peaks)
         rows.push_back({p.source, p.label, p.value, training_time(f.model, o.tokens.value, o.gpus.value, achieved),
                         achieved / p.value});

@@ -331,7 +331,26 @@ mode_t current_umask() {
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, const std::string& text) {
+namespace {
+
+// A written, flushed and closed temporary beside its target, to be renamed over it.
+struct StagedFile {
+  std::string path, tmp;
+  std::filesystem::path target, dir;
+};
+
+// A path the user cannot write (no such directory, no permission, read-only) is bad input, exit 2; a write
+// the system could not complete (a full disk, a quota, an I/O error) leaves the output incomplete, exit 3.
+[[noreturn]] void write_error(const std::string& message, int err) {
+  switch (err) {
+    case EACCES: case EPERM: case ENOENT: case ENOTDIR: case EISDIR: case EROFS: case ENAMETOOLONG: case ELOOP:
+      throw InputError(message);
+    default:
+      throw IncompleteError(message);
+  }
+}
+
+StagedFile stage_file(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   // Through a symlink, its target is replaced and the link kept (renaming onto the link would replace it).
   std::error_code ec;
@@ -346,26 +365,16 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   // the target: a reader sees the old file or the new one, never a part. The messages name the user's path.
   const fs::path dir = target.parent_path();
   std::string name = (dir / (atomic_temp_prefix(target.filename().string()) + "XXXXXX")).string();
-  // A path the user cannot write (no such directory, no permission, read-only) is bad input, exit 2; a write
-  // the system could not complete (a full disk, a quota, an I/O error) leaves the output incomplete, exit 3.
-  auto error = [](const std::string& message, int err) {
-    switch (err) {
-      case EACCES: case EPERM: case ENOENT: case ENOTDIR: case EISDIR: case EROFS: case ENAMETOOLONG: case ELOOP:
-        throw InputError(message);
-      default:
-        throw IncompleteError(message);
-    }
-  };
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
-    error("cannot write '" + path + "' (a temporary file beside it): " + std::strerror(err), err);
+    write_error("cannot write '" + path + "' (a temporary file beside it): " + std::strerror(err), err);
   }
   const std::string tmp = name;
   auto fail = [&](const std::string& what, int err, bool open) {
     if (open) ::close(fd);
     ::unlink(tmp.c_str());
-    error(what + std::strerror(err) + "; '" + path + "' was left as it was", err);
+    write_error(what + std::strerror(err) + "; '" + path + "' was left as it was", err);
   };
   // The new file keeps the old one's permissions; a new one gets what creating it would have (0666 less the
   // umask), not mkstemp's 0600.
@@ -385,14 +394,46 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   // Quota and full-disk errors on network file systems often show only here.
   if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) fail("writing '" + path + "' failed: ", errno, true);
   if (::close(fd) != 0) fail("writing '" + path + "' failed: ", errno, false);
-  if (std::rename(tmp.c_str(), target.c_str()) != 0) fail("cannot write '" + path + "': ", errno, false);
+  return {path, tmp, target, dir};
+}
+
+void commit_file(const StagedFile& f) {
+  if (std::rename(f.tmp.c_str(), f.target.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(f.tmp.c_str());
+    write_error("cannot write '" + f.path + "': " + std::strerror(err) + "; '" + f.path + "' was left as it was", err);
+  }
   // The rename itself on the disk (best effort: a directory may refuse fsync).
-  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dfd = ::open(f.dir.empty() ? "." : f.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     (void)::fsync(dfd);
     ::close(dfd);
   }
 }
+
+}  // namespace
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  // Every file written in full before any replaces its target: a full disk on the second leaves the first's
+  // old version too, never a new one beside an old one.
+  std::vector<StagedFile> staged;
+  try {
+    for (const auto& [path, text] : files) staged.push_back(stage_file(path, text));
+  } catch (...) {
+    for (const StagedFile& f : staged) ::unlink(f.tmp.c_str());
+    throw;
+  }
+  for (std::size_t i = 0; i < staged.size(); ++i) {
+    try {
+      commit_file(staged[i]);
+    } catch (...) {
+      for (std::size_t k = i + 1; k < staged.size(); ++k) ::unlink(staged[k].tmp.c_str());
+      throw;
+    }
+  }
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) { write_files_atomic({{path, text}}); }
 
 void check_output_path(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;

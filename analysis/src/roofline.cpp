@@ -71,7 +71,17 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
         r.memory_level = n;
         break;
       }
-    if (r.memory_level.empty()) r.memory_level = r.memory.front().name;
+    if (r.memory_level.empty()) {
+      // HBM the profile names but cannot serve (skipped, failed, unverified) says why, exit 3; no HBM at all is the
+      // user's to pick (a PCIe roof is no stand-in: decode floors against it read 100x too slow).
+      for (const Ceiling& c : p.ceilings)
+        if (family_of(c.name) == "hbm") usable_ceiling(p, c.name, "the profile");
+      for (const auto* list : {&p.errors, &p.skipped})
+        for (const Skipped& s : *list)
+          if (family_of(s.name) == "hbm") usable_ceiling(p, s.name, "the profile");
+      throw InputError("the profile has no hbm.* ceiling: pick the memory roof with --memory (its memory roofs: " +
+                       names(r.memory) + ")");
+    }
   }
   return r;
 }

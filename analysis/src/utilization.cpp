@@ -96,7 +96,6 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
                          "from (hbm.*, or pcie.* / nvlink.* for offloaded weights)");
       used = usable_ceiling(*profile, *ceiling, origin);
       if (!used) {
-        const std::string family = ceiling->substr(0, ceiling->find('.'));
         throw InputError("profile " + origin + " has no " + *ceiling + " ceiling (its " + family +
                          " ceilings: " + ceiling_names(*profile, family) + ")");
       }
@@ -111,7 +110,15 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
             used = &c;
             break;
           }
-      if (!used) throw InputError("profile " + origin + " has no verified hbm.* bandwidth ceiling");
+      if (!used) {
+        // HBM ceilings the profile names but cannot serve (skipped, failed, unverified) say why: exit 3.
+        for (const Ceiling& c : profile->ceilings)
+          if (c.name.rfind("hbm.", 0) == 0) usable_ceiling(*profile, c.name, origin);
+        for (const auto* list : {&profile->errors, &profile->skipped})
+          for (const Skipped& s : *list)
+            if (s.name.rfind("hbm.", 0) == 0) usable_ceiling(*profile, s.name, origin);
+        throw InputError("profile " + origin + " has no hbm.* bandwidth ceiling (pick another with --ceiling)");
+      }
     }
     if (used->unit != "B/s")
       throw InputError("ceiling " + used->name + " is not a bandwidth (unit " + used->unit + ")");

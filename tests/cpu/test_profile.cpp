@@ -621,7 +621,21 @@ TEST(Profile, AFullDiskIsIncompleteAndABadPathIsBadInput) {
     code = e.exit_code();
     message = e.what();
   }
+  // Two files that belong together (a profile and its raw JSON): the second failing leaves the first old too.
+  const std::string raw = dir + "/p.bench.json";
+  write_file_atomic(raw, "old raw");
+  int pair_code = -1;
+  try {
+    write_files_atomic({{raw, "new raw"}, {path, std::string(4096, 'x')}});
+  } catch (const Error& e) {
+    pair_code = e.exit_code();
+  }
   ::setrlimit(RLIMIT_FSIZE, &saved);
+  EXPECT_EQ(pair_code, kExitIncomplete);
+  std::ifstream raw_in(raw);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(raw_in)), std::istreambuf_iterator<char>()), "old raw");
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temporary left: " << e.path();
   std::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(code, kExitIncomplete) << message;
   EXPECT_NE(message.find("was left as it was"), std::string::npos) << message;

@@ -356,6 +356,25 @@ TEST(RooflineCli, ARoofThatWasNotMeasuredSaysWhy) {
   r = test::run_cli({"roofline", "--profile", dir + "/p.profile.json"});  // hbm.read: verified, the default roof
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("hbm.copy"), std::string::npos) << r.out;
+  // No verified HBM ceiling: never a PCIe roof in its place (decode floors read 100x too slow), exit 3 with the
+  // reason where the profile gives one, exit 2 (pick --memory) where it has none.
+  json no_hbm = read_json_file(kProfile);
+  for (json& c : no_hbm["ceilings"])
+    if (c["name"].get<std::string>().rfind("hbm.", 0) == 0) c["verified"] = false;
+  write_file_atomic(dir + "/nohbm.profile.json", no_hbm.dump());
+  r = test::run_cli({"roofline", "--profile", dir + "/nohbm.profile.json"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.err.find("was not verified"), std::string::npos) << r.err;
+  json nohbm_at_all = read_json_file(kProfile);
+  json kept = json::array();
+  for (const json& c : nohbm_at_all["ceilings"])
+    if (c["name"].get<std::string>().rfind("hbm.", 0) != 0) kept.push_back(c);
+  nohbm_at_all["ceilings"] = kept;
+  write_file_atomic(dir + "/nohbm2.profile.json", nohbm_at_all.dump());
+  r = test::run_cli({"roofline", "--profile", dir + "/nohbm2.profile.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("pick the memory roof with --memory"), std::string::npos) << r.err;
+  EXPECT_EQ(test::run_cli({"roofline", "--profile", dir + "/nohbm2.profile.json", "--memory", "pcie.h2d"}).exit_code, 0);
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--dtype", "fp9"}).exit_code, 2);
   EXPECT_NE(test::run_cli({"roofline", "--profile", kProfile, "--dtype", "fp9"}).err.find("fp9"), std::string::npos);
 }

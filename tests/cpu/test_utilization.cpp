@@ -399,6 +399,13 @@ TEST(MbuCli, APeakThatWasNotMeasuredSaysWhy) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("hbm.copy"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("hbm.read"), std::string::npos) << r.out;
+  // None verified: exit 3 with the reason, not "has none" (exit 2).
+  for (json& c : doc["ceilings"])
+    if (c["name"] == "hbm.copy") c["verified"] = false;
+  write_file_atomic(dir + "/q.profile.json", doc.dump());
+  r = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "200", "--profile", dir + "/q.profile.json"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.err.find("was not verified"), std::string::npos) << r.err;
 }
 
 // The datasheet row names the same path as the measured one: a PCIe ceiling beside the PCIe link's rate,
@@ -450,6 +457,11 @@ TEST(TrainTimeCli, AnMfuAgainstOnePeakIsOneEstimate) {
     if (e["source"] == "measured") EXPECT_NEAR(e["mfu"].get<double>(), 0.4 * 989 / 800, 1e-12);
     if (e["source"] == "datasheet") EXPECT_NEAR(e["mfu"].get<double>(), 0.4, 1e-12);
   }
+  // 95% of the datasheet is 117% of the fixture's measured 800 TFLOP/s: an inconsistent input, as in `mfu`.
+  r = test::run_cli({"train-time", "--params", "8e9", "--tokens", "15e12", "--gpus", "1024", "--mfu", "0.95",
+                     "--mfu-against", "datasheet", "--profile", kProfile});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("of the measured peak"), std::string::npos) << r.err;
   r = test::run_cli({"train-time", "--params", "8e9", "--tokens", "15e12", "--gpus", "1024", "--mfu", "0.4",
                      "--mfu-against", "measured", "--gpu", "H200"});
   EXPECT_EQ(r.exit_code, 2);

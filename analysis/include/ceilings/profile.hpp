@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ceilings/json_fields.hpp"
@@ -112,6 +113,9 @@ json profile_to_json(const Profile& profile);
 // never sees a half-written file and an existing file is replaced only by a complete one. A symlink's
 // target is written (the link stays); errors name `path`.
 void write_file_atomic(const std::string& path, const std::string& text);
+// Several files that belong together (a profile and its raw JSON): each is written in full to its temporary
+// before any replaces its target, so a write that fails (a full disk) leaves every old file as it was.
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files);
 // The start of the temporary file's name write_file_atomic writes beside `file_name` (a kill mid-write leaves
 // it behind: callers that clean up after a killed writer look for it).
 std::string atomic_temp_prefix(const std::string& file_name);
