@@ -95,7 +95,9 @@ int run(const MbuOptions& o) {
     if (m.sliding_window && context > static_cast<double>(*m.sliding_window))
       kv_note += std::string(kv_note.empty() ? "" : "; ") + "KV cache capped at the sliding window of " +
                  std::to_string(*m.sliding_window) + " tokens";
-    if (m.is_moe()) {
+    bool any_moe_layer = false;
+    for (std::int64_t l = 0; l < m.layers && !any_moe_layer; ++l) any_moe_layer = m.is_moe_layer(l);
+    if (any_moe_layer) {  // a config whose every layer is dense (first_k_dense_replace = layers) reads no expert
       const double e = static_cast<double>(m.routed_experts), k = static_cast<double>(m.experts_per_token);
       kv_note += std::string(kv_note.empty() ? "" : "; ") + "MoE weights: " +
                  format_fixed(e * (1 - std::pow(1 - k / e, batch)), 2) + " of " + std::to_string(m.routed_experts) +

@@ -573,7 +573,8 @@ int run_measure(const MeasureOptions& o) {
       if (p == p.parent_path()) break;
     }
     fs::create_directories(o.out_dir, ec);
-    if (!fs::is_directory(o.out_dir, ec))
+    std::error_code is_dir_ec;  // not over ec: its reason (EROFS, EACCES) is the one to report
+    if (!fs::is_directory(o.out_dir, is_dir_ec))
       throw InputError("cannot create --out-dir " + o.out_dir + (ec ? ": " + ec.message() : ""));
   }
   ceilings::check_output_path(out, "--out", {bench});
@@ -688,8 +689,7 @@ class NodeRun {
       for (const auto& d : out.ceilings)
         cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"node_median", d.median},
                       {"below_median", d.deficit},
-                      {"reference", d.by_split && !d.by_margin ? "the faster GPUs' median (the node splits in two)"
-                                                               : "the node median"}});
+                      {"reference", d.by_split ? "the faster GPUs' median (the node splits in two)" : "the node median"}});
       below.push_back({{"index", g.device}, {"uuid", g.profile->device.uuid},
                        {"pci_bus_id", g.profile->device.pci_bus_id}, {"ceilings", cs}});
     }
@@ -773,7 +773,8 @@ int run_all_gpus(const MeasureOptions& o) {
   auto devices = list_devices(bench, o.kill_grace_s);  // first: no GPU leaves no empty --out-dir behind
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir, ec)) throw InputError("cannot create --out-dir " + dir + (ec ? ": " + ec.message() : ""));
+  std::error_code is_dir_ec;  // not over ec: its reason is the one to report
+  if (!fs::is_directory(dir, is_dir_ec)) throw InputError("cannot create --out-dir " + dir + (ec ? ": " + ec.message() : ""));
   if (::access(dir.c_str(), W_OK | X_OK) != 0)  // now, not when the first profile is written
     throw InputError("cannot write in --out-dir " + dir + ": " + std::strerror(errno));
   NodeRun node(o, (fs::path(dir) / (hostname() + ".node-summary.json")).string(), std::move(devices));
@@ -845,8 +846,8 @@ int run_all_gpus(const MeasureOptions& o) {
     for (const auto& d : out.ceilings)
       std::cout << "  " << d.ceiling << ": " << ceilings::format_quantity(d.value, d.unit) << ", "
                 << ceilings::format_percent(d.deficit)
-                << (d.by_split && !d.by_margin ? " worse than the faster GPUs' median (the node splits in two) "
-                                               : " worse than the node median ")
+                << (d.by_split ? " worse than the faster GPUs' median (the node splits in two) "
+                               : " worse than the node median ")
                 << ceilings::format_quantity(d.median, d.unit) << "\n";
   }
   // The summary is part of the output: one that could not be written (a full disk) leaves the run incomplete.

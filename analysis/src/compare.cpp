@@ -23,8 +23,11 @@ CompareDevice load_compare_device(const std::string& spec) {
   if (std::filesystem::exists(spec, ec) && !std::filesystem::is_directory(spec, ec)) {
     d.from_profile = true;
     d.profile = read_profile(spec);
-    d.label = d.profile->device.name + (d.profile->hostname.empty() ? "" : " (" + d.profile->hostname + ")");
-    if (const GpuSpec* g = find_gpu(d.profile->device.name)) d.gpu = g->name;
+    const bool mig = d.profile->device.mig.value_or(false);
+    d.label = d.profile->device.name + (mig ? " MIG instance" : "") +
+              (d.profile->hostname.empty() ? "" : " (" + d.profile->hostname + ")");
+    // A MIG instance has no datasheet column: the datasheet's figures are the whole GPU's.
+    if (const GpuSpec* g = find_gpu(d.profile->device.name); g && !mig) d.gpu = g->name;
     return d;
   }
   if (std::filesystem::is_directory(spec, ec)) throw InputError("'" + spec + "' is a directory, not a profile");
@@ -229,7 +232,8 @@ json comparison_json(const Comparison& c) {
     out["devices"].push_back({{"label", d.label},
                               {"origin", d.origin},
                               {"source", d.from_profile ? "profile" : "datasheet"},
-                              {"datasheet_entry", d.gpu.empty() ? json(nullptr) : json(d.gpu)}});
+                              {"datasheet_entry", d.gpu.empty() ? json(nullptr) : json(d.gpu)},
+                              {"mig", d.profile && d.profile->device.mig.value_or(false)}});
     if (const auto note = d.profile ? d.profile->note() : std::nullopt) out["devices"].back()["note"] = *note;
   }
   auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };

@@ -29,11 +29,15 @@ std::string Fingerprint::key() const {
 }
 
 std::string Fingerprint::model() const {
-  return mig ? gpu + " MIG instances of " + std::to_string(sm_count) + " SMs" : gpu;
+  return mig ? gpu + " MIG instances of " + std::to_string(sm_count) + " SMs and " +
+                   format_quantity(static_cast<double>(memory_bytes), "B")
+             : gpu;
 }
 
 bool Fingerprint::same_model(const Fingerprint& other) const {
-  return gpu == other.gpu && mig == other.mig && (!mig || sm_count == other.sm_count);
+  // An instance profile is its SMs and its memory (1g.18gb and 1g.35gb have the same 16 SMs).
+  return gpu == other.gpu && mig == other.mig &&
+         (!mig || (sm_count == other.sm_count && memory_bytes == other.memory_bytes));
 }
 
 
@@ -248,18 +252,18 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
       }
       auto d = std::find_if(o->ceilings.begin(), o->ceilings.end(),
                             [&](const Deviation& x) { return x.ceiling == c.name && x.unit == c.unit; });
-      if (d != o->ceilings.end()) {
-        d->by_split = true;  // already below the group's median by another rule: that comparison stays
-        continue;
+      // Below the group's median by another rule too: the better population's median is the truer reference
+      // (the group's sits in the gap, and understates the deficit), so the deviation is against it.
+      if (d == o->ceilings.end()) {
+        o->ceilings.push_back({});
+        d = std::prev(o->ceilings.end());
+        d->ceiling = c.name;
+        d->unit = c.unit;
+        d->value = c.value;
       }
-      Deviation dev;
-      dev.ceiling = c.name;
-      dev.unit = c.unit;
-      dev.value = c.value;
-      dev.median = reference;
-      dev.deficit = deficit;
-      dev.by_split = true;
-      o->ceilings.push_back(dev);
+      d->median = reference;
+      d->deficit = deficit;
+      d->by_split = true;
       std::sort(o->ceilings.begin(), o->ceilings.end(),
                 [](const Deviation& a, const Deviation& b) { return a.deficit > b.deficit; });
     }
@@ -588,8 +592,9 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           if (d.by_margin) rules.push_back("margin");
           if (d.by_split) rules.push_back("split");
           cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"median", d.median},
-                        {"mad", d.mad}, {"z", d.z ? json(*d.z) : json(nullptr)}, {"deficit", d.deficit},
-                        {"rules", rules}});
+                        {"reference", d.by_split ? "the better population's median" : "the group median"},
+                        {"mad", d.by_split ? json(nullptr) : json(d.mad)},
+                        {"z", d.z ? json(*d.z) : json(nullptr)}, {"deficit", d.deficit}, {"rules", rules}});
         }
         json o_json = gpu_identity(m);
         o_json["ceilings"] = cs;

@@ -19,6 +19,8 @@
 namespace ceilings {
 
 std::optional<double> datasheet_for(const Profile& profile, const Ceiling& c) {
+  // The datasheet's figures are the whole GPU's: a MIG instance (a slice of its SMs and memory) has none.
+  if (profile.device.mig.value_or(false)) return std::nullopt;
   if (const GpuSpec* spec = find_gpu(profile.device.name))
     if (const auto v = datasheet_value(*spec, c.name, c.detail)) return v;
   return c.datasheet;
@@ -86,7 +88,7 @@ std::string profile_summary(const Profile& p) {
      << "\n";
   if (d.mig.value_or(false))
     os << "a MIG instance of " << (d.board_uuid.empty() ? "its board" : d.board_uuid)
-       << ": datasheet % is of the whole GPU\n";
+       << ": no datasheet figure applies (the datasheet's are the whole GPU's)\n";
   os << "driver " << (d.driver.empty() ? "?" : d.driver) << ", CUDA runtime " << d.cuda_runtime << ", cuBLAS "
      << (d.cublas.empty() ? "?" : d.cublas) << "; host " << (p.hostname.empty() ? "?" : p.hostname)
      << (p.raw.contains("baseline") ? "; written " : "; measured ") << p.created << " by ceilings " << p.tool_version

@@ -220,6 +220,30 @@ TEST(Compare, UnverifiedValuesAreNotMeasuredAndUnknownFamiliesKeepTheirUnit) {
     if (r["ceiling"] == "clock.sm_max") EXPECT_EQ(r["unit"], "Hz");
 }
 
+// A MIG instance has no datasheet column: the datasheet's figures are the whole GPU's (meas/ds read 13%).
+TEST(Compare, AMigInstanceHasNoDatasheetFigures) {
+  CompareDevice d = load_compare_device(kH200);
+  d.profile->device.mig = true;
+  d.profile->device.board_uuid = d.profile->device.uuid;
+  d.profile->device.uuid = "MIG-00000000-1111-2222-3333-555555555555";
+  d.gpu.clear();
+  const Comparison c = compare_devices({d, load_compare_device("H200")});
+  const CompareRow& hbm = row(c, "hbm.copy");
+  EXPECT_TRUE(hbm.cells[0].measured.has_value());
+  EXPECT_FALSE(hbm.cells[0].datasheet.has_value());
+  EXPECT_FALSE(hbm.cells[0].ratio().has_value());
+  EXPECT_FALSE(vs_first(hbm.cells[0], hbm.cells[1]).has_value()) << "measured against a datasheet: no like for like";
+
+  const std::string dir = test::scratch_dir("compare_mig");
+  Profile mig = read_profile(kH200);
+  mig.device.mig = true;
+  write_file_atomic(dir + "/mig.profile.json", profile_to_json(mig).dump());
+  const CompareDevice loaded = load_compare_device(dir + "/mig.profile.json");
+  EXPECT_NE(loaded.label.find("MIG instance"), std::string::npos) << loaded.label;
+  EXPECT_TRUE(loaded.gpu.empty());
+  EXPECT_TRUE(comparison_json(compare_devices({loaded}))["devices"][0]["mig"].get<bool>());
+}
+
 TEST(CompareCli, BadInputExits2) {
   auto r = test::run_cli({"compare", kH200, "H20X"});
   EXPECT_EQ(r.exit_code, 2);

@@ -646,6 +646,21 @@ TEST(Fleet, HalfAFleetSlowerAlikeIsNamedByTheGapThatSplitsIt) {
   const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
   EXPECT_NE(j.dump().find("\"split\""), std::string::npos);
 
+  // Three and three, 11.5% apart: the margin rule names the slow three against the median in the gap (6%); the
+  // split's comparison, against the fast three's median, is the one shown.
+  std::vector<FleetMember> six;
+  for (int i = 0; i < 6; ++i)
+    six.push_back({"s" + std::to_string(i), gen.gpu(i, 0, i < 3 ? std::map<std::string, double>{{"hbm.read", 0.115}}
+                                                                : std::map<std::string, double>{})});
+  const auto g6 = analyze_fleet(six, OutlierRule{});
+  ASSERT_EQ(g6[0].outliers.size(), 3u);
+  for (const Outlier& o : g6[0].outliers) {
+    ASSERT_EQ(o.ceilings.size(), 1u);
+    EXPECT_TRUE(o.ceilings[0].by_margin && o.ceilings[0].by_split);
+    EXPECT_NEAR(o.ceilings[0].deficit, 0.115, 0.01);
+    EXPECT_NEAR(o.ceilings[0].median, 4.52e12, 0.03e12);
+  }
+
   // Two slow GPUs of twenty: too few for a population of their own (the margin rule names them, as before).
   std::vector<FleetMember> two;
   for (int i = 0; i < 20; ++i)
@@ -771,8 +786,9 @@ TEST(Fleet, MigInstancesAreTheirOwnModelAndFewerSmsAreADifference) {
   FleetGen gen(29, 0.001);
   std::vector<FleetMember> fleet;
   for (int i = 0; i < 12; ++i) fleet.push_back({"whole" + std::to_string(i), gen.gpu(i, 0)});
-  auto instance = [&](int node, int slot, int sms, double share) {
+  auto instance = [&](int node, int slot, int sms, double share, std::uint64_t memory) {
     Profile p = gen.gpu(node, 0);
+    p.device.memory_bytes = memory;
     p.device.board_uuid = p.device.uuid;
     char uuid[64];
     std::snprintf(uuid, sizeof uuid, "MIG-%08d-0000-0000-0000-%012d", node, slot);
@@ -784,8 +800,12 @@ TEST(Fleet, MigInstancesAreTheirOwnModelAndFewerSmsAreADifference) {
     return p;
   };
   for (int node = 20; node < 22; ++node)
-    for (int slot = 0; slot < 4; ++slot) fleet.push_back({"1g" + std::to_string(node) + std::to_string(slot), instance(node, slot, 16, 1.0 / 7)});
-  for (int node = 20; node < 22; ++node) fleet.push_back({"3g" + std::to_string(node), instance(node, 9, 60, 3.0 / 7)});
+    for (int slot = 0; slot < 4; ++slot)
+      fleet.push_back({"1g" + std::to_string(node) + std::to_string(slot), instance(node, slot, 16, 1.0 / 7, 17716740096)});
+  for (int node = 20; node < 22; ++node) fleet.push_back({"3g" + std::to_string(node), instance(node, 9, 60, 3.0 / 7, 70866960384)});
+  // 1g.35gb: the 1g's 16 SMs with twice its memory, another instance profile (not a 1g.18gb set up otherwise).
+  for (int slot = 5; slot < 8; ++slot)
+    fleet.push_back({"1g35" + std::to_string(slot), instance(23, slot, 16, 1.0 / 7, 35433480192)});
   Profile fewer = gen.gpu(30, 0);
   fewer.device.sm_count = 114;
   fleet.push_back({"fewer", fewer});
@@ -798,7 +818,7 @@ TEST(Fleet, MigInstancesAreTheirOwnModelAndFewerSmsAreADifference) {
   EXPECT_TRUE(in.superseded.empty());
 
   const auto groups = analyze_fleet(fleet, OutlierRule{});
-  ASSERT_EQ(groups.size(), 4u);
+  ASSERT_EQ(groups.size(), 5u);
   EXPECT_EQ(groups[0].members.size(), 12u);
   EXPECT_FALSE(groups[0].fingerprint.mig);
   EXPECT_EQ(groups[1].members.size(), 8u);
@@ -807,13 +827,17 @@ TEST(Fleet, MigInstancesAreTheirOwnModelAndFewerSmsAreADifference) {
   EXPECT_NE(groups[1].fingerprint.label().find("MIG instance of 16 SMs"), std::string::npos) << groups[1].fingerprint.label();
   EXPECT_FALSE(groups[1].peer_group.has_value()) << "1/7 of a GPU is not a whole GPU's deficit";
   EXPECT_TRUE(groups[1].outliers.empty());
-  EXPECT_EQ(groups[2].members.size(), 2u);
-  EXPECT_EQ(groups[2].fingerprint.model(), "NVIDIA H200 MIG instances of 60 SMs");
-  EXPECT_FALSE(groups[2].peer_group.has_value()) << "nor is a 3g instance a 1g one's";
-  EXPECT_EQ(groups[3].members.size(), 1u);
-  ASSERT_TRUE(groups[3].peer_group.has_value()) << "a whole GPU with fewer SMs is set against its model";
-  EXPECT_EQ(*groups[3].peer_group, 0u);
-  EXPECT_EQ(groups[3].differences, std::vector<std::string>{"SMs 114 (peers: 132)"});
+  EXPECT_EQ(groups[2].members.size(), 3u);
+  EXPECT_EQ(groups[2].fingerprint.model(), "NVIDIA H200 MIG instances of 16 SMs and 35.4 GB");
+  EXPECT_FALSE(groups[2].peer_group.has_value()) << "a 1g.35gb is not a 1g.18gb configured otherwise";
+  EXPECT_EQ(groups[3].members.size(), 2u);
+  EXPECT_EQ(groups[3].fingerprint.model(), "NVIDIA H200 MIG instances of 60 SMs and 70.9 GB");
+  EXPECT_FALSE(groups[3].peer_group.has_value()) << "nor is a 3g instance a 1g one's";
+  EXPECT_EQ(groups[4].members.size(), 1u);
+  ASSERT_TRUE(groups[4].peer_group.has_value()) << "a whole GPU with fewer SMs is set against its model";
+  EXPECT_EQ(*groups[4].peer_group, 0u);
+  EXPECT_EQ(groups[4].differences, std::vector<std::string>{"SMs 114 (peers: 132)"});
+  EXPECT_EQ(count_findings(groups).unlike_peers, 1u);
 }
 
 // The host's CPU model is part of the fingerprint: pageable copies and launch latency go with the server,

@@ -40,9 +40,10 @@ struct Fingerprint {
   // an instance; ", NVLink: own pairs" or ", NVLink: all pairs" where recorded; ", host <CPU model>" where
   // recorded)
   std::string label() const;
-  // One model to compare: the same GPU name, and either both whole GPUs or MIG instances of one size.
+  // One model to compare: the same GPU name, and either both whole GPUs or MIG instances of one size (SMs and
+  // memory).
   bool same_model(const Fingerprint& other) const;
-  std::string model() const;  // "NVIDIA H200", or "NVIDIA H200 MIG instances of 16 SMs"
+  std::string model() const;  // "NVIDIA H200", or "NVIDIA H200 MIG instances of 16 SMs and 17.7 GB"
   json to_json() const;
   // The fields in which this fingerprint differs from `peers`, each as "driver 535.54.03 (peers: 580.95.05)".
   std::vector<std::string> differences(const Fingerprint& peers) const;
@@ -82,7 +83,8 @@ struct Deviation {
   double deficit = 0;        // fraction worse than the median (0.08: 8% below; negative: better)
   bool by_z = false, by_margin = false;
   // On the worse side of a gap that splits the group into two populations (see add_population_splits): then
-  // `median` and `deficit` are against the better population's median, not the group's.
+  // `median` and `deficit` are against the better population's median, not the group's (whatever other rule
+  // named it too: the group's median sits in the gap and understates the deficit).
   bool by_split = false;
 };
 

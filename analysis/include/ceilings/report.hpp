@@ -9,7 +9,8 @@ namespace ceilings {
 
 // The datasheet value for a ceiling: the embedded table's for a GPU it knows, else the one the profile
 // recorded (written from the table of the version that measured it). A profile's own figure never replaces
-// the table's: a hand-edited 3.2 TB/s "datasheet" had let a slow H200 pass qualify.
+// the table's: a hand-edited 3.2 TB/s "datasheet" had let a slow H200 pass qualify. None for a MIG instance
+// (the figures are the whole GPU's).
 std::optional<double> datasheet_for(const Profile& profile, const Ceiling& ceiling);
 
 // Rows: ceiling, value, datasheet, % of datasheet, cv, samples, SM clock, throttled (the slowdown reasons
