@@ -14,7 +14,7 @@ namespace {
 using namespace ceilings;
 
 struct RooflineOptions {
-  std::string profile, dtype = "bf16", memory, svg, hf_config, weight_dtype = "bf16", kv_dtype = "bf16";
+  std::string profile, dtype = "bf16", memory, compute, svg, hf_config, weight_dtype = "bf16", kv_dtype = "bf16";
   std::string attention = "causal";
   std::vector<std::string> points;
   std::vector<double> batches;
@@ -52,7 +52,8 @@ int run(const RooflineOptions& o) {
   if (!o.svg.empty()) check_output_path(o.svg, "--svg", {o.profile, o.hf_config});
   const Profile profile = read_profile(o.profile);
   const Roofline r =
-      roofline_from_profile(profile, o.dtype, o.memory.empty() ? std::nullopt : std::optional<std::string>(o.memory));
+      roofline_from_profile(profile, o.dtype, o.memory.empty() ? std::nullopt : std::optional<std::string>(o.memory),
+                            o.compute.empty() ? std::nullopt : std::optional<std::string>(o.compute));
   std::vector<Point> points;
   for (const auto& t : o.points) {
     points.push_back(parse_point(t));
@@ -93,7 +94,10 @@ int run(const RooflineOptions& o) {
     return *c / *m;
   };
   if (o.json) {
-    json out = {{"device", profile.device.name}, {"dtype", o.dtype}, {"memory_level", r.memory_level}};
+    json out = {{"device", profile.device.name},
+                {"dtype", o.dtype},
+                {"compute_level", r.compute_level},
+                {"memory_level", r.memory_level}};
     out["note"] = r.note ? json(*r.note) : json(nullptr);  // a fixture or a baseline: not one GPU's measurement
     out["roofs"] = json::array();
     for (const auto* roofs : {&r.compute, &r.memory})
@@ -234,7 +238,10 @@ int run(const RooflineOptions& o) {
 cli::Runner setup(CLI::App& app) {
   auto o = std::make_shared<RooflineOptions>();
   app.add_option("--profile", o->profile, "Measured profile")->required();
-  app.add_option("--dtype", o->dtype, "Compute roof used to classify (gemm.<dtype>)")->capture_default_str();
+  auto* dtype = app.add_option("--dtype", o->dtype, "Compute roof used to classify (gemm.<dtype>)")->capture_default_str();
+  app.add_option("--compute", o->compute, "Compute roof used to classify, by name (fma.fp32 for a kernel without "
+                                          "tensor cores; instead of --dtype)")
+      ->excludes(dtype);
   app.add_option("--memory", o->memory, "Memory roof used to classify (default hbm.read, else hbm.copy)");
   app.add_option("--point", o->points, "NAME:FLOPS:BYTES, repeatable");
   app.add_option("--svg", o->svg, "Write the roofline picture here");

@@ -31,10 +31,11 @@ std::string names(const std::vector<Roof>& roofs) {
 
 }  // namespace
 
-const Roof& Roofline::compute_roof() const { return *find_roof(compute, "gemm." + dtype); }
+const Roof& Roofline::compute_roof() const { return *find_roof(compute, compute_level); }
 const Roof& Roofline::memory_roof() const { return *find_roof(memory, memory_level); }
 
-Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const std::optional<std::string>& level) {
+Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const std::optional<std::string>& level,
+                               const std::optional<std::string>& compute_level) {
   gemm::parse_dtype(dtype);  // an unknown type is named as such, not as a ceiling the profile lacks
   Roofline r;
   r.title = "Roofline: " + p.device.name + (p.hostname.empty() ? "" : " on " + p.hostname);
@@ -50,10 +51,12 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
       r.memory.push_back({c.name, false, c.value, datasheet_for(p, c), c.unit});
   }
   r.dtype = dtype;
-  if (!find_roof(r.compute, "gemm." + dtype)) {
-    usable_ceiling(p, "gemm." + dtype, "the profile");  // skipped, failed or unverified: says why (exit 3)
-    throw InputError("the profile has no gemm." + dtype + " ceiling (its compute roofs: " + names(r.compute) +
-                     "); pick one with --dtype");
+  r.compute_level = compute_level ? *compute_level : "gemm." + dtype;
+  if (!find_roof(r.compute, r.compute_level)) {
+    usable_ceiling(p, r.compute_level, "the profile");  // skipped, failed or unverified: says why (exit 3)
+    throw InputError("the profile has no " + r.compute_level + " compute roof (its compute roofs: " +
+                     names(r.compute) + "); pick one with --dtype, or --compute for any of them (fma.fp32: a "
+                     "kernel without tensor cores)");
   }
   if (r.memory.empty()) throw InputError("the profile has no memory bandwidth ceiling (hbm.*, l2.*, pcie.*, nvlink.*)");
   if (level) {

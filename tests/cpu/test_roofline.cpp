@@ -225,6 +225,28 @@ TEST(Roofline, FmaRatesAreComputeRoofs) {
   EXPECT_EQ(r.compute_roof().name, "gemm.bf16");  // classification stays against the GEMM roof asked for
 }
 
+// A profile of the CUDA cores only (measure --filter '^fma/' plus hbm) is classified against the roof named with
+// --compute; --dtype names only GEMM roofs, and the two together are a usage error.
+TEST(RooflineCli, ClassifiesAgainstAnyComputeRoofByName) {
+  const std::string dir = test::scratch_dir("roofline_compute");
+  json doc = read_json_file(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json");
+  json kept = json::array();
+  for (const json& c : doc["ceilings"])
+    if (c["name"].get<std::string>().rfind("gemm.", 0) != 0) kept.push_back(c);
+  doc["ceilings"] = kept;
+  write_file_atomic(dir + "/fma.profile.json", doc.dump());
+  auto r = test::run_cli({"roofline", "--profile", dir + "/fma.profile.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--compute"), std::string::npos) << r.err;
+  r = test::run_cli({"roofline", "--profile", dir + "/fma.profile.json", "--compute", "fma.fp32", "--point",
+                     "stencil:1e9:1e9", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["compute_level"], "fma.fp32");
+  EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--compute", "gemm.bf16", "--dtype", "fp16"}).exit_code, 2);
+  EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--compute", "fma.fp64"}).exit_code, 2);  // not in it
+}
+
 TEST(RooflineSvg, Int8RoofsAreLabelledInOperations) {
   Profile p = read_profile(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json");
   const Ceiling* int8 = p.find("gemm.int8");

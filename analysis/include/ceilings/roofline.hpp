@@ -24,17 +24,21 @@ struct Roofline {
   std::string title;
   std::optional<std::string> note;  // the profile's note: a fixture or a fleet baseline, not one GPU's run
   std::vector<Roof> compute, memory;
-  std::string dtype;         // the compute roof the classification uses ("gemm.<dtype>")
+  std::string dtype;         // the GEMM data type asked for
+  std::string compute_level; // the compute roof the classification uses ("gemm.<dtype>", or a --compute roof)
   std::string memory_level;  // the memory roof the classification uses (default hbm.read, else hbm.copy, ...)
   const Roof& compute_roof() const;
   const Roof& memory_roof() const;
 };
 
-// Roofs from a profile: every gemm.* ceiling is a compute roof, every l2/smem/hbm/pcie/nvlink bandwidth
-// ceiling a memory roof; datasheet values from the profile or the embedded table. Throws InputError when
-// the profile lacks gemm.<dtype>, the chosen memory level, or any bandwidth ceiling.
+// Roofs from a profile: every verified gemm.* and fma.* ceiling is a compute roof, every l2/smem/hbm/pcie/nvlink
+// bandwidth ceiling a memory roof; datasheet values from the profile or the embedded table. The classification
+// uses gemm.<dtype>, or `compute_level` where given (fma.fp32: a kernel without tensor cores). Throws
+// InputError when the profile lacks that roof, the chosen memory level, or any bandwidth ceiling, and
+// IncompleteError (with the profile's reason) where it records one as skipped, failed or unverified.
 Roofline roofline_from_profile(const Profile& profile, const std::string& dtype,
-                               const std::optional<std::string>& memory_level = std::nullopt);
+                               const std::optional<std::string>& memory_level = std::nullopt,
+                               const std::optional<std::string>& compute_level = std::nullopt);
 
 struct Point {
   std::string name;
