@@ -120,14 +120,24 @@ int main(int argc, char** argv) {
   }
   if (count == 0) return no_gpu("the CUDA runtime sees no device");
   if (list_devices) {  // `ceilings measure --all-gpus` discovers the GPUs this way (analysis/ has no CUDA)
+    // A MIG instance's UUID as nvidia-smi -L and the profile write it ("MIG-..."), where NVML says the board is
+    // split (without NVML, as CUDA gives it).
+    std::string why_not;
+    const std::shared_ptr<ceilings::nvml::Library> lib = ceilings::nvml::Library::open(&why_not);
     for (int i = 0; i < count; ++i) {
       cudaDeviceProp prop{};
       char bus[32] = {};
       if (cudaGetDeviceProperties(&prop, i) != cudaSuccess || cudaDeviceGetPCIBusId(bus, sizeof bus, i) != cudaSuccess)
         return no_gpu("cannot read the properties of device " + std::to_string(i));
-      std::printf("%s\n", nlohmann::json{{"index", i}, {"name", prop.name},
-                                         {"uuid", format_uuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes))},
-                                         {"pci_bus_id", bus}}.dump().c_str());
+      const auto* bytes = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+      std::string uuid = format_uuid(bytes);
+      if (lib)
+        if (auto dev = lib->device_by_pci_bus_id(bus); dev.ok())
+          if (auto m = dev.value.mig_enabled().get(); m && *m && dev.value.uuid().get().value_or("") != uuid)
+            uuid = format_uuid(bytes, "MIG");  // device_fingerprint's rule: the instance's own UUID
+      std::printf("%s\n", nlohmann::json{{"index", i}, {"name", prop.name}, {"uuid", uuid}, {"pci_bus_id", bus}}
+                              .dump()
+                              .c_str());
     }
     return 0;
   }
@@ -137,9 +147,16 @@ int main(int argc, char** argv) {
   // The context is made from the GPU's own NUMA node, and the process stays there: the driver allocates its
   // staging buffers for pageable copies and starts its threads as the context is made, on the node the
   // creating thread runs on and prefers. Each host<->device case pins again (the same CPUs) and says so.
+  // Only where the launcher lets the process use every one of the GPU's CPUs: one that bound it elsewhere (or to
+  // a CPU or two of the node) keeps its binding and its memory policy for the whole run.
   std::optional<NumaPlacement> placement;
   try {
-    placement.emplace(options.device);
+    const GpuLocality where = gpu_locality(options.device);
+    const std::vector<int> allowed = ceilings::current_thread_cpus();
+    if (where.numa_node >= 0 && !where.local_cpus.empty() &&
+        std::all_of(where.local_cpus.begin(), where.local_cpus.end(),
+                    [&](int c) { return std::binary_search(allowed.begin(), allowed.end(), c); }))
+      placement.emplace(options.device);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ceilings-bench: the process is not placed on GPU %d's NUMA node: %s\n", options.device,
                  e.what());

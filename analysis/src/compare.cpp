@@ -23,7 +23,7 @@ CompareDevice load_compare_device(const std::string& spec) {
   if (std::filesystem::exists(spec, ec) && !std::filesystem::is_directory(spec, ec)) {
     d.from_profile = true;
     d.profile = read_profile(spec);
-    const bool mig = d.profile->device.mig.value_or(false);
+    const bool mig = d.profile->device.is_mig();
     d.label = d.profile->device.name + (mig ? " MIG instance" : "") +
               (d.profile->hostname.empty() ? "" : " (" + d.profile->hostname + ")");
     // A MIG instance has no datasheet column: the datasheet's figures are the whole GPU's.
@@ -233,7 +233,7 @@ json comparison_json(const Comparison& c) {
                               {"origin", d.origin},
                               {"source", d.from_profile ? "profile" : "datasheet"},
                               {"datasheet_entry", d.gpu.empty() ? json(nullptr) : json(d.gpu)},
-                              {"mig", d.profile && d.profile->device.mig.value_or(false)}});
+                              {"mig", d.profile && d.profile->device.is_mig()}});
     if (const auto note = d.profile ? d.profile->note() : std::nullopt) out["devices"].back()["note"] = *note;
   }
   auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };

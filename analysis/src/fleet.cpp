@@ -98,7 +98,7 @@ Fingerprint fingerprint_of(const Profile& p) {
   f.gpus_visible = p.gpus_visible;
   f.host_cpu = p.cpu;
   f.sm_count = p.device.sm_count;
-  f.mig = p.device.mig.value_or(false);
+  f.mig = p.device.is_mig();
   for (const Ceiling& c : p.ceilings)
     if (c.name.rfind("nvlink.", 0) == 0)
       if (const auto own = c.detail_number("scope_device")) {
@@ -222,7 +222,10 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
   for (std::size_t i = 0; i < members.size(); ++i)
     for (const Ceiling& c : members[i]->ceilings) by_key[stat_key(c.name, c.unit)].push_back({c.value, i, &c});
   for (auto& [key, values] : by_key) {
-    if (values.size() < 2 * rule.min_members || values.front().c->value == 0) continue;
+    // Each side at least a quarter of the group (and min_members): three GPUs that read high (a cooler rack, a
+    // timing artefact) must not put the other seventeen on the "worse side" of a gap.
+    const std::size_t side = std::max<std::size_t>({rule.min_members, (values.size() + 3) / 4, 1});
+    if (values.size() < 2 * side || values.front().c->value == 0) continue;
     const bool higher = higher_is_better(values.front().c->unit);
     // Worse first.
     std::sort(values.begin(), values.end(),
@@ -230,7 +233,7 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     auto worse_by = [&](double x, double ref) { return (higher ? ref - x : x - ref) / std::fabs(ref); };
     std::size_t cut = 0;  // the worse side is values[0, cut)
     double widest = 0;
-    for (std::size_t k = rule.min_members; k + rule.min_members <= values.size(); ++k)
+    for (std::size_t k = side; k + side <= values.size(); ++k)
       if (values[k].v != 0) {
         const double gap = worse_by(values[k - 1].v, values[k].v);
         if (gap > widest) widest = gap, cut = k;
@@ -697,6 +700,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   b.device = first.device;
   b.device.index = 0;
   b.device.uuid = "fleet-baseline (not one GPU)";
+  b.device.board_uuid.clear();  // nor one board
   b.device.pci_bus_id = "";
   std::vector<std::string> too_few;  // ceilings fewer than min_members profiles hold: one GPU would set them
   for (const CeilingStats& s : group.stats) {

@@ -222,6 +222,12 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   return p;
 }
 
+bool DeviceInfo::is_mig() const {
+  if (mig) return *mig;
+  const std::size_t at = name.find(" MIG ");
+  return at != std::string::npos && name.find("g.", at) != std::string::npos;
+}
+
 const Ceiling* usable_ceiling(const Profile& p, const std::string& name, const std::string& origin) {
   if (const Ceiling* c = p.find(name)) {
     if (!c->verified)
@@ -417,20 +423,48 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
   // Every file written in full before any replaces its target: a full disk on the second leaves the first's
   // old version too, never a new one beside an old one.
   std::vector<StagedFile> staged;
+  staged.reserve(files.size());
   try {
     for (const auto& [path, text] : files) staged.push_back(stage_file(path, text));
   } catch (...) {
     for (const StagedFile& f : staged) ::unlink(f.tmp.c_str());
     throw;
   }
+  // A rename that fails after another succeeded (EIO, a network file system's quota) must not leave one new
+  // file beside an old one either: each old file is kept under a hard link until every rename is done, and put
+  // back where a later one fails (where the file system has no hard links, a new file stays: said so).
+  std::vector<std::string> backups(staged.size());
+  std::vector<bool> existed(staged.size(), true);
+  if (staged.size() > 1)
+    for (std::size_t i = 0; i < staged.size(); ++i) {
+      existed[i] = ::access(staged[i].target.c_str(), F_OK) == 0;
+      const std::string b = staged[i].tmp + ".old";
+      if (existed[i] && ::link(staged[i].target.c_str(), b.c_str()) == 0) backups[i] = b;
+    }
   for (std::size_t i = 0; i < staged.size(); ++i) {
     try {
       commit_file(staged[i]);
-    } catch (...) {
+    } catch (const Error& e) {
+      std::string kept_new;
+      for (std::size_t k = 0; k < i; ++k) {
+        if (!backups[k].empty() && std::rename(backups[k].c_str(), staged[k].target.c_str()) == 0)
+          backups[k].clear();
+        else if (!existed[k] && ::unlink(staged[k].target.c_str()) == 0)
+          continue;  // new with this write: gone again, as it was
+        else
+          kept_new += (kept_new.empty() ? "" : ", ") + staged[k].path;
+      }
       for (std::size_t k = i + 1; k < staged.size(); ++k) ::unlink(staged[k].tmp.c_str());
-      throw;
+      for (const std::string& b : backups)
+        if (!b.empty()) ::unlink(b.c_str());
+      const std::string message = std::string(e.what()) +
+                                  (kept_new.empty() ? "" : "; written before it, and not put back: " + kept_new);
+      if (e.exit_code() == kExitBadInput) throw InputError(message);
+      throw IncompleteError(message);
     }
   }
+  for (const std::string& b : backups)
+    if (!b.empty()) ::unlink(b.c_str());
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) { write_files_atomic({{path, text}}); }

@@ -1232,7 +1232,7 @@ double implausible_share(const std::string& ceiling) {
   return f == "hbm" || f == "pcie" || f == "nvlink" ? kImplausibleLinkShare : kImplausibleShare;
 }
 
-bool is_mig(const Profile& p) { return p.device.mig.value_or(false); }
+bool is_mig(const Profile& p) { return p.device.is_mig(); }
 
 // The datasheet's figures are the whole GPU's. A MIG instance (a slice of its SMs and memory) cannot be judged
 // against them: incomplete, not failed. A whole GPU that shows another SM count than its datasheet entry is not
@@ -1537,9 +1537,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   }
 
   // Only where the datasheet judges: the SM count is what makes its figures this GPU's.
-  if (std::any_of(rules.ceilings.begin(), rules.ceilings.end(),
-                  [](const auto& kv) { return kv.second.min_fraction_of_datasheet.has_value(); }))
-    sm_count_check(p, r.checks);
+  const bool datasheet_judges = std::any_of(rules.ceilings.begin(), rules.ceilings.end(), [](const auto& kv) {
+    return kv.second.min_fraction_of_datasheet.has_value();
+  });
+  if (datasheet_judges) sm_count_check(p, r.checks);
   for (const Ceiling& c : p.ceilings) ceiling_checks(p, c, rules, r.checks);
   for (const std::string& name : rules.named)
     if (!p.find(name)) r.checks.push_back(absent_ceiling_check(p, name, rules));
@@ -1601,7 +1602,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     return (k.rule == "datasheet fraction" || k.rule == "minimum" || k.rule == "maximum" || k.rule == "baseline") &&
            k.status != CheckStatus::kIncomplete;
   });
-  if (!judged && !r.checks.empty() && !is_mig(p)) {  // a MIG instance's SM count check says why
+  if (!judged && !r.checks.empty() && !(is_mig(p) && datasheet_judges)) {  // then its SM count check says why
     Check k = make("profile", "ceilings judged");
     k.measured_text = std::to_string(p.ceilings.size()) + " ceiling(s), none judged";
     k.threshold_text = "at least one";

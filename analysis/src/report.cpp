@@ -20,7 +20,7 @@ namespace ceilings {
 
 std::optional<double> datasheet_for(const Profile& profile, const Ceiling& c) {
   // The datasheet's figures are the whole GPU's: a MIG instance (a slice of its SMs and memory) has none.
-  if (profile.device.mig.value_or(false)) return std::nullopt;
+  if (profile.device.is_mig()) return std::nullopt;
   if (const GpuSpec* spec = find_gpu(profile.device.name))
     if (const auto v = datasheet_value(*spec, c.name, c.detail)) return v;
   return c.datasheet;
@@ -86,7 +86,7 @@ std::string profile_summary(const Profile& p) {
      << format_quantity(static_cast<double>(d.memory_bytes), "B") << ", L2 "
      << format_quantity(static_cast<double>(d.l2_bytes), "B") << ")  uuid " << d.uuid << "  bus " << d.pci_bus_id
      << "\n";
-  if (d.mig.value_or(false))
+  if (d.is_mig())
     os << "a MIG instance of " << (d.board_uuid.empty() ? "its board" : d.board_uuid)
        << ": no datasheet figure applies (the datasheet's are the whole GPU's)\n";
   os << "driver " << (d.driver.empty() ? "?" : d.driver) << ", CUDA runtime " << d.cuda_runtime << ", cuBLAS "

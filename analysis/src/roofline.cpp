@@ -58,7 +58,19 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
                      names(r.compute) + "); pick one with --dtype, or --compute for any of them (fma.fp32: a "
                      "kernel without tensor cores)");
   }
-  if (r.memory.empty()) throw InputError("the profile has no memory bandwidth ceiling (hbm.*, l2.*, pcie.*, nvlink.*)");
+  // HBM (or the --memory roof) the profile names but cannot serve (skipped, failed, unverified) says why, exit 3.
+  auto say_why_hbm_cannot_serve = [&] {
+    for (const Ceiling& c : p.ceilings)
+      if (family_of(c.name) == "hbm") usable_ceiling(p, c.name, "the profile");
+    for (const auto* list : {&p.errors, &p.skipped})
+      for (const Skipped& s : *list)
+        if (family_of(s.name) == "hbm") usable_ceiling(p, s.name, "the profile");
+  };
+  if (r.memory.empty()) {
+    if (level) usable_ceiling(p, *level, "the profile");
+    say_why_hbm_cannot_serve();
+    throw InputError("the profile has no memory bandwidth ceiling (hbm.*, l2.*, pcie.*, nvlink.*)");
+  }
   if (level) {
     if (!find_roof(r.memory, *level)) {
       usable_ceiling(p, *level, "the profile");  // skipped, failed or unverified: says why (exit 3)
@@ -75,15 +87,11 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
         break;
       }
     if (r.memory_level.empty()) {
-      // HBM the profile names but cannot serve (skipped, failed, unverified) says why, exit 3; no HBM at all is the
-      // user's to pick (a PCIe roof is no stand-in: decode floors against it read 100x too slow).
-      for (const Ceiling& c : p.ceilings)
-        if (family_of(c.name) == "hbm") usable_ceiling(p, c.name, "the profile");
-      for (const auto* list : {&p.errors, &p.skipped})
-        for (const Skipped& s : *list)
-          if (family_of(s.name) == "hbm") usable_ceiling(p, s.name, "the profile");
-      throw InputError("the profile has no hbm.* ceiling: pick the memory roof with --memory (its memory roofs: " +
-                       names(r.memory) + ")");
+      // No HBM at all is the user's to pick (a PCIe roof is no stand-in: decode floors against it read 100x too
+      // slow); a variant other than read/copy/triad/write is one of them.
+      say_why_hbm_cannot_serve();
+      throw InputError("the profile has no hbm.read, hbm.copy, hbm.triad or hbm.write ceiling: pick the memory roof "
+                       "with --memory (its memory roofs: " + names(r.memory) + ")");
     }
   }
   return r;

@@ -138,7 +138,8 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
   if (gpu) {
     datasheet(datasheet_entry(*gpu, profile), "");
   } else if (profile) {
-    if (const GpuSpec* s = find_gpu(profile->device.name)) datasheet(*s, " (datasheet)");
+    // None for a MIG instance: the datasheet's bandwidth is the whole GPU's (datasheet_for's rule).
+    if (const GpuSpec* s = find_gpu(profile->device.name); s && !profile->device.is_mig()) datasheet(*s, " (datasheet)");
   }
   if (out.empty()) throw InputError("no bandwidth peak given: use --profile, --gpu or --peak-bw-gbps");
   return out;

@@ -661,6 +661,18 @@ TEST(Fleet, HalfAFleetSlowerAlikeIsNamedByTheGapThatSplitsIt) {
     EXPECT_NEAR(o.ceilings[0].median, 4.52e12, 0.03e12);
   }
 
+  // Three GPUs of twenty-three that read 6.5% high (a cooler rack): a gap, but not two populations; the twenty
+  // are not put on its "worse side" (each side needs a quarter of the group).
+  std::vector<FleetMember> high;
+  for (int i = 0; i < 23; ++i) {
+    Profile p = gen.gpu(i, 0);
+    if (i < 3)
+      for (Ceiling& c : p.ceilings)
+        if (c.name == "hbm.copy") c.value *= 1.065;
+    high.push_back({"h" + std::to_string(i), p});
+  }
+  EXPECT_TRUE(analyze_fleet(high, OutlierRule{})[0].outliers.empty());
+
   // Two slow GPUs of twenty: too few for a population of their own (the margin rule names them, as before).
   std::vector<FleetMember> two;
   for (int i = 0; i < 20; ++i)
@@ -838,6 +850,10 @@ TEST(Fleet, MigInstancesAreTheirOwnModelAndFewerSmsAreADifference) {
   EXPECT_EQ(*groups[4].peer_group, 0u);
   EXPECT_EQ(groups[4].differences, std::vector<std::string>{"SMs 114 (peers: 132)"});
   EXPECT_EQ(count_findings(groups).unlike_peers, 1u);
+  // A baseline of instances is no one board's.
+  const Profile baseline = fleet_baseline(groups[1], fleet);
+  EXPECT_TRUE(baseline.device.board_uuid.empty());
+  EXPECT_TRUE(baseline.device.is_mig());
 }
 
 // The host's CPU model is part of the fingerprint: pageable copies and launch latency go with the server,

@@ -636,6 +636,22 @@ TEST(Profile, AFullDiskIsIncompleteAndABadPathIsBadInput) {
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(raw_in)), std::istreambuf_iterator<char>()), "old raw");
   for (const auto& e : std::filesystem::directory_iterator(dir))
     EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temporary left: " << e.path();
+  // The second rename failing (its target a directory) after the first succeeded: the first file is put back,
+  // and a file new with this write is removed again.
+  std::filesystem::create_directory(dir + "/in-the-way");
+  const std::string fresh = dir + "/fresh.json";
+  int rename_code = -1;
+  try {
+    write_files_atomic({{raw, "newer raw"}, {fresh, "fresh"}, {dir + "/in-the-way", "x"}});
+  } catch (const Error& e) {
+    rename_code = e.exit_code();
+  }
+  EXPECT_NE(rename_code, -1);
+  std::ifstream raw_again(raw);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(raw_again)), std::istreambuf_iterator<char>()), "old raw");
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temporary left: " << e.path();
   std::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(code, kExitIncomplete) << message;
   EXPECT_NE(message.find("was left as it was"), std::string::npos) << message;

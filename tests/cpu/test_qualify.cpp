@@ -476,6 +476,16 @@ TEST(Qualify, AMigInstanceIsNotJudgedAgainstTheWholeGpusDatasheet) {
   EXPECT_THROW(qualify(whole_gpu, &mig, default_rules()), InputError);
   EXPECT_EQ(qualify(mig, &mig, default_rules()).exit_code(), 3);  // the baseline passes, the datasheet cannot judge
 
+  // Rules that judge no datasheet figure (no SM count row then): a MIG instance with nothing judged is no pass.
+  const Rules baseline_only =
+      parse_rules(json::parse(R"({"schema":"ceilings.rules/1","extends_defaults":false})"), "none");
+  EXPECT_EQ(qualify(mig, nullptr, baseline_only).exit_code(), 3);
+  // Without NVML the bench cannot say; CUDA's name for an instance does ("NVIDIA A100-SXM4-40GB MIG 3g.20gb").
+  Profile named = fixture();
+  named.device.name = "NVIDIA H200 MIG 1g.18gb";
+  EXPECT_TRUE(named.device.is_mig());
+  EXPECT_EQ(qualify(named, nullptr, default_rules()).exit_code(), 3);
+
   Profile fewer = fixture();
   fewer.device.sm_count = 114;
   const QualifyResult f = qualify(fewer, nullptr, default_rules());

@@ -397,6 +397,17 @@ TEST(RooflineCli, ARoofThatWasNotMeasuredSaysWhy) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.err.find("pick the memory roof with --memory"), std::string::npos) << r.err;
   EXPECT_EQ(test::run_cli({"roofline", "--profile", dir + "/nohbm2.profile.json", "--memory", "pcie.h2d"}).exit_code, 0);
+  // Its only bandwidth ceilings failed (measure --filter '^(gemm|hbm)/'): exit 3 with their reason, not "none".
+  json only_failed = read_json_file(kProfile);
+  json gemm_only = json::array();
+  for (const json& c : only_failed["ceilings"])
+    if (c["name"].get<std::string>().rfind("gemm.", 0) == 0) gemm_only.push_back(c);
+  only_failed["ceilings"] = gemm_only;
+  only_failed["errors"] = json::array({{{"name", "hbm.read"}, {"reason", "verification: 12 words wrong"}}});
+  write_file_atomic(dir + "/failed.profile.json", only_failed.dump());
+  r = test::run_cli({"roofline", "--profile", dir + "/failed.profile.json"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.err.find("verification: 12 words wrong"), std::string::npos) << r.err;
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--dtype", "fp9"}).exit_code, 2);
   EXPECT_NE(test::run_cli({"roofline", "--profile", kProfile, "--dtype", "fp9"}).err.find("fp9"), std::string::npos);
 }

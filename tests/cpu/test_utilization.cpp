@@ -408,6 +408,20 @@ TEST(MbuCli, APeakThatWasNotMeasuredSaysWhy) {
   EXPECT_NE(r.err.find("was not verified"), std::string::npos) << r.err;
 }
 
+// A MIG instance has no datasheet figure: its bandwidth is a slice of the board's.
+TEST(MbuCli, AMigInstanceHasNoDatasheetPeak) {
+  const std::string dir = test::scratch_dir("mbu_mig");
+  json doc = read_json_file(kProfile);
+  doc["device"]["mig"] = true;
+  write_file_atomic(dir + "/mig.profile.json", doc.dump());
+  const auto r = test::run_cli({"mbu", "--params", "1e9", "--tpot-ms", "20", "--profile", dir + "/mig.profile.json",
+                                "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["peaks"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["peaks"][0]["source"], "measured");
+}
+
 // The datasheet row names the same path as the measured one: a PCIe ceiling beside the PCIe link's rate,
 // never beside the HBM bandwidth.
 TEST(MbuCli, DatasheetMatchesTheMeasuredPath) {
@@ -450,6 +464,7 @@ TEST(TrainTimeCli, AnMfuAgainstOnePeakIsOneEstimate) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["mfu_against"], "datasheet");
+  ASSERT_EQ(j["estimates"].size(), 2u);  // measured and datasheet (the fixture has no sustained ceiling)
   // 6 * 15e12 * 8e9 / (1024 * 0.4 * 989e12) s.
   const double seconds = 6 * 15e12 * 8e9 / (1024 * 0.4 * 989e12);
   for (const json& e : j["estimates"]) {

@@ -105,7 +105,8 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
 // Two populations within one group: the median-based rules see none where half the GPUs (or more) are slower
 // alike, since the median then sits between or among the slow ones. Per ceiling, the values sorted worse to
 // better; where the widest gap between neighbours is more than rule.margin (the better side's worst over the
-// worse side's best) and each side holds at least rule.min_members GPUs, every GPU on the worse side that is
+// worse side's best) and each side holds at least rule.min_members GPUs and a quarter of the group, every GPU on
+// the worse side that is
 // more than rule.margin below the better side's median, beyond its own measurement's error, is an outlier
 // by_split (merged into `outliers`, worst first).
 void add_population_splits(const std::vector<const Profile*>& members, const OutlierRule& rule,

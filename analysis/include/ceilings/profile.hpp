@@ -71,6 +71,9 @@ struct DeviceInfo {
   std::optional<bool> mig;
   std::string board_uuid;
   const std::string& board() const { return board_uuid.empty() ? uuid : board_uuid; }
+  // A MIG instance: as the bench recorded it, or, where it could not tell (no NVML), by the name CUDA gives an
+  // instance ("NVIDIA A100-SXM4-40GB MIG 3g.20gb").
+  bool is_mig() const;
 };
 
 struct Profile {
