@@ -12,6 +12,7 @@
 
 #include "ceilings/fleet.hpp"
 #include "ceilings/json_fields.hpp"
+#include "ceilings/report.hpp"
 #include "ceilings/table.hpp"
 #include "ceilings/units.hpp"
 #include "subcommand.hpp"
@@ -158,7 +159,8 @@ Table missing_table(const FleetInput& in, const FleetGroup& g) {
 // script reading it sees whatever made the exit code, not only the outliers.
 Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& groups, const FleetHealth& health) {
   Table t;
-  t.columns = {"group", "finding", "host", "gpu", "uuid", "pci bus id", "ceiling or check", "value",
+  // Numbers as stored (SI base units, the deficit a fraction), the unit in a column of its own: a file to parse.
+  t.columns = {"group", "finding", "host", "gpu", "uuid", "pci bus id", "ceiling or check", "value", "unit",
                "reference median", "worse than median", "z", "rule", "reason"};
   std::vector<std::size_t> group_of(in.members.size(), 0);
   for (std::size_t gi = 0; gi < groups.size(); ++gi)
@@ -169,13 +171,14 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
                                     std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id};
   };
   auto add_deviation = [&](std::vector<std::string> r, const Deviation& d, const std::string& reason) {
-    for (std::string s : {d.ceiling, format_quantity(d.value, d.unit), format_quantity(d.median, d.unit),
-                          format_percent(d.deficit), z_text(d), rules_text(d), reason})
+    for (std::string s : {d.ceiling, csv_number(d.value), d.unit, csv_number(d.median), csv_number(d.deficit),
+                          csv_number(d.z), rules_text(d), reason})
       r.push_back(std::move(s));
     t.add_row(std::move(r));
   };
   auto add_plain = [&](std::vector<std::string> r, const std::string& what, const std::string& reason) {
-    for (std::string s : {what, std::string(), std::string(), std::string(), std::string(), std::string(), reason})
+    for (std::string s : {what, std::string(), std::string(), std::string(), std::string(), std::string(),
+                          std::string(), reason})
       r.push_back(std::move(s));
     t.add_row(std::move(r));
   };

@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "ceilings/fleet.hpp"
 #include "cli_runner.hpp"
@@ -407,9 +408,17 @@ TEST(Fleet, CliOn2000ProfilesIsFastAndCountsEverything) {
   // header + 1 + 1 + 1 + 2 + 2 ceilings; and two of them below qualify's datasheet fraction whatever the fleet
   // reads (node 3's hbm.copy 10% slow: 82% of 4.8 TB/s, below 85%; node 99's pcie.h2d at half speed).
   EXPECT_EQ(lines, 1 + 7 + 2);
-  EXPECT_NE(csv.out.find("node99,4,GPU-00000099-0000-0000-0000-000000000004,00000000:14:00.0,pcie.h2d"),
-            std::string::npos)
-      << csv.out;
+  const std::size_t at = csv.out.find("node99,4,GPU-00000099-0000-0000-0000-000000000004,00000000:14:00.0,pcie.h2d,");
+  ASSERT_NE(at, std::string::npos) << csv.out;
+  // A file to parse: the value, its unit, the median and the deficit as numbers (SI, a fraction).
+  std::vector<std::string> cells;
+  std::stringstream row(csv.out.substr(at, csv.out.find('\n', at) - at));
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  ASSERT_GE(cells.size(), 10u) << csv.out;
+  EXPECT_GT(std::stod(cells[5]), 1e9);  // B/s, not "27.7 GB/s"
+  EXPECT_EQ(cells[6], "B/s");
+  EXPECT_GT(std::stod(cells[7]), std::stod(cells[5]));
+  EXPECT_NEAR(std::stod(cells[8]), 0.5, 0.05);
 }
 
 // Health across the fleet: a GPU as fast as its peers but with an uncorrected ECC error is named with
