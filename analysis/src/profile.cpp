@@ -241,6 +241,15 @@ const Ceiling* usable_ceiling(const Profile& p, const std::string& name, const s
   return nullptr;
 }
 
+void explain_unusable_family(const Profile& p, const std::string& family, const std::string& origin) {
+  auto in_family = [&](const std::string& name) { return name.rfind(family + ".", 0) == 0; };
+  for (const Ceiling& c : p.ceilings)
+    if (in_family(c.name)) usable_ceiling(p, c.name, origin);
+  for (const auto* list : {&p.errors, &p.skipped})
+    for (const Skipped& s : *list)
+      if (in_family(s.name)) usable_ceiling(p, s.name, origin);
+}
+
 Profile read_profile(const std::string& path) {
   const json doc = read_json_file(path);
   try {

@@ -59,16 +59,9 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
                      "kernel without tensor cores)");
   }
   // HBM (or the --memory roof) the profile names but cannot serve (skipped, failed, unverified) says why, exit 3.
-  auto say_why_hbm_cannot_serve = [&] {
-    for (const Ceiling& c : p.ceilings)
-      if (family_of(c.name) == "hbm") usable_ceiling(p, c.name, "the profile");
-    for (const auto* list : {&p.errors, &p.skipped})
-      for (const Skipped& s : *list)
-        if (family_of(s.name) == "hbm") usable_ceiling(p, s.name, "the profile");
-  };
   if (r.memory.empty()) {
     if (level) usable_ceiling(p, *level, "the profile");
-    say_why_hbm_cannot_serve();
+    explain_unusable_family(p, "hbm", "the profile");
     throw InputError("the profile has no memory bandwidth ceiling (hbm.*, l2.*, pcie.*, nvlink.*)");
   }
   if (level) {
@@ -89,7 +82,7 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
     if (r.memory_level.empty()) {
       // No HBM at all is the user's to pick (a PCIe roof is no stand-in: decode floors against it read 100x too
       // slow); a variant other than read/copy/triad/write is one of them.
-      say_why_hbm_cannot_serve();
+      explain_unusable_family(p, "hbm", "the profile");
       throw InputError("the profile has no hbm.read, hbm.copy, hbm.triad or hbm.write ceiling: pick the memory roof "
                        "with --memory (its memory roofs: " + names(r.memory) + ")");
     }

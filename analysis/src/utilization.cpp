@@ -112,11 +112,7 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
           }
       if (!used) {
         // HBM ceilings the profile names but cannot serve (skipped, failed, unverified) say why: exit 3.
-        for (const Ceiling& c : profile->ceilings)
-          if (c.name.rfind("hbm.", 0) == 0) usable_ceiling(*profile, c.name, origin);
-        for (const auto* list : {&profile->errors, &profile->skipped})
-          for (const Skipped& s : *list)
-            if (s.name.rfind("hbm.", 0) == 0) usable_ceiling(*profile, s.name, origin);
+        explain_unusable_family(*profile, "hbm", origin);
         throw InputError("profile " + origin + " has no hbm.* bandwidth ceiling (pick another with --ceiling)");
       }
     }

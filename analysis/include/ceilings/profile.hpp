@@ -106,6 +106,9 @@ bool is_family_variant(const std::string& name);
 // IncompleteError (exit 3) that says why: recorded as skipped or failed (with the profile's reason), or measured
 // but not verified (its number cannot be trusted). `origin` names the profile in the message.
 const Ceiling* usable_ceiling(const Profile& p, const std::string& name, const std::string& origin);
+// Where none of a family's ceilings can serve: the IncompleteError of the first the profile names (measured but
+// unverified, or recorded as failed or skipped); returns where it names none.
+void explain_unusable_family(const Profile& p, const std::string& family, const std::string& origin);
 
 // Validates and reads a profile document. `origin` names it in errors (a path or "profile").
 Profile profile_from_json(const json& document, const std::string& origin = "profile");
