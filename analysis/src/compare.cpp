@@ -24,7 +24,9 @@ CompareDevice load_compare_device(const std::string& spec) {
     d.from_profile = true;
     d.profile = read_profile(spec);
     const bool mig = d.profile->device.is_mig();
-    d.label = d.profile->device.name + (mig ? " MIG instance" : "") +
+    // CUDA names an instance "... MIG 3g.20gb" itself; one the bench knew by NVML is said so here.
+    const bool named = d.profile->device.name.find(" MIG ") != std::string::npos;
+    d.label = d.profile->device.name + (mig && !named ? " MIG instance" : "") +
               (d.profile->hostname.empty() ? "" : " (" + d.profile->hostname + ")");
     // A MIG instance has no datasheet column: the datasheet's figures are the whole GPU's.
     if (const GpuSpec* g = find_gpu(d.profile->device.name); g && !mig) d.gpu = g->name;
@@ -166,7 +168,7 @@ std::optional<double> vs_first(const CompareCell& first, const CompareCell& othe
   return *basis == "measured" ? *other.measured / *first.measured : *other.datasheet / *first.datasheet;
 }
 
-Table comparison_table(const Comparison& c, bool mark_throttled) {
+Table comparison_table(const Comparison& c) {
   Table t;
   t.columns.push_back("ceiling");
   t.right_aligned.push_back(false);
@@ -185,7 +187,7 @@ Table comparison_table(const Comparison& c, bool mark_throttled) {
   for (const CompareRow& r : c.rows) {
     std::vector<std::string> row{r.ceiling};
     for (const CompareCell& cell : r.cells) {
-      row.push_back(show(cell.measured, r.unit) + (mark_throttled && cell.measured && cell.throttled ? " *" : ""));
+      row.push_back(show(cell.measured, r.unit) + (cell.measured && cell.throttled ? " *" : ""));
       row.push_back(show(cell.datasheet, r.unit));
       row.push_back(cell.ratio() ? format_percent(*cell.ratio()) : "-");
     }

@@ -163,6 +163,14 @@ Profile with_pair_medians(Profile profile) {
   return profile;
 }
 
+namespace {
+// The standard error of a GPU's own median (1.2533 * cv / sqrt(samples)): a deficit within a few of them is what its
+// own measurement could not tell apart.
+double own_median_error(const Ceiling& c) {
+  return c.samples > 0 ? 1.2533 * c.cv / std::sqrt(static_cast<double>(c.samples)) : c.cv;
+}
+}  // namespace
+
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
                                    const OutlierRule& rule) {
   // The statistics may be another group's (a small group set against its peers): every scale, the MAD = 0
@@ -192,11 +200,7 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       } else {
         if (s.mean_ad > 0) d.z = sign * (c.value - s.median) / (1.253314 * s.mean_ad);
       }
-      // The standard error of the GPU's own median (1.2533 * cv / sqrt(samples)): a deficit within `own_spread`
-      // of them is what its own measurement could not tell apart.
-      const double own_error =
-          c.samples > 0 ? 1.2533 * c.cv / std::sqrt(static_cast<double>(c.samples)) : c.cv;
-      const bool beyond_noise = d.deficit > rule.own_spread * own_error;
+      const bool beyond_noise = d.deficit > rule.own_spread * own_median_error(c);
       d.by_z = rule.use_z && d.z && *d.z < -rule.z_threshold && d.deficit >= rule.min_deficit && beyond_noise;
       d.by_margin = d.deficit > rule.margin && beyond_noise;
       if (d.by_z || d.by_margin) o.ceilings.push_back(d);
@@ -225,7 +229,7 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     // Each side at least a quarter of the group (and min_members): three GPUs that read high (a cooler rack, a
     // timing artefact) must not put the other seventeen on the "worse side" of a gap.
     const std::size_t side = std::max<std::size_t>({rule.min_members, (values.size() + 3) / 4, 1});
-    if (values.size() < 2 * side || values.front().c->value == 0) continue;
+    if (values.size() < 2 * side) continue;  // (every value is above zero: the profile reader refuses others)
     const bool higher = higher_is_better(values.front().c->unit);
     // Worse first.
     std::sort(values.begin(), values.end(),
@@ -234,10 +238,7 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     std::size_t cut = 0;  // the worse side is values[0, cut)
     double widest = 0;
     for (std::size_t k = side; k + side <= values.size(); ++k)
-      if (values[k].v != 0) {
-        const double gap = worse_by(values[k - 1].v, values[k].v);
-        if (gap > widest) widest = gap, cut = k;
-      }
+      if (const double gap = worse_by(values[k - 1].v, values[k].v); gap > widest) widest = gap, cut = k;
     if (cut == 0 || widest <= rule.margin) continue;
     std::vector<double> better;
     for (std::size_t k = cut; k < values.size(); ++k) better.push_back(values[k].v);
@@ -245,8 +246,7 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     for (std::size_t k = 0; k < cut; ++k) {
       const Ceiling& c = *values[k].c;
       const double deficit = worse_by(c.value, reference);
-      const double own_error = c.samples > 0 ? 1.2533 * c.cv / std::sqrt(static_cast<double>(c.samples)) : c.cv;
-      if (!(deficit > rule.margin && deficit > rule.own_spread * own_error)) continue;
+      if (!(deficit > rule.margin && deficit > rule.own_spread * own_median_error(c))) continue;
       auto o = std::find_if(outliers.begin(), outliers.end(),
                             [&](const Outlier& x) { return x.member == values[k].member; });
       if (o == outliers.end()) {

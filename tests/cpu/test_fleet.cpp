@@ -34,6 +34,15 @@ class FleetGen {
  public:
   explicit FleetGen(unsigned seed, double sigma = 0.005) : rng_(seed), sigma_(sigma) {}
 
+  // n GPUs on nodes 0..n-1, named prefix + node; the first `slow` of them `deficit` worse in `ceiling`.
+  std::vector<FleetMember> fleet(int n, int slow, const std::string& ceiling, double deficit, const std::string& prefix) {
+    std::vector<FleetMember> out;
+    for (int i = 0; i < n; ++i)
+      out.push_back({prefix + std::to_string(i),
+                     gpu(i, 0, i < slow ? std::map<std::string, double>{{ceiling, deficit}} : std::map<std::string, double>{})});
+    return out;
+  }
+
   // `deficit`: ceiling -> fraction worse than nominal (rates lower, latencies higher).
   Profile gpu(int node, int index, const std::map<std::string, double>& deficit = {}) {
     Profile p = fixture();
@@ -593,10 +602,7 @@ TEST(Fleet, TheNewestRunIsChosenByTimeNotByText) {
 // exited 0, with HBM at 75% of its datasheet).
 TEST(Fleet, AFleetSlowAsAWholeIsCaughtByItsSplitAndItsDatasheet) {
   FleetGen gen(31, 0.001);
-  std::vector<FleetMember> fleet;
-  for (int i = 0; i < 9; ++i)
-    fleet.push_back({"n" + std::to_string(i), gen.gpu(i, 0, i < 5 ? std::map<std::string, double>{{"hbm.copy", 0.2}}
-                                                                    : std::map<std::string, double>{})});
+  const std::vector<FleetMember> fleet = gen.fleet(9, 5, "hbm.copy", 0.2, "n");
   const auto groups = analyze_fleet(fleet, OutlierRule{});
   ASSERT_EQ(groups.size(), 1u);
   ASSERT_EQ(groups[0].outliers.size(), 5u);
@@ -657,11 +663,7 @@ TEST(Fleet, HalfAFleetSlowerAlikeIsNamedByTheGapThatSplitsIt) {
 
   // Three and three, 11.5% apart: the margin rule names the slow three against the median in the gap (6%); the
   // split's comparison, against the fast three's median, is the one shown.
-  std::vector<FleetMember> six;
-  for (int i = 0; i < 6; ++i)
-    six.push_back({"s" + std::to_string(i), gen.gpu(i, 0, i < 3 ? std::map<std::string, double>{{"hbm.read", 0.115}}
-                                                                : std::map<std::string, double>{})});
-  const auto g6 = analyze_fleet(six, OutlierRule{});
+  const auto g6 = analyze_fleet(gen.fleet(6, 3, "hbm.read", 0.115, "s"), OutlierRule{});
   ASSERT_EQ(g6[0].outliers.size(), 3u);
   for (const Outlier& o : g6[0].outliers) {
     ASSERT_EQ(o.ceilings.size(), 1u);
@@ -683,11 +685,7 @@ TEST(Fleet, HalfAFleetSlowerAlikeIsNamedByTheGapThatSplitsIt) {
   EXPECT_TRUE(analyze_fleet(high, OutlierRule{})[0].outliers.empty());
 
   // Two slow GPUs of twenty: too few for a population of their own (the margin rule names them, as before).
-  std::vector<FleetMember> two;
-  for (int i = 0; i < 20; ++i)
-    two.push_back({"t" + std::to_string(i), gen.gpu(i, 0, i < 2 ? std::map<std::string, double>{{"gemm.bf16", 0.08}}
-                                                                : std::map<std::string, double>{})});
-  const auto g2 = analyze_fleet(two, OutlierRule{});
+  const auto g2 = analyze_fleet(gen.fleet(20, 2, "gemm.bf16", 0.08, "t"), OutlierRule{});
   ASSERT_EQ(g2[0].outliers.size(), 2u);
   for (const Outlier& o : g2[0].outliers) EXPECT_FALSE(o.ceilings[0].by_split);
 }

@@ -51,8 +51,8 @@ std::optional<std::string> vs_first_basis(const CompareCell& first, const Compar
 
 // Columns per device: measured, datasheet, measured/datasheet; then each device relative to the first
 // (vs_first; a datasheet-to-datasheet ratio is marked "(ds)").
-// `mark_throttled`: a throttled measured value gets " *".
-Table comparison_table(const Comparison& c, bool mark_throttled = true);
+// A throttled measured value gets " *".
+Table comparison_table(const Comparison& c);
 // The same for a file (`--format csv`): numbers in SI base units and plain ratios, the unit in a column of its
 // own, each device's throttled flag and each ratio's basis beside it.
 Table comparison_csv_table(const Comparison& c);
