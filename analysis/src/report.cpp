@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -283,6 +284,30 @@ std::string throttle_text(const Ceiling& c) {
   return out;
 }
 
+namespace {
+
+// csv of one ceiling: its JSON record (the same as --format json) flattened to (field, value) rows, a
+// dotted path per leaf ("detail.timeline.3.rate"), numbers in full and in the JSON's own units (SI base
+// units; the ceiling's unit is its own row), so a script reads every figure without parsing display text.
+Table flat_fields(const json& record) {
+  Table t;
+  t.columns = {"field", "value"};
+  std::function<void(const std::string&, const json&)> walk = [&](const std::string& path, const json& v) {
+    const auto child = [&](const std::string& key) { return path.empty() ? key : path + "." + key; };
+    if (v.is_object()) {
+      for (const auto& [key, x] : v.items()) walk(child(key), x);
+    } else if (v.is_array()) {
+      for (std::size_t i = 0; i < v.size(); ++i) walk(child(std::to_string(i)), v[i]);
+    } else {
+      t.add_row({path, v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump()});
+    }
+  };
+  walk("", record);
+  return t;
+}
+
+}  // namespace
+
 std::string render_ceiling_detail(const Profile& p, const std::string& name, Format format) {
   const Ceiling* c = p.find(name);
   if (!c) {
@@ -290,25 +315,15 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
     for (const Ceiling& k : p.ceilings) known += (known.empty() ? "" : ", ") + k.name;
     throw InputError("no ceiling '" + name + "' in this profile (it has: " + (known.empty() ? "none" : known) + ")");
   }
-  if (format == Format::kJson) {
+  if (format == Format::kJson || format == Format::kCsv) {
     const json doc = profile_to_json(p);  // named: a range-for over a temporary's member would dangle
     for (const json& j : doc.at("ceilings"))
-      if (j.value("name", "") == name) return j.dump(2) + "\n";
+      if (j.value("name", "") == name) return format == Format::kJson ? j.dump(2) + "\n" : render(flat_fields(j), format);
   }
   std::string out;
   const bool md = format == Format::kMarkdown;
-  // csv: one table of (section, field, value) rows, so the output stays one valid CSV document; a
-  // wider table's cells become "row / column" fields.
-  Table flat;
-  flat.columns = {"section", "field", "value"};
-  auto section = [&](const std::string& key, const std::string& title, const Table& t) {
+  auto section = [&](const std::string& title, const Table& t) {
     if (t.rows.empty()) return;
-    if (format == Format::kCsv) {
-      for (const auto& row : t.rows)
-        for (std::size_t i = 1; i < row.size(); ++i)
-          flat.add_row({key, t.columns.size() == 2 ? row[0] : row[0] + " / " + t.columns[i], row[i]});
-      return;
-    }
     out += (out.empty() ? "" : "\n") + std::string(md ? "### " : "") + title + (md ? "\n\n" : "\n") + render(t, format);
   };
 
@@ -350,7 +365,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
     if (med) text += " (their median " + format_quantity(*med, "B/s") + ")";
     m.add_row({"plateau", text});
   }
-  section("measurement", name + ": " + format_quantity(c->value, c->unit) + " (median)", m);
+  section(name + ": " + format_quantity(c->value, c->unit) + " (median)", m);
 
   Table d;
   d.columns = {"detail", "value"};
@@ -368,14 +383,14 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
       if (key == "benchmark" || key == "sweep" || v.is_object() || v.is_array()) continue;
       d.add_row({key, detail_value(key, v, c->unit)});
     }
-  section("detail", "how it was obtained", d);
+  section("how it was obtained", d);
 
-  section("sweep", "sweep (points that are not the ceiling)", cases_table(*c, "sweep"));
+  section("sweep (points that are not the ceiling)", cases_table(*c, "sweep"));
   // Every configuration that competed for the ceiling, best first (the first is the ceiling).
-  section("variants", "variants (best first; the first is the ceiling)", cases_table(*c, "variants"));
+  section("variants (best first; the first is the ceiling)", cases_table(*c, "variants"));
 
   // A sustained ceiling's time series: when a drop came, with the clock and power beside it.
-  section("timeline", "over the window", timeline_table(*c));
+  section("over the window", timeline_table(*c));
 
   if (!matrix.empty()) {
     Table g;
@@ -392,9 +407,9 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
       }
       g.add_row(std::move(row));
     }
-    section("pairs", "GPU pairs (each pair's own figure; the ceiling is the slowest)", g);
+    section("GPU pairs (each pair's own figure; the ceiling is the slowest)", g);
   }
-  return format == Format::kCsv ? render(flat, format) : out;
+  return out;
 }
 
 }  // namespace ceilings

@@ -123,10 +123,14 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
 
   r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "nvlink.p2p_uni", "--format", "csv"});
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out.rfind("section,field,value\n", 0), 0u) << r.out;  // one CSV document, one header
-  EXPECT_NE(r.out.find("\npairs,GPU 0 / GPU 1,391 GB/s\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\nmeasurement,value,388.0 GB/s\n"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("section,field,value", 1), std::string::npos) << r.out;
+  // One CSV document: the JSON record flattened, numbers in full in SI base units, the unit its own row.
+  EXPECT_EQ(r.out.rfind("field,value\n", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("field,value", 1), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nname,nvlink.p2p_uni\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nvalue,388000000000.0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nunit,B/s\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\ndetail.p2p_0_1,391000000000.0\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" GB/s"), std::string::npos) << r.out;  // no display strings
   r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "nvlink.p2p_uni", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_DOUBLE_EQ(json::parse(r.out)["detail"]["p2p_1_0"].get<double>(), 388e9);
