@@ -104,6 +104,14 @@ Point parse_point(const std::string& text) {
   // "a:1e12:1e9,b:2e12:1e9" read as one point named "a:1e12:1e9,b": points are one per --point.
   if (p.name.find(',') != std::string::npos)
     throw InputError("--point '" + excerpt(text) + "': a name holds no comma; give each point its own --point");
+  // A name may hold colons (attn:fwd), but not end in an empty or numeric field: "a:1e12:1e9:5" (one field
+  // too many) was the point "a:1e12" at 1e9 FLOPs and 5 bytes.
+  if (const auto c = p.name.rfind(':'); c != std::string::npos) {
+    const std::string last = p.name.substr(c + 1);
+    if (last.empty() || last.find_first_not_of("0123456789.eE+-") == std::string::npos)
+      throw InputError("--point '" + excerpt(text) + "': more than three fields, or a name ending in ':" + last +
+                       "'; expected NAME:FLOPS:BYTES, e.g. attention:1.2e12:3.4e9");
+  }
   auto number = [&](const std::string& s, const char* what) {
     std::size_t used = 0;
     double v = 0;

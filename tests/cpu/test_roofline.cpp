@@ -143,6 +143,9 @@ TEST(Roofline, ParsePoint) {
   EXPECT_THROW(parse_point("x:1e-300:1e300"), InputError);
   // Two points in one argument were one point named "a:1e12:1e9,b"; hex numbers were read (std::stod)
   EXPECT_THROW(parse_point("a:1e12:1e9,b:1:1"), InputError);
+  // One field too many was the point "a:1e12" at 1e9 FLOPs and 5 bytes
+  EXPECT_THROW(parse_point("a:1e12:1e9:5"), InputError);
+  EXPECT_THROW(parse_point("a::1e12:1e9"), InputError);
   EXPECT_THROW(parse_point("x:0x10:5"), InputError);
   EXPECT_THROW(parse_point("x:1e9:0x1p3"), InputError);
   EXPECT_NO_THROW(parse_point("x:+1.5E+9:.5e1"));
