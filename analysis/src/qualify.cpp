@@ -57,10 +57,11 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::string ceiling_unit_for(const std::string& name) {
   const std::string f = family_of(name);
   if (f == "hbm" || f == "l2" || f == "smem" || f == "pcie" || f == "nvlink") return "B/s";
-  if (f == "gemm") return name.rfind("gemm.int8", 0) == 0 ? "OP/s" : "FLOP/s";  // _sustained, _ref8192 too
-  if (f == "fma") return "FLOP/s";
+  // Compute: integer types count operations (gemm.int8, its _sustained and _ref8192; an fma.int32 to come),
+  // floating-point ones FLOPs.
+  if (f == "gemm" || f == "fma") return name.compare(f.size() + 1, 3, "int") == 0 ? "OP/s" : "FLOP/s";
   if (f == "latency") return "s";
-  return "";
+  return "";  // a family this build does not know (a newly added one): its profile records the unit
 }
 
 const char* status_name(CheckStatus s) {
@@ -146,23 +147,29 @@ bool bool_at(const json& v, const std::string& path) {
 void parse_ceiling_rule(const std::string& name, const json& v, const std::string& path, CeilingRule& rule) {
   if (!is_family_variant(name))
     reject("ceilings." + excerpt(name), "not a ceiling name of the form family.variant");
-  const std::string unit = ceiling_unit_for(name);
-  if (unit.empty())
-    reject(path, "unknown ceiling family '" + family_of(name) + "' (known: hbm, l2, smem, gemm, fma, pcie, nvlink, latency)");
+  // A family this build knows has one unit; a new one's rule is in the unit its limit is written in, and is
+  // compared with the unit the profile records when it is judged.
+  const std::string known_unit = ceiling_unit_for(name);
   if (!v.is_object()) reject(path, "expected an object, found " + json_type_name(v));
   check_keys(v, path, {"min", "max", "min_fraction_of_datasheet", "baseline_tolerance"});
   if (v.empty())
     reject(path, "sets nothing: give \"min\" or \"max\", \"min_fraction_of_datasheet\" or \"baseline_tolerance\" "
                  "(list the ceiling under \"required\" to only require it)");
-  const bool rate = is_rate_unit(unit);
   for (const auto& [key, value] : v.items()) {
     const std::string p = path + "." + key;
     if (key == "min" || key == "max") {
+      const Quantity q = quantity_at(value, p);
+      const std::string unit = known_unit.empty() ? q.unit : known_unit;
+      if (!is_rate_unit(unit) && unit != "s")
+        reject(p, "a limit in " + q.unit + " is neither a rate (B/s, FLOP/s, OP/s) nor a latency (s)");
+      const bool rate = is_rate_unit(unit);
       if (key == "min" && !rate) reject(p, name + " is a latency (lower is better): use \"max\"");
       if (key == "max" && rate) reject(p, name + " is a rate (higher is better): use \"min\"");
-      const Quantity q = quantity_at(value, p);
       if (q.unit != unit)
         reject(p, "unit " + q.unit + " does not match " + name + ", which is measured in " + unit);
+      if (!rule.unit.empty() && rule.unit != unit)
+        reject(p, "unit " + q.unit + " does not match the other limit's, " + rule.unit);
+      rule.unit = unit;
       if (!(q.value > 0)) reject(p, "must be above zero");
       // A limit outside what a profile may hold decides nothing: a min of 1e20 B/s fails every GPU, a max of
       // 1e30 s passes every one.
@@ -206,8 +213,8 @@ Rules parse_rules(const json& doc, const std::string& origin) {
       if (!req[i].is_string()) reject(p, "expected a ceiling name, found " + json_type_name(req[i]));
       const std::string name = req[i].get<std::string>();
       // family.variant, as every ceiling is named ("hbm." and "hbm..read" were taken and never found).
-      if (ceiling_unit_for(name).empty() || !is_family_variant(name))
-        reject(p, "'" + excerpt(name) + "' is not a ceiling of a known family (hbm, l2, smem, gemm, fma, pcie, nvlink, latency), named family.variant");
+      if (!is_family_variant(name))
+        reject(p, "'" + excerpt(name) + "' is not a ceiling name (ceilings are named family.variant)");
       if (std::find(r.required.begin(), r.required.end(), name) != r.required.end())
         reject(p, "'" + name + "' is required twice");
       r.required.push_back(name);
@@ -1305,9 +1312,11 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     k.measured = c.value;
     k.threshold = rule->min ? *rule->min : *rule->max;
     k.source = "rules file " + origin;
-    if (c.unit != ceiling_unit_for(c.name)) {  // the rule was checked against the family's unit
+    // The unit the limit was written in (a rule built in code without one: its family's)
+    const std::string rule_unit = rule->unit.empty() ? ceiling_unit_for(c.name) : rule->unit;
+    if (c.unit != rule_unit) {
       k.threshold.reset();
-      k.reason = c.name + " is recorded in " + c.unit + ", the rule is in " + ceiling_unit_for(c.name);
+      k.reason = c.name + " is recorded in " + c.unit + ", the rule is in " + (rule_unit.empty() ? "no unit" : rule_unit);
       out.push_back(k);
       return;
     }
@@ -1506,6 +1515,28 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     throw InputError("the baseline has no ceilings (" +
                      (baseline->hostname.empty() ? baseline->created : baseline->hostname + ", " + baseline->created) +
                      "): there is nothing to compare this profile against");
+
+  // A rule may name a family this build does not know (one added since), but only one the profile measured or
+  // tried: otherwise it is a misspelt family ("hmb.copy"), bad input, with the near matches named.
+  auto known_family = [&](const std::string& name, const std::string& where) {
+    if (!ceiling_unit_for(name).empty()) return;
+    const std::string family = family_of(name);
+    std::set<std::string> names;
+    for (const Ceiling& c : p.ceilings) names.insert(c.name);
+    for (const Skipped& e : p.errors) names.insert(e.name);
+    for (const Skipped& sk : p.skipped) names.insert(sk.name);
+    for (const std::string& n : names)
+      if (family_of(n) == family) return;
+    for (const auto& [n, rule] : default_rules().ceilings) names.insert(n);
+    std::string near;
+    for (const std::string& n : names)
+      if (edit_distance(n, name) <= 2) near += (near.empty() ? "" : ", ") + n;
+    throw InputError("rules: '" + where + "': unknown ceiling family '" + family +
+                     "': not one this build knows (hbm, l2, smem, gemm, fma, pcie, nvlink, latency), and the profile "
+                     "has no " + family + ".* ceiling" + (near.empty() ? "" : " (did you mean " + near + "?)"));
+  };
+  for (const std::string& name : rules.required) known_family(name, "required: " + name);
+  for (const auto& [name, rule] : rules.ceilings) known_family(name, "ceilings." + name);
 
   for (const std::string& name : rules.required) {
     Check k = make(name, "required");

@@ -15,8 +15,6 @@ namespace ceilings {
 
 namespace {
 
-std::string family_of(const std::string& name) { return name.substr(0, name.find('.')); }
-
 const Roof* find_roof(const std::vector<Roof>& roofs, const std::string& name) {
   for (const Roof& r : roofs)
     if (r.name == name) return &r;
@@ -42,12 +40,12 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
   r.note = p.note();
   for (const Ceiling& c : p.ceilings) {
     if (!c.verified) continue;  // a number that failed its check is no roof
-    const std::string family = family_of(c.name);
-    // Tensor-core roofs (gemm.*) and the CUDA cores' own (fma.*, the roof of a kernel that uses no tensor core).
-    if ((family == "gemm" || family == "fma") && (c.unit == "FLOP/s" || c.unit == "OP/s") && c.value > 0)
+    // By unit, so a newly added family is a roof too: compute roofs are the tensor cores' (gemm.*) and the CUDA
+    // cores' own (fma.*, the roof of a kernel that uses no tensor core); memory roofs every bandwidth, from
+    // shared memory out to PCIe and NVLink.
+    if ((c.unit == "FLOP/s" || c.unit == "OP/s") && c.value > 0)
       r.compute.push_back({c.name, true, c.value, datasheet_for(p, c), c.unit});
-    else if ((family == "l2" || family == "smem" || family == "hbm" || family == "pcie" || family == "nvlink") &&
-             c.unit == "B/s" && c.value > 0)
+    else if (c.unit == "B/s" && c.value > 0)
       r.memory.push_back({c.name, false, c.value, datasheet_for(p, c), c.unit});
   }
   r.dtype = dtype;
@@ -68,8 +66,8 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
     if (!find_roof(r.memory, *level)) {
       usable_ceiling(p, *level, "the profile");  // skipped, failed or unverified: says why (exit 3)
       if (p.find(*level))
-        throw InputError("--memory " + *level + " is not a memory bandwidth ceiling (a B/s ceiling of hbm, l2, smem, "
-                         "pcie or nvlink); this profile's: " + names(r.memory));
+        throw InputError("--memory " + *level + " is not a memory bandwidth ceiling (a ceiling in B/s); this "
+                         "profile's: " + names(r.memory));
       throw InputError("the profile has no " + *level + " ceiling (its memory roofs: " + names(r.memory) + ")");
     }
     r.memory_level = *level;

@@ -438,6 +438,10 @@ TEST(Profile, EachFamilyHasItsUnit) {
   fma["unit"] = "OP/s";
   d["ceilings"].push_back(fma);
   expect_rejected(d, "ceilings[6].unit");
+  d["ceilings"][6]["name"] = "fma.int32";  // an integer FMA counts operations too
+  EXPECT_NO_THROW(profile_from_json(d));
+  d["ceilings"][6]["unit"] = "FLOP/s";
+  expect_rejected(d, "ceilings[6].unit");
   // A family this version does not know (a newer writer's) keeps any unit the schema has.
   d = fixture();
   json newer = d["ceilings"][0];

@@ -371,6 +371,41 @@ TEST(Qualify, ARuleOnACeilingNotInTheProfileIsJudged) {
   EXPECT_EQ(qualify(fixture(), nullptr, default_rules()).exit_code(), 0);
 }
 
+// A family added since this build (a new bench/ file) is judged by a rules file in the unit its limit is
+// written in; a family neither this build nor the profile knows is a misspelt one: bad input.
+TEST(Qualify, ARuleOnANewFamilyIsJudgedInItsOwnUnit) {
+  Profile p = fixture();
+  Ceiling tex = p.ceilings.front();
+  tex.name = "tex.read";
+  tex.unit = "B/s";
+  tex.value = 9e12;
+  p.ceilings.push_back(tex);
+  p.skipped.push_back({"nccl.allreduce", "needs two GPUs"});
+  auto rules = [](const std::string& body) {
+    return parse_rules(json::parse(R"({"schema":"ceilings.rules/1",)" + body + "}"), "site.json");
+  };
+  QualifyResult r = qualify(p, nullptr, rules(R"("ceilings":{"tex.read":{"min":"8 TB/s"}})"));
+  EXPECT_EQ(find_check(r, "tex.read", "minimum").status, CheckStatus::kPass);
+  r = qualify(p, nullptr, rules(R"("ceilings":{"tex.read":{"min":"10 TB/s"}})"));
+  EXPECT_EQ(find_check(r, "tex.read", "minimum").status, CheckStatus::kFail);
+  r = qualify(p, nullptr, rules(R"("ceilings":{"tex.read":{"min":"10 TFLOP/s"}})"));
+  EXPECT_EQ(find_check(r, "tex.read", "minimum").status, CheckStatus::kIncomplete);
+  EXPECT_NE(find_check(r, "tex.read", "minimum").reason.find("recorded in B/s, the rule is in FLOP/s"), std::string::npos);
+  r = qualify(p, nullptr, rules(R"("required":["hbm.copy","tex.read","nccl.allreduce"])"));
+  EXPECT_EQ(find_check(r, "tex.read", "required").status, CheckStatus::kPass);
+  EXPECT_EQ(find_check(r, "nccl.allreduce", "required").status, CheckStatus::kIncomplete);  // skipped, with why
+
+  for (const std::string body : {R"("ceilings":{"hmb.copy":{"min":"4 TB/s"}})", R"("required":["hmb.copy"])"}) {
+    try {
+      qualify(p, nullptr, rules(body));
+      ADD_FAILURE() << body << " was taken";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("unknown ceiling family 'hmb'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("did you mean hbm.copy"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A run a --timeout or Ctrl-C cut short could not measure the running case: incomplete, not failed;
 // a crash in a case is still a failure.
 TEST(Qualify, ACaseCutShortIsIncomplete) {

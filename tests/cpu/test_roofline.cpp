@@ -121,6 +121,30 @@ TEST(Roofline, RoofsAndRidges) {
   EXPECT_DOUBLE_EQ(place(via_copy, 1, 1).measured.attainable, 4.36e12);
 }
 
+// Roofs are chosen by unit, so a family added since (a new bench/ file) is a roof without an edit here;
+// a latency is none.
+TEST(Roofline, ANewFamilyIsARoofByItsUnit) {
+  Profile p = read_profile(kProfile);
+  Ceiling tex = p.ceilings.front();
+  tex.name = "tex.read";
+  tex.unit = "B/s";
+  tex.value = 9e12;
+  Ceiling imad = tex;
+  imad.name = "fma.int32";
+  imad.unit = "OP/s";
+  imad.value = 3e13;
+  Ceiling lat = tex;
+  lat.name = "latency.tex";
+  lat.unit = "s";
+  lat.value = 1e-6;
+  p.ceilings.insert(p.ceilings.end(), {tex, imad, lat});
+  const Roofline r = roofline_from_profile(p, "bf16", std::string("tex.read"), std::string("fma.int32"));
+  EXPECT_EQ(r.memory_roof().name, "tex.read");
+  EXPECT_EQ(r.compute_roof().name, "fma.int32");
+  for (const Roof& roof : r.memory) EXPECT_NE(roof.name, "latency.tex");
+  for (const Roof& roof : r.compute) EXPECT_NE(roof.name, "latency.tex");
+}
+
 TEST(Roofline, MissingRoofsAreInputErrors) {
   const Profile p = read_profile(kProfile);
   EXPECT_THROW(roofline_from_profile(p, "fp8_e4m3"), InputError);

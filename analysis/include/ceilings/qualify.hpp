@@ -37,6 +37,7 @@ inline constexpr const char* kRulesSchema = "ceilings.rules/1";
 
 struct CeilingRule {
   std::optional<double> min, max;                    // absolute thresholds, SI (min: rates, max: latencies)
+  std::string unit;                                  // the unit min/max were given in (with either)
   std::optional<double> min_fraction_of_datasheet;   // of the clock-scaled datasheet value (PCIe: of the link)
   std::optional<double> baseline_tolerance;          // overrides the global tolerance for this ceiling
 };
