@@ -75,6 +75,7 @@ int run(const MemoryOptions& o) {
                               static_cast<double>(in.model->hidden);
         const double mtp = static_cast<double>(counts.mtp) - shared;
         in.params += mtp;
+        in.last_stage_params = mtp;  // beside the output head they share, on the last pipeline stage
         notes.push_back("parameters include the " + std::to_string(in.model->mtp_layers) +
                         " multi-token-prediction module(s) trained with the model (" + format_fixed(mtp / 1e9, 2) +
                         "B parameters; their embedding and output head are the model's); their activations are not estimated");
@@ -95,8 +96,19 @@ int run(const MemoryOptions& o) {
     est = train_memory(in);
     notes.push_back(
         "weights + gradients + optimizer: mixed-precision Adam, 16 bytes per parameter (ZeRO paper), "
-        "split over tp*pp (K/V projections copied past one KV head a GPU), and over dp by ZeRO stage " +
+        "split over tp (K/V projections copied past one KV head a GPU) and over dp by ZeRO stage " +
         std::to_string(o.zero));
+    if (o.pp > 1 && in.model) {
+      std::string holds = std::to_string(est.stage_layers) + " layer(s)";
+      if (est.stage_embedding) holds += " and the input embedding";
+      if (est.stage_head) holds += " and the output head" + std::string(in.model->tied_embeddings ? " (a copy of the tied embedding)" : "");
+      notes.push_back("pipeline: per GPU of stage " + std::to_string(est.stage + 1) + " of " + std::to_string(o.pp) +
+                      ", the most loaded: " + holds + ", and with 1F1B the activations of " +
+                      std::to_string(o.pp - est.stage) + " micro-batch(es) in flight");
+    } else if (o.pp > 1) {
+      notes.push_back("pipeline: --params / (tp * pp), an average stage; the first holds the input embedding and the "
+                      "last the output head besides (--hf-config or --layers/--hidden/--heads count them)");
+    }
     inputs.update({{"seq", in.seq},
                    {"pp", o.pp},
                    {"dp", o.dp},
@@ -119,6 +131,14 @@ int run(const MemoryOptions& o) {
     est = infer_memory(in);
     notes.push_back("weights " + o.weight_dtype + " split over tp; KV cache " + o.kv_dtype +
                     ", batch * context * bytes per token; activations and framework overhead not included");
+    if (in.weight_bytes < 2) {
+      const ParamCounts counts = count_params(in.model);
+      const double head = static_cast<double>(counts.embedding + counts.lm_head) * (2 - in.weight_bytes) / in.tp;
+      notes.push_back("every weight counted at " + format_fixed(in.weight_bytes, in.weight_bytes < 1 ? 1 : 0) +
+                      " byte(s): quantization's scales (fp4/int4 block scales: about 0.25-0.5 bit a weight) are not "
+                      "included, and an embedding and output head kept in 16 bits, as quantized checkpoints often "
+                      "keep them, would add " + format_quantity(head, "B", 3) + " per GPU");
+    }
     const KvTensorSplit kv = kv_tensor_split(in.model, in.tp);
     if (kv.split < in.tp)
       notes.push_back(in.model.is_mla()
@@ -153,6 +173,11 @@ int run(const MemoryOptions& o) {
                 {"kv_cache_bytes", est.kv_cache},
                 {"total_bytes", est.total()},
                 {"activations_estimated", est.activations_estimated},
+                {"pipeline_stage", est.stage_layers > 0 ? json{{"stage", est.stage},
+                                                               {"layers", est.stage_layers},
+                                                               {"embedding", est.stage_embedding},
+                                                               {"output_head", est.stage_head}}
+                                                         : json()},
                 {"per", "GPU"},
                 {"inputs", inputs},
                 {"notes", notes}};

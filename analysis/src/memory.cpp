@@ -30,8 +30,9 @@ LayerActivations layer_activations(const ModelConfig& c, std::int64_t layer) {
     return c.gated_mlp ? 8.0 * f / h : 4.0 * f / h;
   };
   if (c.is_moe_layer(layer)) {
-    out.sharded += static_cast<double>(c.experts_per_token) * (2.0 + mlp(c.expert_ffn) + 2.0) +
-                   static_cast<double>(c.shared_experts) * mlp(c.expert_ffn);
+    const double routed = static_cast<double>(c.experts_per_token);
+    out.sharded += routed * mlp(c.expert_ffn) + static_cast<double>(c.shared_experts) * mlp(c.expert_ffn);
+    out.whole += routed * (2.0 + 2.0);
   } else {
     out.sharded += mlp(c.ffn);
   }
@@ -44,8 +45,8 @@ double activation_bytes_per_layer(const LayerActivations& shape, double s, doubl
   if (r == Recompute::kFull) return 2.0 * sbh / (sp ? td : 1.0);
   const double attention_core =
       r == Recompute::kSelective || !scores_stored ? 0.0 : 5.0 * shape.score_heads * s / (h * td);
-  if (sp) return sbh * ((shape.replicated + shape.sharded) / td + attention_core);
-  return sbh * (shape.replicated + shape.sharded / td + attention_core);
+  if (sp) return sbh * ((shape.replicated + shape.sharded) / td + shape.whole + attention_core);
+  return sbh * (shape.replicated + shape.whole + shape.sharded / td + attention_core);
 }
 
 double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r,
@@ -63,31 +64,57 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
                      " GPUs, more than any job runs on (at most 2^20)");
   if (in.zero_stage < 0 || in.zero_stage > 3) throw InputError("--zero must be 0, 1, 2 or 3");
   require_count(in.micro_batch, "--batch (micro-batch)");
+  const double dp = in.dp;
+  // Weights, gradients and Adam state of the parameters one GPU of a stage holds.
+  auto with_states = [&](MemoryEstimate m, double per_rank) {
+    m.weights = 2.0 * per_rank / (in.zero_stage >= 3 ? dp : 1.0);
+    m.gradients = 2.0 * per_rank / (in.zero_stage >= 2 ? dp : 1.0);
+    m.optimizer = 12.0 * per_rank / (in.zero_stage >= 1 ? dp : 1.0);
+    if (!std::isfinite(m.total()))
+      throw InputError("the training memory is too large to compute with (not finite): check the sizes of --params, "
+                       "--batch and --seq");
+    return m;
+  };
+  if (!in.model) return with_states(MemoryEstimate{}, in.params / (static_cast<double>(in.tp) * in.pp));
+
+  require_length(in.seq, "--seq (for the activation estimate)");
+  const ModelConfig& c = *in.model;
+  require_positions(c, in.seq, "--seq");
+  check_parallel_split(c, in.tp, in.pp, "--tp");
+  const ParamCounts counts = count_params(c);
+  const double h = static_cast<double>(c.hidden);
   // Past one KV head a GPU, tensor parallelism copies the K/V projections (as inference does; Megatron-LM
   // refuses such a split for training, where the estimate still says what it would hold).
-  const double per_rank =
-      (in.model ? weight_bytes_per_gpu(*in.model, in.params, 1.0, in.tp) : in.params / static_cast<double>(in.tp)) /
-      static_cast<double>(in.pp);
-  const double dp = in.dp;
-  MemoryEstimate m;
-  m.weights = 2.0 * per_rank / (in.zero_stage >= 3 ? dp : 1.0);
-  m.gradients = 2.0 * per_rank / (in.zero_stage >= 2 ? dp : 1.0);
-  m.optimizer = 12.0 * per_rank / (in.zero_stage >= 1 ? dp : 1.0);
-  if (in.model) {
-    require_length(in.seq, "--seq (for the activation estimate)");
-    const ModelConfig& c = *in.model;
-    require_positions(c, in.seq, "--seq");
-    check_parallel_split(c, in.tp, in.pp, "--tp");
-    for (std::int64_t layer = 0; layer < c.layers; ++layer)
-      m.activations += activation_bytes_per_layer(layer_activations(c, layer), in.seq, in.micro_batch,
-                                                  static_cast<double>(c.hidden), in.tp, in.sequence_parallel,
-                                                  in.recompute, in.eager_attention);
+  const KvTensorSplit kv = kv_tensor_split(c, in.tp);
+  const double kv_per_layer = kv.projection_params / static_cast<double>(c.layers);
+  MemoryEstimate most;
+  std::int64_t first = 0;
+  for (int i = 0; i < in.pp; ++i) {
+    MemoryEstimate m;
+    m.stage = i;
+    m.stage_layers = c.layers / in.pp + (i < c.layers % in.pp ? 1 : 0);
+    m.stage_embedding = i == 0;
+    m.stage_head = i == in.pp - 1;
+    double params = 0, activations = 0;
+    for (std::int64_t layer = first; layer < first + m.stage_layers; ++layer) {
+      params += layer_params(c, layer);
+      activations += activation_bytes_per_layer(layer_activations(c, layer), in.seq, in.micro_batch, h, in.tp,
+                                                in.sequence_parallel, in.recompute, in.eager_attention);
+    }
+    first += m.stage_layers;
+    if (m.stage_embedding) params += static_cast<double>(counts.embedding);
+    if (m.stage_head) {
+      const double head = counts.lm_head > 0 || in.pp == 1 ? static_cast<double>(counts.lm_head)
+                                                           : static_cast<double>(c.vocab) * h;  // a tied head's copy
+      params += static_cast<double>(c.norm_params_per_hidden) * h + head + in.last_stage_params;
+    }
+    const double kv_params = kv_per_layer * static_cast<double>(m.stage_layers);
+    m.activations = static_cast<double>(in.pp - i) * activations;  // 1F1B: pp - i micro-batches in flight
     m.activations_estimated = true;
+    m = with_states(m, (params - kv_params) / in.tp + kv_params / kv.split);
+    if (i == 0 || m.total() > most.total()) most = m;
   }
-  if (!std::isfinite(m.total()))
-    throw InputError("the training memory is too large to compute with (not finite): check the sizes of --params, "
-                     "--batch and --seq");
-  return m;
+  return most;
 }
 
 MemoryEstimate infer_memory(const InferMemoryInput& in) {

@@ -212,24 +212,42 @@ T router_params(const ModelConfig& m) {
   return static_cast<T>(m.hidden) * e + (m.router_bias_per_expert ? e : T(0));
 }
 
+// One layer's parameters by part (count sums them; layer_params adds them up).
+template <class T>
+struct LayerParts {
+  T attention{}, norms{}, router{}, mlp{}, unvisited{};
+};
+
+template <class T>
+LayerParts<T> layer_parts(const ModelConfig& m, std::int64_t l) {
+  LayerParts<T> p;
+  p.attention = attention_params<T>(m);
+  p.norms = 2 * static_cast<T>(m.norm_params_per_hidden) * static_cast<T>(m.hidden);
+  if (m.is_moe_layer(l)) {
+    const T expert = mlp_params<T>(m, m.expert_ffn);
+    p.router = router_params<T>(m);
+    p.mlp = static_cast<T>(m.routed_experts + m.shared_experts) * expert;
+    p.unvisited = static_cast<T>(m.routed_experts - m.experts_per_token) * expert;
+  } else {
+    p.mlp = mlp_params<T>(m, m.ffn);
+  }
+  return p;
+}
+
 template <class T>
 ParamCountsOf<T> count(const ModelConfig& m) {
   ParamCountsOf<T> c;
   const T h = static_cast<T>(m.hidden), vocab = static_cast<T>(m.vocab);
   const T expert = mlp_params<T>(m, m.expert_ffn);
   const T experts = static_cast<T>(m.routed_experts + m.shared_experts);
-  const T unvisited_experts = static_cast<T>(m.routed_experts - m.experts_per_token);
   T unvisited{};
   for (std::int64_t l = 0; l < m.layers; ++l) {
-    c.attention += attention_params<T>(m);
-    c.norms += 2 * static_cast<T>(m.norm_params_per_hidden) * h;
-    if (m.is_moe_layer(l)) {
-      c.router += router_params<T>(m);
-      c.mlp += experts * expert;
-      unvisited += unvisited_experts * expert;
-    } else {
-      c.mlp += mlp_params<T>(m, m.ffn);
-    }
+    const LayerParts<T> p = layer_parts<T>(m, l);
+    c.attention += p.attention;
+    c.norms += p.norms;
+    c.router += p.router;
+    c.mlp += p.mlp;
+    unvisited += p.unvisited;
   }
   c.norms += static_cast<T>(m.norm_params_per_hidden) * h;  // final norm
   c.embedding = vocab * h + static_cast<T>(m.learned_positions) * h;
@@ -306,6 +324,11 @@ ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t h
   m.tied_embeddings = false;
   m.norm_params_per_hidden = 0;
   return m;
+}
+
+double layer_params(const ModelConfig& m, std::int64_t layer) {
+  const LayerParts<double> p = layer_parts<double>(m, layer);
+  return p.attention + p.norms + p.router + p.mlp;
 }
 
 ParamCounts count_params(const ModelConfig& m) {

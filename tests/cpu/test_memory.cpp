@@ -47,30 +47,91 @@ TEST(TrainMemory, KorthikantiTable2) {
 
 // The layer's shape decides what it keeps: a GPT layer is Korthikanti's 34; GQA keeps narrower K and V; a SwiGLU
 // MLP keeps gate, up and product; an MoE layer keeps, per routed expert, the token's copy, the expert's MLP and its
-// output.
+// output, the copy and the output whole on every tensor-parallel GPU.
 TEST(TrainMemory, ActivationsFollowTheLayerShape) {
-  auto near = [](const LayerActivations& got, double replicated, double sharded, double heads) {
+  auto near = [](const LayerActivations& got, double replicated, double sharded, double whole, double heads) {
     EXPECT_NEAR(got.replicated, replicated, 1e-9);
     EXPECT_NEAR(got.sharded, sharded, 1e-9);
+    EXPECT_NEAR(got.whole, whole, 1e-9);
     EXPECT_DOUBLE_EQ(got.score_heads, heads);
   };
-  near(layer_activations(flags_model(96, 12288, 96, 96, 0, 50257, false), 0), 10, 24, 96);  // GPT-3 175B
-  near(layer_activations(read_hf_config(hf("Llama-3.1-8B")), 5), 10, 2 + 0.5 + 0.5 + 2 + 28, 32);
+  near(layer_activations(flags_model(96, 12288, 96, 96, 0, 50257, false), 0), 10, 24, 0, 96);  // GPT-3 175B
+  near(layer_activations(read_hf_config(hf("Llama-3.1-8B")), 5), 10, 2 + 0.5 + 0.5 + 2 + 28, 0, 32);
   const ModelConfig mixtral = read_hf_config(hf("Mixtral-8x7B-v0.1"));
-  near(layer_activations(mixtral, 0), 10, 5 + 2 * (2 + 8 * 14336.0 / 4096 + 2), 32);  // top-2 of 8 experts
+  near(layer_activations(mixtral, 0), 10, 5 + 2 * 8 * 14336.0 / 4096, 2 * (2 + 2), 32);  // top-2 of 8 experts
   // Twice the dense Llama's MLP activations: the Korthikanti GPT layer (34) understated Mixtral's (79) by 2.3x.
   TrainMemoryInput in;
   in.params = static_cast<double>(count_params(mixtral).total);
   in.model = mixtral;
   in.seq = 4096;
   EXPECT_NEAR(train_memory(in).activations, 32 * 4096.0 * 4096 * 79, 1);
+  // Over 2 GPUs the experts' widths split, each routed token's copy and output do not: 10 + 8 + 61/2 (it was
+  // 10 + (5 + 64)/2, 9% less).
+  in.tp = 2;
+  EXPECT_NEAR(train_memory(in).activations, 32 * 4096.0 * 4096 * 48.5, 1);
+  in.sequence_parallel = true;  // sequence parallel splits the norms' and inputs' part, not the gathered tokens
+  EXPECT_NEAR(train_memory(in).activations, 32 * 4096.0 * 4096 * (71 / 2.0 + 8), 1);
   // DeepSeek-V3: 3 dense layers, then MoE layers with a shared expert; MLA's latents are replicated.
   const ModelConfig v3 = read_hf_config(hf("DeepSeek-V3"));
   const LayerActivations dense = layer_activations(v3, 0), moe = layer_activations(v3, 3);
   EXPECT_GT(dense.replicated, 10);
   EXPECT_DOUBLE_EQ(dense.replicated, moe.replicated);
-  EXPECT_NEAR(moe.sharded - dense.sharded,
-              8 * (2 + 8 * 2048.0 / 7168 + 2) + 8 * 2048.0 / 7168 - 8 * 18432.0 / 7168, 1e-9);
+  EXPECT_NEAR(moe.sharded - dense.sharded, 8 * 8 * 2048.0 / 7168 + 8 * 2048.0 / 7168 - 8 * 18432.0 / 7168, 1e-9);
+  EXPECT_DOUBLE_EQ(moe.whole, 8 * 4);
+  EXPECT_DOUBLE_EQ(dense.whole, 0);
+}
+
+// Pipeline stages are not alike: the first holds the input embedding and, with 1F1B, pp micro-batches of
+// activations; the last the output head (a tied one as a copy). The estimate is of the most loaded stage.
+TEST(TrainMemory, TheMostLoadedPipelineStage) {
+  const ModelConfig llama = read_hf_config(hf("Llama-3.1-8B"));
+  const ParamCounts counts = count_params(llama);
+  const double layer = layer_params(llama, 0);
+  EXPECT_DOUBLE_EQ(32 * layer + counts.embedding + counts.lm_head + 4096, static_cast<double>(counts.total));
+  TrainMemoryInput in;
+  in.model = llama;
+  in.params = static_cast<double>(counts.total);
+  in.seq = 8192;
+  in.pp = 8;
+  MemoryEstimate m = train_memory(in);
+  EXPECT_EQ(m.stage, 0);
+  EXPECT_EQ(m.stage_layers, 4);
+  EXPECT_TRUE(m.stage_embedding);
+  // 4 layers and the 525M-parameter embedding: 1.40B parameters, not 8.03B / 8 (22.4 GB of state, not 16.1)
+  EXPECT_DOUBLE_EQ(m.weights, 2 * (4 * layer + counts.embedding));
+  EXPECT_DOUBLE_EQ(m.optimizer, 12 * (4 * layer + counts.embedding));
+  // 8 micro-batches of 4 layers in flight: the 32 layers' worth the first stage of Korthikanti's 4.2.3 holds.
+  in.pp = 1;
+  const double all_layers = train_memory(in).activations;
+  in.pp = 8;
+  EXPECT_DOUBLE_EQ(m.activations, all_layers);
+  // The last stage holds the head, the final norm and what trains beside them (DeepSeek-V3's MTP modules):
+  // 2B parameters of those make it the most loaded.
+  in.recompute = Recompute::kFull;
+  in.last_stage_params = 2e9;
+  m = train_memory(in);
+  EXPECT_EQ(m.stage, 7);
+  EXPECT_TRUE(m.stage_head);
+  EXPECT_FALSE(m.stage_embedding);
+  EXPECT_DOUBLE_EQ(m.weights, 2 * (4 * layer + counts.lm_head + 4096 + 2e9));
+  in.last_stage_params = 0;
+  // 32 layers over 5 stages: the first two take 7, the other three 6.
+  in.pp = 5;
+  in.recompute = Recompute::kNone;
+  EXPECT_EQ(train_memory(in).stage_layers, 7);
+  // A tied embedding (GPT-2) is copied to the last stage for the logits.
+  const ModelConfig gpt2 = read_hf_config(hf("gpt2"));
+  const ParamCounts g = count_params(gpt2);
+  ASSERT_EQ(g.lm_head, 0);
+  in.model = gpt2;
+  in.params = static_cast<double>(g.total);
+  in.seq = 1024;
+  in.pp = 12;
+  in.recompute = Recompute::kFull;
+  in.last_stage_params = 1e8;
+  m = train_memory(in);
+  EXPECT_EQ(m.stage, 11);
+  EXPECT_DOUBLE_EQ(m.weights, 2 * (layer_params(gpt2, 11) + 2 * 768 + 50257.0 * 768 + 1e8));
 }
 
 // Past one KV head a GPU, training copies the K/V projections as inference does.
@@ -123,6 +184,27 @@ TEST(MemoryCli, TrainJsonFitsVerdict) {
   r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--gpu", "L4"});
   EXPECT_EQ(r.exit_code, 1);  // the verdict: does not fit
   EXPECT_NE(r.out.find("does NOT fit on L4"), std::string::npos) << r.out;
+}
+
+// What the estimate leaves out or picks is said: the pipeline stage, quantized weights' scales and 16-bit head.
+TEST(MemoryCli, SaysWhichStageAndWhatQuantizedWeightsLeaveOut) {
+  auto r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--pp",
+                          "8", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["pipeline_stage"]["stage"], 0);
+  EXPECT_EQ(j["pipeline_stage"]["layers"], 4);
+  EXPECT_EQ(j["pipeline_stage"]["embedding"], true);
+  EXPECT_EQ(j["pipeline_stage"]["output_head"], false);
+  r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--pp", "8"});
+  EXPECT_NE(r.out.find("stage 1 of 8, the most loaded: 4 layer(s) and the input embedding"), std::string::npos) << r.out;
+  r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "infer", "--context", "8192",
+                     "--weight-dtype", "fp4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 2 x 128256 x 4096 embedding and head parameters at 2 bytes instead of 0.5: 1.58 GB more
+  EXPECT_NE(r.out.find("would add 1.58 GB per GPU"), std::string::npos) << r.out;
+  r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "infer", "--context", "8192"});
+  EXPECT_EQ(r.out.find("would add"), std::string::npos) << r.out;  // 16-bit weights: nothing left out
 }
 
 // Llama-2-7B-like (32 layers, h 4096, 32 heads), seq 4096, micro-batch 1, no recompute: fused attention

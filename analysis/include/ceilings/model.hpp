@@ -103,7 +103,8 @@ double forward_flops_per_token(const FlopShape& s, double seq, AttentionConventi
 double model_flops_per_token(const FlopShape& s, double seq, AttentionConvention c);
 // Hardware FLOPs per trained token with recomputation (the HFU numerator):
 // none: = model FLOPs; selective (Korthikanti et al. 2022 sec. 5): + one more forward of the attention
-// core; full: + one more forward of every layer but not the logit layer (Narayanan et al. 2021 eq. 3:
+// core, as the recomputation runs (the paper's own HFU figures count more for it, so its HFU for selective
+// recompute reads a point or two above this one); full: + one more forward of every layer but not the logit layer (Narayanan et al. 2021 eq. 3:
 // 96*B*s*l*h^2*(1 + s/6h + V/16lh)).
 double hardware_flops_per_token(const FlopShape& s, double seq, AttentionConvention c, Recompute r);
 
@@ -135,6 +136,9 @@ KvTensorSplit kv_tensor_split(const ModelConfig& model, double gpus);
 // Weight bytes one of `gpus` tensor-parallel GPUs holds (or reads) of `weight_bytes`: an even share, except the
 // K/V projections above, which are divided over kv_tensor_split(...).split GPUs only.
 double weight_bytes_per_gpu(const ModelConfig& model, double weight_bytes, double bytes_per_weight, double gpus);
+
+// Parameters of transformer layer `layer` alone: its attention, two norms and MLP (or router and experts).
+double layer_params(const ModelConfig& model, std::int64_t layer);
 
 // Everything `ceilings model --json` prints.
 json model_summary_json(const ModelConfig& model, double seq, const std::string& kv_dtype, AttentionConvention c);
