@@ -133,8 +133,7 @@ int main(int argc, char** argv) {
       std::string uuid = format_uuid(bytes);
       if (lib)
         if (auto dev = lib->device_by_pci_bus_id(bus); dev.ok())
-          if (auto m = dev.value.mig_enabled().get(); m && *m && dev.value.uuid().get().value_or("") != uuid)
-            uuid = format_uuid(bytes, "MIG");  // device_fingerprint's rule: the instance's own UUID
+          uuid = device_uuids(bytes, &dev.value).uuid;  // as device_fingerprint names it
       std::printf("%s\n", nlohmann::json{{"index", i}, {"name", prop.name}, {"uuid", uuid}, {"pci_bus_id", bus}}
                               .dump()
                               .c_str());

@@ -158,6 +158,7 @@ FAKE_EXPORT int nvmlDeviceGetName(void*, char* out, unsigned length) {
   return copy_string(device_field("name", "NVIDIA H200"), out, length);
 }
 FAKE_EXPORT int nvmlDeviceGetUUID(void*, char* out, unsigned length) {
+  if (int rc = code_for("uuid"); rc != kSuccess) return rc;
   return copy_string(device_field("uuid", "GPU-fake"), out, length);
 }
 // nvmlPciInfo_t
@@ -222,6 +223,11 @@ FAKE_EXPORT int nvmlDeviceValidateInforom(void*) {
   unsigned valid = 0;
   const int rc = answer("inforom.valid", &valid, "inforom");
   return rc != kSuccess ? rc : valid ? kSuccess : 14;  // NVML_ERROR_CORRUPTED_INFOROM
+}
+FAKE_EXPORT int nvmlDeviceGetMigMode(void*, unsigned* current, unsigned* pending) {
+  const int rc = answer("mig.current", current, "mig");
+  if (rc == kSuccess && pending) *pending = *current;
+  return rc;
 }
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.gen", v); }
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkWidth(void*, unsigned* v) { return answer("pcie.width", v); }

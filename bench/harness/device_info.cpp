@@ -24,13 +24,6 @@ namespace ceilings::bench {
 
 using nlohmann::json;
 
-std::string format_uuid(const unsigned char b[16], const char* prefix) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", prefix, b[0], b[1],
-                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-  return buf;
-}
-
 std::string format_cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 std::string format_cublas_version(std::size_t v) {
@@ -74,19 +67,10 @@ json device_fingerprint(int device, const nvml::Library* lib, const nvml::Device
   if (lib && dev) {
     j["telemetry_source"] = "nvml";
     if (auto v = lib->driver_version().get()) j["driver"] = *v;
-    if (auto v = dev->uuid().get()) j["uuid"] = *v;
-    // NVML by bus id finds the board. In MIG mode CUDA sees one instance of it: the profile names the instance
-    // by CUDA's UUID (cudaDeviceProp::uuid is the instance's, as CUDA_VISIBLE_DEVICES and nvidia-smi -L write
-    // it with "MIG-") and the board beside it.
-    if (auto mig = dev->mig_enabled().get()) {
-      j["mig"] = *mig;
-      const std::string cuda_uuid = format_uuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes), "MIG");
-      const std::string board = j["uuid"].get<std::string>();
-      if (*mig && cuda_uuid.substr(4) != board.substr(std::min<std::size_t>(4, board.size()))) {
-        j["board_uuid"] = board;
-        j["uuid"] = cuda_uuid;
-      }
-    }
+    const DeviceUuids ids = device_uuids(reinterpret_cast<const unsigned char*>(prop.uuid.bytes), dev);
+    j["uuid"] = ids.uuid;
+    if (!ids.board_uuid.empty()) j["board_uuid"] = ids.board_uuid;
+    if (ids.mig) j["mig"] = *ids.mig;
     if (auto v = dev->ecc_enabled().get()) j["ecc"] = *v;
     if (auto v = dev->max_clock_mhz(nvml::Clock::kSm).get(); v && *v > 0) clocks["sm"] = *v * 1e6;
     if (auto v = dev->max_clock_mhz(nvml::Clock::kMemory).get(); v && *v > 0) clocks["memory"] = *v * 1e6;

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "device_uuid.hpp"
+
 namespace ceilings::nvml {
 class Device;
 class Library;
@@ -15,9 +17,6 @@ namespace ceilings::bench {
 
 nlohmann::json device_fingerprint(int device, const nvml::Library* nvml_lib, const nvml::Device* nvml_dev);
 nlohmann::json host_facts(const std::string& pci_bus_id);
-// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from CUDA's 16-byte uuid, as nvidia-smi prints it ("MIG-..." for
-// a MIG instance's).
-std::string format_uuid(const unsigned char bytes[16], const char* prefix = "GPU");
 // CUDA's packed versions: 13000 -> "13.0"; cuBLAS 130100 -> "13.1.0".
 std::string format_cuda_version(int packed);
 std::string format_cublas_version(std::size_t packed);

@@ -19,6 +19,7 @@
 #include "ceilings/clock_events.hpp"
 #include "ceilings/report.hpp"
 #include "cli_runner.hpp"
+#include "harness/device_uuid.hpp"
 #include "harness/nvml.hpp"
 #include "harness/telemetry.hpp"
 
@@ -58,13 +59,16 @@ TEST(ClockEvents, MasksSeparateTheWorkloadsPowerCapFromHardwareSlowdowns) {
 // start and an immediate stop read exactly twice: each array's first element, then its second.
 class TelemetryWithFakeNvml : public ::testing::Test {
  protected:
-  std::shared_ptr<nvml::Device> device(const json& values, const json& errors = json::object()) {
+  std::shared_ptr<nvml::Device> device(const json& values, const json& errors = json::object(),
+                                       const json& fields = json::object()) {
     const std::string dir =
         test::scratch_dir(std::string("telemetry_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::ofstream(dir + "/script.json") << json{{"device_count", 1}, {"values", values}, {"errors", errors}}.dump();
+    std::ofstream(dir + "/script.json")
+        << json{{"device_count", 1}, {"values", values}, {"errors", errors}, {"device", fields}}.dump();
     setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
     setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
     std::string why;
+    lib_.reset();  // one fake NVML at a time: the old one's shutdown would end the new one's session
     lib_ = nvml::Library::open(&why);
     EXPECT_TRUE(lib_) << why;
     if (!lib_) return nullptr;
@@ -419,6 +423,48 @@ TEST(ThrottleText, TheTablesCellNamesTheSlowdown) {
   std::vector<std::string> cells;
   for (const auto& row : t.rows) cells.push_back(row.back());
   EXPECT_EQ(cells, (std::vector<std::string>{"sw_power_cap", "sw_power_cap,hw_thermal_slowdown", "yes", "no", "no"}));
+}
+
+// How a profile names a device: a whole GPU by its UUID; a MIG instance (CUDA's bytes are not the board's) by
+// its own "MIG-" UUID with the board's beside it, also where NVML cannot give the board's (it was then saved as
+// a "GPU-" UUID that named no GPU); and, where NVML cannot say whether the board is split, as CUDA gives it.
+TEST_F(TelemetryWithFakeNvml, ADeviceIsNamedByItsOwnUuidAndAMigInstanceApartFromItsBoard) {
+  const unsigned char board_bytes[16] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+                                         0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x00};
+  const unsigned char instance_bytes[16] = {0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8,
+                                            0xa9, 0xaa, 0xab, 0xac, 0xad, 0xae, 0xaf, 0xb0};
+  const std::string board = "GPU-11223344-5566-7788-99aa-bbccddeeff00";
+  EXPECT_EQ(bench::format_uuid(board_bytes), board);
+  const json fields = {{"uuid", board}};
+
+  bench::DeviceUuids ids = bench::device_uuids(board_bytes, device({{"mig.current", 0}}, json::object(), fields).get());
+  EXPECT_EQ(ids.uuid, board);
+  EXPECT_EQ(ids.board_uuid, "");
+  EXPECT_EQ(ids.mig, std::optional<bool>(false));
+  ids = bench::device_uuids(board_bytes, device(json::object(), json::object(), fields).get());  // no MIG support
+  EXPECT_EQ(ids.mig, std::optional<bool>(false));
+
+  ids = bench::device_uuids(instance_bytes, device({{"mig.current", 1}}, json::object(), fields).get());
+  EXPECT_EQ(ids.uuid, "MIG-a1a2a3a4-a5a6-a7a8-a9aa-abacadaeafb0");
+  EXPECT_EQ(ids.board_uuid, board);
+  EXPECT_EQ(ids.mig, std::optional<bool>(true));
+  ids = bench::device_uuids(instance_bytes, device({{"mig.current", 1}}, {{"uuid", 999}}, fields).get());
+  EXPECT_EQ(ids.uuid, "MIG-a1a2a3a4-a5a6-a7a8-a9aa-abacadaeafb0");  // the board's UUID unreadable
+  EXPECT_EQ(ids.board_uuid, "");
+
+  // NVML cannot say whether the board is split: CUDA's bytes, the board's or not, decide.
+  ids = bench::device_uuids(board_bytes, device(json::object(), {{"mig", 999}}, fields).get());
+  EXPECT_EQ(ids.uuid, board);
+  EXPECT_FALSE(ids.mig.has_value());
+  ids = bench::device_uuids(instance_bytes, device(json::object(), {{"mig", 999}}, fields).get());
+  EXPECT_EQ(ids.uuid, "MIG-a1a2a3a4-a5a6-a7a8-a9aa-abacadaeafb0");
+  EXPECT_EQ(ids.board_uuid, board);
+  ids = bench::device_uuids(instance_bytes, device(json::object(), {{"mig", 999}, {"uuid", 999}}, fields).get());
+  EXPECT_EQ(ids.uuid, "GPU-a1a2a3a4-a5a6-a7a8-a9aa-abacadaeafb0");  // nothing known: as CUDA gives it
+  EXPECT_FALSE(ids.mig.has_value());
+  ids = bench::device_uuids(board_bytes, nullptr);  // no NVML
+  EXPECT_EQ(ids.uuid, board);
+  EXPECT_FALSE(ids.mig.has_value());
 }
 
 }  // namespace
