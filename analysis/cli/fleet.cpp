@@ -249,7 +249,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          " below the group median, or (split) below a gap of more than " + format_percent(rule.margin) +
          " that splits the group into two populations of at least " + std::to_string(rule.min_members) +
          " GPUs and a quarter of it each, and more than " + format_percent(rule.margin) +
-         " below the better one's median (its median is then the median column), and beyond " +
+         " below the better one's median (its median is then the median column and the deficit's reference; z "
+         "stays the GPU's z-score in the whole group), and beyond " +
          format_fixed(rule.own_spread, 0) + " standard errors of the GPU's own median; groups of at least " +
          std::to_string(rule.min_members) + "\n";
   for (const FleetSkip& s : in.skipped) out += (md ? "- skipped " : "skipped ") + s.path + ": " + s.reason + "\n";
