@@ -86,6 +86,12 @@ struct HealthSection {
   std::optional<HealthSnapshot> after;
   XidLog xid;
   KernelXidLog kernel_log;
+  // The snapshots, before first.
+  std::vector<const HealthSnapshot*> snapshots() const {
+    std::vector<const HealthSnapshot*> v{&before};
+    if (after) v.push_back(&*after);
+    return v;
+  }
 };
 
 // The metrics a reader records, in display order, with their kind.

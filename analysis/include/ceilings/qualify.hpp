@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ceilings/health.hpp"
@@ -109,6 +110,13 @@ struct Check {
   std::string source;                          // where the threshold came from
   std::string reason;                          // why it failed or is incomplete
 };
+
+inline Check make_check(std::string subject, std::string rule) {
+  Check c;
+  c.subject = std::move(subject);
+  c.rule = std::move(rule);
+  return c;
+}
 
 struct QualifyResult {
   std::string device;  // "NVIDIA H200 (GPU-..., 0000:19:00.0)"

@@ -1,0 +1,801 @@
+// The health checks of node qualification, from the profile's health section (NVML snapshots before and
+// after the run, the XIDs seen): ECC, row remaps, InfoROM, PCIe link, slot and replays, XIDs, NVLinks,
+// thermal and power slowdown, temperatures and unreadable counters, each against DCGM's limits.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "ceilings/clock_events.hpp"
+#include "ceilings/datasheet.hpp"
+#include "ceilings/qualify.hpp"
+#include "ceilings/transfer.hpp"
+#include "ceilings/units.hpp"
+
+namespace ceilings {
+
+namespace {
+
+// DCGM's health watch treats more than 8 PCIe replays per minute as a fault.
+constexpr double kMaxReplaysPerMinute = 8.0;
+// DCGM's NVLink health limits: one replay or recovery error fails; CRC errors fail from 100 per second
+// (below that DCGM only warns).
+constexpr double kMaxNvLinkCrcPerSecond = 100.0;
+
+std::string fmt_bits(std::uint64_t bits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(bits));
+  return buf;
+}
+
+// A flag or count judged over every snapshot: fail when any reading is bad, incomplete when none
+// could be read, pass when every snapshot had a value.
+struct Reading {
+  std::vector<double> values;
+  std::string missing;  // "unsupported" / "could not read (...)" of the first snapshot without a value
+};
+Reading gather(const HealthSection& s, const std::string& metric) {
+  Reading r;
+  for (const HealthSnapshot* snap : s.snapshots()) {
+    const HealthMetric* m = snap->find(metric);
+    if (m && m->ok()) r.values.push_back(m->value);
+    else if (r.missing.empty()) r.missing = m ? metric_display(*m, metric) : "not recorded";
+  }
+  return r;
+}
+
+void check_ecc(const HealthSection& s, std::vector<Check>& out) {
+  Check mode = make_check("health", "ECC enabled");
+  const Reading enabled = gather(s, "ecc.enabled");
+  mode.threshold_text = "on";
+  mode.source = "health rule uncorrected_ecc (errors are only counted with ECC on)";
+  if (enabled.values.empty()) {
+    mode.reason = "ECC mode " + enabled.missing;
+  } else {
+    const bool on = std::all_of(enabled.values.begin(), enabled.values.end(), [](double v) { return v != 0; });
+    mode.measured_text = on ? "on" : "off";
+    mode.status = on ? CheckStatus::kPass : CheckStatus::kFail;
+    if (!on) mode.reason = "ECC is disabled: uncorrected memory errors would go unseen";
+  }
+  out.push_back(mode);
+
+  Check c = make_check("health", "uncorrected ECC errors");
+  c.threshold = 0;
+  c.source = "health rule uncorrected_ecc";
+  const Reading total = gather(s, "ecc.volatile.uncorrected");
+  if (total.values.empty() || (s.after && total.values.size() < 2)) {
+    c.reason = "volatile uncorrected ECC count " + total.missing;
+  } else {
+    const double since_load = *std::max_element(total.values.begin(), total.values.end());
+    const double during = total.values.size() == 2 ? total.values[1] - total.values[0] : 0;
+    c.measured = since_load;
+    c.status = since_load > 0 ? CheckStatus::kFail : CheckStatus::kPass;
+    if (during > 0)
+      c.reason = format_fixed(during, 0) + " uncorrected ECC error(s) during the run";
+    else if (since_load > 0)
+      c.reason = format_fixed(since_load, 0) + " uncorrected ECC error(s) since the driver loaded: reset the GPU";
+  }
+  out.push_back(c);
+}
+
+// DCGM's limits on retired pages (pre-Ampere GPUs): 60 in all fails; more than 15 for double-bit errors is a
+// warning there, a note here.
+constexpr double kMaxRetiredPages = 60, kRetiredDoubleBitNote = 15;
+
+void check_remap(const HealthSection& s, std::vector<Check>& out) {
+  Check c = make_check("health", "row remapping");
+  c.threshold_text = "none pending, no failure";
+  c.source = "health rule row_remap";
+  const Reading pending = gather(s, "remap.pending"), failure = gather(s, "remap.failure");
+  const bool remap_known = !pending.values.empty() && !failure.values.empty() &&
+                           (!s.after || (pending.values.size() == 2 && failure.values.size() == 2));
+  if (remap_known) {
+    const bool p = std::any_of(pending.values.begin(), pending.values.end(), [](double v) { return v != 0; });
+    const bool f = std::any_of(failure.values.begin(), failure.values.end(), [](double v) { return v != 0; });
+    c.measured_text = std::string(p ? "remap pending" : "none pending") + (f ? ", remap FAILED" : "");
+    c.status = (p || f) ? CheckStatus::kFail : CheckStatus::kPass;
+    if (p) c.reason = "a row remap is pending: reset the GPU to apply it";
+    if (f) c.reason += std::string(c.reason.empty() ? "" : "; ") + "a row remap failed: the GPU needs service";
+    // The remapper's histogram (where NVML has it): a bank without spare rows cannot remap the next row that
+    // fails in it (that would be a remap failure). Noted, not failed: nothing has failed yet.
+    const Reading none = gather(s, "remap.banks_none"), low = gather(s, "remap.banks_low");
+    const double banks_none = none.values.empty() ? 0 : *std::max_element(none.values.begin(), none.values.end());
+    const double banks_low = low.values.empty() ? 0 : *std::max_element(low.values.begin(), low.values.end());
+    if (banks_none > 0 || banks_low > 0) {
+      std::string spare;
+      if (banks_none > 0) spare = format_fixed(banks_none, 0) + " memory bank(s) with no spare rows left";
+      if (banks_low > 0)
+        spare += std::string(spare.empty() ? "" : ", ") + format_fixed(banks_low, 0) + " with few left";
+      c.measured_text += ", " + spare;
+      if (banks_none > 0)
+        spare += ": the next row that fails in such a bank cannot be remapped (a remap failure)";
+      c.reason += std::string(c.reason.empty() ? "" : "; ") + spare;
+    }
+    out.push_back(c);
+    return;
+  }
+  // GPUs before Ampere retire pages instead of remapping rows: a retirement pending, or as many pages retired as
+  // DCGM's limit (60, single- and double-bit together: the GPU is running out of pages to retire), fails.
+  const Reading retired = gather(s, "retired_pages.pending");
+  if (!retired.values.empty()) {
+    const bool p = std::any_of(retired.values.begin(), retired.values.end(), [](double v) { return v != 0; });
+    const Reading sbe = gather(s, "retired_pages.single_bit"), dbe = gather(s, "retired_pages.double_bit");
+    const double most_sbe = sbe.values.empty() ? 0 : *std::max_element(sbe.values.begin(), sbe.values.end());
+    const double most_dbe = dbe.values.empty() ? 0 : *std::max_element(dbe.values.begin(), dbe.values.end());
+    const double total = most_sbe + most_dbe;
+    const bool counted = !sbe.values.empty() && !dbe.values.empty();
+    const bool worn = counted && total >= kMaxRetiredPages;
+    c.rule = "page retirement";
+    c.threshold_text = "none pending, < " + format_fixed(kMaxRetiredPages, 0) + " retired";
+    c.source = "health rule row_remap (DCGM's retired-page limit)";
+    c.measured_text = std::string(p ? "retirement pending" : "none pending") +
+                      (counted ? ", " + format_fixed(total, 0) + " retired" : "");
+    c.status = p || worn ? CheckStatus::kFail : CheckStatus::kPass;
+    if (p) c.reason = "a page retirement is pending: reset the GPU to apply it";
+    if (worn)
+      c.reason += std::string(c.reason.empty() ? "" : "; ") + format_fixed(total, 0) + " pages retired (" +
+                  format_fixed(most_sbe, 0) + " single-bit, " + format_fixed(most_dbe, 0) +
+                  " double-bit), DCGM's limit is " + format_fixed(kMaxRetiredPages, 0) + ": the GPU needs service";
+    else if (counted && most_dbe > kRetiredDoubleBitNote)
+      c.reason = std::string(c.reason.empty() ? "" : c.reason + "; ") + format_fixed(most_dbe, 0) +
+                 " pages retired for double-bit errors, above DCGM's warning level of " +
+                 format_fixed(kRetiredDoubleBitNote, 0);
+    else if (!counted)
+      c.reason += std::string(c.reason.empty() ? "" : "; ") + "retired page counts " +
+                  (sbe.values.empty() ? sbe.missing : dbe.missing) + ": only the pending state judged";
+    out.push_back(c);
+    return;
+  }
+  c.reason = "row remap state " + (pending.missing.empty() ? failure.missing : pending.missing) +
+             "; page retirement " + retired.missing;
+  out.push_back(c);
+}
+
+// The InfoROM (the board's flash that keeps aggregate ECC counts, retired pages and power settings) failing its
+// checksums: what it records can no longer be trusted (DCGM's InfoROM health watch fails it). Where NVML does not
+// offer the check there is no row; where it could not be read, `readable` says so.
+void check_inforom(const HealthSection& s, std::vector<Check>& out) {
+  const Reading valid = gather(s, "inforom.valid");
+  if (valid.values.empty()) return;
+  Check c = make_check("health", "InfoROM");
+  c.threshold_text = "checksums valid";
+  c.source = "health rule inforom (nvmlDeviceValidateInforom; DCGM's InfoROM watch)";
+  const bool corrupt = std::any_of(valid.values.begin(), valid.values.end(), [](double v) { return v == 0; });
+  c.measured_text = corrupt ? "corrupted" : "valid";
+  c.status = corrupt ? CheckStatus::kFail : CheckStatus::kPass;
+  if (corrupt)
+    c.reason = "the InfoROM failed its checksums: the ECC, retired-page and power records it keeps cannot be trusted; "
+               "the board needs service (reflashing the InfoROM)";
+  out.push_back(c);
+}
+
+// The PCIe link as read in the health snapshots and by ceilings-bench (the profile's device.pcie). The
+// generation may train down at idle, so the best generation seen in any reading is the one compared with the
+// maximum; the width does not drop to save power, so the narrowest reading counts (a link that lost lanes
+// during the run fails). The maxima: the most any reading gave.
+struct PcieReadings {
+  std::optional<double> gen, width, max_gen, max_width, gpu_max_gen;
+};
+PcieReadings pcie_readings(const HealthSection* s, const Profile* profile) {
+  PcieReadings r;
+  auto take_max = [](std::optional<double>& into, std::optional<double> v) {
+    if (v) into = into ? std::max(*into, *v) : *v;
+  };
+  auto take_min = [](std::optional<double>& into, std::optional<double> v) {
+    if (v) into = into ? std::min(*into, *v) : *v;
+  };
+  if (s)
+    for (const HealthSnapshot* snap : s->snapshots()) {
+      take_max(r.gen, snap->value("pcie.gen"));
+      take_min(r.width, snap->value("pcie.width"));
+      take_max(r.max_gen, snap->value("pcie.max_gen"));
+      take_max(r.max_width, snap->value("pcie.max_width"));
+      take_max(r.gpu_max_gen, snap->value("pcie.gpu_max_gen"));
+    }
+  if (profile) {
+    const PcieInfo& p = profile->device.pcie;
+    auto opt = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
+    take_max(r.gen, opt(p.gen));
+    take_min(r.width, opt(p.width));
+    take_max(r.max_gen, opt(p.max_gen));
+    take_max(r.max_width, opt(p.max_width));
+    take_max(r.gpu_max_gen, opt(p.gpu_max_gen));
+  }
+  return r;
+}
+
+void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
+  Check c = make_check("health", "PCIe link");
+  c.source = "health rule pcie_link (current link vs the maximum the GPU and slot support)";
+  const PcieReadings r = pcie_readings(s, profile);
+  const std::optional<double> gen = r.gen, width = r.width, max_gen = r.max_gen, max_width = r.max_width;
+  if (!gen || !width || !max_gen || !max_width) {
+    c.reason = "PCIe link generation/width or its maximum could not be read";
+    out.push_back(c);
+    return;
+  }
+  auto link = [](double g, double w) { return "Gen" + format_fixed(g, 0) + " x" + format_fixed(w, 0); };
+  c.measured_text = link(*gen, *width);
+  c.threshold_text = link(*max_gen, *max_width);
+  if (*gen > *max_gen || *width > *max_width) {  // no link trains above its maximum: a reading is wrong
+    c.reason = "the link reads " + c.measured_text + ", above its maximum " + c.threshold_text +
+               ": the readings contradict each other, so the link cannot be judged";
+    out.push_back(c);
+    return;
+  }
+  if (*width < *max_width) {
+    c.status = CheckStatus::kFail;
+    c.reason = "link runs at " + c.measured_text + " below its maximum " + c.threshold_text +
+               " (reseat the card, check the riser and slot)";
+  } else if (*gen >= *max_gen) {
+    c.status = CheckStatus::kPass;
+  } else {
+    // Only the generation is low. Links drop to a lower generation at idle to save power, so a low
+    // reading proves nothing unless the GPU was busy; measured PCIe bandwidth above what the low
+    // generation can carry proves the link trained up under load.
+    double best_copy = 0;
+    if (profile)
+      for (const char* name : {"pcie.h2d", "pcie.d2h"})
+        if (const Ceiling* k = profile->find(name)) best_copy = std::max(best_copy, k->value);
+    const double low_capacity = pcie_link_bandwidth(static_cast<int>(*gen), static_cast<int>(*width));
+    bool idle = false;
+    if (s)
+      for (const HealthSnapshot* snap : s->snapshots()) {
+        const auto g = snap->value("pcie.gen");
+        const auto reasons = snap->value("clocks.event_reasons");
+        if (g && *g < *max_gen && reasons && (static_cast<std::uint64_t>(*reasons) & clock_events::kGpuIdle)) idle = true;
+      }
+    const std::string seen = c.measured_text;
+    if (best_copy > low_capacity) {
+      c.status = CheckStatus::kPass;
+      c.measured_text += " when read, trained up under load";
+      c.reason = "measured PCIe copies (" + format_quantity(best_copy, "B/s") + ") exceed what " + seen + " carries (" +
+                 format_quantity(low_capacity, "B/s") + ")";
+    } else if (idle && !profile) {
+      // `ceilings health` reads the GPU live, usually idle: a lower generation at full width is the
+      // power saving working, not a fault. qualify judges the generation from a profile measured under load.
+      c.status = CheckStatus::kPass;
+      c.measured_text += " (idle)";
+      c.reason = "only the generation is below " + c.threshold_text + ", read while the GPU was idle, when links "
+                 "downshift to save power (the width is at its maximum; qualify a profile to judge it under load)";
+    } else if (idle) {
+      c.measured_text += " (idle)";
+      c.reason = "the generation was read only while the GPU was idle, when links downshift to save power: "
+                 "judge it from a profile measured under load";
+    } else {
+      c.status = CheckStatus::kFail;
+      c.reason = "link runs at " + c.measured_text + " below its maximum " + c.threshold_text + " under load";
+    }
+  }
+  out.push_back(c);
+}
+
+// The slot: the most the GPU and its slot allow together (NVML's max generation and width) against the most
+// the GPU supports on its own (NVML's GPU generation where the driver answers, else the datasheet's; the width
+// only from the datasheet: NVML reads no GPU-only width). A Gen5 x16 GPU in a Gen4 or x8 slot trains its
+// link to the slot's maximum, so the link check passes it; this check does not.
+void check_pcie_slot(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
+  Check c = make_check("health", "PCIe slot");
+  const PcieReadings r = pcie_readings(s, profile);
+  const std::optional<double> slot_gen = r.max_gen, slot_width = r.max_width, gen = r.gen, width = r.width;
+  std::optional<double> gpu_gen = r.gpu_max_gen;
+  auto opt = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
+  const std::string name = profile ? profile->device.name : s ? s->device_name : "";
+  const GpuSpec* spec = find_gpu(name);
+  std::string gen_from = "NVML";
+  if (!gpu_gen && spec && spec->pcie_gen) {
+    gpu_gen = *spec->pcie_gen;
+    gen_from = "datasheet " + spec->name;
+  }
+  const std::optional<double> gpu_width = spec && spec->pcie_width ? opt(spec->pcie_width) : std::nullopt;
+  const std::string width_from = gpu_width ? "datasheet " + spec->name : "";
+  const std::string from =
+      gen_from == width_from ? gen_from : "generation from " + gen_from + (gpu_width ? ", width from " + width_from : "");
+  c.source = "health rule pcie_slot (the most the slot allows vs the GPU's own most: " + from + ")";
+  // What cannot be judged is said on the link's row, which reads the same maximum: no second row for one cause.
+  auto note_on_link = [&](const std::string& why) {
+    for (auto it = out.rbegin(); it != out.rend(); ++it)
+      if (it->subject == "health" && it->rule == "PCIe link") {
+        it->reason += std::string(it->reason.empty() ? "" : "; ") + "the slot is not judged against the GPU: " + why;
+        return;
+      }
+  };
+  if (!slot_gen || !slot_width) {
+    note_on_link("NVML's maximum for the GPU and its slot could not be read");
+    return;
+  }
+  if ((gen && *gen > *slot_gen) || (width && *width > *slot_width)) {
+    note_on_link("the link reads above that maximum, so the readings contradict each other");
+    return;
+  }
+  auto gen_text = [](double g) { return "Gen" + format_fixed(g, 0); };
+  auto width_text = [](double w) { return "x" + format_fixed(w, 0); };
+  c.measured_text = gen_text(*slot_gen) + " " + width_text(*slot_width);
+  if (!gpu_gen) {
+    note_on_link("the most the GPU supports is unknown (the driver does not report it and the datasheet table has "
+                 "no PCIe link for '" + name + "')");
+    return;
+  }
+  c.threshold_text = gen_text(*gpu_gen) + (gpu_width ? " " + width_text(*gpu_width) : "");
+  if (*slot_gen > *gpu_gen || (gpu_width && *slot_width > *gpu_width)) {  // the slot's maximum includes the GPU's
+    c.reason = "the slot allows " + c.measured_text + ", above the most the GPU supports (" + c.threshold_text +
+               "): the readings contradict each other, so the slot cannot be judged";
+    out.push_back(c);
+    return;
+  }
+  std::vector<std::string> short_of;
+  if (*slot_gen < *gpu_gen) short_of.push_back("generation");
+  if (gpu_width && *slot_width < *gpu_width) short_of.push_back("width");
+  if (short_of.empty()) {
+    c.status = CheckStatus::kPass;
+    if (!gpu_width) c.reason = "only the generation is judged: no datasheet width for '" + name + "'";
+    out.push_back(c);
+    return;
+  }
+  c.status = CheckStatus::kFail;
+  const double slot_rate = pcie_link_bandwidth(static_cast<int>(*slot_gen), static_cast<int>(*slot_width));
+  const double gpu_rate = pcie_link_bandwidth(static_cast<int>(*gpu_gen),
+                                              static_cast<int>(gpu_width ? *gpu_width : *slot_width));
+  c.reason = "the slot or platform caps the link's " + (short_of.size() == 2 ? "generation and width" : short_of[0]) +
+             ": " + c.measured_text + " carries " + format_quantity(slot_rate, "B/s") + " a direction, the GPU's " +
+             c.threshold_text + " " + format_quantity(gpu_rate, "B/s") +
+             " (move it to a slot that supports the GPU's link, check the BIOS's PCIe speed and bifurcation "
+             "settings; where the platform has no faster slot by design, set \"health\": {\"pcie_slot\": false})";
+  out.push_back(c);
+}
+
+// Seconds between the two snapshots (at least 1: the times have whole-second resolution). Their times were
+// checked when the section was read.
+double snapshot_seconds(const HealthSection& s) {
+  if (!s.after) return 1.0;
+  // The monitor's own steady-clock window where recorded: the snapshots' times are whole seconds, so a 1 s
+  // watch that crossed two clock seconds would read as 2 s and halve every rate.
+  if (s.xid.window_s > 0) return std::max(1.0, s.xid.window_s);
+  const UtcTime t0 = parse_utc_time(s.before.time, "health before.time"),
+                t1 = parse_utc_time(s.after->time, "health after.time");
+  return std::max(1.0, static_cast<double>(t1.seconds - t0.seconds) + (t1.nanoseconds - t0.nanoseconds) * 1e-9);
+}
+
+// DCGM's expected replay rate: a bit error rate of 1e-12 at the link's transfer rate, per lane, times its lanes,
+// per minute (Gen3 x16: 7.7, so 8/min as DCGM's old fixed limit; Gen5 x16: 31/min). Unknown link: 8/min.
+double replay_limit_per_minute(const HealthSection& s, std::string& link) {
+  std::optional<double> gen, width;
+  for (const HealthSnapshot* snap : s.snapshots()) {
+    if (!gen) gen = snap->value("pcie.max_gen") ? snap->value("pcie.max_gen") : snap->value("pcie.gen");
+    if (!width) width = snap->value("pcie.max_width") ? snap->value("pcie.max_width") : snap->value("pcie.width");
+  }
+  if (!gen || !width || *gen < 1 || *gen > 7 || *width < 1) return kMaxReplaysPerMinute;
+  link = "Gen" + format_fixed(*gen, 0) + " x" + format_fixed(*width, 0);
+  return std::ceil(pcie_lane_transfers_per_second(static_cast<int>(*gen)) * 1e-12 * 60.0 * *width);
+}
+
+void check_replays(const HealthSection& s, std::vector<Check>& out) {
+  Check c = make_check("health", "PCIe replay rate");
+  std::string link;
+  const double limit = replay_limit_per_minute(s, link);
+  c.threshold = limit;
+  c.unit = "";
+  c.source = link.empty() ? "health rule pcie_replays (DCGM's fixed limit: 8 replays per minute; the link is unknown)"
+                          : "health rule pcie_replays (DCGM's expected rate for " + link +
+                                ": a 1e-12 bit error rate per lane)";
+  const Reading r = gather(s, "pcie.replays");
+  if (!s.after) {
+    c.reason = "one snapshot only: a rate needs a before and an after reading";
+  } else if (r.values.size() < 2) {
+    c.reason = "PCIe replay counter " + r.missing;
+  } else if (r.values[1] < r.values[0]) {
+    // A count that went back was reset between the snapshots (the driver reloaded, the GPU was reset): the
+    // replays of the run are unknown, not negative.
+    c.reason = "the PCIe replay counter went back (" + format_fixed(r.values[0], 0) + " before, " +
+               format_fixed(r.values[1], 0) + " after: reset between the snapshots), so the run's replays are unknown";
+  } else {
+    const double minutes = std::max(1.0, snapshot_seconds(s) / 60.0);
+    const double rate = (r.values[1] - r.values[0]) / minutes;
+    c.measured = rate;
+    c.measured_text = format_fixed(rate, 1) + "/min";
+    c.threshold_text = "<= " + format_fixed(limit, 0) + "/min";
+    c.status = rate > limit ? CheckStatus::kFail : CheckStatus::kPass;
+    if (rate > limit)
+      c.reason = format_fixed(r.values[1] - r.values[0], 0) + " PCIe replays during the run: a marginal link";
+  }
+  out.push_back(c);
+}
+
+void check_xid(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
+  Check c = make_check("health", "XID critical errors");
+  c.threshold = 0;
+  c.source = "health rule xid";
+  if (s.xid.state == HealthMetric::State::kUnsupported) {
+    c.reason = "XID events are not supported here: not monitored";
+  } else if (s.xid.state == HealthMetric::State::kUnreadable) {
+    c.reason = "XID events " + (s.xid.reason.empty() ? std::string("could not be monitored") : s.xid.reason);
+  } else {
+    std::string hardware, program;
+    for (const XidEvent& e : s.xid.events) (application_xid(e.xid) ? program : hardware) += " " + std::to_string(e.xid);
+    c.measured = static_cast<double>(s.xid.events.size());
+    c.status = hardware.empty() ? CheckStatus::kPass : CheckStatus::kFail;
+    const std::string window = " during " + format_quantity(s.xid.window_s, "s") + " of monitoring";
+    if (!hardware.empty()) c.reason = "XID" + hardware + window;
+    if (!program.empty())
+      c.reason += (c.reason.empty() ? "" : "; ") + ("application XID" + program + " (a program's fault or a killed " +
+                                                    "process, not the hardware's)" + (hardware.empty() ? window : ""));
+  }
+  if (rules.xid_log && s.kernel_log.state == HealthMetric::State::kUnreadable) {  // what this row leaves uncovered
+    std::string why = s.kernel_log.reason;
+    if (why.rfind("could not read: ", 0) == 0) why = why.substr(16);
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "XIDs before monitoring not judged (" + why + ")";
+  }
+  out.push_back(c);
+}
+
+// XIDs of this GPU in the kernel log since boot: a fault raised before the run (a GPU that fell off the bus and
+// came back, a double-bit error an hour ago) that NVML's event watch, listening only during the run, never saw.
+// The log keeps them until a reboot (a GPU reset or a driver reload does not clear it).
+void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
+  if (s.kernel_log.state == HealthMetric::State::kUnsupported) return;  // not recorded
+  Check c = make_check("health", "XIDs since boot");
+  c.threshold = 0;
+  c.source = "health rule xid_log (the kernel log" +
+             (s.kernel_log.source.empty() ? "" : ", " + s.kernel_log.source) + ")";
+  if (s.kernel_log.state == HealthMetric::State::kUnreadable) {
+    if (rules.xid) return;  // said on the XID row, whose window it leaves uncovered
+    c.reason = s.kernel_log.reason;
+    out.push_back(c);
+    return;
+  }
+  // Each XID once, with how often and when first (a flood of one kind is one entry).
+  struct Seen {
+    std::size_t count = 0;
+    const KernelXid* first = nullptr;
+  };
+  std::vector<std::pair<long long, Seen>> hardware, program;
+  auto add = [](std::vector<std::pair<long long, Seen>>& into, const KernelXid& x) {
+    for (auto& [xid, seen] : into)
+      if (xid == x.xid) {
+        ++seen.count;
+        return;
+      }
+    into.push_back({x.xid, Seen{1, &x}});
+  };
+  std::size_t hardware_count = 0;
+  for (const KernelXid& x : s.kernel_log.xids) {
+    add(application_xid(x.xid) ? program : hardware, x);
+    if (!application_xid(x.xid)) ++hardware_count;
+  }
+  c.measured = static_cast<double>(hardware_count);
+  c.measured_text = hardware_count == 0 ? "none" : std::to_string(hardware_count);
+  c.status = hardware_count == 0 ? CheckStatus::kPass : CheckStatus::kFail;
+  auto times = [](std::size_t n) { return n > 1 ? " x" + std::to_string(n) : std::string(); };
+  for (std::size_t i = 0; i < hardware.size() && i < 3; ++i) {
+    const auto& [xid, seen] = hardware[i];
+    const KernelXid& x = *seen.first;
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "XID " + std::to_string(xid) + times(seen.count) +
+                (x.uptime_s >= 0 ? ", first at " + format_fixed(x.uptime_s, 1) + " s after boot" : "") + " (" +
+                x.text + ")";
+  }
+  if (hardware.size() > 3) c.reason += "; and " + std::to_string(hardware.size() - 3) + " other XID(s)";
+  if (hardware_count > 0)
+    c.reason += " (the log keeps them until a reboot: fix the cause and reboot; set \"health\": {\"xid_log\": "
+                "false} to accept XIDs from before the run)";
+  std::string apps;
+  for (const auto& [xid, seen] : program) apps += (apps.empty() ? "" : ", ") + std::to_string(xid) + times(seen.count);
+  if (!apps.empty())
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "application XID " + apps +
+                " since boot (a program's fault or a killed process, not the hardware's)";
+  if (s.kernel_log.total > s.kernel_log.xids.size())
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + std::to_string(s.kernel_log.total) + " XIDs in the log, " +
+                std::to_string(s.kernel_log.xids.size()) + " kept";
+  out.push_back(c);
+}
+
+// NVLinks up: at least the rule's count when one is set, none down of the links the GPU has (where the snapshot
+// counts them: nvlink.links_present), and none lost during the run.
+void check_nvlink_links(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
+  const Reading links = gather(s, "nvlink.links_active");
+  const Reading present = gather(s, "nvlink.links_present");
+  const bool any_up = std::any_of(links.values.begin(), links.values.end(), [](double v) { return v > 0; });
+  // No link up and none expected: no NVLink in use (a GPU without it, or a one-GPU VM whose links are all down,
+  // which the README leaves unjudged). Some up and some down is another matter (below).
+  if (!rules.nvlink_links && !any_up) return;
+  Check c = make_check("health", "NVLinks up");
+  c.source = rules.nvlink_links ? "health rule nvlink_links"
+                                : "health snapshots (none of the GPU's links down, none lost during the run)";
+  const double expected = rules.nvlink_links ? *rules.nvlink_links : links.values.front();
+  c.threshold = expected;
+  c.threshold_text = ">= " + format_fixed(expected, 0);
+  if (links.values.empty() || (s.after && links.values.size() < 2)) {
+    c.reason = "NVLink state " + links.missing;
+    out.push_back(c);
+    return;
+  }
+  const double fewest = *std::min_element(links.values.begin(), links.values.end());
+  c.measured = fewest;
+  c.measured_text = format_fixed(fewest, 0) + " up";
+  const bool lost = links.values.size() == 2 && links.values[1] < links.values[0];
+  // Links the GPU has that are down while others are up (DCGM fails a link in state Down), where its links go to
+  // NVSwitches: a switched baseboard wires every link, while a bridged card or a direct mesh may leave link
+  // indices unused (an H100 NVL's bridges use 12 of its 18), and those answer "down" too.
+  const double has = present.values.empty() ? 0 : *std::max_element(present.values.begin(), present.values.end());
+  const Reading to_switch = gather(s, "nvlink.links_to_switch");
+  const bool switched = std::any_of(to_switch.values.begin(), to_switch.values.end(), [](double v) { return v > 0; });
+  const bool down = switched && has > fewest;
+  if (has > fewest) c.measured_text = format_fixed(fewest, 0) + " of " + format_fixed(has, 0) + " up";
+  c.status = (fewest < expected || lost || down) ? CheckStatus::kFail : CheckStatus::kPass;
+  if (lost)
+    c.reason = format_fixed(links.values[0] - links.values[1], 0) + " NVLink(s) went down during the run (" +
+               format_fixed(links.values[0], 0) + " before, " + format_fixed(links.values[1], 0) + " after)";
+  else if (fewest < expected)
+    c.reason = "only " + format_fixed(fewest, 0) + " of " + format_fixed(expected, 0) +
+               " NVLinks are up: a link is down or did not train";
+  else if (down)
+    c.reason = format_fixed(has - fewest, 0) + " of the GPU's " + format_fixed(has, 0) +
+               " NVLinks are down while the others (to NVSwitches) are up: a link did not train or was taken down";
+  if (!down && has > fewest)
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + format_fixed(has - fewest, 0) + " of the GPU's " +
+                format_fixed(has, 0) + " NVLink indices are down, not judged: " +
+                (to_switch.values.empty() ? "NVML did not say what its links reach (" + to_switch.missing + ")"
+                                          : std::string("its links reach GPUs, not NVSwitches")) +
+                ", and a bridge or a direct mesh may leave indices unused (set \"nvlink_links\" to the count "
+                "this system wires)";
+  out.push_back(c);
+}
+
+// NVLink data-link errors during the run, judged by DCGM's limits, where any link is up.
+void check_nvlink_errors(const HealthSection& s, std::vector<Check>& out) {
+  const Reading links = gather(s, "nvlink.links_active");
+  if (std::none_of(links.values.begin(), links.values.end(), [](double v) { return v > 0; })) return;
+  Check c = make_check("health", "NVLink errors");
+  c.threshold_text = "no replay/recovery, CRC < 100/s";
+  c.source = "health rule nvlink_errors (DCGM's limits: any replay or recovery error fails, CRC errors from 100/s)";
+  if (!s.after) {
+    c.reason = "one snapshot only: errors during the run need a before and an after reading";
+    out.push_back(c);
+    return;
+  }
+  // A counter this driver does not offer for this GPU is left out (DCGM skips fields without data);
+  // one that could not be read, or no counter at all, leaves the check incomplete.
+  // With per-link counts in both snapshots, the change is summed over the links up in both (a link that
+  // came up brings counts from before the run); older sections have the sums only.
+  const bool per_link = !s.before.nvlinks.empty() && !s.after->nvlinks.empty();
+  const std::vector<NvLinkCounts> increases = nvlink_increases(s);
+  std::map<std::string, double> during;
+  std::vector<std::string> unsupported;
+  for (const char* name : {"nvlink.replay_errors", "nvlink.recovery_errors", "nvlink.crc_flit_errors",
+                           "nvlink.crc_data_errors"}) {
+    const Reading r = gather(s, name);
+    if (r.values.size() == 2) {
+      double rose = 0;
+      for (const NvLinkCounts& l : increases)
+        if (auto it = l.errors.find(std::string(name).substr(7)); it != l.errors.end()) rose += it->second;
+      during[name] = per_link ? rose : std::max(0.0, r.values[1] - r.values[0]);
+    } else if (r.values.empty() && r.missing == "unsupported") {
+      unsupported.push_back(name);
+    } else {
+      c.reason = std::string(name) + " " + r.missing;
+      out.push_back(c);
+      return;
+    }
+  }
+  if (during.empty()) {
+    c.reason = "no NVLink error counter is supported by this driver for this GPU (set \"health\": "
+               "{\"nvlink_errors\": false} to accept that)";
+    out.push_back(c);
+    return;
+  }
+  // A counter that went back between the snapshots was reset: what happened during the run is unknown.
+  std::string went_back;
+  if (per_link) {
+    for (const NvLinkCounts& a : s.after->nvlinks)
+      for (const NvLinkCounts& b : s.before.nvlinks)
+        if (a.link == b.link)
+          for (const auto& [k, v] : a.errors)
+            if (auto it = b.errors.find(k); it != b.errors.end() && v < it->second && went_back.empty())
+              went_back = "NVLink " + std::to_string(a.link) + " " + k + " went from " + format_fixed(it->second, 0) +
+                          " to " + format_fixed(v, 0);
+  }
+  const double seconds = snapshot_seconds(s);
+  const double replay = during["nvlink.replay_errors"], recovery = during["nvlink.recovery_errors"];
+  const double crc = during["nvlink.crc_flit_errors"] + during["nvlink.crc_data_errors"];
+  // DCGM judges each CRC counter on its own against 100/s; the larger rate decides.
+  const double crc_rate = std::max(during["nvlink.crc_flit_errors"], during["nvlink.crc_data_errors"]) / seconds;
+  c.measured = replay + recovery + crc;
+  c.measured_text = "replay " + format_fixed(replay, 0) + ", recovery " + format_fixed(recovery, 0) + ", CRC " +
+                    format_fixed(crc, 0) + " (" + format_fixed(crc_rate, 1) + "/s, the larger counter)";
+  std::vector<std::string> faults;
+  if (replay > 0) faults.push_back(format_fixed(replay, 0) + " replay error(s)");
+  if (recovery > 0) faults.push_back(format_fixed(recovery, 0) + " recovery error(s): a link retrained");
+  if (crc_rate >= kMaxNvLinkCrcPerSecond)
+    faults.push_back(format_fixed(crc, 0) + " CRC errors, " + format_fixed(crc_rate, 1) + "/s: a marginal link");
+  c.status = faults.empty() ? (went_back.empty() ? CheckStatus::kPass : CheckStatus::kIncomplete) : CheckStatus::kFail;
+  for (const std::string& f : faults) c.reason += (c.reason.empty() ? "" : "; ") + f;
+  if (faults.empty() && !went_back.empty()) {
+    c.reason = went_back + " during the run: the counters were reset, so the run's errors cannot be counted";
+    out.push_back(c);
+    return;
+  }
+  if (faults.empty() && crc > 0)
+    c.reason = format_fixed(crc, 0) + " CRC error(s) during the run, below DCGM's failure rate of 100/s (DCGM warns)";
+  if (!faults.empty()) {
+    c.reason += " during the run";
+    if (!increases.empty()) c.reason += " (" + nvlink_increases_text(increases) + ")";
+  }
+  if (!unsupported.empty()) {
+    std::string list;
+    for (const std::string& u : unsupported) list += (list.empty() ? "" : ", ") + u;
+    c.reason += (c.reason.empty() ? "" : "; ") + ("not counted by this driver: " + list);
+  }
+  out.push_back(c);
+}
+
+void check_health_slowdown(const HealthSection& s, std::vector<Check>& out) {
+  Check c = make_check("health", "HW/thermal slowdown");
+  c.threshold_text = "none";
+  c.source = "health rule slowdown (clock-event reasons and NVML thermal violation time)";
+  std::uint64_t bits = 0;
+  bool any_reading = false;
+  for (const HealthSnapshot* snap : s.snapshots())
+    if (auto v = snap->value("clocks.event_reasons")) {
+      any_reading = true;
+      auto read = static_cast<std::uint64_t>(*v);
+      // An idle GPU changing clocks may report HW_SLOWDOWN alone for a moment (nvml.h): not a slowdown.
+      if ((read & clock_events::kGpuIdle) &&
+          (read & clock_events::kHardwareSlowdownMask) == clock_events::kHwSlowdown)
+        read &= ~clock_events::kHwSlowdown;
+      bits |= read;
+    }
+  std::optional<double> thermal_delta;
+  std::string thermal_reset;  // the violation counter went back (reset between the snapshots): time unknown
+  if (s.after) {
+    const auto b = s.before.value("throttle.thermal_s"), a = s.after->value("throttle.thermal_s");
+    if (a && b && *a < *b)
+      thermal_reset = "the thermal violation counter went back (" + format_quantity(*b, "s") + " before, " +
+                      format_quantity(*a, "s") + " after: reset between the snapshots), so the run's thermal "
+                      "slowdown is unknown";
+    else if (a && b)
+      thermal_delta = *a - *b;
+  }
+  if (!any_reading && !thermal_delta) {
+    c.reason = "clock-event reasons " + gather(s, "clocks.event_reasons").missing;
+    out.push_back(c);
+    return;
+  }
+  const std::uint64_t hw = bits & clock_events::kHardwareSlowdownMask;
+  c.measured_text = "reasons " + fmt_bits(bits) + " (" + clock_events::names(bits) + ")" + (thermal_delta ? ", thermal " + format_quantity(*thermal_delta, "s") : "");
+  c.status = CheckStatus::kPass;
+  if (hw) {
+    c.status = CheckStatus::kFail;
+    c.reason = "clock held down by " + clock_events::names(hw);
+  }
+  if (thermal_delta && *thermal_delta > 0) {
+    c.status = CheckStatus::kFail;
+    c.reason += (c.reason.empty() ? "" : "; ") + std::string("thermal slowdown for ") +
+                format_quantity(*thermal_delta, "s") + " during the run";
+  }
+  if (!thermal_reset.empty()) {
+    if (c.status == CheckStatus::kPass) c.status = CheckStatus::kIncomplete;
+    c.reason += (c.reason.empty() ? "" : "; ") + thermal_reset;
+  }
+  out.push_back(c);
+}
+
+// A temperature at or above its limit (the hottest reading of the snapshots against the lowest limit), judged only
+// where the driver reports both: HBM against the temperature where the memory slows down (GDDR boards and older
+// drivers report neither), the GPU die against its slowdown threshold (the clocks come down, or are about to,
+// whatever the clock event reasons said when they were read).
+void check_temperature_limit(const HealthSection& s, const char* metric, const char* limit_metric, const char* rule,
+                             const std::string& what, const std::string& limit_name, const std::string& after,
+                             std::vector<Check>& out) {
+  std::optional<double> hottest, limit;
+  for (const HealthSnapshot* snap : s.snapshots()) {
+    const auto t = snap->value(metric), m = snap->value(limit_metric);
+    if (!t || !m) continue;
+    hottest = std::max(hottest.value_or(*t), *t);
+    limit = std::min(limit.value_or(*m), *m);
+  }
+  if (!hottest) return;
+  Check c = make_check("health", rule);
+  c.measured = *hottest;
+  c.threshold = *limit;
+  c.measured_text = format_fixed(*hottest, 0) + " C";
+  c.threshold_text = "< " + format_fixed(*limit, 0) + " C";
+  c.source = "health rule slowdown (NVML " + std::string(metric) + " and its " + limit_name + ", " + limit_metric + ")";
+  c.status = *hottest >= *limit ? CheckStatus::kFail : CheckStatus::kPass;
+  if (*hottest >= *limit)
+    c.reason = what + " reached " + format_fixed(*hottest, 0) + " C, at or above its " + limit_name + " of " +
+               format_fixed(*limit, 0) + " C" + after;
+  out.push_back(c);
+}
+
+void check_memory_temperature(const HealthSection& s, std::vector<Check>& out) {
+  check_temperature_limit(s, "temperature.memory_c", "temperature.memory_max_c", "HBM temperature", "the memory",
+                          "limit", ": its bandwidth is throttled (check the cooling)", out);
+}
+
+void check_gpu_temperature(const HealthSection& s, std::vector<Check>& out) {
+  check_temperature_limit(s, "temperature.gpu_c", "temperature.slowdown_c", "GPU temperature", "the GPU",
+                          "slowdown threshold", " (check the cooling)", out);
+}
+
+void check_readable(const HealthSection& s, std::vector<Check>& out) {
+  Check c = make_check("health", "counters readable");
+  c.threshold_text = "all read";
+  c.source = "health rule readable";
+  std::vector<std::string> bad;
+  std::set<std::string> seen;
+  for (const HealthSnapshot* snap : s.snapshots())
+    for (const auto& [name, m] : snap->metrics)
+      if (m.state == HealthMetric::State::kUnreadable && seen.insert(name).second)
+        bad.push_back(name + " (" + m.reason + ")");
+  c.measured = static_cast<double>(bad.size());
+  c.measured_text = bad.empty() ? "all read" : std::to_string(bad.size()) + " could not be read";
+  c.status = bad.empty() ? CheckStatus::kPass : CheckStatus::kIncomplete;
+  for (const auto& b : bad) c.reason += (c.reason.empty() ? "could not read: " : ", ") + b;
+  out.push_back(c);
+}
+
+}  // namespace
+
+std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rules, const Profile* profile) {
+  std::vector<Check> out;
+  // The health section names the board (NVML's UUID), also where the profile was measured on a MIG instance.
+  if (profile && !profile->device.board().empty() && s.uuid != profile->device.board()) {
+    Check c = make_check("health", "same GPU");
+    c.measured_text = s.uuid;
+    c.threshold_text = profile->device.board();
+    c.source = "the profile's device";
+    c.reason = "the health section was recorded on another GPU (" + s.uuid + ")";
+    out.push_back(c);
+    return out;
+  }
+  if (rules.uncorrected_ecc) check_ecc(s, out);
+  if (rules.row_remap) check_remap(s, out);
+  if (rules.inforom) check_inforom(s, out);
+  if (rules.pcie_link) check_pcie_link(&s, profile, out);
+  if (rules.pcie_slot) check_pcie_slot(&s, profile, out);
+  if (rules.pcie_replays) check_replays(s, out);
+  if (rules.xid) check_xid(s, rules, out);
+  if (rules.xid_log) check_kernel_xids(s, rules, out);
+  check_nvlink_links(s, rules, out);
+  if (rules.nvlink_errors) check_nvlink_errors(s, out);
+  if (rules.slowdown) {
+    check_health_slowdown(s, out);
+    check_memory_temperature(s, out);
+    check_gpu_temperature(s, out);
+  }
+  if (rules.readable) check_readable(s, out);
+  return out;
+}
+
+std::vector<Check> profile_health_checks(const Profile& p, const HealthRules& rules) {
+  std::vector<Check> out;
+  const auto it = p.raw.find("health");
+  if (it == p.raw.end() || it->is_null()) {
+    if (rules.require_section) {
+      Check c = make_check("health", "health recorded");
+      c.threshold_text = "before/after snapshots";
+      c.source = "health rule require_section";
+      c.reason = "the profile has no health section (measure with a ceilings that records it, or run "
+                 "`ceilings health` and set \"health\": {\"require_section\": false} to accept that)";
+      out.push_back(c);
+    }
+    if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
+    if (rules.pcie_slot) check_pcie_slot(nullptr, &p, out);
+    return out;
+  }
+  if (it->is_string()) {  // `ceilings measure` could not read health: it says why
+    if (rules.require_section) {
+      Check c = make_check("health", "health recorded");
+      c.threshold_text = "before/after snapshots";
+      c.source = "health rule require_section";
+      c.reason = "health was not recorded: " + it->get<std::string>();
+      out.push_back(c);
+    }
+    if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
+    if (rules.pcie_slot) check_pcie_slot(nullptr, &p, out);
+    return out;
+  }
+  const HealthSection s = health_from_json(*it, "health");
+  return health_checks(s, rules, &p);
+}
+
+}  // namespace ceilings
