@@ -20,7 +20,7 @@ struct MemoryOptions {
   cli::PeakOptions device;
   std::string mode, recompute = "none", weight_dtype = "bf16", kv_dtype = "bf16", attention_impl = "flash";
   cli::OptNumber batch, seq, context;
-  int tp = 1, pp = 1, dp = 1, zero = 0;
+  int tp = 1, pp = 1, dp = 1, zero = 0, ep = 1;
   bool sp = false, json = false;
   // Options that only one mode reads: given in the other, they would be silently ignored.
   std::vector<CLI::Option*> train_only, infer_only;
@@ -49,6 +49,7 @@ int run(const MemoryOptions& o) {
     in.tp = o.tp;
     in.pp = o.pp;
     in.dp = o.dp;
+    in.ep = o.ep;
     in.zero_stage = o.zero;
     in.sequence_parallel = o.sp;
     in.recompute = parse_recompute(o.recompute);
@@ -98,6 +99,12 @@ int run(const MemoryOptions& o) {
         "weights + gradients + optimizer: mixed-precision Adam, 16 bytes per parameter (ZeRO paper), "
         "split over tp (K/V projections copied past one KV head a GPU) and over dp by ZeRO stage " +
         std::to_string(o.zero));
+    if (o.ep > 1)
+      notes.push_back("experts: each MoE layer's " + std::to_string(in.model->routed_experts) + " routed experts over " +
+                      std::to_string(o.ep) + " GPUs (" + std::to_string(in.model->routed_experts / o.ep) +
+                      " each, their width split over tp too), their ZeRO partitions over dp/ep = " +
+                      std::to_string(o.dp / o.ep) + "; routing taken as balanced, so each GPU holds as many token "
+                      "copies as without expert parallelism");
     if (o.pp > 1 && in.model) {
       std::string holds = std::to_string(est.stage_layers) + " layer(s)";
       if (est.stage_embedding) holds += " and the input embedding";
@@ -112,6 +119,7 @@ int run(const MemoryOptions& o) {
     inputs.update({{"seq", in.seq},
                    {"pp", o.pp},
                    {"dp", o.dp},
+                   {"ep", o.ep},
                    {"zero", o.zero},
                    {"sequence_parallel", o.sp},
                    {"recompute", recompute_name(in.recompute)},
@@ -230,6 +238,10 @@ cli::Runner setup(CLI::App& app) {
       cli::add_number(app, o->seq, "--seq", "Training sequence length").option,
       app.add_option("--pp", o->pp, "Pipeline-parallel degree (train)")->capture_default_str(),
       app.add_option("--dp", o->dp, "Data-parallel degree (train, for ZeRO)")->capture_default_str(),
+      app.add_option("--ep", o->ep,
+                     "Expert-parallel degree (train, MoE): each MoE layer's routed experts divided over this many "
+                     "of the --dp GPUs")
+          ->capture_default_str(),
       app.add_option("--zero", o->zero, "ZeRO stage 0-3 (train)")->capture_default_str(),
       app.add_flag("--sp", o->sp, "Sequence parallelism (train, with --tp)"),
       app.add_option("--recompute", o->recompute, "none | selective | full (train)")->capture_default_str(),

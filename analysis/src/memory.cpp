@@ -63,19 +63,35 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     throw InputError("--tp x --pp x --dp is " + std::to_string(static_cast<long long>(gpus)) +
                      " GPUs, more than any job runs on (at most 2^20)");
   if (in.zero_stage < 0 || in.zero_stage > 3) throw InputError("--zero must be 0, 1, 2 or 3");
+  if (in.ep < 1) throw InputError("--ep must be at least 1");
+  if (in.ep > 1) {
+    if (!in.model || !in.model->is_moe())
+      throw InputError("--ep divides a mixture-of-experts model's routed experts: it needs an MoE model's description "
+                       "(--hf-config)");
+    if (in.dp % in.ep != 0)
+      throw InputError("--ep " + std::to_string(in.ep) + " does not divide --dp " + std::to_string(in.dp) +
+                       ": expert parallelism takes its GPUs from the data-parallel ones");
+    if (in.model->routed_experts % in.ep != 0)
+      throw InputError("--ep " + std::to_string(in.ep) + " does not divide the model's " +
+                       std::to_string(in.model->routed_experts) + " routed experts");
+  }
   require_count(in.micro_batch, "--batch (micro-batch)");
   const double dp = in.dp;
-  // Weights, gradients and Adam state of the parameters one GPU of a stage holds.
-  auto with_states = [&](MemoryEstimate m, double per_rank) {
-    m.weights = 2.0 * per_rank / (in.zero_stage >= 3 ? dp : 1.0);
-    m.gradients = 2.0 * per_rank / (in.zero_stage >= 2 ? dp : 1.0);
-    m.optimizer = 12.0 * per_rank / (in.zero_stage >= 1 ? dp : 1.0);
+  // Weights, gradients and Adam state of the parameters one GPU of a stage holds: the dense ones ZeRO partitions
+  // over dp, the experts' over the GPUs that hold the same experts (dp / ep).
+  auto with_states = [&](MemoryEstimate m, double per_rank, double experts_per_rank) {
+    auto zero = [&](int stage) {
+      return in.zero_stage >= stage ? per_rank / dp + experts_per_rank / (dp / in.ep) : per_rank + experts_per_rank;
+    };
+    m.weights = 2.0 * zero(3);
+    m.gradients = 2.0 * zero(2);
+    m.optimizer = 12.0 * zero(1);
     if (!std::isfinite(m.total()))
       throw InputError("the training memory is too large to compute with (not finite): check the sizes of --params, "
                        "--batch and --seq");
     return m;
   };
-  if (!in.model) return with_states(MemoryEstimate{}, in.params / (static_cast<double>(in.tp) * in.pp));
+  if (!in.model) return with_states(MemoryEstimate{}, in.params / (static_cast<double>(in.tp) * in.pp), 0);
 
   require_length(in.seq, "--seq (for the activation estimate)");
   const ModelConfig& c = *in.model;
@@ -95,9 +111,11 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     m.stage_layers = c.layers / in.pp + (i < c.layers % in.pp ? 1 : 0);
     m.stage_embedding = i == 0;
     m.stage_head = i == in.pp - 1;
-    double params = 0, activations = 0;
+    double params = 0, routed = 0, activations = 0;
     for (std::int64_t layer = first; layer < first + m.stage_layers; ++layer) {
-      params += layer_params(c, layer);
+      const LayerParams lp = layer_params(c, layer);
+      params += lp.total;
+      routed += lp.routed_experts;
       activations += activation_bytes_per_layer(layer_activations(c, layer), in.seq, in.micro_batch, h, in.tp,
                                                 in.sequence_parallel, in.recompute, in.eager_attention);
     }
@@ -111,7 +129,7 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     const double kv_params = kv_per_layer * static_cast<double>(m.stage_layers);
     m.activations = static_cast<double>(in.pp - i) * activations;  // 1F1B: pp - i micro-batches in flight
     m.activations_estimated = true;
-    m = with_states(m, (params - kv_params) / in.tp + kv_params / kv.split);
+    m = with_states(m, (params - routed - kv_params) / in.tp + kv_params / kv.split, routed / in.tp / in.ep);
     if (i == 0 || m.total() > most.total()) most = m;
   }
   return most;

@@ -215,7 +215,7 @@ T router_params(const ModelConfig& m) {
 // One layer's parameters by part (count sums them; layer_params adds them up).
 template <class T>
 struct LayerParts {
-  T attention{}, norms{}, router{}, mlp{}, unvisited{};
+  T attention{}, norms{}, router{}, mlp{}, unvisited{}, routed{};
 };
 
 template <class T>
@@ -227,6 +227,7 @@ LayerParts<T> layer_parts(const ModelConfig& m, std::int64_t l) {
     const T expert = mlp_params<T>(m, m.expert_ffn);
     p.router = router_params<T>(m);
     p.mlp = static_cast<T>(m.routed_experts + m.shared_experts) * expert;
+    p.routed = static_cast<T>(m.routed_experts) * expert;
     p.unvisited = static_cast<T>(m.routed_experts - m.experts_per_token) * expert;
   } else {
     p.mlp = mlp_params<T>(m, m.ffn);
@@ -326,9 +327,9 @@ ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t h
   return m;
 }
 
-double layer_params(const ModelConfig& m, std::int64_t layer) {
+LayerParams layer_params(const ModelConfig& m, std::int64_t layer) {
   const LayerParts<double> p = layer_parts<double>(m, layer);
-  return p.attention + p.norms + p.router + p.mlp;
+  return {p.attention + p.norms + p.router + p.mlp, p.routed};
 }
 
 ParamCounts count_params(const ModelConfig& m) {

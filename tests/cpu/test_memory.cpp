@@ -86,7 +86,7 @@ TEST(TrainMemory, ActivationsFollowTheLayerShape) {
 TEST(TrainMemory, TheMostLoadedPipelineStage) {
   const ModelConfig llama = read_hf_config(hf("Llama-3.1-8B"));
   const ParamCounts counts = count_params(llama);
-  const double layer = layer_params(llama, 0);
+  const double layer = layer_params(llama, 0).total;
   EXPECT_DOUBLE_EQ(32 * layer + counts.embedding + counts.lm_head + 4096, static_cast<double>(counts.total));
   TrainMemoryInput in;
   in.model = llama;
@@ -131,7 +131,59 @@ TEST(TrainMemory, TheMostLoadedPipelineStage) {
   in.last_stage_params = 1e8;
   m = train_memory(in);
   EXPECT_EQ(m.stage, 11);
-  EXPECT_DOUBLE_EQ(m.weights, 2 * (layer_params(gpt2, 11) + 2 * 768 + 50257.0 * 768 + 1e8));
+  EXPECT_DOUBLE_EQ(m.weights, 2 * (layer_params(gpt2, 11).total + 2 * 768 + 50257.0 * 768 + 1e8));
+}
+
+// Expert parallelism divides the routed experts over ep of the data-parallel GPUs; ZeRO then partitions the
+// experts' state over the dp/ep GPUs that hold the same experts, the rest over dp.
+TEST(TrainMemory, ExpertParallelismDividesTheRoutedExperts) {
+  const ModelConfig mixtral = read_hf_config(hf("Mixtral-8x7B-v0.1"));
+  const ParamCounts counts = count_params(mixtral);
+  double routed = 0;
+  for (std::int64_t l = 0; l < mixtral.layers; ++l) routed += layer_params(mixtral, l).routed_experts;
+  EXPECT_DOUBLE_EQ(routed, 32.0 * 8 * 3 * 4096 * 14336);  // 8 experts of three 4096 x 14336 matrices a layer
+  const double dense = static_cast<double>(counts.total) - routed;
+  TrainMemoryInput in;
+  in.model = mixtral;
+  in.params = static_cast<double>(counts.total);
+  in.seq = 4096;
+  in.dp = 16;
+  in.ep = 8;
+  MemoryEstimate m = train_memory(in);
+  EXPECT_DOUBLE_EQ(m.weights, 2 * (dense + routed / 8));
+  const double activations = m.activations;
+  in.zero_stage = 1;
+  m = train_memory(in);
+  EXPECT_DOUBLE_EQ(m.optimizer, 12 * (dense / 16 + routed / 8 / 2));
+  EXPECT_DOUBLE_EQ(m.weights, 2 * (dense + routed / 8));
+  in.zero_stage = 3;
+  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * (dense / 16 + routed / 8 / 2));
+  in.ep = 1;
+  in.zero_stage = 0;
+  EXPECT_DOUBLE_EQ(train_memory(in).activations, activations);  // balanced routing: as many token copies a GPU
+  in.tp = 2;
+  in.ep = 4;
+  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * (dense / 2 + routed / 2 / 4));
+  // Bad splits: ep must divide dp and the experts; a dense model has none; no model, no experts to divide.
+  in.tp = 1;
+  in.ep = 3;
+  in.dp = 12;
+  EXPECT_THROW(train_memory(in), InputError);  // 8 experts
+  in.ep = 16;
+  in.dp = 8;
+  EXPECT_THROW(train_memory(in), InputError);  // 16 does not divide dp 8
+  in.ep = 2;
+  in.dp = 2;
+  in.model = read_hf_config(hf("Llama-3.1-8B"));
+  EXPECT_THROW(train_memory(in), InputError);
+  in.model.reset();
+  EXPECT_THROW(train_memory(in), InputError);
+  const auto r = test::run_cli({"memory", "--hf-config", hf("Mixtral-8x7B-v0.1"), "--mode", "train", "--seq", "4096",
+                                "--dp", "16", "--ep", "8", "--zero", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("routed experts over 8 GPUs (1 each"), std::string::npos) << r.out;
+  EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("Mixtral-8x7B-v0.1"), "--mode", "infer", "--context", "4096",
+                           "--ep", "2"}).exit_code, 2);  // training only
 }
 
 // Past one KV head a GPU, training copies the K/V projections as inference does.

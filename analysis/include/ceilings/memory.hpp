@@ -14,6 +14,7 @@ struct TrainMemoryInput {
   double last_stage_params = 0;      // trained beside the model on its last stage (DeepSeek-V3's MTP modules)
   double micro_batch = 1, seq = 0;
   int tp = 1, pp = 1, dp = 1, zero_stage = 0;
+  int ep = 1;  // expert parallel: each MoE layer's routed experts divided over ep of the dp GPUs
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   // Eager attention keeps the softmax scores, their dropout mask and output (Korthikanti's 5*a*s/h term,
@@ -69,8 +70,10 @@ double activation_bytes_per_layer(double s, double b, double h, double a, int t,
 // momentum, variance). With a model, pp stages hold L/pp layers each (the first L mod pp stages one more), the
 // first stage the input embedding, the last the final norm and output head (a tied one as a copy of the
 // embedding, as Megatron-LM keeps it) and `last_stage_params`; tp splits a stage (past one KV head a GPU, the
-// K/V projections are copied, as for inference); ZeRO stage 1/2/3 additionally split optimizer / + gradients /
-// + weights over dp. Activations: with 1F1B, stage i holds pp - i micro-batches in flight (Korthikanti et al.
+// K/V projections are copied, as for inference); ep divides the routed experts further (Megatron-LM's expert
+// parallelism, drawn from the data-parallel GPUs), whose ZeRO partitions are then over dp/ep; ZeRO stage 1/2/3
+// additionally split optimizer / + gradients / + weights over dp. Activations (routing taken as balanced, so
+// expert parallelism moves token copies between GPUs but does not change how many each holds): with 1F1B, stage i holds pp - i micro-batches in flight (Korthikanti et al.
 // 2022 sec. 4.2.3: the first stage about L layers' worth). Without a model: params / (tp*pp), an average stage.
 MemoryEstimate train_memory(const TrainMemoryInput& in);
 

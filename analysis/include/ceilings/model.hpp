@@ -137,8 +137,12 @@ KvTensorSplit kv_tensor_split(const ModelConfig& model, double gpus);
 // K/V projections above, which are divided over kv_tensor_split(...).split GPUs only.
 double weight_bytes_per_gpu(const ModelConfig& model, double weight_bytes, double bytes_per_weight, double gpus);
 
-// Parameters of transformer layer `layer` alone: its attention, two norms and MLP (or router and experts).
-double layer_params(const ModelConfig& model, std::int64_t layer);
+// Parameters of transformer layer `layer` alone: its attention, two norms and MLP (or router and experts), and
+// of those its routed experts' (what expert parallelism divides).
+struct LayerParams {
+  double total = 0, routed_experts = 0;
+};
+LayerParams layer_params(const ModelConfig& model, std::int64_t layer);
 
 // Everything `ceilings model --json` prints.
 json model_summary_json(const ModelConfig& model, double seq, const std::string& kv_dtype, AttentionConvention c);
