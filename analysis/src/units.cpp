@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 
 #include "ceilings/error.hpp"
 
@@ -18,10 +19,19 @@ struct Prefix {
   double factor;
 };
 
-int decimals_for(double mantissa, int significant) {
-  const double a = std::fabs(mantissa);
-  const int integer_digits = a >= 100 ? 3 : a >= 10 ? 2 : 1;
-  return std::max(0, significant - integer_digits);
+// floor(log10 a): 2 for 100-999, -1 for 0.1-0.99 (a > 0).
+int magnitude(double a) { return static_cast<int>(std::floor(std::log10(a))); }
+
+// m to `significant` significant digits: 4.29, 42.9, 429, 0.0429 (0 as 0.00). Where rounding reaches the next
+// power of ten (99.96 -> 100.0) one decimal fewer keeps the digits counted (100).
+std::string significant_text(double m, int significant) {
+  const double a = std::fabs(m);
+  if (a == 0) return format_fixed(m, std::max(0, significant - 1));
+  const int decimals = std::max(0, significant - 1 - magnitude(a));
+  const std::string text = format_fixed(m, decimals);
+  const double rounded = std::fabs(std::strtod(text.c_str(), nullptr));
+  if (decimals > 0 && rounded > 0 && magnitude(rounded) > magnitude(a)) return format_fixed(m, decimals - 1);
+  return text;
 }
 
 }  // namespace
@@ -43,26 +53,26 @@ std::string format_percent(double fraction, int decimals) { return format_fixed(
 
 std::string format_quantity(double value, const std::string& unit, int significant) {
   if (!std::isfinite(value)) return format_fixed(value, 0) + " " + unit;
-  if (unit == "s") {
-    if (value == 0) return "0 s";  // no time at all, not "0.00 ns"
-    static const Prefix time_prefixes[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
-    const Prefix* chosen = &time_prefixes[0];
-    for (const Prefix& p : time_prefixes)
-      if (std::fabs(value) >= p.factor * 0.9995) chosen = &p;
-    const double m = value / chosen->factor;
-    return format_fixed(m, decimals_for(m, significant)) + " " + chosen->symbol;
-  }
-  if (value != 0 && std::fabs(value) < 1e-3) {  // below any prefix this table has: not "0.00 FLOP/s"
+  const bool time = unit == "s";
+  if (time && value == 0) return "0 s";  // no time at all, not "0.00 ns"
+  static const Prefix time_prefixes[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+  static const Prefix prefixes[] = {{"", 1.0}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18}};
+  const Prefix* table = time ? time_prefixes : prefixes;
+  const std::size_t count = time ? std::size(time_prefixes) : std::size(prefixes);
+  const double a = std::fabs(value);
+  if (value != 0 && a < table[0].factor * 1e-3) {  // far below the smallest prefix: not "0.00 FLOP/s"
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.2e", value);
+    std::snprintf(buf, sizeof buf, "%.*e", std::max(0, significant - 1), value);
     return std::string(buf) + " " + unit;
   }
-  static const Prefix prefixes[] = {{"", 1.0}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18}};
-  const Prefix* chosen = &prefixes[0];
-  for (const Prefix& p : prefixes)
-    if (std::fabs(value) >= p.factor * 0.9995) chosen = &p;
-  const double m = value / chosen->factor;
-  return format_fixed(m, decimals_for(m, significant)) + " " + chosen->symbol + unit;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < count; ++i)
+    if (a >= table[i].factor) k = i;
+  std::string text = significant_text(value / table[k].factor, significant);
+  // Rounded up to a thousand of this prefix (999.96 GB/s): one of the next
+  if (k + 1 < count && std::fabs(std::strtod(text.c_str(), nullptr)) >= 1000)
+    text = significant_text(value / table[++k].factor, significant);
+  return text + " " + table[k].symbol + (time ? "" : unit);
 }
 
 bool higher_is_better(const std::string& unit) { return unit != "s"; }

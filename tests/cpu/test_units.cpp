@@ -28,6 +28,21 @@ TEST(Units, FormatTimesUseSecondsPrefixes) {
 TEST(Units, FormatRoundsAtPrefixBoundary) {
   // 999.96e9 must not print as "1000 GB/s".
   EXPECT_EQ(format_quantity(999.96e9, "B/s"), "1.00 TB/s");
+  // With 4 digits 999.7 GB/s is 999.7 GB/s (it was "1.000 TB/s"); past 999.95 it rounds to the next prefix.
+  EXPECT_EQ(format_quantity(999.7e9, "B/s", 4), "999.7 GB/s");
+  EXPECT_EQ(format_quantity(999.97e9, "B/s", 4), "1.000 TB/s");
+  EXPECT_EQ(format_quantity(999.7e-9, "s", 4), "999.7 ns");
+  EXPECT_EQ(format_quantity(999.7e-9, "s"), "1.00 us");
+  // Rounding up to a power of ten keeps the digits counted: 99.96 is 100, not 100.0 (four).
+  EXPECT_EQ(format_quantity(99.96e9, "B/s"), "100 GB/s");
+  EXPECT_EQ(format_quantity(9.996e9, "B/s"), "10.0 GB/s");
+  EXPECT_EQ(format_quantity(99.96e-9, "s"), "100 ns");
+  // Below 1 in the smallest prefix, the significant digits still count (0.0025 B/s read "0.00 B/s").
+  EXPECT_EQ(format_quantity(0.0025, "B/s"), "0.00250 B/s");
+  EXPECT_EQ(format_quantity(0.5, "W"), "0.500 W");
+  EXPECT_EQ(format_quantity(1e-13, "s"), "1.00e-13 s");
+  EXPECT_EQ(format_quantity(2.5e-10, "s"), "0.250 ns");
+  EXPECT_EQ(format_quantity(-4.3101e12, "B/s"), "-4.31 TB/s");
 }
 
 TEST(Units, PercentAndFixed) {
