@@ -31,6 +31,7 @@ cli::Runner setup(CLI::App& app) {
       std::cout << render(format == Format::kCsv ? comparison_csv_table(c) : comparison_table(c), format);
       if (format != Format::kCsv) {
         std::cout
+            << (format == Format::kMarkdown ? "\n" : "")  // markdown ends a table only at a blank line
             << "meas/ds: measured / datasheet; \"vs\" columns: the device's value over the first device's, measured "
                "to measured when both were measured, else datasheet to datasheet (marked \"(ds)\"): above 1x is faster "
                "for a rate, slower for a latency (s); * measured under a power cap or a slowdown (throttled); "

@@ -297,7 +297,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          "measurement errors, and its ceilings against qualify's default datasheet fractions)\n";
   if (!health.faults.empty()) out += (md ? "\n" : "") + render(health_table(in, health), format);
   if (health.incomplete > 0)
-    out += std::to_string(health.incomplete) + " profile(s) could not be judged in full (no health section, or a "
+    out += std::string(md && !health.faults.empty() ? "\n" : "") + std::to_string(health.incomplete) + " profile(s) could not be judged in full (no health section, or a "
            "check that could not run): `ceilings qualify` on each says why\n";
   return out;
 }

@@ -2,6 +2,7 @@
 #include "ceilings/compare.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -165,7 +166,9 @@ std::optional<std::string> vs_first_basis(const CompareCell& first, const Compar
 std::optional<double> vs_first(const CompareCell& first, const CompareCell& other) {
   const auto basis = vs_first_basis(first, other);
   if (!basis) return std::nullopt;
-  return *basis == "measured" ? *other.measured / *first.measured : *other.datasheet / *first.datasheet;
+  const double ratio = *basis == "measured" ? *other.measured / *first.measured : *other.datasheet / *first.datasheet;
+  if (!std::isfinite(ratio)) return std::nullopt;  // a rate of 1e-300 against another: no ratio, not "infx"
+  return ratio;
 }
 
 Table comparison_table(const Comparison& c) {

@@ -2,6 +2,7 @@
 #include "ceilings/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -61,7 +62,10 @@ Table ceilings_table(const Profile& p) {
   return t;
 }
 
-std::string csv_number(const std::optional<double>& v) { return v ? json(*v).dump() : std::string(); }
+// Empty where there is no number, or none a reader could take (JSON's dump writes a non-finite one as "null").
+std::string csv_number(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? json(*v).dump() : std::string();
+}
 
 Table ceilings_csv_table(const Profile& p) {
   Table t;
@@ -161,7 +165,10 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
     if (const auto bits = clock_events::from_number(x)) return clock_events::names(*bits);
   static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate|rerank_rate_[0-9]+|rate_min)$");
   if (std::regex_match(key, in_ceiling_unit)) return format_quantity(x, ceiling_unit);
+  // A count whole (flop 248034361344, not 2.48034e+11), anything else to 15 digits
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return format_fixed(x, 0);
   std::ostringstream os;
+  os.precision(15);
   os << x;
   return os.str();
 }

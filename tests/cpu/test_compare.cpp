@@ -4,10 +4,12 @@
 #include <sstream>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "ceilings/compare.hpp"
+#include "ceilings/report.hpp"
 #include "cli_runner.hpp"
 
 using namespace ceilings;
@@ -40,6 +42,13 @@ TEST(Compare, TwoProfiles) {
   const CompareRow& lat = row(c, "latency.launch");
   EXPECT_EQ(lat.unit, "s");
   EXPECT_EQ(c.rows.back().ceiling, "memory.capacity");
+  // A ratio that is not a number (a rate of 1e-300 against another) is no ratio, not "infx"
+  CompareCell tiny, big;
+  tiny.measured = 1e-300;
+  big.measured = 4e12;
+  EXPECT_FALSE(vs_first(tiny, big).has_value());
+  EXPECT_EQ(csv_number(std::numeric_limits<double>::infinity()), "");
+  EXPECT_EQ(csv_number(std::numeric_limits<double>::quiet_NaN()), "");
 }
 
 // Two runs of one node get one label each, told apart by their files; a throttled value is marked.
@@ -159,6 +168,8 @@ TEST(CompareCli, AllFormats) {
   r = test::run_cli({"compare", kH100, kH200, "--format", "markdown"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("| hbm.copy | 3.00 TB/s |"), std::string::npos) << r.out;
+  // The footnote after the table is a paragraph of its own: markdown ends a table only at a blank line.
+  EXPECT_NE(r.out.find("|\n\nmeas/ds: measured"), std::string::npos) << r.out;
   // csv is for files: numbers in SI base units and plain ratios, the unit and each ratio's basis in columns.
   r = test::run_cli({"compare", kH100, kH200, "--format", "csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -3,7 +3,9 @@
 // and the CLI must read the profile. Guards the converter against drifting from what the bench really writes.
 #include <gtest/gtest.h>
 
+
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -84,6 +86,9 @@ TEST(MeasuredH200, GemmSearchRatesPrintInTheCeilingsUnit) {
   EXPECT_NE(r.out.find("rerank_rate_2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("790 TFLOP/s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("811 TFLOP/s"), std::string::npos) << r.out;
+  // Counts print whole: the sustained window's FLOPs per GEMM read 2.48034e+11
+  const auto s = test::run_cli({"show", kDir + "h200.profile.json", "--ceiling", "gemm.bf16_sustained"});
+  EXPECT_TRUE(std::regex_search(s.out, std::regex("\\nflop +248034361344\\n"))) << s.out;
 }
 
 // A ceiling converted from the real bench output lists the variants it beat, best first; show prints them.
