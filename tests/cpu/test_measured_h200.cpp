@@ -3,7 +3,6 @@
 // and the CLI must read the profile. Guards the converter against drifting from what the bench really writes.
 #include <gtest/gtest.h>
 
-
 #include <fstream>
 #include <regex>
 #include <set>
