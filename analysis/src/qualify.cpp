@@ -318,6 +318,13 @@ int limit_decimals(double fraction) {
 }
 std::string limit_percent(double fraction) { return format_percent(fraction, limit_decimals(fraction)); }
 
+// A share printed beside the limit it missed, with the decimals that tell them apart ("84.9996%", never "85.0%
+// of the peak, below 85%").
+std::string percent_apart(double fraction, double limit, int decimals) {
+  while (decimals < 6 && format_percent(fraction, decimals) == format_percent(limit, decimals)) ++decimals;
+  return format_percent(fraction, decimals);
+}
+
 // Compute peaks are quoted at a clock (the boost clock, or for tensor-core GEMMs the datasheet's
 // tensor_clock_hz where it has one): the threshold follows the SM clock the measurement actually ran at,
 // floored so a stuck-low clock still fails. Where the GPU's own power cap held the clock down, by no more than
@@ -496,8 +503,8 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
                    " no GPU attains: a timing or counting fault, not a fast GPU";
       else if (!ok)
         k.reason = c.name + " reaches " +
-                   format_percent(c.value / (base->value * scale),
-                                  std::max(1, limit_decimals(*rule->min_fraction_of_datasheet))) +
+                   percent_apart(c.value / (base->value * scale), *rule->min_fraction_of_datasheet,
+                                 std::max(1, limit_decimals(*rule->min_fraction_of_datasheet))) +
                    " of the " + (scale < 1 ? "clock-scaled " : "") + "peak, below " +
                    limit_percent(*rule->min_fraction_of_datasheet) + failure_note(c);
     }
@@ -798,7 +805,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
         const bool ok = higher ? c->value >= *k.threshold : c->value <= *k.threshold;
         k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
         if (!ok)
-          k.reason = b.name + " is " + format_percent(std::fabs(c->value / b.value - 1), std::max(1, limit_decimals(tol))) +
+          k.reason = b.name + " is " + percent_apart(std::fabs(c->value / b.value - 1), tol, std::max(1, limit_decimals(tol))) +
                      (higher ? " below" : " above") + " the baseline (tolerance " + limit_percent(tol) + ")";
       }
       r.checks.push_back(k);
@@ -866,10 +873,21 @@ int QualifyResult::exit_code() const {
 
 namespace {
 
+// The significant digits that tell a value from its threshold apart (a fail at 4.0799 TB/s against 4.08 TB/s
+// printed "4.08 TB/s >= 4.08 TB/s"): 3, or more where 3 print them alike.
+int digits_apart(const Check& c) {
+  int digits = 3;
+  if (c.measured && c.threshold && !c.unit.empty() && *c.measured != *c.threshold)
+    while (digits < 8 &&
+           format_quantity(*c.measured, c.unit, digits) == format_quantity(*c.threshold, c.unit, digits))
+      ++digits;
+  return digits;
+}
+
 std::string measured_display(const Check& c) {
   if (!c.measured_text.empty()) return c.measured_text;
   if (!c.measured) return "-";
-  return c.unit.empty() ? format_fixed(*c.measured, 0) : format_quantity(*c.measured, c.unit);
+  return c.unit.empty() ? format_fixed(*c.measured, 0) : format_quantity(*c.measured, c.unit, digits_apart(c));
 }
 
 std::string threshold_display(const Check& c) {
@@ -879,7 +897,7 @@ std::string threshold_display(const Check& c) {
   const std::string op = c.rule == "baseline" || c.rule == "datasheet fraction" || c.rule == "minimum"
                              ? (higher ? ">= " : "<= ")
                              : (c.rule == "maximum" ? "<= " : (c.unit.empty() ? "<= " : ">= "));
-  return op + (c.unit.empty() ? format_fixed(*c.threshold, 0) : format_quantity(*c.threshold, c.unit));
+  return op + (c.unit.empty() ? format_fixed(*c.threshold, 0) : format_quantity(*c.threshold, c.unit, digits_apart(c)));
 }
 
 }  // namespace

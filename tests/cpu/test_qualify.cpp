@@ -218,6 +218,22 @@ TEST(Qualify, LimitsArePrintedAsGiven) {
   EXPECT_EQ(d.status, CheckStatus::kFail);
   EXPECT_NE(d.source.find("90.35% of datasheet"), std::string::npos) << d.source;
   EXPECT_NE(d.reason.find("reaches 90.32% of the peak, below 90.35%"), std::string::npos) << d.reason;
+
+  // Just below a limit, the value and the limit print apart: "85.0% of the peak, below 85%" and
+  // "fail 4.08 TB/s >= 4.08 TB/s" contradicted the verdict.
+  Profile edge = fixture();
+  ceiling(edge, "hbm.copy").value = 0.849996 * 4.8e12;
+  QualifyResult e = qualify(edge, nullptr, default_rules());
+  const Check& f = find_check(e, "hbm.copy", "datasheet fraction");
+  EXPECT_EQ(f.status, CheckStatus::kFail);
+  EXPECT_NE(f.reason.find("reaches 84.9996% of the peak, below 85%"), std::string::npos) << f.reason;
+  const std::string table = render_qualify(e, Format::kCsv);
+  EXPECT_NE(table.find(",4.07998 TB/s,>= 4.08000 TB/s,"), std::string::npos) << table;
+  Profile near_base = fixture();
+  ceiling(near_base, "hbm.copy").value = p.find("hbm.copy")->value / (1 - 0.05004);
+  const Check& nb = find_check(qualify(p, &near_base, default_rules()), "hbm.copy", "baseline");
+  EXPECT_EQ(nb.status, CheckStatus::kFail);
+  EXPECT_NE(nb.reason.find("5.004% below the baseline (tolerance 5%)"), std::string::npos) << nb.reason;
 }
 
 // Health checks alone are no qualification: a profile with no ceilings, or none with a limit, is incomplete.
