@@ -114,7 +114,14 @@ std::string profile_summary(const Profile& p) {
 
 std::string render_profile(const Profile& p, Format format) {
   if (format == Format::kJson) {
-    json out = {{"device", profile_to_json(p)["device"]}, {"created", p.created}, {"ceilings", json::array()}};
+    // What the table and its header show: the device, host, tool, a document's note and an incomplete run's
+    // measure record, and per ceiling the slowdowns by name.
+    const json stored = profile_to_json(p);
+    json out = {{"device", stored["device"]}, {"created", p.created}, {"ceilings", json::array()}};
+    out["hostname"] = p.hostname.empty() ? json(nullptr) : json(p.hostname);
+    out["tool"] = {{"version", p.tool_version}, {"git", p.tool_git.empty() ? json(nullptr) : json(p.tool_git)}};
+    out["note"] = p.note() ? json(*p.note()) : json(nullptr);
+    if (p.raw.contains("measure")) out["measure"] = p.raw["measure"];
     for (const Ceiling& c : p.ceilings) {
       const auto ds = datasheet_for(p, c);
       json row = {{"name", c.name},         {"value", c.value},         {"unit", c.unit}, {"cv", c.cv},
@@ -122,10 +129,12 @@ std::string render_profile(const Profile& p, Format format) {
       row["datasheet"] = ds ? json(*ds) : json(nullptr);
       row["fraction_of_datasheet"] = ds && *ds > 0 ? json(c.value / *ds) : json(nullptr);
       row["sm_clock_hz"] = c.telemetry.available ? json(c.telemetry.sm_clock_hz) : json(nullptr);
+      const std::uint64_t slowdowns = slowdown_bits(c);
+      row["slowdowns"] = slowdowns ? json(clock_events::names(slowdowns)) : json(nullptr);
       out["ceilings"].push_back(row);
     }
-    out["skipped"] = profile_to_json(p)["skipped"];
-    out["errors"] = profile_to_json(p)["errors"];
+    out["skipped"] = stored["skipped"];
+    out["errors"] = stored["errors"];
     return out.dump(2) + "\n";
   }
   if (format == Format::kCsv) return render(ceilings_csv_table(p), format);

@@ -67,6 +67,12 @@ TEST(CliShow, EveryFormat) {
   EXPECT_EQ(j["ceilings"][0]["name"], "hbm.copy");
   EXPECT_DOUBLE_EQ(j["ceilings"][0]["value"].get<double>(), 4.36e12);
   EXPECT_NEAR(j["ceilings"][0]["fraction_of_datasheet"].get<double>(), 4.36 / 4.8, 1e-12);
+  // What the table's header says is there too: host, tool, the fixture's note; slowdowns by name per ceiling.
+  EXPECT_EQ(j["hostname"], "node001");
+  EXPECT_EQ(j["tool"]["version"], "0.1.0");
+  EXPECT_NE(j["note"].get<std::string>().find("not a measurement"), std::string::npos);
+  EXPECT_TRUE(j["ceilings"][0]["slowdowns"].is_null());
+  EXPECT_FALSE(j.contains("measure"));  // a hand-written fixture was not measured by `ceilings measure`
 }
 
 // `show --ceiling`: one ceiling in full. The sweep and the pair matrix are hand-written here, in the
