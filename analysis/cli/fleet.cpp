@@ -243,7 +243,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
                          : std::string()) +
          std::to_string(found.not_judged) + " GPU(s) not judged, " + std::to_string(found.missing_failed) +
          " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) +
-         " GPU(s) with a health fault\n";
+         " GPU(s) with a health fault\n" + (md ? "\n" : "");
   out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " (and at least " +
          format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
          " below the group median, or (split) below a gap of more than " + format_percent(rule.margin) +

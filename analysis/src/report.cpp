@@ -143,7 +143,8 @@ std::string render_profile(const Profile& p, Format format) {
     std::string summary = profile_summary(p);
     std::string md;
     std::istringstream lines(summary);
-    for (std::string line; std::getline(lines, line);) md += "> " + line + "\n";
+    // Two trailing spaces: a line break, so the summary's lines do not run together into one paragraph
+    for (std::string line; std::getline(lines, line);) md += "> " + line + "  \n";
     return md + "\n" + table;
   }
   return profile_summary(p) + "\n" + table;
