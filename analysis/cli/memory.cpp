@@ -77,6 +77,13 @@ int run(const MemoryOptions& o) {
         const double mtp = static_cast<double>(counts.mtp) - shared;
         in.params += mtp;
         in.last_stage_params = mtp;  // beside the output head they share, on the last pipeline stage
+        // Each module's decoder layer is an MoE layer of the model's shape: its routed experts divide over --ep.
+        for (std::int64_t l = 0; l < in.model->layers; ++l)
+          if (in.model->is_moe_layer(l)) {
+            in.last_stage_routed_params =
+                static_cast<double>(in.model->mtp_layers) * layer_params(*in.model, l).routed_experts;
+            break;
+          }
         notes.push_back("parameters include the " + std::to_string(in.model->mtp_layers) +
                         " multi-token-prediction module(s) trained with the model (" + format_fixed(mtp / 1e9, 2) +
                         "B parameters; their embedding and output head are the model's); their activations are not estimated");
@@ -181,7 +188,8 @@ int run(const MemoryOptions& o) {
                 {"kv_cache_bytes", est.kv_cache},
                 {"total_bytes", est.total()},
                 {"activations_estimated", est.activations_estimated},
-                {"pipeline_stage", est.stage_layers > 0 ? json{{"stage", est.stage},
+                {"pipeline_stage", est.stage_layers > 0 ? json{{"stage", est.stage + 1},  // of "stages", as the note
+                                                               {"stages", o.pp},
                                                                {"layers", est.stage_layers},
                                                                {"embedding", est.stage_embedding},
                                                                {"output_head", est.stage_head}}

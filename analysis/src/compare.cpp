@@ -157,18 +157,26 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   return c;
 }
 
+namespace {
+std::optional<std::pair<std::string, double>> vs_first_ratio(const CompareCell& first, const CompareCell& other) {
+  std::optional<std::pair<std::string, double>> r;
+  if (first.measured && other.measured && *first.measured > 0)
+    r = {"measured", *other.measured / *first.measured};
+  else if (first.datasheet && other.datasheet && *first.datasheet > 0)
+    r = {"datasheet", *other.datasheet / *first.datasheet};
+  if (r && !std::isfinite(r->second)) return std::nullopt;  // a rate of 1e-300 against another: no ratio, not "infx"
+  return r;
+}
+}  // namespace
+
 std::optional<std::string> vs_first_basis(const CompareCell& first, const CompareCell& other) {
-  if (first.measured && other.measured && *first.measured > 0) return "measured";
-  if (first.datasheet && other.datasheet && *first.datasheet > 0) return "datasheet";
-  return std::nullopt;
+  const auto r = vs_first_ratio(first, other);
+  return r ? std::optional<std::string>(r->first) : std::nullopt;
 }
 
 std::optional<double> vs_first(const CompareCell& first, const CompareCell& other) {
-  const auto basis = vs_first_basis(first, other);
-  if (!basis) return std::nullopt;
-  const double ratio = *basis == "measured" ? *other.measured / *first.measured : *other.datasheet / *first.datasheet;
-  if (!std::isfinite(ratio)) return std::nullopt;  // a rate of 1e-300 against another: no ratio, not "infx"
-  return ratio;
+  const auto r = vs_first_ratio(first, other);
+  return r ? std::optional<double>(r->second) : std::nullopt;
 }
 
 Table comparison_table(const Comparison& c) {

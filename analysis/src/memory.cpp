@@ -65,9 +65,11 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
   if (in.zero_stage < 0 || in.zero_stage > 3) throw InputError("--zero must be 0, 1, 2 or 3");
   if (in.ep < 1) throw InputError("--ep must be at least 1");
   if (in.ep > 1) {
-    if (!in.model || !in.model->is_moe())
-      throw InputError("--ep divides a mixture-of-experts model's routed experts: it needs an MoE model's description "
-                       "(--hf-config)");
+    if (!in.model)
+      throw InputError("--ep divides a mixture-of-experts model's routed experts: it needs the model's description "
+                       "(--hf-config), not --params");
+    if (!in.model->is_moe())
+      throw InputError("--ep divides a mixture-of-experts model's routed experts, and this model has none");
     if (in.dp % in.ep != 0)
       throw InputError("--ep " + std::to_string(in.ep) + " does not divide --dp " + std::to_string(in.dp) +
                        ": expert parallelism takes its GPUs from the data-parallel ones");
@@ -125,6 +127,7 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
       const double head = counts.lm_head > 0 || in.pp == 1 ? static_cast<double>(counts.lm_head)
                                                            : static_cast<double>(c.vocab) * h;  // a tied head's copy
       params += static_cast<double>(c.norm_params_per_hidden) * h + head + in.last_stage_params;
+      routed += in.last_stage_routed_params;
     }
     const double kv_params = kv_per_layer * static_cast<double>(m.stage_layers);
     m.activations = static_cast<double>(in.pp - i) * activations;  // 1F1B: pp - i micro-batches in flight

@@ -51,7 +51,8 @@ std::string ceiling_unit_for(const std::string& name) {
   if (f == "hbm" || f == "l2" || f == "smem" || f == "pcie" || f == "nvlink") return "B/s";
   // Compute: integer types count operations (gemm.int8, its _sustained and _ref8192; an fma.int32 to come),
   // floating-point ones FLOPs.
-  if (f == "gemm" || f == "fma") return name.compare(f.size() + 1, 3, "int") == 0 ? "OP/s" : "FLOP/s";
+  if (f == "gemm" || f == "fma")
+    return name.size() > f.size() && name.compare(f.size() + 1, 3, "int") == 0 ? "OP/s" : "FLOP/s";
   if (f == "latency") return "s";
   return "";  // a family this build does not know (a newly added one): its profile records the unit
 }
@@ -737,10 +738,18 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
       if (edit_distance(n, name) <= 2) near += (near.empty() ? "" : ", ") + n;
     throw InputError("rules: '" + where + "': unknown ceiling family '" + family +
                      "': not one this build knows (hbm, l2, smem, gemm, fma, pcie, nvlink, latency), and the profile "
-                     "has no " + family + ".* ceiling" + (near.empty() ? "" : " (did you mean " + near + "?)"));
+                     "has no " + family + ".* ceiling: misspelt, or a family of a newer ceilings than the one that "
+                     "measured this profile" + (near.empty() ? "" : " (did you mean " + near + "?)"));
   };
   for (const std::string& name : rules.required) known_family(name, "required: " + name);
-  for (const auto& [name, rule] : rules.ceilings) known_family(name, "ceilings." + name);
+  for (const auto& [name, rule] : rules.ceilings) {
+    known_family(name, "ceilings." + name);
+    // A new family's limit is in the unit it was written in: the profile's record says whether that is its unit
+    // (a known family's was checked as the file was read).
+    if (const Ceiling* c = p.find(name); c && ceiling_unit_for(name).empty() && !rule.unit.empty() && c->unit != rule.unit)
+      throw InputError("rules: 'ceilings." + name + "': the limit is in " + rule.unit + ", and the profile records " +
+                       name + " in " + c->unit);
+  }
 
   for (const std::string& name : rules.required) {
     Check k = make_check(name, "required");

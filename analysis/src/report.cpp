@@ -175,10 +175,9 @@ std::string detail_value(const std::string& key, const json& v, const std::strin
     if (const auto bits = clock_events::from_number(x)) return clock_events::names(*bits);
   static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate|rerank_rate_[0-9]+|rate_min)$");
   if (std::regex_match(key, in_ceiling_unit)) return format_quantity(x, ceiling_unit);
-  // A count whole (flop 248034361344, not 2.48034e+11), anything else to 15 digits
+  // A count whole (flop 248034361344, not 2.48034e+11), anything else to 6 significant digits
   if (x == std::floor(x) && std::fabs(x) < 1e15) return format_fixed(x, 0);
   std::ostringstream os;
-  os.precision(15);
   os << x;
   return os.str();
 }

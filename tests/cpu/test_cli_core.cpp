@@ -74,6 +74,15 @@ TEST(CliShow, EveryFormat) {
   EXPECT_NE(j["note"].get<std::string>().find("not a measurement"), std::string::npos);
   EXPECT_TRUE(j["ceilings"][0]["slowdowns"].is_null());
   EXPECT_FALSE(j.contains("measure"));  // a hand-written fixture was not measured by `ceilings measure`
+  // A run cut short says so in json as in the table's header
+  json doc = read_json_file(kFixture);
+  doc["measure"] = {{"complete", false}, {"stopped", "interrupted (SIGINT)"}, {"cases", 10}, {"finished_cases", 4}};
+  const std::string dir = test::scratch_dir("show_json_measure");
+  std::ofstream(dir + "/cut.profile.json") << doc.dump();
+  r = run_cli({"show", dir + "/cut.profile.json", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["measure"]["complete"], false);
+  EXPECT_EQ(json::parse(r.out)["measure"]["finished_cases"], 4);
 }
 
 // `show --ceiling`: one ceiling in full. The sweep and the pair matrix are hand-written here, in the

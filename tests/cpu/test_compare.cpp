@@ -47,6 +47,7 @@ TEST(Compare, TwoProfiles) {
   tiny.measured = 1e-300;
   big.measured = 4e12;
   EXPECT_FALSE(vs_first(tiny, big).has_value());
+  EXPECT_FALSE(vs_first_basis(tiny, big).has_value());  // nor a basis for the ratio there is not
   EXPECT_EQ(csv_number(std::numeric_limits<double>::infinity()), "");
   EXPECT_EQ(csv_number(std::numeric_limits<double>::quiet_NaN()), "");
 }

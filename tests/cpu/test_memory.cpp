@@ -151,7 +151,6 @@ TEST(TrainMemory, ExpertParallelismDividesTheRoutedExperts) {
   in.ep = 8;
   MemoryEstimate m = train_memory(in);
   EXPECT_DOUBLE_EQ(m.weights, 2 * (dense + routed / 8));
-  const double activations = m.activations;
   in.zero_stage = 1;
   m = train_memory(in);
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * (dense / 16 + routed / 8 / 2));
@@ -160,7 +159,6 @@ TEST(TrainMemory, ExpertParallelismDividesTheRoutedExperts) {
   EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * (dense / 16 + routed / 8 / 2));
   in.ep = 1;
   in.zero_stage = 0;
-  EXPECT_DOUBLE_EQ(train_memory(in).activations, activations);  // balanced routing: as many token copies a GPU
   in.tp = 2;
   in.ep = 4;
   EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * (dense / 2 + routed / 2 / 4));
@@ -178,10 +176,36 @@ TEST(TrainMemory, ExpertParallelismDividesTheRoutedExperts) {
   EXPECT_THROW(train_memory(in), InputError);
   in.model.reset();
   EXPECT_THROW(train_memory(in), InputError);
+  in.model = mixtral;
+  in.ep = 0;
+  EXPECT_THROW(train_memory(in), InputError);
+  // What trains beside the model on the last stage (DeepSeek-V3's MTP module, an MoE layer) has its routed
+  // experts divided by ep too: 2 stages, the last with 16 layers, the head and 10B parameters, 8B of them experts.
+  in.ep = 8;
+  in.dp = 8;
+  in.pp = 2;
+  in.recompute = Recompute::kFull;
+  in.last_stage_params = 10e9;
+  in.last_stage_routed_params = 8e9;
+  double last = 4096 + 32000.0 * 4096 + 10e9, last_routed = 8e9;
+  for (std::int64_t l = 16; l < 32; ++l) {
+    last += layer_params(mixtral, l).total;
+    last_routed += layer_params(mixtral, l).routed_experts;
+  }
+  m = train_memory(in);
+  EXPECT_EQ(m.stage, 1);
+  EXPECT_DOUBLE_EQ(m.weights, 2 * (last - last_routed + last_routed / 8));
   const auto r = test::run_cli({"memory", "--hf-config", hf("Mixtral-8x7B-v0.1"), "--mode", "train", "--seq", "4096",
                                 "--dp", "16", "--ep", "8", "--zero", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("routed experts over 8 GPUs (1 each"), std::string::npos) << r.out;
+  // DeepSeek-V3's MTP module is an MoE layer on the last stage: its 9.87B routed-expert parameters divide over ep
+  // too (undivided, the last stage read 87.68 GB here; by hand 48.2 GB).
+  const auto v3 = test::run_cli({"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "train", "--seq", "4096",
+                                 "--pp", "16", "--dp", "32", "--ep", "8", "--zero", "1", "--recompute", "full", "--json"});
+  ASSERT_EQ(v3.exit_code, 0) << v3.err;
+  EXPECT_NEAR(json::parse(v3.out)["total_bytes"].get<double>(), 48.22e9, 0.01e9) << v3.out;
+  EXPECT_EQ(json::parse(v3.out)["pipeline_stage"]["stage"], 16);
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("Mixtral-8x7B-v0.1"), "--mode", "infer", "--context", "4096",
                            "--ep", "2"}).exit_code, 2);  // training only
 }
@@ -244,7 +268,8 @@ TEST(MemoryCli, SaysWhichStageAndWhatQuantizedWeightsLeaveOut) {
                           "8", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
-  EXPECT_EQ(j["pipeline_stage"]["stage"], 0);
+  EXPECT_EQ(j["pipeline_stage"]["stage"], 1);  // of 8, as the note says
+  EXPECT_EQ(j["pipeline_stage"]["stages"], 8);
   EXPECT_EQ(j["pipeline_stage"]["layers"], 4);
   EXPECT_EQ(j["pipeline_stage"]["embedding"], true);
   EXPECT_EQ(j["pipeline_stage"]["output_head"], false);

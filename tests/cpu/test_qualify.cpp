@@ -231,7 +231,8 @@ TEST(Qualify, LimitsArePrintedAsGiven) {
   EXPECT_NE(table.find(",4.07998 TB/s,>= 4.08000 TB/s,"), std::string::npos) << table;
   Profile near_base = fixture();
   ceiling(near_base, "hbm.copy").value = p.find("hbm.copy")->value / (1 - 0.05004);
-  const Check& nb = find_check(qualify(p, &near_base, default_rules()), "hbm.copy", "baseline");
+  const QualifyResult against_base = qualify(p, &near_base, default_rules());
+  const Check& nb = find_check(against_base, "hbm.copy", "baseline");
   EXPECT_EQ(nb.status, CheckStatus::kFail);
   EXPECT_NE(nb.reason.find("5.004% below the baseline (tolerance 5%)"), std::string::npos) << nb.reason;
 }
@@ -404,13 +405,24 @@ TEST(Qualify, ARuleOnANewFamilyIsJudgedInItsOwnUnit) {
   EXPECT_EQ(find_check(r, "tex.read", "minimum").status, CheckStatus::kPass);
   r = qualify(p, nullptr, rules(R"("ceilings":{"tex.read":{"min":"10 TB/s"}})"));
   EXPECT_EQ(find_check(r, "tex.read", "minimum").status, CheckStatus::kFail);
-  r = qualify(p, nullptr, rules(R"("ceilings":{"tex.read":{"min":"10 TFLOP/s"}})"));
-  EXPECT_EQ(find_check(r, "tex.read", "minimum").status, CheckStatus::kIncomplete);
-  EXPECT_NE(find_check(r, "tex.read", "minimum").reason.find("recorded in B/s, the rule is in FLOP/s"), std::string::npos);
+  try {  // a limit in a unit the profile does not record it in is bad input, as for a known family
+    qualify(p, nullptr, rules(R"("ceilings":{"tex.read":{"min":"10 TFLOP/s"}})"));
+    ADD_FAILURE() << "a FLOP/s limit on a B/s ceiling was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the limit is in FLOP/s, and the profile records tex.read in B/s"),
+              std::string::npos)
+        << e.what();
+  }
   r = qualify(p, nullptr, rules(R"("required":["hbm.copy","tex.read","nccl.allreduce"])"));
   EXPECT_EQ(find_check(r, "tex.read", "required").status, CheckStatus::kPass);
   EXPECT_EQ(find_check(r, "nccl.allreduce", "required").status, CheckStatus::kIncomplete);  // skipped, with why
 
+  // By the CLI: bad input, exit 2
+  const std::string dir = test::scratch_dir("qualify_unknown_family");
+  std::ofstream(dir + "/typo.rules.json") << R"({"schema":"ceilings.rules/1","ceilings":{"hmb.copy":{"min":"4 TB/s"}}})";
+  const auto cli = test::run_cli({"qualify", kFixtures + "/h200-qualify.profile.json", "--rules", dir + "/typo.rules.json"});
+  EXPECT_EQ(cli.exit_code, 2) << cli.out << cli.err;
+  EXPECT_NE(cli.err.find("unknown ceiling family 'hmb'"), std::string::npos) << cli.err;
   for (const std::string body : {R"("ceilings":{"hmb.copy":{"min":"4 TB/s"}})", R"("required":["hmb.copy"])"}) {
     try {
       qualify(p, nullptr, rules(body));
@@ -595,7 +607,8 @@ TEST(Qualify, ASlowPeerCeilingNamesItsSlowestPair) {
   uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"p2p_0_1", 389e9}, {"p2p_1_0", 391e9},
                 {"p2p_2_3", 210e9}, {"p2p_median", 390e9}, {"p2p_min", 210e9}};
   p.ceilings.push_back(uni);
-  const Check& c = find_check(qualify(p, nullptr, default_rules()), "nvlink.p2p_uni", "datasheet fraction");
+  const QualifyResult r = qualify(p, nullptr, default_rules());  // named: a Check& into a temporary would dangle
+  const Check& c = find_check(r, "nvlink.p2p_uni", "datasheet fraction");
   EXPECT_EQ(c.status, CheckStatus::kFail);
   EXPECT_NE(c.reason.find("(slowest pair GPU 2 -> GPU 3 at 210 GB/s; median pair 390 GB/s)"), std::string::npos)
       << c.reason;

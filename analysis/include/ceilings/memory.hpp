@@ -12,6 +12,7 @@ struct TrainMemoryInput {
   double params = 0;                 // total parameters (without a model: split evenly over tp*pp)
   std::optional<ModelConfig> model;  // its layers, embedding and head per pipeline stage, and activations
   double last_stage_params = 0;      // trained beside the model on its last stage (DeepSeek-V3's MTP modules)
+  double last_stage_routed_params = 0;  // of those, routed experts (divided by ep like the model's)
   double micro_batch = 1, seq = 0;
   int tp = 1, pp = 1, dp = 1, zero_stage = 0;
   int ep = 1;  // expert parallel: each MoE layer's routed experts divided over ep of the dp GPUs
