@@ -358,6 +358,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     if (r.ok()) {
       try {
         doc = ceilings::read_benchmark_json_file(tmp_json);
+        // Readable, but holding no list of results: the family's cases must not vanish without a word.
+        if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
+          failure = "ceilings-bench exited 0 without a usable result: its output has no benchmarks array";
       } catch (const ceilings::Error& e) {
         failure = std::string("ceilings-bench exited 0 without a usable result: ") + e.what();
       }
@@ -375,6 +378,12 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     }
     remove_with_prefix(tmp_json);  // the output, the checkpoint, and a checkpoint temp a kill mid-write left
 
+    // Every family must have measured the GPU the first one did: were one GPU to fall off the bus between
+    // families, --ceilings_device would name another, and its numbers must not be filed under this one.
+    if (const std::string other = ceilings::other_device(merged, doc); !other.empty()) {
+      failure = "ceilings-bench measured another GPU than the run's first family: " + other;
+      doc = nullptr;
+    }
     std::size_t finished = 0;
     if (doc.is_object() && doc.contains("benchmarks") && doc["benchmarks"].is_array()) {
       std::set<std::string> have;
@@ -391,6 +400,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
         merged = doc;
       } else {
         for (auto& b : doc["benchmarks"]) merged["benchmarks"].push_back(std::move(b));
+        // The device and host as the first family that recorded them (one that wrote none, or nothing, went first)
+        if (!ceilings::has_device_context(merged) && ceilings::has_device_context(doc)) merged["context"] = doc["context"];
       }
       if (!failure.empty()) {
         bool first = true;

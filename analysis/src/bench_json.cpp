@@ -8,8 +8,10 @@
 #include <map>
 #include <set>
 
+#include "ceilings/clock_events.hpp"
 #include "ceilings/datasheet.hpp"
 #include "ceilings/gemm_plan.hpp"
+#include "ceilings/json_fields.hpp"
 #include "ceilings/timeline.hpp"
 #include "ceilings/units.hpp"
 
@@ -179,6 +181,35 @@ std::string exact_benchmark_filter(const std::vector<std::string>& names) {
   return re + ")$";
 }
 
+namespace {
+// The device record of a bench output, or null where it has none that parses.
+json device_context(const json& output) {
+  if (!has_device_context(output)) return nullptr;
+  try {
+    const json d = parse_json_text(output["context"][kContextDevice].get<std::string>(), "context");
+    return d.is_object() ? d : json();
+  } catch (const InputError&) {
+    return nullptr;
+  }
+}
+}  // namespace
+
+bool has_device_context(const json& output) {
+  return output.is_object() && output.contains("context") && output["context"].is_object() &&
+         output["context"].contains(kContextDevice) && output["context"][kContextDevice].is_string();
+}
+
+std::string other_device(const json& first, const json& later) {
+  const json a = device_context(first), b = device_context(later);
+  if (!a.is_object() || !b.is_object()) return "";
+  auto text = [](const json& d, const char* key) {
+    return d.contains(key) && d[key].is_string() ? printable_text(d[key].get<std::string>()) : std::string();
+  };
+  const std::string ua = text(a, "uuid"), ub = text(b, "uuid"), pa = text(a, "pci_bus_id"), pb = text(b, "pci_bus_id");
+  if ((ua.empty() || ub.empty() || ua == ub) && (pa.empty() || pb.empty() || pa == pb)) return "";
+  return ub + " (bus " + pb + "), where the first family measured " + ua + " (bus " + pa + ")";
+}
+
 CaseName case_name(const std::string& benchmark_name) {
   try {
     const Parsed p = parse_name(benchmark_name, "case");
@@ -210,6 +241,15 @@ Profile profile_from_benchmark_json(const json& gb) {
       const bool ok = v.is_number_integer() && (gen ? valid_pcie_gen(v.get<int>()) : valid_pcie_width(v.get<int>()));
       if (!v.is_null() && !ok) v = nullptr;
     }
+  // So is a power limit or maximum clock no GPU has (NVML's 0xFFFFFFFF "not available" read as a value).
+  if (json& dev = skeleton["device"]; dev.is_object()) {
+    auto plausible_or_null = [](json& v, const char* unit) {
+      if (v.is_number() && (!(v.get<double>() > 0) || !implausible_limit(v.get<double>(), unit).empty())) v = nullptr;
+    };
+    if (dev.contains("power_limit_w")) plausible_or_null(dev["power_limit_w"], "W");
+    if (dev.contains("clocks_max_hz") && dev["clocks_max_hz"].is_object())
+      for (auto& [key, v] : dev["clocks_max_hz"].items()) plausible_or_null(v, "Hz");
+  }
   skeleton["tool"] = {{"version", context.optional_string(kContextVersion).value_or("")},
                       {"git", context.optional_string(kContextGit).value_or("")}};
   Profile profile = profile_from_json(skeleton, "benchmark context");
@@ -226,7 +266,10 @@ Profile profile_from_benchmark_json(const json& gb) {
     std::string subject = where;
     try {
       const Fields b(benchmarks[i], where);
-      if (b.optional_string("run_type").value_or("iteration") != "iteration") continue;  // GB aggregates
+      // Google Benchmark's aggregates (_mean, _median, _stddev of --benchmark_repetitions): by run_type, or by
+      // aggregate_name where a Google Benchmark older than 1.5 wrote no run_type
+      if (b.optional_string("run_type").value_or("iteration") != "iteration" || benchmarks[i].contains("aggregate_name"))
+        continue;
       const std::string name = b.string("name");
       subject = name;
       const Parsed parsed = parse_name(name, where);
@@ -236,13 +279,14 @@ Profile profile_from_benchmark_json(const json& gb) {
       // Google Benchmark 1.8's SkipWithMessage ("skipped"/"skip_message"; SkipWithError is still
       // "error_occurred"/"error_message"): a case that chose not to run, with its reason.
       if (b.optional_boolean("skipped").value_or(false)) {
-        profile.skipped.push_back(
-            {parsed.ceiling, b.optional_string("skip_message").value_or("skipped") + " [" + parsed.run_name + "]"});
+        profile.skipped.push_back({parsed.ceiling, printable_text(b.optional_string("skip_message").value_or("skipped")) +
+                                                       " [" + parsed.run_name + "]"});
         continue;
       }
       const bool failed = b.optional_boolean("error_occurred").value_or(false);
       if (failed) {
-        const std::string message = b.optional_string("error_message").value_or("failed without a message");
+        // Another program's text, shown on terminals and kept in the profile: made printable
+        const std::string message = printable_text(b.optional_string("error_message").value_or("failed without a message"));
         const std::string prefix = "unsupported:";
         if (message.rfind(prefix, 0) == 0) {
           std::string reason = message.substr(prefix.size());
@@ -275,7 +319,7 @@ Profile profile_from_benchmark_json(const json& gb) {
       if (!value_key)
         throw InputError(where + " (" + name +
                          "): no value counter (bytes_per_second, flop_per_second, op_per_second or latency_s)");
-      for (const char* key : {"cv", "samples", "verified"}) not_finite(key);
+      for (const char* key : {"cv", "samples", "verified", "throttled", "telemetry", "throttle_reasons"}) not_finite(key);
       c.value = b.number(value_key);
       if (c.value <= 0) b.fail(value_key, "must be positive");
       c.cv = b.number("cv");
@@ -291,10 +335,18 @@ Profile profile_from_benchmark_json(const json& gb) {
         c.telemetry.temp_c = b.number("temp_c", -273.15);
       }
       c.detail = {{"benchmark", parsed.run_name}};
-      for (const auto& [k, v] : parsed.args.items()) c.detail[k] = v;
-      if (b.has("throttle_reasons"))
-        c.detail["throttle_reasons"] = static_cast<std::uint64_t>(b.number("throttle_reasons"));
-      if (auto label = b.optional_string("label"); label && !label->empty()) c.detail["label"] = *label;
+      for (const auto& [k, v] : parsed.args.items()) {
+        // An argument named like what the converter writes would overwrite the case's provenance
+        if (k == "benchmark" || k == "candidates" || k == "variants")
+          b.fail("name", "its argument '" + k + "' has a name the profile's detail uses for something else");
+        c.detail[k] = v;
+      }
+      if (b.has("throttle_reasons")) {
+        const auto bits = clock_events::from_number(b.number("throttle_reasons"));
+        if (!bits) b.fail("throttle_reasons", "is not a clock-event bit mask (a whole number, 0 to 2^64)");
+        c.detail["throttle_reasons"] = *bits;
+      }
+      if (auto label = b.optional_string("label"); label && !label->empty()) c.detail["label"] = printable_text(*label);
       json nonfinite = json::array();  // counters Google Benchmark wrote as NaN or Infinity (read as null)
       std::map<int, json> timeline;     // timeline_<k>_<field> counters, one object per bin
       for (const auto& [k, v] : benchmarks[i].items()) {
@@ -320,8 +372,10 @@ Profile profile_from_benchmark_json(const json& gb) {
         sweeps[c.name].push_back(point);
         continue;
       }
-      // A value no GPU reaches (a timing fault) is this case's error, not a profile its reader rejects.
+      // A value no GPU reaches (a timing fault) or a detail the reader refuses is this case's error, not a
+      // profile its reader rejects.
       check_ceiling(c, where + " (" + parsed.run_name + ")");
+      check_ceiling_detail(c, where + " (" + parsed.run_name + ").", profile.gpus_visible);
       if (spec) c.datasheet = datasheet_value(*spec, c.name, c.detail);
       // gemm/<type>_ref8192 also competes for gemm.<type> (where the search gave that ceiling a number).
       const std::string ref_suffix = "_ref8192";
@@ -355,6 +409,15 @@ Profile profile_from_benchmark_json(const json& gb) {
       continue;
     }
     std::vector<Candidate>& cands = it->second;
+    // Candidates compete on their numbers: one in another unit than the first (a family this build gives no
+    // unit) is its own case's error.
+    const std::string unit = cands.front().ceiling.unit;
+    for (const Candidate& cand : cands)
+      if (cand.ceiling.unit != unit)
+        profile.errors.push_back({name, "unusable benchmark entry: reports " + cand.ceiling.unit + " where " + name +
+                                            "'s other cases report " + unit + " [" + cand.run_name + "]"});
+    cands.erase(std::remove_if(cands.begin(), cands.end(), [&](const Candidate& c) { return c.ceiling.unit != unit; }),
+                cands.end());
     // Repetitions of one configuration: its median repetition stands for it; of an even number the worse of the
     // middle two (sorted best first), so the value, cv and telemetry are all one repetition's, never averaged.
     std::map<std::string, std::vector<Candidate>> by_run;

@@ -199,38 +199,43 @@ namespace {
 // the highest GPU number: p2p_9999_9999 asked for 10^8 cells) and the mean power a rate is divided by.
 constexpr int kMaxPairGpu = 256;  // GPU numbers of one node's peer matrix
 
-void check_detail_values(const Profile& p) {
-  const int gpus = p.gpus_visible.value_or(kMaxPairGpu);
-  for (std::size_t i = 0; i < p.ceilings.size(); ++i) {
-    const Ceiling& c = p.ceilings[i];
-    const std::string at = "ceilings[" + std::to_string(i) + "].detail.";
-    for (const PeerPairValue& pair : peer_pairs_in_detail(c.detail)) {
-      if (pair.src >= gpus || pair.dst >= gpus || pair.src >= kMaxPairGpu || pair.dst >= kMaxPairGpu)
-        fail(at + pair.key, "names a GPU beyond the " + std::to_string(std::min(gpus, kMaxPairGpu)) +
-                                (p.gpus_visible ? " the measuring process saw (host.gpus_visible)" : " a node can hold"));
-      if (pair.src == pair.dst) fail(at + pair.key, "is a GPU paired with itself: a peer pair has two GPUs");
-      check_quantity(pair.value, "B/s", at + pair.key);
-    }
-    if (const auto bits = c.detail_number("throttle_reasons"); bits && !clock_events::from_number(*bits))
-      fail(at + "throttle_reasons", number_text(*bits) + " is not a clock-event bit mask (a whole number, 0 to 2^64)");
-    const auto readings = c.detail_number("reason_readings");
-    for (const char* key : {"reason_readings", "power_cap_readings", "hw_slowdown_readings", "telemetry_readings",
-                            "power_instant_readings"}) {
-      const auto n = c.detail_number(key);
-      if (!n) continue;
-      if (!(*n >= 0 && *n <= 9007199254740992.0) || std::floor(*n) != *n)
-        fail(at + key, number_text(*n) + " is not a count of readings");
-      const std::string k = key;
-      const bool among_reason_readings = k == "power_cap_readings" || k == "hw_slowdown_readings";
-      if (among_reason_readings && readings && *n > *readings)
-        fail(at + key, number_text(*n) + " readings of " + number_text(*readings) + " (reason_readings): more than read");
-    }
-    if (const auto r = c.detail_number("robust_cv"); r && !(*r >= 0 && std::isfinite(*r)))
-      fail(at + "robust_cv", number_text(*r) + " is not a spread (a finite number, 0 or more)");
-    for (const char* key : {"power_mean_w", "power_instant_w"})
-      if (const auto w = c.detail_number(key); w && !(*w >= 1e-3 && *w <= 1e5))
-        fail(at + key, number_text(*w) + " W is not a GPU's power (1 mW to 100 kW)");
+}  // namespace
+
+void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional<int> gpus_visible) {
+  const int gpus = gpus_visible.value_or(kMaxPairGpu);
+  for (const PeerPairValue& pair : peer_pairs_in_detail(c.detail)) {
+    if (pair.src >= gpus || pair.dst >= gpus || pair.src >= kMaxPairGpu || pair.dst >= kMaxPairGpu)
+      fail(at + pair.key, "names a GPU beyond the " + std::to_string(std::min(gpus, kMaxPairGpu)) +
+                              (gpus_visible ? " the measuring process saw (host.gpus_visible)" : " a node can hold"));
+    if (pair.src == pair.dst) fail(at + pair.key, "is a GPU paired with itself: a peer pair has two GPUs");
+    check_quantity(pair.value, "B/s", at + pair.key);
   }
+  if (const auto bits = c.detail_number("throttle_reasons"); bits && !clock_events::from_number(*bits))
+    fail(at + "throttle_reasons", number_text(*bits) + " is not a clock-event bit mask (a whole number, 0 to 2^64)");
+  const auto readings = c.detail_number("reason_readings");
+  for (const char* key : {"reason_readings", "power_cap_readings", "hw_slowdown_readings", "telemetry_readings",
+                          "power_instant_readings"}) {
+    const auto n = c.detail_number(key);
+    if (!n) continue;
+    if (!(*n >= 0 && *n <= 9007199254740992.0) || std::floor(*n) != *n)
+      fail(at + key, number_text(*n) + " is not a count of readings");
+    const std::string k = key;
+    const bool among_reason_readings = k == "power_cap_readings" || k == "hw_slowdown_readings";
+    if (among_reason_readings && readings && *n > *readings)
+      fail(at + key, number_text(*n) + " readings of " + number_text(*readings) + " (reason_readings): more than read");
+  }
+  if (const auto r = c.detail_number("robust_cv"); r && !(*r >= 0 && std::isfinite(*r)))
+    fail(at + "robust_cv", number_text(*r) + " is not a spread (a finite number, 0 or more)");
+  for (const char* key : {"power_mean_w", "power_instant_w"})
+    if (const auto w = c.detail_number(key); w && !(*w >= 1e-3 && *w <= 1e5))
+      fail(at + key, number_text(*w) + " W is not a GPU's power (1 mW to 100 kW)");
+}
+
+namespace {
+
+void check_detail_values(const Profile& p) {
+  for (std::size_t i = 0; i < p.ceilings.size(); ++i)
+    check_ceiling_detail(p.ceilings[i], "ceilings[" + std::to_string(i) + "].detail.", p.gpus_visible);
 }
 
 }  // namespace

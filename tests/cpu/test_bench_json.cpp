@@ -127,6 +127,70 @@ TEST(BenchJson, APcieReadingNoLinkHasIsUnreadNotFatal) {
   ASSERT_EQ(p.ceilings.size(), 1u);
 }
 
+// So is a power limit or maximum clock no GPU has (NVML's 0xFFFFFFFF mW read as 4294967 W): the run was lost.
+TEST(BenchJson, ADeviceReadingNoGpuHasIsUnreadNotFatal) {
+  json doc = bench_output({hbm_case("t:1", 4.3e12)});
+  json device = json::parse(doc["context"][kContextDevice].get<std::string>());
+  device["power_limit_w"] = 4294967.295;
+  device["clocks_max_hz"] = {{"sm", 4.294967295e15}, {"memory", 3.201e9}};
+  doc["context"][kContextDevice] = device.dump();
+  const Profile p = profile_from_benchmark_json(doc);
+  EXPECT_FALSE(p.device.power_limit_w.has_value());
+  EXPECT_FALSE(p.device.max_sm_clock_hz.has_value());
+  EXPECT_DOUBLE_EQ(p.device.max_mem_clock_hz.value_or(0), 3.201e9);
+  ASSERT_EQ(p.ceilings.size(), 1u);
+}
+
+// Whatever the converter keeps, the profile reader takes: a detail it would refuse, text a terminal would
+// obey, or a variant in another unit than its rivals is that case's error; the run's exit stays honest.
+TEST(BenchJson, WhatTheReaderWouldRefuseIsTheCasesError) {
+  json zero_power = hbm_case("threads:512", 4.36e12);
+  zero_power["power_mean_w"] = 0;
+  json self_pair = hbm_case("threads:1024", 4.35e12);
+  self_pair["p2p_0_0"] = 1e11;
+  json fractional = hbm_case("threads:768", 4.34e12);
+  fractional["reason_readings"] = 2.5;
+  json escape = hbm_case("threads:256", 4.2e12);
+  escape["label"] = "bad\x1b[31mlabel";
+  json failed = hbm_case("threads:128", 1e12);
+  failed["error_occurred"] = true;
+  failed["error_message"] = "cuda\x07 error\nsecond line";
+  json mask = hbm_case("threads:64", 4.33e12);
+  mask["throttle_reasons"] = 1e30;
+  json nan_throttled = hbm_case("threads:32", 4.33e12);
+  nan_throttled["throttled"] = nullptr;  // Google Benchmark's NaN, as read
+  json provenance = hbm_case("threads:16/benchmark:zzz", 4.33e12);
+  json aggregate = hbm_case("threads:8", 9e12);  // a _stddev row of a Google Benchmark older than 1.5 (no run_type)
+  aggregate.erase("run_type");
+  aggregate["aggregate_name"] = "stddev";
+  // A family this build gives no unit: a rival in another unit (a latency, numerically "faster" in B/s terms
+  // of nothing) does not compete
+  auto tex = [](const std::string& shape) {
+    json c = hbm_case(shape, 9e12);
+    c["name"] = c["run_name"] = "tex/read/" + shape + "/iterations:1/manual_time";
+    return c;
+  };
+  json tex_bytes = tex("t:1"), tex_latency = tex("t:2");
+  tex_latency.erase("bytes_per_second");
+  tex_latency["latency_s"] = 5e-6;
+  const Profile p = profile_from_benchmark_json(bench_output({zero_power, self_pair, fractional, escape, failed, mask,
+                                                              nan_throttled, provenance, aggregate, tex_bytes,
+                                                              tex_latency}));
+  ASSERT_EQ(p.ceilings.size(), 2u);
+  EXPECT_DOUBLE_EQ(p.ceilings[0].value, 4.2e12);  // the one clean case
+  EXPECT_EQ(p.ceilings[1].name, "tex.read");
+  EXPECT_EQ(p.ceilings[1].unit, "B/s");
+  EXPECT_EQ(p.ceilings[0].detail["label"], "bad?[31mlabel");
+  std::string reasons;
+  for (const Skipped& e : p.errors) reasons += e.reason + "\n";
+  EXPECT_EQ(p.errors.size(), 8u) << reasons;
+  for (const char* field : {"power_mean_w", "p2p_0_0", "reason_readings", "throttle_reasons", "throttled",
+                            "argument 'benchmark'", "reports s where tex.read's other cases report B/s"})
+    EXPECT_NE(reasons.find(field), std::string::npos) << field << "\n" << reasons;
+  EXPECT_NE(reasons.find("cuda? error?second line"), std::string::npos) << reasons;
+  EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
+}
+
 TEST(BenchJson, LatencyPrefersTheLowestValue) {
   json a = hbm_case("x:1", 1), b = hbm_case("x:2", 1);
   for (json* j : {&a, &b}) {

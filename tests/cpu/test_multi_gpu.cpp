@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -466,6 +467,37 @@ TEST(MultiGpu, UnreportedCaseIsAnError) {
   EXPECT_EQ(state_of(s, 0), "done");
   EXPECT_EQ(s["gpus"][0]["failed_cases"], 1);
   EXPECT_FALSE(s["complete"].get<bool>());
+}
+
+// A family that exits 0 with JSON but no benchmarks array: its cases are errors, not silently gone.
+TEST(MultiGpu, AFamilyWithNoBenchmarksArrayLosesItsCasesAsErrors) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_nobench");
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json"},
+                         {{"CEILINGS_STANDIN_MODE", "nobench"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const auto p = ceilings::read_profile(dir + "/x.profile.json");
+  std::set<std::string> errors;
+  for (const auto& e : p.errors) errors.insert(e.name);
+  EXPECT_EQ(errors, (std::set<std::string>{"hbm.copy", "hbm.read"}));
+  EXPECT_NE(p.errors[0].reason.find("no benchmarks array"), std::string::npos) << p.errors[0].reason;
+  EXPECT_TRUE(p.find("gemm.bf16"));  // the families after it, with their device record, still count
+}
+
+// A family that measured another GPU than the first (one fell off the bus, and --ceilings_device named the
+// next): its numbers are not filed under the first GPU.
+TEST(MultiGpu, AFamilyThatMeasuredAnotherGpuIsNotMerged) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_othergpu");
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json"},
+                         {{"CEILINGS_STANDIN_DEVICES", "2"}, {"CEILINGS_STANDIN_MODE", "othergpu"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const auto p = ceilings::read_profile(dir + "/x.profile.json");
+  EXPECT_TRUE(p.find("hbm.copy"));
+  EXPECT_FALSE(p.find("gemm.bf16"));
+  EXPECT_FALSE(p.find("latency.launch"));
+  bool named = false;
+  for (const auto& e : p.errors)
+    named = named || e.reason.find("measured another GPU than the run's first family") != std::string::npos;
+  EXPECT_TRUE(named) << r.err;
 }
 
 // Families that exit 0 and write nothing: every case is an error of its own (none "ran"); nothing is

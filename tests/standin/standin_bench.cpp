@@ -29,6 +29,9 @@
 //            signal in every family
 //   hang     ignores SIGTERM, starts a child that ignores it too, and never returns
 //   garbage  writes text that is not JSON and exits 0
+//   nobench  writes JSON with no benchmarks array and exits 0
+//   othergpu every family but the first reports another device (the next index: its UUID and bus), as a
+//            --ceilings_device that named another GPU after one fell off the bus would
 //   nogpu    exits 3 like ceilings-bench without a device
 #include <signal.h>
 #include <unistd.h>
@@ -297,6 +300,18 @@ int main(int argc, char** argv) {
       f << "{\"context\": {";
     }
     std::abort();
+  }
+  if (mode == "nobench") {
+    if (!faulty_family) return write_cases(a, factor, all, true);
+    std::ofstream f(a.out.empty() ? "/dev/stdout" : a.out);
+    f << "{\"context\": {}, \"benchmarks\": null}";
+    return 0;
+  }
+  if (mode == "othergpu") {
+    if (faulty_family) return write_cases(a, factor, all, true);
+    Args other = a;
+    ++other.device;
+    return write_cases(other, factor, all, true);
   }
   if (mode == "garbage") {
     std::ofstream f(a.out.empty() ? "/dev/stdout" : a.out);

@@ -49,6 +49,12 @@ struct CaseName {
 };
 CaseName case_name(const std::string& benchmark_name);
 
+// Whether a bench output carries ceilings-bench's device record (context.ceilings_device).
+bool has_device_context(const json& benchmark_output);
+// Where `later` measured another GPU than `first` (by UUID or PCI bus id), the two, said; "" where they are
+// one GPU or either output cannot say.
+std::string other_device(const json& first, const json& later);
+
 // Context problems (not ceilings-bench output) throw InputError; an unusable entry (no value counter,
 // unverified, a malformed name) becomes an entry of the profile's errors and the rest converts.
 Profile profile_from_benchmark_json(const json& benchmark_output);

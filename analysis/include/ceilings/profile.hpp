@@ -161,6 +161,9 @@ bool valid_pcie_gen(int generation);
 void check_profile_values(const Profile& profile);
 // The checks of one ceiling (its unit, value and datasheet value); `at` names it ("ceilings[3]").
 void check_ceiling(const Ceiling& ceiling, const std::string& at);
+// The detail values show, qualify and compare compute with (peer pairs, throttle reasons, reading counts,
+// power), as the profile reader checks them; `at` ends in "detail.". An InputError naming the field.
+void check_ceiling_detail(const Ceiling& ceiling, const std::string& at, std::optional<int> gpus_visible);
 // Why a limit of `v` in `unit` (a rules file's min or max) could never be told apart by a profile: empty when
 // it can, else the problem ("1e+20 B/s is above 1 PB/s, beyond any GPU"), from the same bounds as the values.
 std::string implausible_limit(double v, const std::string& unit);
