@@ -401,10 +401,11 @@ Profile profile_from_benchmark_json(const json& gb) {
     auto it = by_ceiling.find(name);
     if (it == by_ceiling.end()) {
       // A pure sweep family has no ceiling: say so (its points are in the raw JSON). Not where the
-      // ceiling's own case failed: its error says why.
-      const bool failed = std::any_of(profile.errors.begin(), profile.errors.end(),
-                                      [&](const Skipped& e) { return e.name == name; });
-      if (sweeps.count(name) && !failed)
+      // ceiling's own case failed or was skipped: its entry says why.
+      auto named = [&](const Skipped& e) { return e.name == name; };
+      const bool said = std::any_of(profile.errors.begin(), profile.errors.end(), named) ||
+                        std::any_of(profile.skipped.begin(), profile.skipped.end(), named);
+      if (sweeps.count(name) && !said)
         profile.skipped.push_back({name, "sweep only: no point was marked as a ceiling candidate"});
       continue;
     }
@@ -453,8 +454,10 @@ Profile profile_from_benchmark_json(const json& gb) {
       if (!(d >= 1 && d <= 64) || std::floor(d) != d || !valid(static_cast<int>(d))) return std::nullopt;
       return static_cast<int>(d);
     };
+    // Never past the most the GPU and its slot allow: one reading of generation 7 on a Gen5 slot is no link's
     if (const auto g = read("pcie_gen", valid_pcie_gen);
-        g && (!profile.device.pcie.gen || *profile.device.pcie.gen < *g))
+        g && (!profile.device.pcie.gen || *profile.device.pcie.gen < *g) &&
+        (!profile.device.pcie.max_gen || *g <= *profile.device.pcie.max_gen))
       profile.device.pcie.gen = g;
     if (const auto w = read("pcie_width", valid_pcie_width);
         w && (!profile.device.pcie.width || *profile.device.pcie.width > *w))

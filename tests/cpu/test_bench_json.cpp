@@ -592,4 +592,17 @@ TEST(BenchJson, PcieLinkIsTheBestGenerationAndTheNarrowestWidth) {
   EXPECT_EQ(p.device.pcie.width.value_or(0), 16);
   EXPECT_EQ(p.device.pcie.gen.value_or(0), 5);
   EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
+  // Nor is one past the most the GPU and its slot allow (Gen7 on a Gen5 slot, max_gen 5)
+  doc = bench_output({pcie("pcie/h2d/size:1073741824/iterations:1/manual_time", 7, 16, true)});
+  EXPECT_EQ(profile_from_benchmark_json(doc).device.pcie.gen.value_or(0), 5);
+
+  // A ceiling case skipped as unsupported says why there is no ceiling: no "sweep only" beside it either.
+  const json unsupported = {{"name", "pcie/h2d/iterations:1/manual_time"},
+                            {"run_type", "iteration"},
+                            {"error_occurred", true},
+                            {"error_message", "unsupported: no pinned memory"}};
+  p = profile_from_benchmark_json(
+      bench_output({pcie("pcie/h2d/size:4096/iterations:1/manual_time", 5, 16, false), unsupported}));
+  ASSERT_EQ(p.skipped.size(), 1u);
+  EXPECT_NE(p.skipped[0].reason.find("no pinned memory"), std::string::npos) << p.skipped[0].reason;
 }
