@@ -380,9 +380,14 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
 
     // Every family must have measured the GPU the first one did: were one GPU to fall off the bus between
     // families, --ceilings_device would name another, and its numbers must not be filed under this one.
+    bool other_gpu = false;
     if (const std::string other = ceilings::other_device(merged, doc); !other.empty()) {
-      failure = "ceilings-bench measured another GPU than the run's first family: " + other;
+      // What else went wrong (a crash, a timeout) stays first: it decides whether the run goes on.
+      const std::string why = "ceilings-bench measured another GPU than the run's first family: " + other;
+      const std::size_t line_end = std::min(failure.size(), failure.find('\n'));
+      failure = failure.empty() ? why : failure.insert(line_end, "; and " + why);
       doc = nullptr;
+      other_gpu = true;
     }
     std::size_t finished = 0;
     if (doc.is_object() && doc.contains("benchmarks") && doc["benchmarks"].is_array()) {
@@ -419,7 +424,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
       }
     } else if (!failure.empty()) {
       const std::string why = failure.substr(0, failure.find('\n'));
-      if (r.ok()) {  // exited 0 without a usable output: no case can be said to have run
+      if (r.ok() || other_gpu) {  // exited 0 without a usable output, or measured another GPU: all errors
         for (const auto& n : cases) lost.push_back(entry(n, "not reported: " + why));
       } else {
         lost.push_back(entry(cases.front(), ceilings::kStoppedWhileRunningReason + why));

@@ -182,22 +182,21 @@ std::string exact_benchmark_filter(const std::vector<std::string>& names) {
 }
 
 namespace {
-// The device record of a bench output, or null where it has none that parses.
+// The device record of a bench output, or null where it has none that parses into a device with a UUID.
 json device_context(const json& output) {
-  if (!has_device_context(output)) return nullptr;
+  if (!output.is_object() || !output.contains("context") || !output["context"].is_object() ||
+      !output["context"].contains(kContextDevice) || !output["context"][kContextDevice].is_string())
+    return nullptr;
   try {
     const json d = parse_json_text(output["context"][kContextDevice].get<std::string>(), "context");
-    return d.is_object() ? d : json();
+    return d.is_object() && d.contains("uuid") && d["uuid"].is_string() ? d : json();
   } catch (const InputError&) {
     return nullptr;
   }
 }
 }  // namespace
 
-bool has_device_context(const json& output) {
-  return output.is_object() && output.contains("context") && output["context"].is_object() &&
-         output["context"].contains(kContextDevice) && output["context"][kContextDevice].is_string();
-}
+bool has_device_context(const json& output) { return !device_context(output).is_null(); }
 
 std::string other_device(const json& first, const json& later) {
   const json a = device_context(first), b = device_context(later);
@@ -206,7 +205,11 @@ std::string other_device(const json& first, const json& later) {
     return d.contains(key) && d[key].is_string() ? printable_text(d[key].get<std::string>()) : std::string();
   };
   const std::string ua = text(a, "uuid"), ub = text(b, "uuid"), pa = text(a, "pci_bus_id"), pb = text(b, "pci_bus_id");
-  if ((ua.empty() || ub.empty() || ua == ub) && (pa.empty() || pb.empty() || pa == pb)) return "";
+  // UUIDs compare without their "GPU-"/"MIG-" prefix: an instance NVML failed to name in one family is the same
+  auto same_uuid = [](const std::string& x, const std::string& y) {
+    return x.empty() || y.empty() || x.substr(std::min<std::size_t>(4, x.size())) == y.substr(std::min<std::size_t>(4, y.size()));
+  };
+  if (same_uuid(ua, ub) && (pa.empty() || pb.empty() || pa == pb)) return "";
   return ub + " (bus " + pb + "), where the first family measured " + ua + " (bus " + pa + ")";
 }
 
@@ -364,6 +367,9 @@ Profile profile_from_benchmark_json(const json& gb) {
         c.detail["timeline"] = json::array();
         for (auto& [k, bin] : timeline) c.detail["timeline"].push_back(std::move(bin));
       }
+      // Counter names and argument values are shown and stored: text the profile reader would refuse (a control
+      // character) makes the case unusable here, not the written profile unreadable.
+      require_plain_strings(c.detail, where + ".detail");
       if (b.optional_number("candidate").value_or(1) == 0) {
         json point = c.detail;
         point["value"] = c.value;
@@ -412,11 +418,15 @@ Profile profile_from_benchmark_json(const json& gb) {
     std::vector<Candidate>& cands = it->second;
     // Candidates compete on their numbers: one in another unit than the first (a family this build gives no
     // unit) is its own case's error.
-    const std::string unit = cands.front().ceiling.unit;
+    std::map<std::string, std::size_t> units;
+    for (const Candidate& cand : cands) ++units[cand.ceiling.unit];
+    std::string unit = cands.front().ceiling.unit;  // the most cases' unit (ties: the first case's)
+    for (const auto& [u, n] : units)
+      if (n > units[unit]) unit = u;
     for (const Candidate& cand : cands)
       if (cand.ceiling.unit != unit)
-        profile.errors.push_back({name, "unusable benchmark entry: reports " + cand.ceiling.unit + " where " + name +
-                                            "'s other cases report " + unit + " [" + cand.run_name + "]"});
+        profile.errors.push_back({name, "unusable benchmark entry: reports " + cand.ceiling.unit + " where most of " +
+                                            name + "'s cases report " + unit + " [" + cand.run_name + "]"});
     cands.erase(std::remove_if(cands.begin(), cands.end(), [&](const Candidate& c) { return c.ceiling.unit != unit; }),
                 cands.end());
     // Repetitions of one configuration: its median repetition stands for it; of an even number the worse of the
@@ -472,6 +482,12 @@ Profile profile_from_benchmark_json(const json& gb) {
   profile.skipped.erase(std::remove_if(profile.skipped.begin(), profile.skipped.end(),
                                        [&](const Skipped& s) { return profile.find(s.name) != nullptr; }),
                         profile.skipped.end());
+  // Names and reasons quote the bench's text (a case name, its arguments, a message): kept printable.
+  for (auto* list : {&profile.skipped, &profile.errors})
+    for (Skipped& s : *list) {
+      s.name = printable_text(s.name);
+      s.reason = printable_text(s.reason);
+    }
   order_gemm_ceilings(profile.skipped, [](const Skipped& x) { return x.name; });
   order_gemm_ceilings(profile.errors, [](const Skipped& x) { return x.name; });
   profile.raw = profile_to_json(profile);

@@ -498,6 +498,32 @@ TEST(MultiGpu, AFamilyThatMeasuredAnotherGpuIsNotMerged) {
   for (const auto& e : p.errors)
     named = named || e.reason.find("measured another GPU than the run's first family") != std::string::npos;
   EXPECT_TRUE(named) << r.err;
+
+  // Crashing as well: the crash is said first, and every case of those families is an error (none "not run")
+  const std::string dir2 = ceilings::test::scratch_dir("multi_gpu_othergpu_crash");
+  const auto c = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir2 + "/x.profile.json"},
+                         {{"CEILINGS_STANDIN_DEVICES", "2"}, {"CEILINGS_STANDIN_MODE", "othergpu_crash"}}, 30);
+  EXPECT_EQ(c.exit_code, 3) << c.err;
+  const auto q = ceilings::read_profile(dir2 + "/x.profile.json");
+  std::set<std::string> errors;
+  for (const auto& e : q.errors) {
+    errors.insert(e.name);
+    EXPECT_NE(e.reason.find("; and ceilings-bench measured another GPU"), std::string::npos) << e.reason;
+  }
+  EXPECT_EQ(errors, (std::set<std::string>{"gemm.bf16", "latency.launch"}));
+  EXPECT_TRUE(q.skipped.empty()) << q.skipped[0].reason;
+}
+
+// The first family's device record unusable ({}), the next's whole: the run is described by that one, not lost.
+TEST(MultiGpu, ADeviceRecordFromALaterFamilyServesWhereTheFirstsIsUnusable) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_nodevice");
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json"},
+                         {{"CEILINGS_STANDIN_MODE", "nodevice"}}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto p = ceilings::read_profile(dir + "/x.profile.json");
+  EXPECT_TRUE(p.find("hbm.copy"));
+  EXPECT_TRUE(p.find("gemm.bf16"));
+  EXPECT_EQ(p.device.index, 0);
 }
 
 // Families that exit 0 and write nothing: every case is an error of its own (none "ran"); nothing is

@@ -32,6 +32,8 @@
 //   nobench  writes JSON with no benchmarks array and exits 0
 //   othergpu every family but the first reports another device (the next index: its UUID and bus), as a
 //            --ceilings_device that named another GPU after one fell off the bus would
+//   othergpu_crash  as othergpu, and those families crash after their first case
+//   nodevice the first family's device record is an empty object (the others are whole)
 //   nogpu    exits 3 like ceilings-bench without a device
 #include <signal.h>
 #include <unistd.h>
@@ -126,6 +128,8 @@ void write_atomic(const std::string& path, const std::string& text) {
 
 // Prints the first `count` cases (console lines drive `ceilings measure`'s progress) and checkpoints
 // after each; `finish`: then writes the complete document to --benchmark_out (or stdout).
+bool g_empty_device = false;  // nodevice: the device record is {}
+
 int write_cases(const Args& a, double scale, std::size_t count, bool finish, const std::string& rename_first = "") {
   const std::string index = std::to_string(a.device);
   json device = {{"index", a.device},
@@ -144,7 +148,7 @@ int write_cases(const Args& a, double scale, std::size_t count, bool finish, con
   gethostname(host, sizeof host - 1);
   json doc = {{"context",
                {{"date", "2026-11-30T00:00:00+00:00"},
-                {"ceilings_device", device.dump()},
+                {"ceilings_device", g_empty_device ? std::string("{}") : device.dump()},
                 {"ceilings_host", json{{"hostname", host}, {"cpu", "stand-in"}}.dump()},
                 {"ceilings_version", "standin (fake values for tests, not a measurement)"},
                 {"ceilings_git", "standin"}}},
@@ -307,11 +311,17 @@ int main(int argc, char** argv) {
     f << "{\"context\": {}, \"benchmarks\": null}";
     return 0;
   }
-  if (mode == "othergpu") {
+  if (mode == "othergpu" || mode == "othergpu_crash") {
     if (faulty_family) return write_cases(a, factor, all, true);
     Args other = a;
     ++other.device;
-    return write_cases(other, factor, all, true);
+    if (mode == "othergpu") return write_cases(other, factor, all, true);
+    write_cases(other, factor, 1, false);
+    std::abort();
+  }
+  if (mode == "nodevice") {
+    g_empty_device = faulty_family;
+    return write_cases(a, factor, all, true);
   }
   if (mode == "garbage") {
     std::ofstream f(a.out.empty() ? "/dev/stdout" : a.out);

@@ -49,7 +49,7 @@ struct CaseName {
 };
 CaseName case_name(const std::string& benchmark_name);
 
-// Whether a bench output carries ceilings-bench's device record (context.ceilings_device).
+// Whether a bench output carries ceilings-bench's device record (context.ceilings_device) that parses into a device.
 bool has_device_context(const json& benchmark_output);
 // Where `later` measured another GPU than `first` (by UUID or PCI bus id), the two, said; "" where they are
 // one GPU or either output cannot say.
