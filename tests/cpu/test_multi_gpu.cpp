@@ -469,16 +469,29 @@ TEST(MultiGpu, UnreportedCaseIsAnError) {
   EXPECT_FALSE(s["complete"].get<bool>());
 }
 
+namespace {
+
+// One GPU measured with the stand-in in `mode`: the exit code (checked) and the profile it wrote.
+ceilings::Profile measure_standin(const std::string& mode, int expected_exit, const std::string& devices = "1") {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_" + mode);
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json"},
+                         {{"CEILINGS_STANDIN_DEVICES", devices}, {"CEILINGS_STANDIN_MODE", mode}}, 30);
+  EXPECT_EQ(r.exit_code, expected_exit) << mode << "\n" << r.err;
+  return ceilings::read_profile(dir + "/x.profile.json");
+}
+
+std::set<std::string> error_names(const ceilings::Profile& p) {
+  std::set<std::string> names;
+  for (const auto& e : p.errors) names.insert(e.name);
+  return names;
+}
+
+}  // namespace
+
 // A family that exits 0 with JSON but no benchmarks array: its cases are errors, not silently gone.
 TEST(MultiGpu, AFamilyWithNoBenchmarksArrayLosesItsCasesAsErrors) {
-  const std::string dir = ceilings::test::scratch_dir("multi_gpu_nobench");
-  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json"},
-                         {{"CEILINGS_STANDIN_MODE", "nobench"}}, 30);
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  const auto p = ceilings::read_profile(dir + "/x.profile.json");
-  std::set<std::string> errors;
-  for (const auto& e : p.errors) errors.insert(e.name);
-  EXPECT_EQ(errors, (std::set<std::string>{"hbm.copy", "hbm.read"}));
+  const auto p = measure_standin("nobench", 3);
+  EXPECT_EQ(error_names(p), (std::set<std::string>{"hbm.copy", "hbm.read"}));
   EXPECT_NE(p.errors[0].reason.find("no benchmarks array"), std::string::npos) << p.errors[0].reason;
   EXPECT_TRUE(p.find("gemm.bf16"));  // the families after it, with their device record, still count
 }
@@ -486,41 +499,23 @@ TEST(MultiGpu, AFamilyWithNoBenchmarksArrayLosesItsCasesAsErrors) {
 // A family that measured another GPU than the first (one fell off the bus, and --ceilings_device named the
 // next): its numbers are not filed under the first GPU.
 TEST(MultiGpu, AFamilyThatMeasuredAnotherGpuIsNotMerged) {
-  const std::string dir = ceilings::test::scratch_dir("multi_gpu_othergpu");
-  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json"},
-                         {{"CEILINGS_STANDIN_DEVICES", "2"}, {"CEILINGS_STANDIN_MODE", "othergpu"}}, 30);
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  const auto p = ceilings::read_profile(dir + "/x.profile.json");
+  const auto p = measure_standin("othergpu", 3, "2");
   EXPECT_TRUE(p.find("hbm.copy"));
-  EXPECT_FALSE(p.find("gemm.bf16"));
-  EXPECT_FALSE(p.find("latency.launch"));
-  bool named = false;
+  EXPECT_EQ(error_names(p), (std::set<std::string>{"gemm.bf16", "latency.launch"}));
   for (const auto& e : p.errors)
-    named = named || e.reason.find("measured another GPU than the run's first family") != std::string::npos;
-  EXPECT_TRUE(named) << r.err;
+    EXPECT_NE(e.reason.find("measured another GPU than the run's first family"), std::string::npos) << e.reason;
 
   // Crashing as well: the crash is said first, and every case of those families is an error (none "not run")
-  const std::string dir2 = ceilings::test::scratch_dir("multi_gpu_othergpu_crash");
-  const auto c = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir2 + "/x.profile.json"},
-                         {{"CEILINGS_STANDIN_DEVICES", "2"}, {"CEILINGS_STANDIN_MODE", "othergpu_crash"}}, 30);
-  EXPECT_EQ(c.exit_code, 3) << c.err;
-  const auto q = ceilings::read_profile(dir2 + "/x.profile.json");
-  std::set<std::string> errors;
-  for (const auto& e : q.errors) {
-    errors.insert(e.name);
+  const auto q = measure_standin("othergpu_crash", 3, "2");
+  EXPECT_EQ(error_names(q), (std::set<std::string>{"gemm.bf16", "latency.launch"}));
+  for (const auto& e : q.errors)
     EXPECT_NE(e.reason.find("; and ceilings-bench measured another GPU"), std::string::npos) << e.reason;
-  }
-  EXPECT_EQ(errors, (std::set<std::string>{"gemm.bf16", "latency.launch"}));
   EXPECT_TRUE(q.skipped.empty()) << q.skipped[0].reason;
 }
 
 // The first family's device record unusable ({}), the next's whole: the run is described by that one, not lost.
 TEST(MultiGpu, ADeviceRecordFromALaterFamilyServesWhereTheFirstsIsUnusable) {
-  const std::string dir = ceilings::test::scratch_dir("multi_gpu_nodevice");
-  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json"},
-                         {{"CEILINGS_STANDIN_MODE", "nodevice"}}, 30);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  const auto p = ceilings::read_profile(dir + "/x.profile.json");
+  const auto p = measure_standin("nodevice", 0);
   EXPECT_TRUE(p.find("hbm.copy"));
   EXPECT_TRUE(p.find("gemm.bf16"));
   EXPECT_EQ(p.device.index, 0);
