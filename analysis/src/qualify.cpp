@@ -944,8 +944,18 @@ std::string render_qualify(const QualifyResult& r, Format format) {
     if (r.note) out["note"] = *r.note;
     return out.dump(2) + "\n";
   }
-  // CSV is one table and nothing else, so a CSV reader can take it: the exit code carries the verdict.
-  if (format == Format::kCsv) return render(checks_table(r.checks), format);
+  // CSV is one table and nothing else, so a CSV reader can take it: the exit code carries the verdict. Numbers as
+  // stored (SI base units, the unit in a column of its own), the displayed texts beside them, as show's and
+  // compare's csv.
+  if (format == Format::kCsv) {
+    Table t;
+    t.columns = {"check",          "rule",           "result", "measured",       "threshold",
+                 "unit",           "measured_text",  "threshold_text", "threshold from", "reason"};
+    for (const Check& c : r.checks)
+      t.add_row({c.subject, c.rule, status_name(c.status), csv_number(c.measured), csv_number(c.threshold), c.unit,
+                 measured_display(c), threshold_display(c), c.source, c.reason});
+    return render(t, format);
+  }
   std::ostringstream os;
   std::string verdict = status_name(r.verdict());
   std::transform(verdict.begin(), verdict.end(), verdict.begin(), ::toupper);

@@ -228,7 +228,7 @@ TEST(Qualify, LimitsArePrintedAsGiven) {
   EXPECT_EQ(f.status, CheckStatus::kFail);
   EXPECT_NE(f.reason.find("reaches 84.9996% of the peak, below 85%"), std::string::npos) << f.reason;
   const std::string table = render_qualify(e, Format::kCsv);
-  EXPECT_NE(table.find(",4.07998 TB/s,>= 4.08000 TB/s,"), std::string::npos) << table;
+  EXPECT_NE(table.find(",B/s,4.07998 TB/s,>= 4.08000 TB/s,"), std::string::npos) << table;
   Profile near_base = fixture();
   ceiling(near_base, "hbm.copy").value = p.find("hbm.copy")->value / (1 - 0.05004);
   const QualifyResult against_base = qualify(p, &near_base, default_rules());
@@ -745,8 +745,11 @@ TEST(QualifyCli, ExitCodesAndFormats) {
 
   r = test::run_cli({"qualify", good, "--format", "csv"});  // one table: the exit code carries the verdict
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out.rfind("check,rule,result,measured,threshold,threshold from,reason\n", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("check,rule,result,measured,threshold,unit,measured_text,threshold_text,threshold from,reason\n", 0), 0u) << r.out;
   EXPECT_EQ(r.out.find("verdict"), std::string::npos) << r.out;
+  // Numbers in SI base units with their unit, the displayed texts beside them
+  EXPECT_NE(r.out.find("\nhbm.copy,datasheet fraction,pass,4360000000000.0,4080000000000.0,B/s,4.36 TB/s,>= 4.08 TB/s,"),
+            std::string::npos) << r.out;
 
   r = test::run_cli({"qualify", good, "--format", "yaml"});
   EXPECT_EQ(r.exit_code, 2);
