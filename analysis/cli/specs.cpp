@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "ceilings/report.hpp"
 #include "subcommand.hpp"
 
 namespace {
@@ -25,6 +26,10 @@ CEILINGS_SUBCOMMAND("specs", "List the datasheet table, or one GPU's datasheet f
                             ceilings::json all = ceilings::json::array();
                             for (const auto& s : ceilings::datasheet()) all.push_back(s.raw);
                             std::cout << all.dump(2) << "\n";
+                          } else if (format == ceilings::Format::kCsv) {  // the records, numbers in SI units
+                            std::vector<ceilings::json> all;
+                            for (const auto& s : ceilings::datasheet()) all.push_back(s.raw);
+                            std::cout << ceilings::render(ceilings::json_records_table(all, {"name"}), format);
                           } else {
                             std::cout << ceilings::render(ceilings::specs_table(), format);
                             if (format == ceilings::Format::kTable)
@@ -35,6 +40,8 @@ CEILINGS_SUBCOMMAND("specs", "List the datasheet table, or one GPU's datasheet f
                         const ceilings::GpuSpec& spec = ceilings::resolve_gpu(o->name);
                         if (format == ceilings::Format::kJson)
                           std::cout << spec.raw.dump(2) << "\n";
+                        else if (format == ceilings::Format::kCsv)
+                          std::cout << ceilings::render(ceilings::json_fields_table(spec.raw), format);
                         else
                           std::cout << ceilings::render(ceilings::spec_detail_table(spec), format);
                         return 0;

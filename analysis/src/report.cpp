@@ -302,12 +302,9 @@ std::string throttle_text(const Ceiling& c) {
 
 namespace {
 
-// csv of one ceiling: its JSON record (the same as --format json) flattened to (field, value) rows, a
-// dotted path per leaf ("detail.timeline.3.rate"), numbers in full and in the JSON's own units (SI base
-// units; the ceiling's unit is its own row), so a script reads every figure without parsing display text.
-Table flat_fields(const json& record) {
-  Table t;
-  t.columns = {"field", "value"};
+// Every leaf of a JSON record with its dotted path ("detail.timeline.3.rate"), in the record's order.
+std::vector<std::pair<std::string, std::string>> json_leaves(const json& record) {
+  std::vector<std::pair<std::string, std::string>> out;
   std::function<void(const std::string&, const json&)> walk = [&](const std::string& path, const json& v) {
     const auto child = [&](const std::string& key) { return path.empty() ? key : path + "." + key; };
     if (v.is_object()) {
@@ -315,14 +312,40 @@ Table flat_fields(const json& record) {
     } else if (v.is_array()) {
       for (std::size_t i = 0; i < v.size(); ++i) walk(child(std::to_string(i)), v[i]);
     } else {
-      t.add_row({path, v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump()});
+      out.emplace_back(path, v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump());
     }
   };
   walk("", record);
-  return t;
+  return out;
 }
 
 }  // namespace
+
+Table json_fields_table(const json& record) {
+  Table t;
+  t.columns = {"field", "value"};
+  for (auto& [path, value] : json_leaves(record)) t.add_row({path, value});
+  return t;
+}
+
+Table json_records_table(const std::vector<json>& records, const std::vector<std::string>& leading) {
+  Table t;
+  t.columns = leading;
+  std::vector<std::map<std::string, std::string>> rows;
+  for (const json& r : records) {
+    rows.emplace_back();
+    for (auto& [path, value] : json_leaves(r)) {
+      if (std::find(t.columns.begin(), t.columns.end(), path) == t.columns.end()) t.columns.push_back(path);
+      rows.back()[path] = value;
+    }
+  }
+  for (const auto& row : rows) {
+    std::vector<std::string> cells;
+    for (const std::string& column : t.columns) cells.push_back(row.count(column) ? row.at(column) : "");
+    t.add_row(std::move(cells));
+  }
+  return t;
+}
 
 std::string render_ceiling_detail(const Profile& p, const std::string& name, Format format) {
   const Ceiling* c = p.find(name);
@@ -334,7 +357,7 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   if (format == Format::kJson || format == Format::kCsv) {
     const json doc = profile_to_json(p);  // named: a range-for over a temporary's member would dangle
     for (const json& j : doc.at("ceilings"))
-      if (j.value("name", "") == name) return format == Format::kJson ? j.dump(2) + "\n" : render(flat_fields(j), format);
+      if (j.value("name", "") == name) return format == Format::kJson ? j.dump(2) + "\n" : render(json_fields_table(j), format);
   }
   std::string out;
   const bool md = format == Format::kMarkdown;

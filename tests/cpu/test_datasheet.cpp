@@ -1,6 +1,8 @@
 // The datasheet table: every required GPU present with sane figures; loose name matching; `ceilings specs`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ceilings/datasheet.hpp"
 #include "ceilings/error.hpp"
 #include "ceilings/specs.hpp"
@@ -44,6 +46,22 @@ TEST(Datasheet, ModuleTdpIsMarked) {
   EXPECT_THROW(parse_datasheet(doc), InputError);
   doc["gpus"][0]["tdp_scope"] = "gpu";
   EXPECT_FALSE(parse_datasheet(doc).front().tdp_whole_module);
+}
+
+// csv is for files: the records' numbers in SI units, one column per field (the name first), or one entry's
+// fields as rows; the table's display strings ("1.98 GHz", "141.0 GiB", "-") stay in the table.
+TEST(Datasheet, SpecsCsvHoldsTheRecordsNumbers) {
+  auto r = test::run_cli({"specs", "--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("name,", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\nH200,Hopper,1980000000.0,"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" GHz"), std::string::npos) << r.out;
+  EXPECT_EQ(static_cast<std::size_t>(std::count(r.out.begin(), r.out.end(), '\n')), datasheet().size() + 1);
+  r = test::run_cli({"specs", "H200", "--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("field,value\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\nmemory_bytes,151397597184\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\ndense.bf16,989000000000000.0\n"), std::string::npos) << r.out;
 }
 
 TEST(Datasheet, DenseIsHalfOfSparseWhereBothExist) {

@@ -20,6 +20,12 @@ Table ceilings_table(const Profile& profile);
 // fraction of it, cv as a fraction, sm_clock_hz), the unit in a column of its own, and the skipped and failed
 // ceilings with their reasons.
 Table ceilings_csv_table(const Profile& profile);
+// A JSON record as a file reads it (`--format csv` of show --ceiling and specs NAME): one (field, value) row per
+// leaf, a dotted path per field ("detail.timeline.3.rate"), numbers in full and in the record's own (SI) units.
+Table json_fields_table(const json& record);
+// Records as rows, one column per leaf path any of them has (`leading` first, then in first-seen order), empty
+// where one lacks it.
+Table json_records_table(const std::vector<json>& records, const std::vector<std::string>& leading = {});
 // A number as a csv cell: the shortest text that reads back as the same double; "" where there is none.
 std::string csv_number(const std::optional<double>& v);
 // The header lines above the table: device, host, when, which tool.
