@@ -326,7 +326,7 @@ Profile profile_from_benchmark_json(const json& gb) {
       c.value = b.number(value_key);
       if (c.value <= 0) b.fail(value_key, "must be positive");
       c.cv = b.number("cv");
-      c.samples = b.integer("samples", 1);
+      c.samples = b.integer("samples", 2);  // a cv needs two (ceilings-bench never takes fewer)
       c.verified = b.number("verified") == 1.0;
       if (!c.verified) b.fail("verified", "the benchmark did not verify its output; its number is not a result");
       c.throttled = b.optional_number("throttled").value_or(0) != 0;

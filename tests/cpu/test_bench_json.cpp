@@ -160,6 +160,8 @@ TEST(BenchJson, WhatTheReaderWouldRefuseIsTheCasesError) {
   json nan_throttled = hbm_case("threads:32", 4.33e12);
   nan_throttled["throttled"] = nullptr;  // Google Benchmark's NaN, as read
   json provenance = hbm_case("threads:16/benchmark:zzz", 4.33e12);
+  json one_sample = hbm_case("threads:14", 4.33e12);  // its cv of 0 says nothing
+  one_sample["samples"] = 1;
   json control_key = hbm_case("threads:12", 4.33e12);
   control_key["bad\x07key"] = 1;
   json control_arg = hbm_case("threads:10/tag:a\x07" "b", 4.33e12);
@@ -177,7 +179,7 @@ TEST(BenchJson, WhatTheReaderWouldRefuseIsTheCasesError) {
   tex_latency.erase("bytes_per_second");
   tex_latency["latency_s"] = 5e-6;
   const Profile p = profile_from_benchmark_json(bench_output({zero_power, self_pair, fractional, escape, failed, mask,
-                                                              nan_throttled, provenance, control_key, control_arg,
+                                                              nan_throttled, provenance, one_sample, control_key, control_arg,
                                                               aggregate, tex_bytes, tex_latency}));
   ASSERT_EQ(p.ceilings.size(), 2u);
   EXPECT_DOUBLE_EQ(p.ceilings[0].value, 4.2e12);  // the one clean case
@@ -186,12 +188,12 @@ TEST(BenchJson, WhatTheReaderWouldRefuseIsTheCasesError) {
   EXPECT_EQ(p.ceilings[0].detail["label"], "bad?[31mlabel");
   std::string reasons;
   for (const Skipped& e : p.errors) reasons += e.reason + "\n";
-  EXPECT_EQ(p.errors.size(), 10u) << reasons;
+  EXPECT_EQ(p.errors.size(), 11u) << reasons;
   for (const char* field : {"power_mean_w", "p2p_0_0", "reason_readings", "throttle_reasons", "throttled",
-                            "argument 'benchmark'", "reports s where most of tex.read's cases report B/s"})
+                            "argument 'benchmark'", "reports s where most of tex.read's cases report B/s", "samples': must be >= 2"})
     EXPECT_NE(reasons.find(field), std::string::npos) << field << "\n" << reasons;
   EXPECT_NE(reasons.find("cuda? error?second line"), std::string::npos) << reasons;
-  EXPECT_NE(reasons.find("benchmarks[9].detail.benchmark': holds a control character"), std::string::npos) << reasons;
+  EXPECT_NE(reasons.find("benchmarks[10].detail.benchmark': holds a control character"), std::string::npos) << reasons;
   EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
 }
 
