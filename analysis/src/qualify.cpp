@@ -11,6 +11,7 @@
 #include "ceilings/clock_events.hpp"
 #include "ceilings/datasheet.hpp"
 #include "ceilings/report.hpp"
+#include "ceilings/specs.hpp"
 #include "ceilings/transfer.hpp"
 #include "ceilings/units.hpp"
 
@@ -26,22 +27,6 @@ bool has_datasheet_figure(const std::string& name) {
   const std::string f = family_of(name);
   if (f == "pcie") return name.find("pageable") == std::string::npos;
   return f == "hbm" || f == "gemm" || f == "fma" || f == "nvlink";
-}
-
-// Levenshtein distance, for naming a near match of a misspelt ceiling.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 }  // namespace
@@ -86,6 +71,30 @@ Rules default_rules() {
   for (const auto& [name, f] : fractions) r.ceilings[name].min_fraction_of_datasheet = f;
   return r;
 }
+
+namespace {
+
+// The ceiling names a profile holds (measured, failed or skipped).
+std::set<std::string> profile_ceiling_names(const Profile& p) {
+  std::set<std::string> names;
+  for (const Ceiling& c : p.ceilings) names.insert(c.name);
+  for (const Skipped& e : p.errors) names.insert(e.name);
+  for (const Skipped& s : p.skipped) names.insert(s.name);
+  return names;
+}
+
+// " (did you mean hbm.copy?)" for a misspelt ceiling name: the profile's names and the default rules' within
+// two edits of it; "" where there are none.
+std::string did_you_mean(const Profile& p, const std::string& name) {
+  std::set<std::string> names = profile_ceiling_names(p);
+  for (const auto& [n, rule] : default_rules().ceilings) names.insert(n);
+  std::string near;
+  for (const std::string& n : names)
+    if (n != name && edit_distance(n, name) <= 2) near += (near.empty() ? "" : ", ") + n;
+  return near.empty() ? "" : " (did you mean " + near + "?)";
+}
+
+}  // namespace
 
 namespace {
 
@@ -616,16 +625,8 @@ Check absent_ceiling_check(const Profile& p, const std::string& name, const Rule
     k.reason = "rule set for " + name + ", but it was not measured: " + s->reason;
   } else {
     k.measured_text = "missing";
-    std::set<std::string> known;
-    for (const Ceiling& c : p.ceilings) known.insert(c.name);
-    for (const Skipped& err : p.errors) known.insert(err.name);
-    for (const Skipped& sk : p.skipped) known.insert(sk.name);
-    for (const auto& [n, rule] : default_rules().ceilings) known.insert(n);
-    std::string near;
-    for (const std::string& n : known)
-      if (n != name && edit_distance(n, name) <= 2) near += (near.empty() ? "" : ", ") + n;
     k.reason = "rule set for " + name + ", but the profile has no " + name + ": not measured, or a misspelt name?" +
-               (near.empty() ? "" : " (did you mean " + near + "?)");
+               did_you_mean(p, name);
   }
   return k;
 }
@@ -726,20 +727,12 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   auto known_family = [&](const std::string& name, const std::string& where) {
     if (!ceiling_unit_for(name).empty()) return;
     const std::string family = family_of(name);
-    std::set<std::string> names;
-    for (const Ceiling& c : p.ceilings) names.insert(c.name);
-    for (const Skipped& e : p.errors) names.insert(e.name);
-    for (const Skipped& sk : p.skipped) names.insert(sk.name);
-    for (const std::string& n : names)
+    for (const std::string& n : profile_ceiling_names(p))
       if (family_of(n) == family) return;
-    for (const auto& [n, rule] : default_rules().ceilings) names.insert(n);
-    std::string near;
-    for (const std::string& n : names)
-      if (edit_distance(n, name) <= 2) near += (near.empty() ? "" : ", ") + n;
     throw InputError("rules: '" + where + "': unknown ceiling family '" + family +
                      "': not one this build knows (hbm, l2, smem, gemm, fma, pcie, nvlink, latency), and the profile "
                      "has no " + family + ".* ceiling: misspelt, or a family of a newer ceilings than the one that "
-                     "measured this profile" + (near.empty() ? "" : " (did you mean " + near + "?)"));
+                     "measured this profile" + did_you_mean(p, name));
   };
   for (const std::string& name : rules.required) known_family(name, "required: " + name);
   for (const auto& [name, rule] : rules.ceilings) {
