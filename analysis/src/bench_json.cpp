@@ -282,14 +282,13 @@ Profile profile_from_benchmark_json(const json& gb) {
       // Google Benchmark 1.8's SkipWithMessage ("skipped"/"skip_message"; SkipWithError is still
       // "error_occurred"/"error_message"): a case that chose not to run, with its reason.
       if (b.optional_boolean("skipped").value_or(false)) {
-        profile.skipped.push_back({parsed.ceiling, printable_text(b.optional_string("skip_message").value_or("skipped")) +
-                                                       " [" + parsed.run_name + "]"});
+        profile.skipped.push_back(
+            {parsed.ceiling, b.optional_string("skip_message").value_or("skipped") + " [" + parsed.run_name + "]"});
         continue;
       }
       const bool failed = b.optional_boolean("error_occurred").value_or(false);
       if (failed) {
-        // Another program's text, shown on terminals and kept in the profile: made printable
-        const std::string message = printable_text(b.optional_string("error_message").value_or("failed without a message"));
+        const std::string message = b.optional_string("error_message").value_or("failed without a message");
         const std::string prefix = "unsupported:";
         if (message.rfind(prefix, 0) == 0) {
           std::string reason = message.substr(prefix.size());
@@ -345,8 +344,10 @@ Profile profile_from_benchmark_json(const json& gb) {
         c.detail[k] = v;
       }
       if (b.has("throttle_reasons")) {
-        const auto bits = clock_events::from_number(b.number("throttle_reasons"));
-        if (!bits) b.fail("throttle_reasons", "is not a clock-event bit mask (a whole number, 0 to 2^64)");
+        const double mask = b.number("throttle_reasons");
+        const auto bits = clock_events::from_number(mask);
+        if (!bits)
+          b.fail("throttle_reasons", json(mask).dump() + " is not a clock-event bit mask (a whole number, 0 to 2^64)");
         c.detail["throttle_reasons"] = *bits;
       }
       if (auto label = b.optional_string("label"); label && !label->empty()) c.detail["label"] = printable_text(*label);
@@ -416,8 +417,8 @@ Profile profile_from_benchmark_json(const json& gb) {
       continue;
     }
     std::vector<Candidate>& cands = it->second;
-    // Candidates compete on their numbers: one in another unit than the first (a family this build gives no
-    // unit) is its own case's error.
+    // Candidates compete on their numbers: one in another unit than most of them report (a family this build
+    // gives no unit) is its own case's error.
     std::map<std::string, std::size_t> units;
     for (const Candidate& cand : cands) ++units[cand.ceiling.unit];
     std::string unit = cands.front().ceiling.unit;  // the most cases' unit (ties: the first case's)
