@@ -143,9 +143,18 @@ int run(const MemoryOptions& o) {
     in.weight_bytes = dtype_bytes(o.weight_dtype);
     in.kv_bytes = dtype_bytes(o.kv_dtype);
     in.tp = o.tp;
+    in.ep = o.ep;
     est = infer_memory(in);
     notes.push_back("weights " + o.weight_dtype + " split over tp; KV cache " + o.kv_dtype +
                     ", batch * context * bytes per token; activations and framework overhead not included");
+    if (o.ep > 1)
+      notes.push_back("experts: each MoE layer's " + std::to_string(in.model.routed_experts) +
+                      " routed experts whole over " + std::to_string(o.ep) + " GPUs (" +
+                      std::to_string(in.model.routed_experts / o.ep) + " each, not split over tp)" +
+                      (o.ep > o.tp ? "; past the tp group, " + std::to_string(o.ep / o.tp) +
+                                         " data-parallel attention groups, each holding the other weights and "
+                                         "serving --batch sequences of its own"
+                                   : std::string()));
     if (in.weight_bytes < 2) {
       const ParamCounts counts = count_params(in.model);
       const double head = static_cast<double>(counts.embedding + counts.lm_head) * (2 - in.weight_bytes) / in.tp;
@@ -162,7 +171,7 @@ int run(const MemoryOptions& o) {
                           : "KV cache and k/v projections split over " + format_fixed(kv.split, 0) + " of the " +
                                 std::to_string(in.tp) + " GPUs (" + std::to_string(in.model.kv_heads) +
                                 " KV heads: the others hold copies)");
-    inputs.update({{"context", in.context}, {"weight_dtype", o.weight_dtype}, {"kv_dtype", o.kv_dtype}});
+    inputs.update({{"context", in.context}, {"ep", o.ep}, {"weight_dtype", o.weight_dtype}, {"kv_dtype", o.kv_dtype}});
   }
   struct Device {
     std::string source, name;
@@ -242,14 +251,14 @@ cli::Runner setup(CLI::App& app) {
   app.add_option("--mode", o->mode, "train | infer")->required();
   cli::add_number(app, o->batch, "--batch", "Micro-batch (train) or concurrent sequences (infer); default 1");
   app.add_option("--tp", o->tp, "Tensor-parallel degree")->capture_default_str();
+  app.add_option("--ep", o->ep,
+                 "Expert-parallel degree (MoE): each MoE layer's routed experts divided over this many GPUs; train: "
+                 "of the --dp GPUs (experts' width split over tp too); infer: whole experts, a multiple of --tp")
+      ->capture_default_str();
   o->train_only = {
       cli::add_number(app, o->seq, "--seq", "Training sequence length").option,
       app.add_option("--pp", o->pp, "Pipeline-parallel degree (train)")->capture_default_str(),
       app.add_option("--dp", o->dp, "Data-parallel degree (train, for ZeRO)")->capture_default_str(),
-      app.add_option("--ep", o->ep,
-                     "Expert-parallel degree (train, MoE): each MoE layer's routed experts divided over this many "
-                     "of the --dp GPUs")
-          ->capture_default_str(),
       app.add_option("--zero", o->zero, "ZeRO stage 0-3 (train)")->capture_default_str(),
       app.add_flag("--sp", o->sp, "Sequence parallelism (train, with --tp)"),
       app.add_option("--recompute", o->recompute, "none | selective | full (train)")->capture_default_str(),

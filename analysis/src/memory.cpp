@@ -145,11 +145,28 @@ MemoryEstimate infer_memory(const InferMemoryInput& in) {
   require_length(in.context, "--context");
   require_positions(in.model, in.context, "--context");
   check_parallel_split(in.model, in.tp, 1, "--tp");
+  if (in.ep < 1) throw InputError("--ep must be at least 1");
+  if (in.ep > 1) {
+    if (in.ep > kMaxJobGpus) throw InputError("--ep is more GPUs than any job runs on (at most 2^20)");
+    if (!in.model.is_moe())
+      throw InputError("--ep divides a mixture-of-experts model's routed experts, and this model has none");
+    if (in.ep % in.tp != 0)
+      throw InputError("--ep " + std::to_string(in.ep) + " is not a multiple of --tp " + std::to_string(in.tp) +
+                       ": expert parallelism spans the tensor-parallel GPUs (and data-parallel attention groups "
+                       "past them)");
+    if (in.model.routed_experts % in.ep != 0)
+      throw InputError("--ep " + std::to_string(in.ep) + " does not divide the model's " +
+                       std::to_string(in.model.routed_experts) + " routed experts");
+  }
   MemoryEstimate m;
   // Heads split over the GPUs, but GQA's K/V heads are copied past one per GPU, and MLA keeps its latent cache and
-  // down-projections whole on every GPU.
-  m.weights = weight_bytes_per_gpu(in.model, static_cast<double>(count_params(in.model).total) * in.weight_bytes,
-                                   in.weight_bytes, in.tp);
+  // down-projections whole on every GPU. With expert parallelism the routed experts are whole, routed_experts / ep a GPU.
+  const double params = static_cast<double>(count_params(in.model).total);
+  double routed = 0;
+  if (in.ep > 1)
+    for (std::int64_t layer = 0; layer < in.model.layers; ++layer) routed += layer_params(in.model, layer).routed_experts;
+  m.weights = weight_bytes_per_gpu(in.model, (params - routed) * in.weight_bytes, in.weight_bytes, in.tp) +
+              routed * in.weight_bytes / in.ep;
   const double kv_split = kv_tensor_split(in.model, in.tp).split;
   m.kv_cache = in.batch * cached_tokens(in.model, in.context) * kv_bytes_per_token(in.model, in.kv_bytes) / kv_split;
   if (!std::isfinite(m.total()))

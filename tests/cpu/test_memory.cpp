@@ -206,8 +206,54 @@ TEST(TrainMemory, ExpertParallelismDividesTheRoutedExperts) {
   ASSERT_EQ(v3.exit_code, 0) << v3.err;
   EXPECT_NEAR(json::parse(v3.out)["total_bytes"].get<double>(), 48.22e9, 0.01e9) << v3.out;
   EXPECT_EQ(json::parse(v3.out)["pipeline_stage"]["stage"], 16);
-  EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("Mixtral-8x7B-v0.1"), "--mode", "infer", "--context", "4096",
-                           "--ep", "2"}).exit_code, 2);  // training only
+}
+
+// Serving an MoE model with expert parallelism (vLLM, SGLang): the routed experts whole over ep GPUs, a multiple
+// of tp; the attention and everything else split over tp as before.
+TEST(InferMemory, ExpertParallelPlacesWholeExperts) {
+  InferMemoryInput in;
+  in.model = read_hf_config(hf("Mixtral-8x7B-v0.1"));
+  in.context = 4096;
+  in.tp = 2;
+  const double total = 46702792704;  // Mixtral 8x7B, as test_model.cpp counts it
+  const double routed = 32.0 * 8 * 3 * 4096 * 14336;  // 32 layers x 8 experts x gate, up, down
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * total / 2);
+  in.ep = 8;  // one expert a GPU; 4 attention groups of 2 GPUs
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * (total - routed) / 2 + 2 * routed / 8);
+  in.ep = 2;  // the tp group: whole experts or split ones, the same bytes
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * total / 2);
+  // ep must be a multiple of tp and divide the experts; a dense model has none to divide.
+  in.ep = 3;
+  EXPECT_THROW(infer_memory(in), InputError);
+  in.ep = 16;
+  EXPECT_THROW(infer_memory(in), InputError);
+  in.tp = 4;
+  in.ep = 2;
+  EXPECT_THROW(infer_memory(in), InputError);
+  in.ep = 0;
+  EXPECT_THROW(infer_memory(in), InputError);
+  InferMemoryInput dense;
+  dense.model = read_hf_config(hf("Llama-3.1-8B"));
+  dense.context = 4096;
+  dense.ep = 2;
+  EXPECT_THROW(infer_memory(dense), InputError);
+
+  const auto r = test::run_cli({"memory", "--hf-config", hf("Mixtral-8x7B-v0.1"), "--mode", "infer", "--context",
+                                "4096", "--tp", "2", "--ep", "8", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 2 * (total - routed) / 2 + 2 * routed / 8) << r.out;
+  EXPECT_EQ(j["inputs"]["ep"], 8);
+  const auto text = test::run_cli({"memory", "--hf-config", hf("Mixtral-8x7B-v0.1"), "--mode", "infer", "--context",
+                                   "4096", "--tp", "2", "--ep", "8"});
+  EXPECT_NE(text.out.find("8 routed experts whole over 8 GPUs (1 each, not split over tp); past the tp group, 4 "
+                          "data-parallel attention groups"),
+            std::string::npos)
+      << text.out;
+  const auto bad = test::run_cli({"memory", "--hf-config", hf("Mixtral-8x7B-v0.1"), "--mode", "infer", "--context",
+                                  "4096", "--tp", "4", "--ep", "2"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--ep 2 is not a multiple of --tp 4"), std::string::npos) << bad.err;
 }
 
 // Past one KV head a GPU, training copies the K/V projections as inference does.

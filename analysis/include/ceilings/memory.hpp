@@ -83,10 +83,13 @@ struct InferMemoryInput {
   double batch = 1, context = 0;
   double weight_bytes = 2, kv_bytes = 2;
   int tp = 1;
+  int ep = 1;  // expert parallel (MoE): each MoE layer's routed experts, whole, over ep GPUs, a multiple of tp
 };
 // Per GPU: weights / tp, KV cache batch * cached tokens * bytes per token, split over tp when the KV heads
 // are; past one KV head a rank, the K/V heads' cache and projections are copied, and MLA's latent cache and
-// down-projections are whole on every rank (kv_tensor_split in model.hpp).
+// down-projections are whole on every rank (kv_tensor_split in model.hpp). With ep > 1 (as vLLM and SGLang
+// serve an MoE model) the routed experts are not split over tp but placed whole, routed_experts / ep a GPU,
+// over ep GPUs: the tp group and, past it, ep / tp data-parallel attention groups, each with its own batch.
 MemoryEstimate infer_memory(const InferMemoryInput& in);
 
 }  // namespace ceilings
