@@ -371,6 +371,10 @@ Profile profile_from_benchmark_json(const json& gb) {
       // Counter names and argument values are shown and stored: text the profile reader would refuse (a control
       // character) makes the case unusable here, not the written profile unreadable.
       require_plain_strings(c.detail, where + ".detail");
+      // A value no GPU reaches (a timing fault) or a detail the reader refuses is this case's error, not a
+      // profile its reader rejects; a sweep point's too, as it is shown beside its ceiling.
+      check_ceiling(c, where + " (" + parsed.run_name + ")");
+      check_ceiling_detail(c, where + " (" + parsed.run_name + ").", profile.gpus_visible);
       if (b.optional_number("candidate").value_or(1) == 0) {
         json point = c.detail;
         point["value"] = c.value;
@@ -379,10 +383,6 @@ Profile profile_from_benchmark_json(const json& gb) {
         sweeps[c.name].push_back(point);
         continue;
       }
-      // A value no GPU reaches (a timing fault) or a detail the reader refuses is this case's error, not a
-      // profile its reader rejects.
-      check_ceiling(c, where + " (" + parsed.run_name + ")");
-      check_ceiling_detail(c, where + " (" + parsed.run_name + ").", profile.gpus_visible);
       if (spec) c.datasheet = datasheet_value(*spec, c.name, c.detail);
       // gemm/<type>_ref8192 also competes for gemm.<type> (where the search gave that ceiling a number).
       const std::string ref_suffix = "_ref8192";

@@ -374,6 +374,19 @@ TEST(BenchJson, SweepPointsGoToDetail) {
   EXPECT_EQ(p.ceilings[0].detail["sweep"][0]["size"], 4096);
   // PCIe datasheet value is the Gen5 x16 link after encoding.
   EXPECT_NEAR(*p.ceilings[0].datasheet, 63.0e9, 0.1e9);
+  // A sweep point is checked as a ceiling is: one that no GPU reaches (a timing fault) is its case's error,
+  // not a point shown beside the ceiling.
+  json absurd = small;
+  absurd["name"] = "pcie/h2d/size:65536/iterations:1/manual_time";
+  absurd["bytes_per_second"] = 1e30;
+  const Profile q = profile_from_benchmark_json(bench_output({small, absurd, big}));
+  ASSERT_EQ(q.ceilings.size(), 1u);
+  ASSERT_EQ(q.ceilings[0].detail["sweep"].size(), 1u);
+  EXPECT_EQ(q.ceilings[0].detail["sweep"][0]["size"], 4096);
+  ASSERT_EQ(q.errors.size(), 1u);
+  EXPECT_EQ(q.errors[0].name, "pcie.h2d");
+  EXPECT_NE(q.errors[0].reason.find("size:65536"), std::string::npos) << q.errors[0].reason;
+  EXPECT_NE(q.errors[0].reason.find("beyond any GPU"), std::string::npos) << q.errors[0].reason;
 }
 
 // A sustained case's timeline_<k>_<field> counters become one array in the detail, in bin order
