@@ -388,8 +388,12 @@ cudaError_t allow_bulk_shared() {
   int optin = 0;  // what a block may have on this device (227 KiB on Hopper; less on some other parts)
   e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   if (e != cudaSuccess) return e;
+  // The dynamic limit plus the kernel's static shared memory (its barriers) may not pass the opt-in.
+  cudaFuncAttributes attributes{};
+  e = cudaFuncGetAttributes(&attributes, copy_bulk_kernel);
+  if (e != cudaSuccess) return e;
   e = cudaFuncSetAttribute(copy_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           std::min(kMaxBulkSharedBytes, optin));
+                           std::min(kMaxBulkSharedBytes, optin - static_cast<int>(attributes.sharedSizeBytes)));
   if (e != cudaSuccess) return e;
   e = cudaFuncSetAttribute(copy_bulk_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                            cudaSharedmemCarveoutMaxShared);
