@@ -107,8 +107,8 @@ void run_case(benchmark::State& state, OpInfo op, k::StreamShape shape, std::siz
     stream.sync();
 
     MeasureSpec spec;
-    // Every word of the output is checked after the run. A vector in every 64 KiB is re-poisoned before each
-    // sample, so the check also shows the last sample's own launches reached all of the buffer (the read counts
+    // Every word of the output is checked after the run. A vector in every kPoisonStride bytes is re-poisoned
+    // before each sample, so the check also shows the last sample's own launches reached across the buffer (the read counts
     // its launches in its sum instead).
     if (op.op != Op::kRead) spec.before_sample = [&](cudaStream_t s) { poison_stride_device(a.get(), a.bytes(), 0xA5, s); };
     spec.work = [&](cudaStream_t s) {

@@ -345,9 +345,9 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
   }
   spec.before_sample = [&](cudaStream_t) {
     sample_start = true;
-    // Poison a vector in every 64 KiB of each destination (the previous sample's copies are done: measure()
-    // synchronised the stream they join), so the check after the run shows the last sample's copies reached
-    // every 64 KiB of it. Finished here, outside the timed region, as the destination may be another GPU.
+    // Poison a vector in every kPoisonStride bytes of each destination (the previous sample's copies are done:
+    // measure() synchronised the stream they join), so the check after the run shows the last sample's copies
+    // reached across it. Finished here, outside the timed region, as the destination may be another GPU.
     for (Transfer& t : ts) {
       CEILINGS_CUDA_CHECK(cudaSetDevice(t.dst_dev));
       poison_stride_device(t.dst.get(), bytes, 0xA5, t.dst_stream->get());

@@ -63,9 +63,12 @@ void* DeviceBuffer<T>::allocate(std::size_t bytes) {
 // Meant for MeasureSpec::before_sample (outside the timed region; microseconds even for GiBs): the unblocked
 // first unit and the warm-up have long since written the right output, so without it the check after a run
 // could not tell whether the last sample's own units wrote anything. It shows they reached every 64 KiB and
-// the end, not every byte (earlier samples wrote the rest as well). `device` is on the stream's device;
-// `host` is host memory no pending copy still writes.
-constexpr std::size_t kPoisonStride = 64 * 1024;
+// the end, not every byte (earlier samples wrote the rest as well). The stride is an odd number of vectors
+// (4097): a power of two would poison the same position of every power-of-two chunk or tile, and so only the
+// blocks those chunks go to (every fourth of 132 for the TMA's 16 KiB chunks); this one drifts a vector a
+// stride through every position, and so every block's share of a large buffer. `device` is on the stream's
+// device; `host` is host memory no pending copy still writes.
+constexpr std::size_t kPoisonStride = 4097 * 16;
 void poison_stride_device(void* device, std::size_t bytes, int value, cudaStream_t stream);
 void poison_stride_host(void* host, std::size_t bytes, int value);
 
