@@ -191,8 +191,8 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   MeasureSpec spec;
   spec.blocking_kernel = path.host == HostKind::kPinned;  // a pageable copy stages on the host: it would wait on the blocker
   spec.before_sample = [&](cudaStream_t st) {
-    // Poison a vector in every 64 KiB of each destination, so the check after the run shows the last sample's
-    // transfers reached every 64 KiB of it and its end (the rest was written by earlier samples too; the
+    // Poison a vector in every kPoisonStride bytes of each destination, so the check after the run shows the
+    // last sample's transfers reached across it to its end (the rest was written by earlier samples too; the
     // previous sample's copies are done: measure() synchronised).
     if (h2d) poison_stride_device(h2d_dst.get(), bytes, 0xA5, st);
     if (d2h) poison_stride_host(d2h_dst.get(), bytes, 0x5A);

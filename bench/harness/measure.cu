@@ -179,7 +179,12 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   // One sample's elapsed time; nullopt when the blocking kernel gave up waiting for the host (its work
   // still ran, and counts in total_units).
   auto run_sample = [&](int units, bool blocking) -> std::optional<double> {
-    if (spec.before_sample) spec.before_sample(stream);
+    if (spec.before_sample) {
+      spec.before_sample(stream);
+      // Unblocked, the work's host side (a pageable copy's staging) could start while the poison still runs,
+      // before the start event it is timed from.
+      if (!blocking) CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
     if (blocking) blocker.block(stream);
     const auto enqueue_start = clock::now();
     for (int u = 0; u < spec.preroll_units; ++u) spec.work(stream);
