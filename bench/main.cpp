@@ -162,6 +162,11 @@ int main(int argc, char** argv) {
   }
   if (cudaSetDevice(options.device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
     return no_gpu("cannot create a context on device " + std::to_string(options.device));
+  // Threads the driver started before the placement (as cudaGetDeviceCount initialised it) join the node's CPUs;
+  // those it starts with the context inherit them. (A memory policy is each thread's own: theirs stay.)
+  if (placement && placement->pinned() && !ceilings::pin_other_threads(placement->cpus()))
+    std::fprintf(stderr, "ceilings-bench: cannot list this process's threads: only the measuring ones are on GPU "
+                         "%d's NUMA node's CPUs\n", options.device);
 
   Context ctx;
   ctx.device = options.device;

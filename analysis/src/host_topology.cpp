@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -139,7 +141,7 @@ class CpuMask {
     return out;
   }
   bool get() { return sched_getaffinity(0, bytes_, set_) == 0; }
-  bool set() const { return sched_setaffinity(0, bytes_, set_) == 0; }
+  bool set(pid_t thread = 0) const { return sched_setaffinity(thread, bytes_, set_) == 0; }
 
  private:
   int cpus_;
@@ -183,6 +185,33 @@ std::optional<std::vector<int>> pin_current_thread(const std::vector<int>& cpus)
   if (count == 0) return allowed;  // nothing of the list is ours to use: leave the thread alone
   if (!mask.set()) return std::nullopt;
   return current_thread_cpus();
+#else
+  (void)cpus;
+  return std::nullopt;
+#endif
+}
+
+std::optional<int> pin_other_threads(const std::vector<int>& cpus) {
+#ifdef __linux__
+  if (cpus.empty()) return 0;
+  CpuMask mask(mask_size_for(cpus));
+  if (!mask.ok()) return std::nullopt;
+  for (int c : cpus) mask.add(c);
+  const long self = syscall(SYS_gettid);
+  std::error_code ec;
+  std::filesystem::directory_iterator it("/proc/self/task", ec), end;
+  if (ec) return std::nullopt;
+  int pinned = 0;
+  for (; it != end; it.increment(ec)) {
+    if (ec) return std::nullopt;
+    const std::string name = it->path().filename().string();
+    char* rest = nullptr;
+    const long tid = std::strtol(name.c_str(), &rest, 10);
+    if (rest == name.c_str() || *rest != '\0' || tid <= 0 || tid == self) continue;
+    if (mask.set(static_cast<pid_t>(tid))) ++pinned;  // a thread that ended meanwhile: ESRCH, not counted
+  }
+  if (ec) return std::nullopt;
+  return pinned;
 #else
   (void)cpus;
   return std::nullopt;

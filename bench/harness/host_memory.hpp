@@ -195,6 +195,7 @@ class NumaPlacement {
   }
   const GpuLocality& locality() const { return locality_; }
   bool pinned() const { return pinned_; }
+  const std::vector<int>& cpus() const { return cpus_; }  // what the thread may run on now
   // Counters for the detail: numa_node, numa_pinned, cpus (how many the thread may use), and where a
   // host buffer's pages are (host_numa_node, -1 unknown).
   std::map<std::string, double> counters(const void* host_buffer = nullptr, std::size_t bytes = 0) const {

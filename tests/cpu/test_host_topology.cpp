@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "ceilings/error.hpp"
@@ -126,6 +129,36 @@ TEST(HostTopology, PinsAndRestoresTheThread) {
     EXPECT_EQ(*unchanged, (std::vector<int>{before.front()}));
   }
   EXPECT_EQ(current_thread_cpus(), before);
+}
+
+// Threads started before the caller pinned itself (a driver's, made as it initialises) are moved too.
+TEST(HostTopology, PinsTheProcessesOtherThreads) {
+  const std::vector<int> before = current_thread_cpus();
+  ASSERT_FALSE(before.empty());
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool asked = false, done = false;
+  std::vector<int> seen;
+  std::thread other([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return asked; });
+    seen = current_thread_cpus();
+    done = true;
+    cv.notify_all();
+  });
+  const auto pinned = pin_other_threads({before.back()});
+  ASSERT_TRUE(pinned.has_value());
+  EXPECT_GE(*pinned, 1);  // gtest may run threads of its own
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    asked = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return done; });
+  }
+  other.join();
+  EXPECT_EQ(seen, (std::vector<int>{before.back()}));
+  EXPECT_EQ(current_thread_cpus(), before);  // the caller is not moved
+  EXPECT_EQ(pin_other_threads({}), 0);
 }
 
 // The preferred node holds for the guard's lifetime, then the thread's old policy is back.

@@ -41,6 +41,10 @@ std::string cpu_model_from_cpuinfo(const std::string& cpuinfo);
 std::optional<std::vector<int>> pin_current_thread(const std::vector<int>& cpus);
 // The CPUs the calling thread may run on now (empty if unknown).
 std::vector<int> current_thread_cpus();
+// Restricts every other thread of this process to `cpus` (as they are, not intersected: give what the caller
+// may use), e.g. the threads a library started before the caller pinned itself. Returns how many were
+// restricted; nullopt where the process's threads cannot be listed (no /proc).
+std::optional<int> pin_other_threads(const std::vector<int>& cpus);
 
 // Restores the calling thread's CPU set when it goes out of scope.
 class ThreadAffinityGuard {
