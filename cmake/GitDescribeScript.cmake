@@ -1,8 +1,13 @@
 # cmake -DSOURCE_DIR=<repo> -DOUT=<file.cpp> -P GitDescribeScript.cmake: writes ceilings::git_describe() returning
 # `git describe --always --dirty --abbrev=12` of SOURCE_DIR ("unknown" outside a git checkout), touching OUT
-# only when its text changes.
-execute_process(COMMAND git -C "${SOURCE_DIR}" describe --always --dirty --abbrev=12
-                OUTPUT_VARIABLE describe ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+# only when its text changes. The environment's CEILINGS_GIT_DESCRIBE, where set, stands instead: a copy of the
+# tree whose .git is another commit's (bench/scripts/device-check.sh sets it where it knows the tree's commit).
+if(DEFINED ENV{CEILINGS_GIT_DESCRIBE})
+  set(describe "$ENV{CEILINGS_GIT_DESCRIBE}")
+else()
+  execute_process(COMMAND git -C "${SOURCE_DIR}" describe --always --dirty --abbrev=12
+                  OUTPUT_VARIABLE describe ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+endif()
 if(describe STREQUAL "" OR NOT describe MATCHES "^[A-Za-z0-9._-]+$")
   set(describe "unknown")
 endif()

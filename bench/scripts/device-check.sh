@@ -3,8 +3,9 @@
 # ones first), and judge the profile against the defaults and the H200 targets. Everything lands
 # under $OUT in at most 8 files (what the device tool returns): env.txt, build.log, tests.log,
 # measure.log, qualify.txt (with every ceiling in full after the verdicts), h200.profile.json,
-# h200.bench.json, and sanitize.log with --sanitize (--time-quick's output goes to measure.log).
-# The tail of stdout is a short summary.
+# h200.bench.json, and gemm-ab.jsonl with --gemm-ab or sanitize.log with --sanitize (--time-quick's output
+# goes to measure.log). The tail of stdout is a short summary. env.txt and the profiles name the commit
+# prepare-device-deps.sh recorded, where this tree is still the one it recorded (else "unknown").
 #
 # Prepare here first: bash bench/scripts/prepare-device-deps.sh (carry .device-deps).
 # Usage (on the device): OUT=$OUT bash bench/scripts/device-check.sh [--deadline S] [--family-s S] [--tests-s S] [--no-tests]
@@ -15,9 +16,10 @@
 #                  says it is incomplete)
 #   --family-s S   `ceilings measure --family-timeout`: no family before the last may run longer (default 120,
 #                  several times what a healthy one should need, by estimate), so one that hangs cannot starve GEMM (0: no cap)
-#   --tests-s S    seconds kept for the tests after the measurement (default 130: the GPU tests are estimated at 60-85 s
+#   --tests-s S    seconds kept for the tests after the measurement (default 130: the GPU tests are estimated at 60-160 s
 #                  on an H200, not yet timed there, the CPU ones the rest; as much again for
-#                  --sanitize): the GPU tests first, then the CPU ones with what is left
+#                  --sanitize): the GPU tests first, then the CPU ones, with what is left but what
+#                  --time-quick, --gemm-ab and --sanitize keep
 #   --no-tests     skip ctest (the measurement gets their time)
 #   --gpu-tests-only  build only ceilings, ceilings-bench and the GPU tests, and run only those tests (the CPU
 #                  ones pass here too; on a short lease the build and their run cost the measurement a minute)
@@ -27,7 +29,7 @@
 #   --gemm-ab      last, with 90 s kept for it: the open GEMM timing question, one ceilings-bench process per
 #                  setting, each given its share of what is left; a table of all goes to stdout and measure.log
 #                  (rate, the search's back-to-back rate, the side-by-side rates, cv, samples, clock, power,
-#                  shape, algorithm). Now: gemm.fp64 searched at one shape each (8192^3, 4096x4224x8192,
+#                  shape, algorithm), each setting's raw JSON to gemm-ab.jsonl. Now: gemm.fp64 searched at one shape each (8192^3, 4096x4224x8192,
 #                  4096x4224x4096, 2816x3072x4096; no sustained windows), how its burst depends on the length
 #                  of one GEMM. (On 2026-11-30 it compared the old burst timing with the new, and TN with NN:
 #                  the README has the results.)
@@ -40,6 +42,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
+invocation=$(printf '%q ' "$0" "$@")
 deadline=540 tests=1 cpu_tests=1 tests_s=130 family_s=120 sanitize=0 time_quick=0 gemm_ab=0 tma=1 measure_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -72,10 +75,30 @@ within() {
   timeout -k 10 "$t" "$@"
 }
 
+# The commit this tree is (this machine's .git is another: the session's first commit with the tree laid
+# over it), where the tree is still the one prepare-device-deps.sh recorded it for; the profiles' tool.git
+# says the same (cmake/GitDescribeScript.cmake).
+source_line="unknown: no .device-deps/source.txt (run bench/scripts/prepare-device-deps.sh and carry .device-deps)"
+if [ -f .device-deps/source.txt ]; then
+  idx=$(mktemp -u)
+  tree=$(GIT_INDEX_FILE=$idx git add -A . 2>/dev/null && GIT_INDEX_FILE=$idx git write-tree 2>/dev/null)
+  rm -f "$idx"
+  describe=$(awk '$1 == "describe" {print $2}' .device-deps/source.txt)
+  if [ -n "$tree" ] && [ "$tree" = "$(awk '$1 == "tree" {print $2}' .device-deps/source.txt)" ] &&
+     [[ "$describe" =~ ^[A-Za-z0-9._-]+$ ]]; then
+    export CEILINGS_GIT_DESCRIBE=$describe
+    source_line="$describe (tree $tree, as prepare-device-deps.sh recorded it)"
+  else
+    source_line="unknown: this tree ($tree) is not the one prepare-device-deps.sh recorded ($(tr '\n' ' ' <.device-deps/source.txt)); prepare again after a change"
+    export CEILINGS_GIT_DESCRIBE="unknown"
+  fi
+fi
+echo "source: $source_line"
 {
   echo "date: $(date -u +%FT%TZ)"
-  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown) $(git status --porcelain 2>/dev/null | grep -q . && echo '(with uncommitted changes)')"
-  echo "command: bench/scripts/device-check.sh --deadline $deadline ${measure_args[*]}"
+  echo "source: $source_line"
+  echo "command: $invocation"
+  echo "measure arguments: ${measure_args[*]}"
   nvidia-smi --query-gpu=name,driver_version,pci.bus_id,clocks.sm,clocks.max.sm,clocks.max.mem,power.limit,persistence_mode,ecc.mode.current --format=csv
   nproc; uname -r
   # The NVML field ids this driver's header gives for what ceilings does not read by field yet (the
@@ -95,12 +118,15 @@ deps=()
 # build does not depend on which packages the GPU machine's image happens to hold.
 [ -d .device-deps/cli11 ] && deps+=(-DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON -DCEILINGS_CLI11_INCLUDE_DIR="$PWD/.device-deps/cli11")
 [ -d .device-deps/googletest ] && deps+=(-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DCEILINGS_GTEST_SOURCE_DIR="$PWD/.device-deps/googletest")
+[ -d .device-deps ] || echo "no .device-deps: the build needs CLI11 and GoogleTest from the image (bench/scripts/prepare-device-deps.sh, carried, brings them)"
+# The build may take what leaves the measurement 120 s and the rest their kept times; past that it is cut.
+build_s=$(( $(left) - 120 - 20 ))
 {
   cmake -S . -B build/device "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DCEILINGS_BUILD_TESTS=ON -Wno-deprecated "${deps[@]}" &&
-    if [ "$cpu_tests" = 1 ]; then cmake --build build/device -j"$(nproc)"
-    else cmake --build build/device -j"$(nproc)" --target ceilings ceilings-bench ceilings_gpu_tests; fi
-} >"$OUT/build.log" 2>&1 || { grep -E "error|Error|FAILED" "$OUT/build.log" | head -30; tail -20 "$OUT/build.log"; exit 1; }
+    if [ "$cpu_tests" = 1 ]; then timeout -k 10 "$build_s" cmake --build build/device -j"$(nproc)"
+    else timeout -k 10 "$build_s" cmake --build build/device -j"$(nproc)" --target ceilings ceilings-bench ceilings_gpu_tests; fi
+} >"$OUT/build.log" 2>&1 || { echo "build: failed or cut at $build_s s"; grep -E "error|Error|FAILED" "$OUT/build.log" | head -30; tail -20 "$OUT/build.log"; exit 1; }
 echo "build: ok in $((SECONDS - start)) s"
 
 # The measurement first: it is what the session is lent the GPU for, and GEMM, the family the targets
@@ -114,12 +140,18 @@ budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s - quick_keep ))
 # The GEMM family took 145 s on the H200 with 15 s sustained windows before the cool-downs (119 s with them and
 # 10 s windows, 2026-11-30), 120 of them its eight sustained windows (the first cases a tight --timeout cuts):
 # under 260 s for the whole measurement, 8 s windows keep all of them (unless asked otherwise).
-if [ "$budget" -lt 260 ] && [[ " ${measure_args[*]-} " != *gemm_sustained_s* ]]; then
-  measure_args+=(--bench-arg=--ceilings_gemm_sustained_s=8)
-  echo "measure: under 260 s, so GEMM's sustained windows are 8 s"
+if [ "$budget" -lt 260 ]; then
+  if [[ " ${measure_args[*]-} " != *gemm_sustained_s* ]]; then
+    measure_args+=(--bench-arg=--ceilings_gemm_sustained_s=8)
+    echo "measure: under 260 s, so GEMM's sustained windows are 8 s"
+  else
+    echo "measure: under 260 s with the sustained windows given: the last of them may be cut"
+  fi
 fi
 echo "measure: --timeout $budget s, --family-timeout $family_s s"
-build/device/ceilings measure --out "$OUT/h200.profile.json" --timeout "$budget" --family-timeout "$family_s" \
+# measure's own clock starts after it has listed the devices: the outer limit allows for that and its writing.
+timeout -k 15 $(( budget + 60 )) \
+  build/device/ceilings measure --out "$OUT/h200.profile.json" --timeout "$budget" --family-timeout "$family_s" \
   "${measure_args[@]}" \
   >"$OUT/measure.log" 2>&1
 rc=$?
@@ -133,17 +165,24 @@ if [ "$tests" = 1 ]; then
   # A GPU test that cannot reach the device fails here instead of skipping (tests/gpu/gpu_test.hpp).
   export CEILINGS_EXPECT_GPU=1
   gpu_rc=0
+  # The GPU tests' output in full (-V): what they print as they pass (the GEMM units, a printed skip, the
+  # sustained timeline, the health table) is part of what the call is for. Both keep back the time the
+  # later steps were promised.
   {
-    within "$sanitize_s" ctest --test-dir build/device -L gpu --output-on-failure --timeout 180
+    within "$((sanitize_s + quick_keep))" ctest --test-dir build/device -L gpu -V --timeout 180
     gpu_rc=$?
     echo "gpu tests: exit $gpu_rc"
-    [ "$cpu_tests" = 1 ] && within "$sanitize_s" ctest --test-dir build/device -LE 'slurm|gpu' --output-on-failure --timeout 120 -j8
+    [ "$cpu_tests" = 1 ] && within "$((sanitize_s + quick_keep))" ctest --test-dir build/device -LE 'slurm|gpu' --output-on-failure --timeout 120 -j8
   } >"$OUT/tests.log" 2>&1
   summary=$(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tr '\n' ' ')
   echo "tests (gpu, then cpu): ${summary:-no summary (cut by the deadline?)}"
   grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$OUT/tests.log" | head -20
   echo "tests skipped: $(grep -c '\*\*\*Skipped' "$OUT/tests.log")"
-  if [ "$gpu_rc" != 0 ]; then
+  grep -E '\[ skipped  \]' "$OUT/tests.log" | sed 's/^[0-9]*: //' | head -10
+  if [ "$gpu_rc" = 124 ] || [ "$gpu_rc" = 137 ]; then
+    echo "gpu tests cut by the deadline (exit $gpu_rc): this script exits non-zero"
+    [ "$rc" = 0 ] && rc=1
+  elif [ "$gpu_rc" != 0 ]; then
     echo "gpu tests failed (exit $gpu_rc): this script exits non-zero"
     [ "$rc" = 0 ] && rc=1
   fi
@@ -217,8 +256,12 @@ if [ "$gemm_ab" = 1 ]; then
     # the last (the card has had the earlier ones' bursts, not a search, more). Each setting: its flags, then
     # the types. The open question (2026-11-30): how fp64's burst depends on the length of one GEMM (about
     # 10 ms at 8192^3 down to about 1 ms), now that a burst is exactly 5 samples.
-    settings=("--ceilings_gemm_shapes=8192x8192x8192|fp64" "--ceilings_gemm_shapes=4096x4224x8192|fp64"
-              "--ceilings_gemm_shapes=4096x4224x4096|fp64" "--ceilings_gemm_shapes=2816x3072x4096|fp64")
+    # Shortest GEMM first: what one setting leaves goes to the next, so the longest (8192^3) gets the most.
+    settings=("--ceilings_gemm_shapes=2816x3072x4096|fp64" "--ceilings_gemm_shapes=4096x4224x4096|fp64"
+              "--ceilings_gemm_shapes=4096x4224x8192|fp64" "--ceilings_gemm_shapes=8192x8192x8192|fp64")
+    # Each setting's raw JSON, one document a line, tagged with its setting (an eighth file; not with
+    # --sanitize, whose log is the eighth).
+    [ "$sanitize" = 0 ] && : >"$OUT/gemm-ab.jsonl"
     for i in "${!settings[@]}"; do
       setting=${settings[$i]%%|*} types=${settings[$i]#*|}
       # What is left of the deadline, shared among the settings still to run.
@@ -230,6 +273,8 @@ if [ "$gemm_ab" = 1 ]; then
         --benchmark_filter="^gemm/(${types//,/|})/" $setting \
         --benchmark_format=json >"$ab" 2>>"$OUT/measure.log"
       echo "== gemm A/B: ${setting:-defaults} (exit $?)"
+      [ "$sanitize" = 0 ] && python3 -c 'import json,sys; print(json.dumps({"setting": sys.argv[2], "bench": json.load(open(sys.argv[1]))}))' \
+        "$ab" "$setting" >>"$OUT/gemm-ab.jsonl" 2>/dev/null
       python3 - "$ab" <<'PY' 2>&1 || true
 import json, sys
 try:
