@@ -30,6 +30,7 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
   json_flag->excludes(format_option);  // `--json --format csv` would have to drop one of them
   return [o] {
     const ceilings::Format format = ceilings::parse_format(o->format);
+    ceilings::check_kernel_log_variable();
     auto monitor = ceilings::cli::HealthMonitor::open(o->device);
     monitor->before();
     monitor->watch(o->watch_s);

@@ -183,7 +183,7 @@ std::unique_ptr<HealthMonitor> HealthMonitor::open(unsigned index, const std::st
   if (!count.ok()) throw IncompleteError("NVML cannot count GPUs: " + lib->error_string(count.code));
   if (count.value == 0) throw IncompleteError("NVML sees no GPU on this machine");
   if (pci_bus_id.empty() && index >= count.value)
-    throw IncompleteError("no GPU with NVML index " + std::to_string(index) + " (this machine has " +
+    throw InputError("no GPU with NVML index " + std::to_string(index) + " (this machine has " +
                           std::to_string(count.value) + ")");
   auto dev = pci_bus_id.empty() ? lib->device_by_index(index) : lib->device_by_pci_bus_id(pci_bus_id);
   const std::string which = pci_bus_id.empty() ? std::to_string(index) : pci_bus_id;
@@ -224,8 +224,8 @@ void HealthMonitor::record_gpu_lost(const std::string& when) {
   for (const XidEvent& e : section_.xid.events)
     if (e.xid == 79) return;
   const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  section_.xid.events.push_back({79, at});
-  section_.xid.reason = "the GPU fell off the bus (NVML: GPU is lost or reset required) " + when + ": recorded as XID 79";
+  section_.xid.events.push_back(
+      {79, at, "the GPU fell off the bus (NVML: GPU is lost or reset required) " + when + ": recorded as XID 79"});
 }
 
 void HealthMonitor::before() {
@@ -274,7 +274,7 @@ void HealthMonitor::drain(unsigned timeout_ms, std::chrono::steady_clock::time_p
       return;
     }
     const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    section_.xid.events.push_back({static_cast<long long>(r.value), at});
+    section_.xid.events.push_back({static_cast<long long>(r.value), at, ""});
     if (section_.xid.events.size() > 1000) return;  // a storm: enough to fail the node
   }
 }
@@ -306,7 +306,9 @@ void HealthMonitor::read_kernel_xids() {
     return;
   }
   try {
-    std::vector<KernelXid> xids = parse_kernel_xids(read_kernel_log(k.source), section_.pci_bus_id);
+    const std::string text = read_kernel_log(k.source);
+    std::vector<KernelXid> xids = parse_kernel_xids(text, section_.pci_bus_id);
+    k.since_s = kernel_log_whole_since(text);
     k.total = xids.size();
     k.xids = keep_kernel_xids(std::move(xids), kMaxKernelXids);
     k.state = HealthMetric::State::kValue;

@@ -921,6 +921,7 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
   margin->needs(all);
   return [o, timeout] {
     if (o->all_gpus && timeout->count() == 0) o->timeout_s = 7200;
+    ceilings::check_kernel_log_variable();  // a typo found now, not after the run
     return o->all_gpus ? run_all_gpus(*o) : run_measure(*o);
   };
 }));

@@ -153,7 +153,7 @@ std::vector<Case> matrix() {
   add({"no GPU", "device count 0", [](json& s) { s["device_count"] = 0; }, nullptr, nullptr, "", "", 3, 3,
        "sees no GPU"});
   add({"NVML call error", "nvmlDeviceGetRemappedRows returns UNKNOWN",
-       [](json& s) { s["errors"]["remap"] = 999; }, nullptr, nullptr, "", "", 3, 3, "remap.pending"});
+       [](json& s) { s["errors"]["remap"] = 999; }, nullptr, nullptr, "", "", 3, 3, "remap.pending (Unknown Error"});
   add({"sentinel temperature", "temperature 0xFFFFFFFF", [](json& s) { s["values"]["temperature.gpu_c"] = 4294967295LL; },
        nullptr, nullptr, "", "", 3, 3, "temperature.gpu_c (sentinel"});
   add({"zero clock", "SM clock 0 MHz", [](json& s) { s["values"]["clocks.sm_mhz"] = 0; }, nullptr, nullptr, "", "", 3,
@@ -212,6 +212,17 @@ std::vector<Case> matrix() {
                            "double bit error\n";
        },
        nullptr, nullptr, "", "", 1, 1, "XID 48, first at 3600.0 s after boot"});
+  add({"healthy node, busy kernel log",
+       "nothing (control): another GPU's XID 79, this GPU's application XIDs 13 and 45, its recovery action back to None",
+       [](json& s) {
+         s["kernel_log"] =
+             "4,0,1000000,-;NVRM: Xid (PCI:0000:1a:00): 79, pid=0, name=x, GPU has fallen off the bus.\n"
+             "4,1,2000000,-;NVRM: Xid (PCI:0000:19:00): 13, pid=7, name=x, Graphics SM Warp Exception\n"
+             "4,2,3000000,-;NVRM: Xid (PCI:0000:19:00): 45, pid=7, name=x, Ch 00000010\n"
+             "4,3,4000000,-;NVRM: Xid (PCI:0000:19:00): 154, GPU recovery action changed from 0x1 (GPU Reset "
+             "Required) to 0x0 (None)\n";
+       },
+       nullptr, nullptr, "", "", 0, 0, "", true});
   add({"PCIe Gen4 slot", "a Gen5 x16 GPU in a Gen4 slot (link at the slot's maximum)",
        [](json& s) {
          s["values"]["pcie.gen"] = 4;

@@ -314,7 +314,7 @@ HealthSection health_from_json(const json& document, const std::string& path) {
     const json& events = xf.array("events");
     for (std::size_t i = 0; i < events.size(); ++i) {
       const Fields e(events[i], xf.path_of("events") + "[" + std::to_string(i) + "]");
-      s.xid.events.push_back({e.integer("xid"), e.number("after_s")});
+      s.xid.events.push_back({e.integer("xid"), e.number("after_s"), e.optional_name_string("note").value_or("")});
     }
   }
   if (f.has("kernel_log")) {  // absent: not recorded (written before the kernel log was read)
@@ -342,6 +342,9 @@ HealthSection health_from_json(const json& document, const std::string& path) {
         entry.text = e.name_string("text");
         s.kernel_log.xids.push_back(std::move(entry));
       }
+      s.kernel_log.since_s = kf.optional_number("whole_since_s");
+      if (s.kernel_log.since_s && !(*s.kernel_log.since_s >= 0 && *s.kernel_log.since_s < 1e12))
+        kf.fail("whole_since_s", "is not a time after boot");
       s.kernel_log.total = static_cast<std::size_t>(kf.integer("total"));
       if (s.kernel_log.total < xids.size())
         kf.fail("total", std::to_string(s.kernel_log.total) + " is fewer than the " + std::to_string(xids.size()) +
@@ -349,6 +352,12 @@ HealthSection health_from_json(const json& document, const std::string& path) {
     }
   }
   return s;
+}
+
+std::string kernel_log_span(const KernelXidLog& log) {
+  if (!log.since_s) return "since boot";
+  return "since " + format_fixed(*log.since_s, 1) +
+         " s after boot (the kernel's ring buffer had overwritten the earlier records)";
 }
 
 json health_to_json(const HealthSection& s) {
@@ -366,7 +375,10 @@ json health_to_json(const HealthSection& s) {
       break;
     case State::kValue: {
       json events = json::array();
-      for (const XidEvent& e : s.xid.events) events.push_back({{"xid", e.xid}, {"after_s", e.after_s}});
+      for (const XidEvent& e : s.xid.events) {
+        events.push_back({{"xid", e.xid}, {"after_s", e.after_s}});
+        if (!e.note.empty()) events.back()["note"] = e.note;
+      }
       doc["xid"] = {{"window_s", s.xid.window_s}, {"events", events}};
       break;
     }
@@ -385,6 +397,7 @@ json health_to_json(const HealthSection& s) {
                         {"uptime_s", x.uptime_s >= 0 ? json(x.uptime_s) : json(nullptr)},
                         {"text", x.text}});
       doc["kernel_log"] = {{"source", s.kernel_log.source}, {"xids", xids}, {"total", s.kernel_log.total}};
+      if (s.kernel_log.since_s) doc["kernel_log"]["whole_since_s"] = *s.kernel_log.since_s;
       break;
     }
   }
@@ -456,7 +469,7 @@ Table health_table(const HealthSection& s) {
     if (s.kernel_log.state == State::kUnreadable) {
       log = s.kernel_log.reason;
     } else if (s.kernel_log.xids.empty()) {
-      log = "none since boot";
+      log = "none " + kernel_log_span(s.kernel_log);
     } else {
       std::vector<std::pair<long long, std::size_t>> counts;  // each XID once, with how often, in log order
       for (const KernelXid& x : s.kernel_log.xids) {
@@ -469,7 +482,7 @@ Table health_table(const HealthSection& s) {
                (n > 1 ? " x" + std::to_string(n) : "");
       if (s.kernel_log.total > s.kernel_log.xids.size())
         log += " and " + std::to_string(s.kernel_log.total - s.kernel_log.xids.size()) + " more";
-      log += " since boot";
+      log += " " + kernel_log_span(s.kernel_log);
     }
     std::vector<std::string> r{"xid.kernel_log", log};
     if (s.after) {

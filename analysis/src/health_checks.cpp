@@ -411,7 +411,9 @@ void check_xid(const HealthSection& s, const HealthRules& rules, std::vector<Che
     c.reason = "XID events " + (s.xid.reason.empty() ? std::string("could not be monitored") : s.xid.reason);
   } else {
     std::string hardware, program;
-    for (const XidEvent& e : s.xid.events) (application_xid(e.xid) ? program : hardware) += " " + std::to_string(e.xid);
+    for (const XidEvent& e : s.xid.events)
+      (application_xid(e.xid) ? program : hardware) +=
+          " " + std::to_string(e.xid) + (e.note.empty() ? "" : " (" + e.note + ")");
     c.measured = static_cast<double>(s.xid.events.size());
     c.status = hardware.empty() ? CheckStatus::kPass : CheckStatus::kFail;
     const std::string window = " during " + format_quantity(s.xid.window_s, "s") + " of monitoring";
@@ -457,13 +459,20 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
       }
     into.push_back({x.xid, Seen{1, &x}});
   };
-  std::size_t hardware_count = 0;
+  std::size_t hardware_count = 0, cleared = 0;
   for (const KernelXid& x : s.kernel_log.xids) {
+    // XID 154 reports the recovery action a GPU needs; changed to "0x0 (None)", it says none is needed any more.
+    if (x.xid == 154 && x.text.find("to 0x0 (None)") != std::string::npos) {
+      ++cleared;
+      continue;
+    }
     add(application_xid(x.xid) ? program : hardware, x);
     if (!application_xid(x.xid)) ++hardware_count;
   }
   c.measured = static_cast<double>(hardware_count);
   c.measured_text = hardware_count == 0 ? "none" : std::to_string(hardware_count);
+  // An old XID the ring buffer dropped is not seen: said, not failed (a long-running node's log always wraps).
+  if (s.kernel_log.since_s) c.reason = "the log covers " + kernel_log_span(s.kernel_log);
   c.status = hardware_count == 0 ? CheckStatus::kPass : CheckStatus::kFail;
   auto times = [](std::size_t n) { return n > 1 ? " x" + std::to_string(n) : std::string(); };
   for (std::size_t i = 0; i < hardware.size() && i < 3; ++i) {
@@ -482,6 +491,9 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
   if (!apps.empty())
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "application XID " + apps +
                 " since boot (a program's fault or a killed process, not the hardware's)";
+  if (cleared > 0)
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "XID 154" + times(cleared) +
+                " setting the GPU's recovery action back to None (no action needed), not counted";
   if (s.kernel_log.total > s.kernel_log.xids.size())
     c.reason += std::string(c.reason.empty() ? "" : "; ") + std::to_string(s.kernel_log.total) + " XIDs in the log, " +
                 std::to_string(s.kernel_log.xids.size()) + " kept";

@@ -2,14 +2,20 @@
 #include "ceilings/kernel_log.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cmath>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <thread>
 
 #include "ceilings/error.hpp"
 #include "ceilings/json_fields.hpp"
@@ -70,7 +76,9 @@ std::optional<std::pair<PciAddress, long long>> xid_report(const std::string& me
     xid = xid * 10 + (message[i++] - '0');
     ++digits;
   }
-  if (digits == 0 || (i < message.size() && message[i] != ',' && message[i] != ' ')) return std::nullopt;
+  if (digits == 0 || (i < message.size() && message[i] != ',' && message[i] != ' ' && message[i] != '\t' &&
+                      message[i] != '\r'))
+    return std::nullopt;
   return std::make_pair(*address, xid);
 }
 
@@ -78,6 +86,7 @@ std::optional<std::pair<PciAddress, long long>> xid_report(const std::string& me
 // microseconds since boot, and where the message starts. nullopt when the line has no such header.
 struct KmsgHeader {
   long long priority = 0;
+  long long sequence = 0;  // the record's number since boot (0 first)
   double uptime_s = 0;
   std::size_t message = 0;
 };
@@ -88,15 +97,15 @@ std::optional<KmsgHeader> kmsg_header(const std::string& line) {
   std::size_t i = 0;
   for (int f = 0; f < 3; ++f) {
     std::size_t digits = 0;
-    while (i < semi && std::isdigit(static_cast<unsigned char>(line[i])) && digits < 19) {
+    while (i < semi && std::isdigit(static_cast<unsigned char>(line[i])) && digits < 18) {  // 18 fit a long long
       fields[f] = fields[f] * 10 + (line[i++] - '0');
       ++digits;
     }
-    if (digits == 0) return std::nullopt;
+    if (digits == 0 || (i < semi && std::isdigit(static_cast<unsigned char>(line[i])))) return std::nullopt;
     if (f < 2 && (i >= semi || line[i++] != ',')) return std::nullopt;
   }
   if (i != semi && line[i] != ',') return std::nullopt;  // FLAGS and more follow a comma
-  return KmsgHeader{fields[0], static_cast<double>(fields[2]) * 1e-6, semi + 1};
+  return KmsgHeader{fields[0], fields[1], static_cast<double>(fields[2]) * 1e-6, semi + 1};
 }
 
 // The driver's message as kept: at most 300 bytes, anything but printable ASCII as '?' (a terminal shows it,
@@ -137,7 +146,7 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
         char* parsed_end = nullptr;
         const std::string stamp = line.substr(1, close - 1);
         const double v = std::strtod(stamp.c_str(), &parsed_end);
-        if (parsed_end != stamp.c_str()) uptime = v;
+        if (parsed_end != stamp.c_str() && std::isfinite(v) && v >= 0) uptime = v;
       }
     }
     const auto report = xid_report(message);
@@ -145,6 +154,22 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
     out.push_back({report->second, uptime, driver_text(message)});
   }
   return out;
+}
+
+std::optional<double> kernel_log_whole_since(const std::string& text) {
+  std::optional<double> since;
+  long long next = 0;  // the number the next record should have
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const auto header = kmsg_header(text.substr(start, end - start));
+    start = end + 1;
+    if (!header) continue;
+    if (header->sequence != next) since = header->uptime_s;  // a loss (or a first record past 0)
+    next = header->sequence + 1;
+  }
+  return since;
 }
 
 std::string read_kernel_log(const std::string& path) {
@@ -160,21 +185,46 @@ std::string read_kernel_log(const std::string& path) {
   struct stat proc {};
   if (::stat("/proc/kmsg", &proc) == 0 && st.st_dev == proc.st_dev && st.st_ino == proc.st_ino)
     throw refuse("/proc/kmsg is the syslog daemon's queue (reading it would take its messages): read /dev/kmsg");
-  if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
-    throw refuse("not a file, a pipe or /dev/kmsg");
+  // Another device reads as some other log or none: /dev/null (which a container may bind over /dev/kmsg) as an
+  // empty one, which would pass.
+  const bool kmsg = S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 11;
+  const bool pipe = S_ISFIFO(st.st_mode);
+  if (S_ISCHR(st.st_mode) && !kmsg) throw refuse("a device that is not /dev/kmsg (it would read as another log, or none)");
+  if (!S_ISREG(st.st_mode) && !kmsg && !pipe) throw refuse("not a file, a pipe or /dev/kmsg");
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     throw refuse(std::string(std::strerror(err)) + permission(err));
   }
-  // A file or /dev/kmsg's ring buffer (at most a few MiB) in any case; a device that never ends (/dev/zero) stops
-  // at the cap.
+  // A file or /dev/kmsg's ring buffer (at most a few MiB) in any case; a device that never ends stops at the cap.
   const std::size_t cap = S_ISREG(st.st_mode) ? kMaxInputFileBytes : kMaxKernelRingBytes;
+  // A pipe (`<(journalctl -k)`, a named FIFO) is read to its writer's end, which may come late or never: a log
+  // cut short would pass, so one not ended in time is not read.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kKernelLogPipeTimeoutS);
+  bool writer_seen = false;  // a FIFO reads as ended (0) until its writer opens it
   std::string text;
   char record[16384];  // /dev/kmsg hands out one record a read, at most about 8 KiB
   for (;;) {
+    if (pipe) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        ::close(fd);
+        throw refuse("the pipe's writer did not finish within " + std::to_string(kKernelLogPipeTimeoutS) +
+                     " s (a log cut short could hide an XID)");
+      }
+      pollfd p{fd, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 100)));
+      if (ready < 0 && errno != EINTR) {
+        const int err = errno;
+        ::close(fd);
+        throw refuse(std::strerror(err));
+      }
+      if (ready <= 0) continue;
+      if (p.revents & POLLHUP) writer_seen = true;
+    }
     const ssize_t n = ::read(fd, record, sizeof record);
     if (n > 0) {
+      writer_seen = true;
       text.append(record, static_cast<std::size_t>(n));
       if (text.size() > cap) {
         ::close(fd);
@@ -182,8 +232,15 @@ std::string read_kernel_log(const std::string& path) {
       }
       continue;
     }
-    if (n == 0) break;                               // the end of a file (or of a pipe's writer)
-    if (errno == EAGAIN) break;                      // /dev/kmsg: no newer record; a pipe: nothing written yet
+    if (n == 0) {
+      if (!pipe || writer_seen) break;  // the end of a file, or of the pipe's writer
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // no writer yet
+      continue;
+    }
+    if (errno == EAGAIN) {
+      if (pipe) continue;  // the writer has not written yet
+      break;               // /dev/kmsg: no newer record
+    }
     if (errno == EINTR || errno == EPIPE) continue;  // EPIPE: records overwritten while reading, skipped
     const int err = errno;
     ::close(fd);
@@ -191,6 +248,20 @@ std::string read_kernel_log(const std::string& path) {
   }
   ::close(fd);
   return text;
+}
+
+void check_kernel_log_variable() {
+  const char* env = std::getenv(kKernelLogVariable);
+  if (!env || !*env) return;
+  struct stat st {};
+  const std::string path = env;
+  const std::string unset = ": unset it to read /dev/kmsg";
+  if (::stat(path.c_str(), &st) != 0)
+    throw InputError(std::string(kKernelLogVariable) + " names '" + excerpt(path) + "': " + std::strerror(errno) + unset);
+  const bool kmsg = S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 11;
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !kmsg)
+    throw InputError(std::string(kKernelLogVariable) + " names '" + excerpt(path) +
+                     "', which is not a file, a pipe or /dev/kmsg" + unset);
 }
 
 std::string kernel_log_path() {

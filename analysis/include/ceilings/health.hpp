@@ -58,6 +58,7 @@ std::vector<KernelXid> keep_kernel_xids(std::vector<KernelXid> xids, std::size_t
 struct XidEvent {
   long long xid = 0;
   double after_s = 0;  // seconds after monitoring started
+  std::string note;    // how it was known where not from an XID event (NVML: the GPU is lost); JSON "note"
 };
 
 // XID critical-error events received while the section was being recorded.
@@ -76,7 +77,13 @@ struct KernelXidLog {
   std::string source, reason;
   std::vector<KernelXid> xids;
   std::size_t total = 0;  // all found, those past kMaxKernelXids included
+  // Seconds after boot from which the log is whole, where the kernel's ring buffer had overwritten what came
+  // before (kernel_log_whole_since); nullopt: whole since boot, as far as the log tells.
+  std::optional<double> since_s;
 };
+// What the log covers, for "none ..." or "XID 48 ...": "since boot", or "since 86400.0 s after boot (the kernel's
+// ring buffer had overwritten the earlier records)".
+std::string kernel_log_span(const KernelXidLog& log);
 
 struct HealthSection {
   std::string schema = kHealthSchema;

@@ -4,6 +4,7 @@
 // scan it the same way.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ inline constexpr const char* kKernelLogPath = "/dev/kmsg";
 inline constexpr const char* kKernelLogVariable = "CEILINGS_KERNEL_LOG";
 // What a device (not a file) is read for at most: /dev/kmsg's ring buffer is a few MiB at most.
 inline constexpr std::size_t kMaxKernelRingBytes = std::size_t{64} << 20;
+// How long a pipe's writer may take to end the log.
+inline constexpr int kKernelLogPipeTimeoutS = 30;
 
 struct KernelXid {
   long long xid = 0;
@@ -29,13 +32,22 @@ struct KernelXid {
 // address that is not DOMAIN:BUS:DEVICE is an IncompleteError: its XIDs could not be told from others'.
 std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::string& pci_bus_id);
 
+// Where /dev/kmsg records (numbered from 0 at boot) show that earlier ones were lost, the ring buffer having
+// overwritten them (the first record's number is not 0, or numbers skip while it was read): the time after boot
+// of the first record after the last loss, from which the log is whole (0 where that record has no time).
+// nullopt where nothing was lost, or the text (a saved dmesg) does not tell.
+std::optional<double> kernel_log_whole_since(const std::string& text);
+
 // The kernel log's text: /dev/kmsg read without blocking up to its newest record (records the ring buffer
-// overwrote while reading are skipped), a regular file or a pipe; never /proc/kmsg (the syslog daemon's
-// queue). Throws IncompleteError naming the path and the cause (/dev/kmsg needs root, CAP_SYSLOG or
+// overwrote while reading are skipped), a regular file, or a pipe read to its writer's end (within
+// kKernelLogPipeTimeoutS); never /proc/kmsg (the syslog daemon's queue) or another device. Throws IncompleteError naming the path and the cause (/dev/kmsg needs root, CAP_SYSLOG or
 // kernel.dmesg_restrict=0).
 std::string read_kernel_log(const std::string& path);
 
 // The path to read: $CEILINGS_KERNEL_LOG where set and not empty, else /dev/kmsg.
 std::string kernel_log_path();
+// A $CEILINGS_KERNEL_LOG that names nothing readable (a typo would leave the XIDs before a run unjudged) is
+// an InputError, before any work; read failures later (a pipe cut short) stay the health row's.
+void check_kernel_log_variable();
 
 }  // namespace ceilings
