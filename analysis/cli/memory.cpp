@@ -145,7 +145,8 @@ int run(const MemoryOptions& o) {
     in.tp = o.tp;
     in.ep = o.ep;
     est = infer_memory(in);
-    notes.push_back("weights " + o.weight_dtype + " split over tp; KV cache " + o.kv_dtype +
+    notes.push_back("weights " + o.weight_dtype + " split over tp" + (o.ep > 1 ? " (routed experts over ep)" : "") +
+                    "; KV cache " + o.kv_dtype +
                     ", batch * context * bytes per token; activations and framework overhead not included");
     if (o.ep > 1)
       notes.push_back("experts: each MoE layer's " + std::to_string(in.model.routed_experts) +
