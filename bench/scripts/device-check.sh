@@ -79,9 +79,11 @@ within() {
 # over it), where the tree is still the one prepare-device-deps.sh recorded it for; the profiles' tool.git
 # says the same (cmake/GitDescribeScript.cmake).
 source_line="unknown: no .device-deps/source.txt (run bench/scripts/prepare-device-deps.sh and carry .device-deps)"
+export CEILINGS_GIT_DESCRIBE="unknown"
 if [ -f .device-deps/source.txt ]; then
   idx=$(mktemp -u)
-  tree=$(GIT_INDEX_FILE=$idx git add -A . 2>/dev/null && GIT_INDEX_FILE=$idx git write-tree 2>/dev/null)
+  tree=$(GIT_INDEX_FILE=$idx git -c core.fileMode=false -c core.autocrlf=false add -A . 2>/dev/null &&
+         GIT_INDEX_FILE=$idx git write-tree 2>/dev/null)
   rm -f "$idx"
   describe=$(awk '$1 == "describe" {print $2}' .device-deps/source.txt)
   if [ -n "$tree" ] && [ "$tree" = "$(awk '$1 == "tree" {print $2}' .device-deps/source.txt)" ] &&
@@ -90,7 +92,6 @@ if [ -f .device-deps/source.txt ]; then
     source_line="$describe (tree $tree, as prepare-device-deps.sh recorded it)"
   else
     source_line="unknown: this tree ($tree) is not the one prepare-device-deps.sh recorded ($(tr '\n' ' ' <.device-deps/source.txt)); prepare again after a change"
-    export CEILINGS_GIT_DESCRIBE="unknown"
   fi
 fi
 echo "source: $source_line"
@@ -119,8 +120,13 @@ deps=()
 [ -d .device-deps/cli11 ] && deps+=(-DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON -DCEILINGS_CLI11_INCLUDE_DIR="$PWD/.device-deps/cli11")
 [ -d .device-deps/googletest ] && deps+=(-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DCEILINGS_GTEST_SOURCE_DIR="$PWD/.device-deps/googletest")
 [ -d .device-deps ] || echo "no .device-deps: the build needs CLI11 and GoogleTest from the image (bench/scripts/prepare-device-deps.sh, carried, brings them)"
-# The build may take what leaves the measurement 120 s and the rest their kept times; past that it is cut.
-build_s=$(( $(left) - 120 - 20 ))
+# What the steps after the measurement keep (the tests, the sanitizer, --time-quick and --gemm-ab).
+sanitize_s=$(( sanitize ? tests_s : 0 ))
+quick_keep=$(( (time_quick ? 60 : 0) + (gemm_ab ? 90 : 0) ))
+# The build may take what leaves the measurement 120 s and the later steps their kept times; past that it is
+# cut (10 s at least: `timeout 0` would mean no limit).
+build_s=$(( $(left) - 120 - 20 - (tests ? tests_s : 0) - sanitize_s - quick_keep ))
+[ "$build_s" -lt 10 ] && build_s=10
 {
   cmake -S . -B build/device "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DCEILINGS_BUILD_TESTS=ON -Wno-deprecated "${deps[@]}" &&
@@ -131,8 +137,6 @@ echo "build: ok in $((SECONDS - start)) s"
 
 # The measurement first: it is what the session is lent the GPU for, and GEMM, the family the targets
 # hinge on most, runs last within it. The tests get the time kept back for them afterwards.
-sanitize_s=$(( sanitize ? tests_s : 0 ))
-quick_keep=$(( (time_quick ? 60 : 0) + (gemm_ab ? 90 : 0) ))
 budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s - quick_keep ))
 # A late build still gets a short measurement: 60 s, or what is left of the deadline when less (10 s at least).
 [ "$budget" -lt 60 ] && budget=$(( $(left) - 20 < 60 ? $(left) - 20 : 60 ))
@@ -190,7 +194,7 @@ fi
 
 if [ "$sanitize" = 1 ]; then
   if command -v compute-sanitizer >/dev/null; then
-    within 0 env CEILINGS_UNDER_SANITIZER=1 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 --target-processes application-only \
+    within "$quick_keep" env CEILINGS_UNDER_SANITIZER=1 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 --target-processes application-only \
       build/device/tests/ceilings_gpu_tests >"$OUT/sanitize.log" 2>&1
     echo "compute-sanitizer memcheck: exit $? ($(grep -c '^========= Invalid\|^========= Leaked' "$OUT/sanitize.log") findings)"
   else

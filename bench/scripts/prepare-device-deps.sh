@@ -11,8 +11,11 @@ cp -r /usr/src/googletest .device-deps/googletest
 # ignored ones not, as the device tool copies them; device-check.sh hashes its tree the same way and records
 # the commit only where the two agree (prepare again after any change).
 idx=$(mktemp -u)
-tree=$(GIT_INDEX_FILE=$idx git add -A . && GIT_INDEX_FILE=$idx git write-tree)
+tree=$(GIT_INDEX_FILE=$idx git -c core.fileMode=false -c core.autocrlf=false add -A . && GIT_INDEX_FILE=$idx git write-tree)
 rm -f "$idx"
-printf 'describe %s\ntree %s\n' "$(git describe --always --dirty --abbrev=12)" "$tree" >.device-deps/source.txt
+describe=$(git describe --always --dirty --abbrev=12)
+# An untracked file changes the tree but not what --dirty looks at.
+[ "$tree" != "$(git rev-parse 'HEAD^{tree}')" ] && [[ "$describe" != *-dirty ]] && describe+=-dirty
+printf 'describe %s\ntree %s\n' "$describe" "$tree" >.device-deps/source.txt
 cat .device-deps/source.txt
 du -sh .device-deps
