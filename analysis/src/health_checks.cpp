@@ -490,7 +490,8 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
   for (const auto& [xid, seen] : program) apps += (apps.empty() ? "" : ", ") + std::to_string(xid) + times(seen.count);
   if (!apps.empty())
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "application XID " + apps +
-                " since boot (a program's fault or a killed process, not the hardware's)";
+                (s.kernel_log.since_s ? " in the log" : " since boot") +
+                " (a program's fault or a killed process, not the hardware's)";
   if (cleared > 0)
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "XID 154" + times(cleared) +
                 " setting the GPU's recovery action back to None (no action needed), not counted";

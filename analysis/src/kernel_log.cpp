@@ -2,20 +2,16 @@
 #include "ceilings/kernel_log.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cctype>
-#include <chrono>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
-#include <thread>
 
 #include "ceilings/error.hpp"
 #include "ceilings/json_fields.hpp"
@@ -172,6 +168,26 @@ std::optional<double> kernel_log_whole_since(const std::string& text) {
   return since;
 }
 
+namespace {
+// Why a path stat'ed as `st` is no kernel log to read, or "" where it is one: a regular file or /dev/kmsg
+// (character device 1:11).
+std::string not_a_log(const struct stat& st) {
+  // /proc/kmsg is the syslog daemon's queue: a read blocks for new messages and takes them from it.
+  struct stat proc {};
+  if (::stat("/proc/kmsg", &proc) == 0 && st.st_dev == proc.st_dev && st.st_ino == proc.st_ino)
+    return "/proc/kmsg is the syslog daemon's queue (reading it would take its messages): read /dev/kmsg";
+  // A pipe reads once (every GPU of a node reads the log), and its writer's failure reads as an empty log that
+  // passes; another device reads as another log or none (/dev/null, which a container may bind over /dev/kmsg).
+  if (S_ISFIFO(st.st_mode))
+    return "a pipe (it reads once, and a writer that failed reads as an empty log): save the log to a file "
+           "(journalctl -k -o short-monotonic > kernel.log)";
+  if (S_ISCHR(st.st_mode) && !(major(st.st_rdev) == 1 && minor(st.st_rdev) == 11))
+    return "a device that is not /dev/kmsg (it would read as another log, or none)";
+  if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) return "not a file or /dev/kmsg";
+  return "";
+}
+}  // namespace
+
 std::string read_kernel_log(const std::string& path) {
   const auto refuse = [&](const std::string& why) {
     return IncompleteError("cannot read the kernel log " + path + ": " + why);
@@ -181,50 +197,19 @@ std::string read_kernel_log(const std::string& path) {
   };
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw refuse(std::strerror(errno));
-  // /proc/kmsg is the syslog daemon's queue: a read blocks for new messages and takes them from it.
-  struct stat proc {};
-  if (::stat("/proc/kmsg", &proc) == 0 && st.st_dev == proc.st_dev && st.st_ino == proc.st_ino)
-    throw refuse("/proc/kmsg is the syslog daemon's queue (reading it would take its messages): read /dev/kmsg");
-  // Another device reads as some other log or none: /dev/null (which a container may bind over /dev/kmsg) as an
-  // empty one, which would pass.
-  const bool kmsg = S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 11;
-  const bool pipe = S_ISFIFO(st.st_mode);
-  if (S_ISCHR(st.st_mode) && !kmsg) throw refuse("a device that is not /dev/kmsg (it would read as another log, or none)");
-  if (!S_ISREG(st.st_mode) && !kmsg && !pipe) throw refuse("not a file, a pipe or /dev/kmsg");
+  if (const std::string why = not_a_log(st); !why.empty()) throw refuse(why);
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     throw refuse(std::string(std::strerror(err)) + permission(err));
   }
-  // A file or /dev/kmsg's ring buffer (at most a few MiB) in any case; a device that never ends stops at the cap.
+  // A file, or /dev/kmsg's ring buffer (at most a few MiB).
   const std::size_t cap = S_ISREG(st.st_mode) ? kMaxInputFileBytes : kMaxKernelRingBytes;
-  // A pipe (`<(journalctl -k)`, a named FIFO) is read to its writer's end, which may come late or never: a log
-  // cut short would pass, so one not ended in time is not read.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kKernelLogPipeTimeoutS);
-  bool writer_seen = false;  // a FIFO reads as ended (0) until its writer opens it
   std::string text;
   char record[16384];  // /dev/kmsg hands out one record a read, at most about 8 KiB
   for (;;) {
-    if (pipe) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
-        ::close(fd);
-        throw refuse("the pipe's writer did not finish within " + std::to_string(kKernelLogPipeTimeoutS) +
-                     " s (a log cut short could hide an XID)");
-      }
-      pollfd p{fd, POLLIN, 0};
-      const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 100)));
-      if (ready < 0 && errno != EINTR) {
-        const int err = errno;
-        ::close(fd);
-        throw refuse(std::strerror(err));
-      }
-      if (ready <= 0) continue;
-      if (p.revents & POLLHUP) writer_seen = true;
-    }
     const ssize_t n = ::read(fd, record, sizeof record);
     if (n > 0) {
-      writer_seen = true;
       text.append(record, static_cast<std::size_t>(n));
       if (text.size() > cap) {
         ::close(fd);
@@ -232,15 +217,8 @@ std::string read_kernel_log(const std::string& path) {
       }
       continue;
     }
-    if (n == 0) {
-      if (!pipe || writer_seen) break;  // the end of a file, or of the pipe's writer
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // no writer yet
-      continue;
-    }
-    if (errno == EAGAIN) {
-      if (pipe) continue;  // the writer has not written yet
-      break;               // /dev/kmsg: no newer record
-    }
+    if (n == 0) break;                               // the end of a file
+    if (errno == EAGAIN) break;                      // /dev/kmsg: no newer record
     if (errno == EINTR || errno == EPIPE) continue;  // EPIPE: records overwritten while reading, skipped
     const int err = errno;
     ::close(fd);
@@ -253,15 +231,16 @@ std::string read_kernel_log(const std::string& path) {
 void check_kernel_log_variable() {
   const char* env = std::getenv(kKernelLogVariable);
   if (!env || !*env) return;
-  struct stat st {};
   const std::string path = env;
-  const std::string unset = ": unset it to read /dev/kmsg";
-  if (::stat(path.c_str(), &st) != 0)
-    throw InputError(std::string(kKernelLogVariable) + " names '" + excerpt(path) + "': " + std::strerror(errno) + unset);
-  const bool kmsg = S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 11;
-  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !kmsg)
-    throw InputError(std::string(kKernelLogVariable) + " names '" + excerpt(path) +
-                     "', which is not a file, a pipe or /dev/kmsg" + unset);
+  const std::string head = std::string(kKernelLogVariable) + " names '" + excerpt(path) + "'";
+  const std::string unset = " (unset it to read /dev/kmsg)";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw InputError(head + ": " + std::strerror(errno) + unset);
+  if (const std::string why = not_a_log(st); !why.empty()) throw InputError(head + ": " + why + unset);
+  // A file this user cannot read is theirs to fix; /dev/kmsg's permission (root, CAP_SYSLOG) is the node's,
+  // which its health row names.
+  if (S_ISREG(st.st_mode) && ::access(path.c_str(), R_OK) != 0)
+    throw InputError(head + ": " + std::strerror(errno) + unset);
 }
 
 std::string kernel_log_path() {

@@ -62,8 +62,8 @@ void* DeviceBuffer<T>::allocate(std::size_t bytes) {
 // Re-poisons a sample of an output buffer: one 16-byte vector in every kPoisonStride bytes, and the last one.
 // Meant for MeasureSpec::before_sample (outside the timed region; microseconds even for GiBs): the unblocked
 // first unit and the warm-up have long since written the right output, so without it the check after a run
-// could not tell whether the last sample's own units wrote anything. It shows they reached every 64 KiB and
-// the end, not every byte (earlier samples wrote the rest as well). The stride is an odd number of vectors
+// could not tell whether the last sample's own units wrote anything. It shows they reached across the buffer (every
+// 64 KiB and 16 bytes) to its end, not every byte (earlier samples wrote the rest as well). The stride is an odd number of vectors
 // (4097): a power of two would poison the same position of every power-of-two chunk or tile, and so only the
 // blocks those chunks go to (every fourth of 132 for the TMA's 16 KiB chunks); this one drifts a vector a
 // stride through every position, and so every block's share of a large buffer. `device` is on the stream's

@@ -147,15 +147,15 @@ TEST(HostTopology, PinsTheProcessesOtherThreads) {
     cv.notify_all();
   });
   const auto pinned = pin_other_threads({before.back()});
-  ASSERT_TRUE(pinned.has_value());
-  EXPECT_GE(*pinned, 1);  // gtest may run threads of its own
-  {
+  {  // the thread released and joined before any assertion can return
     std::unique_lock<std::mutex> lock(mutex);
     asked = true;
     cv.notify_all();
     cv.wait(lock, [&] { return done; });
   }
   other.join();
+  ASSERT_TRUE(pinned.has_value());
+  EXPECT_GE(*pinned, 1);  // gtest may run threads of its own
   EXPECT_EQ(seen, (std::vector<int>{before.back()}));
   EXPECT_EQ(current_thread_cpus(), before);  // the caller is not moved
   EXPECT_EQ(pin_other_threads({}), 0);

@@ -16,8 +16,6 @@ inline constexpr const char* kKernelLogPath = "/dev/kmsg";
 inline constexpr const char* kKernelLogVariable = "CEILINGS_KERNEL_LOG";
 // What a device (not a file) is read for at most: /dev/kmsg's ring buffer is a few MiB at most.
 inline constexpr std::size_t kMaxKernelRingBytes = std::size_t{64} << 20;
-// How long a pipe's writer may take to end the log.
-inline constexpr int kKernelLogPipeTimeoutS = 30;
 
 struct KernelXid {
   long long xid = 0;
@@ -39,15 +37,15 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
 std::optional<double> kernel_log_whole_since(const std::string& text);
 
 // The kernel log's text: /dev/kmsg read without blocking up to its newest record (records the ring buffer
-// overwrote while reading are skipped), a regular file, or a pipe read to its writer's end (within
-// kKernelLogPipeTimeoutS); never /proc/kmsg (the syslog daemon's queue) or another device. Throws IncompleteError naming the path and the cause (/dev/kmsg needs root, CAP_SYSLOG or
+// overwrote while reading are skipped), or a regular file; never /proc/kmsg (the syslog daemon's queue), a
+// pipe (it reads once, and a writer that failed reads as an empty log) or another device. Throws IncompleteError naming the path and the cause (/dev/kmsg needs root, CAP_SYSLOG or
 // kernel.dmesg_restrict=0).
 std::string read_kernel_log(const std::string& path);
 
 // The path to read: $CEILINGS_KERNEL_LOG where set and not empty, else /dev/kmsg.
 std::string kernel_log_path();
-// A $CEILINGS_KERNEL_LOG that names nothing readable (a typo would leave the XIDs before a run unjudged) is
-// an InputError, before any work; read failures later (a pipe cut short) stay the health row's.
+// A $CEILINGS_KERNEL_LOG that names no readable file or /dev/kmsg (a typo would leave the XIDs before a run
+// unjudged) is an InputError, before any work.
 void check_kernel_log_variable();
 
 }  // namespace ceilings
