@@ -14,6 +14,7 @@
 
 #include "ceilings/bench_json.hpp"
 #include "ceilings/cli_checks.hpp"
+#include "ceilings/kernels/gemm_fill.cuh"
 #include "ceilings/version.hpp"
 #include "harness/checkpoint.hpp"
 #include "harness/device_info.hpp"
@@ -162,6 +163,16 @@ int main(int argc, char** argv) {
   }
   if (cudaSetDevice(options.device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
     return no_gpu("cannot create a context on device " + std::to_string(options.device));
+  // A binary built for other GPUs (CUDAARCHS) would fail every case, one launch at a time: said once, here.
+  if (const cudaError_t image = ceilings::kernels::kernel_image_status(); image != cudaSuccess) {
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, options.device);
+    const std::string cc = std::to_string(prop.major) + std::to_string(prop.minor);
+    return no_gpu("this binary has no code device " + std::to_string(options.device) + " (compute capability " +
+                  std::to_string(prop.major) + "." + std::to_string(prop.minor) + ") can run (" +
+                  cudaGetErrorName(image) + "): rebuild with CUDAARCHS=" + cc +
+                  " (a list builds for several GPUs: CUDAARCHS=\"80;90\")");
+  }
   // Threads the driver started before the placement (as cudaGetDeviceCount initialised it) join the node's CPUs;
   // those it starts with the context inherit them. (A memory policy is each thread's own: theirs stay.)
   if (placement && placement->pinned() && !ceilings::pin_other_threads(placement->cpus()))

@@ -1,21 +1,58 @@
 # Which GPU architectures the CUDA code is built for.
 # CI and the H200 machine name 90 explicitly (the ci preset, device-check.sh); the release preset and a
-# plain configure choose nothing: $CUDAARCHS where set, else "native" where nvidia-smi answers (the GPU
-# being measured), else 90 (Hopper, the reference part; nvidia-smi missing or no GPU/driver).
+# plain configure choose nothing: $CUDAARCHS where set, else the compute capabilities of the GPUs nvidia-smi
+# lists (the GPUs being measured), each as code for it and PTX (so a newer GPU can still run it through the
+# driver's JIT), where this nvcc can build for them; else 90 (Hopper, the reference part: nvidia-smi missing,
+# no GPU or driver, or a GPU newer than this CUDA Toolkit, which then runs the sm_90 PTX). Not CMake's
+# "native": that fails the configure where the toolkit cannot build for the GPU (or is newer than its
+# driver), and builds no PTX.
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
   if(DEFINED ENV{CUDAARCHS})
     set(CMAKE_CUDA_ARCHITECTURES "$ENV{CUDAARCHS}")
   else()
+    set(CMAKE_CUDA_ARCHITECTURES 90)
     execute_process(COMMAND nvidia-smi --query-gpu=compute_cap --format=csv,noheader
                     RESULT_VARIABLE _ceilings_smi_rc OUTPUT_VARIABLE _ceilings_smi_out
                     ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
-    if(_ceilings_smi_rc EQUAL 0 AND NOT _ceilings_smi_out STREQUAL "")
-      set(CMAKE_CUDA_ARCHITECTURES native)
-    else()
-      set(CMAKE_CUDA_ARCHITECTURES 90)
+    set(_ceilings_nvcc nvcc)
+    if(DEFINED CMAKE_CUDA_COMPILER)
+      set(_ceilings_nvcc "${CMAKE_CUDA_COMPILER}")
+    elseif(EXISTS /usr/local/cuda/bin/nvcc)
+      set(_ceilings_nvcc /usr/local/cuda/bin/nvcc)
+    endif()
+    execute_process(COMMAND "${_ceilings_nvcc}" --list-gpu-arch
+                    RESULT_VARIABLE _ceilings_nvcc_rc OUTPUT_VARIABLE _ceilings_nvcc_out ERROR_QUIET)
+    if(_ceilings_smi_rc EQUAL 0 AND _ceilings_nvcc_rc EQUAL 0)
+      string(REPLACE "\n" ";" _ceilings_caps "${_ceilings_smi_out}")
+      set(_ceilings_archs "")
+      set(_ceilings_unbuildable "")
+      foreach(_cap IN LISTS _ceilings_caps)
+        string(STRIP "${_cap}" _cap)
+        string(REPLACE "." "" _arch "${_cap}")
+        if(NOT _arch MATCHES "^[0-9]+$")
+          continue()
+        endif()
+        if(_ceilings_nvcc_out MATCHES "compute_${_arch}([^0-9]|$)")
+          list(APPEND _ceilings_archs ${_arch})
+        else()
+          list(APPEND _ceilings_unbuildable ${_arch})
+        endif()
+      endforeach()
+      list(REMOVE_DUPLICATES _ceilings_archs)
+      if(_ceilings_unbuildable)
+        message(STATUS "CUDA architectures: this nvcc cannot build for compute capability "
+                       "${_ceilings_unbuildable}; building sm_90 with its PTX, which the driver of a newer GPU "
+                       "compiles (an older one cannot run it; set CUDAARCHS, or use a CUDA Toolkit that knows the GPU)")
+        list(APPEND _ceilings_archs 90)
+        list(REMOVE_DUPLICATES _ceilings_archs)
+      endif()
+      if(_ceilings_archs)
+        set(CMAKE_CUDA_ARCHITECTURES "${_ceilings_archs}")
+      endif()
     endif()
   endif()
 endif()
+message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES}")
 if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
   set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
 endif()

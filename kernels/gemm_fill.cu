@@ -107,6 +107,11 @@ int fill_type_bytes(FillType type) {
   return 0;
 }
 
+cudaError_t kernel_image_status() {
+  cudaFuncAttributes attributes{};
+  return cudaFuncGetAttributes(&attributes, fill_kernel<float>);
+}
+
 void fill_uniform(void* dst, std::size_t count, FillType type, std::uint32_t seed, cudaStream_t stream) {
   switch (type) {
     case FillType::kF64: launch<double>(dst, count, seed, stream); break;

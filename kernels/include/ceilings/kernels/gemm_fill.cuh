@@ -20,4 +20,9 @@ void fill_uniform(void* dst, std::size_t count, FillType type, std::uint32_t see
 // Bytes per element of a fill type.
 int fill_type_bytes(FillType type);
 
+// Whether this binary holds code the current device can run (machine code for its architecture, or PTX its
+// driver can compile): cudaSuccess, else the error a launch would give (cudaErrorNoKernelImageForDevice for
+// a binary built for other GPUs). Asked of the fill kernel, which every GEMM case launches.
+cudaError_t kernel_image_status();
+
 }  // namespace ceilings::kernels
