@@ -44,6 +44,7 @@ std::vector<GpuSpec> parse_datasheet(const json& document) {
       s.pcie_width = static_cast<int>(p->integer("width", 1));
     }
     s.nvlink_bandwidth = g.optional_number("nvlink_bandwidth");
+    s.nvlink_c2c_bandwidth = g.optional_number("nvlink_c2c_bandwidth");
     const Fields dense = g.object("dense");
     for (const auto& [k, v] : dense.raw().items()) s.dense[k] = dense.number(k);
     out.push_back(std::move(s));
@@ -109,6 +110,8 @@ std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ce
     if (variant == "fp32" || variant == "fp64") return dense(variant.c_str());
     return std::nullopt;
   }
+  if (family == "pcie" && spec.nvlink_c2c_bandwidth && variant.find("pageable") == std::string::npos)  // GH200
+    return variant.rfind("bidir", 0) == 0 ? *spec.nvlink_c2c_bandwidth : *spec.nvlink_c2c_bandwidth / 2;
   if (family == "pcie" && spec.pcie_gen && spec.pcie_width && variant.find("pageable") == std::string::npos) {
     const double one_way = pcie_link_bandwidth(*spec.pcie_gen, *spec.pcie_width);
     return variant.rfind("bidir", 0) == 0 ? 2 * one_way : one_way;  // bidir, bidir_sm: both directions

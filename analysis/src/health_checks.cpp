@@ -204,7 +204,14 @@ PcieReadings pcie_readings(const HealthSection* s, const Profile* profile) {
   return r;
 }
 
+// A Grace superchip's GPU (GH200) reaches its host over NVLink-C2C: its PCIe readings judge no host link.
+bool host_link_is_c2c(const HealthSection* s, const Profile* profile) {
+  const GpuSpec* spec = find_gpu(profile ? profile->device.name : s ? s->device_name : "");
+  return spec && spec->nvlink_c2c_bandwidth;
+}
+
 void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
+  if (host_link_is_c2c(s, profile)) return;
   Check c = make_check("health", "PCIe link");
   c.source = "health rule pcie_link (current link vs the maximum the GPU and slot support)";
   const PcieReadings r = pcie_readings(s, profile);
@@ -275,6 +282,7 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
 // only from the datasheet: NVML reads no GPU-only width). A Gen5 x16 GPU in a Gen4 or x8 slot trains its
 // link to the slot's maximum, so the link check passes it; this check does not.
 void check_pcie_slot(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
+  if (host_link_is_c2c(s, profile)) return;
   Check c = make_check("health", "PCIe slot");
   const PcieReadings r = pcie_readings(s, profile);
   const std::optional<double> slot_gen = r.max_gen, slot_width = r.max_width, gen = r.gen, width = r.width;

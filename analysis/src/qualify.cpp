@@ -58,7 +58,11 @@ const char* status_name(CheckStatus s) {
 // fp8 1303 (0.66), MAMF 1453 (0.73) -> 0.60; tf32 381 (0.77) -> 0.70; fp32 GEMM 50.6 (0.76) -> 0.70;
 // fp64 DGEMM 61.2 (0.91) -> 0.80; int8 has no trustworthy peer (126 TOP/s is a poor kernel) -> 0.50;
 // FMA fp32 58.5 (0.87) -> 0.80, fp64 31.2 (0.92 of 33.5) -> 0.85; PCIe H2D/D2H 55.3 GB/s of 63.0
-// (0.88) -> 0.80, bidirectional 99 of 126 (0.79) -> 0.70; NVLink CE 396 of 450 (0.88) -> 0.80.
+// (0.88) -> 0.80, bidirectional 99 of 126 (0.79) -> 0.70; NVLink CE 396 of 450 (0.88) -> 0.80. A Gen4 or older
+// link carries less of its theoretical rate (larger protocol overhead per payload; published A100 and RTX 4090
+// copy-engine figures: 24-26 GB/s of 31.5, 0.76-0.84; one A100 bidirectional 11 + 25 of 63), and so does a
+// GH200's NVLink-C2C host link (about 346 GB/s of 450, 0.77): there the defaults are 0.70 one way and 0.50 both
+// ways (kLowerLinkFraction).
 Rules default_rules() {
   Rules r;
   r.required = {"hbm.copy", "gemm.bf16", "pcie.h2d"};
@@ -68,7 +72,10 @@ Rules default_rules() {
       {"gemm.fp32", 0.70},     {"gemm.fp64", 0.80},      {"gemm.int8", 0.50},    {"fma.fp32", 0.80},
       {"fma.fp64", 0.85},      {"pcie.h2d", 0.80},       {"pcie.d2h", 0.80},     {"pcie.bidir", 0.70},
       {"nvlink.p2p_uni", 0.80}, {"nvlink.p2p_bidir", 0.80}};
-  for (const auto& [name, f] : fractions) r.ceilings[name].min_fraction_of_datasheet = f;
+  for (const auto& [name, f] : fractions) {
+    r.ceilings[name].min_fraction_of_datasheet = f;
+    r.ceilings[name].fraction_is_default = true;
+  }
   return r;
 }
 
@@ -185,6 +192,7 @@ void parse_ceiling_rule(const std::string& name, const json& v, const std::strin
       }
       if (!has_datasheet_figure(name)) reject(p, "the datasheet has no figure for " + name);
       rule.min_fraction_of_datasheet = fraction_at(value, p, 0.0, 1.0, false);
+      rule.fraction_is_default = false;
     } else {
       rule.baseline_tolerance = fraction_at(value, p, 0.0, 0.99, true);
     }
@@ -287,12 +295,20 @@ Rules read_rules(const std::string& path) {
 
 namespace {
 
+// The default host-link fractions on a PCIe Gen4 or older link, or NVLink-C2C (see default_rules).
+constexpr struct {
+  double one_way = 0.70, bidir = 0.50;
+} kLowerLinkFraction;
+
 const GpuSpec* spec_for(const Profile& p) { return find_gpu(p.device.name); }
 
 // The datasheet threshold base for a ceiling and where it came from; PCIe uses the link's maximum.
 struct Base {
   double value = 0;
   std::string source;
+  // A host link whose copies reach a smaller share of its theoretical rate than Gen5's: PCIe Gen4 and older,
+  // and NVLink-C2C (published GH200 copy-engine host-to-device: about 346 GB/s of 450, 0.77).
+  bool lower_link_share = false;
 };
 std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
   const std::string f = family_of(c.name);
@@ -300,15 +316,22 @@ std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
     const PcieInfo& l = p.device.pcie;
     std::optional<int> gen = l.max_gen, width = l.max_width;
     const GpuSpec* spec = spec_for(p);
+    const bool bidir = c.name.rfind("pcie.bidir", 0) == 0;  // bidir, bidir_sm: both directions summed
+    if (spec && spec->nvlink_c2c_bandwidth)  // a Grace superchip: its host link is NVLink-C2C, whatever PCIe reads
+      return Base{bidir ? *spec->nvlink_c2c_bandwidth : *spec->nvlink_c2c_bandwidth / 2,
+                  "NVLink-C2C (datasheet " + spec->name + ", the superchip's host link)" +
+                      std::string(bidir ? " (both directions)" : ""),
+                  true};
     if ((!gen || !width) && spec) {
       gen = spec->pcie_gen;
       width = spec->pcie_width;
     }
     if (!gen || !width) return std::nullopt;
     const double one_way = pcie_link_bandwidth(*gen, *width);
-    const bool bidir = c.name.rfind("pcie.bidir", 0) == 0;  // bidir, bidir_sm: both directions summed
-    return Base{bidir ? 2 * one_way : one_way, "PCIe Gen" + std::to_string(*gen) + " x" + std::to_string(*width) +
-                                                   " theoretical" + (bidir ? " (both directions)" : "")};
+    return Base{bidir ? 2 * one_way : one_way,
+                "PCIe Gen" + std::to_string(*gen) + " x" + std::to_string(*width) + " theoretical" +
+                    (bidir ? " (both directions)" : ""),
+                *gen <= 4};
   }
   const auto ds = datasheet_for(p, c);
   if (!ds) return std::nullopt;
@@ -500,8 +523,12 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     } else {
       std::string note;
       const double scale = clock_scale(p, c, rules.clock_scaling_floor, rules.power_cap_scaling_floor, note);
-      k.threshold = *rule->min_fraction_of_datasheet * base->value * scale;
-      k.source = limit_percent(*rule->min_fraction_of_datasheet) + " of " + base->source + " " +
+      double fraction = *rule->min_fraction_of_datasheet;
+      if (rule->fraction_is_default && base->lower_link_share)
+        fraction = std::min(fraction, c.name.rfind("pcie.bidir", 0) == 0 ? kLowerLinkFraction.bidir
+                                                                         : kLowerLinkFraction.one_way);
+      k.threshold = fraction * base->value * scale;
+      k.source = limit_percent(fraction) + " of " + base->source + " " +
                  format_quantity(base->value, c.unit) + note + " (" + origin + ")";
       const double most = implausible_share(c.name);
       const bool implausible = is_rate_unit(c.unit) && c.value > most * base->value;
@@ -513,10 +540,9 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
                    " no GPU attains: a timing or counting fault, not a fast GPU";
       else if (!ok)
         k.reason = c.name + " reaches " +
-                   percent_apart(c.value / (base->value * scale), *rule->min_fraction_of_datasheet,
-                                 std::max(1, limit_decimals(*rule->min_fraction_of_datasheet))) +
-                   " of the " + (scale < 1 ? "clock-scaled " : "") + "peak, below " +
-                   limit_percent(*rule->min_fraction_of_datasheet) + failure_note(c);
+                   percent_apart(c.value / (base->value * scale), fraction, std::max(1, limit_decimals(fraction))) +
+                   " of the " + (scale < 1 ? "clock-scaled " : "") + "peak, below " + limit_percent(fraction) +
+                   failure_note(c);
     }
     out.push_back(k);
   }

@@ -88,6 +88,61 @@ TEST(Qualify, BidirectionalPcieIsJudgedAgainstBothDirections) {
   EXPECT_NE(c.source.find("(both directions)"), std::string::npos) << c.source;
 }
 
+// A Gen4 link carries a smaller share of its theoretical rate than Gen5 (A100, RTX 4090: 24-26 GB/s of 31.5): the
+// default fractions are 70% one way and 50% both ways there; a rules file's own fraction stands.
+TEST(Qualify, AGen4LinkIsHeldToLowerDefaultFractions) {
+  Profile p = fixture();
+  p.device.pcie.max_gen = 4;
+  p.device.pcie.gen = 4;
+  const double gen4 = 16e9 * 128 / 130 / 8 * 16;  // 31.5 GB/s
+  ceiling(p, "pcie.h2d").value = 0.76 * gen4;
+  Ceiling bidir = ceiling(p, "pcie.h2d");
+  bidir.name = "pcie.bidir";
+  bidir.value = 0.57 * 2 * gen4;  // 11 + 25 GB/s
+  p.ceilings.push_back(bidir);
+  const QualifyResult r = qualify(p, nullptr, default_rules());
+  const Check& h2d = find_check(r, "pcie.h2d", "datasheet fraction");
+  EXPECT_EQ(h2d.status, CheckStatus::kPass) << h2d.reason;
+  EXPECT_NEAR(*h2d.threshold, 0.70 * gen4, 1e3);
+  EXPECT_NE(h2d.source.find("70% of PCIe Gen4 x16 theoretical"), std::string::npos) << h2d.source;
+  const Check& both = find_check(r, "pcie.bidir", "datasheet fraction");
+  EXPECT_EQ(both.status, CheckStatus::kPass) << both.reason;
+  EXPECT_NEAR(*both.threshold, 0.50 * 2 * gen4, 1e3);
+  Rules strict = default_rules();
+  strict.ceilings["pcie.h2d"].min_fraction_of_datasheet = 0.80;  // as a rules file sets it
+  strict.ceilings["pcie.h2d"].fraction_is_default = false;
+  EXPECT_EQ(find_check(qualify(p, nullptr, strict), "pcie.h2d", "datasheet fraction").status, CheckStatus::kFail);
+  const Rules parsed = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","ceilings":{"pcie.h2d":
+      {"min_fraction_of_datasheet":"80%"}}})"), "test");
+  EXPECT_FALSE(parsed.ceilings.at("pcie.h2d").fraction_is_default);
+  EXPECT_TRUE(parsed.ceilings.at("pcie.d2h").fraction_is_default);
+  // Gen5 keeps 80%.
+  EXPECT_NEAR(*find_check(qualify(fixture(), nullptr, default_rules()), "pcie.h2d", "datasheet fraction").threshold,
+              0.80 * 2 * gen4, 1e3);
+}
+
+// A GH200's GPU reaches its host over NVLink-C2C (450 GB/s each way), not PCIe: its host<->device copies are
+// judged against that, and no PCIe link or slot is judged.
+TEST(Qualify, AGraceSuperchipsHostLinkIsNvlinkC2c) {
+  Profile p = fixture();
+  p.device.name = "NVIDIA GH200 480GB";
+  ceiling(p, "pcie.h2d").value = 346e9;
+  const QualifyResult r = qualify(p, nullptr, default_rules());
+  const Check& h2d = find_check(r, "pcie.h2d", "datasheet fraction");
+  EXPECT_EQ(h2d.status, CheckStatus::kPass) << h2d.reason;  // 77% of 450 GB/s
+  EXPECT_NEAR(*h2d.threshold, 0.70 * 450e9, 1e3);
+  EXPECT_NE(h2d.source.find("NVLink-C2C (datasheet GH200"), std::string::npos) << h2d.source;
+  for (const Check& c : r.checks) {
+    EXPECT_NE(c.rule, "PCIe link");
+    EXPECT_NE(c.rule, "PCIe slot");
+  }
+  const GpuSpec* gh200 = find_gpu("GH200");
+  ASSERT_NE(gh200, nullptr);
+  EXPECT_EQ(datasheet_value(*gh200, "pcie.h2d", json::object()), 450e9);
+  EXPECT_EQ(datasheet_value(*gh200, "pcie.bidir", json::object()), 900e9);
+  EXPECT_EQ(datasheet_value(*gh200, "pcie.h2d_pageable", json::object()), std::nullopt);
+}
+
 TEST(Qualify, ComputeThresholdFollowsTheObservedClockWithAFloor) {
   Profile p = fixture();
   // The H200's bf16 figure, 989 TFLOP/s, is 132 SMs x 4096 FLOP a clock at 1.83 GHz (not its 1.98 GHz boost, at

@@ -23,6 +23,9 @@ struct GpuSpec {
   bool tdp_whole_module = false;  // tdp_scope "module": tdp_w covers more than the GPU (GH200: CPU and memory)
   std::optional<int> pcie_gen, pcie_width;
   std::optional<double> nvlink_bandwidth;  // total, both directions, B/s
+  // A Grace superchip's GPU reaches its host over NVLink-C2C (total, both directions, B/s), not PCIe: its
+  // host<->device ceilings are judged against this.
+  std::optional<double> nvlink_c2c_bandwidth;
   std::map<std::string, double> dense;    // data type -> dense peak FLOP/s (OP/s for int8)
   json raw;                               // the entry as written (fields this version does not model)
 };
