@@ -510,7 +510,10 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
   const auto rule_it = rules.ceilings.find(c.name);
   const CeilingRule* rule = rule_it == rules.ceilings.end() ? nullptr : &rule_it->second;
   const std::string origin = rules.origin;
-  if (rule && rule->min_fraction_of_datasheet) {
+  // A GPU the table knows, whose datasheet publishes no figure for this ceiling (an L40S's FP64): nothing to
+  // judge it against, and nothing missing that adding the GPU to the table would give.
+  const bool no_published_figure = !is_mig(p) && spec_for(p) && !datasheet_base(p, c);
+  if (rule && rule->min_fraction_of_datasheet && !no_published_figure) {
     Check k = make_check(c.name, "datasheet fraction");
     k.unit = c.unit;
     k.measured = c.value;

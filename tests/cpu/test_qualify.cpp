@@ -143,6 +143,25 @@ TEST(Qualify, AGraceSuperchipsHostLinkIsNvlinkC2c) {
   EXPECT_EQ(datasheet_value(*gh200, "pcie.h2d_pageable", json::object()), std::nullopt);
 }
 
+// A GPU in the datasheet table whose datasheet publishes no figure for a ceiling (L40S: no FP64) gets no datasheet
+// row for it, rather than an incomplete one that no table entry could complete; an unknown GPU still does.
+TEST(Qualify, APublishedDatasheetWithoutAFigureJudgesNothing) {
+  Profile p = fixture();
+  p.device.name = "NVIDIA L40S";
+  Ceiling fp64 = ceiling(p, "gemm.bf16");
+  fp64.name = "gemm.fp64";
+  fp64.value = 1.4e12;
+  fp64.datasheet.reset();
+  p.ceilings.push_back(fp64);
+  const QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_THROW(find_check(r, "gemm.fp64", "datasheet fraction"), std::runtime_error);
+  EXPECT_EQ(find_check(r, "gemm.bf16", "datasheet fraction").source.find("datasheet L40S") != std::string::npos, true);
+  p.device.name = "NVIDIA Unknown GPU";
+  const Check& unknown = find_check(qualify(p, nullptr, default_rules()), "gemm.fp64", "datasheet fraction");
+  EXPECT_EQ(unknown.status, CheckStatus::kIncomplete);
+  EXPECT_NE(unknown.reason.find("add the GPU to the datasheet table"), std::string::npos) << unknown.reason;
+}
+
 TEST(Qualify, ComputeThresholdFollowsTheObservedClockWithAFloor) {
   Profile p = fixture();
   // The H200's bf16 figure, 989 TFLOP/s, is 132 SMs x 4096 FLOP a clock at 1.83 GHz (not its 1.98 GHz boost, at
