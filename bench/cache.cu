@@ -130,8 +130,9 @@ void run_smem_read(benchmark::State& state, int threads) {
   guarded(state, [&] {
     const Context& ctx = context();
     const std::size_t per_block = k::smem_read_bytes_per_block(threads);
-    // Full occupancy where shared memory allows it: 2048 threads per SM.
-    int blocks_per_sm = 2048 / threads;
+    // Full occupancy where shared memory allows it: as many threads as an SM holds (2048 on Hopper, 1536 on
+    // sm_86/89/120).
+    int blocks_per_sm = std::max(1, ctx.prop.maxThreadsPerMultiProcessor / threads);
     const std::size_t smem_per_sm = ctx.prop.sharedMemPerMultiprocessor;
     while (blocks_per_sm > 1 && static_cast<std::size_t>(blocks_per_sm) * (per_block + 1024) > smem_per_sm)
       --blocks_per_sm;
@@ -182,7 +183,9 @@ void register_cases(const Context& ctx) {
                                              : std::vector<L2Case>{{0.25, 2, 1024, cg}, {0.25, 2, 1024, na},
                                                                    {0.25, 4, 512, cg},  {0.5, 2, 1024, cg},
                                                                    {0.5, 2, 1024, na}};
-  for (const L2Case& c : l2) {
+  for (L2Case& c : l2) {
+    // No more resident threads than an SM holds (1536 on sm_86/89/120): the rest would run as a second wave.
+    c.blocks_per_sm = std::max(1, std::min(c.blocks_per_sm, ctx.prop.maxThreadsPerMultiProcessor / c.threads));
     const std::string name = "l2/read/l2_fraction:" + std::to_string(c.fraction).substr(0, 4) +
                              "/bpsm:" + std::to_string(c.blocks_per_sm) + "/threads:" + std::to_string(c.threads) +
                              "/load:" + (c.load == cg ? "cg" : "na");

@@ -1,6 +1,7 @@
 // HBM kernels verified on the device at a small, an odd and a large size; a ceilings-bench smoke run.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -97,7 +98,16 @@ TEST_P(HbmKernels, TheBulkCopyMatchesThePattern) {
         k::BulkCopyShape{2 * sms, 32768, 3}, k::BulkCopyShape{1, 4096, 2}, k::BulkCopyShape{3, 48, 8},
         k::BulkCopyShape{100000, 1024, 4}}) {
     ASSERT_TRUE(k::valid_bulk_copy_shape(shape));
-    EXPECT_GE(k::bulk_copy_resident_blocks_per_sm(shape), 1) << shape.chunk_bytes << " x " << shape.stages;
+    const int resident = k::bulk_copy_resident_blocks_per_sm(shape);
+    EXPECT_NE(resident, -1) << shape.chunk_bytes << " x " << shape.stages << ": the occupancy query failed";
+    // More shared memory than a block may have here (sm_120: 99 KiB): the bench leaves such a shape out too.
+    // Hopper holds every one of these (227 KiB).
+    if (resident == 0 && prop.sharedMemPerBlockOptin < 227 * 1024) {
+      std::printf("[ skipped  ] bulk copy %d x %d: more shared memory than a block may have here\n", shape.chunk_bytes,
+                  shape.stages);
+      continue;
+    }
+    EXPECT_GE(resident, 1) << shape.chunk_bytes << " x " << shape.stages;
     CEILINGS_CUDA_CHECK(cudaMemsetAsync(a.get(), 0, a.bytes(), stream.get()));
     k::hbm_copy_bulk(a.get(), b.get(), n, shape, stalls.get(), stream.get());
     CEILINGS_CUDA_CHECK(cudaGetLastError());
@@ -253,7 +263,13 @@ TEST(HbmBench, TheBulkCopiesRunVerified) {
         EXPECT_GE(b.at("stages").get<double>(), 2) << b.dump();
         EXPECT_EQ(static_cast<int>(b.at("blocks").get<double>()) % prop.multiProcessorCount, 0) << b.dump();
       });
-  EXPECT_EQ(seen.size(), 4u);
+  // The bench's four shapes, less those a block here cannot hold (all four fit Hopper's 227 KiB).
+  std::size_t expected = 0;
+  for (const k::BulkCopyShape& shape : {k::BulkCopyShape{1, 32768, 6}, k::BulkCopyShape{1, 16384, 6},
+                                        k::BulkCopyShape{1, 8192, 6}, k::BulkCopyShape{1, 32768, 3}})
+    if (k::bulk_copy_resident_blocks_per_sm(shape) != 0) ++expected;
+  if (prop.major == 9) EXPECT_EQ(expected, 4u);
+  EXPECT_EQ(seen.size(), expected);
 }
 
 }  // namespace
