@@ -153,7 +153,9 @@ TypeSupport type_support(gp::DType type, int cc_major, int cc_minor, int cublasl
       break;
     default: break;
   }
-  s.guaranteed = s.unsupported.empty() && cc >= 90;
+  // Blackwell (10.x, 12.x) came with cuBLAS 12.8: an older library runs it through PTX it may have no kernels for.
+  const bool library_knows_device = cc < 100 || cublaslt_version >= 120800;
+  s.guaranteed = s.unsupported.empty() && cc >= 90 && library_knows_device;
   return s;
 }
 

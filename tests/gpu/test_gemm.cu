@@ -253,6 +253,10 @@ TEST(GemmTypes, EveryTypeIsGuaranteedOnHopperAndFp8NeedsCublasLt1111) {
     EXPECT_TRUE(hopper.guaranteed) << t.name;
     const TypeSupport ampere = type_support(t.type, 8, 0, 130001);
     EXPECT_FALSE(ampere.guaranteed) << t.name << ": the heuristic has the last word before 9.0";
+    // Blackwell with a cuBLAS from before it (12.8): the heuristic has the last word too.
+    EXPECT_TRUE(type_support(t.type, 10, 0, 120800).guaranteed) << t.name;
+    EXPECT_FALSE(type_support(t.type, 10, 0, 120400).guaranteed) << t.name;
+    EXPECT_FALSE(type_support(t.type, 12, 0, 120600).guaranteed) << t.name;
   }
   // fp8: compute capability 8.9 and cuBLASLt 11.11 (111100, CUDA 11.8); not 11.8 (110800).
   EXPECT_NE(type_support(gp::DType::kFp8E4m3, 8, 0, 130001).unsupported.find("8.9"), std::string::npos);
