@@ -51,6 +51,9 @@ void check_ecc(const HealthSection& s, std::vector<Check>& out) {
   mode.source = "health rule uncorrected_ecc (errors are only counted with ECC on)";
   if (enabled.values.empty()) {
     mode.reason = "ECC mode " + enabled.missing;
+    if (enabled.missing == "unsupported")  // a GPU without ECC (GeForce): the rules decide whether that is fine
+      mode.reason += " (a GPU without ECC memory: \"health\": {\"uncorrected_ecc\": false, \"row_remap\": false} "
+                     "in a rules file qualifies it without)";
   } else {
     const bool on = std::all_of(enabled.values.begin(), enabled.values.end(), [](double v) { return v != 0; });
     mode.measured_text = on ? "on" : "off";

@@ -185,6 +185,21 @@ TEST(HealthSection, SnapshotTimesAreUtcAndInOrder) {
 
 // `ceilings health` reads an idle GPU: a lower generation at full width is the power saving, noted;
 // with a profile (qualify), the generation is judged under load and an idle reading stays incomplete.
+// A GPU without ECC memory (GeForce) cannot pass the ECC checks: incomplete, saying which rules switch them off.
+TEST(HealthChecks, AGpuWithoutEccSaysHowToQualifyIt) {
+  HealthSection s = healthy_section();
+  s.before.metrics["ecc.enabled"] = HealthMetric::unsupported();
+  if (s.after) s.after->metrics["ecc.enabled"] = HealthMetric::unsupported();
+  for (const Check& c : health_checks(s, HealthRules{}))
+    if (c.rule == "ECC enabled") {
+      EXPECT_EQ(c.status, CheckStatus::kIncomplete);
+      EXPECT_NE(c.reason.find("\"uncorrected_ecc\": false, \"row_remap\": false"), std::string::npos) << c.reason;
+    }
+  HealthRules off;
+  off.uncorrected_ecc = false;
+  EXPECT_EQ(status_of(health_checks(s, off), "ECC enabled"), "absent");
+}
+
 TEST(HealthChecks, IdleGenerationDropPassesLiveWithANote) {
   const HealthRules rules;
   HealthSection s = healthy_section();
