@@ -60,9 +60,10 @@ const char* status_name(CheckStatus s) {
 // FMA fp32 58.5 (0.87) -> 0.80, fp64 31.2 (0.92 of 33.5) -> 0.85; PCIe H2D/D2H 55.3 GB/s of 63.0
 // (0.88) -> 0.80, bidirectional 99 of 126 (0.79) -> 0.70; NVLink CE 396 of 450 (0.88) -> 0.80. A Gen4 or older
 // link carries less of its theoretical rate (larger protocol overhead per payload; published A100 and RTX 4090
-// copy-engine figures: 24-26 GB/s of 31.5, 0.76-0.84; one A100 bidirectional 11 + 25 of 63), and so does a
-// GH200's NVLink-C2C host link (about 346 GB/s of 450, 0.77): there the defaults are 0.70 one way and 0.50 both
-// ways (kLowerLinkFraction).
+// copy-engine figures: 24-26 GB/s of 31.5, 0.76-0.84; one A100 bidirectional 11 + 25 of 63): there the defaults
+// are 0.70 one way and 0.50 both ways (kPcieGen4Fraction). A GH200's NVLink-C2C host link reads less again
+// (nvbandwidth's published copy-engine figures: host to device about 346 GB/s of 450, 0.77, device to host
+// about 15% less, 0.67, both ways about half of 900): 0.60 and 0.40 (kC2cFraction), until one is measured here.
 Rules default_rules() {
   Rules r;
   r.required = {"hbm.copy", "gemm.bf16", "pcie.h2d"};
@@ -295,10 +296,11 @@ Rules read_rules(const std::string& path) {
 
 namespace {
 
-// The default host-link fractions on a PCIe Gen4 or older link, or NVLink-C2C (see default_rules).
-constexpr struct {
-  double one_way = 0.70, bidir = 0.50;
-} kLowerLinkFraction;
+// The default host-link fractions on a PCIe Gen4 or older link, and on NVLink-C2C (see default_rules).
+struct LinkFractions {
+  double one_way, bidir;
+};
+constexpr LinkFractions kPcieGen4Fraction{0.70, 0.50}, kC2cFraction{0.60, 0.40};
 
 const GpuSpec* spec_for(const Profile& p) { return find_gpu(p.device.name); }
 
@@ -307,8 +309,8 @@ struct Base {
   double value = 0;
   std::string source;
   // A host link whose copies reach a smaller share of its theoretical rate than Gen5's: PCIe Gen4 and older,
-  // and NVLink-C2C (published GH200 copy-engine host-to-device: about 346 GB/s of 450, 0.77).
-  bool lower_link_share = false;
+  // or NVLink-C2C.
+  enum class Link { kOther, kPcieGen4OrOlder, kC2c } link = Link::kOther;
 };
 std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
   const std::string f = family_of(c.name);
@@ -321,7 +323,7 @@ std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
       return Base{bidir ? *spec->nvlink_c2c_bandwidth : *spec->nvlink_c2c_bandwidth / 2,
                   "NVLink-C2C (datasheet " + spec->name + ", the superchip's host link)" +
                       std::string(bidir ? " (both directions)" : ""),
-                  true};
+                  Base::Link::kC2c};
     if ((!gen || !width) && spec) {
       gen = spec->pcie_gen;
       width = spec->pcie_width;
@@ -331,7 +333,7 @@ std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
     return Base{bidir ? 2 * one_way : one_way,
                 "PCIe Gen" + std::to_string(*gen) + " x" + std::to_string(*width) + " theoretical" +
                     (bidir ? " (both directions)" : ""),
-                *gen <= 4};
+                *gen <= 4 ? Base::Link::kPcieGen4OrOlder : Base::Link::kOther};
   }
   const auto ds = datasheet_for(p, c);
   if (!ds) return std::nullopt;
@@ -512,7 +514,8 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
   const std::string origin = rules.origin;
   // A GPU the table knows, whose datasheet publishes no figure for this ceiling (an L40S's FP64): nothing to
   // judge it against, and nothing missing that adding the GPU to the table would give.
-  const bool no_published_figure = !is_mig(p) && spec_for(p) && !datasheet_base(p, c);
+  const bool no_published_figure =
+      rule && rule->fraction_is_default && !is_mig(p) && spec_for(p) && !datasheet_base(p, c);
   if (rule && rule->min_fraction_of_datasheet && !no_published_figure) {
     Check k = make_check(c.name, "datasheet fraction");
     k.unit = c.unit;
@@ -522,14 +525,16 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       k.reason = "measured on a MIG instance (" + std::to_string(p.device.sm_count) +
                  " SMs): the datasheet's figures are the whole GPU's";
     } else if (!base) {
-      k.reason = "no datasheet figure for " + c.name + " on " + p.device.name + " (add the GPU to the datasheet table)";
+      k.reason = "no datasheet figure for " + c.name + " on " + p.device.name +
+                 (spec_for(p) ? " (its datasheet publishes none)" : " (add the GPU to the datasheet table)");
     } else {
       std::string note;
       const double scale = clock_scale(p, c, rules.clock_scaling_floor, rules.power_cap_scaling_floor, note);
       double fraction = *rule->min_fraction_of_datasheet;
-      if (rule->fraction_is_default && base->lower_link_share)
-        fraction = std::min(fraction, c.name.rfind("pcie.bidir", 0) == 0 ? kLowerLinkFraction.bidir
-                                                                         : kLowerLinkFraction.one_way);
+      if (rule->fraction_is_default && base->link != Base::Link::kOther) {
+        const LinkFractions& f = base->link == Base::Link::kC2c ? kC2cFraction : kPcieGen4Fraction;
+        fraction = std::min(fraction, c.name.rfind("pcie.bidir", 0) == 0 ? f.bidir : f.one_way);
+      }
       k.threshold = fraction * base->value * scale;
       k.source = limit_percent(fraction) + " of " + base->source + " " +
                  format_quantity(base->value, c.unit) + note + " (" + origin + ")";

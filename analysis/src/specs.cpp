@@ -139,8 +139,9 @@ Table spec_detail_table(const GpuSpec& s) {
   else
     t.add_row({"PCIe", "-"});
   t.add_row({"NVLink", s.nvlink_bandwidth ? format_quantity(*s.nvlink_bandwidth, "B/s") + " total" : "-"});
-  if (s.raw.contains("nvlink_c2c_bandwidth") && s.raw["nvlink_c2c_bandwidth"].is_number())
-    t.add_row({"NVLink-C2C", format_quantity(s.raw["nvlink_c2c_bandwidth"].get<double>(), "B/s")});
+  if (s.nvlink_c2c_bandwidth)
+    t.add_row({"NVLink-C2C", format_quantity(*s.nvlink_c2c_bandwidth, "B/s") + " total (the host link; " +
+                                 format_quantity(*s.nvlink_c2c_bandwidth / 2, "B/s") + " per direction)"});
   for (const auto& [k, v] : s.dense) t.add_row({"dense " + k, format_quantity(v, k == "int8" ? "OP/s" : "FLOP/s")});
   if (s.raw.contains("sparse") && s.raw["sparse"].is_object())
     for (const auto& [k, v] : s.raw["sparse"].items())

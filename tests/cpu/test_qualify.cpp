@@ -130,7 +130,18 @@ TEST(Qualify, AGraceSuperchipsHostLinkIsNvlinkC2c) {
   const QualifyResult r = qualify(p, nullptr, default_rules());
   const Check& h2d = find_check(r, "pcie.h2d", "datasheet fraction");
   EXPECT_EQ(h2d.status, CheckStatus::kPass) << h2d.reason;  // 77% of 450 GB/s
-  EXPECT_NEAR(*h2d.threshold, 0.70 * 450e9, 1e3);
+  EXPECT_NEAR(*h2d.threshold, 0.60 * 450e9, 1e3);
+  Ceiling d2h = ceiling(p, "pcie.h2d"), both = ceiling(p, "pcie.h2d");
+  d2h.name = "pcie.d2h";
+  d2h.value = 300e9;  // published: about 15% below host to device
+  both.name = "pcie.bidir";
+  both.value = 440e9;  // published: about half of 900
+  p.ceilings.push_back(d2h);
+  p.ceilings.push_back(both);
+  const QualifyResult all = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(find_check(all, "pcie.d2h", "datasheet fraction").status, CheckStatus::kPass);
+  EXPECT_EQ(find_check(all, "pcie.bidir", "datasheet fraction").status, CheckStatus::kPass);
+  EXPECT_NEAR(*find_check(all, "pcie.bidir", "datasheet fraction").threshold, 0.40 * 900e9, 1e3);
   EXPECT_NE(h2d.source.find("NVLink-C2C (datasheet GH200"), std::string::npos) << h2d.source;
   for (const Check& c : r.checks) {
     EXPECT_NE(c.rule, "PCIe link");
@@ -155,6 +166,13 @@ TEST(Qualify, APublishedDatasheetWithoutAFigureJudgesNothing) {
   p.ceilings.push_back(fp64);
   const QualifyResult r = qualify(p, nullptr, default_rules());
   EXPECT_THROW(find_check(r, "gemm.fp64", "datasheet fraction"), std::runtime_error);
+  // A fraction the user set is not dropped: its row says why it cannot be judged.
+  Rules mine = default_rules();
+  mine.ceilings["gemm.fp64"].min_fraction_of_datasheet = 0.5;
+  mine.ceilings["gemm.fp64"].fraction_is_default = false;
+  const Check& asked = find_check(qualify(p, nullptr, mine), "gemm.fp64", "datasheet fraction");
+  EXPECT_EQ(asked.status, CheckStatus::kIncomplete);
+  EXPECT_NE(asked.reason.find("its datasheet publishes none"), std::string::npos) << asked.reason;
   EXPECT_EQ(find_check(r, "gemm.bf16", "datasheet fraction").source.find("datasheet L40S") != std::string::npos, true);
   p.device.name = "NVIDIA Unknown GPU";
   const Check& unknown = find_check(qualify(p, nullptr, default_rules()), "gemm.fp64", "datasheet fraction");
