@@ -168,10 +168,11 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, options.device);
     const std::string cc = std::to_string(prop.major) + std::to_string(prop.minor);
-    return no_gpu("this binary has no code device " + std::to_string(options.device) + " (compute capability " +
-                  std::to_string(prop.major) + "." + std::to_string(prop.minor) + ") can run (" +
-                  cudaGetErrorName(image) + "): rebuild with CUDAARCHS=" + cc +
-                  " (a list builds for several GPUs: CUDAARCHS=\"80;90\")");
+    const std::string which = "this binary has no code device " + std::to_string(options.device) +
+                              " (compute capability " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+                              ") can run (" + cudaGetErrorName(image) + ")";
+    if (prop.major < 8) return no_gpu(which + ": ceilings needs compute capability 8.0 or newer");
+    return no_gpu(which + ": rebuild with CUDAARCHS=" + cc + " (a list builds for several GPUs: CUDAARCHS=\"80;90\")");
   }
   // Threads the driver started before the placement (as cudaGetDeviceCount initialised it) join the node's CPUs;
   // those it starts with the context inherit them. (A memory policy is each thread's own: theirs stay.)
