@@ -153,8 +153,13 @@ TypeSupport type_support(gp::DType type, int cc_major, int cc_minor, int cublasl
       break;
     default: break;
   }
-  // Blackwell (10.x, 12.x) came with cuBLAS 12.8: an older library runs it through PTX it may have no kernels for.
-  const bool library_knows_device = cc < 100 || cublaslt_version >= 120800;
+  // Blackwell came with cuBLAS 12.8 (10.0, 12.0), 12.9 (10.3, 12.1) and 13.0 (11.0): an older library runs it
+  // through PTX it may have no kernels for.
+  const int first_library = cc < 100                ? 0
+                            : cc == 100 || cc == 120 ? 120800
+                            : cc == 103 || cc == 121 ? 120900
+                                                     : 130000;
+  const bool library_knows_device = cublaslt_version >= first_library;
   s.guaranteed = s.unsupported.empty() && cc >= 90 && library_knows_device;
   return s;
 }
