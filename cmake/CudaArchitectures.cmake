@@ -11,7 +11,8 @@ if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
     set(CMAKE_CUDA_ARCHITECTURES "$ENV{CUDAARCHS}")
   else()
     set(CMAKE_CUDA_ARCHITECTURES 90)
-    # A wedged GPU (what a node being qualified may have) can hang nvidia-smi: the configure does not wait.
+    # A wedged GPU (what a node being qualified may have) can hang nvidia-smi: it is stopped after 30 s (one in
+    # an uninterruptible driver call may still hold the configure).
     execute_process(COMMAND nvidia-smi --query-gpu=compute_cap --format=csv,noheader TIMEOUT 30
                     RESULT_VARIABLE _ceilings_smi_rc OUTPUT_VARIABLE _ceilings_smi_out
                     ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -20,12 +21,16 @@ if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
     if(DEFINED CMAKE_CUDA_COMPILER)
       set(_ceilings_nvcc "${CMAKE_CUDA_COMPILER}")
     elseif(NOT "$ENV{CUDACXX}" STREQUAL "")
-      set(_ceilings_nvcc "$ENV{CUDACXX}")
+      get_filename_component(_ceilings_nvcc "$ENV{CUDACXX}" PROGRAM)  # as CMake reads it: flags may follow
     elseif(EXISTS /usr/local/cuda/bin/nvcc)
       set(_ceilings_nvcc /usr/local/cuda/bin/nvcc)
     endif()
     execute_process(COMMAND "${_ceilings_nvcc}" --list-gpu-arch TIMEOUT 30
                     RESULT_VARIABLE _ceilings_nvcc_rc OUTPUT_VARIABLE _ceilings_nvcc_out ERROR_QUIET)
+    if(_ceilings_smi_rc MATCHES "timeout")
+      message(STATUS "CUDA architectures: nvidia-smi did not answer within 30 s: building sm_90 (set CUDAARCHS "
+                     "for the GPUs to be measured)")
+    endif()
     if(_ceilings_smi_rc EQUAL 0 AND NOT _ceilings_nvcc_rc EQUAL 0)
       message(STATUS "CUDA architectures: cannot run ${_ceilings_nvcc} --list-gpu-arch to check the GPUs "
                      "against it: building sm_90 (set CUDAARCHS for the GPUs to be measured)")
@@ -62,6 +67,7 @@ if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
   endif()
 endif()
 message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES}")
-if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+# The toolkit's nvcc where nothing else names one (CMake reads CUDACXX only where this is unset).
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND "$ENV{CUDACXX}" STREQUAL "" AND EXISTS /usr/local/cuda/bin/nvcc)
   set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
 endif()
