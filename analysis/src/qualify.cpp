@@ -63,7 +63,7 @@ const char* status_name(CheckStatus s) {
 // copy-engine figures: 24-26 GB/s of 31.5, 0.76-0.84; one A100 bidirectional 11 + 25 of 63): there the defaults
 // are 0.70 one way and 0.50 both ways (kPcieGen4Fraction). A GH200's NVLink-C2C host link reads less again
 // (nvbandwidth's published copy-engine figures: host to device about 346 GB/s of 450, 0.77, device to host
-// about 15% less, 0.67, both ways about half of 900): 0.60 and 0.40 (kC2cFraction), until one is measured here.
+// about 15% less, 0.65, both ways about half of 900): 0.60 and 0.40 (kC2cFraction), until one is measured here.
 Rules default_rules() {
   Rules r;
   r.required = {"hbm.copy", "gemm.bf16", "pcie.h2d"};
@@ -514,8 +514,8 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
   const std::string origin = rules.origin;
   // A GPU the table knows, whose datasheet publishes no figure for this ceiling (an L40S's FP64): nothing to
   // judge it against, and nothing missing that adding the GPU to the table would give.
-  const bool no_published_figure =
-      rule && rule->fraction_is_default && !is_mig(p) && spec_for(p) && !datasheet_base(p, c);
+  const bool no_published_figure = rule && rule->fraction_is_default && !is_mig(p) && spec_for(p) &&
+                                   family_of(c.name) != "pcie" && !datasheet_base(p, c);
   if (rule && rule->min_fraction_of_datasheet && !no_published_figure) {
     Check k = make_check(c.name, "datasheet fraction");
     k.unit = c.unit;
@@ -525,8 +525,11 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       k.reason = "measured on a MIG instance (" + std::to_string(p.device.sm_count) +
                  " SMs): the datasheet's figures are the whole GPU's";
     } else if (!base) {
-      k.reason = "no datasheet figure for " + c.name + " on " + p.device.name +
-                 (spec_for(p) ? " (its datasheet publishes none)" : " (add the GPU to the datasheet table)");
+      k.reason = family_of(c.name) == "pcie"
+                     ? "no PCIe link reading in the profile (device.pcie) and no PCIe generation and width for " +
+                           p.device.name + " in the datasheet table"
+                     : "no datasheet figure for " + c.name + " on " + p.device.name +
+                           (spec_for(p) ? " (its datasheet publishes none)" : " (add the GPU to the datasheet table)");
     } else {
       std::string note;
       const double scale = clock_scale(p, c, rules.clock_scaling_floor, rules.power_cap_scaling_floor, note);

@@ -153,12 +153,13 @@ TypeSupport type_support(gp::DType type, int cc_major, int cc_minor, int cublasl
       break;
     default: break;
   }
-  // Blackwell came with cuBLAS 12.8 (10.0, 12.0), 12.9 (10.3, 12.1) and 13.0 (11.0): an older library runs it
-  // through PTX it may have no kernels for.
-  const int first_library = cc < 100                ? 0
-                            : cc == 100 || cc == 120 ? 120800
-                            : cc == 103 || cc == 121 ? 120900
-                                                     : 130000;
+  // Blackwell came with cuBLAS 12.8 (10.0, 10.1, 12.0), 12.9 (10.3, 12.1) and 13.0 (11.0): an older library
+  // runs it through PTX it may have no kernels for. A newer compute capability than these is never guaranteed.
+  int first_library = std::numeric_limits<int>::max();
+  if (cc < 100) first_library = 0;
+  else if (cc == 100 || cc == 101 || cc == 120) first_library = 120800;
+  else if (cc == 103 || cc == 121) first_library = 120900;
+  else if (cc == 110) first_library = 130000;
   const bool library_knows_device = cublaslt_version >= first_library;
   s.guaranteed = s.unsupported.empty() && cc >= 90 && library_knows_device;
   return s;

@@ -259,6 +259,7 @@ TEST(GemmTypes, EveryTypeIsGuaranteedOnHopperAndFp8NeedsCublasLt1111) {
     EXPECT_FALSE(type_support(t.type, 12, 0, 120600).guaranteed) << t.name;
     EXPECT_FALSE(type_support(t.type, 10, 3, 120800).guaranteed) << t.name;  // 10.3 came with 12.9
     EXPECT_TRUE(type_support(t.type, 10, 3, 120900).guaranteed) << t.name;
+    EXPECT_FALSE(type_support(t.type, 13, 0, 130000).guaranteed) << t.name;  // newer than the table
   }
   // fp8: compute capability 8.9 and cuBLASLt 11.11 (111100, CUDA 11.8); not 11.8 (110800).
   EXPECT_NE(type_support(gp::DType::kFp8E4m3, 8, 0, 130001).unsupported.find("8.9"), std::string::npos);

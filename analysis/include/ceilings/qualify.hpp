@@ -40,7 +40,8 @@ struct CeilingRule {
   std::optional<double> min, max;                    // absolute thresholds, SI (min: rates, max: latencies)
   std::string unit;                                  // the unit min/max were given in (with either)
   std::optional<double> min_fraction_of_datasheet;   // of the clock-scaled datasheet value (PCIe: of the link)
-  bool fraction_is_default = false;                  // the built-in one (PCIe's is lower on Gen4 and older links)
+  bool fraction_is_default = false;                  // the built-in one (the host link's is lower on PCIe Gen4
+                                                     // and older, and on NVLink-C2C)
   std::optional<double> baseline_tolerance;          // overrides the global tolerance for this ceiling
 };
 
