@@ -116,6 +116,13 @@ TEST(Qualify, AGen4LinkIsHeldToLowerDefaultFractions) {
       {"min_fraction_of_datasheet":"80%"}}})"), "test");
   EXPECT_FALSE(parsed.ceilings.at("pcie.h2d").fraction_is_default);
   EXPECT_TRUE(parsed.ceilings.at("pcie.d2h").fraction_is_default);
+  // No link reading and no PCIe figure in the table (a GPU it does not know): incomplete, saying which is missing.
+  Profile unread = fixture();
+  unread.device.pcie = PcieInfo{};
+  unread.device.name = "NVIDIA Unknown GPU";
+  const Check none = find_check(qualify(unread, nullptr, default_rules()), "pcie.h2d", "datasheet fraction");
+  EXPECT_EQ(none.status, CheckStatus::kIncomplete);
+  EXPECT_NE(none.reason.find("no PCIe link reading in the profile"), std::string::npos) << none.reason;
   // Gen5 keeps 80%.
   EXPECT_NEAR(*find_check(qualify(fixture(), nullptr, default_rules()), "pcie.h2d", "datasheet fraction").threshold,
               0.80 * 2 * gen4, 1e3);
@@ -170,12 +177,12 @@ TEST(Qualify, APublishedDatasheetWithoutAFigureJudgesNothing) {
   Rules mine = default_rules();
   mine.ceilings["gemm.fp64"].min_fraction_of_datasheet = 0.5;
   mine.ceilings["gemm.fp64"].fraction_is_default = false;
-  const Check& asked = find_check(qualify(p, nullptr, mine), "gemm.fp64", "datasheet fraction");
+  const Check asked = find_check(qualify(p, nullptr, mine), "gemm.fp64", "datasheet fraction");
   EXPECT_EQ(asked.status, CheckStatus::kIncomplete);
   EXPECT_NE(asked.reason.find("its datasheet publishes none"), std::string::npos) << asked.reason;
   EXPECT_EQ(find_check(r, "gemm.bf16", "datasheet fraction").source.find("datasheet L40S") != std::string::npos, true);
   p.device.name = "NVIDIA Unknown GPU";
-  const Check& unknown = find_check(qualify(p, nullptr, default_rules()), "gemm.fp64", "datasheet fraction");
+  const Check unknown = find_check(qualify(p, nullptr, default_rules()), "gemm.fp64", "datasheet fraction");
   EXPECT_EQ(unknown.status, CheckStatus::kIncomplete);
   EXPECT_NE(unknown.reason.find("add the GPU to the datasheet table"), std::string::npos) << unknown.reason;
 }
