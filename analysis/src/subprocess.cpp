@@ -23,7 +23,10 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
-void on_signal(int) { g_interrupted = 1; }
+// The first signal asks the children to stop (SIGTERM, SIGKILL after the grace); a second does not wait.
+void on_signal(int) {
+  if (g_interrupted < 2) g_interrupted = g_interrupted + 1;
+}
 
 // A child's output, line by line: each line made printable (its bytes end up on a terminal and in JSON, whose
 // writer throws on invalid UTF-8), a line past kMaxLine bytes cut into pieces (a child writing without
@@ -75,7 +78,15 @@ void install_interrupt_handlers() {
   sigemptyset(&sa.sa_mask);
   // A closed terminal (SIGHUP) or Ctrl-\ (SIGQUIT) stops the children as Ctrl-C does, instead of leaving
   // them running on the GPU in groups of their own.
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(s, &sa, nullptr);
+  // A signal the caller ignores stays ignored: nohup's SIGHUP, a background job's SIGINT and SIGQUIT.
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+    struct sigaction old {};
+    if (sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(s, &sa, nullptr);
+  }
+  // A reader of the output that goes away (a `| tee` the same Ctrl-C stopped) fails the writes to it instead of
+  // killing the run before it has saved what finished.
+  signal(SIGPIPE, SIG_IGN);
   // An ignored SIGCHLD (inherited through exec from a parent that set it) has the kernel reap the children
   // itself, and their exit statuses are lost: take the default back.
   signal(SIGCHLD, SIG_DFL);
@@ -126,7 +137,7 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
     setpgid(0, 0);  // its own group, so the watchdog can end it and anything it started
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) signal(s, SIG_DFL);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(s, SIG_DFL);
     // Killed with us if we die without stopping it (SIGKILL, a crash): a benchmark never runs on orphaned.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
@@ -171,8 +182,10 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
       term_sent = true;
       term_at = now;
     }
-    // Compared in double seconds: a grace too long for the clock's integer ticks must not wrap around.
-    if (term_sent && !kill_sent && now - term_at >= std::chrono::duration<double>(spec.kill_grace_s)) {
+    // Compared in double seconds: a grace too long for the clock's integer ticks must not wrap around. A second
+    // interrupt (Ctrl-C again) does not wait for it.
+    if (term_sent && !kill_sent &&
+        (now - term_at >= std::chrono::duration<double>(spec.kill_grace_s) || g_interrupted >= 2)) {
       kill(-pid, SIGKILL);
       kill_sent = true;
       kill_at = now;

@@ -297,6 +297,52 @@ TEST(MultiGpu, InterruptionKeepsFinishedResults) {
   EXPECT_FALSE(fs::exists(dir + "/" + host() + "-gpu1.profile.json"));
 }
 
+// A second Ctrl-C does not wait out the kill grace: a family that ignores SIGTERM is killed at once.
+TEST(MultiGpu, ASecondInterruptKillsAtOnce) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_second_interrupt");
+  const std::string pidfile = dir + "/pids.txt";
+  std::remove(pidfile.c_str());
+  const std::vector<std::string> args{CEILINGS_CLI, "measure", "--bench", CEILINGS_STANDIN_BENCH,
+                                      "--out", dir + "/a.profile.json", "--kill-grace", "60"};
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) env_s.push_back(*e);
+  env_s.push_back("CEILINGS_STANDIN_MODE=hang");
+  env_s.push_back("CEILINGS_STANDIN_PIDFILE=" + pidfile);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, CEILINGS_CLI, &actions, nullptr, argv.data(), envp.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  // The hanging family is running (it wrote its pids) before the first interrupt.
+  const auto start = std::chrono::steady_clock::now();
+  while (!fs::exists(pidfile) && seconds_since(start) < 30) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(fs::exists(pidfile));
+  kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto second = std::chrono::steady_clock::now();
+  kill(pid, SIGINT);
+  int status = 0;
+  pid_t w = 0;
+  while ((w = waitpid(pid, &status, WNOHANG)) == 0 && seconds_since(start) < 90)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (w == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "ceilings did not stop after two interrupts";
+  }
+  EXPECT_LT(seconds_since(second), 10) << "the second interrupt waited out the 60 s kill grace";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+}
+
 TEST(MultiGpu, NoGpuIsIncompleteAndWritesNothing) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_none");
   const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir},

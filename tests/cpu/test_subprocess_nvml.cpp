@@ -118,6 +118,35 @@ TEST(Subprocess, ALostExitStatusIsNeverSuccess) {
   EXPECT_EQ(back.exit_code, 3) << back.describe();
 }
 
+// nohup's SIGHUP (or a background job's SIGINT) stays ignored; SIGPIPE is ignored, so a log reader that goes away
+// cannot kill a run before it saves what finished.
+TEST(Subprocess, InterruptHandlersKeepIgnoredSignalsAndIgnoreSigpipe) {
+  struct sigaction ignore {}, old_hup {}, old_pipe {}, now {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGHUP, &ignore, &old_hup);
+  sigaction(SIGPIPE, nullptr, &old_pipe);
+  install_interrupt_handlers();
+  sigaction(SIGHUP, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, SIG_IGN);
+  sigaction(SIGINT, nullptr, &now);
+  EXPECT_NE(now.sa_handler, SIG_IGN);
+  EXPECT_NE(now.sa_handler, SIG_DFL);
+  sigaction(SIGPIPE, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, SIG_IGN);
+  // The children get SIGPIPE's default back (an ignored signal would be inherited through exec).
+  std::string line;
+  const auto r = run_process({{"/bin/sh", "-c", "grep SigIgn /proc/self/status"}, {}, 10, 1},
+                             [&](const std::string& l) { line = l; }, nullptr);
+  EXPECT_TRUE(r.ok()) << r.describe();
+  ASSERT_EQ(line.rfind("SigIgn:", 0), 0u) << line;
+  const unsigned long long ignored = std::stoull(line.substr(line.find_first_not_of(" \t", 7)), nullptr, 16);
+  EXPECT_EQ(ignored & (1ull << (SIGPIPE - 1)), 0u) << line;
+  sigaction(SIGHUP, &old_hup, nullptr);
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT}) signal(sig, SIG_DFL);
+}
+
 TEST(Subprocess, MissingProgramIsAnExecError) {
   const auto r = run_process({{"/nonexistent/program"}, {}, 5, 1}, nullptr, nullptr);
   EXPECT_FALSE(r.ok());

@@ -33,7 +33,10 @@ using LineHandler = std::function<void(const std::string& line)>;
 
 ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout, const LineHandler& on_stderr);
 
-// Installs SIGINT/SIGTERM handlers that make run_process stop its child and return interrupted.
+// Installs SIGINT/SIGTERM/SIGHUP/SIGQUIT handlers that make run_process stop its child and return interrupted
+// (SIGTERM, SIGKILL after the grace, or at once on a second signal); a signal the caller ignores (nohup) stays
+// ignored. SIGPIPE is ignored from then on (the children get its default back): a reader that goes away fails
+// the writes instead of killing the run before it saves what finished.
 void install_interrupt_handlers();
 bool interrupted();
 
