@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -158,6 +159,16 @@ void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::s
   }
 }
 
+// The prefix of a run's per-family files beside the raw JSON: the process id and a random token, so neither a
+// run in another PID namespace (a container's process is often 1 every time) nor one an earlier killed run
+// left behind can be read as this run's output.
+constexpr std::size_t kPartialSuffixMax = 48;  // ".partial.<pid>-<8 hex>.<k>.json.checkpoint", with room
+std::string partial_base(const std::string& raw_path) {
+  char token[16];
+  std::snprintf(token, sizeof token, "%08x", static_cast<unsigned>(std::random_device{}()));
+  return raw_path + ".partial." + std::to_string(getpid()) + "-" + token;
+}
+
 // Removes `path`, every file beside it whose name starts with its name (its checkpoint), and the temporary
 // files write_file_atomic writes beside any of them (left behind when ceilings-bench is killed while it
 // rewrites its checkpoint).
@@ -282,7 +293,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   std::string stopped;  // why the run stopped before its last family (timeout, interrupt, bad input, no GPU)
   std::string first_failure;
   std::string command;
-  const std::string tmp_base = g.raw_path + ".partial." + std::to_string(getpid());
+  const std::string tmp_base = partial_base(g.raw_path);
   progress("running " + names.front());
   std::size_t family_offset = 0;  // names[] index of this family's first case (groups keep the listing's order)
   for (std::size_t k = 0; k < groups.size(); ++k) {
@@ -309,10 +320,10 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     if (o.timeout_s > 0) {
       budget = o.timeout_s - elapsed();
       if (budget <= 0) {
-        stopped = "the --timeout of " + ceilings::format_fixed(o.timeout_s, 0) + " s was used up";
+        stopped = "the --timeout of " + ceilings::format_quantity(o.timeout_s, "s") + " was used up";
         g.state = GpuState::kTimedOut;
         g.exit_code = ceilings::kExitIncomplete;
-        for (const auto& n : cases) not_run.push_back(entry(n, "not run: " + stopped));
+        never_started();  // in measure.families too
         continue;
       }
     }
@@ -595,6 +606,13 @@ int run_measure(const MeasureOptions& o) {
   }
   ceilings::check_output_path(out, "--out", {bench});
   ceilings::check_output_path(raw_path_for(out), "--out (the raw JSON beside it)", {bench});
+  // The files each family writes beside the raw JSON add to its name; past the file system's 255 bytes every
+  // family would fail with no word of why.
+  if (const std::string raw_name = fs::path(raw_path_for(out)).filename().string();
+      raw_name.size() + kPartialSuffixMax > 255)
+    throw InputError("--out '" + out + "' has a name too long for the files written beside it while measuring ('" +
+                     raw_name.substr(0, 40) + "...' and up to " + std::to_string(kPartialSuffixMax) +
+                     " more characters, past 255): shorten it");
   ceilings::install_interrupt_handlers();
   std::string bus_id;  // best effort: health falls back to the NVML index without it
   try {

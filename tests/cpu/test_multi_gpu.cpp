@@ -479,6 +479,21 @@ TEST(MultiGpu, AFamilyPastItsOwnTimeoutDoesNotStarveTheNext) {
                              {{"CEILINGS_STANDIN_MODE", "stall"}}, 60);
   EXPECT_EQ(whole.exit_code, 3) << whole.err;
   EXPECT_FALSE(ceilings::read_profile(dir + "/whole.profile.json").find("gemm.bf16"));
+  // A family cut at its own limit that leaves --timeout used up: the families after it are still each in
+  // measure.families (not run), as a stopped run's are.
+  const auto used_up = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/used.profile.json",
+                                "--timeout", "1", "--family-timeout", "0.95", "--kill-grace", "0"},
+                               {{"CEILINGS_STANDIN_MODE", "stall"}}, 60);
+  EXPECT_EQ(used_up.exit_code, 3) << used_up.err;
+  const auto families = ceilings::read_profile(dir + "/used.profile.json").raw.at("measure").at("families");
+  ASSERT_EQ(families.size(), 3u) << families.dump();
+  EXPECT_EQ(families.back().at("finished_cases"), 0) << families.dump();
+  // A name the per-family files beside the raw JSON would push past 255 bytes: refused up front.
+  const auto long_name = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out",
+                                  dir + "/" + std::string(225, 'n') + ".profile.json"},
+                                 {}, 30);
+  EXPECT_EQ(long_name.exit_code, 2) << long_name.err;
+  EXPECT_NE(long_name.err.find("a name too long for the files written beside it"), std::string::npos) << long_name.err;
   // With every family in one process there is no family to cut: refused, not silently ignored.
   const auto both = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json",
                              "--family-timeout", "2", "--one-process"},
