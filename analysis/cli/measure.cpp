@@ -571,7 +571,9 @@ std::string default_profile_name(const std::string& dir, int device) {
   return dir.empty() ? name : (fs::path(dir) / name).string();
 }
 
-std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s);
+// The GPUs ceilings-bench sees; the listing may take 120 s (a CUDA start-up on a sick GPU can hang), or the
+// run's --timeout where that is shorter.
+std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s, double timeout_s);
 
 int run_measure(const MeasureOptions& o) {
   const std::string out = o.out.empty() ? default_profile_name(o.out_dir, o.device) : o.out;
@@ -616,7 +618,7 @@ int run_measure(const MeasureOptions& o) {
   ceilings::install_interrupt_handlers();
   std::string bus_id;  // best effort: health falls back to the NVML index without it
   try {
-    for (const auto& d : list_devices(bench, o.kill_grace_s))
+    for (const auto& d : list_devices(bench, o.kill_grace_s, o.timeout_s))
       if (d.at("index") == o.device) bus_id = d.at("pci_bus_id").get<std::string>();
   } catch (const ceilings::Error&) {
   }
@@ -636,9 +638,10 @@ int run_measure(const MeasureOptions& o) {
 // --- All GPUs of the node ---------------------------------------------------------------------------
 
 // The GPUs ceilings-bench sees (one JSON line each), without CUDA headers in the analysis.
-std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s) {
+std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s, double timeout_s) {
   std::vector<std::string> out, err;
-  ceilings::ProcessSpec spec{{bench, "--ceilings_list_devices"}, {}, 120, std::min(5.0, kill_grace_s)};
+  const double limit = timeout_s > 0 ? std::min(120.0, timeout_s) : 120.0;
+  ceilings::ProcessSpec spec{{bench, "--ceilings_list_devices"}, {}, limit, std::min(5.0, kill_grace_s)};
   const auto r = ceilings::run_process(spec, [&](const std::string& l) { if (!l.empty()) out.push_back(l); },
                                        [&](const std::string& l) { err.push_back(l); });
   if (r.interrupted) throw IncompleteError("interrupted while listing the GPUs");
@@ -804,7 +807,7 @@ int run_all_gpus(const MeasureOptions& o) {
   const std::string bench = resolve_bench(o);
   const std::string dir = o.out_dir.empty() ? "." : o.out_dir;
   ceilings::install_interrupt_handlers();  // before the listing child: Ctrl-C during it stops it too
-  auto devices = list_devices(bench, o.kill_grace_s);  // first: no GPU leaves no empty --out-dir behind
+  auto devices = list_devices(bench, o.kill_grace_s, o.timeout_s);  // first: no GPU leaves no empty --out-dir behind
   std::error_code ec;
   fs::create_directories(dir, ec);
   std::error_code is_dir_ec;  // not over ec: its reason is the one to report

@@ -297,6 +297,20 @@ TEST(MultiGpu, InterruptionKeepsFinishedResults) {
   EXPECT_FALSE(fs::exists(dir + "/" + host() + "-gpu1.profile.json"));
 }
 
+// --timeout bounds the GPU listing too (a CUDA start-up hung on a sick GPU): it took a fixed 120 s first.
+TEST(MultiGpu, TheTimeoutBoundsTheGpuListing) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_listing_timeout");
+  const std::string bench = dir + "/hang.sh";
+  std::ofstream(bench) << "#!/bin/sh\nexec sleep 300\n";
+  ASSERT_EQ(std::system(("chmod +x " + bench).c_str()), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_cli({"measure", "--bench", bench, "--out", dir + "/a.profile.json", "--timeout", "2",
+                          "--kill-grace", "0"},
+                         {}, 100);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_LT(seconds_since(start), 30) << r.err;
+}
+
 // A second Ctrl-C does not wait out the kill grace: a family that ignores SIGTERM is killed at once.
 TEST(MultiGpu, ASecondInterruptKillsAtOnce) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_second_interrupt");
