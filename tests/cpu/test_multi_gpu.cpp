@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -240,27 +241,48 @@ TEST(MultiGpu, NamesTheGpuBelowItsPeers) {
   EXPECT_EQ(wide.exit_code, 0) << wide.out << wide.err;
 }
 
-TEST(MultiGpu, InterruptionKeepsFinishedResults) {
-  const std::string dir = ceilings::test::scratch_dir("multi_gpu_interrupt");
-  const std::vector<std::string> args{CEILINGS_CLI, "measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH,
-                                      "--out-dir", dir, "--kill-grace", "1"};
+// `ceilings ...` started in the background with `env` added to this process's environment, its output to
+// /dev/null and its errors to `stderr_path`; the pid (0 where it could not start).
+pid_t spawn_cli(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                const std::string& stderr_path) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::vector<std::string> env_s;
   for (char** e = environ; *e; ++e) env_s.push_back(*e);
-  for (const char* e : {"CEILINGS_STANDIN_DEVICES=3", "CEILINGS_STANDIN_MODE_1=slow", "CEILINGS_STANDIN_SLEEP=60"})
-    env_s.push_back(e);
+  env_s.insert(env_s.end(), env.begin(), env.end());
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (dir + "/stderr.txt").c_str(), O_WRONLY | O_CREAT, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(), O_WRONLY | O_CREAT, 0644);
   pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, CEILINGS_CLI, &actions, nullptr, argv.data(), envp.data()), 0);
+  if (posix_spawn(&pid, CEILINGS_CLI, &actions, nullptr, argv.data(), envp.data()) != 0) pid = 0;
   posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+// Its wait status once it ends, until `limit_s` after `start`; past that it is killed and nullopt returned.
+std::optional<int> wait_for(pid_t pid, std::chrono::steady_clock::time_point start, double limit_s) {
+  int status = 0;
+  pid_t w = 0;
+  while ((w = waitpid(pid, &status, WNOHANG)) == 0 && seconds_since(start) < limit_s)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (w != 0) return status;
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return std::nullopt;
+}
+
+TEST(MultiGpu, InterruptionKeepsFinishedResults) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_interrupt");
+  const std::vector<std::string> args{CEILINGS_CLI, "measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH,
+                                      "--out-dir", dir, "--kill-grace", "1"};
+  const pid_t pid = spawn_cli(args, {"CEILINGS_STANDIN_DEVICES=3", "CEILINGS_STANDIN_MODE_1=slow", "CEILINGS_STANDIN_SLEEP=60"},
+                              dir + "/stderr.txt");
+  ASSERT_GT(pid, 0);
 
   // Wait until GPU 0 is done and GPU 1 is running, then send SIGTERM (as a scheduler or Ctrl-C would).
   const auto start = std::chrono::steady_clock::now();
@@ -275,17 +297,10 @@ TEST(MultiGpu, InterruptionKeepsFinishedResults) {
   }
   EXPECT_TRUE(ready);
   kill(pid, SIGTERM);
-  int status = 0;
-  pid_t w = 0;
-  while ((w = waitpid(pid, &status, WNOHANG)) == 0 && seconds_since(start) < 60)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  if (w == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    FAIL() << "ceilings did not stop after SIGTERM";
-  }
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 3);
+  const auto status = wait_for(pid, start, 60);
+  ASSERT_TRUE(status.has_value()) << "ceilings did not stop after SIGTERM";
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 3);
   EXPECT_LT(seconds_since(start), 30) << "the 60 s stand-in must have been stopped, not waited for";
 
   const json s = summary_of(dir);
@@ -316,25 +331,10 @@ TEST(MultiGpu, ASecondInterruptKillsAtOnce) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_second_interrupt");
   const std::string pidfile = dir + "/pids.txt";
   std::remove(pidfile.c_str());
-  const std::vector<std::string> args{CEILINGS_CLI, "measure", "--bench", CEILINGS_STANDIN_BENCH,
-                                      "--out", dir + "/a.profile.json", "--kill-grace", "60"};
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<std::string> env_s;
-  for (char** e = environ; *e; ++e) env_s.push_back(*e);
-  env_s.push_back("CEILINGS_STANDIN_MODE=hang");
-  env_s.push_back("CEILINGS_STANDIN_PIDFILE=" + pidfile);
-  std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, CEILINGS_CLI, &actions, nullptr, argv.data(), envp.data()), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_cli({CEILINGS_CLI, "measure", "--bench", CEILINGS_STANDIN_BENCH, "--out",
+                               dir + "/a.profile.json", "--kill-grace", "60"},
+                              {"CEILINGS_STANDIN_MODE=hang", "CEILINGS_STANDIN_PIDFILE=" + pidfile}, "/dev/null");
+  ASSERT_GT(pid, 0);
   // The hanging family is running (it wrote its pids) before the first interrupt.
   const auto start = std::chrono::steady_clock::now();
   while (!fs::exists(pidfile) && seconds_since(start) < 30) std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -343,18 +343,11 @@ TEST(MultiGpu, ASecondInterruptKillsAtOnce) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto second = std::chrono::steady_clock::now();
   kill(pid, SIGINT);
-  int status = 0;
-  pid_t w = 0;
-  while ((w = waitpid(pid, &status, WNOHANG)) == 0 && seconds_since(start) < 90)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  if (w == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    FAIL() << "ceilings did not stop after two interrupts";
-  }
+  const auto status = wait_for(pid, start, 90);
+  ASSERT_TRUE(status.has_value()) << "ceilings did not stop after two interrupts";
   EXPECT_LT(seconds_since(second), 10) << "the second interrupt waited out the 60 s kill grace";
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 3);
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 3);
 }
 
 TEST(MultiGpu, NoGpuIsIncompleteAndWritesNothing) {
