@@ -22,6 +22,7 @@
 
 #include "ceilings/bench_json.hpp"
 #include "ceilings/fleet.hpp"
+#include "ceilings/output_lock.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/subprocess.hpp"
 #include "ceilings/units.hpp"
@@ -172,7 +173,7 @@ std::string partial_base(const std::string& raw_path) {
 // Removes `path`, every file beside it whose name starts with its name (its checkpoint), and the temporary
 // files write_file_atomic writes beside any of them (left behind when ceilings-bench is killed while it
 // rewrites its checkpoint).
-void remove_with_prefix(const std::string& path) {
+std::size_t remove_with_prefix(const std::string& path) {
   const fs::path p(path);
   const std::string stem = p.filename().string();
   const std::string temp = ceilings::atomic_temp_prefix(stem);
@@ -184,7 +185,21 @@ void remove_with_prefix(const std::string& path) {
     // ".<stem>...": the temporary of the output or of its checkpoint (whose name starts with the output's).
     if (name.rfind(stem, 0) == 0 || name.rfind(temp.substr(0, temp.size() - 5), 0) == 0) doomed.push_back(it->path());
   }
-  for (const auto& d : doomed) fs::remove(d, ec);
+  std::size_t removed = 0;
+  for (const auto& d : doomed) removed += fs::remove(d, ec) ? 1 : 0;
+  return removed;
+}
+
+// Holds `out` for the run (a second run into it is exit 2) and removes the per-family files a killed earlier
+// run into it left beside its raw JSON: with the lock held, no live run is writing them.
+std::unique_ptr<ceilings::OutputLock> claim_output(const std::string& out, const std::string& option) {
+  auto lock = std::make_unique<ceilings::OutputLock>(out, option);
+  if (!lock->held()) return lock;
+  const std::string partial = raw_path_for(out) + ".partial.";
+  if (const std::size_t n = remove_with_prefix(partial))
+    std::fprintf(stderr, "ceilings measure: removed %zu file(s) an earlier run that was killed left (%s*)\n", n,
+                 partial.c_str());
+  return lock;
 }
 
 // Benchmark names grouped by family (the part before the first '/'), in the order they run.
@@ -615,6 +630,7 @@ int run_measure(const MeasureOptions& o) {
     throw InputError("--out '" + out + "' has a name too long for the files written beside it while measuring ('" +
                      raw_name.substr(0, 40) + "...' and up to " + std::to_string(kPartialSuffixMax) +
                      " more characters, past 255): shorten it");
+  const auto lock = claim_output(out, o.out.empty() ? "--out-dir (the profile)" : "--out");
   ceilings::install_interrupt_handlers();
   std::string bus_id;  // best effort: health falls back to the NVML index without it
   try {
@@ -823,6 +839,9 @@ int run_all_gpus(const MeasureOptions& o) {
     ceilings::check_output_path(node.gpu(i).profile_path, gpu + "profile)", {bench});
     ceilings::check_output_path(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)", {bench});
   }
+  std::vector<std::unique_ptr<ceilings::OutputLock>> locks;  // every GPU's profile, before the summary is written
+  for (std::size_t i = 0; i < node.size(); ++i)
+    locks.push_back(claim_output(node.gpu(i).profile_path, "--out-dir"));
   node.set_state(0, GpuState::kPending);  // the summary exists before the first GPU starts
   std::fprintf(stderr, "ceilings measure: %zu GPU(s), %s, timeout %s per GPU; summary %s\n", node.size(),
                o.concurrent ? "concurrently" : "one at a time",

@@ -350,6 +350,51 @@ TEST(MultiGpu, ASecondInterruptKillsAtOnce) {
   EXPECT_EQ(WEXITSTATUS(*status), 3);
 }
 
+// Two runs into one --out: the second stops at once (exit 2, naming the first), and the first's files are
+// its own. A run that finds what a killed run left beside its output (per-family files) removes it.
+TEST(MultiGpu, ASecondRunIntoTheSameOutIsRefused) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_same_out");
+  const std::string name = host() + "-gpu0";  // the name --all-gpus gives GPU 0's profile too
+  const std::string out = dir + "/" + name + ".profile.json", lock = dir + "/." + name + ".profile.json.lock";
+  const std::string stale = dir + "/" + name + ".bench.json.partial.1-0badf00d.0.json.checkpoint";
+  const std::string stale_temp = dir + "/." + name + ".bench.json.partial.1-0badf00d.0.json.checkpoint.tmp.Xy12Ab";
+  std::ofstream(stale) << "{\"benchmarks\": []}";
+  std::ofstream(stale_temp) << "{";
+  const pid_t pid = spawn_cli({CEILINGS_CLI, "measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out,
+                               "--kill-grace", "1"},
+                              {"CEILINGS_STANDIN_MODE=slow", "CEILINGS_STANDIN_SLEEP=60"}, dir + "/first.txt");
+  ASSERT_GT(pid, 0);
+  const auto start = std::chrono::steady_clock::now();
+  while (!fs::exists(lock) && seconds_since(start) < 30) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(lock));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the lock: the clean-up is done
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(stale_temp));
+
+  const std::string holder = "(pid " + std::to_string(pid) + " on ";
+  auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out}, {}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("another run is writing --out '" + out + "' " + holder), std::string::npos) << r.err;
+  // --all-gpus into that directory would write the same file: refused before its node summary is written.
+  r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir},
+              {{"CEILINGS_STANDIN_DEVICES", "2"}}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(holder), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/" + host() + ".node-summary.json"));
+  EXPECT_FALSE(fs::exists(dir + "/." + host() + "-gpu1.profile.json.lock")) << "the locks taken are given back";
+  // Another file in the same directory is no conflict.
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/b.profile.json"}, {}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  kill(pid, SIGTERM);
+  const auto status = wait_for(pid, start, 60);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_FALSE(fs::exists(lock)) << "the lock file outlived its run";
+  std::ifstream first(dir + "/first.txt");
+  const std::string first_err((std::istreambuf_iterator<char>(first)), std::istreambuf_iterator<char>());
+  EXPECT_NE(first_err.find("removed 2 file(s) an earlier run that was killed left"), std::string::npos) << first_err;
+}
+
 TEST(MultiGpu, NoGpuIsIncompleteAndWritesNothing) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_none");
   const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir},

@@ -1,0 +1,101 @@
+#include "ceilings/output_lock.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "ceilings/error.hpp"
+#include "ceilings/profile.hpp"
+
+namespace ceilings {
+
+namespace fs = std::filesystem;
+
+std::string output_lock_path(const std::string& output) {
+  // A symlink's target is what gets written: two links to one file share its lock.
+  fs::path written = output;
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(written, ec))) {
+    const fs::path resolved = fs::weakly_canonical(written, ec);
+    if (!ec) written = resolved;
+  }
+  return (written.parent_path() / ("." + written.filename().string() + ".lock")).string();
+}
+
+namespace {
+
+std::string holder_of(int fd) {
+  char buf[256] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  std::string s = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf[0] ? buf : "host";
+}
+
+}  // namespace
+
+OutputLock::OutputLock(const std::string& output, const std::string& option) : path_(output_lock_path(output)) {
+  auto unlocked = [&](const std::string& why) {
+    std::fprintf(stderr,
+                 "ceilings: warning: cannot lock %s (%s): a second run writing the same file at once would not be "
+                 "noticed\n",
+                 path_.c_str(), why.c_str());
+  };
+  // The file may be removed by a holder that is finishing between our open and our flock: then the lock we got
+  // is on a name no one else will find, and we open again.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    // Another user's lock file in a shared directory: a read-only descriptor locks as well.
+    if (fd < 0 && errno == EACCES) fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+      unlocked(std::strerror(errno));
+      return;
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      if (err == EWOULDBLOCK) {
+        const std::string holder = holder_of(fd);
+        ::close(fd);
+        throw InputError("another run is writing " + option + " '" + output + "'" +
+                         (holder.empty() ? "" : " (" + holder + ")") + ": wait for it to end, or choose another " +
+                         option + " (the lock is " + path_ + "; it is released when that process ends)");
+      }
+      ::close(fd);
+      unlocked(std::strerror(err));
+      return;
+    }
+    struct stat held {}, named {};
+    if (::fstat(fd, &held) != 0 || ::stat(path_.c_str(), &named) != 0 || held.st_ino != named.st_ino ||
+        held.st_dev != named.st_dev) {
+      ::close(fd);
+      continue;
+    }
+    const std::string me = "pid " + std::to_string(::getpid()) + " on " + host_name() + " since " + utc_now_iso8601() + "\n";
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
+      // Held all the same; only the name of the holder is missing for whoever comes second.
+    }
+    fd_ = fd;
+    return;
+  }
+  unlocked("its file kept being replaced");
+}
+
+OutputLock::~OutputLock() {
+  if (fd_ < 0) return;
+  ::unlink(path_.c_str());  // while still held: whoever opened it before sees the name gone and opens again
+  ::close(fd_);
+}
+
+}  // namespace ceilings

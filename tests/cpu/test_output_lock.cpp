@@ -1,0 +1,61 @@
+// One writer per output (`ceilings measure`'s lock on each profile it writes).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "ceilings/error.hpp"
+#include "ceilings/output_lock.hpp"
+#include "cli_runner.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(OutputLock, ASecondHolderIsRefusedWithTheFirstsName) {
+  const std::string dir = ceilings::test::scratch_dir("output_lock_second");
+  const std::string out = dir + "/a.profile.json";
+  auto first = std::make_unique<ceilings::OutputLock>(out, "--out");
+  ASSERT_TRUE(first->held());
+  EXPECT_EQ(first->path(), dir + "/.a.profile.json.lock");
+  EXPECT_TRUE(fs::exists(first->path()));
+  try {
+    ceilings::OutputLock second(out, "--out");  // flock: a second open file conflicts within one process too
+    FAIL() << "a second lock on the same output was granted";
+  } catch (const ceilings::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("another run is writing --out '" + out + "'"), std::string::npos) << what;
+    EXPECT_NE(what.find("pid " + std::to_string(getpid()) + " on "), std::string::npos) << what;
+  }
+  first.reset();
+  EXPECT_FALSE(fs::exists(dir + "/.a.profile.json.lock")) << "the lock file outlived its holder";
+  ceilings::OutputLock again(out, "--out");
+  EXPECT_TRUE(again.held());
+}
+
+// A killed run leaves its lock file, not its lock: the next run takes the file over.
+TEST(OutputLock, ALeftoverLockFileIsTakenOver) {
+  const std::string dir = ceilings::test::scratch_dir("output_lock_leftover");
+  const std::string out = dir + "/b.profile.json";
+  std::ofstream(ceilings::output_lock_path(out)) << "pid 1 on gone since 2026-01-01T00:00:00Z\n";
+  ceilings::OutputLock lock(out, "--out");
+  EXPECT_TRUE(lock.held());
+  std::ifstream in(lock.path());
+  std::string holder;
+  std::getline(in, holder);
+  EXPECT_EQ(holder.rfind("pid " + std::to_string(getpid()) + " on ", 0), 0u) << holder;
+}
+
+// Two names of one file (a symlink) share a lock: it is the file written that is held.
+TEST(OutputLock, ASymlinkSharesItsTargetsLock) {
+  const std::string dir = ceilings::test::scratch_dir("output_lock_symlink");
+  fs::create_directories(dir + "/real");
+  std::ofstream(dir + "/real/c.profile.json") << "{}";
+  fs::create_symlink(dir + "/real/c.profile.json", dir + "/link.profile.json");
+  ceilings::OutputLock held(dir + "/real/c.profile.json", "--out");
+  EXPECT_THROW(ceilings::OutputLock(dir + "/link.profile.json", "--out"), ceilings::InputError);
+}
+
+}  // namespace
