@@ -95,7 +95,8 @@ std::string tail(const std::vector<std::string>& lines, std::size_t n) {
 }
 
 // The life of one GPU's measurement, as the node summary reports it.
-enum class GpuState { kPending, kRunning, kDone, kFailed, kTimedOut, kInterrupted };
+// kNotStarted: the run was interrupted before this GPU's turn (a summary that still says pending is a run going on).
+enum class GpuState { kPending, kRunning, kDone, kFailed, kTimedOut, kInterrupted, kNotStarted };
 
 const char* state_name(GpuState s) {
   switch (s) {
@@ -105,6 +106,7 @@ const char* state_name(GpuState s) {
     case GpuState::kFailed: return "failed";
     case GpuState::kTimedOut: return "timed_out";
     case GpuState::kInterrupted: return "interrupted";
+    case GpuState::kNotStarted: return "not_started";
   }
   return "?";
 }
@@ -870,7 +872,8 @@ int run_all_gpus(const MeasureOptions& o) {
   }
   if (ceilings::interrupted())
     for (std::size_t i = 0; i < node.size(); ++i)
-      if (node.gpu(i).state == GpuState::kPending) node.set_state(i, GpuState::kPending, "not started: interrupted");
+      if (node.gpu(i).state == GpuState::kPending)
+        node.set_state(i, GpuState::kNotStarted, "ceilings measure was interrupted before this GPU's turn");
 
   std::vector<std::size_t> members;
   const auto outliers = node.compare(&members);
