@@ -54,6 +54,15 @@ double activation_bytes_per_layer(double s, double b, double h, double a, int t,
   return activation_bytes_per_layer(LayerActivations{10, 24, a}, s, b, h, t, sp, r, scores_stored);
 }
 
+double embedding_activation_bytes(double s, double b, double h, int t, bool sp) {
+  return s * b * h / (sp ? static_cast<double>(t) : 1.0);
+}
+
+double output_activation_bytes(double s, double b, double h, double vocab, int t, bool sp) {
+  const double td = static_cast<double>(t);
+  return 4.0 * s * b * h / (sp ? td : 1.0) + 4.0 * s * b * vocab / td;
+}
+
 MemoryEstimate train_memory(const TrainMemoryInput& in) {
   if (!(in.params > 0) || !std::isfinite(in.params)) throw InputError("the parameter count must be positive");
   if (in.tp < 1 || in.pp < 1 || in.dp < 1) throw InputError("--tp, --pp and --dp must be at least 1");
@@ -130,7 +139,13 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
       routed += in.last_stage_routed_params;
     }
     const double kv_params = kv_per_layer * static_cast<double>(m.stage_layers);
-    m.activations = static_cast<double>(in.pp - i) * activations;  // 1F1B: pp - i micro-batches in flight
+    if (m.stage_embedding)
+      activations += embedding_activation_bytes(in.seq, in.micro_batch, h, in.tp, in.sequence_parallel);
+    // 1F1B: pp - i micro-batches in flight (the last stage, which holds the output layer, one).
+    m.activations = static_cast<double>(in.pp - i) * activations;
+    if (m.stage_head)
+      m.activations += output_activation_bytes(in.seq, in.micro_batch, h, static_cast<double>(c.vocab), in.tp,
+                                               in.sequence_parallel);
     m.activations_estimated = true;
     m = with_states(m, (params - routed - kv_params) / in.tp + kv_params / kv.split, routed / in.tp / in.ep);
     if (i == 0 || m.total() > most.total()) most = m;

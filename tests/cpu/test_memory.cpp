@@ -45,6 +45,24 @@ TEST(TrainMemory, KorthikantiTable2) {
   EXPECT_DOUBLE_EQ(activation_bytes_per_layer(s, b, h, a, 1, false, Recompute::kFull, false), 2 * sbh);
 }
 
+// Outside the layers (Korthikanti sec. 4.3): the output layer's 4*s*b*h*(1 + V/h), the logits vocabulary-parallel.
+// For a large vocabulary it outweighs the layers under full recompute: Llama-3 8B (V 128256) at s 4096 keeps
+// 2.17 GB there against its 32 layers' 1.07 GB of checkpoints.
+TEST(TrainMemory, OutsideTheLayers) {
+  const double s = 4096, b = 1, h = 4096, v = 128256;
+  EXPECT_DOUBLE_EQ(output_activation_bytes(s, b, h, v, 1, false), 4 * s * b * h * (1 + v / h));
+  EXPECT_DOUBLE_EQ(output_activation_bytes(s, b, h, v, 8, false), 4 * s * b * h + 4 * s * b * v / 8);
+  EXPECT_DOUBLE_EQ(output_activation_bytes(s, b, h, v, 8, true), 4 * s * b * h * (1 + v / h) / 8);
+  EXPECT_DOUBLE_EQ(embedding_activation_bytes(s, 2, h, 8, false), s * 2 * h);
+  EXPECT_DOUBLE_EQ(embedding_activation_bytes(s, 2, h, 8, true), s * 2 * h / 8);
+  TrainMemoryInput in;
+  in.model = read_hf_config(hf("Llama-3.1-8B"));
+  in.params = static_cast<double>(count_params(*in.model).total);
+  in.seq = s;
+  in.recompute = Recompute::kFull;
+  EXPECT_NEAR(train_memory(in).activations, 32 * 2 * s * h + s * h + 2.169e9, 0.001e9);
+}
+
 // The layer's shape decides what it keeps: a GPT layer is Korthikanti's 34; GQA keeps narrower K and V; a SwiGLU
 // MLP keeps gate, up and product; an MoE layer keeps, per routed expert, the token's copy, the expert's MLP and its
 // output, the copy and the output whole on every tensor-parallel GPU.
@@ -64,13 +82,16 @@ TEST(TrainMemory, ActivationsFollowTheLayerShape) {
   in.params = static_cast<double>(count_params(mixtral).total);
   in.model = mixtral;
   in.seq = 4096;
-  EXPECT_NEAR(train_memory(in).activations, 32 * 4096.0 * 4096 * 79, 1);
+  // Outside the layers: the embedding's dropout mask (s*h) and the output layer's inputs and fp32 logits
+  // (4*s*h + 4*s*V/t), V = 32000.
+  const double s = 4096, h = 4096, vocab = 32000;
+  EXPECT_NEAR(train_memory(in).activations, 32 * s * h * 79 + s * h + 4 * s * h + 4 * s * vocab, 1);
   // Over 2 GPUs the experts' widths split, each routed token's copy and output do not: 10 + 8 + 61/2 (it was
   // 10 + (5 + 64)/2, 9% less).
   in.tp = 2;
-  EXPECT_NEAR(train_memory(in).activations, 32 * 4096.0 * 4096 * 48.5, 1);
+  EXPECT_NEAR(train_memory(in).activations, 32 * s * h * 48.5 + 5 * s * h + 4 * s * vocab / 2, 1);
   in.sequence_parallel = true;  // sequence parallel splits the norms' and inputs' part, not the gathered tokens
-  EXPECT_NEAR(train_memory(in).activations, 32 * 4096.0 * 4096 * (71 / 2.0 + 8), 1);
+  EXPECT_NEAR(train_memory(in).activations, 32 * s * h * (71 / 2.0 + 8) + 5 * s * h / 2 + 4 * s * vocab / 2, 1);
   // DeepSeek-V3: 3 dense layers, then MoE layers with a shared expert; MLA's latents are replicated.
   const ModelConfig v3 = read_hf_config(hf("DeepSeek-V3"));
   const LayerActivations dense = layer_activations(v3, 0), moe = layer_activations(v3, 3);
@@ -100,11 +121,19 @@ TEST(TrainMemory, TheMostLoadedPipelineStage) {
   // 4 layers and the 525M-parameter embedding: 1.40B parameters, not 8.03B / 8 (22.4 GB of state, not 16.1)
   EXPECT_DOUBLE_EQ(m.weights, 2 * (4 * layer + counts.embedding));
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * (4 * layer + counts.embedding));
-  // 8 micro-batches of 4 layers in flight: the 32 layers' worth the first stage of Korthikanti's 4.2.3 holds.
+  // 8 micro-batches of 4 layers in flight: the 32 layers' worth the first stage of Korthikanti's 4.2.3 holds,
+  // and 8 of the embedding's dropout masks; the output layer (one stage, pp 1) is on the last stage.
   in.pp = 1;
-  const double all_layers = train_memory(in).activations;
+  const double sh = 8192.0 * 4096, mask = sh, output = 4 * sh + 4 * 8192.0 * 128256;
+  const double all_layers = train_memory(in).activations - mask - output;
   in.pp = 8;
-  EXPECT_DOUBLE_EQ(m.activations, all_layers);
+  EXPECT_DOUBLE_EQ(m.activations, all_layers + 8 * mask);
+  // The last stage: one micro-batch of its 4 layers, and the output layer's 4.3 GB.
+  in.last_stage_params = 4e9;  // enough to make it the most loaded
+  const MemoryEstimate last = train_memory(in);
+  ASSERT_EQ(last.stage, 7);
+  EXPECT_DOUBLE_EQ(last.activations, all_layers / 8 + output);
+  in.last_stage_params = 0;
   // The last stage holds the head, the final norm and what trains beside them (DeepSeek-V3's MTP modules):
   // 2B parameters of those make it the most loaded.
   in.recompute = Recompute::kFull;
@@ -200,11 +229,12 @@ TEST(TrainMemory, ExpertParallelismDividesTheRoutedExperts) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("routed experts over 8 GPUs (1 each"), std::string::npos) << r.out;
   // DeepSeek-V3's MTP module is an MoE layer on the last stage: its 9.87B routed-expert parameters divide over ep
-  // too (undivided, the last stage read 87.68 GB here; by hand 48.2 GB).
+  // too (undivided, the last stage read 87.68 GB here; by hand 48.2 GB), and its output layer keeps 2.24 GB
+  // (4*s*(h + V), h 7168, V 129280).
   const auto v3 = test::run_cli({"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "train", "--seq", "4096",
                                  "--pp", "16", "--dp", "32", "--ep", "8", "--zero", "1", "--recompute", "full", "--json"});
   ASSERT_EQ(v3.exit_code, 0) << v3.err;
-  EXPECT_NEAR(json::parse(v3.out)["total_bytes"].get<double>(), 48.22e9, 0.01e9) << v3.out;
+  EXPECT_NEAR(json::parse(v3.out)["total_bytes"].get<double>(), 48.22e9 + 2.236e9, 0.01e9) << v3.out;
   EXPECT_EQ(json::parse(v3.out)["pipeline_stage"]["stage"], 16);
 }
 
@@ -301,7 +331,10 @@ TEST(MemoryCli, TrainJsonFitsVerdict) {
   EXPECT_DOUBLE_EQ(j["optimizer_bytes"].get<double>(), 12.0 * 8030261248 / 8);
   // Per token and layer, in h bytes: 10 replicated; Q 2 + K 0.5 + V 0.5 (8 of 32 heads) + output input 2, and the
   // SwiGLU MLP's 8 * 14336 / 4096 = 28: 43, all split 8 ways with --sp.
-  EXPECT_DOUBLE_EQ(j["activations_bytes"].get<double>(), 32 * 8192.0 * 4096 * 43 / 8);
+  // Outside them: the embedding's mask (s*h) and the output layer's inputs (4*s*h), split 8 ways with --sp, and
+  // the fp32 logits of its 128256/8 vocabulary rows, 4*s*V/8.
+  EXPECT_DOUBLE_EQ(j["activations_bytes"].get<double>(),
+                   32 * 8192.0 * 4096 * 43 / 8 + 5 * 8192.0 * 4096 / 8 + 4 * 8192.0 * 128256 / 8);
   EXPECT_TRUE(j["devices"][0]["fits"].get<bool>());
   r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--gpu", "L4"});
   EXPECT_EQ(r.exit_code, 1);  // the verdict: does not fit
@@ -342,9 +375,10 @@ TEST(MemoryCli, AttentionImplementation) {
   ASSERT_EQ(flash.exit_code, 0) << flash.err;
   ASSERT_EQ(eager.exit_code, 0) << eager.err;
   const double s = 4096, h = 4096, a = 32, per_layer = 10 + 8 + 8 * 11008 / h;  // MHA, SwiGLU of width 11008
-  EXPECT_DOUBLE_EQ(json::parse(flash.out)["activations_bytes"].get<double>(), 32 * s * h * per_layer);
+  const double outside = s * h + 4 * s * h + 4 * s * 32000;  // the embedding's mask, the output layer's 4.3
+  EXPECT_DOUBLE_EQ(json::parse(flash.out)["activations_bytes"].get<double>(), 32 * s * h * per_layer + outside);
   EXPECT_DOUBLE_EQ(json::parse(eager.out)["activations_bytes"].get<double>(),
-                   32 * s * h * (per_layer + 5 * a * s / h));
+                   32 * s * h * (per_layer + 5 * a * s / h) + outside);
   EXPECT_EQ(json::parse(flash.out)["inputs"]["attention_impl"], "flash");
   EXPECT_EQ(run("sdpa").exit_code, 2);
 }

@@ -66,6 +66,14 @@ double activation_bytes_per_layer(const LayerActivations& shape, double s, doubl
 double activation_bytes_per_layer(double s, double b, double h, double a, int t, bool sp, Recompute r,
                                   bool scores_stored = true);
 
+// Bytes outside the transformer layers (Korthikanti et al. 2022 sec. 4.3), per micro-batch:
+//   the first stage  the input embedding's dropout mask, s*b*h (1 byte an element)
+//   the last stage   the final norm's and the output projection's inputs, 4*s*b*h, and the fp32 logits the
+//                    cross-entropy keeps, 4*s*b*V/t (vocabulary-parallel over t): 4*s*b*h*(1 + V/h) at t = 1
+// The h-wide parts split over t with sequence parallelism only. No recompute mode recomputes them.
+double embedding_activation_bytes(double s, double b, double h, int t, bool sp);
+double output_activation_bytes(double s, double b, double h, double vocab, int t, bool sp);
+
 // Per GPU of the most loaded pipeline stage. Mixed-precision Adam keeps 16 bytes per parameter (ZeRO paper,
 // Rajbhandari et al. 2020, sec. 3.1): 2 fp16/bf16 weights + 2 gradients + 12 optimizer (fp32 master weights,
 // momentum, variance). With a model, pp stages hold L/pp layers each (the first L mod pp stages one more), the
@@ -75,7 +83,8 @@ double activation_bytes_per_layer(double s, double b, double h, double a, int t,
 // parallelism, drawn from the data-parallel GPUs), whose ZeRO partitions are then over dp/ep; ZeRO stage 1/2/3
 // additionally split optimizer / + gradients / + weights over dp. Activations (routing taken as balanced, so
 // expert parallelism moves token copies between GPUs but does not change how many each holds): with 1F1B, stage i holds pp - i micro-batches in flight (Korthikanti et al.
-// 2022 sec. 4.2.3: the first stage about L layers' worth). Without a model: params / (tp*pp), an average stage.
+// 2022 sec. 4.2.3: the first stage about L layers' worth), its layers' and the embedding's (first stage) or
+// output layer's (last stage; one micro-batch there) bytes above. Without a model: params / (tp*pp), an average stage.
 MemoryEstimate train_memory(const TrainMemoryInput& in);
 
 struct InferMemoryInput {
