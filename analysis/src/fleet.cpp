@@ -132,6 +132,7 @@ std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& 
   std::map<std::string, std::pair<std::string, std::string>> names;
   for (const Profile* p : members)
     for (const Ceiling& c : p->ceilings) {
+      if (!c.verified) continue;  // a number that failed its check is no measurement: not in a median, not judged
       const std::string k = stat_key(c.name, c.unit);
       values[k].push_back(c.value);
       names[k] = {c.name, c.unit};
@@ -184,7 +185,7 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
     o.member = i;
     for (const Ceiling& c : members[i]->ceilings) {
       auto it = by_key.find(stat_key(c.name, c.unit));
-      if (it == by_key.end()) continue;
+      if (it == by_key.end() || !c.verified) continue;
       const CeilingStats& s = *it->second;
       if (s.n < rule.min_members || s.median == 0) continue;
       const double sign = higher_is_better(c.unit) ? 1.0 : -1.0;  // oriented: negative is worse
@@ -224,7 +225,8 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
   };
   std::map<std::string, std::vector<Value>> by_key;
   for (std::size_t i = 0; i < members.size(); ++i)
-    for (const Ceiling& c : members[i]->ceilings) by_key[stat_key(c.name, c.unit)].push_back({c.value, i, &c});
+    for (const Ceiling& c : members[i]->ceilings)
+      if (c.verified) by_key[stat_key(c.name, c.unit)].push_back({c.value, i, &c});
   for (auto& [key, values] : by_key) {
     // Each side at least a quarter of the group (and min_members): three GPUs that read high (a cooler rack, a
     // timing artefact) must not put the other seventeen on the "worse side" of a gap.
@@ -528,10 +530,14 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
 
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules) {
   FleetHealth h;
-  // qualify's defaults, for their datasheet fractions alone (the health checks are the ones above).
+  // qualify's defaults, for their datasheet fractions (the health section's checks are the ones above).
+  // With them, qualify's per-ceiling health checks: a number that failed its verification, a measurement under a
+  // HW/thermal slowdown.
   Rules datasheet_rules = default_rules();
   datasheet_rules.required.clear();
   datasheet_rules.health = HealthRules::none();
+  datasheet_rules.health.verification = rules.verification;
+  datasheet_rules.health.slowdown = rules.slowdown;
   for (std::size_t i = 0; i < members.size(); ++i) {
     std::vector<Check> checks;
     try {
@@ -554,7 +560,9 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
     // one GPU with a bad link.
     try {
       for (Check& c : qualify(with_pair_medians(members[i].profile), nullptr, datasheet_rules).checks)
-        if (c.status == CheckStatus::kFail && c.rule == "datasheet fraction") f.failed.push_back(std::move(c));
+        if (c.status == CheckStatus::kFail &&
+            (c.rule == "datasheet fraction" || c.rule == "verified" || c.rule == "HW/thermal slowdown"))
+          f.failed.push_back(std::move(c));
     } catch (const InputError&) {  // a profile qualify cannot read: judged by the checks above
     }
     if (!members[i].profile.errors.empty()) {  // a failed measurement fails, as in qualify
@@ -713,18 +721,16 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
     c.unit = s.unit;
     c.value = s.median;
     std::vector<double> cvs;
-    bool verified = true;
     std::size_t throttled = 0;
-    for (std::size_t i : group.members)
-      if (const Ceiling* m = members[i].profile.find(s.name); m && m->unit == s.unit) {
+    for (std::size_t i : group.members)  // the values the median was taken over: verified ones only
+      if (const Ceiling* m = members[i].profile.find(s.name); m && m->unit == s.unit && m->verified) {
         cvs.push_back(m->cv);
-        verified = verified && m->verified;
         throttled += m->throttled ? 1 : 0;
         if (!c.datasheet) c.datasheet = m->datasheet;
       }
     c.cv = median(cvs);  // the typical in-run spread; the fleet spread is detail.fleet_mad
     c.samples = static_cast<std::int64_t>(s.n);
-    c.verified = verified;
+    c.verified = true;
     c.throttled = false;
     c.detail = {{"benchmark", "fleet median"}, {"fleet_profiles", s.n}, {"fleet_mad", s.mad},
                 {"fleet_min", s.min}, {"fleet_max", s.max}, {"fleet_throttled", throttled}};

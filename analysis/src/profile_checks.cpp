@@ -102,12 +102,19 @@ struct Plausible {
   const char* unit;
   double least, most;
   const char* least_text;
+  const char* least_why;  // why a value below `least` is no GPU's
   const char* most_text;
 };
+// The lower bounds sit far below anything a GPU reads (pageable copies run at GB/s, clocks at hundreds of MHz):
+// 1e-300 B/s passed and gave every roof an infinite ridge point.
 constexpr Plausible kPlausible[] = {
-    {"B/s", 0, 1e15, "", "1 PB/s"},       {"FLOP/s", 0, 1e18, "", "1 EFLOP/s"}, {"OP/s", 0, 1e18, "", "1 EOP/s"},
-    {"s", 1e-9, 1e3, "1 ns", "1000 s"},   {"Hz", 0, 1e11, "", "100 GHz"},       {"W", 0, 1e5, "", "100 kW"},
-    {"B", 0, 1e15, "", "1 PB"}};
+    {"B/s", 1e3, 1e15, "1 kB/s", "no GPU moves data that slowly", "1 PB/s"},
+    {"FLOP/s", 1e6, 1e18, "1 MFLOP/s", "no GPU computes that slowly", "1 EFLOP/s"},
+    {"OP/s", 1e6, 1e18, "1 MOP/s", "no GPU computes that slowly", "1 EOP/s"},
+    {"s", 1e-9, 1e3, "1 ns", "no GPU operation is that fast", "1000 s"},
+    {"Hz", 1e6, 1e11, "1 MHz", "no GPU clock runs that slowly", "100 GHz"},
+    {"W", 0, 1e5, "", "", "100 kW"},
+    {"B", 0, 1e15, "", "", "1 PB"}};
 
 std::string number_text(double v) {
   std::ostringstream os;
@@ -125,7 +132,7 @@ void check_quantity(double v, const std::string& unit, const std::string& field)
     if (unit != r.unit) continue;
     const std::string shown = number_text(v) + " " + unit;
     if (!(v > 0)) fail(field, "must be above zero, found " + shown + ": a rate or a time of 0 was not measured");
-    if (v < r.least) fail(field, shown + " is below " + r.least_text + ": no GPU operation is that fast");
+    if (v < r.least) fail(field, shown + " is below " + r.least_text + ": " + r.least_why);
     if (v > r.most) fail(field, shown + " is above " + r.most_text + ", beyond any GPU: not a measurement");
     return;
   }
@@ -162,7 +169,7 @@ std::string implausible_limit(double v, const std::string& unit) {
     if (unit != r.unit) continue;
     const std::string shown = number_text(v) + " " + unit;
     if (!(v > 0)) return "must be above zero, found " + shown;
-    if (v < r.least) return shown + " is below " + r.least_text + ", faster than any GPU operation";
+    if (v < r.least) return shown + " is below " + r.least_text + ": " + r.least_why;
     if (v > r.most) return shown + " is above " + r.most_text + ", beyond any GPU";
     return "";
   }
@@ -210,6 +217,16 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
     if (pair.src == pair.dst) fail(at + pair.key, "is a GPU paired with itself: a peer pair has two GPUs");
     check_quantity(pair.value, "B/s", at + pair.key);
   }
+  // The detail values the analysis reads as numbers: another type read as "not recorded" turned a recorded
+  // thermal slowdown ("64") into none, and a pass.
+  if (c.detail.is_object())
+    for (const char* key : {"throttle_reasons", "reason_readings", "power_cap_readings", "hw_slowdown_readings",
+                            "telemetry_readings", "power_instant_readings", "robust_cv", "power_mean_w",
+                            "power_instant_w", "telemetry_window_s", "p2p_median", "pairs_unclassified",
+                            "plateau_median_bytes_per_second", "plateau_points", "plateau_start_bytes", "plateau_found",
+                            "scope_device"})
+      if (const auto it = c.detail.find(key); it != c.detail.end() && !it->is_number() && !it->is_null())
+        fail(at + key, "expected a number, found " + json_type_name(*it));
   if (const auto bits = c.detail_number("throttle_reasons"); bits && !clock_events::from_number(*bits))
     fail(at + "throttle_reasons", number_text(*bits) + " is not a clock-event bit mask (a whole number, 0 to 2^64)");
   const auto readings = c.detail_number("reason_readings");

@@ -834,7 +834,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
                  " (" + (baseline->hostname.empty() ? baseline->created : baseline->hostname + ", " + baseline->created) +
                  ")";
       const Ceiling* c = p.find(b.name);
-      if (!c) {
+      if (!b.verified) {  // a number that failed its own check is no reference (incomplete, never a verdict)
+        if (c) k.measured = c->value;
+        k.reason = "the baseline's " + b.name + " was not verified: its number cannot serve as a reference";
+      } else if (!c) {
         k.measured_text = "missing";
         k.reason = "in the baseline but not measured here";
       } else if (c->unit != b.unit) {

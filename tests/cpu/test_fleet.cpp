@@ -481,6 +481,29 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
   // Without the faulty GPU the fleet passes.
   fs::remove(dir + "/gpu1.profile.json");
   EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 0);
+  // A ceiling that was not verified is a health fault, as in qualify, and no measurement: not in the median
+  // (9 TB/s read would have been the maximum) nor in a baseline. It went unnoticed, exit 0.
+  json bad = parse_json_text(ceilings::read_text_file(dir + "/gpu3.profile.json"), "gpu3");
+  bad["ceilings"][0]["verified"] = false;
+  bad["ceilings"][0]["value"] = 9e12;
+  const std::string name = bad["ceilings"][0]["name"];
+  std::ofstream(dir + "/gpu3.profile.json") << bad.dump();
+  const auto unverified = run_cli({"fleet", dir, "--format", "json"});
+  EXPECT_EQ(unverified.exit_code, 1) << unverified.out << unverified.err;
+  const json u = parse_json_text(unverified.out, "fleet json");
+  ASSERT_EQ(u.at("health").at("faults").size(), 1u) << u.dump(1);
+  const json& failed = u["health"]["faults"][0]["failed"];
+  EXPECT_TRUE(std::any_of(failed.begin(), failed.end(), [](const json& f) { return f.at("check") == "verified"; }))
+      << failed.dump(1);
+  for (const json& s : u.at("groups").at(0).at("ceilings"))
+    if (s.at("ceiling") == name) {
+      EXPECT_EQ(s.at("n"), 2);
+      EXPECT_LT(s.at("max").get<double>(), 9e12);
+    }
+  ASSERT_EQ(run_cli({"fleet", dir, "--write-baseline", dir + "/../fleet_health.baseline.json"}).exit_code, 1);
+  const Profile b = read_profile(dir + "/../fleet_health.baseline.json");
+  EXPECT_EQ(b.find(name), nullptr);  // two verified values of three GPUs: too few for a median
+  EXPECT_EQ(b.raw.at("baseline").at("left_out"), json::array({name + " (2)"}));
 }
 
 // A GPU measured twice counts once, by its newest run: the stale run with a slow HBM neither weighs in

@@ -299,7 +299,19 @@ TEST(Profile, RejectsDeviceAndDetailValuesBeyondAnyGpu) {
       {[](json& d) { d["ceilings"][0]["detail"]["telemetry_readings"] = 2.5; }, "ceilings[0].detail.telemetry_readings"},
       {[](json& d) { d["ceilings"][0]["cv"] = 1e300; }, "ceilings[0].cv"},
       {[](json& d) { d["ceilings"][0]["detail"]["robust_cv"] = -0.01; }, "ceilings[0].detail.robust_cv"},
-      {[](json& d) { d["ceilings"][0]["samples"] = 1LL << 62; }, "ceilings[0].samples"}};
+      {[](json& d) { d["ceilings"][0]["samples"] = 1LL << 62; }, "ceilings[0].samples"},
+      // A value the analysis reads as a number, of another type: it read as "not recorded", so a thermal slowdown
+      // written "64" passed qualify.
+      {[](json& d) { d["ceilings"][0]["detail"]["throttle_reasons"] = "64"; }, "ceilings[0].detail.throttle_reasons"},
+      {[](json& d) { d["ceilings"][0]["detail"]["power_mean_w"] = "x"; }, "ceilings[0].detail.power_mean_w"},
+      {[](json& d) { d["ceilings"][0]["detail"]["reason_readings"] = json::array(); },
+       "ceilings[0].detail.reason_readings"},
+      // A clock no GPU runs at: 1 Hz lowered qualify's thresholds to their floor.
+      {[](json& d) {
+         d["ceilings"][0]["telemetry"] = {{"sm_clock_hz", 1.0}, {"mem_clock_hz", 3.2e9}, {"power_w", 650}, {"temp_c", 60}};
+       },
+       "ceilings[0].telemetry.sm_clock_hz"},
+      {[](json& d) { d["device"]["clocks_max_hz"]["sm"] = 1e5; }, "device.clocks_max_hz.sm"}};
   for (const auto& [edit, field] : cases) {
     json d = fixture();
     edit(d);
@@ -398,6 +410,15 @@ TEST(Profile, RejectsValuesNoGpuCanHave) {
     d["ceilings"][4]["value"] = latency;  // latency.launch
     expect_rejected(d, "ceilings[4].value");
   }
+  // Rates far below any GPU's: 1e-300 B/s gave every roof an infinite ridge point.
+  for (const double rate : {1e-300, 999.0}) {
+    d = fixture();
+    d["ceilings"][0]["value"] = rate;  // hbm.copy
+    expect_rejected(d, "ceilings[0].value");
+    d = fixture();
+    d["ceilings"][2]["value"] = rate;  // gemm.bf16
+    expect_rejected(d, "ceilings[2].value");
+  }
   d = fixture();
   d["ceilings"][0]["datasheet"] = 0;
   expect_rejected(d, "ceilings[0].datasheet");
@@ -409,6 +430,9 @@ TEST(Profile, RejectsValuesNoGpuCanHave) {
   d["ceilings"][2]["value"] = 1e18;
   d["ceilings"][4]["value"] = 1e-9;
   d["ceilings"][0]["datasheet"] = nullptr;
+  EXPECT_NO_THROW(profile_from_json(d));
+  d["ceilings"][0]["value"] = 1e3;
+  d["ceilings"][2]["value"] = 1e6;
   EXPECT_NO_THROW(profile_from_json(d));
 }
 

@@ -584,6 +584,15 @@ TEST(Qualify, BaselineToleranceBothDirections) {
   base.ceilings.back().name = "hbm.triad";
   r = qualify(p, &base, default_rules());
   EXPECT_EQ(with_status(r, CheckStatus::kIncomplete), (std::set<std::string>{"hbm.triad/baseline"}));
+  // A baseline number that failed its own verification is no reference: incomplete, not a fail (a healthy GPU
+  // failed against a 9 TB/s that the baseline's own qualify failed).
+  base = fixture();
+  ceiling(base, "hbm.copy").value = 9e12;
+  ceiling(base, "hbm.copy").verified = false;
+  r = qualify(p, &base, default_rules());
+  EXPECT_TRUE(with_status(r, CheckStatus::kFail).empty());
+  EXPECT_EQ(with_status(r, CheckStatus::kIncomplete), (std::set<std::string>{"hbm.copy/baseline"}));
+  EXPECT_NE(find_check(r, "hbm.copy", "baseline").reason.find("was not verified"), std::string::npos);
 }
 
 TEST(Qualify, BaselineOfAnotherGpuIsBadInput) {
