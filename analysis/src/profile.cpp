@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -216,6 +217,23 @@ Profile profile_from_json(const json& document, const std::string& origin) {
     else if (!h.is_string() && !h.is_null())
       doc.fail("health", "must be the health snapshots (an object) or why they could not be taken (a string), found " +
                              json_type_name(h));
+  }
+  // `ceilings measure`'s record of the run: show prints an incomplete run's counts and reason from it. Its reason
+  // holds ceilings-bench's last stderr lines (made printable, tabs kept): plain text line by line.
+  if (const auto m = doc.optional_object("measure")) {
+    (void)m->optional_boolean("complete");
+    for (const char* key : {"cases", "finished_cases", "failed_cases"})
+      if (const auto n = m->optional_integer(key); n && *n > (std::int64_t{1} << 40))
+        m->fail(key, std::to_string(*n) + " cases: more than any run has");
+    if (const auto stopped = m->optional_string("stopped")) {
+      std::size_t start = 0;
+      for (std::size_t end; start <= stopped->size(); start = end + 1) {
+        end = std::min(stopped->find('\n', start), stopped->size());
+        std::string line = stopped->substr(start, end - start);
+        line.erase(std::remove(line.begin(), line.end(), '\t'), line.end());  // printable_text keeps tabs
+        if (const std::string why = plain_text_problem(line); !why.empty()) m->fail("stopped", why);
+      }
+    }
   }
   check_profile_values(p);
   (void)origin;

@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "ceilings/profile.hpp"
+#include "ceilings/report.hpp"
 #include "cli_runner.hpp"
 
 using namespace ceilings;
@@ -241,6 +242,35 @@ TEST(Profile, RejectsControlCharactersInNamesAndReasons) {
   d = fixture();
   d["device"]["name"] = "NVIDIA H200 NVL (ünïcode is fine)";
   EXPECT_NO_THROW(profile_from_json(d));
+}
+
+// `measure`'s record of an incomplete run, which show prints above the table: a mistyped field was exit 3 with
+// the JSON library's message, 1e300 cases printed "-2147483648", and an escape sequence reached the terminal.
+TEST(Profile, ReadsTheMeasureRecordTyped) {
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& d) { d["measure"]["cases"] = "269"; }, "measure.cases"},
+      {[](json& d) { d["measure"]["finished_cases"] = 3.7; }, "measure.finished_cases"},
+      {[](json& d) { d["measure"]["finished_cases"] = 1e300; }, "measure.finished_cases"},
+      {[](json& d) { d["measure"]["failed_cases"] = 1LL << 50; }, "measure.failed_cases"},
+      {[](json& d) { d["measure"]["complete"] = "x"; }, "measure.complete"},
+      {[](json& d) { d["measure"]["stopped"] = "\u001b[2J\u001b[31mPWNED"; }, "measure.stopped"},
+      {[](json& d) { d["measure"] = json::array(); }, "measure"}};
+  for (const auto& [edit, field] : cases) {
+    json d = fixture();
+    d["measure"] = {{"complete", false}, {"cases", 10}, {"finished_cases", 3}, {"stopped", "timed out"}};
+    edit(d);
+    expect_rejected(d, field);
+  }
+  json d = fixture();
+  d["measure"] = {{"complete", false}, {"cases", 10}, {"finished_cases", 3},
+                  {"stopped", "ceilings-bench failed (signal 6)\n  last line\twith a tab"}};
+  EXPECT_NO_THROW(profile_from_json(d));
+  EXPECT_NE(render_profile(profile_from_json(d), Format::kTable)
+                .find("INCOMPLETE run: 3 of 10 cases finished; ceilings-bench failed (signal 6)\n"),
+            std::string::npos);
+  d["measure"] = {{"complete", false}, {"cases", nullptr}, {"stopped", nullptr}};  // null: not recorded
+  EXPECT_NE(render_profile(profile_from_json(d), Format::kTable).find("INCOMPLETE run: ? of ? cases finished; stopped early"),
+            std::string::npos);
 }
 
 // A hand-edited (or sentinel-filled) window temperature of 4294967295 C was shown beside the value.
