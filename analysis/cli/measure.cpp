@@ -625,6 +625,10 @@ int run_measure(const MeasureOptions& o) {
   }
   ceilings::check_output_path(out, "--out", {bench});
   ceilings::check_output_path(raw_path_for(out), "--out (the raw JSON beside it)", {bench});
+  // An earlier run's files are replaced; anything else kept at those paths is not.
+  ceilings::check_replaceable_output(out, "--out", "a ceilings profile", ceilings::is_profile_text);
+  ceilings::check_replaceable_output(raw_path_for(out), "--out (the raw JSON beside it)",
+                                     "a ceilings-bench JSON output", ceilings::is_bench_json_text);
   // The files each family writes beside the raw JSON add to its name; past the file system's 255 bytes every
   // family would fail with no word of why.
   if (const std::string raw_name = fs::path(raw_path_for(out)).filename().string();
@@ -836,10 +840,16 @@ int run_all_gpus(const MeasureOptions& o) {
   // Every file the run will write, checked now (a directory in the way, a file that is the bench itself), not
   // found after a GPU's whole measurement.
   ceilings::check_output_path(node.path(), "--out-dir (the node summary)", {bench});
+  ceilings::check_replaceable_output(node.path(), "--out-dir (the node summary)", "a ceilings node summary",
+                                     ceilings::is_node_summary_text);
   for (std::size_t i = 0; i < node.size(); ++i) {
     const std::string gpu = "--out-dir (GPU " + std::to_string(node.gpu(i).device) + "'s ";
     ceilings::check_output_path(node.gpu(i).profile_path, gpu + "profile)", {bench});
     ceilings::check_output_path(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)", {bench});
+    ceilings::check_replaceable_output(node.gpu(i).profile_path, gpu + "profile)", "a ceilings profile",
+                                       ceilings::is_profile_text);
+    ceilings::check_replaceable_output(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)",
+                                       "a ceilings-bench JSON output", ceilings::is_bench_json_text);
   }
   std::vector<std::unique_ptr<ceilings::OutputLock>> locks;  // every GPU's profile, before the summary is written
   for (std::size_t i = 0; i < node.size(); ++i)

@@ -49,7 +49,10 @@ json placement_json(const std::string& name, double flops, double bytes, const P
 
 int run(const RooflineOptions& o) {
   if (o.profile.empty()) throw InputError("--profile is missing");
-  if (!o.svg.empty()) check_output_path(o.svg, "--svg", {o.profile, o.hf_config});
+  if (!o.svg.empty()) {
+    check_output_path(o.svg, "--svg", {o.profile, o.hf_config});
+    check_replaceable_output(o.svg, "--svg", "an SVG picture", is_svg_text);  // a profile there was replaced
+  }
   const Profile profile = read_profile(o.profile);
   const Roofline r =
       roofline_from_profile(profile, o.dtype, o.memory.empty() ? std::nullopt : std::optional<std::string>(o.memory),

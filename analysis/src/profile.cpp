@@ -527,6 +527,48 @@ void check_output_path(const std::string& path, const std::string& option, const
   }
 }
 
+void check_replaceable_output(const std::string& path, const std::string& option, const std::string& kind,
+                              bool (*is_kind)(const std::string& text)) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const Error& e) {
+    throw InputError(option + " '" + path + "' exists and cannot be read to tell what it is (" + e.what() +
+                     "): it was left as it was; remove it or choose another file");
+  }
+  if (!is_kind(text))
+    throw InputError(option + " '" + path + "' exists and is not " + kind +
+                     ": it was left as it was; remove it or choose another file");
+}
+
+namespace {
+// The value of a top-level "schema" string, "" where the text is no JSON object with one.
+std::string schema_of(const std::string& text) {
+  try {
+    const json doc = parse_json_text(text, "output");
+    if (doc.is_object() && doc.contains("schema") && doc["schema"].is_string()) return doc["schema"].get<std::string>();
+  } catch (const Error&) {
+  }
+  return "";
+}
+}  // namespace
+
+bool is_profile_text(const std::string& text) { return schema_of(text).rfind("ceilings.profile/", 0) == 0; }
+bool is_node_summary_text(const std::string& text) { return schema_of(text).rfind("ceilings.node/", 0) == 0; }
+
+bool is_bench_json_text(const std::string& text) {
+  try {
+    const json doc = parse_json_text(text, "output");
+    return doc.is_object() && (doc.contains("benchmarks") || doc.contains("context"));
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+bool is_svg_text(const std::string& text) { return text.substr(0, 4096).find("<svg") != std::string::npos; }
+
 std::string utc_now_iso8601() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};

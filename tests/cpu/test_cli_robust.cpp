@@ -580,6 +580,18 @@ TEST(CliRobust, RooflineSvgNeverReplacesAnInput) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
   EXPECT_EQ(run_cli({"roofline", "--profile", p, "--svg", dir + "/roof.svg"}).exit_code, 0);
+  EXPECT_EQ(run_cli({"roofline", "--profile", p, "--svg", dir + "/roof.svg"}).exit_code, 0);  // its own picture
+  // Any other file already there is no picture to replace: another measured profile was turned into an SVG.
+  std::filesystem::copy_file(p, dir + "/other.profile.json");
+  std::ofstream(dir + "/notes.txt") << "kept";
+  for (const std::string kept : {dir + "/other.profile.json", dir + "/notes.txt"}) {
+    const std::string was = read_text_file(kept);
+    r = run_cli({"roofline", "--profile", p, "--svg", kept});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(has(r.err, "--svg '" + kept + "' exists and is not an SVG picture")) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(read_text_file(kept), was);
+  }
 }
 
 // `measure --out` naming ceilings-bench itself would replace the program with a profile.
@@ -593,6 +605,21 @@ TEST(CliRobust, MeasureOutNeverReplacesTheBench) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(has(r.err, "--out '" + bench + "' is the same file as the input")) << r.err;
   EXPECT_EQ(std::filesystem::file_size(bench), size);
+  // Nor anything else that is not a profile of an earlier run (nor, beside it, not a raw JSON of one).
+  std::ofstream(dir + "/notes.txt") << "kept";
+  auto kept = run_cli({"measure", "--bench", bench, "--out", dir + "/notes.txt"}, {}, 60);
+  EXPECT_EQ(kept.exit_code, 2) << kept.err;
+  EXPECT_TRUE(has(kept.err, "--out '" + dir + "/notes.txt' exists and is not a ceilings profile")) << kept.err;
+  EXPECT_EQ(read_text_file(dir + "/notes.txt"), "kept");
+  std::ofstream(dir + "/a.bench.json") << "[1, 2]";
+  kept = run_cli({"measure", "--bench", bench, "--out", dir + "/a.profile.json"}, {}, 60);
+  EXPECT_EQ(kept.exit_code, 2) << kept.err;
+  EXPECT_TRUE(has(kept.err, "is not a ceilings-bench JSON output")) << kept.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a.profile.json"));
+  // An earlier run's pair is replaced.
+  std::filesystem::remove(dir + "/a.bench.json");
+  ASSERT_EQ(run_cli({"measure", "--bench", bench, "--out", dir + "/a.profile.json"}, {}, 60).exit_code, 0);
+  EXPECT_EQ(run_cli({"measure", "--bench", bench, "--out", dir + "/a.profile.json"}, {}, 60).exit_code, 0);
 }
 
 // ---- values accepted that should not have been ----------------------------------------------------

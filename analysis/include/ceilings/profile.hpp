@@ -131,6 +131,17 @@ std::string atomic_temp_prefix(const std::string& file_name);
 // InputError naming `option` otherwise.
 void check_output_path(const std::string& path, const std::string& option, const std::vector<std::string>& inputs = {});
 
+// An output path that already holds a file is replaced only when that file is what the command writes there:
+// `kind` names it ("a ceilings profile"), `is_kind` tells it from the file's text. Anything else the user keeps
+// at that path (a document, another program's output, a measured profile where an SVG was asked for) is an
+// InputError naming `option`, and the file is left as it was. A file that cannot be read is refused too.
+void check_replaceable_output(const std::string& path, const std::string& option, const std::string& kind,
+                              bool (*is_kind)(const std::string& text));
+bool is_profile_text(const std::string& text);       // a ceilings.profile/N document
+bool is_bench_json_text(const std::string& text);    // Google Benchmark JSON output (context, benchmarks)
+bool is_node_summary_text(const std::string& text);  // a ceilings.node/N document
+bool is_svg_text(const std::string& text);           // an SVG picture (its <svg element near the start)
+
 // The current time as ISO 8601 UTC ("2026-11-30T12:00:00Z").
 std::string utc_now_iso8601();
 
