@@ -165,8 +165,8 @@ int main(int argc, char** argv) {
     } catch (const Error& e) {
       std::fprintf(stderr, "ceilings %s: error: %s\n", sub->get_name().c_str(), e.what());
       return e.exit_code();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "ceilings %s: error: %s\n", sub->get_name().c_str(), e.what());
+    } catch (const std::exception& e) {  // a library's message may quote the bytes it choked on
+      std::fprintf(stderr, "ceilings %s: error: %s\n", sub->get_name().c_str(), terminal_safe(e.what()).c_str());
       return kExitIncomplete;
     }
   }

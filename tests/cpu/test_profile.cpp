@@ -244,6 +244,34 @@ TEST(Profile, RejectsControlCharactersInNamesAndReasons) {
   EXPECT_NO_THROW(profile_from_json(d));
 }
 
+// An error quotes what the file held, made safe for the terminal it is printed on: a NUL ended the message
+// before it said what was wrong, an ESC reached the terminal, a 1 MB schema was echoed whole.
+TEST(Profile, ErrorsQuoteTheFileTerminalSafe) {
+  auto message = [](const json& d) -> std::string {
+    try {
+      profile_from_json(d);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  json d = fixture();
+  d["ceilings"][0]["name"] = std::string("hbm.read\0x", 10);
+  std::string m = message(d);
+  EXPECT_NE(m.find("hbm.read\\x00x"), std::string::npos) << m;
+  EXPECT_NE(m.find("not"), m.npos) << m;  // the message goes on past the NUL to say what is wrong
+  d = fixture();
+  d["schema"] = "ceilings.profile/9\u001b[2J\u00c2\u009b";
+  m = message(d);
+  EXPECT_EQ(m.find('\x1b'), std::string::npos) << m;
+  EXPECT_NE(m.find("\\x1b[2J"), std::string::npos) << m;
+  d["schema"] = std::string(1 << 20, 'x');
+  m = message(d);
+  EXPECT_LT(m.size(), 2200u);
+  EXPECT_NE(m.find(" more bytes)"), std::string::npos) << m.substr(0, 200);
+  EXPECT_EQ(terminal_safe("caf\xc3\xa9 ok\tand\nnext \xc2\x9b"), "caf\xc3\xa9 ok\tand\nnext \\xc2\\x9b");
+}
+
 // `measure`'s record of an incomplete run, which show prints above the table: a mistyped field was exit 3 with
 // the JSON library's message, 1e300 cases printed "-2147483648", and an escape sequence reached the terminal.
 TEST(Profile, ReadsTheMeasureRecordTyped) {

@@ -1,5 +1,6 @@
 // Errors and exit codes shared by every `ceilings` subcommand and the analysis library.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -14,10 +15,59 @@ enum ExitCode : int {
   kExitIncomplete = 3,  // no GPU, could not measure, a check could not run
 };
 
-// An error with the exit code it maps to; the message names the problem for the user.
+// What an error says goes to a terminal, and it often quotes what a file or an argument held: a control
+// character there is written as \xHH (ESC rewrote the terminal; NUL ended the message before it said what was
+// wrong; the C1 controls, U+0080-U+009F, act as ESC sequences on some terminals), tabs and line breaks are kept,
+// and a line longer than 2000 bytes is cut (a 1 MB field was echoed whole).
+inline std::string terminal_safe(const std::string& text) {
+  constexpr std::size_t kMaxLine = 2000;
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  std::size_t line_start = 0, i = 0;
+  auto escape = [&](unsigned char b) {
+    out += "\\x";
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  };
+  while (i < text.size()) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b == '\n') {
+      out += '\n';
+      line_start = out.size();
+      ++i;
+      continue;
+    }
+    if (out.size() - line_start >= kMaxLine) {  // cut at a character boundary, then skip to the line's end
+      const std::size_t end = std::min(text.find('\n', i), text.size());
+      out += "... (" + std::to_string(end - i) + " more bytes)";
+      i = end;
+      continue;
+    }
+    if ((b < 0x20 && b != '\t') || b == 0x7f) {
+      escape(b);
+      ++i;
+    } else if (b == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {  // a C1 control in UTF-8
+      escape(b);
+      escape(static_cast<unsigned char>(text[i + 1]));
+      i += 2;
+    } else {
+      // A whole UTF-8 sequence at once, so a cut never splits one.
+      std::size_t n = 1;
+      while (i + n < text.size() && n < 4 && (static_cast<unsigned char>(text[i + n]) & 0xc0) == 0x80 && b >= 0xc0) ++n;
+      out.append(text, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+// An error with the exit code it maps to; the message names the problem for the user (made terminal-safe).
 class Error : public std::runtime_error {
  public:
-  Error(int exit_code, const std::string& message) : std::runtime_error(message), exit_code_(exit_code) {}
+  Error(int exit_code, const std::string& message)
+      : std::runtime_error(terminal_safe(message)), exit_code_(exit_code) {}
   int exit_code() const { return exit_code_; }
 
  private:
