@@ -290,9 +290,12 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
            !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
         const std::string ext = ".profile.json";
-        if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0 &&
-            it->is_regular_file(ec))
+        if (name.size() <= ext.size() || name.compare(name.size() - ext.size(), ext.size(), ext) != 0) continue;
+        std::error_code type_ec;
+        if (it->is_regular_file(type_ec))
           found.push_back(it->path().string());
+        else if (!it->is_directory(type_ec))  // a pipe would wait for a writer for ever: named, not read
+          in.skipped.push_back({it->path().string(), "not a regular file (a pipe, a device or a socket): not read"});
       }
       if (ec) in.skipped.push_back({p, "cannot list the directory: " + ec.message()});
       std::sort(found.begin(), found.end());

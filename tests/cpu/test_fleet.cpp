@@ -1,6 +1,7 @@
 // Fleet comparison on generated fleets (made-up values around the hand-written H200 fixture, never
 // measurements): planted outliers are all found, a clean fleet yields none, grouping, baselines, the CLI.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -1174,6 +1175,13 @@ TEST(Fleet, CliInputErrors) {
                "markdown"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.out.find("read 1 profile(s) of 2 file(s), skipped 1"), std::string::npos) << r.out;
+  // A pipe named like a profile in the directory: named as skipped, not waited on for ever.
+  ASSERT_EQ(mkfifo((dir + "/pipe.profile.json").c_str(), 0644), 0);
+  r = run_cli({"fleet", dir, std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json"}, {}, 20);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("pipe.profile.json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
+  fs::remove(dir + "/pipe.profile.json");
   r = run_cli({"fleet", dir, "--margin", "200"});
   EXPECT_EQ(r.exit_code, 2);
   r = run_cli({"fleet", std::string(CEILINGS_FIXTURES) + "/profiles", "--write-baseline", dir + "/b.json",
