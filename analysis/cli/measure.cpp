@@ -193,9 +193,10 @@ std::size_t remove_with_prefix(const std::string& path) {
 }
 
 // Holds `out` for the run (a second run into it is exit 2) and removes the per-family files a killed earlier
-// run into it left beside its raw JSON: with the lock held, no live run is writing them.
+// run into it left beside its raw JSON: with the lock held, no live run is writing them. The lock is the raw
+// JSON's: --out foo.profile.json, foo.json and foo all write foo.bench.json and its per-family files.
 std::unique_ptr<ceilings::OutputLock> claim_output(const std::string& out, const std::string& option) {
-  auto lock = std::make_unique<ceilings::OutputLock>(out, option);
+  auto lock = std::make_unique<ceilings::OutputLock>(raw_path_for(out), option, out);
   if (!lock->held()) return lock;
   const std::string partial = raw_path_for(out) + ".partial.";
   if (const std::size_t n = remove_with_prefix(partial))

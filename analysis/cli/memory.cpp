@@ -94,7 +94,7 @@ int run(const MemoryOptions& o) {
           "activations: Korthikanti et al. 2022 (16-bit, dropout masks kept) for this model's layers: its "
           "attention widths (GQA, MLA), its MLP (gated: gate, up and product), per routed expert the token's "
           "copy, MLP and output (MoE); the embedding's dropout mask (first stage) and the output layer's inputs and "
-          "fp32 logits, 4*s*b*(h + V/t) (last stage; sec. 4.3); an estimate: framework buffers and temporaries not "
+          "fp32 logits, 4*s*b*h (/t with --sp) + 4*s*b*V/t (last stage; sec. 4.3); an estimate: framework buffers and temporaries not "
           "included");
       if (in.recompute == Recompute::kNone)
         notes.push_back(in.eager_attention

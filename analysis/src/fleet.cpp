@@ -292,9 +292,10 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
         const std::string ext = ".profile.json";
         if (name.size() <= ext.size() || name.compare(name.size() - ext.size(), ext.size(), ext) != 0) continue;
         std::error_code type_ec;
-        if (it->is_regular_file(type_ec))
+        const fs::file_status type = it->status(type_ec);  // a dangling link: not found, left out as before
+        if (fs::is_regular_file(type))
           found.push_back(it->path().string());
-        else if (!it->is_directory(type_ec))  // a pipe would wait for a writer for ever: named, not read
+        else if (!type_ec && fs::exists(type) && !fs::is_directory(type))  // a pipe would wait for a writer for ever
           in.skipped.push_back({it->path().string(), "not a regular file (a pipe, a device or a socket): not read"});
       }
       if (ec) in.skipped.push_back({p, "cannot list the directory: " + ec.message()});

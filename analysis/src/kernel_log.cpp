@@ -104,10 +104,10 @@ std::optional<KmsgHeader> kmsg_header(const std::string& line) {
   return KmsgHeader{fields[0], fields[1], static_cast<double>(fields[2]) * 1e-6, semi + 1};
 }
 
-// The driver's message as kept: at most 300 bytes, anything but printable ASCII as '?' (a terminal shows it,
-// and JSON needs valid UTF-8; /dev/kmsg escapes such bytes itself, a saved log may not).
-std::string driver_text(const std::string& message) {
-  std::string out = message.substr(message.find("NVRM:"), 300);
+// The driver's message as kept, from `from`: at most 300 bytes, anything but printable ASCII as '?' (a terminal
+// shows it, and JSON needs valid UTF-8; /dev/kmsg escapes such bytes itself, a saved log may not).
+std::string driver_text(const std::string& message, std::size_t from) {
+  std::string out = message.substr(from, 300);
   for (char& c : out)
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
   return out;
@@ -115,12 +115,13 @@ std::string driver_text(const std::string& message) {
 
 }  // namespace
 
-std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::string& pci_bus_id) {
-  const auto gpu = pci_address(pci_bus_id);
-  if (!gpu)
-    throw IncompleteError("the GPU's PCI address '" + excerpt(pci_bus_id) +
-                          "' is not DOMAIN:BUS:DEVICE: its XIDs in the kernel log cannot be told from other GPUs'");
-  std::vector<KernelXid> out;
+namespace {
+
+// Each kernel message of the log text, with its time after boot (-1 where the line has none): /dev/kmsg
+// records ("4,1234,5678901,-;message", continuation lines starting with a space skipped, records user space
+// wrote left out) or dmesg/journal lines ("[ 5.678901] message").
+template <typename Visit>
+void for_each_kernel_message(const std::string& text, Visit visit) {
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
@@ -132,7 +133,7 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
     std::string message = line;
     if (const auto header = kmsg_header(line)) {
       // Priorities 0-7 are the kernel's own facility; user space writing to /dev/kmsg (a logger quoting a line,
-      // a fault drill) gets another, and is not the driver reporting an XID.
+      // a fault drill) gets another, and is not a driver reporting an error.
       if (header->priority >= 8) continue;
       uptime = header->uptime_s;
       message = line.substr(header->message);
@@ -145,10 +146,59 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
         if (parsed_end != stamp.c_str() && std::isfinite(v) && v >= 0) uptime = v;
       }
     }
-    const auto report = xid_report(message);
-    if (!report || !(report->first == *gpu)) continue;
-    out.push_back({report->second, uptime, driver_text(message)});
+    visit(uptime, message);
   }
+}
+
+// The SXid event line in one message, when it is one: "SXid (PCI:0000:04:00.0): 22013, Fatal, ..." (the severity
+// is the field after the number: "Fatal" or "Non-fatal"; the event's other lines have none).
+std::optional<std::pair<long long, bool>> sxid_report(const std::string& message) {
+  const std::size_t at = message.find("SXid (");
+  if (at == std::string::npos) return std::nullopt;
+  std::size_t i = at + std::strlen("SXid (");
+  if (message.compare(i, 4, "PCI:") == 0) i += 4;
+  if (!pci_address(message, i)) return std::nullopt;
+  const std::size_t close = message.find("):", i);
+  if (close == std::string::npos) return std::nullopt;
+  i = close + 2;
+  while (i < message.size() && message[i] == ' ') ++i;
+  std::size_t digits = 0;
+  long long sxid = 0;
+  while (i < message.size() && std::isdigit(static_cast<unsigned char>(message[i])) && digits < 6) {
+    sxid = sxid * 10 + (message[i++] - '0');
+    ++digits;
+  }
+  if (digits == 0 || message.compare(i, 2, ", ") != 0) return std::nullopt;
+  i += 2;
+  for (const auto& [word, fatal] : {std::pair<const char*, bool>{"Fatal,", true}, {"Non-fatal,", false}})
+    if (message.compare(i, std::strlen(word), word) == 0) return std::make_pair(sxid, fatal);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::string& pci_bus_id) {
+  const auto gpu = pci_address(pci_bus_id);
+  if (!gpu)
+    throw IncompleteError("the GPU's PCI address '" + excerpt(pci_bus_id) +
+                          "' is not DOMAIN:BUS:DEVICE: its XIDs in the kernel log cannot be told from other GPUs'");
+  std::vector<KernelXid> out;
+  for_each_kernel_message(text, [&](double uptime, const std::string& message) {
+    const auto report = xid_report(message);
+    if (report && report->first == *gpu) out.push_back({report->second, uptime, driver_text(message, message.find("NVRM:"))});
+  });
+  return out;
+}
+
+std::vector<KernelSxid> parse_kernel_sxids(const std::string& text) {
+  std::vector<KernelSxid> out;
+  for_each_kernel_message(text, [&](double uptime, const std::string& message) {
+    const auto report = sxid_report(message);
+    if (!report) return;
+    const std::size_t from = message.find("nvidia-nvswitch");
+    out.push_back({report->first, report->second, uptime,
+                   driver_text(message, from != std::string::npos ? from : message.find("SXid ("))});
+  });
   return out;
 }
 

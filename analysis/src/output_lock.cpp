@@ -17,9 +17,9 @@ namespace ceilings {
 
 namespace fs = std::filesystem;
 
-std::string output_lock_path(const std::string& output) {
+std::string output_lock_path(const std::string& locked) {
   // A symlink's target is what gets written: two links to one file share its lock.
-  fs::path written = output;
+  fs::path written = locked;
   std::error_code ec;
   if (fs::is_symlink(fs::symlink_status(written, ec))) {
     const fs::path resolved = fs::weakly_canonical(written, ec);
@@ -46,7 +46,8 @@ std::string host_name() {
 
 }  // namespace
 
-OutputLock::OutputLock(const std::string& output, const std::string& option) : path_(output_lock_path(output)) {
+OutputLock::OutputLock(const std::string& locked, const std::string& option, const std::string& shown)
+    : path_(output_lock_path(locked)) {
   auto unlocked = [&](const std::string& why) {
     std::fprintf(stderr,
                  "ceilings: warning: cannot lock %s (%s): a second run writing the same file at once would not be "
@@ -57,18 +58,30 @@ OutputLock::OutputLock(const std::string& output, const std::string& option) : p
   // is on a name no one else will find, and we open again.
   for (int attempt = 0; attempt < 100; ++attempt) {
     int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    // Another user's lock file in a shared directory: a read-only descriptor locks as well.
+    // Another user's lock file in a shared directory: a read-only descriptor locks as well on a local file system
+    // (over NFS flock needs a writable one, and the warning below says it could not lock).
     if (fd < 0 && errno == EACCES) fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
       unlocked(std::strerror(errno));
       return;
     }
+    // Whether the file `fd` has open is still the one the name leads to: a holder that is finishing removes the
+    // name, then unlocks; whoever opened the old file before that must open again.
+    auto still_named = [&] {
+      struct stat opened {}, named {};
+      return ::fstat(fd, &opened) == 0 && ::stat(path_.c_str(), &named) == 0 && opened.st_ino == named.st_ino &&
+             opened.st_dev == named.st_dev;
+    };
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       if (err == EWOULDBLOCK) {
+        if (!still_named()) {  // held by a run that has just ended
+          ::close(fd);
+          continue;
+        }
         const std::string holder = holder_of(fd);
         ::close(fd);
-        throw InputError("another run is writing " + option + " '" + output + "'" +
+        throw InputError("another run is writing " + option + " '" + shown + "'" +
                          (holder.empty() ? "" : " (" + holder + ")") + ": wait for it to end, or choose another " +
                          option + " (the lock is " + path_ + "; it is released when that process ends)");
       }
@@ -76,9 +89,7 @@ OutputLock::OutputLock(const std::string& output, const std::string& option) : p
       unlocked(std::strerror(err));
       return;
     }
-    struct stat held {}, named {};
-    if (::fstat(fd, &held) != 0 || ::stat(path_.c_str(), &named) != 0 || held.st_ino != named.st_ino ||
-        held.st_dev != named.st_dev) {
+    if (!still_named()) {
       ::close(fd);
       continue;
     }

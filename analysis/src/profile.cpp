@@ -538,7 +538,7 @@ void check_replaceable_output(const std::string& path, const std::string& option
     throw InputError(option + " '" + path + "' exists and cannot be read to tell what it is (" + e.what() +
                      "): it was left as it was; remove it or choose another file");
   }
-  if (!is_kind(text))
+  if (!text.empty() && !is_kind(text))  // an empty file (mktemp's, touch's) holds nothing to lose
     throw InputError(option + " '" + path + "' exists and is not " + kind +
                      ": it was left as it was; remove it or choose another file");
 }

@@ -616,7 +616,10 @@ TEST(CliRobust, MeasureOutNeverReplacesTheBench) {
   EXPECT_EQ(kept.exit_code, 2) << kept.err;
   EXPECT_TRUE(has(kept.err, "is not a ceilings-bench JSON output")) << kept.err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/a.profile.json"));
-  // An earlier run's pair is replaced.
+  // An empty file holds nothing to lose (mktemp's): replaced. So is an earlier run's pair.
+  std::ofstream(dir + "/a.bench.json").close();
+  std::ofstream(dir + "/empty.profile.json").close();
+  EXPECT_EQ(run_cli({"measure", "--bench", bench, "--out", dir + "/empty.profile.json"}, {}, 60).exit_code, 0);
   std::filesystem::remove(dir + "/a.bench.json");
   ASSERT_EQ(run_cli({"measure", "--bench", bench, "--out", dir + "/a.profile.json"}, {}, 60).exit_code, 0);
   EXPECT_EQ(run_cli({"measure", "--bench", bench, "--out", dir + "/a.profile.json"}, {}, 60).exit_code, 0);

@@ -1182,6 +1182,11 @@ TEST(Fleet, CliInputErrors) {
   EXPECT_NE(r.out.find("pipe.profile.json"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
   fs::remove(dir + "/pipe.profile.json");
+  // A dangling link is no file: left out, not named (an old run's link to a profile since removed).
+  fs::create_symlink(dir + "/gone.json", dir + "/old.profile.json");
+  r = run_cli({"fleet", dir, std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json"}, {}, 20);
+  EXPECT_EQ(r.out.find("old.profile.json"), std::string::npos) << r.out;
+  fs::remove(dir + "/old.profile.json");
   r = run_cli({"fleet", dir, "--margin", "200"});
   EXPECT_EQ(r.exit_code, 2);
   r = run_cli({"fleet", std::string(CEILINGS_FIXTURES) + "/profiles", "--write-baseline", dir + "/b.json",

@@ -356,7 +356,7 @@ TEST(MultiGpu, ASecondInterruptKillsAtOnce) {
 TEST(MultiGpu, ASecondRunIntoTheSameOutIsRefused) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_same_out");
   const std::string name = host() + "-gpu0";  // the name --all-gpus gives GPU 0's profile too
-  const std::string out = dir + "/" + name + ".profile.json", lock = dir + "/." + name + ".profile.json.lock";
+  const std::string out = dir + "/" + name + ".profile.json", lock = dir + "/." + name + ".bench.json.lock";
   const std::string stale = dir + "/" + name + ".bench.json.partial.1-0badf00d.0.json.checkpoint";
   const std::string stale_temp = dir + "/." + name + ".bench.json.partial.1-0badf00d.0.json.checkpoint.tmp.Xy12Ab";
   std::ofstream(stale) << "{\"benchmarks\": []}";
@@ -382,7 +382,11 @@ TEST(MultiGpu, ASecondRunIntoTheSameOutIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find(holder), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/" + host() + ".node-summary.json"));
-  EXPECT_FALSE(fs::exists(dir + "/." + host() + "-gpu1.profile.json.lock")) << "the locks taken are given back";
+  EXPECT_FALSE(fs::exists(dir + "/." + host() + "-gpu1.bench.json.lock")) << "the locks taken are given back";
+  // Another name for the same files: --out without ".profile" writes the same raw JSON and per-family files.
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/" + name + ".json"}, {}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(holder), std::string::npos) << r.err;
   // Another file in the same directory is no conflict.
   r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/b.profile.json"}, {}, 30);
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -17,12 +17,12 @@ namespace fs = std::filesystem;
 TEST(OutputLock, ASecondHolderIsRefusedWithTheFirstsName) {
   const std::string dir = ceilings::test::scratch_dir("output_lock_second");
   const std::string out = dir + "/a.profile.json";
-  auto first = std::make_unique<ceilings::OutputLock>(out, "--out");
+  auto first = std::make_unique<ceilings::OutputLock>(out, "--out", out);
   ASSERT_TRUE(first->held());
   EXPECT_EQ(first->path(), dir + "/.a.profile.json.lock");
   EXPECT_TRUE(fs::exists(first->path()));
   try {
-    ceilings::OutputLock second(out, "--out");  // flock: a second open file conflicts within one process too
+    ceilings::OutputLock second(out, "--out", out);  // flock: a second open file conflicts within one process too
     FAIL() << "a second lock on the same output was granted";
   } catch (const ceilings::InputError& e) {
     const std::string what = e.what();
@@ -31,7 +31,7 @@ TEST(OutputLock, ASecondHolderIsRefusedWithTheFirstsName) {
   }
   first.reset();
   EXPECT_FALSE(fs::exists(dir + "/.a.profile.json.lock")) << "the lock file outlived its holder";
-  ceilings::OutputLock again(out, "--out");
+  ceilings::OutputLock again(out, "--out", out);
   EXPECT_TRUE(again.held());
 }
 
@@ -40,7 +40,7 @@ TEST(OutputLock, ALeftoverLockFileIsTakenOver) {
   const std::string dir = ceilings::test::scratch_dir("output_lock_leftover");
   const std::string out = dir + "/b.profile.json";
   std::ofstream(ceilings::output_lock_path(out)) << "pid 1 on gone since 2026-01-01T00:00:00Z\n";
-  ceilings::OutputLock lock(out, "--out");
+  ceilings::OutputLock lock(out, "--out", out);
   EXPECT_TRUE(lock.held());
   std::ifstream in(lock.path());
   std::string holder;
@@ -54,8 +54,8 @@ TEST(OutputLock, ASymlinkSharesItsTargetsLock) {
   fs::create_directories(dir + "/real");
   std::ofstream(dir + "/real/c.profile.json") << "{}";
   fs::create_symlink(dir + "/real/c.profile.json", dir + "/link.profile.json");
-  ceilings::OutputLock held(dir + "/real/c.profile.json", "--out");
-  EXPECT_THROW(ceilings::OutputLock(dir + "/link.profile.json", "--out"), ceilings::InputError);
+  ceilings::OutputLock held(dir + "/real/c.profile.json", "--out", "c");
+  EXPECT_THROW(ceilings::OutputLock(dir + "/link.profile.json", "--out", "link"), ceilings::InputError);
 }
 
 }  // namespace

@@ -270,6 +270,14 @@ TEST(Profile, ErrorsQuoteTheFileTerminalSafe) {
   EXPECT_LT(m.size(), 2200u);
   EXPECT_NE(m.find(" more bytes)"), std::string::npos) << m.substr(0, 200);
   EXPECT_EQ(terminal_safe("caf\xc3\xa9 ok\tand\nnext \xc2\x9b"), "caf\xc3\xa9 ok\tand\nnext \\xc2\\x9b");
+  // Raw C1 bytes and broken sequences (a lone continuation byte, a cut sequence at the end) are escaped too.
+  EXPECT_EQ(terminal_safe("a\x9b" "31mRED\xff"), "a\\x9b" "31mRED\\xff");
+  EXPECT_EQ(terminal_safe("abc\xe2\x82"), "abc\\xe2\\x82");
+  EXPECT_EQ(terminal_safe("\xe2\x82\xac 5"), "\xe2\x82\xac 5");  // the euro sign
+  // A message built from a cut one keeps the count it gave.
+  const std::string cut = terminal_safe(std::string(5000, 'y'));
+  EXPECT_EQ(cut.substr(2000), "... (3000 more bytes)");
+  EXPECT_EQ(terminal_safe("error: " + cut), "error: " + cut);
 }
 
 // `measure`'s record of an incomplete run, which show prints above the table: a mistyped field was exit 3 with

@@ -17,45 +17,61 @@ enum ExitCode : int {
 
 // What an error says goes to a terminal, and it often quotes what a file or an argument held: a control
 // character there is written as \xHH (ESC rewrote the terminal; NUL ended the message before it said what was
-// wrong; the C1 controls, U+0080-U+009F, act as ESC sequences on some terminals), tabs and line breaks are kept,
-// and a line longer than 2000 bytes is cut (a 1 MB field was echoed whole).
+// wrong; the C1 controls, U+0080-U+009F, act as ESC sequences on some terminals, as raw bytes 0x80-0x9F do on
+// 8-bit ones), and so is every byte of a broken UTF-8 sequence; tabs and line breaks are kept, and a line longer
+// than 2000 bytes is cut, unless what is left of it is short (a message built from a cut one is not cut again).
 inline std::string terminal_safe(const std::string& text) {
-  constexpr std::size_t kMaxLine = 2000;
+  constexpr std::size_t kMaxLine = 2000, kSlack = 64;
   static const char hex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   std::size_t line_start = 0, i = 0;
+  bool whole_line = false;  // what is left of this line is short: kept whole
   auto escape = [&](unsigned char b) {
     out += "\\x";
     out += hex[b >> 4];
     out += hex[b & 15];
   };
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
   while (i < text.size()) {
-    const auto b = static_cast<unsigned char>(text[i]);
+    const unsigned char b = byte(i);
     if (b == '\n') {
       out += '\n';
       line_start = out.size();
+      whole_line = false;
       ++i;
       continue;
     }
-    if (out.size() - line_start >= kMaxLine) {  // cut at a character boundary, then skip to the line's end
+    if (!whole_line && out.size() - line_start >= kMaxLine) {
       const std::size_t end = std::min(text.find('\n', i), text.size());
-      out += "... (" + std::to_string(end - i) + " more bytes)";
-      i = end;
+      if (end - i <= kSlack) {
+        whole_line = true;
+      } else {
+        out += "... (" + std::to_string(end - i) + " more bytes)";
+        i = end;
+        continue;
+      }
+    }
+    if (b < 0x80) {
+      if ((b < 0x20 && b != '\t') || b == 0x7f) escape(b);
+      else out += static_cast<char>(b);
+      ++i;
       continue;
     }
-    if ((b < 0x20 && b != '\t') || b == 0x7f) {
+    // A UTF-8 sequence: its length from the lead byte, then its continuation bytes (the shortest form only).
+    const std::size_t n = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    bool valid = n > 0 && i + n <= text.size();
+    for (std::size_t k = 1; valid && k < n; ++k) valid = (byte(i + k) & 0xc0) == 0x80;
+    if (valid && n == 3 && ((b == 0xe0 && byte(i + 1) < 0xa0) || (b == 0xed && byte(i + 1) >= 0xa0))) valid = false;
+    if (valid && n == 4 && ((b == 0xf0 && byte(i + 1) < 0x90) || (b == 0xf4 && byte(i + 1) >= 0x90))) valid = false;
+    if (!valid) {  // a stray byte: raw C1 controls among them
       escape(b);
       ++i;
-    } else if (b == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {  // a C1 control in UTF-8
+    } else if (b == 0xc2 && byte(i + 1) <= 0x9f) {  // a C1 control, U+0080-U+009F
       escape(b);
-      escape(static_cast<unsigned char>(text[i + 1]));
+      escape(byte(i + 1));
       i += 2;
     } else {
-      // A whole UTF-8 sequence at once, so a cut never splits one.
-      std::size_t n = 1;
-      while (i + n < text.size() && n < 4 && (static_cast<unsigned char>(text[i + n]) & 0xc0) == 0x80 && b >= 0xc0) ++n;
       out.append(text, i, n);
       i += n;
     }

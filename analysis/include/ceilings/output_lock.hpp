@@ -9,12 +9,13 @@ namespace ceilings {
 
 class OutputLock {
  public:
-  // Locks `output` through the hidden file ".<name>.lock" beside it (flock: the kernel drops it when the
-  // process dies, so a killed run leaves no stale lock, only the file, which the next run takes over).
-  // InputError (exit 2) naming the holder (pid, host, start time) when another process holds it, `option`
-  // naming what the user set. Where the file system cannot lock (no flock over some network mounts), it
-  // warns on stderr and goes on unlocked: the run is not refused for want of a lock.
-  OutputLock(const std::string& output, const std::string& option);
+  // Locks `locked` (a file the run writes) through the hidden file ".<name>.lock" beside it (flock: the kernel
+  // drops it when the process dies, so a killed run leaves no stale lock, only the file, which the next run takes
+  // over). InputError (exit 2) naming the holder (pid, host, start time) when another process holds it, saying
+  // that `option` '`shown`' is being written. Where the file system cannot lock, it warns on stderr and goes on
+  // unlocked: the run is not refused for want of a lock. A network file system mounted without lock support
+  // (NFS `nolock` or `local_lock`) locks on each host alone, without a word.
+  OutputLock(const std::string& locked, const std::string& option, const std::string& shown);
   // Removes the lock file, then unlocks.
   ~OutputLock();
   OutputLock(const OutputLock&) = delete;
@@ -28,7 +29,7 @@ class OutputLock {
   int fd_ = -1;
 };
 
-// The lock file's path for `output` (".<file name>.lock" in its directory).
-std::string output_lock_path(const std::string& output);
+// The lock file's path for `locked` (".<file name>.lock" in its directory).
+std::string output_lock_path(const std::string& locked);
 
 }  // namespace ceilings

@@ -134,7 +134,8 @@ void check_output_path(const std::string& path, const std::string& option, const
 // An output path that already holds a file is replaced only when that file is what the command writes there:
 // `kind` names it ("a ceilings profile"), `is_kind` tells it from the file's text. Anything else the user keeps
 // at that path (a document, another program's output, a measured profile where an SVG was asked for) is an
-// InputError naming `option`, and the file is left as it was. A file that cannot be read is refused too.
+// InputError naming `option`, and the file is left as it was. A file that cannot be read is refused too; an
+// empty one is replaced.
 void check_replaceable_output(const std::string& path, const std::string& option, const std::string& kind,
                               bool (*is_kind)(const std::string& text));
 bool is_profile_text(const std::string& text);       // a ceilings.profile/N document
