@@ -311,6 +311,10 @@ void HealthMonitor::read_kernel_xids() {
     k.since_s = kernel_log_whole_since(text);
     k.total = xids.size();
     k.xids = keep_kernel_xids(std::move(xids), kMaxKernelXids);
+    std::vector<KernelSxid> sxids = parse_kernel_sxids(text);  // the node's NVSwitches: every GPU's fabric
+    k.sxid_total = sxids.size();
+    k.sxids = keep_kernel_sxids(std::move(sxids), kMaxKernelXids);
+    k.sxids_recorded = true;
     k.state = HealthMetric::State::kValue;
   } catch (const Error& e) {
     k.state = HealthMetric::State::kUnreadable;

@@ -88,6 +88,33 @@ bool application_xid(long long xid) {
   return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68 || xid == 109;
 }
 
+std::string sxid_summary(const KernelXidLog& log) {
+  if (log.sxids.empty()) return "none " + kernel_log_span(log);
+  struct Kind {
+    long long sxid;
+    bool fatal;
+    std::size_t count;
+  };
+  std::vector<Kind> kinds;  // each SXid and severity once, in the order kept (fatal first)
+  for (const KernelSxid& x : log.sxids) {
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) { return k.sxid == x.sxid && k.fatal == x.fatal; });
+    if (it == kinds.end()) kinds.push_back({x.sxid, x.fatal, 1});
+    else ++it->count;
+  }
+  std::string out;
+  for (const Kind& k : kinds)
+    out += (out.empty() ? "" : ", ") + std::string("SXid ") + std::to_string(k.sxid) +
+           (k.count > 1 ? " x" + std::to_string(k.count) : "") + (k.fatal ? " (fatal)" : " (non-fatal)");
+  if (log.sxid_total > log.sxids.size()) out += " and " + std::to_string(log.sxid_total - log.sxids.size()) + " more";
+  return out + " " + kernel_log_span(log);
+}
+
+std::vector<KernelSxid> keep_kernel_sxids(std::vector<KernelSxid> sxids, std::size_t limit) {
+  std::stable_partition(sxids.begin(), sxids.end(), [](const KernelSxid& x) { return x.fatal; });
+  if (sxids.size() > limit) sxids.resize(limit);
+  return sxids;
+}
+
 std::vector<KernelXid> keep_kernel_xids(std::vector<KernelXid> xids, std::size_t limit) {
   if (xids.size() <= limit) return xids;
   std::vector<std::size_t> order(xids.size());
@@ -349,6 +376,27 @@ HealthSection health_from_json(const json& document, const std::string& path) {
       if (s.kernel_log.total < xids.size())
         kf.fail("total", std::to_string(s.kernel_log.total) + " is fewer than the " + std::to_string(xids.size()) +
                              " XIDs listed");
+      if (kf.has("sxids")) {  // absent: written before NVSwitch errors were read
+        const json& sxids = kf.array("sxids");
+        if (sxids.size() > kMaxKernelXids)
+          kf.fail("sxids", std::to_string(sxids.size()) + " entries: at most " + std::to_string(kMaxKernelXids) +
+                               " are kept");
+        for (std::size_t i = 0; i < sxids.size(); ++i) {
+          const Fields e(sxids[i], kf.path_of("sxids") + "[" + std::to_string(i) + "]");
+          KernelSxid entry;
+          entry.sxid = e.integer("sxid");
+          if (entry.sxid > 999999) e.fail("sxid", std::to_string(entry.sxid) + " is no SXid");
+          entry.fatal = e.boolean("fatal");
+          entry.uptime_s = e.optional_number("uptime_s").value_or(-1);
+          entry.text = e.name_string("text");
+          s.kernel_log.sxids.push_back(std::move(entry));
+        }
+        s.kernel_log.sxids_recorded = true;
+        s.kernel_log.sxid_total = static_cast<std::size_t>(kf.integer("sxid_total"));
+        if (s.kernel_log.sxid_total < sxids.size())
+          kf.fail("sxid_total", std::to_string(s.kernel_log.sxid_total) + " is fewer than the " +
+                                    std::to_string(sxids.size()) + " SXids listed");
+      }
     }
   }
   return s;
@@ -398,6 +446,16 @@ json health_to_json(const HealthSection& s) {
                         {"text", x.text}});
       doc["kernel_log"] = {{"source", s.kernel_log.source}, {"xids", xids}, {"total", s.kernel_log.total}};
       if (s.kernel_log.since_s) doc["kernel_log"]["whole_since_s"] = *s.kernel_log.since_s;
+      if (s.kernel_log.sxids_recorded) {
+        json sxids = json::array();
+        for (const KernelSxid& x : s.kernel_log.sxids)
+          sxids.push_back({{"sxid", x.sxid},
+                           {"fatal", x.fatal},
+                           {"uptime_s", x.uptime_s >= 0 ? json(x.uptime_s) : json(nullptr)},
+                           {"text", x.text}});
+        doc["kernel_log"]["sxids"] = sxids;
+        doc["kernel_log"]["sxid_total"] = s.kernel_log.sxid_total;
+      }
       break;
     }
   }
@@ -490,6 +548,14 @@ Table health_table(const HealthSection& s) {
       r.push_back("");
     }
     t.add_row(std::move(r));
+    if (s.kernel_log.state == State::kValue && s.kernel_log.sxids_recorded) {
+      std::vector<std::string> sx{"nvswitch.sxids", sxid_summary(s.kernel_log)};
+      if (s.after) {
+        sx.push_back("");
+        sx.push_back("");
+      }
+      t.add_row(std::move(sx));
+    }
   }
   return t;
 }

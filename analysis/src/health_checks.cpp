@@ -512,6 +512,36 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
   out.push_back(c);
 }
 
+// The node's NVSwitch errors in the kernel log since boot (rule xid_log: the same log). A fatal SXid stalls the
+// NVLink traffic through the switch port it names until the GPUs and switches are reset (Fabric Manager user
+// guide); which GPU that port serves the log does not say, so it fails every GPU of the node whose NVLinks reach
+// a switch. Non-fatal ones are named, not failed. A row only where the GPU has NVLinks to a switch or the log
+// holds SXids (a PCIe card's node has no switch to report on).
+void check_kernel_sxids(const HealthSection& s, std::vector<Check>& out) {
+  const KernelXidLog& log = s.kernel_log;
+  if (log.state != HealthMetric::State::kValue || !log.sxids_recorded) return;
+  const Reading to_switch = gather(s, "nvlink.links_to_switch");
+  const bool switched = std::any_of(to_switch.values.begin(), to_switch.values.end(), [](double v) { return v > 0; });
+  if (!switched && log.sxid_total == 0) return;
+  Check c = make_check("health", "NVSwitch fatal errors since boot");
+  c.threshold = 0;
+  c.source = "health rule xid_log (the kernel log" + (log.source.empty() ? "" : ", " + log.source) + ")";
+  const auto fatal = static_cast<std::size_t>(
+      std::count_if(log.sxids.begin(), log.sxids.end(), [](const KernelSxid& x) { return x.fatal; }));
+  c.measured = static_cast<double>(fatal);
+  c.measured_text = fatal == 0 ? "none" : std::to_string(fatal);
+  c.status = fatal == 0 ? CheckStatus::kPass : CheckStatus::kFail;
+  c.reason = sxid_summary(log);
+  if (fatal > 0) {
+    const KernelSxid& first = log.sxids.front();  // the fatal ones are kept first
+    c.reason += "; first fatal: " + first.text +
+                (first.uptime_s >= 0 ? " at " + format_fixed(first.uptime_s, 1) + " s after boot" : "") +
+                " (the NVLink traffic through that switch port stalls until the node's GPUs and switches are reset: "
+                "reset or reboot the node; set \"health\": {\"xid_log\": false} to accept errors from before the run)";
+  }
+  out.push_back(c);
+}
+
 // NVLinks up: at least the rule's count when one is set, none down of the links the GPU has (where the snapshot
 // counts them: nvlink.links_present), and none lost during the run.
 void check_nvlink_links(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
@@ -778,7 +808,10 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.pcie_slot) check_pcie_slot(&s, profile, out);
   if (rules.pcie_replays) check_replays(s, out);
   if (rules.xid) check_xid(s, rules, out);
-  if (rules.xid_log) check_kernel_xids(s, rules, out);
+  if (rules.xid_log) {
+    check_kernel_xids(s, rules, out);
+    check_kernel_sxids(s, out);
+  }
   check_nvlink_links(s, rules, out);
   if (rules.nvlink_errors) check_nvlink_errors(s, out);
   if (rules.slowdown) {

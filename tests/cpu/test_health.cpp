@@ -910,6 +910,77 @@ TEST(HealthChecks, HardwareXidsSinceBootFailAndAnUnreadableLogIsNoted) {
     if (c.rule == "XID critical errors") EXPECT_EQ(c.reason.find("kernel log"), std::string::npos) << c.reason;
 }
 
+// NVSwitch errors (SXids) in the kernel log: one event is several lines, one with its severity; the node's
+// switches, not one GPU's. The lines are of the NVSwitch driver's form (a public report's boot log).
+TEST(KernelLog, FindsTheNodesSxidsWithTheirSeverity) {
+  const std::string kmsg =
+      "3,2001,38175561,-;nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Data {0x0000002b, 0x0000002b}\n"
+      "3,2002,38178720,-;nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Non-fatal, Link 44 Minion Link DLREQ "
+      "interrupt\n"
+      "3,2003,38180708,-;nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Severity 0 Engine instance 44\n"
+      "3,2004,91000000,-;nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 24007, Fatal, Link 30 sourcetrack timeout "
+      "error (First)\n"
+      "12,2005,92000000,-;nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 24007, Fatal, a logger quoting a line\n"
+      "[  100.250000] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV "
+      "error (First)\n"
+      "4,2006,93000000,-;NVRM: Xid (PCI:0000:19:00): 79, GPU has fallen off the bus.\n";
+  const auto sxids = parse_kernel_sxids(kmsg);
+  ASSERT_EQ(sxids.size(), 3u);
+  EXPECT_EQ(sxids[0].sxid, 22013);
+  EXPECT_FALSE(sxids[0].fatal);
+  EXPECT_NEAR(sxids[0].uptime_s, 38.178720, 1e-9);
+  EXPECT_EQ(sxids[0].text.rfind("nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Non-fatal, Link 44", 0), 0u);
+  EXPECT_EQ(sxids[1].sxid, 24007);
+  EXPECT_TRUE(sxids[1].fatal);
+  EXPECT_EQ(sxids[2].sxid, 12028);
+  EXPECT_NEAR(sxids[2].uptime_s, 100.25, 1e-9);
+  EXPECT_EQ(parse_kernel_xids(kmsg, "0000:19:00.0").size(), 1u);  // the XID beside them is still the GPU's
+  EXPECT_TRUE(parse_kernel_sxids("SXid (PCI:0000:04:00.0): 22013, Fatality, x\nSXid (PCI:zz): 1, Fatal, x\n").empty());
+  // The fatal ones are kept first.
+  const auto kept = keep_kernel_sxids(sxids, 2);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_TRUE(kept[0].fatal);
+  EXPECT_EQ(kept[1].sxid, 22013);
+}
+
+TEST(HealthChecks, AFatalSxidFailsEveryGpuOnTheSwitchedFabric) {
+  const HealthRules rules;
+  HealthSection s = healthy_section();
+  s.kernel_log.state = State::kValue;
+  s.kernel_log.source = "/dev/kmsg";
+  const std::string rule = "NVSwitch fatal errors since boot";
+  EXPECT_EQ(status_of(health_checks(s, rules), rule), "absent");  // not recorded
+  s.kernel_log.sxids_recorded = true;
+  EXPECT_EQ(status_of(health_checks(s, rules), rule), "absent");  // no switch, no SXid: a PCIe card's node
+  s.before.metrics["nvlink.links_to_switch"] = HealthMetric::of(18);
+  EXPECT_EQ(status_of(health_checks(s, rules), rule), "pass");
+  s.kernel_log.sxids = {{22013, false, 38.2, "nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Non-fatal, Link 44"},
+                        {22013, false, 38.3, "nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Non-fatal, Link 45"}};
+  s.kernel_log.sxid_total = 2;
+  EXPECT_EQ(status_of(health_checks(s, rules), rule), "pass");  // named, not failed
+  s.kernel_log.sxids.insert(s.kernel_log.sxids.begin(),
+                            {24007, true, 91.0, "nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 24007, Fatal, Link 30"});
+  s.kernel_log.sxid_total = 3;
+  const auto checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, rule), "fail");
+  for (const Check& c : checks)
+    if (c.rule == rule) {
+      EXPECT_NE(c.reason.find("SXid 24007 (fatal), SXid 22013 x2 (non-fatal) since boot; first fatal: "
+                              "nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 24007, Fatal, Link 30 at 91.0 s after boot"),
+                std::string::npos)
+          << c.reason;
+      EXPECT_EQ(c.measured, 1.0);
+    }
+  EXPECT_NE(render(health_table(s), Format::kTable).find("SXid 24007 (fatal), SXid 22013 x2 (non-fatal) since boot"),
+            std::string::npos);
+  HealthRules off;
+  off.xid_log = false;
+  EXPECT_EQ(status_of(health_checks(s, off), rule), "absent");
+  // Where the GPU has no switch links, SXids in the log are still named (another fabric of the node may be down).
+  s.before.metrics.erase("nvlink.links_to_switch");
+  EXPECT_EQ(status_of(health_checks(s, rules), rule), "fail");
+}
+
 TEST(HealthSection, KernelLogRoundTripsAndIsChecked) {
   HealthSection s = healthy_section();
   s.kernel_log.state = State::kValue;
@@ -946,6 +1017,24 @@ TEST(HealthSection, KernelLogRoundTripsAndIsChecked) {
   EXPECT_EQ(health_from_json(bad).kernel_log.state, State::kUnreadable);
   bad.erase("kernel_log");  // a section written before the log was read
   EXPECT_EQ(health_from_json(bad).kernel_log.state, State::kUnsupported);
+  // The node's SXids beside the GPU's XIDs: absent in a section written before they were read (not recorded).
+  EXPECT_FALSE(back.kernel_log.sxids_recorded);
+  EXPECT_FALSE(j["kernel_log"].contains("sxids"));
+  s.kernel_log.sxids_recorded = true;
+  s.kernel_log.sxids = {{24007, true, 91.0, "nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 24007, Fatal, Link 30"}};
+  s.kernel_log.sxid_total = 4;
+  j = health_to_json(s);
+  back = health_from_json(j);
+  EXPECT_TRUE(back.kernel_log.sxids_recorded);
+  ASSERT_EQ(back.kernel_log.sxids.size(), 1u);
+  EXPECT_TRUE(back.kernel_log.sxids[0].fatal);
+  EXPECT_EQ(back.kernel_log.sxid_total, 4u);
+  bad = j;
+  bad["kernel_log"]["sxids"][0]["fatal"] = "yes";
+  EXPECT_NE(rejected(bad).find("kernel_log.sxids[0].fatal"), std::string::npos) << rejected(bad);
+  bad = j;
+  bad["kernel_log"]["sxid_total"] = 0;
+  EXPECT_NE(rejected(bad).find("fewer than the 1 SXids"), std::string::npos) << rejected(bad);
 }
 
 // ---- `ceilings health` against the fake NVML -----------------------------------------------------
@@ -978,6 +1067,23 @@ test::CliResult health_with(const json& script, std::vector<std::string> args = 
   return test::run_cli(args, {{"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML},
                               {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"},
                               {"CEILINGS_KERNEL_LOG", dir + "/kernel.log"}});
+}
+
+// End to end: a fatal SXid in the kernel log fails `health` (exit 1) and is in its JSON; the monitor reads it.
+TEST(HealthCli, AFatalSxidInTheKernelLogFails) {
+  json script = healthy_script();
+  script["kernel_log"] =
+      "3,2004,91000000,-;nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 24007, Fatal, Link 30 sourcetrack timeout\n";
+  auto r = health_with(script);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const HealthSection s = health_from_json(json::parse(r.out));
+  ASSERT_TRUE(s.kernel_log.sxids_recorded);
+  ASSERT_EQ(s.kernel_log.sxids.size(), 1u);
+  EXPECT_TRUE(s.kernel_log.sxids[0].fatal);
+  r = health_with(script, {"--watch", "0.05"});
+  EXPECT_NE(r.out.find("NVSwitch fatal errors since boot"), std::string::npos) << r.out;
+  script["kernel_log"] = "";
+  EXPECT_EQ(health_with(script).exit_code, 0);
 }
 
 TEST(HealthCli, ReadsEveryCounterThroughTheLoader) {

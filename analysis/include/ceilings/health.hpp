@@ -80,10 +80,20 @@ struct KernelXidLog {
   // Seconds after boot from which the log is whole, where the kernel's ring buffer had overwritten what came
   // before (kernel_log_whole_since); nullopt: whole since boot, as far as the log tells.
   std::optional<double> since_s;
+  // The node's NVSwitch errors in the same log (JSON "sxids", "sxid_total"): the fatal ones kept first. Not
+  // recorded (false) in a section written before they were read.
+  bool sxids_recorded = false;
+  std::vector<KernelSxid> sxids;
+  std::size_t sxid_total = 0;
 };
 // What the log covers, for "none ..." or "XID 48 ...": "since boot", or "since 86400.0 s after boot (the kernel's
 // ring buffer had overwritten the earlier records)".
 std::string kernel_log_span(const KernelXidLog& log);
+// The SXids kept, each once with how often and its severity, and the span of the log: "SXid 24007 (fatal),
+// SXid 22013 x3 (non-fatal) since boot"; "none since boot".
+std::string sxid_summary(const KernelXidLog& log);
+// At most `limit` of `sxids`, the fatal ones first (each kind in log order).
+std::vector<KernelSxid> keep_kernel_sxids(std::vector<KernelSxid> sxids, std::size_t limit);
 
 struct HealthSection {
   std::string schema = kHealthSchema;
