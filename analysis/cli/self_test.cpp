@@ -212,15 +212,24 @@ std::vector<Case> matrix() {
                            "double bit error\n";
        },
        nullptr, nullptr, "", "", 1, 1, "XID 48, first at 3600.0 s after boot"});
+  add({"NVSwitch fatal error", "a fatal SXid of one of the node's NVSwitches in the kernel log",
+       [](json& s) {
+         s["kernel_log"] = "3,5,91000000,-;nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 24007, Fatal, Link 30 "
+                           "sourcetrack timeout error (First)\n";
+       },
+       nullptr, nullptr, "", "", 1, 1, "SXid 24007 (fatal)"});
   add({"healthy node, busy kernel log",
-       "nothing (control): another GPU's XID 79, this GPU's application XIDs 13 and 45, its recovery action back to None",
+       "nothing (control): another GPU's XID 79, this GPU's application XIDs 13 and 45, its recovery action back to "
+       "None, a non-fatal SXid",
        [](json& s) {
          s["kernel_log"] =
              "4,0,1000000,-;NVRM: Xid (PCI:0000:1a:00): 79, pid=0, name=x, GPU has fallen off the bus.\n"
              "4,1,2000000,-;NVRM: Xid (PCI:0000:19:00): 13, pid=7, name=x, Graphics SM Warp Exception\n"
              "4,2,3000000,-;NVRM: Xid (PCI:0000:19:00): 45, pid=7, name=x, Ch 00000010\n"
              "4,3,4000000,-;NVRM: Xid (PCI:0000:19:00): 154, GPU recovery action changed from 0x1 (GPU Reset "
-             "Required) to 0x0 (None)\n";
+             "Required) to 0x0 (None)\n"
+             "3,4,5000000,-;nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Non-fatal, Link 44 Minion Link DLREQ "
+             "interrupt\n";
        },
        nullptr, nullptr, "", "", 0, 0, "", true});
   add({"PCIe Gen4 slot", "a Gen5 x16 GPU in a Gen4 slot (link at the slot's maximum)",
