@@ -1,7 +1,11 @@
 // Rendering of Table as text, markdown, csv and json.
 #include "ceilings/table.hpp"
 
+#include <locale.h>
+#include <wchar.h>
+
 #include <algorithm>
+#include <cwchar>
 #include <sstream>
 
 namespace ceilings {
@@ -16,9 +20,40 @@ Format parse_format(const std::string& name) {
 
 namespace {
 
-// Display width in code points (UTF-8 continuation bytes do not advance the cursor).
+// The C library's character classes for UTF-8 (C.UTF-8 is built into glibc 2.35+ and musl), for this thread only:
+// the process's own locale (and with it number formatting) is left alone. Null where the system has none.
+locale_t utf8_ctype() {
+  static const locale_t loc = [] {
+    locale_t l = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+    return l ? l : newlocale(LC_CTYPE_MASK, "C.utf8", static_cast<locale_t>(nullptr));
+  }();
+  return loc;
+}
+
+// Display width in terminal columns: wcwidth's (a CJK character takes two, a combining accent none) where the
+// system has a UTF-8 locale, else one a code point (as is text that is not valid UTF-8).
 std::size_t width(const std::string& s) {
-  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+  const auto code_points =
+      static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+  const locale_t loc = utf8_ctype();
+  if (!loc || std::all_of(s.begin(), s.end(), [](char c) { return (c & 0x80) == 0; })) return code_points;
+  const locale_t previous = uselocale(loc);
+  std::mbstate_t state{};
+  std::size_t columns = 0;
+  bool ok = true;
+  for (std::size_t i = 0; i < s.size() && ok;) {
+    wchar_t wc = 0;
+    const std::size_t n = std::mbrtowc(&wc, s.data() + i, s.size() - i, &state);
+    if (n == 0 || n == static_cast<std::size_t>(-1) || n == static_cast<std::size_t>(-2)) {
+      ok = false;
+      break;
+    }
+    const int w = ::wcwidth(wc);
+    columns += w > 0 ? static_cast<std::size_t>(w) : 0;
+    i += n;
+  }
+  uselocale(previous);
+  return ok ? columns : code_points;
 }
 
 std::string csv_field(const std::string& s) {

@@ -1,5 +1,6 @@
 // Sample statistics and table rendering.
 #include <gtest/gtest.h>
+#include <locale.h>
 
 #include <cmath>
 #include <limits>
@@ -60,6 +61,25 @@ TEST(Table, RendersEveryFormat) {
   const json j = json::parse(render(t, Format::kJson));
   ASSERT_EQ(j.size(), 2u);
   EXPECT_EQ(j[0]["value"], "4.31 TB/s");
+}
+
+// Columns line up by terminal columns: a CJK character takes two, a combining accent none (by the C library's
+// wcwidth where a UTF-8 locale exists), so a point named in Japanese or with an accent does not shift the rest.
+TEST(Table, AlignsWideAndCombiningCharactersByColumns) {
+  if (!newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr)) &&
+      !newlocale(LC_CTYPE_MASK, "C.utf8", static_cast<locale_t>(nullptr)))
+    GTEST_SKIP() << "no C.UTF-8 locale here: widths are counted in code points";
+  Table t;
+  t.columns = {"point", "x"};
+  t.add_row({"\xe6\xbc\xa2\xe5\xad\x97", "1"});  // two CJK ideographs: 4 columns
+  t.add_row({"cafe\xcc\x81", "2"});                 // "cafe" + U+0301 COMBINING ACUTE: 4 columns
+  t.add_row({"abcd", "3"});
+  EXPECT_EQ(render(t, Format::kTable),
+            "point  x\n"
+            "-----  -\n"
+            "\xe6\xbc\xa2\xe5\xad\x97   1\n"
+            "cafe\xcc\x81   2\n"
+            "abcd   3\n");
 }
 
 TEST(Table, UnknownFormatIsBadInput) {
