@@ -301,6 +301,14 @@ json snapshot_to_json(const HealthSnapshot& s) {
   return doc;
 }
 
+// The entries of the kernel log's array `key` (at most kMaxKernelXids), each read by `read` at its own path.
+template <typename Read>
+void read_kernel_entries(const Fields& log, const std::string& key, Read read) {
+  const json& entries = log.array(key);
+  if (entries.size() > kMaxKernelXids)
+    log.fail(key, std::to_string(entries.size()) + " entries: at most " + std::to_string(kMaxKernelXids) + " are kept");
+  for (std::size_t i = 0; i < entries.size(); ++i) read(Fields(entries[i], log.path_of(key) + "[" + std::to_string(i) + "]"));
+}
 }  // namespace
 
 HealthSection health_from_json(const json& document, const std::string& path) {
@@ -357,18 +365,14 @@ HealthSection health_from_json(const json& document, const std::string& path) {
       s.kernel_log.state = State::kValue;
       s.kernel_log.source = kf.name_string("source");
       const json& xids = kf.array("xids");
-      if (xids.size() > kMaxKernelXids)
-        kf.fail("xids", std::to_string(xids.size()) + " entries: at most " + std::to_string(kMaxKernelXids) +
-                            " are kept");
-      for (std::size_t i = 0; i < xids.size(); ++i) {
-        const Fields e(xids[i], kf.path_of("xids") + "[" + std::to_string(i) + "]");
+      read_kernel_entries(kf, "xids", [&](const Fields& e) {
         KernelXid entry;
         entry.xid = e.integer("xid");
         if (entry.xid > 999999) e.fail("xid", std::to_string(entry.xid) + " is no XID");
         entry.uptime_s = e.optional_number("uptime_s").value_or(-1);
         entry.text = e.name_string("text");
         s.kernel_log.xids.push_back(std::move(entry));
-      }
+      });
       s.kernel_log.since_s = kf.optional_number("whole_since_s");
       if (s.kernel_log.since_s && !(*s.kernel_log.since_s >= 0 && *s.kernel_log.since_s < 1e12))
         kf.fail("whole_since_s", "is not a time after boot");
@@ -378,11 +382,7 @@ HealthSection health_from_json(const json& document, const std::string& path) {
                              " XIDs listed");
       if (kf.has("sxids")) {  // absent: written before NVSwitch errors were read
         const json& sxids = kf.array("sxids");
-        if (sxids.size() > kMaxKernelXids)
-          kf.fail("sxids", std::to_string(sxids.size()) + " entries: at most " + std::to_string(kMaxKernelXids) +
-                               " are kept");
-        for (std::size_t i = 0; i < sxids.size(); ++i) {
-          const Fields e(sxids[i], kf.path_of("sxids") + "[" + std::to_string(i) + "]");
+        read_kernel_entries(kf, "sxids", [&](const Fields& e) {
           KernelSxid entry;
           entry.sxid = e.integer("sxid");
           if (entry.sxid > 999999) e.fail("sxid", std::to_string(entry.sxid) + " is no SXid");
@@ -390,7 +390,7 @@ HealthSection health_from_json(const json& document, const std::string& path) {
           entry.uptime_s = e.optional_number("uptime_s").value_or(-1);
           entry.text = e.name_string("text");
           s.kernel_log.sxids.push_back(std::move(entry));
-        }
+        });
         s.kernel_log.sxids_recorded = true;
         s.kernel_log.sxid_total = static_cast<std::size_t>(kf.integer("sxid_total"));
         if (s.kernel_log.sxid_total < sxids.size())

@@ -53,12 +53,17 @@ std::optional<PciAddress> pci_address(const std::string& s, std::size_t i = 0) {
   return a;
 }
 
-// The XID report in one message, when it is one: "NVRM: Xid (PCI:0000:19:00): 79, ..." (older drivers write
-// "(0000:19:00)" without "PCI:").
-std::optional<std::pair<PciAddress, long long>> xid_report(const std::string& message) {
-  const std::size_t at = message.find("NVRM: Xid (");
+// A driver's error report in one message: "<marker>(PCI:0000:19:00): 79..." (older drivers write the address
+// without "PCI:"), the device's address, the error's number and where the text after the number starts.
+struct ErrorReport {
+  PciAddress address;
+  long long code = 0;
+  std::size_t after = 0;
+};
+std::optional<ErrorReport> error_report(const std::string& message, const char* marker) {
+  const std::size_t at = message.find(marker);
   if (at == std::string::npos) return std::nullopt;
-  std::size_t i = at + std::strlen("NVRM: Xid (");
+  std::size_t i = at + std::strlen(marker);
   if (message.compare(i, 4, "PCI:") == 0) i += 4;
   const auto address = pci_address(message, i);
   if (!address) return std::nullopt;
@@ -67,15 +72,23 @@ std::optional<std::pair<PciAddress, long long>> xid_report(const std::string& me
   i = close + 2;
   while (i < message.size() && message[i] == ' ') ++i;
   std::size_t digits = 0;
-  long long xid = 0;
+  long long code = 0;
   while (i < message.size() && std::isdigit(static_cast<unsigned char>(message[i])) && digits < 6) {
-    xid = xid * 10 + (message[i++] - '0');
+    code = code * 10 + (message[i++] - '0');
     ++digits;
   }
-  if (digits == 0 || (i < message.size() && message[i] != ',' && message[i] != ' ' && message[i] != '\t' &&
-                      message[i] != '\r'))
+  if (digits == 0) return std::nullopt;
+  return ErrorReport{*address, code, i};
+}
+
+// The XID report in one message, when it is one: "NVRM: Xid (PCI:0000:19:00): 79, ...".
+std::optional<std::pair<PciAddress, long long>> xid_report(const std::string& message) {
+  const auto r = error_report(message, "NVRM: Xid (");
+  if (!r) return std::nullopt;
+  const std::size_t i = r->after;
+  if (i < message.size() && message[i] != ',' && message[i] != ' ' && message[i] != '\t' && message[i] != '\r')
     return std::nullopt;
-  return std::make_pair(*address, xid);
+  return std::make_pair(r->address, r->code);
 }
 
 // A /dev/kmsg record's header, "PRI,SEQ,USEC[,FLAGS...];": the priority (facility * 8 + level), the time in
@@ -153,25 +166,11 @@ void for_each_kernel_message(const std::string& text, Visit visit) {
 // The SXid event line in one message, when it is one: "SXid (PCI:0000:04:00.0): 22013, Fatal, ..." (the severity
 // is the field after the number: "Fatal" or "Non-fatal"; the event's other lines have none).
 std::optional<std::pair<long long, bool>> sxid_report(const std::string& message) {
-  const std::size_t at = message.find("SXid (");
-  if (at == std::string::npos) return std::nullopt;
-  std::size_t i = at + std::strlen("SXid (");
-  if (message.compare(i, 4, "PCI:") == 0) i += 4;
-  if (!pci_address(message, i)) return std::nullopt;
-  const std::size_t close = message.find("):", i);
-  if (close == std::string::npos) return std::nullopt;
-  i = close + 2;
-  while (i < message.size() && message[i] == ' ') ++i;
-  std::size_t digits = 0;
-  long long sxid = 0;
-  while (i < message.size() && std::isdigit(static_cast<unsigned char>(message[i])) && digits < 6) {
-    sxid = sxid * 10 + (message[i++] - '0');
-    ++digits;
-  }
-  if (digits == 0 || message.compare(i, 2, ", ") != 0) return std::nullopt;
-  i += 2;
+  const auto r = error_report(message, "SXid (");
+  if (!r || message.compare(r->after, 2, ", ") != 0) return std::nullopt;
+  const std::size_t i = r->after + 2;
   for (const auto& [word, fatal] : {std::pair<const char*, bool>{"Fatal,", true}, {"Non-fatal,", false}})
-    if (message.compare(i, std::strlen(word), word) == 0) return std::make_pair(sxid, fatal);
+    if (message.compare(i, std::strlen(word), word) == 0) return std::make_pair(r->code, fatal);
   return std::nullopt;
 }
 
