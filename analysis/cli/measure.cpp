@@ -192,17 +192,25 @@ std::size_t remove_with_prefix(const std::string& path) {
   return removed;
 }
 
+// The locks of one profile's files for the run: its raw JSON's (--out foo.profile.json, foo.json and foo all write
+// foo.bench.json and its per-family files) and the profile's own (two symlinks, or a link and its target, write one
+// profile beside two raw JSONs), taken in that order.
+struct OutputClaim {
+  std::unique_ptr<ceilings::OutputLock> raw, profile;
+};
+
 // Holds `out` for the run (a second run into it is exit 2) and removes the per-family files a killed earlier
-// run into it left beside its raw JSON: with the lock held, no live run is writing them. The lock is the raw
-// JSON's: --out foo.profile.json, foo.json and foo all write foo.bench.json and its per-family files.
-std::unique_ptr<ceilings::OutputLock> claim_output(const std::string& out, const std::string& option) {
-  auto lock = std::make_unique<ceilings::OutputLock>(raw_path_for(out), option, out);
-  if (!lock->held()) return lock;
+// run into it left beside its raw JSON: with the lock held, no live run is writing them.
+OutputClaim claim_output(const std::string& out, const std::string& option) {
+  OutputClaim claim;
+  claim.raw = std::make_unique<ceilings::OutputLock>(raw_path_for(out), option, out);
+  claim.profile = std::make_unique<ceilings::OutputLock>(out, option, out);
+  if (!claim.raw->held()) return claim;
   const std::string partial = raw_path_for(out) + ".partial.";
   if (const std::size_t n = remove_with_prefix(partial))
     std::fprintf(stderr, "ceilings measure: removed %zu file(s) an earlier run that was killed left (%s*)\n", n,
                  partial.c_str());
-  return lock;
+  return claim;
 }
 
 // Benchmark names grouped by family (the part before the first '/'), in the order they run.
@@ -852,7 +860,7 @@ int run_all_gpus(const MeasureOptions& o) {
     ceilings::check_replaceable_output(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)",
                                        "a ceilings-bench JSON output", ceilings::is_bench_json_text);
   }
-  std::vector<std::unique_ptr<ceilings::OutputLock>> locks;  // every GPU's profile, before the summary is written
+  std::vector<OutputClaim> locks;  // every GPU's profile, before the summary is written
   for (std::size_t i = 0; i < node.size(); ++i)
     locks.push_back(claim_output(node.gpu(i).profile_path, "--out-dir"));
   node.set_state(0, GpuState::kPending);  // the summary exists before the first GPU starts

@@ -292,11 +292,14 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
         const std::string ext = ".profile.json";
         if (name.size() <= ext.size() || name.compare(name.size() - ext.size(), ext.size(), ext) != 0) continue;
         std::error_code type_ec;
-        const fs::file_status type = it->status(type_ec);  // a dangling link: not found, left out as before
+        const fs::file_status type = it->status(type_ec);
         if (fs::is_regular_file(type))
           found.push_back(it->path().string());
+        else if (type_ec && type_ec != std::errc::no_such_file_or_directory)  // a link loop, no permission
+          in.skipped.push_back({it->path().string(), "cannot be read: " + type_ec.message()});
         else if (!type_ec && fs::exists(type) && !fs::is_directory(type))  // a pipe would wait for a writer for ever
           in.skipped.push_back({it->path().string(), "not a regular file (a pipe, a device or a socket): not read"});
+        // else a dangling link (a profile since removed): no file, left out
       }
       if (ec) in.skipped.push_back({p, "cannot list the directory: " + ec.message()});
       std::sort(found.begin(), found.end());

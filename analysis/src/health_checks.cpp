@@ -461,7 +461,7 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
     std::size_t count = 0;
     const KernelXid* first = nullptr;
   };
-  std::vector<std::pair<long long, Seen>> hardware, program;
+  std::vector<std::pair<long long, Seen>> hardware, program, nvlink_nonfatal;
   auto add = [](std::vector<std::pair<long long, Seen>>& into, const KernelXid& x) {
     for (auto& [xid, seen] : into)
       if (xid == x.xid) {
@@ -475,6 +475,11 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
     // XID 154 reports the recovery action a GPU needs; changed to "0x0 (None)", it says none is needed any more.
     if (x.xid == 154 && x.text.find("to 0x0 (None)") != std::string::npos) {
       ++cleared;
+      continue;
+    }
+    // Blackwell's NVLink XIDs (144-150) carry their severity: a "Nonfatal" one is the link recovering, named.
+    if (x.xid >= 144 && x.xid <= 150 && x.text.find(" Nonfatal ") != std::string::npos) {
+      add(nvlink_nonfatal, x);
       continue;
     }
     add(application_xid(x.xid) ? program : hardware, x);
@@ -503,6 +508,12 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "application XID " + apps +
                 (s.kernel_log.since_s ? " in the log" : " since boot") +
                 " (a program's fault or a killed process, not the hardware's)";
+  std::string links;
+  for (const auto& [xid, seen] : nvlink_nonfatal)
+    links += (links.empty() ? "" : ", ") + std::to_string(xid) + times(seen.count);
+  if (!links.empty())
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "non-fatal NVLink XID " + links +
+                " (the link recovered; not counted)";
   if (cleared > 0)
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "XID 154" + times(cleared) +
                 " setting the GPU's recovery action back to None (no action needed), not counted";
@@ -512,11 +523,10 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
   out.push_back(c);
 }
 
-// The node's NVSwitch errors in the kernel log since boot (rule xid_log: the same log). A fatal SXid stalls the
-// NVLink traffic through the switch port it names until the GPUs and switches are reset (Fabric Manager user
-// guide); which GPU that port serves the log does not say, so it fails every GPU of the node whose NVLinks reach
-// a switch. Non-fatal ones are named, not failed. A row only where the GPU has NVLinks to a switch or the log
-// holds SXids (a PCIe card's node has no switch to report on).
+// The node's NVSwitch errors in the kernel log since boot (rule sxid_log). A fatal SXid stalls the NVLink traffic
+// through the switch port it names until the GPUs and switches are reset (Fabric Manager user guide); which GPU
+// that port serves the log does not say, so it fails every GPU of the node. Non-fatal ones are named, not failed.
+// A row only where the GPU has NVLinks to a switch or the log holds SXids (a PCIe card's node has no switch).
 void check_kernel_sxids(const HealthSection& s, std::vector<Check>& out) {
   const KernelXidLog& log = s.kernel_log;
   if (log.state != HealthMetric::State::kValue || !log.sxids_recorded) return;
@@ -525,20 +535,20 @@ void check_kernel_sxids(const HealthSection& s, std::vector<Check>& out) {
   if (!switched && log.sxid_total == 0) return;
   Check c = make_check("health", "NVSwitch fatal errors since boot");
   c.threshold = 0;
-  c.source = "health rule xid_log (the kernel log" + (log.source.empty() ? "" : ", " + log.source) + ")";
+  c.source = "health rule sxid_log (the kernel log" + (log.source.empty() ? "" : ", " + log.source) + ")";
   const auto fatal = static_cast<std::size_t>(
       std::count_if(log.sxids.begin(), log.sxids.end(), [](const KernelSxid& x) { return x.fatal; }));
   c.measured = static_cast<double>(fatal);
   c.measured_text = fatal == 0 ? "none" : std::to_string(fatal);
   c.status = fatal == 0 ? CheckStatus::kPass : CheckStatus::kFail;
   c.reason = sxid_summary(log);
-  if (fatal > 0) {
-    const KernelSxid& first = log.sxids.front();  // the fatal ones are kept first
-    c.reason += "; first fatal: " + first.text +
-                (first.uptime_s >= 0 ? " at " + format_fixed(first.uptime_s, 1) + " s after boot" : "") +
-                " (the NVLink traffic through that switch port stalls until the node's GPUs and switches are reset: "
-                "reset or reboot the node; set \"health\": {\"xid_log\": false} to accept errors from before the run)";
-  }
+  const auto first = std::find_if(log.sxids.begin(), log.sxids.end(), [](const KernelSxid& x) { return x.fatal; });
+  if (first != log.sxids.end())
+    c.reason += "; first fatal: " + first->text +
+                (first->uptime_s >= 0 ? " at " + format_fixed(first->uptime_s, 1) + " s after boot" : "") +
+                " (the NVLink traffic through that switch port stalls until the node's GPUs and switches are reset; "
+                "the log keeps it until a reboot: fix the cause and reboot; set \"health\": {\"sxid_log\": false} "
+                "to accept SXids from before the run)";
   out.push_back(c);
 }
 
@@ -808,10 +818,8 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.pcie_slot) check_pcie_slot(&s, profile, out);
   if (rules.pcie_replays) check_replays(s, out);
   if (rules.xid) check_xid(s, rules, out);
-  if (rules.xid_log) {
-    check_kernel_xids(s, rules, out);
-    check_kernel_sxids(s, out);
-  }
+  if (rules.xid_log) check_kernel_xids(s, rules, out);
+  if (rules.sxid_log) check_kernel_sxids(s, out);
   check_nvlink_links(s, rules, out);
   if (rules.nvlink_errors) check_nvlink_errors(s, out);
   if (rules.slowdown) {

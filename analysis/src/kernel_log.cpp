@@ -164,14 +164,17 @@ void for_each_kernel_message(const std::string& text, Visit visit) {
 }
 
 // The SXid event line in one message, when it is one: "SXid (PCI:0000:04:00.0): 22013, Fatal, ..." (the severity
-// is the field after the number: "Fatal" or "Non-fatal"; the event's other lines have none).
+// is the field after the number: "Fatal", "Non-fatal" or "Correctable"). The event's other lines ("Data {...}",
+// "Severity 0 Engine instance ...") are not events. A line with no severity is a switch failure the driver states
+// without one (10006 "TSENSE OVERT Threshold reached. Shutting Down", 10007 "IO failure", firmware and init
+// failures): fatal.
 std::optional<std::pair<long long, bool>> sxid_report(const std::string& message) {
   const auto r = error_report(message, "SXid (");
   if (!r || message.compare(r->after, 2, ", ") != 0) return std::nullopt;
   const std::size_t i = r->after + 2;
-  for (const auto& [word, fatal] : {std::pair<const char*, bool>{"Fatal,", true}, {"Non-fatal,", false}})
-    if (message.compare(i, std::strlen(word), word) == 0) return std::make_pair(r->code, fatal);
-  return std::nullopt;
+  auto starts = [&](const char* word) { return message.compare(i, std::strlen(word), word) == 0; };
+  if (starts("Data {") || starts("Severity ")) return std::nullopt;
+  return std::make_pair(r->code, !(starts("Non-fatal,") || starts("Correctable,")));
 }
 
 }  // namespace

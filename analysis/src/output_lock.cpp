@@ -18,14 +18,17 @@ namespace ceilings {
 namespace fs = std::filesystem;
 
 std::string output_lock_path(const std::string& locked) {
-  // A symlink's target is what gets written: two links to one file share its lock.
+  // A symlink's target is what gets written (a file not yet there included: weakly_canonical leaves a dangling
+  // link as it is): two links to one file share its lock.
   fs::path written = locked;
   std::error_code ec;
-  if (fs::is_symlink(fs::symlink_status(written, ec))) {
-    const fs::path resolved = fs::weakly_canonical(written, ec);
-    if (!ec) written = resolved;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(written, ec)); ++hops) {
+    const fs::path target = fs::read_symlink(written, ec);
+    if (ec) break;
+    written = target.is_absolute() ? target : written.parent_path() / target;
   }
-  return (written.parent_path() / ("." + written.filename().string() + ".lock")).string();
+  const fs::path dir = fs::weakly_canonical(written.parent_path().empty() ? "." : written.parent_path(), ec);
+  return ((ec ? written.parent_path() : dir) / ("." + written.filename().string() + ".lock")).string();
 }
 
 namespace {

@@ -266,6 +266,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
                                  {"pcie_replays", &HealthRules::pcie_replays},
                                  {"xid", &HealthRules::xid},
                                  {"xid_log", &HealthRules::xid_log},
+                                 {"sxid_log", &HealthRules::sxid_log},
                                  {"nvlink_errors", &HealthRules::nvlink_errors},
                                  {"slowdown", &HealthRules::slowdown},
                                  {"verification", &HealthRules::verification},

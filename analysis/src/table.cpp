@@ -48,8 +48,8 @@ std::size_t width(const std::string& s) {
       ok = false;
       break;
     }
-    const int w = ::wcwidth(wc);
-    columns += w > 0 ? static_cast<std::size_t>(w) : 0;
+    const int w = ::wcwidth(wc);  // -1: unprintable, or newer than the C library's tables (an emoji): one
+    columns += w >= 0 ? static_cast<std::size_t>(w) : 1;
     i += n;
   }
   uselocale(previous);

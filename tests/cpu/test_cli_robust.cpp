@@ -617,9 +617,10 @@ TEST(CliRobust, MeasureOutNeverReplacesTheBench) {
   EXPECT_TRUE(has(kept.err, "is not a ceilings-bench JSON output")) << kept.err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/a.profile.json"));
   // An empty file holds nothing to lose (mktemp's): replaced. So is an earlier run's pair.
-  std::ofstream(dir + "/a.bench.json").close();
+  std::ofstream(dir + "/empty.bench.json").close();
   std::ofstream(dir + "/empty.profile.json").close();
   EXPECT_EQ(run_cli({"measure", "--bench", bench, "--out", dir + "/empty.profile.json"}, {}, 60).exit_code, 0);
+  EXPECT_TRUE(ceilings::is_bench_json_text(read_text_file(dir + "/empty.bench.json")));
   std::filesystem::remove(dir + "/a.bench.json");
   ASSERT_EQ(run_cli({"measure", "--bench", bench, "--out", dir + "/a.profile.json"}, {}, 60).exit_code, 0);
   EXPECT_EQ(run_cli({"measure", "--bench", bench, "--out", dir + "/a.profile.json"}, {}, 60).exit_code, 0);

@@ -1187,6 +1187,11 @@ TEST(Fleet, CliInputErrors) {
   r = run_cli({"fleet", dir, std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json"}, {}, 20);
   EXPECT_EQ(r.out.find("old.profile.json"), std::string::npos) << r.out;
   fs::remove(dir + "/old.profile.json");
+  // A link loop is named: it is there, and cannot be read.
+  fs::create_symlink(dir + "/loop.profile.json", dir + "/loop.profile.json");
+  r = run_cli({"fleet", dir, std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json"}, {}, 20);
+  EXPECT_NE(r.out.find("loop.profile.json"), std::string::npos) << r.out;
+  fs::remove(dir + "/loop.profile.json");
   r = run_cli({"fleet", dir, "--margin", "200"});
   EXPECT_EQ(r.exit_code, 2);
   r = run_cli({"fleet", std::string(CEILINGS_FIXTURES) + "/profiles", "--write-baseline", dir + "/b.json",

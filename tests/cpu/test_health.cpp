@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -886,6 +887,19 @@ TEST(HealthChecks, HardwareXidsSinceBootFailAndAnUnreadableLogIsNoted) {
       EXPECT_NE(c.reason.find("application XID 13 x151 since boot"), std::string::npos) << c.reason;
   EXPECT_NE(render(health_table(s), Format::kTable).find("XID 13 x151, XID 48 since boot"), std::string::npos);
   s.kernel_log.xids.resize(2);
+  // Blackwell's NVLink XIDs state their severity: a Nonfatal one is named, not failed; a Fatal one fails.
+  HealthSection b = healthy_section();
+  b.kernel_log.state = State::kValue;
+  b.kernel_log.xids = {{145, 70, "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2)"}};
+  b.kernel_log.total = 1;
+  EXPECT_EQ(status_of(health_checks(b, rules), "XIDs since boot"), "pass");
+  for (const Check& c : health_checks(b, rules))
+    if (c.rule == "XIDs since boot")
+      EXPECT_NE(c.reason.find("non-fatal NVLink XID 145 (the link recovered; not counted)"), std::string::npos)
+          << c.reason;
+  b.kernel_log.xids.push_back({149, 80, "NVRM: Xid (PCI:0018:01:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00"});
+  b.kernel_log.total = 2;
+  EXPECT_EQ(status_of(health_checks(b, rules), "XIDs since boot"), "fail");
   HealthRules off;
   off.xid_log = false;
   EXPECT_EQ(status_of(health_checks(s, off), "XIDs since boot"), "absent");
@@ -935,7 +949,16 @@ TEST(KernelLog, FindsTheNodesSxidsWithTheirSeverity) {
   EXPECT_EQ(sxids[2].sxid, 12028);
   EXPECT_NEAR(sxids[2].uptime_s, 100.25, 1e-9);
   EXPECT_EQ(parse_kernel_xids(kmsg, "0000:19:00.0").size(), 1u);  // the XID beside them is still the GPU's
-  EXPECT_TRUE(parse_kernel_sxids("SXid (PCI:0000:04:00.0): 22013, Fatality, x\nSXid (PCI:zz): 1, Fatal, x\n").empty());
+  EXPECT_TRUE(parse_kernel_sxids("SXid (PCI:zz): 1, Fatal, x\nSXid (PCI:0000:04:00.0): 22013 Fatal, x\n").empty());
+  // A switch failure stated without a severity is fatal; a correctable error is not.
+  const auto failures = parse_kernel_sxids(
+      "[ 7.5] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10006, TSENSE OVERT Threshold reached. Shutting Down\n"
+      "[ 7.6] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10007, IO failure\n"
+      "[ 7.7] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 12345, Correctable, Link 3 something corrected\n");
+  ASSERT_EQ(failures.size(), 3u);
+  EXPECT_TRUE(failures[0].fatal);
+  EXPECT_TRUE(failures[1].fatal);
+  EXPECT_FALSE(failures[2].fatal);
   // The fatal ones are kept first.
   const auto kept = keep_kernel_sxids(sxids, 2);
   ASSERT_EQ(kept.size(), 2u);
@@ -974,8 +997,14 @@ TEST(HealthChecks, AFatalSxidFailsEveryGpuOnTheSwitchedFabric) {
   EXPECT_NE(render(health_table(s), Format::kTable).find("SXid 24007 (fatal), SXid 22013 x2 (non-fatal) since boot"),
             std::string::npos);
   HealthRules off;
-  off.xid_log = false;
+  off.xid_log = false;  // the GPU's own XIDs: another rule
+  EXPECT_EQ(status_of(health_checks(s, off), rule), "fail");
+  off.sxid_log = false;
   EXPECT_EQ(status_of(health_checks(s, off), rule), "absent");
+  // The first fatal one is found wherever it is listed (a section written by hand need not keep them first).
+  std::rotate(s.kernel_log.sxids.begin(), s.kernel_log.sxids.begin() + 1, s.kernel_log.sxids.end());
+  for (const Check& c : health_checks(s, rules))
+    if (c.rule == rule) EXPECT_NE(c.reason.find("first fatal: nvidia-nvswitch1"), std::string::npos) << c.reason;
   // Where the GPU has no switch links, SXids in the log are still named (another fabric of the node may be down).
   s.before.metrics.erase("nvlink.links_to_switch");
   EXPECT_EQ(status_of(health_checks(s, rules), rule), "fail");

@@ -383,6 +383,12 @@ TEST(MultiGpu, ASecondRunIntoTheSameOutIsRefused) {
   EXPECT_NE(r.err.find(holder), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/" + host() + ".node-summary.json"));
   EXPECT_FALSE(fs::exists(dir + "/." + host() + "-gpu1.bench.json.lock")) << "the locks taken are given back";
+  // A symlink to the profile writes it too, beside another raw JSON: refused by the profile's own lock.
+  fs::create_directories(dir + "/elsewhere");
+  fs::create_symlink(out, dir + "/elsewhere/link.profile.json");
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/elsewhere/link.profile.json"}, {}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(holder), std::string::npos) << r.err;
   // Another name for the same files: --out without ".profile" writes the same raw JSON and per-family files.
   r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/" + name + ".json"}, {}, 30);
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -395,6 +401,7 @@ TEST(MultiGpu, ASecondRunIntoTheSameOutIsRefused) {
   const auto status = wait_for(pid, start, 60);
   ASSERT_TRUE(status.has_value());
   EXPECT_FALSE(fs::exists(lock)) << "the lock file outlived its run";
+  EXPECT_FALSE(fs::exists(dir + "/." + name + ".profile.json.lock")) << "the profile's lock file outlived its run";
   std::ifstream first(dir + "/first.txt");
   const std::string first_err((std::istreambuf_iterator<char>(first)), std::istreambuf_iterator<char>());
   EXPECT_NE(first_err.find("removed 2 file(s) an earlier run that was killed left"), std::string::npos) << first_err;

@@ -278,6 +278,8 @@ TEST(Profile, ErrorsQuoteTheFileTerminalSafe) {
   const std::string cut = terminal_safe(std::string(5000, 'y'));
   EXPECT_EQ(cut.substr(2000), "... (3000 more bytes)");
   EXPECT_EQ(terminal_safe("error: " + cut), "error: " + cut);
+  const std::string prefix(300, 'p');  // a long prefix (a path): cut again, the count is the whole line's
+  EXPECT_EQ(terminal_safe(prefix + cut), prefix + std::string(1700, 'y') + "... (3300 more bytes)");
 }
 
 // `measure`'s record of an incomplete run, which show prints above the table: a mistyped field was exit 3 with

@@ -53,7 +53,7 @@ TEST(Rules, FullFileParsesIntoSIValues) {
       "gemm.fp16": {"min_fraction_of_datasheet": false}
     },
     "health": {"pcie_replays": false, "require_section": false, "nvlink_errors": false, "nvlink_links": 18,
-               "pcie_slot": false, "xid_log": false}
+               "pcie_slot": false, "xid_log": false, "sxid_log": false}
   })"), "acceptance.json");
   EXPECT_EQ(r.origin, "acceptance.json");
   EXPECT_EQ(r.required.size(), 3u);
@@ -71,6 +71,7 @@ TEST(Rules, FullFileParsesIntoSIValues) {
   EXPECT_FALSE(r.health.pcie_replays);
   EXPECT_FALSE(r.health.pcie_slot);
   EXPECT_FALSE(r.health.xid_log);
+  EXPECT_FALSE(r.health.sxid_log);
   EXPECT_TRUE(r.health.pcie_link);
   EXPECT_FALSE(r.health.require_section);
   EXPECT_TRUE(r.health.xid);

@@ -19,7 +19,7 @@ enum ExitCode : int {
 // character there is written as \xHH (ESC rewrote the terminal; NUL ended the message before it said what was
 // wrong; the C1 controls, U+0080-U+009F, act as ESC sequences on some terminals, as raw bytes 0x80-0x9F do on
 // 8-bit ones), and so is every byte of a broken UTF-8 sequence; tabs and line breaks are kept, and a line longer
-// than 2000 bytes is cut, unless what is left of it is short (a message built from a cut one is not cut again).
+// than 2000 bytes is cut, saying how many bytes were left out (a message built from a cut one counts those too).
 inline std::string terminal_safe(const std::string& text) {
   constexpr std::size_t kMaxLine = 2000, kSlack = 64;
   static const char hex[] = "0123456789abcdef";
@@ -47,7 +47,18 @@ inline std::string terminal_safe(const std::string& text) {
       if (end - i <= kSlack) {
         whole_line = true;
       } else {
-        out += "... (" + std::to_string(end - i) + " more bytes)";
+        // A line cut before ends "... (N more bytes)": those N were left out too.
+        std::size_t left_out = end - i;
+        const std::string line = text.substr(i, end - i), tail = " more bytes)";
+        const std::size_t open = line.rfind("... (");
+        if (line.size() >= tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0 &&
+            open != std::string::npos) {
+          const std::string digits = line.substr(open + 5, line.size() - tail.size() - open - 5);
+          if (!digits.empty() && digits.size() < 16 &&
+              std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            left_out = open + std::stoull(digits);
+        }
+        out += "... (" + std::to_string(left_out) + " more bytes)";
         i = end;
         continue;
       }

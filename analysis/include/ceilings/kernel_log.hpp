@@ -30,9 +30,10 @@ struct KernelXid {
 // address that is not DOMAIN:BUS:DEVICE is an IncompleteError: its XIDs could not be told from others'.
 std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::string& pci_bus_id);
 
-// NVSwitch errors ("SXids") in the kernel log: the NVSwitch driver logs each as several lines, one of them with
+// NVSwitch errors ("SXids") in the kernel log: the NVSwitch driver logs most as several lines, one of them with
 // its severity: "nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Non-fatal, Link 44 Minion Link DLREQ
-// interrupt". A fatal one stalls the NVLink traffic through that switch port until the node (GPUs and switches)
+// interrupt" (Fatal, Non-fatal or Correctable); a switch failure (overheat shutdown, an I/O failure) as one line
+// with none, which counts as fatal. A fatal one stalls the NVLink traffic through that switch port until the node (GPUs and switches)
 // is reset (Fabric Manager user guide). They belong to the node's fabric, not to one GPU.
 struct KernelSxid {
   long long sxid = 0;
@@ -40,8 +41,8 @@ struct KernelSxid {
   double uptime_s = -1;
   std::string text;  // the driver's message, from "nvidia-nvswitch" (or "SXid")
 };
-// The SXid lines that carry a severity, every switch's, in log order (the Data and Severity-number lines of the
-// same event are left out); read as parse_kernel_xids reads records.
+// The SXid events, every switch's, in log order (the Data and Severity-number lines of an event left out); read
+// as parse_kernel_xids reads records.
 std::vector<KernelSxid> parse_kernel_sxids(const std::string& text);
 
 // Where /dev/kmsg records (numbered from 0 at boot) show that earlier ones were lost, the ring buffer having

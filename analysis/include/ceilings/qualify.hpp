@@ -30,7 +30,8 @@ namespace ceilings {
 //                 "gemm.int8": {"min_fraction_of_datasheet": false}}, // false switches a default off
 //    "health": {"require_section": true, "uncorrected_ecc": true, "row_remap": true, "inforom": true,
 //               "pcie_link": true,
-//               "pcie_slot": true, "pcie_replays": true, "xid": true, "xid_log": true, "nvlink_errors": true,
+//               "pcie_slot": true, "pcie_replays": true, "xid": true, "xid_log": true, "sxid_log": true,
+//               "nvlink_errors": true,
 //               "slowdown": true, "verification": true, "peer_access": true, "readable": true,
 //               "nvlink_links": 18}}  // links that must be up; default: not checked
 // Units per family: hbm/l2/smem/pcie/nvlink B/s, gemm/fma FLOP/s (gemm.int8 OP/s), latency s.
@@ -55,6 +56,7 @@ struct HealthRules {
   bool pcie_replays = true;     // replay rate above 8 per minute (DCGM's limit) -> fail
   bool xid = true;              // any XID critical error while monitoring -> fail
   bool xid_log = true;          // a hardware XID of this GPU in the kernel log since boot -> fail
+  bool sxid_log = true;         // a fatal NVSwitch SXid of the node in the kernel log since boot -> fail
   bool nvlink_errors = true;    // where NVLinks are up: a replay or recovery error, or CRC errors at
                                 // 100/s or more, during the run -> fail (DCGM's NVLink health limits)
   std::optional<int> nvlink_links;  // NVLinks that must be up (18 on an HGX H100/H200); fewer -> fail
@@ -69,7 +71,7 @@ struct HealthRules {
   static HealthRules none() {
     HealthRules r;
     r.require_section = r.uncorrected_ecc = r.row_remap = r.inforom = r.pcie_link = r.pcie_slot = r.pcie_replays =
-        r.xid = r.xid_log = r.nvlink_errors = r.slowdown = r.verification = r.peer_access = r.readable = false;
+        r.xid = r.xid_log = r.sxid_log = r.nvlink_errors = r.slowdown = r.verification = r.peer_access = r.readable = false;
     r.nvlink_links.reset();
     return r;
   }
