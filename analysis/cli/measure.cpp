@@ -204,7 +204,9 @@ struct OutputClaim {
 OutputClaim claim_output(const std::string& out, const std::string& option) {
   OutputClaim claim;
   claim.raw = std::make_unique<ceilings::OutputLock>(raw_path_for(out), option, out);
-  claim.profile = std::make_unique<ceilings::OutputLock>(out, option, out);
+  // A profile that is a link to its own raw JSON has one lock: taken once (a second would be refused by the first).
+  if (ceilings::output_lock_path(out) != ceilings::output_lock_path(raw_path_for(out)))
+    claim.profile = std::make_unique<ceilings::OutputLock>(out, option, out);
   if (!claim.raw->held()) return claim;
   const std::string partial = raw_path_for(out) + ".partial.";
   if (const std::size_t n = remove_with_prefix(partial))

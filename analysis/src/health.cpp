@@ -115,11 +115,22 @@ std::vector<KernelSxid> keep_kernel_sxids(std::vector<KernelSxid> sxids, std::si
   return sxids;
 }
 
+bool xid_recovery_cleared(const KernelXid& x) {
+  return x.xid == 154 && x.text.find("to 0x0 (None)") != std::string::npos;
+}
+
+bool xid_nvlink_nonfatal(const KernelXid& x) {
+  return x.xid >= 144 && x.xid <= 150 && x.text.find(" Nonfatal ") != std::string::npos;
+}
+
 std::vector<KernelXid> keep_kernel_xids(std::vector<KernelXid> xids, std::size_t limit) {
   if (xids.size() <= limit) return xids;
   std::vector<std::size_t> order(xids.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return !application_xid(xids[i].xid); });
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) {
+    const KernelXid& x = xids[i];
+    return !application_xid(x.xid) && !xid_recovery_cleared(x) && !xid_nvlink_nonfatal(x);
+  });
   order.resize(limit);
   std::sort(order.begin(), order.end());
   std::vector<KernelXid> kept;

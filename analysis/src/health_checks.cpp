@@ -472,13 +472,11 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
   };
   std::size_t hardware_count = 0, cleared = 0;
   for (const KernelXid& x : s.kernel_log.xids) {
-    // XID 154 reports the recovery action a GPU needs; changed to "0x0 (None)", it says none is needed any more.
-    if (x.xid == 154 && x.text.find("to 0x0 (None)") != std::string::npos) {
+    if (xid_recovery_cleared(x)) {
       ++cleared;
       continue;
     }
-    // Blackwell's NVLink XIDs (144-150) carry their severity: a "Nonfatal" one is the link recovering, named.
-    if (x.xid >= 144 && x.xid <= 150 && x.text.find(" Nonfatal ") != std::string::npos) {
+    if (xid_nvlink_nonfatal(x)) {
       add(nvlink_nonfatal, x);
       continue;
     }

@@ -165,16 +165,25 @@ void for_each_kernel_message(const std::string& text, Visit visit) {
 
 // The SXid event line in one message, when it is one: "SXid (PCI:0000:04:00.0): 22013, Fatal, ..." (the severity
 // is the field after the number: "Fatal", "Non-fatal" or "Correctable"). The event's other lines ("Data {...}",
-// "Severity 0 Engine instance ...") are not events. A line with no severity is a switch failure the driver states
-// without one (10006 "TSENSE OVERT Threshold reached. Shutting Down", 10007 "IO failure", firmware and init
-// failures): fatal.
+// "Severity 0 Engine instance ...") are not events. Lines without a severity are the NVSwitch driver's plain
+// reports: most are warnings or recoveries (thermal slowdown engaged and disengaged, 10004 and 10005; OSFP
+// thermal warnings), not events; a few are the switch failing, fatal (kSeverityLessFatal).
+// The SXids the NVSwitch driver (open-gpu-kernel-modules, src/common/nvswitch) reports without a severity when
+// the switch fails: 10006 overheat shutdown (TSENSE OVERT), 10007 I/O failure (the switch reads 0xBADF...), 10008,
+// 26006 its management firmware (SOE) halted, 28003 and 28005 an OSFP module's overtemperature.
+constexpr long long kSeverityLessFatal[] = {10006, 10007, 10008, 26006, 28003, 28005};
+
 std::optional<std::pair<long long, bool>> sxid_report(const std::string& message) {
   const auto r = error_report(message, "SXid (");
   if (!r || message.compare(r->after, 2, ", ") != 0) return std::nullopt;
   const std::size_t i = r->after + 2;
   auto starts = [&](const char* word) { return message.compare(i, std::strlen(word), word) == 0; };
+  if (starts("Fatal,")) return std::make_pair(r->code, true);
+  if (starts("Non-fatal,") || starts("Correctable,")) return std::make_pair(r->code, false);
   if (starts("Data {") || starts("Severity ")) return std::nullopt;
-  return std::make_pair(r->code, !(starts("Non-fatal,") || starts("Correctable,")));
+  for (const long long fatal : kSeverityLessFatal)
+    if (r->code == fatal) return std::make_pair(r->code, true);
+  return std::nullopt;  // a warning or a recovery without a severity: not an event
 }
 
 }  // namespace

@@ -18,14 +18,13 @@ namespace ceilings {
 namespace fs = std::filesystem;
 
 std::string output_lock_path(const std::string& locked) {
-  // A symlink's target is what gets written (a file not yet there included: weakly_canonical leaves a dangling
-  // link as it is): two links to one file share its lock.
+  // The file the write replaces (write_file_atomic): a symlink's target where it exists, so that two links to one
+  // file, or a link and its file, share a lock; a dangling link is itself replaced.
   fs::path written = locked;
   std::error_code ec;
-  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(written, ec)); ++hops) {
-    const fs::path target = fs::read_symlink(written, ec);
-    if (ec) break;
-    written = target.is_absolute() ? target : written.parent_path() / target;
+  if (fs::is_symlink(fs::symlink_status(written, ec))) {
+    const fs::path resolved = fs::weakly_canonical(written, ec);
+    if (!ec) written = resolved;
   }
   const fs::path dir = fs::weakly_canonical(written.parent_path().empty() ? "." : written.parent_path(), ec);
   return ((ec ? written.parent_path() : dir) / ("." + written.filename().string() + ".lock")).string();

@@ -858,6 +858,16 @@ TEST(KernelLog, KeepsHardwareXidsFirst) {
   ASSERT_EQ(kept.size(), kMaxKernelXids);
   EXPECT_EQ(kept.back().xid, 79);  // log order kept
   EXPECT_DOUBLE_EQ(kept.front().uptime_s, 0);
+  // Nor does a flood of non-fatal NVLink XIDs (Blackwell) or recovery actions back to None: it passed with the
+  // XID 79 dropped.
+  xids.clear();
+  for (int i = 0; i < 120; ++i)
+    xids.push_back({145, static_cast<double>(i), "NVRM: Xid (PCI:0000:19:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13"});
+  xids.push_back({154, 130, "NVRM: Xid (PCI:0000:19:00): 154, GPU recovery action changed from 0x1 to 0x0 (None)"});
+  xids.push_back({79, 200, "off the bus"});
+  const auto kept_links = keep_kernel_xids(xids, kMaxKernelXids);
+  ASSERT_EQ(kept_links.size(), kMaxKernelXids);
+  EXPECT_EQ(kept_links.back().xid, 79);
 }
 
 TEST(HealthChecks, HardwareXidsSinceBootFailAndAnUnreadableLogIsNoted) {
@@ -954,7 +964,11 @@ TEST(KernelLog, FindsTheNodesSxidsWithTheirSeverity) {
   const auto failures = parse_kernel_sxids(
       "[ 7.5] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10006, TSENSE OVERT Threshold reached. Shutting Down\n"
       "[ 7.6] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10007, IO failure\n"
-      "[ 7.7] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 12345, Correctable, Link 3 something corrected\n");
+      "[ 7.7] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 12345, Correctable, Link 3 something corrected\n"
+      // A thermal slowdown that began and ended: warnings without a severity, no events.
+      "[ 8.0] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10004, NVSWITCH Temperature 100C | TSENSE WARN Threshold 98C\n"
+      "[ 8.1] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10004, Thermal Slowdown Engaged | Links Thermal Mode ON\n"
+      "[ 9.0] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10005, Thermal Slowdown Disengaged | Links Thermal Mode OFF\n");
   ASSERT_EQ(failures.size(), 3u);
   EXPECT_TRUE(failures[0].fatal);
   EXPECT_TRUE(failures[1].fatal);

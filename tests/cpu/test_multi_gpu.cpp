@@ -361,6 +361,7 @@ TEST(MultiGpu, ASecondRunIntoTheSameOutIsRefused) {
   const std::string stale_temp = dir + "/." + name + ".bench.json.partial.1-0badf00d.0.json.checkpoint.tmp.Xy12Ab";
   std::ofstream(stale) << "{\"benchmarks\": []}";
   std::ofstream(stale_temp) << "{";
+  std::ofstream(out).close();  // there (empty, replaceable) before the run, so a link to it is not dangling
   const pid_t pid = spawn_cli({CEILINGS_CLI, "measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out,
                                "--kill-grace", "1"},
                               {"CEILINGS_STANDIN_MODE=slow", "CEILINGS_STANDIN_SLEEP=60"}, dir + "/first.txt");

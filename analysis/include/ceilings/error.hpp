@@ -19,7 +19,8 @@ enum ExitCode : int {
 // character there is written as \xHH (ESC rewrote the terminal; NUL ended the message before it said what was
 // wrong; the C1 controls, U+0080-U+009F, act as ESC sequences on some terminals, as raw bytes 0x80-0x9F do on
 // 8-bit ones), and so is every byte of a broken UTF-8 sequence; tabs and line breaks are kept, and a line longer
-// than 2000 bytes is cut, saying how many bytes were left out (a message built from a cut one counts those too).
+// than 2000 bytes is cut, saying how many bytes were left out (a line that ends with an earlier cut's count, a
+// message built from a cut one, counts those too).
 inline std::string terminal_safe(const std::string& text) {
   constexpr std::size_t kMaxLine = 2000, kSlack = 64;
   static const char hex[] = "0123456789abcdef";

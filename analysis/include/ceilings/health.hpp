@@ -52,7 +52,12 @@ struct HealthSnapshot {
 // process killed mid-kernel, as a timeout does), 68 video decoder exception, 109 context switch timeout.
 bool application_xid(long long xid);
 
-// At most `limit` of `xids`, the hardware's kept first (a flood of application XIDs never hides one), in log order.
+// Kernel-log XIDs that are no fault of the hardware: XID 154 setting the recovery action back to None (none is
+// needed any more), and Blackwell's NVLink XIDs (144-150) the driver calls "Nonfatal" (the link recovered).
+bool xid_recovery_cleared(const KernelXid& x);
+bool xid_nvlink_nonfatal(const KernelXid& x);
+// At most `limit` of `xids`, the faults kept first (a flood of application or non-fatal XIDs never hides one), in
+// log order.
 std::vector<KernelXid> keep_kernel_xids(std::vector<KernelXid> xids, std::size_t limit);
 
 struct XidEvent {

@@ -32,8 +32,8 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
 
 // NVSwitch errors ("SXids") in the kernel log: the NVSwitch driver logs most as several lines, one of them with
 // its severity: "nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Non-fatal, Link 44 Minion Link DLREQ
-// interrupt" (Fatal, Non-fatal or Correctable); a switch failure (overheat shutdown, an I/O failure) as one line
-// with none, which counts as fatal. A fatal one stalls the NVLink traffic through that switch port until the node (GPUs and switches)
+// interrupt" (Fatal, Non-fatal or Correctable); a switch failure (overheat shutdown, an I/O failure, a firmware
+// halt) as one line with none, which counts as fatal (other lines without one are warnings: not events). A fatal one stalls the NVLink traffic through that switch port until the node (GPUs and switches)
 // is reset (Fabric Manager user guide). They belong to the node's fabric, not to one GPU.
 struct KernelSxid {
   long long sxid = 0;
