@@ -169,8 +169,9 @@ void for_each_kernel_message(const std::string& text, Visit visit) {
 // reports: most are warnings or recoveries (thermal slowdown engaged and disengaged, 10004 and 10005; OSFP
 // thermal warnings), not events; a few are the switch failing, fatal (kSeverityLessFatal).
 // The SXids the NVSwitch driver (open-gpu-kernel-modules, src/common/nvswitch) reports without a severity when
-// the switch fails: 10006 overheat shutdown (TSENSE OVERT), 10007 I/O failure (the switch reads 0xBADF...), 10008,
-// 26006 its management firmware (SOE) halted, 28003 and 28005 an OSFP module's overtemperature.
+// the switch fails (the numbers of its error table): 10006 overheat shutdown (TSENSE OVERT), 10007 I/O failure (the
+// switch reads 0xBADF...), 10008 firmware initialization failure, 26006 its management firmware (SOE) halted, 28003
+// an OSFP module past its overtemperature limit, 28005 the OSFP thermal heartbeat's shutdown.
 constexpr long long kSeverityLessFatal[] = {10006, 10007, 10008, 26006, 28003, 28005};
 
 std::optional<std::pair<long long, bool>> sxid_report(const std::string& message) {
