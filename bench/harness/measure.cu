@@ -174,6 +174,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   Measurement m;
   EventPair ev;
   BlockingKernel blocker;
+  TelemetrySampler telemetry(nvml);  // started once the samples are sized
 
   std::string blocker_timeout;  // why the last sample's blocking kernel gave up, if it did
   // One sample's elapsed time; nullopt when the blocking kernel gave up waiting for the host (its work
@@ -195,6 +196,9 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     CEILINGS_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
     const double enqueue_s = std::chrono::duration<double>(clock::now() - enqueue_start).count();
     if (blocking) blocker.release();
+    // The work is queued and (released from the blocking kernel) running: read the GPU at it before waiting
+    // for it, not only at the window's edges, after a synchronize has drained the stream.
+    telemetry.read_during_work();
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (blocking && blocker.timed_out()) {
       blocker_timeout = "timed out (" + seconds_text(BlockingKernel::kDefaultTimeoutS) + ") while the host took " +
@@ -242,7 +246,6 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   }
   m.units_per_sample = units;
 
-  TelemetrySampler telemetry(nvml);
   telemetry.start();
   auto start = clock::now();
   const double budget_s = spec.max_seconds > 0 ? std::min(spec.max_seconds, options.max_seconds) : options.max_seconds;

@@ -51,6 +51,11 @@ TelemetrySampler::Reading TelemetrySampler::read() const {
   return r;
 }
 
+TelemetrySampler::Reading TelemetrySampler::locked_read() const {
+  std::lock_guard<std::mutex> lock(read_mutex_);
+  return read();
+}
+
 TelemetrySampler::Violations TelemetrySampler::read_violations() const {
   Violations v;
   v.power_ns = device_->violation_time_ns(nvml::PerfPolicy::kPower).get();
@@ -66,9 +71,29 @@ void TelemetrySampler::start() {
     readings_.clear();
     stop_requested_ = false;
     violations_at_start_ = read_violations();
-    readings_.push_back(read());
+    readings_.push_back(locked_read());
+    readings_.back().edge = true;
+    running_ = true;
   }
   thread_ = std::thread([this] { loop(); });
+}
+
+void TelemetrySampler::read_during_work() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!device_ || !running_) return;
+  const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  for (auto r = readings_.rbegin(); r != readings_.rend(); ++r)
+    if (!r->edge) {
+      if (now_s - r->t_s < period_s_) return;
+      break;
+    }
+  lock.unlock();
+  const Reading r = locked_read();
+  lock.lock();
+  // Kept in time order: the polling thread may have added one while this was read.
+  readings_.insert(std::upper_bound(readings_.begin(), readings_.end(), r,
+                                    [](const Reading& a, const Reading& b) { return a.t_s < b.t_s; }),
+                   r);
 }
 
 void TelemetrySampler::loop() {
@@ -76,9 +101,11 @@ void TelemetrySampler::loop() {
   while (!stop_requested_) {
     if (cv_.wait_for(lock, std::chrono::duration<double>(period_s_), [this] { return stop_requested_; })) break;
     lock.unlock();
-    const Reading r = read();
+    const Reading r = locked_read();
     lock.lock();
-    readings_.push_back(r);
+    readings_.insert(std::upper_bound(readings_.begin(), readings_.end(), r,
+                                      [](const Reading& a, const Reading& b) { return a.t_s < b.t_s; }),
+                     r);
   }
 }
 
@@ -88,10 +115,12 @@ TelemetrySummary TelemetrySampler::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_requested_ = true;
+    running_ = false;
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  readings_.push_back(read());
+  readings_.push_back(locked_read());
+  readings_.back().edge = true;
   s.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   if (s.window_s >= TelemetrySummary::kMinCounterWindowS) {
     const Violations end = read_violations();
@@ -110,7 +139,11 @@ TelemetrySummary TelemetrySampler::stop() {
   std::vector<double> sm, mem, power, instant;
   double temp_max = 0;
   bool any = false;
+  const bool inner = std::any_of(readings_.begin(), readings_.end(), [](const Reading& r) { return !r.edge; });
+  int summarised = 0;
   for (const Reading& r : readings_) {
+    if (inner && r.edge) continue;
+    ++summarised;
     if (r.sm_ok) sm.push_back(r.sm_hz);
     if (r.mem_ok) mem.push_back(r.mem_hz);
     if (r.power_ok) power.push_back(r.power_w);
@@ -125,7 +158,7 @@ TelemetrySummary TelemetrySampler::stop() {
     any = any || r.sm_ok || r.mem_ok || r.power_ok || r.temp_ok;
   }
   s.available = any && !sm.empty();
-  s.readings = static_cast<int>(readings_.size());
+  s.readings = summarised;
   if (!sm.empty()) {
     s.sm_clock_hz_median = median(sm);
     s.sm_clock_hz_min = *std::min_element(sm.begin(), sm.end());

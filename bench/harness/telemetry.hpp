@@ -1,5 +1,6 @@
 // Telemetry around a measurement: a thread polls NVML (SM and memory clock, power, temperature,
-// clock-event reasons) while the samples run; a slowdown reason seen at any point flags the result,
+// clock-event reasons) while the samples run, and the measuring thread reads it once more while a sample's work
+// is known to run (read_during_work); a slowdown reason seen at any point flags the result,
 // and the readings under each kind of slowdown and NVML's violation time say how much of the time.
 // For a long back-to-back window (sustained mode) it also follows the energy counter.
 // Host code only (no CUDA), so the CPU tests drive it with the fake NVML.
@@ -23,6 +24,9 @@ namespace ceilings::bench {
 
 struct TelemetrySummary {
   bool available = false;  // false: no NVML, every number below is meaningless
+  // The readings summarised below: those taken while the samples ran. The two at the window's edges (start() and
+  // stop(), each with the stream drained) are left out where any other was taken, and are all a window has only
+  // when nothing read it during its work.
   int readings = 0;
   double sm_clock_hz_median = 0, sm_clock_hz_min = 0;
   double mem_clock_hz_median = 0;
@@ -70,6 +74,11 @@ class TelemetrySampler {
 
   void start();
   TelemetrySummary stop();  // without a start, or a second time: an empty summary
+  // Called by the measuring thread once a sample's work is queued and running (the blocking kernel released,
+  // the stream not yet waited for): takes a reading unless one was taken during the work less than a polling
+  // period ago. A window shorter than the period (a GEMM burst of a few ms samples) has no polled reading; this
+  // one is its reading of the GPU at work. Nothing before start() or after stop().
+  void read_during_work();
   // The zero of the readings' times (set by start(), with or without NVML), for timing work against them.
   std::chrono::steady_clock::time_point started() const { return started_; }
   // After stop(): every reading with its time since start(), for a time series (ceilings/timeline.hpp).
@@ -83,6 +92,7 @@ class TelemetrySampler {
     std::uint64_t reasons = 0;
     std::optional<std::uint64_t> energy_mj;
     bool sm_ok = false, mem_ok = false, power_ok = false, temp_ok = false, reasons_ok = false;
+    bool edge = false;  // taken by start() or stop(), with the stream drained
   };
   // NVML's cumulative violation times, read at the start and the end of the window.
   struct Violations {
@@ -97,8 +107,11 @@ class TelemetrySampler {
   double period_s_;
   Energy energy_;
   // Set when the driver says it has no instantaneous power field: not asked again 50 times a second.
-  // Only read() touches it, which never runs on two threads at once (start, the polling thread, stop).
+  // Only read() touches it, under read_mutex_ (the polling thread and the measuring thread both read).
   mutable bool instant_absent_ = false;
+  mutable std::mutex read_mutex_;
+  Reading locked_read() const;  // read() under read_mutex_
+  bool running_ = false;        // between start() and stop(), under mutex_
   std::thread thread_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
