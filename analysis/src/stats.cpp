@@ -12,6 +12,9 @@ double mean(const std::vector<double>& v) {
   if (v.empty()) return 0.0;
   const double sum = std::accumulate(v.begin(), v.end(), 0.0);
   if (std::isfinite(sum)) return sum / static_cast<double>(v.size());
+  // An infinite or NaN value makes the sum what the mean is (inf, -inf or NaN); the running mean below would
+  // take inf - inf.
+  if (std::any_of(v.begin(), v.end(), [](double x) { return !std::isfinite(x); })) return sum;
   // The sum overflowed (values near the double's limit): a running mean stays within the values' range.
   double m = 0.0;
   for (std::size_t i = 0; i < v.size(); ++i) m += (v[i] - m) / static_cast<double>(i + 1);

@@ -42,6 +42,11 @@ TEST(Stats, ExtremeSamples) {
   EXPECT_DOUBLE_EQ(median({-1.7e308, 1.7e308}), 0.0);
   EXPECT_DOUBLE_EQ(mean({1.5e308, 1.5e308}), 1.5e308);
   EXPECT_DOUBLE_EQ(coefficient_of_variation({1e308, 1e308}), 0.0);
+  // An infinite sample makes the mean infinite, not NaN (the overflow fallback took inf - inf).
+  EXPECT_EQ(mean({1, inf, 1}), inf);
+  EXPECT_EQ(mean({1, -inf}), -inf);
+  EXPECT_TRUE(std::isnan(mean({inf, -inf})));
+  EXPECT_TRUE(std::isnan(mean({1, nan})));
 }
 
 TEST(Table, RendersEveryFormat) {
