@@ -79,7 +79,7 @@ int run(const MbuOptions& o) {
     in.weight_bytes = decode_weight_bytes(m, batch, wb);
     weights_basis = "all but the input embedding table, of which a step reads only its tokens' rows";
     less_embedding = true;
-    in.kv_bytes = batch * cached_tokens(m, context) * kv_bytes_per_token(m, kb);
+    in.kv_bytes = batch * kv_cache_bytes_per_sequence(m, context, kb);
     // Tensor parallelism splits attention by heads: MLA's latent cache and down-projections are whole on every
     // GPU, and GQA's KV heads (their cache and their k/v projections) are copied once there are more GPUs than
     // heads (as `memory --mode infer` counts it).
@@ -94,7 +94,10 @@ int run(const MbuOptions& o) {
                                    " KV heads: the others hold copies)");
     if (m.sliding_window && context > static_cast<double>(*m.sliding_window))
       kv_note += std::string(kv_note.empty() ? "" : "; ") + "KV cache capped at the sliding window of " +
-                 std::to_string(*m.sliding_window) + " tokens";
+                 std::to_string(*m.sliding_window) + " tokens" +
+                 (m.window_layers < m.layers ? " in the " + std::to_string(m.window_layers) + " of " +
+                                                   std::to_string(m.layers) + " layers that slide"
+                                             : std::string());
     bool any_moe_layer = false;
     for (std::int64_t l = 0; l < m.layers && !any_moe_layer; ++l) any_moe_layer = m.is_moe_layer(l);
     if (any_moe_layer) {  // a config whose every layer is dense (first_k_dense_replace = layers) reads no expert

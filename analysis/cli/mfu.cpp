@@ -80,7 +80,7 @@ int run(const MfuOptions& o) {
                 {"seq", in.seq},
                 {"dtype", o.dtype},
                 {"convention", o.attention == "causal" ? "causal" : "noncausal"},
-                {"convention_description", convention_name(in.attention, in.shape.window, in.seq)},
+                {"convention_description", convention_name(in.attention, in.shape, in.seq)},
                 {"recompute", recompute_name(in.recompute)},
                 {"primary_peak", r.peaks[0].peak.source},
                 {"peaks", peaks_json(r.peaks)}};
@@ -88,7 +88,7 @@ int run(const MfuOptions& o) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::cout << "FLOP convention: " << convention_name(in.attention, in.shape.window, in.seq) << "; recompute "
+  std::cout << "FLOP convention: " << convention_name(in.attention, in.shape, in.seq) << "; recompute "
             << recompute_name(in.recompute)
             << "\n";
   std::cout << "model FLOPs per token " << format_quantity(r.model_flops_per_token, "FLOP", 4) << ", hardware "

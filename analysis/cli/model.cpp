@@ -81,7 +81,11 @@ ceilings::cli::Runner setup(CLI::App& app) {
                format_quantity(s["training_flops_per_token"].get<double>(), "FLOP", 4)});
     t.add_row(
         {"KV cache per token (" + o->kv_dtype + ")", format_quantity(s["kv_bytes_per_token"].get<double>(), "B", 4)});
-    if (m.sliding_window) t.add_row({"sliding window (caps the KV cache)", std::to_string(*m.sliding_window)});
+    if (m.sliding_window)
+      t.add_row({m.window_layers < m.layers ? "sliding window (caps the KV cache) in " + std::to_string(m.window_layers) +
+                                                  " of " + std::to_string(m.layers) + " layers"
+                                            : std::string("sliding window (caps the KV cache)"),
+                 std::to_string(*m.sliding_window)});
     std::cout << render(t, Format::kTable);
     std::cout << "FLOP convention: " << s["convention_description"].get<std::string>()
               << "; N = matmul parameters per token (the input embedding lookup is not a matmul)\n";

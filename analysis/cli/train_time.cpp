@@ -46,7 +46,7 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc) {
     f.model = model_flops_per_token(shape, seq, c);
     f.hardware = hardware_flops_per_token(shape, seq, c, rc);
     f.basis = "FLOPs per token as `ceilings mfu` counts them, attention at --seq " + format_fixed(seq, 0) + ": " +
-              convention_name(c, shape.window, seq);
+              convention_name(c, shape, seq);
     return f;
   }
   if (o.attention_opt->count() > 0 && !structure)

@@ -183,7 +183,7 @@ MemoryEstimate infer_memory(const InferMemoryInput& in) {
   m.weights = weight_bytes_per_gpu(in.model, (params - routed) * in.weight_bytes, in.weight_bytes, in.tp) +
               routed * in.weight_bytes / in.ep;
   const double kv_split = kv_tensor_split(in.model, in.tp).split;
-  m.kv_cache = in.batch * cached_tokens(in.model, in.context) * kv_bytes_per_token(in.model, in.kv_bytes) / kv_split;
+  m.kv_cache = in.batch * kv_cache_bytes_per_sequence(in.model, in.context, in.kv_bytes) / kv_split;
   if (!std::isfinite(m.total()))
     throw InputError("the inference memory is too large to compute with (not finite): check the sizes of --batch and "
                      "--context");

@@ -18,12 +18,19 @@ void require_positions(const ModelConfig& m, double tokens, const std::string& f
 
 bool ModelConfig::is_moe_layer(std::int64_t layer) const {
   if (!is_moe()) return false;
-  return layer >= first_dense_layers && moe_layer_freq > 0 && layer % moe_layer_freq == 0;
+  return layer >= first_dense_layers && moe_layer_freq > 0 && (layer + moe_layer_offset) % moe_layer_freq == 0 &&
+         std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end();
+}
+
+bool ModelConfig::has_dense_mlp_layer() const {
+  for (std::int64_t l = 0; l < layers; ++l)
+    if (!is_moe_layer(l)) return true;
+  return false;
 }
 
 namespace {
 
-const char* kKnownTypes = "llama, mistral, qwen2, mixtral, gpt2, deepseek_v2, deepseek_v3";
+const char* kKnownTypes = "llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gpt2, deepseek_v2, deepseek_v3";
 
 // No model's size, width, count or rank comes near 2^40; below it a sum of two never leaves int64 (a typo of
 // 2^63 - 1 shared experts wrapped the count to a plausible 666 billion parameters), and products are bounded in
@@ -55,6 +62,10 @@ void read_attention(const Fields& f, ModelConfig& m) {
   if (m.model_type == "mistral") require_stated(f, "num_key_value_heads", "MistralConfig", "8");
   if (m.model_type == "mixtral") require_stated(f, "num_key_value_heads", "MixtralConfig", "8");
   if (m.model_type == "qwen2") require_stated(f, "num_key_value_heads", "Qwen2Config", "32");
+  if (m.model_type == "qwen3") require_stated(f, "num_key_value_heads", "Qwen3Config", "32");
+  if (m.model_type == "qwen3_moe") require_stated(f, "num_key_value_heads", "Qwen3MoeConfig", "4");
+  // Qwen3's head width is its own (128 by default), not hidden_size / heads (Qwen3-MoE's default is that).
+  if (m.model_type == "qwen3") require_stated(f, "head_dim", "Qwen3Config", "128");
   m.heads = size_of(f, "num_attention_heads", 1);
   m.kv_heads = optional_size_of(f, "num_key_value_heads", 1).value_or(m.heads);
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
@@ -81,32 +92,73 @@ ModelConfig read_decoder_sizes(const Fields& f, const std::string& type) {
   return m;
 }
 
+// Which layers attend through a sliding window. Transformers' Qwen2/Qwen3 and gpt-oss configs name each layer's
+// kind in layer_types ("sliding_attention" or "full_attention"); absent, Qwen's layers from max_window_layers on
+// slide (only when use_sliding_window), gpt-oss's every other one from the first. A sliding layer without a window
+// (sliding_window null) sees everything, as Transformers builds it.
+void read_layer_windows(const Fields& f, ModelConfig& m, std::optional<std::int64_t> window) {
+  std::int64_t sliding = 0;
+  if (f.has("layer_types")) {
+    const json& types = f.array("layer_types");
+    if (static_cast<std::int64_t>(types.size()) != m.layers)
+      f.fail("layer_types", "names " + std::to_string(types.size()) + " layers, the model has " +
+                                std::to_string(m.layers) + " (num_hidden_layers)");
+    for (const json& t : types) {
+      const std::string kind = t.is_string() ? t.get<std::string>() : std::string();
+      if (kind == "sliding_attention")
+        ++sliding;
+      else if (kind != "full_attention")
+        f.fail("layer_types", "holds " + (t.is_string() ? "'" + kind + "'" : t.dump()) +
+                                  ": this version knows full_attention and sliding_attention");
+    }
+  } else if (m.model_type == "gpt_oss") {
+    sliding = (m.layers + 1) / 2;  // GptOssConfig: layers 0, 2, 4, ... slide
+  } else {
+    const std::int64_t full = std::min(m.layers, optional_size_of(f, "max_window_layers", 0).value_or(28));
+    sliding = m.layers - full;
+  }
+  if (window && sliding > 0) {
+    m.sliding_window = window;
+    m.window_layers = sliding;
+  }
+}
+
 ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
   ModelConfig m = read_decoder_sizes(f, type);
   read_attention(f, m);
   m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(false);
   m.gated_mlp = true;
   m.norm_params_per_hidden = 1;
+  const bool qwen3 = type == "qwen3" || type == "qwen3_moe";
   if (type == "qwen2") {
     m.qkv_bias = true;  // Qwen2 always has q/k/v biases and no o_proj bias
-    if (f.optional_boolean("use_sliding_window").value_or(false)) {
-      // Transformers' Qwen2: the first max_window_layers layers (default 28) attend to everything, the
-      // rest through the sliding window.
-      const std::int64_t full = optional_size_of(f, "max_window_layers", 0).value_or(28);
-      if (full == 0) {
-        m.sliding_window = size_of(f, "sliding_window", 1);
-      } else if (full < m.layers) {
-        f.fail("max_window_layers", std::to_string(full) + " of the " + std::to_string(m.layers) +
-                                        " layers attend to everything and the rest through the sliding window: "
-                                        "layers of both kinds in one model are not modelled by this version");
-      }  // else no layer slides
-    }
   } else {
     m.qkv_bias = m.o_bias = f.optional_boolean("attention_bias").value_or(false);
-    m.mlp_bias = f.optional_boolean("mlp_bias").value_or(false);
-    if (type == "mistral") require_stated(f, "sliding_window", "MistralConfig", "a 4096-token window");
-    if (type == "mistral" || type == "mixtral") m.sliding_window = optional_size_of(f, "sliding_window", 1);
+    if (!qwen3) m.mlp_bias = f.optional_boolean("mlp_bias").value_or(false);
   }
+  if (type == "qwen2" || qwen3) {
+    std::optional<std::int64_t> window;
+    if (f.optional_boolean("use_sliding_window").value_or(false)) {
+      const std::string config_class = type == "qwen2" ? "Qwen2Config" : type == "qwen3" ? "Qwen3Config" : "Qwen3MoeConfig";
+      require_stated(f, "sliding_window", config_class, "a 4096-token window");
+      window = optional_size_of(f, "sliding_window", 1);
+      // Transformers 4.51 slid Qwen3-MoE's layers from max_window_layers on, 4.55 and later slide every one
+      // (max_window_layers dropped): which the model was trained with, the config does not say.
+      if (type == "qwen3_moe" && window && !f.has("layer_types"))
+        f.fail("use_sliding_window",
+               "is true: Transformers 4.51 slides Qwen3-MoE's layers from max_window_layers on and 4.55 on every "
+               "layer, so which ones slide is not in the config; name each layer's kind in layer_types "
+               "(full_attention or sliding_attention)");
+    }
+    read_layer_windows(f, m, window);
+  } else {
+    if (type == "mistral") require_stated(f, "sliding_window", "MistralConfig", "a 4096-token window");
+    if (type == "mistral" || type == "mixtral") {
+      m.sliding_window = optional_size_of(f, "sliding_window", 1);
+      if (m.sliding_window) m.window_layers = m.layers;
+    }
+  }
+  m.qk_norm = qwen3;
   if (type == "mixtral") {
     m.routed_experts = size_of(f, "num_local_experts", 1);
     m.experts_per_token = size_of(f, "num_experts_per_tok", 1);
@@ -114,6 +166,54 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
       f.fail("num_experts_per_tok", "is larger than num_local_experts (" + std::to_string(m.routed_experts) + ")");
     m.expert_ffn = m.ffn;
   }
+  if (type == "qwen3_moe") {
+    require_stated(f, "num_experts", "Qwen3MoeConfig", "128");
+    require_stated(f, "num_experts_per_tok", "Qwen3MoeConfig", "8");
+    require_stated(f, "moe_intermediate_size", "Qwen3MoeConfig", "768");
+    m.routed_experts = optional_size_of(f, "num_experts", 0).value_or(0);
+    if (m.routed_experts > 0) {
+      m.experts_per_token = size_of(f, "num_experts_per_tok", 1);
+      if (m.experts_per_token > m.routed_experts)
+        f.fail("num_experts_per_tok", "is larger than num_experts (" + std::to_string(m.routed_experts) + ")");
+      m.expert_ffn = size_of(f, "moe_intermediate_size", 1);
+      // Qwen3MoeDecoderLayer: sparse where (layer + 1) % decoder_sparse_step == 0 and not in mlp_only_layers.
+      m.moe_layer_freq = optional_size_of(f, "decoder_sparse_step", 1).value_or(1);
+      m.moe_layer_offset = 1;
+      if (f.has("mlp_only_layers")) {
+        for (const json& l : f.array("mlp_only_layers")) {
+          if (!l.is_number_integer() || l.get<std::int64_t>() < 0 || l.get<std::int64_t>() >= m.layers)
+            f.fail("mlp_only_layers", "holds " + l.dump() + ", not a layer index below num_hidden_layers (" +
+                                          std::to_string(m.layers) + ")");
+          m.dense_layers.push_back(l.get<std::int64_t>());
+        }
+      }
+    }
+  }
+  return m;
+}
+
+// gpt-oss (Transformers' GptOssForCausalLM): biased q/k/v/o projections, a learned sink logit per head, a biased
+// router and experts whose gate_up and down projections carry biases; every layer is an MoE layer.
+ModelConfig parse_gpt_oss(const Fields& f) {
+  ModelConfig m = read_decoder_sizes(f, "gpt_oss");
+  require_stated(f, "num_key_value_heads", "GptOssConfig", "8");
+  require_stated(f, "head_dim", "GptOssConfig", "64");
+  read_attention(f, m);
+  m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(false);
+  m.gated_mlp = true;
+  m.norm_params_per_hidden = 1;
+  m.qkv_bias = m.o_bias = f.optional_boolean("attention_bias").value_or(true);
+  m.attention_sinks = true;
+  require_stated(f, "num_local_experts", "GptOssConfig", "128");
+  m.routed_experts = size_of(f, "num_local_experts", 1);
+  m.experts_per_token = size_of(f, "num_experts_per_tok", 1);
+  if (m.experts_per_token > m.routed_experts)
+    f.fail("num_experts_per_tok", "is larger than num_local_experts (" + std::to_string(m.routed_experts) + ")");
+  m.expert_ffn = m.ffn;
+  m.mlp_bias = true;
+  m.router_bias_per_expert = true;
+  require_stated(f, "sliding_window", "GptOssConfig", "a 128-token window");
+  read_layer_windows(f, m, optional_size_of(f, "sliding_window", 1));
   return m;
 }
 
@@ -203,7 +303,7 @@ T attention_params(const ModelConfig& m) {
   const T q = h * nh * hd + (m.qkv_bias ? nh * hd : T(0));
   const T kv = 2 * (h * kvh * hd + (m.qkv_bias ? kvh * hd : T(0)));
   const T o = nh * hd * h + (m.o_bias ? h : T(0));
-  return q + kv + o;
+  return q + kv + o + (m.attention_sinks ? nh : T(0));
 }
 
 template <class T>
@@ -222,7 +322,8 @@ template <class T>
 LayerParts<T> layer_parts(const ModelConfig& m, std::int64_t l) {
   LayerParts<T> p;
   p.attention = attention_params<T>(m);
-  p.norms = 2 * static_cast<T>(m.norm_params_per_hidden) * static_cast<T>(m.hidden);
+  p.norms = 2 * static_cast<T>(m.norm_params_per_hidden) * static_cast<T>(m.hidden) +
+            (m.qk_norm ? 2 * static_cast<T>(m.head_dim) : T(0));
   if (m.is_moe_layer(l)) {
     const T expert = mlp_params<T>(m, m.expert_ffn);
     p.router = router_params<T>(m);
@@ -277,8 +378,11 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
     f.fail("model_type", std::string("required to know how to count (known: ") + kKnownTypes + ")");
   const std::string type = f.string("model_type");
   ModelConfig m;
-  if (type == "llama" || type == "mistral" || type == "qwen2" || type == "mixtral")
+  if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "qwen3_moe" ||
+      type == "mixtral")
     m = parse_llama_like(f, type);
+  else if (type == "gpt_oss")
+    m = parse_gpt_oss(f);
   else if (type == "gpt2")
     m = parse_gpt2(f);
   else if (type == "deepseek_v3" || type == "deepseek_v2")
@@ -355,11 +459,14 @@ std::string convention_name(AttentionConvention c) {
                                               : "causal (masked half not counted: 6N + 6*L*H*Q*T per trained token)";
 }
 
-std::string convention_name(AttentionConvention c, const std::optional<double>& window, double seq) {
+std::string convention_name(AttentionConvention c, const FlopShape& shape, double seq) {
   std::string out = convention_name(c);
-  if (window && seq > *window)
-    out += "; a sliding window of " + format_fixed(*window, 0) + " tokens caps the keys a query meets, so T is the " +
-           (c == AttentionConvention::kCausal ? "mean causal span" : "window") + " here";
+  if (shape.window && shape.window_layers > 0 && seq > *shape.window)
+    out += "; a sliding window of " + format_fixed(*shape.window, 0) + " tokens caps the keys a query meets" +
+           (shape.window_layers < shape.layers ? " in " + format_fixed(shape.window_layers, 0) + " of the " +
+                                                     format_fixed(shape.layers, 0) + " layers"
+                                               : std::string()) +
+           ", so T is the " + (c == AttentionConvention::kCausal ? "mean causal span" : "window") + " there";
   return out;
 }
 
@@ -383,21 +490,23 @@ FlopShape flop_shape(const ModelConfig& m) {
   s.heads = static_cast<double>(m.heads);
   s.qk_dim = static_cast<double>(m.qk_head_dim());
   s.v_dim = static_cast<double>(m.value_head_dim());
-  if (m.sliding_window) s.window = static_cast<double>(*m.sliding_window);
+  if (m.sliding_window) {
+    s.window = static_cast<double>(*m.sliding_window);
+    s.window_layers = static_cast<double>(m.window_layers);
+  }
   return s;
 }
 
 double attention_flops_forward(const FlopShape& s, double seq, AttentionConvention c) {
-  double span;  // keys each query meets, averaged over the sequence
-  if (c == AttentionConvention::kNonCausal) {
-    span = s.window ? std::min(seq, *s.window) : seq;
-  } else if (!s.window || seq <= *s.window) {
-    span = seq / 2;
-  } else {
+  // Keys each query meets, averaged over the sequence, in a layer that sees everything and in one that slides.
+  const double full = c == AttentionConvention::kNonCausal ? seq : seq / 2;
+  double windowed = full;
+  if (s.window && seq > *s.window) {
     const double w = *s.window;
-    span = (w * w / 2 + (seq - w) * w) / seq;
+    windowed = c == AttentionConvention::kNonCausal ? w : (w * w / 2 + (seq - w) * w) / seq;
   }
-  return 2.0 * s.layers * s.heads * (s.qk_dim + s.v_dim) * span;
+  const double sliding = s.window ? std::min(s.window_layers, s.layers) : 0.0;
+  return 2.0 * s.heads * (s.qk_dim + s.v_dim) * ((s.layers - sliding) * full + sliding * windowed);
 }
 
 double forward_flops_per_token(const FlopShape& s, double seq, AttentionConvention c) {
@@ -435,8 +544,14 @@ double kv_bytes_per_token(const ModelConfig& m, double b) {
   return 2.0 * static_cast<double>(m.layers) * static_cast<double>(m.kv_heads * m.head_dim) * b;
 }
 
-double cached_tokens(const ModelConfig& m, double context) {
-  return m.sliding_window ? std::min(context, static_cast<double>(*m.sliding_window)) : context;
+double kv_cache_bytes_per_sequence(const ModelConfig& m, double context, double b) {
+  const double layers = static_cast<double>(m.layers);
+  if (!(layers > 0)) return 0;
+  const double sliding = m.sliding_window ? static_cast<double>(std::min(m.window_layers, m.layers)) : 0.0;
+  const double windowed = m.sliding_window ? std::min(context, static_cast<double>(*m.sliding_window)) : context;
+  // The mean tokens a layer caches (exact where no layer or every layer slides).
+  const double cached = ((layers - sliding) * context + sliding * windowed) / layers;
+  return kv_bytes_per_token(m, b) * cached;
 }
 
 double decode_weight_bytes(const ModelConfig& m, double batch, double bytes_per_weight) {
@@ -506,7 +621,7 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
               {"params_matmul_active", c.matmul_active},
               {"seq", seq},
               {"convention", conv == AttentionConvention::kNonCausal ? "noncausal" : "causal"},
-              {"convention_description", convention_name(conv, flop_shape(m).window, seq)},
+              {"convention_description", convention_name(conv, s, seq)},
               {"flops_per_token", forward_flops_per_token(s, seq, conv)},
               {"attention_flops_per_token", attention_flops_forward(s, seq, conv)},
               {"training_flops_per_token", model_flops_per_token(s, seq, conv)},
@@ -526,6 +641,7 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
                   {"v_head_dim", m.v_head_dim}};
   if (m.mtp_layers > 0) out["params_mtp"] = c.mtp;
   out["sliding_window"] = m.sliding_window ? json(*m.sliding_window) : json(nullptr);
+  out["sliding_window_layers"] = m.sliding_window ? m.window_layers : std::int64_t{0};
   return out;
 }
 
@@ -540,8 +656,7 @@ void check_parallel_split(const ModelConfig& c, double tp, double pp, const std:
                      tp_flag + " must divide them or be a multiple of them)");
   // The MLP's first projection is split by columns and its last by rows, evenly (Megatron-LM's and vLLM's
   // column-parallel layers refuse a width tp does not divide); experts too, when tp splits them.
-  const bool dense_mlp = !c.is_moe() || c.first_dense_layers > 0 || c.moe_layer_freq > 1;
-  if (dense_mlp && c.ffn > 0 && c.ffn % t != 0)
+  if (c.has_dense_mlp_layer() && c.ffn > 0 && c.ffn % t != 0)
     throw InputError(ts + " does not divide the model's MLP width of " + std::to_string(c.ffn) +
                      ": tensor parallelism splits the MLP into equal column blocks");
   if (c.is_moe() && c.expert_ffn > 0 && c.expert_ffn % t != 0)

@@ -159,8 +159,7 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
   require_positions(m, context, "--context");
   if (batches.empty()) throw InputError("--batch is missing");
   const FlopShape shape = flop_shape(m);
-  const double kv_token = kv_bytes_per_token(m, kb);
-  const double cached = cached_tokens(m, context);
+  const double kv_sequence = kv_cache_bytes_per_sequence(m, context, kb);
   // A decode step: every sequence adds one token that attends to all S cached keys (or the window).
   // MLA decodes from its compressed cache (what kv_bytes_per_token counts): with the up-projections
   // absorbed into the query and the output (their FLOPs are the kv_b parameters' own, per token), each
@@ -176,14 +175,14 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
     LlmStep s;
     s.batch = b;
     s.flops = b * decode_flops_per_seq;
-    s.kv_bytes = b * cached * kv_token;
+    s.kv_bytes = b * kv_sequence;
     s.bytes = decode_weight_bytes(m, b, wb) + s.kv_bytes;
     return s;
   };
   LlmView v;
-  v.has_kv_traffic = kv_token * cached > 0;
-  v.kv_bytes_per_sequence = kv_token * cached;
-  v.decode_intensity_limit = v.has_kv_traffic ? decode_flops_per_seq / (cached * kv_token) : INFINITY;
+  v.has_kv_traffic = kv_sequence > 0;
+  v.kv_bytes_per_sequence = kv_sequence;
+  v.decode_intensity_limit = v.has_kv_traffic ? decode_flops_per_seq / kv_sequence : INFINITY;
   for (double b : batches) {
     require_count(b, "--batch values");
     LlmStep d = decode(b);
@@ -194,7 +193,7 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
     p.name = "prefill b=" + format_fixed(b, 0);
     p.batch = b;
     p.flops = b * context * forward_flops_per_token(shape, context, prefill_attention);
-    p.kv_bytes = b * cached * kv_token;  // written once
+    p.kv_bytes = b * kv_sequence;  // written once
     p.bytes = decode_weight_bytes(m, b * context, wb) + p.kv_bytes;
     p.placement = place(r, p.flops, p.bytes);
     v.prefill.push_back(p);

@@ -1,6 +1,8 @@
 // Memory estimates: the ZeRO paper's 7.5B example, Korthikanti et al. 2022 activation formulas, KV cache; CLI.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ceilings/memory.hpp"
 #include "cli_runner.hpp"
 
@@ -319,6 +321,24 @@ TEST(InferMemory, KvCacheAndTensorParallel) {
   in.model = read_hf_config(hf("Mistral-7B-v0.1"));
   in.tp = 1;
   EXPECT_DOUBLE_EQ(infer_memory(in).kv_cache, 32.0 * 4096 * 131072);  // sliding window caps the cache
+  // gpt-oss-120b: half its 36 layers slide over 128 tokens; they cache that, the others all 131072.
+  in.model = read_hf_config(hf("gpt-oss-120b"));
+  in.batch = 2;
+  in.context = 131072;
+  const double per_layer_token = 2.0 * 8 * 64 * 2;
+  EXPECT_DOUBLE_EQ(infer_memory(in).kv_cache, 2.0 * per_layer_token * (18.0 * 131072 + 18.0 * 128));
+}
+
+// mbu reads the same cache: the sliding layers' window, every other layer's whole context.
+TEST(MemoryCli, MbuReadsTheSlidingLayersWindowOnly) {
+  auto r = test::run_cli({"mbu", "--hf-config", hf("gpt-oss-20b"), "--batch", "1", "--context", "65536", "--tpot-ms",
+                          "10", "--peak-bw-gbps", "4800", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const double kv = 2.0 * 8 * 64 * 2 * (12.0 * 65536 + 12.0 * 128);
+  const double experts_read = 32.0 * (1 - std::pow(1 - 4.0 / 32, 1));  // 4 of 32 at batch 1
+  const double weights = (20914757184.0 - 201088.0 * 2880 - 24 * (32 - experts_read) * (3.0 * 2880 * 2880 + 3 * 2880)) * 2;
+  EXPECT_NEAR(j["bytes_per_step"].get<double>(), weights + kv, 1.0);
 }
 
 TEST(MemoryCli, TrainJsonFitsVerdict) {

@@ -67,6 +67,107 @@ TEST(ModelParams, DeepSeekV3_671BTotal37BActive) {
   EXPECT_NEAR(static_cast<double>(c.total + c.mtp), 685e9, 1e9);
 }
 
+// Qwen3: q_norm and k_norm (a head_dim-wide RMSNorm each) in every layer, and a head width of its own (128 with
+// hidden 4096 and 32 heads here; 1024 and 16 heads in the 0.6B).
+TEST(ModelParams, Qwen3_8B_WithQkNorms) {
+  const ModelConfig m = fixture("Qwen3-8B");
+  EXPECT_TRUE(m.qk_norm);
+  const ParamCounts c = count_params(m);
+  EXPECT_EQ(c.total, 8190735360);  // the Hub's safetensors count; "8.2B, 6.95B non-embedding" in the model card
+  EXPECT_EQ(c.total - c.embedding - c.lm_head, 6946075648);
+  EXPECT_EQ(c.norms, 36LL * (2 * 4096 + 2 * 128) + 4096);
+}
+
+// Tied: the Hub's safetensors count (751,632,384) holds the tied lm_head a second time; Transformers'
+// num_parameters() and this count hold it once.
+TEST(ModelParams, Qwen3_0_6B_Tied) {
+  const ParamCounts c = count_params(fixture("Qwen3-0.6B"));
+  EXPECT_EQ(c.total, 596049920);
+  EXPECT_EQ(c.total + 151936LL * 1024, 751632384);
+  EXPECT_EQ(c.lm_head, 0);
+}
+
+// Qwen3-MoE: 128 experts without a shared one, 8 a token, an unbiased router; "30.5B total, 3.3B activated".
+TEST(ModelParams, Qwen3_30B_A3B_TotalAndActive) {
+  const ModelConfig m = fixture("Qwen3-30B-A3B");
+  ASSERT_TRUE(m.is_moe());
+  const ParamCounts c = count_params(m);
+  EXPECT_EQ(c.total, 30532122624);
+  EXPECT_EQ(c.active, 3353032704);
+  EXPECT_EQ(c.router, 48LL * 2048 * 128);
+  EXPECT_EQ(c.active, c.total - 48LL * (128 - 8) * 3 * 2048 * 768);
+}
+
+// decoder_sparse_step counts from 1 ((layer + 1) % step == 0) and mlp_only_layers are dense, of intermediate_size
+// (Transformers' Qwen3MoeDecoderLayer).
+TEST(ModelParams, Qwen3MoeSparseStepAndMlpOnlyLayers) {
+  json config = read_json_file(fixture_path("Qwen3-30B-A3B"));
+  config["num_hidden_layers"] = 6;
+  config["decoder_sparse_step"] = 2;
+  config["mlp_only_layers"] = {1, 3};
+  const ModelConfig m = parse_hf_config(config, "test");
+  std::vector<bool> moe;
+  for (std::int64_t l = 0; l < 6; ++l) moe.push_back(m.is_moe_layer(l));
+  EXPECT_EQ(moe, (std::vector<bool>{false, false, false, false, false, true}));
+  EXPECT_TRUE(m.has_dense_mlp_layer());
+  EXPECT_EQ(count_params(m).mlp, 5LL * 3 * 2048 * 6144 + 128LL * 3 * 2048 * 768);
+  config["mlp_only_layers"] = {6};
+  EXPECT_THROW(parse_hf_config(config, "test"), InputError);  // no layer 6 in 6 layers
+  // Every layer sparse: the 6144-wide dense MLP is in no layer, and tensor parallelism need not divide it.
+  config["decoder_sparse_step"] = 1;
+  config["mlp_only_layers"] = json::array();
+  config["intermediate_size"] = 6143;
+  const ModelConfig all_moe = parse_hf_config(config, "test");
+  EXPECT_FALSE(all_moe.has_dense_mlp_layer());
+  EXPECT_NO_THROW(check_parallel_split(all_moe, 4, 1, "--tp"));
+  // Which layers slide under use_sliding_window depends on the Transformers version: refused without layer_types.
+  config["use_sliding_window"] = true;
+  config["sliding_window"] = 4096;
+  EXPECT_THROW(parse_hf_config(config, "test"), InputError);
+  json types = json::array();
+  for (int l = 0; l < 6; ++l) types.push_back(l < 3 ? "full_attention" : "sliding_attention");
+  config["layer_types"] = types;
+  EXPECT_EQ(parse_hf_config(config, "test").window_layers, 3);
+}
+
+// gpt-oss (OpenAI model card: 116.83B and 20.91B total; 5.13B and 3.61B active, which leave the input embedding
+// out): biased q/k/v/o, a sink logit per head, a biased router, experts with biased gate_up and down projections.
+// The checkpoints store the experts in MXFP4 blocks; these are the parameters the blocks decode to.
+TEST(ModelParams, GptOss_TotalAndActive) {
+  const ModelConfig small = fixture("gpt-oss-20b");
+  EXPECT_TRUE(small.attention_sinks);
+  const ParamCounts c20 = count_params(small);
+  EXPECT_EQ(c20.total, 20914757184);
+  EXPECT_EQ(c20.active - c20.embedding, 3608307264);
+  const ParamCounts c120 = count_params(fixture("gpt-oss-120b"));
+  EXPECT_EQ(c120.total, 116829156672);
+  EXPECT_EQ(c120.active - c120.embedding, 5132849472);
+  // Attention per layer: q/k/v/o with biases and 64 sinks.
+  EXPECT_EQ(c120.attention, 36LL * (2880LL * 4096 + 4096 + 2 * (2880LL * 512 + 512) + 4096LL * 2880 + 2880 + 64));
+  EXPECT_EQ(c120.router, 36LL * (2880 * 128 + 128));
+}
+
+// gpt-oss alternates: layers 0, 2, ... attend to the last 128 tokens and cache no more, the others to everything.
+TEST(ModelKv, GptOssSlidingLayersCacheTheirWindow) {
+  const ModelConfig m = fixture("gpt-oss-120b");
+  ASSERT_TRUE(m.sliding_window.has_value());
+  EXPECT_EQ(*m.sliding_window, 128);
+  EXPECT_EQ(m.window_layers, 18);
+  const double kv_token = 2.0 * 36 * 8 * 64 * 2;  // K and V of 8 heads of 64, 36 layers, bf16
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(m, 2), kv_token);
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(m, 131072, 2), kv_token / 36 * (18.0 * 131072 + 18.0 * 128));
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(m, 100, 2), kv_token * 100);
+  EXPECT_DOUBLE_EQ(attention_flops_forward(flop_shape(m), 8192, AttentionConvention::kNonCausal),
+                   2.0 * 64 * 128 * (18.0 * 8192 + 18.0 * 128));
+  // Without layer_types, GptOssConfig's default: every other layer from the first.
+  json config = read_json_file(fixture_path("gpt-oss-20b"));
+  config.erase("layer_types");
+  config["num_hidden_layers"] = 5;
+  EXPECT_EQ(parse_hf_config(config, "test").window_layers, 3);
+  config.erase("sliding_window");  // GptOssConfig would take 128: stated or refused
+  EXPECT_THROW(parse_hf_config(config, "test"), InputError);
+}
+
 TEST(ModelKv, BytesPerToken) {
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 2), 131072);  // 2*32*8*128*2 = 128 KiB
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 1), 65536);
@@ -74,8 +175,10 @@ TEST(ModelKv, BytesPerToken) {
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Qwen2-7B"), 2), 2.0 * 28 * 4 * 128 * 2);
   // MLA caches the 512-wide latent plus the 64-wide shared rope key per layer.
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("DeepSeek-V3"), 2), 61.0 * 576 * 2);
-  EXPECT_DOUBLE_EQ(cached_tokens(fixture("Mistral-7B-v0.1"), 32768), 4096);
-  EXPECT_DOUBLE_EQ(cached_tokens(fixture("Llama-3.1-8B"), 32768), 32768);
+  // Mistral's every layer slides: its cache holds the window's 4096 tokens at most.
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(fixture("Mistral-7B-v0.1"), 32768, 2), 4096 * 131072.0);
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(fixture("Mistral-7B-v0.1"), 1000, 2), 1000 * 131072.0);
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(fixture("Llama-3.1-8B"), 32768, 2), 32768 * 131072.0);
 }
 
 TEST(ModelFlops, ConventionsOnLlama) {
@@ -216,7 +319,12 @@ TEST(ModelErrors, KeysTransformersDefaultsOtherwiseMustBeStated) {
       {"Mistral-7B-v0.1", "num_key_value_heads"}, {"Mistral-7B-v0.1", "sliding_window"},
       {"Mixtral-8x7B-v0.1", "num_key_value_heads"}, {"Qwen2-7B", "num_key_value_heads"},
       {"DeepSeek-V3", "q_lora_rank"},           {"DeepSeek-V3", "n_routed_experts"},
-      {"DeepSeek-V3", "n_shared_experts"},      {"DeepSeek-V3", "first_k_dense_replace"}};
+      {"DeepSeek-V3", "n_shared_experts"},      {"DeepSeek-V3", "first_k_dense_replace"},
+      {"Qwen3-8B", "num_key_value_heads"},      {"Qwen3-8B", "head_dim"},
+      {"Qwen3-30B-A3B", "num_key_value_heads"}, {"Qwen3-30B-A3B", "num_experts"},
+      {"Qwen3-30B-A3B", "num_experts_per_tok"}, {"Qwen3-30B-A3B", "moe_intermediate_size"},
+      {"gpt-oss-20b", "num_key_value_heads"},   {"gpt-oss-20b", "head_dim"},
+      {"gpt-oss-20b", "num_local_experts"},     {"gpt-oss-20b", "sliding_window"}};
   for (const auto& [model, key] : keys) {
     json config = read_json_file(fixture_path(model));
     ASSERT_TRUE(config.contains(key)) << model << " " << key;
@@ -313,7 +421,8 @@ TEST(ModelFlags, SwigluDefaultWidthIsMegatrons) {
 }
 
 // Qwen2's use_sliding_window applies to the layers from max_window_layers on (Transformers): none of them
-// when that is the layer count, all of them at 0; a mix of the two kinds is refused, not modelled as all-window.
+// when that is the layer count, all of them at 0, the last 14 of 28 at 14: those cache and attend to the window
+// only, the others to everything.
 TEST(ModelConfigs, Qwen2SlidingWindowFollowsMaxWindowLayers) {
   const std::string dir = test::scratch_dir("qwen2_window");
   json config = read_json_file(fixture_path("Qwen2-7B"));
@@ -326,7 +435,62 @@ TEST(ModelConfigs, Qwen2SlidingWindowFollowsMaxWindowLayers) {
   EXPECT_FALSE(parsed(28).sliding_window.has_value());  // 28 of 28 layers attend to everything
   ASSERT_TRUE(parsed(0).sliding_window.has_value());
   EXPECT_EQ(*parsed(0).sliding_window, 4096);
-  EXPECT_THROW(parsed(14), InputError);
+  EXPECT_EQ(parsed(0).window_layers, 28);
+  const ModelConfig half = parsed(14);
+  ASSERT_TRUE(half.sliding_window.has_value());
+  EXPECT_EQ(half.window_layers, 14);
+  const double kv_token = 2.0 * 28 * 4 * 128 * 2;  // every layer's K and V, bf16
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(half, 32768, 2), kv_token * (14.0 * 32768 + 14.0 * 4096) / 28);
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(half, 4096, 2), kv_token * 4096);  // within the window: all cached
+  const FlopShape s = flop_shape(half);
+  // Non-causal at 32768 tokens: 14 layers meet 32768 keys a query, 14 the window's 4096.
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 32768, AttentionConvention::kNonCausal),
+                   4.0 * 28 * 128 * (14.0 * 32768 + 14.0 * 4096));
+  // Causal: 32768/2 keys in a full layer; (W^2/2 + (T-W)W)/T in a sliding one.
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 32768, AttentionConvention::kCausal),
+                   4.0 * 28 * 128 * (14.0 * 16384 + 14.0 * (4096.0 * 4096 / 2 + (32768.0 - 4096) * 4096) / 32768));
+  EXPECT_NE(convention_name(AttentionConvention::kCausal, s, 32768).find("in 14 of the 28 layers"), std::string::npos);
+  // Without use_sliding_window no layer slides, whatever max_window_layers says.
+  config["use_sliding_window"] = false;
+  EXPECT_FALSE(parsed(0).sliding_window.has_value());
+  // With it, the window must be stated (Qwen2Config would take 4096).
+  config["use_sliding_window"] = true;
+  config.erase("sliding_window");
+  EXPECT_THROW(parsed(0), InputError);
+}
+
+// layer_types, where a config names each layer's kind (Transformers 4.53 on), decides which layers slide; a list
+// of another length or an unknown kind is refused by name, not guessed.
+TEST(ModelConfigs, LayerTypesNameTheSlidingLayers) {
+  json config = read_json_file(fixture_path("Qwen2-7B"));
+  config["use_sliding_window"] = true;
+  config["sliding_window"] = 4096;
+  config["max_window_layers"] = 28;  // would say none slides: layer_types wins
+  json types = json::array();
+  for (int l = 0; l < 28; ++l) types.push_back(l % 4 == 3 ? "full_attention" : "sliding_attention");
+  config["layer_types"] = types;
+  const ModelConfig m = parse_hf_config(config, "test");
+  EXPECT_EQ(m.window_layers, 21);
+  auto error_of = [&](const json& c) {
+    try {
+      parse_hf_config(c, "test");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  json short_list = config;
+  short_list["layer_types"].erase(short_list["layer_types"].begin());
+  EXPECT_NE(error_of(short_list).find("layer_types': names 27 layers, the model has 28"), std::string::npos)
+      << error_of(short_list);
+  json unknown = config;
+  unknown["layer_types"][5] = "chunked_attention";
+  EXPECT_NE(error_of(unknown).find("'chunked_attention'"), std::string::npos) << error_of(unknown);
+  unknown["layer_types"][5] = 3;
+  EXPECT_NE(error_of(unknown).find("layer_types"), std::string::npos) << error_of(unknown);
+  // A sliding layer without a window sees everything (Transformers builds it so).
+  config["use_sliding_window"] = false;
+  EXPECT_FALSE(parse_hf_config(config, "test").sliding_window.has_value());
 }
 
 // Sizes whose counts would overflow int64 are refused by name, not printed as negative parameter counts.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ceilings/json_fields.hpp"
 
@@ -12,19 +13,27 @@ namespace ceilings {
 // The shape of a decoder-only transformer, as far as counting needs it. Built from a Hugging Face
 // config (parse_hf_config) or from flags (a Megatron-style GPT).
 struct ModelConfig {
-  std::string model_type;    // "llama", "mistral", "qwen2", "mixtral", "gpt2", "deepseek_v3", or "flags"
+  std::string model_type;    // "llama", "mistral", "qwen2", "qwen3", "mixtral", "gpt_oss", "deepseek_v3", ... or "flags"
   std::string architecture;  // architectures[0] when given
   std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
   bool gated_mlp = true;  // SwiGLU: gate, up and down projections
   bool tied_embeddings = false;
   bool qkv_bias = false, o_bias = false, mlp_bias = false;
   int norm_params_per_hidden = 1;      // RMSNorm 1 (weight), LayerNorm 2 (weight + bias), 0 (flags: matmuls only)
+  bool qk_norm = false;                // Qwen3: an RMSNorm over each head's query and key (q_norm, k_norm)
+  bool attention_sinks = false;        // gpt-oss: one learned sink logit per attention head
   std::int64_t learned_positions = 0;  // GPT-2: a position embedding table of this many rows
-  std::optional<std::int64_t> sliding_window;  // attention span (Mistral), KV cache capped at it
-  // Mixture of experts (0 experts: dense).
+  // Sliding-window attention: window_layers of the layers (Mistral all, gpt-oss every other one) attend to the
+  // last sliding_window tokens only and cache no more; the others attend to everything. Unset: none slides.
+  std::optional<std::int64_t> sliding_window;
+  std::int64_t window_layers = 0;
+  // Mixture of experts (0 experts: dense). Layer l is an MoE layer when l >= first_dense_layers,
+  // (l + moe_layer_offset) % moe_layer_freq == 0 and l is not in dense_layers (DeepSeek: first_k_dense_replace and
+  // moe_layer_freq; Qwen3-MoE: decoder_sparse_step counted from 1 and mlp_only_layers).
   std::int64_t routed_experts = 0, experts_per_token = 0, shared_experts = 0, expert_ffn = 0;
-  std::int64_t first_dense_layers = 0, moe_layer_freq = 1;
-  bool router_bias_per_expert = false;  // DeepSeek-V3 e_score_correction_bias
+  std::int64_t first_dense_layers = 0, moe_layer_freq = 1, moe_layer_offset = 0;
+  std::vector<std::int64_t> dense_layers;
+  bool router_bias_per_expert = false;  // DeepSeek-V3's e_score_correction_bias, gpt-oss's router bias
   // Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank > 0.
   std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
   std::int64_t mtp_layers = 0;  // DeepSeek-V3 multi-token-prediction modules (counted apart)
@@ -32,6 +41,7 @@ struct ModelConfig {
   bool is_moe() const { return routed_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
   bool is_moe_layer(std::int64_t layer) const;
+  bool has_dense_mlp_layer() const;  // a layer with the plain MLP of width ffn (every layer of a dense model)
   // Per-head width of the query/key dot product and of the value vector.
   std::int64_t qk_head_dim() const { return is_mla() ? qk_nope_head_dim + qk_rope_head_dim : head_dim; }
   std::int64_t value_head_dim() const { return is_mla() ? v_head_dim : head_dim; }
@@ -77,8 +87,10 @@ ParamCounts count_params(const ModelConfig& model);
 enum class AttentionConvention { kNonCausal, kCausal };
 AttentionConvention parse_attention_convention(const std::string& name);  // "noncausal" | "causal"
 std::string convention_name(AttentionConvention c);
-// The same, saying where a sliding window shorter than `seq` caps each query's keys (the T of L*H*Q*T).
-std::string convention_name(AttentionConvention c, const std::optional<double>& window, double seq);
+struct FlopShape;
+// The same, saying where a sliding window shorter than `seq` caps each query's keys (the T of L*H*Q*T) and in how
+// many of the layers.
+std::string convention_name(AttentionConvention c, const FlopShape& shape, double seq);
 
 enum class Recompute { kNone, kSelective, kFull };
 Recompute parse_recompute(const std::string& name);  // "none" | "selective" | "full"
@@ -89,12 +101,14 @@ struct FlopShape {
   double matmul_params = 0;                             // per token, 2 FLOPs each in the forward pass
   double logit_params = 0;                              // the part of matmul_params not recomputed under full recompute
   double layers = 0, heads = 0, qk_dim = 0, v_dim = 0;  // attention term; 0 layers: no attention term
-  std::optional<double> window;                         // sliding-window attention span
+  std::optional<double> window;                         // sliding-window attention span ...
+  double window_layers = 0;                             // ... of this many of the layers (the rest see every key)
 };
 FlopShape flop_shape(const ModelConfig& model);
 
 // Forward attention-score FLOPs per token at sequence length `seq` (QK^T and attention*V):
-// non-causal 2*L*H*(d_qk + d_v)*T (= 4*L*H*Q*T with d_qk = d_v = Q); causal the mean over positions.
+// non-causal 2*L*H*(d_qk + d_v)*T (= 4*L*H*Q*T with d_qk = d_v = Q); causal the mean over positions; T capped
+// by the window in the layers that slide.
 double attention_flops_forward(const FlopShape& s, double seq, AttentionConvention c);
 // Forward FLOPs per token: 2*matmul_params + attention.
 double forward_flops_per_token(const FlopShape& s, double seq, AttentionConvention c);
@@ -116,8 +130,9 @@ inline constexpr const char* kStorageTypes = "fp32 | bf16 | fp16 | fp8 | int8 | 
 // KV-cache bytes per token of context: 2*L*kv_heads*head_dim elements (K and V), or for MLA the
 // compressed latent plus the shared rope key, L*(kv_lora_rank + qk_rope_head_dim).
 double kv_bytes_per_token(const ModelConfig& model, double bytes_per_element);
-// Cached tokens per sequence at context S: S, or the sliding window when smaller.
-double cached_tokens(const ModelConfig& model, double context);
+// KV-cache bytes of one sequence at context S: kv_bytes_per_token for each cached token, a sliding layer's share
+// caching at most its window's tokens.
+double kv_cache_bytes_per_sequence(const ModelConfig& model, double context, double bytes_per_element);
 
 // Weight bytes a decode step reads at batch B: every matrix except the input embedding lookup; for
 // MoE the expected number of distinct routed experts B tokens visit per layer under uniform routing,
