@@ -164,13 +164,6 @@ Profile with_pair_medians(Profile profile) {
   return profile;
 }
 
-namespace {
-// The standard error of a GPU's own median (1.2533 * cv / sqrt(samples)): a deficit within a few of them is what its
-// own measurement could not tell apart.
-double own_median_error(const Ceiling& c) {
-  return c.samples > 0 ? 1.2533 * c.cv / std::sqrt(static_cast<double>(c.samples)) : c.cv;
-}
-}  // namespace
 
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
                                    const OutlierRule& rule) {
@@ -201,7 +194,7 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       } else {
         if (s.mean_ad > 0) d.z = sign * (c.value - s.median) / (1.253314 * s.mean_ad);
       }
-      const bool beyond_noise = d.deficit > rule.own_spread * own_median_error(c);
+      const bool beyond_noise = d.deficit > rule.own_spread * c.median_standard_error();
       d.by_z = rule.use_z && d.z && *d.z < -rule.z_threshold && d.deficit >= rule.min_deficit && beyond_noise;
       d.by_margin = d.deficit > rule.margin && beyond_noise;
       if (d.by_z || d.by_margin) o.ceilings.push_back(d);
@@ -248,7 +241,7 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     for (std::size_t k = 0; k < cut; ++k) {
       const Ceiling& c = *values[k].c;
       const double deficit = worse_by(c.value, reference);
-      if (!(deficit > rule.margin && deficit > rule.own_spread * own_median_error(c))) continue;
+      if (!(deficit > rule.margin && deficit > rule.own_spread * c.median_standard_error())) continue;
       auto o = std::find_if(outliers.begin(), outliers.end(),
                             [&](const Outlier& x) { return x.member == values[k].member; });
       if (o == outliers.end()) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -24,6 +25,10 @@ bool cut_short_reason(const std::string& reason) {
   if (reason.rfind(prefix, 0) != 0) return false;
   const std::string why = reason.substr(prefix.size());
   return why.rfind(kTimedOutReason, 0) == 0 || why.rfind(kInterruptedReason, 0) == 0;
+}
+
+double Ceiling::median_standard_error() const {
+  return samples > 0 ? 1.2533 * cv / std::sqrt(static_cast<double>(samples)) : cv;
 }
 
 std::optional<double> Ceiling::detail_number(const std::string& key) const {

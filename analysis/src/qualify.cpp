@@ -847,9 +847,22 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
         k.measured = c->value;
         const bool ok = higher ? c->value >= *k.threshold : c->value <= *k.threshold;
         k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
-        if (!ok)
-          k.reason = b.name + " is " + percent_apart(std::fabs(c->value / b.value - 1), tol, std::max(1, limit_decimals(tol))) +
+        if (!ok) {
+          const double apart = std::fabs(c->value / b.value - 1);
+          k.reason = b.name + " is " + percent_apart(apart, tol, std::max(1, limit_decimals(tol))) +
                      (higher ? " below" : " above") + " the baseline (tolerance " + limit_percent(tol) + ")";
+          // Beyond the tolerance but not beyond the two medians' own noise (a cv of 10% over 10 samples is a
+          // standard error of 4%): the measurements cannot tell this GPU from the baseline, so no verdict.
+          const double noise = std::hypot(c->median_standard_error(), b.median_standard_error());
+          if (apart <= kBaselineNoiseStandardErrors * noise) {
+            k.status = CheckStatus::kIncomplete;
+            k.reason += ", but within " + format_fixed(kBaselineNoiseStandardErrors, 0) +
+                        " standard errors of the two medians (" + format_percent(noise, 1) +
+                        ": cv " + format_percent(c->cv, 1) + " over " + std::to_string(c->samples) +
+                        " samples here, " + format_percent(b.cv, 1) + " over " + std::to_string(b.samples) +
+                        " in the baseline): not told apart from noise; measure again";
+          }
+        }
       }
       r.checks.push_back(k);
     }

@@ -595,6 +595,37 @@ TEST(Qualify, BaselineToleranceBothDirections) {
   EXPECT_NE(find_check(r, "hbm.copy", "baseline").reason.find("was not verified"), std::string::npos);
 }
 
+// Beyond the tolerance but within two standard errors of the two medians: the measurements cannot tell the GPU
+// from the baseline, so no verdict (incomplete, measure again), not a fail. Beyond them, a fail as before.
+TEST(Qualify, BaselineDifferenceWithinTheMeasurementsNoiseIsNoVerdict) {
+  Profile p = fixture();
+  Profile base = fixture();
+  Ceiling& here = ceiling(p, "latency.launch");
+  Ceiling& there = ceiling(base, "latency.launch");
+  here.cv = 0.10;  // launch latency's spread on the H200 (10.2%)
+  here.samples = 10;
+  there.cv = 0.01;
+  there.samples = 8;
+  // Standard errors 1.2533 * 10% / sqrt(10) = 3.96% and 1.2533 * 1% / sqrt(8) = 0.44%: 3.99% together.
+  there.value = here.value / 1.07;  // 7% above the baseline: beyond 5%, within 2 x 3.99%
+  QualifyResult r = qualify(p, &base, default_rules());
+  EXPECT_TRUE(with_status(r, CheckStatus::kFail).empty());
+  EXPECT_EQ(with_status(r, CheckStatus::kIncomplete), (std::set<std::string>{"latency.launch/baseline"}));
+  const std::string why = find_check(r, "latency.launch", "baseline").reason;
+  EXPECT_NE(why.find("7.0% above the baseline (tolerance 5%), but within 2 standard errors of the two medians (4.0%: "
+                     "cv 10.0% over 10 samples here, 1.0% over 8 in the baseline): not told apart from noise"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(r.exit_code(), 3);
+  there.value = here.value / 1.09;  // 9%: beyond the noise too
+  r = qualify(p, &base, default_rules());
+  EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"latency.launch/baseline"}));
+  here.cv = 0.005;  // a quiet measurement: 7% is a fail
+  there.value = here.value / 1.07;
+  EXPECT_EQ(with_status(qualify(p, &base, default_rules()), CheckStatus::kFail),
+            (std::set<std::string>{"latency.launch/baseline"}));
+}
+
 TEST(Qualify, BaselineOfAnotherGpuIsBadInput) {
   const Profile p = fixture();
   Profile base = fixture();

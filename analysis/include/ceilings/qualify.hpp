@@ -77,6 +77,11 @@ struct HealthRules {
   }
 };
 
+// A ceiling beyond the baseline tolerance but within this many standard errors of the two medians (each
+// Ceiling::median_standard_error, combined in quadrature) is incomplete, not failed: the measurements cannot tell
+// it from the baseline (fleet's outlier rule asks the same of a GPU's own median).
+inline constexpr double kBaselineNoiseStandardErrors = 2.0;
+
 struct Rules {
   std::string origin = "built-in defaults";
   std::vector<std::string> required;         // ceilings that must be measured
