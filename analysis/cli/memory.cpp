@@ -148,8 +148,13 @@ int run(const MemoryOptions& o) {
     in.ep = o.ep;
     est = infer_memory(in);
     notes.push_back("weights " + o.weight_dtype + " split over tp" + (o.ep > 1 ? " (routed experts over ep)" : "") +
-                    "; KV cache " + o.kv_dtype +
-                    ", batch * context * bytes per token; activations and framework overhead not included");
+                    "; KV cache " + o.kv_dtype + ", batch * context * bytes per token" +
+                    (in.model.sliding_window && in.context > static_cast<double>(*in.model.sliding_window)
+                         ? " (the window's " + std::to_string(*in.model.sliding_window) + " tokens, not the context, in the " +
+                               std::to_string(in.model.window_layers) + " of " + std::to_string(in.model.layers) +
+                               " layers that slide)"
+                         : std::string()) +
+                    "; activations and framework overhead not included");
     if (o.ep > 1)
       notes.push_back("experts: each MoE layer's " + std::to_string(in.model.routed_experts) +
                       " routed experts whole over " + std::to_string(o.ep) + " GPUs (" +

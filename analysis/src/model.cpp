@@ -19,11 +19,16 @@ void require_positions(const ModelConfig& m, double tokens, const std::string& f
 bool ModelConfig::is_moe_layer(std::int64_t layer) const {
   if (!is_moe()) return false;
   return layer >= first_dense_layers && moe_layer_freq > 0 && (layer + moe_layer_offset) % moe_layer_freq == 0 &&
-         std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end();
+         !std::binary_search(dense_layers.begin(), dense_layers.end(), layer);
 }
 
 bool ModelConfig::has_dense_mlp_layer() const {
-  for (std::int64_t l = 0; l < layers; ++l)
+  if (!is_moe()) return layers > 0;
+  if (!dense_layers.empty()) return true;
+  // Past the first dense layers the pattern repeats every moe_layer_freq layers: one period tells (a config of 2^40
+  // layers is not walked).
+  const std::int64_t n = std::min(layers, first_dense_layers + std::max<std::int64_t>(moe_layer_freq, 1) + 1);
+  for (std::int64_t l = 0; l < n; ++l)
     if (!is_moe_layer(l)) return true;
   return false;
 }
@@ -55,6 +60,21 @@ void require_stated(const Fields& f, const std::string& key, const std::string& 
     f.fail(key, "is absent: Transformers' " + config_class + " would take " + transformers_default +
                     ", and this version counts only what the config states; add the key (null where the model has "
                     "none)");
+}
+
+// An expert count Transformers 5 saves under either of two names (an attribute_map alias: Qwen3-MoE's num_experts
+// is num_local_experts there, and gpt-oss takes num_experts for its num_local_experts): the key the config states,
+// required as require_stated requires `key`; both stated must agree.
+std::string stated_expert_key(const Fields& f, const std::string& key, const std::string& alias,
+                              const std::string& config_class, const std::string& transformers_default) {
+  const json& raw = f.raw();
+  const bool has_key = raw.contains(key), has_alias = raw.contains(alias);
+  if (has_key && has_alias && raw[key] != raw[alias])
+    f.fail(alias, "is " + raw[alias].dump() + " where " + key + " (the same count under Transformers' other name) is " +
+                      raw[key].dump());
+  if (!has_key && has_alias) return alias;
+  require_stated(f, key, config_class, transformers_default);
+  return key;
 }
 
 // Heads and head width of standard (non-MLA) attention, validated against each other.
@@ -167,14 +187,14 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
     m.expert_ffn = m.ffn;
   }
   if (type == "qwen3_moe") {
-    require_stated(f, "num_experts", "Qwen3MoeConfig", "128");
-    require_stated(f, "num_experts_per_tok", "Qwen3MoeConfig", "8");
-    require_stated(f, "moe_intermediate_size", "Qwen3MoeConfig", "768");
-    m.routed_experts = optional_size_of(f, "num_experts", 0).value_or(0);
+    const std::string experts = stated_expert_key(f, "num_experts", "num_local_experts", "Qwen3MoeConfig", "128");
+    m.routed_experts = optional_size_of(f, experts, 0).value_or(0);
     if (m.routed_experts > 0) {
+      require_stated(f, "num_experts_per_tok", "Qwen3MoeConfig", "8");
+      require_stated(f, "moe_intermediate_size", "Qwen3MoeConfig", "768");
       m.experts_per_token = size_of(f, "num_experts_per_tok", 1);
       if (m.experts_per_token > m.routed_experts)
-        f.fail("num_experts_per_tok", "is larger than num_experts (" + std::to_string(m.routed_experts) + ")");
+        f.fail("num_experts_per_tok", "is larger than " + experts + " (" + std::to_string(m.routed_experts) + ")");
       m.expert_ffn = size_of(f, "moe_intermediate_size", 1);
       // Qwen3MoeDecoderLayer: sparse where (layer + 1) % decoder_sparse_step == 0 and not in mlp_only_layers.
       m.moe_layer_freq = optional_size_of(f, "decoder_sparse_step", 1).value_or(1);
@@ -186,6 +206,7 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
                                           std::to_string(m.layers) + ")");
           m.dense_layers.push_back(l.get<std::int64_t>());
         }
+        std::sort(m.dense_layers.begin(), m.dense_layers.end());  // is_moe_layer searches it
       }
     }
   }
@@ -204,11 +225,11 @@ ModelConfig parse_gpt_oss(const Fields& f) {
   m.norm_params_per_hidden = 1;
   m.qkv_bias = m.o_bias = f.optional_boolean("attention_bias").value_or(true);
   m.attention_sinks = true;
-  require_stated(f, "num_local_experts", "GptOssConfig", "128");
-  m.routed_experts = size_of(f, "num_local_experts", 1);
+  const std::string experts = stated_expert_key(f, "num_local_experts", "num_experts", "GptOssConfig", "128");
+  m.routed_experts = size_of(f, experts, 1);
   m.experts_per_token = size_of(f, "num_experts_per_tok", 1);
   if (m.experts_per_token > m.routed_experts)
-    f.fail("num_experts_per_tok", "is larger than num_local_experts (" + std::to_string(m.routed_experts) + ")");
+    f.fail("num_experts_per_tok", "is larger than " + experts + " (" + std::to_string(m.routed_experts) + ")");
   m.expert_ffn = m.ffn;
   m.mlp_bias = true;
   m.router_bias_per_expert = true;
@@ -592,6 +613,14 @@ double weight_bytes_per_gpu(const ModelConfig& m, double weight_bytes, double by
   return (weight_bytes - kv) / gpus + kv / k.split;
 }
 
+namespace {
+std::int64_t moe_layer_count(const ModelConfig& m) {
+  std::int64_t n = 0;
+  for (std::int64_t l = 0; l < m.layers; ++l) n += m.is_moe_layer(l) ? 1 : 0;
+  return n;
+}
+}  // namespace
+
 json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_dtype, AttentionConvention conv) {
   const ParamCounts c = count_params(m);
   const FlopShape s = flop_shape(m);
@@ -632,7 +661,8 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
                   {"experts_per_token", m.experts_per_token},
                   {"shared_experts", m.shared_experts},
                   {"expert_ffn", m.expert_ffn},
-                  {"first_dense_layers", m.first_dense_layers}};
+                  {"first_dense_layers", m.first_dense_layers},
+                  {"moe_layers", moe_layer_count(m)}};
   if (m.is_mla())
     out["mla"] = {{"q_lora_rank", m.q_lora_rank},
                   {"kv_lora_rank", m.kv_lora_rank},

@@ -12,9 +12,14 @@ double mean(const std::vector<double>& v) {
   if (v.empty()) return 0.0;
   const double sum = std::accumulate(v.begin(), v.end(), 0.0);
   if (std::isfinite(sum)) return sum / static_cast<double>(v.size());
-  // An infinite or NaN value makes the sum what the mean is (inf, -inf or NaN); the running mean below would
-  // take inf - inf.
-  if (std::any_of(v.begin(), v.end(), [](double x) { return !std::isfinite(x); })) return sum;
+  // An infinite or NaN value decides the mean: NaN with a NaN or infinities of both signs, else that infinity
+  // (the sum may be NaN where finite values overflowed into the opposite infinity; the running mean below would
+  // take inf - inf).
+  const bool pos = std::any_of(v.begin(), v.end(), [](double x) { return std::isinf(x) && x > 0; });
+  const bool neg = std::any_of(v.begin(), v.end(), [](double x) { return std::isinf(x) && x < 0; });
+  if (std::any_of(v.begin(), v.end(), [](double x) { return std::isnan(x); }) || (pos && neg))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (pos || neg) return pos ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
   // The sum overflowed (values near the double's limit): a running mean stays within the values' range.
   double m = 0.0;
   for (std::size_t i = 0; i < v.size(); ++i) m += (v[i] - m) / static_cast<double>(i + 1);

@@ -100,6 +100,9 @@ void TelemetrySampler::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_requested_) {
     if (cv_.wait_for(lock, std::chrono::duration<double>(period_s_), [this] { return stop_requested_; })) break;
+    // The measuring thread read less than half a period ago (read_during_work): not the same moment twice.
+    const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    if (!readings_.empty() && !readings_.back().edge && now_s - readings_.back().t_s < period_s_ / 2) continue;
     lock.unlock();
     const Reading r = locked_read();
     lock.lock();
@@ -139,7 +142,8 @@ TelemetrySummary TelemetrySampler::stop() {
   std::vector<double> sm, mem, power, instant;
   double temp_max = 0;
   bool any = false;
-  const bool inner = std::any_of(readings_.begin(), readings_.end(), [](const Reading& r) { return !r.edge; });
+  // The edges count only where no reading from within the window has the SM clock (the summary's key reading).
+  const bool inner = std::any_of(readings_.begin(), readings_.end(), [](const Reading& r) { return !r.edge && r.sm_ok; });
   int summarised = 0;
   for (const Reading& r : readings_) {
     if (inner && r.edge) continue;

@@ -33,9 +33,9 @@ struct TelemetrySummary {
   // NVML's power reading (on Ampere, except GA100, and newer an average over the last second, so a window
   // much shorter than that reads mostly what ran before it).
   double power_w_median = 0, power_w_max = 0;
-  // NVML's instantaneous power (field NVML_FI_DEV_POWER_INSTANT), median and maximum of the 20 ms
-  // readings, where the driver answers the field: point samples of this window's draw (a short case has
-  // only a few of them, two at its edges).
+  // NVML's instantaneous power (field NVML_FI_DEV_POWER_INSTANT), median and maximum of the readings
+  // summarised, where the driver answers the field: point samples of this window's draw (a short case has
+  // only a few of them).
   int power_instant_readings = 0;
   std::optional<double> power_instant_w_median, power_instant_w_max;
   double temp_c_max = 0;

@@ -120,6 +120,25 @@ TEST(ModelParams, Qwen3MoeSparseStepAndMlpOnlyLayers) {
   const ModelConfig all_moe = parse_hf_config(config, "test");
   EXPECT_FALSE(all_moe.has_dense_mlp_layer());
   EXPECT_NO_THROW(check_parallel_split(all_moe, 4, 1, "--tp"));
+  config["mlp_only_layers"] = {0};  // one dense layer: now its width must split
+  EXPECT_THROW(check_parallel_split(parse_hf_config(config, "test"), 4, 1, "--tp"), InputError);
+  config["mlp_only_layers"] = json::array();
+  config["decoder_sparse_step"] = 2;  // layers 0, 2, 4 dense
+  EXPECT_THROW(check_parallel_split(parse_hf_config(config, "test"), 4, 1, "--tp"), InputError);
+  config["decoder_sparse_step"] = 1;
+  // Transformers 5 saves the expert count as num_local_experts: the same count; both stated must agree.
+  json saved = config;
+  saved.erase("num_experts");
+  saved["num_local_experts"] = 128;
+  EXPECT_EQ(parse_hf_config(saved, "test").routed_experts, 128);
+  saved["num_experts"] = 64;
+  EXPECT_THROW(parse_hf_config(saved, "test"), InputError);
+  // No experts: a dense model, whose expert keys need not be stated.
+  json dense = config;
+  dense["num_experts"] = 0;
+  dense.erase("num_experts_per_tok");
+  dense.erase("moe_intermediate_size");
+  EXPECT_FALSE(parse_hf_config(dense, "test").is_moe());
   // Which layers slide under use_sliding_window depends on the Transformers version: refused without layer_types.
   config["use_sliding_window"] = true;
   config["sliding_window"] = 4096;
@@ -510,6 +529,14 @@ TEST(ModelCli, CountsPastInt64AreInputErrors) {
   r = test::run_cli({"model", "--hf-config", dir + "/product.json"});
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.err.find("2^62"), std::string::npos) << r.err;
+  // 2^40 layers of experts only: refused at once (asking whether any layer is dense walked them all, a hang).
+  config = read_json_file(fixture_path("Mixtral-8x7B-v0.1"));
+  config["num_hidden_layers"] = 1099511627776LL;
+  std::ofstream(dir + "/layers.json") << config.dump();
+  r = test::run_cli({"memory", "--mode", "infer", "--hf-config", dir + "/layers.json", "--context", "1024", "--gpu",
+                     "H200"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("layers"), std::string::npos) << r.err;
   // A sum that would wrap int64 (2^63 - 1 shared experts, or as the query head's no-RoPE width) is refused by
   // name: wrapped, the count read a plausible 666 billion parameters with exit 0.
   for (const char* key : {"n_shared_experts", "qk_nope_head_dim"}) {

@@ -47,6 +47,7 @@ TEST(Stats, ExtremeSamples) {
   EXPECT_EQ(mean({1, -inf}), -inf);
   EXPECT_TRUE(std::isnan(mean({inf, -inf})));
   EXPECT_TRUE(std::isnan(mean({1, nan})));
+  EXPECT_EQ(mean({1.7e308, 1.7e308, -inf}), -inf);  // the finite part overflows the other way
 }
 
 TEST(Table, RendersEveryFormat) {
