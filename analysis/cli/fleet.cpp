@@ -155,6 +155,19 @@ Table missing_table(const FleetInput& in, const FleetGroup& g) {
   return t;
 }
 
+std::string unfinished_text(const FleetUnfinished& u) {
+  return u.reason + (u.partial_compared ? " (the cases it finished are compared)" : "") + " [" + u.summary + "]";
+}
+
+Table unfinished_table(const FleetInput& in) {
+  Table t;
+  t.columns = {"host", "gpu", "uuid", "pci bus id", "state", "reason"};
+  for (const FleetUnfinished& u : in.unfinished)
+    t.add_row({u.host, u.index >= 0 ? std::to_string(u.index) : "?", u.uuid, u.pci_bus_id, u.state,
+               unfinished_text(u)});
+  return t;
+}
+
 // Every finding of the run in one table, one row per (GPU, ceiling or check): the csv output, so that a
 // script reading it sees whatever made the exit code, not only the outliers.
 Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& groups, const FleetHealth& health) {
@@ -214,6 +227,9 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
   for (const FleetHealthFault& f : health.faults)
     for (const Check& c : f.failed)
       add_plain(row(group_of[f.member], "health fault", f.member), check_name(c), c.reason);
+  for (const FleetUnfinished& u : in.unfinished)
+    add_plain({"", "unfinished", u.host, u.index >= 0 ? std::to_string(u.index) : "", u.uuid, u.pci_bus_id},
+              u.state, unfinished_text(u));
   return t;
 }
 
@@ -236,7 +252,11 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   out += std::string(md ? "**fleet**: " : "fleet: ") + "read " + std::to_string(in.members.size()) + " profile(s) of " +
          std::to_string(in.files) + " file(s), skipped " + std::to_string(in.skipped.size()) +
          (in.superseded.empty() ? "" : ", " + std::to_string(in.superseded.size()) + " older run(s) set aside") +
-         (in.baselines.empty() ? "" : ", " + std::to_string(in.baselines.size()) + " baseline(s) set aside") + ", " +
+         (in.baselines.empty() ? "" : ", " + std::to_string(in.baselines.size()) + " baseline(s) set aside") +
+         (in.node_summaries == 0 ? std::string()
+                                 : ", " + std::to_string(in.node_summaries) + " node summary(ies) listing " +
+                                       std::to_string(in.unfinished.size()) + " GPU(s) without a finished profile") +
+         ", " +
          std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(found.outliers) +
          " outlier(s), " + std::to_string(found.unlike_peers) + " GPU(s) configured unlike their peers, " +
          (found.two_ways ? std::to_string(found.two_ways) + " GPU(s) of a model configured two ways in equal numbers, "
@@ -292,6 +312,10 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");
     out += render(findings_table(in, g), format);
   }
+  if (!in.unfinished.empty())
+    out += std::string("\n") + (md ? "### " : "") + "unfinished: " + std::to_string(in.unfinished.size()) +
+           " GPU(s) a node summary lists without a finished profile (not judged: measure them again)\n" +
+           (md ? "\n" : "") + render(unfinished_table(in), format);
   out += std::string("\n") + (md ? "### " : "") + "health: " + std::to_string(health.faults.size()) +
          " GPU(s) with a failing check (qualify's default health checks on each profile's health section, its "
          "measurement errors, and its ceilings against qualify's default datasheet fractions)\n";
@@ -392,7 +416,8 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
         !health.faults.empty())
       return kExitFailed;
     // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
-    return found.not_judged > 0 || !in.skipped.empty() ? kExitIncomplete : kExitOk;
+    // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
+    return found.not_judged > 0 || !in.skipped.empty() || !in.unfinished.empty() ? kExitIncomplete : kExitOk;
   };
 }));
 

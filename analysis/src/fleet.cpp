@@ -270,24 +270,103 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
             [](const Outlier& a, const Outlier& b) { return a.worst_deficit() > b.worst_deficit(); });
 }
 
+namespace {
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+constexpr const char* kNodeSummaryExt = ".node-summary.json";
+
+std::string canonical_or_same(const std::string& path) {
+  std::error_code ec;
+  const fs::path c = fs::weakly_canonical(path, ec);
+  return ec ? path : c.string();
+}
+
+// The GPUs a node summary lists that have no finished profile among the members (see FleetUnfinished).
+void read_node_summary(const std::string& path, FleetInput& in, std::vector<FleetSkip>& skipped) {
+  json doc;
+  try {
+    doc = read_json_file(path);
+  } catch (const Error& e) {
+    skipped.push_back({path, e.what()});
+    return;
+  }
+  const auto text = [](const json& o, const char* key) {
+    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+  };
+  if (!doc.is_object() || text(doc, "schema").rfind("ceilings.node/", 0) != 0 || !doc.contains("gpus") ||
+      !doc["gpus"].is_array()) {
+    skipped.push_back({path, "not a node summary (ceilings.node/1 with a gpus list): the GPUs it would list are not "
+                             "known"});
+    return;
+  }
+  ++in.node_summaries;
+  const std::string host = text(doc, "host"), updated = text(doc, "updated");
+  std::optional<UtcTime> summary_time;
+  try {
+    if (!updated.empty()) summary_time = parse_utc_time(updated, "'" + path + "': field 'updated'");
+  } catch (const Error&) {
+  }
+  const fs::path dir = fs::path(path).parent_path();
+  for (const json& g : doc["gpus"]) {
+    if (!g.is_object()) continue;
+    FleetUnfinished u;
+    u.summary = path;
+    u.host = host;
+    u.uuid = text(g, "uuid");
+    u.pci_bus_id = text(g, "pci_bus_id");
+    u.state = text(g, "state");
+    u.reason = text(g, "reason");
+    if (g.contains("index") && g["index"].is_number_integer()) u.index = g["index"].get<std::int64_t>();
+    const std::string profile = text(g, "profile");
+    const std::string profile_path = profile.empty() ? std::string() : canonical_or_same((dir / profile).string());
+    const FleetMember* found = nullptr;
+    for (const FleetMember& m : in.members)
+      if ((!u.uuid.empty() && m.profile.device.uuid == u.uuid) ||
+          (!profile_path.empty() && canonical_or_same(m.path) == profile_path)) {
+        found = &m;
+        break;
+      }
+    if (u.state == "done") {
+      if (found) continue;
+      u.reason = "finished, but its profile" + (profile.empty() ? std::string() : " (" + profile + ")") +
+                 " is not among the files read";
+    } else {
+      if (found && summary_time) {  // measured again since the summary was last written: that run stands
+        try {
+          if (*summary_time < parse_utc_time(found->profile.created, "created")) continue;
+        } catch (const Error&) {
+        }
+      }
+      u.partial_compared = found != nullptr;
+      if (u.state == "pending" || u.state == "running")
+        u.reason = "the run was still going, or was killed, when the summary was last written (" + updated + ")";
+      else if (u.reason.empty())
+        u.reason = u.state.empty() ? "no state recorded" : "no reason recorded";
+    }
+    in.unfinished.push_back(std::move(u));
+  }
+}
+}  // namespace
+
 FleetInput load_fleet(const std::vector<std::string>& paths) {
   FleetInput in;
-  std::vector<std::string> files;
+  std::vector<std::string> files, summaries;
   for (const std::string& p : paths) {
     std::error_code ec;
     const fs::file_status st = fs::status(p, ec);
     if (ec || !fs::exists(st)) throw InputError("'" + p + "' does not exist");
     if (fs::is_directory(st)) {
-      std::vector<std::string> found;
+      std::vector<std::string> found, found_summaries;
       for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
            !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        const std::string ext = ".profile.json";
-        if (name.size() <= ext.size() || name.compare(name.size() - ext.size(), ext.size(), ext) != 0) continue;
+        const bool summary = ends_with(name, kNodeSummaryExt);
+        if (!summary && !ends_with(name, ".profile.json")) continue;
         std::error_code type_ec;
         const fs::file_status type = it->status(type_ec);
         if (fs::is_regular_file(type))
-          found.push_back(it->path().string());
+          (summary ? found_summaries : found).push_back(it->path().string());
         else if (type_ec && type_ec != std::errc::no_such_file_or_directory)  // a link loop, no permission
           in.skipped.push_back({it->path().string(), "cannot be read: " + type_ec.message()});
         else if (!type_ec && fs::exists(type) && !fs::is_directory(type))  // a pipe would wait for a writer for ever
@@ -297,6 +376,10 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
       if (ec) in.skipped.push_back({p, "cannot list the directory: " + ec.message()});
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
+      std::sort(found_summaries.begin(), found_summaries.end());
+      summaries.insert(summaries.end(), found_summaries.begin(), found_summaries.end());
+    } else if (ends_with(fs::path(p).filename().string(), kNodeSummaryExt)) {
+      summaries.push_back(p);
     } else {
       files.push_back(p);
     }
@@ -353,6 +436,9 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
   for (std::size_t i = 0; i < in.members.size(); ++i)
     if (keep[i]) kept.push_back(std::move(in.members[i]));
   in.members = std::move(kept);
+  std::set<std::string> seen_summaries;
+  for (const std::string& s : summaries)
+    if (seen_summaries.insert(canonical_or_same(s)).second) read_node_summary(s, in, in.skipped);
   return in;
 }
 
@@ -584,6 +670,16 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                    const FleetHealth& health) {
   json skipped = json::array();
   for (const FleetSkip& s : input.skipped) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
+  json unfinished = json::array();
+  for (const FleetUnfinished& u : input.unfinished)
+    unfinished.push_back({{"host", u.host},
+                          {"index", u.index >= 0 ? json(u.index) : json(nullptr)},
+                          {"uuid", u.uuid},
+                          {"pci_bus_id", u.pci_bus_id},
+                          {"state", u.state},
+                          {"reason", u.reason},
+                          {"partial_compared", u.partial_compared},
+                          {"summary", u.summary}});
   json gs = json::array();
   const FleetFindings found = count_findings(groups);
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -677,6 +773,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
   return {{"read", input.members.size()},
           {"files", input.files},
           {"skipped", skipped},
+          {"node_summaries", input.node_summaries},
+          {"unfinished", unfinished},
           {"superseded", superseded},
           {"baselines_set_aside", baselines},
           {"groups", gs},

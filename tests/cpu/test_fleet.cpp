@@ -567,6 +567,73 @@ TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {
   EXPECT_EQ(analyze_fleet(again.members, OutlierRule{}).size(), 2u);  // the upgraded GPU alone in its group
 }
 
+// A GPU a node summary lists without a finished profile (one that hung wrote none; one finished whose profile is
+// not among the files) is named and makes the run incomplete: a hang is not a pass. A GPU measured again since
+// the summary was written stands for itself.
+TEST(Fleet, GpusANodeSummaryListsWithoutAProfileAreNamed) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_unfinished");
+  FleetGen gen(12);
+  json gpus = json::array();
+  for (int i = 0; i < 4; ++i) {
+    Profile p = gen.gpu(0, i);
+    p.created = "2026-11-30T10:00:00Z";
+    const std::string name = "node0-gpu" + std::to_string(i) + ".profile.json";
+    if (i != 2 && i != 3) write_file_atomic(dir + "/" + name, profile_to_json(p).dump());
+    json g = {{"index", i}, {"uuid", p.device.uuid}, {"pci_bus_id", p.device.pci_bus_id}, {"state", "done"},
+              {"profile", name}};
+    if (i == 2) g = {{"index", i}, {"uuid", p.device.uuid}, {"pci_bus_id", p.device.pci_bus_id},
+                     {"state", "timed_out"}, {"reason", "ceilings-bench ran past the 7200 s timeout"}};
+    gpus.push_back(g);
+  }
+  for (int node = 1; node < 3; ++node)  // two more nodes without summaries, so the group is compared
+    for (int i = 0; i < 2; ++i)
+      write_file_atomic(dir + "/node" + std::to_string(node) + "-gpu" + std::to_string(i) + ".profile.json",
+                        profile_to_json(gen.gpu(node, i)).dump());
+  const json summary = {{"schema", "ceilings.node/1"}, {"host", "node0"}, {"created", "2026-11-30T09:00:00Z"},
+                        {"updated", "2026-11-30T11:00:00Z"}, {"complete", true}, {"gpus", gpus}};
+  write_file_atomic(dir + "/node0.node-summary.json", summary.dump());
+
+  FleetInput in = load_fleet({dir});
+  EXPECT_EQ(in.node_summaries, 1u);
+  ASSERT_EQ(in.unfinished.size(), 2u);
+  EXPECT_EQ(in.unfinished[0].index, 2);
+  EXPECT_EQ(in.unfinished[0].state, "timed_out");
+  EXPECT_EQ(in.unfinished[0].reason, "ceilings-bench ran past the 7200 s timeout");
+  EXPECT_FALSE(in.unfinished[0].partial_compared);
+  EXPECT_EQ(in.unfinished[1].index, 3);
+  EXPECT_EQ(in.unfinished[1].reason, "finished, but its profile (node0-gpu3.profile.json) is not among the files read");
+  auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // nothing slow, but two GPUs not judged
+  EXPECT_NE(r.out.find("1 node summary(ies) listing 2 GPU(s) without a finished profile"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("timed_out"), std::string::npos) << r.out;
+  const json j = json::parse(run_cli({"fleet", dir, "--format", "json"}).out);
+  EXPECT_EQ(j.at("unfinished").size(), 2u);
+  EXPECT_EQ(j.at("unfinished")[0].at("state"), "timed_out");
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_NE(csv.out.find(",unfinished,node0,2,"), std::string::npos) << csv.out;
+
+  // GPU 2 measured again after the summary: it stands; GPU 3's profile found: nothing unfinished, exit 0.
+  Profile again = gen.gpu(0, 2);
+  again.created = "2026-11-30T12:00:00Z";
+  write_file_atomic(dir + "/node0-gpu2.profile.json", profile_to_json(again).dump());
+  Profile three = gen.gpu(0, 3);
+  write_file_atomic(dir + "/node0-gpu3.profile.json", profile_to_json(three).dump());
+  in = load_fleet({dir});
+  EXPECT_TRUE(in.unfinished.empty());
+  EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 0);
+  // A partial profile from before the summary's last write does not stand for the timed-out GPU.
+  again.created = "2026-11-30T10:30:00Z";
+  write_file_atomic(dir + "/node0-gpu2.profile.json", profile_to_json(again).dump());
+  in = load_fleet({dir});
+  ASSERT_EQ(in.unfinished.size(), 1u);
+  EXPECT_TRUE(in.unfinished[0].partial_compared);
+  // A summary that is not one is named, not guessed at.
+  write_file_atomic(dir + "/bad.node-summary.json", "{\"schema\": \"ceilings.node/1\"}");
+  in = load_fleet({dir});
+  ASSERT_EQ(in.skipped.size(), 1u);
+  EXPECT_NE(in.skipped[0].reason.find("not a node summary"), std::string::npos) << in.skipped[0].reason;
+}
+
 // A GPU's older run with peer ceilings and its newer run without them (the family skipped) are one GPU: the
 // run without them joins the group of the runs with them, so only the newest may weigh in its median.
 TEST(Fleet, ARunWithoutPeerCeilingsSupersedesTheSameGpusRunWithThem) {

@@ -132,8 +132,21 @@ struct FleetSuperseded {
   std::string path, uuid, created;
   std::string newer_path, newer_created;  // the run of the same GPU that stands for it
 };
+// A GPU a node summary (`<host>.node-summary.json`, ceilings.node/1, which `measure --all-gpus` writes beside the
+// profiles) lists that did not finish (failed, timed out, interrupted, never started, or still running when the
+// summary was last written), or that finished with no profile among the files read: a GPU that could not be
+// judged. A profile of the same GPU newer than the summary (measured again since) stands for it.
+struct FleetUnfinished {
+  std::string summary;  // the node summary's path
+  std::string host, uuid, pci_bus_id, state, reason;
+  std::int64_t index = -1;
+  bool partial_compared = false;  // the cases it finished are in a profile among the members, compared as such
+};
+
 struct FleetInput {
   std::vector<FleetMember> members;
+  std::vector<FleetUnfinished> unfinished;
+  std::size_t node_summaries = 0;  // node summaries read
   std::vector<FleetSkip> skipped;
   std::vector<FleetSuperseded> superseded;  // older runs of a GPU that has a newer one among the members
   std::vector<FleetSkip> baselines;  // fleet baselines (a top-level "baseline" section): medians, not a GPU
