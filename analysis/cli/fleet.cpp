@@ -323,6 +323,9 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   if (health.incomplete > 0)
     out += std::string(md && !health.faults.empty() ? "\n" : "") + std::to_string(health.incomplete) + " profile(s) could not be judged in full (no health section, or a "
            "check that could not run): `ceilings qualify` on each says why\n";
+  if (health.cut_short > 0)
+    out += std::to_string(health.cut_short) + " profile(s) of a run a timeout or an interrupt cut short: the cases it "
+           "stopped are not measured (measure again without the limit)\n";
   return out;
 }
 
@@ -417,7 +420,9 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       return kExitFailed;
     // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
     // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
-    return found.not_judged > 0 || !in.skipped.empty() || !in.unfinished.empty() ? kExitIncomplete : kExitOk;
+    return found.not_judged > 0 || !in.skipped.empty() || !in.unfinished.empty() || health.cut_short > 0
+               ? kExitIncomplete
+               : kExitOk;
   };
 }));
 

@@ -477,9 +477,24 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
   }
   // Outliers are found among the profiles as compared (a peer ceiling by its pair median, as `measure
   // --all-gpus` does); the statistics shown and a baseline's medians are of the ceilings as measured.
-  std::vector<Profile> compared;
-  compared.reserve(members.size());
-  for (const FleetMember& m : members) compared.push_back(with_pair_medians(m.profile));
+  // What the comparison reads of them: the ceilings' values and spreads, not the profiles' documents and details
+  // (held whole, a fleet of 16,000 GPUs twice over would not fit in memory).
+  std::vector<Profile> compared(members.size());
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    for (const Ceiling& c : members[i].profile.ceilings) {
+      Ceiling k;
+      k.name = c.name;
+      k.value = c.value;
+      k.unit = c.unit;
+      k.cv = c.cv;
+      k.samples = c.samples;
+      k.verified = c.verified;
+      if (c.name.rfind("nvlink.", 0) == 0)
+        if (const auto pairs = c.detail_number("p2p_median")) k.detail["p2p_median"] = *pairs;
+      compared[i].ceilings.push_back(std::move(k));
+    }
+    compared[i] = with_pair_medians(std::move(compared[i]));
+  }
   std::vector<FleetGroup> groups;
   for (auto& [k, g] : by_key) {
     std::vector<const Profile*> profiles, as_compared;
@@ -504,8 +519,9 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
           return nullptr;
         };
         if (const Skipped* e = named(p.errors)) {
-          m.error = true;
-          m.reason = "measurement failed: " + e->reason;
+          // A case a timeout or an interrupt cut short could not finish: not measured, as qualify has it.
+          m.error = !cut_short_reason(e->reason);
+          m.reason = (m.error ? "measurement failed: " : "not measured, the run was ") + e->reason;
         } else if (const Skipped* sk = named(p.skipped)) {
           m.reason = "not measured: " + sk->reason;
         } else if (c) {
@@ -651,15 +667,21 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
           f.failed.push_back(std::move(c));
     } catch (const InputError&) {  // a profile qualify cannot read: judged by the checks above
     }
-    if (!members[i].profile.errors.empty()) {  // a failed measurement fails, as in qualify
-      Check c;
-      c.subject = "profile";
-      c.rule = "measurement errors";
-      c.status = CheckStatus::kFail;
-      for (const Skipped& e : members[i].profile.errors)
-        c.reason += (c.reason.empty() ? "" : "; ") + e.name + ": " + e.reason;
-      f.failed.push_back(std::move(c));
+    // A failed measurement fails, as in qualify; a case a timeout or an interrupt cut short could not be judged.
+    bool cut = false;
+    Check errors;
+    errors.subject = "profile";
+    errors.rule = "measurement errors";
+    errors.status = CheckStatus::kFail;
+    for (const Skipped& e : members[i].profile.errors) {
+      if (cut_short_reason(e.reason)) {
+        cut = true;
+        continue;
+      }
+      errors.reason += (errors.reason.empty() ? "" : "; ") + e.name + ": " + e.reason;
     }
+    if (!errors.reason.empty()) f.failed.push_back(std::move(errors));
+    if (cut) ++h.cut_short;
     if (!f.failed.empty()) h.faults.push_back(std::move(f));
     else if (incomplete) ++h.incomplete;
   }
@@ -783,7 +805,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"configured_two_ways", found.two_ways},
           {"not_judged", found.not_judged},
           {"missing_ceilings_failed", found.missing_failed},
-          {"health", {{"faults", faults}, {"incomplete", health.incomplete},
+          {"health", {{"faults", faults}, {"incomplete", health.incomplete}, {"cut_short", health.cut_short},
                       {"rules", "qualify's default health checks, measurement errors and datasheet fractions"}}},
           {"rule",
            {{"z_threshold", rule.z_threshold}, {"margin", rule.margin}, {"min_deficit_for_z", rule.min_deficit},

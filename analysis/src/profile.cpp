@@ -123,7 +123,15 @@ bool is_family_variant(const std::string& name) { return identifier_parts(name) 
 Profile profile_from_json(const json& document, const std::string& origin) {
   const Fields doc(document, "");
   Profile p;
-  p.raw = document;
+  // Every section but the ceilings, which are parsed into p.ceilings and written back from there
+  // (profile_to_json): a second copy of their details would double what a fleet of profiles holds.
+  if (document.is_object()) {
+    p.raw = json::object();
+    for (const auto& [key, value] : document.items())
+      if (key != "ceilings") p.raw[key] = value;
+  } else {
+    p.raw = document;
+  }
   p.schema = doc.string("schema");
   if (p.schema != kProfileSchema)
     doc.fail("schema", "'" + p.schema + "' is not a schema this version reads (expected " + kProfileSchema + ")");

@@ -634,6 +634,42 @@ TEST(Fleet, GpusANodeSummaryListsWithoutAProfileAreNamed) {
   EXPECT_NE(in.skipped[0].reason.find("not a node summary"), std::string::npos) << in.skipped[0].reason;
 }
 
+// A case a timeout cut short is not a measurement that failed: the GPU is not judged in full (exit 3, as qualify
+// has it), not a health fault (exit 1); a case that failed on its own still fails.
+TEST(Fleet, ACaseCutShortIsIncompleteNotAFault) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_cut_short");
+  FleetGen gen(13);
+  for (int node = 0; node < 4; ++node) {
+    Profile p = gen.gpu(node, 0);
+    if (node == 3) {
+      p.ceilings.erase(std::remove_if(p.ceilings.begin(), p.ceilings.end(),
+                                      [](const Ceiling& c) { return c.name == "hbm.copy"; }),
+                       p.ceilings.end());
+      p.errors.push_back({"hbm.copy", std::string(kStoppedWhileRunningReason) + kTimedOutReason +
+                                          "600 s timeout and was terminated"});
+    }
+    write_file_atomic(dir + "/n" + std::to_string(node) + ".profile.json", profile_to_json(p).dump());
+  }
+  FleetInput in = load_fleet({dir});
+  const FleetHealth h = fleet_health(in.members);
+  EXPECT_TRUE(h.faults.empty());
+  EXPECT_EQ(h.cut_short, 1u);
+  const auto groups = analyze_fleet(in.members, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_EQ(groups[0].missing.size(), 1u);
+  EXPECT_FALSE(groups[0].missing[0].error);
+  EXPECT_NE(groups[0].missing[0].reason.find("not measured, the run was stopped"), std::string::npos)
+      << groups[0].missing[0].reason;
+  auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 profile(s) of a run a timeout or an interrupt cut short"), std::string::npos) << r.out;
+  // A failure of its own fails.
+  Profile failed = gen.gpu(3, 0);
+  failed.errors.push_back({"pcie.h2d", "verification failed: 12 of 4096 words differ"});
+  write_file_atomic(dir + "/n3.profile.json", profile_to_json(failed).dump());
+  EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 1);
+}
+
 // A GPU's older run with peer ceilings and its newer run without them (the family skipped) are one GPU: the
 // run without them joins the group of the runs with them, so only the newest may weigh in its median.
 TEST(Fleet, ARunWithoutPeerCeilingsSupersedesTheSameGpusRunWithThem) {

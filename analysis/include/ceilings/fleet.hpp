@@ -232,6 +232,9 @@ struct FleetHealthFault {
 struct FleetHealth {
   std::vector<FleetHealthFault> faults;
   std::size_t incomplete = 0;  // members with no failing check and at least one incomplete one
+  // Members a timeout or an interrupt cut short (a case stopped while it ran, as `measure` words it): not
+  // judged in full, whatever else they show (qualify's exit 3, not a measurement that failed).
+  std::size_t cut_short = 0;
 };
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules = HealthRules{});
 
