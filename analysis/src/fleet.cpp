@@ -209,6 +209,10 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
   return out;
 }
 
+namespace {
+constexpr double kSplitSeparation = 4.0;
+}  // namespace
+
 void add_population_splits(const std::vector<const Profile*>& members, const OutlierRule& rule,
                            std::vector<Outlier>& outliers) {
   struct Value {
@@ -234,7 +238,30 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     double widest = 0;
     for (std::size_t k = side; k + side <= values.size(); ++k)
       if (const double gap = worse_by(values[k - 1].v, values[k].v); gap > widest) widest = gap, cut = k;
-    if (cut == 0 || widest <= rule.margin) continue;
+    if (cut == 0 || widest <= rule.margin) {
+      // In a large fleet the two populations' noise closes every gap between neighbours (half of 512 nodes 8%
+      // slow left gaps under 1%). The cut that best separates the values (Otsu's: the most variance between the
+      // sides) finds them still; it makes two populations when the sides' medians lie more than the margin apart
+      // and more than kSplitSeparation times the sides' own spreads (their MADs added), which one population
+      // split at its middle never does (under 3.4 for normal values, 1.7 in large groups).
+      cut = 0;
+      const std::size_t n = values.size();
+      std::vector<double> prefix(n + 1, 0.0);
+      for (std::size_t k = 0; k < n; ++k) prefix[k + 1] = prefix[k] + values[k].v;
+      double best = -1;
+      for (std::size_t k = side; k + side <= n; ++k) {
+        const double w = static_cast<double>(k), b = static_cast<double>(n - k);
+        const double d = prefix[k] / w - (prefix[n] - prefix[k]) / b;
+        if (const double between = w * b * d * d; between > best) best = between, cut = k;
+      }
+      if (cut == 0) continue;
+      std::vector<double> worse_side, better_side;
+      for (std::size_t k = 0; k < n; ++k) (k < cut ? worse_side : better_side).push_back(values[k].v);
+      const double worse_median = median(worse_side), better_median = median(better_side);
+      const double spread = median_absolute_deviation(worse_side) + median_absolute_deviation(better_side);
+      const double apart = std::fabs(better_median - worse_median);
+      if (!(worse_by(worse_median, better_median) > rule.margin && apart > kSplitSeparation * spread)) continue;
+    }
     std::vector<double> better;
     for (std::size_t k = cut; k < values.size(); ++k) better.push_back(values[k].v);
     const double reference = median(better);

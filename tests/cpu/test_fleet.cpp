@@ -817,6 +817,27 @@ TEST(Fleet, HalfAFleetSlowerAlikeIsNamedByTheGapThatSplitsIt) {
   for (const Outlier& o : g2[0].outliers) EXPECT_FALSE(o.ceilings[0].by_split);
 }
 
+// Half of a large fleet slower alike: the noise of 256 and 256 GPUs closes every gap between neighbours, so the
+// split is found by the cut that best separates them (the sides' medians 8% apart, far beyond their spreads).
+// One population, even a wide one, is never split that way.
+TEST(Fleet, HalfALargeFleetSlowerAlikeIsFoundWithoutAGap) {
+  FleetGen gen(41, 0.01);
+  const auto split = analyze_fleet(gen.fleet(512, 256, "gemm.bf16", 0.08, "b"), OutlierRule{});
+  ASSERT_EQ(split.size(), 1u);
+  std::size_t slow_named = 0, fast_named = 0;
+  for (const Outlier& o : split[0].outliers)
+    for (const Deviation& d : o.ceilings)
+      if (d.ceiling == "gemm.bf16" && d.by_split) ++(o.member < 256 ? slow_named : fast_named);
+  EXPECT_EQ(fast_named, 0u);
+  EXPECT_GE(slow_named, 230u);  // those more than 5% below the fast half's median: about 98% of them at 1% noise
+  for (double sigma : {0.01, 0.03}) {
+    FleetGen clean(43, sigma);
+    const auto groups = analyze_fleet(clean.fleet(512, 0, "", 0, "c"), OutlierRule{});
+    for (const Outlier& o : groups[0].outliers)
+      for (const Deviation& d : o.ceilings) EXPECT_FALSE(d.by_split) << d.ceiling << " at sigma " << sigma;
+  }
+}
+
 // Groups of one model that are not "configured unlike": one as large as the largest (which half would be the
 // reference is the label's alphabet; the model set up two ways is named instead, both halves), and one that
 // differs only in how its nvlink ceilings were measured (no finding).
