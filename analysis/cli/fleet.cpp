@@ -230,6 +230,8 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
   for (const FleetUnfinished& u : in.unfinished)
     add_plain({"", "unfinished", u.host, u.index >= 0 ? std::to_string(u.index) : "", u.uuid, u.pci_bus_id},
               u.state, unfinished_text(u));
+  // A file it could not read is part of the exit code too: a row of its own, its path in the reason.
+  for (const FleetSkip& s : in.skipped) add_plain({"", "skipped", "", "", "", ""}, "", s.path + ": " + s.reason);
   return t;
 }
 
@@ -383,6 +385,14 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     if (want_baseline && o->baseline_group > static_cast<int>(groups.size()))  // said before the report, not after it
       throw InputError("--baseline-group " + std::to_string(o->baseline_group) + ": there are only " +
                        std::to_string(groups.size()) + " group(s)");
+    // The largest group by default; two as large (a model set up two ways in equal numbers, an older and a newer
+    // driver) leave the choice to the user, not to the labels' alphabet.
+    if (want_baseline && o->baseline_group == 0 && groups.size() > 1 &&
+        groups[1].members.size() == groups[0].members.size())
+      throw InputError("--write-baseline: groups 1 (" + groups[0].fingerprint.label() + ") and 2 (" +
+                       groups[1].fingerprint.label() + ") are the largest alike, " +
+                       std::to_string(groups[0].members.size()) +
+                       " profiles each: say which the baseline comes from with --baseline-group");
     if (want_baseline) {
       // A median of one or two GPUs is their values: a slow one would become the reference its peers meet.
       const FleetGroup& g = groups[o->baseline_group > 0 ? static_cast<std::size_t>(o->baseline_group - 1) : 0];

@@ -382,8 +382,10 @@ TEST(Fleet, CliOn2000ProfilesIsFastAndCountsEverything) {
   std::ofstream(dir + "/nodes/b/ignored.bench.json") << "not a profile name: not read";
 
   const auto start = std::chrono::steady_clock::now();
-  const auto r = run_cli({"fleet", dir + "/nodes", "--format", "json", "--write-baseline", dir + "/baseline.json"}, {},
-                         120);
+  // Two groups of 1000: which the baseline comes from is said.
+  const auto r = run_cli({"fleet", dir + "/nodes", "--format", "json", "--write-baseline", dir + "/baseline.json",
+                          "--baseline-group", "1"},
+                         {}, 120);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(took, 30.0);
   EXPECT_EQ(r.exit_code, 1) << r.err;  // outliers found
@@ -416,8 +418,9 @@ TEST(Fleet, CliOn2000ProfilesIsFastAndCountsEverything) {
   EXPECT_EQ(csv.exit_code, 1);
   const auto lines = std::count(csv.out.begin(), csv.out.end(), '\n');
   // header + 1 + 1 + 1 + 2 + 2 ceilings; and two of them below qualify's datasheet fraction whatever the fleet
-  // reads (node 3's hbm.copy 10% slow: 82% of 4.8 TB/s, below 85%; node 99's pcie.h2d at half speed).
-  EXPECT_EQ(lines, 1 + 7 + 2);
+  // reads (node 3's hbm.copy 10% slow: 82% of 4.8 TB/s, below 85%; node 99's pcie.h2d at half speed); and the
+  // truncated file fleet skipped.
+  EXPECT_EQ(lines, 1 + 7 + 2 + 1);
   const std::size_t at = csv.out.find("node99,4,GPU-00000099-0000-0000-0000-000000000004,00000000:14:00.0,pcie.h2d,");
   ASSERT_NE(at, std::string::npos) << csv.out;
   // A file to parse: the value, its unit, the median and the deficit as numbers (SI, a fraction).
@@ -632,6 +635,29 @@ TEST(Fleet, GpusANodeSummaryListsWithoutAProfileAreNamed) {
   in = load_fleet({dir});
   ASSERT_EQ(in.skipped.size(), 1u);
   EXPECT_NE(in.skipped[0].reason.find("not a node summary"), std::string::npos) << in.skipped[0].reason;
+}
+
+// Two groups as large as each other: which the baseline comes from is the user's to say, not the labels' alphabet.
+// A file fleet could not read has a csv row of its own, as it weighs in the exit code.
+TEST(Fleet, ABaselineOfTwoEqualGroupsIsAskedForAndSkippedFilesAreRows) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_tie");
+  FleetGen gen(14);
+  for (int node = 0; node < 6; ++node) {
+    Profile p = gen.gpu(node, 0);
+    if (node >= 3) p.device.driver = "590.10.01";
+    write_file_atomic(dir + "/n" + std::to_string(node) + ".profile.json", profile_to_json(p).dump());
+  }
+  const std::string baseline = ceilings::test::scratch_dir("fleet_tie_out") + "/baseline.profile.json";
+  auto r = run_cli({"fleet", dir, "--write-baseline", baseline});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("are the largest alike, 3 profiles each: say which"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(baseline));
+  r = run_cli({"fleet", dir, "--write-baseline", baseline, "--baseline-group", "2"});
+  EXPECT_TRUE(fs::exists(baseline)) << r.out << r.err;
+  write_file_atomic(dir + "/broken.profile.json", "{");
+  r = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_NE(r.out.find(",skipped,,,,,,,,,,,,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("broken.profile.json: "), std::string::npos) << r.out;
 }
 
 // A case a timeout cut short is not a measurement that failed: the GPU is not judged in full (exit 3, as qualify
