@@ -279,7 +279,11 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   for (const FleetSkip& s : in.baselines) out += (md ? "- set aside " : "set aside ") + s.path + ": " + s.reason + "\n";
   for (const FleetSuperseded& s : in.superseded)
     out += (md ? "- set aside " : "set aside ") + s.path + ": an older run (" + s.created + ") of " + s.uuid + "; " +
-           s.newer_path + " (" + s.newer_created + ") stands for it\n";
+           s.newer_path + " (" + s.newer_created + ") stands for it" +
+           (s.host != s.newer_host ? " (on another host, " + s.newer_host + ", than " + s.host +
+                                         ": a GPU moved, or a profile copied; check which is the GPU as it stands)"
+                                   : std::string()) +
+           (s.created == s.newer_created ? " (the same time: the later file stands)" : std::string()) + "\n";
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const FleetGroup& g = groups[gi];
     out += std::string("\n") + (md ? "### " : "") + "group " + std::to_string(gi + 1) + ": " + g.fingerprint.label() +

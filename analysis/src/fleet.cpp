@@ -457,7 +457,8 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
     if (stands == i) continue;
     keep[i] = false;
     const FleetMember& newer = in.members[stands];
-    in.superseded.push_back({in.members[i].path, p.device.uuid, p.created, newer.path, newer.profile.created});
+    in.superseded.push_back({in.members[i].path, p.device.uuid, p.created, newer.path, newer.profile.created,
+                             p.hostname, newer.profile.hostname});
   }
   std::vector<FleetMember> kept;
   for (std::size_t i = 0; i < in.members.size(); ++i)
@@ -808,7 +809,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
   json superseded = json::array();
   for (const FleetSuperseded& s : input.superseded)
     superseded.push_back({{"path", s.path}, {"uuid", s.uuid}, {"created", s.created}, {"newer_path", s.newer_path},
-                          {"newer_created", s.newer_created}});
+                          {"newer_created", s.newer_created}, {"host", s.host}, {"newer_host", s.newer_host}});
   json faults = json::array();
   for (const FleetHealthFault& f : health.faults) {
     const FleetMember& m = input.members[f.member];

@@ -570,6 +570,29 @@ TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {
   EXPECT_EQ(analyze_fleet(again.members, OutlierRule{}).size(), 2u);  // the upgraded GPU alone in its group
 }
 
+// One UUID on two hosts is one GPU moved or a profile copied: the newest stands, and the set-aside line says the
+// hosts differ (and where the times are the same, that the later file stood).
+TEST(Fleet, OneUuidOnTwoHostsIsSaidWhenSetAside) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_two_hosts");
+  FleetGen gen(15);
+  for (int node = 0; node < 3; ++node) {
+    Profile p = gen.gpu(node, 0);
+    p.created = "2026-11-30T10:00:00Z";
+    write_file_atomic(dir + "/n" + std::to_string(node) + ".profile.json", profile_to_json(p).dump());
+  }
+  Profile copy = gen.gpu(1, 0);
+  copy.hostname = "elsewhere";
+  copy.created = "2026-11-30T10:00:00Z";
+  write_file_atomic(dir + "/z-copy.profile.json", profile_to_json(copy).dump());
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_NE(r.out.find("(on another host, elsewhere, than node1: a GPU moved, or a profile copied"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(the same time: the later file stands)"), std::string::npos) << r.out;
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  ASSERT_EQ(j.at("superseded").size(), 1u);
+  EXPECT_EQ(j["superseded"][0].at("newer_host"), "elsewhere");
+}
+
 // A GPU a node summary lists without a finished profile (one that hung wrote none; one finished whose profile is
 // not among the files) is named and makes the run incomplete: a hang is not a pass. A GPU measured again since
 // the summary was written stands for itself.

@@ -131,6 +131,7 @@ struct FleetSkip {
 struct FleetSuperseded {
   std::string path, uuid, created;
   std::string newer_path, newer_created;  // the run of the same GPU that stands for it
+  std::string host, newer_host;           // their hosts: two differ where a GPU moved, or a profile was copied
 };
 // A GPU a node summary (`<host>.node-summary.json`, ceilings.node/1, which `measure --all-gpus` writes beside the
 // profiles) lists that did not finish (failed, timed out, interrupted, never started, or still running when the
