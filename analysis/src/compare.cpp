@@ -133,6 +133,7 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
         if (const Ceiling* ce = d.profile->find(n); ce && ce->verified) {
           cell.measured = ce->value;
           cell.throttled = ce->throttled;
+          cell.standard_error = ce->median_standard_error();
           cell.datasheet = datasheet_for(*d.profile, *ce);
         } else if (g) {
           cell.datasheet = datasheet_value(*g, n);
@@ -144,6 +145,7 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
         const Ceiling* ce = d.profile ? d.profile->find(n) : nullptr;
         const auto watts = ce ? mean_power(*ce) : std::nullopt;
         cell.measured = watts && cell.measured ? std::optional<double>(*cell.measured / *watts) : std::nullopt;
+        cell.standard_error.reset();  // the power's own spread is not recorded: no claim about noise
         // A module's power (GH200's covers its CPU and memory too) over a GPU's peak is no GPU's efficiency.
         cell.datasheet = g && g->tdp_w > 0 && !g->tdp_whole_module && cell.datasheet
                              ? std::optional<double>(*cell.datasheet / g->tdp_w)
@@ -179,6 +181,12 @@ std::optional<double> vs_first(const CompareCell& first, const CompareCell& othe
   return r ? std::optional<double>(r->second) : std::nullopt;
 }
 
+std::optional<bool> vs_first_within_noise(const CompareCell& first, const CompareCell& other) {
+  const auto r = vs_first_ratio(first, other);
+  if (!r || r->first != "measured" || !first.standard_error || !other.standard_error) return std::nullopt;
+  return std::fabs(r->second - 1) <= 2 * std::hypot(*first.standard_error, *other.standard_error);
+}
+
 Table comparison_table(const Comparison& c) {
   Table t;
   t.columns.push_back("ceiling");
@@ -205,7 +213,8 @@ Table comparison_table(const Comparison& c) {
     for (std::size_t i = 1; i < r.cells.size(); ++i) {
       const auto v = vs_first(r.cells[0], r.cells[i]);
       const bool datasheet = vs_first_basis(r.cells[0], r.cells[i]) == std::optional<std::string>("datasheet");
-      row.push_back(v ? format_fixed(*v, 2) + "x" + (datasheet ? " (ds)" : "") : "-");
+      const bool noise = vs_first_within_noise(r.cells[0], r.cells[i]).value_or(false);
+      row.push_back(v ? format_fixed(*v, 2) + "x" + (datasheet ? " (ds)" : noise ? " (noise)" : "") : "-");
     }
     t.add_row(row);
   }
@@ -221,6 +230,7 @@ Table comparison_csv_table(const Comparison& c) {
   for (std::size_t i = 1; i < c.devices.size(); ++i) {
     t.columns.push_back(c.devices[i].label + " vs " + c.devices[0].label);
     t.columns.push_back(c.devices[i].label + " vs " + c.devices[0].label + " basis");
+    t.columns.push_back(c.devices[i].label + " vs " + c.devices[0].label + " within noise");
   }
   for (const CompareRow& r : c.rows) {
     std::vector<std::string> row{r.ceiling, r.unit};
@@ -233,6 +243,8 @@ Table comparison_csv_table(const Comparison& c) {
     for (std::size_t i = 1; i < r.cells.size(); ++i) {
       row.push_back(csv_number(vs_first(r.cells[0], r.cells[i])));
       row.push_back(vs_first_basis(r.cells[0], r.cells[i]).value_or(""));
+      const auto noise = vs_first_within_noise(r.cells[0], r.cells[i]);
+      row.push_back(noise ? (*noise ? "true" : "false") : "");
     }
     t.add_row(row);
   }
@@ -261,7 +273,11 @@ json comparison_json(const Comparison& c) {
                                {"ratio", num(cell.ratio())},
                                {"throttled", cell.throttled},
                                {"vs_first", num(v)},
-                               {"vs_first_basis", v ? json(*vs_first_basis(r.cells[0], cell)) : json(nullptr)}});
+                               {"vs_first_basis", v ? json(*vs_first_basis(r.cells[0], cell)) : json(nullptr)},
+                               {"vs_first_within_noise", [&] {
+                                  const auto n = vs_first_within_noise(r.cells[0], cell);
+                                  return n ? json(*n) : json(nullptr);
+                                }()}});
     }
     out["rows"].push_back(row);
   }

@@ -52,6 +52,33 @@ TEST(Compare, TwoProfiles) {
   EXPECT_EQ(csv_number(std::numeric_limits<double>::quiet_NaN()), "");
 }
 
+// A measured ratio within 2 standard errors of the two medians of 1 is marked as noise; past them, or against a
+// datasheet, or without a spread, it is not.
+TEST(Compare, ARatioWithinTheMeasurementsNoiseIsMarked) {
+  CompareCell a, b;
+  a.measured = 100;
+  b.measured = 103;
+  EXPECT_FALSE(vs_first_within_noise(a, b).has_value());  // no spreads: no claim
+  a.standard_error = 0.02;  // 2% each: 2.8% together, 5.7% at two
+  b.standard_error = 0.02;
+  EXPECT_EQ(vs_first_within_noise(a, b), std::optional<bool>(true));
+  b.measured = 107;
+  EXPECT_EQ(vs_first_within_noise(a, b), std::optional<bool>(false));
+  CompareCell ds_a, ds_b;
+  ds_a.datasheet = 100;
+  ds_b.datasheet = 101;
+  EXPECT_FALSE(vs_first_within_noise(ds_a, ds_b).has_value());
+  // From profiles: the same profile twice is 1.00x and noise in every format.
+  const std::string copy = test::scratch_dir("compare_noise") + "/again.profile.json";
+  write_file_atomic(copy, read_text_file(kH200));
+  const Comparison same = compare_devices({load_compare_device(kH200), load_compare_device(copy)});
+  const CompareRow& hbm = row(same, "hbm.copy");
+  ASSERT_TRUE(hbm.cells[0].standard_error.has_value());
+  EXPECT_EQ(vs_first_within_noise(hbm.cells[0], hbm.cells[1]), std::optional<bool>(true));
+  EXPECT_NE(render(comparison_table(same), Format::kTable).find("1.00x (noise)"), std::string::npos);
+  EXPECT_NE(comparison_json(same).dump().find("\"vs_first_within_noise\":true"), std::string::npos);
+}
+
 // Two runs of one node get one label each, told apart by their files; a throttled value is marked.
 TEST(Compare, SameLabelsAreToldApartAndThrottledValuesMarked) {
   const std::string thermal = std::string(CEILINGS_FIXTURES) + "/profiles/degraded/thermal-gemm.profile.json";
@@ -180,7 +207,7 @@ TEST(CompareCli, AllFormats) {
   std::vector<std::string> cells;
   std::stringstream row(r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1));
   for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
-  ASSERT_EQ(cells.size(), 12u) << r.out;
+  ASSERT_EQ(cells.size(), 13u) << r.out;
   EXPECT_DOUBLE_EQ(std::stod(cells[2]), 3.10e12);
   EXPECT_DOUBLE_EQ(std::stod(cells[3]), 3.35e12);
   EXPECT_DOUBLE_EQ(std::stod(cells[4]), 3.10 / 3.35);
@@ -188,6 +215,7 @@ TEST(CompareCli, AllFormats) {
   EXPECT_DOUBLE_EQ(std::stod(cells[6]), 4.52e12);
   EXPECT_DOUBLE_EQ(std::stod(cells[10]), 4.52 / 3.10);
   EXPECT_EQ(cells[11], "measured");
+  EXPECT_EQ(cells[12], "false");  // 46% apart: far beyond either median's noise
   r = test::run_cli({"compare", kH100, "L40S", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);

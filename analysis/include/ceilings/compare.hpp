@@ -24,6 +24,8 @@ CompareDevice load_compare_device(const std::string& spec);
 struct CompareCell {
   std::optional<double> measured, datasheet;
   bool throttled = false;  // the measured value ran under a power cap or a slowdown (the profile's flag)
+  // The measured median's relative standard error (Ceiling::median_standard_error), where a profile gives one.
+  std::optional<double> standard_error;
   std::optional<double> ratio() const {
     if (!measured || !datasheet || *datasheet <= 0) return std::nullopt;
     return *measured / *datasheet;
@@ -48,6 +50,10 @@ Comparison compare_devices(std::vector<CompareDevice> devices);
 std::optional<double> vs_first(const CompareCell& first, const CompareCell& other);
 // Which of the two vs_first used: "measured", "datasheet", or nullopt when it has no value.
 std::optional<std::string> vs_first_basis(const CompareCell& first, const CompareCell& other);
+// Whether a measured vs_first lies within 2 standard errors of the two medians (their relative standard errors
+// added in quadrature) of 1: a difference the measurements cannot tell from noise. nullopt where vs_first is not
+// measured against measured or a cell has no standard error.
+std::optional<bool> vs_first_within_noise(const CompareCell& first, const CompareCell& other);
 
 // Columns per device: measured, datasheet, measured/datasheet; then each device relative to the first
 // (vs_first; a datasheet-to-datasheet ratio is marked "(ds)").
