@@ -157,6 +157,8 @@ std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& 
 }
 
 Profile with_pair_medians(Profile profile) {
+  // The cv and samples stay the slowest pair's (the bench records no other pair's spread): the pairs are measured
+  // alike, so that spread stands in for the median pair's in the noise gate.
   for (Ceiling& c : profile.ceilings)
     if (c.name.rfind("nvlink.", 0) == 0)
       if (const auto pairs_median = c.detail_number("p2p_median"); pairs_median && *pairs_median > 0)
