@@ -72,6 +72,7 @@ ceilings::cli::Runner setup(CLI::App& app) {
     t.add_row({"parameters, embedding", count(s["params_embedding"])});
     t.add_row({"parameters, lm head", m.tied_embeddings ? "tied to the embedding" : count(s["params_lm_head"])});
     if (s.contains("params_mtp")) t.add_row({"parameters, MTP module (not in total)", count(s["params_mtp"])});
+    if (!m.not_counted.empty()) t.add_row({"not counted", m.not_counted});
     std::ostringstream seq;
     seq << "forward FLOPs per token at seq " << o->seq;
     t.add_row({seq.str(), format_quantity(s["flops_per_token"].get<double>(), "FLOP", 4)});

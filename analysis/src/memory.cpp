@@ -22,6 +22,7 @@ LayerActivations layer_activations(const ModelConfig& c, std::int64_t layer) {
   const double v_width = kv_heads * static_cast<double>(c.value_head_dim());
   const double o_width = heads * static_cast<double>(c.value_head_dim());
   out.sharded = 2.0 * (q_width + k_width + v_width + o_width) / h;
+  out.replicated += 2.0 * static_cast<double>(c.layer_norms - 2);  // Gemma's norms after attention and the MLP
   if (c.is_mla())  // the query and key/value latents, each the input of its norm and of its up-projection
     out.replicated += 2.0 * 2.0 *
                       static_cast<double>(c.q_lora_rank + c.kv_lora_rank + c.qk_rope_head_dim) / h;

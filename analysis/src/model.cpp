@@ -35,7 +35,9 @@ bool ModelConfig::has_dense_mlp_layer() const {
 
 namespace {
 
-const char* kKnownTypes = "llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gpt2, deepseek_v2, deepseek_v3";
+const char* kKnownTypes =
+    "llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gemma2, gemma3_text, gemma3, gpt2, deepseek_v2, "
+    "deepseek_v3";
 
 // No model's size, width, count or rank comes near 2^40; below it a sum of two never leaves int64 (a typo of
 // 2^63 - 1 shared experts wrapped the count to a plausible 666 billion parameters), and products are bounded in
@@ -131,8 +133,12 @@ void read_layer_windows(const Fields& f, ModelConfig& m, std::optional<std::int6
         f.fail("layer_types", "holds " + (t.is_string() ? "'" + kind + "'" : t.dump()) +
                                   ": this version knows full_attention and sliding_attention");
     }
-  } else if (m.model_type == "gpt_oss") {
-    sliding = (m.layers + 1) / 2;  // GptOssConfig: layers 0, 2, 4, ... slide
+  } else if (m.model_type == "gpt_oss" || m.model_type == "gemma2") {
+    sliding = (m.layers + 1) / 2;  // GptOssConfig, Gemma2Config: layers 0, 2, 4, ... slide
+  } else if (m.model_type == "gemma3_text") {
+    // Gemma3TextConfig: layer i attends to everything where (i + 1) % sliding_window_pattern == 0.
+    const std::int64_t pattern = optional_size_of(f, "sliding_window_pattern", 1).value_or(6);
+    sliding = m.layers - m.layers / pattern;
   } else {
     const std::int64_t full = std::min(m.layers, optional_size_of(f, "max_window_layers", 0).value_or(28));
     sliding = m.layers - full;
@@ -210,6 +216,46 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
       }
     }
   }
+  return m;
+}
+
+// Gemma 2 and Gemma 3's language model (Transformers' Gemma2ForCausalLM, Gemma3ForCausalLM): four RMSNorms a layer
+// (before and after attention and the MLP), Gemma 3's q/k norms, a head width of its own (256 by default, not
+// hidden_size / heads), the output layer tied to the embedding by default, and layers that slide: Gemma 2 every
+// other one, Gemma 3 five of six.
+ModelConfig parse_gemma(const Fields& f, const std::string& type) {
+  const std::string config_class = type == "gemma2" ? "Gemma2Config" : "Gemma3TextConfig";
+  require_stated(f, "num_key_value_heads", config_class, "4");
+  require_stated(f, "head_dim", config_class, "256");
+  require_stated(f, "sliding_window", config_class, "a 4096-token window");
+  ModelConfig m = read_decoder_sizes(f, type);
+  read_attention(f, m);
+  m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(true);
+  m.gated_mlp = true;
+  m.norm_params_per_hidden = 1;
+  m.layer_norms = 4;
+  m.qkv_bias = m.o_bias = f.optional_boolean("attention_bias").value_or(false);
+  m.qk_norm = type == "gemma3_text";
+  read_layer_windows(f, m, optional_size_of(f, "sliding_window", 1));
+  return m;
+}
+
+// Gemma 3 with vision (Gemma3ForConditionalGeneration): its language model from text_config, whose omitted keys
+// take Gemma3TextConfig's defaults as Transformers builds it (the published configs of the 4b, 12b and 27b leave
+// the heads, the head width and the vocabulary to them); the SigLIP vision tower and the projector are not counted.
+ModelConfig parse_gemma3_multimodal(const Fields& f, const std::string& origin) {
+  json text = f.has("text_config") ? f.object("text_config").raw() : json::object();
+  const json defaults = {{"vocab_size", 262208},       {"hidden_size", 2304},     {"intermediate_size", 9216},
+                         {"num_hidden_layers", 26},    {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                         {"head_dim", 256},            {"sliding_window", 4096},   {"attention_bias", false}};
+  for (const auto& [key, value] : defaults.items())
+    if (!text.contains(key)) text[key] = value;
+  // Transformers 5 ties the output layer by the top-level flag, 4.x by text_config's; both default to tied.
+  if (!text.contains("tie_word_embeddings") && f.has("tie_word_embeddings"))
+    text["tie_word_embeddings"] = f.raw()["tie_word_embeddings"];
+  ModelConfig m = parse_gemma(Fields(text, origin + ".text_config"), "gemma3_text");
+  m.model_type = "gemma3";
+  m.not_counted = "the vision tower and its projector (SigLIP, about 0.42 billion parameters in Gemma 3 4b-27b)";
   return m;
 }
 
@@ -343,7 +389,7 @@ template <class T>
 LayerParts<T> layer_parts(const ModelConfig& m, std::int64_t l) {
   LayerParts<T> p;
   p.attention = attention_params<T>(m);
-  p.norms = 2 * static_cast<T>(m.norm_params_per_hidden) * static_cast<T>(m.hidden) +
+  p.norms = static_cast<T>(m.layer_norms) * static_cast<T>(m.norm_params_per_hidden) * static_cast<T>(m.hidden) +
             (m.qk_norm ? 2 * static_cast<T>(m.head_dim) : T(0));
   if (m.is_moe_layer(l)) {
     const T expert = mlp_params<T>(m, m.expert_ffn);
@@ -404,6 +450,10 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
     m = parse_llama_like(f, type);
   else if (type == "gpt_oss")
     m = parse_gpt_oss(f);
+  else if (type == "gemma2" || type == "gemma3_text")
+    m = parse_gemma(f, type);
+  else if (type == "gemma3")
+    m = parse_gemma3_multimodal(f, origin);
   else if (type == "gpt2")
     m = parse_gpt2(f);
   else if (type == "deepseek_v3" || type == "deepseek_v2")
@@ -672,6 +722,7 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
   if (m.mtp_layers > 0) out["params_mtp"] = c.mtp;
   out["sliding_window"] = m.sliding_window ? json(*m.sliding_window) : json(nullptr);
   out["sliding_window_layers"] = m.sliding_window ? m.window_layers : std::int64_t{0};
+  out["not_counted"] = m.not_counted.empty() ? json(nullptr) : json(m.not_counted);
   return out;
 }
 

@@ -77,6 +77,10 @@ TEST(TrainMemory, ActivationsFollowTheLayerShape) {
   };
   near(layer_activations(flags_model(96, 12288, 96, 96, 0, 50257, false), 0), 10, 24, 0, 96);  // GPT-3 175B
   near(layer_activations(read_hf_config(hf("Llama-3.1-8B")), 5), 10, 2 + 0.5 + 0.5 + 2 + 28, 0, 32);
+  // Gemma 2: the norms after attention and the MLP keep their inputs too (2 + 2 more); q 16 x 256, k and v 8 x 256
+  // of h 3584 (2 bytes each), and a 14336-wide gated MLP.
+  near(layer_activations(read_hf_config(hf("gemma-2-9b")), 0), 14,
+       2.0 * (16 * 256 + 8 * 256 + 8 * 256 + 16 * 256) / 3584 + 8 * 14336.0 / 3584, 0, 16);
   const ModelConfig mixtral = read_hf_config(hf("Mixtral-8x7B-v0.1"));
   near(layer_activations(mixtral, 0), 10, 5 + 2 * 8 * 14336.0 / 4096, 2 * (2 + 2), 32);  // top-2 of 8 experts
   // Twice the dense Llama's MLP activations: the Korthikanti GPT layer (34) understated Mixtral's (79) by 2.3x.

@@ -187,6 +187,42 @@ TEST(ModelKv, GptOssSlidingLayersCacheTheirWindow) {
   EXPECT_THROW(parse_hf_config(config, "test"), InputError);
 }
 
+// Gemma 2: four RMSNorms a layer, the output layer tied, every other layer sliding over 4096 tokens.
+TEST(ModelParams, Gemma2_9B_FourNormsTiedAlternating) {
+  const ModelConfig m = fixture("gemma-2-9b");
+  const ParamCounts c = count_params(m);
+  EXPECT_EQ(c.total, 9241705984);  // the Hub's safetensors count
+  EXPECT_EQ(c.lm_head, 0);
+  EXPECT_EQ(c.norms, 42LL * 4 * 3584 + 3584);
+  EXPECT_EQ(m.window_layers, 21);
+  EXPECT_EQ(*m.sliding_window, 4096);
+}
+
+// Gemma 3: q/k norms too, five of six layers sliding (layer i full where (i + 1) % 6 == 0).
+TEST(ModelParams, Gemma3_1B_And_27B) {
+  const ModelConfig small = fixture("gemma-3-1b-pt");
+  EXPECT_EQ(count_params(small).total, 999885952);
+  EXPECT_EQ(small.window_layers, 22);  // 26 layers, 4 full
+  EXPECT_EQ(*small.sliding_window, 512);
+  // The 27b with vision: its language model (the Hub's 27,432,406,640 hold the SigLIP tower and projector too,
+  // 423,060,336), with Gemma3TextConfig's vocabulary of 262208 where text_config states none.
+  const ModelConfig big = fixture("gemma-3-27b-pt");
+  EXPECT_EQ(big.model_type, "gemma3");
+  EXPECT_EQ(count_params(big).total, 27432406640 - 423060336);
+  EXPECT_EQ(big.vocab, 262208);
+  EXPECT_EQ(big.window_layers, 52);
+  EXPECT_FALSE(big.not_counted.empty());
+  // The 4b's text_config leaves heads, KV heads and head width to the defaults (8, 4, 256; not 2560 / 8 = 320).
+  const ModelConfig four = fixture("gemma-3-4b-pt");
+  EXPECT_EQ(four.heads, 8);
+  EXPECT_EQ(four.kv_heads, 4);
+  EXPECT_EQ(four.head_dim, 256);
+  EXPECT_EQ(count_params(four).total, 4300079472 - 419816304);
+  // The KV cache: 5 of 6 layers hold at most the 1024-token window.
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(four, 32768, 2),
+                   2.0 * 4 * 256 * 2 * (29.0 * 1024 + 5.0 * 32768));
+}
+
 TEST(ModelKv, BytesPerToken) {
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 2), 131072);  // 2*32*8*128*2 = 128 KiB
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 1), 65536);
@@ -343,7 +379,9 @@ TEST(ModelErrors, KeysTransformersDefaultsOtherwiseMustBeStated) {
       {"Qwen3-30B-A3B", "num_key_value_heads"}, {"Qwen3-30B-A3B", "num_experts"},
       {"Qwen3-30B-A3B", "num_experts_per_tok"}, {"Qwen3-30B-A3B", "moe_intermediate_size"},
       {"gpt-oss-20b", "num_key_value_heads"},   {"gpt-oss-20b", "head_dim"},
-      {"gpt-oss-20b", "num_local_experts"},     {"gpt-oss-20b", "sliding_window"}};
+      {"gpt-oss-20b", "num_local_experts"},     {"gpt-oss-20b", "sliding_window"},
+      {"gemma-2-9b", "num_key_value_heads"},    {"gemma-2-9b", "head_dim"},
+      {"gemma-2-9b", "sliding_window"},         {"gemma-3-1b-pt", "head_dim"}};
   for (const auto& [model, key] : keys) {
     json config = read_json_file(fixture_path(model));
     ASSERT_TRUE(config.contains(key)) << model << " " << key;

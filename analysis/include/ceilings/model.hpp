@@ -13,13 +13,16 @@ namespace ceilings {
 // The shape of a decoder-only transformer, as far as counting needs it. Built from a Hugging Face
 // config (parse_hf_config) or from flags (a Megatron-style GPT).
 struct ModelConfig {
-  std::string model_type;    // "llama", "mistral", "qwen2", "qwen3", "mixtral", "gpt_oss", "deepseek_v3", ... or "flags"
+  std::string model_type;    // "llama", "mistral", "qwen2", "qwen3", "mixtral", "gpt_oss", "gemma3_text", ... or "flags"
+  // What the count leaves out of the checkpoint (Gemma 3's vision tower), "" when nothing.
+  std::string not_counted;
   std::string architecture;  // architectures[0] when given
   std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
   bool gated_mlp = true;  // SwiGLU: gate, up and down projections
   bool tied_embeddings = false;
   bool qkv_bias = false, o_bias = false, mlp_bias = false;
   int norm_params_per_hidden = 1;      // RMSNorm 1 (weight), LayerNorm 2 (weight + bias), 0 (flags: matmuls only)
+  int layer_norms = 2;                 // hidden-wide norms a layer (Gemma 2/3: 4, around attention and MLP both)
   bool qk_norm = false;                // Qwen3: an RMSNorm over each head's query and key (q_norm, k_norm)
   bool attention_sinks = false;        // gpt-oss: one learned sink logit per attention head
   std::int64_t learned_positions = 0;  // GPT-2: a position embedding table of this many rows
