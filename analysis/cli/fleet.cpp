@@ -155,8 +155,12 @@ Table missing_table(const FleetInput& in, const FleetGroup& g) {
   return t;
 }
 
-std::string unfinished_text(const FleetUnfinished& u) {
-  return u.reason + (u.partial_compared ? " (the cases it finished are compared)" : "") + " [" + u.summary + "]";
+// The reason, whole (csv) or its first line (a table's cell holds one line; JSON has it whole).
+std::string unfinished_text(const FleetUnfinished& u, bool first_line_only) {
+  const std::size_t nl = u.reason.find('\n');
+  const std::string reason = first_line_only && nl != std::string::npos ? u.reason.substr(0, nl) + " ..." : u.reason;
+  return reason + (u.partial_compared ? " (a profile of it from before the summary's last write is compared)" : "") +
+         " [" + u.summary + "]";
 }
 
 Table unfinished_table(const FleetInput& in) {
@@ -164,7 +168,7 @@ Table unfinished_table(const FleetInput& in) {
   t.columns = {"host", "gpu", "uuid", "pci bus id", "state", "reason"};
   for (const FleetUnfinished& u : in.unfinished)
     t.add_row({u.host, u.index >= 0 ? std::to_string(u.index) : "?", u.uuid, u.pci_bus_id, u.state,
-               unfinished_text(u)});
+               unfinished_text(u, true)});
   return t;
 }
 
@@ -229,7 +233,9 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
       add_plain(row(group_of[f.member], "health fault", f.member), check_name(c), c.reason);
   for (const FleetUnfinished& u : in.unfinished)
     add_plain({"", "unfinished", u.host, u.index >= 0 ? std::to_string(u.index) : "", u.uuid, u.pci_bus_id},
-              u.state, unfinished_text(u));
+              u.state, unfinished_text(u, false));
+  for (std::size_t i : health.cut_short)
+    add_plain(row(group_of[i], "cut short", i), "", "a timeout or an interrupt stopped its run: not measured in full");
   // A file it could not read is part of the exit code too: a row of its own, its path in the reason.
   for (const FleetSkip& s : in.skipped) add_plain({"", "skipped", "", "", "", ""}, "", s.path + ": " + s.reason);
   return t;
@@ -270,7 +276,9 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
          " below the group median, or (split) below a gap of more than " + format_percent(rule.margin) +
          " that splits the group into two populations of at least " + std::to_string(rule.min_members) +
-         " GPUs and a quarter of it each, and more than " + format_percent(rule.margin) +
+         " GPUs and a quarter of it each (in a group of 64 or more also where the cut that best separates the values "
+         "leaves the sides' medians more than " + format_percent(rule.margin) +
+         " and 4 times their MADs added apart), and more than " + format_percent(rule.margin) +
          " below the better one's median (its median is then the median column and the deficit's reference; z "
          "stays the GPU's z-score in the whole group), and beyond " +
          format_fixed(rule.own_spread, 0) + " standard errors of the GPU's own median; groups of at least " +
@@ -329,9 +337,12 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   if (health.incomplete > 0)
     out += std::string(md && !health.faults.empty() ? "\n" : "") + std::to_string(health.incomplete) + " profile(s) could not be judged in full (no health section, or a "
            "check that could not run): `ceilings qualify` on each says why\n";
-  if (health.cut_short > 0)
-    out += std::to_string(health.cut_short) + " profile(s) of a run a timeout or an interrupt cut short: the cases it "
-           "stopped are not measured (measure again without the limit)\n";
+  if (!health.cut_short.empty()) {
+    out += std::to_string(health.cut_short.size()) + " profile(s) of a run a timeout or an interrupt cut short (the "
+           "cases it stopped are not measured: measure again without the limit):";
+    for (std::size_t i : health.cut_short) out += " " + in.members[i].path;
+    out += "\n";
+  }
   return out;
 }
 
@@ -434,7 +445,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       return kExitFailed;
     // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
     // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
-    return found.not_judged > 0 || !in.skipped.empty() || !in.unfinished.empty() || health.cut_short > 0
+    return found.not_judged > 0 || !in.skipped.empty() || !in.unfinished.empty() || !health.cut_short.empty()
                ? kExitIncomplete
                : kExitOk;
   };

@@ -213,6 +213,7 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
 
 namespace {
 constexpr double kSplitSeparation = 4.0;
+constexpr std::size_t kOtsuMinimum = 64;
 }  // namespace
 
 void add_population_splits(const std::vector<const Profile*>& members, const OutlierRule& rule,
@@ -240,12 +241,14 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     double widest = 0;
     for (std::size_t k = side; k + side <= values.size(); ++k)
       if (const double gap = worse_by(values[k - 1].v, values[k].v); gap > widest) widest = gap, cut = k;
+    if ((cut == 0 || widest <= rule.margin) && values.size() < kOtsuMinimum) continue;
     if (cut == 0 || widest <= rule.margin) {
       // In a large fleet the two populations' noise closes every gap between neighbours (half of 512 nodes 8%
       // slow left gaps under 1%). The cut that best separates the values (Otsu's: the most variance between the
       // sides) finds them still; it makes two populations when the sides' medians lie more than the margin apart
       // and more than kSplitSeparation times the sides' own spreads (their MADs added), which one population
-      // split at its middle never does (under 3.4 for normal values, 1.7 in large groups).
+      // split at its middle does not in a large group (normal values: under 1.9 from 512, 1.7 on average; in
+      // groups of 8 over 4 one time in five, hence only from kOtsuMinimum values, where the gap finds small splits).
       cut = 0;
       const std::size_t n = values.size();
       std::vector<double> prefix(n + 1, 0.0);
@@ -311,22 +314,46 @@ std::string canonical_or_same(const std::string& path) {
   return ec ? path : c.string();
 }
 
+// Text another program wrote, for a report: each line made printable (a control character would rewrite the
+// terminal; invalid UTF-8 would stop the JSON writer).
+std::string printable_lines(const std::string& text) {
+  std::string out;
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t nl = text.find('\n', from);
+    out += printable_text(text.substr(from, nl == std::string::npos ? std::string::npos : nl - from));
+    if (nl == std::string::npos) break;
+    out += '\n';
+    from = nl + 1;
+  }
+  return out;
+}
+
+// What read_node_summary matches a summary's GPUs against: the members by UUID and by file, and the files that
+// could not be read (built once: a fleet of 16,000 GPUs is not walked for each).
+struct SummaryIndex {
+  std::map<std::string, const FleetMember*> by_uuid, by_path;
+  std::set<std::string> unreadable;
+};
+
 // The GPUs a node summary lists that have no finished profile among the members (see FleetUnfinished).
-void read_node_summary(const std::string& path, FleetInput& in, std::vector<FleetSkip>& skipped) {
+void read_node_summary(const std::string& path, const SummaryIndex& index, FleetInput& in,
+                       std::set<std::string>& listed) {
   json doc;
   try {
     doc = read_json_file(path);
   } catch (const Error& e) {
-    skipped.push_back({path, e.what()});
+    in.skipped.push_back({path, e.what()});
     return;
   }
-  const auto text = [](const json& o, const char* key) {
+  const auto raw_text = [](const json& o, const char* key) {
     return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
   };
-  if (!doc.is_object() || text(doc, "schema").rfind("ceilings.node/", 0) != 0 || !doc.contains("gpus") ||
+  const auto text = [&](const json& o, const char* key) { return printable_text(raw_text(o, key)); };
+  if (!doc.is_object() || text(doc, "schema") != "ceilings.node/1" || !doc.contains("gpus") ||
       !doc["gpus"].is_array()) {
-    skipped.push_back({path, "not a node summary (ceilings.node/1 with a gpus list): the GPUs it would list are not "
-                             "known"});
+    in.skipped.push_back({path, "not a node summary (ceilings.node/1 with a gpus list): the GPUs it would list are "
+                                "not known"});
     return;
   }
   ++in.node_summaries;
@@ -337,29 +364,34 @@ void read_node_summary(const std::string& path, FleetInput& in, std::vector<Flee
   } catch (const Error&) {
   }
   const fs::path dir = fs::path(path).parent_path();
+  std::size_t position = 0;
   for (const json& g : doc["gpus"]) {
-    if (!g.is_object()) continue;
+    ++position;
+    if (!g.is_object()) {
+      in.skipped.push_back({path, "gpus[" + std::to_string(position - 1) + "] is not an object: that GPU is not known"});
+      continue;
+    }
     FleetUnfinished u;
     u.summary = path;
     u.host = host;
     u.uuid = text(g, "uuid");
     u.pci_bus_id = text(g, "pci_bus_id");
     u.state = text(g, "state");
-    u.reason = text(g, "reason");
+    u.reason = printable_lines(raw_text(g, "reason"));  // measure's reasons may hold the bench's last lines
     if (g.contains("index") && g["index"].is_number_integer()) u.index = g["index"].get<std::int64_t>();
+    // One GPU in two summaries (a summary copied, or two runs of the node): named once.
+    if (!listed.insert(u.uuid.empty() ? host + "#" + std::to_string(u.index) : u.uuid).second) continue;
     const std::string profile = text(g, "profile");
     const std::string profile_path = profile.empty() ? std::string() : canonical_or_same((dir / profile).string());
     const FleetMember* found = nullptr;
-    for (const FleetMember& m : in.members)
-      if ((!u.uuid.empty() && m.profile.device.uuid == u.uuid) ||
-          (!profile_path.empty() && canonical_or_same(m.path) == profile_path)) {
-        found = &m;
-        break;
-      }
+    if (const auto it = index.by_uuid.find(u.uuid); !u.uuid.empty() && it != index.by_uuid.end()) found = it->second;
+    if (const auto it = index.by_path.find(profile_path); !found && !profile_path.empty() && it != index.by_path.end())
+      found = it->second;
     if (u.state == "done") {
       if (found) continue;
       u.reason = "finished, but its profile" + (profile.empty() ? std::string() : " (" + profile + ")") +
-                 " is not among the files read";
+                 (index.unreadable.count(profile_path) ? " could not be read (skipped above)"
+                                                       : " is not among the files read");
     } else {
       if (found && summary_time) {  // measured again since the summary was last written: that run stands
         try {
@@ -466,9 +498,24 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
   for (std::size_t i = 0; i < in.members.size(); ++i)
     if (keep[i]) kept.push_back(std::move(in.members[i]));
   in.members = std::move(kept);
-  std::set<std::string> seen_summaries;
-  for (const std::string& s : summaries)
-    if (seen_summaries.insert(canonical_or_same(s)).second) read_node_summary(s, in, in.skipped);
+  SummaryIndex index;
+  if (!summaries.empty()) {
+    for (const FleetMember& m : in.members) {
+      if (!m.profile.device.uuid.empty()) index.by_uuid.emplace(m.profile.device.uuid, &m);
+      index.by_path.emplace(canonical_or_same(m.path), &m);
+    }
+    for (const FleetSkip& k : in.skipped) index.unreadable.insert(canonical_or_same(k.path));
+  }
+  std::set<std::string> seen_summaries, listed;
+  for (const std::string& s : summaries) {
+    if (!seen_summaries.insert(canonical_or_same(s)).second) continue;
+    std::error_code ec;
+    if (!fs::is_regular_file(s, ec)) {  // a pipe would wait for a writer for ever
+      in.skipped.push_back({s, "not a regular file (a pipe, a device or a socket): not read"});
+      continue;
+    }
+    read_node_summary(s, index, in, listed);
+  }
   return in;
 }
 
@@ -698,7 +745,10 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
     } catch (const InputError&) {  // a profile qualify cannot read: judged by the checks above
     }
     // A failed measurement fails, as in qualify; a case a timeout or an interrupt cut short could not be judged.
+    // A run stopped between two families (its profile's measure.complete false) left the rest not measured.
     bool cut = false;
+    if (const auto m = members[i].profile.raw.find("measure"); m != members[i].profile.raw.end() && m->is_object())
+      if (const auto c = m->find("complete"); c != m->end() && c->is_boolean() && !c->get<bool>()) cut = true;
     Check errors;
     errors.subject = "profile";
     errors.rule = "measurement errors";
@@ -711,7 +761,7 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
       errors.reason += (errors.reason.empty() ? "" : "; ") + e.name + ": " + e.reason;
     }
     if (!errors.reason.empty()) f.failed.push_back(std::move(errors));
-    if (cut) ++h.cut_short;
+    if (cut) h.cut_short.push_back(i);
     if (!f.failed.empty()) h.faults.push_back(std::move(f));
     else if (incomplete) ++h.incomplete;
   }
@@ -835,11 +885,16 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"configured_two_ways", found.two_ways},
           {"not_judged", found.not_judged},
           {"missing_ceilings_failed", found.missing_failed},
-          {"health", {{"faults", faults}, {"incomplete", health.incomplete}, {"cut_short", health.cut_short},
+          {"health", {{"faults", faults}, {"incomplete", health.incomplete}, {"cut_short", [&] {
+                        json list = json::array();
+                        for (std::size_t i : health.cut_short) list.push_back(gpu_identity(input.members[i]));
+                        return list;
+                      }()},
                       {"rules", "qualify's default health checks, measurement errors and datasheet fractions"}}},
           {"rule",
            {{"z_threshold", rule.z_threshold}, {"margin", rule.margin}, {"min_deficit_for_z", rule.min_deficit},
             {"min_members", rule.min_members}, {"own_spread_standard_errors", rule.own_spread},
+            {"split_separation_mads", kSplitSeparation}, {"split_separation_from_gpus", kOtsuMinimum},
             {"z", "modified z-score 0.6745*(x-median)/MAD, oriented so that negative is worse"}}}};
 }
 

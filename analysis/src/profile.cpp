@@ -28,7 +28,15 @@ bool cut_short_reason(const std::string& reason) {
 }
 
 double Ceiling::median_standard_error() const {
-  return samples > 0 ? 1.2533 * cv / std::sqrt(static_cast<double>(samples)) : cv;
+  const double n = static_cast<double>(samples);
+  // A fleet baseline's median is of GPUs: its error is their spread (1.4826 MAD, relative) over sqrt(GPUs), not
+  // the typical in-run cv it also records.
+  if (const auto mad = detail_number("fleet_mad"); mad && *mad >= 0 && value != 0 && samples > 0)
+    return 1.2533 * 1.4826 * *mad / std::fabs(value) / std::sqrt(n);
+  // The spread one stalled sample cannot inflate, where the run recorded it (a median is not moved by one stall).
+  double spread = cv;
+  if (const auto r = detail_number("robust_cv"); r && std::isfinite(*r) && *r >= 0) spread = *r;
+  return samples > 0 ? 1.2533 * spread / std::sqrt(n) : spread;
 }
 
 std::optional<double> Ceiling::detail_number(const std::string& key) const {

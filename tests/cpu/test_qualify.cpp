@@ -624,6 +624,20 @@ TEST(Qualify, BaselineDifferenceWithinTheMeasurementsNoiseIsNoVerdict) {
   there.value = here.value / 1.07;
   EXPECT_EQ(with_status(qualify(p, &base, default_rules()), CheckStatus::kFail),
             (std::set<std::string>{"latency.launch/baseline"}));
+  // One stalled sample inflates the cv, not the median: where the run recorded robust_cv, that is the spread.
+  here.cv = 0.16;
+  here.detail["robust_cv"] = 0.0015;
+  EXPECT_EQ(with_status(qualify(p, &base, default_rules()), CheckStatus::kFail),
+            (std::set<std::string>{"latency.launch/baseline"}));
+  // A fleet baseline's median is of GPUs: its noise is the fleet's spread over sqrt(GPUs), not the typical
+  // in-run cv it records (7.4% at 3 GPUs would have excused a launch latency 13.7% slow).
+  here.detail["robust_cv"] = 0.001;
+  there.cv = 0.10;
+  there.samples = 3;
+  there.detail["fleet_mad"] = 0.001 * there.value;
+  there.value = here.value / 1.137;
+  EXPECT_EQ(with_status(qualify(p, &base, default_rules()), CheckStatus::kFail),
+            (std::set<std::string>{"latency.launch/baseline"}));
 }
 
 TEST(Qualify, BaselineOfAnotherGpuIsBadInput) {

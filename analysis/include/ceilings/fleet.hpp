@@ -235,7 +235,7 @@ struct FleetHealth {
   std::size_t incomplete = 0;  // members with no failing check and at least one incomplete one
   // Members a timeout or an interrupt cut short (a case stopped while it ran, as `measure` words it): not
   // judged in full, whatever else they show (qualify's exit 3, not a measurement that failed).
-  std::size_t cut_short = 0;
+  std::vector<std::size_t> cut_short;  // indices into the members
 };
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules = HealthRules{});
 

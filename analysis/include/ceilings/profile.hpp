@@ -33,8 +33,9 @@ struct Ceiling {
   // A number in the detail; nullopt when it is absent or not a number (the detail is free-form, so its
   // readers never throw on it).
   std::optional<double> detail_number(const std::string& key) const;
-  // The standard error of the median, relative to it: 1.2533 * cv / sqrt(samples) (the cv where the count is
-  // unknown). A difference within a few of them is what the measurement itself could not tell apart.
+  // The standard error of the median, relative to it: 1.2533 * robust_cv (where the detail has it, else the cv) /
+  // sqrt(samples), the spread where the count is unknown; a fleet baseline's, 1.2533 * 1.4826 * fleet_mad / value /
+  // sqrt(GPUs). A difference within a few of them is what the measurement itself could not tell apart.
   double median_standard_error() const;
 };
 
