@@ -90,7 +90,11 @@ void TelemetrySampler::read_during_work() {
   lock.unlock();
   const Reading r = locked_read();
   lock.lock();
-  // Kept in time order: the polling thread may have added one while this was read.
+  insert_in_time_order(r);
+}
+
+void TelemetrySampler::insert_in_time_order(const Reading& r) {
+  // The other thread may have added one while this was read.
   readings_.insert(std::upper_bound(readings_.begin(), readings_.end(), r,
                                     [](const Reading& a, const Reading& b) { return a.t_s < b.t_s; }),
                    r);
@@ -106,9 +110,7 @@ void TelemetrySampler::loop() {
     lock.unlock();
     const Reading r = locked_read();
     lock.lock();
-    readings_.insert(std::upper_bound(readings_.begin(), readings_.end(), r,
-                                      [](const Reading& a, const Reading& b) { return a.t_s < b.t_s; }),
-                     r);
+    insert_in_time_order(r);
   }
 }
 

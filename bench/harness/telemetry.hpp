@@ -111,6 +111,7 @@ class TelemetrySampler {
   mutable bool instant_absent_ = false;
   mutable std::mutex read_mutex_;
   Reading locked_read() const;  // read() under read_mutex_
+  void insert_in_time_order(const Reading& r);  // into readings_, under mutex_
   bool running_ = false;        // between start() and stop(), under mutex_
   std::thread thread_;
   mutable std::mutex mutex_;
