@@ -64,6 +64,13 @@ void require_stated(const Fields& f, const std::string& key, const std::string& 
                     "none)");
 }
 
+// A key the config class has no "none" for (Qwen3's and Gemma's head_dim, Gemma's KV heads): stated as null,
+// Transformers refuses the config, where read_attention would quietly take hidden_size / heads or every head.
+void refuse_null(const Fields& f, const std::string& key, const std::string& config_class) {
+  if (f.raw().contains(key) && f.raw()[key].is_null())
+    f.fail(key, "is null, which Transformers' " + config_class + " refuses: state the number");
+}
+
 // An expert count Transformers 5 saves under either of two names (an attribute_map alias: Qwen3-MoE's num_experts
 // is num_local_experts there, and gpt-oss takes num_experts for its num_local_experts): the key the config states,
 // required as require_stated requires `key`; both stated must agree.
@@ -87,7 +94,10 @@ void read_attention(const Fields& f, ModelConfig& m) {
   if (m.model_type == "qwen3") require_stated(f, "num_key_value_heads", "Qwen3Config", "32");
   if (m.model_type == "qwen3_moe") require_stated(f, "num_key_value_heads", "Qwen3MoeConfig", "4");
   // Qwen3's head width is its own (128 by default), not hidden_size / heads (Qwen3-MoE's default is that).
-  if (m.model_type == "qwen3") require_stated(f, "head_dim", "Qwen3Config", "128");
+  if (m.model_type == "qwen3") {
+    require_stated(f, "head_dim", "Qwen3Config", "128");
+    refuse_null(f, "head_dim", "Qwen3Config");
+  }
   m.heads = size_of(f, "num_attention_heads", 1);
   m.kv_heads = optional_size_of(f, "num_key_value_heads", 1).value_or(m.heads);
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
@@ -228,6 +238,8 @@ ModelConfig parse_gemma(const Fields& f, const std::string& type) {
   require_stated(f, "num_key_value_heads", config_class, "4");
   require_stated(f, "head_dim", config_class, "256");
   require_stated(f, "sliding_window", config_class, "a 4096-token window");
+  refuse_null(f, "num_key_value_heads", config_class);
+  refuse_null(f, "head_dim", config_class);
   ModelConfig m = read_decoder_sizes(f, type);
   read_attention(f, m);
   m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(true);

@@ -401,6 +401,19 @@ TEST(ModelErrors, KeysTransformersDefaultsOtherwiseMustBeStated) {
   const ModelConfig m = parse_hf_config(mistral);
   EXPECT_EQ(m.kv_heads, m.heads);
   EXPECT_FALSE(m.sliding_window.has_value());
+  // Qwen3's and Gemma's head width, and Gemma's KV heads, have no "none": null is refused, not read as
+  // hidden_size / heads (320 for a Gemma 3 of 2560 and 8 heads, where Transformers refuses the config).
+  for (const auto& [model, key] : std::vector<std::pair<std::string, std::string>>{
+           {"Qwen3-8B", "head_dim"}, {"gemma-2-9b", "head_dim"}, {"gemma-2-9b", "num_key_value_heads"}}) {
+    json config = read_json_file(fixture_path(model));
+    config[key] = nullptr;
+    try {
+      parse_hf_config(config, model);
+      ADD_FAILURE() << model << " with " << key << " null was counted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key + "': is null"), std::string::npos) << e.what();
+    }
+  }
   // Llama's class default is None (every head a KV head): an absent key is that, no error.
   json llama = read_json_file(fixture_path("Llama-3.1-8B"));
   llama.erase("num_key_value_heads");
