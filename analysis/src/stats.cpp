@@ -67,4 +67,61 @@ double median_absolute_deviation(const std::vector<double>& v) {
   return median(std::move(dev));
 }
 
+namespace {
+// The continued fraction of the regularized incomplete beta function I_x(a, b), evaluated by the modified
+// Lentz method; it converges fast for x < (a + 1) / (a + b + 2).
+double incomplete_beta_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  auto guard = [](double v) { return std::fabs(v) < kTiny ? kTiny : v; };
+  double c = 1.0, d = 1.0 / guard(1.0 - (a + b) * x / (a + 1.0)), h = d;
+  for (int m = 1; m <= 10000; ++m) {
+    const double m2 = 2.0 * m;
+    double step = m * (b - m) * x / ((a - 1.0 + m2) * (a + m2));  // the even term
+    d = 1.0 / guard(1.0 + step * d);
+    c = guard(1.0 + step / c);
+    h *= d * c;
+    step = -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1.0 + m2));  // the odd term
+    d = 1.0 / guard(1.0 + step * d);
+    c = guard(1.0 + step / c);
+    const double delta = d * c;
+    h *= delta;
+    if (std::fabs(delta - 1.0) < 1e-15) break;
+  }
+  return h;
+}
+
+double regularized_incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0.0;
+  if (x >= 1) return 1.0;
+  const double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  if (x < (a + 1.0) / (a + b + 2.0)) return std::exp(log_front) * incomplete_beta_fraction(a, b, x) / a;
+  return 1.0 - std::exp(log_front) * incomplete_beta_fraction(b, a, 1.0 - x) / b;
+}
+}  // namespace
+
+double student_t_upper_tail(double t, double df) {
+  if (!(df > 0) || std::isnan(t)) return std::numeric_limits<double>::quiet_NaN();
+  if (std::isinf(t)) return t > 0 ? 0.0 : 1.0;
+  // P(|T| > |t|) = I_{df / (df + t^2)}(df / 2, 1 / 2); each tail holds half of it.
+  const double two_tailed = regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+  return t >= 0 ? two_tailed / 2.0 : 1.0 - two_tailed / 2.0;
+}
+
+double student_t_upper_quantile(double p, double df) {
+  if (!(df > 0) || !(p > 0) || !(p < 1)) return std::numeric_limits<double>::quiet_NaN();
+  if (p > 0.5) return -student_t_upper_quantile(1.0 - p, df);
+  // Bisection: the tail falls monotonically in t. Bracket first (a df near 0 puts the quantile far out).
+  double lo = 0.0, hi = 1.0;
+  while (student_t_upper_tail(hi, df) > p) {
+    lo = hi;
+    hi *= 2.0;
+    if (std::isinf(hi)) return hi;
+  }
+  for (int i = 0; i < 2000 && hi - lo > 1e-13 * hi; ++i) {
+    const double mid = lo + (hi - lo) / 2.0;
+    (student_t_upper_tail(mid, df) > p ? lo : hi) = mid;
+  }
+  return lo + (hi - lo) / 2.0;
+}
+
 }  // namespace ceilings

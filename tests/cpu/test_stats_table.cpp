@@ -50,6 +50,30 @@ TEST(Stats, ExtremeSamples) {
   EXPECT_EQ(mean({1.7e308, 1.7e308, -inf}), -inf);  // the finite part overflows the other way
 }
 
+// Student's t against values computed to 30 digits with mpmath (tables give the first two: t(0.975, 10) = 2.228,
+// t(0.995, 3) = 5.841); the far tail is where the fleet's thresholds for thousands of comparisons live.
+TEST(Stats, StudentT) {
+  EXPECT_NEAR(student_t_upper_tail(4.0, 10.0), 0.00125916631237, 1e-14);
+  EXPECT_NEAR(student_t_upper_tail(0.0, 7.0), 0.5, 1e-15);
+  EXPECT_NEAR(student_t_upper_tail(-4.0, 10.0), 1 - 0.00125916631237, 1e-14);
+  const struct {
+    double p, df, t;
+  } known[] = {{0.025, 10, 2.22813885199},       {0.005, 3, 5.84090930973},        {1e-4, 10, 5.69382010146},
+               {4.2e-5, 9.6, 6.49177751937},     {2.4e-7, 1638.4, 5.05444541778},  {1e-6, 200, 4.89730210283},
+               {1e-9, 1.2, 12714093.2809},       {0.05, 1, 6.31375151468}};
+  for (const auto& k : known) {
+    EXPECT_NEAR(student_t_upper_quantile(k.p, k.df), k.t, 1e-9 * k.t) << "p " << k.p << ", df " << k.df;
+    EXPECT_NEAR(student_t_upper_tail(k.t, k.df), k.p, 1e-9 * k.p) << "p " << k.p << ", df " << k.df;
+  }
+  // Many degrees of freedom: the normal distribution's quantile (1e-7: 5.19933758219).
+  EXPECT_NEAR(student_t_upper_quantile(1e-7, 1e7), 5.19933758219, 1e-5);
+  EXPECT_NEAR(student_t_upper_quantile(0.975, 10), -2.22813885199, 1e-9);
+  EXPECT_TRUE(std::isnan(student_t_upper_quantile(0.0, 10)));
+  EXPECT_TRUE(std::isnan(student_t_upper_quantile(1.0, 10)));
+  EXPECT_TRUE(std::isnan(student_t_upper_quantile(0.01, 0)));
+  EXPECT_TRUE(std::isnan(student_t_upper_tail(1.0, -1)));
+}
+
 TEST(Table, RendersEveryFormat) {
   Table t;
   t.columns = {"ceiling", "value"};
