@@ -27,6 +27,7 @@ struct FleetOptions {
   std::string write_baseline;
   int baseline_group = 0;  // 1-based; 0: the largest group
   double z = 3.5;
+  double family_alpha = 0.05;
   double margin_pct = 5;
   double min_deficit_pct = 1;
 };
@@ -272,8 +273,10 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          std::to_string(found.not_judged) + " GPU(s) not judged, " + std::to_string(found.missing_failed) +
          " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) +
          " GPU(s) with a health fault\n" + (md ? "\n" : "");
-  out += "rule: modified z-score below -" + format_fixed(rule.z_threshold, 1) + " (and at least " +
-         format_percent(rule.min_deficit) + " below), or more than " + format_percent(rule.margin) +
+  out += "rule: modified z-score below minus the group's z threshold (at least " + format_fixed(rule.z_threshold, 1) +
+         ", and higher where the group's size and comparisons need it for plain normal noise to name no GPU with "
+         "probability " + format_percent(1.0 - rule.family_alpha) + ") and at least " +
+         format_percent(rule.min_deficit) + " below, or more than " + format_percent(rule.margin) +
          " below the group median, or (split) below a gap of more than " + format_percent(rule.margin) +
          " that splits the group into two populations of at least " + std::to_string(rule.min_members) +
          " GPUs and a quarter of it each (in a group of 64 or more also where the cut that best separates the values "
@@ -296,7 +299,11 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     const FleetGroup& g = groups[gi];
     out += std::string("\n") + (md ? "### " : "") + "group " + std::to_string(gi + 1) + ": " + g.fingerprint.label() +
            " (" + std::to_string(g.members.size()) + " profile(s), " + std::to_string(g.outliers.size()) +
-           " outlier(s))\n";
+           " outlier(s)" +
+           (g.z_comparisons ? "; z threshold " + format_fixed(g.z_threshold, 2) + " over " +
+                                  std::to_string(g.z_comparisons) + " comparisons"
+                            : std::string()) +
+           ")\n";
     if (md) out += "\n";
     out += render(stats_table(g), format);
     if (g.too_small) {
@@ -359,9 +366,15 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
                                                           "(default: the largest)")
       ->check(cli::positive_number())
       ->needs(write_baseline);
-  app.add_option("--z", o->z, "Outlier when the modified z-score is below minus this")
+  app.add_option("--z", o->z,
+                 "The least z threshold: an outlier when the modified z-score is below minus the group's threshold")
       ->capture_default_str()
       ->check(cli::positive_number());
+  app.add_option("--family-alpha", o->family_alpha,
+                 "The chance that a group of plain normal noise has any GPU named by the z-score: raises the z "
+                 "threshold with the group's comparisons")
+      ->capture_default_str()
+      ->check(cli::number_between(0, 1));
   app.add_option("--margin", o->margin_pct, "Outlier when more than this many percent below the group median")
       ->capture_default_str()
       ->check(cli::number_in(0, 100));
@@ -373,6 +386,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     const Format format = parse_format(o->format);
     OutlierRule rule;
     rule.z_threshold = o->z;
+    rule.family_alpha = o->family_alpha;
     rule.margin = o->margin_pct / 100.0;
     rule.min_deficit = o->min_deficit_pct / 100.0;
     const bool want_baseline = !o->write_baseline.empty();

@@ -167,12 +167,40 @@ Profile with_pair_medians(Profile profile) {
 }
 
 
+double z_threshold_for(const OutlierRule& rule, std::size_t n, std::size_t comparisons) {
+  if (comparisons == 0 || n < 2) return rule.z_threshold;
+  const double t = student_t_upper_quantile(rule.family_alpha / static_cast<double>(comparisons),
+                                            0.4 * static_cast<double>(n));
+  return std::isnan(t) ? rule.z_threshold : std::max(rule.z_threshold, t);
+}
+
+std::size_t z_comparisons(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
+                          const OutlierRule& rule) {
+  if (!rule.use_z) return 0;
+  std::map<std::string, const CeilingStats*> by_key;
+  for (const CeilingStats& s : stats) by_key[stat_key(s.name, s.unit)] = &s;
+  std::size_t m = 0;
+  for (const Profile* p : members)
+    for (const Ceiling& c : p->ceilings) {
+      auto it = by_key.find(stat_key(c.name, c.unit));
+      if (c.verified && it != by_key.end() && it->second->n >= rule.min_members && it->second->median != 0) ++m;
+    }
+  return m;
+}
+
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
                                    const OutlierRule& rule) {
   // The statistics may be another group's (a small group set against its peers): every scale, the MAD = 0
   // fallback's mean absolute deviation too, comes from the values the median came from, not from `members`.
   std::map<std::string, const CeilingStats*> by_key;
   for (const CeilingStats& s : stats) by_key[stat_key(s.name, s.unit)] = &s;
+  const std::size_t comparisons = z_comparisons(members, stats, rule);
+  std::map<std::size_t, double> threshold_at;  // by the ceiling's number of values
+  auto threshold = [&](std::size_t n) {
+    auto [it, fresh] = threshold_at.try_emplace(n, 0.0);
+    if (fresh) it->second = z_threshold_for(rule, n, comparisons);
+    return it->second;
+  };
 
   std::vector<Outlier> out;
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -197,7 +225,8 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
         if (s.mean_ad > 0) d.z = sign * (c.value - s.median) / (1.253314 * s.mean_ad);
       }
       const bool beyond_noise = d.deficit > rule.own_spread * c.median_standard_error();
-      d.by_z = rule.use_z && d.z && *d.z < -rule.z_threshold && d.deficit >= rule.min_deficit && beyond_noise;
+      if (rule.use_z) d.z_threshold = threshold(s.n);
+      d.by_z = rule.use_z && d.z && *d.z < -d.z_threshold && d.deficit >= rule.min_deficit && beyond_noise;
       d.by_margin = d.deficit > rule.margin && beyond_noise;
       if (d.by_z || d.by_margin) o.ceilings.push_back(d);
     }
@@ -582,6 +611,8 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     g.stats = ceiling_statistics(profiles);
     g.compared_stats = ceiling_statistics(as_compared);
     g.outliers = find_outliers(as_compared, g.compared_stats, rule);
+    g.z_comparisons = z_comparisons(as_compared, g.compared_stats, rule);
+    g.z_threshold = z_threshold_for(rule, as_compared.size(), g.z_comparisons);
     add_population_splits(as_compared, rule, g.outliers);
     for (const CeilingStats& st : g.stats) {
       if (st.n < rule.min_members || st.n == profiles.size()) continue;
@@ -803,7 +834,9 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"median", d.median},
                         {"reference", d.by_split ? "the better population's median" : "the group median"},
                         {"mad", d.by_split ? json(nullptr) : json(d.mad)},
-                        {"z", d.z ? json(*d.z) : json(nullptr)}, {"deficit", d.deficit}, {"rules", rules}});
+                        {"z", d.z ? json(*d.z) : json(nullptr)},
+                        {"z_threshold", d.z_threshold > 0 ? json(d.z_threshold) : json(nullptr)},
+                        {"deficit", d.deficit}, {"rules", rules}});
         }
         json o_json = gpu_identity(m);
         o_json["ceilings"] = cs;
@@ -816,6 +849,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                   {"label", g.fingerprint.label()},
                   {"profiles", g.members.size()},
                   {"ceilings", stats},
+                  {"z_comparisons", g.z_comparisons},
+                  {"z_threshold", g.z_comparisons ? json(g.z_threshold) : json(nullptr)},
                   {"outliers", outs}});
     json& gj = gs.back();
     json missing = json::array();
@@ -892,7 +927,10 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                       }()},
                       {"rules", "qualify's default health checks, measurement errors and datasheet fractions"}}},
           {"rule",
-           {{"z_threshold", rule.z_threshold}, {"margin", rule.margin}, {"min_deficit_for_z", rule.min_deficit},
+           {{"z_threshold", rule.z_threshold}, {"family_alpha", rule.family_alpha},
+            {"z_threshold_rule", "the larger of z_threshold and Student's t quantile at family_alpha / comparisons "
+                                 "with 0.4 n degrees of freedom (n: the ceiling's values)"},
+            {"margin", rule.margin}, {"min_deficit_for_z", rule.min_deficit},
             {"min_members", rule.min_members}, {"own_spread_standard_errors", rule.own_spread},
             {"split_separation_mads", kSplitSeparation}, {"split_separation_from_gpus", kOtsuMinimum},
             {"z", "modified z-score 0.6745*(x-median)/MAD, oriented so that negative is worse"}}}};

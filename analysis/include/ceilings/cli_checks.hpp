@@ -49,6 +49,13 @@ inline CLI::Validator number_in(double lo, double hi) {
   const std::string range = detail::number_text(lo) + " to " + detail::number_text(hi);
   return detail::number_check(range, "a number from " + range, [lo, hi](double v) { return v >= lo && v <= hi; });
 }
+// A finite number strictly between lo and hi (a probability that must be neither 0 nor 1).
+inline CLI::Validator number_between(double lo, double hi) {
+  const std::string range = detail::number_text(lo) + " < x < " + detail::number_text(hi);
+  return detail::number_check(range,
+                              "a number above " + detail::number_text(lo) + " and below " + detail::number_text(hi),
+                              [lo, hi](double v) { return v > lo && v < hi; });
+}
 // Not the empty string: an empty value would otherwise act as if the option were not given (or as 0).
 inline CLI::Validator non_empty() {
   return CLI::Validator([](std::string& input) { return input.empty() ? std::string("must not be empty") : std::string(); },

@@ -59,8 +59,11 @@ struct CeilingStats {
 };
 
 // Outlier rule. A value is worse than its peers when, oriented so that negative is worse (rates: lower;
-// latencies: higher), its modified z-score 0.6745*(x - median)/MAD is below -z_threshold, or when it is
-// more than `margin` (a fraction) below the median. Both are computed and reported; either flags it.
+// latencies: higher), its modified z-score 0.6745*(x - median)/MAD is below minus the z threshold, or when it
+// is more than `margin` (a fraction) below the median. Both are computed and reported; either flags it.
+// The z threshold is `z_threshold` or, where larger, the one a group of that many values and that many
+// comparisons needs so that plain normal noise names nothing with probability 1 - family_alpha
+// (z_threshold_for): each GPU's ~50 ceilings are ~50 tests, and the MAD of a small group is itself uncertain.
 // When MAD is 0 the z-score uses the mean absolute deviation (x - median)/(1.2533*MeanAD) instead
 // (Iglewicz and Hoaglin); when that is 0 too all values are equal and there is no z-score.
 // The z-score only names a value that is also at least `min_deficit` worse than the median: a small group's
@@ -68,7 +71,8 @@ struct CeilingStats {
 // Neither rule names a value whose deficit lies within `own_spread` standard errors of its own median
 // (1.2533 * cv / sqrt(samples)): a difference its own measurement could not tell apart is not a finding.
 struct OutlierRule {
-  double z_threshold = 3.5;
+  double z_threshold = 3.5;      // the least z threshold
+  double family_alpha = 0.05;    // chance that a group of plain normal noise has any value named by the z-score
   double margin = 0.05;
   double min_deficit = 0.01;
   double own_spread = 2.0;
@@ -81,6 +85,7 @@ struct Deviation {
   double value = 0, median = 0, mad = 0;
   std::optional<double> z;   // oriented: negative is worse
   double deficit = 0;        // fraction worse than the median (0.08: 8% below; negative: better)
+  double z_threshold = 0;    // the z threshold it was held to (z_threshold_for); 0 where no z rule applied
   bool by_z = false, by_margin = false;
   // On the worse side of a gap that splits the group into two populations (see add_population_splits): then
   // `median` and `deficit` are against the better population's median, not the group's (whatever other rule
@@ -95,6 +100,19 @@ struct Outlier {
 };
 
 std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& members);
+
+// The z threshold for a ceiling of `n` values when `comparisons` values are tested together: the larger of
+// rule.z_threshold and the z that a value of plain normal noise passes with probability family_alpha /
+// comparisons (Bonferroni). The modified z-score of one of n normal values is not normal: the MAD is an
+// estimate too, and a small group's can be small by chance. It follows Student's t with about 0.4 n degrees of
+// freedom (simulated, tails 1e-3 to 1e-5: 0.49 n at 8 values, 0.42 n at 64, 0.40 n at 512; at 0.4 n a small
+// group is held a little stricter than it needs), so the threshold is that t's quantile: about 6.5 for 24
+// GPUs and 1200 comparisons, 5.05 for 4096 GPUs and 200,000.
+double z_threshold_for(const OutlierRule& rule, std::size_t n, std::size_t comparisons);
+// The values find_outliers tests by the z-score (each member's verified ceilings that have statistics of at
+// least rule.min_members values); 0 where rule.use_z is false.
+std::size_t z_comparisons(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
+                          const OutlierRule& rule);
 
 // The profile as GPUs are compared with each other: a peer ceiling (nvlink.*) takes the median of the GPU's own
 // pairs (detail.p2p_median) where it has one, not its slowest pair. With one GPU's links degraded every GPU
@@ -171,6 +189,8 @@ struct FleetGroup {
   std::vector<CeilingStats> stats;    // of the ceilings as measured (a peer ceiling: its slowest pair)
   std::vector<CeilingStats> compared_stats;  // of the ceilings as compared (with_pair_medians)
   std::vector<Outlier> outliers;     // Outlier::member indexes `members` of this group
+  std::size_t z_comparisons = 0;     // the values the group's z-score tested (z_comparisons)
+  double z_threshold = 0;            // its threshold for a ceiling every member has (z_threshold_for)
   std::vector<MissingCeiling> missing;  // ceilings of the group's statistics a member has no value for
 
   // A group of fewer than OutlierRule::min_members profiles is not compared within itself (too_small). Every
