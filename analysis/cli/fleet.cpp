@@ -25,6 +25,7 @@ struct FleetOptions {
   std::vector<std::string> paths;
   std::string format = "table";
   std::string write_baseline;
+  std::string expect_hosts;
   int baseline_group = 0;  // 1-based; 0: the largest group
   double z = 3.5;
   double family_alpha = 0.05;
@@ -175,7 +176,8 @@ Table unfinished_table(const FleetInput& in) {
 
 // Every finding of the run in one table, one row per (GPU, ceiling or check): the csv output, so that a
 // script reading it sees whatever made the exit code, not only the outliers.
-Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& groups, const FleetHealth& health) {
+Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& groups, const FleetHealth& health,
+                         const std::optional<HostCheck>& hosts) {
   Table t;
   // Numbers as stored (SI base units, the deficit a fraction), the unit in a column of its own: a file to parse.
   t.columns = {"group", "finding", "host", "gpu", "uuid", "pci bus id", "ceiling or check", "value", "unit",
@@ -237,6 +239,13 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
               u.state, unfinished_text(u, false));
   for (std::size_t i : health.cut_short)
     add_plain(row(group_of[i], "cut short", i), "", "a timeout or an interrupt stopped its run: not measured in full");
+  if (hosts) {
+    for (const std::string& h : hosts->missing)
+      add_plain({"", "missing host", printable_text(h), "", "", ""}, "",
+                "listed in " + hosts->list + "; nothing read from it (no profile, no node summary): not judged");
+    for (const std::string& h : hosts->not_listed)
+      add_plain({"", "not listed", printable_text(h), "", "", ""}, "", "read, and not in " + hosts->list);
+  }
   // A file it could not read is part of the exit code too: a row of its own, its path in the reason.
   for (const FleetSkip& s : in.skipped) add_plain({"", "skipped", "", "", "", ""}, "", s.path + ": " + s.reason);
   return t;
@@ -254,7 +263,7 @@ Table stats_table(const FleetGroup& g) {
 }
 
 std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
-                        const FleetHealth& health, Format format) {
+                        const FleetHealth& health, const std::optional<HostCheck>& hosts, Format format) {
   const bool md = format == Format::kMarkdown;
   std::string out;
   const FleetFindings found = count_findings(groups);
@@ -337,6 +346,22 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     out += std::string("\n") + (md ? "### " : "") + "unfinished: " + std::to_string(in.unfinished.size()) +
            " GPU(s) a node summary lists without a finished profile (not judged: measure them again)\n" +
            (md ? "\n" : "") + render(unfinished_table(in), format);
+  if (hosts) {
+    out += std::string("\n") + (md ? "### " : "") + "hosts: " + std::to_string(hosts->expected) + " listed in " +
+           hosts->list + ", " + std::to_string(hosts->missing.size()) +
+           " with nothing read from it (no profile, no node summary: not judged)" +
+           (hosts->not_listed.empty() ? std::string()
+                                      : ", " + std::to_string(hosts->not_listed.size()) + " read and not listed") +
+           "\n";
+    const auto names = [&](const char* what, const std::vector<std::string>& list) {
+      if (list.empty()) return;
+      out += std::string(md ? "\n- " : "") + what + ":";
+      for (const std::string& h : list) out += " " + printable_text(h);
+      out += "\n";
+    };
+    names("missing", hosts->missing);
+    names("not listed", hosts->not_listed);
+  }
   out += std::string("\n") + (md ? "### " : "") + "health: " + std::to_string(health.faults.size()) +
          " GPU(s) with a failing check (qualify's default health checks on each profile's health section, its "
          "measurement errors, and its ceilings against qualify's default datasheet fractions)\n";
@@ -359,6 +384,10 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
   app.add_option("paths", o->paths, "Profile files, or directories searched for *.profile.json")->required();
   app.add_option("--format", o->format, "table | markdown | csv (one row per finding) | json (everything)")
       ->capture_default_str();
+  app.add_option("--expect-hosts", o->expect_hosts,
+                 "A file naming the hosts the job ran on, one a line (scontrol show hostnames): a host with nothing "
+                 "read from it is named, and the run is incomplete")
+      ->check(cli::non_empty());
   auto* write_baseline = app.add_option("--write-baseline", o->write_baseline,
                                         "Write the group medians as a profile that `ceilings qualify --baseline` "
                                         "accepts (an existing file there must be a fleet baseline: it is replaced)");
@@ -391,7 +420,12 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     rule.min_deficit = o->min_deficit_pct / 100.0;
     const bool want_baseline = !o->write_baseline.empty();
     if (want_baseline) check_output_path(o->write_baseline, "--write-baseline");
+    // Read first: a list that names no host is exit 2 before any profile is read.
+    std::vector<std::string> expected_hosts;
+    if (!o->expect_hosts.empty()) expected_hosts = read_host_list(o->expect_hosts);
     const FleetInput in = load_fleet(o->paths);
+    std::optional<HostCheck> hosts;
+    if (!o->expect_hosts.empty()) hosts = check_hosts(in, o->expect_hosts, expected_hosts);
     if (in.members.empty()) {
       std::string why = in.files == 0 ? "no *.profile.json found" : "no readable profile";
       for (const FleetSkip& s : in.skipped) why += "\n  skipped " + s.path + ": " + s.reason;
@@ -440,11 +474,11 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     if (want_baseline) baseline = fleet_baseline(groups[gi], in.members, rule.min_members);
 
     if (format == Format::kJson)
-      std::cout << fleet_to_json(in, groups, rule, health).dump(2) << "\n";
+      std::cout << fleet_to_json(in, groups, rule, health, hosts).dump(2) << "\n";
     else if (format == Format::kCsv)
-      std::cout << render(all_findings_table(in, groups, health), Format::kCsv);
+      std::cout << render(all_findings_table(in, groups, health, hosts), Format::kCsv);
     else
-      std::cout << render_text(in, groups, rule, health, format);
+      std::cout << render_text(in, groups, rule, health, hosts, format);
     for (const FleetSkip& s : in.skipped)
       if (format == Format::kJson || format == Format::kCsv)
         std::cerr << "ceilings fleet: skipped " << s.path << ": " << s.reason << "\n";
@@ -459,7 +493,8 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       return kExitFailed;
     // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
     // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
-    return found.not_judged > 0 || !in.skipped.empty() || !in.unfinished.empty() || !health.cut_short.empty()
+    return found.not_judged > 0 || !in.skipped.empty() || !in.unfinished.empty() || !health.cut_short.empty() ||
+                   (hosts && !hosts->missing.empty())
                ? kExitIncomplete
                : kExitOk;
   };

@@ -2,6 +2,7 @@
 #include "ceilings/fleet.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -387,6 +388,7 @@ void read_node_summary(const std::string& path, const SummaryIndex& index, Fleet
   }
   ++in.node_summaries;
   const std::string host = text(doc, "host"), updated = text(doc, "updated");
+  if (!host.empty()) in.summary_hosts.push_back(host);
   std::optional<UtcTime> summary_time;
   try {
     if (!updated.empty()) summary_time = parse_utc_time(updated, "'" + path + "': field 'updated'");
@@ -799,8 +801,75 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
   return h;
 }
 
+std::vector<std::string> read_host_list(const std::string& path) {
+  const std::string text = read_text_file(path);
+  std::vector<std::string> hosts;
+  std::set<std::string> seen;
+  std::size_t line_no = 0, from = 0;
+  while (from < text.size()) {
+    const std::size_t nl = text.find('\n', from);
+    std::string line = text.substr(from, nl == std::string::npos ? std::string::npos : nl - from);
+    from = nl == std::string::npos ? text.size() : nl + 1;
+    ++line_no;
+    const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    line = line.substr(first, last - first + 1);
+    const bool plain = std::all_of(line.begin(), line.end(), [](char c) {
+      const auto u = static_cast<unsigned char>(c);
+      return u > 0x20 && u != 0x7f;
+    });
+    if (!plain || printable_text(line) != line)  // (invalid UTF-8 too)
+      throw InputError("'" + path + "' line " + std::to_string(line_no) + ": '" + printable_text(line) +
+                       "' is not one host name (one a line, as `scontrol show hostnames` prints them)");
+    if (seen.insert(line).second) hosts.push_back(line);
+  }
+  if (hosts.empty()) throw InputError("'" + path + "' names no host");
+  return hosts;
+}
+
+HostCheck check_hosts(const FleetInput& in, const std::string& list, const std::vector<std::string>& expected) {
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const auto first_label = [](const std::string& s) { return s.substr(0, s.find('.')); };
+  // The names of one side, whole and by their first label (and which are bare: no domain).
+  struct Names {
+    std::set<std::string> whole, labels, bare;
+    void add(const std::string& name, const std::string& label) {
+      whole.insert(name);
+      labels.insert(label);
+      if (name == label) bare.insert(name);
+    }
+    bool has(const std::string& name, const std::string& label) const {
+      return whole.count(name) || (name == label ? labels.count(name) : bare.count(label)) > 0;
+    }
+  };
+  Names read, listed;
+  std::vector<std::string> read_hosts;  // in the order read, once each
+  const auto add_read = [&](const std::string& host) {
+    const std::string h = lower(host);
+    if (host.empty() || read.whole.count(h)) return;
+    read.add(h, first_label(h));
+    read_hosts.push_back(host);
+  };
+  for (const FleetMember& m : in.members) add_read(m.profile.hostname);
+  for (const FleetSuperseded& s : in.superseded) add_read(s.host);
+  for (const std::string& h : in.summary_hosts) add_read(h);
+  for (const std::string& e : expected) listed.add(lower(e), first_label(lower(e)));
+  HostCheck out;
+  out.list = printable_text(list);
+  out.expected = expected.size();
+  for (const std::string& e : expected)
+    if (!read.has(lower(e), first_label(lower(e)))) out.missing.push_back(e);
+  for (const std::string& h : read_hosts)
+    if (!listed.has(lower(h), first_label(lower(h)))) out.not_listed.push_back(h);
+  std::sort(out.not_listed.begin(), out.not_listed.end());
+  return out;
+}
+
 json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
-                   const FleetHealth& health) {
+                   const FleetHealth& health, const std::optional<HostCheck>& hosts) {
   json skipped = json::array();
   for (const FleetSkip& s : input.skipped) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
   json unfinished = json::array();
@@ -912,6 +981,11 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"skipped", skipped},
           {"node_summaries", input.node_summaries},
           {"unfinished", unfinished},
+          {"hosts", hosts ? json{{"list", hosts->list},
+                                 {"expected", hosts->expected},
+                                 {"missing", hosts->missing},
+                                 {"not_listed", hosts->not_listed}}
+                          : json(nullptr)},
           {"superseded", superseded},
           {"baselines_set_aside", baselines},
           {"groups", gs},

@@ -1535,3 +1535,71 @@ TEST(Fleet, AGpuSetAgainstPeersWithoutSpreadGetsTheirScale) {
 }
 
 }  // namespace
+
+namespace {
+
+// A node that wrote nothing at all is unseen unless the job's host list is given: `--expect-hosts` names it and
+// makes the run incomplete. Names compare case-blind, and by their first label where one has no domain.
+TEST(Fleet, HostsTheJobRanOnWithNothingReadAreNamed) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_expect_hosts");
+  fs::create_directories(dir + "/profiles");
+  FleetGen gen(21);
+  for (int node = 0; node < 3; ++node)
+    for (int i = 0; i < 2; ++i)
+      write_file_atomic(dir + "/profiles/node" + std::to_string(node) + "-gpu" + std::to_string(i) + ".profile.json",
+                        profile_to_json(gen.gpu(node, i)).dump());
+  // node3 wrote only its summary (every GPU hung): it is seen, and its GPUs are named as unfinished.
+  write_file_atomic(dir + "/profiles/node3.node-summary.json",
+                    json{{"schema", "ceilings.node/1"}, {"host", "node3"}, {"updated", "2026-11-30T11:00:00Z"},
+                         {"gpus", json::array({{{"index", 0}, {"uuid", "GPU-x"}, {"state", "running"}}})}}
+                        .dump());
+  write_file_atomic(dir + "/hosts.txt",
+                    "# scontrol show hostnames\n  NODE0  \nnode1.cluster.local\r\n\nnode2\nnode3\nnode4\nnode4\n");
+  const std::vector<std::string> listed = read_host_list(dir + "/hosts.txt");
+  EXPECT_EQ(listed, (std::vector<std::string>{"NODE0", "node1.cluster.local", "node2", "node3", "node4"}));
+
+  FleetInput in = load_fleet({dir + "/profiles"});
+  HostCheck hosts = check_hosts(in, "hosts.txt", listed);
+  EXPECT_EQ(hosts.expected, 5u);
+  EXPECT_EQ(hosts.missing, std::vector<std::string>{"node4"});
+  EXPECT_TRUE(hosts.not_listed.empty());
+  // A bare name on either side matches any domain on the other; a host read that the list does not name is a note.
+  hosts = check_hosts(in, "hosts.txt", {"node0.a", "node1", "node2", "node3"});
+  EXPECT_EQ(hosts.missing, std::vector<std::string>{});
+  hosts = check_hosts(in, "hosts.txt", {"node1", "node2"});
+  EXPECT_TRUE(hosts.missing.empty());
+  EXPECT_EQ(hosts.not_listed, (std::vector<std::string>{"node0", "node3"}));
+
+  auto r = run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/hosts.txt", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // a node that wrote nothing is not a pass
+  const json j = parse_json_text(r.out, "fleet json");
+  EXPECT_EQ(j.at("hosts").at("missing"), json::array({"node4"}));
+  EXPECT_EQ(j.at("hosts").at("expected"), 5);
+  r = run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/hosts.txt", "--format", "csv"});
+  EXPECT_NE(r.out.find(",missing host,node4,"), std::string::npos) << r.out;
+  r = run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/hosts.txt"});
+  EXPECT_NE(r.out.find("hosts: 5 listed in " + dir + "/hosts.txt, 1 with nothing read from it"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("missing: node4\n"), std::string::npos) << r.out;
+  // Without the list the same files are only incomplete for node3's hung GPU; node4 is unseen.
+  r = run_cli({"fleet", dir + "/profiles", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(parse_json_text(r.out, "fleet json").at("hosts").is_null());
+  fs::remove(dir + "/profiles/node3.node-summary.json");
+  write_file_atomic(dir + "/three.txt", "node0\nnode1\nnode2\n");
+  EXPECT_EQ(run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/three.txt"}).exit_code, 0);
+
+  // A list that is not one name a line, or names no host, or is not there: exit 2, named.
+  write_file_atomic(dir + "/two.txt", "node0\nnode1 node2\n");
+  r = run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/two.txt"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("line 2: 'node1 node2' is not one host name"), std::string::npos) << r.err;
+  write_file_atomic(dir + "/none.txt", "# nothing\n\n");
+  r = run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/none.txt"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("names no host"), std::string::npos) << r.err;
+  EXPECT_EQ(run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/absent.txt"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"fleet", dir + "/profiles", "--expect-hosts", ""}).exit_code, 2);
+}
+
+}  // namespace

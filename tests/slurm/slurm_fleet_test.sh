@@ -143,8 +143,13 @@ run=$shared/run
 srun bash -c 'export CEILINGS_STANDIN_NODE=\$SLURM_PROCID; if [ "\$SLURM_PROCID" = 2 ]; then export CEILINGS_STANDIN_SCALE_1=0.8; fi
   "$ceilings" measure --all-gpus --bench "$standin" --timeout 60 --out-dir "$shared/run/task\$SLURM_PROCID" \
     >"$shared/measure.out.\$SLURM_PROCID" 2>&1; echo \$? >"$shared/measure.rc.\$SLURM_PROCID"'
-"$ceilings" fleet "\$run" --format json --write-baseline "$shared/baseline.json" >"$shared/fleet.json" 2>"$shared/fleet.err"
+scontrol show hostnames "\$SLURM_JOB_NODELIST" >"$shared/hosts.txt"
+"$ceilings" fleet "\$run" --format json --expect-hosts "$shared/hosts.txt" --write-baseline "$shared/baseline.json" \
+  >"$shared/fleet.json" 2>"$shared/fleet.err"
 echo \$? >"$shared/fleet.rc"
+(cat "$shared/hosts.txt"; echo ghost-node) >"$shared/hosts-plus.txt"
+"$ceilings" fleet "\$run" --format json --expect-hosts "$shared/hosts-plus.txt" >"$shared/fleet-plus.json" 2>/dev/null
+exit 0  # sbatch --wait reports the script's exit: the fleet's are in the files above
 EOF
 env CEILINGS_STANDIN_DEVICES=4 timeout 150 sbatch --wait "$work/fleet.sbatch" >/dev/null 2>"$work/sbatch.err" ||
   fail "sbatch --wait: $(cat "$work/sbatch.err") $(cat "$shared/job.out" 2>/dev/null)"
@@ -169,6 +174,14 @@ else
   fail "fleet.json does not name task 2's GPU 1 alone: $(head -c 2000 "$fj" 2>/dev/null)"
 fi
 grep -q '"profiles": 16' "$shared/baseline.json" 2>/dev/null && pass "fleet baseline written" || fail "no fleet baseline"
+# The job's host list (scontrol show hostnames) names the host the profiles came from; a host that wrote nothing
+# is named.
+if tr -d ' \n' <"$fj" | grep -q '"hosts":{"expected":1,"list":"[^"]*hosts.txt","missing":\[\],"not_listed":\[\]}' &&
+   tr -d ' \n' <"$shared/fleet-plus.json" | grep -q '"missing":\["ghost-node"\]'; then
+  pass "fleet --expect-hosts: the job's host found; a listed host that wrote nothing named"
+else
+  fail "fleet --expect-hosts: $(tr -d ' \n' <"$fj" | grep -o '"hosts":{[^}]*}') / $(tr -d ' \n' <"$shared/fleet-plus.json" 2>/dev/null | grep -o '"hosts":{[^}]*}')"
+fi
 
 echo "$failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -166,12 +166,29 @@ struct FleetInput {
   std::vector<FleetMember> members;
   std::vector<FleetUnfinished> unfinished;
   std::size_t node_summaries = 0;  // node summaries read
+  std::vector<std::string> summary_hosts;  // their hosts
   std::vector<FleetSkip> skipped;
   std::vector<FleetSuperseded> superseded;  // older runs of a GPU that has a newer one among the members
   std::vector<FleetSkip> baselines;  // fleet baselines (a top-level "baseline" section): medians, not a GPU
   std::size_t files = 0;  // files looked at
 };
 FleetInput load_fleet(const std::vector<std::string>& paths);
+
+// The hosts a job ran on (`--expect-hosts`): one name a line, as `scontrol show hostnames "$SLURM_JOB_NODELIST"`
+// prints them; spaces around a name, blank lines and lines starting with '#' are ignored, and a repeat counts
+// once. A line with a space or a control character inside, or a list with no host, is an InputError that names it.
+std::vector<std::string> read_host_list(const std::string& path);
+// The hosts expected against those the fleet read from (a profile's hostname, a node summary's host). A node
+// that wrote nothing at all (it never started, its disk was full, its job step died before the first GPU) is
+// otherwise unseen. Names compare case-blind, and by their first label where one of the two has no domain
+// ("gpu001" is "gpu001.cluster.local").
+struct HostCheck {
+  std::string list;                     // the list's path
+  std::size_t expected = 0;
+  std::vector<std::string> missing;     // listed, nothing read from it: not judged (incomplete)
+  std::vector<std::string> not_listed;  // read, not listed (a note: another job's files, or names of another form)
+};
+HostCheck check_hosts(const FleetInput& in, const std::string& list, const std::vector<std::string>& expected);
 
 // A ceiling the group's peers have (n >= OutlierRule::min_members) that a member lacks, with the reason its
 // profile gives: a measurement that failed (`errors`) is a finding that fails; one not measured (`skipped`)
@@ -260,7 +277,7 @@ struct FleetHealth {
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules = HealthRules{});
 
 json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
-                   const FleetHealth& health);
+                   const FleetHealth& health, const std::optional<HostCheck>& hosts = std::nullopt);
 
 // A baseline for `ceilings qualify --baseline`: a ceilings.profile/1 document whose device is the group's
 // (first member's fingerprint; index, UUID and bus id are not one GPU's and say so), whose ceilings are the
