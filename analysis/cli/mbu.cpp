@@ -98,6 +98,13 @@ int run(const MbuOptions& o) {
                  (m.window_layers < m.layers ? " in the " + std::to_string(m.window_layers) + " of " +
                                                    std::to_string(m.layers) + " layers that slide"
                                              : std::string());
+    if (m.attention_chunk && context > static_cast<double>(*m.attention_chunk))
+      kv_note += std::string(kv_note.empty() ? "" : "; ") + "KV cache capped at the attention chunk of " +
+                 std::to_string(*m.attention_chunk) + " tokens" +
+                 (m.chunk_layers < m.layers ? " in the " + std::to_string(m.chunk_layers) + " of " +
+                                                  std::to_string(m.layers) + " layers that attend in chunks"
+                                            : std::string()) +
+                 " (what their cache holds at most; a step meets only its own chunk's keys)";
     bool any_moe_layer = false;
     for (std::int64_t l = 0; l < m.layers && !any_moe_layer; ++l) any_moe_layer = m.is_moe_layer(l);
     if (any_moe_layer) {  // a config whose every layer is dense (first_k_dense_replace = layers) reads no expert

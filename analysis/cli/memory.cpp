@@ -154,6 +154,11 @@ int run(const MemoryOptions& o) {
                                std::to_string(in.model.window_layers) + " of " + std::to_string(in.model.layers) +
                                " layers that slide)"
                          : std::string()) +
+                    (in.model.attention_chunk && in.context > static_cast<double>(*in.model.attention_chunk)
+                         ? " (a chunk's " + std::to_string(*in.model.attention_chunk) + " tokens, not the context, in the " +
+                               std::to_string(in.model.chunk_layers) + " of " + std::to_string(in.model.layers) +
+                               " layers that attend in chunks)"
+                         : std::string()) +
                     "; activations and framework overhead not included");
     if (o.ep > 1)
       notes.push_back("experts: each MoE layer's " + std::to_string(in.model.routed_experts) +

@@ -87,6 +87,11 @@ ceilings::cli::Runner setup(CLI::App& app) {
                                                   " of " + std::to_string(m.layers) + " layers"
                                             : std::string("sliding window (caps the KV cache)"),
                  std::to_string(*m.sliding_window)});
+    if (m.attention_chunk)
+      t.add_row({m.chunk_layers < m.layers ? "attention chunk (caps the KV cache) in " + std::to_string(m.chunk_layers) +
+                                                 " of " + std::to_string(m.layers) + " layers"
+                                           : std::string("attention chunk (caps the KV cache)"),
+                 std::to_string(*m.attention_chunk)});
     std::cout << render(t, Format::kTable);
     std::cout << "FLOP convention: " << s["convention_description"].get<std::string>()
               << "; N = matmul parameters per token (the input embedding lookup is not a matmul)\n";

@@ -544,12 +544,18 @@ std::string convention_name(AttentionConvention c) {
 
 std::string convention_name(AttentionConvention c, const FlopShape& shape, double seq) {
   std::string out = convention_name(c);
+  auto in_layers = [&](double n) {
+    return n < shape.layers ? " in " + format_fixed(n, 0) + " of the " + format_fixed(shape.layers, 0) + " layers"
+                            : std::string();
+  };
   if (shape.window && shape.window_layers > 0 && seq > *shape.window)
     out += "; a sliding window of " + format_fixed(*shape.window, 0) + " tokens caps the keys a query meets" +
-           (shape.window_layers < shape.layers ? " in " + format_fixed(shape.window_layers, 0) + " of the " +
-                                                     format_fixed(shape.layers, 0) + " layers"
-                                               : std::string()) +
-           ", so T is the " + (c == AttentionConvention::kCausal ? "mean causal span" : "window") + " there";
+           in_layers(shape.window_layers) + ", so T is the " +
+           (c == AttentionConvention::kCausal ? "mean causal span" : "window") + " there";
+  if (shape.chunk && shape.chunk_layers > 0 && seq > *shape.chunk)
+    out += "; chunked attention (chunks of " + format_fixed(*shape.chunk, 0) +
+           " tokens from the first, a query meeting its own chunk's keys only)" + in_layers(shape.chunk_layers) +
+           ", so T is the mean " + (c == AttentionConvention::kCausal ? "causal " : "") + "chunk span there";
   return out;
 }
 
@@ -577,19 +583,71 @@ FlopShape flop_shape(const ModelConfig& m) {
     s.window = static_cast<double>(*m.sliding_window);
     s.window_layers = static_cast<double>(m.window_layers);
   }
+  if (m.attention_chunk) {
+    s.chunk = static_cast<double>(*m.attention_chunk);
+    s.chunk_layers = static_cast<double>(m.chunk_layers);
+  }
   return s;
 }
 
+namespace {
+// How many of the layers slide and how many attend in chunks (the rest see every key).
+struct LayerKinds {
+  double sliding = 0, chunked = 0, full = 0;
+};
+LayerKinds layer_kinds(const FlopShape& s) {
+  LayerKinds k;
+  k.sliding = s.window ? std::clamp(s.window_layers, 0.0, s.layers) : 0.0;
+  k.chunked = s.chunk ? std::clamp(s.chunk_layers, 0.0, s.layers - k.sliding) : 0.0;
+  k.full = s.layers - k.sliding - k.chunked;
+  return k;
+}
+LayerKinds layer_kinds(const ModelConfig& m) {
+  FlopShape s;  // only the layer counts
+  s.layers = static_cast<double>(m.layers);
+  if (m.sliding_window) {
+    s.window = static_cast<double>(*m.sliding_window);
+    s.window_layers = static_cast<double>(m.window_layers);
+  }
+  if (m.attention_chunk) {
+    s.chunk = static_cast<double>(*m.attention_chunk);
+    s.chunk_layers = static_cast<double>(m.chunk_layers);
+  }
+  return layer_kinds(s);
+}
+}  // namespace
+
 double attention_flops_forward(const FlopShape& s, double seq, AttentionConvention c) {
-  // Keys each query meets, averaged over the sequence, in a layer that sees everything and in one that slides.
-  const double full = c == AttentionConvention::kNonCausal ? seq : seq / 2;
+  // Keys each query meets, averaged over the sequence, in a layer that sees everything, in one that slides and
+  // in one that attends within chunks.
+  const bool causal = c == AttentionConvention::kCausal;
+  const double full = causal ? seq / 2 : seq;
   double windowed = full;
   if (s.window && seq > *s.window) {
     const double w = *s.window;
-    windowed = c == AttentionConvention::kNonCausal ? w : (w * w / 2 + (seq - w) * w) / seq;
+    windowed = causal ? (w * w / 2 + (seq - w) * w) / seq : w;
   }
-  const double sliding = s.window ? std::min(s.window_layers, s.layers) : 0.0;
-  return 2.0 * s.heads * (s.qk_dim + s.v_dim) * ((s.layers - sliding) * full + sliding * windowed);
+  double chunked = full;
+  if (s.chunk && seq > *s.chunk) {
+    // q whole chunks of C and a last one of r tokens: a query of a chunk of n tokens meets n keys (its whole chunk)
+    // non-causal, n/2 on average causal.
+    const double C = *s.chunk, q = std::floor(seq / C), r = seq - q * C;
+    chunked = (q * C * C + r * r) / seq / (causal ? 2.0 : 1.0);
+  }
+  const LayerKinds k = layer_kinds(s);
+  return 2.0 * s.heads * (s.qk_dim + s.v_dim) * (k.full * full + k.sliding * windowed + k.chunked * chunked);
+}
+
+double attention_flops_decode(const FlopShape& s, double context) {
+  const double windowed = s.window ? std::min(context, *s.window) : context;
+  double chunked = context;
+  if (s.chunk && context > *s.chunk) {
+    // The token at position context - 1 (from 0) meets the keys from its chunk's first token to itself.
+    const double C = *s.chunk;
+    chunked = context - C * std::floor((context - 1) / C);
+  }
+  const LayerKinds k = layer_kinds(s);
+  return 2.0 * s.heads * (s.qk_dim + s.v_dim) * (k.full * context + k.sliding * windowed + k.chunked * chunked);
 }
 
 double forward_flops_per_token(const FlopShape& s, double seq, AttentionConvention c) {
@@ -630,10 +688,11 @@ double kv_bytes_per_token(const ModelConfig& m, double b) {
 double kv_cache_bytes_per_sequence(const ModelConfig& m, double context, double b) {
   const double layers = static_cast<double>(m.layers);
   if (!(layers > 0)) return 0;
-  const double sliding = m.sliding_window ? static_cast<double>(std::min(m.window_layers, m.layers)) : 0.0;
+  const LayerKinds k = layer_kinds(m);
   const double windowed = m.sliding_window ? std::min(context, static_cast<double>(*m.sliding_window)) : context;
-  // The mean tokens a layer caches (exact where no layer or every layer slides).
-  const double cached = ((layers - sliding) * context + sliding * windowed) / layers;
+  const double chunked = m.attention_chunk ? std::min(context, static_cast<double>(*m.attention_chunk)) : context;
+  // The mean tokens a layer caches (each layer caches the same bytes a token).
+  const double cached = (k.full * context + k.sliding * windowed + k.chunked * chunked) / layers;
   return kv_bytes_per_token(m, b) * cached;
 }
 
@@ -734,6 +793,8 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
   if (m.mtp_layers > 0) out["params_mtp"] = c.mtp;
   out["sliding_window"] = m.sliding_window ? json(*m.sliding_window) : json(nullptr);
   out["sliding_window_layers"] = m.sliding_window ? m.window_layers : std::int64_t{0};
+  out["attention_chunk_size"] = m.attention_chunk ? json(*m.attention_chunk) : json(nullptr);
+  out["chunked_attention_layers"] = m.attention_chunk ? m.chunk_layers : std::int64_t{0};
   out["not_counted"] = m.not_counted.empty() ? json(nullptr) : json(m.not_counted);
   return out;
 }

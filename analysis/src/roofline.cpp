@@ -160,7 +160,8 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
   if (batches.empty()) throw InputError("--batch is missing");
   const FlopShape shape = flop_shape(m);
   const double kv_sequence = kv_cache_bytes_per_sequence(m, context, kb);
-  // A decode step: every sequence adds one token that attends to all S cached keys (or the window).
+  // A decode step: every sequence adds one token that attends to all S cached keys (or the window, or its own
+  // chunk's keys).
   // MLA decodes from its compressed cache (what kv_bytes_per_token counts): with the up-projections
   // absorbed into the query and the output (their FLOPs are the kv_b parameters' own, per token), each
   // cached key costs a (kv_lora_rank + rope)-wide score and a kv_lora_rank-wide value product per head.
@@ -169,8 +170,7 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
     decode_shape.qk_dim = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim);
     decode_shape.v_dim = static_cast<double>(m.kv_lora_rank);
   }
-  const double decode_flops_per_seq =
-      2.0 * shape.matmul_params + attention_flops_forward(decode_shape, context, AttentionConvention::kNonCausal);
+  const double decode_flops_per_seq = 2.0 * shape.matmul_params + attention_flops_decode(decode_shape, context);
   auto decode = [&](double b) {
     LlmStep s;
     s.batch = b;

@@ -269,6 +269,67 @@ TEST(ModelFlops, SlidingWindowCapsAttentionSpan) {
   EXPECT_DOUBLE_EQ(attention_flops_forward(s, 8192, AttentionConvention::kCausal), 4.0 * 32 * 32 * 128 * 3072);
 }
 
+// Chunked attention (Llama 4's RoPE layers) is not a window: the sequence is cut into chunks of C tokens from the
+// first, and a query meets the keys of its own chunk only, from the chunk's first token to itself. Llama-3.1-8B's
+// shape (32 layers, 32 heads of 128) with a chunk of 4096 in 24 layers, the other 8 full; by hand.
+TEST(ModelFlops, ChunkedAttentionMeetsItsOwnChunk) {
+  ModelConfig m = fixture("Llama-3.1-8B");
+  m.attention_chunk = 4096;
+  m.chunk_layers = 24;
+  const FlopShape s = flop_shape(m);
+  const double per_key = 2.0 * 32 * (128 + 128);  // QK^T and attention*V, 32 heads, a layer
+  // T = 10000: two whole chunks and one of 1808 tokens; a query of a chunk of n meets n keys non-causal, so the
+  // mean is (2 * 4096^2 + 1808^2) / 10000 = 3682.3296 keys, half that causal.
+  const double chunk_mean = (2.0 * 4096 * 4096 + 1808.0 * 1808) / 10000;
+  EXPECT_DOUBLE_EQ(chunk_mean, 3682.3296);
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 10000, AttentionConvention::kNonCausal),
+                   per_key * (8.0 * 10000 + 24.0 * 3682.3296));
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 10000, AttentionConvention::kCausal),
+                   per_key * (8.0 * 5000 + 24.0 * 1841.1648));
+  // A sliding window of 4096 in the same layers would meet 4096 keys a query non-causal, and causal
+  // (4096^2 / 2 + (10000 - 4096) * 4096) / 10000 = 3257.1392: not the chunk's.
+  ModelConfig window = fixture("Llama-3.1-8B");
+  window.sliding_window = 4096;
+  window.window_layers = 24;
+  EXPECT_DOUBLE_EQ(attention_flops_forward(flop_shape(window), 10000, AttentionConvention::kCausal),
+                   per_key * (8.0 * 5000 + 24.0 * 3257.1392));
+  EXPECT_NE(attention_flops_forward(flop_shape(window), 10000, AttentionConvention::kCausal),
+            attention_flops_forward(s, 10000, AttentionConvention::kCausal));
+  // T = 8192, two whole chunks: 4096 keys non-causal (as the window), 2048 causal (the window's mean is 3072).
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 8192, AttentionConvention::kCausal),
+                   per_key * (8.0 * 4096 + 24.0 * 2048));
+  // Within one chunk every layer sees every earlier key.
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 4096, AttentionConvention::kNonCausal), per_key * 32 * 4096);
+  EXPECT_NE(convention_name(AttentionConvention::kCausal, s, 10000).find("chunked attention (chunks of 4096 tokens"),
+            std::string::npos);
+  EXPECT_NE(convention_name(AttentionConvention::kCausal, s, 10000).find("in 24 of the 32 layers"), std::string::npos);
+  EXPECT_EQ(convention_name(AttentionConvention::kCausal, s, 4096).find("chunk"), std::string::npos);
+  // A decoded token meets its own chunk's keys: at a context of 10000 tokens (itself the 10000th) the 1808 of the
+  // third chunk, at 8192 the whole second chunk, at 8193 itself alone; a full layer meets them all.
+  EXPECT_DOUBLE_EQ(attention_flops_decode(s, 10000), per_key * (8.0 * 10000 + 24.0 * 1808));
+  EXPECT_DOUBLE_EQ(attention_flops_decode(s, 8192), per_key * (8.0 * 8192 + 24.0 * 4096));
+  EXPECT_DOUBLE_EQ(attention_flops_decode(s, 8193), per_key * (8.0 * 8193 + 24.0 * 1));
+  EXPECT_DOUBLE_EQ(attention_flops_decode(s, 100), per_key * 32 * 100);
+  // The KV cache: a chunked layer holds at most its chunk (its cache is fullest at a chunk's last token).
+  const double kv_layer_token = 2.0 * 8 * 128 * 2;  // K and V of 8 KV heads of 128, bf16, one layer
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(m, 10000, 2), kv_layer_token * (8.0 * 10000 + 24.0 * 4096));
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(m, 3000, 2), kv_layer_token * 32 * 3000);
+  const json j = model_summary_json(m, 10000, "bf16", AttentionConvention::kCausal);
+  EXPECT_EQ(j["attention_chunk_size"], 4096);
+  EXPECT_EQ(j["chunked_attention_layers"], 24);
+  EXPECT_TRUE(j["sliding_window"].is_null());
+}
+
+// A decoded token meets every key of a full layer and the window's of a sliding one (the non-causal span).
+TEST(ModelFlops, DecodeMeetsTheWindow) {
+  const FlopShape mistral = flop_shape(fixture("Mistral-7B-v0.1"));
+  EXPECT_DOUBLE_EQ(attention_flops_decode(mistral, 16384), 4.0 * 32 * 32 * 128 * 4096);
+  EXPECT_DOUBLE_EQ(attention_flops_decode(mistral, 16384),
+                   attention_flops_forward(mistral, 16384, AttentionConvention::kNonCausal));
+  const FlopShape llama = flop_shape(fixture("Llama-3.1-8B"));
+  EXPECT_DOUBLE_EQ(attention_flops_decode(llama, 5000), 4.0 * 32 * 32 * 128 * 5000);
+}
+
 TEST(ModelFlops, MlaUsesQkAndVWidths) {
   const FlopShape s = flop_shape(fixture("DeepSeek-V3"));
   EXPECT_DOUBLE_EQ(attention_flops_forward(s, 4096, AttentionConvention::kNonCausal),

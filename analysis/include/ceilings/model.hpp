@@ -30,6 +30,12 @@ struct ModelConfig {
   // last sliding_window tokens only and cache no more; the others attend to everything. Unset: none slides.
   std::optional<std::int64_t> sliding_window;
   std::int64_t window_layers = 0;
+  // Chunked local attention (Llama 4's RoPE layers): chunk_layers of the layers cut the sequence into chunks of
+  // attention_chunk tokens from its first token, and a query attends to the keys of its own chunk only, from the
+  // chunk's first token to itself (not the last attention_chunk tokens, as a window would); such a layer caches
+  // at most a chunk. Unset: no layer is chunked.
+  std::optional<std::int64_t> attention_chunk;
+  std::int64_t chunk_layers = 0;
   // Mixture of experts (0 experts: dense). Layer l is an MoE layer when l >= first_dense_layers,
   // (l + moe_layer_offset) % moe_layer_freq == 0 and l is not in dense_layers (DeepSeek: first_k_dense_replace and
   // moe_layer_freq; Qwen3-MoE: decoder_sparse_step counted from 1 and mlp_only_layers).
@@ -91,8 +97,8 @@ enum class AttentionConvention { kNonCausal, kCausal };
 AttentionConvention parse_attention_convention(const std::string& name);  // "noncausal" | "causal"
 std::string convention_name(AttentionConvention c);
 struct FlopShape;
-// The same, saying where a sliding window shorter than `seq` caps each query's keys (the T of L*H*Q*T) and in how
-// many of the layers.
+// The same, saying where a sliding window or an attention chunk shorter than `seq` caps each query's keys (the T
+// of L*H*Q*T) and in how many of the layers.
 std::string convention_name(AttentionConvention c, const FlopShape& shape, double seq);
 
 enum class Recompute { kNone, kSelective, kFull };
@@ -106,13 +112,21 @@ struct FlopShape {
   double layers = 0, heads = 0, qk_dim = 0, v_dim = 0;  // attention term; 0 layers: no attention term
   std::optional<double> window;                         // sliding-window attention span ...
   double window_layers = 0;                             // ... of this many of the layers (the rest see every key)
+  std::optional<double> chunk;                          // chunked local attention's chunk ...
+  double chunk_layers = 0;                              // ... in this many other layers
 };
 FlopShape flop_shape(const ModelConfig& model);
 
 // Forward attention-score FLOPs per token at sequence length `seq` (QK^T and attention*V):
 // non-causal 2*L*H*(d_qk + d_v)*T (= 4*L*H*Q*T with d_qk = d_v = Q); causal the mean over positions; T capped
-// by the window in the layers that slide.
+// by the window in the layers that slide. A chunked layer splits the seq tokens into q = floor(seq / C) whole
+// chunks of C and one of r = seq - q*C, each query meeting its own chunk's keys: T = (q*C^2 + r^2) / seq
+// non-causal (every key of the chunk), half that causal (the chunk's keys up to the query).
 double attention_flops_forward(const FlopShape& s, double seq, AttentionConvention c);
+// Forward attention-score FLOPs of one decoded token whose context holds `context` tokens, itself included: it
+// meets every key in a full layer, the last min(context, W) in a sliding one, and in a chunked one the keys of
+// its own chunk, context - C*floor((context - 1) / C) (C where context is a multiple of C, 1 just past it).
+double attention_flops_decode(const FlopShape& s, double context);
 // Forward FLOPs per token: 2*matmul_params + attention.
 double forward_flops_per_token(const FlopShape& s, double seq, AttentionConvention c);
 // Model FLOPs per trained token: 3x forward (backward costs two forwards), = 6N + 12*L*H*Q*T
@@ -134,7 +148,8 @@ inline constexpr const char* kStorageTypes = "fp32 | bf16 | fp16 | fp8 | int8 | 
 // compressed latent plus the shared rope key, L*(kv_lora_rank + qk_rope_head_dim).
 double kv_bytes_per_token(const ModelConfig& model, double bytes_per_element);
 // KV-cache bytes of one sequence at context S: kv_bytes_per_token for each cached token, a sliding layer's share
-// caching at most its window's tokens.
+// caching at most its window's tokens, a chunked layer's at most its chunk's (min(S, C): the most its cache
+// holds up to S, where a chunk fills; Transformers' cache for those layers keeps the last C tokens).
 double kv_cache_bytes_per_sequence(const ModelConfig& model, double context, double bytes_per_element);
 
 // Weight bytes a decode step reads at batch B: every matrix except the input embedding lookup; for
