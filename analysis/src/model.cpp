@@ -36,8 +36,11 @@ bool ModelConfig::has_dense_mlp_layer() const {
 namespace {
 
 const char* kKnownTypes =
-    "llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gemma2, gemma3_text, gemma3, gpt2, deepseek_v2, "
-    "deepseek_v3";
+    "llama, llama4_text, llama4, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gemma2, gemma3_text, gemma3, "
+    "gpt2, deepseek_v2, deepseek_v3";
+
+// Layers are counted one by one; far more than any model has would only make that loop long.
+constexpr std::int64_t kMaxLayers = 1000000;
 
 // No model's size, width, count or rank comes near 2^40; below it a sum of two never leaves int64 (a typo of
 // 2^63 - 1 shared experts wrapped the count to a plausible 666 billion parameters), and products are bounded in
@@ -271,6 +274,141 @@ ModelConfig parse_gemma3_multimodal(const Fields& f, const std::string& origin) 
   return m;
 }
 
+// Llama 4's language model (Transformers' Llama4ForCausalLM, Llama4TextConfig; the same in 4.57 and 5.x except
+// where said). Attention: q/k/v/o without biases, the RoPE layers' q/k norm an L2 norm without weights. MoE layers
+// (moe_layers, or every interleave_moe_layer_step-th counted from 1) hold num_local_experts routed experts of
+// intermediate_size, a token's num_experts_per_tok of them, one shared expert of the same width and an unbiased
+// router; the other layers a dense MLP of intermediate_size_mlp. Layers whose kind layer_types names, or else the
+// RoPE layers of no_rope_layers (a 1 is a RoPE layer; empty or absent, every layer but each
+// no_rope_layer_interval-th, 4 by default, which the published configs rely on), attend within chunks of
+// attention_chunk_size tokens; the NoPE layers attend to everything.
+ModelConfig parse_llama4(const Fields& f, const std::string& type) {
+  const std::string config_class = "Llama4TextConfig";
+  require_stated(f, "num_key_value_heads", config_class, "8");
+  require_stated(f, "head_dim", config_class, "128");
+  require_stated(f, "attention_chunk_size", config_class, "an 8192-token chunk");
+  for (const auto& [key, read_as] : {std::pair<const char*, const char*>{"num_key_value_heads", "every head"},
+                                     {"head_dim", "hidden_size / num_attention_heads"}})
+    if (f.raw().contains(key) && f.raw()[key].is_null())
+      f.fail(key, std::string("is null, which Transformers 5's ") + config_class + " refuses (4.x read it as " +
+                      read_as + "): state the number");
+  // Transformers 4.x builds Llama 4's attention without biases whatever attention_bias says; 5.x gives q/k/v/o
+  // biases where it is true. Which one the checkpoint holds, the config does not say.
+  if (f.optional_boolean("attention_bias").value_or(false))
+    f.fail("attention_bias", "is true: Transformers 4.x builds Llama 4's attention without biases whatever it says, "
+                             "5.x with them, so the count depends on the version; Llama 4 has none (false)");
+  ModelConfig m = read_decoder_sizes(f, type);
+  read_attention(f, m);
+  m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(false);
+  m.gated_mlp = true;
+  m.norm_params_per_hidden = 1;
+
+  // MoE layers: moe_layers, or from interleave_moe_layer_step (layers step-1, 2*step-1, ...).
+  bool any_moe_layer = false;
+  if (f.has("moe_layers")) {
+    if (m.layers > kMaxLayers)
+      f.fail("num_hidden_layers", std::to_string(m.layers) + " layers are more than this version counts (" +
+                                      std::to_string(kMaxLayers) + ")");
+    std::vector<bool> moe(static_cast<std::size_t>(m.layers), false);
+    for (const json& l : f.array("moe_layers")) {
+      if (!l.is_number_integer() || l.get<std::int64_t>() < 0 || l.get<std::int64_t>() >= m.layers)
+        f.fail("moe_layers", "holds " + l.dump() + ", not a layer index below num_hidden_layers (" +
+                                 std::to_string(m.layers) + ")");
+      moe[static_cast<std::size_t>(l.get<std::int64_t>())] = true;
+    }
+    for (std::int64_t l = 0; l < m.layers; ++l) {
+      if (moe[static_cast<std::size_t>(l)])
+        any_moe_layer = true;
+      else
+        m.dense_layers.push_back(l);  // ascending: is_moe_layer searches it
+    }
+  } else {
+    require_stated(f, "interleave_moe_layer_step", config_class, "1 (every layer an MoE layer)");
+    m.moe_layer_freq = size_of(f, "interleave_moe_layer_step", 1);
+    m.moe_layer_offset = 1;
+    any_moe_layer = m.moe_layer_freq <= m.layers;
+  }
+  if (any_moe_layer) {
+    require_stated(f, "num_local_experts", config_class, "16");
+    require_stated(f, "num_experts_per_tok", config_class, "1");
+    m.routed_experts = size_of(f, "num_local_experts", 1);
+    m.experts_per_token = size_of(f, "num_experts_per_tok", 1);
+    if (m.experts_per_token > m.routed_experts)
+      f.fail("num_experts_per_tok", "is larger than num_local_experts (" + std::to_string(m.routed_experts) + ")");
+    m.shared_experts = 1;
+    m.expert_ffn = m.ffn;
+  } else {  // no MoE layer: a dense model
+    m.dense_layers.clear();
+    m.moe_layer_freq = 1;
+    m.moe_layer_offset = 0;
+  }
+  // The dense layers' MLP width (intermediate_size is the experts'); needed only where a layer is dense.
+  if (m.has_dense_mlp_layer()) {
+    require_stated(f, "intermediate_size_mlp", config_class, "16384");
+    m.ffn = size_of(f, "intermediate_size_mlp", 1);
+  } else {
+    m.ffn = optional_size_of(f, "intermediate_size_mlp", 1).value_or(0);
+  }
+
+  // Which layers attend within chunks. attention_chunk_size null: none (Transformers 5 makes every layer full;
+  // 4.x cannot run such a model).
+  const std::optional<std::int64_t> chunk = optional_size_of(f, "attention_chunk_size", 1);
+  std::int64_t chunked = 0;
+  if (f.has("layer_types")) {
+    const json& types = f.array("layer_types");
+    if (static_cast<std::int64_t>(types.size()) != m.layers)
+      f.fail("layer_types", "names " + std::to_string(types.size()) + " layers, the model has " +
+                                std::to_string(m.layers) + " (num_hidden_layers)");
+    for (const json& t : types) {
+      const std::string kind = t.is_string() ? t.get<std::string>() : std::string();
+      if (kind == "chunked_attention")
+        ++chunked;
+      else if (kind != "full_attention")
+        f.fail("layer_types", "holds " + (t.is_string() ? "'" + kind + "'" : t.dump()) +
+                                  ": Llama 4's layers attend in full_attention or chunked_attention only");
+    }
+    if (chunked > 0 && !chunk)
+      f.fail("attention_chunk_size", "is null, and layer_types names chunked_attention layers, which need a chunk");
+  } else if (chunk) {
+    const json empty = json::array();
+    const json& rope = f.has("no_rope_layers") ? f.array("no_rope_layers") : empty;
+    if (rope.empty()) {  // Llama4TextConfig: layer i is a NoPE layer where (i + 1) % no_rope_layer_interval == 0
+      const std::int64_t interval = optional_size_of(f, "no_rope_layer_interval", 1).value_or(4);
+      chunked = m.layers - m.layers / interval;
+    } else {
+      if (static_cast<std::int64_t>(rope.size()) != m.layers)
+        f.fail("no_rope_layers", "names " + std::to_string(rope.size()) + " layers, the model has " +
+                                     std::to_string(m.layers) + " (num_hidden_layers)");
+      for (const json& r : rope) {
+        const bool is_bit = r.is_boolean() || (r.is_number_integer() && (r.get<std::int64_t>() == 0 ||
+                                                                          r.get<std::int64_t>() == 1));
+        if (!is_bit)
+          f.fail("no_rope_layers", "holds " + r.dump() + ": each layer is 1 (RoPE, chunked) or 0 (NoPE, full)");
+        if (r.is_boolean() ? r.get<bool>() : r.get<std::int64_t>() == 1) ++chunked;
+      }
+    }
+  }
+  if (chunk && chunked > 0) {
+    m.attention_chunk = chunk;
+    m.chunk_layers = chunked;
+  }
+  return m;
+}
+
+// Llama 4 with vision (Llama4ForConditionalGeneration): its language model from text_config, which must be
+// there (absent, Llama4Config builds Llama4TextConfig's defaults, a Scout) and is read as llama4_text is; the
+// output layer is tied by text_config's tie_word_embeddings alone (Transformers 4.57 and 5.x build it untied
+// whatever the top-level flag says). The vision tower and the projector are not counted.
+ModelConfig parse_llama4_multimodal(const Fields& f) {
+  if (!f.has("text_config"))
+    f.fail("text_config", "is absent: Transformers' Llama4Config would take Llama4TextConfig's defaults (a model "
+                          "the size of Scout), and this version counts only what the config states");
+  ModelConfig m = parse_llama4(f.object("text_config"), "llama4_text");
+  m.model_type = "llama4";
+  m.not_counted = "the vision tower and its projector (about 0.87 billion parameters in Llama 4 Scout and Maverick)";
+  return m;
+}
+
 // gpt-oss (Transformers' GptOssForCausalLM): biased q/k/v/o projections, a learned sink logit per head, a biased
 // router and experts whose gate_up and down projections carry biases; every layer is an MoE layer.
 ModelConfig parse_gpt_oss(const Fields& f) {
@@ -446,9 +584,6 @@ ParamCountsOf<T> count(const ModelConfig& m) {
   return c;
 }
 
-// Layers are counted one by one; far more than any model has would only make that loop long.
-constexpr std::int64_t kMaxLayers = 1000000;
-
 }  // namespace
 
 ModelConfig parse_hf_config(const json& document, const std::string& origin) {
@@ -466,6 +601,10 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
     m = parse_gemma(f, type);
   else if (type == "gemma3")
     m = parse_gemma3_multimodal(f, origin);
+  else if (type == "llama4_text")
+    m = parse_llama4(f, type);
+  else if (type == "llama4")
+    m = parse_llama4_multimodal(f);
   else if (type == "gpt2")
     m = parse_gpt2(f);
   else if (type == "deepseek_v3" || type == "deepseek_v2")

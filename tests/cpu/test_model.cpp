@@ -223,6 +223,228 @@ TEST(ModelParams, Gemma3_1B_And_27B) {
                    2.0 * 4 * 256 * 2 * (29.0 * 1024 + 5.0 * 32768));
 }
 
+// Llama 4. The totals below are not the Hub's metadata (it could not be read) but Transformers' own counts (4.57.1
+// and 5.24.0 alike) of Llama4ForConditionalGeneration built from these configs on the meta device, the Hub's 109B
+// and 402B; of them the vision tower, 850,960,896, and its projector, 20,971,520, are not counted. Every Scout
+// layer is an MoE layer: 16 experts of 3 * 5120 * 8192, a token's one of them, a shared expert of the same width
+// and an unbiased router; attention without biases, its q/k norm without weights.
+TEST(ModelParams, Llama4Scout_TotalAndActive) {
+  const ModelConfig m = fixture("Llama-4-Scout-17B-16E");
+  EXPECT_EQ(m.model_type, "llama4");
+  EXPECT_FALSE(m.not_counted.empty());
+  const ParamCounts c = count_params(m);
+  EXPECT_EQ(c.total, 108641793536 - 850960896 - 20971520);
+  EXPECT_EQ(c.total, 107769861120);
+  const std::int64_t expert = 3LL * 5120 * 8192;
+  EXPECT_EQ(c.mlp, 48 * (16 + 1) * expert);
+  EXPECT_EQ(c.router, 48LL * 5120 * 16);
+  EXPECT_EQ(c.attention, 48LL * (2 * 5120LL * 40 * 128 + 2 * 5120LL * 8 * 128));
+  EXPECT_EQ(c.norms, 48LL * 2 * 5120 + 5120);
+  EXPECT_EQ(c.embedding, 202048LL * 5120);
+  EXPECT_EQ(c.lm_head, 202048LL * 5120);
+  // Active, as for every MoE here: all but the 15 experts a token does not visit, the input embedding and the
+  // router included (Meta's "17B active"; 16,138,408,960 without the embedding).
+  EXPECT_EQ(c.active, c.total - 48 * 15 * expert);
+  EXPECT_EQ(c.active, 17172894720);
+  EXPECT_FALSE(m.has_dense_mlp_layer());
+}
+
+// Maverick interleaves: layers 1, 3, ..., 47 are MoE layers of 128 experts (interleave_moe_layer_step 2), the
+// others dense MLPs of intermediate_size_mlp 16384; no q/k norm (use_qk_norm false; it has no weights anyway).
+TEST(ModelParams, Llama4Maverick_InterleavedMoe) {
+  const ModelConfig m = fixture("Llama-4-Maverick-17B-128E");
+  const ParamCounts c = count_params(m);
+  EXPECT_EQ(c.total, 401583781376 - 850960896 - 20971520);
+  EXPECT_EQ(c.total, 400711848960);
+  EXPECT_FALSE(m.is_moe_layer(0));
+  EXPECT_TRUE(m.is_moe_layer(1));
+  EXPECT_TRUE(m.is_moe_layer(47));
+  EXPECT_TRUE(m.has_dense_mlp_layer());
+  const std::int64_t expert = 3LL * 5120 * 8192;
+  EXPECT_EQ(c.mlp, 24 * (128 + 1) * expert + 24 * 3LL * 5120 * 16384);
+  EXPECT_EQ(c.router, 24LL * 5120 * 128);
+  EXPECT_EQ(c.active, c.total - 24 * 127 * expert);
+  EXPECT_EQ(c.active, 17184691200);
+  EXPECT_NO_THROW(check_parallel_split(m, 8, 1, "--tp"));
+  EXPECT_EQ(m.attention_chunk, 8192);
+  EXPECT_EQ(m.chunk_layers, 36);
+}
+
+// The language model alone (llama4_text, Llama4ForCausalLM) is the same count; it is tied by its own
+// tie_word_embeddings, and so is the multimodal model's (Transformers builds Llama 4 untied whatever the top-level
+// flag says).
+TEST(ModelParams, Llama4TextAndTies) {
+  const json scout = read_json_file(fixture_path("Llama-4-Scout-17B-16E"));
+  json text = scout["text_config"];
+  text["architectures"] = {"Llama4ForCausalLM"};
+  const ModelConfig lm = parse_hf_config(text, "text");
+  EXPECT_EQ(lm.model_type, "llama4_text");
+  EXPECT_TRUE(lm.not_counted.empty());
+  EXPECT_EQ(count_params(lm).total, 107769861120);
+  json top_tied = scout;
+  top_tied["tie_word_embeddings"] = true;
+  EXPECT_EQ(count_params(parse_hf_config(top_tied)).lm_head, 202048LL * 5120);
+  json text_tied = scout;
+  text_tied["text_config"]["tie_word_embeddings"] = true;
+  EXPECT_EQ(count_params(parse_hf_config(text_tied)).total, 107769861120 - 202048LL * 5120);
+}
+
+// Which layers attend in chunks: the RoPE layers (no_rope_layers 1), every one but each 4th by default (Scout's
+// no_rope_layers is empty), or as layer_types names them; the NoPE layers attend to everything. Which are MoE
+// layers: moe_layers, or every interleave_moe_layer_step-th from the step's.
+TEST(ModelConfigs, Llama4LayerKinds) {
+  const json scout = read_json_file(fixture_path("Llama-4-Scout-17B-16E"));
+  auto parsed = [&](const json& text_changes) {
+    json c = scout;
+    for (const auto& [key, value] : text_changes.items()) c["text_config"][key] = value;
+    return parse_hf_config(c);
+  };
+  EXPECT_EQ(parsed(json::object()).chunk_layers, 36);
+  EXPECT_EQ(parsed({{"no_rope_layer_interval", 2}}).chunk_layers, 24);
+  json rope = json::array();
+  for (int l = 0; l < 48; ++l) rope.push_back(l < 40 ? 1 : 0);
+  EXPECT_EQ(parsed({{"no_rope_layers", rope}}).chunk_layers, 40);
+  json types = json::array();
+  for (int l = 0; l < 48; ++l) types.push_back(l % 2 ? "chunked_attention" : "full_attention");
+  EXPECT_EQ(parsed({{"layer_types", types}}).chunk_layers, 24);
+  // No chunk: every layer full (Transformers 5).
+  const ModelConfig unchunked = parsed({{"attention_chunk_size", nullptr}});
+  EXPECT_FALSE(unchunked.attention_chunk.has_value());
+  EXPECT_EQ(unchunked.chunk_layers, 0);
+  // MoE layers named: layers 0 and 5 (16 experts and a shared one), the other 46 dense (16384 wide).
+  const ModelConfig two = parsed({{"moe_layers", {5, 0}}});
+  EXPECT_TRUE(two.is_moe_layer(0));
+  EXPECT_TRUE(two.is_moe_layer(5));
+  EXPECT_FALSE(two.is_moe_layer(1));
+  EXPECT_EQ(count_params(two).mlp, 2 * 17 * 3LL * 5120 * 8192 + 46 * 3LL * 5120 * 16384);
+  // None: a dense model, whose expert keys need not be stated.
+  json dense = scout;
+  dense["text_config"]["moe_layers"] = json::array();
+  dense["text_config"].erase("num_local_experts");
+  dense["text_config"].erase("num_experts_per_tok");
+  const ModelConfig all_dense = parse_hf_config(dense);
+  EXPECT_FALSE(all_dense.is_moe());
+  EXPECT_EQ(count_params(all_dense).mlp, 48 * 3LL * 5120 * 16384);
+  // A step of 3: layers 2, 5, ..., 47.
+  const ModelConfig third = parsed({{"interleave_moe_layer_step", 3}});
+  EXPECT_TRUE(third.is_moe_layer(2));
+  EXPECT_FALSE(third.is_moe_layer(3));
+  EXPECT_EQ(count_params(third).router, 16LL * 5120 * 16);
+}
+
+// Llama 4 Scout's KV cache and attention FLOPs by hand: 36 of its 48 layers attend in chunks of 8192 tokens and
+// cache at most a chunk; 12 (layers 3, 7, ..., 47) attend to everything.
+TEST(ModelKv, Llama4ScoutChunkedLayers) {
+  const ModelConfig m = fixture("Llama-4-Scout-17B-16E");
+  const double kv_layer_token = 2.0 * 8 * 128 * 2;  // K and V of 8 KV heads of 128, bf16
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(m, 2), 48 * kv_layer_token);
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(m, 131072, 2), kv_layer_token * (12.0 * 131072 + 36.0 * 8192));
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(m, 8000, 2), kv_layer_token * 48 * 8000);
+  const FlopShape s = flop_shape(m);
+  const double per_key = 2.0 * 40 * (128 + 128);
+  // 20000 tokens: chunks of 8192, 8192 and 3616; (2 * 8192^2 + 3616^2) / 20000 = 7364.6592 keys a query
+  // non-causal, half that causal; the full layers 20000 and 10000.
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 20000, AttentionConvention::kNonCausal),
+                   per_key * (12.0 * 20000 + 36.0 * 7364.6592));
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 20000, AttentionConvention::kCausal),
+                   per_key * (12.0 * 10000 + 36.0 * 3682.3296));
+  EXPECT_DOUBLE_EQ(attention_flops_decode(s, 20000), per_key * (12.0 * 20000 + 36.0 * 3616));
+}
+
+// Keys Llama4TextConfig fills with a default other than "none" must be stated; what Transformers 4.x and 5.x
+// read differently (attention_bias true, a null head width or KV head count) is refused by name, as is what no
+// version builds.
+TEST(ModelErrors, Llama4KeysAndContradictions) {
+  const json scout = read_json_file(fixture_path("Llama-4-Scout-17B-16E"));
+  auto error_of = [](const json& c) {
+    try {
+      parse_hf_config(c, "scout");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const char* key : {"num_key_value_heads", "head_dim", "attention_chunk_size", "interleave_moe_layer_step",
+                          "num_local_experts", "num_experts_per_tok"}) {
+    json c = scout;
+    c["text_config"].erase(key);
+    const std::string e = error_of(c);
+    EXPECT_NE(e.find(std::string("text_config.") + key + "': is absent: Transformers' Llama4TextConfig"),
+              std::string::npos)
+        << e;
+  }
+  json maverick = read_json_file(fixture_path("Llama-4-Maverick-17B-128E"));
+  maverick["text_config"].erase("intermediate_size_mlp");  // its dense layers' width
+  EXPECT_NE(error_of(maverick).find("intermediate_size_mlp"), std::string::npos);
+  maverick["text_config"]["intermediate_size_mlp"] = nullptr;
+  EXPECT_NE(error_of(maverick).find("intermediate_size_mlp"), std::string::npos) << error_of(maverick);
+  json scout_no_mlp = scout;  // every Scout layer is MoE: the dense width is not needed
+  scout_no_mlp["text_config"].erase("intermediate_size_mlp");
+  EXPECT_EQ(count_params(parse_hf_config(scout_no_mlp)).total, 107769861120);
+  const std::vector<std::pair<json, std::string>> bad = {
+      {{{"attention_bias", true}}, "attention_bias': is true"},
+      {{{"head_dim", nullptr}}, "head_dim': is null"},
+      {{{"num_key_value_heads", nullptr}}, "num_key_value_heads': is null"},
+      {{{"moe_layers", {0, 48}}}, "moe_layers': holds 48"},
+      {{{"interleave_moe_layer_step", 0}}, "interleave_moe_layer_step"},
+      {{{"num_experts_per_tok", 17}}, "num_experts_per_tok': is larger than num_local_experts"},
+      {{{"layer_types", json::array()}}, "layer_types': names 0 layers"},
+      {{{"no_rope_layers", {1, 0}}}, "no_rope_layers': names 2 layers"},
+      {{{"no_rope_layer_interval", 0}}, "no_rope_layer_interval"},
+  };
+  for (const auto& [changes, expected] : bad) {
+    json c = scout;
+    for (const auto& [key, value] : changes.items()) c["text_config"][key] = value;
+    const std::string e = error_of(c);
+    EXPECT_NE(e.find(expected), std::string::npos) << changes.dump() << ": " << e;
+  }
+  json sliding = scout;
+  sliding["text_config"]["layer_types"] = json::array();
+  for (int l = 0; l < 48; ++l) sliding["text_config"]["layer_types"].push_back("sliding_attention");
+  EXPECT_NE(error_of(sliding).find("'sliding_attention'"), std::string::npos) << error_of(sliding);
+  json no_chunk = sliding;
+  for (auto& t : no_chunk["text_config"]["layer_types"]) t = "chunked_attention";
+  no_chunk["text_config"]["attention_chunk_size"] = nullptr;
+  EXPECT_NE(error_of(no_chunk).find("attention_chunk_size': is null"), std::string::npos) << error_of(no_chunk);
+  json bits = scout;
+  bits["text_config"]["no_rope_layers"] = json::array();
+  for (int l = 0; l < 48; ++l) bits["text_config"]["no_rope_layers"].push_back(l == 7 ? 2 : 1);
+  EXPECT_NE(error_of(bits).find("no_rope_layers': holds 2"), std::string::npos) << error_of(bits);
+  json no_text = scout;
+  no_text.erase("text_config");
+  EXPECT_NE(error_of(no_text).find("text_config': is absent"), std::string::npos) << error_of(no_text);
+}
+
+// `model` on Llama 4: exit 0 with the chunk in its JSON and the vision tower named; bad input exits 2 naming the key.
+TEST(ModelCli, Llama4) {
+  auto r = test::run_cli({"model", "--hf-config", fixture_path("Llama-4-Scout-17B-16E"), "--json", "--seq", "20000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["params_total"].get<std::int64_t>(), 107769861120);
+  EXPECT_EQ(j["params_active"].get<std::int64_t>(), 17172894720);
+  EXPECT_EQ(j["attention_chunk_size"], 8192);
+  EXPECT_EQ(j["chunked_attention_layers"], 36);
+  EXPECT_EQ(j["moe"]["moe_layers"], 48);
+  EXPECT_EQ(j["moe"]["shared_experts"], 1);
+  EXPECT_FALSE(j["not_counted"].is_null());
+  EXPECT_NE(j["convention_description"].get<std::string>().find("in 36 of the 48 layers"), std::string::npos);
+  r = test::run_cli({"model", "--hf-config", fixture_path("Llama-4-Maverick-17B-128E")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("400,711,848,960"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attention chunk (caps the KV cache) in 36 of 48 layers"), std::string::npos) << r.out;
+  r = test::run_cli({"memory", "--mode", "infer", "--hf-config", fixture_path("Llama-4-Scout-17B-16E"), "--context",
+                     "131072", "--gpu", "H200", "--tp", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("a chunk's 8192 tokens, not the context, in the 36 of 48 layers"), std::string::npos) << r.out;
+  const std::string dir = test::scratch_dir("model_cli_llama4");
+  json bad = read_json_file(fixture_path("Llama-4-Scout-17B-16E"));
+  bad["text_config"]["attention_bias"] = true;
+  std::ofstream(dir + "/bias.json") << bad.dump();
+  r = test::run_cli({"model", "--hf-config", dir + "/bias.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("attention_bias"), std::string::npos) << r.err;
+}
+
 TEST(ModelKv, BytesPerToken) {
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 2), 131072);  // 2*32*8*128*2 = 128 KiB
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 1), 65536);

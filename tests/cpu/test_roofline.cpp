@@ -510,6 +510,19 @@ TEST(RooflineLlm, MlaDecodeCountsTheAbsorbedAttention) {
   EXPECT_GT(v.decode_intensity_limit, 8.0e14 / 4.52e12);  // above the measured ridge
 }
 
+// Llama 4 Scout decoding at a context of 20000: a token meets all 20000 keys in its 12 full layers and its own
+// chunk's 20000 - 2 * 8192 = 3616 in the 36 chunked ones; the cache read is every token in the full layers and a
+// chunk's 8192 in the chunked ones.
+TEST(RooflineLlm, ChunkedLayersDecodeTheirChunk) {
+  const Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
+  const ModelConfig m = read_hf_config(hf("Llama-4-Scout-17B-16E"));
+  const LlmView v = llm_view(r, m, 20000, {1}, 2, 2, AttentionConvention::kCausal);
+  const double n = static_cast<double>(count_params(m).matmul_active);
+  const double per_key = 2.0 * 40 * (128 + 128);
+  EXPECT_DOUBLE_EQ(v.decode[0].flops, 2 * n + per_key * (12.0 * 20000 + 36.0 * 3616));
+  EXPECT_DOUBLE_EQ(v.decode[0].kv_bytes, 2.0 * 8 * 128 * 2 * (12.0 * 20000 + 36.0 * 8192));
+}
+
 // gemm.int8 and its variants are integer operations: OP/s in the roofs, whatever the suffix.
 TEST(RooflineCli, Int8RoofsCountOperations) {
   const std::string dir = test::scratch_dir("roofline_int8");

@@ -13,8 +13,8 @@ namespace ceilings {
 // The shape of a decoder-only transformer, as far as counting needs it. Built from a Hugging Face
 // config (parse_hf_config) or from flags (a Megatron-style GPT).
 struct ModelConfig {
-  std::string model_type;    // "llama", "mistral", "qwen2", "qwen3", "mixtral", "gpt_oss", "gemma3_text", ... or "flags"
-  // What the count leaves out of the checkpoint (Gemma 3's vision tower), "" when nothing.
+  std::string model_type;    // "llama", "llama4", "qwen3", "mixtral", "gpt_oss", "gemma3_text", ... or "flags"
+  // What the count leaves out of the checkpoint (Gemma 3's and Llama 4's vision towers), "" when nothing.
   std::string not_counted;
   std::string architecture;  // architectures[0] when given
   std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
