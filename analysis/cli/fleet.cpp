@@ -6,9 +6,12 @@
 // slower on its own ceilings) or a model configured two ways in equal numbers; else 3 when a GPU could not be judged (its
 // group too small and no group of its model to compare with); else 0. 2 bad usage or nothing readable.
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
+#include <locale>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "ceilings/fleet.hpp"
 #include "ceilings/json_fields.hpp"
@@ -283,8 +286,13 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) +
          " GPU(s) with a health fault\n" + (md ? "\n" : "");
   out += "rule: modified z-score below minus the group's z threshold (at least " + format_fixed(rule.z_threshold, 1) +
-         ", and higher where the group's size and comparisons need it for plain normal noise to name no GPU with "
-         "probability " + format_percent(1.0 - rule.family_alpha) + ") and at least " +
+         ", and higher where the group's size and comparisons need it for plain normal noise to name a GPU with a "
+         "chance of at most " + [&] {
+           std::ostringstream os;
+           os.imbue(std::locale::classic());
+           os << std::setprecision(3) << rule.family_alpha;
+           return os.str();
+         }() + ") and at least " +
          format_percent(rule.min_deficit) + " below, or more than " + format_percent(rule.margin) +
          " below the group median, or (split) below a gap of more than " + format_percent(rule.margin) +
          " that splits the group into two populations of at least " + std::to_string(rule.min_members) +
@@ -426,7 +434,9 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     const FleetInput in = load_fleet(o->paths);
     std::optional<HostCheck> hosts;
     if (!o->expect_hosts.empty()) hosts = check_hosts(in, o->expect_hosts, expected_hosts);
-    if (in.members.empty()) {
+    // No profile at all is a usage error (a wrong directory), unless the job's hosts or node summaries say what
+    // should have been there: then it is a run with nothing finished, reported as such (incomplete).
+    if (in.members.empty() && ((!hosts && in.node_summaries == 0) || want_baseline)) {
       std::string why = in.files == 0 ? "no *.profile.json found" : "no readable profile";
       for (const FleetSkip& s : in.skipped) why += "\n  skipped " + s.path + ": " + s.reason;
       for (const FleetSkip& s : in.baselines) why += "\n  set aside " + s.path + ": " + s.reason;
@@ -494,7 +504,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
     // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
     return found.not_judged > 0 || !in.skipped.empty() || !in.unfinished.empty() || !health.cut_short.empty() ||
-                   (hosts && !hosts->missing.empty())
+                   (hosts && !hosts->missing.empty()) || in.members.empty()
                ? kExitIncomplete
                : kExitOk;
   };

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -168,10 +169,12 @@ Profile with_pair_medians(Profile profile) {
 }
 
 
-double z_threshold_for(const OutlierRule& rule, std::size_t n, std::size_t comparisons) {
+double z_threshold_for(const OutlierRule& rule, std::size_t n, std::size_t comparisons, bool in_sample) {
   if (comparisons == 0 || n < 2) return rule.z_threshold;
-  const double t = student_t_upper_quantile(rule.family_alpha / static_cast<double>(comparisons),
-                                            0.4 * static_cast<double>(n));
+  const double p = rule.family_alpha / static_cast<double>(comparisons);
+  if (!(p > 0)) return std::numeric_limits<double>::infinity();
+  const double size = static_cast<double>(n);
+  const double t = student_t_upper_quantile(p, in_sample ? 0.4 * size - 0.2 : 0.3 * size);
   return std::isnan(t) ? rule.z_threshold : std::max(rule.z_threshold, t);
 }
 
@@ -190,7 +193,7 @@ std::size_t z_comparisons(const std::vector<const Profile*>& members, const std:
 }
 
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
-                                   const OutlierRule& rule) {
+                                   const OutlierRule& rule, bool members_in_sample) {
   // The statistics may be another group's (a small group set against its peers): every scale, the MAD = 0
   // fallback's mean absolute deviation too, comes from the values the median came from, not from `members`.
   std::map<std::string, const CeilingStats*> by_key;
@@ -199,7 +202,7 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
   std::map<std::size_t, double> threshold_at;  // by the ceiling's number of values
   auto threshold = [&](std::size_t n) {
     auto [it, fresh] = threshold_at.try_emplace(n, 0.0);
-    if (fresh) it->second = z_threshold_for(rule, n, comparisons);
+    if (fresh) it->second = z_threshold_for(rule, n, comparisons, members_in_sample);
     return it->second;
   };
 
@@ -687,7 +690,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       g.host_only = host_only;
       std::vector<const Profile*> as_compared;
       for (std::size_t i : g.members) as_compared.push_back(&compared[i]);
-      g.versus_peers = find_outliers(as_compared, peers.compared_stats, rule);
+      g.versus_peers = find_outliers(as_compared, peers.compared_stats, rule, /*members_in_sample=*/false);
       if (host_only) {  // the GPU's own ceilings only: another server's host path is not the GPU's deficit
         for (Outlier& o : g.versus_peers)
           o.ceilings.erase(std::remove_if(o.ceilings.begin(), o.ceilings.end(),
@@ -802,7 +805,8 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
 }
 
 std::vector<std::string> read_host_list(const std::string& path) {
-  const std::string text = read_text_file(path);
+  std::string text = read_text_file(path);
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // a byte-order mark an editor saved
   std::vector<std::string> hosts;
   std::set<std::string> seen;
   std::size_t line_no = 0, from = 0;
@@ -814,13 +818,16 @@ std::vector<std::string> read_host_list(const std::string& path) {
     const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
     line = line.substr(first, last - first + 1);
+    // Host names are letters, digits, '-', '.' (and '_', which some sites use): anything else (a space between two
+    // names, a non-breaking or zero-width space, a control character) would be a name no node reports.
     const bool plain = std::all_of(line.begin(), line.end(), [](char c) {
-      const auto u = static_cast<unsigned char>(c);
-      return u > 0x20 && u != 0x7f;
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+             c == '_';
     });
-    if (!plain || printable_text(line) != line)  // (invalid UTF-8 too)
-      throw InputError("'" + path + "' line " + std::to_string(line_no) + ": '" + printable_text(line) +
-                       "' is not one host name (one a line, as `scontrol show hostnames` prints them)");
+    if (!plain)
+      throw InputError("'" + path + "' line " + std::to_string(line_no) + ": " + json(printable_text(line)).dump(-1, ' ', true) +
+                       " is not one host name (letters, digits, '-', '.', '_'; one a line, as `scontrol show "
+                       "hostnames` prints them)");
     if (seen.insert(line).second) hosts.push_back(line);
   }
   if (hosts.empty()) throw InputError("'" + path + "' names no host");

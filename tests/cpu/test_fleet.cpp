@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -139,12 +140,12 @@ TEST(Fleet, PlantedOutliersAreAllFoundAndNamed) {
   ASSERT_EQ(groups.size(), 1u);
   const FleetGroup& g = groups[0];
   ASSERT_EQ(g.outliers.size(), planted().size());
-  // Every verified ceiling of every GPU is a comparison; the threshold is Student's t with 0.4 x 1000 degrees of
-  // freedom at 0.05 over them (about 4.5 for 8000).
+  // Every verified ceiling of every GPU is a comparison; the threshold is Student's t with 0.4 x 1000 - 0.2
+  // degrees of freedom at 0.05 over them (about 4.5 for 8000).
   const auto verified = std::count_if(fixture().ceilings.begin(), fixture().ceilings.end(),
                                       [](const Ceiling& c) { return c.verified; });
   EXPECT_EQ(g.z_comparisons, 1000u * static_cast<std::size_t>(verified));
-  EXPECT_NEAR(g.z_threshold, student_t_upper_quantile(0.05 / static_cast<double>(g.z_comparisons), 400.0), 1e-9);
+  EXPECT_NEAR(g.z_threshold, student_t_upper_quantile(0.05 / static_cast<double>(g.z_comparisons), 399.8), 1e-9);
   EXPECT_GT(g.z_threshold, 4.3);
   EXPECT_LT(g.z_threshold, 4.8);
   std::set<std::string> found;
@@ -1527,10 +1528,20 @@ TEST(Fleet, AGpuSetAgainstPeersWithoutSpreadGetsTheirScale) {
   EXPECT_TRUE(alone[0].ceilings[0].by_margin);
   // Four robust sigmas among five values is not a z-score finding: a MAD from five values is a rough scale.
   EXPECT_FALSE(alone[0].ceilings[0].by_z);
-  // Student's t with 0.4 x 5 degrees of freedom at 0.05 over the lone GPU's comparisons (5: about 7).
+  // Student's t with 0.4 x 5 - 0.2 degrees of freedom at 0.05 over the lone GPU's comparisons (5: about 7.6;
+  // it was one of the five the statistics came from).
   const std::size_t comparisons = z_comparisons({&lone}, stats, OutlierRule{});
   EXPECT_EQ(comparisons, 5u);
-  EXPECT_NEAR(alone[0].ceilings[0].z_threshold, student_t_upper_quantile(0.05 / 5, 2.0), 1e-9);
+  EXPECT_NEAR(alone[0].ceilings[0].z_threshold, student_t_upper_quantile(0.05 / 5, 1.8), 1e-9);
+  // Judged as a GPU outside the five (a small group against its peers): heavier tails, 0.3 x 5 degrees of freedom.
+  const auto outside = find_outliers({&lone}, stats, OutlierRule{}, /*members_in_sample=*/false);
+  ASSERT_EQ(outside.size(), 1u);
+  EXPECT_NEAR(outside[0].ceilings[0].z_threshold, student_t_upper_quantile(0.05 / 5, 1.5), 1e-9);
+  EXPECT_GT(outside[0].ceilings[0].z_threshold, alone[0].ceilings[0].z_threshold);
+  // The strictest request is not the loosest: a family_alpha whose share underflows gives no z-score finding.
+  OutlierRule tiny;
+  tiny.family_alpha = 4.9e-324;
+  EXPECT_EQ(z_threshold_for(tiny, 1000, 100000), std::numeric_limits<double>::infinity());
   EXPECT_GT(alone[0].ceilings[0].z_threshold, 6.9);
 }
 
@@ -1553,8 +1564,8 @@ TEST(Fleet, HostsTheJobRanOnWithNothingReadAreNamed) {
                     json{{"schema", "ceilings.node/1"}, {"host", "node3"}, {"updated", "2026-11-30T11:00:00Z"},
                          {"gpus", json::array({{{"index", 0}, {"uuid", "GPU-x"}, {"state", "running"}}})}}
                         .dump());
-  write_file_atomic(dir + "/hosts.txt",
-                    "# scontrol show hostnames\n  NODE0  \nnode1.cluster.local\r\n\nnode2\nnode3\nnode4\nnode4\n");
+  write_file_atomic(dir + "/hosts.txt",  // saved by an editor that writes a byte-order mark and CRLF
+                    "\xEF\xBB\xBFNODE0  \n# scontrol show hostnames\nnode1.cluster.local\r\n\nnode2\nnode3\nnode4\nnode4\n");
   const std::vector<std::string> listed = read_host_list(dir + "/hosts.txt");
   EXPECT_EQ(listed, (std::vector<std::string>{"NODE0", "node1.cluster.local", "node2", "node3", "node4"}));
 
@@ -1593,12 +1604,32 @@ TEST(Fleet, HostsTheJobRanOnWithNothingReadAreNamed) {
   write_file_atomic(dir + "/two.txt", "node0\nnode1 node2\n");
   r = run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/two.txt"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("line 2: 'node1 node2' is not one host name"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 2: \"node1 node2\" is not one host name"), std::string::npos) << r.err;
+  write_file_atomic(dir + "/nbsp.txt", "node0\nnode1\xC2\xA0\n");  // a non-breaking space no node reports
+  r = run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/nbsp.txt"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("line 2: \"node1\\u00a0\" is not one host name"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
   write_file_atomic(dir + "/none.txt", "# nothing\n\n");
   r = run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/none.txt"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("names no host"), std::string::npos) << r.err;
   EXPECT_EQ(run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/absent.txt"}).exit_code, 2);
+
+  // A job where no node wrote a profile is a run with nothing finished (exit 3, every host named), not a usage
+  // error; so is one whose nodes wrote only their summaries. Without either, an empty directory is exit 2.
+  fs::create_directories(dir + "/nothing");
+  r = run_cli({"fleet", dir + "/nothing", "--expect-hosts", dir + "/three.txt"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("missing: node0 node1 node2\n"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli({"fleet", dir + "/nothing"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"fleet", dir + "/nothing", "--expect-hosts", dir + "/three.txt", "--write-baseline",
+                     dir + "/b.json"}).exit_code, 2);
+  write_file_atomic(dir + "/nothing/node0.node-summary.json",
+                    json{{"schema", "ceilings.node/1"}, {"host", "node0"}, {"gpus", json::array()}}.dump());
+  r = run_cli({"fleet", dir + "/nothing", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // a node whose run listed no GPU is no pass
+  EXPECT_EQ(parse_json_text(r.out, "fleet json").at("read"), 0);
   EXPECT_EQ(run_cli({"fleet", dir + "/profiles", "--expect-hosts", ""}).exit_code, 2);
 }
 

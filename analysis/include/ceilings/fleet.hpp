@@ -105,10 +105,16 @@ std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& 
 // rule.z_threshold and the z that a value of plain normal noise passes with probability family_alpha /
 // comparisons (Bonferroni). The modified z-score of one of n normal values is not normal: the MAD is an
 // estimate too, and a small group's can be small by chance. It follows Student's t with about 0.4 n degrees of
-// freedom (simulated, tails 1e-3 to 1e-5: 0.49 n at 8 values, 0.42 n at 64, 0.40 n at 512; at 0.4 n a small
-// group is held a little stricter than it needs), so the threshold is that t's quantile: about 6.5 for 24
-// GPUs and 1200 comparisons, 5.05 for 4096 GPUs and 200,000.
-double z_threshold_for(const OutlierRule& rule, std::size_t n, std::size_t comparisons);
+// freedom (simulated, tails 1e-3 to 1e-7: 0.49 n at 8 values, 0.42 n at 64, 0.38-0.40 n at 512), so the
+// threshold is that t's quantile with 0.4 n - 0.2 (1.0 at 3 values, where 0.4 n let 2-4 times the allowance
+// through; from 4 to 24 values it is 2-100 times stricter than it needs): 6.5 for 24 GPUs and 1200 comparisons,
+// 5.05 for 4096 GPUs and 200,000. A value judged against another group's statistics (`in_sample` false: a small
+// group against its peers) is not part of the sample the median and MAD came from, and its z has heavier
+// tails: 0.3 n (simulated: at most the allowance from 3 values up). A family_alpha / comparisons that underflows
+// gives an infinite threshold (the strictest request is not the loosest).
+// The price is power in small groups: a GPU 7.5 sigma down on one ceiling is named by the z-score in about 2
+// of 3 groups of 24 GPUs and 1 in 3 of 16 (a fixed 3.5: nearly always, with 2 GPUs of plain noise named a fleet).
+double z_threshold_for(const OutlierRule& rule, std::size_t n, std::size_t comparisons, bool in_sample = true);
 // The values find_outliers tests by the z-score (each member's verified ceilings that have statistics of at
 // least rule.min_members values); 0 where rule.use_z is false.
 std::size_t z_comparisons(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
@@ -118,8 +124,9 @@ std::size_t z_comparisons(const std::vector<const Profile*>& members, const std:
 // pairs (detail.p2p_median) where it has one, not its slowest pair. With one GPU's links degraded every GPU
 // of its node has its slowest pair with that GPU; their pair medians single it out.
 Profile with_pair_medians(Profile profile);
+// `members_in_sample`: the statistics are of these members (a group within itself), not of another group.
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
-                                   const OutlierRule& rule);
+                                   const OutlierRule& rule, bool members_in_sample = true);
 // Two populations within one group: the median-based rules see none where half the GPUs (or more) are slower
 // alike, since the median then sits between or among the slow ones. Per ceiling, the values sorted worse to
 // better; where the widest gap between neighbours is more than rule.margin (the better side's worst over the
