@@ -102,7 +102,8 @@ std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ce
   }
   if (family == "hbm") return spec.memory_bandwidth;
   if (family == "gemm") {
-    if (variant == "fp64") return dense("fp64_tensor");
+    // A GPU without FP64 tensor cores (Volta) runs FP64 GEMMs on its FP64 units: their figure is the roof.
+    if (variant == "fp64") return spec.dense.count("fp64_tensor") ? dense("fp64_tensor") : dense("fp64");
     if (variant.rfind("fp8", 0) == 0) return dense("fp8");
     return dense(variant.c_str());
   }
