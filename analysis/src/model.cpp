@@ -36,7 +36,7 @@ bool ModelConfig::has_dense_mlp_layer() const {
 namespace {
 
 const char* kKnownTypes =
-    "llama, llama4_text, llama4, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gemma2, gemma3_text, gemma3, "
+    "llama, llama4_text, llama4, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gemma2, gemma3_text, gemma3, phi3, "
     "gpt2, deepseek_v2, deepseek_v3";
 
 // Layers are counted one by one; far more than any model has would only make that loop long.
@@ -72,6 +72,15 @@ void require_stated(const Fields& f, const std::string& key, const std::string& 
 void refuse_null(const Fields& f, const std::string& key, const std::string& config_class) {
   if (f.raw().contains(key) && f.raw()[key].is_null())
     f.fail(key, "is null, which Transformers' " + config_class + " refuses: state the number");
+}
+
+// Phi3's attention takes a stated head_dim as it is (hidden_size / heads only where the key is absent):
+// null builds no model there, and is not read as absent here.
+void refuse_null_head_dim(const Fields& f, const std::string& model) {
+  if (f.raw().contains("head_dim") && f.raw()["head_dim"].is_null())
+    f.fail("head_dim", "is null, with which Transformers' " + model +
+                           " attention builds no model: state the number or leave the key out (hidden_size / "
+                           "num_attention_heads)");
 }
 
 // An expert count Transformers 5 saves under either of two names (an attribute_map alias: Qwen3-MoE's num_experts
@@ -434,6 +443,25 @@ ModelConfig parse_gpt_oss(const Fields& f) {
   return m;
 }
 
+// Phi-3, Phi-3.5, Phi-4 and Phi-4-mini (Transformers' Phi3ForCausalLM): Llama's layer with q, k and v fused into
+// qkv_proj and gate and up into gate_up_proj (as many parameters as the separate matrices), no biases, and, where
+// sliding_window is stated, a window on every layer (Phi3Model masks each one alike). partial_rotary_factor
+// (Phi-4-mini's 0.75) rotates part of each head and changes no count, FLOP or cache. Phi3Config's defaults leave no
+// count to chance: every head a KV head, no window, untied.
+ModelConfig parse_phi3(const Fields& f) {
+  // Phi3Attention and Phi3MLP build no bias whatever the config says; a config claiming one describes another model.
+  for (const char* key : {"attention_bias", "mlp_bias", "lm_head_bias"})
+    if (f.optional_boolean(key).value_or(false))
+      f.fail(key, "is true, but Transformers' Phi3 model has no biases: this config is not a phi3 model's");
+  refuse_null_head_dim(f, "Phi3");
+  ModelConfig m = read_decoder_sizes(f, "phi3");
+  read_attention(f, m);
+  m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(false);
+  m.sliding_window = optional_size_of(f, "sliding_window", 1);
+  if (m.sliding_window) m.window_layers = m.layers;
+  return m;
+}
+
 ModelConfig parse_gpt2(const Fields& f) {
   ModelConfig m;
   m.model_type = "gpt2";
@@ -605,6 +633,8 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
     m = parse_llama4(f, type);
   else if (type == "llama4")
     m = parse_llama4_multimodal(f);
+  else if (type == "phi3")
+    m = parse_phi3(f);
   else if (type == "gpt2")
     m = parse_gpt2(f);
   else if (type == "deepseek_v3" || type == "deepseek_v2")

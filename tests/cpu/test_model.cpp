@@ -445,6 +445,80 @@ TEST(ModelCli, Llama4) {
   EXPECT_NE(r.err.find("attention_bias"), std::string::npos) << r.err;
 }
 
+// Phi-3/Phi-4 (Transformers' Phi3ForCausalLM): q/k/v fused into qkv_proj and gate/up into gate_up_proj, as many
+// parameters as Llama's separate matrices, no biases. The Hub's safetensors counts.
+TEST(ModelParams, Phi3_Phi4_Phi4Mini) {
+  const ModelConfig mini = fixture("Phi-3-mini-4k-instruct");
+  EXPECT_EQ(mini.model_type, "phi3");
+  const ParamCounts c3 = count_params(mini);
+  EXPECT_EQ(c3.total, 3821079552);
+  EXPECT_EQ(c3.lm_head, 32064LL * 3072);
+  EXPECT_EQ(c3.attention, 32LL * (3072LL * (3 * 3072) + 3072LL * 3072));  // qkv_proj 3072 -> 9216, o_proj
+  EXPECT_EQ(c3.mlp, 32LL * (3072LL * 2 * 8192 + 8192LL * 3072));          // gate_up_proj 3072 -> 16384, down_proj
+  EXPECT_EQ(count_params(fixture("phi-4")).total, 14659507200);
+  // Phi-4-mini: 24 heads of 128, 8 KV heads, the output layer tied (held once in the checkpoint); its partial
+  // rotary factor of 0.75 changes no count.
+  const ModelConfig four_mini = fixture("Phi-4-mini-instruct");
+  EXPECT_TRUE(four_mini.tied_embeddings);
+  EXPECT_EQ(four_mini.head_dim, 128);
+  EXPECT_EQ(four_mini.kv_heads, 8);
+  const ParamCounts c4 = count_params(four_mini);
+  EXPECT_EQ(c4.total, 3836021760);
+  EXPECT_EQ(c4.lm_head, 0);
+  EXPECT_EQ(c4.matmul_active, c4.total - c4.norms);  // the tied matrix multiplies once, for the logits
+}
+
+// Phi-3-mini-4k's window of 2047 tokens applies to every layer (Phi3Model masks them alike): past it, each query meets
+// 2047 keys and the cache holds 2047 tokens. Phi-4-mini's 262144 is longer than its 131072 positions: no cap.
+TEST(ModelKv, Phi3WindowOnEveryLayer) {
+  const ModelConfig m = fixture("Phi-3-mini-4k-instruct");
+  ASSERT_TRUE(m.sliding_window.has_value());
+  EXPECT_EQ(*m.sliding_window, 2047);
+  EXPECT_EQ(m.window_layers, 32);
+  const double kv_token = 2.0 * 32 * 32 * 96 * 2;  // K and V, 32 layers of 32 heads of 96, bf16
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(m, 2), kv_token);
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(m, 4096, 2), kv_token * 2047);
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(m, 1000, 2), kv_token * 1000);
+  EXPECT_DOUBLE_EQ(attention_flops_forward(flop_shape(m), 4096, AttentionConvention::kNonCausal),
+                   4.0 * 32 * 32 * 96 * 2047);
+  const FlopShape s = flop_shape(m);
+  EXPECT_DOUBLE_EQ(forward_flops_per_token(s, 1024, AttentionConvention::kNonCausal),
+                   2.0 * (3821079552.0 - 32064.0 * 3072 - 65.0 * 3072) + 4.0 * 32 * 32 * 96 * 1024);
+  const ModelConfig four_mini = fixture("Phi-4-mini-instruct");
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(four_mini, 131072, 2), 2.0 * 32 * 8 * 128 * 2 * 131072);
+  EXPECT_FALSE(fixture("phi-4").sliding_window.has_value());  // sliding_window null
+}
+
+// Transformers' Phi3 model builds no bias and takes a stated head_dim as it is: a config saying otherwise is refused
+// by name, not counted as some other model.
+TEST(ModelErrors, Phi3RefusesBiasesAndNullHeadDim) {
+  for (const char* key : {"attention_bias", "mlp_bias", "lm_head_bias"}) {
+    json config = read_json_file(fixture_path("Phi-4-mini-instruct"));
+    config[key] = true;
+    try {
+      parse_hf_config(config, "phi");
+      ADD_FAILURE() << key << " true was counted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+  json config = read_json_file(fixture_path("Phi-3-mini-4k-instruct"));
+  config["head_dim"] = nullptr;
+  EXPECT_THROW(parse_hf_config(config, "phi"), InputError);
+  config["head_dim"] = 128;  // stated: taken as it is (32 heads of 128 on a width of 3072)
+  EXPECT_EQ(parse_hf_config(config, "phi").head_dim, 128);
+  config.erase("head_dim");
+  config["sliding_window"] = 0;
+  EXPECT_THROW(parse_hf_config(config, "phi"), InputError);
+  config["sliding_window"] = nullptr;  // none: every layer sees everything
+  EXPECT_FALSE(parse_hf_config(config, "phi").sliding_window.has_value());
+  const auto r = test::run_cli({"model", "--hf-config", fixture_path("Phi-3-mini-4k-instruct"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["params_total"].get<std::int64_t>(), 3821079552);
+  EXPECT_EQ(j["sliding_window_layers"].get<std::int64_t>(), 32);
+}
+
 TEST(ModelKv, BytesPerToken) {
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 2), 131072);  // 2*32*8*128*2 = 128 KiB
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 1), 65536);
