@@ -36,7 +36,7 @@ bool ModelConfig::has_dense_mlp_layer() const {
 namespace {
 
 const char* kKnownTypes =
-    "llama, llama4_text, llama4, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gemma2, gemma3_text, gemma3, phi3, "
+    "llama, llama4_text, llama4, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gemma2, gemma3_text, gemma3, phi3, glm4_moe, "
     "gpt2, deepseek_v2, deepseek_v3";
 
 // Layers are counted one by one; far more than any model has would only make that loop long.
@@ -74,7 +74,7 @@ void refuse_null(const Fields& f, const std::string& key, const std::string& con
     f.fail(key, "is null, which Transformers' " + config_class + " refuses: state the number");
 }
 
-// Phi3's attention takes a stated head_dim as it is (hidden_size / heads only where the key is absent):
+// Phi3's and Glm4Moe's attention take a stated head_dim as it is (hidden_size / heads only where the key is absent):
 // null builds no model there, and is not read as absent here.
 void refuse_null_head_dim(const Fields& f, const std::string& model) {
   if (f.raw().contains("head_dim") && f.raw()["head_dim"].is_null())
@@ -462,6 +462,51 @@ ModelConfig parse_phi3(const Fields& f) {
   return m;
 }
 
+// GLM-4.5, GLM-4.5-Air and GLM-4.6 (Transformers' Glm4MoeForCausalLM): grouped-query attention with q/k/v biases
+// (attention_bias; o_proj has none), q/k norms where use_qk_norm, the first first_k_dense_replace layers dense (an
+// MLP of intermediate_size), every later one a sigmoid-routed MoE of n_routed_experts experts of
+// moe_intermediate_size, with e_score_correction_bias, and n_shared_experts experts' width of shared MLP.
+// partial_rotary_factor rotates part of each head (half by default) and changes no count. num_nextn_predict_layers
+// MTP layers are in the checkpoint, not in the model Transformers builds: counted apart, as DeepSeek-V3's (a decoder
+// layer, enorm, hnorm, eh_proj, shared_head.norm and the module's own embedding and output head, which the published
+// safetensors totals hold).
+ModelConfig parse_glm4_moe(const Fields& f) {
+  const std::string config_class = "Glm4MoeConfig";
+  require_stated(f, "num_key_value_heads", config_class, "8");
+  refuse_null(f, "num_key_value_heads", config_class);  // None builds no k_proj there, not one KV head a head
+  require_stated(f, "moe_intermediate_size", config_class, "1408");
+  require_stated(f, "num_experts_per_tok", config_class, "8");
+  require_stated(f, "n_shared_experts", config_class, "1");
+  require_stated(f, "first_k_dense_replace", config_class, "1");
+  refuse_null_head_dim(f, "Glm4Moe");
+  // Transformers 5 reads n_routed_experts as num_local_experts too, and the MTP layers as num_mtp_layers.
+  const std::string experts = stated_expert_key(f, "n_routed_experts", "num_local_experts", config_class, "128");
+  ModelConfig m = read_decoder_sizes(f, "glm4_moe");
+  read_attention(f, m);
+  m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(false);
+  m.qkv_bias = f.optional_boolean("attention_bias").value_or(false);
+  m.qk_norm = f.optional_boolean("use_qk_norm").value_or(false);
+  m.routed_experts = size_of(f, experts, 1);
+  m.experts_per_token = size_of(f, "num_experts_per_tok", 1);
+  if (m.experts_per_token > m.routed_experts)
+    f.fail("num_experts_per_tok", "is larger than " + experts + " (" + std::to_string(m.routed_experts) + ")");
+  m.shared_experts = size_of(f, "n_shared_experts", 0);
+  m.expert_ffn = size_of(f, "moe_intermediate_size", 1);
+  m.first_dense_layers = size_of(f, "first_k_dense_replace", 0);
+  if (m.first_dense_layers > m.layers)
+    f.fail("first_k_dense_replace", "is larger than num_hidden_layers (" + std::to_string(m.layers) + ")");
+  m.router_bias_per_expert = true;  // Glm4MoeTopkRouter's e_score_correction_bias, stored with the checkpoint
+  const json& raw = f.raw();
+  if (f.has("num_nextn_predict_layers") && f.has("num_mtp_layers") &&
+      raw["num_nextn_predict_layers"] != raw["num_mtp_layers"])
+    f.fail("num_mtp_layers", "is " + raw["num_mtp_layers"].dump() + " where num_nextn_predict_layers (the same count "
+                             "under Transformers' other name) is " + raw["num_nextn_predict_layers"].dump());
+  const std::string mtp = f.has("num_nextn_predict_layers") || !f.has("num_mtp_layers") ? "num_nextn_predict_layers"
+                                                                                        : "num_mtp_layers";
+  m.mtp_layers = optional_size_of(f, mtp, 0).value_or(0);
+  return m;
+}
+
 ModelConfig parse_gpt2(const Fields& f) {
   ModelConfig m;
   m.model_type = "gpt2";
@@ -606,7 +651,9 @@ ParamCountsOf<T> count(const ModelConfig& m) {
   if (m.mtp_layers > 0) {
     // Each MTP module as the checkpoint stores it: enorm, hnorm, eh_proj (2h -> h), one MoE decoder layer,
     // shared_head.norm, and its own copies of the embedding and output head (DeepSeek-V3 README: 671B + 14B).
-    const T layer = attention_params<T>(m) + 2 * h + router_params<T>(m) + experts * expert;
+    const T norms = static_cast<T>(m.layer_norms) * static_cast<T>(m.norm_params_per_hidden) * h +
+                    (m.qk_norm ? 2 * static_cast<T>(m.head_dim) : T(0));  // GLM-4.5's MTP layer has q/k norms too
+    const T layer = attention_params<T>(m) + norms + router_params<T>(m) + experts * expert;
     c.mtp = static_cast<T>(m.mtp_layers) * (3 * h + 2 * h * h + layer + 2 * vocab * h);
   }
   return c;
@@ -635,6 +682,8 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
     m = parse_llama4_multimodal(f);
   else if (type == "phi3")
     m = parse_phi3(f);
+  else if (type == "glm4_moe")
+    m = parse_glm4_moe(f);
   else if (type == "gpt2")
     m = parse_gpt2(f);
   else if (type == "deepseek_v3" || type == "deepseek_v2")

@@ -519,6 +519,126 @@ TEST(ModelErrors, Phi3RefusesBiasesAndNullHeadDim) {
   EXPECT_EQ(j["sliding_window_layers"].get<std::int64_t>(), 32);
 }
 
+// GLM-4.5 and GLM-4.5-Air (Transformers' Glm4MoeForCausalLM): q/k/v biases, GLM-4.5's q/k norms, the first 3 (Air: 1)
+// layers dense, then 160 (128) routed experts of 1536 (1408) and one shared, 8 a token, a router with
+// e_score_correction_bias. Transformers 4.57.1 on the meta device: 352,797,814,784 and 106,852,245,504 parameters plus
+// 14,240 and 5,760 e_score_correction_bias buffer values, which the checkpoints store. The Hub's safetensors totals
+// (358,337,791,296 and 110,468,824,832) hold the MTP layer too, with its own embedding and output head, as
+// DeepSeek-V3's 685B do: counted apart, as there.
+TEST(ModelParams, Glm45_And_Air_TotalActiveAndMtp) {
+  const ModelConfig big = fixture("GLM-4.5");
+  ASSERT_TRUE(big.is_moe());
+  EXPECT_TRUE(big.qk_norm);
+  EXPECT_EQ(big.head_dim, 128);  // stated: 5120 / 96 heads is no whole width
+  const ParamCounts c = count_params(big);
+  EXPECT_EQ(c.total, 352797829024);
+  EXPECT_EQ(c.total + c.mtp, 358337791296);
+  EXPECT_EQ(c.active, c.total - 89LL * (160 - 8) * 3 * 5120 * 1536);
+  EXPECT_EQ(c.active, 33632266144);  // "32B active" leaves out the 0.78B input embedding: 32.86B
+  EXPECT_EQ(c.router, 89LL * (5120 * 160 + 160));
+  EXPECT_EQ(c.attention, 92LL * (5120LL * 96 * 128 + 96 * 128 + 2 * (5120LL * 8 * 128 + 8 * 128) + 96LL * 128 * 5120));
+  EXPECT_EQ(c.norms, 92LL * (2 * 5120 + 2 * 128) + 5120);
+  EXPECT_EQ(c.mlp, 3LL * 3 * 5120 * 12288 + 89LL * 161 * 3 * 5120 * 1536);
+  // The MTP layer: enorm, hnorm, shared_head.norm, eh_proj (2h -> h), one MoE decoder layer with its q/k norms, and its
+  // own embedding and output head.
+  const std::int64_t moe_layer =
+      (c.attention / 92) + 2 * 5120 + 2 * 128 + (5120LL * 160 + 160) + 161LL * 3 * 5120 * 1536;
+  EXPECT_EQ(c.mtp, 3 * 5120 + 2LL * 5120 * 5120 + moe_layer + 2LL * 151552 * 5120);
+  const ModelConfig air = fixture("GLM-4.5-Air");
+  EXPECT_FALSE(air.qk_norm);
+  const ParamCounts a = count_params(air);
+  EXPECT_EQ(a.total, 106852251264);
+  EXPECT_EQ(a.total + a.mtp, 110468824832);
+  EXPECT_EQ(a.active, a.total - 45LL * (128 - 8) * 3 * 4096 * 1408);
+  EXPECT_EQ(a.active, 13424129664);
+  std::int64_t moe_layers = 0;
+  for (std::int64_t l = 0; l < air.layers; ++l) moe_layers += air.is_moe_layer(l) ? 1 : 0;
+  EXPECT_EQ(moe_layers, 45);
+  EXPECT_TRUE(air.has_dense_mlp_layer());
+}
+
+// GLM-4.5 caches K and V of 8 heads of 128 in each of its 92 layers; every layer sees every key.
+TEST(ModelKv, Glm45CacheAndAttention) {
+  const ModelConfig m = fixture("GLM-4.5");
+  EXPECT_FALSE(m.sliding_window.has_value());
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(m, 2), 2.0 * 92 * 8 * 128 * 2);  // 376,832 bytes
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(m, 131072, 1), 2.0 * 92 * 8 * 128 * 131072);
+  const FlopShape s = flop_shape(m);
+  EXPECT_DOUBLE_EQ(attention_flops_forward(s, 4096, AttentionConvention::kNonCausal), 4.0 * 92 * 96 * 128 * 4096);
+  // Active matmul parameters: the active ones less the input embedding and every norm vector (2 of 5120 and 2 of
+  // 128 a layer, the final one).
+  EXPECT_DOUBLE_EQ(s.matmul_params, 33632266144.0 - 151552.0 * 5120 - (92.0 * (2 * 5120 + 2 * 128) + 5120));
+  const auto r = test::run_cli({"model", "--hf-config", fixture_path("GLM-4.5-Air"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["params_total"].get<std::int64_t>(), 106852251264);
+  EXPECT_EQ(j["moe"]["moe_layers"].get<std::int64_t>(), 45);
+  EXPECT_EQ(j["moe"]["first_dense_layers"].get<std::int64_t>(), 1);
+  EXPECT_EQ(j["params_mtp"].get<std::int64_t>(), 110468824832 - 106852251264);
+}
+
+// Keys Glm4MoeConfig would fill (8 KV heads, 128 experts of 1408, 8 a token, 1 shared, 1 dense layer) must be stated;
+// bad values are refused by name; Transformers 5's other names for the expert and MTP counts are read, and must agree.
+TEST(ModelErrors, Glm4MoeKeys) {
+  auto error_of = [](const json& c) {
+    try {
+      parse_hf_config(c, "glm");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const char* key : {"num_key_value_heads", "moe_intermediate_size", "num_experts_per_tok", "n_shared_experts",
+                          "first_k_dense_replace", "n_routed_experts"}) {
+    json config = read_json_file(fixture_path("GLM-4.5"));
+    config.erase(key);
+    const std::string e = error_of(config);
+    EXPECT_NE(e.find(key), std::string::npos) << e;
+    EXPECT_NE(e.find("is absent: Transformers' Glm4MoeConfig"), std::string::npos) << e;
+  }
+  const json base = read_json_file(fixture_path("GLM-4.5"));
+  json j = base;
+  j["first_k_dense_replace"] = 93;
+  EXPECT_NE(error_of(j).find("first_k_dense_replace"), std::string::npos) << error_of(j);
+  j = base;
+  j["num_experts_per_tok"] = 161;
+  EXPECT_NE(error_of(j).find("num_experts_per_tok"), std::string::npos) << error_of(j);
+  j = base;
+  j["head_dim"] = nullptr;
+  EXPECT_NE(error_of(j).find("head_dim"), std::string::npos) << error_of(j);
+  j.erase("head_dim");  // 5120 / 96 is no whole head width
+  EXPECT_NE(error_of(j).find("hidden_size"), std::string::npos) << error_of(j);
+  j = base;
+  j["num_key_value_heads"] = nullptr;
+  EXPECT_NE(error_of(j).find("num_key_value_heads"), std::string::npos) << error_of(j);
+  j = base;
+  j["n_shared_experts"] = -1;
+  EXPECT_NE(error_of(j).find("n_shared_experts"), std::string::npos) << error_of(j);
+  // Transformers 5's names: num_local_experts for n_routed_experts, num_mtp_layers for num_nextn_predict_layers.
+  j = base;
+  j.erase("n_routed_experts");
+  j["num_local_experts"] = 160;
+  j.erase("num_nextn_predict_layers");
+  j["num_mtp_layers"] = 1;
+  const ModelConfig renamed = parse_hf_config(j, "glm");
+  EXPECT_EQ(renamed.routed_experts, 160);
+  EXPECT_EQ(renamed.mtp_layers, 1);
+  j["num_nextn_predict_layers"] = 2;
+  EXPECT_NE(error_of(j).find("num_mtp_layers"), std::string::npos) << error_of(j);
+  j = base;
+  j["num_local_experts"] = 128;
+  EXPECT_NE(error_of(j).find("num_local_experts"), std::string::npos) << error_of(j);
+  // No MTP layer stated: none counted (Transformers builds none either way).
+  j = base;
+  j.erase("num_nextn_predict_layers");
+  EXPECT_EQ(count_params(parse_hf_config(j, "glm")).mtp, 0);
+  // attention_bias false: no q/k/v biases.
+  j = base;
+  j["attention_bias"] = false;
+  EXPECT_EQ(count_params(parse_hf_config(j, "glm")).total, 352797829024 - 92LL * (96 + 2 * 8) * 128);
+  EXPECT_EQ(test::run_cli({"model", "--hf-config", fixture_path("GLM-4.5"), "--seq", "0"}).exit_code, 2);
+}
+
 TEST(ModelKv, BytesPerToken) {
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 2), 131072);  // 2*32*8*128*2 = 128 KiB
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(fixture("Llama-3.1-8B"), 1), 65536);
