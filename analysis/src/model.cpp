@@ -36,8 +36,8 @@ bool ModelConfig::has_dense_mlp_layer() const {
 namespace {
 
 const char* kKnownTypes =
-    "llama, llama4_text, llama4, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gemma2, gemma3_text, gemma3, phi3, glm4_moe, "
-    "gpt2, deepseek_v2, deepseek_v3";
+    "llama, llama4_text, llama4, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, gemma2, gemma3_text, gemma3, "
+    "phi3, glm4_moe, gpt2, deepseek_v2, deepseek_v3";
 
 // Layers are counted one by one; far more than any model has would only make that loop long.
 constexpr std::int64_t kMaxLayers = 1000000;
