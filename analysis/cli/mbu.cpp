@@ -79,7 +79,7 @@ int run(const MbuOptions& o) {
     in.weight_bytes = decode_weight_bytes(m, batch, wb);
     weights_basis = "all but the input embedding table, of which a step reads only its tokens' rows";
     less_embedding = true;
-    in.kv_bytes = batch * kv_cache_bytes_per_sequence(m, context, kb);
+    in.kv_bytes = batch * kv_bytes_read_per_decode_step(m, context, kb);
     // Tensor parallelism splits attention by heads: MLA's latent cache and down-projections are whole on every
     // GPU, and GQA's KV heads (their cache and their k/v projections) are copied once there are more GPUs than
     // heads (as `memory --mode infer` counts it).
@@ -99,12 +99,13 @@ int run(const MbuOptions& o) {
                                                    std::to_string(m.layers) + " layers that slide"
                                              : std::string());
     if (m.attention_chunk && context > static_cast<double>(*m.attention_chunk))
-      kv_note += std::string(kv_note.empty() ? "" : "; ") + "KV cache capped at the attention chunk of " +
+      kv_note += std::string(kv_note.empty() ? "" : "; ") + "KV read of the token's own chunk of at most " +
                  std::to_string(*m.attention_chunk) + " tokens" +
                  (m.chunk_layers < m.layers ? " in the " + std::to_string(m.chunk_layers) + " of " +
                                                   std::to_string(m.layers) + " layers that attend in chunks"
                                             : std::string()) +
-                 " (what their cache holds at most; a step meets only its own chunk's keys)";
+                 " (what an engine that attends by chunk reads; one that reads the whole cached chunk and masks "
+                 "reads up to a chunk a step)";
     bool any_moe_layer = false;
     for (std::int64_t l = 0; l < m.layers && !any_moe_layer; ++l) any_moe_layer = m.is_moe_layer(l);
     if (any_moe_layer) {  // a config whose every layer is dense (first_k_dense_replace = layers) reads no expert

@@ -295,7 +295,6 @@ ModelConfig parse_llama4(const Fields& f, const std::string& type) {
   const std::string config_class = "Llama4TextConfig";
   require_stated(f, "num_key_value_heads", config_class, "8");
   require_stated(f, "head_dim", config_class, "128");
-  require_stated(f, "attention_chunk_size", config_class, "an 8192-token chunk");
   for (const auto& [key, read_as] : {std::pair<const char*, const char*>{"num_key_value_heads", "every head"},
                                      {"head_dim", "hidden_size / num_attention_heads"}})
     if (f.raw().contains(key) && f.raw()[key].is_null())
@@ -360,8 +359,10 @@ ModelConfig parse_llama4(const Fields& f, const std::string& type) {
   }
 
   // Which layers attend within chunks. attention_chunk_size null: none (Transformers 5 makes every layer full;
-  // 4.x cannot run such a model).
+  // 4.x cannot run such a model); absent, where some layer would attend in chunks: Llama4TextConfig's 8192 would
+  // decide it, so it must be stated (a model whose every layer is full needs none).
   const std::optional<std::int64_t> chunk = optional_size_of(f, "attention_chunk_size", 1);
+  const bool chunk_stated = f.raw().contains("attention_chunk_size");
   std::int64_t chunked = 0;
   if (f.has("layer_types")) {
     const json& types = f.array("layer_types");
@@ -376,9 +377,9 @@ ModelConfig parse_llama4(const Fields& f, const std::string& type) {
         f.fail("layer_types", "holds " + (t.is_string() ? "'" + kind + "'" : t.dump()) +
                                   ": Llama 4's layers attend in full_attention or chunked_attention only");
     }
-    if (chunked > 0 && !chunk)
+    if (chunked > 0 && chunk_stated && !chunk)
       f.fail("attention_chunk_size", "is null, and layer_types names chunked_attention layers, which need a chunk");
-  } else if (chunk) {
+  } else if (chunk || !chunk_stated) {
     const json empty = json::array();
     const json& rope = f.has("no_rope_layers") ? f.array("no_rope_layers") : empty;
     if (rope.empty()) {  // Llama4TextConfig: layer i is a NoPE layer where (i + 1) % no_rope_layer_interval == 0
@@ -397,6 +398,7 @@ ModelConfig parse_llama4(const Fields& f, const std::string& type) {
       }
     }
   }
+  if (chunked > 0 && !chunk_stated) require_stated(f, "attention_chunk_size", config_class, "an 8192-token chunk");
   if (chunk && chunked > 0) {
     m.attention_chunk = chunk;
     m.chunk_layers = chunked;
@@ -912,6 +914,19 @@ double kv_cache_bytes_per_sequence(const ModelConfig& m, double context, double 
   // The mean tokens a layer caches (each layer caches the same bytes a token).
   const double cached = (k.full * context + k.sliding * windowed + k.chunked * chunked) / layers;
   return kv_bytes_per_token(m, b) * cached;
+}
+
+double kv_bytes_read_per_decode_step(const ModelConfig& m, double context, double b) {
+  const double layers = static_cast<double>(m.layers);
+  if (!(layers > 0)) return 0;
+  const LayerKinds k = layer_kinds(m);
+  const double windowed = m.sliding_window ? std::min(context, static_cast<double>(*m.sliding_window)) : context;
+  double chunked = context;
+  if (m.attention_chunk && context > static_cast<double>(*m.attention_chunk)) {
+    const double c = static_cast<double>(*m.attention_chunk);
+    chunked = context - c * std::floor((context - 1) / c);
+  }
+  return kv_bytes_per_token(m, b) * (k.full * context + k.sliding * windowed + k.chunked * chunked) / layers;
 }
 
 double decode_weight_bytes(const ModelConfig& m, double batch, double bytes_per_weight) {

@@ -161,7 +161,9 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
   const FlopShape shape = flop_shape(m);
   const double kv_sequence = kv_cache_bytes_per_sequence(m, context, kb);
   // A decode step: every sequence adds one token that attends to all S cached keys (or the window, or its own
-  // chunk's keys).
+  // chunk's keys), and reads those keys and values (what it holds, kv_sequence, can be more: a chunked layer's
+  // cache holds up to a whole chunk).
+  const double kv_read = kv_bytes_read_per_decode_step(m, context, kb);
   // MLA decodes from its compressed cache (what kv_bytes_per_token counts): with the up-projections
   // absorbed into the query and the output (their FLOPs are the kv_b parameters' own, per token), each
   // cached key costs a (kv_lora_rank + rope)-wide score and a kv_lora_rank-wide value product per head.
@@ -175,14 +177,14 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
     LlmStep s;
     s.batch = b;
     s.flops = b * decode_flops_per_seq;
-    s.kv_bytes = b * kv_sequence;
+    s.kv_bytes = b * kv_read;
     s.bytes = decode_weight_bytes(m, b, wb) + s.kv_bytes;
     return s;
   };
   LlmView v;
   v.has_kv_traffic = kv_sequence > 0;
   v.kv_bytes_per_sequence = kv_sequence;
-  v.decode_intensity_limit = v.has_kv_traffic ? decode_flops_per_seq / kv_sequence : INFINITY;
+  v.decode_intensity_limit = v.has_kv_traffic ? decode_flops_per_seq / kv_read : INFINITY;
   for (double b : batches) {
     require_count(b, "--batch values");
     LlmStep d = decode(b);

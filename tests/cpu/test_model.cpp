@@ -311,6 +311,19 @@ TEST(ModelConfigs, Llama4LayerKinds) {
   const ModelConfig unchunked = parsed({{"attention_chunk_size", nullptr}});
   EXPECT_FALSE(unchunked.attention_chunk.has_value());
   EXPECT_EQ(unchunked.chunk_layers, 0);
+  // Absent: it must be stated where a layer would attend in chunks (Transformers would take 8192), not where
+  // every layer is full.
+  json no_chunk = scout;
+  no_chunk["text_config"].erase("attention_chunk_size");
+  EXPECT_THROW(parse_hf_config(no_chunk), InputError);
+  json full = json::array();
+  for (int l = 0; l < 48; ++l) full.push_back("full_attention");
+  no_chunk["text_config"]["layer_types"] = full;
+  EXPECT_EQ(parse_hf_config(no_chunk).chunk_layers, 0);
+  no_chunk["text_config"].erase("layer_types");
+  no_chunk["text_config"]["no_rope_layers"] = json::array();
+  for (int l = 0; l < 48; ++l) no_chunk["text_config"]["no_rope_layers"].push_back(0);
+  EXPECT_EQ(parse_hf_config(no_chunk).chunk_layers, 0);
   // MoE layers named: layers 0 and 5 (16 experts and a shared one), the other 46 dense (16384 wide).
   const ModelConfig two = parsed({{"moe_layers", {5, 0}}});
   EXPECT_TRUE(two.is_moe_layer(0));

@@ -149,8 +149,14 @@ inline constexpr const char* kStorageTypes = "fp32 | bf16 | fp16 | fp8 | int8 | 
 double kv_bytes_per_token(const ModelConfig& model, double bytes_per_element);
 // KV-cache bytes of one sequence at context S: kv_bytes_per_token for each cached token, a sliding layer's share
 // caching at most its window's tokens, a chunked layer's at most its chunk's (min(S, C): the most its cache
-// holds up to S, where a chunk fills; Transformers' cache for those layers keeps the last C tokens).
+// holds up to S, where a chunk fills; Transformers' cache for those layers holds C - 1 tokens between steps and
+// C during one).
 double kv_cache_bytes_per_sequence(const ModelConfig& model, double context, double bytes_per_element);
+// KV-cache bytes a decode step at context S reads for one sequence: the keys and values its new token attends to,
+// as attention_flops_decode counts them (all S, the window's, or in a chunked layer its own chunk's, S - C *
+// floor((S - 1) / C): what an engine that attends by chunk, as vLLM does, reads; one that reads the whole cached
+// chunk and masks, as Transformers does, reads up to kv_cache_bytes_per_sequence).
+double kv_bytes_read_per_decode_step(const ModelConfig& model, double context, double bytes_per_element);
 
 // Weight bytes a decode step reads at batch B: every matrix except the input embedding lookup; for
 // MoE the expected number of distinct routed experts B tokens visit per layer under uniform routing,
