@@ -123,11 +123,12 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     m.stage_layers = c.layers / in.pp + (i < c.layers % in.pp ? 1 : 0);
     m.stage_embedding = i == 0;
     m.stage_head = i == in.pp - 1;
-    double params = 0, routed = 0, activations = 0;
+    double params = 0, routed = 0, replicated = 0, activations = 0;
     for (std::int64_t layer = first; layer < first + m.stage_layers; ++layer) {
       const LayerParams lp = layer_params(c, layer);
       params += lp.total;
       routed += lp.routed_experts;
+      replicated += lp.replicated;
       activations += activation_bytes_per_layer(layer_activations(c, layer), in.seq, in.micro_batch, h, in.tp,
                                                 in.sequence_parallel, in.recompute, in.eager_attention);
     }
@@ -137,6 +138,7 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
       const double head = counts.lm_head > 0 || in.pp == 1 ? static_cast<double>(counts.lm_head)
                                                            : static_cast<double>(c.vocab) * h;  // a tied head's copy
       params += static_cast<double>(c.norm_params_per_hidden) * h + head + in.last_stage_params;
+      replicated += static_cast<double>(c.norm_params_per_hidden) * h;  // the final norm
       routed += in.last_stage_routed_params;
     }
     const double kv_params = kv_per_layer * static_cast<double>(m.stage_layers);
@@ -148,7 +150,9 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
       m.activations += output_activation_bytes(in.seq, in.micro_batch, h, static_cast<double>(c.vocab), in.tp,
                                                in.sequence_parallel);
     m.activations_estimated = true;
-    m = with_states(m, (params - routed - kv_params) / in.tp + kv_params / kv.split, routed / in.tp / in.ep);
+    // Norms and routers whole on every tensor-parallel GPU (Megatron-LM replicates them).
+    m = with_states(m, (params - routed - kv_params - replicated) / in.tp + kv_params / kv.split + replicated,
+                    routed / in.tp / in.ep);
     if (i == 0 || m.total() > most.total()) most = m;
   }
   return most;

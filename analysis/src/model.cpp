@@ -736,7 +736,13 @@ ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t h
 
 LayerParams layer_params(const ModelConfig& m, std::int64_t layer) {
   const LayerParts<double> p = layer_parts<double>(m, layer);
-  return {p.attention + p.norms + p.router + p.mlp, p.routed};
+  return {p.attention + p.norms + p.router + p.mlp, p.routed, p.norms + p.router};
+}
+
+double replicated_params(const ModelConfig& m) {
+  double out = static_cast<double>(m.norm_params_per_hidden) * static_cast<double>(m.hidden);  // the final norm
+  for (std::int64_t l = 0; l < m.layers; ++l) out += layer_params(m, l).replicated;
+  return out;
 }
 
 ParamCounts count_params(const ModelConfig& m) {
@@ -964,7 +970,8 @@ KvTensorSplit kv_tensor_split(const ModelConfig& m, double gpus) {
 double weight_bytes_per_gpu(const ModelConfig& m, double weight_bytes, double bytes_per_weight, double gpus) {
   const KvTensorSplit k = kv_tensor_split(m, gpus);
   const double kv = std::min(weight_bytes, k.projection_params * bytes_per_weight);
-  return (weight_bytes - kv) / gpus + kv / k.split;
+  const double whole = std::min(weight_bytes - kv, replicated_params(m) * bytes_per_weight);
+  return (weight_bytes - kv - whole) / gpus + kv / k.split + whole;
 }
 
 namespace {

@@ -196,7 +196,8 @@ TEST(TrainMemory, ExpertParallelismDividesTheRoutedExperts) {
   in.zero_stage = 0;
   in.tp = 2;
   in.ep = 4;
-  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * (dense / 2 + routed / 2 / 4));
+  const double whole = 32.0 * (2 * 4096 + 8 * 4096) + 4096;  // norms and routers, whole on every tp GPU
+  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * ((dense - whole) / 2 + whole + routed / 2 / 4));
   // Bad splits: ep must divide dp and the experts; a dense model has none; no model, no experts to divide.
   in.tp = 1;
   in.ep = 3;
@@ -253,11 +254,12 @@ TEST(InferMemory, ExpertParallelPlacesWholeExperts) {
   in.tp = 2;
   const double total = 46702792704;  // Mixtral 8x7B, as test_model.cpp counts it
   const double routed = 32.0 * 8 * 3 * 4096 * 14336;  // 32 layers x 8 experts x gate, up, down
-  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * total / 2);
+  const double whole = 32.0 * (2 * 4096 + 8 * 4096) + 4096;  // norms and routers, whole on every tp GPU
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * ((total - whole) / 2 + whole));
   in.ep = 8;  // one expert a GPU; 4 attention groups of 2 GPUs
-  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * (total - routed) / 2 + 2 * routed / 8);
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * ((total - routed - whole) / 2 + whole) + 2 * routed / 8);
   in.ep = 2;  // the tp group: whole experts or split ones, the same bytes
-  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * total / 2);
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * ((total - whole) / 2 + whole));
   // ep must be a multiple of tp and divide the experts; a dense model has none to divide.
   in.ep = 3;
   EXPECT_THROW(infer_memory(in), InputError);
@@ -278,7 +280,8 @@ TEST(InferMemory, ExpertParallelPlacesWholeExperts) {
                                 "4096", "--tp", "2", "--ep", "8", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
-  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 2 * (total - routed) / 2 + 2 * routed / 8) << r.out;
+  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 2 * ((total - routed - whole) / 2 + whole) + 2 * routed / 8)
+      << r.out;
   EXPECT_EQ(j["inputs"]["ep"], 8);
   const auto text = test::run_cli({"memory", "--hf-config", hf("Mixtral-8x7B-v0.1"), "--mode", "infer", "--context",
                                    "4096", "--tp", "2", "--ep", "8"});
@@ -292,6 +295,27 @@ TEST(InferMemory, ExpertParallelPlacesWholeExperts) {
   EXPECT_NE(bad.err.find("--ep 2 is not a multiple of --tp 4"), std::string::npos) << bad.err;
 }
 
+// Norms and routers are whole on every tensor-parallel GPU (Megatron-LM and vLLM replicate them): Mixtral's
+// 32 layers of two 4096 norms and an 8 x 4096 router, and its final norm, 1,314,816 parameters; DeepSeek-V3's
+// routers alone are 58 x 256 x (7168 + 1), 106 million, of which an even eighth would miss 93 million a GPU.
+TEST(InferMemory, NormsAndRoutersWholeOnEveryTensorParallelGpu) {
+  const ModelConfig mixtral = read_hf_config(hf("Mixtral-8x7B-v0.1"));
+  const double whole = 32.0 * (2 * 4096 + 8 * 4096) + 4096;
+  EXPECT_DOUBLE_EQ(replicated_params(mixtral), whole);
+  const double total = 46702792704;
+  EXPECT_DOUBLE_EQ(weight_bytes_per_gpu(mixtral, 2 * total, 2, 8), 2 * ((total - whole) / 8 + whole));
+  EXPECT_DOUBLE_EQ(weight_bytes_per_gpu(mixtral, 2 * total, 2, 1), 2 * total);
+  const ModelConfig v3 = read_hf_config(hf("DeepSeek-V3"));
+  EXPECT_GT(replicated_params(v3), 58.0 * 256 * 7169);
+  TrainMemoryInput in;
+  in.model = mixtral;
+  in.params = total;
+  in.seq = 4096;
+  in.tp = 8;
+  in.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * ((total - whole) / 8 + whole));
+}
+
 // Past one KV head a GPU, training copies the K/V projections as inference does.
 TEST(TrainMemory, KvProjectionsCopiedPastOneKvHeadAGpu) {
   TrainMemoryInput in;
@@ -300,9 +324,10 @@ TEST(TrainMemory, KvProjectionsCopiedPastOneKvHeadAGpu) {
   in.seq = 4096;
   in.tp = 16;
   const double kv_proj = 32.0 * 2 * 4096 * 1024;
-  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * ((8030261248 - kv_proj) / 16 + kv_proj / 8));
+  const double whole = 32.0 * 2 * 4096 + 4096;  // the norms, whole on every tp GPU
+  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * ((8030261248 - kv_proj - whole) / 16 + kv_proj / 8 + whole));
   in.tp = 8;
-  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * 8030261248.0 / 8);
+  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * ((8030261248.0 - whole) / 8 + whole));
 }
 
 TEST(InferMemory, KvCacheAndTensorParallel) {
@@ -318,10 +343,11 @@ TEST(InferMemory, KvCacheAndTensorParallel) {
   EXPECT_DOUBLE_EQ(m.kv_cache, 32.0 * 8192 * 131072 / 8);
   // So are the k/v projections that compute them: 32 layers x 2 x 4096 x 1024 bf16 weights over 8 ranks, the
   // rest over 16.
-  const double kv_proj = 32.0 * 2 * 4096 * 1024 * 2;
-  EXPECT_DOUBLE_EQ(m.weights, (2.0 * 8030261248 - kv_proj) / 16 + kv_proj / 8);
+  // The norms are whole on every rank.
+  const double kv_proj = 32.0 * 2 * 4096 * 1024 * 2, whole = (32.0 * 2 * 4096 + 4096) * 2;
+  EXPECT_DOUBLE_EQ(m.weights, (2.0 * 8030261248 - kv_proj - whole) / 16 + kv_proj / 8 + whole);
   in.tp = 8;  // one KV head a rank: an even split
-  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2.0 * 8030261248 / 8);
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, (2.0 * 8030261248 - whole) / 8 + whole);
   in.model = read_hf_config(hf("Mistral-7B-v0.1"));
   in.tp = 1;
   EXPECT_DOUBLE_EQ(infer_memory(in).kv_cache, 32.0 * 4096 * 131072);  // sliding window caps the cache
@@ -351,8 +377,9 @@ TEST(MemoryCli, TrainJsonFitsVerdict) {
                           "--sp", "--recompute", "selective", "--profile", profile, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
-  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 2.0 * 8030261248 / 8);
-  EXPECT_DOUBLE_EQ(j["optimizer_bytes"].get<double>(), 12.0 * 8030261248 / 8);
+  const double whole = 32.0 * 2 * 4096 + 4096;  // the norms, whole on every tp GPU
+  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 2.0 * ((8030261248 - whole) / 8 + whole));
+  EXPECT_DOUBLE_EQ(j["optimizer_bytes"].get<double>(), 12.0 * ((8030261248 - whole) / 8 + whole));
   // Per token and layer, in h bytes: 10 replicated; Q 2 + K 0.5 + V 0.5 (8 of 32 heads) + output input 2, and the
   // SwiGLU MLP's 8 * 14336 / 4096 = 28: 43, all split 8 ways with --sp.
   // Outside them: the embedding's mask (s*h) and the output layer's inputs (4*s*h), split 8 ways with --sp, and
@@ -451,7 +478,9 @@ TEST(MemoryCli, InferAndBadInput) {
   EXPECT_DOUBLE_EQ(j["kv_cache_bytes"].get<double>(), 8.0 * 32768 * 61 * 576 * 2);  // MLA latent replicated
   // As are its down-projections (q_a_proj, kv_a_proj_with_mqa and their norms, fp8): 61 x 15140864 bytes whole.
   const double replicated = 61.0 * (7168.0 * 1536 + 1536 + 7168.0 * 576 + 512);
-  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), (671026419200.0 - replicated) / 8 + replicated);
+  // So are the norms and the routers (with their correction biases): 61 x 2 x 7168 + 58 x 256 x 7169 + 7168.
+  const double whole = 61.0 * 2 * 7168 + 58.0 * 256 * 7169 + 7168;
+  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), (671026419200.0 - replicated - whole) / 8 + replicated + whole);
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "serve"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "infer"}).exit_code, 2);  // no context
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train"}).exit_code, 2);  // no seq

@@ -312,7 +312,10 @@ TEST(MbuCli, KvCacheSplitsByHeadsNotByGpus) {
   // kv_a_proj_with_mqa 7168 x (512 + 64) + its norm 512), one byte each in fp8.
   const double replicated = 61.0 * (7168.0 * 1536 + 1536 + 7168.0 * 576 + 512);
   EXPECT_DOUBLE_EQ(replicated, 923592704.0);
-  const double weights_per_gpu = (j["weight_bytes_per_step"].get<double>() - replicated) / 8 + replicated;
+  // So are the norms and routers (with their correction biases): 61 x 2 x 7168 + 58 x 256 x 7169 + 7168 weights.
+  const double whole = 61.0 * 2 * 7168 + 58.0 * 256 * 7169 + 7168;
+  const double weights_per_gpu =
+      (j["weight_bytes_per_step"].get<double>() - replicated - whole) / 8 + replicated + whole;
   EXPECT_DOUBLE_EQ(j["weight_bytes_per_gpu"].get<double>(), weights_per_gpu);
   const double per_gpu = weights_per_gpu + j["kv_bytes_per_step"].get<double>();
   EXPECT_DOUBLE_EQ(j["bytes_per_step_per_gpu"].get<double>(), per_gpu);
@@ -340,9 +343,9 @@ TEST(MbuCli, KvCacheSplitsByHeadsNotByGpus) {
   EXPECT_NE(note.find("sliding window"), std::string::npos) << note;
   // The k/v projections are copied like the heads they compute: 32 layers x 2 x 4096 x (8 x 128) fp8 bytes over
   // 8 GPUs, the rest of the weights over 16.
-  const double kv_proj = 32.0 * 2 * 4096 * 1024;
+  const double kv_proj = 32.0 * 2 * 4096 * 1024, norms = 32.0 * 2 * 4096 + 4096;  // the norms: whole on each
   EXPECT_DOUBLE_EQ(l["weight_bytes_per_gpu"].get<double>(),
-                   (l["weight_bytes_per_step"].get<double>() - kv_proj) / 16 + kv_proj / 8);
+                   (l["weight_bytes_per_step"].get<double>() - kv_proj - norms) / 16 + kv_proj / 8 + norms);
   EXPECT_DOUBLE_EQ(l["bytes_per_step_per_gpu"].get<double>(),
                    l["weight_bytes_per_gpu"].get<double>() + l["kv_bytes_per_step"].get<double>() / 8);
   EXPECT_NE(note.find("KV cache and k/v projections split over 8 of the 16"), std::string::npos) << note;

@@ -172,14 +172,19 @@ struct KvTensorSplit {
   double projection_params = 0;  // the parameters split only that far, all layers (GQA: k/v; MLA: q_a, kv_a)
 };
 KvTensorSplit kv_tensor_split(const ModelConfig& model, double gpus);
+// Parameters every tensor-parallel GPU holds whole: the norms (each layer's, its q/k norms, and the final one) and
+// the MoE routers with their biases (Megatron-LM and vLLM replicate both; a DeepSeek-V3 router is 1.8M a layer).
+double replicated_params(const ModelConfig& model);
 // Weight bytes one of `gpus` tensor-parallel GPUs holds (or reads) of `weight_bytes`: an even share, except the
-// K/V projections above, which are divided over kv_tensor_split(...).split GPUs only.
+// K/V projections above, which are divided over kv_tensor_split(...).split GPUs only, and the replicated
+// parameters, which every GPU holds whole.
 double weight_bytes_per_gpu(const ModelConfig& model, double weight_bytes, double bytes_per_weight, double gpus);
 
 // Parameters of transformer layer `layer` alone: its attention, two norms and MLP (or router and experts), and
 // of those its routed experts' (what expert parallelism divides).
 struct LayerParams {
   double total = 0, routed_experts = 0;
+  double replicated = 0;  // of total, what every tensor-parallel GPU holds whole (norms, router)
 };
 LayerParams layer_params(const ModelConfig& model, std::int64_t layer);
 
