@@ -140,21 +140,29 @@ ModelConfig read_decoder_sizes(const Fields& f, const std::string& type) {
 // kind in layer_types ("sliding_attention" or "full_attention"); absent, Qwen's layers from max_window_layers on
 // slide (only when use_sliding_window), gpt-oss's every other one from the first. A sliding layer without a window
 // (sliding_window null) sees everything, as Transformers builds it.
+// layer_types: one entry a layer, each "full_attention" or `other`; how many are `other` (`known` ends the
+// message that refuses any other entry).
+std::int64_t count_layer_types(const Fields& f, const ModelConfig& m, const std::string& other,
+                               const std::string& known) {
+  const json& types = f.array("layer_types");
+  if (static_cast<std::int64_t>(types.size()) != m.layers)
+    f.fail("layer_types", "names " + std::to_string(types.size()) + " layers, the model has " +
+                              std::to_string(m.layers) + " (num_hidden_layers)");
+  std::int64_t n = 0;
+  for (const json& t : types) {
+    const std::string kind = t.is_string() ? t.get<std::string>() : std::string();
+    if (kind == other)
+      ++n;
+    else if (kind != "full_attention")
+      f.fail("layer_types", "holds " + (t.is_string() ? "'" + kind + "'" : t.dump()) + ": " + known);
+  }
+  return n;
+}
+
 void read_layer_windows(const Fields& f, ModelConfig& m, std::optional<std::int64_t> window) {
   std::int64_t sliding = 0;
   if (f.has("layer_types")) {
-    const json& types = f.array("layer_types");
-    if (static_cast<std::int64_t>(types.size()) != m.layers)
-      f.fail("layer_types", "names " + std::to_string(types.size()) + " layers, the model has " +
-                                std::to_string(m.layers) + " (num_hidden_layers)");
-    for (const json& t : types) {
-      const std::string kind = t.is_string() ? t.get<std::string>() : std::string();
-      if (kind == "sliding_attention")
-        ++sliding;
-      else if (kind != "full_attention")
-        f.fail("layer_types", "holds " + (t.is_string() ? "'" + kind + "'" : t.dump()) +
-                                  ": this version knows full_attention and sliding_attention");
-    }
+    sliding = count_layer_types(f, m, "sliding_attention", "this version knows full_attention and sliding_attention");
   } else if (m.model_type == "gpt_oss" || m.model_type == "gemma2") {
     sliding = (m.layers + 1) / 2;  // GptOssConfig, Gemma2Config: layers 0, 2, 4, ... slide
   } else if (m.model_type == "gemma3_text") {
@@ -365,18 +373,8 @@ ModelConfig parse_llama4(const Fields& f, const std::string& type) {
   const bool chunk_stated = f.raw().contains("attention_chunk_size");
   std::int64_t chunked = 0;
   if (f.has("layer_types")) {
-    const json& types = f.array("layer_types");
-    if (static_cast<std::int64_t>(types.size()) != m.layers)
-      f.fail("layer_types", "names " + std::to_string(types.size()) + " layers, the model has " +
-                                std::to_string(m.layers) + " (num_hidden_layers)");
-    for (const json& t : types) {
-      const std::string kind = t.is_string() ? t.get<std::string>() : std::string();
-      if (kind == "chunked_attention")
-        ++chunked;
-      else if (kind != "full_attention")
-        f.fail("layer_types", "holds " + (t.is_string() ? "'" + kind + "'" : t.dump()) +
-                                  ": Llama 4's layers attend in full_attention or chunked_attention only");
-    }
+    chunked = count_layer_types(f, m, "chunked_attention",
+                                "Llama 4's layers attend in full_attention or chunked_attention only");
     if (chunked > 0 && chunk_stated && !chunk)
       f.fail("attention_chunk_size", "is null, and layer_types names chunked_attention layers, which need a chunk");
   } else if (chunk || !chunk_stated) {
