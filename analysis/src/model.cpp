@@ -794,6 +794,20 @@ std::string recompute_name(Recompute r) {
   return r == Recompute::kNone ? "none" : r == Recompute::kSelective ? "selective" : "full";
 }
 
+namespace {
+// The sliding window and the attention chunk, and how many layers each caps.
+void set_layer_spans(const ModelConfig& m, FlopShape& s) {
+  if (m.sliding_window) {
+    s.window = static_cast<double>(*m.sliding_window);
+    s.window_layers = static_cast<double>(m.window_layers);
+  }
+  if (m.attention_chunk) {
+    s.chunk = static_cast<double>(*m.attention_chunk);
+    s.chunk_layers = static_cast<double>(m.chunk_layers);
+  }
+}
+}  // namespace
+
 FlopShape flop_shape(const ModelConfig& m) {
   const ParamCounts c = count_params(m);
   FlopShape s;
@@ -803,14 +817,7 @@ FlopShape flop_shape(const ModelConfig& m) {
   s.heads = static_cast<double>(m.heads);
   s.qk_dim = static_cast<double>(m.qk_head_dim());
   s.v_dim = static_cast<double>(m.value_head_dim());
-  if (m.sliding_window) {
-    s.window = static_cast<double>(*m.sliding_window);
-    s.window_layers = static_cast<double>(m.window_layers);
-  }
-  if (m.attention_chunk) {
-    s.chunk = static_cast<double>(*m.attention_chunk);
-    s.chunk_layers = static_cast<double>(m.chunk_layers);
-  }
+  set_layer_spans(m, s);
   return s;
 }
 
@@ -829,14 +836,7 @@ LayerKinds layer_kinds(const FlopShape& s) {
 LayerKinds layer_kinds(const ModelConfig& m) {
   FlopShape s;  // only the layer counts
   s.layers = static_cast<double>(m.layers);
-  if (m.sliding_window) {
-    s.window = static_cast<double>(*m.sliding_window);
-    s.window_layers = static_cast<double>(m.window_layers);
-  }
-  if (m.attention_chunk) {
-    s.chunk = static_cast<double>(*m.attention_chunk);
-    s.chunk_layers = static_cast<double>(m.chunk_layers);
-  }
+  set_layer_spans(m, s);
   return layer_kinds(s);
 }
 }  // namespace
