@@ -106,7 +106,8 @@ int run(const MemoryOptions& o) {
     est = train_memory(in);
     notes.push_back(
         "weights + gradients + optimizer: mixed-precision Adam, 16 bytes per parameter (ZeRO paper), "
-        "split over tp (K/V projections copied past one KV head a GPU) and over dp by ZeRO stage " +
+        "split over tp (K/V projections copied past one KV head a GPU; norms and MoE routers whole on each) and over "
+        "dp by ZeRO stage " +
         std::to_string(o.zero));
     if (o.ep > 1)
       notes.push_back("experts: each MoE layer's " + std::to_string(in.model->routed_experts) + " routed experts over " +
@@ -147,7 +148,9 @@ int run(const MemoryOptions& o) {
     in.tp = o.tp;
     in.ep = o.ep;
     est = infer_memory(in);
-    notes.push_back("weights " + o.weight_dtype + " split over tp" + (o.ep > 1 ? " (routed experts over ep)" : "") +
+    notes.push_back("weights " + o.weight_dtype + " split over tp" +
+                    (o.tp > 1 ? " (norms and MoE routers whole on each GPU)" : "") +
+                    (o.ep > 1 ? " (routed experts over ep)" : "") +
                     "; KV cache " + o.kv_dtype + ", batch * context * bytes per token" +
                     (in.model.sliding_window && in.context > static_cast<double>(*in.model.sliding_window)
                          ? " (the window's " + std::to_string(*in.model.sliding_window) + " tokens, not the context, in the " +

@@ -98,7 +98,7 @@ TEST(Datasheet, PublishedHeadlineFigures) {
 // The GPUs added after the first table, each by the name its driver reports (nvidia-smi, NVML, CUDA).
 TEST(Datasheet, LaterGpusByReportedName) {
   const std::pair<const char*, const char*> names[] = {
-      {"NVIDIA B300 SXM6 AC", "B300"},          {"NVIDIA H800", "H800 SXM"},
+      {"NVIDIA B300 SXM6 AC", "B300"},          {"NVIDIA H800", "H800 SXM"}, {"NVIDIA H800 80GB HBM3", "H800 SXM"},
       {"NVIDIA H800 PCIe", "H800 PCIe"},        {"NVIDIA A800-SXM4-80GB", "A800 SXM 80GB"},
       {"NVIDIA A800 80GB PCIe", "A800 PCIe 80GB"}, {"NVIDIA L40", "L40"},
       {"NVIDIA A40", "A40"},                    {"NVIDIA A30", "A30"},
