@@ -862,7 +862,10 @@ double attention_flops_forward(const FlopShape& s, double seq, AttentionConventi
   return 2.0 * s.heads * (s.qk_dim + s.v_dim) * (k.full * full + k.sliding * windowed + k.chunked * chunked);
 }
 
-double attention_flops_decode(const FlopShape& s, double context) {
+namespace {
+// The keys a decoded token at `context` meets, summed over the layers: every one in a full layer, the window's in
+// a sliding one, its own chunk's in a chunked one.
+double decode_keys(const FlopShape& s, double context) {
   const double windowed = s.window ? std::min(context, *s.window) : context;
   double chunked = context;
   if (s.chunk && context > *s.chunk) {
@@ -871,7 +874,12 @@ double attention_flops_decode(const FlopShape& s, double context) {
     chunked = context - C * std::floor((context - 1) / C);
   }
   const LayerKinds k = layer_kinds(s);
-  return 2.0 * s.heads * (s.qk_dim + s.v_dim) * (k.full * context + k.sliding * windowed + k.chunked * chunked);
+  return k.full * context + k.sliding * windowed + k.chunked * chunked;
+}
+}  // namespace
+
+double attention_flops_decode(const FlopShape& s, double context) {
+  return 2.0 * s.heads * (s.qk_dim + s.v_dim) * decode_keys(s, context);
 }
 
 double forward_flops_per_token(const FlopShape& s, double seq, AttentionConvention c) {
@@ -923,14 +931,10 @@ double kv_cache_bytes_per_sequence(const ModelConfig& m, double context, double 
 double kv_bytes_read_per_decode_step(const ModelConfig& m, double context, double b) {
   const double layers = static_cast<double>(m.layers);
   if (!(layers > 0)) return 0;
-  const LayerKinds k = layer_kinds(m);
-  const double windowed = m.sliding_window ? std::min(context, static_cast<double>(*m.sliding_window)) : context;
-  double chunked = context;
-  if (m.attention_chunk && context > static_cast<double>(*m.attention_chunk)) {
-    const double c = static_cast<double>(*m.attention_chunk);
-    chunked = context - c * std::floor((context - 1) / c);
-  }
-  return kv_bytes_per_token(m, b) * (k.full * context + k.sliding * windowed + k.chunked * chunked) / layers;
+  FlopShape s;  // only the layer counts and spans
+  s.layers = layers;
+  set_layer_spans(m, s);
+  return kv_bytes_per_token(m, b) * decode_keys(s, context) / layers;
 }
 
 double decode_weight_bytes(const ModelConfig& m, double batch, double bytes_per_weight) {

@@ -11,11 +11,18 @@
 using namespace ceilings;
 
 namespace {
-ModelConfig fixture(const std::string& name) {
-  return read_hf_config(std::string(CEILINGS_FIXTURES) + "/hf/" + name + ".config.json");
-}
 std::string fixture_path(const std::string& name) {
   return std::string(CEILINGS_FIXTURES) + "/hf/" + name + ".config.json";
+}
+ModelConfig fixture(const std::string& name) { return read_hf_config(fixture_path(name)); }
+// The InputError a config gets from parse_hf_config, or "no error".
+std::string error_of(const json& config) {
+  try {
+    parse_hf_config(config, "test");
+  } catch (const InputError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
 }
 }  // namespace
 
@@ -369,14 +376,6 @@ TEST(ModelKv, Llama4ScoutChunkedLayers) {
 // version builds.
 TEST(ModelErrors, Llama4KeysAndContradictions) {
   const json scout = read_json_file(fixture_path("Llama-4-Scout-17B-16E"));
-  auto error_of = [](const json& c) {
-    try {
-      parse_hf_config(c, "scout");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   for (const char* key : {"num_key_value_heads", "head_dim", "attention_chunk_size", "interleave_moe_layer_step",
                           "num_local_experts", "num_experts_per_tok"}) {
     json c = scout;
@@ -593,14 +592,6 @@ TEST(ModelKv, Glm45CacheAndAttention) {
 // Keys Glm4MoeConfig would fill (8 KV heads, 128 experts of 1408, 8 a token, 1 shared, 1 dense layer) must be stated;
 // bad values are refused by name; Transformers 5's other names for the expert and MTP counts are read, and must agree.
 TEST(ModelErrors, Glm4MoeKeys) {
-  auto error_of = [](const json& c) {
-    try {
-      parse_hf_config(c, "glm");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   for (const char* key : {"num_key_value_heads", "moe_intermediate_size", "num_experts_per_tok", "n_shared_experts",
                           "first_k_dense_replace", "n_routed_experts"}) {
     json config = read_json_file(fixture_path("GLM-4.5"));
@@ -1031,14 +1022,6 @@ TEST(ModelConfigs, LayerTypesNameTheSlidingLayers) {
   config["layer_types"] = types;
   const ModelConfig m = parse_hf_config(config, "test");
   EXPECT_EQ(m.window_layers, 21);
-  auto error_of = [&](const json& c) {
-    try {
-      parse_hf_config(c, "test");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   json short_list = config;
   short_list["layer_types"].erase(short_list["layer_types"].begin());
   EXPECT_NE(error_of(short_list).find("layer_types': names 27 layers, the model has 28"), std::string::npos)
