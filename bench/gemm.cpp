@@ -613,6 +613,7 @@ Sustained sustain(cudaStream_t stream, const Enqueue& work, double window_s, dou
     out.chunk_end_s.push_back(elapsed());
     ++completed;
   }
+  m.stopped_by = SamplingStop::kWindow;
   m.telemetry = telemetry.stop();
   out.readings = telemetry.timed_readings();
   m.median_s = median(m.unit_seconds);

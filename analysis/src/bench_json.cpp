@@ -12,6 +12,7 @@
 #include "ceilings/datasheet.hpp"
 #include "ceilings/gemm_plan.hpp"
 #include "ceilings/json_fields.hpp"
+#include "ceilings/stats.hpp"
 #include "ceilings/timeline.hpp"
 #include "ceilings/units.hpp"
 
@@ -29,7 +30,7 @@ constexpr ValueCounter kValueCounters[] = {
 const std::set<std::string>& measurement_counters() {
   static const std::set<std::string> names{"cv",          "samples",      "verified", "throttled", "throttle_reasons",
                                            "telemetry",   "sm_clock_hz",  "mem_clock_hz", "power_w", "temp_c",
-                                           "candidate"};
+                                           "candidate",   "stopped_by"};
   return names;
 }
 
@@ -321,7 +322,8 @@ Profile profile_from_benchmark_json(const json& gb) {
       if (!value_key)
         throw InputError(where + " (" + name +
                          "): no value counter (bytes_per_second, flop_per_second, op_per_second or latency_s)");
-      for (const char* key : {"cv", "samples", "verified", "throttled", "telemetry", "throttle_reasons"}) not_finite(key);
+      for (const char* key : {"cv", "samples", "verified", "throttled", "telemetry", "throttle_reasons", "stopped_by"})
+        not_finite(key);
       c.value = b.number(value_key);
       if (c.value <= 0) b.fail(value_key, "must be positive");
       c.cv = b.number("cv");
@@ -349,6 +351,14 @@ Profile profile_from_benchmark_json(const json& gb) {
         if (!bits)
           b.fail("throttle_reasons", json(mask).dump() + " is not a clock-event bit mask (a whole number, 0 to 2^64)");
         c.detail["throttle_reasons"] = *bits;
+      }
+      if (b.has("stopped_by")) {
+        const double code = b.number("stopped_by");
+        const auto stop = sampling_stop_name(code);
+        if (!stop)
+          b.fail("stopped_by", json(code).dump() +
+                                   " is not why sampling stopped (1 cv converged, 2 sample cap, 3 time budget, 4 window)");
+        c.detail["stopped_by"] = *stop;
       }
       if (auto label = b.optional_string("label"); label && !label->empty()) c.detail["label"] = printable_text(*label);
       json nonfinite = json::array();  // counters Google Benchmark wrote as NaN or Infinity (read as null)

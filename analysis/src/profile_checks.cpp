@@ -9,6 +9,7 @@
 #include "ceilings/clock_events.hpp"
 #include "ceilings/profile.hpp"
 #include "ceilings/qualify.hpp"
+#include "ceilings/stats.hpp"
 #include "ceilings/transfer.hpp"
 
 namespace ceilings {
@@ -241,6 +242,16 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
     if (among_reason_readings && readings && *n > *readings)
       fail(at + key, number_text(*n) + " readings of " + number_text(*readings) + " (reason_readings): more than read");
   }
+  // Why the samples stopped: `show` says it in words, so a value it cannot name is refused, not shown as text.
+  if (c.detail.is_object())
+    if (const auto it = c.detail.find("stopped_by"); it != c.detail.end() && !it->is_null()) {
+      bool known = false;
+      for (int code = 1; it->is_string() && code <= 4; ++code)
+        known = known || sampling_stop_name(code) == it->get<std::string>();
+      if (!known)
+        fail(at + "stopped_by", (it->is_string() ? it->dump() : json_type_name(*it)) +
+                                    " is not why sampling stopped (cv_converged, sample_cap, time_budget or window)");
+    }
   if (const auto r = c.detail_number("robust_cv"); r && !(*r >= 0 && std::isfinite(*r)))
     fail(at + "robust_cv", number_text(*r) + " is not a spread (a finite number, 0 or more)");
   for (const char* key : {"power_mean_w", "power_instant_w"})

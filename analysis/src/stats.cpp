@@ -124,4 +124,22 @@ double student_t_upper_quantile(double p, double df) {
   return lo + (hi - lo) / 2.0;
 }
 
+SamplingStop sampling_stop(const std::vector<double>& samples, double elapsed_s, const SamplingRule& rule) {
+  const auto n = static_cast<long long>(samples.size());
+  const bool enough = n >= std::max(2, rule.min_samples);
+  // A NaN cv (a NaN sample) is not at or under any target: such a run stops at its cap or its budget.
+  if (enough && coefficient_of_variation(samples) <= rule.target_cv) return SamplingStop::kConverged;
+  if (n >= rule.max_samples) return SamplingStop::kSampleCap;
+  if (enough && elapsed_s >= rule.budget_s) return SamplingStop::kTimeBudget;
+  return SamplingStop::kContinue;
+}
+
+std::optional<std::string> sampling_stop_name(double code) {
+  if (code == static_cast<double>(SamplingStop::kConverged)) return "cv_converged";
+  if (code == static_cast<double>(SamplingStop::kSampleCap)) return "sample_cap";
+  if (code == static_cast<double>(SamplingStop::kTimeBudget)) return "time_budget";
+  if (code == static_cast<double>(SamplingStop::kWindow)) return "window";
+  return std::nullopt;
+}
+
 }  // namespace ceilings

@@ -248,9 +248,11 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
 
   telemetry.start();
   auto start = clock::now();
-  const double budget_s = spec.max_seconds > 0 ? std::min(spec.max_seconds, options.max_seconds) : options.max_seconds;
-  const int min_samples = spec.min_samples > 0 ? std::min(spec.min_samples, options.min_samples) : options.min_samples;
-  const int max_samples = spec.max_samples > 0 ? std::min(spec.max_samples, options.max_samples) : options.max_samples;
+  SamplingRule rule;
+  rule.budget_s = spec.max_seconds > 0 ? std::min(spec.max_seconds, options.max_seconds) : options.max_seconds;
+  rule.min_samples = spec.min_samples > 0 ? std::min(spec.min_samples, options.min_samples) : options.min_samples;
+  rule.max_samples = spec.max_samples > 0 ? std::min(spec.max_samples, options.max_samples) : options.max_samples;
+  rule.target_cv = options.target_cv;
   while (true) {
     const auto t = run_sample(units, spec.blocking_kernel);
     if (!t) {
@@ -272,13 +274,9 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     // behind the blocker: the pre-roll too).
     if (m.queue_halvings > 0) g_queue_units = std::min(g_queue_units, units + std::max(0, spec.preroll_units));
     m.unit_seconds.push_back(spec.sample_seconds ? spec.sample_seconds(*t / units) : *t / units);
-    const int n = static_cast<int>(m.unit_seconds.size());
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
-    if (n >= max_samples) break;
-    // A cv needs two samples (with one it reads 0: "converged"), whatever a spec's minimum says.
-    if (n >= std::max(2, min_samples) &&
-        (coefficient_of_variation(m.unit_seconds) <= options.target_cv || elapsed >= budget_s))
-      break;
+    m.stopped_by = sampling_stop(m.unit_seconds, elapsed, rule);
+    if (m.stopped_by != SamplingStop::kContinue) break;
   }
   m.telemetry = telemetry.stop();
   m.median_s = median(m.unit_seconds);
@@ -313,6 +311,7 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
     if (mid > 0) c["robust_cv"] = 1.4826 * median_absolute_deviation(m.unit_seconds) / mid;
   }
   c["samples"] = static_cast<double>(m.unit_seconds.size());
+  c["stopped_by"] = static_cast<double>(m.stopped_by);
   c["units_per_sample"] = m.units_per_sample;
   if (m.queue_halvings > 0) c["launch_queue_halvings"] = m.queue_halvings;
   c["telemetry"] = m.telemetry.available ? 1 : 0;

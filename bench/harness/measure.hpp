@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ceilings/stats.hpp"
 #include "check.hpp"
 #include "registry.hpp"
 #include "telemetry.hpp"
@@ -154,6 +155,7 @@ struct Measurement {
   int units_per_sample = 1;
   int queue_halvings = 0;  // samples whose blocking kernel timed out, each halving units_per_sample
   long long total_units = 0;  // units enqueued in all, the unblocked first one and warm-up included
+  SamplingStop stopped_by = SamplingStop::kContinue;  // why the samples stopped (reported as `stopped_by`)
   TelemetrySummary telemetry;
 };
 

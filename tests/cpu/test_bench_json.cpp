@@ -197,6 +197,35 @@ TEST(BenchJson, WhatTheReaderWouldRefuseIsTheCasesError) {
   EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
 }
 
+// Why a case's samples stopped: the counter's code becomes its name in the detail; a code that names no stop is
+// that case's error, and a bench from before the counter leaves the detail without it.
+TEST(BenchJson, StoppedByBecomesItsNameInTheDetail) {
+  json budget = hbm_case("t:1", 4.3e12, 0.008), window = hbm_case("t:2", 4.3e12), older = hbm_case("t:3", 4.3e12);
+  budget["stopped_by"] = 3;
+  window["name"] = window["run_name"] = "hbm/read/t:2/iterations:1/manual_time";
+  window["stopped_by"] = 4;
+  older["name"] = older["run_name"] = "hbm/write/t:3/iterations:1/manual_time";
+  std::vector<json> cases{budget, window, older};
+  for (const json& code : {json(0), json(5), json(1.5), json(nullptr)}) {
+    json bad = hbm_case("t:9", 4.3e12);
+    bad["name"] = bad["run_name"] = "hbm/triad/t:" + code.dump() + "/iterations:1/manual_time";
+    bad["stopped_by"] = code;
+    cases.push_back(bad);
+  }
+  const Profile p = profile_from_benchmark_json(bench_output(cases));
+  ASSERT_EQ(p.ceilings.size(), 3u);
+  for (const Ceiling& c : p.ceilings) {
+    if (c.name == "hbm.copy") EXPECT_EQ(c.detail["stopped_by"], "time_budget");
+    if (c.name == "hbm.read") EXPECT_EQ(c.detail["stopped_by"], "window");
+    if (c.name == "hbm.write") EXPECT_FALSE(c.detail.contains("stopped_by"));
+  }
+  ASSERT_EQ(p.errors.size(), 4u);
+  for (const Skipped& e : p.errors) EXPECT_NE(e.reason.find(".stopped_by'"), std::string::npos) << e.reason;
+  EXPECT_NE(p.errors[2].reason.find("1.5 is not why sampling stopped"), std::string::npos) << p.errors[2].reason;
+  EXPECT_NE(p.errors[3].reason.find("was NaN or Infinity"), std::string::npos) << p.errors[3].reason;
+  EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
+}
+
 TEST(BenchJson, LatencyPrefersTheLowestValue) {
   json a = hbm_case("x:1", 1), b = hbm_case("x:2", 1);
   for (json* j : {&a, &b}) {

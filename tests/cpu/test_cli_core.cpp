@@ -96,7 +96,7 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   pcie["detail"] = {{"benchmark", "pcie/h2d"}, {"link_share", 0.878}, {"link_share_of_max", 0.878},
                     {"transfer_bytes", 1073741824.0},
                     {"throttle_reasons", 0x4}, {"reason_readings", 40}, {"power_cap_readings", 10},
-                    {"telemetry_window_s", 0.8}, {"robust_cv", 0.0021}, {"plateau_found", 1},
+                    {"telemetry_window_s", 0.8}, {"robust_cv", 0.0021}, {"plateau_found", 1}, {"stopped_by", "time_budget"},
                     {"plateau_points", 3}, {"plateau_start_bytes", 67108864.0},
                     {"plateau_median_bytes_per_second", 55.1e9},
                     {"sweep", {{{"benchmark", "pcie/h2d/size:4096"}, {"value", 1.1e9}, {"unit", "B/s"}, {"cv", 0.03}},
@@ -116,6 +116,9 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("pcie.h2d: 55.3 GB/s (median)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0.40% over 20 samples (robust: 0.21%, 1.4826 MAD / median)"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\\nsampling stopped +at the time budget \\(--ceilings_max_seconds\\) before the cv reached")))
+      << r.out;
   EXPECT_NE(r.out.find("the best of 3 point(s) from 67.1 MB (their median 55.1 GB/s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("transfer_bytes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1.07 GB"), std::string::npos) << r.out;  // bytes in the unit their name says

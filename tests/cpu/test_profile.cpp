@@ -367,6 +367,8 @@ TEST(Profile, RejectsDeviceAndDetailValuesBeyondAnyGpu) {
       {[](json& d) { d["ceilings"][0]["detail"]["telemetry_readings"] = 2.5; }, "ceilings[0].detail.telemetry_readings"},
       {[](json& d) { d["ceilings"][0]["cv"] = 1e300; }, "ceilings[0].cv"},
       {[](json& d) { d["ceilings"][0]["detail"]["robust_cv"] = -0.01; }, "ceilings[0].detail.robust_cv"},
+      {[](json& d) { d["ceilings"][0]["detail"]["stopped_by"] = "patience"; }, "ceilings[0].detail.stopped_by"},
+      {[](json& d) { d["ceilings"][0]["detail"]["stopped_by"] = 1; }, "ceilings[0].detail.stopped_by"},
       {[](json& d) { d["ceilings"][0]["samples"] = 1LL << 62; }, "ceilings[0].samples"},
       // A value the analysis reads as a number, of another type: it read as "not recorded", so a thermal slowdown
       // written "64" passed qualify.

@@ -50,6 +50,45 @@ TEST(Stats, ExtremeSamples) {
   EXPECT_EQ(mean({1.7e308, 1.7e308, -inf}), -inf);  // the finite part overflows the other way
 }
 
+// measure()'s stopping rule and the reason it records: converged before capped before out of time, and never on
+// fewer samples than a cv needs or the minimum asks.
+TEST(Stats, SamplingStop) {
+  SamplingRule rule;  // 10 to 100 samples, cv 0.5%, 1 s
+  const std::vector<double> steady(10, 1.0);
+  EXPECT_EQ(sampling_stop(steady, 0.1, rule), SamplingStop::kConverged);
+  // Below the minimum: on, however steady and however late (the budget stops only past the minimum).
+  const std::vector<double> nine(9, 1.0);
+  EXPECT_EQ(sampling_stop(nine, 0.1, rule), SamplingStop::kContinue);
+  EXPECT_EQ(sampling_stop(nine, 5.0, rule), SamplingStop::kContinue);
+  // Ten samples alternating 1 and 1.1: mean 1.05, sample stddev 0.0527 (sqrt(10 * 0.05^2 / 9)), cv 5.0%.
+  std::vector<double> noisy;
+  for (int i = 0; i < 10; ++i) noisy.push_back(i % 2 ? 1.1 : 1.0);
+  EXPECT_EQ(sampling_stop(noisy, 0.5, rule), SamplingStop::kContinue);
+  EXPECT_EQ(sampling_stop(noisy, 1.0, rule), SamplingStop::kTimeBudget);  // at the budget: stops
+  rule.target_cv = 0.06;
+  EXPECT_EQ(sampling_stop(noisy, 1.0, rule), SamplingStop::kConverged);  // converged wins over the budget
+  rule.target_cv = 0.005;
+  rule.max_samples = 10;
+  EXPECT_EQ(sampling_stop(noisy, 0.1, rule), SamplingStop::kSampleCap);
+  EXPECT_EQ(sampling_stop(steady, 0.1, rule), SamplingStop::kConverged);  // converged at the cap: said so
+  // A GEMM burst: a cap (5) below the minimum (10) stops at the cap.
+  rule.max_samples = 5;
+  EXPECT_EQ(sampling_stop(std::vector<double>(4, 1.0), 9.0, rule), SamplingStop::kContinue);
+  EXPECT_EQ(sampling_stop(std::vector<double>(5, 1.0), 0.0, rule), SamplingStop::kSampleCap);
+  // A minimum of 1 still takes two (one sample's cv reads 0, "converged"); a NaN sample never converges.
+  rule = SamplingRule{1, 100, 0.005, 1.0};
+  EXPECT_EQ(sampling_stop({1.0}, 5.0, rule), SamplingStop::kContinue);
+  EXPECT_EQ(sampling_stop({1.0, 1.0}, 0.0, rule), SamplingStop::kConverged);
+  EXPECT_EQ(sampling_stop({1.0, std::nan("")}, 0.0, rule), SamplingStop::kContinue);
+  EXPECT_EQ(sampling_stop({1.0, std::nan("")}, 1.0, rule), SamplingStop::kTimeBudget);
+
+  EXPECT_EQ(sampling_stop_name(1), "cv_converged");
+  EXPECT_EQ(sampling_stop_name(2), "sample_cap");
+  EXPECT_EQ(sampling_stop_name(3), "time_budget");
+  EXPECT_EQ(sampling_stop_name(4), "window");
+  for (double bad : {0.0, 5.0, 1.5, -1.0, std::nan("")}) EXPECT_FALSE(sampling_stop_name(bad)) << bad;
+}
+
 // Student's t against values computed to 30 digits with mpmath (tables give the first two: t(0.975, 10) = 2.228,
 // t(0.995, 3) = 5.841); the far tail is where the fleet's thresholds for thousands of comparisons live.
 TEST(Stats, StudentT) {

@@ -162,7 +162,8 @@ int write_cases(const Args& a, double scale, std::size_t count, bool finish, con
     const std::string name = i == 0 && !rename_first.empty() ? rename_first : c.name;
     json b = {{"name", name},  {"run_name", name}, {"run_type", "iteration"}, {"iterations", 10},
               {"real_time", 1.0}, {"cpu_time", 1.0},    {"time_unit", "ms"},        {"cv", 0.004},
-              {"samples", 10},    {"verified", 1},      {"throttled", 0},           {"telemetry", 0}};
+              {"samples", 10},    {"verified", 1},      {"throttled", 0},           {"telemetry", 0},
+              {"stopped_by", 1}};  // a cv of 0.4% is under the default target: converged
     b[c.counter] = rate ? c.value * scale : c.value / scale;
     if (std::string(c.name).rfind("nvlink/", 0) == 0) {
       // A peer ceiling is the GPU's slowest pair: with one slow GPU on the node, every GPU's slowest pair is
