@@ -311,7 +311,8 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
     if (mid > 0) c["robust_cv"] = 1.4826 * median_absolute_deviation(m.unit_seconds) / mid;
   }
   c["samples"] = static_cast<double>(m.unit_seconds.size());
-  c["stopped_by"] = static_cast<double>(m.stopped_by);
+  // Every measurement measure() or a sustained window made has its reason; one assembled otherwise has none to give.
+  if (m.stopped_by != SamplingStop::kContinue) c["stopped_by"] = static_cast<double>(m.stopped_by);
   c["units_per_sample"] = m.units_per_sample;
   if (m.queue_halvings > 0) c["launch_queue_halvings"] = m.queue_halvings;
   c["telemetry"] = m.telemetry.available ? 1 : 0;

@@ -24,6 +24,7 @@ cb::Measurement synthetic(double median_s, double cv, bool telemetry) {
   m.median_s = median_s;
   m.cv = cv;
   m.units_per_sample = 4;
+  m.stopped_by = ceilings::SamplingStop::kTimeBudget;
   if (telemetry) {
     m.telemetry.available = true;
     m.telemetry.sm_clock_hz_median = 1.98e9;
@@ -105,6 +106,7 @@ TEST(ReportPath, CountersBecomeTheProfilesCeilingsWithTheirUnitsAndSpread) {
     EXPECT_NEAR(copy->value, 4e12, 4e12 * 1e-9);  // amount over the median, in SI units
     EXPECT_DOUBLE_EQ(copy->cv, 0.004);
     EXPECT_EQ(copy->samples, 3);
+    EXPECT_EQ(copy->detail.at("stopped_by"), "time_budget");  // the harness's code, named by the converter
     EXPECT_TRUE(copy->verified);
     EXPECT_FALSE(copy->throttled);
     ASSERT_TRUE(copy->telemetry.available);
