@@ -82,9 +82,10 @@ int run(const MbuOptions& o) {
     in.kv_bytes = batch * kv_bytes_read_per_decode_step(m, context, kb);
     // Tensor parallelism splits attention by heads: MLA's latent cache and down-projections are whole on every
     // GPU, and GQA's KV heads (their cache and their k/v projections) are copied once there are more GPUs than
-    // heads (as `memory --mode infer` counts it).
+    // heads (as `memory --mode infer` counts it). The norms, routers and row-parallel biases a step reads are whole
+    // on every GPU too.
     in.kv_split = kv_tensor_split(m, gpus).split;
-    in.weight_bytes_per_gpu = weight_bytes_per_gpu(m, in.weight_bytes, wb, gpus);
+    in.weight_bytes_per_gpu = weight_bytes_per_gpu(m, in.weight_bytes, wb, gpus, decode_replicated_params(m, batch));
     if (in.kv_split < gpus)
       kv_note += std::string(kv_note.empty() ? "" : "; ") +
                  (m.is_mla() ? std::string("KV cache and the attention down-projections whole on every GPU (MLA: "

@@ -123,17 +123,23 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     m.stage_layers = c.layers / in.pp + (i < c.layers % in.pp ? 1 : 0);
     m.stage_embedding = i == 0;
     m.stage_head = i == in.pp - 1;
-    double params = 0, routed = 0, replicated = 0, activations = 0;
+    // replicated: whole on every tensor-parallel GPU; routed_replicated, of it and of routed, the routed experts'
+    // down-projection biases, whole on each GPU that holds their expert.
+    double params = 0, routed = 0, replicated = 0, routed_replicated = 0, activations = 0;
     for (std::int64_t layer = first; layer < first + m.stage_layers; ++layer) {
       const LayerParams lp = layer_params(c, layer);
       params += lp.total;
       routed += lp.routed_experts;
       replicated += lp.replicated;
+      routed_replicated += lp.routed_replicated;
       activations += activation_bytes_per_layer(layer_activations(c, layer), in.seq, in.micro_batch, h, in.tp,
                                                 in.sequence_parallel, in.recompute, in.eager_attention);
     }
     first += m.stage_layers;
-    if (m.stage_embedding) params += static_cast<double>(counts.embedding);
+    if (m.stage_embedding) {
+      params += static_cast<double>(counts.embedding);
+      replicated += static_cast<double>(c.learned_positions) * h;  // split by vocabulary, the positions whole
+    }
     if (m.stage_head) {
       const double head = counts.lm_head > 0 || in.pp == 1 ? static_cast<double>(counts.lm_head)
                                                            : static_cast<double>(c.vocab) * h;  // a tied head's copy
@@ -150,9 +156,12 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
       m.activations += output_activation_bytes(in.seq, in.micro_batch, h, static_cast<double>(c.vocab), in.tp,
                                                in.sequence_parallel);
     m.activations_estimated = true;
-    // Norms and routers whole on every tensor-parallel GPU (Megatron-LM replicates them).
-    m = with_states(m, (params - routed - kv_params - replicated) / in.tp + kv_params / kv.split + replicated,
-                    routed / in.tp / in.ep);
+    // Norms, routers, row-parallel biases and the position table whole on every tensor-parallel GPU (Megatron-LM
+    // replicates them); the routed experts' widths split over tp too, their down-projection biases whole.
+    const double dense_replicated = replicated - routed_replicated;
+    m = with_states(m,
+                    (params - routed - kv_params - dense_replicated) / in.tp + kv_params / kv.split + dense_replicated,
+                    ((routed - routed_replicated) / in.tp + routed_replicated) / in.ep);
     if (i == 0 || m.total() > most.total()) most = m;
   }
   return most;
@@ -181,11 +190,18 @@ MemoryEstimate infer_memory(const InferMemoryInput& in) {
   MemoryEstimate m;
   // Heads split over the GPUs, but GQA's K/V heads are copied past one per GPU, and MLA keeps its latent cache and
   // down-projections whole on every GPU. With expert parallelism the routed experts are whole, routed_experts / ep a GPU.
+  // Under tp alone, every GPU holds each routed expert's down-projection bias whole with the other replicated
+  // parameters; under ep, with the rest of its expert.
   const double params = static_cast<double>(count_params(in.model).total);
-  double routed = 0;
+  double routed = 0, routed_replicated = 0;
   if (in.ep > 1)
-    for (std::int64_t layer = 0; layer < in.model.layers; ++layer) routed += layer_params(in.model, layer).routed_experts;
-  m.weights = weight_bytes_per_gpu(in.model, (params - routed) * in.weight_bytes, in.weight_bytes, in.tp) +
+    for (std::int64_t layer = 0; layer < in.model.layers; ++layer) {
+      const LayerParams lp = layer_params(in.model, layer);
+      routed += lp.routed_experts;
+      routed_replicated += lp.routed_replicated;
+    }
+  m.weights = weight_bytes_per_gpu(in.model, (params - routed) * in.weight_bytes, in.weight_bytes, in.tp,
+                                   replicated_params(in.model) - routed_replicated) +
               routed * in.weight_bytes / in.ep;
   const double kv_split = kv_tensor_split(in.model, in.tp).split;
   m.kv_cache = in.batch * kv_cache_bytes_per_sequence(in.model, in.context, in.kv_bytes) / kv_split;

@@ -602,10 +602,12 @@ T router_params(const ModelConfig& m) {
   return static_cast<T>(m.hidden) * e + (m.router_bias_per_expert ? e : T(0));
 }
 
-// One layer's parameters by part (count sums them; layer_params adds them up).
+// One layer's parameters by part (count sums them; layer_params adds them up). row_biases are in attention and mlp
+// too, routed_row_biases in routed: the parts tensor parallelism does not split.
 template <class T>
 struct LayerParts {
   T attention{}, norms{}, router{}, mlp{}, unvisited{}, routed{};
+  T row_biases{}, routed_row_biases{};
 };
 
 template <class T>
@@ -614,14 +616,24 @@ LayerParts<T> layer_parts(const ModelConfig& m, std::int64_t l) {
   p.attention = attention_params<T>(m);
   p.norms = static_cast<T>(m.layer_norms) * static_cast<T>(m.norm_params_per_hidden) * static_cast<T>(m.hidden) +
             (m.qk_norm ? 2 * static_cast<T>(m.head_dim) : T(0));
+  // A row-parallel projection (the attention output, an MLP's down projection) splits its input over the
+  // tensor-parallel GPUs and sums their partial products, then adds its bias once: Megatron-LM's and vLLM's
+  // RowParallelLinear keep that bias whole on every GPU. Each is hidden_size wide (the `+ h` of attention_params's
+  // o and of mlp_params).
+  const T h = static_cast<T>(m.hidden);
+  const T down_bias = m.mlp_bias ? h : T(0);
+  p.row_biases = m.o_bias ? h : T(0);
   if (m.is_moe_layer(l)) {
     const T expert = mlp_params<T>(m, m.expert_ffn);
     p.router = router_params<T>(m);
     p.mlp = static_cast<T>(m.routed_experts + m.shared_experts) * expert;
     p.routed = static_cast<T>(m.routed_experts) * expert;
     p.unvisited = static_cast<T>(m.routed_experts - m.experts_per_token) * expert;
+    p.row_biases += static_cast<T>(m.routed_experts + m.shared_experts) * down_bias;
+    p.routed_row_biases = static_cast<T>(m.routed_experts) * down_bias;
   } else {
     p.mlp = mlp_params<T>(m, m.ffn);
+    p.row_biases += down_bias;
   }
   return p;
 }
@@ -734,11 +746,13 @@ ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t h
 
 LayerParams layer_params(const ModelConfig& m, std::int64_t layer) {
   const LayerParts<double> p = layer_parts<double>(m, layer);
-  return {p.attention + p.norms + p.router + p.mlp, p.routed, p.norms + p.router};
+  return {p.attention + p.norms + p.router + p.mlp, p.routed, p.norms + p.router + p.row_biases, p.routed_row_biases};
 }
 
 double replicated_params(const ModelConfig& m) {
-  double out = static_cast<double>(m.norm_params_per_hidden) * static_cast<double>(m.hidden);  // the final norm
+  // The final norm, and the position table: Megatron-LM's and vLLM's GPT-2 split the token embedding by vocabulary
+  // and keep the position embedding whole.
+  double out = static_cast<double>(m.norm_params_per_hidden + m.learned_positions) * static_cast<double>(m.hidden);
   for (std::int64_t l = 0; l < m.layers; ++l) out += layer_params(m, l).replicated;
   return out;
 }
@@ -937,18 +951,37 @@ double kv_bytes_read_per_decode_step(const ModelConfig& m, double context, doubl
   return kv_bytes_per_token(m, b) * decode_keys(s, context) / layers;
 }
 
+namespace {
+std::int64_t moe_layer_count(const ModelConfig& m) {
+  std::int64_t n = 0;
+  for (std::int64_t l = 0; l < m.layers; ++l) n += m.is_moe_layer(l) ? 1 : 0;
+  return n;
+}
+
+// The routed experts of an MoE layer that no token of a decode step at batch B visits, under uniform routing:
+// E minus the expected distinct experts, E*(1 - (1 - k/E)^B).
+double unvisited_experts(const ModelConfig& m, double batch) {
+  const double e = static_cast<double>(m.routed_experts), k = static_cast<double>(m.experts_per_token);
+  return e - e * (1.0 - std::pow(1.0 - k / e, batch));
+}
+}  // namespace
+
 double decode_weight_bytes(const ModelConfig& m, double batch, double bytes_per_weight) {
   const ParamCounts c = count_params(m);
   double read = static_cast<double>(c.total - c.embedding + (m.tied_embeddings ? c.matmul_logits : 0));
   if (m.is_moe()) {
-    const double e = static_cast<double>(m.routed_experts), k = static_cast<double>(m.experts_per_token);
-    const double visited = e * (1.0 - std::pow(1.0 - k / e, batch));
     const double expert = static_cast<double>(mlp_params<std::int64_t>(m, m.expert_ffn));
-    std::int64_t moe_layers = 0;
-    for (std::int64_t l = 0; l < m.layers; ++l) moe_layers += m.is_moe_layer(l) ? 1 : 0;
-    read -= static_cast<double>(moe_layers) * (e - visited) * expert;
+    read -= static_cast<double>(moe_layer_count(m)) * unvisited_experts(m, batch) * expert;
   }
   return read * bytes_per_weight;
+}
+
+double decode_replicated_params(const ModelConfig& m, double batch) {
+  const double h = static_cast<double>(m.hidden);
+  double read = replicated_params(m) - static_cast<double>(m.learned_positions) * h;
+  if (m.is_moe() && m.mlp_bias)  // an unvisited expert's down-projection bias is not read either
+    read -= static_cast<double>(moe_layer_count(m)) * unvisited_experts(m, batch) * h;
+  return read;
 }
 
 KvTensorSplit kv_tensor_split(const ModelConfig& m, double gpus) {
@@ -969,20 +1002,13 @@ KvTensorSplit kv_tensor_split(const ModelConfig& m, double gpus) {
   return k;
 }
 
-double weight_bytes_per_gpu(const ModelConfig& m, double weight_bytes, double bytes_per_weight, double gpus) {
+double weight_bytes_per_gpu(const ModelConfig& m, double weight_bytes, double bytes_per_weight, double gpus,
+                            double replicated) {
   const KvTensorSplit k = kv_tensor_split(m, gpus);
   const double kv = std::min(weight_bytes, k.projection_params * bytes_per_weight);
-  const double whole = std::min(weight_bytes - kv, replicated_params(m) * bytes_per_weight);
+  const double whole = std::min(weight_bytes - kv, replicated * bytes_per_weight);
   return (weight_bytes - kv - whole) / gpus + kv / k.split + whole;
 }
-
-namespace {
-std::int64_t moe_layer_count(const ModelConfig& m) {
-  std::int64_t n = 0;
-  for (std::int64_t l = 0; l < m.layers; ++l) n += m.is_moe_layer(l) ? 1 : 0;
-  return n;
-}
-}  // namespace
 
 json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_dtype, AttentionConvention conv) {
   const ParamCounts c = count_params(m);

@@ -303,8 +303,8 @@ TEST(InferMemory, NormsAndRoutersWholeOnEveryTensorParallelGpu) {
   const double whole = 32.0 * (2 * 4096 + 8 * 4096) + 4096;
   EXPECT_DOUBLE_EQ(replicated_params(mixtral), whole);
   const double total = 46702792704;
-  EXPECT_DOUBLE_EQ(weight_bytes_per_gpu(mixtral, 2 * total, 2, 8), 2 * ((total - whole) / 8 + whole));
-  EXPECT_DOUBLE_EQ(weight_bytes_per_gpu(mixtral, 2 * total, 2, 1), 2 * total);
+  EXPECT_DOUBLE_EQ(weight_bytes_per_gpu(mixtral, 2 * total, 2, 8, whole), 2 * ((total - whole) / 8 + whole));
+  EXPECT_DOUBLE_EQ(weight_bytes_per_gpu(mixtral, 2 * total, 2, 1, whole), 2 * total);
   const ModelConfig v3 = read_hf_config(hf("DeepSeek-V3"));
   EXPECT_GT(replicated_params(v3), 58.0 * 256 * 7169);
   TrainMemoryInput in;
@@ -314,6 +314,150 @@ TEST(InferMemory, NormsAndRoutersWholeOnEveryTensorParallelGpu) {
   in.tp = 8;
   in.recompute = Recompute::kFull;
   EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * ((total - whole) / 8 + whole));
+}
+
+// Megatron-style tensor parallelism also keeps whole on every GPU the biases of the row-parallel projections,
+// added once after the GPUs' partial products are summed: the attention output's and each MLP's or expert's down
+// projection's; the column-parallel ones (q/k/v, gate/up) split. gpt-oss-20b, by hand: 24 layers of two 2880
+// norms, a 32 x 2880 router with 32 biases, o_proj's 2880 bias and its 32 experts' 2880-wide down_proj_bias,
+// and the final 2880 norm: 24 x 192,992 + 2880 = 4,634,688 (the norms and routers alone, 2,353,728).
+TEST(InferMemory, RowParallelBiasesWholeOnEveryTensorParallelGpu) {
+  const ModelConfig oss = read_hf_config(hf("gpt-oss-20b"));
+  const double total = 20914757184;  // gpt-oss-20b, as test_model.cpp counts it
+  const double layer_whole = 2 * 2880 + (32 * 2880 + 32) + 2880 + 32 * 2880;
+  EXPECT_DOUBLE_EQ(layer_whole, 192992.0);
+  const double experts_bias = 24.0 * 32 * 2880;  // of it, the routed experts' down_proj_bias
+  const double whole = 24 * layer_whole + 2880;
+  EXPECT_DOUBLE_EQ(whole, 4634688.0);
+  EXPECT_DOUBLE_EQ(replicated_params(oss), whole);
+  EXPECT_DOUBLE_EQ(layer_params(oss, 7).replicated, layer_whole);
+  EXPECT_DOUBLE_EQ(layer_params(oss, 7).routed_replicated, 32.0 * 2880);
+  InferMemoryInput in;
+  in.model = oss;
+  in.context = 4096;
+  in.tp = 4;  // 8 KV heads: split evenly
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * ((total - whole) / 4 + whole));
+  // Under expert parallelism each GPU holds its 8 experts whole, their biases with them.
+  in.ep = 4;
+  const double routed = 24.0 * 32 * (3 * 2880.0 * 2880 + 3 * 2880);  // gate_up and down, with their biases
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights,
+                   2 * ((total - routed - (whole - experts_bias)) / 4 + (whole - experts_bias)) + 2 * routed / 4);
+  // Training splits each expert's width over tp as well; its down_proj_bias stays whole on those tp GPUs.
+  TrainMemoryInput t;
+  t.model = oss;
+  t.params = total;
+  t.seq = 4096;
+  t.tp = 4;
+  t.dp = 4;
+  t.ep = 4;
+  t.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(train_memory(t).weights,
+                   2 * ((total - routed - (whole - experts_bias)) / 4 + (whole - experts_bias) +
+                        ((routed - experts_bias) / 4 + experts_bias) / 4));
+  // A shared expert's down-projection bias is whole too, and is no routed expert's.
+  ModelConfig shared = oss;
+  shared.shared_experts = 1;
+  EXPECT_DOUBLE_EQ(replicated_params(shared), whole + 24 * 2880);
+  EXPECT_DOUBLE_EQ(layer_params(shared, 7).routed_replicated, 32.0 * 2880);
+
+  // A decode step at batch 1 reads 4 of the 32 experts a layer, and of the experts' biases those 4 only:
+  // 24 x (5760 + 92192 + 2880 + 4 x 2880) + 2880 = 2,699,328 whole on each GPU.
+  const double read_whole = 24.0 * (2 * 2880 + (32 * 2880 + 32) + 2880 + 4 * 2880) + 2880;
+  EXPECT_DOUBLE_EQ(read_whole, 2699328.0);
+  EXPECT_DOUBLE_EQ(decode_replicated_params(oss, 1), read_whole);
+  const auto r = test::run_cli({"mbu", "--hf-config", hf("gpt-oss-20b"), "--batch", "1", "--context", "4096",
+                                "--gpus", "4", "--tpot-ms", "10", "--peak-bw-gbps", "4800", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const double step = j["weight_bytes_per_step"].get<double>();
+  EXPECT_DOUBLE_EQ(j["weight_bytes_per_gpu"].get<double>(), (step - 2 * read_whole) / 4 + 2 * read_whole);
+}
+
+// GPT-2: LayerNorms of weight and bias, Conv1D layers that all carry biases, and a learned table of 1024 positions,
+// which Megatron-LM and vLLM keep whole where they split the token embedding by vocabulary. By hand: 12 layers of
+// 2 x 2 x 768 norm parameters and the 768 biases of attn.c_proj and mlp.c_proj (c_attn's and c_fc's split), the
+// final 2 x 768, and wpe's 1024 x 768: 12 x 4608 + 1536 + 786,432 = 843,264.
+TEST(TrainMemory, Gpt2PositionTableAndRowBiasesWholeOnEveryTensorParallelGpu) {
+  const ModelConfig gpt2 = read_hf_config(hf("gpt2"));
+  const double total = 124439808;  // GPT-2 small, tied
+  const double whole = 12.0 * (2 * 2 * 768 + 768 + 768) + 2 * 768 + 1024.0 * 768;
+  EXPECT_DOUBLE_EQ(whole, 843264.0);
+  EXPECT_DOUBLE_EQ(replicated_params(gpt2), whole);
+  EXPECT_DOUBLE_EQ(layer_params(gpt2, 0).replicated, 4608.0);
+  EXPECT_DOUBLE_EQ(layer_params(gpt2, 0).routed_replicated, 0.0);
+  TrainMemoryInput in;
+  in.model = gpt2;
+  in.params = total;
+  in.seq = 1024;
+  in.tp = 4;
+  in.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(train_memory(in).weights, 2 * ((total - whole) / 4 + whole));
+  // Two stages: the first holds 6 layers and both tables, the position table whole. A layer by hand: c_attn
+  // 768 x 2304 + 2304, attn.c_proj 768 x 768 + 768, c_fc 768 x 3072 + 3072, mlp.c_proj 3072 x 768 + 768, two
+  // LayerNorms 4 x 768: 7,087,872. At 128 tokens the last stage's fp32 logits (6.4 MB a GPU) do not make it the
+  // most loaded.
+  in.pp = 2;
+  in.seq = 128;
+  const double layer = 768.0 * 2304 + 2304 + 768.0 * 768 + 768 + 768.0 * 3072 + 3072 + 3072.0 * 768 + 768 + 4 * 768;
+  EXPECT_DOUBLE_EQ(layer, layer_params(gpt2, 0).total);
+  const double tables = 50257.0 * 768 + 1024.0 * 768, first_whole = 6 * 4608.0 + 1024.0 * 768;
+  const MemoryEstimate m = train_memory(in);
+  EXPECT_EQ(m.stage, 0);
+  EXPECT_DOUBLE_EQ(m.weights, 2 * ((6 * layer + tables - first_whole) / 4 + first_whole));
+
+  InferMemoryInput infer;
+  infer.model = gpt2;
+  infer.context = 1024;
+  infer.tp = 4;
+  EXPECT_DOUBLE_EQ(infer_memory(infer).weights, 2 * ((total - whole) / 4 + whole));
+  // A decode step looks up its position's row and reads no table whole: the position table is not among the
+  // weights it reads (all but the two tables, and the tied one again for the logits), nor among those whole.
+  EXPECT_DOUBLE_EQ(decode_replicated_params(gpt2, 1), 12.0 * 4608 + 1536);
+  const auto r = test::run_cli({"mbu", "--hf-config", hf("gpt2"), "--batch", "1", "--context", "1024", "--gpus", "4",
+                                "--tpot-ms", "1", "--peak-bw-gbps", "4800", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const double read = total - 1024.0 * 768, read_whole = 12.0 * 4608 + 1536;
+  EXPECT_DOUBLE_EQ(j["weight_bytes_per_step"].get<double>(), 2 * read);
+  EXPECT_DOUBLE_EQ(j["weight_bytes_per_gpu"].get<double>(), 2 * ((read - read_whole) / 4 + read_whole));
+}
+
+// A dense model with biases (Llama-3.1-8B's shape, with mlp_bias and then attention_bias as well): down_proj's and
+// o_proj's 4096-wide biases are whole on every GPU; gate_proj's, up_proj's and q_proj's split, k_proj's and
+// v_proj's with their KV heads.
+TEST(InferMemory, DenseMlpBiasWholeOnEveryTensorParallelGpu) {
+  json config = read_json_file(hf("Llama-3.1-8B"));
+  config["mlp_bias"] = true;
+  InferMemoryInput in;
+  in.model = parse_hf_config(config, "Llama-3.1-8B with mlp_bias");
+  in.context = 4096;
+  in.tp = 8;
+  // 32 layers x (2 x 4096 norms + 4096 down_proj bias) + the final 4096 = 397,312; the model 8,030,261,248 and
+  // 32 x (2 x 14336 + 4096) biases.
+  double whole = 32.0 * (2 * 4096 + 4096) + 4096, total = 8030261248.0 + 32.0 * (2 * 14336 + 4096);
+  EXPECT_DOUBLE_EQ(whole, 397312.0);
+  EXPECT_DOUBLE_EQ(replicated_params(in.model), whole);
+  EXPECT_DOUBLE_EQ(static_cast<double>(count_params(in.model).total), total);
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * ((total - whole) / 8 + whole));
+  // Its training state the same way.
+  TrainMemoryInput t;
+  t.model = in.model;
+  t.params = total;
+  t.seq = 4096;
+  t.tp = 8;
+  EXPECT_DOUBLE_EQ(train_memory(t).weights, 2 * ((total - whole) / 8 + whole));
+
+  config["attention_bias"] = true;
+  in.model = parse_hf_config(config, "Llama-3.1-8B with mlp_bias and attention_bias");
+  whole += 32.0 * 4096;  // o_proj's
+  total += 32.0 * (4096 + 2 * 1024 + 4096);
+  EXPECT_DOUBLE_EQ(replicated_params(in.model), whole);
+  EXPECT_DOUBLE_EQ(static_cast<double>(count_params(in.model).total), total);
+  // 16 GPUs over 8 KV heads: k_proj and v_proj, with their biases, split over 8 of them, the rest over 16, the
+  // norms and the row-parallel biases whole.
+  in.tp = 16;
+  const double kv = 32.0 * 2 * (4096 * 1024 + 1024);
+  EXPECT_DOUBLE_EQ(infer_memory(in).weights, 2 * ((total - kv - whole) / 16 + kv / 8 + whole));
 }
 
 // Past one KV head a GPU, training copies the K/V projections as inference does.

@@ -78,8 +78,10 @@ double output_activation_bytes(double s, double b, double h, double vocab, int t
 // Rajbhandari et al. 2020, sec. 3.1): 2 fp16/bf16 weights + 2 gradients + 12 optimizer (fp32 master weights,
 // momentum, variance). With a model, pp stages hold L/pp layers each (the first L mod pp stages one more), the
 // first stage the input embedding, the last the final norm and output head (a tied one as a copy of the
-// embedding, as Megatron-LM keeps it) and `last_stage_params`; tp splits a stage (past one KV head a GPU, the
-// K/V projections are copied, as for inference); ep divides the routed experts further (Megatron-LM's expert
+// embedding, as Megatron-LM keeps it) and `last_stage_params`; tp splits a stage but for what every GPU holds
+// whole (replicated_params in model.hpp: norms, routers, row-parallel biases, the first stage's position table;
+// past one KV head a GPU, the K/V projections are copied, as for inference); ep divides the routed experts
+// further, each expert's down-projection bias whole on the tp GPUs that split the rest of it (Megatron-LM's expert
 // parallelism, drawn from the data-parallel GPUs), whose ZeRO partitions are then over dp/ep; ZeRO stage 1/2/3
 // additionally split optimizer / + gradients / + weights over dp. Activations (routing taken as balanced, so
 // expert parallelism moves token copies between GPUs but does not change how many each holds): with 1F1B, stage i holds pp - i micro-batches in flight (Korthikanti et al.
@@ -94,9 +96,10 @@ struct InferMemoryInput {
   int tp = 1;
   int ep = 1;  // expert parallel (MoE): each MoE layer's routed experts, whole, over ep GPUs, a multiple of tp
 };
-// Per GPU: weights / tp, KV cache batch * cached tokens * bytes per token, split over tp when the KV heads
-// are; past one KV head a rank, the K/V heads' cache and projections are copied, and MLA's latent cache and
-// down-projections are whole on every rank (kv_tensor_split in model.hpp). With ep > 1 (as vLLM and SGLang
+// Per GPU: weights / tp but for replicated_params, whole on each (model.hpp), KV cache batch * cached tokens *
+// bytes per token, split over tp when the KV heads are; past one KV head a rank, the K/V heads' cache and
+// projections are copied, and MLA's latent cache and down-projections are whole on every rank (kv_tensor_split in
+// model.hpp). With ep > 1 (as vLLM and SGLang
 // serve an MoE model) the routed experts are not split over tp but placed whole, routed_experts / ep a GPU,
 // over ep GPUs: the tp group and, past it, ep / tp data-parallel attention groups, each with its own batch.
 MemoryEstimate infer_memory(const InferMemoryInput& in);

@@ -172,19 +172,38 @@ struct KvTensorSplit {
   double projection_params = 0;  // the parameters split only that far, all layers (GQA: k/v; MLA: q_a, kv_a)
 };
 KvTensorSplit kv_tensor_split(const ModelConfig& model, double gpus);
-// Parameters every tensor-parallel GPU holds whole: the norms (each layer's, its q/k norms, and the final one) and
-// the MoE routers with their biases (Megatron-LM and vLLM replicate both; a DeepSeek-V3 router is 1.8M a layer).
+// Parameters every tensor-parallel GPU holds whole, as Megatron-LM and vLLM hold them:
+//   - the norms (each layer's, its q/k norms, and the final one);
+//   - the MoE routers with their biases (a DeepSeek-V3 router is 1.8M a layer);
+//   - the biases of the row-parallel projections, which split their input, so that each GPU's partial product
+//     is summed over the GPUs before the bias is added once: the attention output's (o_proj, GPT-2's attn.c_proj)
+//     and the MLP down projection's (down_proj, GPT-2's mlp.c_proj), in an MoE layer each routed and shared
+//     expert's (gpt-oss: down_proj_bias, hidden_size an expert). The column-parallel biases (q/k/v, gate/up,
+//     GPT-2's c_attn and c_fc) split with their outputs;
+//   - a learned position table (GPT-2's wpe), whose rows are positions, not the vocabulary the token embedding
+//     is split by.
+// Of the main model, as count_params's total (MTP modules not included).
 double replicated_params(const ModelConfig& model);
+// Of replicated_params, the parameters a decode step at batch B reads, as decode_weight_bytes counts them: all but
+// the learned position table (a lookup, as the token embedding is) and the down-projection biases of the routed
+// experts no token visits (E - E*(1 - (1 - k/E)^B) of them an MoE layer).
+double decode_replicated_params(const ModelConfig& model, double batch);
 // Weight bytes one of `gpus` tensor-parallel GPUs holds (or reads) of `weight_bytes`: an even share, except the
-// K/V projections above, which are divided over kv_tensor_split(...).split GPUs only, and the replicated
-// parameters, which every GPU holds whole.
-double weight_bytes_per_gpu(const ModelConfig& model, double weight_bytes, double bytes_per_weight, double gpus);
+// K/V projections above, which are divided over kv_tensor_split(...).split GPUs only, and `replicated`
+// parameters, which every GPU holds whole: replicated_params, or the part of it the weight bytes cover
+// (decode_replicated_params for a decode step's, less the routed experts' biases where expert parallelism holds
+// those).
+double weight_bytes_per_gpu(const ModelConfig& model, double weight_bytes, double bytes_per_weight, double gpus,
+                            double replicated);
 
 // Parameters of transformer layer `layer` alone: its attention, two norms and MLP (or router and experts), and
 // of those its routed experts' (what expert parallelism divides).
 struct LayerParams {
   double total = 0, routed_experts = 0;
-  double replicated = 0;  // of total, what every tensor-parallel GPU holds whole (norms, router)
+  // Of total, what every tensor-parallel GPU holds whole (norms, router, row-parallel biases: replicated_params);
+  // of that and of routed_experts, the routed experts' down-projection biases, which expert parallelism divides
+  // with their experts.
+  double replicated = 0, routed_replicated = 0;
 };
 LayerParams layer_params(const ModelConfig& model, std::int64_t layer);
 
