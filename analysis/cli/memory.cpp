@@ -26,6 +26,31 @@ struct MemoryOptions {
   std::vector<CLI::Option*> train_only, infer_only;
 };
 
+// What every tensor-parallel GPU holds whole of this model (replicated_params), for the notes: the norms, and the
+// rest only where the model has it. `experts_over_tp`: the routed experts' widths are split over tp, their
+// down-projection biases whole on each GPU (not so under inference's expert parallelism, where they go whole with
+// their experts).
+std::string whole_on_each_gpu(const ModelConfig& m, bool experts_over_tp) {
+  bool moe_layer = false;
+  for (std::int64_t l = 0; l < m.layers && !moe_layer; ++l) moe_layer = m.is_moe_layer(l);
+  std::vector<std::string> parts = {"norms"};
+  if (moe_layer) parts.push_back("MoE routers");
+  std::vector<std::string> biases;  // the row-parallel projections'
+  if (m.o_bias) biases.push_back("attention output");
+  if (m.mlp_bias && m.has_dense_mlp_layer()) biases.push_back("MLP down");
+  if (m.mlp_bias && moe_layer && (experts_over_tp || m.shared_experts > 0))
+    biases.push_back(experts_over_tp ? "expert down" : "shared expert down");
+  if (!biases.empty()) {
+    std::string b = "row-parallel biases (";
+    for (std::size_t i = 0; i < biases.size(); ++i) b += (i > 0 ? ", " : "") + biases[i];
+    parts.push_back(b + ")");
+  }
+  if (m.learned_positions > 0) parts.push_back("the position embedding");
+  std::string out = parts[0];
+  for (std::size_t i = 1; i < parts.size(); ++i) out += (i + 1 < parts.size() ? ", " : " and ") + parts[i];
+  return out;
+}
+
 // The first option of `opts` the user gave, or null.
 const CLI::Option* given_one(const std::vector<CLI::Option*>& opts) {
   for (const CLI::Option* opt : opts)
@@ -104,11 +129,13 @@ int run(const MemoryOptions& o) {
                               "counts them");
     }
     est = train_memory(in);
-    notes.push_back(
-        "weights + gradients + optimizer: mixed-precision Adam, 16 bytes per parameter (ZeRO paper), "
-        "split over tp (K/V projections copied past one KV head a GPU; norms and MoE routers whole on each) and over "
-        "dp by ZeRO stage " +
-        std::to_string(o.zero));
+    // Without a model (--params) the split is even: nothing is known to be copied or whole.
+    notes.push_back("weights + gradients + optimizer: mixed-precision Adam, 16 bytes per parameter (ZeRO paper), "
+                    "split over tp" +
+                    (in.model ? " (K/V projections copied past one KV head a GPU; " +
+                                    whole_on_each_gpu(*in.model, true) + " whole on each)"
+                              : std::string()) +
+                    " and over dp by ZeRO stage " + std::to_string(o.zero));
     if (o.ep > 1)
       notes.push_back("experts: each MoE layer's " + std::to_string(in.model->routed_experts) + " routed experts over " +
                       std::to_string(o.ep) + " GPUs (" + std::to_string(in.model->routed_experts / o.ep) +
@@ -149,7 +176,7 @@ int run(const MemoryOptions& o) {
     in.ep = o.ep;
     est = infer_memory(in);
     notes.push_back("weights " + o.weight_dtype + " split over tp" +
-                    (o.tp > 1 ? " (norms and MoE routers whole on each GPU)" : "") +
+                    (o.tp > 1 ? " (" + whole_on_each_gpu(in.model, o.ep == 1) + " whole on each GPU)" : "") +
                     (o.ep > 1 ? " (routed experts over ep)" : "") +
                     "; KV cache " + o.kv_dtype + ", batch * context * bytes per token" +
                     (in.model.sliding_window && in.context > static_cast<double>(*in.model.sliding_window)

@@ -371,6 +371,20 @@ TEST(InferMemory, RowParallelBiasesWholeOnEveryTensorParallelGpu) {
   const json j = json::parse(r.out);
   const double step = j["weight_bytes_per_step"].get<double>();
   EXPECT_DOUBLE_EQ(j["weight_bytes_per_gpu"].get<double>(), (step - 2 * read_whole) / 4 + 2 * read_whole);
+  // The notes say what is whole: under expert parallelism the experts' biases are not among it.
+  auto note = [](std::vector<std::string> args) {
+    std::vector<std::string> a{"memory", "--hf-config", hf("gpt-oss-20b"), "--tp", "4"};
+    a.insert(a.end(), args.begin(), args.end());
+    return test::run_cli(a).out;
+  };
+  std::string out = note({"--mode", "train", "--seq", "4096", "--dp", "4", "--ep", "4"});
+  EXPECT_NE(out.find("norms, MoE routers and row-parallel biases (attention output, expert down) whole on each)"),
+            std::string::npos)
+      << out;
+  out = note({"--mode", "infer", "--context", "4096", "--ep", "4"});
+  EXPECT_NE(out.find("(norms, MoE routers and row-parallel biases (attention output) whole on each GPU)"),
+            std::string::npos)
+      << out;
 }
 
 // GPT-2: LayerNorms of weight and bias, Conv1D layers that all carry biases, and a learned table of 1024 positions,
@@ -420,6 +434,12 @@ TEST(TrainMemory, Gpt2PositionTableAndRowBiasesWholeOnEveryTensorParallelGpu) {
   const double read = total - 1024.0 * 768, read_whole = 12.0 * 4608 + 1536;
   EXPECT_DOUBLE_EQ(j["weight_bytes_per_step"].get<double>(), 2 * read);
   EXPECT_DOUBLE_EQ(j["weight_bytes_per_gpu"].get<double>(), 2 * ((read - read_whole) / 4 + read_whole));
+  const auto text = test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "infer", "--context", "1024",
+                                   "--tp", "4"});
+  EXPECT_NE(text.out.find("(norms, row-parallel biases (attention output, MLP down) and the position embedding "
+                          "whole on each GPU)"),
+            std::string::npos)
+      << text.out;
 }
 
 // A dense model with biases (Llama-3.1-8B's shape, with mlp_bias and then attention_bias as well): down_proj's and
