@@ -87,6 +87,19 @@ double pcie_link_bandwidth(int gen, int width) {
   return pcie_lane_transfers_per_second(gen) * encoding / 8.0 * width;
 }
 
+std::optional<double> fp64_gemm_peak(const GpuSpec& spec) {
+  if (const auto it = spec.dense.find("fp64_tensor"); it != spec.dense.end()) return it->second;
+  // A GPU without FP64 tensor cores (Volta) runs FP64 GEMMs on its FP64 units: their figure is the roof. From
+  // Ampere on (compute capability 8.0) cuBLAS runs them on the tensor cores where a GPU has them, at up to twice
+  // that figure, so an entry without an FP64 tensor-core figure gives no roof rather than one a healthy GPU
+  // passes by 100%.
+  const auto it = spec.dense.find("fp64");
+  const std::string& cc = spec.compute_capability;
+  const bool before_ampere = !cc.empty() && std::isdigit(static_cast<unsigned char>(cc[0])) && std::stoi(cc) < 8;
+  if (it == spec.dense.end() || !before_ampere) return std::nullopt;
+  return it->second;
+}
+
 std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ceiling) {
   auto dense = [&](const char* type) -> std::optional<double> {
     auto it = spec.dense.find(type);
@@ -102,8 +115,7 @@ std::optional<double> datasheet_value(const GpuSpec& spec, const std::string& ce
   }
   if (family == "hbm") return spec.memory_bandwidth;
   if (family == "gemm") {
-    // A GPU without FP64 tensor cores (Volta) runs FP64 GEMMs on its FP64 units: their figure is the roof.
-    if (variant == "fp64") return spec.dense.count("fp64_tensor") ? dense("fp64_tensor") : dense("fp64");
+    if (variant == "fp64") return fp64_gemm_peak(spec);
     if (variant.rfind("fp8", 0) == 0) return dense("fp8");
     return dense(variant.c_str());
   }

@@ -82,9 +82,15 @@ const GpuSpec& resolve_gpu(const std::string& name) {
 }
 
 double datasheet_dense_peak(const GpuSpec& spec, const std::string& dtype) {
+  if (dtype == "fp64") {
+    const auto peak = fp64_gemm_peak(spec);
+    if (!peak || *peak <= 0)
+      throw InputError("the datasheet entry " + spec.name + " has no dense fp64 GEMM peak" +
+                       (spec.dense.count("fp64") ? " (its datasheet prints no FP64 tensor-core figure)" : ""));
+    return *peak;
+  }
   std::string key = dtype;
   if (key.rfind("fp8", 0) == 0) key = "fp8";
-  if (key == "fp64" && spec.dense.count("fp64_tensor")) key = "fp64_tensor";
   auto it = spec.dense.find(key);
   if (it == spec.dense.end() || it->second <= 0)
     throw InputError("the datasheet entry " + spec.name + " has no dense " + dtype + " peak");

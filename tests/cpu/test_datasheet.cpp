@@ -167,6 +167,31 @@ TEST(Datasheet, LaterGpusPublishedFigures) {
   EXPECT_DOUBLE_EQ(find_gpu("Tesla V100-SXM2-16GB")->memory_bytes, 17179869184.0);
 }
 
+// An FP64 GEMM's roof is the FP64 tensor-core figure; only a GPU from before Ampere, without FP64 tensor cores,
+// is judged against its FP64 units. A later GPU whose sheet prints no FP64 tensor figure gets no roof: its DMMA
+// GEMMs would pass its FP64 units' figure by up to 100% and read as a timing fault.
+TEST(Datasheet, Fp64GemmFallsBackToTheFp64UnitsOnlyBeforeAmpere) {
+  json entry = {{"name", "X"},         {"source", "test"}, {"compute_capability", "8.0"},
+                {"memory_bytes", 1e10}, {"memory_bandwidth", 1e12},
+                {"dense", {{"fp64", 9.7e12}, {"fp32", 1.95e13}}}};
+  const GpuSpec ampere = parse_datasheet(json{{"gpus", json::array({entry})}}).front();
+  EXPECT_FALSE(fp64_gemm_peak(ampere).has_value());
+  EXPECT_FALSE(datasheet_value(ampere, "gemm.fp64").has_value());
+  EXPECT_DOUBLE_EQ(*datasheet_value(ampere, "fma.fp64"), 9.7e12);  // the FP64 units' own ceiling keeps its roof
+  EXPECT_THROW(datasheet_dense_peak(ampere, "fp64"), InputError);
+  entry["compute_capability"] = "7.0";
+  const GpuSpec volta = parse_datasheet(json{{"gpus", json::array({entry})}}).front();
+  EXPECT_DOUBLE_EQ(*datasheet_value(volta, "gemm.fp64"), 9.7e12);
+  EXPECT_DOUBLE_EQ(datasheet_dense_peak(volta, "fp64"), 9.7e12);
+  entry["compute_capability"] = "8.0";
+  entry["dense"]["fp64_tensor"] = 1.95e13;
+  const GpuSpec with_tensor = parse_datasheet(json{{"gpus", json::array({entry})}}).front();
+  EXPECT_DOUBLE_EQ(*datasheet_value(with_tensor, "gemm.fp64"), 1.95e13);
+  EXPECT_DOUBLE_EQ(datasheet_dense_peak(with_tensor, "fp64"), 1.95e13);
+  // The table's own Volta entries keep their FP64 roof.
+  EXPECT_DOUBLE_EQ(datasheet_dense_peak(*find_gpu("Tesla V100-SXM2-16GB"), "fp64"), 7.8e12);
+}
+
 TEST(Datasheet, CudaDeviceNamesMatch) {
   EXPECT_EQ(match_gpu_loosely("NVIDIA A100-SXM4-80GB")->name, "A100 SXM 80GB");
   EXPECT_EQ(match_gpu_loosely("NVIDIA H100 80GB HBM3")->name, "H100 SXM");

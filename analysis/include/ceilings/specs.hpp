@@ -22,8 +22,8 @@ const GpuSpec* match_gpu_loosely(const std::string& name);
 // Like match_gpu_loosely, but an unknown name is an InputError that lists the near matches.
 const GpuSpec& resolve_gpu(const std::string& name);
 
-// A dense datasheet peak by data type ("bf16", "fp8_e4m3" -> fp8, "fp64" -> fp64_tensor when the
-// caller asks for a tensor-core GEMM). Throws InputError naming the GPU and type when absent.
+// A dense datasheet peak by data type ("bf16", "fp8_e4m3" -> fp8, "fp64" -> fp64_gemm_peak: the FP64
+// tensor-core figure, or a Volta's FP64 figure). Throws InputError naming the GPU and type when absent.
 double datasheet_dense_peak(const GpuSpec& spec, const std::string& dtype);
 
 // The whole table: one row per GPU with the headline figures (dense peaks).
