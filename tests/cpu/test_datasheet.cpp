@@ -102,7 +102,9 @@ TEST(Datasheet, LaterGpusByReportedName) {
       {"NVIDIA H800 PCIe", "H800 PCIe"},        {"NVIDIA A800-SXM4-80GB", "A800 SXM 80GB"},
       {"NVIDIA A800 80GB PCIe", "A800 PCIe 80GB"}, {"NVIDIA L40", "L40"},
       {"NVIDIA A40", "A40"},                    {"NVIDIA A30", "A30"},
-      {"Tesla V100-SXM2-32GB", "V100 SXM2 32GB"}, {"Tesla V100-SXM2-16GB", "V100 SXM2 16GB"}};
+      {"Tesla V100-SXM2-32GB", "V100 SXM2 32GB"}, {"Tesla V100-SXM2-16GB", "V100 SXM2 16GB"},
+      {"Tesla V100-PCIE-32GB", "V100 PCIe 32GB"}, {"Tesla V100-PCIE-16GB", "V100 PCIe 16GB"},
+      {"Tesla V100S-PCIE-32GB", "V100S PCIe 32GB"}};
   for (const auto& [reported, entry] : names) {
     const GpuSpec* s = find_gpu(reported);
     ASSERT_NE(s, nullptr) << reported;
@@ -165,6 +167,26 @@ TEST(Datasheet, LaterGpusPublishedFigures) {
   EXPECT_FALSE(datasheet_value(v100, "gemm.bf16"));
   EXPECT_DOUBLE_EQ(*datasheet_value(v100, "gemm.fp64"), 7.8e12);
   EXPECT_DOUBLE_EQ(find_gpu("Tesla V100-SXM2-16GB")->memory_bytes, 17179869184.0);
+  // The PCIe Voltas (the V100 datasheet's V100 PCIe and V100S PCIe columns): no NVLink, PCIe Gen3 x16, 250 W.
+  const GpuSpec& v100_pcie = *find_gpu("Tesla V100-PCIE-32GB");
+  EXPECT_DOUBLE_EQ(*datasheet_value(v100_pcie, "gemm.fp16"), 112e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(v100_pcie, "gemm.fp64"), 7e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(v100_pcie, "hbm.copy"), 900e9);
+  EXPECT_DOUBLE_EQ(*datasheet_value(v100_pcie, "pcie.h2d"), pcie_link_bandwidth(3, 16));
+  EXPECT_FALSE(datasheet_value(v100_pcie, "nvlink.p2p_uni"));
+  EXPECT_DOUBLE_EQ(v100_pcie.tdp_w, 250);
+  EXPECT_DOUBLE_EQ(find_gpu("Tesla V100-PCIE-16GB")->memory_bytes, 17179869184.0);
+  EXPECT_DOUBLE_EQ(find_gpu("Tesla V100-PCIE-16GB")->dense.at("fp32"), 14e12);
+  const GpuSpec& v100s = *find_gpu("Tesla V100S-PCIE-32GB");
+  EXPECT_DOUBLE_EQ(*datasheet_value(v100s, "hbm.copy"), 1134e9);
+  EXPECT_DOUBLE_EQ(*datasheet_value(v100s, "gemm.fp16"), 130e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(v100s, "fma.fp64"), 8.2e12);
+  EXPECT_DOUBLE_EQ(v100s.memory_bytes, 34359738368.0);
+  EXPECT_FALSE(datasheet_value(v100s, "gemm.bf16"));
+  // Typed names find them too, and the SXM2 parts keep theirs.
+  EXPECT_EQ(match_gpu_loosely("v100s pcie")->name, "V100S PCIe 32GB");
+  EXPECT_EQ(match_gpu_loosely("V100 16GB PCIe")->name, "V100 PCIe 16GB");
+  EXPECT_EQ(match_gpu_loosely("V100 SXM2 32GB")->name, "V100 SXM2 32GB");
 }
 
 // An FP64 GEMM's roof is the FP64 tensor-core figure; only a GPU from before Ampere, without FP64 tensor cores,
