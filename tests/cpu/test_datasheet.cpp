@@ -104,7 +104,9 @@ TEST(Datasheet, LaterGpusByReportedName) {
       {"NVIDIA A40", "A40"},                    {"NVIDIA A30", "A30"},
       {"Tesla V100-SXM2-32GB", "V100 SXM2 32GB"}, {"Tesla V100-SXM2-16GB", "V100 SXM2 16GB"},
       {"Tesla V100-PCIE-32GB", "V100 PCIe 32GB"}, {"Tesla V100-PCIE-16GB", "V100 PCIe 16GB"},
-      {"Tesla V100S-PCIE-32GB", "V100S PCIe 32GB"}};
+      {"Tesla V100S-PCIE-32GB", "V100S PCIe 32GB"},
+      {"NVIDIA A800 80GB PCIe LC", "A800 PCIe 80GB"},  {"NVIDIA A800 40GB PCIe", "A800 PCIe 40GB"},
+      {"NVIDIA A800 40GB Active", "A800 40GB Active"}};
   for (const auto& [reported, entry] : names) {
     const GpuSpec* s = find_gpu(reported);
     ASSERT_NE(s, nullptr) << reported;
@@ -124,6 +126,9 @@ TEST(Datasheet, LaterGpusByReportedName) {
   EXPECT_EQ(find_gpu("NVIDIA A10")->name, "A10");
   EXPECT_EQ(find_gpu("NVIDIA B200")->name, "B200");
   EXPECT_EQ(find_gpu("NVIDIA H20"), nullptr);  // not in the table (no public datasheet): not an H200
+  // Reported by drivers but without NVIDIA figures for every field: not in the table, and not their neighbours.
+  EXPECT_EQ(find_gpu("NVIDIA H800 NVL"), nullptr);        // no datasheet: its bandwidth, FP64 and TDP unpublished
+  EXPECT_EQ(find_gpu("NVIDIA A800-SXM4-40GB"), nullptr);  // the A800 datasheet has no 40GB SXM column
   EXPECT_EQ(match_gpu_loosely("h800")->name, "H800 SXM");
   EXPECT_EQ(match_gpu_loosely("b300")->name, "B300");
   // No two entries share a name or match string, as find_gpu compares them.
@@ -183,7 +188,30 @@ TEST(Datasheet, LaterGpusPublishedFigures) {
   EXPECT_DOUBLE_EQ(*datasheet_value(v100s, "fma.fp64"), 8.2e12);
   EXPECT_DOUBLE_EQ(v100s.memory_bytes, 34359738368.0);
   EXPECT_FALSE(datasheet_value(v100s, "gemm.bf16"));
+  // The A800 40GB boards: the data-center PCIe card (the A800 datasheet's 40GB PCIe column) and the workstation
+  // card, whose page prints no dense tensor figure but INT8 with sparsity: no BF16 or FP64 GEMM roof for it.
+  const GpuSpec& a800_40 = *find_gpu("NVIDIA A800 40GB PCIe");
+  EXPECT_DOUBLE_EQ(*datasheet_value(a800_40, "hbm.copy"), 1.555e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(a800_40, "gemm.bf16"), 312e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(a800_40, "gemm.fp64"), 19.5e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(a800_40, "nvlink.p2p_bidir"), 4e11);
+  EXPECT_DOUBLE_EQ(a800_40.tdp_w, 250);
+  const GpuSpec& active = *find_gpu("NVIDIA A800 40GB Active");
+  EXPECT_DOUBLE_EQ(*datasheet_value(active, "hbm.copy"), 1.5552e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(active, "gemm.int8"), 623.5e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(active, "fma.fp32"), 19.5e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(active, "fma.fp64"), 9.7e12);
+  EXPECT_FALSE(datasheet_value(active, "gemm.bf16"));
+  EXPECT_FALSE(datasheet_value(active, "gemm.tf32"));
+  EXPECT_FALSE(datasheet_value(active, "gemm.fp64"));
+  EXPECT_DOUBLE_EQ(*datasheet_value(active, "nvlink.p2p_uni"), 2e11);
+  EXPECT_DOUBLE_EQ(active.tdp_w, 240);
+  EXPECT_THROW(datasheet_dense_peak(active, "bf16"), InputError);
+  // The liquid-cooled A800 80GB PCIe is the 80GB PCIe column's board.
+  EXPECT_DOUBLE_EQ(find_gpu("NVIDIA A800 80GB PCIe LC")->memory_bandwidth, 1.935e12);
   // Typed names find them too, and the SXM2 parts keep theirs.
+  EXPECT_EQ(match_gpu_loosely("a800 40gb active")->name, "A800 40GB Active");
+  EXPECT_EQ(match_gpu_loosely("A800 40GB PCIe")->name, "A800 PCIe 40GB");
   EXPECT_EQ(match_gpu_loosely("v100s pcie")->name, "V100S PCIe 32GB");
   EXPECT_EQ(match_gpu_loosely("V100 16GB PCIe")->name, "V100 PCIe 16GB");
   EXPECT_EQ(match_gpu_loosely("V100 SXM2 32GB")->name, "V100 SXM2 32GB");
