@@ -89,14 +89,15 @@ double pcie_link_bandwidth(int gen, int width) {
 
 std::optional<double> fp64_gemm_peak(const GpuSpec& spec) {
   if (const auto it = spec.dense.find("fp64_tensor"); it != spec.dense.end()) return it->second;
-  // A GPU without FP64 tensor cores (Volta) runs FP64 GEMMs on its FP64 units: their figure is the roof. From
-  // Ampere on (compute capability 8.0) cuBLAS runs them on the tensor cores where a GPU has them, at up to twice
-  // that figure, so an entry without an FP64 tensor-core figure gives no roof rather than one a healthy GPU
-  // passes by 100%.
-  const auto it = spec.dense.find("fp64");
+  // cuBLAS runs FP64 GEMMs on the FP64 tensor cores (DMMA) where the GPU has them: the data-centre parts of
+  // compute capability 8.0 (A100, A800, A30), 9.0 (H100, H200) and 10.0 (B200), at up to twice the FP64 units'
+  // figure. An entry of one of those without an FP64 tensor-core figure (the A800 40GB Active's sheet prints only
+  // the units' 9.7 TFLOPS) gets no roof rather than one a healthy GPU passes by 100%. Every other GPU (Volta,
+  // Ada, GeForce and workstation Ampere, unknown) runs them on its FP64 units: their figure is the roof.
   const std::string& cc = spec.compute_capability;
-  const bool before_ampere = !cc.empty() && std::isdigit(static_cast<unsigned char>(cc[0])) && std::stoi(cc) < 8;
-  if (it == spec.dense.end() || !before_ampere) return std::nullopt;
+  if (cc == "8.0" || cc == "9.0" || cc == "10.0") return std::nullopt;
+  const auto it = spec.dense.find("fp64");
+  if (it == spec.dense.end()) return std::nullopt;
   return it->second;
 }
 

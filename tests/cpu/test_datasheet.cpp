@@ -217,10 +217,10 @@ TEST(Datasheet, LaterGpusPublishedFigures) {
   EXPECT_EQ(match_gpu_loosely("V100 SXM2 32GB")->name, "V100 SXM2 32GB");
 }
 
-// An FP64 GEMM's roof is the FP64 tensor-core figure; only a GPU from before Ampere, without FP64 tensor cores,
-// is judged against its FP64 units. A later GPU whose sheet prints no FP64 tensor figure gets no roof: its DMMA
-// GEMMs would pass its FP64 units' figure by up to 100% and read as a timing fault.
-TEST(Datasheet, Fp64GemmFallsBackToTheFp64UnitsOnlyBeforeAmpere) {
+// An FP64 GEMM's roof is the FP64 tensor-core figure; a GPU without FP64 tensor cores (Volta, Ada) is judged
+// against its FP64 units. A GPU with them (8.0, 9.0, 10.0) whose sheet prints no FP64 tensor figure gets no roof:
+// its DMMA GEMMs would pass its FP64 units' figure by up to 100% and read as a timing fault.
+TEST(Datasheet, Fp64GemmFallsBackToTheFp64UnitsOnlyWithoutFp64TensorCores) {
   json entry = {{"name", "X"},         {"source", "test"}, {"compute_capability", "8.0"},
                 {"memory_bytes", 1e10}, {"memory_bandwidth", 1e12},
                 {"dense", {{"fp64", 9.7e12}, {"fp32", 1.95e13}}}};
@@ -233,6 +233,11 @@ TEST(Datasheet, Fp64GemmFallsBackToTheFp64UnitsOnlyBeforeAmpere) {
   const GpuSpec volta = parse_datasheet(json{{"gpus", json::array({entry})}}).front();
   EXPECT_DOUBLE_EQ(*datasheet_value(volta, "gemm.fp64"), 9.7e12);
   EXPECT_DOUBLE_EQ(datasheet_dense_peak(volta, "fp64"), 9.7e12);
+  entry["compute_capability"] = "8.9";  // Ada (an RTX 6000 Ada): FP64 units only
+  const GpuSpec ada = parse_datasheet(json{{"gpus", json::array({entry})}}).front();
+  EXPECT_DOUBLE_EQ(*datasheet_value(ada, "gemm.fp64"), 9.7e12);
+  entry["compute_capability"] = "9.0";
+  EXPECT_FALSE(datasheet_value(parse_datasheet(json{{"gpus", json::array({entry})}}).front(), "gemm.fp64"));
   entry["compute_capability"] = "8.0";
   entry["dense"]["fp64_tensor"] = 1.95e13;
   const GpuSpec with_tensor = parse_datasheet(json{{"gpus", json::array({entry})}}).front();

@@ -45,9 +45,9 @@ double pcie_link_bandwidth(int gen, int width);
 // Transfers per second of one lane of PCIe generation `gen` (2.5e9 for Gen1 ... 128e9 for Gen7); 0 outside 1-7.
 double pcie_lane_transfers_per_second(int gen);
 
-// The roof of an FP64 GEMM: the FP64 tensor-core figure; on a GPU from before Ampere (compute capability
-// below 8.0: Volta), which has no FP64 tensor cores, its FP64 units' figure; nullopt for a later GPU whose
-// entry prints no FP64 tensor-core figure (an A800 40GB Active), whose DMMA GEMMs run past the FP64 units'.
+// The roof of an FP64 GEMM: the FP64 tensor-core figure; on a GPU without FP64 tensor cores (Volta, Ada, all but
+// compute capability 8.0, 9.0 and 10.0) its FP64 units' figure; nullopt for a GPU with them whose entry prints no
+// FP64 tensor-core figure (an A800 40GB Active), whose DMMA GEMMs run past the FP64 units'.
 std::optional<double> fp64_gemm_peak(const GpuSpec& spec);
 
 // The datasheet value of a named ceiling for this GPU ("hbm.copy" -> memory bandwidth,
