@@ -7,10 +7,12 @@
 #include <string>
 
 #include "ceilings/clock_events.hpp"
+#include "ceilings/json_fields.hpp"
 #include "ceilings/profile.hpp"
 #include "ceilings/qualify.hpp"
 #include "ceilings/stats.hpp"
 #include "ceilings/transfer.hpp"
+#include "ceilings/units.hpp"
 
 namespace ceilings {
 
@@ -203,6 +205,44 @@ void check_ceiling(const Ceiling& c, const std::string& at) {
 
 namespace {
 
+// The lists of cases in a ceiling's detail: `variants` (every configuration that competed for it, best first)
+// and `sweep` (the points that are not the ceiling). The converter writes each entry as the case's `benchmark`
+// name, its `value` and `cv` (a sweep point also its `unit` and the case's arguments and counters); show
+// --ceiling prints those members as a table. Unchecked, a number for `benchmark` or `unit` passed the reader and
+// then threw the JSON library's type error from show (exit 3, no field named): each entry is read here, so every
+// command refuses such a profile alike.
+void check_detail_cases(const Ceiling& c, const std::string& at, const char* key) {
+  if (!c.detail.is_object()) return;
+  const auto list = c.detail.find(key);
+  if (list == c.detail.end() || list->is_null()) return;  // null: not recorded, as every detail key
+  const bool variants = std::string(key) == "variants";
+  // A case's own arguments are detail keys too, and ceilings-bench names its sweep cases ".../sweep" (a flag,
+  // read as true): a `sweep` that is no array is that argument, which show does not list. `variants` is never
+  // an argument (the converter refuses one of that name).
+  if (!list->is_array() && !variants) return;
+  if (!list->is_array()) fail(at + key, "expected an array of benchmark cases, found " + json_type_name(*list));
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const Fields pt((*list)[i], at + key + "[" + std::to_string(i) + "]");
+    pt.string("benchmark");
+    for (const char* number : {"value", "cv"}) {
+      const auto v = pt.raw().find(number);
+      if (v == pt.raw().end() || v->is_null()) pt.fail(number, "required but missing");
+      if (!v->is_number()) pt.fail(number, "expected a number, found " + json_type_name(*v));
+    }
+    if (const auto unit = pt.optional_string("unit")) {
+      if (!is_known_unit(*unit)) pt.fail("unit", "unknown unit '" + *unit + "'");
+      // A variant competed with the ceiling on its number: in another unit it could not have.
+      if (variants && *unit != c.unit)
+        pt.fail("unit", "'" + *unit + "' is not the unit of " + c.name + " (" + c.unit + "), which its variants share");
+    }
+    (void)pt.optional_integer("samples", 1);
+  }
+}
+
+}  // namespace
+
+namespace {
+
 // The detail values show and compare compute with: the per-GPU-pair bandwidths (show draws a grid as wide as
 // the highest GPU number: p2p_9999_9999 asked for 10^8 cells) and the mean power a rate is divided by.
 constexpr int kMaxPairGpu = 256;  // GPU numbers of one node's peer matrix
@@ -257,6 +297,8 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
   for (const char* key : {"power_mean_w", "power_instant_w"})
     if (const auto w = c.detail_number(key); w && !(*w >= 1e-3 && *w <= 1e5))
       fail(at + key, number_text(*w) + " W is not a GPU's power (1 mW to 100 kW)");
+  check_detail_cases(c, at, "variants");
+  check_detail_cases(c, at, "sweep");
 }
 
 namespace {

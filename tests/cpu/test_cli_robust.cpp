@@ -398,6 +398,67 @@ TEST(CliRobust, TextThatWouldRewriteTheTerminalOrBreakTheSvgIsBadInput) {
   EXPECT_EQ(run_cli({"roofline", "--profile", kProfile, "--point", "d\xc3\xa9" "codage:1e12:1e9"}).exit_code, 0);
 }
 
+// A wrong type in a ceiling's detail.variants or detail.sweep passed the profile reader; show --ceiling then died
+// with the JSON library's "[json.exception.type_error.302]" (exit 3, no field named). Every command that reads
+// the profile refuses it, naming the field.
+TEST(CliRobust, AMistypedVariantOrSweepPointIsBadInputInEveryCommand) {
+  const std::string dir = test::scratch_dir("robust_detail_cases");
+  struct Case {
+    const char* key;
+    json list;
+    const char* field;  // after ceilings[0].detail.
+  };
+  const json good = {{"benchmark", "hbm/copy/x"}, {"value", 4.3e12}, {"cv", 0.003}};
+  auto with = [&](const char* member, json v) {
+    json e = good;
+    e[member] = std::move(v);
+    return json::array({e});
+  };
+  const std::vector<Case> cases = {
+      {"variants", with("benchmark", 5), "variants[0].benchmark': expected a string, found a number"},
+      {"sweep", with("unit", 7), "sweep[0].unit': expected a string, found a number"},
+      {"sweep", with("unit", "parsecs"), "sweep[0].unit': unknown unit 'parsecs'"},
+      {"variants", with("unit", "FLOP/s"), "variants[0].unit': 'FLOP/s' is not the unit of hbm.copy"},
+      {"variants", with("value", "4.3e12"), "variants[0].value': expected a number, found a string"},
+      {"sweep", with("cv", true), "sweep[0].cv': expected a number, found a boolean"},
+      {"sweep", with("samples", 2.5), "sweep[0].samples': expected a whole number"},
+      {"variants", json::array({good, {{"value", 4.2e12}, {"cv", 0.01}}}), "variants[1].benchmark': required but missing"},
+      {"variants", json::array({good, 5}), "variants[1]' must be an object, found a number"},
+      {"variants", "hbm/copy/x", "variants': expected an array of benchmark cases, found a string"}};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& k = cases[i];
+    const std::string p = profile_with(dir, "c" + std::to_string(i) + ".profile.json",
+                                       [&](json& d) { ceiling(d, "hbm.copy")["detail"][k.key] = k.list; });
+    const std::string field = std::string("field 'ceilings[0].detail.") + k.field;
+    const std::vector<std::vector<std::string>> commands = {{"show", p, "--ceiling", "hbm.copy"},
+                                                            {"show", p},
+                                                            {"qualify", p},
+                                                            {"compare", p, "h200"},
+                                                            {"roofline", "--profile", p}};
+    for (const auto& args : commands) {
+      const auto r = run_cli(args);
+      EXPECT_EQ(r.exit_code, 2) << args[0] << " " << i << ": " << r.out << r.err;
+      EXPECT_TRUE(has(r.err, field) || has(r.err, "'ceilings[0].detail." + std::string(k.field)))
+          << args[0] << " " << i << ": " << r.err;
+      EXPECT_FALSE(has(r.err, "json.exception")) << r.err;
+    }
+  }
+  // The converter's own lists, as it writes them, are read and shown; a sweep case's own "sweep" argument (the
+  // bench's ".../sweep" flag, read as true) is no list, and is not one to refuse.
+  const std::string p = profile_with(dir, "ok.profile.json", [&](json& d) {
+    ceiling(d, "hbm.copy")["detail"]["variants"] = json::array({good, with("value", 4.1e12)[0]});
+    ceiling(d, "hbm.copy")["detail"]["sweep"] = json::array({{{"benchmark", "hbm/copy/size:4096/sweep"}, {"size", 4096},
+                                                              {"sweep", true}, {"value", 1.1e12}, {"unit", "B/s"},
+                                                              {"cv", 0.02}}});
+    ceiling(d, "hbm.read")["detail"]["sweep"] = true;
+  });
+  auto r = run_cli({"show", p, "--ceiling", "hbm.copy"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "hbm/copy/size:4096")) << r.out;
+  EXPECT_TRUE(has(r.out, "4.10 TB/s")) << r.out;
+  EXPECT_EQ(run_cli({"show", p, "--ceiling", "hbm.read"}).exit_code, 0);
+}
+
 // Options that describe nothing the command uses were silently ignored; another GPU's datasheet sat beside
 // the profile's measured peak.
 TEST(CliRobust, OptionsTheCommandWouldIgnoreAreRefused) {
