@@ -44,11 +44,18 @@ void check_replaceable_baseline(const std::string& path) {
   std::string what;
   try {
     const json doc = read_json_file(path);
-    // A baseline this command wrote, not merely a document with a "baseline" key.
-    if (doc.is_object() && doc.contains("baseline") && doc["baseline"].is_object() &&
-        doc["baseline"].value("source", std::string()) == "ceilings fleet")
-      return;
+    // A baseline this command wrote, not merely a document with a "baseline" key. Its source is compared only
+    // where it is text: json::value() threw a type error on {"source": 5} (exit 3, no field named).
+    const json* source = nullptr;
+    if (doc.is_object() && doc.contains("baseline") && doc["baseline"].is_object() && doc["baseline"].contains("source"))
+      source = &doc["baseline"]["source"];
+    if (source && source->is_string() && source->get<std::string>() == "ceilings fleet") return;
     what = doc.is_object() && doc.contains("ceilings") ? "a measured profile" : "a JSON document";
+    if (source)
+      what += " whose field 'baseline.source' is " +
+              (source->is_string() ? "'" + printable_text(excerpt(source->get<std::string>())) + "'"
+                                   : json_type_name(*source)) +
+              " (a fleet baseline's is 'ceilings fleet')";
   } catch (const Error& e) {
     what = std::string("a file that is not a profile (") + e.what() + ")";
   }

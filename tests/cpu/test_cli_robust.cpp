@@ -579,6 +579,25 @@ TEST(CliRobust, FleetBaselineNeverReplacesAProfileItReads) {
   EXPECT_EQ(read_text_file(other + "/notes.txt"), "my notes\n");
 }
 
+// A file at --write-baseline whose baseline.source was not text (a number) made the check of it throw the JSON
+// library's type error: exit 3 and no field named. It is a file that is not a fleet baseline: refused, kept.
+TEST(CliRobust, FleetBaselineWithAMistypedSourceIsRefusedAndKept) {
+  const std::string dir = test::scratch_dir("robust_fleet_baseline_source");
+  three_gpus(dir);
+  const std::string other = test::scratch_dir("robust_fleet_baseline_source_other");
+  for (const std::string text : {R"({"schema":"x","baseline":{"source":5}})",
+                                 R"({"schema":"x","baseline":{"source":"my notes"}})"}) {
+    write(other + "/wb.json", text);
+    const auto r = run_cli({"fleet", dir, "--write-baseline", other + "/wb.json"});
+    EXPECT_EQ(r.exit_code, 2) << text << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "field 'baseline.source' is")) << r.err;
+    EXPECT_TRUE(has(r.err, "not a fleet baseline: it was left as it was")) << r.err;
+    EXPECT_FALSE(has(r.err, "json.exception")) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;  // refused before the report
+    EXPECT_EQ(read_text_file(other + "/wb.json"), text);
+  }
+}
+
 // Three healthy GPUs and a corrupt profile: exit 0 said the fleet passed with a node nobody judged.
 TEST(CliRobust, FleetWithAnUnreadableProfileIsIncomplete) {
   const std::string dir = test::scratch_dir("robust_fleet_corrupt");
