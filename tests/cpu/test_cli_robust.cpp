@@ -579,6 +579,45 @@ TEST(CliRobust, FleetBaselineNeverReplacesAProfileItReads) {
   EXPECT_EQ(read_text_file(other + "/notes.txt"), "my notes\n");
 }
 
+// show --ceiling printed a variant's cv of 1e308 as "inf%", one of -0.5 as "-50.00%" and a value of 1e308 B/s as
+// "1.00e+290 EB/s", with exit 0, where the same numbers on a ceiling are refused. A variant or sweep point is held
+// to a ceiling's checks: bad input, never shown as a measurement.
+TEST(CliRobust, AVariantOrSweepPointNoCeilingCouldHaveIsBadInput) {
+  const std::string dir = test::scratch_dir("robust_detail_case_values");
+  auto point = [](double value, double cv) {
+    return json{{"benchmark", "hbm/copy/x"}, {"value", value}, {"unit", "B/s"}, {"cv", cv}};
+  };
+  struct Case {
+    const char* key;
+    json list;
+    const char* field;  // after ceilings[0].detail.
+  };
+  json huge_count = point(4.3e12, 0.01);
+  huge_count["samples"] = std::int64_t{1} << 41;
+  json other_unit = point(4.3e14, 0.01);
+  other_unit["unit"] = "FLOP/s";
+  const std::vector<Case> cases = {
+      {"variants", json::array({point(4.36e12, 1e308)}), "variants[0].cv': 1e+308 is a spread of over 1000%"},
+      {"variants", json::array({point(4.36e12, 0.01), point(4.3e12, -0.5)}), "variants[1].cv': must be >= 0"},
+      {"variants", json::array({point(1e308, 0.01)}), "variants[0].value': 1e+308 B/s is above 1 PB/s"},
+      {"sweep", json::array({point(0, 0.01)}), "sweep[0].value': must be above zero"},
+      {"sweep", json::array({point(1e-300, 0.01)}), "sweep[0].value': 1e-300 B/s is below 1 kB/s"},
+      {"sweep", json::array({other_unit}), "sweep[0].unit': 'FLOP/s' is not the unit of hbm.copy"},
+      {"sweep", json::array({huge_count}), "sweep[0].samples': 2199023255552 samples"}};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& k = cases[i];
+    const std::string p = profile_with(dir, "v" + std::to_string(i) + ".profile.json",
+                                       [&](json& d) { ceiling(d, "hbm.copy")["detail"][k.key] = k.list; });
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"show", p, "--ceiling", "hbm.copy"}, {"show", p}, {"qualify", p}, {"compare", p}}) {
+      const auto r = run_cli(args);
+      EXPECT_EQ(r.exit_code, 2) << args[0] << " " << i << ": " << r.out << r.err;
+      EXPECT_TRUE(has(r.err, std::string("field 'ceilings[0].detail.") + k.field)) << args[0] << " " << i << ": " << r.err;
+      EXPECT_FALSE(has(r.out, "inf%") || has(r.out, "-50.00%") || has(r.out, "EB/s")) << r.out;
+    }
+  }
+}
+
 // A file at --write-baseline whose baseline.source was not text (a number) made the check of it throw the JSON
 // library's type error: exit 3 and no field named. It is a file that is not a fleet baseline: refused, kept.
 TEST(CliRobust, FleetBaselineWithAMistypedSourceIsRefusedAndKept) {
