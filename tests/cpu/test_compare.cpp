@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,64 @@ TEST(Compare, SameLabelsAreToldApartAndThrottledValuesMarked) {
   EXPECT_FALSE(row(c, "gemm.bf16").cells[0].throttled);
   const std::string table = render(comparison_table(c), Format::kTable);
   EXPECT_NE(table.find(" *"), std::string::npos) << table;
+}
+
+// compare looked each ceiling up by a linear search (its names, and every device's ceilings per row): 68 s for a
+// profile of 60,000 ceilings. Now by hash; the rows must be what they were: every name once, in family order and
+// first-seen order within a family, each cell the value of its own device's ceiling of that name.
+TEST(Compare, ManyCeilingsAreEachComparedWithTheirOwn) {
+  constexpr int kExtra = 20000;
+  CompareDevice a = load_compare_device(kH200), b = load_compare_device(kH200);
+  const Ceiling launch = *a.profile->find("latency.launch"), copy = *a.profile->find("hbm.copy");
+  const std::size_t fixture_ceilings = a.profile->ceilings.size();
+  for (int i = 0; i < kExtra; ++i) {
+    // Families interleaved, so ordering by family moves them; a distinct value per ceiling and device.
+    Ceiling c = i % 2 ? launch : copy;
+    c.name = (i % 2 ? "latency.launch_" : "hbm.copy_") + std::to_string(i);
+    c.value = (i % 2 ? 1e-6 : 1e12) * (1 + i * 1e-5);
+    a.profile->ceilings.push_back(c);
+    if (i % 3 == 0) {  // the second device has a third of them, in reverse order below
+      c.value *= 2;
+      b.profile->ceilings.push_back(c);
+    }
+  }
+  std::reverse(b.profile->ceilings.begin() + static_cast<std::ptrdiff_t>(fixture_ceilings), b.profile->ceilings.end());
+  const Comparison c = compare_devices({a, b, load_compare_device("H100")});
+  std::set<std::string> seen;
+  std::size_t hbm_extra = 0, latency_extra = 0, last_hbm = 0, first_latency = c.rows.size();
+  int previous_hbm = -1, previous_latency = -1;
+  for (std::size_t r = 0; r < c.rows.size(); ++r) {
+    const CompareRow& row = c.rows[r];
+    ASSERT_TRUE(seen.insert(row.ceiling).second) << row.ceiling << " is listed twice";
+    ASSERT_EQ(row.cells.size(), 3u);
+    const auto under = row.ceiling.find('_');
+    if (row.ceiling.rfind("hbm.copy_", 0) != 0 && row.ceiling.rfind("latency.launch_", 0) != 0) continue;
+    const int i = std::stoi(row.ceiling.substr(under + 1));
+    const bool latency = row.ceiling[0] == 'l';
+    const double value = (latency ? 1e-6 : 1e12) * (1 + i * 1e-5);
+    EXPECT_EQ(row.unit, latency ? "s" : "B/s");
+    ASSERT_TRUE(row.cells[0].measured) << row.ceiling;
+    EXPECT_EQ(*row.cells[0].measured, value) << row.ceiling;
+    EXPECT_EQ(row.cells[1].measured.has_value(), i % 3 == 0) << row.ceiling;
+    if (i % 3 == 0) EXPECT_EQ(*row.cells[1].measured, 2 * value) << row.ceiling;
+    EXPECT_FALSE(row.cells[2].measured) << row.ceiling;  // a datasheet column
+    // Within a family, in the order the first device lists them.
+    int& previous = latency ? previous_latency : previous_hbm;
+    EXPECT_LT(previous, i) << row.ceiling;
+    previous = i;
+    if (latency) {
+      ++latency_extra;
+      first_latency = std::min(first_latency, r);
+    } else {
+      ++hbm_extra;
+      last_hbm = r;
+    }
+  }
+  EXPECT_EQ(hbm_extra + latency_extra, static_cast<std::size_t>(kExtra));
+  EXPECT_LT(last_hbm, first_latency);  // memory before latency, as for any profile
+  for (const Ceiling& ce : a.profile->ceilings) EXPECT_TRUE(seen.count(ce.name)) << ce.name;
+  EXPECT_EQ(c.rows.back().ceiling, "memory.capacity");
+  EXPECT_DOUBLE_EQ(*row(c, "hbm.copy").cells[0].measured, copy.value);
 }
 
 TEST(Compare, DatasheetEntriesAddHeadlineRows) {
