@@ -302,7 +302,8 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   for (const Roof& m : r.memory)
     for (auto v : {m.measured, m.datasheet})
       if (v) ai_lo = std::min(ai_lo, cmin / *v), ai_hi = std::max(ai_hi, cmax / *v);
-  // The axis spans the roofs and the points, within 1e-6 to 1e12 FLOP/byte (a point outside is not drawn).
+  // The axis spans the roofs and the points, within 1e-6 to 1e12 FLOP/byte (a point outside is not drawn, but
+  // named under the legend).
   constexpr double kAxisLo = 1e-6, kAxisHi = 1e12;
   auto drawable = [&](double ai) { return std::isfinite(ai) && ai >= kAxisLo && ai <= kAxisHi; };
   for (const auto& [name, p] : points)
@@ -311,8 +312,9 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   const double x1 = std::pow(10.0, std::ceil(std::log10(std::clamp(ai_hi, kAxisLo, kAxisHi) * 3)));
   const double y1 = std::pow(10.0, std::ceil(std::log10(cmax * 1.2)));
   double y0 = std::pow(10.0, std::floor(std::log10(x0 * mmin)));
-  for (const auto& [name, p] : points)
-    if (p.measured.available) y0 = std::min(y0, std::pow(10.0, std::floor(std::log10(p.measured.attainable))));
+  for (const auto& [name, p] : points)  // a point off the x axis is not drawn: it does not stretch the y axis either
+    if (p.measured.available && drawable(p.intensity))
+      y0 = std::min(y0, std::pow(10.0, std::floor(std::log10(p.measured.attainable))));
   y0 = std::max(y0, y1 / 1e8);
   // Decades on each axis; bounded whatever the numbers (at most 20 on x, 9 on y).
   const long x_decades = std::lround(std::log10(x1 / x0)), y_decades = std::lround(std::log10(y1 / y0));
@@ -409,9 +411,15 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   if (!points.empty()) {
     os << "<g font-size=\"11\">\n";
     std::string off_scale;  // points the y axis (at most 8 decades below the top roof) cannot hold
+    std::string off_axis;   // points outside the x axis's clamp: left out as well, and named as those are
     for (const auto& [name, p] : points) {
       const auto& side = p.measured.available ? p.measured : p.datasheet;
-      if (!side.available || !drawable(p.intensity) || !std::isfinite(side.attainable) || side.attainable <= 0) continue;
+      if (!side.available) continue;
+      if (!drawable(p.intensity)) {
+        off_axis += (off_axis.empty() ? "" : ", ") + name;
+        continue;
+      }
+      if (!std::isfinite(side.attainable) || side.attainable <= 0) continue;
       if (side.attainable < y0) {
         off_scale += (off_scale.empty() ? "" : ", ") + name;
         continue;
@@ -425,11 +433,17 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
            << "\" r=\"5\" fill=\"black\"/>\n<text x=\"" << num(left + pw + 52) << "\" y=\"" << num(ly + 4)
            << "\" font-size=\"12\">point at its attainable " << r.compute_roof().unit << "</text>\n";
     ly += 18;
-    if (!off_scale.empty()) {
-      legend << "<text x=\"" << num(left + pw + 24) << "\" y=\"" << num(ly + 4)
-             << "\" font-size=\"12\">below the axis, not drawn: " << xml_escape(off_scale) << "</text>\n";
+    // Each list widens the document as a legend entry does: a long one ran past the picture's right edge.
+    auto not_drawn = [&](const std::string& where, const std::string& names) {
+      if (names.empty()) return;
+      const std::string text = where + ", not drawn: " + names;
+      legend_chars = std::max(legend_chars, text.size() - 4);  // it starts 28 px (4 characters) left of an entry's
+      legend << "<text x=\"" << num(left + pw + 24) << "\" y=\"" << num(ly + 4) << "\" font-size=\"12\">"
+             << xml_escape(text) << "</text>\n";
       ly += 18;
-    }
+    };
+    not_drawn("below the axis", off_scale);
+    not_drawn("outside the intensity axis (1e-6 to 1e12)", off_axis);
   }
   os << "<g>\n<text x=\"" << num(left + pw + 15) << "\" y=\"" << num(top - 6)
      << "\" font-size=\"13\" font-weight=\"bold\">Legend (solid measured, dashed datasheet)</text>\n"

@@ -453,6 +453,30 @@ TEST(RooflineSvg, APointBelowTheAxisIsNamedNotDrawnOutside) {
   EXPECT_EQ(svg.find(">tiny</text>"), std::string::npos);
 }
 
+// A point whose intensity lies outside the x axis's clamp (1e-6 to 1e12 FLOP/byte) was left out of the picture
+// without a word, where one below the y axis is named: it is named the same way, and the document is wide
+// enough for the names.
+TEST(RooflineSvg, APointOutsideTheIntensityAxisIsNamedNotDrawn) {
+  const std::string dir = test::scratch_dir("roofline_off_axis");
+  const std::string long_name = "a_point_with_a_rather_long_name_for_the_legend_" + std::string(60, 'x');
+  const auto r = test::run_cli({"roofline", "--profile", kProfile, "--point", "a:1e300:1", "--point", "c:1e-31:1",
+                                "--point", long_name + ":1e20:1e-3", "--point", "fine:1e12:1e10", "--svg",
+                                dir + "/r.svg"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string svg = read_text_file(dir + "/r.svg");
+  std::string why;
+  EXPECT_EQ(check_xml(svg, why), "svg") << why;
+  const std::string named = "outside the intensity axis (1e-6 to 1e12), not drawn: a, c, " + long_name;
+  EXPECT_NE(svg.find(named), std::string::npos) << svg.substr(svg.size() > 3000 ? svg.size() - 3000 : 0);
+  EXPECT_NE(svg.find(">fine</text>"), std::string::npos);
+  for (const std::string& name : {std::string("a"), std::string("c"), long_name})
+    EXPECT_EQ(svg.find(">" + name + "</text>"), std::string::npos) << name;
+  // The line starts at x = 724 (the plot's right edge plus 24); at about 7 px a character it must fit.
+  const auto at = svg.find("width=\"");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GE(std::stod(svg.substr(at + 7)), 724 + 7.0 * static_cast<double>(named.size())) << svg.substr(0, 300);
+}
+
 TEST(RooflineCli, TableAndErrors) {
   auto r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"), "--context", "4096"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
