@@ -244,6 +244,29 @@ void check_detail_cases(const Ceiling& c, const std::string& at, const char* key
   }
 }
 
+// detail.timeline, a sustained window's bins (the converter gathers them from timeline_<k>_<field> counters): show
+// --ceiling prints each bin's window, rate, SM clock and powers as measurements and qualify's rate-drop note its
+// rates, so each is held to what the same reading is held to on a ceiling. Unchecked, a rate of 1e308 printed
+// "1.00e+290 EB/s" and a clock of -5 "-5.00 Hz", with exit 0. A clock or power of 0 is a reading NVML did not give
+// (as in a ceiling's telemetry), not a measurement to refuse.
+void check_timeline(const Ceiling& c, const std::string& at) {
+  if (!c.detail.is_object()) return;
+  const auto bins = c.detail.find("timeline");
+  if (bins == c.detail.end() || bins->is_null()) return;
+  if (!bins->is_array()) fail(at + "timeline", "expected an array of bins, found " + json_type_name(*bins));
+  for (std::size_t i = 0; i < bins->size(); ++i) {
+    const Fields bin((*bins)[i], at + "timeline[" + std::to_string(i) + "]");
+    // Each field may be missing (a counter Google Benchmark wrote as NaN is left out of its bin and named).
+    const auto start = bin.optional_number("start_s"), end = bin.optional_number("end_s");
+    if (start && end && *end < *start)
+      bin.fail("end_s", number_text(*end) + " s is before the bin's start, " + number_text(*start) + " s");
+    if (const auto rate = bin.optional_number("rate")) check_quantity(*rate, c.unit, bin.path_of("rate"));
+    for (const auto& [key, unit] : {std::pair<const char*, const char*>{"sm_clock_hz", "Hz"}, {"power_w", "W"},
+                                    {"power_instant_w", "W"}, {"power_mean_w", "W"}})
+      if (const auto v = bin.optional_number(key); v && *v > 0) check_quantity(*v, unit, bin.path_of(key));
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -304,6 +327,7 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
       fail(at + key, number_text(*w) + " W is not a GPU's power (1 mW to 100 kW)");
   check_detail_cases(c, at, "variants");
   check_detail_cases(c, at, "sweep");
+  check_timeline(c, at);
 }
 
 namespace {

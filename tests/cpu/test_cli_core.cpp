@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "ceilings/json_fields.hpp"
 #include "cli_runner.hpp"
@@ -234,6 +235,42 @@ TEST_F(CliShowGemm, TimelineWithAColumnPerPowerSource) {
   EXPECT_NE(out.find("power (instant)"), std::string::npos) << out;
   EXPECT_NE(out.find("690 W            702 W               -"), std::string::npos) << out;
   EXPECT_NE(out.find("700 W                -           655 W"), std::string::npos) << out;
+}
+
+// A bin that holds no measurement's number is bad input to every reader (show printed a rate of 1e308 as
+// "1.00e+290 EB/s" and a clock of -5 as "-5.00 Hz", with exit 0); a missing field, or a reading NVML did not give
+// (0), is not.
+TEST_F(CliShowGemm, ATimelineBinOutsideWhatAGpuReadsIsBadInput) {
+  const json good = {{"start_s", 0.0}, {"end_s", 1.0}, {"rate", 7.8e14}, {"sm_clock_hz", 1.98e9}, {"power_w", 690.0}};
+  gemm()["detail"]["timeline"] = {good, {{"start_s", 1.0}, {"end_s", 2.0}, {"power_w", 0.0}}};
+  show();  // no rate (a NaN counter), a power NVML did not answer: shown
+  const std::string dir = test::scratch_dir("cli_show_timeline_bad");
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> bad{
+      {[](json& b) { b["rate"] = 1e308; }, "timeline[1].rate"},
+      {[](json& b) { b["rate"] = 0.0; }, "timeline[1].rate"},
+      {[](json& b) { b["sm_clock_hz"] = -5.0; }, "timeline[1].sm_clock_hz"},
+      {[](json& b) { b["sm_clock_hz"] = 1.0; }, "timeline[1].sm_clock_hz"},
+      {[](json& b) { b["power_mean_w"] = 1e9; }, "timeline[1].power_mean_w"},
+      {[](json& b) { b["end_s"] = 0.5; }, "timeline[1].end_s"},
+      {[](json& b) { b["start_s"] = "0"; }, "timeline[1].start_s"},
+      {[](json& b) { b = 3; }, "timeline[1]"},
+  };
+  int n = 0;
+  for (const auto& [spoil, path] : bad) {
+    json doc = doc_;
+    json& bin = doc["ceilings"][2]["detail"]["timeline"][1];
+    bin = {{"start_s", 1.0}, {"end_s", 2.0}, {"rate", 7.1e14}};
+    spoil(bin);
+    const std::string file = dir + "/bad" + std::to_string(n++) + ".profile.json";
+    std::ofstream(file) << doc.dump();
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"show", file, "--ceiling", "gemm.bf16"}, {"qualify", file}}) {
+      const auto r = run_cli(args);
+      EXPECT_EQ(r.exit_code, 2) << path << " " << args[0] << "\n" << r.out << r.err;
+      EXPECT_NE(r.err.find("ceilings[2].detail." + path), std::string::npos) << r.err;
+      EXPECT_EQ(r.out.find("EB/s"), std::string::npos) << r.out;
+    }
+  }
 }
 
 TEST(CliShow, BadInputIsExitCode2WithTheReason) {
