@@ -1,9 +1,14 @@
 // Fleet comparison: fingerprint grouping, per ceiling median/MAD, robust outliers, fleet baselines.
 #include "ceilings/fleet.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -442,33 +447,93 @@ void read_node_summary(const std::string& path, const SummaryIndex& index, Fleet
     in.unfinished.push_back(std::move(u));
   }
 }
+// Where one directory of a fleet's profiles was walked from (its device and inode: a directory reached again
+// through a symlink, or a link back to one of its parents, is walked once).
+using DirectoryId = std::pair<std::uint64_t, std::uint64_t>;
+
+// Walks `top` for profiles and node summaries, by hand rather than with recursive_directory_iterator: told to
+// skip_permission_denied it drops a subdirectory it cannot open without a word (a node's results directory,
+// and the slow GPU in it, vanished from a fleet that then passed), and without that option one such directory
+// ends the whole walk. A subdirectory that cannot be opened is a skipped entry with its reason, as a file that
+// cannot be read is: its GPUs were not judged. Directory symlinks are followed (results directories are often
+// linked in from elsewhere), each directory once by its device and inode, so a link back to a parent is no
+// endless walk and a directory reachable by two paths does not count its profiles twice. An error opening
+// `top` itself is an InputError: the path named on the command line cannot be read at all.
+void walk_directory(const std::string& top, std::set<DirectoryId>& walked, std::vector<std::string>& found,
+                    std::vector<std::string>& found_summaries, std::vector<FleetSkip>& skipped) {
+  std::vector<std::string> stack{top};
+  while (!stack.empty()) {
+    const std::string dir = std::move(stack.back());
+    stack.pop_back();
+    struct stat dir_st {};
+    if (::stat(dir.c_str(), &dir_st) != 0) {  // it went between the listing and now, or its link broke
+      const std::string why = std::strerror(errno);
+      if (dir == top) throw InputError("cannot read the directory '" + top + "': " + why);
+      skipped.push_back({dir, "cannot open the directory: " + why + " (the profiles in it, if any, were not read)"});
+      continue;
+    }
+    if (!walked.insert({static_cast<std::uint64_t>(dir_st.st_dev), static_cast<std::uint64_t>(dir_st.st_ino)}).second)
+      continue;  // walked already, by another path (a symlink to it, or back to a parent)
+    std::vector<fs::path> entries;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(it->path());
+    if (ec) {
+      if (dir == top && entries.empty())
+        throw InputError("cannot read the directory '" + top + "': " + ec.message());
+      skipped.push_back({dir, "cannot open the directory: " + ec.message() +
+                                  " (the profiles in it, if any, were not read)"});
+      if (entries.empty()) continue;
+    }
+    std::sort(entries.begin(), entries.end());  // the same walk, and the same path to a linked directory, each run
+    bool unsearchable = false;
+    std::vector<std::string> subdirectories;
+    for (const fs::path& e : entries) {
+      const std::string path = e.string(), name = e.filename().string();
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0) {
+        const int err = errno;
+        struct stat link_st {};
+        if (err == EACCES && ::lstat(path.c_str(), &link_st) != 0) {
+          unsearchable = true;  // the directory can be listed but not searched: said once, for the directory
+          continue;
+        }
+        if (err == ENOENT || err == ENOTDIR) continue;  // a dangling link (a profile since removed): no file
+        // A link loop, or a link into a directory without permission: what it leads to (a node's directory, a
+        // profile) could not be looked at.
+        skipped.push_back({path, std::string("cannot be read: ") + std::strerror(err)});
+        continue;
+      }
+      if (S_ISDIR(st.st_mode)) {
+        subdirectories.push_back(path);
+        continue;
+      }
+      const bool summary = ends_with(name, kNodeSummaryExt);
+      if (!summary && !ends_with(name, ".profile.json")) continue;
+      if (S_ISREG(st.st_mode))
+        (summary ? found_summaries : found).push_back(path);
+      else  // a pipe would wait for a writer for ever
+        skipped.push_back({path, "not a regular file (a pipe, a device or a socket): not read"});
+    }
+    if (unsearchable)
+      skipped.push_back({dir, std::string("cannot look into the directory: ") + std::strerror(EACCES) +
+                                  " (it can be listed but not searched; the profiles in it, if any, were not read)"});
+    for (auto it = subdirectories.rbegin(); it != subdirectories.rend(); ++it) stack.push_back(*it);
+  }
+}
 }  // namespace
 
 FleetInput load_fleet(const std::vector<std::string>& paths) {
   FleetInput in;
   std::vector<std::string> files, summaries;
+  std::set<DirectoryId> walked;
   for (const std::string& p : paths) {
     std::error_code ec;
     const fs::file_status st = fs::status(p, ec);
-    if (ec || !fs::exists(st)) throw InputError("'" + p + "' does not exist");
+    if (st.type() == fs::file_type::not_found) throw InputError("'" + p + "' does not exist");
+    if (ec) throw InputError("cannot read '" + p + "': " + ec.message());  // a parent it cannot search, a link loop
     if (fs::is_directory(st)) {
       std::vector<std::string> found, found_summaries;
-      for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
-           !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        const bool summary = ends_with(name, kNodeSummaryExt);
-        if (!summary && !ends_with(name, ".profile.json")) continue;
-        std::error_code type_ec;
-        const fs::file_status type = it->status(type_ec);
-        if (fs::is_regular_file(type))
-          (summary ? found_summaries : found).push_back(it->path().string());
-        else if (type_ec && type_ec != std::errc::no_such_file_or_directory)  // a link loop, no permission
-          in.skipped.push_back({it->path().string(), "cannot be read: " + type_ec.message()});
-        else if (!type_ec && fs::exists(type) && !fs::is_directory(type))  // a pipe would wait for a writer for ever
-          in.skipped.push_back({it->path().string(), "not a regular file (a pipe, a device or a socket): not read"});
-        // else a dangling link (a profile since removed): no file, left out
-      }
-      if (ec) in.skipped.push_back({p, "cannot list the directory: " + ec.message()});
+      walk_directory(p, walked, found, found_summaries, in.skipped);
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
       std::sort(found_summaries.begin(), found_summaries.end());

@@ -137,9 +137,11 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
 void add_population_splits(const std::vector<const Profile*>& members, const OutlierRule& rule,
                            std::vector<Outlier>& outliers);
 
-// Reading many profiles: directories are searched recursively for *.profile.json; files named on the
-// command line are read whatever their name. A file that is not a valid profile is skipped with its
-// reason; a path that does not exist is an InputError. Several runs of one GPU with one fingerprint
+// Reading many profiles: directories are searched recursively for *.profile.json, following directory
+// symlinks, each directory once (by device and inode); files named on the command line are read whatever
+// their name. A file that is not a valid profile, a subdirectory that cannot be opened or searched, and a link
+// that cannot be followed are skipped with their reason; a path that does not exist, or a directory named on
+// the command line that cannot be read, is an InputError. Several runs of one GPU with one fingerprint
 // (the same device UUID, driver, ...) count once: the newest (`created`, then the later path) stands for
 // it, and the older ones are set aside with the run that replaced them, so a re-measured GPU is judged
 // by its latest numbers and never weighs twice in its group's median. The same GPU under another
