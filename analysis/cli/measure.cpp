@@ -637,7 +637,7 @@ int run_measure(const MeasureOptions& o) {
   ceilings::check_output_path(out, "--out", {bench});
   ceilings::check_output_path(raw_path_for(out), "--out (the raw JSON beside it)", {bench});
   // An earlier run's files are replaced; anything else kept at those paths is not.
-  ceilings::check_replaceable_output(out, "--out", "a ceilings profile", ceilings::is_profile_text);
+  ceilings::check_replaceable_profile(out, "--out");
   ceilings::check_replaceable_output(raw_path_for(out), "--out (the raw JSON beside it)",
                                      "a ceilings-bench JSON output", ceilings::is_bench_json_text);
   // The files each family writes beside the raw JSON add to its name; past the file system's 255 bytes every
@@ -857,8 +857,7 @@ int run_all_gpus(const MeasureOptions& o) {
     const std::string gpu = "--out-dir (GPU " + std::to_string(node.gpu(i).device) + "'s ";
     ceilings::check_output_path(node.gpu(i).profile_path, gpu + "profile)", {bench});
     ceilings::check_output_path(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)", {bench});
-    ceilings::check_replaceable_output(node.gpu(i).profile_path, gpu + "profile)", "a ceilings profile",
-                                       ceilings::is_profile_text);
+    ceilings::check_replaceable_profile(node.gpu(i).profile_path, gpu + "profile)");
     ceilings::check_replaceable_output(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)",
                                        "a ceilings-bench JSON output", ceilings::is_bench_json_text);
   }

@@ -142,10 +142,16 @@ void check_output_path(const std::string& path, const std::string& option, const
 // empty one is replaced.
 void check_replaceable_output(const std::string& path, const std::string& option, const std::string& kind,
                               bool (*is_kind)(const std::string& text));
-bool is_profile_text(const std::string& text);       // a ceilings.profile/N document
-bool is_bench_json_text(const std::string& text);    // Google Benchmark JSON output (context, benchmarks)
+// A profile output path (`measure --out`) holding a file: replaced only where it is an earlier run's profile. A
+// fleet baseline (a ceilings.profile with a top-level "baseline" section) is an InputError that names it, as is
+// anything else (check_replaceable_output's).
+void check_replaceable_profile(const std::string& path, const std::string& option);
+bool is_profile_text(const std::string& text);           // a ceilings.profile/N document
+bool is_measured_profile_text(const std::string& text);  // ... that is no fleet baseline
+bool is_fleet_baseline_text(const std::string& text);    // a JSON object with a top-level "baseline" section
+bool is_bench_json_text(const std::string& text);    // Google Benchmark JSON output (a context, named benchmarks)
 bool is_node_summary_text(const std::string& text);  // a ceilings.node/N document
-bool is_svg_text(const std::string& text);           // an SVG picture (its <svg element near the start)
+bool is_svg_text(const std::string& text);           // an SVG document (its prolog, then the <svg root element)
 
 // The current time as ISO 8601 UTC ("2026-11-30T12:00:00Z").
 std::string utc_now_iso8601();
