@@ -78,6 +78,21 @@ std::string executable_directory() {
 
 constexpr std::size_t kMaxArgumentBytes = 4096;
 
+namespace {
+// Whether what was written to standard output reached it (`> report.json` on a full disk, a closed stdout):
+// where not, says so on stderr, naming `what`, and returns false: what was written may be empty or cut short,
+// and must not leave exit 0 behind it.
+bool stdout_written(const std::string& what) {
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return true;
+  const std::string why = errno ? std::strerror(errno) : "a write failed";
+  std::fprintf(stderr, "%s: error: could not write the output to standard output (%s): it may be missing or cut "
+               "short\n", what.c_str(), why.c_str());
+  return false;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace ceilings;
   // Arguments end up in JSON (profiles, --json output), which must be UTF-8, and in messages on a terminal: a
@@ -137,12 +152,15 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+  } catch (const CLI::CallForHelp& e) {  // help and version are output like any report: exit 3 if lost
+    const int code = app.exit(e);
+    return stdout_written("ceilings") ? code : kExitIncomplete;
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    const int code = app.exit(e);
+    return stdout_written("ceilings") ? code : kExitIncomplete;
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    const int code = app.exit(e);
+    return stdout_written("ceilings") ? code : kExitIncomplete;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitBadInput;
@@ -153,14 +171,7 @@ int main(int argc, char** argv) {
       const int code = run();
       // A report that did not reach its reader (`> report.json` on a full disk, a closed pipe) must not leave
       // a pass behind it: what was written may be empty or cut short.
-      std::cout.flush();
-      errno = 0;
-      if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout.good()) {
-        const std::string why = errno ? std::strerror(errno) : "a write failed";
-        std::fprintf(stderr, "ceilings %s: error: could not write the output to standard output (%s): it may be "
-                     "missing or cut short\n", sub->get_name().c_str(), why.c_str());
-        return kExitIncomplete;
-      }
+      if (!stdout_written("ceilings " + sub->get_name())) return kExitIncomplete;
       return code;
     } catch (const Error& e) {
       std::fprintf(stderr, "ceilings %s: error: %s\n", sub->get_name().c_str(), e.what());

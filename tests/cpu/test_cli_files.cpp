@@ -292,3 +292,24 @@ TEST(CliFiles, ABenchJsonIsGoogleBenchmarksOutput) {
   EXPECT_TRUE(has(r.err, "is not a ceilings-bench JSON output")) << r.err;
   EXPECT_EQ(read_text_file(dir + "/a.bench.json"), mine);
 }
+
+// ---- standard output -------------------------------------------------------------------------------
+
+// `ceilings --help > /dev/full` and `--version` exited 0, while every subcommand exits 3 when its output
+// cannot be written: help and version are output like any other.
+TEST(CliFiles, HelpAndVersionThatCannotBeWrittenAreIncomplete) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--help"}, {"-h"}, {"--version"},
+                                               {"show", "--help"}, {"fleet", "-h"}}) {
+    std::string command = "exec '" + std::string(CEILINGS_CLI) + "'";
+    for (const std::string& a : args) command += " '" + a + "'";
+    auto r = run_program({"/bin/sh", "-c", command});
+    EXPECT_EQ(r.exit_code, 0) << args[0] << "\n" << r.err;
+    EXPECT_FALSE(r.out.empty()) << args[0];
+    for (const char* redirect : {" > /dev/full", " >&-"}) {
+      r = run_program({"/bin/sh", "-c", command + redirect});
+      EXPECT_EQ(r.exit_code, 3) << args[0] << redirect << "\n" << r.err;
+      EXPECT_TRUE(has(r.err, "could not write the output to standard output")) << args[0] << redirect << r.err;
+    }
+  }
+}
