@@ -1,8 +1,20 @@
 // Typed, validating JSON field access with path-naming errors.
 #include "ceilings/json_fields.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#endif
+
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -140,7 +152,70 @@ json parse_json_text(const std::string& text, const std::string& what, Duplicate
   return doc;
 }
 
-std::string read_text_file(const std::string& path) {
+namespace {
+// A pipe's text to its end (a writer closing it), capped as a file's is.
+std::string read_pipe(const std::string& path, std::chrono::milliseconds writer_wait,
+                      const std::function<InputError()>& too_large) {
+  // Opened without blocking: a blocking open of a named pipe waits for a writer, for ever where none comes
+  // (`mkfifo p.json; ceilings show p.json` hung until killed).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw InputError("cannot open '" + path + "': " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  std::string text;
+  std::vector<char> buf(std::size_t{1} << 16);
+  // A pipe with no name (`show <(cmd)`: /dev/fd/N) had its writer from the start: it ends when that ends, as
+  // it would for cat. Only a named pipe (mkfifo) can be waiting for a writer that never comes.
+  bool named = true;
+#ifdef __linux__
+  struct statfs where {};
+  named = !(::fstatfs(fd, &where) == 0 && where.f_type == PIPEFS_MAGIC);
+#endif
+  if (named) {
+    // Without O_NONBLOCK's wait, a read of an empty pipe says which it is: 0 when no writer has it open, EAGAIN
+    // when one has and has not written yet (it may take its time: it is waited for like any pipe's writer).
+    // poll wakes on data, or on POLLHUP once a writer has come and gone (Linux reports no hang-up on a named
+    // pipe before its first writer); a writer that opens it and writes nothing is seen at the next read.
+    const auto deadline = std::chrono::steady_clock::now() + writer_wait;
+    for (;;) {
+      const ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n > 0) {
+        text.append(buf.data(), static_cast<std::size_t>(n));
+        break;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (n < 0) throw InputError("cannot read '" + path + "': " + std::strerror(errno));
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        throw InputError("'" + path + "' is a named pipe that no program opened for writing in " +
+                         std::to_string((writer_wait.count() + 999) / 1000) +
+                         " s: nothing to read (start its writer first, or pass a file)");
+      pollfd p{fd, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 100)));
+      if (ready > 0 && (p.revents & POLLHUP) && !(p.revents & POLLIN)) break;  // a writer came and went: empty
+    }
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+    throw InputError("cannot read '" + path + "': " + std::strerror(errno));
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n == 0) break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError("cannot read '" + path + "': " + std::strerror(errno));
+    text.append(buf.data(), static_cast<std::size_t>(n));
+    if (text.size() > kMaxInputFileBytes) throw too_large();  // a writer that does not stop
+  }
+  return text;
+}
+}  // namespace
+
+std::string read_text_file(const std::string& path) { return read_text_file(path, kPipeWriterWait); }
+
+std::string read_text_file(const std::string& path, std::chrono::milliseconds pipe_writer_wait) {
   namespace fs = std::filesystem;
   if (path.empty()) throw InputError("a file name is empty");
   std::error_code ec;
@@ -156,6 +231,7 @@ std::string read_text_file(const std::string& path) {
     return InputError("'" + path + "' is larger than " + std::to_string(kMaxInputFileBytes >> 20) +
                       " MiB: not a ceilings input");
   };
+  if (fs::is_fifo(st)) return read_pipe(path, pipe_writer_wait, too_large);
   const std::uintmax_t size = fs::file_size(path, ec);
   if (!ec && size > kMaxInputFileBytes) throw too_large();
   std::ifstream in(path, std::ios::binary);

@@ -313,3 +313,103 @@ TEST(CliFiles, HelpAndVersionThatCannotBeWrittenAreIncomplete) {
     }
   }
 }
+
+// ---- pipes -----------------------------------------------------------------------------------------
+
+namespace {
+// A named pipe in dir, made afresh.
+std::string fifo(const std::string& dir, const std::string& name) {
+  const std::string path = dir + "/" + name;
+  fs::remove(path);
+  if (::mkfifo(path.c_str(), 0644) != 0) throw std::runtime_error("mkfifo " + path + " failed");
+  return path;
+}
+// Opens `path` for writing after `delay`, waits `hold` more, writes `text` and closes it.
+std::thread late_writer(const std::string& path, std::chrono::milliseconds delay, std::chrono::milliseconds hold,
+                        const std::string& text) {
+  return std::thread([=] {
+    std::this_thread::sleep_for(delay);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // the reader has it open: no wait
+    if (fd < 0) return;
+    std::this_thread::sleep_for(hold);
+    if (!text.empty()) (void)!::write(fd, text.data(), text.size());
+    ::close(fd);
+  });
+}
+}  // namespace
+
+// A named pipe that no program writes to hung every reader for ever (`mkfifo p.json; ceilings show p.json`).
+// The wait for a writer is bounded; a writer that has opened it is waited for as long as it takes to write, as
+// any pipe's, and a pipe with no name (`show <(cmd)`) is read as before.
+TEST(CliFiles, APipeIsReadAndANamedPipeWithoutAWriterIsAnError) {
+  using namespace std::chrono_literals;
+  const std::string dir = test::scratch_dir("files_pipe_read");
+  // No writer: an error naming it, after the wait and not much more.
+  const std::string p = fifo(dir, "p.json");
+  auto start = std::chrono::steady_clock::now();
+  try {
+    (void)read_text_file(p, 300ms);
+    ADD_FAILURE() << "read a pipe nobody writes to";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(has(e.what(), "'" + p + "' is a named pipe that no program opened for writing in 1 s")) << e.what();
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 5s);
+  // A writer that opens it within the wait, then takes longer than the wait to write.
+  std::thread w = late_writer(p, 100ms, 600ms, "{\"a\": 1}");
+  EXPECT_EQ(read_text_file(p, 300ms), "{\"a\": 1}");
+  w.join();
+  // A writer that opens it and closes it having written nothing: empty, at once.
+  w = late_writer(p, 50ms, 0ms, "");
+  start = std::chrono::steady_clock::now();
+  EXPECT_EQ(read_text_file(p, 3000ms), "");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2500ms);
+  w.join();
+  // A pipe with no name, as `<(cmd)` passes one (/dev/fd/N), whose writer writes after the wait: read whole.
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  std::thread anonymous([fd = ends[1]] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    (void)!::write(fd, "text", 4);
+    ::close(fd);
+  });
+  EXPECT_EQ(read_text_file("/dev/fd/" + std::to_string(ends[0]), 300ms), "text");
+  anonymous.join();
+  ::close(ends[0]);
+}
+
+TEST(CliFiles, EveryInputThatIsANamedPipeWithoutAWriterIsAnError) {
+  const std::string dir = test::scratch_dir("files_pipe_cli");
+  const std::string profile = std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json";
+  const std::vector<std::vector<std::string>> commands = {
+      {"show", fifo(dir, "show.json")},
+      {"model", "--hf-config", fifo(dir, "config.json")},
+      {"qualify", profile, "--rules", fifo(dir, "rules.json")},
+      {"qualify", profile, "--baseline", fifo(dir, "baseline.json")},
+      {"compare", fifo(dir, "compare.json")},
+      {"fleet", std::string(CEILINGS_FIXTURES) + "/profiles", "--expect-hosts", fifo(dir, "hosts.txt")}};
+  // At once: each waits out the bound for a writer (30 s).
+  std::vector<std::future<ceilings::test::CliResult>> runs;
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& args : commands) runs.push_back(std::async(std::launch::async, [args] { return run_cli(args, {}, 120); }));
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto r = runs[i].get();
+    const std::string& pipe = commands[i].back();
+    EXPECT_EQ(r.exit_code, 2) << commands[i][0] << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "'" + pipe + "' is a named pipe that no program opened for writing in 30 s")) << r.err;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(100));
+  // `show <(cat profile)`: a pipe as the shell passes it, its writer slow to start or not.
+  for (const std::string writer : {"cat '" + profile + "'", "sleep 1; cat '" + profile + "'"}) {
+    const auto r = run_program({"/bin/bash", "-c", "exec '" + std::string(CEILINGS_CLI) + "' show <(" + writer + ")"});
+    EXPECT_EQ(r.exit_code, 0) << writer << "\n" << r.err;
+    EXPECT_TRUE(has(r.out, "hbm.copy")) << r.out;
+  }
+  // A named pipe with a writer: read as a file.
+  const std::string named = fifo(dir, "named.profile.json");
+  const auto r = run_program({"/bin/bash", "-c", "cat '" + profile + "' > '" + named + "' & exec '" +
+                                                     std::string(CEILINGS_CLI) + "' show '" + named + "'"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "hbm.copy")) << r.out;
+}

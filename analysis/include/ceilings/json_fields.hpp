@@ -1,6 +1,7 @@
 // Typed, validating access to JSON documents: every error names the offending field by its path
 // ("ceilings[3].value") and is an InputError. Used for profiles, Hugging Face configs, rules files.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,10 +21,14 @@ enum class DuplicateKeys { kRefuse, kLastWins };
 json parse_json_text(const std::string& text, const std::string& what, DuplicateKeys duplicates = DuplicateKeys::kRefuse);
 // Reads and parses a file; a missing or unreadable file is an InputError too.
 json read_json_file(const std::string& path);
-// The whole file as text; InputError when it cannot be opened or read, is not a regular file (a directory,
-// /dev/zero, a pipe) or is larger than kMaxInputFileBytes.
+// The whole file as text; InputError when it cannot be opened or read, is neither a regular file nor a pipe (a
+// directory, /dev/zero, a socket) or is larger than kMaxInputFileBytes. A pipe is read to its end: one with no
+// name (`show <(cmd)`) as long as its writer writes; a named one (mkfifo) that no program opens for writing
+// within pipe_writer_wait is an InputError, not a wait for ever.
 inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{256} << 20;
+inline constexpr std::chrono::milliseconds kPipeWriterWait{30000};
 std::string read_text_file(const std::string& path);
+std::string read_text_file(const std::string& path, std::chrono::milliseconds pipe_writer_wait);
 
 // Why `text` cannot be printed as it is ("holds a control character (0x1b)", "is not valid UTF-8"), or ""
 // when it can: text a user or a file gave that a terminal or an SVG would show (a control character rewrites
