@@ -127,8 +127,11 @@ double student_t_upper_quantile(double p, double df) {
 SamplingStop sampling_stop(const std::vector<double>& samples, double elapsed_s, const SamplingRule& rule) {
   const auto n = static_cast<long long>(samples.size());
   const bool enough = n >= std::max(2, rule.min_samples);
+  // A fixed count (a GEMM burst: its minimum is its maximum) stops at it whatever the cv: "converged" would say
+  // the spread decided when it did not.
+  const bool fixed = rule.max_samples <= std::max(2, rule.min_samples);
   // A NaN cv (a NaN sample) is not at or under any target: such a run stops at its cap or its budget.
-  if (enough && coefficient_of_variation(samples) <= rule.target_cv) return SamplingStop::kConverged;
+  if (!fixed && enough && coefficient_of_variation(samples) <= rule.target_cv) return SamplingStop::kConverged;
   if (n >= rule.max_samples) return SamplingStop::kSampleCap;
   if (enough && elapsed_s >= rule.budget_s) return SamplingStop::kTimeBudget;
   return SamplingStop::kContinue;

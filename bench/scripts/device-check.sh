@@ -126,6 +126,9 @@ quick_keep=$(( (time_quick ? 60 : 0) + (gemm_ab ? 90 : 0) ))
 # The build may take what leaves the measurement 120 s and the later steps their kept times; past that it is
 # cut (10 s at least: `timeout 0` would mean no limit).
 build_s=$(( $(left) - 120 - 20 - (tests ? tests_s : 0) - sanitize_s - quick_keep ))
+# A build cut short spends the whole call: at least 240 s (a full build on a bare machine takes a minute or
+# two) where the deadline has them, the measurement and later steps shrinking instead.
+[ "$build_s" -lt 240 ] && build_s=$(( $(left) - 30 < 240 ? $(left) - 30 : 240 ))
 [ "$build_s" -lt 10 ] && build_s=10
 {
   cmake -S . -B build/device "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \

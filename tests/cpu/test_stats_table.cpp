@@ -70,11 +70,19 @@ TEST(Stats, SamplingStop) {
   rule.target_cv = 0.005;
   rule.max_samples = 10;
   EXPECT_EQ(sampling_stop(noisy, 0.1, rule), SamplingStop::kSampleCap);
+  EXPECT_EQ(sampling_stop(steady, 0.1, rule), SamplingStop::kSampleCap);  // 10 to 10: a fixed count
+  rule.min_samples = 5;
   EXPECT_EQ(sampling_stop(steady, 0.1, rule), SamplingStop::kConverged);  // converged at the cap: said so
-  // A GEMM burst: a cap (5) below the minimum (10) stops at the cap.
+  rule.min_samples = 10;
+  // A cap (5) below the minimum (10) stops at the cap.
   rule.max_samples = 5;
   EXPECT_EQ(sampling_stop(std::vector<double>(4, 1.0), 9.0, rule), SamplingStop::kContinue);
   EXPECT_EQ(sampling_stop(std::vector<double>(5, 1.0), 0.0, rule), SamplingStop::kSampleCap);
+  // A GEMM burst: exactly 5 (minimum and maximum), however steady: its count decided, not its spread.
+  rule.min_samples = 5;
+  EXPECT_EQ(sampling_stop(std::vector<double>(4, 1.0), 9.0, rule), SamplingStop::kContinue);
+  EXPECT_EQ(sampling_stop(std::vector<double>(5, 1.0), 0.0, rule), SamplingStop::kSampleCap);
+  rule.min_samples = 10;
   // A minimum of 1 still takes two (one sample's cv reads 0, "converged"); a NaN sample never converges.
   rule = SamplingRule{1, 100, 0.005, 1.0};
   EXPECT_EQ(sampling_stop({1.0}, 5.0, rule), SamplingStop::kContinue);

@@ -24,7 +24,8 @@ double student_t_upper_quantile(double p, double df);
 // The benchmark harness's stopping rule, applied after each timed sample, and why it stopped (recorded with
 // every ceiling, so a reader can tell a spread that converged from one the budget cut short). In order:
 // - converged: at least max(2, min_samples) samples (a cv needs two) and their cv at or under target_cv;
-// - sample cap: max_samples taken (a GEMM burst's fixed count, or the cap on a spread that never settled);
+// - sample cap: max_samples taken (a GEMM burst's fixed count, whose minimum is its maximum: never
+//   "converged", or the cap on a spread that never settled);
 // - time budget: at least max(2, min_samples) samples and elapsed_s at or past budget_s.
 // kContinue while none holds. kWindow is no outcome of this rule: a sustained run's samples are the chunks of a
 // fixed window, however they spread. The codes are the `stopped_by` counter ceilings-bench writes.
