@@ -257,7 +257,8 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
       add_plain({"", "not listed", printable_text(h), "", "", ""}, "", "read, and not in " + hosts->list);
   }
   // A file it could not read is part of the exit code too: a row of its own, its path in the reason.
-  for (const FleetSkip& s : in.skipped) add_plain({"", "skipped", "", "", "", ""}, "", s.path + ": " + s.reason);
+  for (const FleetSkip& s : in.skipped)
+    add_plain({"", "skipped", "", "", "", ""}, "", printable_text(s.path + ": " + s.reason));
   return t;
 }
 
@@ -310,11 +311,14 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          "stays the GPU's z-score in the whole group), and beyond " +
          format_fixed(rule.own_spread, 0) + " standard errors of the GPU's own median; groups of at least " +
          std::to_string(rule.min_members) + "\n";
-  for (const FleetSkip& s : in.skipped) out += (md ? "- skipped " : "skipped ") + s.path + ": " + s.reason + "\n";
-  for (const FleetSkip& s : in.baselines) out += (md ? "- set aside " : "set aside ") + s.path + ": " + s.reason + "\n";
+  // Paths as the walk found them: a name that is not UTF-8 printed as '?', as everything another program wrote.
+  for (const FleetSkip& s : in.skipped)
+    out += (md ? "- skipped " : "skipped ") + printable_text(s.path + ": " + s.reason) + "\n";
+  for (const FleetSkip& s : in.baselines)
+    out += (md ? "- set aside " : "set aside ") + printable_text(s.path + ": " + s.reason) + "\n";
   for (const FleetSuperseded& s : in.superseded)
-    out += (md ? "- set aside " : "set aside ") + s.path + ": an older run (" + s.created + ") of " + s.uuid + "; " +
-           s.newer_path + " (" + s.newer_created + ") stands for it" +
+    out += (md ? "- set aside " : "set aside ") + printable_text(s.path) + ": an older run (" + s.created + ") of " + s.uuid + "; " +
+           printable_text(s.newer_path) + " (" + s.newer_created + ") stands for it" +
            (s.host != s.newer_host ? " (on another host, " + s.newer_host + ", than " + s.host +
                                          ": a GPU moved, or a profile copied; check which is the GPU as it stands)"
                                    : std::string()) +
@@ -387,7 +391,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   if (!health.cut_short.empty()) {
     out += std::to_string(health.cut_short.size()) + " profile(s) of a run a timeout or an interrupt cut short (the "
            "cases it stopped are not measured: measure again without the limit):";
-    for (std::size_t i : health.cut_short) out += " " + in.members[i].path;
+    for (std::size_t i : health.cut_short) out += " " + printable_text(in.members[i].path);
     out += "\n";
   }
   return out;
@@ -445,8 +449,8 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     // should have been there: then it is a run with nothing finished, reported as such (incomplete).
     if (in.members.empty() && ((!hosts && in.node_summaries == 0) || want_baseline)) {
       std::string why = in.files == 0 ? "no *.profile.json found" : "no readable profile";
-      for (const FleetSkip& s : in.skipped) why += "\n  skipped " + s.path + ": " + s.reason;
-      for (const FleetSkip& s : in.baselines) why += "\n  set aside " + s.path + ": " + s.reason;
+      for (const FleetSkip& s : in.skipped) why += "\n  skipped " + printable_text(s.path + ": " + s.reason);
+      for (const FleetSkip& s : in.baselines) why += "\n  set aside " + printable_text(s.path + ": " + s.reason);
       throw InputError(why);
     }
     if (want_baseline) {
@@ -491,14 +495,16 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     if (want_baseline) baseline = fleet_baseline(groups[gi], in.members, rule.min_members);
 
     if (format == Format::kJson)
-      std::cout << fleet_to_json(in, groups, rule, health, hosts).dump(2) << "\n";
+      // A file name that is not UTF-8 (a byte the walk found) as U+FFFD, not nlohmann's type_error in place of the report.
+      std::cout << fleet_to_json(in, groups, rule, health, hosts).dump(2, ' ', false, json::error_handler_t::replace)
+                << "\n";
     else if (format == Format::kCsv)
       std::cout << render(all_findings_table(in, groups, health, hosts), Format::kCsv);
     else
       std::cout << render_text(in, groups, rule, health, hosts, format);
     for (const FleetSkip& s : in.skipped)
       if (format == Format::kJson || format == Format::kCsv)
-        std::cerr << "ceilings fleet: skipped " << s.path << ": " << s.reason << "\n";
+        std::cerr << "ceilings fleet: skipped " << printable_text(s.path + ": " + s.reason) << "\n";
 
     if (baseline) {
       write_file_atomic(o->write_baseline, profile_to_json(*baseline).dump(2) + "\n");

@@ -467,8 +467,10 @@ void walk_directory(const std::string& top, std::set<DirectoryId>& walked, std::
     stack.pop_back();
     struct stat dir_st {};
     if (::stat(dir.c_str(), &dir_st) != 0) {  // it went between the listing and now, or its link broke
-      const std::string why = std::strerror(errno);
+      const int err = errno;
+      const std::string why = std::strerror(err);
       if (dir == top) throw InputError("cannot read the directory '" + top + "': " + why);
+      if (err == ENOENT) continue;  // removed while the walk ran: gone like a removed file, not unreadable
       skipped.push_back({dir, "cannot open the directory: " + why + " (the profiles in it, if any, were not read)"});
       continue;
     }
@@ -477,6 +479,7 @@ void walk_directory(const std::string& top, std::set<DirectoryId>& walked, std::
     std::vector<fs::path> entries;
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(it->path());
+    if (ec && ec == std::errc::no_such_file_or_directory && dir != top) continue;  // removed while walked
     if (ec) {
       if (dir == top && entries.empty())
         throw InputError("cannot read the directory '" + top + "': " + ec.message());
@@ -497,10 +500,15 @@ void walk_directory(const std::string& top, std::set<DirectoryId>& walked, std::
           unsearchable = true;  // the directory can be listed but not searched: said once, for the directory
           continue;
         }
-        if (err == ENOENT || err == ENOTDIR) continue;  // a dangling link (a profile since removed): no file
-        // A link loop, or a link into a directory without permission: what it leads to (a node's directory, a
-        // profile) could not be looked at.
-        skipped.push_back({path, std::string("cannot be read: ") + std::strerror(err)});
+        // A dangling link (a profile since removed), an entry removed while the walk ran: no file.
+        if (err == ENOENT || err == ENOTDIR) continue;
+        // A link loop, or a link into a directory without permission: what it leads to could not be looked at.
+        // Said where it may have held profiles: named like a profile or a node summary (it is there, and cannot
+        // be read), or a link without a file type's extension into a directory it may not enter (a node's
+        // directory). A README.txt linked out of reach, or a loop named like neither, holds none.
+        const bool may_hold = ends_with(name, ".profile.json") || ends_with(name, kNodeSummaryExt) ||
+                              (err != ELOOP && name.find('.') == std::string::npos);
+        if (may_hold) skipped.push_back({path, std::string("cannot be read: ") + std::strerror(err)});
         continue;
       }
       if (S_ISDIR(st.st_mode)) {

@@ -654,6 +654,11 @@ bool is_svg_text(const std::string& text) {
       if (i == std::string::npos) return false;
       i += 3;
     } else if (starts_at(text, i, "<!DOCTYPE")) {
+      // Its root element's name must be the picture's (an HTML page's <!DOCTYPE html> with an <svg> first in its
+      // body is a page, not a picture).
+      std::size_t name = i + 9;
+      while (name < text.size() && xml_space(text[name])) ++name;
+      if (!(starts_at(text, name, "svg") || starts_at(text, name, "svg:svg"))) return false;
       // Up to its '>', past an internal subset's brackets (its declarations hold '>' of their own) and quotes.
       std::size_t depth = 0;
       char quote = 0;

@@ -126,6 +126,23 @@ TEST(CliFiles, FleetNamesADirectoryItCannotRead) {
   }
   ASSERT_EQ(::chmod(node_b.c_str(), 0755), 0);
 
+  // Links into a directory it cannot search: one that may have been a node's directory is named; a README linked
+  // out of reach holds no profile and is not.
+  const std::string hidden = dir + "/hidden";
+  make_dir(hidden + "/nodeC");
+  write(hidden + "/README.txt", "notes");
+  fs::create_directory_symlink(hidden + "/nodeC", fleet + "/nodeC");
+  fs::create_symlink(hidden + "/README.txt", fleet + "/README.txt");
+  ModeRestorer restore_hidden{{hidden}};
+  ASSERT_EQ(::chmod(hidden.c_str(), 0000), 0);
+  r = run_as(*cli, {"fleet", fleet});
+  EXPECT_TRUE(has(r.out, "skipped " + fleet + "/nodeC: cannot be read: Permission denied")) << r.out;
+  EXPECT_FALSE(has(r.out, "README.txt")) << r.out;
+  EXPECT_TRUE(has(r.out, "skipped 1,")) << r.out;
+  ASSERT_EQ(::chmod(hidden.c_str(), 0755), 0);
+  fs::remove(fleet + "/nodeC");
+  fs::remove(fleet + "/README.txt");
+
   // The directory named on the command line: an error that names the permission problem.
   ASSERT_EQ(::chmod(fleet.c_str(), 0000), 0);
   r = run_as(*cli, {"fleet", fleet});
@@ -168,8 +185,9 @@ TEST(CliFiles, FleetFollowsDirectoryLinksOnce) {
   EXPECT_TRUE(has(r.out, "read 4 profile(s) of 4 file(s), skipped 0,")) << r.out;
   EXPECT_TRUE(has(r.out, fleet + "/linked/n9.profile.json") || has(r.out, "GPU-files-9")) << r.out;
 
-  // A dangling link (a profile or a directory since removed) is nothing to read; a link that cannot be
-  // followed (a loop of links) might have been a node's directory: named, and the run is incomplete.
+  // A dangling link (a profile or a directory since removed) and a loop of links lead to nothing to read: a
+  // clean fleet beside them stays clean (a link into a directory without permission is named where it may have
+  // held profiles: FleetNamesADirectoryItCannotRead's links).
   const std::string clean = dir + "/clean";
   make_dir(clean);
   for (int i = 0; i < 3; ++i) gpu_profile(clean + "/n" + std::to_string(i) + ".profile.json", i);
@@ -178,9 +196,29 @@ TEST(CliFiles, FleetFollowsDirectoryLinksOnce) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   fs::create_symlink("loop2", clean + "/loop1");
   fs::create_symlink("loop1", clean + "/loop2");
+  fs::create_symlink("self.lnk", clean + "/self.lnk");
   r = run_cli({"fleet", clean}, {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "read 3 profile(s) of 3 file(s), skipped 0,")) << r.out;
+}
+
+// A file name that is not UTF-8 (the walk reads names as bytes) made `fleet --format json` fail with nlohmann's
+// type_error and print nothing, and the table print the raw bytes: printed as '?' in text, U+FFFD in JSON.
+TEST(CliFiles, FleetPrintsANameThatIsNotUtf8) {
+  const std::string dir = test::scratch_dir("files_fleet_bytes");
+  for (int i = 0; i < 3; ++i) gpu_profile(dir + "/n" + std::to_string(i) + ".profile.json", i);
+  const std::string odd = dir + "/bad\xff\x1b.profile.json";
+  write(odd, "not a profile");
+  auto r = run_cli({"fleet", dir, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // a file it could not read
+  ASSERT_TRUE(json::accept(r.out)) << r.out << r.err;
+  const json doc = json::parse(r.out);
+  ASSERT_EQ(doc["skipped"].size(), 1u) << r.out;
+  EXPECT_TRUE(has(doc["skipped"][0]["path"].get<std::string>(), "bad\xEF\xBF\xBD")) << r.out;
+  r = run_cli({"fleet", dir});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-  EXPECT_TRUE(has(r.out, "skipped " + clean + "/loop1: cannot be read: Too many levels of symbolic links")) << r.out;
+  EXPECT_TRUE(has(r.out, "skipped " + dir + "/bad??.profile.json: ")) << r.out;
+  EXPECT_FALSE(has(r.out, "\xff") || has(r.out, "\x1b")) << r.out;
 }
 
 // ---- output paths: only what the command writes there is replaced -------------------------------------
@@ -213,6 +251,7 @@ TEST(CliFiles, AnSvgIsADocumentWhoseRootIsSvg) {
        {std::string("# notes\nUse `<svg>` tags for pictures.\nlots of text\n"),
         std::string("<html><body><h1>Q3 capacity report</h1><svg width=\"1\"></svg><p>notes</p></body></html>"),
         std::string("<!DOCTYPE html>\n<html><svg></svg></html>"), std::string("<!-- <svg> -->\n<p>notes</p>"),
+        std::string("<!DOCTYPE html>\n<svg width=\"1\"></svg><p>a page whose body starts with a picture</p>"),
         std::string("<?xml version=\"1.0\"?>\n<svgfoo/>"), std::string("<?xml version=\"1.0\"?>\n<notes><svg/></notes>"),
         std::string("<!-- unclosed comment <svg>"), std::string("<?xml <svg>"), std::string("<!DOCTYPE svg [ <svg>"),
         std::string("notes <svg>"), std::string("<svg"), std::string("")})
