@@ -313,10 +313,7 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
   // Why the samples stopped: `show` says it in words, so a value it cannot name is refused, not shown as text.
   if (c.detail.is_object())
     if (const auto it = c.detail.find("stopped_by"); it != c.detail.end() && !it->is_null()) {
-      bool known = false;
-      for (int code = 1; it->is_string() && code <= 4; ++code)
-        known = known || sampling_stop_name(code) == it->get<std::string>();
-      if (!known)
+      if (!it->is_string() || !sampling_stop_named(it->get<std::string>()))
         fail(at + "stopped_by", (it->is_string() ? it->dump() : json_type_name(*it)) +
                                     " is not why sampling stopped (cv_converged, sample_cap, time_budget or window)");
     }

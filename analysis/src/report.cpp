@@ -15,6 +15,7 @@
 #include "ceilings/clock_events.hpp"
 #include "ceilings/datasheet.hpp"
 #include "ceilings/error.hpp"
+#include "ceilings/stats.hpp"
 #include "ceilings/transfer.hpp"
 #include "ceilings/units.hpp"
 
@@ -380,16 +381,17 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   if (const auto robust = c->detail_number("robust_cv"))
     spread += " (robust: " + format_percent(*robust, 2) + ", 1.4826 MAD / median)";
   m.add_row({"spread (cv)", spread});
-  // Why the samples stopped (profiles from 2026-12-01 on record it).
-  if (c->detail.is_object() && c->detail.contains("stopped_by") && c->detail.at("stopped_by").is_string()) {
-    const std::string stop = c->detail.at("stopped_by").get<std::string>();
-    m.add_row({"sampling stopped",
-               stop == "cv_converged" ? "the cv reached its target (--ceilings_target_cv)"
-               : stop == "sample_cap" ? "at the sample cap (--ceilings_max_samples, or a GEMM burst's fixed count)"
-               : stop == "time_budget"
-                   ? "at the time budget (--ceilings_max_seconds) before the cv reached its target"
-                   : "a fixed window run back to back (sustained)"});
-  }
+  // Why the samples stopped (profiles from 2026-12-01 on record it; the reader refused any other name).
+  if (c->detail.is_object() && c->detail.contains("stopped_by") && c->detail.at("stopped_by").is_string())
+    if (const auto stop = sampling_stop_named(c->detail.at("stopped_by").get<std::string>())) {
+      const char* how = *stop == SamplingStop::kConverged ? "the cv reached its target (--ceilings_target_cv)"
+                        : *stop == SamplingStop::kSampleCap
+                            ? "at the sample cap (--ceilings_max_samples, or a GEMM burst's fixed count)"
+                        : *stop == SamplingStop::kTimeBudget
+                            ? "at the time budget (--ceilings_max_seconds) before the cv reached its target"
+                            : "a fixed window run back to back (sustained)";
+      m.add_row({"sampling stopped", how});
+    }
   m.add_row({"verified", c->verified ? "yes" : "NO"});
   m.add_row({"throttled", throttle_text(*c)});
   if (c->telemetry.available) {

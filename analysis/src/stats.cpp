@@ -145,4 +145,11 @@ std::optional<std::string> sampling_stop_name(double code) {
   return std::nullopt;
 }
 
+std::optional<SamplingStop> sampling_stop_named(const std::string& name) {
+  for (const SamplingStop stop :
+       {SamplingStop::kConverged, SamplingStop::kSampleCap, SamplingStop::kTimeBudget, SamplingStop::kWindow})
+    if (sampling_stop_name(static_cast<double>(stop)) == name) return stop;
+  return std::nullopt;
+}
+
 }  // namespace ceilings

@@ -95,6 +95,9 @@ TEST(Stats, SamplingStop) {
   EXPECT_EQ(sampling_stop_name(3), "time_budget");
   EXPECT_EQ(sampling_stop_name(4), "window");
   for (double bad : {0.0, 5.0, 1.5, -1.0, std::nan("")}) EXPECT_FALSE(sampling_stop_name(bad)) << bad;
+  EXPECT_EQ(sampling_stop_named("time_budget"), SamplingStop::kTimeBudget);
+  EXPECT_EQ(sampling_stop_named("window"), SamplingStop::kWindow);
+  for (const char* bad : {"", "continue", "Time_budget", "3"}) EXPECT_FALSE(sampling_stop_named(bad)) << bad;
 }
 
 // Student's t against values computed to 30 digits with mpmath (tables give the first two: t(0.975, 10) = 2.228,

@@ -40,5 +40,7 @@ SamplingStop sampling_stop(const std::vector<double>& samples, double elapsed_s,
 // The name a profile's detail gives a stop ("cv_converged", "sample_cap", "time_budget", "window"), from its counter
 // value; nullopt for a value that is no stop's code (kContinue included: a run that stopped has a reason).
 std::optional<std::string> sampling_stop_name(double code);
+// The stop a profile's detail names; nullopt for a name that is none of them.
+std::optional<SamplingStop> sampling_stop_named(const std::string& name);
 
 }  // namespace ceilings
