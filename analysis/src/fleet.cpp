@@ -372,6 +372,15 @@ std::string printable_lines(const std::string& text) {
 struct SummaryIndex {
   std::map<std::string, const FleetMember*> by_uuid, by_path;
   std::set<std::string> unreadable;
+  // Whether a profile the summary names was skipped: the file itself, or a directory above it that could not be
+  // opened or searched (each ancestor made canonical alone: inside such a directory the whole path cannot be).
+  bool skipped(const fs::path& profile) const {
+    for (fs::path p = profile; !p.empty(); p = p.parent_path()) {
+      if (unreadable.count(canonical_or_same(p.string()))) return true;
+      if (p == p.parent_path()) break;
+    }
+    return false;
+  }
 };
 
 // The GPUs a node summary lists that have no finished profile among the members (see FleetUnfinished).
@@ -429,8 +438,8 @@ void read_node_summary(const std::string& path, const SummaryIndex& index, Fleet
     if (u.state == "done") {
       if (found) continue;
       u.reason = "finished, but its profile" + (profile.empty() ? std::string() : " (" + profile + ")") +
-                 (index.unreadable.count(profile_path) ? " could not be read (skipped above)"
-                                                       : " is not among the files read");
+                 (!profile.empty() && index.skipped(dir / profile) ? " could not be read (skipped above)"
+                                                                   : " is not among the files read");
     } else {
       if (found && summary_time) {  // measured again since the summary was last written: that run stands
         try {

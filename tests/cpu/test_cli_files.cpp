@@ -124,7 +124,22 @@ TEST(CliFiles, FleetNamesADirectoryItCannotRead) {
     EXPECT_EQ(r.exit_code, 3) << r.err;
     EXPECT_TRUE(has(r.out, node_b) && has(r.out, "Permission denied")) << r.out;
   }
+  // A node summary beside the directories that lists node B's GPU as finished: its profile could not be read,
+  // which is what is said, not that it is missing from the files.
+  const std::string summary = fleet + "/nodeB.node-summary.json";
+  write(summary, json{{"schema", "ceilings.node/1"}, {"host", "nodeB"}, {"created", "2026-11-30T09:00:00Z"},
+                      {"updated", "2026-11-30T11:00:00Z"}, {"complete", true},
+                      {"gpus", json::array({{{"index", 0}, {"uuid", "GPU-files-9"}, {"state", "done"},
+                                             {"profile", "nodeB/n9.profile.json"}}})}}
+                     .dump());
+  for (const mode_t mode : {0000, 0444}) {
+    ASSERT_EQ(::chmod(node_b.c_str(), mode), 0);
+    r = run_as(*cli, {"fleet", fleet});
+    EXPECT_EQ(r.exit_code, 3) << mode << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "its profile (nodeB/n9.profile.json) could not be read (skipped above)")) << r.out;
+  }
   ASSERT_EQ(::chmod(node_b.c_str(), 0755), 0);
+  fs::remove(summary);
 
   // Links into a directory it cannot search: one that may have been a node's directory is named; a README linked
   // out of reach holds no profile and is not.
