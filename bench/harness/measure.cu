@@ -68,6 +68,15 @@ class EventPair {
     CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     return ms * 1e-3;
   }
+  // Whether the work recorded before `stop` is still running. A not-ready query may leave cudaErrorNotReady as
+  // the last error (PyTorch clears it after its event queries too), and guarded() fails a case on any last
+  // error: it is cleared, and no query is made while an earlier error waits to be reported.
+  bool stop_pending() const {
+    if (cudaPeekAtLastError() != cudaSuccess) return false;
+    if (cudaEventQuery(stop) != cudaErrorNotReady) return false;  // done, or an error the synchronize reports
+    (void)cudaGetLastError();
+    return true;
+  }
   cudaEvent_t start{}, stop{};
 };
 
@@ -197,8 +206,10 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     const double enqueue_s = std::chrono::duration<double>(clock::now() - enqueue_start).count();
     if (blocking) blocker.release();
     // The work is queued and (released from the blocking kernel) running: read the GPU at it before waiting
-    // for it, not only at the window's edges, after a synchronize has drained the stream.
-    telemetry.read_during_work();
+    // for it, not only at the window's edges, after a synchronize has drained the stream. Work that is done
+    // already (a pageable copy, staged by the host as it was queued; a sample shorter than the query) gets no
+    // reading: one taken after it is not a reading of the GPU at work.
+    if (ev.stop_pending()) telemetry.read_during_work();
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (blocking && blocker.timed_out()) {
       blocker_timeout = "timed out (" + seconds_text(BlockingKernel::kDefaultTimeoutS) + ") while the host took " +
