@@ -224,6 +224,67 @@ TEST(Datasheet, LaterGpusPublishedFigures) {
   EXPECT_EQ(match_gpu_loosely("V100 SXM2 32GB")->name, "V100 SXM2 32GB");
 }
 
+// The workstation and inference GPUs added by the names NVIDIA's driver gives them (the open GPU kernel modules'
+// README table of compatible GPUs: "Tesla T4", "NVIDIA RTX A6000", "NVIDIA RTX 6000 Ada Generation").
+TEST(Datasheet, WorkstationAndInferenceGpusByReportedName) {
+  const std::pair<const char*, const char*> names[] = {
+      {"Tesla T4", "T4"}, {"NVIDIA RTX A6000", "RTX A6000"}, {"NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada"}};
+  for (const auto& [reported, entry] : names) {
+    const GpuSpec* s = find_gpu(reported);
+    ASSERT_NE(s, nullptr) << reported;
+    EXPECT_EQ(s->name, entry) << reported;
+    EXPECT_FALSE(s->source.empty()) << reported;
+    EXPECT_GT(s->tdp_w, 0) << reported;
+    EXPECT_TRUE(s->dense.count("fp32")) << reported;
+  }
+  // Turing T4: FP16 tensor cores (FP32 accumulate), no BF16, no published FP64, PCIe Gen3.
+  const GpuSpec& t4 = *find_gpu("Tesla T4");
+  EXPECT_EQ(t4.compute_capability, "7.5");
+  EXPECT_EQ(t4.sm_count, 40);
+  EXPECT_DOUBLE_EQ(*datasheet_value(t4, "gemm.fp16"), 65e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(t4, "gemm.int8"), 130e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(t4, "fma.fp32"), 8.1e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(t4, "hbm.copy"), 320e9);
+  EXPECT_FALSE(datasheet_value(t4, "gemm.bf16"));
+  EXPECT_FALSE(datasheet_value(t4, "gemm.fp64"));
+  EXPECT_DOUBLE_EQ(*datasheet_value(t4, "pcie.h2d"), pcie_link_bandwidth(3, 16));
+  EXPECT_DOUBLE_EQ(t4.memory_bytes, 17179869184.0);
+  EXPECT_DOUBLE_EQ(t4.tdp_w, 70);
+  // RTX A6000: the workstation GA102 at full-rate FP32 accumulate; the two-GPU NVLink bridge.
+  const GpuSpec& a6000 = *find_gpu("NVIDIA RTX A6000");
+  EXPECT_EQ(a6000.compute_capability, "8.6");
+  EXPECT_EQ(a6000.sm_count, 84);
+  EXPECT_DOUBLE_EQ(*datasheet_value(a6000, "gemm.bf16"), 154.8e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(a6000, "gemm.tf32"), 77.4e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(a6000, "hbm.copy"), 768e9);
+  EXPECT_DOUBLE_EQ(*datasheet_value(a6000, "nvlink.p2p_bidir"), 112.5e9);
+  EXPECT_FALSE(datasheet_value(a6000, "gemm.fp8"));
+  EXPECT_FALSE(datasheet_value(a6000, "gemm.fp64"));
+  // RTX 6000 Ada: memory and FP32 only; no sourced tensor figure, so no GEMM roof rather than a guessed one.
+  const GpuSpec& ada = *find_gpu("NVIDIA RTX 6000 Ada Generation");
+  EXPECT_EQ(ada.compute_capability, "8.9");
+  EXPECT_EQ(ada.sm_count, 142);
+  EXPECT_DOUBLE_EQ(*datasheet_value(ada, "hbm.copy"), 960e9);
+  EXPECT_DOUBLE_EQ(*datasheet_value(ada, "fma.fp32"), 91.1e12);
+  EXPECT_FALSE(datasheet_value(ada, "gemm.bf16"));
+  EXPECT_FALSE(datasheet_value(ada, "gemm.fp8"));
+  // Typed names find them, and the neighbours keep theirs: an RTX A6000 is not an A40, an RTX 6000 Ada not an
+  // L40, a T4 not an L4.
+  EXPECT_EQ(match_gpu_loosely("t4")->name, "T4");
+  EXPECT_EQ(match_gpu_loosely("rtx a6000")->name, "RTX A6000");
+  EXPECT_EQ(match_gpu_loosely("RTX 6000 Ada")->name, "RTX 6000 Ada");
+  EXPECT_EQ(find_gpu("NVIDIA A40")->name, "A40");
+  EXPECT_EQ(find_gpu("NVIDIA L40")->name, "L40");
+  EXPECT_EQ(find_gpu("NVIDIA L4")->name, "L4");
+  // Named in the same driver table but left out (no NVIDIA figures for their peaks were found): none of them may
+  // resolve to a neighbour's entry (an A10G is not an A10, an L20 not an L40).
+  for (const char* absent : {"NVIDIA A10G", "NVIDIA L20", "NVIDIA A2", "NVIDIA GeForce RTX 5090", "NVIDIA GB200",
+                             "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+                             "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+                             "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"})
+    EXPECT_EQ(find_gpu(absent), nullptr) << absent;
+}
+
 // An FP64 GEMM's roof is the FP64 tensor-core figure; a GPU without FP64 tensor cores (Volta, Ada) is judged
 // against its FP64 units. A GPU with them (8.0, 9.0, 10.0) whose sheet prints no FP64 tensor figure gets no roof:
 // its DMMA GEMMs would pass its FP64 units' figure by up to 100% and read as a timing fault.
