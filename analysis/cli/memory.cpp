@@ -92,23 +92,15 @@ int run(const MemoryOptions& o) {
           "activations not estimated: --params gives no layer shape (use --hf-config or --layers/--hidden/--heads)");
     } else {
       in.model = o.model.model();
-      const ParamCounts counts = count_params(*in.model);
-      in.params = static_cast<double>(counts.total);
+      in.params = static_cast<double>(count_params(*in.model).total);
       if (in.model->mtp_layers > 0) {
         // DeepSeek-V3 trains its multi-token-prediction modules with the model; in training they share its
-        // embedding and output head, so only the rest of each module adds weights, gradients and optimizer state.
-        const double shared = static_cast<double>(in.model->mtp_layers) * 2.0 * static_cast<double>(in.model->vocab) *
-                              static_cast<double>(in.model->hidden);
-        const double mtp = static_cast<double>(counts.mtp) - shared;
+        // embedding and output head, so only the rest of each module adds weights, gradients and optimizer state,
+        // beside the output head on the last pipeline stage.
+        in.last_stage = mtp_params(*in.model);
+        in.last_stage_layers = in.model->mtp_layers;
+        const double mtp = in.last_stage.total;
         in.params += mtp;
-        in.last_stage_params = mtp;  // beside the output head they share, on the last pipeline stage
-        // Each module's decoder layer is an MoE layer of the model's shape: its routed experts divide over --ep.
-        for (std::int64_t l = 0; l < in.model->layers; ++l)
-          if (in.model->is_moe_layer(l)) {
-            in.last_stage_routed_params =
-                static_cast<double>(in.model->mtp_layers) * layer_params(*in.model, l).routed_experts;
-            break;
-          }
         notes.push_back("parameters include the " + std::to_string(in.model->mtp_layers) +
                         " multi-token-prediction module(s) trained with the model (" + format_fixed(mtp / 1e9, 2) +
                         "B parameters; their embedding and output head are the model's); their activations are not estimated");

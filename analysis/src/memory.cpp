@@ -143,11 +143,14 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     if (m.stage_head) {
       const double head = counts.lm_head > 0 || in.pp == 1 ? static_cast<double>(counts.lm_head)
                                                            : static_cast<double>(c.vocab) * h;  // a tied head's copy
-      params += static_cast<double>(c.norm_params_per_hidden) * h + head + in.last_stage_params;
-      replicated += static_cast<double>(c.norm_params_per_hidden) * h;  // the final norm
-      routed += in.last_stage_routed_params;
+      params += static_cast<double>(c.norm_params_per_hidden) * h + head + in.last_stage.total;
+      routed += in.last_stage.routed_experts;
+      // The final norm, and of last_stage its norms, routers and row-parallel biases.
+      replicated += static_cast<double>(c.norm_params_per_hidden) * h + in.last_stage.replicated;
+      routed_replicated += in.last_stage.routed_replicated;
     }
-    const double kv_params = kv_per_layer * static_cast<double>(m.stage_layers);
+    const double kv_params =
+        kv_per_layer * static_cast<double>(m.stage_layers + (m.stage_head ? in.last_stage_layers : 0));
     if (m.stage_embedding)
       activations += embedding_activation_bytes(in.seq, in.micro_batch, h, in.tp, in.sequence_parallel);
     // 1F1B: pp - i micro-batches in flight (the last stage, which holds the output layer, one).

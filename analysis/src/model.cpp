@@ -608,6 +608,7 @@ template <class T>
 struct LayerParts {
   T attention{}, norms{}, router{}, mlp{}, unvisited{}, routed{};
   T row_biases{}, routed_row_biases{};
+  T total() const { return attention + norms + router + mlp; }
 };
 
 template <class T>
@@ -638,12 +639,16 @@ LayerParts<T> layer_parts(const ModelConfig& m, std::int64_t l) {
   return p;
 }
 
+// A multi-token-prediction module's own norms: enorm, hnorm and shared_head.norm.
+template <class T>
+T mtp_norms(const ModelConfig& m) {
+  return 3 * static_cast<T>(m.norm_params_per_hidden) * static_cast<T>(m.hidden);
+}
+
 template <class T>
 ParamCountsOf<T> count(const ModelConfig& m) {
   ParamCountsOf<T> c;
   const T h = static_cast<T>(m.hidden), vocab = static_cast<T>(m.vocab);
-  const T expert = mlp_params<T>(m, m.expert_ffn);
-  const T experts = static_cast<T>(m.routed_experts + m.shared_experts);
   T unvisited{};
   for (std::int64_t l = 0; l < m.layers; ++l) {
     const LayerParts<T> p = layer_parts<T>(m, l);
@@ -661,12 +666,11 @@ ParamCountsOf<T> count(const ModelConfig& m) {
   c.matmul_logits = vocab * h;
   c.matmul_active = c.active - c.embedding - c.norms + (m.tied_embeddings ? c.matmul_logits : T(0));
   if (m.mtp_layers > 0) {
-    // Each MTP module as the checkpoint stores it: enorm, hnorm, eh_proj (2h -> h), one MoE decoder layer,
-    // shared_head.norm, and its own copies of the embedding and output head (DeepSeek-V3 README: 671B + 14B).
-    const T norms = static_cast<T>(m.layer_norms) * static_cast<T>(m.norm_params_per_hidden) * h +
-                    (m.qk_norm ? 2 * static_cast<T>(m.head_dim) : T(0));  // GLM-4.5's MTP layer has q/k norms too
-    const T layer = attention_params<T>(m) + norms + router_params<T>(m) + experts * expert;
-    c.mtp = static_cast<T>(m.mtp_layers) * (3 * h + 2 * h * h + layer + 2 * vocab * h);
+    // Each MTP module as the checkpoint stores it: enorm, hnorm, eh_proj (2h -> h), a decoder layer (the checkpoint's
+    // layer num_hidden_layers, an MoE layer), shared_head.norm, and its own copies of the embedding and output head
+    // (DeepSeek-V3 README: 671B + 14B).
+    const T layer = layer_parts<T>(m, m.layers).total();
+    c.mtp = static_cast<T>(m.mtp_layers) * (mtp_norms<T>(m) + 2 * h * h + layer + 2 * vocab * h);
   }
   return c;
 }
@@ -746,7 +750,16 @@ ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t h
 
 LayerParams layer_params(const ModelConfig& m, std::int64_t layer) {
   const LayerParts<double> p = layer_parts<double>(m, layer);
-  return {p.attention + p.norms + p.router + p.mlp, p.routed, p.norms + p.router + p.row_biases, p.routed_row_biases};
+  return {p.total(), p.routed, p.norms + p.router + p.row_biases, p.routed_row_biases};
+}
+
+LayerParams mtp_params(const ModelConfig& m) {
+  const double n = static_cast<double>(m.mtp_layers), h = static_cast<double>(m.hidden);
+  const double norms = mtp_norms<double>(m);
+  const LayerParams layer = layer_params(m, m.layers);
+  // eh_proj (2h -> h) splits over tp: Megatron-LM's is column-parallel, its output gathered before the layer.
+  return {n * (norms + 2 * h * h + layer.total), n * layer.routed_experts, n * (norms + layer.replicated),
+          n * layer.routed_replicated};
 }
 
 double replicated_params(const ModelConfig& m) {

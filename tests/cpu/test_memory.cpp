@@ -135,21 +135,21 @@ TEST(TrainMemory, TheMostLoadedPipelineStage) {
   in.pp = 8;
   EXPECT_DOUBLE_EQ(m.activations, all_layers + 8 * mask);
   // The last stage: one micro-batch of its 4 layers, and the output layer's 4.3 GB.
-  in.last_stage_params = 4e9;  // enough to make it the most loaded
+  in.last_stage.total = 4e9;  // enough to make it the most loaded
   const MemoryEstimate last = train_memory(in);
   ASSERT_EQ(last.stage, 7);
   EXPECT_DOUBLE_EQ(last.activations, all_layers / 8 + output);
-  in.last_stage_params = 0;
+  in.last_stage.total = 0;
   // The last stage holds the head, the final norm and what trains beside them (DeepSeek-V3's MTP modules):
   // 2B parameters of those make it the most loaded.
   in.recompute = Recompute::kFull;
-  in.last_stage_params = 2e9;
+  in.last_stage.total = 2e9;
   m = train_memory(in);
   EXPECT_EQ(m.stage, 7);
   EXPECT_TRUE(m.stage_head);
   EXPECT_FALSE(m.stage_embedding);
   EXPECT_DOUBLE_EQ(m.weights, 2 * (4 * layer + counts.lm_head + 4096 + 2e9));
-  in.last_stage_params = 0;
+  in.last_stage.total = 0;
   // 32 layers over 5 stages: the first two take 7, the other three 6.
   in.pp = 5;
   in.recompute = Recompute::kNone;
@@ -163,7 +163,7 @@ TEST(TrainMemory, TheMostLoadedPipelineStage) {
   in.seq = 1024;
   in.pp = 12;
   in.recompute = Recompute::kFull;
-  in.last_stage_params = 1e8;
+  in.last_stage.total = 1e8;
   m = train_memory(in);
   EXPECT_EQ(m.stage, 11);
   EXPECT_DOUBLE_EQ(m.weights, 2 * (layer_params(gpt2, 11).total + 2 * 768 + 50257.0 * 768 + 1e8));
@@ -221,8 +221,8 @@ TEST(TrainMemory, ExpertParallelismDividesTheRoutedExperts) {
   in.dp = 8;
   in.pp = 2;
   in.recompute = Recompute::kFull;
-  in.last_stage_params = 10e9;
-  in.last_stage_routed_params = 8e9;
+  in.last_stage.total = 10e9;
+  in.last_stage.routed_experts = 8e9;
   double last = 4096 + 32000.0 * 4096 + 10e9, last_routed = 8e9;
   for (std::int64_t l = 16; l < 32; ++l) {
     last += layer_params(mixtral, l).total;
@@ -243,6 +243,48 @@ TEST(TrainMemory, ExpertParallelismDividesTheRoutedExperts) {
   ASSERT_EQ(v3.exit_code, 0) << v3.err;
   EXPECT_NEAR(json::parse(v3.out)["total_bytes"].get<double>(), 48.22e9 + 2.236e9, 0.01e9) << v3.out;
   EXPECT_EQ(json::parse(v3.out)["pipeline_stage"]["stage"], 16);
+}
+
+// An MTP module trains on the last stage, each tensor-parallel GPU holding whole what it holds whole of a main layer:
+// DeepSeek-V3's enorm, hnorm and shared_head.norm (3 x 7168), its decoder layer's norms (2 x 7168) and router with
+// the correction bias (256 x 7169), and MLA's down-projections with their norms (q_a 7168 x 1536 + 1536, kv_a
+// 7168 x 576 + 512: 15,140,864). eh_proj (2 x 7168^2) splits, as Megatron-LM's column-parallel one does. By hand:
+//   the module less its embedding and head: 21,504 + 102,760,448 + 11,507,286,272 (its layer) = 11,610,068,224,
+//   whole 21,504 + 14,336 + 1,835,264 + 15,140,864 = 17,011,968;
+//   tp 8: (11,610,068,224 - 17,011,968) / 8 + 17,011,968 = 1,466,144,000 a GPU (an even eighth: 1,451,258,528);
+//   tp 8, ep 8: its 256 x 3 x 7168 x 2048 = 11,274,289,152 routed-expert parameters / 8 / 8 = 176,160,768, and
+//   (11,610,068,224 - 11,274,289,152 - 17,011,968) / 8 + 17,011,968 = 56,857,856 (evenly: 41,972,384).
+// GLM-4.5 (GQA, 8 KV heads) at tp 16: whole 3 x 5120 + 2 x 5120 + 2 x 128 (q/k norms) + 160 x 5121 = 845,216, its
+// k/v projections 2 x (5120 x 1024 + 1024) = 10,487,808 over 8 GPUs as a main layer's, the module 3,988,069,792:
+//   (3,988,069,792 - 845,216 - 10,487,808) / 16 + 10,487,808 / 8 + 845,216 = 250,702,240 (evenly: 249,254,362).
+TEST(TrainMemory, MtpModuleWholeWhereTheModelsLayersAre) {
+  const ModelConfig v3 = read_hf_config(hf("DeepSeek-V3"));
+  const LayerParams mtp = mtp_params(v3);
+  EXPECT_DOUBLE_EQ(mtp.total, 11610068224.0);
+  EXPECT_DOUBLE_EQ(mtp.total, static_cast<double>(count_params(v3).mtp) - 2.0 * 129280 * 7168);
+  EXPECT_DOUBLE_EQ(mtp.replicated, 3 * 7168 + 2 * 7168 + 256 * 7169.0);
+  EXPECT_DOUBLE_EQ(mtp.routed_experts, 11274289152.0);
+  EXPECT_DOUBLE_EQ(mtp.routed_replicated, 0);
+  // The module's share of a GPU's weights, 2 bytes a parameter: with it less without it.
+  auto module_weights = [](const ModelConfig& model, int tp, int ep) {
+    TrainMemoryInput in;
+    in.model = model;
+    in.params = static_cast<double>(count_params(model).total);
+    in.seq = 4096;
+    in.tp = tp;
+    in.dp = in.ep = ep;
+    in.recompute = Recompute::kFull;
+    TrainMemoryInput with = in;
+    with.last_stage = mtp_params(model);
+    with.last_stage_layers = model.mtp_layers;
+    return train_memory(with).weights - train_memory(in).weights;
+  };
+  EXPECT_NEAR(module_weights(v3, 8, 1), 2 * 1466144000.0, 1);
+  EXPECT_NEAR(module_weights(v3, 8, 8), 2 * (56857856.0 + 176160768.0), 1);
+  const ModelConfig glm = read_hf_config(hf("GLM-4.5"));
+  EXPECT_DOUBLE_EQ(mtp_params(glm).total, 3988069792.0);
+  EXPECT_DOUBLE_EQ(mtp_params(glm).replicated, 845216.0);
+  EXPECT_NEAR(module_weights(glm, 16, 1), 2 * 250702240.0, 1);
 }
 
 // Serving an MoE model with expert parallelism (vLLM, SGLang): the routed experts whole over ep GPUs, a multiple
@@ -627,6 +669,15 @@ TEST(MemoryCli, TrainingCountsTheMtpModule) {
   // embedding and head), by hand.
   EXPECT_DOUBLE_EQ(j["inputs"]["params"].get<double>(), 671026419200.0 + 13463426304.0 - 2.0 * 129280 * 7168);
   EXPECT_NE(j["notes"].dump().find("multi-token-prediction"), std::string::npos) << j["notes"];
+  // At tp 8 the module's whole parts are whole beside the model's, as if a 62nd layer (a 59th MoE one): MLA's
+  // down-projections 62 x 15140864, norms 62 x 2 x 7168, routers 59 x 256 x 7169, the final norm and the module's
+  // enorm, hnorm and shared_head.norm 4 x 7168: 1,047,931,648 of the 682,636,487,424, by hand.
+  const auto tp8 = test::run_cli({"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "train", "--seq", "4096",
+                                  "--tp", "8", "--recompute", "full", "--json"});
+  ASSERT_EQ(tp8.exit_code, 0) << tp8.err;
+  const double whole = 62 * 15140864.0 + 62 * 2 * 7168.0 + 59 * 256 * 7169.0 + 4 * 7168.0;
+  EXPECT_NEAR(json::parse(tp8.out)["weights_bytes"].get<double>(),
+              2 * ((671026419200.0 + 11610068224.0 - whole) / 8 + whole), 1);
   // A model without one is counted as before.
   const auto llama = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "4096",
                                     "--json"});

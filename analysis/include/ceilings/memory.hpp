@@ -11,8 +11,11 @@ namespace ceilings {
 struct TrainMemoryInput {
   double params = 0;                 // total parameters (without a model: split evenly over tp*pp)
   std::optional<ModelConfig> model;  // its layers, embedding and head per pipeline stage, and activations
-  double last_stage_params = 0;      // trained beside the model on its last stage (DeepSeek-V3's MTP modules)
-  double last_stage_routed_params = 0;  // of those, routed experts (divided by ep like the model's)
+  // Trained beside the model on its last stage (DeepSeek-V3's MTP modules: mtp_params in model.hpp), by the parts
+  // a layer's are (its replicated ones whole on every tensor-parallel GPU, its routed experts divided by ep), and of
+  // those the transformer layers, whose K/V (MLA: down-) projections split as the model's.
+  LayerParams last_stage;
+  std::int64_t last_stage_layers = 0;
   double micro_batch = 1, seq = 0;
   int tp = 1, pp = 1, dp = 1, zero_stage = 0;
   int ep = 1;  // expert parallel: each MoE layer's routed experts divided over ep of the dp GPUs
@@ -78,7 +81,7 @@ double output_activation_bytes(double s, double b, double h, double vocab, int t
 // Rajbhandari et al. 2020, sec. 3.1): 2 fp16/bf16 weights + 2 gradients + 12 optimizer (fp32 master weights,
 // momentum, variance). With a model, pp stages hold L/pp layers each (the first L mod pp stages one more), the
 // first stage the input embedding, the last the final norm and output head (a tied one as a copy of the
-// embedding, as Megatron-LM keeps it) and `last_stage_params`; tp splits a stage but for what every GPU holds
+// embedding, as Megatron-LM keeps it) and `last_stage`; tp splits a stage but for what every GPU holds
 // whole (replicated_params in model.hpp: norms, routers, row-parallel biases, the first stage's position table;
 // past one KV head a GPU, the K/V projections are copied, as for inference); ep divides the routed experts
 // further, each expert's down-projection bias whole on the tp GPUs that split the rest of it (Megatron-LM's expert

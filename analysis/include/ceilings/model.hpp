@@ -206,6 +206,12 @@ struct LayerParams {
   double replicated = 0, routed_replicated = 0;
 };
 LayerParams layer_params(const ModelConfig& model, std::int64_t layer);
+// The mtp_layers multi-token-prediction modules as training holds them (count_params's mtp less each module's own
+// embedding and output head, which training shares with the model), by the same parts: enorm, hnorm, eh_proj,
+// shared_head.norm and a decoder layer, the checkpoint's layer `layers` (an MoE layer in DeepSeek-V3 and GLM-4.5).
+// replicated: the three norms and the layer's replicated parts; its K/V (MLA: down-) projections are not in it, but
+// split as a main layer's do (kv_tensor_split).
+LayerParams mtp_params(const ModelConfig& model);
 
 // Everything `ceilings model --json` prints.
 json model_summary_json(const ModelConfig& model, double seq, const std::string& kv_dtype, AttentionConvention c);
