@@ -206,7 +206,7 @@ int run(const RooflineOptions& o) {
     for (const LlmStep& s : llm->decode) add(decode, s.name, s.flops, s.bytes, s.placement);
     std::cout << "\nLLM view, context " << o.context.value << ", weights " << o.weight_dtype << ", KV cache "
               << o.kv_dtype << " (decode bytes count the KV cache read every step; prefill uses the " << o.attention
-              << " FLOP convention)\n";
+              << " FLOP convention, with logits at each prompt's last token only)\n";
     if (!llm->prefill.empty()) std::cout << render(prefill, Format::kTable);
     if (!llm->decode.empty()) std::cout << render(decode, Format::kTable);
     std::string too_big;

@@ -194,7 +194,11 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
     LlmStep p;
     p.name = "prefill b=" + format_fixed(b, 0);
     p.batch = b;
-    p.flops = b * context * forward_flops_per_token(shape, context, prefill_attention);
+    // Logits only at each prompt's last token, as serving engines compute them (vLLM's LogitsProcessor prunes the
+    // hidden states to the sampled positions; Transformers' generate keeps logits_to_keep = 1): the other
+    // context - 1 tokens skip the output layer's 2*V*h. Training (mfu, train-time) needs logits at every token.
+    p.flops = b * (context * forward_flops_per_token(shape, context, prefill_attention) -
+                   (context - 1) * 2.0 * shape.logit_params);
     p.kv_bytes = b * kv_sequence;  // written once
     p.bytes = decode_weight_bytes(m, b * context, wb) + p.kv_bytes;
     p.placement = place(r, p.flops, p.bytes);

@@ -552,6 +552,31 @@ TEST(RooflineLlm, ChunkedLayersDecodeTheirChunk) {
   EXPECT_DOUBLE_EQ(kv_bytes_read_per_decode_step(m, 8192, 2), kv_cache_bytes_per_sequence(m, 8192, 2));
 }
 
+// A prefill computes the logits at each prompt's last token only (vLLM prunes the hidden states to the sampled
+// positions; Transformers' generate keeps logits_to_keep = 1): b * (S * (2N + attention) - (S - 1) * 2*V*h), with
+// V*h the LM head's whether tied or not, and the MoE's active N.
+TEST(RooflineLlm, PrefillComputesLogitsAtTheLastTokenOnly) {
+  const Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
+  // Llama-3.1-8B, S = 4096, b = 1: N = 32 layers * (41,943,040 attention + 176,160,768 MLP) + 525,336,576 head
+  // = 7,504,658,432; causal attention 2*32*32*(128 + 128)*2048 = 2^30 a token; V*h = 128256*4096 = 525,336,576.
+  // 4096 * (15,009,316,864 + 1,073,741,824) - 4095 * 1,050,673,152 = 61.57 TFLOP (65.88 with logits everywhere).
+  const LlmView llama = llm_view(r, read_hf_config(hf("Llama-3.1-8B")), 4096, {1}, 2, 2, AttentionConvention::kCausal);
+  EXPECT_DOUBLE_EQ(llama.prefill[0].flops,
+                   4096 * (2 * 7504658432.0 + 1073741824.0) - 4095 * 2 * 525336576.0);  // 61,573,701,828,608
+  // Compute-bound: the time-to-first-token floor is those FLOPs at the measured 800 TFLOP/s.
+  EXPECT_DOUBLE_EQ(llama.prefill[0].placement.measured.time_s, llama.prefill[0].flops / 8e14);
+  // GPT-2 (tied head), S = 1024, b = 2: N = 12 * (2,362,368 attention + 4,722,432 MLP) + 50257*768 = 123,614,976;
+  // causal attention 2*12*12*(64 + 64)*512 = 18,874,368 a token; its tied head still costs 2*V*h a token.
+  const LlmView gpt2 = llm_view(r, read_hf_config(hf("gpt2")), 1024, {2}, 2, 2, AttentionConvention::kCausal);
+  EXPECT_DOUBLE_EQ(gpt2.prefill[0].flops, 2 * (1024 * (2 * 123614976.0 + 18874368.0) - 1023 * 2 * 38597376.0));
+  // Mixtral (MoE), S = 4096: the active N (count_params), V*h = 32000*4096.
+  const ModelConfig mixtral = read_hf_config(hf("Mixtral-8x7B-v0.1"));
+  const LlmView moe = llm_view(r, mixtral, 4096, {1}, 2, 2, AttentionConvention::kCausal);
+  EXPECT_DOUBLE_EQ(moe.prefill[0].flops,
+                   4096 * (2 * static_cast<double>(count_params(mixtral).matmul_active) + 1073741824.0) -
+                       4095 * 2 * 131072000.0);
+}
+
 // gemm.int8 and its variants are integer operations: OP/s in the roofs, whatever the suffix.
 TEST(RooflineCli, Int8RoofsCountOperations) {
   const std::string dir = test::scratch_dir("roofline_int8");

@@ -59,7 +59,8 @@ struct Placement {
 };
 Placement place(const Roofline& r, double flops, double bytes);
 
-// The LLM view: one decode step and one prefill of `model` at batch B and context S.
+// The LLM view: one decode step and one prefill of `model` at batch B and context S. A prefill computes logits at
+// each prompt's last token only, as serving engines do (not at all S, as training does).
 struct LlmStep {
   std::string name;  // "prefill b=8", "decode b=8"
   double batch = 0, flops = 0, bytes = 0, kv_bytes = 0;
