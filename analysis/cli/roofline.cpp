@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "ceilings/memory.hpp"
 #include "ceilings/table.hpp"
 #include "ceilings/units.hpp"
 #include "subcommand.hpp"
@@ -66,23 +67,29 @@ int run(const RooflineOptions& o) {
                          "SVG label points by name)");
   }
   std::optional<LlmView> llm;
-  double weights_total = 0;  // every weight, stored: with a step's KV cache, what one GPU would have to hold
+  InferMemoryInput serving;  // the LLM view's workload on one GPU, as `ceilings memory --mode infer` takes it
   if (!o.hf_config.empty()) {
     if (!o.context.given()) throw InputError("--context is missing (needed with --hf-config)");
     std::vector<double> batches = o.batches.empty() ? std::vector<double>{1, 8, 32, 128} : o.batches;
-    const ModelConfig model = read_hf_config(o.hf_config);
-    weights_total = static_cast<double>(count_params(model).total) * dtype_bytes(o.weight_dtype);
-    llm = llm_view(r, model, o.context.value, batches, dtype_bytes(o.weight_dtype), dtype_bytes(o.kv_dtype),
+    serving.model = read_hf_config(o.hf_config);
+    serving.context = o.context.value;
+    serving.weight_bytes = dtype_bytes(o.weight_dtype);
+    serving.kv_bytes = dtype_bytes(o.kv_dtype);
+    llm = llm_view(r, serving.model, serving.context, batches, serving.weight_bytes, serving.kv_bytes,
                    parse_attention_convention(o.attention));
   } else if (o.context.given() || !o.batches.empty()) {
     throw InputError("--context and --batch place a model's steps: they need --hf-config");
   }
-  // A step whose weights and KV cache exceed one GPU's memory cannot run on it: its floors are what the roofs
-  // allow, not a time this GPU attains (`ceilings memory` says what fits).
+  // What a batch holds on one GPU, as `ceilings memory --mode infer` counts it: every weight and each sequence's KV
+  // cache as held, which in a windowed or chunked layer can be more than a decode step reads. A step that does not
+  // fit cannot run on one GPU: its floors are what the roofs allow, not a time this GPU attains.
   const double memory = static_cast<double>(profile.device.memory_bytes);
-  auto fits = [&](const LlmStep& s) { return weights_total + s.kv_bytes <= memory; };
-  // What the crossover batch would hold: every weight and its sequences' KV cache.
-  auto held_at = [&](double batch) { return weights_total + batch * llm->kv_bytes_per_sequence; };
+  auto held_at = [&](double batch) {
+    InferMemoryInput in = serving;
+    in.batch = batch;
+    return infer_memory(in).total();
+  };
+  auto fits = [&](const LlmStep& s) { return held_at(s.batch) <= memory; };
   std::vector<std::pair<std::string, Placement>> placed;
   for (const Point& p : points) placed.emplace_back(p.name, place(r, p.flops, p.bytes));
   if (llm)
@@ -129,7 +136,7 @@ int run(const RooflineOptions& o) {
           json j = placement_json(s.name, s.flops, s.bytes, s.placement);
           j["batch"] = s.batch;
           j["kv_bytes"] = s.kv_bytes;
-          j["memory_bytes_needed"] = weights_total + s.kv_bytes;
+          j["memory_bytes_needed"] = held_at(s.batch);
           j["fits_one_gpu"] = fits(s);
           if (std::string(key) == "decode") {
             j["tpot_floor_s"] = s.placement.measured.available ? json(s.placement.measured.time_s) : json(nullptr);
@@ -213,10 +220,10 @@ int run(const RooflineOptions& o) {
     for (const auto* steps : {&llm->prefill, &llm->decode})
       for (const LlmStep& s : *steps)
         if (!fits(s))
-          too_big += (too_big.empty() ? "" : ", ") + s.name + " (" + format_quantity(weights_total + s.kv_bytes, "B") + ")";
+          too_big += (too_big.empty() ? "" : ", ") + s.name + " (" + format_quantity(held_at(s.batch), "B") + ")";
     if (!too_big.empty())
       std::cout << "does not fit one GPU's " << format_quantity(memory, "B") << " (weights " << o.weight_dtype << " "
-                << format_quantity(weights_total, "B") << " + KV cache): " << too_big
+                << format_quantity(infer_memory(serving).weights, "B") << " + KV cache held): " << too_big
                 << "; their floors are what the roofs allow, not a time this GPU runs (`ceilings memory` says what "
                    "fits)\n";
     auto say = [&](const char* which, const std::optional<double>& b) {

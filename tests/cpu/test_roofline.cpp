@@ -365,6 +365,29 @@ TEST(RooflineCli, AStepThatDoesNotFitOneGpuIsSaidSo) {
   EXPECT_FALSE(j["llm"]["decode"][1]["fits_one_gpu"].get<bool>());
 }
 
+// Llama 4 Scout at context 20000, batch 45, fp4 weights: a decode step reads 3616 keys a chunked layer, but the cache
+// holds a whole chunk's 8192, as `memory --mode infer` counts it. Held: 107,769,861,120 * 0.5 weights
+// + 45 * 2*8*128*2 * (12 * 20000 + 36 * 8192) = 53.88 + 98.59 = 152.48 GB, more than the fixture's 150.75 GB (the
+// bytes read, 53.88 + 45 * 4096 * (12 * 20000 + 36 * 3616) = 122.1 GB, would fit).
+TEST(RooflineCli, DecodeFitsByTheKvCacheHeldAsMemorySays) {
+  const std::vector<std::string> workload = {"--hf-config", hf("Llama-4-Scout-17B-16E"), "--context", "20000",
+                                             "--batch", "45", "--weight-dtype", "fp4", "--profile", kProfile, "--json"};
+  std::vector<std::string> args = {"roofline"};
+  args.insert(args.end(), workload.begin(), workload.end());
+  auto r = test::run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json decode = json::parse(r.out)["llm"]["decode"][0];
+  const double held = 107769861120.0 * 0.5 + 45 * 2.0 * 8 * 128 * 2 * (12.0 * 20000 + 36.0 * 8192);
+  EXPECT_DOUBLE_EQ(decode["memory_bytes_needed"].get<double>(), held);
+  EXPECT_FALSE(decode["fits_one_gpu"].get<bool>());
+  EXPECT_DOUBLE_EQ(decode["kv_bytes"].get<double>(), 45 * 2.0 * 8 * 128 * 2 * (12.0 * 20000 + 36.0 * 3616));  // read
+  args = {"memory", "--mode", "infer"};
+  args.insert(args.end(), workload.begin(), workload.end());
+  r = test::run_cli(args);
+  ASSERT_EQ(r.exit_code, 1) << r.err;  // does not fit
+  EXPECT_DOUBLE_EQ(json::parse(r.out)["total_bytes"].get<double>(), held);
+}
+
 // The batch where decode turns compute-bound is said with what it holds: DeepSeek-V3 at a 32k context reaches the
 // ridge only at a batch whose KV cache and weights are terabytes, which no one GPU holds.
 TEST(RooflineCli, TheCrossoverBatchSaysWhetherItFitsOneGpu) {
