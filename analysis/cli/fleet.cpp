@@ -446,8 +446,9 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     std::optional<HostCheck> hosts;
     if (!o->expect_hosts.empty()) hosts = check_hosts(in, o->expect_hosts, expected_hosts);
     // No profile at all is a usage error (a wrong directory), unless the job's hosts or node summaries say what
-    // should have been there: then it is a run with nothing finished, reported as such (incomplete).
-    if (in.members.empty() && ((!hosts && in.node_summaries == 0) || want_baseline)) {
+    // should have been there: then it is a run with nothing finished, reported as such (incomplete; with
+    // --write-baseline, the report and then exit 2: there is no baseline to write).
+    if (in.members.empty() && !hosts && in.node_summaries == 0) {
       std::string why = in.files == 0 ? "no *.profile.json found" : "no readable profile";
       for (const FleetSkip& s : in.skipped) why += "\n  skipped " + printable_text(s.path + ": " + s.reason);
       for (const FleetSkip& s : in.baselines) why += "\n  set aside " + printable_text(s.path + ": " + s.reason);
@@ -469,30 +470,37 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     if (want_baseline && o->baseline_group > static_cast<int>(groups.size()))  // said before the report, not after it
       throw InputError("--baseline-group " + std::to_string(o->baseline_group) + ": there are only " +
                        std::to_string(groups.size()) + " group(s)");
-    // The largest group by default; two as large (a model set up two ways in equal numbers, an older and a newer
-    // driver) leave the choice to the user, not to the labels' alphabet.
-    if (want_baseline && o->baseline_group == 0 && groups.size() > 1 &&
-        groups[1].members.size() == groups[0].members.size())
-      throw InputError("--write-baseline: groups 1 (" + groups[0].fingerprint.label() + ") and 2 (" +
-                       groups[1].fingerprint.label() + ") are the largest alike, " +
-                       std::to_string(groups[0].members.size()) +
-                       " profiles each: say which the baseline comes from with --baseline-group");
-    if (want_baseline) {
-      // A median of one or two GPUs is their values: a slow one would become the reference its peers meet.
-      const FleetGroup& g = groups[o->baseline_group > 0 ? static_cast<std::size_t>(o->baseline_group - 1) : 0];
-      if (g.members.size() < rule.min_members)
-        throw InputError("--write-baseline: group " + std::to_string(o->baseline_group > 0 ? o->baseline_group : 1) +
-                         " (" + g.fingerprint.label() + ") has " + std::to_string(g.members.size()) +
-                         " profile(s); a baseline is the median of at least " + std::to_string(rule.min_members) +
-                         " GPUs, where one slow GPU cannot set it (to judge against one GPU, pass its profile to "
-                         "`ceilings qualify --baseline`)");
-    }
-
-    // Made before the report, so that a baseline that cannot be made (no ceiling enough of the group holds) is
-    // exit 2 with nothing printed; written after it.
+    // A baseline this fleet cannot give is said after the report, which is printed as without --write-baseline:
+    // a batch job's `--format json --write-baseline F > fleet.json` keeps its report in the very cases the report
+    // is for (a model configured two ways, a group too small). Nothing is written to F; the exit code is 2.
+    std::string no_baseline;
     const std::size_t gi = o->baseline_group > 0 ? static_cast<std::size_t>(o->baseline_group - 1) : 0;
+    if (!want_baseline) {
+      // no baseline asked for
+    } else if (in.members.empty()) {  // a job's hosts or node summaries, and no profile
+      no_baseline = "no readable profile to take the medians of";
+    } else if (o->baseline_group == 0 && groups.size() > 1 && groups[1].members.size() == groups[0].members.size()) {
+      // The largest group by default; two as large (a model set up two ways in equal numbers, an older and a newer
+      // driver) leave the choice to the user, not to the labels' alphabet.
+      no_baseline = "groups 1 (" + groups[0].fingerprint.label() + ") and 2 (" + groups[1].fingerprint.label() +
+                    ") are the largest alike, " + std::to_string(groups[0].members.size()) +
+                    " profiles each: say which the baseline comes from with --baseline-group";
+    } else if (groups[gi].members.size() < rule.min_members) {
+      // A median of one or two GPUs is their values: a slow one would become the reference its peers meet.
+      no_baseline = "group " + std::to_string(gi + 1) + " (" + groups[gi].fingerprint.label() + ") has " +
+                    std::to_string(groups[gi].members.size()) + " profile(s); a baseline is the median of at least " +
+                    std::to_string(rule.min_members) +
+                    " GPUs, where one slow GPU cannot set it (to judge against one GPU, pass its profile to "
+                    "`ceilings qualify --baseline`)";
+    }
     std::optional<Profile> baseline;
-    if (want_baseline) baseline = fleet_baseline(groups[gi], in.members, rule.min_members);
+    if (want_baseline && no_baseline.empty()) {
+      try {
+        baseline = fleet_baseline(groups[gi], in.members, rule.min_members);  // no ceiling enough of the group holds
+      } catch (const InputError& e) {
+        no_baseline = e.what();
+      }
+    }
 
     if (format == Format::kJson)
       // A file name that is not UTF-8 (a byte the walk found) as U+FFFD, not nlohmann's type_error in place of the report.
@@ -506,6 +514,11 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       if (format == Format::kJson || format == Format::kCsv)
         std::cerr << "ceilings fleet: skipped " << printable_text(s.path + ": " + s.reason) << "\n";
 
+    if (!no_baseline.empty()) {
+      std::cout.flush();  // the report first, then why no baseline
+      throw InputError("--write-baseline: nothing written to '" + o->write_baseline +
+                       "' (the report was printed in full): " + no_baseline);
+    }
     if (baseline) {
       write_file_atomic(o->write_baseline, profile_to_json(*baseline).dump(2) + "\n");
       std::cerr << "ceilings fleet: baseline of group " << gi + 1 << " (" << groups[gi].fingerprint.label() << ", "

@@ -704,6 +704,28 @@ TEST(Fleet, ABaselineOfTwoEqualGroupsIsAskedForAndSkippedFilesAreRows) {
   EXPECT_FALSE(fs::exists(baseline));
   r = run_cli({"fleet", dir, "--write-baseline", baseline, "--baseline-group", "2"});
   EXPECT_TRUE(fs::exists(baseline)) << r.out << r.err;
+  // The README's batch job, `--format json --write-baseline F > fleet.json`: the report is printed in full
+  // (it printed nothing, leaving fleet.json empty, in the very case it reports: a model configured two ways),
+  // then exit 2 says why there is no baseline; F, a baseline of an earlier run here, is left as it was.
+  const std::string before = ceilings::read_text_file(baseline);
+  for (const char* format : {"json", "csv", "table"}) {
+    const auto tied = run_cli({"fleet", dir, "--format", format, "--write-baseline", baseline});
+    EXPECT_EQ(tied.exit_code, 2) << format << tied.err;
+    EXPECT_NE(tied.err.find("--write-baseline: nothing written to '" + baseline + "' (the report was printed in "
+                            "full): groups 1 ("),
+              std::string::npos)
+        << tied.err;
+    EXPECT_EQ(ceilings::read_text_file(baseline), before) << format;
+    const auto plain = run_cli({"fleet", dir, "--format", format});
+    EXPECT_EQ(plain.exit_code, 1) << plain.err;  // a model configured two ways
+    EXPECT_EQ(tied.out, plain.out) << format;
+    if (std::string(format) == "json")
+      EXPECT_EQ(parse_json_text(tied.out, "fleet json").at("groups").size(), 2u);
+  }
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(fs::path(baseline).parent_path()))
+    left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"baseline.profile.json"});  // no temporary file beside it
   write_file_atomic(dir + "/broken.profile.json", "{");
   r = run_cli({"fleet", dir, "--format", "csv"});
   EXPECT_NE(r.out.find(",skipped,,,,,,,,,,,,"), std::string::npos) << r.out;
@@ -1623,8 +1645,11 @@ TEST(Fleet, HostsTheJobRanOnWithNothingReadAreNamed) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.out.find("missing: node0 node1 node2\n"), std::string::npos) << r.out;
   EXPECT_EQ(run_cli({"fleet", dir + "/nothing"}).exit_code, 2);
-  EXPECT_EQ(run_cli({"fleet", dir + "/nothing", "--expect-hosts", dir + "/three.txt", "--write-baseline",
-                     dir + "/b.json"}).exit_code, 2);
+  r = run_cli({"fleet", dir + "/nothing", "--expect-hosts", dir + "/three.txt", "--write-baseline", dir + "/b.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // the report, then no baseline
+  EXPECT_NE(r.out.find("missing: node0 node1 node2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("no readable profile to take the medians of"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/b.json"));
   write_file_atomic(dir + "/nothing/node0.node-summary.json",
                     json{{"schema", "ceilings.node/1"}, {"host", "node0"}, {"gpus", json::array()}}.dump());
   r = run_cli({"fleet", dir + "/nothing", "--format", "json"});
