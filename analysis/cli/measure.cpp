@@ -583,11 +583,15 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
 
 std::string resolve_bench(const MeasureOptions& o) {
   const std::string bench = o.bench.empty() ? default_bench_path() : o.bench;
-  // A --bench that is not a program is bad input; the default one (or CEILINGS_BENCH's) missing means this
-  // build has no CUDA benchmarks: incomplete.
+  // A --bench or CEILINGS_BENCH that is not a program is bad input; the default one missing means this build has
+  // no CUDA benchmarks: incomplete.
+  const char* env = std::getenv("CEILINGS_BENCH");
+  const std::string given = !o.bench.empty() ? "--bench " + bench
+                            : env && *env    ? "$CEILINGS_BENCH (" + bench + ")"
+                                             : "";
   std::error_code ec;
-  if (!o.bench.empty() && (access(bench.c_str(), X_OK) != 0 || fs::is_directory(bench, ec)))
-    throw InputError("--bench " + bench + " is not an executable file");
+  if (!given.empty() && (access(bench.c_str(), X_OK) != 0 || fs::is_directory(bench, ec)))
+    throw InputError(given + " is not an executable file");
   if (access(bench.c_str(), X_OK) != 0)
     throw IncompleteError("cannot run " + bench +
                           ": ceilings-bench is missing (built without CUDA?); set CEILINGS_BENCH or --bench");

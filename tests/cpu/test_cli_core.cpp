@@ -341,17 +341,26 @@ TEST(CliMeasure, BadArgumentsAreExitCode2) {
   EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
 }
 
-// The bench the build should have made is missing (no CUDA): incomplete. A --bench path that is not a
-// program is the user's bad input.
+// The bench the build should have made is missing (no CUDA): incomplete. A --bench or $CEILINGS_BENCH path
+// that is not a program is the user's bad input (CEILINGS_BENCH pointing at nothing was exit 3, with a message
+// telling the user to set CEILINGS_BENCH).
 TEST(CliMeasure, MissingBenchIsIncomplete) {
-  auto r = run_cli({"measure"}, {{"CEILINGS_BENCH", "/nonexistent/ceilings-bench"}});
-  EXPECT_EQ(r.exit_code, 3);
+  // A copy of ceilings alone in a directory: no ceilings-bench beside it, whether or not this build made one.
+  const std::string dir = test::scratch_dir("cli_measure_no_bench");
+  std::filesystem::copy_file(CEILINGS_CLI, dir + "/ceilings");
+  auto r = test::run_program({dir + "/ceilings", "measure", "--out", dir + "/p.json"}, {{"CEILINGS_BENCH", ""}});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("ceilings-bench is missing"), std::string::npos) << r.err;
   for (const char* bench : {"/nonexistent/ceilings-bench", "/"}) {
     r = run_cli({"measure", "--bench", bench});
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find(std::string("--bench ") + bench + " is not an executable file"), std::string::npos) << r.err;
+    r = run_cli({"measure"}, {{"CEILINGS_BENCH", bench}});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(std::string("$CEILINGS_BENCH (") + bench + ") is not an executable file"), std::string::npos)
+        << r.err;
   }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/p.json"));
 }
 
 TEST(CliBench, RejectsUnknownFlagsWithExitCode2) {
