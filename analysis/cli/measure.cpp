@@ -638,20 +638,25 @@ int run_measure(const MeasureOptions& o) {
     if (!fs::is_directory(o.out_dir, is_dir_ec))
       throw InputError("cannot create --out-dir " + o.out_dir + (ec ? ": " + ec.message() : ""));
   }
-  ceilings::check_output_path(out, "--out", {bench});
-  ceilings::check_output_path(raw_path_for(out), "--out (the raw JSON beside it)", {bench});
+  // Messages name the option the path came from: --out, --out-dir's default name, or the default name alone.
+  const std::string named = !o.out.empty() ? "--out" : !o.out_dir.empty() ? "--out-dir (the profile)" : "the profile";
+  const std::string raw_named = named == "--out" ? "--out (the raw JSON beside it)"
+                                : named == "the profile" ? "the raw JSON beside the profile"
+                                                         : "--out-dir (the raw JSON beside the profile)";
+  ceilings::check_output_path(out, named, {bench});
+  ceilings::check_output_path(raw_path_for(out), raw_named, {bench});
   // An earlier run's files are replaced; anything else kept at those paths is not.
-  ceilings::check_replaceable_profile(out, "--out");
-  ceilings::check_replaceable_output(raw_path_for(out), "--out (the raw JSON beside it)",
+  ceilings::check_replaceable_profile(out, named);
+  ceilings::check_replaceable_output(raw_path_for(out), raw_named,
                                      "a ceilings-bench JSON output", ceilings::is_bench_json_text);
   // The files each family writes beside the raw JSON add to its name; past the file system's 255 bytes every
   // family would fail with no word of why.
   if (const std::string raw_name = fs::path(raw_path_for(out)).filename().string();
       raw_name.size() + kPartialSuffixMax > 255)
-    throw InputError("--out '" + out + "' has a name too long for the files written beside it while measuring ('" +
+    throw InputError(named + " '" + out + "' has a name too long for the files written beside it while measuring ('" +
                      raw_name.substr(0, 40) + "...' and up to " + std::to_string(kPartialSuffixMax) +
                      " more characters, past 255): shorten it");
-  const auto lock = claim_output(out, o.out.empty() ? "--out-dir (the profile)" : "--out");
+  const auto lock = claim_output(out, named);
   ceilings::install_interrupt_handlers();
   std::string bus_id;  // best effort: health falls back to the NVML index without it
   try {

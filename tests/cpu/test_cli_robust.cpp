@@ -875,7 +875,8 @@ TEST(CliRobust, AnOutputDirectoryThatCannotBeWrittenIsRefusedFirst) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", ro + "/n.profile.json"},
        "cannot write in the directory of --out"},
-      {{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", ro}, "cannot write in the directory of --out"},
+      {{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", ro},
+       "cannot write in the directory of --out-dir (the profile) '" + ro + "/"},
       {{"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", ro}, "cannot write in --out-dir"},
       {{"fleet", profiles, "--write-baseline", ro + "/b.profile.json"},
        "cannot write in the directory of --write-baseline"},
