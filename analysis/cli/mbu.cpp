@@ -193,7 +193,9 @@ cli::Runner setup(CLI::App& app) {
   o->kv_dtype_opt = app.add_option("--kv-dtype", o->kv_dtype,
                                    std::string("KV-cache storage (not with --kv-bytes-per-token): ") + kStorageTypes)
                        ->capture_default_str();
-  app.add_option("--ceiling", o->ceiling, "Profile ceiling to use (default hbm.read, else hbm.copy)");
+  app.add_option("--ceiling", o->ceiling,
+                 "Profile ceiling to use (default: the first verified of hbm.read, hbm.copy, hbm.triad, hbm.write, "
+                 "else of any hbm.*)");
   app.add_flag("--json", o->json, "Print JSON");
   return [o] { return run(*o); };
 }

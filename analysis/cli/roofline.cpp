@@ -252,7 +252,9 @@ cli::Runner setup(CLI::App& app) {
   app.add_option("--compute", o->compute, "Compute roof used to classify, by name (fma.fp32 for a kernel without "
                                           "tensor cores; instead of --dtype)")
       ->excludes(dtype);
-  app.add_option("--memory", o->memory, "Memory roof used to classify (default hbm.read, else hbm.copy)");
+  app.add_option("--memory", o->memory,
+                 "Memory roof used to classify (default: the first verified of hbm.read, hbm.copy, hbm.triad, "
+                 "hbm.write)");
   app.add_option("--point", o->points, "NAME:FLOPS:BYTES, repeatable");
   app.add_option("--svg", o->svg, "Write the roofline picture here");
   auto* hf = app.add_option("--hf-config", o->hf_config, "LLM view: Hugging Face config.json");
