@@ -29,8 +29,8 @@
 #   --gemm-ab      last, with 90 s kept for it: the open GEMM timing question, one ceilings-bench process per
 #                  setting, each given its share of what is left; a table of all goes to stdout and measure.log
 #                  (rate, the search's back-to-back rate, the side-by-side rates, cv, samples, clock, power,
-#                  shape, algorithm), each setting's raw JSON to gemm-ab.jsonl. Now: gemm.fp64 searched at one shape each (8192^3, 4096x4224x8192,
-#                  4096x4224x4096, 2816x3072x4096; no sustained windows), how its burst depends on the length
+#                  shape, algorithm), each setting's raw JSON to gemm-ab.jsonl. Now: gemm.fp64 searched at one shape each, shortest first (2816x3072x4096,
+#                  4096x4224x4096, 4096x4224x8192, 8192^3; no sustained windows), how its burst depends on the length
 #                  of one GEMM. (On 2026-11-30 it compared the old burst timing with the new, and TN with NN:
 #                  the README has the results.)
 #   --no-tma       leave out the TMA bulk-copy variants (ceilings-bench --ceilings_tma), which the measurement
