@@ -33,8 +33,7 @@ std::size_t g_array_bytes = 0;  // --ceilings_hbm_bytes; 0 = default
 void add_options(CLI::App& app) {
   app.add_option("--ceilings_hbm_bytes", g_array_bytes,
                  "Bytes per HBM array (default: the larger of 4x L2 and 8 GiB, 1 GiB with --ceilings_quick; reduced "
-                 "to fit free memory, "
-                 "then to a multiple of 64 bytes, less 64)")
+                 "to fit free memory, rounded down to a multiple of 64 bytes, then 64 bytes less)")
       ->check(ceilings::cli::number_in(1 << 20, 0x1p40));
 }
 

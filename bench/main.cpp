@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   CLI::App app("ceilings-bench: measured GPU ceilings (Google Benchmark flags are accepted too)", "ceilings-bench");
   app.allow_extras();
   app.set_help_flag("--ceilings_help", "Print the ceilings-bench flags (--help prints Google Benchmark's)");
-  app.add_option("--ceilings_device", options.device, "CUDA device index")->check(ceilings::cli::non_negative_number());
+  app.add_option("--ceilings_device", options.device, "CUDA device index (default 0)")
+      ->check(ceilings::cli::non_negative_number());
   app.add_flag("--ceilings_quick", options.quick, "Fewer variants and samples: a full pass of about 40 s on an H200 (min samples at most 5, max "
                "samples at most 20, max seconds at most 0.25, whatever those flags say)");
   app.add_flag("--ceilings_tma", options.tma,
@@ -57,13 +58,16 @@ int main(int argc, char** argv) {
                "candidate; compute capability 9.0+, full pass only). Opt-in until they have run on a GPU: a fault "
                "in one would end its family's process (they run last in it)");
   // Two at least: a cv (the spread every number carries, and the stopping rule's test) needs two samples.
-  app.add_option("--ceilings_min_samples", options.min_samples, "Timed samples per configuration, at least (2 or more)")
+  app.add_option("--ceilings_min_samples", options.min_samples,
+                 "Timed samples per configuration, at least (2 or more; default 10, at most 5 with --ceilings_quick)")
       ->check(ceilings::cli::number_in(2, 100000));
-  app.add_option("--ceilings_max_samples", options.max_samples, "Timed samples per configuration, at most (2 or more)")
+  app.add_option("--ceilings_max_samples", options.max_samples,
+                 "Timed samples per configuration, at most (2 or more; default 100, at most 20 with --ceilings_quick)")
       ->check(ceilings::cli::number_in(2, 100000));
-  app.add_option("--ceilings_max_seconds", options.max_seconds, "Time budget per configuration, seconds")
+  app.add_option("--ceilings_max_seconds", options.max_seconds,
+                 "Time budget per configuration, seconds (default 1, at most 0.25 with --ceilings_quick)")
       ->check(ceilings::cli::number_in(0.0, 3600.0));
-  app.add_option("--ceilings_target_cv", options.target_cv, "Stop sampling once the cv is below this")
+  app.add_option("--ceilings_target_cv", options.target_cv, "Stop sampling once the cv is below this (default 0.005)")
       ->check(ceilings::cli::number_in(0.0, 1.0));
   std::string checkpoint;
   app.add_option("--ceilings_checkpoint", checkpoint,

@@ -41,11 +41,12 @@ void add_options(CLI::App& app) {
   app.add_option("--ceilings_p2p_bytes", g_bytes, "Bytes per peer transfer (default 256 MiB, 64 MiB with --ceilings_quick)")
       ->check(ceilings::cli::number_in(1 << 20, 0x1p34));
   app.add_option("--ceilings_p2p_scope", g_scope,
-                 "GPU pairs to measure: all (every ordered pair of the node) or device (pairs with --ceilings_device)")
+                 "GPU pairs to measure: all (every ordered pair of the node; the default) or device (pairs with "
+                 "--ceilings_device)")
       ->check(CLI::IsMember({"all", "device"}));
   app.add_option("--ceilings_p2p_seconds", g_pair_seconds,
-                 "Sampling budget per pair (or per device for the aggregates), seconds: an 8-GPU node has 56 "
-                 "ordered pairs per variant, and a 256 MiB copy lasts about a millisecond")
+                 "Sampling budget per pair (or per device for the aggregates), seconds (default 0.25): an 8-GPU node "
+                 "has 56 ordered pairs per variant, and a 256 MiB copy lasts about a millisecond")
       ->check(ceilings::cli::number_in(0.01, 60.0));
   app.add_flag("--ceilings_p2p_loopback", g_loopback,
                "Self-check: pair each GPU with itself, so the peer code runs on a one-GPU machine (cases "
