@@ -565,35 +565,117 @@ ModelConfig parse_deepseek(const Fields& f, const std::string& type) {
   return m;
 }
 
+// A modules_to_not_convert entry's last name ("model.layers.*.mlp.router": router): the modules the layout
+// keeps unquantized anyway may be named; any other (part of what it quantizes, or a name this version does not
+// place) leaves the layout not applied rather than guessed.
+std::string last_name(const std::string& module) { return module.substr(module.rfind('.') + 1); }
+
+// quantization_config, as Transformers reads it: mxfp4 (gpt-oss) quantizes the routed experts' weight matrices
+// to 4-bit values with one 8-bit (E8M0) scale per 32, 4.25 bits a weight; fp8 with weight_block_size (DeepSeek-V3)
+// quantizes every nn.Linear of the decoder layers to 1 byte with one fp32 scale a block (a partial block's scale
+// is not counted: DeepSeek-V3's kv_a_proj_with_mqa, 576 rows, has 28 of them a layer, 7 kB in all). Both keep the
+// embedding, the output head, norms, routers (not nn.Linear in Transformers, bf16 in DeepSeek-V3's checkpoint but
+// for e_score_correction_bias, fp32: 30 kB more) and biases in bf16. Malformed values are InputErrors; a method
+// or a modules_to_not_convert this version cannot place is returned not applied, for the CLI to say so.
+std::optional<CheckpointQuantization> read_quantization(const Fields& top, const ModelConfig& m) {
+  if (!top.has("quantization_config")) return std::nullopt;
+  const Fields q = top.object("quantization_config");
+  CheckpointQuantization out;
+  out.method = q.name_string("quant_method");
+  std::vector<std::string> not_converted;
+  if (q.has("modules_to_not_convert"))
+    for (const json& e : q.array("modules_to_not_convert")) {
+      if (!e.is_string() || e.get<std::string>().empty() || !plain_text_problem(e.get<std::string>()).empty())
+        q.fail("modules_to_not_convert", "holds " + e.dump() + ", not a module name");
+      not_converted.push_back(e.get<std::string>());
+    }
+  std::vector<std::string> unquantized = {"embed_tokens", "lm_head", "norm", "router", "gate"};
+  if (out.method == "mxfp4" && !m.is_moe()) {
+    out.layout = "mxfp4 quantizes a model's routed experts, and this one has none";
+    return out;
+  }
+  if (out.method == "mxfp4") {
+    unquantized.push_back("self_attn");
+    out.bytes.covers = WeightBytes::Covers::kRoutedExperts;
+    out.bytes.quantized = (4.0 + 8.0 / 32) / 8;
+    out.layout = "mxfp4 experts, bf16 rest";
+  } else if (out.method == "fp8") {
+    if (const auto fmt = q.optional_string("fmt"); fmt && *fmt != "e4m3" && *fmt != "e5m2")
+      q.fail("fmt", "is '" + excerpt(*fmt) + "', not an fp8 format (e4m3, e5m2)");
+    if (!q.has("weight_block_size")) {
+      out.layout = "fp8 without weight_block_size (one scale a block of a stated size is what this version counts)";
+      return out;
+    }
+    const json& block = q.array("weight_block_size");
+    if (block.size() != 2 || !block[0].is_number_integer() || !block[1].is_number_integer() ||
+        block[0].get<std::int64_t>() < 1 || block[1].get<std::int64_t>() < 1 ||
+        block[0].get<std::int64_t>() > kMaxSize || block[1].get<std::int64_t>() > kMaxSize)
+      q.fail("weight_block_size", "is " + block.dump() + ", not two positive integers [rows, columns]");
+    const std::int64_t rows = block[0].get<std::int64_t>(), cols = block[1].get<std::int64_t>();
+    out.bytes.covers = WeightBytes::Covers::kLayerMatrices;
+    out.bytes.quantized = 1.0 + 4.0 / (static_cast<double>(rows) * static_cast<double>(cols));
+    out.layout = "fp8 layer matrices with fp32 scales a " + std::to_string(rows) + "x" + std::to_string(cols) +
+                 " block, bf16 rest";
+  } else {
+    out.layout = "quant_method '" + excerpt(out.method) + "' is not one this version counts (mxfp4; fp8 with "
+                 "weight_block_size)";
+    return out;
+  }
+  for (const std::string& module : not_converted)
+    if (std::find(unquantized.begin(), unquantized.end(), last_name(module)) == unquantized.end()) {
+      out.bytes = WeightBytes();
+      out.layout = "modules_to_not_convert names '" + excerpt(module) + "', which this version cannot place in the " +
+                   out.method + " layout";
+      return out;
+    }
+  out.applied = true;
+  return out;
+}
+
 // The counts are computed twice with the same code: in long double first, to refuse a model whose counts
 // would overflow int64 (a typo in a config's sizes must not print a negative parameter count), then exactly.
+// An MLP's (or one expert's) weight matrices, and with its biases.
+template <class T>
+T mlp_matrix_params(const ModelConfig& m, std::int64_t ffn_size) {
+  return (m.gated_mlp ? 3 : 2) * static_cast<T>(m.hidden) * static_cast<T>(ffn_size);
+}
 template <class T>
 T mlp_params(const ModelConfig& m, std::int64_t ffn_size) {
   const T h = static_cast<T>(m.hidden), ffn = static_cast<T>(ffn_size);
-  if (m.gated_mlp) return 3 * h * ffn + (m.mlp_bias ? 2 * ffn + h : T(0));
-  return 2 * h * ffn + (m.mlp_bias ? ffn + h : T(0));
+  const T bias = m.mlp_bias ? (m.gated_mlp ? 2 * ffn : ffn) + h : T(0);
+  return mlp_matrix_params<T>(m, ffn_size) + bias;
 }
 
+// A layer's attention: its weight matrices, and the rest (biases, MLA's latent norms, gpt-oss's sinks), which a
+// quantized checkpoint keeps unquantized.
 template <class T>
-T attention_params(const ModelConfig& m) {
+struct AttentionParts {
+  T matrices{}, other{};
+};
+template <class T>
+AttentionParts<T> attention_parts(const ModelConfig& m) {
   const T h = static_cast<T>(m.hidden), nh = static_cast<T>(m.heads);
   if (m.is_mla()) {
     const T qk = static_cast<T>(m.qk_head_dim()), q_rank = static_cast<T>(m.q_lora_rank);
     const T kv_rank = static_cast<T>(m.kv_lora_rank), rope = static_cast<T>(m.qk_rope_head_dim);
     // attention_bias gives q_a_proj, kv_a_proj_with_mqa and o_proj biases (Transformers' DeepseekV3Attention).
     const T bias = m.o_bias ? T(1) : T(0);
-    const T q = m.q_lora_rank > 0 ? h * q_rank + bias * q_rank + q_rank /* q_a_layernorm */ + q_rank * nh * qk
-                                  : h * nh * qk;
-    const T kv_a = h * (kv_rank + rope) + bias * (kv_rank + rope) + kv_rank /* kv_a_layernorm */;
+    const T q = m.q_lora_rank > 0 ? h * q_rank + q_rank * nh * qk : h * nh * qk;
+    const T q_other = m.q_lora_rank > 0 ? bias * q_rank + q_rank /* q_a_layernorm */ : T(0);
+    const T kv_a = h * (kv_rank + rope), kv_a_other = bias * (kv_rank + rope) + kv_rank /* kv_a_layernorm */;
     const T kv_b = kv_rank * nh * static_cast<T>(m.qk_nope_head_dim + m.v_head_dim);
-    const T o = nh * static_cast<T>(m.v_head_dim) * h + (m.o_bias ? h : T(0));
-    return q + kv_a + kv_b + o;
+    const T o = nh * static_cast<T>(m.v_head_dim) * h;
+    return {q + kv_a + kv_b + o, q_other + kv_a_other + (m.o_bias ? h : T(0))};
   }
   const T hd = static_cast<T>(m.head_dim), kvh = static_cast<T>(m.kv_heads);
-  const T q = h * nh * hd + (m.qkv_bias ? nh * hd : T(0));
-  const T kv = 2 * (h * kvh * hd + (m.qkv_bias ? kvh * hd : T(0)));
-  const T o = nh * hd * h + (m.o_bias ? h : T(0));
-  return q + kv + o + (m.attention_sinks ? nh : T(0));
+  const T matrices = h * nh * hd + 2 * h * kvh * hd + nh * hd * h;
+  const T biases = (m.qkv_bias ? nh * hd + 2 * kvh * hd : T(0)) + (m.o_bias ? h : T(0));
+  return {matrices, biases + (m.attention_sinks ? nh : T(0))};
+}
+template <class T>
+T attention_params(const ModelConfig& m) {
+  const AttentionParts<T> a = attention_parts<T>(m);
+  return a.matrices + a.other;
 }
 
 template <class T>
@@ -608,13 +690,15 @@ template <class T>
 struct LayerParts {
   T attention{}, norms{}, router{}, mlp{}, unvisited{}, routed{};
   T row_biases{}, routed_row_biases{};
+  T matrices{}, routed_matrices{};  // weight matrices of attention and MLP, and of the routed experts
   T total() const { return attention + norms + router + mlp; }
 };
 
 template <class T>
 LayerParts<T> layer_parts(const ModelConfig& m, std::int64_t l) {
   LayerParts<T> p;
-  p.attention = attention_params<T>(m);
+  const AttentionParts<T> attention = attention_parts<T>(m);
+  p.attention = attention.matrices + attention.other;
   p.norms = static_cast<T>(m.layer_norms) * static_cast<T>(m.norm_params_per_hidden) * static_cast<T>(m.hidden) +
             (m.qk_norm ? 2 * static_cast<T>(m.head_dim) : T(0));
   // A row-parallel projection (the attention output, an MLP's down projection) splits its input over the
@@ -632,9 +716,13 @@ LayerParts<T> layer_parts(const ModelConfig& m, std::int64_t l) {
     p.unvisited = static_cast<T>(m.routed_experts - m.experts_per_token) * expert;
     p.row_biases += static_cast<T>(m.routed_experts + m.shared_experts) * down_bias;
     p.routed_row_biases = static_cast<T>(m.routed_experts) * down_bias;
+    p.routed_matrices = static_cast<T>(m.routed_experts) * mlp_matrix_params<T>(m, m.expert_ffn);
+    p.matrices = attention.matrices + static_cast<T>(m.routed_experts + m.shared_experts) *
+                                          mlp_matrix_params<T>(m, m.expert_ffn);
   } else {
     p.mlp = mlp_params<T>(m, m.ffn);
     p.row_biases += down_bias;
+    p.matrices = attention.matrices + mlp_matrix_params<T>(m, m.ffn);
   }
   return p;
 }
@@ -706,6 +794,7 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
     m = parse_deepseek(f, type);
   else
     f.fail("model_type", "'" + type + "' is not a model type this version can count (known: " + kKnownTypes + ")");
+  m.quantization = read_quantization(f, m);
   if (f.has("architectures")) {
     const json& a = f.array("architectures");
     if (!a.empty() && a[0].is_string()) {
@@ -750,7 +839,7 @@ ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t h
 
 LayerParams layer_params(const ModelConfig& m, std::int64_t layer) {
   const LayerParts<double> p = layer_parts<double>(m, layer);
-  return {p.total(), p.routed, p.norms + p.router + p.row_biases, p.routed_row_biases};
+  return {p.total(), p.routed, p.norms + p.router + p.row_biases, p.routed_row_biases, p.matrices, p.routed_matrices};
 }
 
 LayerParams mtp_params(const ModelConfig& m) {
@@ -759,7 +848,7 @@ LayerParams mtp_params(const ModelConfig& m) {
   const LayerParams layer = layer_params(m, m.layers);
   // eh_proj (2h -> h) splits over tp: Megatron-LM's is column-parallel, its output gathered before the layer.
   return {n * (norms + 2 * h * h + layer.total), n * layer.routed_experts, n * (norms + layer.replicated),
-          n * layer.routed_replicated};
+          n * layer.routed_replicated, n * (2 * h * h + layer.matrices), n * layer.routed_matrices};
 }
 
 double replicated_params(const ModelConfig& m) {
@@ -977,16 +1066,42 @@ double unvisited_experts(const ModelConfig& m, double batch) {
   const double e = static_cast<double>(m.routed_experts), k = static_cast<double>(m.experts_per_token);
   return e - e * (1.0 - std::pow(1.0 - k / e, batch));
 }
+
+// The weight matrices of every layer, and of them the routed experts'.
+LayerParams layer_matrices(const ModelConfig& m) {
+  LayerParams sum;
+  for (std::int64_t l = 0; l < m.layers; ++l) {
+    const LayerParams p = layer_params(m, l);
+    sum.matrices += p.matrices;
+    sum.routed_matrices += p.routed_matrices;
+  }
+  return sum;
+}
 }  // namespace
 
-double decode_weight_bytes(const ModelConfig& m, double batch, double bytes_per_weight) {
+double WeightBytes::of(double params, double layer_matrices, double routed_matrices) const {
+  if (covers == Covers::kNothing) return params * other;
+  const double q = covers == Covers::kRoutedExperts ? routed_matrices : layer_matrices;
+  return q * quantized + (params - q) * other;
+}
+
+double stored_weight_bytes(const ModelConfig& m, const WeightBytes& bytes) {
+  const LayerParams t = layer_matrices(m);
+  return bytes.of(static_cast<double>(count_params(m).total), t.matrices, t.routed_matrices);
+}
+
+double decode_weight_bytes(const ModelConfig& m, double batch, const WeightBytes& bytes) {
   const ParamCounts c = count_params(m);
   double read = static_cast<double>(c.total - c.embedding + (m.tied_embeddings ? c.matmul_logits : 0));
+  LayerParams t = layer_matrices(m);
   if (m.is_moe()) {
-    const double expert = static_cast<double>(mlp_params<std::int64_t>(m, m.expert_ffn));
-    read -= static_cast<double>(moe_layer_count(m)) * unvisited_experts(m, batch) * expert;
+    const double unvisited = static_cast<double>(moe_layer_count(m)) * unvisited_experts(m, batch);
+    const double expert_matrices = unvisited * static_cast<double>(mlp_matrix_params<std::int64_t>(m, m.expert_ffn));
+    read -= unvisited * static_cast<double>(mlp_params<std::int64_t>(m, m.expert_ffn));
+    t.matrices -= expert_matrices;
+    t.routed_matrices -= expert_matrices;
   }
-  return read * bytes_per_weight;
+  return bytes.of(read, t.matrices, t.routed_matrices);
 }
 
 double decode_replicated_params(const ModelConfig& m, double batch) {
@@ -1007,19 +1122,21 @@ KvTensorSplit kv_tensor_split(const ModelConfig& m, double gpus) {
     const double q_a = m.q_lora_rank > 0 ? h * q_rank + bias * q_rank + q_rank : 0.0;
     k.split = 1;
     k.projection_params = layers * (q_a + h * kv_a + bias * kv_a + static_cast<double>(m.kv_lora_rank));
+    k.projection_matrices = layers * h * (q_rank + kv_a);
     return k;
   }
   const double kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
   k.split = std::min(gpus, static_cast<double>(m.kv_heads));
   k.projection_params = layers * 2 * (h * kv + (m.qkv_bias ? kv : 0.0));
+  k.projection_matrices = layers * 2 * h * kv;
   return k;
 }
 
-double weight_bytes_per_gpu(const ModelConfig& m, double weight_bytes, double bytes_per_weight, double gpus,
+double weight_bytes_per_gpu(const ModelConfig& m, double weight_bytes, const WeightBytes& bytes, double gpus,
                             double replicated) {
   const KvTensorSplit k = kv_tensor_split(m, gpus);
-  const double kv = std::min(weight_bytes, k.projection_params * bytes_per_weight);
-  const double whole = std::min(weight_bytes - kv, replicated * bytes_per_weight);
+  const double kv = std::min(weight_bytes, bytes.of(k.projection_params, k.projection_matrices, 0));
+  const double whole = std::min(weight_bytes - kv, replicated * bytes.other);
   return (weight_bytes - kv - whole) / gpus + kv / k.split + whole;
 }
 

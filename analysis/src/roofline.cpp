@@ -153,8 +153,8 @@ Placement place(const Roofline& r, double flops, double bytes) {
   return out;
 }
 
-LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches, double wb,
-                 double kb, AttentionConvention prefill_attention) {
+LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches,
+                 const WeightBytes& wb, double kb, AttentionConvention prefill_attention) {
   require_length(context, "--context");
   require_positions(m, context, "--context");
   if (batches.empty()) throw InputError("--batch is missing");

@@ -1087,3 +1087,119 @@ TEST(ModelCli, CountsPastInt64AreInputErrors) {
               2)
         << layers;
 }
+
+// A checkpoint's quantization_config sets the bytes of the weights it quantizes. gpt-oss-120b, by hand (36 layers,
+// h 2880, 128 experts of width 2880, 4 a token, vocabulary 201088): each layer keeps in bf16 its attention
+// (q 2880 x 4096 + 4096, k and v 2 x (2880 x 512 + 512), o 4096 x 2880 + 2880, 64 sinks: 26,550,144), router
+// (2880 x 128 + 128 = 368,768) and two norms (5,760): 26,924,672 parameters; each expert stores its three
+// 2880 x 2880 matrices (24,883,200) in MXFP4, 4 bits and one 8-bit scale per 32 weights (4.25 / 8 bytes), and its
+// biases (2 x 2880 + 2880 = 8,640) in bf16; the final norm (2880), embedding and head (201088 x 2880 each) in bf16.
+TEST(ModelQuantization, GptOssExpertsInMxfp4) {
+  const double layer_bf16 = 26550144.0 + 368768 + 5760, expert_w = 3.0 * 2880 * 2880, expert_b = 8640;
+  const double head = 201088.0 * 2880;
+  EXPECT_DOUBLE_EQ(layer_bf16, 26924672.0);
+  const ModelConfig m = fixture("gpt-oss-120b");
+  ASSERT_TRUE(m.quantization && m.quantization->applied);
+  EXPECT_EQ(m.quantization->layout, "mxfp4 experts, bf16 rest");
+  auto bytes = [&](double layers, double experts, double heads) {
+    return layers * (2 * layer_bf16 + experts * (expert_w * 4.25 / 8 + 2 * expert_b)) + 2 * 2880 + 2 * heads * head;
+  };
+  // The checkpoint: every expert, the embedding and the head: 65.25 GB, the published safetensors' ~65 GB (the
+  // tool said 58.4 GB at --weight-dtype fp4, 233.7 GB at bf16).
+  EXPECT_DOUBLE_EQ(bytes(36, 128, 2), 65248815744.0);
+  EXPECT_NEAR(stored_weight_bytes(m, m.quantization->bytes), 65248815744.0, 1.0);
+  // A decode step at batch 1 reads 4 experts a layer and the head, not the embedding: 5.00 GB (fp4 said 2.57 GB,
+  // bf16 10.27 GB).
+  EXPECT_DOUBLE_EQ(bytes(36, 4, 1), 5002902144.0);
+  EXPECT_NEAR(decode_weight_bytes(m, 1, m.quantization->bytes), 5002902144.0, 1.0);
+  // One storage type for all is as before: every parameter at it.
+  EXPECT_DOUBLE_EQ(stored_weight_bytes(m, 2), 2 * 116829156672.0);
+  // gpt-oss-20b: 24 layers, 32 experts (a router of 2880 x 32 + 32 = 92,192): 13.76 GB (published ~13.8 GB),
+  // and 3.71 GB a decode step at batch 1.
+  const ModelConfig small = fixture("gpt-oss-20b");
+  ASSERT_TRUE(small.quantization && small.quantization->applied);
+  const double small_layer = 26550144.0 + 92192 + 5760;
+  auto small_bytes = [&](double experts, double heads) {
+    return 24 * (2 * small_layer + experts * (expert_w * 4.25 / 8 + 2 * expert_b)) + 2 * 2880 + 2 * heads * head;
+  };
+  EXPECT_DOUBLE_EQ(small_bytes(32, 2), 13761264768.0);
+  EXPECT_NEAR(stored_weight_bytes(small, small.quantization->bytes), 13761264768.0, 1.0);
+  EXPECT_DOUBLE_EQ(small_bytes(4, 1), 3708083328.0);
+  EXPECT_NEAR(decode_weight_bytes(small, 1, small.quantization->bytes), 3708083328.0, 1.0);
+}
+
+// DeepSeek-V3, by hand (61 layers, h 7168, the first 3 dense of MLP width 18432, then 256 routed experts of width
+// 2048 and 1 shared, 8 a token; MLA with q rank 1536, kv rank 512, rope 64, 128 heads of 128 + 64 and value 128):
+// every weight matrix of a layer is fp8, 1 byte and one fp32 scale per 128 x 128 block (1 + 4/16384 bytes):
+// attention 7168 x 1536 + 1536 x 128 x 192 + 7168 x 576 + 512 x 128 x 256 + 128 x 128 x 7168 = 187,105,280,
+// a dense MLP 3 x 7168 x 18432 = 396,361,728, an expert 3 x 7168 x 2048 = 44,040,192. In bf16: the latent norms
+// (1536 + 512) and two norms (2 x 7168) a layer, the 58 routers (7168 x 256 + 256 correction biases, fp32 in
+// the checkpoint: 30 kB more than counted), the final norm, embedding and head (129280 x 7168 each). The main
+// model, without the MTP module: 673.15 GB (the published 688.6 GB holds the MTP layer too, 15.3 GB more by the
+// same rule; the tool said 1342 GB at its bf16 default).
+TEST(ModelQuantization, DeepSeekV3LayersInFp8Blocks) {
+  const ModelConfig m = fixture("DeepSeek-V3");
+  ASSERT_TRUE(m.quantization && m.quantization->applied);
+  EXPECT_EQ(m.quantization->layout, "fp8 layer matrices with fp32 scales a 128x128 block, bf16 rest");
+  const double attention = 187105280, dense = 396361728, expert = 44040192, fp8 = 1 + 4.0 / (128 * 128);
+  EXPECT_DOUBLE_EQ(attention, 7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168);
+  const double bf16_layers = 61 * (1536 + 512 + 2 * 7168.0) + 58 * (7168 * 256 + 256.0) + 7168;
+  const double head = 129280.0 * 7168;
+  auto bytes = [&](double experts, double heads) {
+    const double matrices = 61 * attention + 3 * dense + 58 * (experts + 1) * expert;
+    return matrices * fp8 + 2 * (bf16_layers + heads * head);
+  };
+  EXPECT_DOUBLE_EQ(bytes(256, 2), 673150575280.0);
+  EXPECT_NEAR(stored_weight_bytes(m, m.quantization->bytes), 673150575280.0, 1.0);
+  // A decode step at batch 1: 8 routed experts and the shared one a MoE layer, the head, not the embedding:
+  // 37.67 GB (--weight-dtype fp8 said 36.63 GB: the head, routers and norms at 1 byte, no scales).
+  EXPECT_DOUBLE_EQ(bytes(8, 1), 37668438704.0);
+  EXPECT_NEAR(decode_weight_bytes(m, 1, m.quantization->bytes), 37668438704.0, 1.0);
+}
+
+TEST(ModelQuantization, MalformedRefusedUnknownNotApplied) {
+  json oss = read_json_file(fixture_path("gpt-oss-20b"));
+  auto with = [&](const json& q) {
+    json c = oss;
+    c["quantization_config"] = q;
+    return c;
+  };
+  EXPECT_NE(error_of(with("mxfp4")).find("'test.quantization_config': expected an object"), std::string::npos)
+      << error_of(with("mxfp4"));
+  EXPECT_NE(error_of(with(json::object())).find("quantization_config.quant_method"), std::string::npos);
+  EXPECT_NE(error_of(with({{"quant_method", "mxfp4"}, {"modules_to_not_convert", "lm_head"}}))
+                .find("quantization_config.modules_to_not_convert"),
+            std::string::npos);
+  EXPECT_NE(error_of(with({{"quant_method", "mxfp4"}, {"modules_to_not_convert", {1}}}))
+                .find("quantization_config.modules_to_not_convert': holds 1"),
+            std::string::npos);
+  for (const json& block : {json({128}), json({0, 128}), json({128, 1.5}), json("128x128")})
+    EXPECT_NE(error_of(with({{"quant_method", "fp8"}, {"weight_block_size", block}}))
+                  .find("quantization_config.weight_block_size"),
+              std::string::npos)
+        << block;
+  EXPECT_NE(error_of(with({{"quant_method", "fp8"}, {"fmt", "e3m4"}, {"weight_block_size", {128, 128}}}))
+                .find("quantization_config.fmt': is 'e3m4'"),
+            std::string::npos);
+  // What this version cannot place is parsed (the counts stand) but not applied, with the reason.
+  auto layout_of = [&](const json& q) {
+    const ModelConfig m = parse_hf_config(with(q), "test");
+    EXPECT_TRUE(m.quantization && !m.quantization->applied);
+    return m.quantization ? m.quantization->layout : std::string();
+  };
+  EXPECT_NE(layout_of({{"quant_method", "awq"}, {"bits", 4}}).find("quant_method 'awq' is not one"), std::string::npos);
+  EXPECT_NE(layout_of({{"quant_method", "fp8"}}).find("without weight_block_size"), std::string::npos);
+  EXPECT_NE(layout_of({{"quant_method", "mxfp4"}, {"modules_to_not_convert", {"lm_head", "model.layers.*.mlp.experts"}}})
+                .find("names 'model.layers.*.mlp.experts'"),
+            std::string::npos);
+  json llama = read_json_file(fixture_path("Llama-3.1-8B"));
+  llama["quantization_config"] = {{"quant_method", "mxfp4"}};
+  const ModelConfig dense = parse_hf_config(llama, "test");
+  EXPECT_TRUE(dense.quantization && !dense.quantization->applied);
+  // fp8 on another model's layers, its routers named as kept: applied.
+  llama["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}},
+                                  {"modules_to_not_convert", {"lm_head", "model.layers.0.mlp.gate"}}};
+  EXPECT_TRUE(parse_hf_config(llama, "test").quantization->applied);
+  // Without quantization_config: none, and every weight at the one type.
+  EXPECT_FALSE(fixture("Llama-3.1-8B").quantization);
+}

@@ -95,7 +95,8 @@ MemoryEstimate train_memory(const TrainMemoryInput& in);
 struct InferMemoryInput {
   ModelConfig model;
   double batch = 1, context = 0;
-  double weight_bytes = 2, kv_bytes = 2;
+  WeightBytes weight_bytes = 2;  // per weight, by class where a checkpoint quantizes some
+  double kv_bytes = 2;
   int tp = 1;
   int ep = 1;  // expert parallel (MoE): each MoE layer's routed experts, whole, over ep GPUs, a multiple of tp
 };

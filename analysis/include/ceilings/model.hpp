@@ -10,6 +10,30 @@
 
 namespace ceilings {
 
+// Bytes per weight by class: `quantized` for the weights a checkpoint's quantization covers, `other` for the rest.
+// A plain number is one storage type for every weight (what --weight-dtype gives).
+struct WeightBytes {
+  enum class Covers {
+    kNothing,        // every weight at `other`
+    kRoutedExperts,  // the routed experts' weight matrices (gpt-oss's mxfp4; their biases are not)
+    kLayerMatrices,  // every weight matrix of the decoder layers (DeepSeek-V3's fp8): attention, MLP, experts
+  };
+  Covers covers = Covers::kNothing;
+  double quantized = 2, other = 2;
+  WeightBytes(double uniform = 2) : quantized(uniform), other(uniform) {}  // NOLINT: implicit, one type for all
+  // Bytes of `params` parameters, `layer_matrices` of them in the decoder layers' weight matrices and
+  // `routed_matrices` of those in the routed experts'.
+  double of(double params, double layer_matrices, double routed_matrices) const;
+};
+
+// A config's quantization_config: how the checkpoint stores its weights.
+struct CheckpointQuantization {
+  std::string method;     // quant_method as stated
+  bool applied = false;   // `bytes` is the checkpoint's layout (mxfp4; fp8 with weight_block_size)
+  WeightBytes bytes;      // the rest bf16
+  std::string layout;     // applied: "mxfp4 experts, bf16 rest"; not applied: why not
+};
+
 // The shape of a decoder-only transformer, as far as counting needs it. Built from a Hugging Face
 // config (parse_hf_config) or from flags (a Megatron-style GPT).
 struct ModelConfig {
@@ -46,6 +70,7 @@ struct ModelConfig {
   // Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank > 0.
   std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
   std::int64_t mtp_layers = 0;  // DeepSeek-V3 multi-token-prediction modules (counted apart)
+  std::optional<CheckpointQuantization> quantization;  // the config's quantization_config, when it has one
 
   bool is_moe() const { return routed_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
@@ -158,10 +183,13 @@ double kv_cache_bytes_per_sequence(const ModelConfig& model, double context, dou
 // chunk and masks, as Transformers does, reads up to kv_cache_bytes_per_sequence).
 double kv_bytes_read_per_decode_step(const ModelConfig& model, double context, double bytes_per_element);
 
+// Bytes of every weight of the main model (count_params's total) stored as `bytes` says.
+double stored_weight_bytes(const ModelConfig& model, const WeightBytes& bytes);
+
 // Weight bytes a decode step reads at batch B: every matrix except the input embedding lookup; for
 // MoE the expected number of distinct routed experts B tokens visit per layer under uniform routing,
 // E*(1 - (1 - k/E)^B), plus the shared experts.
-double decode_weight_bytes(const ModelConfig& model, double batch, double bytes_per_weight);
+double decode_weight_bytes(const ModelConfig& model, double batch, const WeightBytes& bytes);
 
 // Tensor parallelism over `gpus` GPUs splits attention by heads, except where there are fewer heads than GPUs:
 // GQA's K/V heads (k_proj and v_proj with their biases, and their cache) are copied once the GPUs outnumber
@@ -170,6 +198,7 @@ double decode_weight_bytes(const ModelConfig& model, double batch, double bytes_
 struct KvTensorSplit {
   double split = 1;              // GPUs the K/V projections and the KV cache are divided over
   double projection_params = 0;  // the parameters split only that far, all layers (GQA: k/v; MLA: q_a, kv_a)
+  double projection_matrices = 0;  // of those, in weight matrices (not biases or norms)
 };
 KvTensorSplit kv_tensor_split(const ModelConfig& model, double gpus);
 // Parameters every tensor-parallel GPU holds whole, as Megatron-LM and vLLM hold them:
@@ -192,8 +221,8 @@ double decode_replicated_params(const ModelConfig& model, double batch);
 // K/V projections above, which are divided over kv_tensor_split(...).split GPUs only, and `replicated`
 // parameters, which every GPU holds whole: replicated_params, or the part of it the weight bytes cover
 // (decode_replicated_params for a decode step's, less the routed experts' biases where expert parallelism holds
-// those).
-double weight_bytes_per_gpu(const ModelConfig& model, double weight_bytes, double bytes_per_weight, double gpus,
+// those). Replicated parameters (norms, routers, biases) are never quantized: `bytes.other` each.
+double weight_bytes_per_gpu(const ModelConfig& model, double weight_bytes, const WeightBytes& bytes, double gpus,
                             double replicated);
 
 // Parameters of transformer layer `layer` alone: its attention, two norms and MLP (or router and experts), and
@@ -204,6 +233,8 @@ struct LayerParams {
   // of that and of routed_experts, the routed experts' down-projection biases, which expert parallelism divides
   // with their experts.
   double replicated = 0, routed_replicated = 0;
+  // Of total and of routed_experts, the weight matrices (what a checkpoint's quantization covers).
+  double matrices = 0, routed_matrices = 0;
 };
 LayerParams layer_params(const ModelConfig& model, std::int64_t layer);
 // The mtp_layers multi-token-prediction modules as training holds them (count_params's mtp less each module's own

@@ -76,7 +76,7 @@ struct LlmView {
   double kv_bytes_per_sequence = 0;  // the KV cache one sequence of the context holds (capped at a window)
 };
 LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches,
-                 double weight_bytes, double kv_bytes, AttentionConvention prefill_attention);
+                 const WeightBytes& weight_bytes, double kv_bytes, AttentionConvention prefill_attention);
 
 // A log-log roofline picture: title, axis labels with units, legend, measured roofs solid and
 // datasheet roofs dashed, points labelled.
