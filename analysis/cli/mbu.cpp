@@ -17,7 +17,8 @@ struct MbuOptions {
   cli::ModelOptions model;
   cli::PeakOptions peaks;
   cli::OptNumber batch, context, tpot_ms, gpus, peak_bw_gbps, kv_bytes_per_token;
-  std::string weight_dtype = "bf16", kv_dtype = "bf16", ceiling;
+  cli::WeightDtypeOption weight_dtype;
+  std::string kv_dtype = "bf16", ceiling;
   CLI::Option* kv_dtype_opt = nullptr;  // given explicitly: must apply
   bool json = false;
 };
@@ -28,7 +29,8 @@ int run(const MbuOptions& o) {
   const double gpus = o.gpus.given() ? o.gpus.value : 1.0;
   require_count(batch, "--batch");
   require_count(gpus, "--gpus");
-  const double wb = dtype_bytes(o.weight_dtype), kb = dtype_bytes(o.kv_dtype);
+  const double kb = dtype_bytes(o.kv_dtype);
+  cli::WeightDtypeOption::Choice weights = o.weight_dtype.choose(nullptr);
   MbuInput in;
   in.tpot_s = o.tpot_ms.value * 1e-3;
   in.gpus = gpus;
@@ -56,7 +58,7 @@ int run(const MbuOptions& o) {
                        "describe the model with --hf-config or --layers/--hidden/--heads)");
     if (!(o.model.params.value > 0) || !std::isfinite(o.model.params.value))
       throw InputError("--params must be a positive number");
-    in.weight_bytes = o.model.params.value * wb;
+    in.weight_bytes = o.model.params.value * weights.bytes.other;
     weights_basis = "every --params weight";
     if (o.kv_bytes_per_token.given()) {
       if (!(o.kv_bytes_per_token.value >= 0) || !std::isfinite(o.kv_bytes_per_token.value))
@@ -73,10 +75,11 @@ int run(const MbuOptions& o) {
     if (o.kv_bytes_per_token.given())
       throw InputError("--kv-bytes-per-token goes with --params; a model config has its own");
     const ModelConfig m = *o.model.model();
+    weights = o.weight_dtype.choose(&m);
     check_parallel_split(m, gpus, 1, "--gpus");
     if (!o.context.given()) throw InputError("--context is missing (tokens in the KV cache per sequence)");
     require_positions(m, context, "--context");
-    in.weight_bytes = decode_weight_bytes(m, batch, wb);
+    in.weight_bytes = decode_weight_bytes(m, batch, weights.bytes);
     weights_basis = "all but the input embedding table, of which a step reads only its tokens' rows";
     less_embedding = true;
     in.kv_bytes = batch * kv_bytes_read_per_decode_step(m, context, kb);
@@ -85,7 +88,9 @@ int run(const MbuOptions& o) {
     // heads (as `memory --mode infer` counts it). The norms, routers and row-parallel biases a step reads are whole
     // on every GPU too.
     in.kv_split = kv_tensor_split(m, gpus).split;
-    in.weight_bytes_per_gpu = weight_bytes_per_gpu(m, in.weight_bytes, wb, gpus, decode_replicated_params(m, batch));
+    in.weight_bytes_per_gpu =
+        weight_bytes_per_gpu(m, in.weight_bytes, weights.bytes, gpus, decode_replicated_params(m, batch));
+    kv_note = weights.note;
     if (in.kv_split < gpus)
       kv_note += std::string(kv_note.empty() ? "" : "; ") +
                  (m.is_mla() ? std::string("KV cache and the attention down-projections whole on every GPU (MLA: "
@@ -143,7 +148,7 @@ int run(const MbuOptions& o) {
                 {"batch", batch},
                 {"context", context},
                 {"gpus", gpus},
-                {"weight_dtype", o.weight_dtype},
+                {"weight_dtype", weights.label},
                 {"kv_dtype", o.kv_bytes_per_token.given() ? json(nullptr) : json(o.kv_dtype)},
                 {"primary_peak", r.peaks[0].peak.source},
                 {"peaks", ps}};
@@ -152,7 +157,7 @@ int run(const MbuOptions& o) {
     return 0;
   }
   std::cout << "bytes read per decode step: " << format_quantity(r.bytes_per_step, "B", 4) << " = weights ("
-            << o.weight_dtype << (less_embedding ? ", less the input embedding" : "") << ") "
+            << weights.label << (less_embedding ? ", less the input embedding" : "") << ") "
             << format_quantity(in.weight_bytes, "B", 4);
   if (kv_counted)  // where it is not, the note below says so instead of a "+ 0 B"
     std::cout << " + KV cache ("
@@ -188,8 +193,7 @@ cli::Runner setup(CLI::App& app) {
                   "KV heads (with --params and --kv-bytes-per-token the KV cache is taken to split over all of them)");
   cli::add_number(app, o->peak_bw_gbps, "--peak-bw-gbps", "A given bandwidth peak, GB/s per GPU");
   cli::add_number(app, o->kv_bytes_per_token, "--kv-bytes-per-token", "KV bytes per token (with --params)");
-  app.add_option("--weight-dtype", o->weight_dtype, std::string("Weight storage: ") + kStorageTypes)
-      ->capture_default_str();
+  o->weight_dtype.add(app, "Weight storage");
   o->kv_dtype_opt = app.add_option("--kv-dtype", o->kv_dtype,
                                    std::string("KV-cache storage (not with --kv-bytes-per-token): ") + kStorageTypes)
                        ->capture_default_str();

@@ -18,7 +18,8 @@ using namespace ceilings;
 struct MemoryOptions {
   cli::ModelOptions model;
   cli::PeakOptions device;
-  std::string mode, recompute = "none", weight_dtype = "bf16", kv_dtype = "bf16", attention_impl = "flash";
+  std::string mode, recompute = "none", kv_dtype = "bf16", attention_impl = "flash";
+  cli::WeightDtypeOption weight_dtype;
   cli::OptNumber batch, seq, context;
   int tp = 1, pp = 1, dp = 1, zero = 0, ep = 1;
   bool sp = false, json = false;
@@ -162,12 +163,13 @@ int run(const MemoryOptions& o) {
     in.batch = batch;
     if (!o.context.given()) throw InputError("--context is missing (tokens per sequence in the KV cache)");
     in.context = o.context.value;
-    in.weight_bytes = dtype_bytes(o.weight_dtype);
+    const cli::WeightDtypeOption::Choice weights = o.weight_dtype.choose(&in.model);
+    in.weight_bytes = weights.bytes;
     in.kv_bytes = dtype_bytes(o.kv_dtype);
     in.tp = o.tp;
     in.ep = o.ep;
     est = infer_memory(in);
-    notes.push_back("weights " + o.weight_dtype + " split over tp" +
+    notes.push_back("weights " + weights.label + " split over tp" +
                     (o.tp > 1 ? " (" + whole_on_each_gpu(in.model, o.ep == 1) + " whole on each GPU)" : "") +
                     (o.ep > 1 ? " (routed experts over ep)" : "") +
                     "; KV cache " + o.kv_dtype + ", batch * context * bytes per token" +
@@ -190,10 +192,12 @@ int run(const MemoryOptions& o) {
                                          " data-parallel attention groups, each holding the other weights and "
                                          "serving --batch sequences of its own"
                                    : std::string()));
-    if (in.weight_bytes < 2) {
+    if (!weights.note.empty()) notes.push_back(weights.note);
+    const double wb = in.weight_bytes.other;  // every weight's, unless the checkpoint's layout is counted
+    if (in.weight_bytes.covers == WeightBytes::Covers::kNothing && wb < 2) {
       const ParamCounts counts = count_params(in.model);
-      const double head = static_cast<double>(counts.embedding + counts.lm_head) * (2 - in.weight_bytes) / in.tp;
-      notes.push_back("every weight counted at " + format_fixed(in.weight_bytes, in.weight_bytes < 1 ? 1 : 0) +
+      const double head = static_cast<double>(counts.embedding + counts.lm_head) * (2 - wb) / in.tp;
+      notes.push_back("every weight counted at " + format_fixed(wb, wb < 1 ? 1 : 0) +
                       " byte(s): quantization's scales (fp4/int4 block scales: about 0.25-0.5 bit a weight) are not "
                       "included, and an embedding and output head kept in 16 bits, as quantized checkpoints often "
                       "keep them, would add " + format_quantity(head, "B", 3) + " per GPU");
@@ -206,7 +210,7 @@ int run(const MemoryOptions& o) {
                           : "KV cache and k/v projections split over " + format_fixed(kv.split, 0) + " of the " +
                                 std::to_string(in.tp) + " GPUs (" + std::to_string(in.model.kv_heads) +
                                 " KV heads: the others hold copies)");
-    inputs.update({{"context", in.context}, {"ep", o.ep}, {"weight_dtype", o.weight_dtype}, {"kv_dtype", o.kv_dtype}});
+    inputs.update({{"context", in.context}, {"ep", o.ep}, {"weight_dtype", weights.label}, {"kv_dtype", o.kv_dtype}});
   }
   struct Device {
     std::string source, name;
@@ -302,7 +306,7 @@ cli::Runner setup(CLI::App& app) {
           ->capture_default_str()};
   o->infer_only = {
       cli::add_number(app, o->context, "--context", "Inference: tokens per sequence in the KV cache").option,
-      app.add_option("--weight-dtype", o->weight_dtype, std::string("Inference weight storage: ") + kStorageTypes)->capture_default_str(),
+      o->weight_dtype.add(app, "Inference weight storage"),
       app.add_option("--kv-dtype", o->kv_dtype, std::string("Inference KV-cache storage: ") + kStorageTypes)->capture_default_str()};
   app.add_flag("--json", o->json, "Print JSON");
   return [o] { return run(*o); };

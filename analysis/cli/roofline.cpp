@@ -15,7 +15,8 @@ namespace {
 using namespace ceilings;
 
 struct RooflineOptions {
-  std::string profile, dtype = "bf16", memory, compute, svg, hf_config, weight_dtype = "bf16", kv_dtype = "bf16";
+  std::string profile, dtype = "bf16", memory, compute, svg, hf_config, kv_dtype = "bf16";
+  cli::WeightDtypeOption weight_dtype;
   std::string attention = "causal";
   std::vector<std::string> points;
   std::vector<double> batches;
@@ -68,12 +69,14 @@ int run(const RooflineOptions& o) {
   }
   std::optional<LlmView> llm;
   InferMemoryInput serving;  // the LLM view's workload on one GPU, as `ceilings memory --mode infer` takes it
+  cli::WeightDtypeOption::Choice weights;
   if (!o.hf_config.empty()) {
     if (!o.context.given()) throw InputError("--context is missing (needed with --hf-config)");
     std::vector<double> batches = o.batches.empty() ? std::vector<double>{1, 8, 32, 128} : o.batches;
     serving.model = read_hf_config(o.hf_config);
     serving.context = o.context.value;
-    serving.weight_bytes = dtype_bytes(o.weight_dtype);
+    weights = o.weight_dtype.choose(&serving.model);
+    serving.weight_bytes = weights.bytes;
     serving.kv_bytes = dtype_bytes(o.kv_dtype);
     llm = llm_view(r, serving.model, serving.context, batches, serving.weight_bytes, serving.kv_bytes,
                    parse_attention_convention(o.attention));
@@ -126,10 +129,11 @@ int run(const RooflineOptions& o) {
       out["points"].push_back(placement_json(points[i].name, points[i].flops, points[i].bytes, placed[i].second));
     if (llm) {
       json l = {{"context", o.context.value},
-                {"weight_dtype", o.weight_dtype},
+                {"weight_dtype", weights.label},
                 {"kv_dtype", o.kv_dtype},
                 {"decode_intensity_limit", llm->decode_intensity_limit},
                 {"counts_kv_traffic", llm->has_kv_traffic}};
+      if (!weights.note.empty()) l["weight_note"] = weights.note;
       for (const char* key : {"prefill", "decode"}) {
         l[key] = json::array();
         for (const LlmStep& s : std::string(key) == "prefill" ? llm->prefill : llm->decode) {
@@ -211,9 +215,10 @@ int run(const RooflineOptions& o) {
     Table prefill = point_table("prefill", false), decode = point_table("decode step", true);
     for (const LlmStep& s : llm->prefill) add(prefill, s.name, s.flops, s.bytes, s.placement);
     for (const LlmStep& s : llm->decode) add(decode, s.name, s.flops, s.bytes, s.placement);
-    std::cout << "\nLLM view, context " << o.context.value << ", weights " << o.weight_dtype << ", KV cache "
+    std::cout << "\nLLM view, context " << o.context.value << ", weights " << weights.label << ", KV cache "
               << o.kv_dtype << " (decode bytes count the KV cache read every step; prefill uses the " << o.attention
               << " FLOP convention, with logits at each prompt's last token only)\n";
+    if (!weights.note.empty()) std::cout << "note: " << weights.note << "\n";
     if (!llm->prefill.empty()) std::cout << render(prefill, Format::kTable);
     if (!llm->decode.empty()) std::cout << render(decode, Format::kTable);
     std::string too_big;
@@ -222,7 +227,7 @@ int run(const RooflineOptions& o) {
         if (!fits(s))
           too_big += (too_big.empty() ? "" : ", ") + s.name + " (" + format_quantity(held_at(s.batch), "B") + ")";
     if (!too_big.empty())
-      std::cout << "does not fit one GPU's " << format_quantity(memory, "B") << " (weights " << o.weight_dtype << " "
+      std::cout << "does not fit one GPU's " << format_quantity(memory, "B") << " (weights " << weights.label << " "
                 << format_quantity(infer_memory(serving).weights, "B") << " + KV cache held): " << too_big
                 << "; their floors are what the roofs allow, not a time this GPU runs (`ceilings memory` says what "
                    "fits)\n";
@@ -261,7 +266,7 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->context, "--context", "LLM view: tokens per sequence");
   app.add_option("--batch", o->batches, "LLM view: batch sizes (default 1 8 32 128)");
   // The LLM view's options mean nothing without its model: refused, not ignored.
-  app.add_option("--weight-dtype", o->weight_dtype, std::string("LLM view: weight storage: ") + kStorageTypes)->capture_default_str()->needs(hf);
+  o->weight_dtype.add(app, "LLM view: weight storage")->needs(hf);
   app.add_option("--kv-dtype", o->kv_dtype, std::string("LLM view: KV-cache storage: ") + kStorageTypes)->capture_default_str()->needs(hf);
   app.add_option("--attention", o->attention, "LLM view, prefill FLOP convention: causal | noncausal")
       ->capture_default_str()

@@ -124,6 +124,40 @@ struct ModelOptions {
   }
 };
 
+// --weight-dtype: every weight stored at one type. Not given, a config whose quantization_config this version
+// counts gives the checkpoint's own layout instead (gpt-oss's mxfp4 experts, DeepSeek-V3's fp8 layers); a layout it
+// cannot count, or one an explicit type overrides, is said in a note, never dropped silently.
+struct WeightDtypeOption {
+  std::string dtype = "bf16";
+  CLI::Option* option = nullptr;
+  CLI::Option* add(CLI::App& app, const std::string& help) {
+    option = app.add_option("--weight-dtype", dtype,
+                            help + ": " + kStorageTypes + " (every weight at that size; default: the checkpoint's "
+                                   "layout where the config's quantization_config states one this version counts, "
+                                   "else bf16)");
+    return option;
+  }
+  struct Choice {
+    WeightBytes bytes;
+    std::string label;  // "bf16", or "checkpoint (mxfp4 experts, bf16 rest)"
+    std::string note;   // what the checkpoint stores where the bytes are not its layout; "" otherwise
+  };
+  // `model`: null where no model is described (--params).
+  Choice choose(const ModelConfig* model) const {
+    const bool given = option && option->count() > 0;
+    const std::optional<CheckpointQuantization> q = model ? model->quantization : std::nullopt;
+    if (q && q->applied && !given) return {q->bytes, "checkpoint (" + q->layout + ")", ""};
+    Choice c{dtype_bytes(dtype), dtype, ""};
+    if (q && q->applied)
+      c.note = "every weight counted at --weight-dtype " + dtype + "; the checkpoint stores " + q->layout +
+               " (its quantization_config; without --weight-dtype its layout is counted)";
+    else if (q)
+      c.note = "the config's quantization_config is not applied: " + q->layout + "; every weight counted at " +
+               (given ? "--weight-dtype " : "the default ") + dtype;
+    return c;
+  }
+};
+
 // --profile P, --gpu NAME: where measured and datasheet peaks come from.
 struct PeakOptions {
   std::string profile, gpu;

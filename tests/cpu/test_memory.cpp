@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "ceilings/memory.hpp"
 #include "cli_runner.hpp"
@@ -568,7 +569,7 @@ TEST(InferMemory, KvCacheAndTensorParallel) {
 // mbu reads the same cache: the sliding layers' window, every other layer's whole context.
 TEST(MemoryCli, MbuReadsTheSlidingLayersWindowOnly) {
   auto r = test::run_cli({"mbu", "--hf-config", hf("gpt-oss-20b"), "--batch", "1", "--context", "65536", "--tpot-ms",
-                          "10", "--peak-bw-gbps", "4800", "--json"});
+                          "10", "--peak-bw-gbps", "4800", "--weight-dtype", "bf16", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   const double kv = 2.0 * 8 * 64 * 2 * (12.0 * 65536 + 12.0 * 128);
@@ -706,4 +707,90 @@ TEST(MemoryCli, InferAndBadInput) {
   // An infinite length is an input error, not an "inf B" estimate.
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "infer", "--context", "inf"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train", "--seq", "inf"}).exit_code, 2);
+}
+
+// Without --weight-dtype, a config's quantization_config gives the checkpoint's layout (the bytes by hand in
+// test_model.cpp's ModelQuantization tests); an explicit type keeps every weight at it and says what the
+// checkpoint stores; a quantization this version cannot count is said, not dropped.
+TEST(MemoryCli, InferCountsTheCheckpointLayout) {
+  auto infer = [](const std::string& model, std::vector<std::string> extra) {
+    std::vector<std::string> a{"memory", "--hf-config", model, "--mode", "infer", "--context", "4096"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return test::run_cli(a);
+  };
+  auto r = infer(hf("gpt-oss-120b"), {"--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_NEAR(j["weights_bytes"].get<double>(), 65248815744.0, 1.0);  // 58.4 GB before, at --weight-dtype fp4
+  EXPECT_EQ(j["inputs"]["weight_dtype"], "checkpoint (mxfp4 experts, bf16 rest)");
+  EXPECT_EQ(j["notes"].dump().find("byte(s)"), std::string::npos) << j["notes"];  // scales and bf16 rest counted
+  r = infer(hf("gpt-oss-120b"), {"--weight-dtype", "fp4", "--json"});
+  j = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 0.5 * 116829156672.0);
+  EXPECT_EQ(j["inputs"]["weight_dtype"], "fp4");
+  EXPECT_NE(j["notes"].dump().find("the checkpoint stores mxfp4 experts, bf16 rest"), std::string::npos) << j["notes"];
+  r = infer(hf("gpt-oss-120b"), {"--weight-dtype", "bf16"});
+  EXPECT_NE(r.out.find("note: every weight counted at --weight-dtype bf16; the checkpoint stores mxfp4 experts"),
+            std::string::npos)
+      << r.out;
+  // Expert parallelism over 4 GPUs holds a quarter of the routed experts, at their mxfp4 bytes with their bf16
+  // biases: 36 x 128 x (24,883,200 x 4.25/8 + 2 x 8,640) bytes of the 65.25 GB.
+  r = infer(hf("gpt-oss-120b"), {"--ep", "4", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double routed = 36.0 * 128 * (3.0 * 2880 * 2880 * 4.25 / 8 + 2 * 8640);
+  EXPECT_NEAR(json::parse(r.out)["weights_bytes"].get<double>(), 65248815744.0 - routed + routed / 4, 1.0);
+  // DeepSeek-V3 over 8 GPUs: the MLA down-projections whole on each (fp8 matrices, bf16 norms), as are the norms
+  // and routers (bf16); the rest of its 673.15 GB split.
+  r = infer(hf("DeepSeek-V3"), {"--tp", "8", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = json::parse(r.out);
+  const double fp8 = 1 + 4.0 / (128 * 128);
+  const double kv = 61 * 7168.0 * (1536 + 576) * fp8 + 2 * 61 * (1536 + 512.0);
+  const double whole = 2 * (61.0 * 2 * 7168 + 58.0 * 256 * 7169 + 7168);
+  EXPECT_NEAR(j["weights_bytes"].get<double>(), (673150575280.0 - kv - whole) / 8 + kv + whole, 1.0);
+  EXPECT_EQ(j["inputs"]["weight_dtype"], "checkpoint (fp8 layer matrices with fp32 scales a 128x128 block, bf16 rest)");
+  // A method this version does not count: every weight at the dtype, and the note says the layout was not applied.
+  const std::string dir = test::scratch_dir("memory_unknown_quantization");
+  json config = read_json_file(hf("Llama-3.1-8B"));
+  config["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}};
+  const std::string path = dir + "/config.json";
+  std::ofstream(path) << config.dump();
+  r = infer(path, {"--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 2 * 8030261248.0);
+  EXPECT_EQ(j["inputs"]["weight_dtype"], "bf16");
+  EXPECT_NE(j["notes"].dump().find("quantization_config is not applied: quant_method 'awq'"), std::string::npos)
+      << j["notes"];
+  r = infer(path, {});
+  EXPECT_NE(r.out.find("every weight counted at the default bf16"), std::string::npos) << r.out;
+}
+
+// mbu at batch 1: gpt-oss-120b reads 5.00 GB a step, DeepSeek-V3 37.67 GB (by hand in test_model.cpp), split over
+// the GPUs but for what each holds whole, at their own bytes.
+TEST(MemoryCli, MbuReadsTheCheckpointLayout) {
+  auto mbu = [](const std::string& model, std::vector<std::string> extra) {
+    std::vector<std::string> a{"mbu", "--hf-config", hf(model), "--context", "4096", "--tpot-ms", "50",
+                               "--peak-bw-gbps", "4800", "--json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return test::run_cli(a);
+  };
+  auto r = mbu("gpt-oss-120b", {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_NEAR(j["weight_bytes_per_step"].get<double>(), 5002902144.0, 1.0);  // 2.57 GB at fp4, 10.27 at bf16
+  EXPECT_EQ(j["weight_dtype"], "checkpoint (mxfp4 experts, bf16 rest)");
+  r = mbu("DeepSeek-V3", {"--gpus", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = json::parse(r.out);
+  EXPECT_NEAR(j["weight_bytes_per_step"].get<double>(), 37668438704.0, 1.0);  // 36.63 GB at fp8
+  const double fp8 = 1 + 4.0 / (128 * 128);
+  const double kv = 61 * 7168.0 * (1536 + 576) * fp8 + 2 * 61 * (1536 + 512.0);
+  const double whole = 2 * (61.0 * 2 * 7168 + 58.0 * 256 * 7169 + 7168);
+  EXPECT_NEAR(j["weight_bytes_per_gpu"].get<double>(), (37668438704.0 - kv - whole) / 8 + kv + whole, 1.0);
+  r = mbu("DeepSeek-V3", {"--gpus", "8", "--weight-dtype", "fp8"});
+  j = json::parse(r.out);
+  EXPECT_EQ(j["weight_dtype"], "fp8");
+  EXPECT_NE(j["note"].get<std::string>().find("the checkpoint stores fp8 layer matrices"), std::string::npos)
+      << j["note"];
 }

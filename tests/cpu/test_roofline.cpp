@@ -633,3 +633,26 @@ TEST(RooflineCli, Int8RoofsCountOperations) {
   }
   EXPECT_EQ(int8_roofs, 3) << r.out;
 }
+
+// The LLM view counts the checkpoint's layout where the config states one: gpt-oss-120b's decode step at batch 1
+// reads 5.00 GB of weights and the model holds 65.25 GB (by hand in test_model.cpp), where --weight-dtype fp4
+// counted 2.57 and 58.4 GB.
+TEST(RooflineCli, LlmViewCountsTheCheckpointLayout) {
+  auto r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("gpt-oss-120b"), "--context", "4096",
+                          "--batch", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json l = json::parse(r.out)["llm"];
+  EXPECT_EQ(l["weight_dtype"], "checkpoint (mxfp4 experts, bf16 rest)");
+  EXPECT_FALSE(l.contains("weight_note"));
+  const json& d = l["decode"][0];
+  EXPECT_NEAR(d["bytes"].get<double>() - d["kv_bytes"].get<double>(), 5002902144.0, 1.0);
+  const json& p = l["prefill"][0];
+  EXPECT_NEAR(p["memory_bytes_needed"].get<double>() - p["kv_bytes"].get<double>(), 65248815744.0, 1.0);
+  r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("gpt-oss-120b"), "--context", "4096",
+                     "--batch", "1", "--weight-dtype", "fp4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("weights fp4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: every weight counted at --weight-dtype fp4; the checkpoint stores mxfp4 experts"),
+            std::string::npos)
+      << r.out;
+}
