@@ -195,6 +195,7 @@ MemoryEstimate infer_memory(const InferMemoryInput& in) {
   // down-projections whole on every GPU. With expert parallelism the routed experts are whole, routed_experts / ep a GPU.
   // Under tp alone, every GPU holds each routed expert's down-projection bias whole with the other replicated
   // parameters; under ep, with the rest of its expert.
+  const double stored = stored_weight_bytes(in.model, in.weight_bytes);
   double routed = 0, routed_matrices = 0, routed_replicated = 0;
   if (in.ep > 1)
     for (std::int64_t layer = 0; layer < in.model.layers; ++layer) {
@@ -204,8 +205,8 @@ MemoryEstimate infer_memory(const InferMemoryInput& in) {
       routed_replicated += lp.routed_replicated;
     }
   const double routed_bytes = in.weight_bytes.of(routed, routed_matrices, routed_matrices);
-  m.weights = weight_bytes_per_gpu(in.model, stored_weight_bytes(in.model, in.weight_bytes) - routed_bytes,
-                                   in.weight_bytes, in.tp, replicated_params(in.model) - routed_replicated) +
+  m.weights = weight_bytes_per_gpu(in.model, stored - routed_bytes, in.weight_bytes, in.tp,
+                                   replicated_params(in.model) - routed_replicated) +
               routed_bytes / in.ep;
   const double kv_split = kv_tensor_split(in.model, in.tp).split;
   m.kv_cache = in.batch * kv_cache_bytes_per_sequence(in.model, in.context, in.kv_bytes) / kv_split;

@@ -1086,8 +1086,9 @@ double WeightBytes::of(double params, double layer_matrices, double routed_matri
 }
 
 double stored_weight_bytes(const ModelConfig& m, const WeightBytes& bytes) {
+  const double total = static_cast<double>(count_params(m).total);  // first: it refuses a model too large to walk
   const LayerParams t = layer_matrices(m);
-  return bytes.of(static_cast<double>(count_params(m).total), t.matrices, t.routed_matrices);
+  return bytes.of(total, t.matrices, t.routed_matrices);
 }
 
 double decode_weight_bytes(const ModelConfig& m, double batch, const WeightBytes& bytes) {
