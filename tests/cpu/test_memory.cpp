@@ -11,6 +11,13 @@ using namespace ceilings;
 
 namespace {
 std::string hf(const std::string& name) { return std::string(CEILINGS_FIXTURES) + "/hf/" + name + ".config.json"; }
+// Bytes of DeepSeek-V3's checkpoint every tensor-parallel GPU holds whole, by hand: the MLA down-projections
+// (61 x 7168 x (1536 + 576) fp8 weights, 1 + 4/16384 bytes each, and their norms, 61 x (1536 + 512) in bf16), the
+// norms and the routers with their correction biases (61 x 2 x 7168 + 58 x 256 x 7169 + 7168, bf16).
+double deepseek_v3_whole_on_each_gpu() {
+  const double fp8 = 1 + 4.0 / (128 * 128);
+  return 61 * 7168.0 * (1536 + 576) * fp8 + 2 * 61 * (1536 + 512.0) + 2 * (61.0 * 2 * 7168 + 58.0 * 256 * 7169 + 7168);
+}
 }  // namespace
 
 // Rajbhandari et al. 2020, Figure 1: Psi = 7.5B, K = 12, Nd = 64: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB.
@@ -744,10 +751,8 @@ TEST(MemoryCli, InferCountsTheCheckpointLayout) {
   r = infer(hf("DeepSeek-V3"), {"--tp", "8", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   j = json::parse(r.out);
-  const double fp8 = 1 + 4.0 / (128 * 128);
-  const double kv = 61 * 7168.0 * (1536 + 576) * fp8 + 2 * 61 * (1536 + 512.0);
-  const double whole = 2 * (61.0 * 2 * 7168 + 58.0 * 256 * 7169 + 7168);
-  EXPECT_NEAR(j["weights_bytes"].get<double>(), (673150575280.0 - kv - whole) / 8 + kv + whole, 1.0);
+  const double whole = deepseek_v3_whole_on_each_gpu();
+  EXPECT_NEAR(j["weights_bytes"].get<double>(), (673150575280.0 - whole) / 8 + whole, 1.0);
   EXPECT_EQ(j["inputs"]["weight_dtype"], "checkpoint (fp8 layer matrices with fp32 scales a 128x128 block, bf16 rest)");
   // A method this version does not count: every weight at the dtype, and the note says the layout was not applied.
   const std::string dir = test::scratch_dir("memory_unknown_quantization");
@@ -784,10 +789,8 @@ TEST(MemoryCli, MbuReadsTheCheckpointLayout) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   j = json::parse(r.out);
   EXPECT_NEAR(j["weight_bytes_per_step"].get<double>(), 37668438704.0, 1.0);  // 36.63 GB at fp8
-  const double fp8 = 1 + 4.0 / (128 * 128);
-  const double kv = 61 * 7168.0 * (1536 + 576) * fp8 + 2 * 61 * (1536 + 512.0);
-  const double whole = 2 * (61.0 * 2 * 7168 + 58.0 * 256 * 7169 + 7168);
-  EXPECT_NEAR(j["weight_bytes_per_gpu"].get<double>(), (37668438704.0 - kv - whole) / 8 + kv + whole, 1.0);
+  const double whole = deepseek_v3_whole_on_each_gpu();
+  EXPECT_NEAR(j["weight_bytes_per_gpu"].get<double>(), (37668438704.0 - whole) / 8 + whole, 1.0);
   r = mbu("DeepSeek-V3", {"--gpus", "8", "--weight-dtype", "fp8"});
   j = json::parse(r.out);
   EXPECT_EQ(j["weight_dtype"], "fp8");
