@@ -22,6 +22,7 @@ LayerActivations layer_activations(const ModelConfig& c, std::int64_t layer) {
   const double v_width = kv_heads * static_cast<double>(c.value_head_dim());
   const double o_width = heads * static_cast<double>(c.value_head_dim());
   out.sharded = 2.0 * (q_width + k_width + v_width + o_width) / h;
+  if (c.qk_norm) out.sharded += 2.0 * (q_width + k_width) / h;  // Q and K before their per-head norms (Qwen3, Gemma 3)
   out.replicated += 2.0 * static_cast<double>(c.layer_norms - 2);  // Gemma's norms after attention and the MLP
   if (c.is_mla())  // the query and key/value latents, each the input of its norm and of its up-projection
     out.replicated += 2.0 * 2.0 *

@@ -89,6 +89,9 @@ TEST(TrainMemory, ActivationsFollowTheLayerShape) {
   // of h 3584 (2 bytes each), and a 14336-wide gated MLP.
   near(layer_activations(read_hf_config(hf("gemma-2-9b")), 0), 14,
        2.0 * (16 * 256 + 8 * 256 + 8 * 256 + 16 * 256) / 3584 + 8 * 14336.0 / 3584, 0, 16);
+  // Qwen3-8B: q 32 x 128, k and v 8 x 128 of h 4096 (5), Q and K again as the inputs of their per-head norms
+  // (2 x 5120 / 4096 = 2.5), a 12288-wide gated MLP (24).
+  near(layer_activations(read_hf_config(hf("Qwen3-8B")), 0), 10, 5 + 2.5 + 24, 0, 32);
   const ModelConfig mixtral = read_hf_config(hf("Mixtral-8x7B-v0.1"));
   near(layer_activations(mixtral, 0), 10, 5 + 2 * 8 * 14336.0 / 4096, 2 * (2 + 2), 32);  // top-2 of 8 experts
   // Twice the dense Llama's MLP activations: the Korthikanti GPT layer (34) understated Mixtral's (79) by 2.3x.

@@ -42,7 +42,8 @@ struct MemoryEstimate {
 //   replicated  the two norms' inputs (4), the attention and MLP inputs (2 + 2), two dropout masks (1 + 1): 10
 //               (split over the GPUs by sequence parallelism)
 //   sharded     attention: Q, K, V and the output projection's input, 2 bytes per element of each (a GPT layer:
-//               8; GQA's K and V are kv_heads/heads of that; MLA's latents go to replicated); MLP: a 4h GELU
+//               8; GQA's K and V are kv_heads/heads of that; MLA's latents go to replicated; per-head q/k norms
+//               keep Q and K once more, as their inputs); MLP: a 4h GELU
 //               MLP keeps its two 4h-wide outputs (16); a gated (SwiGLU) MLP of width f keeps gate, up, their
 //               product's inputs and the product, 8f/h; an MoE layer keeps per routed expert its gated MLP
 //               (8f_e/h), times experts_per_token, plus the shared experts' MLPs
