@@ -18,7 +18,7 @@ using namespace ceilings;
 struct MemoryOptions {
   cli::ModelOptions model;
   cli::PeakOptions device;
-  std::string mode, recompute = "none", kv_dtype = "bf16", attention_impl = "flash";
+  std::string mode, recompute = "none", kv_dtype = "bf16", attention_impl = "flash", grad_dtype = "bf16";
   cli::WeightDtypeOption weight_dtype;
   cli::OptNumber batch, seq, context;
   int tp = 1, pp = 1, dp = 1, zero = 0, ep = 1;
@@ -82,6 +82,9 @@ int run(const MemoryOptions& o) {
     if (o.attention_impl != "flash" && o.attention_impl != "eager")
       throw InputError("--attention-impl must be flash or eager, not '" + o.attention_impl + "'");
     in.eager_attention = o.attention_impl == "eager";
+    if (o.grad_dtype != "bf16" && o.grad_dtype != "fp16" && o.grad_dtype != "fp32")
+      throw InputError("--grad-dtype must be bf16, fp16 or fp32, not '" + o.grad_dtype + "'");
+    in.grad_bytes = o.grad_dtype == "fp32" ? 4.0 : 2.0;
     if (o.sp && o.tp < 2)
       throw InputError("--sp splits activations over the tensor-parallel GPUs: it needs --tp of 2 or more");
     if (o.model.from_params() && !o.model.from_config()) {
@@ -123,8 +126,12 @@ int run(const MemoryOptions& o) {
     }
     est = train_memory(in);
     // Without a model (--params) the split is even: nothing is known to be copied or whole.
-    notes.push_back("weights + gradients + optimizer: mixed-precision Adam, 16 bytes per parameter (ZeRO paper), "
-                    "split over tp" +
+    notes.push_back("weights + gradients + optimizer: mixed-precision Adam, " +
+                    (o.grad_dtype == "fp32" ? std::string("18 bytes per parameter (16-bit weights, fp32 gradients as "
+                                                          "Megatron-LM keeps them, fp32 master weights and moments)")
+                                            : std::string("16 bytes per parameter (ZeRO paper; --grad-dtype fp32 for "
+                                                          "Megatron-LM's fp32 gradients: 18)")) +
+                    ", split over tp" +
                     (in.model ? " (K/V projections copied past one KV head a GPU; " +
                                     whole_on_each_gpu(*in.model, true) + " whole on each)"
                               : std::string()) +
@@ -151,6 +158,7 @@ int run(const MemoryOptions& o) {
                    {"dp", o.dp},
                    {"ep", o.ep},
                    {"zero", o.zero},
+                   {"grad_dtype", o.grad_dtype},
                    {"sequence_parallel", o.sp},
                    {"recompute", recompute_name(in.recompute)},
                    {"attention_impl", o.attention_impl},
@@ -301,6 +309,9 @@ cli::Runner setup(CLI::App& app) {
       app.add_option("--zero", o->zero, "ZeRO stage 0-3 (train)")->capture_default_str(),
       app.add_flag("--sp", o->sp, "Sequence parallelism (train, with --tp)"),
       app.add_option("--recompute", o->recompute, "none | selective | full (train)")->capture_default_str(),
+      app.add_option("--grad-dtype", o->grad_dtype,
+                     "bf16 | fp16 | fp32: the gradients' bytes (train; fp32 as Megatron-LM accumulates them)")
+          ->capture_default_str(),
       app.add_option("--attention-impl", o->attention_impl,
                      "flash (fused: no s x s scores kept) | eager (scores, dropout mask kept; train)")
           ->capture_default_str()};

@@ -97,7 +97,7 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
       return in.zero_stage >= stage ? per_rank / dp + experts_per_rank / (dp / in.ep) : per_rank + experts_per_rank;
     };
     m.weights = 2.0 * zero(3);
-    m.gradients = 2.0 * zero(2);
+    m.gradients = in.grad_bytes * zero(2);
     m.optimizer = 12.0 * zero(1);
     if (!std::isfinite(m.total()))
       throw InputError("the training memory is too large to compute with (not finite): check the sizes of --params, "

@@ -609,6 +609,34 @@ TEST(MemoryCli, TrainJsonFitsVerdict) {
   EXPECT_NE(r.out.find("does NOT fit on L4"), std::string::npos) << r.out;
 }
 
+// Megatron-LM keeps fp32 gradients under bf16 (18 bytes a parameter; with its distributed optimizer, ZeRO 1,
+// 6 + 12/dp): --grad-dtype fp32 counts them; the default stays the ZeRO paper's 16-bit gradients.
+TEST(MemoryCli, GradientBytesFollowGradDtype) {
+  const double n = 8030261248;  // Llama-3.1-8B
+  auto train = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "4096",
+                                     "--dp", "8", "--zero", "1", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const json bf16 = train({}), fp32 = train({"--grad-dtype", "fp32"});
+  EXPECT_DOUBLE_EQ(bf16["gradients_bytes"].get<double>(), 2 * n);
+  EXPECT_DOUBLE_EQ(fp32["gradients_bytes"].get<double>(), 4 * n);
+  EXPECT_DOUBLE_EQ(fp32["weights_bytes"].get<double>() + fp32["gradients_bytes"].get<double>() +
+                       fp32["optimizer_bytes"].get<double>(),
+                   (6 + 12.0 / 8) * n);
+  EXPECT_EQ(fp32["inputs"]["grad_dtype"], "fp32");
+  auto r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "4096",
+                          "--grad-dtype", "fp8"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--grad-dtype must be bf16, fp16 or fp32, not 'fp8'"), std::string::npos) << r.err;
+  r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "infer", "--context", "4096",
+                     "--grad-dtype", "fp32"});
+  EXPECT_EQ(r.exit_code, 2);  // a training option, refused in inference
+}
+
 // What the estimate leaves out or picks is said: the pipeline stage, quantized weights' scales and 16-bit head.
 TEST(MemoryCli, SaysWhichStageAndWhatQuantizedWeightsLeaveOut) {
   auto r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--pp",

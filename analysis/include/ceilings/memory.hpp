@@ -19,6 +19,9 @@ struct TrainMemoryInput {
   double micro_batch = 1, seq = 0;
   int tp = 1, pp = 1, dp = 1, zero_stage = 0;
   int ep = 1;  // expert parallel: each MoE layer's routed experts divided over ep of the dp GPUs
+  // Bytes of a gradient: 2 (bf16/fp16, the ZeRO paper's 16 bytes per parameter) or 4 (fp32 main gradients, as
+  // Megatron-LM accumulates them under bf16: 18 bytes, 6 + 12/dp with its distributed optimizer).
+  double grad_bytes = 2;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   // Eager attention keeps the softmax scores, their dropout mask and output (Korthikanti's 5*a*s/h term,
