@@ -145,6 +145,9 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
       const double head = counts.lm_head > 0 || in.pp == 1 ? static_cast<double>(counts.lm_head)
                                                            : static_cast<double>(c.vocab) * h;  // a tied head's copy
       params += static_cast<double>(c.norm_params_per_hidden) * h + head + in.last_stage.total;
+      // Megatron-LM builds the word embedding again on the stage that runs the MTP modules (they embed the shifted
+      // tokens), a copy kept in step with the first stage's as a tied head's is.
+      if (in.last_stage_layers > 0 && in.pp > 1) params += static_cast<double>(c.vocab) * h;
       routed += in.last_stage.routed_experts;
       // The final norm, and of last_stage its norms, routers and row-parallel biases.
       replicated += static_cast<double>(c.norm_params_per_hidden) * h + in.last_stage.replicated;

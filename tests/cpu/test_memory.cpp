@@ -247,12 +247,15 @@ TEST(TrainMemory, ExpertParallelismDividesTheRoutedExperts) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("routed experts over 8 GPUs (1 each"), std::string::npos) << r.out;
   // DeepSeek-V3's MTP module is an MoE layer on the last stage: its 9.87B routed-expert parameters divide over ep
-  // too (undivided, the last stage read 87.68 GB here; by hand 48.2 GB), and its output layer keeps 2.24 GB
-  // (4*s*(h + V), h 7168, V 129280).
+  // too (undivided, the last stage read 87.68 GB here; by hand 48.2 GB), its output layer keeps 2.24 GB
+  // (4*s*(h + V), h 7168, V 129280), and the stage's own copy of the word embedding 4.05 GB (129280 x 7168
+  // parameters at 2 + 2 + 12/32 bytes).
   const auto v3 = test::run_cli({"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "train", "--seq", "4096",
                                  "--pp", "16", "--dp", "32", "--ep", "8", "--zero", "1", "--recompute", "full", "--json"});
   ASSERT_EQ(v3.exit_code, 0) << v3.err;
-  EXPECT_NEAR(json::parse(v3.out)["total_bytes"].get<double>(), 48.22e9 + 2.236e9, 0.01e9) << v3.out;
+  EXPECT_NEAR(json::parse(v3.out)["total_bytes"].get<double>(), 48.22e9 + 2.236e9 + 129280.0 * 7168 * (4 + 12.0 / 32),
+              0.01e9)
+      << v3.out;
   EXPECT_EQ(json::parse(v3.out)["pipeline_stage"]["stage"], 16);
 }
 
@@ -717,6 +720,15 @@ TEST(MemoryCli, TrainingCountsTheMtpModule) {
   const double whole = 62 * 15140864.0 + 62 * 2 * 7168.0 + 59 * 256 * 7169.0 + 4 * 7168.0;
   EXPECT_NEAR(json::parse(tp8.out)["weights_bytes"].get<double>(),
               2 * ((671026419200.0 + 11610068224.0 - whole) / 8 + whole), 1);
+  // Past one pipeline stage, the last (the MTP module's) holds its own copy of the word embedding too, split by
+  // vocabulary: 2 bytes x 129280 x 7168 / 8 more than the 13,906,845,184 it held without one (seq 16: the last
+  // stage is the most loaded, with its head and the module).
+  const auto pp2 = test::run_cli({"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "train", "--seq", "16",
+                                  "--tp", "8", "--pp", "2", "--dp", "8", "--ep", "8", "--json"});
+  ASSERT_EQ(pp2.exit_code, 0) << pp2.err;
+  const json last = json::parse(pp2.out);
+  EXPECT_EQ(last["pipeline_stage"]["stage"], 2);
+  EXPECT_NEAR(last["weights_bytes"].get<double>(), 13906845184.0 + 2.0 * 129280 * 7168 / 8, 1);
   // A model without one is counted as before.
   const auto llama = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "4096",
                                     "--json"});
