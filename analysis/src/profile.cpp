@@ -33,10 +33,12 @@ double Ceiling::median_standard_error() const {
   // the typical in-run cv it also records.
   if (const auto mad = detail_number("fleet_mad"); mad && *mad >= 0 && value != 0 && samples > 0)
     return 1.2533 * 1.4826 * *mad / std::fabs(value) / std::sqrt(n);
-  // The spread one stalled sample cannot inflate, where the run recorded it (a median is not moved by one stall).
-  double spread = cv;
-  if (const auto r = detail_number("robust_cv"); r && std::isfinite(*r) && *r >= 0) spread = *r;
-  return samples > 0 ? 1.2533 * spread / std::sqrt(n) : spread;
+  return samples > 0 ? 1.2533 * spread() / std::sqrt(n) : spread();
+}
+
+double Ceiling::spread() const {
+  if (const auto r = detail_number("robust_cv"); r && std::isfinite(*r) && *r >= 0) return *r;
+  return cv;
 }
 
 std::optional<double> Ceiling::detail_number(const std::string& key) const {
@@ -301,6 +303,15 @@ Profile read_profile(const std::string& path) {
 std::optional<std::string> Profile::note() const {
   if (!raw.is_object() || !raw.contains("note") || !raw["note"].is_string()) return std::nullopt;
   return raw["note"].get<std::string>();
+}
+
+std::optional<std::string> Profile::stopped_early() const {
+  // The reader checked the types of what is there; null or absent reads as unknown.
+  const json& m = raw.is_object() && raw.contains("measure") ? raw["measure"] : json();
+  if (!m.is_object() || !m.contains("complete") || !m["complete"].is_boolean() || m["complete"].get<bool>())
+    return std::nullopt;
+  const std::string stopped = m.contains("stopped") && m["stopped"].is_string() ? m["stopped"].get<std::string>() : "";
+  return stopped.empty() ? "stopped early" : stopped.substr(0, stopped.find('\n'));
 }
 
 json profile_to_json(const Profile& p) {

@@ -104,16 +104,14 @@ std::string profile_summary(const Profile& p) {
   // A document that says what it is (a hand-written fixture: "not a measurement") says it here too.
   if (const auto note = p.note()) os << "NOTE: " << *note << "\n";
   // A run cut short (timeout, interrupt, crash) keeps its finished cases; say so before the table.
-  const json& m = p.raw.contains("measure") ? p.raw["measure"] : json();
-  if (m.is_object() && m.contains("complete") && m["complete"].is_boolean() && !m["complete"].get<bool>()) {
+  if (const auto stopped = p.stopped_early()) {
+    const json& m = p.raw["measure"];
     // The reader checked the types of what is there; null or absent reads as unknown.
     auto count = [&](const char* key) -> std::string {
       return m.contains(key) && m[key].is_number() ? std::to_string(m[key].get<std::int64_t>()) : "?";
     };
-    const std::string stopped =
-        m.contains("stopped") && m["stopped"].is_string() ? m["stopped"].get<std::string>() : "stopped early";
-    os << "INCOMPLETE run: " << count("finished_cases") << " of " << count("cases") << " cases finished; "
-       << stopped.substr(0, stopped.find('\n')) << "\n";
+    os << "INCOMPLETE run: " << count("finished_cases") << " of " << count("cases") << " cases finished; " << *stopped
+       << "\n";
   }
   return os.str();
 }

@@ -33,7 +33,10 @@ struct Ceiling {
   // A number in the detail; nullopt when it is absent or not a number (the detail is free-form, so its
   // readers never throw on it).
   std::optional<double> detail_number(const std::string& key) const;
-  // The standard error of the median, relative to it: 1.2533 * robust_cv (where the detail has it, else the cv) /
+  // The samples' relative spread: robust_cv where the detail has it (one stalled sample, which does not move the
+  // median, cannot inflate it), else the cv.
+  double spread() const;
+  // The standard error of the median, relative to it: 1.2533 * spread() /
   // sqrt(samples), the spread where the count is unknown; a fleet baseline's, 1.2533 * 1.4826 * fleet_mad / value /
   // sqrt(GPUs). A difference within a few of them is what the measurement itself could not tell apart.
   double median_standard_error() const;
@@ -96,6 +99,9 @@ struct Profile {
   const Ceiling* find(const std::string& name) const;
   // The document's own top-level "note", where it says what it is (a hand-written fixture: "not a measurement").
   std::optional<std::string> note() const;
+  // Where `ceilings measure` recorded the run as stopped before its end (measure.complete false: a timeout or an
+  // interrupt between families): why, the first line of measure.stopped ("stopped early" where it says none).
+  std::optional<std::string> stopped_early() const;
 };
 
 // Ceiling names, checked by a plain scan (std::regex recurses once per character and overflows the stack
