@@ -782,6 +782,17 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
                        name + " in " + c->unit);
   }
 
+  // A run stopped between families holds the finished ones only: what came after was never measured.
+  if (const auto stopped = p.stopped_early()) {
+    Check k = make_check("profile", "run complete");
+    k.measured_text = "stopped early";
+    k.threshold_text = "complete";
+    k.source = "the profile's measure record (measure.complete)";
+    k.reason = "the run was stopped before its end (" + *stopped +
+               "): the ceilings after that point were not measured; measure again";
+    r.checks.push_back(k);
+  }
+
   for (const std::string& name : rules.required) {
     Check k = make_check(name, "required");
     k.threshold_text = "measured";

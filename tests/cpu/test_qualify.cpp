@@ -299,6 +299,21 @@ TEST(Qualify, APowerCappedClockLowersTheBarByAtMostFifteenPercent) {
   EXPECT_DOUBLE_EQ(*h.threshold, 0.85 * 4.8e12);
 }
 
+// A run stopped between families (a timeout or an interrupt; measure.complete false) holds only what it finished:
+// incomplete, with the reason it stopped, even where everything it holds passes.
+TEST(Qualify, ARunStoppedBetweenFamiliesIsIncomplete) {
+  Profile p = fixture();
+  p.raw["measure"] = {{"complete", false}, {"stopped", "interrupted: SIGTERM\nceilings-bench: last lines"}};
+  const QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_EQ(with_status(r, CheckStatus::kIncomplete), (std::set<std::string>{"profile/run complete"}));
+  EXPECT_EQ(find_check(r, "profile", "run complete").reason,
+            "the run was stopped before its end (interrupted: SIGTERM): the ceilings after that point were not "
+            "measured; measure again");
+  p.raw["measure"]["complete"] = true;
+  EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 0);
+}
+
 // A limit is printed as exactly as it was given: a 2.6% tolerance failed with "(tolerance 3%)" and 2.7% below.
 TEST(Qualify, LimitsArePrintedAsGiven) {
   const Profile p = fixture();
@@ -544,7 +559,7 @@ TEST(Qualify, ACaseCutShortIsIncomplete) {
   QualifyResult r = qualify(p, nullptr, default_rules());
   EXPECT_TRUE(with_status(r, CheckStatus::kFail).empty());
   EXPECT_EQ(with_status(r, CheckStatus::kIncomplete),
-            (std::set<std::string>{"gemm.bf16/required", "gemm.bf16/measurement error"}));
+            (std::set<std::string>{"gemm.bf16/required", "gemm.bf16/measurement error", "profile/run complete"}));
   EXPECT_EQ(r.exit_code(), 3);
   p.errors.back().reason = std::string(kStoppedWhileRunningReason) + kInterruptedReason + "ceilings-bench was stopped";
   EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 3);
