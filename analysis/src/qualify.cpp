@@ -205,8 +205,7 @@ void parse_ceiling_rule(const std::string& name, const json& v, const std::strin
 Rules parse_rules(const json& doc, const std::string& origin) {
   if (!doc.is_object()) reject("(document)", "expected an object, found " + json_type_name(doc));
   check_keys(doc, "", {"schema", "note", "extends_defaults", "required", "baseline_tolerance", "clock_scaling_floor",
-                       "power_cap_scaling_floor",
-                       "ceilings", "health"});
+                       "power_cap_scaling_floor", "max_cv", "ceilings", "health"});
   if (!doc.contains("schema")) reject("schema", "required but missing (\"" + std::string(kRulesSchema) + "\")");
   if (!doc["schema"].is_string() || doc["schema"].get<std::string>() != kRulesSchema)
     reject("schema", "expected \"" + std::string(kRulesSchema) + "\", found " + doc["schema"].dump());
@@ -238,6 +237,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
   if (doc.contains("power_cap_scaling_floor"))
     r.power_cap_scaling_floor =
         fraction_at(doc["power_cap_scaling_floor"], "power_cap_scaling_floor", 0.0, 1.0, false);
+  if (doc.contains("max_cv")) r.max_cv = fraction_at(doc["max_cv"], "max_cv", 0.0, 1.0, false);
   if (doc.contains("ceilings")) {
     const json& c = object_at(doc, "ceilings", "ceilings");
     for (const auto& [name, v] : c.items()) {
@@ -509,6 +509,15 @@ void sm_count_check(const Profile& p, std::vector<Check>& out) {
   out.push_back(k);
 }
 
+// A pass against a limit by a number whose samples spread more than max_cv is no pass: incomplete, measure again
+// (a number below its limit still fails).
+void judge_spread(Check& k, const Ceiling& c, const Rules& rules) {
+  if (k.status != CheckStatus::kPass || !(c.spread() > rules.max_cv)) return;
+  k.status = CheckStatus::kIncomplete;
+  k.reason = "measured with cv " + format_percent(c.spread(), 1) + " (above " + limit_percent(rules.max_cv) +
+             "): the number is not stable enough to judge; rerun";
+}
+
 void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std::vector<Check>& out) {
   const auto rule_it = rules.ceilings.find(c.name);
   const CeilingRule* rule = rule_it == rules.ceilings.end() ? nullptr : &rule_it->second;
@@ -555,6 +564,7 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
                    percent_apart(c.value / (base->value * scale), fraction, std::max(1, limit_decimals(fraction))) +
                    " of the " + (scale < 1 ? "clock-scaled " : "") + "peak, below " + limit_percent(fraction) +
                    failure_note(c);
+      judge_spread(k, c, rules);
     }
     out.push_back(k);
   }
@@ -575,6 +585,7 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     const bool ok = rule->min ? c.value >= *rule->min : c.value <= *rule->max;
     k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
     if (!ok) k.reason = rule->min ? c.name + " below the minimum" + failure_note(c) : c.name + " above the maximum";
+    judge_spread(k, c, rules);
     out.push_back(k);
   }
   if (rules.health.verification) {
@@ -858,6 +869,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
         k.measured = c->value;
         const bool ok = higher ? c->value >= *k.threshold : c->value <= *k.threshold;
         k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
+        judge_spread(k, *c, rules);
         if (!ok) {
           const double apart = std::fabs(c->value / b.value - 1);
           k.reason = b.name + " is " + percent_apart(apart, tol, std::max(1, limit_decimals(tol))) +

@@ -299,6 +299,38 @@ TEST(Qualify, APowerCappedClockLowersTheBarByAtMostFifteenPercent) {
   EXPECT_DOUBLE_EQ(*h.threshold, 0.85 * 4.8e12);
 }
 
+// A number whose samples spread more than max_cv (10%) is not judged a pass: incomplete, measure again; a low one
+// still fails.
+TEST(Qualify, AnUnstableNumberIsNoPass) {
+  Profile p = fixture();
+  ceiling(p, "gemm.bf16").cv = 0.45;
+  ceiling(p, "hbm.copy").cv = 0.30;
+  ceiling(p, "hbm.copy").value = 3.9e12;  // 81%: below 85%
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  const Check& g = find_check(r, "gemm.bf16", "datasheet fraction");
+  EXPECT_EQ(g.status, CheckStatus::kIncomplete);
+  EXPECT_EQ(g.reason, "measured with cv 45.0% (above 10%): the number is not stable enough to judge; rerun");
+  EXPECT_EQ(find_check(r, "hbm.copy", "datasheet fraction").status, CheckStatus::kFail);
+  EXPECT_EQ(r.exit_code(), 1);
+  ceiling(p, "hbm.copy").value = 4.36e12;
+  EXPECT_EQ(find_check(qualify(p, nullptr, default_rules()), "hbm.copy", "datasheet fraction").status,
+            CheckStatus::kIncomplete);
+  EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 3);
+  // The spread a stalled sample cannot inflate, where the run recorded it.
+  ceiling(p, "gemm.bf16").detail["robust_cv"] = 0.01;
+  EXPECT_EQ(find_check(qualify(p, nullptr, default_rules()), "gemm.bf16", "datasheet fraction").status,
+            CheckStatus::kPass);
+  // A rules file's max_cv; its minimums and a baseline are judged the same way.
+  const Rules loose = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","max_cv":"35%",
+      "ceilings":{"hbm.copy":{"min":"4 TB/s"}}})"), "loose");
+  EXPECT_DOUBLE_EQ(loose.max_cv, 0.35);
+  EXPECT_EQ(find_check(qualify(p, nullptr, loose), "hbm.copy", "minimum").status, CheckStatus::kPass);
+  ceiling(p, "hbm.copy").cv = 0.40;
+  EXPECT_EQ(find_check(qualify(p, nullptr, loose), "hbm.copy", "minimum").status, CheckStatus::kIncomplete);
+  const Profile base = fixture();
+  EXPECT_EQ(find_check(qualify(p, &base, default_rules()), "hbm.copy", "baseline").status, CheckStatus::kIncomplete);
+}
+
 // A run stopped between families (a timeout or an interrupt; measure.complete false) holds only what it finished:
 // incomplete, with the reason it stopped, even where everything it holds passes.
 TEST(Qualify, ARunStoppedBetweenFamiliesIsIncomplete) {

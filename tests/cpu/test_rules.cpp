@@ -43,7 +43,7 @@ TEST(Rules, FullFileParsesIntoSIValues) {
   const Rules r = parse_rules(doc(R"({
     "schema": "ceilings.rules/1", "note": "node acceptance",
     "required": ["hbm.copy", "gemm.fp8_e4m3", "latency.launch"],
-    "baseline_tolerance": "3%", "clock_scaling_floor": "75%",
+    "baseline_tolerance": "3%", "clock_scaling_floor": "75%", "max_cv": "7.5%",
     "ceilings": {
       "hbm.copy": {"min": "4.2 TB/s", "min_fraction_of_datasheet": "88%", "baseline_tolerance": "2%"},
       "pcie.h2d": {"min": "55 GB/s"},
@@ -59,6 +59,8 @@ TEST(Rules, FullFileParsesIntoSIValues) {
   EXPECT_EQ(r.required.size(), 3u);
   EXPECT_DOUBLE_EQ(r.baseline_tolerance, 0.03);
   EXPECT_DOUBLE_EQ(r.clock_scaling_floor, 0.75);
+  EXPECT_DOUBLE_EQ(r.max_cv, 0.075);
+  EXPECT_DOUBLE_EQ(default_rules().max_cv, 0.10);
   EXPECT_DOUBLE_EQ(*r.ceilings.at("hbm.copy").min, 4.2e12);
   EXPECT_DOUBLE_EQ(*r.ceilings.at("hbm.copy").min_fraction_of_datasheet, 0.88);
   EXPECT_DOUBLE_EQ(*r.ceilings.at("hbm.copy").baseline_tolerance, 0.02);
@@ -128,6 +130,9 @@ TEST(Rules, OutOfRangeValuesAreRejected) {
             std::string::npos);
   EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","clock_scaling_floor":"0%"})").find("out of range"),
             std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","max_cv":"0%"})").find("out of range"), std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","max_cv":"150%"})").find("out of range"), std::string::npos);
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","max_cv":0.1})").find("bare number"), std::string::npos);
   EXPECT_NE(rejection(with_ceiling("latency.launch", R"({"min_fraction_of_datasheet": "50%"})"))
                 .find("no figure for latency.launch"),
             std::string::npos);

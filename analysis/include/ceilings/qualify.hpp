@@ -25,6 +25,7 @@ namespace ceilings {
 //    "baseline_tolerance": "5%",                // 0% .. 99%
 //    "clock_scaling_floor": "60%",              // (0%, 100%]
 //    "power_cap_scaling_floor": "85%",          // (0%, 100%]: the floor where the GPU's own power cap held the clock
+//    "max_cv": "10%",                           // (0%, 100%]: a ceiling judged with a larger cv is incomplete
 //    "ceilings": {"hbm.copy": {"min": "4.2 TB/s", "min_fraction_of_datasheet": "85%", "baseline_tolerance": "3%"},
 //                 "latency.launch": {"max": "4 us"},                // latencies take max, rates take min
 //                 "gemm.int8": {"min_fraction_of_datasheet": false}}, // false switches a default off
@@ -88,6 +89,9 @@ struct Rules {
   double baseline_tolerance = 0.05;          // a ceiling may be this much worse than the baseline
   double clock_scaling_floor = 0.60;         // clock scaling never lowers a threshold below this fraction
   double power_cap_scaling_floor = 0.85;     // ... nor below this one where the GPU's own power cap held the clock
+  // A ceiling whose samples spread more than this (coefficient of variation) passes no limit: incomplete,
+  // measure again (a low number still fails).
+  double max_cv = 0.10;
   std::map<std::string, CeilingRule> ceilings;
   // The ceilings a rules file sets a limit for: each is judged even where the profile lacks it (a
   // misspelt or unmeasured name is incomplete, not silently ignored). The built-in defaults name none:
