@@ -55,7 +55,8 @@ const char* status_name(CheckStatus s) {
 // (results/PUBLISHED.md, the peer tools' figures side by side) and published figures, leaving room for node-to-node
 // spread: HBM copy/triad/read peers reach 0.89/0.91/0.92 of 4.8 TB/s -> 0.85 (write has no peer: 0.80);
 // bf16 GEMM 745 TFLOP/s (0.75) and published MAMF 794.5 (0.80) -> 0.70; fp16 685 (0.69) -> 0.65;
-// fp8 1303 (0.66), MAMF 1453 (0.73) -> 0.60; tf32 381 (0.77) -> 0.70; fp32 GEMM 50.6 (0.76) -> 0.70;
+// fp8 1303 (0.66), MAMF 1453 (0.73) -> 0.60 (e4m3 and e5m2 share the figure); tf32 381 (0.77) -> 0.70;
+// fp32 GEMM 50.6 (0.76) -> 0.70;
 // fp64 DGEMM 61.2 (0.91) -> 0.80; int8 has no trustworthy peer (126 TOP/s is a poor kernel) -> 0.50;
 // FMA fp32 58.5 (0.87) -> 0.80, fp64 31.2 (0.92 of 33.5) -> 0.85; PCIe H2D/D2H 55.3 GB/s of 63.0
 // (0.88) -> 0.80, bidirectional 99 of 126 (0.79) -> 0.70; NVLink CE 396 of 450 (0.88) -> 0.80. A Gen4 or older
@@ -64,18 +65,26 @@ const char* status_name(CheckStatus s) {
 // are 0.70 one way and 0.50 both ways (kPcieGen4Fraction). A GH200's NVLink-C2C host link reads less again
 // (nvbandwidth's published copy-engine figures: host to device about 346 GB/s of 450, 0.77, device to host
 // about 15% less, 0.65, both ways about half of 900): 0.60 and 0.40 (kC2cFraction), until one is measured here.
+// A GEMM's _sustained ceiling is held to its burst type's fraction: it runs at the GPU's power cap, where the
+// threshold follows the clock down to power_cap_scaling_floor (a healthy H200's bf16: 716 TFLOP/s against
+// 0.70 x 989 x 0.85 = 588).
 Rules default_rules() {
   Rules r;
   r.required = {"hbm.copy", "gemm.bf16", "pcie.h2d"};
   const std::pair<const char*, double> fractions[] = {
       {"hbm.copy", 0.85},      {"hbm.triad", 0.85},      {"hbm.read", 0.85},     {"hbm.write", 0.80},
-      {"gemm.bf16", 0.70},     {"gemm.fp16", 0.65},      {"gemm.fp8_e4m3", 0.60}, {"gemm.tf32", 0.70},
-      {"gemm.fp32", 0.70},     {"gemm.fp64", 0.80},      {"gemm.int8", 0.50},    {"fma.fp32", 0.80},
+      {"gemm.bf16", 0.70},     {"gemm.fp16", 0.65},      {"gemm.fp8_e4m3", 0.60}, {"gemm.fp8_e5m2", 0.60},
+      {"gemm.tf32", 0.70},     {"gemm.fp32", 0.70},      {"gemm.fp64", 0.80},    {"gemm.int8", 0.50},
+      {"fma.fp32", 0.80},
       {"fma.fp64", 0.85},      {"pcie.h2d", 0.80},       {"pcie.d2h", 0.80},     {"pcie.bidir", 0.70},
       {"nvlink.p2p_uni", 0.80}, {"nvlink.p2p_bidir", 0.80}};
-  for (const auto& [name, f] : fractions) {
+  auto set = [&](const std::string& name, double f) {
     r.ceilings[name].min_fraction_of_datasheet = f;
     r.ceilings[name].fraction_is_default = true;
+  };
+  for (const auto& [name, f] : fractions) {
+    set(name, f);
+    if (family_of(name) == "gemm") set(name + std::string("_sustained"), f);
   }
   return r;
 }
@@ -361,59 +370,68 @@ std::string percent_apart(double fraction, double limit, int decimals) {
   return format_percent(fraction, decimals);
 }
 
-// Compute peaks are quoted at a clock (the boost clock, or for tensor-core GEMMs the datasheet's
-// tensor_clock_hz where it has one): the threshold follows the SM clock the measurement actually ran at,
-// floored so a stuck-low clock still fails. Where the GPU's own power cap held the clock down, by no more than
-// kPowerCapScaleFloor: a healthy H200 capped at 700 W under back-to-back GEMMs runs at 77-82% of the tensor
-// clock and still clears the default fractions at 85% of them (its sustained ceilings, 2026-11-30), while a
-// board that draws its cap at 60% of the clock (a leaky or badly cooled part) must not pass by it (a site that
-// caps power on purpose lowers power_cap_scaling_floor). Memory bandwidth is not scaled: HBM's clock does not
-// move under load, so a lower one is a fault, not an operating point.
-double clock_scale(const Profile& p, const Ceiling& c, double floor, double power_cap_floor, std::string& note) {
-  const std::string f = family_of(c.name);
-  if (!c.telemetry.available) {
-    if (f == "gemm" || f == "fma") note = ", clock not recorded: unscaled";
-    return 1.0;
-  }
-  double observed = 0, peak = 0;
-  const char* which = "";
-  std::string reference;
-  if (f == "gemm" || f == "fma") {
-    observed = c.telemetry.sm_clock_hz;
-    const GpuSpec* spec = spec_for(p);
-    peak = spec && spec->boost_clock_hz > 0 ? spec->boost_clock_hz : p.device.max_sm_clock_hz.value_or(0);
-    // fp64 (DMMA) and fp32 GEMMs are quoted at the boost clock; the tensor-core types may be quoted lower.
-    const bool tensor = f == "gemm" && c.name.rfind("gemm.fp64", 0) != 0 && c.name.rfind("gemm.fp32", 0) != 0;
-    if (tensor && spec && spec->tensor_clock_hz > 0) {
-      peak = spec->tensor_clock_hz;
-      reference = ", the clock the datasheet's tensor-core figures imply";
-    }
-    which = "SM";
-  } else {
-    return 1.0;
-  }
-  if (observed <= 0 || peak <= 0) return 1.0;
+bool is_compute(const std::string& name) {
+  const std::string f = family_of(name);
+  return f == "gemm" || f == "fma";
+}
+
+// The SM clock a compute figure is quoted at: the boost clock, or for a tensor-core GEMM the datasheet's
+// tensor_clock_hz where it has one (fp64 (DMMA) and fp32 GEMMs are quoted at the boost clock); 0 where unknown.
+struct QuotedClock {
+  double hz = 0;
+  std::string reference;  // ", the clock the datasheet's tensor-core figures imply" for the tensor clock
+};
+QuotedClock quoted_clock(const Profile& p, const Ceiling& c) {
+  const GpuSpec* spec = spec_for(p);
+  const bool tensor = family_of(c.name) == "gemm" && c.name.rfind("gemm.fp64", 0) != 0 && c.name.rfind("gemm.fp32", 0) != 0;
+  if (tensor && spec && spec->tensor_clock_hz > 0)
+    return {spec->tensor_clock_hz, ", the clock the datasheet's tensor-core figures imply"};
+  return {spec && spec->boost_clock_hz > 0 ? spec->boost_clock_hz : p.device.max_sm_clock_hz.value_or(0), ""};
+}
+
+// What scales a compute threshold: the factor, the note its source carries, and for a low clock nothing
+// excused, why it was not scaled (the failure's reason repeats it).
+struct ClockScale {
+  double scale = 1.0;
+  std::string note, unexcused;
+};
+
+// The threshold follows the SM clock only where the GPU's own power cap held it down, and by no more than the
+// larger of power_cap_scaling_floor and clock_scaling_floor: a healthy H200 capped at 700 W under back-to-back
+// GEMMs runs at 77-82% of the tensor clock and still clears the default fractions at 85% of them (its sustained
+// ceilings, 2026-11-30), while a board that draws its cap at 60% of the clock (a leaky or badly cooled part)
+// must not pass by it (a site that caps power on purpose lowers both floors). A clock held low by anything else
+// (application clocks, sync boost, a clock that did not boost) is the fault being looked for: unscaled. Memory
+// bandwidth is not scaled: HBM's clock does not move under load, so a lower one is a fault, not an operating point.
+ClockScale clock_scale(const Profile& p, const Ceiling& c, const Rules& rules) {
+  if (!is_compute(c.name)) return {};
+  if (!c.telemetry.available) return {1.0, ", clock not recorded: unscaled", ""};
+  const double observed = c.telemetry.sm_clock_hz;
+  const QuotedClock quoted = quoted_clock(p, c);
+  if (observed <= 0 || quoted.hz <= 0 || observed >= quoted.hz) return {};
+  const std::string clocks = format_quantity(observed, "Hz") + " / " + format_quantity(quoted.hz, "Hz") + quoted.reference;
   const auto reasons = c.detail_number("throttle_reasons");
   const auto bits = reasons ? clock_events::from_number(*reasons) : std::nullopt;
-  const bool power_capped = bits && (*bits & clock_events::kSwPowerCap);
-  const double least = power_capped ? std::max(floor, power_cap_floor) : floor;
+  if (!bits || !(*bits & clock_events::kSwPowerCap)) {
+    const std::string why = "the SM clock was " + format_quantity(observed, "Hz") + " of the quoted " +
+                            format_quantity(quoted.hz, "Hz") +
+                            " with no power cap (an application-clock or sync-boost limit, or a clock that did not boost)";
+    return {1.0, ", unscaled: " + why, why};
+  }
+  const double least = std::max(rules.clock_scaling_floor, rules.power_cap_scaling_floor);
+  const double raw = observed / quoted.hz;
   // A power limit set below the datasheet's TDP is the likeliest cause of a capped clock: say so.
   std::string limit;
   const GpuSpec* board = spec_for(p);
-  if (power_capped && board && board->tdp_w > 0 && !board->tdp_whole_module && p.device.power_limit_w &&
+  if (board && board->tdp_w > 0 && !board->tdp_whole_module && p.device.power_limit_w &&
       *p.device.power_limit_w < 0.95 * board->tdp_w)
     limit = "; its power limit is " + format_quantity(*p.device.power_limit_w, "W") + ", the datasheet's TDP " +
             format_quantity(board->tdp_w, "W");
-  const double raw = observed / peak;
-  const double scale = std::clamp(raw, least, 1.0);
-  if (raw < 1.0)
-    note = ", scaled to the " + std::string(which) + " clock " + format_quantity(observed, "Hz") + " / " +
-           format_quantity(peak, "Hz") + reference +
-           (raw < least ? " (floored at " + limit_percent(least) +
-                              (power_capped && least > floor ? ": the GPU's own power cap held it down" + limit : "") +
-                              ")"
-                        : "");
-  return scale;
+  return {std::max(raw, least),
+          ", scaled to the SM clock " + clocks +
+              (raw < least ? " (floored at " + limit_percent(least) + ": the GPU's own power cap held it down" + limit + ")"
+                           : ""),
+          ""};
 }
 
 // A peer ceiling is its slowest pair: name that pair (detail p2p_<src>_<dst>) and the median pair, so a
@@ -467,16 +485,41 @@ std::string timeline_drop_note(const Ceiling& c) {
 // What a failing ceiling's reason adds: the slowest peer pair, or the drop over a sustained window.
 std::string failure_note(const Ceiling& c) { return slowest_pair_note(c) + timeline_drop_note(c); }
 
-// Above this share of its datasheet (or link) figure a rate is not a fast GPU but a timing or counting fault:
-// compute peaks are quoted at a boost clock at most ~10% below the highest the SMs run at (H100/H200 bf16:
-// 989 TFLOP/s at 1.83 GHz, 1.98 GHz reachable), HBM and PCIe figures are physical limits.
-constexpr double kImplausibleShare = 1.25;
-// HBM, PCIe and NVLink figures are the physical limits themselves (bus width x clock, lanes x rate): 5% over
-// is already a fault (a CLI probe had hbm.read pass at 123% of 4.8 TB/s).
-constexpr double kImplausibleLinkShare = 1.05;
-double implausible_share(const std::string& ceiling) {
-  const std::string f = family_of(ceiling);
-  return f == "hbm" || f == "pcie" || f == "nvlink" ? kImplausibleLinkShare : kImplausibleShare;
+// The most a ceiling with a datasheet (or link) figure can read; above it the rate is not a fast GPU but a timing
+// or counting fault. HBM, PCIe and NVLink figures are the physical limits themselves (bus width x clock, lanes x
+// rate): 5% over is already a fault (a CLI probe had hbm.read pass at 123% of 4.8 TB/s). A compute figure is
+// quoted at a clock the SMs may exceed (H100/H200 bf16: 989 TFLOP/s at 1.83 GHz, 1.98 GHz reachable): the limit
+// follows the highest SM clock the device runs (device.max_sm_clock_hz, else the boost clock), with the same 5%
+// for the median's timing noise and the figure's rounding (bf16 on an H200: 989 x 1.98 / 1.83 x 1.05 = 1124).
+constexpr double kPlausibleMargin = 1.05;
+struct PlausibleLimit {
+  double value = 0, share = 0;  // the limit, and its share of the figure
+  std::string clocks;           // " at its highest SM clock, 1.98 GHz over the quoted 1.83 GHz," where it scales
+};
+PlausibleLimit plausible_limit(const Profile& p, const Ceiling& c, double figure) {
+  double scale = 1.0;
+  std::string clocks;
+  if (is_compute(c.name)) {
+    const GpuSpec* spec = spec_for(p);
+    const double top = p.device.max_sm_clock_hz.value_or(spec ? spec->boost_clock_hz : 0);
+    const double quoted = quoted_clock(p, c).hz;
+    if (top > quoted && quoted > 0) {
+      scale = top / quoted;
+      clocks = " at its highest SM clock, " + format_quantity(top, "Hz") + " over the quoted " +
+               format_quantity(quoted, "Hz") + ",";
+    }
+  }
+  return {kPlausibleMargin * scale * figure, kPlausibleMargin * scale, clocks};
+}
+
+// Why a rate above what the device can attain is a fault; "" for one within it.
+std::string implausible_reason(const Ceiling& c, const Base& base, const PlausibleLimit& most) {
+  if (!is_rate_unit(c.unit) || c.value <= most.value) return "";
+  return c.name + " reads " + format_percent(c.value / base.value) + " of " + base.source + " " +
+         format_quantity(base.value, c.unit) + ", above the " +
+         (most.clocks.empty() ? limit_percent(most.share) + " no GPU attains"
+                              : format_percent(most.share) + " it can reach" + most.clocks + " with a 5% margin") +
+         ": a timing or counting fault, not a fast GPU";
 }
 
 bool is_mig(const Profile& p) { return p.device.is_mig(); }
@@ -541,31 +584,39 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
                      : "no datasheet figure for " + c.name + " on " + p.device.name +
                            (spec_for(p) ? " (its datasheet publishes none)" : " (add the GPU to the datasheet table)");
     } else {
-      std::string note;
-      const double scale = clock_scale(p, c, rules.clock_scaling_floor, rules.power_cap_scaling_floor, note);
+      const ClockScale clock = clock_scale(p, c, rules);
       double fraction = *rule->min_fraction_of_datasheet;
       if (rule->fraction_is_default && base->link != Base::Link::kOther) {
         const LinkFractions& f = base->link == Base::Link::kC2c ? kC2cFraction : kPcieGen4Fraction;
         fraction = std::min(fraction, c.name.rfind("pcie.bidir", 0) == 0 ? f.bidir : f.one_way);
       }
-      k.threshold = fraction * base->value * scale;
+      k.threshold = fraction * base->value * clock.scale;
       k.source = limit_percent(fraction) + " of " + base->source + " " +
-                 format_quantity(base->value, c.unit) + note + " (" + origin + ")";
-      const double most = implausible_share(c.name);
-      const bool implausible = is_rate_unit(c.unit) && c.value > most * base->value;
-      const bool ok = c.value >= *k.threshold && !implausible;
+                 format_quantity(base->value, c.unit) + clock.note + " (" + origin + ")";
+      k.reason = implausible_reason(c, *base, plausible_limit(p, c, base->value));
+      const bool ok = c.value >= *k.threshold && k.reason.empty();
       k.status = ok ? CheckStatus::kPass : CheckStatus::kFail;
-      if (implausible)
-        k.reason = c.name + " reads " + format_percent(c.value / base->value) + " of " + base->source + " " +
-                   format_quantity(base->value, c.unit) + ", above the " + format_percent(most, 0) +
-                   " no GPU attains: a timing or counting fault, not a fast GPU";
-      else if (!ok)
+      if (!ok && k.reason.empty())
         k.reason = c.name + " reaches " +
-                   percent_apart(c.value / (base->value * scale), fraction, std::max(1, limit_decimals(fraction))) +
-                   " of the " + (scale < 1 ? "clock-scaled " : "") + "peak, below " + limit_percent(fraction) +
-                   failure_note(c);
+                   percent_apart(c.value / (base->value * clock.scale), fraction,
+                                 std::max(1, limit_decimals(fraction))) +
+                   " of the " + (clock.scale < 1 ? "clock-scaled " : "") + "peak, below " + limit_percent(fraction) +
+                   (clock.unexcused.empty() ? "" : ": " + clock.unexcused) + failure_note(c);
       judge_spread(k, c, rules);
     }
+    out.push_back(k);
+  } else if (const auto base = datasheet_base(p, c); base && is_rate_unit(c.unit)) {
+    // A rate no fraction rule judges (a _ref8192, a ceiling whose default a rules file switched off) is still a
+    // fault past what the device can attain.
+    const PlausibleLimit most = plausible_limit(p, c, base->value);
+    Check k = make_check(c.name, "plausible");
+    k.unit = c.unit;
+    k.measured = c.value;
+    k.threshold = most.value;
+    k.source = format_percent(most.share) + " of " + base->source + " " + format_quantity(base->value, c.unit) +
+               (most.clocks.empty() ? ", the most a GPU attains" : ", what it can reach" + most.clocks + " with a 5% margin");
+    k.reason = implausible_reason(c, *base, most);
+    k.status = k.reason.empty() ? CheckStatus::kPass : CheckStatus::kFail;
     out.push_back(k);
   }
   if (rule && (rule->min || rule->max)) {
@@ -975,7 +1026,7 @@ std::string threshold_display(const Check& c) {
   const bool higher = c.unit.empty() ? false : higher_is_better(c.unit);
   const std::string op = c.rule == "baseline" || c.rule == "datasheet fraction" || c.rule == "minimum"
                              ? (higher ? ">= " : "<= ")
-                             : (c.rule == "maximum" ? "<= " : (c.unit.empty() ? "<= " : ">= "));
+                             : (c.rule == "maximum" || c.rule == "plausible" ? "<= " : (c.unit.empty() ? "<= " : ">= "));
   return op + (c.unit.empty() ? format_fixed(*c.threshold, 0) : format_quantity(*c.threshold, c.unit, digits_apart(c)));
 }
 

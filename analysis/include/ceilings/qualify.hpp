@@ -23,8 +23,8 @@ namespace ceilings {
 //                                               // health checks, floor and tolerance keep their defaults
 //    "required": ["hbm.copy", "gemm.bf16"],     // replaces the default list; missing -> incomplete
 //    "baseline_tolerance": "5%",                // 0% .. 99%
-//    "clock_scaling_floor": "60%",              // (0%, 100%]
-//    "power_cap_scaling_floor": "85%",          // (0%, 100%]: the floor where the GPU's own power cap held the clock
+//    "clock_scaling_floor": "60%",              // (0%, 100%]: a power-capped threshold never scales below it
+//    "power_cap_scaling_floor": "85%",          // (0%, 100%]: ... nor below this (the larger of the two applies)
 //    "max_cv": "10%",                           // (0%, 100%]: a ceiling judged with a larger cv is incomplete
 //    "ceilings": {"hbm.copy": {"min": "4.2 TB/s", "min_fraction_of_datasheet": "85%", "baseline_tolerance": "3%"},
 //                 "latency.launch": {"max": "4 us"},                // latencies take max, rates take min
@@ -87,8 +87,10 @@ struct Rules {
   std::string origin = "built-in defaults";
   std::vector<std::string> required;         // ceilings that must be measured
   double baseline_tolerance = 0.05;          // a ceiling may be this much worse than the baseline
-  double clock_scaling_floor = 0.60;         // clock scaling never lowers a threshold below this fraction
-  double power_cap_scaling_floor = 0.85;     // ... nor below this one where the GPU's own power cap held the clock
+  // A compute threshold follows the SM clock only where the GPU's own power cap held it down, and never below
+  // the larger of these two fractions (clock_scaling_floor is the older key, kept so existing files load).
+  double clock_scaling_floor = 0.60;
+  double power_cap_scaling_floor = 0.85;
   // A ceiling whose samples spread more than this (coefficient of variation) passes no limit: incomplete,
   // measure again (a low number still fails).
   double max_cv = 0.10;
