@@ -84,8 +84,29 @@ const std::vector<MetricInfo>& health_metric_catalog() {
   return all;
 }
 
-bool application_xid(long long xid) {
-  return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68 || xid == 109;
+XidClass classify_xid(long long xid, const std::string& text) {
+  struct Entry {
+    long long xid;
+    XidClass c;
+  };
+  static const Entry table[] = {
+      // A program's fault or a killed process, as NVIDIA's Kubernetes device plugin counts them.
+      {13, {XidKind::kApplication, "graphics engine exception"}},
+      {31, {XidKind::kApplication, "memory page fault"}},
+      {43, {XidKind::kApplication, "GPU stopped processing: a faulting kernel"}},
+      {45, {XidKind::kApplication, "preemptive cleanup: a process killed mid-kernel"}},
+      {68, {XidKind::kApplication, "video decoder exception"}},
+      {109, {XidKind::kApplication, "context switch timeout"}},
+      // NVIDIA's GPU memory error management and XID catalog (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt,
+      // docs.nvidia.com/deploy/xid-errors): 63 records a remap, 94 is contained (95, uncontained, needs a reset).
+      {63, {XidKind::kNote, "a row remap (page retirement) recorded: the reset it needs is judged by row remapping"}},
+      {94, {XidKind::kNote, "a contained ECC error: the program using the row was stopped, the GPU needs no reset"}},
+  };
+  if (xid == 154 && text.find("to 0x0 (None)") != std::string::npos) return {XidKind::kRecoveryCleared, ""};
+  if (xid >= 144 && xid <= 150 && text.find(" Nonfatal ") != std::string::npos) return {XidKind::kNvlinkNonfatal, ""};
+  for (const Entry& e : table)
+    if (e.xid == xid) return e.c;
+  return {};
 }
 
 std::string sxid_summary(const KernelXidLog& log) {
@@ -115,21 +136,12 @@ std::vector<KernelSxid> keep_kernel_sxids(std::vector<KernelSxid> sxids, std::si
   return sxids;
 }
 
-bool xid_recovery_cleared(const KernelXid& x) {
-  return x.xid == 154 && x.text.find("to 0x0 (None)") != std::string::npos;
-}
-
-bool xid_nvlink_nonfatal(const KernelXid& x) {
-  return x.xid >= 144 && x.xid <= 150 && x.text.find(" Nonfatal ") != std::string::npos;
-}
-
 std::vector<KernelXid> keep_kernel_xids(std::vector<KernelXid> xids, std::size_t limit) {
   if (xids.size() <= limit) return xids;
   std::vector<std::size_t> order(xids.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_partition(order.begin(), order.end(), [&](std::size_t i) {
-    const KernelXid& x = xids[i];
-    return !application_xid(x.xid) && !xid_recovery_cleared(x) && !xid_nvlink_nonfatal(x);
+    return classify_xid(xids[i].xid, xids[i].text).kind == XidKind::kFault;
   });
   order.resize(limit);
   std::sort(order.begin(), order.end());

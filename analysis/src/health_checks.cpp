@@ -412,6 +412,15 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
+// Why the kernel log's XIDs are not there to judge: it could not be read, or (older profiles) was not read.
+std::string kernel_log_missing(const KernelXidLog& log) {
+  if (log.state == HealthMetric::State::kUnsupported)
+    return "the health section has no kernel log: recorded by a ceilings that did not read it";
+  std::string why = log.reason;
+  if (why.rfind("could not read: ", 0) == 0) why = why.substr(16);
+  return why;
+}
+
 void check_xid(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
   Check c = make_check("health", "XID critical errors");
   c.threshold = 0;
@@ -421,23 +430,32 @@ void check_xid(const HealthSection& s, const HealthRules& rules, std::vector<Che
   } else if (s.xid.state == HealthMetric::State::kUnreadable) {
     c.reason = "XID events " + (s.xid.reason.empty() ? std::string("could not be monitored") : s.xid.reason);
   } else {
-    std::string hardware, program;
-    for (const XidEvent& e : s.xid.events)
-      (application_xid(e.xid) ? program : hardware) +=
-          " " + std::to_string(e.xid) + (e.note.empty() ? "" : " (" + e.note + ")");
-    c.measured = static_cast<double>(s.xid.events.size());
+    std::string hardware, program, noted;
+    std::size_t faults = 0;
+    for (const XidEvent& e : s.xid.events) {
+      const XidClass k = classify_xid(e.xid);
+      const std::string one = " " + std::to_string(e.xid) + (e.note.empty() ? "" : " (" + e.note + ")");
+      if (k.kind == XidKind::kApplication) {
+        program += one;
+      } else if (k.kind == XidKind::kNote) {
+        noted += (noted.empty() ? "XID" : ";") + one + " (" + k.why + ")";
+      } else {
+        hardware += one;
+        ++faults;
+      }
+    }
+    c.measured = static_cast<double>(faults);
     c.status = hardware.empty() ? CheckStatus::kPass : CheckStatus::kFail;
     const std::string window = " during " + format_quantity(s.xid.window_s, "s") + " of monitoring";
     if (!hardware.empty()) c.reason = "XID" + hardware + window;
     if (!program.empty())
       c.reason += (c.reason.empty() ? "" : "; ") + ("application XID" + program + " (a program's fault or a killed " +
                                                     "process, not the hardware's)" + (hardware.empty() ? window : ""));
+    if (!noted.empty()) c.reason += (c.reason.empty() ? "" : "; ") + noted + ", not counted";
   }
-  if (rules.xid_log && s.kernel_log.state == HealthMetric::State::kUnreadable) {  // what this row leaves uncovered
-    std::string why = s.kernel_log.reason;
-    if (why.rfind("could not read: ", 0) == 0) why = why.substr(16);
-    c.reason += std::string(c.reason.empty() ? "" : "; ") + "XIDs before monitoring not judged (" + why + ")";
-  }
+  if (rules.xid_log && s.kernel_log.state != HealthMetric::State::kValue)  // what this row leaves uncovered
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "XIDs before monitoring not judged (" +
+                kernel_log_missing(s.kernel_log) + ")";
   out.push_back(c);
 }
 
@@ -445,14 +463,13 @@ void check_xid(const HealthSection& s, const HealthRules& rules, std::vector<Che
 // came back, a double-bit error an hour ago) that NVML's event watch, listening only during the run, never saw.
 // The log keeps them until a reboot (a GPU reset or a driver reload does not clear it).
 void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
-  if (s.kernel_log.state == HealthMetric::State::kUnsupported) return;  // not recorded
   Check c = make_check("health", "XIDs since boot");
   c.threshold = 0;
   c.source = "health rule xid_log (the kernel log" +
              (s.kernel_log.source.empty() ? "" : ", " + s.kernel_log.source) + ")";
-  if (s.kernel_log.state == HealthMetric::State::kUnreadable) {
+  if (s.kernel_log.state != HealthMetric::State::kValue) {
     if (rules.xid) return;  // said on the XID row, whose window it leaves uncovered
-    c.reason = s.kernel_log.reason;
+    c.reason = "XIDs before monitoring not judged (" + kernel_log_missing(s.kernel_log) + ")";
     out.push_back(c);
     return;
   }
@@ -461,7 +478,7 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
     std::size_t count = 0;
     const KernelXid* first = nullptr;
   };
-  std::vector<std::pair<long long, Seen>> hardware, program, nvlink_nonfatal;
+  std::vector<std::pair<long long, Seen>> hardware, program, noted, nvlink_nonfatal;
   auto add = [](std::vector<std::pair<long long, Seen>>& into, const KernelXid& x) {
     for (auto& [xid, seen] : into)
       if (xid == x.xid) {
@@ -472,16 +489,16 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
   };
   std::size_t hardware_count = 0, cleared = 0;
   for (const KernelXid& x : s.kernel_log.xids) {
-    if (xid_recovery_cleared(x)) {
-      ++cleared;
-      continue;
+    switch (classify_xid(x.xid, x.text).kind) {
+      case XidKind::kRecoveryCleared: ++cleared; break;
+      case XidKind::kNvlinkNonfatal: add(nvlink_nonfatal, x); break;
+      case XidKind::kApplication: add(program, x); break;
+      case XidKind::kNote: add(noted, x); break;
+      case XidKind::kFault:
+        add(hardware, x);
+        ++hardware_count;
+        break;
     }
-    if (xid_nvlink_nonfatal(x)) {
-      add(nvlink_nonfatal, x);
-      continue;
-    }
-    add(application_xid(x.xid) ? program : hardware, x);
-    if (!application_xid(x.xid)) ++hardware_count;
   }
   c.measured = static_cast<double>(hardware_count);
   c.measured_text = hardware_count == 0 ? "none" : std::to_string(hardware_count);
@@ -506,6 +523,9 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "application XID " + apps +
                 (s.kernel_log.since_s ? " in the log" : " since boot") +
                 " (a program's fault or a killed process, not the hardware's)";
+  for (const auto& [xid, seen] : noted)
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "XID " + std::to_string(xid) + times(seen.count) + " (" +
+                classify_xid(xid).why + "), not counted";
   std::string links;
   for (const auto& [xid, seen] : nvlink_nonfatal)
     links += (links.empty() ? "" : ", ") + std::to_string(xid) + times(seen.count);

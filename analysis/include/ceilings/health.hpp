@@ -47,15 +47,20 @@ struct HealthSnapshot {
   std::optional<double> value(const std::string& name) const;  // nullopt unless a value
 };
 
-// XIDs a program causes rather than the hardware (as NVIDIA's Kubernetes device plugin counts them): 13 graphics
-// engine exception, 31 memory page fault, 43 GPU stopped processing (a faulting kernel), 45 preemptive cleanup (a
-// process killed mid-kernel, as a timeout does), 68 video decoder exception, 109 context switch timeout.
-bool application_xid(long long xid);
-
-// Kernel-log XIDs that are no fault of the hardware: XID 154 setting the recovery action back to None (none is
-// needed any more), and Blackwell's NVLink XIDs (144-150) the driver calls "Nonfatal" (the link recovered).
-bool xid_recovery_cleared(const KernelXid& x);
-bool xid_nvlink_nonfatal(const KernelXid& x);
+// How the health checks count an XID, while monitoring and in the kernel log alike: one table (health.cpp).
+enum class XidKind {
+  kFault,            // the hardware or the driver's: fails
+  kApplication,      // a program's fault or a killed process: named, passes
+  kNote,             // recorded for information, what it needs judged by another check: named, passes
+  kNvlinkNonfatal,   // Blackwell's NVLink XIDs (144-150) the driver calls "Nonfatal": the link recovered
+  kRecoveryCleared,  // XID 154 setting the recovery action back to None: none is needed any more
+};
+struct XidClass {
+  XidKind kind = XidKind::kFault;
+  const char* why = "";  // what it is, for kApplication and kNote ("" otherwise)
+};
+// `text`: the driver's message where known (the kernel log); NVML's events carry the number only.
+XidClass classify_xid(long long xid, const std::string& text = "");
 // At most `limit` of `xids`, the faults kept first (a flood of application or non-fatal XIDs never hides one), in
 // log order.
 std::vector<KernelXid> keep_kernel_xids(std::vector<KernelXid> xids, std::size_t limit);
