@@ -248,12 +248,16 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
       for (const char* name : {"pcie.h2d", "pcie.d2h"})
         if (const Ceiling* k = profile->find(name)) best_copy = std::max(best_copy, k->value);
     const double low_capacity = pcie_link_bandwidth(static_cast<int>(*gen), static_cast<int>(*width));
-    bool idle = false;
+    // Busy: a low reading whose clock was held by the power cap or a slowdown, which only a load brings.
+    bool idle = false, busy = false;
     if (s)
       for (const HealthSnapshot* snap : s->snapshots()) {
         const auto g = snap->value("pcie.gen");
         const auto reasons = snap->value("clocks.event_reasons");
-        if (g && *g < *max_gen && reasons && (static_cast<std::uint64_t>(*reasons) & clock_events::kGpuIdle)) idle = true;
+        if (!g || *g >= *max_gen || !reasons) continue;
+        const auto bits = static_cast<std::uint64_t>(*reasons);
+        if (bits & clock_events::kGpuIdle) idle = true;
+        else if (bits & clock_events::kSlowdownMask) busy = true;
       }
     const std::string seen = c.measured_text;
     if (best_copy > low_capacity) {
@@ -261,13 +265,15 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
       c.measured_text += " when read, trained up under load";
       c.reason = "measured PCIe copies (" + format_quantity(best_copy, "B/s") + ") exceed what " + seen + " carries (" +
                  format_quantity(low_capacity, "B/s") + ")";
-    } else if (idle && !profile) {
-      // `ceilings health` reads the GPU live, usually idle: a lower generation at full width is the
-      // power saving working, not a fault. qualify judges the generation from a profile measured under load.
+    } else if (!profile && !busy) {
+      // `ceilings health` runs no load: a lower generation at full width is the power saving working, not a
+      // fault, whether or not NVML set the idle bit (a healthy idle H200 reads reasons 0). A note, not
+      // incomplete: health cannot judge the generation, qualify judges it from a profile measured under load.
       c.status = CheckStatus::kPass;
-      c.measured_text += " (idle)";
-      c.reason = "only the generation is below " + c.threshold_text + ", read while the GPU was idle, when links "
-                 "downshift to save power (the width is at its maximum; qualify a profile to judge it under load)";
+      c.measured_text += idle ? " (idle)" : " (no load)";
+      c.reason = "only the generation is below " + c.threshold_text + ", read with no load running (" +
+                 (idle ? "NVML: GPU idle" : "health runs none") + "), when links downshift to save power: not judged "
+                 "(the width is at its maximum; qualify a profile to judge the generation under load)";
     } else if (idle) {
       c.measured_text += " (idle)";
       c.reason = "the generation was read only while the GPU was idle, when links downshift to save power: "

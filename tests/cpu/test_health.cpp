@@ -219,7 +219,17 @@ TEST(HealthChecks, IdleGenerationDropPassesLiveWithANote) {
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
   s = healthy_section();
   s.before.metrics["pcie.gen"] = HealthMetric::of(3);
-  s.after->metrics["pcie.gen"] = HealthMetric::of(3);  // low and busy: still a fault live
+  s.after->metrics["pcie.gen"] = HealthMetric::of(3);
+  // No idle bit (a healthy idle H200 reads reasons 0): health runs no load, so not judged, not failed.
+  checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "PCIe link"), "pass");
+  for (const Check& c : checks)
+    if (c.rule == "PCIe link") {
+      EXPECT_EQ(c.measured_text, "Gen3 x16 (no load)");
+      EXPECT_NE(c.reason.find("read with no load running (health runs none)"), std::string::npos) << c.reason;
+    }
+  EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "fail");  // qualify: read during its run
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x4);  // low while drawing the power cap: busy
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
 }
 
@@ -341,7 +351,8 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "pass");
   s = healthy_section();
   s.before.metrics["pcie.gen"] = HealthMetric::of(3);
-  s.after->metrics["pcie.gen"] = HealthMetric::of(3);  // low generation while busy: degraded
+  s.after->metrics["pcie.gen"] = HealthMetric::of(3);
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x4);  // low generation while busy: degraded
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
   s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x1);  // read live at idle: the power saving
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "pass");
@@ -1226,6 +1237,18 @@ TEST(HealthCli, IdleGenerationDropIsHealthyAndCsvIsOneTable) {
   EXPECT_EQ(r.out.rfind("check,rule,result,measured,threshold,unit,measured_text,threshold_text,threshold from,reason\n", 0), 0u) << r.out;
   EXPECT_EQ(r.out.find("verdict"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\n\n"), std::string::npos) << r.out;  // no second table after a blank line
+}
+
+// An idle link at Gen1 without NVML's idle bit (reasons 0, as a healthy idle H200 reads): health runs no load,
+// so a note, exit 0 (it failed "under load" before).
+TEST(HealthCli, AnIdleLinkWithoutTheIdleBitIsNotFailed) {
+  json script = healthy_script();
+  script["values"]["pcie.gen"] = 1;
+  script["values"]["clocks.event_reasons"] = 0;
+  script["values"]["clocks.sm_mhz"] = 345;
+  const auto r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Gen1 x16 (no load)"), std::string::npos) << r.out;
 }
 
 TEST(HealthCli, NoNvmlOrNoGpuIsIncomplete) {
