@@ -156,6 +156,7 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put("power.usage_w", d.power_mw(), 1e-3);
   put("power.limit_w", d.power_management_limit_mw(), 1e-3);
   put("power.enforced_limit_w", d.enforced_power_limit_mw(), 1e-3);
+  put("power.default_limit_w", d.power_default_limit_mw(), 1e-3);
   put("temperature.gpu_c", d.temperature_c());
   put("temperature.slowdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kSlowdown));
   put("temperature.shutdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kShutdown));

@@ -13,7 +13,7 @@
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,gpu_max_gen,replays},
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns
 // (fields 74-79 and nvmlDeviceGetViolationStatus; error keys violation_fields, violation_status),
-// power.{usage_mw,limit_mw,enforced_limit_mw,instant_mw (field 186)}, energy.total_mj,
+// power.{usage_mw,limit_mw,enforced_limit_mw,default_limit_mw,instant_mw (field 186)}, energy.total_mj,
 // temperature.{gpu_c,slowdown_c,shutdown_c,memory_c,memory_max_c} (error keys temperature_v, temperature_legacy),
 // device_count, p2p.nvlink_status (nvmlDeviceGetP2PStatus with the NVLink index, every pair),
 // nvlink.<link>.state (1 up, 0 down), nvlink.<link>.{replay,recovery,crc_flit,crc_data}; "nvlink_links": N
@@ -188,6 +188,9 @@ FAKE_EXPORT int nvmlDeviceGetTotalEnergyConsumption(void*, unsigned long long* m
 }
 FAKE_EXPORT int nvmlDeviceGetEnforcedPowerLimit(void*, unsigned* mw) { return answer("power.enforced_limit_mw", mw); }
 FAKE_EXPORT int nvmlDeviceGetPowerManagementLimit(void*, unsigned* mw) { return answer("power.limit_mw", mw); }
+FAKE_EXPORT int nvmlDeviceGetPowerManagementDefaultLimit(void*, unsigned* mw) {
+  return answer("power.default_limit_mw", mw);
+}
 // Both temperature calls answer "temperature.gpu_c"; each fails alone through its own error key
 // ("temperature_v", "temperature_legacy"). The versioned one checks the struct's version as NVML does.
 FAKE_EXPORT int nvmlDeviceGetTemperature(void*, int, unsigned* c) {

@@ -67,6 +67,7 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"power.usage_w", MetricKind::kGauge, "W"},
       {"power.limit_w", MetricKind::kGauge, "W"},
       {"power.enforced_limit_w", MetricKind::kGauge, "W"},
+      {"power.default_limit_w", MetricKind::kGauge, "W"},  // the board's as shipped (nvmlDeviceGetPowerManagementDefaultLimit)
       {"temperature.gpu_c", MetricKind::kGauge, ""},
       {"temperature.slowdown_c", MetricKind::kGauge, ""},
       {"temperature.shutdown_c", MetricKind::kGauge, ""},

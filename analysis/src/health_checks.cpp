@@ -766,6 +766,44 @@ void check_health_slowdown(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
+// A power limit set below the board's default (nvidia-smi -pl) caps every ceiling under load, and nothing else
+// names it where the whole fleet is set alike. The limit the driver enforces, else the one set, else the
+// profile's; the default as NVML reports it, else the datasheet's TDP where that is the GPU's own (not a module's).
+constexpr double kMinPowerLimitFraction = 0.95;
+
+void check_power_limit(const HealthSection* s, const Profile* profile, std::vector<Check>& out) {
+  std::optional<double> limit, fallback, default_w;
+  if (s)
+    for (const HealthSnapshot* snap : s->snapshots()) {
+      if (auto v = snap->value("power.enforced_limit_w")) limit = std::min(limit.value_or(*v), *v);
+      if (auto v = snap->value("power.limit_w")) fallback = std::min(fallback.value_or(*v), *v);
+      if (auto v = snap->value("power.default_limit_w")) default_w = std::max(default_w.value_or(*v), *v);
+    }
+  if (!limit) limit = fallback;
+  if (!limit && profile) limit = profile->device.power_limit_w;
+  std::string from = "NVML's default power limit";
+  if (!default_w) {
+    const GpuSpec* spec = find_gpu(profile ? profile->device.name : s ? s->device_name : "");
+    if (!spec || spec->tdp_w <= 0 || spec->tdp_whole_module) return;  // nothing to compare with
+    default_w = spec->tdp_w;
+    from = "datasheet " + spec->name + " TDP (the board's default limit is not recorded)";
+  }
+  if (!limit) return;
+  Check c = make_check("health", "power limit");
+  c.measured = *limit;
+  c.threshold = kMinPowerLimitFraction * *default_w;
+  c.unit = "W";
+  c.threshold_text = ">= " + format_quantity(*c.threshold, "W");
+  c.source = "health rule power_limit (" + format_percent(kMinPowerLimitFraction, 0) + " of " + from + " " +
+             format_quantity(*default_w, "W") + ")";
+  c.status = *limit < *c.threshold ? CheckStatus::kFail : CheckStatus::kPass;
+  if (c.status == CheckStatus::kFail)
+    c.reason = "power limit " + format_quantity(*limit, "W") + " is below the default " +
+               format_quantity(*default_w, "W") + ": every ceiling under load is capped (raise it with nvidia-smi -pl; "
+               "where the cap is intended, set \"health\": {\"power_limit\": false})";
+  out.push_back(c);
+}
+
 // A temperature at or above its limit (the hottest reading of the snapshots against the lowest limit), judged only
 // where the driver reports both: HBM against the temperature where the memory slows down (GDDR boards and older
 // drivers report neither), the GPU die against its slowdown threshold (the clocks come down, or are about to,
@@ -846,6 +884,7 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.sxid_log) check_kernel_sxids(s, out);
   check_nvlink_links(s, rules, out);
   if (rules.nvlink_errors) check_nvlink_errors(s, out);
+  if (rules.power_limit) check_power_limit(&s, profile, out);
   if (rules.slowdown) {
     check_health_slowdown(s, out);
     check_memory_temperature(s, out);
@@ -869,6 +908,7 @@ std::vector<Check> profile_health_checks(const Profile& p, const HealthRules& ru
     }
     if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
     if (rules.pcie_slot) check_pcie_slot(nullptr, &p, out);
+    if (rules.power_limit) check_power_limit(nullptr, &p, out);
     return out;
   }
   if (it->is_string()) {  // `ceilings measure` could not read health: it says why
@@ -881,6 +921,7 @@ std::vector<Check> profile_health_checks(const Profile& p, const HealthRules& ru
     }
     if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
     if (rules.pcie_slot) check_pcie_slot(nullptr, &p, out);
+    if (rules.power_limit) check_power_limit(nullptr, &p, out);
     return out;
   }
   const HealthSection s = health_from_json(*it, "health");

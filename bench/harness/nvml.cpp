@@ -82,6 +82,7 @@ struct Library::Symbols {
   int (*power_usage)(Handle, unsigned*) = nullptr;
   int (*enforced_power_limit)(Handle, unsigned*) = nullptr;
   int (*power_management_limit)(Handle, unsigned*) = nullptr;
+  int (*power_default_limit)(Handle, unsigned*) = nullptr;
   int (*total_energy)(Handle, unsigned long long*) = nullptr;
   int (*temperature_v)(Handle, TemperatureV1*) = nullptr;
   int (*temperature)(Handle, int, unsigned*) = nullptr;
@@ -177,6 +178,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.power_usage, {"nvmlDeviceGetPowerUsage"});
   resolve(h, s.enforced_power_limit, {"nvmlDeviceGetEnforcedPowerLimit"});
   resolve(h, s.power_management_limit, {"nvmlDeviceGetPowerManagementLimit"});
+  resolve(h, s.power_default_limit, {"nvmlDeviceGetPowerManagementDefaultLimit"});
   resolve(h, s.temperature_v, {"nvmlDeviceGetTemperatureV"});
   resolve(h, s.temperature, {"nvmlDeviceGetTemperature"});
   resolve(h, s.throttle_reasons,
@@ -288,6 +290,7 @@ Result<unsigned> Device::enforced_power_limit_mw() const {
 Result<unsigned> Device::power_management_limit_mw() const {
   return read_unsigned(SYMS.power_management_limit, handle_);
 }
+Result<unsigned> Device::power_default_limit_mw() const { return read_unsigned(SYMS.power_default_limit, handle_); }
 Result<std::uint64_t> Device::energy_mj() const {
   unsigned long long mj = 0;
   const int rc = call(SYMS.total_energy, handle_, &mj);

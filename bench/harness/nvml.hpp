@@ -97,6 +97,7 @@ class Device {
   Result<unsigned> power_mw() const;                      // board power draw, mW
   Result<unsigned> enforced_power_limit_mw() const;
   Result<unsigned> power_management_limit_mw() const;
+  Result<unsigned> power_default_limit_mw() const;  // the board's limit as shipped (nvidia-smi "Default Power Limit")
   Result<std::uint64_t> energy_mj() const;                // energy used since the driver loaded, mJ (Volta+)
   Result<unsigned> temperature_c() const;                 // GPU die sensor
   Result<std::uint64_t> throttle_reasons() const;         // clock_events bits (ceilings/clock_events.hpp)

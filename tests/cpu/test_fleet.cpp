@@ -1259,9 +1259,12 @@ TEST(Fleet, AGpuAloneInItsGroupIsSetAgainstItsModel) {
   EXPECT_EQ(alone["not_compared"]["versus_peers"][0]["ceilings"][0]["ceiling"], "gemm.bf16");
   const auto csv = run_cli({"fleet", capped, "--format", "csv"});
   EXPECT_EQ(csv.exit_code, 1);
-  // The header, the unlike-peers row, and its GEMM below qualify's datasheet fraction (63% of the clock-scaled
-  // peak, below 70%): a fault whatever the peers read.
-  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 2) << csv.out;
+  // The header, the unlike-peers row, its GEMM below qualify's datasheet fraction (63% of the clock-scaled
+  // peak, below 70%): a fault whatever the peers read, and its 500 W limit below the H200's 700 W.
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 3) << csv.out;
+  EXPECT_NE(csv.out.find(",power limit,,,,,,,\"power limit 500 W is below the default 700 W"),
+            std::string::npos)
+      << csv.out;
   EXPECT_NE(csv.out.find(",health fault,node5,0,GPU-00000005-0000-0000-0000-000000000000,00000000:10:00.0,gemm.bf16 "
                          "datasheet fraction,"),
             std::string::npos)

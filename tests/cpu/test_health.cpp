@@ -427,6 +427,42 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
 
 // A die at or above its slowdown threshold fails, whatever the clock event reasons read; below it passes, and
 // without both readings there is nothing to judge.
+// A power limit below the board's default (500 W on a 700 W H200) was named nowhere: it fails, with both values,
+// unless a rules file accepts it; the default from NVML, else the datasheet's TDP.
+TEST(HealthChecks, APowerLimitBelowTheDefaultFails) {
+  const HealthRules rules;
+  HealthSection s = healthy_section();
+  EXPECT_EQ(status_of(health_checks(s, rules), "power limit"), "absent");  // no limit read: nothing to judge
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) {
+    snap->metrics["power.enforced_limit_w"] = HealthMetric::of(500);
+    snap->metrics["power.default_limit_w"] = HealthMetric::of(700);
+  }
+  auto checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "power limit"), "fail");
+  for (const Check& c : checks)
+    if (c.rule == "power limit") {
+      EXPECT_NE(c.reason.find("power limit 500 W is below the default 700 W"), std::string::npos) << c.reason;
+      EXPECT_NE(c.source.find("95% of NVML's default power limit 700 W"), std::string::npos) << c.source;
+      EXPECT_DOUBLE_EQ(*c.threshold, 665);
+    }
+  s.before.metrics["power.enforced_limit_w"] = HealthMetric::of(690);
+  s.after->metrics["power.enforced_limit_w"] = HealthMetric::of(690);
+  EXPECT_EQ(status_of(health_checks(s, rules), "power limit"), "pass");
+  s.before.metrics.erase("power.default_limit_w");
+  s.after->metrics.erase("power.default_limit_w");
+  s.before.metrics["power.enforced_limit_w"] = HealthMetric::of(500);
+  checks = health_checks(s, rules);  // the datasheet's 700 W TDP for an H200, said to be the fallback
+  EXPECT_EQ(status_of(checks, "power limit"), "fail");
+  for (const Check& c : checks)
+    if (c.rule == "power limit")
+      EXPECT_NE(c.source.find("datasheet H200 TDP (the board's default limit is not recorded) 700 W"),
+                std::string::npos)
+          << c.source;
+  HealthRules accepted;
+  accepted.power_limit = false;
+  EXPECT_EQ(status_of(health_checks(s, accepted), "power limit"), "absent");
+}
+
 TEST(HealthChecks, AGpuAtItsSlowdownTemperatureFails) {
   HealthSection s = healthy_section();
   EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "GPU temperature"), "absent");
@@ -1249,6 +1285,19 @@ TEST(HealthCli, AnIdleLinkWithoutTheIdleBitIsNotFailed) {
   const auto r = health_with(script, {"--watch", "0"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("Gen1 x16 (no load)"), std::string::npos) << r.out;
+}
+
+// NVML's default limit read through the loader: a 500 W limit on a 700 W board fails.
+TEST(HealthCli, APowerLimitBelowTheDefaultFails) {
+  json script = healthy_script();
+  script["values"]["power.default_limit_mw"] = 700000;
+  EXPECT_EQ(health_with(script, {"--watch", "0"}).exit_code, 0);
+  script["values"]["power.limit_mw"] = 500000;
+  script["values"]["power.enforced_limit_mw"] = 500000;
+  const auto r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("power limit 500 W is below the default 700 W"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVML's default power limit"), std::string::npos) << r.out;
 }
 
 TEST(HealthCli, NoNvmlOrNoGpuIsIncomplete) {

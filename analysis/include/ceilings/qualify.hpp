@@ -33,7 +33,7 @@ namespace ceilings {
 //               "pcie_link": true,
 //               "pcie_slot": true, "pcie_replays": true, "xid": true, "xid_log": true, "sxid_log": true,
 //               "nvlink_errors": true,
-//               "slowdown": true, "verification": true, "peer_access": true, "readable": true,
+//               "slowdown": true, "power_limit": true, "verification": true, "peer_access": true, "readable": true,
 //               "nvlink_links": 18}}  // links that must be up; default: not checked
 // Units per family: hbm/l2/smem/pcie/nvlink B/s, gemm/fma FLOP/s (gemm.int8 OP/s), latency s.
 inline constexpr const char* kRulesSchema = "ceilings.rules/1";
@@ -62,6 +62,7 @@ struct HealthRules {
                                 // 100/s or more, during the run -> fail (DCGM's NVLink health limits)
   std::optional<int> nvlink_links;  // NVLinks that must be up (18 on an HGX H100/H200); fewer -> fail
   bool slowdown = true;         // HW/thermal slowdown during measurement -> fail
+  bool power_limit = true;      // a power limit below 95% of the board's default (or the datasheet's TDP) -> fail
   bool verification = true;     // a ceiling not verified, or an entry in the profile's errors -> fail
   bool peer_access = true;      // GPU pairs left out of a peer ceiling for lack of peer access, or none
                                 // with access while NVLinks are up -> fail
@@ -72,7 +73,7 @@ struct HealthRules {
   static HealthRules none() {
     HealthRules r;
     r.require_section = r.uncorrected_ecc = r.row_remap = r.inforom = r.pcie_link = r.pcie_slot = r.pcie_replays =
-        r.xid = r.xid_log = r.sxid_log = r.nvlink_errors = r.slowdown = r.verification = r.peer_access = r.readable = false;
+        r.xid = r.xid_log = r.sxid_log = r.nvlink_errors = r.slowdown = r.power_limit = r.verification = r.peer_access = r.readable = false;
     r.nvlink_links.reset();
     return r;
   }
