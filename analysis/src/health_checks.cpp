@@ -78,6 +78,11 @@ void check_ecc(const HealthSection& s, std::vector<Check>& out) {
     else if (since_load > 0)
       c.reason = format_fixed(since_load, 0) + " uncorrected ECC error(s) since the driver loaded: reset the GPU";
   }
+  // Corrected errors pass (the ECC did its work), but a burst of them during the run is worth a look.
+  const Reading corrected = gather(s, "ecc.volatile.corrected");
+  if (corrected.values.size() == 2 && corrected.values[1] > corrected.values[0])
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + format_fixed(corrected.values[1] - corrected.values[0], 0) +
+                " corrected ECC error(s) during the run (noted)";
   out.push_back(c);
 }
 
@@ -99,6 +104,14 @@ void check_remap(const HealthSection& s, std::vector<Check>& out) {
     c.status = (p || f) ? CheckStatus::kFail : CheckStatus::kPass;
     if (p) c.reason = "a row remap is pending: reset the GPU to apply it";
     if (f) c.reason += std::string(c.reason.empty() ? "" : "; ") + "a row remap failed: the GPU needs service";
+    // NVIDIA's RMA policy for row remapping (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt) counts rows remapped
+    // for uncorrectable errors: noted with the count, which the operator sets against it.
+    const Reading unc_rows = gather(s, "remap.uncorrectable_rows");
+    const double rows = unc_rows.values.empty() ? 0 : *std::max_element(unc_rows.values.begin(), unc_rows.values.end());
+    if (rows > 0)
+      c.reason += std::string(c.reason.empty() ? "" : "; ") + format_fixed(rows, 0) +
+                  " row(s) remapped for uncorrectable errors (count them against NVIDIA's RMA policy for row "
+                  "remapping)";
     // The remapper's histogram (where NVML has it): a bank without spare rows cannot remap the next row that
     // fails in it (that would be a remap failure). Noted, not failed: nothing has failed yet.
     const Reading none = gather(s, "remap.banks_none"), low = gather(s, "remap.banks_low");

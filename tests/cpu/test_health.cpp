@@ -463,6 +463,27 @@ TEST(HealthChecks, APowerLimitBelowTheDefaultFails) {
   EXPECT_EQ(status_of(health_checks(s, accepted), "power limit"), "absent");
 }
 
+// Corrected ECC errors during the run and rows remapped for uncorrectable errors pass, named (they were silent).
+TEST(HealthChecks, CorrectedErrorsAndUncorrectableRemapsAreNoted) {
+  const HealthRules rules;
+  HealthSection s = healthy_section();
+  s.before.metrics["ecc.volatile.corrected"] = HealthMetric::of(1000);
+  s.after->metrics["ecc.volatile.corrected"] = HealthMetric::of(250000);
+  s.before.metrics["remap.uncorrectable_rows"] = HealthMetric::of(12);
+  s.after->metrics["remap.uncorrectable_rows"] = HealthMetric::of(12);
+  const auto checks = health_checks(s, rules);
+  EXPECT_EQ(status_of(checks, "uncorrected ECC errors"), "pass");
+  EXPECT_EQ(status_of(checks, "row remapping"), "pass");
+  for (const Check& c : checks) {
+    if (c.rule == "uncorrected ECC errors")
+      EXPECT_NE(c.reason.find("249000 corrected ECC error(s) during the run"), std::string::npos) << c.reason;
+    if (c.rule == "row remapping")
+      EXPECT_NE(c.reason.find("12 row(s) remapped for uncorrectable errors (count them against NVIDIA's RMA"),
+                std::string::npos)
+          << c.reason;
+  }
+}
+
 TEST(HealthChecks, AGpuAtItsSlowdownTemperatureFails) {
   HealthSection s = healthy_section();
   EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "GPU temperature"), "absent");
