@@ -93,15 +93,21 @@ Table findings_table(const FleetInput& in, const FleetGroup& g) {
   return t;
 }
 
+// A check as qualify shows it: measured and threshold with their unit, and where the threshold came from.
+json shown(const Check& c) { return checks_to_json({c}).at(0); }
+
 // One row per (GPU, failing health check).
 Table health_table(const FleetInput& in, const FleetHealth& h) {
   Table t;
-  t.columns = {"host", "gpu", "uuid", "pci bus id", "check", "reason"};
+  t.columns = {"host", "gpu", "uuid", "pci bus id", "check", "measured", "threshold", "threshold from", "reason"};
+  t.right_aligned = {false, false, false, false, false, true, true, false, false};
   for (const FleetHealthFault& f : h.faults) {
     const Profile& p = in.members[f.member].profile;
-    for (const Check& c : f.failed)
+    for (const Check& c : f.failed) {
+      const json s = shown(c);
       t.add_row({p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, check_name(c),
-                 c.reason});
+                 s["measured_text"], s["threshold_text"], c.source, c.reason});
+    }
   }
   return t;
 }
@@ -191,7 +197,7 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
   Table t;
   // Numbers as stored (SI base units, the deficit a fraction), the unit in a column of its own: a file to parse.
   t.columns = {"group", "finding", "host", "gpu", "uuid", "pci bus id", "ceiling or check", "value", "unit",
-               "reference median", "worse than median", "z", "rule", "reason"};
+               "reference median", "worse than median", "z", "rule", "threshold", "threshold from", "reason"};
   std::vector<std::size_t> group_of(in.members.size(), 0);
   for (std::size_t gi = 0; gi < groups.size(); ++gi)
     for (std::size_t m : groups[gi].members) group_of[m] = gi;
@@ -202,14 +208,24 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
   };
   auto add_deviation = [&](std::vector<std::string> r, const Deviation& d, const std::string& reason) {
     for (std::string s : {d.ceiling, csv_number(d.value), d.unit, csv_number(d.median), csv_number(d.deficit),
-                          csv_number(d.z), rules_text(d), reason})
+                          csv_number(d.z), rules_text(d), std::string(), std::string(), reason})
       r.push_back(std::move(s));
     t.add_row(std::move(r));
   };
   auto add_plain = [&](std::vector<std::string> r, const std::string& what, const std::string& reason) {
     for (std::string s : {what, std::string(), std::string(), std::string(), std::string(), std::string(),
-                          std::string(), reason})
+                          std::string(), std::string(), std::string(), reason})
       r.push_back(std::move(s));
+    t.add_row(std::move(r));
+  };
+  // A failing check: its value and threshold as numbers in SI where they are quantities, else as qualify words them.
+  auto add_check = [&](std::vector<std::string> r, const Check& c) {
+    const json s = shown(c);
+    for (std::string v : {check_name(c), c.measured ? csv_number(c.measured) : s["measured_text"].get<std::string>(),
+                          c.unit, std::string(), std::string(), std::string(), std::string(),
+                          c.threshold ? csv_number(c.threshold) : s["threshold_text"].get<std::string>(), c.source,
+                          c.reason})
+      r.push_back(std::move(v));
     t.add_row(std::move(r));
   };
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -243,7 +259,7 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
   }
   for (const FleetHealthFault& f : health.faults)
     for (const Check& c : f.failed)
-      add_plain(row(group_of[f.member], "health fault", f.member), check_name(c), c.reason);
+      add_check(row(group_of[f.member], "health fault", f.member), c);
   for (const FleetUnfinished& u : in.unfinished)
     add_plain({"", "unfinished", u.host, u.index >= 0 ? std::to_string(u.index) : "", u.uuid, u.pci_bus_id},
               u.state, unfinished_text(u, false));

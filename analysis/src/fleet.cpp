@@ -1058,9 +1058,12 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
   json faults = json::array();
   for (const FleetHealthFault& f : health.faults) {
     const FleetMember& m = input.members[f.member];
-    json checks = json::array();
-    for (const Check& c : f.failed)
-      checks.push_back({{"check", c.rule}, {"subject", c.subject}, {"reason", c.reason}});
+    // As qualify writes a check (measured, threshold, unit, source), "check" naming the rule as fleet always has.
+    json checks = checks_to_json(f.failed);
+    for (std::size_t i = 0; i < f.failed.size(); ++i) {
+      checks[i]["check"] = f.failed[i].rule;
+      checks[i]["subject"] = f.failed[i].subject;
+    }
     json f_json = gpu_identity(m);
     f_json["failed"] = checks;
     faults.push_back(std::move(f_json));

@@ -485,6 +485,11 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
   const json doc = parse_json_text(j.out, "fleet json");
   ASSERT_EQ(doc.at("health").at("faults").size(), 1u);
   EXPECT_EQ(doc["health"]["faults"][0]["failed"][0]["check"], "uncorrected ECC errors");
+  // The value, threshold and their source, as qualify gives them (only the reason before).
+  EXPECT_EQ(doc["health"]["faults"][0]["failed"][0]["measured"], 2);
+  EXPECT_EQ(doc["health"]["faults"][0]["failed"][0]["threshold"], 0);
+  EXPECT_EQ(doc["health"]["faults"][0]["failed"][0]["source"], "health rule uncorrected_ecc");
+  EXPECT_NE(r.out.find("threshold from"), std::string::npos) << r.out;
   EXPECT_EQ(doc["health"]["incomplete"], 1);
   // csv: the fault is a row, so a script reading the csv sees why the exit code is 1.
   const auto csv = run_cli({"fleet", dir, "--format", "csv"});
@@ -492,7 +497,8 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 1) << csv.out;
   EXPECT_NE(csv.out.find(",health fault,"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("GPU-00000000-1111-2222-3333-000000000001"), std::string::npos) << csv.out;
-  EXPECT_NE(csv.out.find("uncorrected ECC errors"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("uncorrected ECC errors,2.0,,,,,,0.0,health rule uncorrected_ecc,"), std::string::npos)
+      << csv.out;
   // Without the faulty GPU the fleet passes.
   fs::remove(dir + "/gpu1.profile.json");
   EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 0);
@@ -1262,7 +1268,7 @@ TEST(Fleet, AGpuAloneInItsGroupIsSetAgainstItsModel) {
   // The header, the unlike-peers row, its GEMM below qualify's datasheet fraction (63% of the clock-scaled
   // peak, below 70%): a fault whatever the peers read, and its 500 W limit below the H200's 700 W.
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 3) << csv.out;
-  EXPECT_NE(csv.out.find(",power limit,,,,,,,\"power limit 500 W is below the default 700 W"),
+  EXPECT_NE(csv.out.find(",power limit,500.0,W,,,,,665.0,health rule power_limit (95% of datasheet H200 TDP"),
             std::string::npos)
       << csv.out;
   EXPECT_NE(csv.out.find(",health fault,node5,0,GPU-00000005-0000-0000-0000-000000000000,00000000:10:00.0,gemm.bf16 "
