@@ -78,12 +78,12 @@ std::string rules_text(const Deviation& d) {
   return out;
 }
 
-// One row per (outlier, ceiling) of one group: the actionable list under the group's statistics.
-Table findings_table(const FleetInput& in, const FleetGroup& g) {
+// One row per (outlier, ceiling) of `list`, one of the group's: the actionable list under its statistics.
+Table findings_table(const FleetInput& in, const FleetGroup& g, const std::vector<Outlier>& list) {
   Table t;
   t.columns = {"host", "gpu", "uuid", "pci bus id", "ceiling", "value", "group median", "worse than median", "z", "rule"};
   t.right_aligned = {false, false, false, false, false, true, true, true, true, false};
-  for (const Outlier& o : g.outliers) {
+  for (const Outlier& o : list) {
     const Profile& p = in.members[g.members[o.member]].profile;
     for (const Deviation& d : o.ceilings)
       t.add_row({p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, d.ceiling,
@@ -95,6 +95,12 @@ Table findings_table(const FleetInput& in, const FleetGroup& g) {
 
 // A check as qualify shows it: measured and threshold with their unit, and where the threshold came from.
 json shown(const Check& c) { return checks_to_json({c}).at(0); }
+
+// Why a GPU below its peers is not judged: its own spread covers the deficit.
+std::string unstable_text(const Deviation& d) {
+  return "not judged: " + format_percent(d.deficit) + " below, within its own measurement's spread (" +
+         format_percent(d.own_noise) + "): unstable, measure again";
+}
 
 // One row per (GPU, failing health check).
 Table health_table(const FleetInput& in, const FleetHealth& h) {
@@ -232,6 +238,9 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
     const FleetGroup& g = groups[gi];
     for (const Outlier& o : g.outliers)
       for (const Deviation& d : o.ceilings) add_deviation(row(gi, "outlier", g.members[o.member]), d, "");
+    for (const Outlier& o : g.unstable)
+      for (const Deviation& d : o.ceilings)
+        add_deviation(row(gi, "unstable", g.members[o.member]), d, unstable_text(d));
     if (g.too_small || g.peer_group) {
       for (std::size_t k = 0; k < g.members.size(); ++k) {
         if (!g.peer_group) {
@@ -306,7 +315,9 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          " outlier(s), " + std::to_string(found.unlike_peers) + " GPU(s) configured unlike their peers, " +
          (found.two_ways ? std::to_string(found.two_ways) + " GPU(s) of a model configured two ways in equal numbers, "
                          : std::string()) +
-         std::to_string(found.not_judged) + " GPU(s) not judged, " + std::to_string(found.missing_failed) +
+         std::to_string(found.not_judged) + " GPU(s) not judged, " +
+         (found.unstable ? std::to_string(found.unstable) + " GPU(s) unstable (not judged), " : std::string()) +
+         std::to_string(found.missing_failed) +
          " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) +
          " GPU(s) with a health fault\n" + (md ? "\n" : "");
   out += "rule: modified z-score below minus the group's z threshold (at least " + format_fixed(rule.z_threshold, 1) +
@@ -373,9 +384,13 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
              (md ? "\n" : "");
       out += render(missing_table(in, g), format);
     }
+    if (!g.unstable.empty())
+      out += std::string(md ? "\n" : "") +
+             "unstable, not judged (below the median by less than its own measurement's spread: measure again):\n" +
+             (md ? "\n" : "") + render(findings_table(in, g, g.unstable), format);
     if (g.outliers.empty()) continue;
     out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");
-    out += render(findings_table(in, g), format);
+    out += render(findings_table(in, g, g.outliers), format);
   }
   if (!in.unfinished.empty())
     out += std::string("\n") + (md ? "### " : "") + "unfinished: " + std::to_string(in.unfinished.size()) +
@@ -545,7 +560,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       return kExitFailed;
     // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
     // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
-    return found.not_judged > 0 || !in.skipped.empty() || !in.unfinished.empty() || !health.cut_short.empty() ||
+    return found.not_judged > 0 || found.unstable > 0 || !in.skipped.empty() || !in.unfinished.empty() || !health.cut_short.empty() ||
                    (hosts && !hosts->missing.empty()) || in.members.empty()
                ? kExitIncomplete
                : kExitOk;

@@ -198,7 +198,8 @@ std::size_t z_comparisons(const std::vector<const Profile*>& members, const std:
 }
 
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
-                                   const OutlierRule& rule, bool members_in_sample) {
+                                   const OutlierRule& rule, bool members_in_sample,
+                                   std::vector<Outlier>* unstable) {
   // The statistics may be another group's (a small group set against its peers): every scale, the MAD = 0
   // fallback's mean absolute deviation too, comes from the values the median came from, not from `members`.
   std::map<std::string, const CeilingStats*> by_key;
@@ -213,8 +214,8 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
 
   std::vector<Outlier> out;
   for (std::size_t i = 0; i < members.size(); ++i) {
-    Outlier o;
-    o.member = i;
+    Outlier o, wide;
+    o.member = wide.member = i;
     for (const Ceiling& c : members[i]->ceilings) {
       auto it = by_key.find(stat_key(c.name, c.unit));
       if (it == by_key.end() || !c.verified) continue;
@@ -233,12 +234,13 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       } else {
         if (s.mean_ad > 0) d.z = sign * (c.value - s.median) / (1.253314 * s.mean_ad);
       }
-      const bool beyond_noise = d.deficit > rule.own_spread * c.median_standard_error();
+      d.own_noise = rule.own_spread * c.median_standard_error();
       if (rule.use_z) d.z_threshold = threshold(s.n);
-      d.by_z = rule.use_z && d.z && *d.z < -d.z_threshold && d.deficit >= rule.min_deficit && beyond_noise;
-      d.by_margin = d.deficit > rule.margin && beyond_noise;
-      if (d.by_z || d.by_margin) o.ceilings.push_back(d);
+      d.by_z = rule.use_z && d.z && *d.z < -d.z_threshold && d.deficit >= rule.min_deficit;
+      d.by_margin = d.deficit > rule.margin;
+      if (d.by_z || d.by_margin) (d.deficit > d.own_noise ? o : wide).ceilings.push_back(d);
     }
+    if (unstable && !wide.ceilings.empty()) unstable->push_back(std::move(wide));
     if (o.ceilings.empty()) continue;
     std::sort(o.ceilings.begin(), o.ceilings.end(),
               [](const Deviation& a, const Deviation& b) { return a.deficit > b.deficit; });
@@ -697,7 +699,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     }
     g.stats = ceiling_statistics(profiles);
     g.compared_stats = ceiling_statistics(as_compared);
-    g.outliers = find_outliers(as_compared, g.compared_stats, rule);
+    g.outliers = find_outliers(as_compared, g.compared_stats, rule, true, &g.unstable);
     g.z_comparisons = z_comparisons(as_compared, g.compared_stats, rule);
     g.z_threshold = z_threshold_for(rule, as_compared.size(), g.z_comparisons);
     add_population_splits(as_compared, rule, g.outliers);
@@ -821,6 +823,7 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
     for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
     if (g.peer_group) f.unlike_peers += g.host_only ? g.versus_peers.size() : g.members.size();
     else if (g.too_small) f.not_judged += g.members.size();
+    f.unstable += g.unstable.size();
   }
   return f;
 }
@@ -994,7 +997,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                         {"mad", d.by_split ? json(nullptr) : json(d.mad)},
                         {"z", d.z ? json(*d.z) : json(nullptr)},
                         {"z_threshold", d.z_threshold > 0 ? json(d.z_threshold) : json(nullptr)},
-                        {"deficit", d.deficit}, {"rules", rules}});
+                        {"deficit", d.deficit}, {"own_noise", d.own_noise}, {"rules", rules}});
         }
         json o_json = gpu_identity(m);
         o_json["ceilings"] = cs;
@@ -1009,7 +1012,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                   {"ceilings", stats},
                   {"z_comparisons", g.z_comparisons},
                   {"z_threshold", g.z_comparisons ? json(g.z_threshold) : json(nullptr)},
-                  {"outliers", outs}});
+                  {"outliers", outs},
+                  {"unstable", outliers_json(g.unstable)}});
     json& gj = gs.back();
     json missing = json::array();
     for (const MissingCeiling& m : g.missing) {
@@ -1085,6 +1089,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"configured_unlike_peers", found.unlike_peers},
           {"configured_two_ways", found.two_ways},
           {"not_judged", found.not_judged},
+          {"unstable", found.unstable},
           {"missing_ceilings_failed", found.missing_failed},
           {"health", {{"faults", faults}, {"incomplete", health.incomplete}, {"cut_short", [&] {
                         json list = json::array();

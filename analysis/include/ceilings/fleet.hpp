@@ -87,6 +87,7 @@ struct Deviation {
   double deficit = 0;        // fraction worse than the median (0.08: 8% below; negative: better)
   double z_threshold = 0;    // the z threshold it was held to (z_threshold_for); 0 where no z rule applied
   bool by_z = false, by_margin = false;
+  double own_noise = 0;      // the deficit its own measurement cannot tell apart (own_spread standard errors)
   // On the worse side of a gap that splits the group into two populations (see add_population_splits): then
   // `median` and `deficit` are against the better population's median, not the group's (whatever other rule
   // named it too: the group's median sits in the gap and understates the deficit).
@@ -125,8 +126,11 @@ std::size_t z_comparisons(const std::vector<const Profile*>& members, const std:
 // of its node has its slowest pair with that GPU; their pair medians single it out.
 Profile with_pair_medians(Profile profile);
 // `members_in_sample`: the statistics are of these members (a group within itself), not of another group.
+// `unstable`, where given, gets the members a rule would name but for their own spread (the deficit within
+// own_noise): not judged, never passed in silence (a GPU 12% slow with a cv of 30% is no healthy one).
 std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
-                                   const OutlierRule& rule, bool members_in_sample = true);
+                                   const OutlierRule& rule, bool members_in_sample = true,
+                                   std::vector<Outlier>* unstable = nullptr);
 // Two populations within one group: the median-based rules see none where half the GPUs (or more) are slower
 // alike, since the median then sits between or among the slow ones. Per ceiling, the values sorted worse to
 // better; where the widest gap between neighbours is more than rule.margin (the better side's worst over the
@@ -215,6 +219,7 @@ struct FleetGroup {
   std::vector<CeilingStats> stats;    // of the ceilings as measured (a peer ceiling: its slowest pair)
   std::vector<CeilingStats> compared_stats;  // of the ceilings as compared (with_pair_medians)
   std::vector<Outlier> outliers;     // Outlier::member indexes `members` of this group
+  std::vector<Outlier> unstable;     // named but for their own spread (find_outliers): not judged
   std::size_t z_comparisons = 0;     // the values the group's z-score tested (z_comparisons)
   double z_threshold = 0;            // its threshold for a ceiling every member has (z_threshold_for)
   std::vector<MissingCeiling> missing;  // ceilings of the group's statistics a member has no value for
@@ -253,6 +258,7 @@ struct FleetFindings {
   // worse than it of a group in other servers only (host_only)
   std::size_t unlike_peers = 0;
   std::size_t not_judged = 0;       // GPUs of a too-small group with no group of their model to compare with
+  std::size_t unstable = 0;         // GPUs below their peers by less than their own spread: not judged
   std::size_t two_ways = 0;         // GPUs of equal-size groups of one model configured differently (split_with)
   std::size_t missing_failed = 0;   // ceilings a member lost to a failed measurement while its peers have them
 };
