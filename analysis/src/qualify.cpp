@@ -278,6 +278,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
                                  {"sxid_log", &HealthRules::sxid_log},
                                  {"nvlink_errors", &HealthRules::nvlink_errors},
                                  {"slowdown", &HealthRules::slowdown},
+                                 {"power_limit", &HealthRules::power_limit},
                                  {"verification", &HealthRules::verification},
                                  {"peer_access", &HealthRules::peer_access},
                                  {"readable", &HealthRules::readable}};
