@@ -867,9 +867,7 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
     }
     // A failed measurement fails, as in qualify; a case a timeout or an interrupt cut short could not be judged.
     // A run stopped between two families (its profile's measure.complete false) left the rest not measured.
-    bool cut = false;
-    if (const auto m = members[i].profile.raw.find("measure"); m != members[i].profile.raw.end() && m->is_object())
-      if (const auto c = m->find("complete"); c != m->end() && c->is_boolean() && !c->get<bool>()) cut = true;
+    bool cut = members[i].profile.stopped_early().has_value();
     Check errors;
     errors.subject = "profile";
     errors.rule = "measurement errors";
