@@ -962,6 +962,21 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
 
   for (Check& k : profile_health_checks(p, rules.health)) r.checks.push_back(std::move(k));
 
+  // What the default rules would have judged, had the run measured it (required and named ones have rows).
+  if (const GpuSpec* spec = spec_for(p); spec && !is_mig(p)) {
+    const std::set<std::string> held = profile_ceiling_names(p);
+    for (const auto& [name, rule] : rules.ceilings) {
+      if (!rule.fraction_is_default || !rule.min_fraction_of_datasheet || held.count(name) || rules.named.count(name) ||
+          std::find(rules.required.begin(), rules.required.end(), name) != rules.required.end())
+        continue;
+      const std::string f = family_of(name);
+      const bool figure = f == "pcie" ? datasheet_value(*spec, name) || (p.device.pcie.max_gen && p.device.pcie.max_width)
+                          : f == "nvlink" ? datasheet_value(*spec, name) && p.gpus_visible && *p.gpus_visible > 1
+                                          : datasheet_value(*spec, name).has_value();
+      if (figure) r.not_measured.push_back(name);
+    }
+  }
+
   // Health checks alone are no qualification: a profile with no ceiling judged against a limit (none measured,
   // all skipped, or rules that set none) could otherwise pass without a number behind it.
   const bool judged = std::any_of(r.checks.begin(), r.checks.end(), [](const Check& k) {
@@ -1062,7 +1077,7 @@ std::string render_qualify(const QualifyResult& r, Format format) {
   if (format == Format::kJson) {
     json out = {{"verdict", status_name(r.verdict())}, {"exit_code", r.exit_code()}, {"device", r.device},
                 {"counts", {{"pass", n[0]}, {"fail", n[1]}, {"incomplete", n[2]}}},
-                {"checks", checks_to_json(r.checks)}};
+                {"checks", checks_to_json(r.checks)}, {"not_measured", r.not_measured}};
     if (r.note) out["note"] = *r.note;
     return out.dump(2) + "\n";
   }
@@ -1087,6 +1102,13 @@ std::string render_qualify(const QualifyResult& r, Format format) {
   else os << line << "\n\n";
   if (r.note) os << "NOTE: " << *r.note << (format == Format::kMarkdown ? "\n\n" : "\n");
   os << render(checks_table(r.checks), format);
+  if (!r.not_measured.empty()) {
+    std::string names;
+    for (const std::string& n : r.not_measured) names += (names.empty() ? "" : ", ") + n;
+    os << "\nnot measured, so not judged: " << names
+       << " (the default rules judge them where a profile holds them; measure their families, or list them under "
+          "\"required\" in a rules file to make their absence incomplete)\n";
+  }
   return os.str();
 }
 

@@ -2,6 +2,7 @@
 // health checks, output formats, and the hand-degraded fixtures (each fails for its own reason).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -363,6 +364,45 @@ TEST(Qualify, TheStoredH200PassesEveryDefaultCheck) {
   EXPECT_NEAR(*find_check(r, "gemm.fp8_e5m2_sustained", "datasheet fraction").threshold, 0.60 * 1.979e15 * 0.85, 1e9);
   EXPECT_NEAR(*find_check(r, "gemm.bf16_ref8192", "plausible").threshold, 9.89e14 * 1.98 / 1.83 * 1.05, 1e9);
   EXPECT_NEAR(*find_check(r, "pcie.h2d_sm", "plausible").threshold, 1.05 * 32e9 * 128 / 130 / 8 * 16, 1e3);
+}
+
+// A run that left families out passed with nothing said of them: the ceilings the default rules would have judged
+// on this GPU are named (not judged: the rows are what was measured), but none that a rule switched off, that has
+// a row of its own (required), that was skipped with a reason, or that this GPU's datasheet has no figure for.
+TEST(Qualify, CeilingsTheDefaultsWouldJudgeButTheRunLeftOutAreNamed) {
+  Profile p = read_profile(kStoredH200);
+  EXPECT_TRUE(qualify(p, nullptr, default_rules()).not_measured.empty());
+  p.ceilings.erase(std::remove_if(p.ceilings.begin(), p.ceilings.end(),
+                                  [](const Ceiling& c) {
+                                    return c.name.rfind("gemm.fp64", 0) == 0 || c.name.rfind("fma.", 0) == 0 ||
+                                           c.name == "hbm.copy";
+                                  }),
+                   p.ceilings.end());
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.not_measured,
+            (std::vector<std::string>{"fma.fp32", "fma.fp64", "gemm.fp64", "gemm.fp64_sustained"}));  // hbm.copy: a row
+  EXPECT_EQ(find_check(r, "hbm.copy", "required").status, CheckStatus::kIncomplete);
+  EXPECT_NE(render_qualify(r, Format::kTable).find("not measured, so not judged: fma.fp32, fma.fp64, gemm.fp64, "
+                                                  "gemm.fp64_sustained (the default rules judge them"),
+            std::string::npos);
+  EXPECT_EQ(json::parse(render_qualify(r, Format::kJson))["not_measured"].size(), 4u);
+
+  const Rules off = parse_rules(json::parse(R"({"schema": "ceilings.rules/1",
+      "ceilings": {"fma.fp32": {"min_fraction_of_datasheet": false}}})"), "test");
+  EXPECT_EQ(qualify(p, nullptr, off).not_measured,
+            (std::vector<std::string>{"fma.fp64", "gemm.fp64", "gemm.fp64_sustained"}));
+
+  // The peer family is owed only where the run saw more than one GPU; skipped with a reason, it is not missing.
+  p.skipped.clear();
+  EXPECT_TRUE(qualify(p, nullptr, off).not_measured.size() == 3u);
+  p.gpus_visible = 8;
+  r = qualify(p, nullptr, off);
+  EXPECT_EQ(r.not_measured, (std::vector<std::string>{"fma.fp64", "gemm.fp64", "gemm.fp64_sustained",
+                                                      "nvlink.p2p_bidir", "nvlink.p2p_uni"}));
+
+  // A GPU the datasheet table does not know: the defaults judge nothing of it, so nothing is owed.
+  p.device.name = "NVIDIA Imaginary 9000";
+  EXPECT_TRUE(qualify(p, nullptr, off).not_measured.empty());
 }
 
 // A sustained GEMM at half its burst rate under the power cap (a board that draws its cap at 45% of its clock)

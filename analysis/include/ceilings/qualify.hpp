@@ -138,6 +138,10 @@ struct QualifyResult {
   std::string device;  // "NVIDIA H200 (GPU-..., 0000:19:00.0)"
   std::optional<std::string> note;  // the profile's note: a fixture or a fleet baseline, not one GPU's run
   std::vector<Check> checks;
+  // Ceilings a default rule would judge on this GPU (its datasheet, or its link, has their figure) that the
+  // profile does not hold at all: neither measured, skipped nor failed (a family left out of the run). No
+  // verdict rests on them; the report names them, so a pass is not read as covering them.
+  std::vector<std::string> not_measured;
   CheckStatus verdict() const;  // any fail -> fail; else any incomplete (or no checks) -> incomplete
   int exit_code() const;        // 0 pass, 1 fail, 3 incomplete
 };
