@@ -186,6 +186,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   TelemetrySampler telemetry(nvml);  // started once the samples are sized
 
   std::string blocker_timeout;  // why the last sample's blocking kernel gave up, if it did
+  double expected_work_s = 0;   // a sample's work (its pre-roll included) as the warm-up timed it; 0 before
   // One sample's elapsed time; nullopt when the blocking kernel gave up waiting for the host (its work
   // still ran, and counts in total_units).
   auto run_sample = [&](int units, bool blocking) -> std::optional<double> {
@@ -206,10 +207,18 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     const double enqueue_s = std::chrono::duration<double>(clock::now() - enqueue_start).count();
     if (blocking) blocker.release();
     // The work is queued and (released from the blocking kernel) running: read the GPU at it before waiting
-    // for it, not only at the window's edges, after a synchronize has drained the stream. Work that is done
-    // already (a pageable copy, staged by the host as it was queued; a sample shorter than the query) gets no
-    // reading: one taken after it is not a reading of the GPU at work.
-    if (ev.stop_pending()) telemetry.read_during_work();
+    // for it, not only at the window's edges, after a synchronize has drained the stream. The reading is taken
+    // halfway through the work, not as it starts (a GEMM burst's pre-roll unit runs first, and a power cap
+    // shows once the work has drawn power a while); the host would wait for the work here anyway. Work that is
+    // done already (a pageable copy, staged by the host as it was queued; a sample shorter than the query)
+    // gets no reading, nor a wait: one taken after it is not a reading of the GPU at work.
+    if (ev.stop_pending()) {
+      const auto work_from = blocking ? clock::now() : enqueue_start;
+      if (expected_work_s > 0)
+        std::this_thread::sleep_until(work_from + std::chrono::duration_cast<clock::duration>(
+                                                      std::chrono::duration<double>(expected_work_s / 2)));
+      if (ev.stop_pending()) telemetry.read_during_work();
+    }
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (blocking && blocker.timed_out()) {
       blocker_timeout = "timed out (" + seconds_text(BlockingKernel::kDefaultTimeoutS) + ") while the host took " +
@@ -256,6 +265,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     units = std::clamp(units, 1, std::max(1, room));
   }
   m.units_per_sample = units;
+  expected_work_s = unit_s * (units + std::max(0, spec.preroll_units));
 
   telemetry.start();
   auto start = clock::now();
@@ -274,6 +284,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
       if (!auto_units || units <= 1 || m.queue_halvings >= 3) throw timed_out();
       units /= 2;
       m.units_per_sample = units;
+      expected_work_s = unit_s * (units + std::max(0, spec.preroll_units));
       m.unit_seconds.clear();
       ++m.queue_halvings;
       (void)telemetry.stop();

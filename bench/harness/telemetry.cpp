@@ -80,16 +80,19 @@ void TelemetrySampler::start() {
 
 void TelemetrySampler::read_during_work() {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!device_ || !running_) return;
+  // The polling thread is reading now: its reading is of this moment already.
+  if (!device_ || !running_ || reading_in_flight_) return;
   const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   for (auto r = readings_.rbegin(); r != readings_.rend(); ++r)
     if (!r->edge) {
       if (now_s - r->t_s < period_s_) return;
       break;
     }
+  reading_in_flight_ = true;
   lock.unlock();
   const Reading r = locked_read();
   lock.lock();
+  reading_in_flight_ = false;
   insert_in_time_order(r);
 }
 
@@ -106,10 +109,14 @@ void TelemetrySampler::loop() {
     if (cv_.wait_for(lock, std::chrono::duration<double>(period_s_), [this] { return stop_requested_; })) break;
     // The measuring thread read less than half a period ago (read_during_work): not the same moment twice.
     const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    if (!readings_.empty() && !readings_.back().edge && now_s - readings_.back().t_s < period_s_ / 2) continue;
+    if (reading_in_flight_ ||
+        (!readings_.empty() && !readings_.back().edge && now_s - readings_.back().t_s < period_s_ / 2))
+      continue;
+    reading_in_flight_ = true;
     lock.unlock();
     const Reading r = locked_read();
     lock.lock();
+    reading_in_flight_ = false;
     insert_in_time_order(r);
   }
 }

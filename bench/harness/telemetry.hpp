@@ -113,6 +113,7 @@ class TelemetrySampler {
   Reading locked_read() const;  // read() under read_mutex_
   void insert_in_time_order(const Reading& r);  // into readings_, under mutex_
   bool running_ = false;        // between start() and stop(), under mutex_
+  bool reading_in_flight_ = false;  // one thread is reading (mutex_ released): the other skips that moment
   std::thread thread_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
