@@ -15,7 +15,7 @@ tree=$(GIT_INDEX_FILE=$idx git -c core.fileMode=false -c core.autocrlf=false add
 rm -f "$idx"
 describe=$(git describe --always --dirty --abbrev=12)
 # An untracked file changes the tree but not what --dirty looks at.
-[ "$tree" != "$(git rev-parse 'HEAD^{tree}')" ] && [[ "$describe" != *-dirty ]] && describe+=-dirty
+[ -n "$(git status --porcelain)" ] && [[ "$describe" != *-dirty ]] && describe+=-dirty
 printf 'describe %s\ntree %s\n' "$describe" "$tree" >.device-deps/source.txt
 cat .device-deps/source.txt
 du -sh .device-deps
