@@ -183,7 +183,6 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
   };
   LlmView v;
   v.has_kv_traffic = kv_sequence > 0;
-  v.kv_bytes_per_sequence = kv_sequence;
   v.decode_intensity_limit = v.has_kv_traffic ? decode_flops_per_seq / kv_read : INFINITY;
   for (double b : batches) {
     require_count(b, "--batch values");

@@ -570,7 +570,7 @@ TEST(RooflineLlm, ChunkedLayersDecodeTheirChunk) {
   // It reads the keys and values it attends to (its own chunk's 3616 in a chunked layer, as vLLM's chunked
   // attention reads them), while the cache holds up to a whole chunk of 8192.
   EXPECT_DOUBLE_EQ(v.decode[0].kv_bytes, 2.0 * 8 * 128 * 2 * (12.0 * 20000 + 36.0 * 3616));
-  EXPECT_DOUBLE_EQ(v.kv_bytes_per_sequence, 2.0 * 8 * 128 * 2 * (12.0 * 20000 + 36.0 * 8192));
+  EXPECT_DOUBLE_EQ(kv_cache_bytes_per_sequence(m, 20000, 2), 2.0 * 8 * 128 * 2 * (12.0 * 20000 + 36.0 * 8192));
   EXPECT_DOUBLE_EQ(kv_bytes_read_per_decode_step(m, 8193, 2), 2.0 * 8 * 128 * 2 * (12.0 * 8193 + 36.0 * 1));
   EXPECT_DOUBLE_EQ(kv_bytes_read_per_decode_step(m, 8192, 2), kv_cache_bytes_per_sequence(m, 8192, 2));
 }

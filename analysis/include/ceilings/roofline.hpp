@@ -73,7 +73,6 @@ struct LlmView {
   std::optional<double> crossover_measured, crossover_datasheet;
   double decode_intensity_limit = 0;  // FLOP/B as batch -> infinity: flops per token / KV bytes per token
   bool has_kv_traffic = true;
-  double kv_bytes_per_sequence = 0;  // the KV cache one sequence of the context holds (capped at a window)
 };
 LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches,
                  const WeightBytes& weight_bytes, double kv_bytes, AttentionConvention prefill_attention);
