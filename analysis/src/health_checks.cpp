@@ -254,13 +254,21 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
     c.status = CheckStatus::kPass;
   } else {
     // Only the generation is low. Links drop to a lower generation at idle to save power, so a low
-    // reading proves nothing unless the GPU was busy; measured PCIe bandwidth above what the low
-    // generation can carry proves the link trained up under load.
+    // reading proves nothing unless the GPU was busy; measured PCIe bandwidth above what the generation
+    // below the maximum can carry proves the link trained up to its maximum under load. Copies above the
+    // reading's rate but not above that show only that it trained up some way: no proof either way.
     double best_copy = 0;
     if (profile)
       for (const char* name : {"pcie.h2d", "pcie.d2h"})
         if (const Ceiling* k = profile->find(name)) best_copy = std::max(best_copy, k->value);
     const double low_capacity = pcie_link_bandwidth(static_cast<int>(*gen), static_cast<int>(*width));
+    const double below_max = pcie_link_bandwidth(static_cast<int>(*max_gen) - 1, static_cast<int>(*width));
+    const std::string part_way =
+        best_copy > low_capacity
+            ? " (the measured copies, " + format_quantity(best_copy, "B/s") + ", exceed what " + c.measured_text +
+                  " carries but not what Gen" + format_fixed(*max_gen - 1, 0) + " carries, " +
+                  format_quantity(below_max, "B/s") + ": they do not show the link at its maximum)"
+            : "";
     // Busy: a low reading whose clock was held by the power cap or a slowdown, which only a load brings.
     bool idle = false, busy = false;
     if (s)
@@ -273,11 +281,12 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
         else if (bits & clock_events::kSlowdownMask) busy = true;
       }
     const std::string seen = c.measured_text;
-    if (best_copy > low_capacity) {
+    if (best_copy > below_max) {
       c.status = CheckStatus::kPass;
       c.measured_text += " when read, trained up under load";
-      c.reason = "measured PCIe copies (" + format_quantity(best_copy, "B/s") + ") exceed what " + seen + " carries (" +
-                 format_quantity(low_capacity, "B/s") + ")";
+      c.reason = "measured PCIe copies (" + format_quantity(best_copy, "B/s") + ") exceed what Gen" +
+                 format_fixed(*max_gen - 1, 0) + " x" + format_fixed(*width, 0) + " carries (" +
+                 format_quantity(below_max, "B/s") + "): the link ran at " + c.threshold_text + " under load";
     } else if (!profile && !busy) {
       // `ceilings health` runs no load: a lower generation at full width is the power saving working, not a
       // fault, whether or not NVML set the idle bit (a healthy idle H200 reads reasons 0). A note, not
@@ -290,10 +299,11 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
     } else if (idle) {
       c.measured_text += " (idle)";
       c.reason = "the generation was read only while the GPU was idle, when links downshift to save power: "
-                 "judge it from a profile measured under load";
+                 "judge it from a profile measured under load" + part_way;
     } else {
       c.status = CheckStatus::kFail;
-      c.reason = "link runs at " + c.measured_text + " below its maximum " + c.threshold_text + " under load";
+      c.reason = "link runs at " + c.measured_text + " below its maximum " + c.threshold_text + " under load" +
+                 part_way;
     }
   }
   out.push_back(c);
