@@ -59,7 +59,7 @@ int run(const MfuOptions& o) {
   } else {
     throw InputError("no throughput given: use --global-batch B --iter-time SECONDS, or --tokens-per-sec X");
   }
-  gemm::parse_dtype(o.dtype);  // a misspelt name is an error wherever it would apply
+  require_peak_dtype(o.dtype);  // a misspelt name is an error wherever it would apply
   if (o.dtype_opt->count() > 0 && o.peaks.profile.empty() && o.peaks.gpu.empty())
     throw InputError("--dtype picks a profile's or a datasheet's peak (gemm.<dtype>): with --peak-tflops alone it would "
                      "change nothing (drop it, or add --profile/--gpu)");
@@ -118,7 +118,7 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->tokens_per_sec, "--tokens-per-sec", "Trained tokens per second (all GPUs)");
   cli::add_number(app, o->gpus, "--gpus", "GPUs the job runs on");
   cli::add_number(app, o->peak_tflops, "--peak-tflops", "A given peak, TFLOP/s per GPU");
-  o->dtype_opt = app.add_option("--dtype", o->dtype, "Data type of the peak (gemm.<dtype> in the profile or datasheet)")
+  o->dtype_opt = app.add_option("--dtype", o->dtype, "Data type of the peak (gemm.<dtype> in the profile or datasheet; fp4: datasheet or --peak-tflops only)")
                      ->capture_default_str();
   app.add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
       ->capture_default_str();

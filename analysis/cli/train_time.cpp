@@ -75,7 +75,7 @@ int run(const TrainTimeOptions& o) {
   require_count(o.gpus.value, "--gpus");
   const Recompute rc = parse_recompute(o.recompute);
   parse_attention_convention(o.attention);  // a misspelt name is an error wherever it would apply
-  gemm::parse_dtype(o.dtype);
+  require_peak_dtype(o.dtype);
   if (o.achieved_tflops.given() == o.mfu.given())
     throw InputError("give exactly one of --achieved-tflops (hardware FLOP/s per GPU) and --mfu (with a peak)");
   const PerToken f = per_token(o, rc);

@@ -46,14 +46,32 @@ const GpuSpec& datasheet_entry(const std::string& gpu, const Profile* profile) {
 
 }  // namespace
 
+namespace {
+constexpr const char* kDatasheetOnlyDtype = "fp4";
+}  // namespace
+
+void require_peak_dtype(const std::string& dtype) {
+  if (dtype == kDatasheetOnlyDtype) return;
+  try {
+    gemm::parse_dtype(dtype);
+  } catch (const InputError&) {
+    throw InputError("unknown data type '" + dtype + "' for a compute peak (valid: " + gemm::dtype_names() + ", and " +
+                     kDatasheetOnlyDtype + " from a datasheet or --peak-tflops)");
+  }
+}
+
 std::vector<Peak> compute_peaks(const std::optional<double>& given, const Profile* profile, const std::string& origin,
                                 const std::optional<std::string>& gpu, const std::string& dtype) {
-  gemm::parse_dtype(dtype);  // a GEMM type name even where only a given peak uses it (as a label)
+  require_peak_dtype(dtype);  // a type name even where only a given peak uses it (as a label)
   std::vector<Peak> out;
   if (given) {
     require_positive(*given, "--peak-tflops");
     out.push_back({"given", "given peak", *given});
   }
+  if (profile && dtype == kDatasheetOnlyDtype)
+    throw InputError("ceilings measures no " + dtype + " GEMM (no benchmark of this build runs one), so profile " +
+                     origin + " has no gemm." + dtype + ": drop --profile and use --gpu for the datasheet's " + dtype +
+                     " peak, or --peak-tflops");
   if (profile) {
     const std::string name = "gemm." + dtype;
     const Ceiling* c = usable_ceiling(*profile, name, origin);

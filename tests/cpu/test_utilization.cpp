@@ -249,6 +249,35 @@ TEST(MfuCli, BadInputExits2) {
             0);
 }
 
+// fp4 (Blackwell's FP4 tensor cores) has datasheet figures but no benchmark here: --dtype fp4 was refused as an
+// unknown GEMM type even against a datasheet that gives it. A profile cannot have it, and says so.
+TEST(MfuCli, Fp4IsADatasheetPeak) {
+  const std::vector<std::string> base = {"mfu", "--layers", "32", "--hidden", "4096", "--heads", "32", "--seq", "4096",
+                                         "--tokens-per-sec", "100000", "--gpus", "1", "--json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return test::run_cli(a);
+  };
+  const auto b200 = with({"--gpu", "B200", "--dtype", "fp4"});
+  ASSERT_EQ(b200.exit_code, 0) << b200.err;
+  const json j = json::parse(b200.out);
+  ASSERT_EQ(j["peaks"].size(), 1u);
+  EXPECT_DOUBLE_EQ(j["peaks"][0]["flops_per_s"].get<double>(), 9e15);
+  EXPECT_EQ(j["peaks"][0]["label"], "B200 dense fp4");
+  EXPECT_DOUBLE_EQ(j["mfu"].get<double>(), j["achieved_flops_per_gpu"].get<double>() / 9e15);
+  const auto h200 = with({"--gpu", "H200", "--dtype", "fp4"});  // Hopper has no FP4 tensor cores
+  EXPECT_EQ(h200.exit_code, 2);
+  EXPECT_NE(h200.err.find("has no dense fp4 peak"), std::string::npos) << h200.err;
+  const auto measured = with({"--profile", kProfile, "--dtype", "fp4"});
+  EXPECT_EQ(measured.exit_code, 2);
+  EXPECT_NE(measured.err.find("ceilings measures no fp4 GEMM"), std::string::npos) << measured.err;
+  const auto fp3 = with({"--gpu", "B200", "--dtype", "fp3"});
+  EXPECT_EQ(fp3.exit_code, 2);
+  EXPECT_NE(fp3.err.find("unknown data type 'fp3' for a compute peak (valid: fp64,"), std::string::npos) << fp3.err;
+  EXPECT_NE(fp3.err.find("and fp4 from a datasheet or --peak-tflops"), std::string::npos) << fp3.err;
+}
+
 TEST(MbuCli, HfConfigAgainstProfileAndDatasheet) {
   const auto r = test::run_cli({"mbu", "--hf-config", hf("Llama-3.1-8B"), "--batch", "4", "--context", "8192",
                                 "--tpot-ms", "6", "--profile", kProfile, "--json"});

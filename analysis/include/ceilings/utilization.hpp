@@ -18,6 +18,11 @@ struct Peak {
   double value = 0;    // FLOP/s or B/s, per GPU
 };
 
+// A compute peak's data type: a GEMM type this build measures (gemm::parse_dtype's), or fp4, which datasheets
+// give (Blackwell's FP4 tensor cores) and no benchmark of this build measures: a datasheet or given peak only.
+// An unknown name is an InputError listing both.
+void require_peak_dtype(const std::string& dtype);
+
 // The compute peaks for data type `dtype`, primary first: given (--peak-tflops), measured (the
 // profile's gemm.<dtype>), measured_sustained (its gemm.<dtype>_sustained, where it has one: the rate at the
 // power cap, shown beside the burst rate and never checked against 100%), datasheet (--gpu, else the
