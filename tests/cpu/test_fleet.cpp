@@ -423,6 +423,8 @@ TEST(Fleet, CliOn2000ProfilesIsFastAndCountsEverything) {
   EXPECT_NE(r.err.find("skipped"), std::string::npos);
   const Profile baseline = read_profile(dir + "/baseline.json");
   EXPECT_EQ(baseline.raw.at("baseline").at("profiles"), 1000);
+  // Group 1 as the report lists it, not merely a group of 1000.
+  EXPECT_EQ(baseline.raw.at("baseline").at("fingerprint").at("driver"), j["groups"][0].at("fingerprint").at("driver"));
 
   // csv: one row per (outlier, ceiling) that drove it.
   const auto csv = run_cli({"fleet", dir + "/nodes/a", "--format", "csv"}, {}, 120);
@@ -709,7 +711,11 @@ TEST(Fleet, ABaselineOfTwoEqualGroupsIsAskedForAndSkippedFilesAreRows) {
   EXPECT_NE(r.err.find("are the largest alike, 3 profiles each: say which"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(baseline));
   r = run_cli({"fleet", dir, "--write-baseline", baseline, "--baseline-group", "2"});
-  EXPECT_TRUE(fs::exists(baseline)) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // the model is configured two ways
+  ASSERT_TRUE(fs::exists(baseline)) << r.out << r.err;
+  EXPECT_EQ(read_profile(baseline).raw.at("baseline").at("fingerprint").at("driver"), "590.10.01");  // group 2's
+  r = run_cli({"fleet", dir, "--write-baseline", baseline, "--baseline-group", "1"});
+  EXPECT_EQ(read_profile(baseline).raw.at("baseline").at("fingerprint").at("driver"), "580.95.05") << r.err;
   // The README's batch job, `--format json --write-baseline F > fleet.json`: the report is printed in full
   // (it printed nothing, leaving fleet.json empty, in the very case it reports: a model configured two ways),
   // then exit 2 says why there is no baseline; F, a baseline of an earlier run here, is left as it was.
@@ -1465,6 +1471,8 @@ TEST(Fleet, CliInputErrors) {
   // A dangling link is no file: left out, not named (an old run's link to a profile since removed).
   fs::create_symlink(dir + "/gone.json", dir + "/old.profile.json");
   r = run_cli({"fleet", dir, std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json"}, {}, 20);
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // as without the link: one GPU alone is not judged
+  EXPECT_NE(r.out.find("read 1 profile(s) of 2 file(s), skipped 1"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("old.profile.json"), std::string::npos) << r.out;
   fs::remove(dir + "/old.profile.json");
   // A link loop is named: it is there, and cannot be read.
@@ -1474,6 +1482,7 @@ TEST(Fleet, CliInputErrors) {
   fs::remove(dir + "/loop.profile.json");
   r = run_cli({"fleet", dir, "--margin", "200"});
   EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--margin: must be a number from 0 to 100, not '200'"), std::string::npos) << r.err;
   for (const char* alpha : {"0", "1", "nan", "-0.1"}) {  // a probability strictly between 0 and 1
     r = run_cli({"fleet", dir, "--family-alpha", alpha});
     EXPECT_EQ(r.exit_code, 2) << alpha;

@@ -1335,6 +1335,7 @@ TEST(HealthCli, NoNvmlOrNoGpuIsIncomplete) {
   auto r = test::run_cli({"health"}, {{"CEILINGS_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("NVML is not available"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;  // nothing a `health --json > section.json` could take for a section
   json s = healthy_script();
   s["init"] = 9;
   r = health_with(s);

@@ -638,6 +638,7 @@ TEST(MemoryCli, GradientBytesFollowGradDtype) {
   r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "infer", "--context", "4096",
                      "--grad-dtype", "fp32"});
   EXPECT_EQ(r.exit_code, 2);  // a training option, refused in inference
+  EXPECT_NE(r.err.find("--grad-dtype is for --mode train; --mode infer does not use it"), std::string::npos) << r.err;
 }
 
 // What the estimate leaves out or picks is said: the pipeline stage, quantized weights' scales and 16-bit head.

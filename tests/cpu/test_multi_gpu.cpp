@@ -184,6 +184,8 @@ TEST(MultiGpu, AGpuWithSlowLinksIsNamedByItsPairsMedian) {
   ASSERT_EQ(below.size(), 1u) << s.dump(2) << r.err;
   EXPECT_EQ(below[0].at("index"), 2);
   EXPECT_EQ(below[0].at("ceilings")[0].at("ceiling"), "nvlink.p2p_uni");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // what a fleet job reads
+  EXPECT_NE(r.out.find("GPU 2 ("), std::string::npos) << r.out;
 }
 
 // Half a node 8% slower alike (one socket's switch): the node median sits between the halves, 4% from each, inside

@@ -676,8 +676,7 @@ TEST(Qualify, NoChecksIsNeverAPass) {
   Profile p = fixture();
   Rules none = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","extends_defaults":false,"health":{
     "require_section":false,"uncorrected_ecc":false,"row_remap":false,"pcie_link":false,"pcie_slot":false,"pcie_replays":false,
-    "xid":false,"xid_log":false,"slowdown":false,"verification":false,"readable":false}})"), "none");
-  none.health.power_limit = false;  // the rules-file key waits on qualify.cpp's flag table
+    "xid":false,"xid_log":false,"slowdown":false,"power_limit":false,"verification":false,"readable":false}})"), "none");
   const QualifyResult r = qualify(p, nullptr, none);
   // Only the plausibility rows, which judge no performance: the profile is not judged.
   for (const Check& k : r.checks)
@@ -1119,6 +1118,7 @@ TEST(QualifyCli, ExitCodesAndFormats) {
   ASSERT_EQ(r.exit_code, 0);
   const json j = json::parse(r.out);
   EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(j["exit_code"], 0);
   EXPECT_EQ(j["counts"]["fail"], 0);
   bool found = false;
   for (const auto& c : j["checks"])
@@ -1132,6 +1132,7 @@ TEST(QualifyCli, ExitCodesAndFormats) {
   EXPECT_TRUE(found);
 
   r = test::run_cli({"qualify", good, "--format", "markdown"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("**verdict: PASS", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("| check | rule | result |"), std::string::npos);
 
@@ -1154,6 +1155,8 @@ TEST(QualifyCli, ExitCodesAndFormats) {
   EXPECT_NE(r.out.find("\nNOTE: hand-written test fixture, not a measurement\n"), std::string::npos) << r.out;
   r = test::run_cli({"qualify", kFixtures + "/h200-handmade.profile.json", "--format", "json"});
   EXPECT_EQ(json::parse(r.out).value("note", ""), "hand-written test fixture, not a measurement") << r.out;
+  EXPECT_EQ(json::parse(r.out)["exit_code"], 3);
+  EXPECT_EQ(json::parse(r.out)["exit_code"], r.exit_code);
 
   r = test::run_cli({"qualify", kFixtures + "/degraded/slow-hbm.profile.json", "--baseline", good});
   EXPECT_EQ(r.exit_code, 1);
