@@ -58,7 +58,11 @@ void check_ecc(const HealthSection& s, std::vector<Check>& out) {
     const bool on = std::all_of(enabled.values.begin(), enabled.values.end(), [](double v) { return v != 0; });
     mode.measured_text = on ? "on" : "off";
     mode.status = on ? CheckStatus::kPass : CheckStatus::kFail;
-    if (!on) mode.reason = "ECC is disabled: uncorrected memory errors would go unseen";
+    // Workstation boards (RTX A6000, RTX 6000 Ada) ship with ECC off: the rules decide whether that is fine there.
+    if (!on)
+      mode.reason = "ECC is disabled: uncorrected memory errors would go unseen (enable it: nvidia-smi -e 1 and a "
+                    "reboot; where it is off by choice, \"health\": {\"uncorrected_ecc\": false, \"row_remap\": false} "
+                    "in a rules file qualifies the GPU without)";
   }
   out.push_back(mode);
 

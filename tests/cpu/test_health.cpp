@@ -199,6 +199,18 @@ TEST(HealthChecks, AGpuWithoutEccSaysHowToQualifyIt) {
   HealthRules off;
   off.uncorrected_ecc = false;
   EXPECT_EQ(status_of(health_checks(s, off), "ECC enabled"), "absent");
+  // ECC switched off (a workstation board ships so; a data-centre one should not run so): fails, saying how to
+  // turn it on and which rules accept it off. It had no test.
+  s.before.metrics["ecc.enabled"] = HealthMetric::of(0);
+  s.after->metrics["ecc.enabled"] = HealthMetric::of(1);  // off in any snapshot is off
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "ECC enabled"), "fail");
+  for (const Check& c : health_checks(s, HealthRules{}))
+    if (c.rule == "ECC enabled") {
+      EXPECT_EQ(c.measured_text, "off");
+      EXPECT_NE(c.reason.find("nvidia-smi -e 1"), std::string::npos) << c.reason;
+      EXPECT_NE(c.reason.find("\"uncorrected_ecc\": false, \"row_remap\": false"), std::string::npos) << c.reason;
+    }
+  EXPECT_EQ(status_of(health_checks(s, off), "ECC enabled"), "absent");
 }
 
 TEST(HealthChecks, IdleGenerationDropPassesLiveWithANote) {
