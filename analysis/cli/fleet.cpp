@@ -96,10 +96,11 @@ Table findings_table(const FleetInput& in, const FleetGroup& g, const std::vecto
 // A check as qualify shows it: measured and threshold with their unit, and where the threshold came from.
 json shown(const Check& c) { return checks_to_json({c}).at(0); }
 
-// Why a GPU below its peers is not judged: its own spread covers the deficit.
+// Why a GPU below its peers is not judged: its own spread covers the deficit (against the better population's
+// median where the split named it).
 std::string unstable_text(const Deviation& d) {
-  return "not judged: " + format_percent(d.deficit) + " below, within its own measurement's spread (" +
-         format_percent(d.own_noise) + "): unstable, measure again";
+  return "not judged: " + format_percent(d.deficit) + " below" + (d.by_split ? " the better population's median" : "") +
+         ", within its own measurement's spread (" + format_percent(d.own_noise) + "): unstable, measure again";
 }
 
 // One row per (GPU, failing health check).

@@ -254,10 +254,46 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
 namespace {
 constexpr double kSplitSeparation = 4.0;
 constexpr std::size_t kOtsuMinimum = 64;
+
+// The deviation of ceiling `name` (in `unit`) in `list`'s entry for `member`; null where there is none.
+const Deviation* listed(const std::vector<Outlier>& list, std::size_t member, const std::string& name,
+                        const std::string& unit) {
+  for (const Outlier& o : list)
+    if (o.member == member)
+      for (const Deviation& d : o.ceilings)
+        if (d.ceiling == name && d.unit == unit) return &d;
+  return nullptr;
+}
+
+// The deviation of `c` in `list`'s entry for `member`, made (the entry too) where there is none.
+Deviation& deviation_in(std::vector<Outlier>& list, std::size_t member, const Ceiling& c) {
+  auto o = std::find_if(list.begin(), list.end(), [&](const Outlier& x) { return x.member == member; });
+  if (o == list.end()) {
+    list.push_back({member, {}});
+    o = std::prev(list.end());
+  }
+  auto d = std::find_if(o->ceilings.begin(), o->ceilings.end(),
+                        [&](const Deviation& x) { return x.ceiling == c.name && x.unit == c.unit; });
+  if (d == o->ceilings.end()) {
+    o->ceilings.push_back({});
+    d = std::prev(o->ceilings.end());
+    d->ceiling = c.name;
+    d->unit = c.unit;
+    d->value = c.value;
+  }
+  return *d;
+}
+
+// Each entry's ceilings worst first.
+void sort_ceilings(std::vector<Outlier>& list) {
+  for (Outlier& o : list)
+    std::sort(o.ceilings.begin(), o.ceilings.end(),
+              [](const Deviation& a, const Deviation& b) { return a.deficit > b.deficit; });
+}
 }  // namespace
 
 void add_population_splits(const std::vector<const Profile*>& members, const OutlierRule& rule,
-                           std::vector<Outlier>& outliers) {
+                           std::vector<Outlier>& outliers, std::vector<Outlier>* unstable) {
   struct Value {
     double v;
     std::size_t member;
@@ -312,32 +348,34 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     const double reference = median(better);
     for (std::size_t k = 0; k < cut; ++k) {
       const Ceiling& c = *values[k].c;
+      const std::size_t member = values[k].member;
       const double deficit = worse_by(c.value, reference);
-      if (!(deficit > rule.margin && deficit > rule.own_spread * c.median_standard_error())) continue;
-      auto o = std::find_if(outliers.begin(), outliers.end(),
-                            [&](const Outlier& x) { return x.member == values[k].member; });
-      if (o == outliers.end()) {
-        outliers.push_back({values[k].member, {}});
-        o = std::prev(outliers.end());
-      }
-      auto d = std::find_if(o->ceilings.begin(), o->ceilings.end(),
-                            [&](const Deviation& x) { return x.ceiling == c.name && x.unit == c.unit; });
+      if (!(deficit > rule.margin)) continue;
+      const double own_noise = rule.own_spread * c.median_standard_error();
+      const bool judged = deficit > own_noise;
+      // Within its own spread: unstable, not judged, unless another rule has judged that ceiling already.
+      if (!judged && (!unstable || listed(outliers, member, c.name, c.unit))) continue;
       // Below the group's median by another rule too: the better population's median is the truer reference
       // (the group's sits in the gap, and understates the deficit), so the deviation is against it.
-      if (d == o->ceilings.end()) {
-        o->ceilings.push_back({});
-        d = std::prev(o->ceilings.end());
-        d->ceiling = c.name;
-        d->unit = c.unit;
-        d->value = c.value;
+      Deviation& d = deviation_in(judged ? outliers : *unstable, member, c);
+      d.median = reference;
+      d.deficit = deficit;
+      d.own_noise = own_noise;
+      d.by_split = true;
+      if (judged && unstable) {  // within its spread of the group's median, beyond it of the better side's: judged
+        for (Outlier& o : *unstable)
+          if (o.member == member)
+            o.ceilings.erase(std::remove_if(o.ceilings.begin(), o.ceilings.end(),
+                                            [&](const Deviation& x) { return x.ceiling == c.name && x.unit == c.unit; }),
+                             o.ceilings.end());
+        unstable->erase(std::remove_if(unstable->begin(), unstable->end(),
+                                       [](const Outlier& o) { return o.ceilings.empty(); }),
+                        unstable->end());
       }
-      d->median = reference;
-      d->deficit = deficit;
-      d->by_split = true;
-      std::sort(o->ceilings.begin(), o->ceilings.end(),
-                [](const Deviation& a, const Deviation& b) { return a.deficit > b.deficit; });
     }
   }
+  sort_ceilings(outliers);
+  if (unstable) sort_ceilings(*unstable);
   std::sort(outliers.begin(), outliers.end(),
             [](const Outlier& a, const Outlier& b) { return a.worst_deficit() > b.worst_deficit(); });
 }
@@ -702,7 +740,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     g.outliers = find_outliers(as_compared, g.compared_stats, rule, true, &g.unstable);
     g.z_comparisons = z_comparisons(as_compared, g.compared_stats, rule);
     g.z_threshold = z_threshold_for(rule, as_compared.size(), g.z_comparisons);
-    add_population_splits(as_compared, rule, g.outliers);
+    add_population_splits(as_compared, rule, g.outliers, &g.unstable);
     for (const CeilingStats& st : g.stats) {
       if (st.n < rule.min_members || st.n == profiles.size()) continue;
       for (std::size_t mi = 0; mi < profiles.size(); ++mi) {

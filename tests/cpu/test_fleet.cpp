@@ -1083,6 +1083,91 @@ TEST(Fleet, ADeficitWithinTheGpusOwnErrorIsNotAFinding) {
   EXPECT_EQ(doc.at("groups").at(0).at("unstable").at(0).at("ceilings").at(0).at("ceiling"), "gemm.bf16");
 }
 
+// The population split held its worse side to the same own-spread gate and dropped a GPU within it without a word:
+// half of eight GPUs 8% slower on GEMM, two of them with a cv of 0.30 (16.8% of own noise at 20 samples), gave two
+// outliers and nothing said of the other two. They are unstable, not judged, against the better side's median.
+TEST(Fleet, AGpuOnTheWorseSideOfASplitWithinItsOwnSpreadIsUnstable) {
+  FleetGen gen(37, 0.001);
+  auto half_slow = [&](const std::set<int>& wide, const std::string& prefix) {
+    std::vector<FleetMember> fleet;
+    for (int i = 0; i < 8; ++i) {
+      Profile p = gen.gpu(i, 0, i % 2 ? std::map<std::string, double>{{"gemm.bf16", 0.08}} : std::map<std::string, double>{});
+      for (Ceiling& c : p.ceilings)
+        if (wide.count(i) && c.name == "gemm.bf16") c.cv = 0.30;
+      fleet.push_back({prefix + std::to_string(i), p});
+    }
+    return fleet;
+  };
+  const auto groups = analyze_fleet(half_slow({1, 3}, "m"), OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_EQ(groups[0].outliers.size(), 2u);
+  for (const Outlier& o : groups[0].outliers) EXPECT_TRUE(o.member == 5u || o.member == 7u) << o.member;
+  ASSERT_EQ(groups[0].unstable.size(), 2u);
+  for (const Outlier& o : groups[0].unstable) {
+    EXPECT_TRUE(o.member == 1u || o.member == 3u) << o.member;
+    ASSERT_EQ(o.ceilings.size(), 1u);
+    const Deviation& d = o.ceilings[0];
+    EXPECT_EQ(d.ceiling, "gemm.bf16");
+    EXPECT_TRUE(d.by_split);
+    EXPECT_FALSE(d.by_z || d.by_margin) << "the group median sits in the gap";
+    EXPECT_NEAR(d.deficit, 0.08, 0.01);
+    EXPECT_NEAR(d.median, 8.0e14, 0.02e14);  // the fast half's median
+    EXPECT_NEAR(d.own_noise, 2 * 1.2533 * 0.30 / std::sqrt(20.0), 1e-9);
+  }
+  EXPECT_EQ(count_findings(groups).outliers, 2u);
+  EXPECT_EQ(count_findings(groups).unstable, 2u);
+
+  // Listed once. Three and three, 11.5% apart on hbm.read: the margin names the slow three against the median in
+  // the gap (6.1%), within a cv of 0.18's own noise (8.2% at 30 samples), but the split's 11.5% is beyond it: an
+  // outlier, no longer unstable as well. With a cv of 0.30 (13.7%) neither is: unstable once, against the better
+  // side's median, as the split's outliers are shown.
+  for (const double cv : {0.18, 0.30}) {
+    auto six = gen.fleet(6, 3, "hbm.read", 0.115, "s");
+    for (int i = 0; i < 3; ++i)
+      for (Ceiling& c : six[i].profile.ceilings)
+        if (c.name == "hbm.read") c.cv = cv;
+    const auto g6 = analyze_fleet(six, OutlierRule{});
+    ASSERT_EQ(g6.size(), 1u);
+    EXPECT_EQ(g6[0].outliers.size(), cv < 0.2 ? 3u : 0u) << "cv " << cv;
+    ASSERT_EQ(g6[0].unstable.size(), cv < 0.2 ? 0u : 3u) << "cv " << cv;
+    for (const Outlier& o : cv < 0.2 ? g6[0].outliers : g6[0].unstable) {
+      EXPECT_LT(o.member, 3u);
+      ASSERT_EQ(o.ceilings.size(), 1u) << "cv " << cv;
+      EXPECT_TRUE(o.ceilings[0].by_split) << "cv " << cv;
+      EXPECT_NEAR(o.ceilings[0].deficit, 0.115, 0.01) << "cv " << cv;
+      EXPECT_NEAR(o.ceilings[0].median, 4.52e12, 0.03e12) << "cv " << cv;
+    }
+  }
+
+  // End to end: the whole slow half that wide: nothing fails, and it is not a pass (exit 0 before).
+  const std::string dir = ceilings::test::scratch_dir("fleet_split_unstable");
+  for (const FleetMember& m : half_slow({1, 3, 5, 7}, "w"))
+    write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 outlier(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 GPU(s) unstable (not judged)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unstable, not judged"), std::string::npos) << r.out;
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 3);
+  std::size_t rows = 0;
+  for (std::size_t at = csv.out.find(",unstable,"); at != std::string::npos; at = csv.out.find(",unstable,", at + 1))
+    ++rows;
+  EXPECT_EQ(rows, 4u) << csv.out;
+  EXPECT_NE(csv.out.find(",split,,,\"not judged: "), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("below the better population's median, within its own measurement's spread"),
+            std::string::npos)
+      << csv.out;
+  const json doc = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(doc.at("unstable"), 4);
+  EXPECT_EQ(doc.at("outliers"), 0);
+  ASSERT_EQ(doc.at("groups").at(0).at("unstable").size(), 4u);
+  const json& first = doc["groups"][0]["unstable"][0].at("ceilings").at(0);
+  EXPECT_EQ(first.at("ceiling"), "gemm.bf16");
+  EXPECT_EQ(first.at("rules"), json::array({"split"}));
+  EXPECT_EQ(first.at("reference"), "the better population's median");
+}
+
 // Three GPUs capped at 500 W among ten at 700 W, 30% slower on GEMM: a group of their own, large enough to
 // compare within itself, and still configured unlike their model's fleet (it exited 0 before).
 TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {

@@ -137,9 +137,11 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
 // worse side's best) and each side holds at least rule.min_members GPUs and a quarter of the group, every GPU on
 // the worse side that is
 // more than rule.margin below the better side's median, beyond its own measurement's error, is an outlier
-// by_split (merged into `outliers`, worst first).
+// by_split (merged into `outliers`, worst first). `unstable`, where given (find_outliers' list), gets the ones
+// within their own error (by_split, against the better side's median; merged into an entry another rule made
+// for that ceiling) unless another rule judged that ceiling an outlier; a ceiling the split judges leaves it.
 void add_population_splits(const std::vector<const Profile*>& members, const OutlierRule& rule,
-                           std::vector<Outlier>& outliers);
+                           std::vector<Outlier>& outliers, std::vector<Outlier>* unstable = nullptr);
 
 // Reading many profiles: directories are searched recursively for *.profile.json, following directory
 // symlinks, each directory once (by device and inode); files named on the command line are read whatever
@@ -219,7 +221,7 @@ struct FleetGroup {
   std::vector<CeilingStats> stats;    // of the ceilings as measured (a peer ceiling: its slowest pair)
   std::vector<CeilingStats> compared_stats;  // of the ceilings as compared (with_pair_medians)
   std::vector<Outlier> outliers;     // Outlier::member indexes `members` of this group
-  std::vector<Outlier> unstable;     // named but for their own spread (find_outliers): not judged
+  std::vector<Outlier> unstable;     // named but for their own spread (find_outliers, the split): not judged
   std::size_t z_comparisons = 0;     // the values the group's z-score tested (z_comparisons)
   double z_threshold = 0;            // its threshold for a ceiling every member has (z_threshold_for)
   std::vector<MissingCeiling> missing;  // ceilings of the group's statistics a member has no value for
