@@ -4,7 +4,9 @@
 // Exit codes: 1 an outlier, a health fault, a GPU configured unlike its peers (in any group but the largest
 // of its GPU model, when that one is large enough to compare with; in servers of another CPU model, only a GPU
 // slower on its own ceilings) or a model configured two ways in equal numbers; else 3 when a GPU could not be judged (its
-// group too small and no group of its model to compare with); else 0. 2 bad usage or nothing readable.
+// group too small and no group of its model to compare with, or below its peers within its own spread: unstable);
+// else 0. 2 bad usage or nothing readable.
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -79,9 +81,11 @@ std::string rules_text(const Deviation& d) {
 }
 
 // One row per (outlier, ceiling) of `list`, one of the group's: the actionable list under its statistics.
-Table findings_table(const FleetInput& in, const FleetGroup& g, const std::vector<Outlier>& list) {
+// `median`: the column of the median its members are set against.
+Table findings_table(const FleetInput& in, const FleetGroup& g, const std::vector<Outlier>& list,
+                     const std::string& median = "group median") {
   Table t;
-  t.columns = {"host", "gpu", "uuid", "pci bus id", "ceiling", "value", "group median", "worse than median", "z", "rule"};
+  t.columns = {"host", "gpu", "uuid", "pci bus id", "ceiling", "value", median, "worse than median", "z", "rule"};
   t.right_aligned = {false, false, false, false, false, true, true, true, true, false};
   for (const Outlier& o : list) {
     const Profile& p = in.members[g.members[o.member]].profile;
@@ -96,11 +100,17 @@ Table findings_table(const FleetInput& in, const FleetGroup& g, const std::vecto
 // A check as qualify shows it: measured and threshold with their unit, and where the threshold came from.
 json shown(const Check& c) { return checks_to_json({c}).at(0); }
 
-// Why a GPU below its peers is not judged: its own spread covers the deficit (against the better population's
-// median where the split named it).
-std::string unstable_text(const Deviation& d) {
-  return "not judged: " + format_percent(d.deficit) + " below" + (d.by_split ? " the better population's median" : "") +
+// Why a GPU below its peers is not judged: its own spread covers the deficit. `against`: the median it is below
+// where that is not its group's (a peer group's); a split's is the better population's.
+std::string unstable_text(const Deviation& d, const std::string& against = "") {
+  const std::string median = !against.empty() ? against : d.by_split ? "the better population's median" : "";
+  return "not judged: " + format_percent(d.deficit) + " below" + (median.empty() ? "" : " " + median) +
          ", within its own measurement's spread (" + format_percent(d.own_noise) + "): unstable, measure again";
+}
+
+// A member's entry in `list`, if any.
+bool has_member(const std::vector<Outlier>& list, std::size_t member) {
+  return std::any_of(list.begin(), list.end(), [&](const Outlier& o) { return o.member == member; });
 }
 
 // One row per (GPU, failing health check).
@@ -161,7 +171,9 @@ Table not_compared_table(const FleetInput& in, const FleetGroup& g) {
         if (o.member == k)
           for (const Deviation& d : o.ceilings)
             worse += (worse.empty() ? "" : ", ") + d.ceiling + " " + format_percent(d.deficit);
-      row.push_back(worse.empty() ? "none" : worse);
+      row.push_back(!worse.empty()                              ? worse
+                    : has_member(g.unstable_versus_peers, k) ? "none judged (unstable: see below)"
+                                                              : "none");
     }
     t.add_row(std::move(row));
   }
@@ -257,9 +269,17 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
               add_deviation(row(gi, "unlike peers", g.members[k]), d, why);
               any = true;
             }
+        const bool unstable = has_member(g.unstable_versus_peers, k);
         // Servers of another model with nothing slower on the GPU's side: not a finding.
         if (!any && !g.host_only)
-          add_plain(row(gi, "unlike peers", g.members[k]), "", why + "; no ceiling below the peers' medians");
+          add_plain(row(gi, "unlike peers", g.members[k]), "",
+                    why + (unstable ? "; no ceiling judged below the peers' medians (unstable: its own rows)"
+                                    : "; no ceiling below the peers' medians"));
+        const std::string peers_median = "group " + std::to_string(*g.peer_group + 1) + "'s median";
+        for (const Outlier& o : g.unstable_versus_peers)
+          if (o.member == k)
+            for (const Deviation& d : o.ceilings)
+              add_deviation(row(gi, "unstable", g.members[k]), d, unstable_text(d, peers_median));
       }
     }
     if (const std::string why = two_ways_text(groups, gi); !why.empty())
@@ -376,6 +396,12 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
                           : "configured unlike group " + std::to_string(*g.peer_group + 1) +
                                 ", the largest of the same GPU model, and set against it:\n");
       out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
+    }
+    if (!g.unstable_versus_peers.empty()) {
+      const std::string peers = "group " + std::to_string(*g.peer_group + 1);
+      out += std::string(md ? "\n" : "") + "unstable against " + peers +
+             ", not judged (below its median by less than its own measurement's spread: measure again):\n" +
+             (md ? "\n" : "") + render(findings_table(in, g, g.unstable_versus_peers, peers + "'s median"), format);
     }
     if (const std::string why = two_ways_text(groups, gi); !why.empty())
       out += std::string(md ? "\n" : "") + why +

@@ -812,16 +812,24 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       g.host_only = host_only;
       std::vector<const Profile*> as_compared;
       for (std::size_t i : g.members) as_compared.push_back(&compared[i]);
-      g.versus_peers = find_outliers(as_compared, peers.compared_stats, rule, /*members_in_sample=*/false);
-      if (host_only) {  // the GPU's own ceilings only: another server's host path is not the GPU's deficit
-        for (Outlier& o : g.versus_peers)
+      g.versus_peers = find_outliers(as_compared, peers.compared_stats, rule, /*members_in_sample=*/false,
+                                     &g.unstable_versus_peers);
+      // Each list without the deviations `drop` names, and without the members left with none.
+      const auto without = [](std::vector<Outlier>& list, const auto& drop) {
+        for (Outlier& o : list)
           o.ceilings.erase(std::remove_if(o.ceilings.begin(), o.ceilings.end(),
-                                          [](const Deviation& d) { return host_bound_ceiling(d.ceiling); }),
+                                          [&](const Deviation& d) { return drop(o, d); }),
                            o.ceilings.end());
-        g.versus_peers.erase(std::remove_if(g.versus_peers.begin(), g.versus_peers.end(),
-                                            [](const Outlier& o) { return o.ceilings.empty(); }),
-                             g.versus_peers.end());
-      }
+        list.erase(std::remove_if(list.begin(), list.end(), [](const Outlier& o) { return o.ceilings.empty(); }),
+                   list.end());
+      };
+      if (host_only)  // the GPU's own ceilings only: another server's host path is not the GPU's deficit
+        for (std::vector<Outlier>* list : {&g.versus_peers, &g.unstable_versus_peers})
+          without(*list, [](const Outlier&, const Deviation& d) { return host_bound_ceiling(d.ceiling); });
+      // A ceiling its own group has listed already (judged, or unstable there) is not listed twice.
+      without(g.unstable_versus_peers, [&](const Outlier& o, const Deviation& d) {
+        return listed(g.outliers, o.member, d.ceiling, d.unit) || listed(g.unstable, o.member, d.ceiling, d.unit);
+      });
       break;
     }
   }
@@ -861,7 +869,10 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
     for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
     if (g.peer_group) f.unlike_peers += g.host_only ? g.versus_peers.size() : g.members.size();
     else if (g.too_small) f.not_judged += g.members.size();
-    f.unstable += g.unstable.size();
+    std::set<std::size_t> unstable;  // a GPU unstable within its group and against its peers counts once
+    for (const std::vector<Outlier>* list : {&g.unstable, &g.unstable_versus_peers})
+      for (const Outlier& o : *list) unstable.insert(o.member);
+    f.unstable += unstable.size();
   }
   return f;
 }
@@ -1072,7 +1083,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"peer_group", g.peer_group ? json(*g.peer_group + 1) : json(nullptr)},
           {"differences", g.differences},
           {"host_only", g.host_only},
-          {"versus_peers", outliers_json(g.versus_peers)}};
+          {"versus_peers", outliers_json(g.versus_peers)},
+          {"unstable", outliers_json(g.unstable_versus_peers)}};
     } else if (g.peer_group) {
       json members = json::array();
       for (std::size_t i : g.members) members.push_back(gpu_identity(input.members[i]));
@@ -1080,7 +1092,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                             {"peer_group", *g.peer_group + 1},
                             {"differences", g.differences},
                             {"host_only", g.host_only},
-                            {"versus_peers", outliers_json(g.versus_peers)}};
+                            {"versus_peers", outliers_json(g.versus_peers)},
+                            {"unstable", outliers_json(g.unstable_versus_peers)}};
     }
     // Both sides of a model set up two ways in equal numbers (and every side of a three-way split).
     if (const auto partners = two_way_partners(groups, gi); !partners.empty()) {

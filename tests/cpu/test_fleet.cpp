@@ -1168,6 +1168,102 @@ TEST(Fleet, AGpuOnTheWorseSideOfASplitWithinItsOwnSpreadIsUnstable) {
   EXPECT_EQ(first.at("reference"), "the better population's median");
 }
 
+// A small group set against its model's largest group held its GPUs to the same own-spread gate and passed those
+// within it in silence: two servers of another CPU model, one of them 10% slower on GEMM with a cv of 0.30
+// (16.8% of own noise), exited 0. It is unstable against the peers, not judged (exit 3); a host-bound ceiling as
+// wide is the host's, not listed; and a GPU already listed within its own group is not listed again.
+TEST(Fleet, AGpuSetAgainstItsPeersWithinItsOwnSpreadIsUnstable) {
+  FleetGen gen(29, 0.001);
+  const std::string amd = "AMD EPYC 9654 96-Core Processor";
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 8; ++i) fleet.push_back({"intel" + std::to_string(i), gen.gpu(i, 0)});
+  Profile wide = gen.gpu(20, 0, {{"gemm.bf16", 0.10}});
+  for (Ceiling& c : wide.ceilings)
+    if (c.name == "gemm.bf16") c.cv = 0.30;
+  wide.cpu = amd;
+  Profile host_wide = gen.gpu(21, 0, {{"latency.launch", 0.08}});
+  for (Ceiling& c : host_wide.ceilings)
+    if (c.name == "latency.launch") c.cv = 0.5;  // 17.7% of own noise at 50 samples: wide, and the host's
+  host_wide.cpu = amd;
+  fleet.push_back({"amd0", wide});
+  fleet.push_back({"amd1", host_wide});
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  ASSERT_TRUE(groups[1].peer_group.has_value());
+  EXPECT_TRUE(groups[1].too_small && groups[1].host_only);
+  EXPECT_TRUE(groups[1].versus_peers.empty());
+  ASSERT_EQ(groups[1].unstable_versus_peers.size(), 1u);
+  EXPECT_EQ(groups[1].members.at(groups[1].unstable_versus_peers[0].member), 8u);  // amd0
+  ASSERT_EQ(groups[1].unstable_versus_peers[0].ceilings.size(), 1u) << "latency.launch is the host's";
+  const Deviation& d = groups[1].unstable_versus_peers[0].ceilings[0];
+  EXPECT_EQ(d.ceiling, "gemm.bf16");
+  EXPECT_NEAR(d.deficit, 0.10, 0.01);
+  EXPECT_NEAR(d.median, 8.0e14, 0.02e14);  // group 1's
+  EXPECT_NEAR(d.own_noise, 2 * 1.2533 * 0.30 / std::sqrt(20.0), 1e-9);
+  FleetFindings found = count_findings(groups);
+  EXPECT_EQ(found.unstable, 1u);
+  EXPECT_EQ(found.unlike_peers, 0u);
+  EXPECT_EQ(found.not_judged, 0u);
+
+  const std::string dir = ceilings::test::scratch_dir("fleet_peers_unstable");
+  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 GPU(s) unstable (not judged)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unstable against group 1, not judged"), std::string::npos) << r.out;
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 3);
+  EXPECT_NE(csv.out.find("2,unstable,node20,"), std::string::npos) << csv.out;
+  EXPECT_EQ(csv.out.find(",unstable,node21,"), std::string::npos) << "latency.launch is the host's: " << csv.out;
+  EXPECT_NE(csv.out.find("below group 1's median, within its own measurement's spread"), std::string::npos)
+      << csv.out;
+  const json doc = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(doc.at("unstable"), 1);
+  const json& listed = doc.at("groups").at(1).at("not_compared").at("unstable");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].at("host"), "node20");
+  EXPECT_EQ(listed[0].at("ceilings").at(0).at("ceiling"), "gemm.bf16");
+
+  // Configured unlike its peers (another driver): that fails as before (exit 1), and the GPU within its own
+  // spread on GEMM is listed as unstable beside it.
+  std::vector<FleetMember> driver(fleet.begin(), fleet.begin() + 8);
+  Profile odd = wide;
+  odd.cpu = driver[0].profile.cpu;
+  odd.device.driver = "590.10.01";
+  driver.push_back({"odd", odd});
+  const auto unlike = analyze_fleet(driver, OutlierRule{});
+  ASSERT_EQ(unlike.size(), 2u);
+  found = count_findings(unlike);
+  EXPECT_EQ(found.unlike_peers, 1u);
+  EXPECT_EQ(found.unstable, 1u);
+  ASSERT_EQ(unlike[1].unstable_versus_peers.size(), 1u);
+  EXPECT_EQ(unlike[1].unstable_versus_peers[0].ceilings.at(0).ceiling, "gemm.bf16");
+
+  // Three servers of another CPU model, one of them the wide one: unstable within its own group already (10%
+  // below its two peers there), and not listed a second time against group 1.
+  std::vector<FleetMember> three(fleet.begin(), fleet.begin() + 9);
+  Profile third = gen.gpu(22, 0);
+  third.cpu = amd;
+  three.push_back({"amd1", third});
+  Profile fourth = gen.gpu(23, 0);
+  fourth.cpu = amd;
+  three.push_back({"amd2", fourth});
+  const auto own = analyze_fleet(three, OutlierRule{});
+  ASSERT_EQ(own.size(), 2u);
+  ASSERT_EQ(own[1].unstable.size(), 1u);
+  EXPECT_EQ(own[1].unstable[0].ceilings.at(0).ceiling, "gemm.bf16");
+  EXPECT_TRUE(own[1].unstable_versus_peers.empty());
+  EXPECT_EQ(count_findings(own).unstable, 1u);
+  const std::string dir3 = ceilings::test::scratch_dir("fleet_peers_unstable_once");
+  for (const FleetMember& m : three) write_file_atomic(dir3 + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const auto csv3 = run_cli({"fleet", dir3, "--format", "csv"});
+  EXPECT_EQ(csv3.exit_code, 3) << csv3.out << csv3.err;
+  std::size_t rows = 0;
+  for (std::size_t at = csv3.out.find(",unstable,"); at != std::string::npos; at = csv3.out.find(",unstable,", at + 1))
+    ++rows;
+  EXPECT_EQ(rows, 1u) << csv3.out;
+}
+
 // Three GPUs capped at 500 W among ten at 700 W, 30% slower on GEMM: a group of their own, large enough to
 // compare within itself, and still configured unlike their model's fleet (it exited 0 before).
 TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {

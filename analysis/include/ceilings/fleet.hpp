@@ -241,6 +241,10 @@ struct FleetGroup {
   std::optional<std::size_t> peer_group;  // index into the vector analyze_fleet returns
   std::vector<std::string> differences;
   std::vector<Outlier> versus_peers;
+  // Its members that are worse than the peer group's medians by the same rule but within their own spread
+  // (find_outliers' `unstable`): not judged. A ceiling already listed within the group (an outlier or unstable
+  // there) is not listed again; in a host_only group, only the GPU's own ceilings.
+  std::vector<Outlier> unstable_versus_peers;
   bool host_only = false;
   // A group as large as the largest of its model and configured otherwise (not only by its hosts' CPU or
   // its nvlink scope): the model is set up two ways in equal numbers. Neither is named as the odd one
@@ -260,7 +264,9 @@ struct FleetFindings {
   // worse than it of a group in other servers only (host_only)
   std::size_t unlike_peers = 0;
   std::size_t not_judged = 0;       // GPUs of a too-small group with no group of their model to compare with
-  std::size_t unstable = 0;         // GPUs below their peers by less than their own spread: not judged
+  // GPUs below their peers (their group's median, the better side of its split, or the peer group's medians) by
+  // less than their own spread, each once: not judged
+  std::size_t unstable = 0;
   std::size_t two_ways = 0;         // GPUs of equal-size groups of one model configured differently (split_with)
   std::size_t missing_failed = 0;   // ceilings a member lost to a failed measurement while its peers have them
 };
