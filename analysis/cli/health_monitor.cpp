@@ -109,6 +109,7 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   };
   put("ecc.enabled", d.ecc_enabled());
   put("inforom.valid", d.inforom_valid());
+  put("persistence_mode.enabled", d.persistence_mode());
   for (bool aggregate : {false, true})
     for (bool uncorrected : {false, true}) {
       const std::string kind = std::string(aggregate ? "aggregate" : "volatile");
@@ -124,6 +125,9 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
     r.value = result.ok() ? get(result.value) : 0;
     return r;
   };
+  const auto mig = d.mig_mode();  // "unsupported" on a GPU without MIG
+  put("mig.enabled", field(mig, [](const nvml::MigMode& v) { return v.current ? 1.0 : 0.0; }));
+  put("mig.pending_enabled", field(mig, [](const nvml::MigMode& v) { return v.pending ? 1.0 : 0.0; }));
   const auto rows = d.remapped_rows();
   put("remap.correctable_rows", field(rows, [](const nvml::RemappedRows& v) { return double(v.correctable); }));
   put("remap.uncorrectable_rows", field(rows, [](const nvml::RemappedRows& v) { return double(v.uncorrectable); }));

@@ -10,6 +10,9 @@
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
 // remap.banks_{max,high,partial,low,none} (nvmlDeviceGetRowRemapperHistogram; error key "remap_histogram"),
 // inforom.valid (nvmlDeviceValidateInforom: 1 success, 0 CORRUPTED_INFOROM; error key "inforom"),
+// persistence_mode (nvmlDeviceGetPersistenceMode: 1 enabled, 0 disabled),
+// mig.current, mig.pending (nvmlDeviceGetMigMode: 1 enabled, 0 disabled; pending as current where absent; error key
+// "mig"),
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,gpu_max_gen,replays},
 // clocks.{sm_mhz,mem_mhz,max_sm_mhz,max_mem_mhz,event_reasons}, throttle.{power,thermal,reliability,board_limit}_ns
 // (fields 74-79 and nvmlDeviceGetViolationStatus; error keys violation_fields, violation_status),
@@ -228,10 +231,12 @@ FAKE_EXPORT int nvmlDeviceValidateInforom(void*) {
   return rc != kSuccess ? rc : valid ? kSuccess : 14;  // NVML_ERROR_CORRUPTED_INFOROM
 }
 FAKE_EXPORT int nvmlDeviceGetMigMode(void*, unsigned* current, unsigned* pending) {
+  if (!pending) return kInvalidArgument;
   const int rc = answer("mig.current", current, "mig");
-  if (rc == kSuccess && pending) *pending = *current;
+  if (rc == kSuccess && answer("mig.pending", pending, "mig") == kNotSupported) *pending = *current;
   return rc;
 }
+FAKE_EXPORT int nvmlDeviceGetPersistenceMode(void*, int* mode) { return answer("persistence_mode", mode); }
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.gen", v); }
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkWidth(void*, unsigned* v) { return answer("pcie.width", v); }
 FAKE_EXPORT int nvmlDeviceGetMaxPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.max_gen", v); }

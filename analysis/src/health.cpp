@@ -24,6 +24,10 @@ const std::vector<MetricInfo>& health_metric_catalog() {
   static const std::vector<MetricInfo> all = {
       {"ecc.enabled", MetricKind::kFlag, ""},
       {"inforom.valid", MetricKind::kFlag, ""},  // the InfoROM's checksums (nvmlDeviceValidateInforom)
+      {"persistence_mode.enabled", MetricKind::kFlag, ""},  // nvmlDeviceGetPersistenceMode (Linux only)
+      // nvmlDeviceGetMigMode: the mode in force and the one the next GPU reset applies (1: MIG enabled).
+      {"mig.enabled", MetricKind::kFlag, ""},
+      {"mig.pending_enabled", MetricKind::kFlag, ""},
       {"ecc.volatile.corrected", MetricKind::kCounter, ""},
       {"ecc.volatile.uncorrected", MetricKind::kCounter, ""},
       {"ecc.aggregate.corrected", MetricKind::kCounter, ""},

@@ -99,6 +99,7 @@ struct Library::Symbols {
   int (*remap_histogram)(Handle, RemapHistogram*) = nullptr;  // nvmlRowRemapperHistogramValues_t: 5 unsigned
   int (*validate_inforom)(Handle) = nullptr;
   int (*mig_mode)(Handle, unsigned*, unsigned*) = nullptr;
+  int (*persistence_mode)(Handle, int*) = nullptr;  // nvmlEnableState_t*: an enum, int-sized
   int (*retired_pages)(Handle, int, unsigned*, unsigned long long*) = nullptr;
   int (*retired_pages_pending)(Handle, int*) = nullptr;
   int (*pcie_replay)(Handle, unsigned*) = nullptr;
@@ -195,6 +196,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.remap_histogram, {"nvmlDeviceGetRowRemapperHistogram"});
   resolve(h, s.validate_inforom, {"nvmlDeviceValidateInforom"});
   resolve(h, s.mig_mode, {"nvmlDeviceGetMigMode"});
+  resolve(h, s.persistence_mode, {"nvmlDeviceGetPersistenceMode"});
   resolve(h, s.retired_pages, {"nvmlDeviceGetRetiredPages"});
   resolve(h, s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
   resolve(h, s.pcie_replay, {"nvmlDeviceGetPcieReplayCounter"});
@@ -325,10 +327,19 @@ Result<bool> Device::inforom_valid() const {
   return {rc, rc == kSuccess};
 }
 Result<bool> Device::mig_enabled() const {
+  const Result<MigMode> m = mig_mode();
+  if (m.code == kNotSupported) return {kSuccess, false};  // a GPU without MIG is always whole
+  return {m.code, m.value.current};
+}
+Result<MigMode> Device::mig_mode() const {
   unsigned current = 0, pending = 0;
   const int rc = call(SYMS.mig_mode, handle_, &current, &pending);
-  if (rc == kNotSupported) return {kSuccess, false};  // a GPU without MIG is always whole
-  return {rc, current == 1};                          // NVML_DEVICE_MIG_ENABLE
+  return {rc, MigMode{current == 1, pending == 1}};  // NVML_DEVICE_MIG_ENABLE
+}
+Result<bool> Device::persistence_mode() const {
+  int mode = 0;
+  const int rc = call(SYMS.persistence_mode, handle_, &mode);
+  return {rc, mode == 1};  // NVML_FEATURE_ENABLED
 }
 Result<unsigned> Device::pcie_link_gen() const { return read_unsigned(SYMS.pcie_gen, handle_); }
 Result<unsigned> Device::pcie_link_width() const { return read_unsigned(SYMS.pcie_width, handle_); }

@@ -54,6 +54,12 @@ enum class PerfPolicy : int { kPower = 0, kThermal = 1, kSyncBoost = 2, kBoardLi
 // nvmlTemperatureThresholds_t.
 enum class TemperatureThreshold : int { kShutdown = 0, kSlowdown = 1, kMemoryMax = 2, kGpuMax = 3 };
 
+// nvmlDeviceGetMigMode's two modes (NVML_DEVICE_MIG_ENABLE: true): the one in force and the one the next GPU
+// reset applies. They differ while a change waits for that reset.
+struct MigMode {
+  bool current = false, pending = false;
+};
+
 struct RemappedRows {
   unsigned correctable = 0, uncorrectable = 0;
   bool pending = false, failure = false;
@@ -108,6 +114,11 @@ class Device {
   // nvmlDeviceGetMigMode's current mode: true where the board is split into MIG instances (CUDA then sees
   // instances, never the whole board); false where it is not, or the GPU has no MIG.
   Result<bool> mig_enabled() const;
+  // nvmlDeviceGetMigMode as NVML answers it: kNotSupported on a GPU without MIG.
+  Result<MigMode> mig_mode() const;
+  // nvmlDeviceGetPersistenceMode (Linux only): true for NVML_FEATURE_ENABLED, the driver's state kept while no
+  // client is attached.
+  Result<bool> persistence_mode() const;
   Result<unsigned> pcie_link_gen() const;
   Result<unsigned> pcie_link_width() const;
   // The most the GPU and its slot allow together (a Gen5 GPU in a Gen4 slot: 4), and the GPU's own most.

@@ -1236,7 +1236,8 @@ json healthy_script() {
       "pcie.max_gen":5,"pcie.max_width":16,"pcie.gpu_max_gen":5,"pcie.replays":[4,4],"clocks.sm_mhz":1980,"clocks.mem_mhz":3201,
       "clocks.max_sm_mhz":1980,"clocks.max_mem_mhz":3201,"clocks.event_reasons":1,"throttle.power_ns":[0,1500000000],
       "throttle.thermal_ns":0,"power.usage_mw":118000,"power.limit_mw":700000,"power.enforced_limit_mw":700000,
-      "temperature.gpu_c":34,"temperature.slowdown_c":87,"temperature.shutdown_c":92},"xid":[]})");
+      "temperature.gpu_c":34,"temperature.slowdown_c":87,"temperature.shutdown_c":92,"persistence_mode":1,
+      "mig.current":0,"throttle.board_limit_ns":0,"throttle.reliability_ns":0},"xid":[]})");
 }
 
 test::CliResult health_with(const json& script, std::vector<std::string> args = {"--json", "--watch", "0.05"}) {
@@ -1292,6 +1293,10 @@ TEST(HealthCli, ReadsEveryCounterThroughTheLoader) {
   EXPECT_DOUBLE_EQ(*s.before.value("remap.banks_none"), 1);
   EXPECT_DOUBLE_EQ(*s.after->value("throttle.power_s"), 1.5);
   EXPECT_DOUBLE_EQ(health_deltas(s).at("throttle.power_s"), 1.5);
+  EXPECT_DOUBLE_EQ(*s.before.value("persistence_mode.enabled"), 1);
+  EXPECT_DOUBLE_EQ(*s.before.value("mig.enabled"), 0);
+  EXPECT_DOUBLE_EQ(*s.before.value("mig.pending_enabled"), 0);
+  EXPECT_DOUBLE_EQ(*s.after->value("throttle.board_limit_s"), 0);
   EXPECT_EQ(s.before.find("retired_pages.pending")->state, State::kUnsupported);  // missing in the script
   EXPECT_EQ(s.before.find("ecc.volatile.sram.corrected")->state, State::kUnsupported);
   EXPECT_EQ(s.xid.state, State::kValue);
