@@ -831,6 +831,68 @@ void check_power_limit(const HealthSection* s, const Profile* profile, std::vect
   out.push_back(c);
 }
 
+// A MIG mode change waiting for a GPU reset (nvmlDeviceGetMigMode's pending mode differs from the current one): the
+// reset is outstanding, so the GPU is read (and measured) in a state it will not run in after it. MIG enabled as
+// such is judged where the profile says what was measured (qualify's SM count row, is_mig), not here.
+void check_mig_mode(const HealthSection& s, std::vector<Check>& out) {
+  std::optional<bool> current;
+  std::optional<bool> waiting;  // the pending mode of the last reading where it differed from the current one
+  for (const HealthSnapshot* snap : s.snapshots()) {
+    const auto c = snap->value("mig.enabled"), p = snap->value("mig.pending_enabled");
+    if (!c || !p) continue;
+    current = *c != 0;
+    if ((*p != 0) != *current) waiting = *p != 0;
+  }
+  if (!current) return;  // a GPU without MIG, or a section recorded before the mode was read
+  auto mode = [](bool on) { return std::string(on ? "enabled" : "disabled"); };
+  Check c = make_check("health", "MIG mode");
+  c.threshold_text = "no change pending";
+  c.source = "health rule mig_mode (nvmlDeviceGetMigMode: the current and the pending mode)";
+  c.measured_text = "MIG " + mode(*current) + ", no change pending";
+  c.status = waiting ? CheckStatus::kFail : CheckStatus::kPass;
+  if (waiting) {
+    const std::string gpu = s.pci_bus_id.empty() ? std::to_string(s.device_index) : s.pci_bus_id;
+    c.measured_text = "MIG " + mode(!*waiting) + ", " + mode(*waiting) + " after the next reset";
+    c.reason = "a GPU reset is pending: MIG mode is " + mode(!*waiting) + " and set to be " + mode(*waiting) +
+               " after the next reset, so the GPU is not in the state it will run in (reset it: nvidia-smi "
+               "-i " + gpu + " -r, or set the mode back: nvidia-smi -i " + gpu + " -mig " + (*waiting ? "0" : "1") +
+               ")";
+  }
+  out.push_back(c);
+}
+
+// Persistence mode, as DCGM's diagnostics treat it: disabled is a warning there (DCGM_FR_PERSISTENCE_MODE, "Persistence
+// mode for GPU N is disabled", fixed with `nvidia-smi -i N -pm 1`), so a note that passes here unless the rules
+// require it (require_persistence_mode). Without it the driver tears the GPU's state down whenever its last client
+// exits and sets it up again for the next one. Not read (a section recorded before it was, or NVML without it): no
+// row, unless required.
+void check_persistence_mode(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
+  const Reading r = gather(s, "persistence_mode.enabled");
+  const bool required = rules.require_persistence_mode;
+  if (r.values.empty() && !required) return;
+  Check c = make_check("health", "persistence mode");
+  c.threshold_text = required ? "enabled" : "enabled (noted, not required)";
+  c.source = required ? "health rule require_persistence_mode"
+                      : "health rule persistence_mode (DCGM's diagnostics warn where it is disabled)";
+  if (r.values.empty()) {
+    c.reason = "persistence mode " + r.missing + ": required by the rules (require_persistence_mode)";
+    out.push_back(c);
+    return;
+  }
+  const bool off = std::any_of(r.values.begin(), r.values.end(), [](double v) { return v == 0; });
+  c.measured_text = off ? "disabled" : "enabled";
+  c.status = off && required ? CheckStatus::kFail : CheckStatus::kPass;
+  if (off) {
+    const std::string gpu = s.pci_bus_id.empty() ? std::to_string(s.device_index) : s.pci_bus_id;
+    c.reason = "persistence mode is disabled: the driver tears the GPU's state down when its last client exits and "
+               "sets it up again for the next (enable it as root: nvidia-smi -i " + gpu + " -pm 1, or run "
+               "nvidia-persistenced)";
+    if (!required)
+      c.reason += "; noted, not failed (DCGM warns; \"health\": {\"require_persistence_mode\": true} fails it)";
+  }
+  out.push_back(c);
+}
+
 // A temperature at or above its limit (the hottest reading of the snapshots against the lowest limit), judged only
 // where the driver reports both: HBM against the temperature where the memory slows down (GDDR boards and older
 // drivers report neither), the GPU die against its slowdown threshold (the clocks come down, or are about to,
@@ -912,6 +974,8 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   check_nvlink_links(s, rules, out);
   if (rules.nvlink_errors) check_nvlink_errors(s, out);
   if (rules.power_limit) check_power_limit(&s, profile, out);
+  if (rules.mig_mode) check_mig_mode(s, out);
+  if (rules.persistence_mode || rules.require_persistence_mode) check_persistence_mode(s, rules, out);
   if (rules.slowdown) {
     check_health_slowdown(s, out);
     check_memory_temperature(s, out);

@@ -649,7 +649,88 @@ TEST(HealthChecks, ACorruptedInforomFails) {
   // Every check off (fleet judges datasheet fractions with it): nothing at all, the InfoROM included.
   s.after->metrics["remap.pending"] = HealthMetric::of(1);
   s.after->metrics["ecc.volatile.uncorrected"] = HealthMetric::of(3);
+  s.after->metrics["mig.enabled"] = HealthMetric::of(0);
+  s.after->metrics["mig.pending_enabled"] = HealthMetric::of(1);
+  s.after->metrics["persistence_mode.enabled"] = HealthMetric::of(0);
   EXPECT_TRUE(health_checks(s, HealthRules::none()).empty());
+}
+
+// Sets a metric in both snapshots.
+void set_both(HealthSection& s, const std::string& metric, HealthMetric before, HealthMetric after) {
+  s.before.metrics[metric] = std::move(before);
+  s.after->metrics[metric] = std::move(after);
+}
+
+// A MIG mode change waiting for a GPU reset (pending != current) fails: the GPU was not measured in the state it will
+// run in. MIG enabled with no change pending is not judged here (qualify's SM count row judges what was measured);
+// a GPU without MIG, or a section recorded before the mode was read, has no row.
+TEST(HealthChecks, AMigModeChangeWaitingForAResetFails) {
+  HealthSection s = healthy_section();
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "MIG mode"), "absent");  // not recorded (older sections)
+  set_both(s, "mig.enabled", HealthMetric::unsupported(), HealthMetric::unsupported());
+  set_both(s, "mig.pending_enabled", HealthMetric::unsupported(), HealthMetric::unsupported());
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "MIG mode"), "absent");  // a GPU without MIG
+  set_both(s, "mig.enabled", HealthMetric::of(0), HealthMetric::of(0));
+  set_both(s, "mig.pending_enabled", HealthMetric::of(0), HealthMetric::of(0));
+  auto checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "MIG mode"), "pass");
+  EXPECT_EQ(find_check(checks, "MIG mode")->measured_text, "MIG disabled, no change pending");
+  set_both(s, "mig.pending_enabled", HealthMetric::of(1), HealthMetric::of(1));  // nvidia-smi -mig 1, no reset yet
+  s.pci_bus_id = "00000000:19:00.0";
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "MIG mode"), "fail");
+  const Check* c = find_check(checks, "MIG mode");
+  EXPECT_EQ(c->measured_text, "MIG disabled, enabled after the next reset");
+  EXPECT_NE(c->reason.find("a GPU reset is pending"), std::string::npos) << c->reason;
+  EXPECT_NE(c->reason.find("nvidia-smi -i 00000000:19:00.0 -r"), std::string::npos) << c->reason;
+  EXPECT_NE(c->reason.find("nvidia-smi -i 00000000:19:00.0 -mig 0"), std::string::npos) << c->reason;
+  // Enabled, disabling pending: the same. Enabled and staying so: not this row's to judge.
+  set_both(s, "mig.enabled", HealthMetric::of(1), HealthMetric::of(1));
+  set_both(s, "mig.pending_enabled", HealthMetric::of(0), HealthMetric::of(0));
+  EXPECT_EQ(find_check(health_checks(s, HealthRules{}), "MIG mode")->measured_text,
+            "MIG enabled, disabled after the next reset");
+  set_both(s, "mig.pending_enabled", HealthMetric::of(1), HealthMetric::of(1));
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "MIG mode"), "pass");
+  s.before.metrics["mig.pending_enabled"] = HealthMetric::of(0);  // pending before the run only: still judged
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "MIG mode"), "fail");
+  HealthRules off;
+  off.mig_mode = false;
+  EXPECT_EQ(status_of(health_checks(s, off), "MIG mode"), "absent");
+}
+
+// Persistence mode disabled is what DCGM's diagnostics warn of: noted with its fix, passing, unless the rules
+// require it (then it fails, and a reading that is not there is incomplete).
+TEST(HealthChecks, PersistenceModeDisabledIsNotedUnlessRequired) {
+  HealthSection s = healthy_section();
+  HealthRules required;
+  required.require_persistence_mode = true;
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "persistence mode"), "absent");  // not recorded: no row
+  auto checks = health_checks(s, required);
+  ASSERT_EQ(status_of(checks, "persistence mode"), "incomplete");
+  EXPECT_NE(find_check(checks, "persistence mode")->reason.find("persistence mode not recorded"), std::string::npos);
+  set_both(s, "persistence_mode.enabled", HealthMetric::of(1), HealthMetric::of(1));
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "persistence mode"), "pass");
+  EXPECT_EQ(find_check(checks, "persistence mode")->reason, "");
+  EXPECT_EQ(status_of(health_checks(s, required), "persistence mode"), "pass");
+  set_both(s, "persistence_mode.enabled", HealthMetric::of(0), HealthMetric::of(0));
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "persistence mode"), "pass");
+  const Check* c = find_check(checks, "persistence mode");
+  EXPECT_EQ(c->measured_text, "disabled");
+  EXPECT_NE(c->reason.find("persistence mode is disabled"), std::string::npos) << c->reason;
+  EXPECT_NE(c->reason.find("nvidia-smi -i 0 -pm 1"), std::string::npos) << c->reason;  // no bus id: the index
+  EXPECT_NE(c->reason.find("noted, not failed"), std::string::npos) << c->reason;
+  checks = health_checks(s, required);
+  ASSERT_EQ(status_of(checks, "persistence mode"), "fail");
+  EXPECT_EQ(find_check(checks, "persistence mode")->reason.find("noted"), std::string::npos);
+  set_both(s, "persistence_mode.enabled", HealthMetric::unsupported(), HealthMetric::unsupported());
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "persistence mode"), "absent");
+  EXPECT_EQ(status_of(health_checks(s, required), "persistence mode"), "incomplete");
+  set_both(s, "persistence_mode.enabled", HealthMetric::of(0), HealthMetric::of(0));
+  HealthRules off;
+  off.persistence_mode = false;
+  EXPECT_EQ(status_of(health_checks(s, off), "persistence mode"), "absent");
 }
 
 // A link the GPU has that is down while its others are up fails by default, as in DCGM (it was judged only when
@@ -1346,6 +1427,38 @@ TEST(HealthCli, APowerLimitBelowTheDefaultFails) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("power limit 500 W is below the default 700 W"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NVML's default power limit"), std::string::npos) << r.out;
+}
+
+// Through the loader: a MIG mode change waiting for a reset fails; persistence mode off is noted and passes; a GPU
+// without MIG or persistence mode has no such row.
+TEST(HealthCli, APendingMigChangeFailsAndPersistenceModeOffIsNoted) {
+  json script = healthy_script();
+  auto r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("MIG disabled, no change pending"), std::string::npos) << r.out;
+  script["values"]["mig.pending"] = 1;
+  r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("a GPU reset is pending"), std::string::npos) << r.out;
+  r = health_with(script);
+  const HealthSection s = health_from_json(json::parse(r.out));
+  EXPECT_DOUBLE_EQ(*s.after->value("mig.enabled"), 0);
+  EXPECT_DOUBLE_EQ(*s.after->value("mig.pending_enabled"), 1);
+
+  script = healthy_script();
+  script["values"]["persistence_mode"] = 0;
+  r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("persistence mode is disabled"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nvidia-smi -i 00000000:19:00.0 -pm 1"), std::string::npos) << r.out;
+
+  script = healthy_script();  // a GPU without MIG, NVML without persistence mode (not supported): no rows
+  script["values"].erase("mig.current");
+  script["values"].erase("persistence_mode");
+  r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("MIG mode"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("persistence mode"), std::string::npos) << r.out;
 }
 
 TEST(HealthCli, NoNvmlOrNoGpuIsIncomplete) {

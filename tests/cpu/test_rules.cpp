@@ -53,7 +53,8 @@ TEST(Rules, FullFileParsesIntoSIValues) {
       "gemm.fp16": {"min_fraction_of_datasheet": false}
     },
     "health": {"pcie_replays": false, "require_section": false, "nvlink_errors": false, "nvlink_links": 18,
-               "pcie_slot": false, "xid_log": false, "sxid_log": false}
+               "pcie_slot": false, "xid_log": false, "sxid_log": false, "mig_mode": false,
+               "persistence_mode": false, "require_persistence_mode": true}
   })"), "acceptance.json");
   EXPECT_EQ(r.origin, "acceptance.json");
   EXPECT_EQ(r.required.size(), 3u);
@@ -79,6 +80,13 @@ TEST(Rules, FullFileParsesIntoSIValues) {
   EXPECT_TRUE(r.health.xid);
   EXPECT_FALSE(r.health.nvlink_errors);
   EXPECT_EQ(r.health.nvlink_links, 18);
+  EXPECT_FALSE(r.health.mig_mode);
+  EXPECT_FALSE(r.health.persistence_mode);
+  EXPECT_TRUE(r.health.require_persistence_mode);
+  // The defaults: persistence mode noted, not required; a pending MIG change judged.
+  EXPECT_TRUE(default_rules().health.mig_mode);
+  EXPECT_TRUE(default_rules().health.persistence_mode);
+  EXPECT_FALSE(default_rules().health.require_persistence_mode);
 }
 
 TEST(Rules, NotExtendingDefaultsStartsEmpty) {
