@@ -831,6 +831,69 @@ void check_power_limit(const HealthSection* s, const Profile* profile, std::vect
   out.push_back(c);
 }
 
+// Time the board-limit and reliability policies held the clocks down during the run (NVML's violation counters,
+// read before and after it), each counter on its own as a share of the snapshots' window. A clock held down for a
+// share f of the run can take at most f off a ceiling averaged over it, so below 5% the loss stays inside
+// qualify's 5% baseline tolerance even had the clock stopped, and is noted; from 5% it can be what a ceiling
+// misses by, and fails: neither policy holds the clocks of a healthy board at its default settings (the stored
+// H200: 0 s of each over its 191 s run). The power cap's violation time is not judged: a board at its limit under
+// load is expected (the same H200: 107 s, 56% of the run); the thermal one is the slowdown row's.
+constexpr double kMaxViolationShare = 0.05;
+
+void check_violation_time(const HealthSection& s, std::vector<Check>& out) {
+  if (!s.after) return;  // one snapshot: nothing accumulated to judge
+  struct Policy {
+    const char* metric;
+    const char* name;
+  };
+  static const Policy policies[] = {{"throttle.board_limit_s", "board limit"}, {"throttle.reliability_s", "reliability"}};
+  const double seconds = snapshot_seconds(s);
+  std::vector<std::string> parts, held, went_back;
+  double worst = 0;
+  for (const Policy& p : policies) {
+    const auto b = s.before.value(p.metric), a = s.after->value(p.metric);
+    if (!a || !b) continue;  // unsupported, not recorded (older sections), or unreadable (the readable row says)
+    if (*a < *b) {
+      went_back.push_back(std::string(p.name) + " went from " + format_quantity(*b, "s") + " to " +
+                          format_quantity(*a, "s"));
+      continue;
+    }
+    const double during = *a - *b;
+    worst = std::max(worst, during / seconds);
+    parts.push_back(std::string(p.name) + " " + format_quantity(during, "s"));
+    if (during > 0)
+      held.push_back(std::string(p.name) + " for " + format_quantity(during, "s") + " (" +
+                     format_percent(during / seconds, 1) + ")");
+  }
+  if (parts.empty() && went_back.empty()) return;
+  Check c = make_check("health", "violation time");
+  c.measured = worst;
+  c.threshold = kMaxViolationShare;
+  c.threshold_text = "< " + format_percent(kMaxViolationShare, 0) + " of the run, each";
+  c.source = "health rule violation_time (NVML's board-limit and reliability violation time during the run, over "
+             "its " + format_quantity(seconds, "s") + "; the power cap's is not judged)";
+  std::string list;
+  for (const std::string& part : parts) list += (list.empty() ? "" : ", ") + part;
+  c.measured_text = list.empty() ? "unknown" : list + " (" + format_percent(worst, 1) + " of the run, the larger)";
+  std::string why;
+  for (const std::string& h : held) why += (why.empty() ? "" : ", ") + h;
+  if (worst >= kMaxViolationShare) {
+    c.status = CheckStatus::kFail;
+    c.reason = "clocks held down by the " + why + " of the run: enough to take a ceiling below its limit (a "
+               "board or power-delivery fault, or a setting; check `nvidia-smi -q -d PERFORMANCE`)";
+  } else {
+    c.status = went_back.empty() ? CheckStatus::kPass : CheckStatus::kIncomplete;
+    if (!why.empty()) c.reason = "clocks held down by the " + why + " of the run (noted, below 5%)";
+  }
+  if (!went_back.empty()) {
+    std::string wb;
+    for (const std::string& w : went_back) wb += (wb.empty() ? "" : ", ") + w;
+    c.reason += (c.reason.empty() ? "" : "; ") + ("the " + wb + ": reset between the snapshots, so the run's time "
+                                                  "under that limit is unknown");
+  }
+  out.push_back(c);
+}
+
 // A MIG mode change waiting for a GPU reset (nvmlDeviceGetMigMode's pending mode differs from the current one): the
 // reset is outstanding, so the GPU is read (and measured) in a state it will not run in after it. MIG enabled as
 // such is judged where the profile says what was measured (qualify's SM count row, is_mig), not here.
@@ -974,6 +1037,7 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   check_nvlink_links(s, rules, out);
   if (rules.nvlink_errors) check_nvlink_errors(s, out);
   if (rules.power_limit) check_power_limit(&s, profile, out);
+  if (rules.violation_time) check_violation_time(s, out);
   if (rules.mig_mode) check_mig_mode(s, out);
   if (rules.persistence_mode || rules.require_persistence_mode) check_persistence_mode(s, rules, out);
   if (rules.slowdown) {

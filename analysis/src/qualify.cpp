@@ -279,6 +279,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
                                  {"nvlink_errors", &HealthRules::nvlink_errors},
                                  {"slowdown", &HealthRules::slowdown},
                                  {"power_limit", &HealthRules::power_limit},
+                                 {"violation_time", &HealthRules::violation_time},
                                  {"mig_mode", &HealthRules::mig_mode},
                                  {"persistence_mode", &HealthRules::persistence_mode},
                                  {"require_persistence_mode", &HealthRules::require_persistence_mode},

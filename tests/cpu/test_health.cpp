@@ -652,6 +652,8 @@ TEST(HealthChecks, ACorruptedInforomFails) {
   s.after->metrics["mig.enabled"] = HealthMetric::of(0);
   s.after->metrics["mig.pending_enabled"] = HealthMetric::of(1);
   s.after->metrics["persistence_mode.enabled"] = HealthMetric::of(0);
+  s.before.metrics["throttle.board_limit_s"] = HealthMetric::of(0);
+  s.after->metrics["throttle.board_limit_s"] = HealthMetric::of(300);
   EXPECT_TRUE(health_checks(s, HealthRules::none()).empty());
 }
 
@@ -731,6 +733,51 @@ TEST(HealthChecks, PersistenceModeDisabledIsNotedUnlessRequired) {
   HealthRules off;
   off.persistence_mode = false;
   EXPECT_EQ(status_of(health_checks(s, off), "persistence mode"), "absent");
+}
+
+// Board-limit and reliability violation time during the run: noted when there is any, failed from 5% of the run
+// (each counter on its own); the power cap's is never judged, a counter that went back is incomplete.
+TEST(HealthChecks, BoardLimitAndReliabilityViolationTimeDuringTheRun) {
+  HealthSection s = healthy_section();  // a 600 s window
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "violation time"), "absent");  // not recorded
+  set_both(s, "throttle.board_limit_s", HealthMetric::of(4), HealthMetric::of(4));  // before the run only
+  set_both(s, "throttle.reliability_s", HealthMetric::of(0), HealthMetric::of(0));
+  set_both(s, "throttle.power_s", HealthMetric::of(0), HealthMetric::of(500));  // 83% at the power cap: expected
+  auto checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "violation time"), "pass");
+  const Check* c = find_check(checks, "violation time");
+  EXPECT_EQ(c->reason, "");
+  EXPECT_DOUBLE_EQ(*c->measured, 0);
+  EXPECT_DOUBLE_EQ(*c->threshold, 0.05);
+  s.after->metrics["throttle.board_limit_s"] = HealthMetric::of(10);  // 6 s of 600: 1%, noted
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "violation time"), "pass");
+  EXPECT_NE(find_check(checks, "violation time")->reason.find("board limit for 6.00 s (1.0%)"), std::string::npos)
+      << find_check(checks, "violation time")->reason;
+  s.after->metrics["throttle.reliability_s"] = HealthMetric::of(29.9);  // just below 5%
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "violation time"), "pass");
+  s.after->metrics["throttle.reliability_s"] = HealthMetric::of(30);  // 5% of the run: fails
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "violation time"), "fail");
+  c = find_check(checks, "violation time");
+  EXPECT_NEAR(*c->measured, 0.05, 1e-12);
+  EXPECT_NE(c->reason.find("reliability for 30.0 s (5.0%)"), std::string::npos) << c->reason;
+  // A counter that went back was reset: unknown, not a pass; the other still fails on its own.
+  s.after->metrics["throttle.board_limit_s"] = HealthMetric::of(1);
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "violation time"), "fail");
+  s.after->metrics["throttle.reliability_s"] = HealthMetric::of(0);
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "violation time"), "incomplete");
+  EXPECT_NE(find_check(checks, "violation time")->reason.find("board limit went from 4.00 s to 1.00 s"), std::string::npos)
+      << find_check(checks, "violation time")->reason;
+  // One snapshot: nothing accumulated during a run to judge.
+  s.after.reset();
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "violation time"), "absent");
+  s = healthy_section();
+  set_both(s, "throttle.board_limit_s", HealthMetric::of(0), HealthMetric::of(100));
+  HealthRules off;
+  off.violation_time = false;
+  EXPECT_EQ(status_of(health_checks(s, off), "violation time"), "absent");
 }
 
 // A link the GPU has that is down while its others are up fails by default, as in DCGM (it was judged only when
@@ -1429,8 +1476,8 @@ TEST(HealthCli, APowerLimitBelowTheDefaultFails) {
   EXPECT_NE(r.out.find("NVML's default power limit"), std::string::npos) << r.out;
 }
 
-// Through the loader: a MIG mode change waiting for a reset fails; persistence mode off is noted and passes; a GPU
-// without MIG or persistence mode has no such row.
+// Through the loader: a MIG mode change waiting for a reset fails; persistence mode off is noted and passes; board-limit
+// time for most of the window fails, a little of it is noted; a GPU without MIG or persistence mode has no such row.
 TEST(HealthCli, APendingMigChangeFailsAndPersistenceModeOffIsNoted) {
   json script = healthy_script();
   auto r = health_with(script, {"--watch", "0"});
@@ -1451,6 +1498,16 @@ TEST(HealthCli, APendingMigChangeFailsAndPersistenceModeOffIsNoted) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("persistence mode is disabled"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nvidia-smi -i 00000000:19:00.0 -pm 1"), std::string::npos) << r.out;
+
+  script = healthy_script();
+  script["values"]["throttle.board_limit_ns"] = {0, 10000000};  // 10 ms of a window of at least 1 s: noted
+  r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("clocks held down by the board limit for 10.0 ms"), std::string::npos) << r.out;
+  script["values"]["throttle.reliability_ns"] = {0, 900000000};  // 0.9 s: most of it
+  r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("reliability for 900 ms"), std::string::npos) << r.out;
 
   script = healthy_script();  // a GPU without MIG, NVML without persistence mode (not supported): no rows
   script["values"].erase("mig.current");

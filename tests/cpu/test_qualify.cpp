@@ -347,13 +347,15 @@ bool is_sustained(const Ceiling& c) {
   return c.name.size() > tail.size() && c.name.compare(c.name.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// The stored healthy H200 passes every default check (the README's count, its power-limit row among them; it has no
-// MIG or persistence-mode reading, so no row for either), its sustained GEMMs among them: held to their burst type's
-// fraction at the power-capped clock, floored at 85% (bf16: 1.50 GHz / 1.83 = 82%).
+// The stored healthy H200 passes every default check (the README's count, its power-limit and violation-time rows
+// among them; it has no MIG or persistence-mode reading, so no row for either), its sustained GEMMs among them: held
+// to their burst type's fraction at the power-capped clock, floored at 85% (bf16: 1.50 GHz / 1.83 = 82%).
 TEST(Qualify, TheStoredH200PassesEveryDefaultCheck) {
   const QualifyResult r = qualify(read_profile(kStoredH200), nullptr, default_rules());
   EXPECT_EQ(r.exit_code(), 0);
-  EXPECT_EQ(r.checks.size(), 148u);
+  EXPECT_EQ(r.checks.size(), 149u);
+  // 0 s of board-limit and reliability time over its 191 s run, beside 107 s at its power cap (not judged).
+  EXPECT_DOUBLE_EQ(*find_check(r, "health", "violation time").measured, 0);
   for (const Check& k : r.checks) EXPECT_TRUE(k.rule != "MIG mode" && k.rule != "persistence mode") << k.rule;
   for (const Check& k : r.checks)
     EXPECT_EQ(k.status, CheckStatus::kPass) << k.subject << " / " << k.rule << ": " << k.reason;
@@ -677,7 +679,7 @@ TEST(Qualify, NoChecksIsNeverAPass) {
   Profile p = fixture();
   Rules none = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","extends_defaults":false,"health":{
     "require_section":false,"uncorrected_ecc":false,"row_remap":false,"pcie_link":false,"pcie_slot":false,"pcie_replays":false,
-    "xid":false,"xid_log":false,"slowdown":false,"power_limit":false,"mig_mode":false,
+    "xid":false,"xid_log":false,"slowdown":false,"power_limit":false,"violation_time":false,"mig_mode":false,
     "persistence_mode":false,"verification":false,"readable":false}})"), "none");
   const QualifyResult r = qualify(p, nullptr, none);
   // Only the plausibility rows, which judge no performance: the profile is not judged.

@@ -53,7 +53,7 @@ TEST(Rules, FullFileParsesIntoSIValues) {
       "gemm.fp16": {"min_fraction_of_datasheet": false}
     },
     "health": {"pcie_replays": false, "require_section": false, "nvlink_errors": false, "nvlink_links": 18,
-               "pcie_slot": false, "xid_log": false, "sxid_log": false, "mig_mode": false,
+               "pcie_slot": false, "xid_log": false, "sxid_log": false, "violation_time": false, "mig_mode": false,
                "persistence_mode": false, "require_persistence_mode": true}
   })"), "acceptance.json");
   EXPECT_EQ(r.origin, "acceptance.json");
@@ -80,10 +80,12 @@ TEST(Rules, FullFileParsesIntoSIValues) {
   EXPECT_TRUE(r.health.xid);
   EXPECT_FALSE(r.health.nvlink_errors);
   EXPECT_EQ(r.health.nvlink_links, 18);
+  EXPECT_FALSE(r.health.violation_time);
   EXPECT_FALSE(r.health.mig_mode);
   EXPECT_FALSE(r.health.persistence_mode);
   EXPECT_TRUE(r.health.require_persistence_mode);
-  // The defaults: persistence mode noted, not required; a pending MIG change judged.
+  // The defaults: persistence mode noted, not required; a pending MIG change and violation time judged.
+  EXPECT_TRUE(default_rules().health.violation_time);
   EXPECT_TRUE(default_rules().health.mig_mode);
   EXPECT_TRUE(default_rules().health.persistence_mode);
   EXPECT_FALSE(default_rules().health.require_persistence_mode);

@@ -33,7 +33,7 @@ namespace ceilings {
 //               "pcie_link": true,
 //               "pcie_slot": true, "pcie_replays": true, "xid": true, "xid_log": true, "sxid_log": true,
 //               "nvlink_errors": true,
-//               "slowdown": true, "power_limit": true, "mig_mode": true,
+//               "slowdown": true, "power_limit": true, "violation_time": true, "mig_mode": true,
 //               "persistence_mode": true, "require_persistence_mode": false,
 //               "verification": true, "peer_access": true, "readable": true,
 //               "nvlink_links": 18}}  // links that must be up; default: not checked
@@ -65,6 +65,8 @@ struct HealthRules {
   std::optional<int> nvlink_links;  // NVLinks that must be up (18 on an HGX H100/H200); fewer -> fail
   bool slowdown = true;         // HW/thermal slowdown during measurement -> fail
   bool power_limit = true;      // a power limit below 95% of the board's default (or the datasheet's TDP) -> fail
+  bool violation_time = true;   // clocks held by the board limit or reliability policy for 5% or more of the run
+                                // -> fail; less is noted (the power cap's violation time is never judged)
   bool mig_mode = true;         // a MIG mode change pending (pending != current: a GPU reset outstanding) -> fail
   bool persistence_mode = true;           // the row: persistence mode disabled is noted (DCGM warns), passes
   bool require_persistence_mode = false;  // ... and fails instead
@@ -78,7 +80,7 @@ struct HealthRules {
   static HealthRules none() {
     HealthRules r;
     r.require_section = r.uncorrected_ecc = r.row_remap = r.inforom = r.pcie_link = r.pcie_slot = r.pcie_replays =
-        r.xid = r.xid_log = r.sxid_log = r.nvlink_errors = r.slowdown = r.power_limit = r.mig_mode =
+        r.xid = r.xid_log = r.sxid_log = r.nvlink_errors = r.slowdown = r.power_limit = r.violation_time = r.mig_mode =
             r.persistence_mode = r.require_persistence_mode = r.verification = r.peer_access = r.readable = false;
     r.nvlink_links.reset();
     return r;
