@@ -36,6 +36,8 @@ json healthy_script() {
           {"values",
            {{"ecc.enabled", 1},
             {"inforom.valid", 1},
+            {"persistence_mode", 1},
+            {"mig.current", 0},
             {"ecc.volatile.corrected", 0},
             {"ecc.volatile.uncorrected", 0},
             {"ecc.aggregate.corrected", 0},
@@ -169,6 +171,8 @@ std::vector<Case> matrix() {
        1, 1, "row remap failed"});
   add({"corrupted InfoROM", "nvmlDeviceValidateInforom returns CORRUPTED_INFOROM",
        [](json& s) { s["values"]["inforom.valid"] = 0; }, nullptr, nullptr, "", "", 1, 1, "InfoROM failed its checksums"});
+  add({"pending MIG mode change", "MIG disabled, set to enabled at the next GPU reset, not yet reset",
+       [](json& s) { s["values"]["mig.pending"] = 1; }, nullptr, nullptr, "", "", 1, 1, "a GPU reset is pending"});
   add({"PCIe Gen3 x8", "link Gen3 x8 on a Gen5 x16 part",
        [](json& s) {
          s["values"]["pcie.gen"] = 3;
