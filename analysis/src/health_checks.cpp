@@ -846,7 +846,8 @@ void check_violation_time(const HealthSection& s, std::vector<Check>& out) {
     const char* metric;
     const char* name;
   };
-  static const Policy policies[] = {{"throttle.board_limit_s", "board limit"}, {"throttle.reliability_s", "reliability"}};
+  static const Policy policies[] = {{"throttle.board_limit_s", "board limit"},
+                                     {"throttle.reliability_s", "reliability limit"}};
   const double seconds = snapshot_seconds(s);
   std::vector<std::string> parts, held, went_back;
   double worst = 0;
@@ -883,7 +884,9 @@ void check_violation_time(const HealthSection& s, std::vector<Check>& out) {
                "board or power-delivery fault, or a setting; check `nvidia-smi -q -d PERFORMANCE`)";
   } else {
     c.status = went_back.empty() ? CheckStatus::kPass : CheckStatus::kIncomplete;
-    if (!why.empty()) c.reason = "clocks held down by the " + why + " of the run (noted, below 5%)";
+    if (!why.empty())
+      c.reason = "clocks held down by the " + why + " of the run (noted, below " +
+                 format_percent(kMaxViolationShare, 0) + ")";
   }
   if (!went_back.empty()) {
     std::string wb;

@@ -761,14 +761,15 @@ TEST(HealthChecks, BoardLimitAndReliabilityViolationTimeDuringTheRun) {
   ASSERT_EQ(status_of(checks, "violation time"), "fail");
   c = find_check(checks, "violation time");
   EXPECT_NEAR(*c->measured, 0.05, 1e-12);
-  EXPECT_NE(c->reason.find("reliability for 30.0 s (5.0%)"), std::string::npos) << c->reason;
+  EXPECT_NE(c->reason.find("reliability limit for 30.0 s (5.0%)"), std::string::npos) << c->reason;
   // A counter that went back was reset: unknown, not a pass; the other still fails on its own.
   s.after->metrics["throttle.board_limit_s"] = HealthMetric::of(1);
   EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "violation time"), "fail");
   s.after->metrics["throttle.reliability_s"] = HealthMetric::of(0);
   checks = health_checks(s, HealthRules{});
   ASSERT_EQ(status_of(checks, "violation time"), "incomplete");
-  EXPECT_NE(find_check(checks, "violation time")->reason.find("board limit went from 4.00 s to 1.00 s"), std::string::npos)
+  EXPECT_NE(find_check(checks, "violation time")->reason.find("board limit went from 4.00 s to 1.00 s"),
+            std::string::npos)
       << find_check(checks, "violation time")->reason;
   // One snapshot: nothing accumulated during a run to judge.
   s.after.reset();
@@ -1476,8 +1477,9 @@ TEST(HealthCli, APowerLimitBelowTheDefaultFails) {
   EXPECT_NE(r.out.find("NVML's default power limit"), std::string::npos) << r.out;
 }
 
-// Through the loader: a MIG mode change waiting for a reset fails; persistence mode off is noted and passes; board-limit
-// time for most of the window fails, a little of it is noted; a GPU without MIG or persistence mode has no such row.
+// Through the loader: a MIG mode change waiting for a reset fails; persistence mode off is noted and passes;
+// board-limit time for most of the window fails, a little of it is noted; a GPU without MIG or persistence mode has
+// no such row.
 TEST(HealthCli, APendingMigChangeFailsAndPersistenceModeOffIsNoted) {
   json script = healthy_script();
   auto r = health_with(script, {"--watch", "0"});
@@ -1507,7 +1509,7 @@ TEST(HealthCli, APendingMigChangeFailsAndPersistenceModeOffIsNoted) {
   script["values"]["throttle.reliability_ns"] = {0, 900000000};  // 0.9 s: most of it
   r = health_with(script, {"--watch", "0"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.out.find("reliability for 900 ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reliability limit for 900 ms"), std::string::npos) << r.out;
 
   script = healthy_script();  // a GPU without MIG, NVML without persistence mode (not supported): no rows
   script["values"].erase("mig.current");
