@@ -1108,7 +1108,7 @@ std::string render_qualify(const QualifyResult& r, Format format) {
   os << render(checks_table(r.checks), format);
   if (!r.not_measured.empty()) {
     std::string names;
-    for (const std::string& n : r.not_measured) names += (names.empty() ? "" : ", ") + n;
+    for (const std::string& name : r.not_measured) names += (names.empty() ? "" : ", ") + name;
     os << "\nnot measured, so not judged: " << names
        << " (the default rules judge them where a profile holds them; measure their families, or list them under "
           "\"required\" in a rules file to make their absence incomplete)\n";
