@@ -1029,7 +1029,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
     for (const CeilingStats& s : g.stats)
       stats.push_back({{"ceiling", s.name}, {"unit", s.unit}, {"n", s.n}, {"median", s.median},
                        {"mad", s.mad}, {"min", s.min}, {"max", s.max}});
-    auto outliers_json = [&](const std::vector<Outlier>& list) {
+    // `reference`: the median a deviation that no split made is against (a peer group's, where not the group's).
+    auto outliers_json = [&](const std::vector<Outlier>& list, const std::string& reference = "the group median") {
       json outs = json::array();
       for (const Outlier& o : list) {
         const FleetMember& m = input.members[g.members[o.member]];
@@ -1040,7 +1041,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           if (d.by_margin) rules.push_back("margin");
           if (d.by_split) rules.push_back("split");
           cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"median", d.median},
-                        {"reference", d.by_split ? "the better population's median" : "the group median"},
+                        {"reference", d.by_split ? "the better population's median" : reference},
                         {"mad", d.by_split ? json(nullptr) : json(d.mad)},
                         {"z", d.z ? json(*d.z) : json(nullptr)},
                         {"z_threshold", d.z_threshold > 0 ? json(d.z_threshold) : json(nullptr)},
@@ -1053,6 +1054,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
       return outs;
     };
     json outs = outliers_json(g.outliers);
+    const std::string peers_median =
+        g.peer_group ? "group " + std::to_string(*g.peer_group + 1) + "'s median" : std::string();
     gs.push_back({{"fingerprint", g.fingerprint.to_json()},
                   {"label", g.fingerprint.label()},
                   {"profiles", g.members.size()},
@@ -1083,8 +1086,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"peer_group", g.peer_group ? json(*g.peer_group + 1) : json(nullptr)},
           {"differences", g.differences},
           {"host_only", g.host_only},
-          {"versus_peers", outliers_json(g.versus_peers)},
-          {"unstable", outliers_json(g.unstable_versus_peers)}};
+          {"versus_peers", outliers_json(g.versus_peers, peers_median)},
+          {"unstable", outliers_json(g.unstable_versus_peers, peers_median)}};
     } else if (g.peer_group) {
       json members = json::array();
       for (std::size_t i : g.members) members.push_back(gpu_identity(input.members[i]));
@@ -1092,8 +1095,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                             {"peer_group", *g.peer_group + 1},
                             {"differences", g.differences},
                             {"host_only", g.host_only},
-                            {"versus_peers", outliers_json(g.versus_peers)},
-                            {"unstable", outliers_json(g.unstable_versus_peers)}};
+                            {"versus_peers", outliers_json(g.versus_peers, peers_median)},
+                            {"unstable", outliers_json(g.unstable_versus_peers, peers_median)}};
     }
     // Both sides of a model set up two ways in equal numbers (and every side of a three-way split).
     if (const auto partners = two_way_partners(groups, gi); !partners.empty()) {

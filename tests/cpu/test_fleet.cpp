@@ -1223,6 +1223,7 @@ TEST(Fleet, AGpuSetAgainstItsPeersWithinItsOwnSpreadIsUnstable) {
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].at("host"), "node20");
   EXPECT_EQ(listed[0].at("ceilings").at(0).at("ceiling"), "gemm.bf16");
+  EXPECT_EQ(listed[0]["ceilings"][0].at("reference"), "group 1's median");  // the peers', not its own group's
 
   // Configured unlike its peers (another driver): that fails as before (exit 1), and the GPU within its own
   // spread on GEMM is listed as unstable beside it.
@@ -1284,6 +1285,14 @@ TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {
   EXPECT_TRUE(j["groups"][1].at("compared").get<bool>());
   EXPECT_EQ(j["groups"][1].at("unlike_peers").at("peer_group"), 1);
   EXPECT_EQ(j["groups"][1]["unlike_peers"].at("versus_peers").size(), 3u);
+  // Each deviation is against group 1's median (the peers'), as the text says, not the group's own.
+  for (const json& o : j["groups"][1]["unlike_peers"]["versus_peers"])
+    for (const json& c : o.at("ceilings")) {
+      EXPECT_EQ(c.at("reference"), "group 1's median") << c.dump();
+      for (const json& st : j["groups"][0].at("ceilings"))
+        if (st.at("ceiling") == c.at("ceiling") && st.at("unit") == c.at("unit"))
+          EXPECT_DOUBLE_EQ(c.at("median").get<double>(), st.at("median").get<double>()) << c.dump();
+    }
 }
 
 // MIG instances: each is its own GPU (its own UUID, the board's beside it), so two instances of one board are two
