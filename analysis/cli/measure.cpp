@@ -742,7 +742,8 @@ class NodeRun {
   // Each ceiling of each finished GPU against the node median; margin rule only (8 GPUs: no z-score).
   // A peer ceiling compares by the median of the GPU's own pairs (p2p_median), not its slowest pair: with
   // one GPU's links degraded, every GPU's slowest pair is its pair with that GPU, and the minima agree.
-  std::vector<ceilings::Outlier> compare(std::vector<std::size_t>* members) {
+  // `unstable` gets the GPUs the rules would name but for their own measurement's spread: not judged.
+  std::vector<ceilings::Outlier> compare(std::vector<std::size_t>* members, std::vector<ceilings::Outlier>* unstable) {
     std::lock_guard<std::mutex> hold(mu_);
     std::vector<ceilings::Profile> compared;
     members->clear();
@@ -757,25 +758,31 @@ class NodeRun {
     rule.use_z = false;
     rule.margin = o_.margin_pct / 100.0;
     const auto stats = ceilings::ceiling_statistics(profiles);
-    auto outliers = ceilings::find_outliers(profiles, stats, rule);
+    unstable->clear();
+    auto outliers = ceilings::find_outliers(profiles, stats, rule, /*members_in_sample=*/true, unstable);
     // Half a node slower alike (one socket's PCIe switch) moves the median to it: a gap that splits the node in
     // two is found too, and those GPUs are set against the faster ones' median.
-    ceilings::add_population_splits(profiles, rule, outliers);
-    ceilings::json below = ceilings::json::array();
-    for (const auto& out : outliers) {
-      const GpuRun& g = gpus_[(*members)[out.member]];
-      ceilings::json cs = ceilings::json::array();
-      for (const auto& d : out.ceilings)
-        cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"node_median", d.median},
-                      {"below_median", d.deficit},
-                      {"reference", d.by_split ? "the faster GPUs' median (the node splits in two)" : "the node median"}});
-      below.push_back({{"index", g.device}, {"uuid", g.profile->device.uuid},
-                       {"pci_bus_id", g.profile->device.pci_bus_id}, {"ceilings", cs}});
-    }
+    ceilings::add_population_splits(profiles, rule, outliers, unstable);
+    const auto listed = [&](const std::vector<ceilings::Outlier>& list) {
+      ceilings::json gpus = ceilings::json::array();
+      for (const auto& out : list) {
+        const GpuRun& g = gpus_[(*members)[out.member]];
+        ceilings::json cs = ceilings::json::array();
+        for (const auto& d : out.ceilings)
+          cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"node_median", d.median},
+                        {"below_median", d.deficit}, {"own_noise", d.own_noise},
+                        {"reference", d.by_split ? "the faster GPUs' median (the node splits in two)" : "the node median"}});
+        gpus.push_back({{"index", g.device}, {"uuid", g.profile->device.uuid},
+                        {"pci_bus_id", g.profile->device.pci_bus_id}, {"ceilings", cs}});
+      }
+      return gpus;
+    };
     comparison_ = {{"margin", rule.margin},
+                   {"own_spread_standard_errors", rule.own_spread},
                    {"gpus_compared", profiles.size()},
                    {"compared", profiles.size() >= rule.min_members},
-                   {"below_peers", below}};
+                   {"below_peers", listed(outliers)},
+                   {"unstable", listed(*unstable)}};
     if (profiles.size() < rule.min_members)
       comparison_["note"] = "fewer than " + std::to_string(rule.min_members) + " finished GPUs: no comparison";
     write_locked();
@@ -844,7 +851,7 @@ class NodeRun {
 // Exit code: 2 when ceilings-bench rejected the arguments (--filter matching nothing, a bad --bench-arg: the
 // same for every GPU), else 1 when a GPU is below its peers (a finding about the hardware outranks a missing
 // piece), else 3 when anything is incomplete (a GPU failed, timed out, was interrupted or never ran, or a
-// case failed), else 0.
+// case failed) or a GPU is below its peers by less than its own spread (unstable, not judged), else 0.
 int run_all_gpus(const MeasureOptions& o) {
   const std::string bench = resolve_bench(o);
   const std::string dir = o.out_dir.empty() ? "." : o.out_dir;
@@ -905,7 +912,8 @@ int run_all_gpus(const MeasureOptions& o) {
         node.set_state(i, GpuState::kNotStarted, "ceilings measure was interrupted before this GPU's turn");
 
   std::vector<std::size_t> members;
-  const auto outliers = node.compare(&members);
+  std::vector<ceilings::Outlier> unstable;
+  const auto outliers = node.compare(&members, &unstable);
 
   ceilings::Table t;
   t.columns = {"gpu", "name", "uuid", "pci bus id", "state", "result"};
@@ -925,19 +933,32 @@ int run_all_gpus(const MeasureOptions& o) {
   if (members.size() < 3)
     std::cout << "\nnode comparison: needs at least 3 finished GPUs (" << members.size() << " finished)\n";
   else if (outliers.empty())
-    std::cout << "\nnode comparison: no GPU more than " << ceilings::format_percent(o.margin_pct / 100.0)
-              << " below the node median\n";
-  for (const auto& out : outliers) {
+    std::cout << "\nnode comparison: no GPU " << (unstable.empty() ? "" : "judged ") << "more than "
+              << ceilings::format_percent(o.margin_pct / 100.0) << " below the node median"
+              << (unstable.empty() ? "" : ", " + std::to_string(unstable.size()) + " GPU(s) unstable (not judged)")
+              << "\n";
+  else if (!unstable.empty())
+    std::cout << "\nnode comparison: " << outliers.size() << " GPU(s) below their peers, " << unstable.size()
+              << " GPU(s) unstable (not judged)\n";
+  // `heading` after the GPU; each ceiling against its median, and `within` (the GPU's own spread) where given.
+  const auto show = [&](const ceilings::Outlier& out, const std::string& heading, bool within) {
     const GpuRun& g = node.gpu(members[out.member]);
     std::cout << "\nGPU " << g.device << " (" << g.profile->device.uuid << ", " << g.profile->device.pci_bus_id
-              << ") is below its peers:\n";
+              << ") " << heading << ":\n";
     for (const auto& d : out.ceilings)
       std::cout << "  " << d.ceiling << ": " << ceilings::format_quantity(d.value, d.unit) << ", "
                 << ceilings::format_percent(d.deficit)
                 << (d.by_split ? " worse than the faster GPUs' median (the node splits in two) "
                                : " worse than the node median ")
-                << ceilings::format_quantity(d.median, d.unit) << "\n";
-  }
+                << ceilings::format_quantity(d.median, d.unit)
+                << (within ? ", within its own measurement's spread (" + ceilings::format_percent(d.own_noise) + ")"
+                           : "")
+                << "\n";
+  };
+  for (const auto& out : outliers) show(out, "is below its peers", false);
+  for (const auto& out : unstable)
+    show(out, "is unstable, not judged (below its peers by less than its own measurement's spread: measure again)",
+         true);
   // The summary is part of the output: one that could not be written (a full disk) leaves the run incomplete.
   if (node.summary_problem().empty()) {
     std::cout << "\nnode summary: " << node.path() << "\n";
@@ -947,7 +968,7 @@ int run_all_gpus(const MeasureOptions& o) {
   }
   if (bad_input) return ceilings::kExitBadInput;
   if (!outliers.empty()) return ceilings::kExitFailed;
-  return incomplete ? ceilings::kExitIncomplete : ceilings::kExitOk;
+  return incomplete || !unstable.empty() ? ceilings::kExitIncomplete : ceilings::kExitOk;
 }
 
 CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and write profiles",

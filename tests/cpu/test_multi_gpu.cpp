@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -241,6 +242,82 @@ TEST(MultiGpu, NamesTheGpuBelowItsPeers) {
                              "15"},
                             env, 60);
   EXPECT_EQ(wide.exit_code, 0) << wide.out << wide.err;
+}
+
+// A GPU 10% below its node peers with a cv of 30% (23.8% of own noise at 10 samples) was dropped in silence: the
+// run exited 0. It is unstable, not judged (exit 3 where nothing fails), in the output and the summary; beside a
+// GPU as slow whose own spread is narrow, that one still fails the run (exit 1).
+TEST(MultiGpu, AGpuBelowItsPeersWithinItsOwnSpreadIsUnstable) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_unstable");
+  const Env env{{"CEILINGS_STANDIN_DEVICES", "4"}, {"CEILINGS_STANDIN_SCALE_2", "0.9"}, {"CEILINGS_STANDIN_CV_2", "0.3"}};
+  const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir}, env, 60);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU 2 (GPU-57a4d100-0000-0000-0000-000000000002, 00000000:02:00.0) is unstable, not judged"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("worse than the node median"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("within its own measurement's spread (23.8%)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("is below its peers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 GPU(s) unstable (not judged)"), std::string::npos) << r.out;
+  const json s = summary_of(dir);
+  EXPECT_TRUE(s.at("complete").get<bool>());
+  EXPECT_TRUE(s.at("comparison").at("below_peers").empty()) << s.dump(2);
+  const json& unstable = s.at("comparison").at("unstable");
+  ASSERT_EQ(unstable.size(), 1u) << s.dump(2);
+  EXPECT_EQ(unstable[0].at("index"), 2);
+  EXPECT_EQ(unstable[0].at("uuid"), "GPU-57a4d100-0000-0000-0000-000000000002");
+  EXPECT_EQ(unstable[0].at("pci_bus_id"), "00000000:02:00.0");
+  ASSERT_EQ(unstable[0].at("ceilings").size(), 4u);
+  for (const json& c : unstable[0]["ceilings"]) {
+    EXPECT_GT(c.at("below_median").get<double>(), 0.05) << c.dump();
+    EXPECT_NEAR(c.at("own_noise").get<double>(), 2 * 1.2533 * 0.3 / std::sqrt(10.0), 1e-9) << c.dump();
+    EXPECT_LT(c.at("below_median").get<double>(), c.at("own_noise").get<double>()) << c.dump();
+    EXPECT_EQ(c.at("reference"), "the node median");
+  }
+
+  // Beside it a GPU as slow that its own spread cannot excuse: that one fails the run, the other stays unstable.
+  const std::string dir6 = ceilings::test::scratch_dir("multi_gpu_unstable_and_below");
+  Env six = env;
+  six[0].second = "6";
+  six.push_back({"CEILINGS_STANDIN_SCALE_1", "0.9"});
+  const auto r6 = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir6}, six, 90);
+  EXPECT_EQ(r6.exit_code, 1) << r6.out << r6.err;
+  EXPECT_NE(r6.out.find("GPU 1 (GPU-57a4d100-0000-0000-0000-000000000001, 00000000:01:00.0) is below its peers"),
+            std::string::npos)
+      << r6.out;
+  EXPECT_NE(r6.out.find("GPU 2 (GPU-57a4d100-0000-0000-0000-000000000002, 00000000:02:00.0) is unstable"),
+            std::string::npos)
+      << r6.out;
+  const json s6 = summary_of(dir6);
+  ASSERT_EQ(s6.at("comparison").at("below_peers").size(), 1u) << s6.dump(2);
+  EXPECT_EQ(s6["comparison"]["below_peers"][0].at("index"), 1);
+  ASSERT_EQ(s6.at("comparison").at("unstable").size(), 1u) << s6.dump(2);
+  EXPECT_EQ(s6["comparison"]["unstable"][0].at("index"), 2);
+}
+
+// Half a node 8% slower alike, each of them with a cv of 30%: the split would name them but for their own spread.
+// They are unstable against the faster GPUs' median, not judged (the run exited 0).
+TEST(MultiGpu, HalfANodeSlowerWithinItsOwnSpreadIsUnstable) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_split_unstable");
+  Env env{{"CEILINGS_STANDIN_DEVICES", "8"}};
+  for (int i = 4; i < 8; ++i) {
+    env.push_back({"CEILINGS_STANDIN_SCALE_" + std::to_string(i), "0.92"});
+    env.push_back({"CEILINGS_STANDIN_CV_" + std::to_string(i), "0.3"});
+  }
+  const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir, "--filter",
+                          "^hbm/"},
+                         env, 120);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("worse than the faster GPUs' median (the node splits in two)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 GPU(s) unstable (not judged)"), std::string::npos) << r.out;
+  const json s = summary_of(dir);
+  EXPECT_TRUE(s.at("comparison").at("below_peers").empty()) << s.dump(2);
+  const json& unstable = s.at("comparison").at("unstable");
+  ASSERT_EQ(unstable.size(), 4u) << s.dump(2);
+  for (const json& u : unstable) {
+    EXPECT_GE(u.at("index").get<int>(), 4);
+    EXPECT_EQ(u.at("ceilings").at(0).at("reference"), "the faster GPUs' median (the node splits in two)");
+  }
 }
 
 // `ceilings ...` started in the background with `env` added to this process's environment, its output to

@@ -6,6 +6,8 @@
 //   CEILINGS_STANDIN_MODE=M           mode of every device (default valid)
 //   CEILINGS_STANDIN_MODE_<i>=M       mode of device i
 //   CEILINGS_STANDIN_SCALE_<i>=F      multiplies device i's fake rates (F < 1: a slow GPU)
+//   CEILINGS_STANDIN_CV_<i>=C         the cv of device i's samples (default 0.004, converged; above it the
+//                                     sampling stopped at its cap): C 0.3 is a GPU too noisy to judge
 //   CEILINGS_STANDIN_SLEEP=S          seconds the slow and sleep modes wait (default 2)
 //   CEILINGS_STANDIN_PEER=1           also list a peer case (nvlink/p2p_uni/...)
 //   CEILINGS_STANDIN_PIDFILE=PATH     hang mode appends its own pid and its child's pid, one a line
@@ -154,6 +156,7 @@ int write_cases(const Args& a, double scale, std::size_t count, bool finish, con
                 {"ceilings_git", "standin"}}},
               {"benchmarks", json::array()}};
   const std::vector<FakeCase> chosen = selected(a.filter);
+  const double cv = std::atof(env_or("CEILINGS_STANDIN_CV_" + index, "0.004").c_str());
   // As ceilings-bench does, the checkpoint holds the context before the first case.
   if (!a.checkpoint.empty()) write_atomic(a.checkpoint, doc.dump(2) + "\n");
   for (std::size_t i = 0; i < count && i < chosen.size(); ++i) {
@@ -161,9 +164,9 @@ int write_cases(const Args& a, double scale, std::size_t count, bool finish, con
     const bool rate = std::string(c.counter) != "latency_s";
     const std::string name = i == 0 && !rename_first.empty() ? rename_first : c.name;
     json b = {{"name", name},  {"run_name", name}, {"run_type", "iteration"}, {"iterations", 10},
-              {"real_time", 1.0}, {"cpu_time", 1.0},    {"time_unit", "ms"},        {"cv", 0.004},
+              {"real_time", 1.0}, {"cpu_time", 1.0},    {"time_unit", "ms"},        {"cv", cv},
               {"samples", 10},    {"verified", 1},      {"throttled", 0},           {"telemetry", 0},
-              {"stopped_by", 1}};  // a cv of 0.4% is under the default target: converged
+              {"stopped_by", cv > 0.004 ? 2 : 1}};  // a cv of 0.4% is under the default target: converged
     b[c.counter] = rate ? c.value * scale : c.value / scale;
     if (std::string(c.name).rfind("nvlink/", 0) == 0) {
       // A peer ceiling is the GPU's slowest pair: with one slow GPU on the node, every GPU's slowest pair is
