@@ -80,6 +80,9 @@ ceilings::cli::Runner setup(CLI::App& app) {
         {"  of which attention scores", format_quantity(s["attention_flops_per_token"].get<double>(), "FLOP", 4)});
     t.add_row({"training FLOPs per token (3x forward)",
                format_quantity(s["training_flops_per_token"].get<double>(), "FLOP", 4)});
+    if (s.contains("mtp_flops_per_token"))  // trained beside the model only where a job trains them
+      t.add_row({"forward FLOPs per token, MTP module (not in the above)",
+                 format_quantity(s["mtp_flops_per_token"].get<double>(), "FLOP", 4)});
     t.add_row(
         {"KV cache per token (" + o->kv_dtype + ")", format_quantity(s["kv_bytes_per_token"].get<double>(), "B", 4)});
     if (m.sliding_window)

@@ -937,6 +937,27 @@ FlopShape flop_shape(const ModelConfig& m) {
   return s;
 }
 
+FlopShape flop_shape(const ModelConfig& m, std::int64_t mtp_modules) {
+  if (mtp_modules < 0 || mtp_modules > kMaxMtpModules)
+    throw InputError(std::to_string(mtp_modules) + " multi-token-prediction modules: this version counts 0 to " +
+                     std::to_string(kMaxMtpModules));
+  FlopShape s = flop_shape(m);
+  if (mtp_modules == 0) return s;
+  const double n = static_cast<double>(mtp_modules), h = static_cast<double>(m.hidden);
+  const double head = static_cast<double>(m.vocab) * h;
+  // The module's decoder layer as the main model's are counted (count's matmul_active): all but its norms and the
+  // routed experts a token does not visit. mtp_params holds the same layer.
+  const LayerParts<double> layer = layer_parts<double>(m, m.layers);
+  const double layer_matmul = layer.total() - layer.norms - layer.unvisited;
+  s.matmul_params += n * (2 * h * h + layer_matmul + head);
+  s.logit_params += n * head;
+  // A model whose every layer slides (Mistral) or attends in chunks builds its MTP layers so too.
+  if (s.window && s.window_layers >= s.layers) s.window_layers += n;
+  if (s.chunk && s.chunk_layers >= s.layers) s.chunk_layers += n;
+  s.layers += n;
+  return s;
+}
+
 namespace {
 // How many of the layers slide and how many attend in chunks (the rest see every key).
 struct LayerKinds {
@@ -1189,7 +1210,14 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
                   {"qk_nope_head_dim", m.qk_nope_head_dim},
                   {"qk_rope_head_dim", m.qk_rope_head_dim},
                   {"v_head_dim", m.v_head_dim}};
-  if (m.mtp_layers > 0) out["params_mtp"] = c.mtp;
+  if (m.mtp_layers > 0) {
+    out["params_mtp"] = c.mtp;
+    // What the config's MTP modules add per token where a job trains them (mfu/train-time --mtp-layers), apart from
+    // the main model's figures above.
+    const FlopShape with = flop_shape(m, m.mtp_layers);
+    out["mtp_flops_per_token"] = forward_flops_per_token(with, seq, conv) - forward_flops_per_token(s, seq, conv);
+    out["mtp_training_flops_per_token"] = model_flops_per_token(with, seq, conv) - model_flops_per_token(s, seq, conv);
+  }
   out["sliding_window"] = m.sliding_window ? json(*m.sliding_window) : json(nullptr);
   out["sliding_window_layers"] = m.sliding_window ? m.window_layers : std::int64_t{0};
   out["attention_chunk_size"] = m.attention_chunk ? json(*m.attention_chunk) : json(nullptr);

@@ -754,6 +754,86 @@ TEST(ModelFlops, MlaUsesQkAndVWidths) {
                    2.0 * 61 * 128 * (192 + 128) * 4096);
 }
 
+// DeepSeek-V3 trained with its one multi-token-prediction module (report sec. 2.2; Megatron-LM --mtp-num-layers 1),
+// by hand at seq 4096 (h 7168, V 129280, 128 heads, q_lora 1536, kv_lora 512, qk 128 + 64, v 128; 8 of 256 experts
+// of 2048 and 1 shared). Per token the module runs
+//   eh_proj (2h -> h):                 2 x 7168 x 7168                                      =   102,760,448
+//   its decoder layer (layer 61, MoE), counted as a main layer is (norms and unvisited experts not):
+//     MLA: q_a 7168 x 1536 = 11,010,048, q_a_layernorm 1,536, q_b 1536 x 128 x 192 = 37,748,736, kv_a 7168 x 576
+//     = 4,128,768, kv_a_layernorm 512, kv_b 512 x 128 x 256 = 16,777,216, o 128 x 128 x 7168 = 117,440,512
+//                                                                                          =   187,107,328
+//     router 7168 x 256 + 256 (e_score_correction_bias)                                     =     1,835,264
+//     9 experts (8 routed + 1 shared) x 3 x 7168 x 2048                                     =   396,361,728
+//   the shared output head again:      129280 x 7168                                        =   926,679,040
+// = 1,614,743,808 matmul parameters, 3,229,487,616 FLOPs forward, and its attention 2 x 128 x (192 + 128) x 4096 =
+// 335,544,320 non-causal: 3,565,031,936 forward, 10,695,095,808 trained (3x). The main model: 36,624,736,768 matmul
+// parameters (37,552,297,472 active less the 926,679,040 embedding and 881,664 norm weights) and 61 x 335,544,320 of
+// attention, 93,717,677,056 forward, 281,153,031,168 trained; with the module 291,848,126,976 (3.8% more).
+TEST(ModelFlops, DeepSeekV3MtpModuleByHand) {
+  const ModelConfig v3 = fixture("DeepSeek-V3");
+  const auto nc = AttentionConvention::kNonCausal, causal = AttentionConvention::kCausal;
+  const FlopShape main = flop_shape(v3), with = flop_shape(v3, 1);
+  EXPECT_DOUBLE_EQ(main.matmul_params, 36624736768.0);
+  EXPECT_DOUBLE_EQ(model_flops_per_token(main, 4096, nc), 281153031168.0);
+  EXPECT_DOUBLE_EQ(with.matmul_params, 36624736768.0 + 102760448 + 187107328 + 1835264 + 396361728 + 926679040);
+  EXPECT_DOUBLE_EQ(with.logit_params, 2.0 * 926679040);
+  EXPECT_DOUBLE_EQ(with.layers, 62);
+  EXPECT_DOUBLE_EQ(forward_flops_per_token(with, 4096, nc) - forward_flops_per_token(main, 4096, nc), 3565031936.0);
+  EXPECT_DOUBLE_EQ(model_flops_per_token(with, 4096, nc), 291848126976.0);
+  // The attention convention applies to the module's layer as to the main ones: causal halves its 335,544,320 too,
+  // 3 x (3,229,487,616 + 167,772,160) = 10,191,779,328 trained.
+  EXPECT_DOUBLE_EQ(model_flops_per_token(with, 4096, causal) - model_flops_per_token(main, 4096, causal),
+                   10191779328.0);
+  // So does recomputation. Selective: its attention core once more, 10,695,095,808 + 335,544,320. Full: a fourth
+  // forward of all but the logits, its own head's included: + 3,565,031,936 - 2 x 926,679,040 = 12,406,769,664.
+  EXPECT_DOUBLE_EQ(hardware_flops_per_token(with, 4096, nc, Recompute::kSelective) -
+                       hardware_flops_per_token(main, 4096, nc, Recompute::kSelective),
+                   11030640128.0);
+  EXPECT_DOUBLE_EQ(hardware_flops_per_token(with, 4096, nc, Recompute::kFull), 385424119808.0);
+  EXPECT_DOUBLE_EQ(hardware_flops_per_token(with, 4096, nc, Recompute::kFull) -
+                       hardware_flops_per_token(main, 4096, nc, Recompute::kFull),
+                   12406769664.0);
+  // Two modules cost twice one; none is the main model's shape.
+  EXPECT_DOUBLE_EQ(model_flops_per_token(flop_shape(v3, 2), 4096, nc) - 281153031168.0, 2 * 10695095808.0);
+  EXPECT_DOUBLE_EQ(flop_shape(v3, 0).matmul_params, main.matmul_params);
+  EXPECT_DOUBLE_EQ(flop_shape(v3, 0).layers, 61);
+  EXPECT_THROW(flop_shape(v3, -1), InputError);
+  EXPECT_THROW(flop_shape(v3, 1000001), InputError);
+}
+
+// An MTP module's layer attends as the model's layers do where all of them slide (Mistral: a window of 4096 keys, so
+// 33 layers of 4096 keys at seq 16384); where only some do (Gemma 2: every other one), it sees every key.
+TEST(ModelFlops, MtpLayerAttendsAsEveryLayerDoes) {
+  const auto nc = AttentionConvention::kNonCausal;
+  const FlopShape mistral = flop_shape(fixture("Mistral-7B-v0.1"), 1);
+  EXPECT_DOUBLE_EQ(attention_flops_forward(mistral, 16384, nc), 4.0 * 33 * 32 * 128 * 4096);
+  const ModelConfig gemma = fixture("gemma-2-9b");
+  const FlopShape g0 = flop_shape(gemma), g1 = flop_shape(gemma, 1);
+  EXPECT_DOUBLE_EQ(g1.window_layers, g0.window_layers);
+  EXPECT_DOUBLE_EQ(attention_flops_forward(g1, 65536, nc) - attention_flops_forward(g0, 65536, nc),
+                   2.0 * gemma.heads * 2 * gemma.head_dim * 65536);
+}
+
+// `model` shows what the config's MTP modules cost per token beside the main model's figures, which stay the main
+// model's (by hand above).
+TEST(ModelCli, MtpFlopsShownApart) {
+  auto r = test::run_cli({"model", "--hf-config", fixture_path("DeepSeek-V3"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["flops_per_token"].get<double>(), 93717677056.0);
+  EXPECT_DOUBLE_EQ(j["training_flops_per_token"].get<double>(), 281153031168.0);
+  EXPECT_DOUBLE_EQ(j["mtp_flops_per_token"].get<double>(), 3565031936.0);
+  EXPECT_DOUBLE_EQ(j["mtp_training_flops_per_token"].get<double>(), 10695095808.0);
+  r = test::run_cli({"model", "--hf-config", fixture_path("DeepSeek-V3")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("forward FLOPs per token, MTP module (not in the above)"), std::string::npos) << r.out;
+  r = test::run_cli({"model", "--hf-config", fixture_path("Llama-3.1-8B"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = json::parse(r.out);
+  EXPECT_FALSE(j.contains("mtp_flops_per_token"));
+  EXPECT_FALSE(j.contains("params_mtp"));
+}
+
 TEST(ModelDecode, MoeWeightsReadGrowWithBatch) {
   const ModelConfig m = fixture("Mixtral-8x7B-v0.1");
   const double b1 = decode_weight_bytes(m, 1, 2);

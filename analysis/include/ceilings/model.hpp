@@ -141,6 +141,16 @@ struct FlopShape {
   double chunk_layers = 0;                              // ... in this many other layers
 };
 FlopShape flop_shape(const ModelConfig& model);
+// The same with `mtp_modules` multi-token-prediction modules trained beside the model (DeepSeek-V3's recipe,
+// Megatron-LM's --mtp-num-layers; DeepSeek-V3 report sec. 2.2): each token goes through each module's eh_proj
+// (2h -> h), its decoder layer (built as the checkpoint's layer `layers`, the one mtp_params counts: DeepSeek-V3's an
+// MoE layer, its active experts only) and the shared output head again. Their matmul parameters join matmul_params,
+// their heads logit_params, their layers the attention layers (sliding or chunked where every layer of the model is,
+// else seeing every key), so the attention convention and the recomputation apply to them as to the main layers.
+// Their norms, as the main model's, are not counted; nor is the shared embedding's lookup. 0: flop_shape(model).
+// A negative count, or more than kMaxMtpModules, is an InputError.
+inline constexpr std::int64_t kMaxMtpModules = 1000000;  // as many as the layers a model may have
+FlopShape flop_shape(const ModelConfig& model, std::int64_t mtp_modules);
 
 // Forward attention-score FLOPs per token at sequence length `seq` (QK^T and attention*V):
 // non-causal 2*L*H*(d_qk + d_v)*T (= 4*L*H*Q*T with d_qk = d_v = Q); causal the mean over positions; T capped
