@@ -15,6 +15,7 @@ using namespace ceilings;
 
 struct MfuOptions {
   cli::ModelOptions model;
+  cli::MtpOption mtp;
   cli::PeakOptions peaks;
   cli::OptNumber seq, global_batch, iter_time, tokens_per_sec, gpus, peak_tflops;
   std::string dtype = "bf16", recompute = "none", attention = "noncausal";
@@ -37,7 +38,8 @@ int run(const MfuOptions& o) {
   if (!o.seq.given()) throw InputError("--seq is missing");
   if (!o.gpus.given()) throw InputError("--gpus is missing");
   MfuInput in;
-  in.shape = o.model.shape();
+  const std::int64_t mtp = o.mtp.modules(o.model);
+  in.shape = o.model.shape(mtp);
   in.seq = require_length(o.seq.value, "--seq");
   o.model.require_positions_for(in.seq, "--seq");
   in.gpus = require_count(o.gpus.value, "--gpus");
@@ -68,6 +70,13 @@ int run(const MfuOptions& o) {
   if (o.peak_tflops.given()) given = o.peak_tflops.value * 1e12;
   const auto peaks = compute_peaks(given, profile ? &*profile : nullptr, o.peaks.profile, o.peaks.gpu_name(), o.dtype);
   const MfuResult r = compute_mfu(in, peaks);
+  // The MTP modules' share of the FLOPs per token: the same count without them, subtracted.
+  double mtp_model = 0, mtp_hardware = 0;
+  if (mtp > 0) {
+    const FlopShape main = o.model.shape();
+    mtp_model = r.model_flops_per_token - model_flops_per_token(main, in.seq, in.attention);
+    mtp_hardware = r.hardware_flops_per_token - hardware_flops_per_token(main, in.seq, in.attention, in.recompute);
+  }
   if (o.json) {
     json out = {{"mfu", r.peaks[0].model},
                 {"hfu", r.peaks[0].hardware},
@@ -84,7 +93,12 @@ int run(const MfuOptions& o) {
                 {"recompute", recompute_name(in.recompute)},
                 {"primary_peak", r.peaks[0].peak.source},
                 {"peaks", peaks_json(r.peaks)}};
-    if (const auto note = o.model.flop_note()) out["note"] = *note;
+    if (mtp > 0) {
+      out["mtp_layers"] = mtp;
+      out["mtp_model_flops_per_token"] = mtp_model;
+      out["mtp_hardware_flops_per_token"] = mtp_hardware;
+    }
+    if (const auto note = o.model.flop_note(mtp)) out["note"] = *note;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -92,7 +106,11 @@ int run(const MfuOptions& o) {
             << recompute_name(in.recompute)
             << "\n";
   std::cout << "model FLOPs per token " << format_quantity(r.model_flops_per_token, "FLOP", 4) << ", hardware "
-            << format_quantity(r.hardware_flops_per_token, "FLOP", 4) << "; " << format_fixed(in.tokens_per_s, 0)
+            << format_quantity(r.hardware_flops_per_token, "FLOP", 4)
+            << (mtp > 0 ? " (MTP module(s) included: " + format_quantity(mtp_model, "FLOP", 4) + " model, " +
+                              format_quantity(mtp_hardware, "FLOP", 4) + " hardware)"
+                        : std::string())
+            << "; " << format_fixed(in.tokens_per_s, 0)
             << " tokens/s on " << in.gpus << (in.gpus == 1 ? " GPU\n" : " GPUs\n");
   std::cout << "achieved per GPU: " << format_quantity(r.achieved_flops_per_gpu, "FLOP/s", 4) << " model, "
             << format_quantity(r.achieved_hardware_flops_per_gpu, "FLOP/s", 4) << " hardware\n";
@@ -104,13 +122,14 @@ int run(const MfuOptions& o) {
                u.peak.label, format_percent(u.model),
                format_percent(u.hardware)});
   std::cout << render(t, Format::kTable);
-  if (const auto note = o.model.flop_note()) std::cout << "note: " << *note << "\n";
+  if (const auto note = o.model.flop_note(mtp)) std::cout << "note: " << *note << "\n";
   return 0;
 }
 
 cli::Runner setup(CLI::App& app) {
   auto o = std::make_shared<MfuOptions>();
   o->model.add(app);
+  o->mtp.add(app);
   o->peaks.add(app);
   cli::add_number(app, o->seq, "--seq", "Sequence length (tokens)");
   cli::add_number(app, o->global_batch, "--global-batch", "Sequences per iteration (all GPUs)");

@@ -20,6 +20,7 @@ using namespace ceilings;
 
 struct TrainTimeOptions {
   cli::ModelOptions model;
+  cli::MtpOption mtp;
   cli::PeakOptions peaks;
   cli::OptNumber seq, tokens, gpus, achieved_tflops, mfu, peak_tflops;
   std::string recompute = "none", dtype = "bf16", attention = "noncausal", mfu_against;
@@ -34,12 +35,13 @@ struct PerToken {
   std::string basis;
 };
 
-PerToken per_token(const TrainTimeOptions& o, Recompute rc) {
+// `mtp`: the multi-token-prediction modules trained beside the model (--mtp-layers), counted with it.
+PerToken per_token(const TrainTimeOptions& o, Recompute rc, std::int64_t mtp) {
   PerToken f;
   const bool structure = o.model.from_config() || o.model.layers.given() || o.model.hidden.given() ||
                          o.model.heads.given() || o.model.head_dim.given();
   if (o.seq.given()) {
-    const FlopShape shape = o.model.shape();
+    const FlopShape shape = o.model.shape(mtp);
     const double seq = require_length(o.seq.value, "--seq");
     o.model.require_positions_for(seq, "--seq");
     const AttentionConvention c = parse_attention_convention(o.attention);
@@ -78,7 +80,8 @@ int run(const TrainTimeOptions& o) {
   require_peak_dtype(o.dtype);
   if (o.achieved_tflops.given() == o.mfu.given())
     throw InputError("give exactly one of --achieved-tflops (hardware FLOP/s per GPU) and --mfu (with a peak)");
-  const PerToken f = per_token(o, rc);
+  const std::int64_t mtp = o.mtp.modules(o.model);  // refused with --params
+  const PerToken f = per_token(o, rc, mtp);
   struct Row {
     std::string source, label;
     double peak;
@@ -166,7 +169,8 @@ int run(const TrainTimeOptions& o) {
                 {"estimates", est}};
     if (f.per_param) out["flops_per_token_per_param"] = o.achieved_tflops.given() ? *f.per_param : 6.0;
     if (!o.mfu_against.empty()) out["mfu_against"] = o.mfu_against;
-    if (const auto note = o.model.flop_note()) out["note"] = *note;
+    if (mtp > 0) out["mtp_layers"] = mtp;
+    if (const auto note = o.model.flop_note(mtp)) out["note"] = *note;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -194,13 +198,14 @@ int run(const TrainTimeOptions& o) {
     t.add_row(row);
   }
   std::cout << render(t, Format::kTable);
-  if (const auto note = o.model.flop_note()) std::cout << "note: " << *note << "\n";
+  if (const auto note = o.model.flop_note(mtp)) std::cout << "note: " << *note << "\n";
   return 0;
 }
 
 cli::Runner setup(CLI::App& app) {
   auto o = std::make_shared<TrainTimeOptions>();
   o->model.add(app);
+  o->mtp.add(app);
   o->peaks.add(app);
   cli::add_number(app, o->seq, "--seq", "Sequence length (with a model description: attention FLOPs counted)");
   cli::add_number(app, o->tokens, "--tokens", "Training tokens T");

@@ -108,19 +108,57 @@ struct ModelOptions {
     require_positions(*model(), tokens, flag);
   }
 
-  FlopShape shape() const {
+  // With `mtp_modules` multi-token-prediction modules trained beside the model (MtpOption: never with --params).
+  FlopShape shape(std::int64_t mtp_modules = 0) const {
     if (from_params() && !from_config()) return params_shape();
-    return flop_shape(*model());
+    return flop_shape(*model(), mtp_modules);
   }
 
-  // What the FLOPs per token leave out that a reader might assume in: a DeepSeek-V3 style model's
-  // multi-token-prediction modules, trained beside the model but not part of it (nor of its parameter counts).
-  std::optional<std::string> flop_note() const {
-    if (!from_config()) return std::nullopt;
-    const ModelConfig m = *model();
-    if (m.mtp_layers <= 0) return std::nullopt;
-    return "the FLOPs per token are the main model's: its " + std::to_string(m.mtp_layers) +
-           " multi-token-prediction module(s), trained beside it, are not counted";
+  // What the FLOPs per token count beside the main model, or leave out that a reader might assume in: a DeepSeek-V3
+  // style model's multi-token-prediction modules, trained beside the model but not part of it (nor of its
+  // parameter counts), counted only where --mtp-layers says the job trains them.
+  std::optional<std::string> flop_note(std::int64_t mtp_modules = 0) const {
+    const std::optional<ModelConfig> m = from_config() || !from_params() ? model() : std::nullopt;
+    if (mtp_modules > 0) {
+      const std::string n = std::to_string(mtp_modules);
+      std::string note = "the FLOPs per token count " + n + " multi-token-prediction module(s) trained beside the "
+                         "main model (--mtp-layers " + n + "): each token through each one's eh_proj, decoder layer "
+                         "and the shared output head";
+      if (from_config() && m->mtp_layers != mtp_modules)
+        note += m->mtp_layers > 0 ? "; the config has " + std::to_string(m->mtp_layers)
+                                  : "; the config has none, each built as its layer " + std::to_string(m->layers) +
+                                        " would be";
+      return note;
+    }
+    if (!from_config() || m->mtp_layers <= 0) return std::nullopt;
+    const std::string n = std::to_string(m->mtp_layers);
+    return "the FLOPs per token are the main model's: its " + n + " multi-token-prediction module(s), trained beside "
+           "it, are not counted (--mtp-layers " + n + " counts them where the job trains them)";
+  }
+};
+
+// --mtp-layers N (mfu, train-time): the job trains N multi-token-prediction modules beside the model (DeepSeek-V3's
+// recipe, Megatron-LM's --mtp-num-layers), whose FLOPs every token costs. Opt-in: a config that stores MTP modules
+// says nothing about whether a job trains them. Each module is built like the model's layers, so a model given by
+// --params, which has no layers to build one from, refuses it.
+struct MtpOption {
+  OptNumber layers;
+  void add(CLI::App& app) {
+    add_number(app, layers, "--mtp-layers",
+               "Multi-token-prediction modules the job trains beside the model (DeepSeek-V3: its config's "
+               "num_nextn_predict_layers, 1): their FLOPs are counted (default: none)");
+  }
+  std::int64_t modules(const ModelOptions& model) const {
+    if (!layers.given()) return 0;
+    const auto n = static_cast<std::int64_t>(require_count(layers.value, "--mtp-layers"));
+    if (n > kMaxMtpModules)
+      throw InputError("--mtp-layers " + std::to_string(n) + " is more multi-token-prediction modules than this "
+                       "version counts (at most " + std::to_string(kMaxMtpModules) + ")");
+    if (model.from_params() && !model.from_config())
+      throw InputError("--mtp-layers counts modules built like the model's layers: --params gives no layers to build "
+                       "them from (describe the model with --hf-config or --layers/--hidden/--heads, or count the "
+                       "modules' parameters in --params)");
+    return n;
   }
 };
 

@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "ceilings/utilization.hpp"
 #include "cli_runner.hpp"
@@ -191,6 +194,109 @@ TEST(MfuCli, AModelsMtpModuleIsNamedAsNotCounted) {
                                  "--gpus", "2048", "--achieved-tflops", "400"});
   ASSERT_EQ(tt.exit_code, 0) << tt.err;
   EXPECT_NE(tt.out.find("note: the FLOPs per token are the main model's"), std::string::npos) << tt.out;
+}
+
+// --mtp-layers: a job that trains DeepSeek-V3's MTP module does its FLOPs for every token (by hand in test_model.cpp's
+// DeepSeekV3MtpModuleByHand: 281,153,031,168 model FLOPs a token at seq 4096 for the main model, 10,695,095,808 more
+// for the module); without the flag, nothing changes: the main model's count, and a note that names the module.
+TEST(MfuCli, MtpLayersCountTheModulesOptIn) {
+  const std::vector<std::string> base = {"mfu", "--hf-config", hf("DeepSeek-V3"), "--seq", "4096", "--tokens-per-sec",
+                                         "1e6", "--gpus", "2048", "--peak-tflops", "989", "--json"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    const auto r = test::run_cli(a);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? json::parse(r.out) : json::object();
+  };
+  const json without = run({});
+  EXPECT_DOUBLE_EQ(without.value("model_flops_per_token", 0.0), 281153031168.0);
+  EXPECT_DOUBLE_EQ(without.value("mfu", 0.0), 1e6 * 281153031168.0 / 2048 / 989e12);  // 13.88%
+  EXPECT_FALSE(without.contains("mtp_layers"));
+  EXPECT_NE(without.value("note", "").find("are not counted (--mtp-layers 1 counts them"), std::string::npos)
+      << without;
+  const json with = run({"--mtp-layers", "1"});
+  EXPECT_DOUBLE_EQ(with.value("model_flops_per_token", 0.0), 291848126976.0);
+  EXPECT_DOUBLE_EQ(with.value("mfu", 0.0), 1e6 * 291848126976.0 / 2048 / 989e12);  // 14.41%
+  EXPECT_EQ(with.value("mtp_layers", 0), 1);
+  EXPECT_DOUBLE_EQ(with.value("mtp_model_flops_per_token", 0.0), 10695095808.0);
+  EXPECT_NE(with.value("note", "").find("count 1 multi-token-prediction module(s) trained beside the main model"),
+            std::string::npos)
+      << with;
+  // HFU with full recompute: a fourth forward of the module too, all but its logits (12,406,769,664 in all).
+  const json full = run({"--mtp-layers", "1", "--recompute", "full"});
+  EXPECT_DOUBLE_EQ(full.value("hardware_flops_per_token", 0.0), 385424119808.0);
+  EXPECT_DOUBLE_EQ(full.value("mtp_hardware_flops_per_token", 0.0), 12406769664.0);
+  EXPECT_DOUBLE_EQ(full.value("mfu", 0.0), with.value("mfu", 1.0));
+  // The table says it too.
+  std::vector<std::string> table(base.begin(), base.end() - 1);
+  table.insert(table.end(), {"--mtp-layers", "1"});
+  const auto t = test::run_cli(table);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("model FLOPs per token 291.8 GFLOP"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("(MTP module(s) included: 10.70 GFLOP model"), std::string::npos) << t.out;
+
+  // train-time counts the same FLOPs per token: at an MFU (model FLOPs), and at achieved FLOP/s with full recompute
+  // (hardware FLOPs).
+  auto train = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = {"train-time", "--hf-config", hf("DeepSeek-V3"), "--seq", "4096", "--tokens",
+                                  "14.8e12", "--gpus", "2048", "--json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    const auto r = test::run_cli(a);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? json::parse(r.out) : json::object();
+  };
+  EXPECT_DOUBLE_EQ(train({"--mfu", "0.4", "--peak-tflops", "989"}).value("flops_per_token", 0.0), 281153031168.0);
+  const json tt = train({"--mfu", "0.4", "--peak-tflops", "989", "--mtp-layers", "1"});
+  EXPECT_DOUBLE_EQ(tt.value("flops_per_token", 0.0), 291848126976.0);
+  EXPECT_DOUBLE_EQ(tt.value("total_flops", 0.0), 291848126976.0 * 14.8e12);
+  EXPECT_EQ(tt.value("mtp_layers", 0), 1);
+  EXPECT_DOUBLE_EQ(
+      train({"--achieved-tflops", "400", "--recompute", "full", "--mtp-layers", "1"}).value("flops_per_token", 0.0),
+      385424119808.0);
+
+  // A model from flags (a Megatron-LM GPT with --mtp-num-layers 1): the module's eh_proj 2h^2, a layer of 12h^2
+  // (attention 4h^2, MLP 8h^2), the head V*h and its attention 4*h*s, trained 3x.
+  const auto gpt = test::run_cli({"mfu", "--layers", "32", "--hidden", "4096", "--heads", "32", "--vocab", "51200",
+                                  "--seq", "2048", "--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "989",
+                                  "--mtp-layers", "1", "--json"});
+  ASSERT_EQ(gpt.exit_code, 0) << gpt.err;
+  const double h = 4096;
+  EXPECT_DOUBLE_EQ(json::parse(gpt.out)["mtp_model_flops_per_token"].get<double>(),
+                   3 * (2 * (14 * h * h + 51200 * h) + 4 * h * 2048));
+  // A config without MTP modules (Llama): a job may still train one, built as its next layer would be; said so.
+  const auto llama = test::run_cli({"mfu", "--hf-config", hf("Llama-3.1-8B"), "--seq", "8192", "--tokens-per-sec",
+                                    "3000", "--gpus", "1", "--peak-tflops", "989", "--mtp-layers", "1"});
+  ASSERT_EQ(llama.exit_code, 0) << llama.err;
+  EXPECT_NE(llama.out.find("the config has none, each built as its layer 32 would be"), std::string::npos) << llama.out;
+}
+
+// --mtp-layers where it cannot apply: --params has no layers to build a module from (mfu, and train-time with or
+// without the attention shape), and the count is a positive whole number, at most a million.
+TEST(MfuCli, MtpLayersRefusedWhereTheyCannotApply) {
+  const std::vector<std::vector<std::string>> params = {
+      {"mfu", "--params", "37e9", "--layers", "61", "--heads", "128", "--head-dim", "192", "--seq", "4096",
+       "--tokens-per-sec", "1e6", "--gpus", "2048", "--peak-tflops", "989", "--mtp-layers", "1"},
+      {"train-time", "--params", "37e9", "--tokens", "14.8e12", "--gpus", "2048", "--achieved-tflops", "400",
+       "--mtp-layers", "1"},
+      {"train-time", "--params", "37e9", "--layers", "61", "--heads", "128", "--head-dim", "192", "--seq", "4096",
+       "--tokens", "14.8e12", "--gpus", "2048", "--mfu", "0.4", "--peak-tflops", "989", "--mtp-layers", "1"}};
+  for (const auto& a : params) {
+    const auto r = test::run_cli(a);
+    EXPECT_EQ(r.exit_code, 2) << a[0] << ": " << r.out;
+    EXPECT_NE(r.err.find("--params gives no layers to build them from"), std::string::npos) << r.err;
+  }
+  for (const auto& [n, message] : std::vector<std::pair<std::string, std::string>>{
+           {"0", "--mtp-layers must be a positive whole number"},
+           {"1.5", "--mtp-layers must be a positive whole number"},
+           {"-1", "--mtp-layers must be a positive whole number"},
+           {"nan", "--mtp-layers: must be a finite number"},
+           {"2000000", "--mtp-layers 2000000 is more multi-token-prediction modules than this version counts"}}) {
+    const auto r = test::run_cli({"mfu", "--hf-config", hf("DeepSeek-V3"), "--seq", "4096", "--tokens-per-sec", "1e6",
+                                  "--gpus", "2048", "--peak-tflops", "989", "--mtp-layers", n});
+    EXPECT_EQ(r.exit_code, 2) << n << ": " << r.out;
+    EXPECT_NE(r.err.find(message), std::string::npos) << n << ": " << r.err;
+  }
 }
 
 TEST(MfuCli, BadInputExits2) {
