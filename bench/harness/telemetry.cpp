@@ -151,16 +151,11 @@ TelemetrySummary TelemetrySampler::stop() {
   std::vector<double> sm, mem, power, instant;
   double temp_max = 0;
   bool any = false;
-  // The edges count only where no reading from within the window has the SM clock (the summary's key reading),
-  // but for their slowdown reasons: a burst's last samples may end under a power cap that its one reading during
-  // the work (at the first sample) did not see yet, and the end edge, read as the work drains, still does.
+  // The edges count only where no reading from within the window has the SM clock (the summary's key reading).
   const bool inner = std::any_of(readings_.begin(), readings_.end(), [](const Reading& r) { return !r.edge && r.sm_ok; });
   int summarised = 0;
   for (const Reading& r : readings_) {
-    if (inner && r.edge) {
-      if (r.reasons_ok) s.throttle_reasons |= r.reasons & clock_events::kSlowdownMask;
-      continue;
-    }
+    if (inner && r.edge) continue;
     ++summarised;
     if (r.sm_ok) sm.push_back(r.sm_hz);
     if (r.mem_ok) mem.push_back(r.mem_hz);

@@ -121,24 +121,6 @@ TEST_F(TelemetryWithFakeNvml, AReadingDuringTheWorkReplacesTheEdgeReadings) {
   EXPECT_EQ(sampler.timed_readings().size(), 3u);  // the time series keeps all three
 }
 
-// An edge's slowdown reasons still flag the window (a burst that ended under the power cap its reading during the
-// work, at the start, did not see); its clocks, power and counts stay out of the summary. The GPU-idle bit does not.
-TEST_F(TelemetryWithFakeNvml, AnEdgesSlowdownReasonStillFlagsTheWindow) {
-  json work_then_cap = {{"clocks.sm_mhz", {1980, 1980, 1755}}, {"clocks.mem_mhz", 3201},
-                        {"power.usage_mw", {123000, 690000, 700000}}, {"temperature.gpu_c", {40, 61, 62}},
-                        {"clocks.event_reasons", {0x1, 0x0, 0x4}}};
-  bench::TelemetrySampler sampler(device(work_then_cap), 60.0);
-  sampler.start();
-  sampler.read_during_work();
-  const auto s = sampler.stop();
-  EXPECT_EQ(s.readings, 1);
-  EXPECT_DOUBLE_EQ(s.sm_clock_hz_min, 1980e6);
-  EXPECT_EQ(s.throttle_reasons, 0x4u);  // the end edge's power cap; not the start edge's GPU-idle bit
-  EXPECT_TRUE(s.throttled);
-  EXPECT_EQ(s.reason_readings, 1);
-  EXPECT_EQ(s.power_cap_readings, 0);  // the counts are of the readings summarised
-}
-
 // Read every period while the work runs: each read_during_work past the period takes one more.
 TEST_F(TelemetryWithFakeNvml, ReadingsDuringTheWorkFollowThePeriod) {
   bench::TelemetrySampler sampler(device(loaded_gpu()), 0.05);
