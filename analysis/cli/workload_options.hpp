@@ -146,7 +146,7 @@ struct MtpOption {
   void add(CLI::App& app) {
     add_number(app, layers, "--mtp-layers",
                "Multi-token-prediction modules the job trains beside the model (DeepSeek-V3: its config's "
-               "num_nextn_predict_layers, 1): their FLOPs are counted (default: none)");
+               "num_nextn_predict_layers, 1), 1 or more: their FLOPs are counted (not given: none)");
   }
   std::int64_t modules(const ModelOptions& model) const {
     if (!layers.given()) return 0;

@@ -270,7 +270,7 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
     const std::string part_way =
         best_copy > low_capacity
             ? " (the measured copies, " + format_quantity(best_copy, "B/s") + ", exceed what " + c.measured_text +
-                  " carries but not what Gen" + format_fixed(*max_gen - 1, 0) + " carries, " +
+                  " carries but not what Gen" + format_fixed(*max_gen - 1, 0) + " x" + format_fixed(*width, 0) + " carries, " +
                   format_quantity(below_max, "B/s") + ": they do not show the link at its maximum)"
             : "";
     // Busy: a low reading whose clock was held by the power cap or a slowdown, which only a load brings.
@@ -306,8 +306,10 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
                  "judge it from a profile measured under load" + part_way;
     } else {
       c.status = CheckStatus::kFail;
-      c.reason = "link runs at " + c.measured_text + " below its maximum " + c.threshold_text + " under load" +
-                 part_way;
+      c.reason = part_way.empty() ? "link runs at " + c.measured_text + " below its maximum " + c.threshold_text +
+                                        " under load"
+                                  : "link read " + c.measured_text + " under load, below its maximum " +
+                                        c.threshold_text + part_way;
     }
   }
   out.push_back(c);

@@ -393,10 +393,18 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "incomplete");
   for (const Check& c : health_checks(s, rules, &p))
     if (c.rule == "PCIe link")
-      EXPECT_NE(c.reason.find("exceed what Gen3 x16 carries but not what Gen4 carries, 31.5 GB/s: they do not show "
+      EXPECT_NE(c.reason.find("exceed what Gen3 x16 carries but not what Gen4 x16 carries, 31.5 GB/s: they do not show "
                               "the link at its maximum"),
                 std::string::npos)
           << c.reason;
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x4);  // read busy: a fault, worded as what was read
+  for (const Check& c : health_checks(s, rules, &p))
+    if (c.rule == "PCIe link") {
+      EXPECT_EQ(status_name(c.status), std::string("fail"));
+      EXPECT_EQ(c.reason.rfind("link read Gen3 x16 under load, below its maximum Gen5 x16 (the measured copies, ", 0), 0u)
+          << c.reason;
+    }
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x1);
   p.ceilings[0].value = 55e9;
   s = healthy_section();
   s.after->metrics["pcie.width"] = HealthMetric::of(8);  // lost lanes during the run: the narrowest counts
