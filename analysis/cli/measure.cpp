@@ -914,6 +914,12 @@ int run_all_gpus(const MeasureOptions& o) {
   std::vector<std::size_t> members;
   std::vector<ceilings::Outlier> unstable;
   const auto outliers = node.compare(&members, &unstable);
+  // GPUs unstable and not below their peers on another ceiling (those are counted there; all are listed).
+  const auto unstable_only = static_cast<std::size_t>(
+      std::count_if(unstable.begin(), unstable.end(), [&](const ceilings::Outlier& u) {
+        return std::none_of(outliers.begin(), outliers.end(),
+                            [&](const ceilings::Outlier& out) { return out.member == u.member; });
+      }));
 
   ceilings::Table t;
   t.columns = {"gpu", "name", "uuid", "pci bus id", "state", "result"};
@@ -937,8 +943,8 @@ int run_all_gpus(const MeasureOptions& o) {
               << ceilings::format_percent(o.margin_pct / 100.0) << " below the node median"
               << (unstable.empty() ? "" : ", " + std::to_string(unstable.size()) + " GPU(s) unstable (not judged)")
               << "\n";
-  else if (!unstable.empty())
-    std::cout << "\nnode comparison: " << outliers.size() << " GPU(s) below their peers, " << unstable.size()
+  else if (unstable_only > 0)
+    std::cout << "\nnode comparison: " << outliers.size() << " GPU(s) below their peers, " << unstable_only
               << " GPU(s) unstable (not judged)\n";
   // `heading` after the GPU; each ceiling against its median, and `within` (the GPU's own spread) where given.
   const auto show = [&](const ceilings::Outlier& out, const std::string& heading, bool within) {

@@ -869,9 +869,14 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
     for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
     if (g.peer_group) f.unlike_peers += g.host_only ? g.versus_peers.size() : g.members.size();
     else if (g.too_small) f.not_judged += g.members.size();
-    std::set<std::size_t> unstable;  // a GPU unstable within its group and against its peers counts once
+    // A GPU unstable within its group and against its peers counts once, and not at all where it is judged an
+    // outlier on another ceiling (it is counted there; its unstable ceilings are still listed).
+    std::set<std::size_t> judged, unstable;
+    for (const std::vector<Outlier>* list : {&g.outliers, &g.versus_peers})
+      for (const Outlier& o : *list) judged.insert(o.member);
     for (const std::vector<Outlier>* list : {&g.unstable, &g.unstable_versus_peers})
-      for (const Outlier& o : *list) unstable.insert(o.member);
+      for (const Outlier& o : *list)
+        if (!judged.count(o.member)) unstable.insert(o.member);
     f.unstable += unstable.size();
   }
   return f;

@@ -1894,4 +1894,20 @@ TEST(Fleet, HostsTheJobRanOnWithNothingReadAreNamed) {
   EXPECT_EQ(run_cli({"fleet", dir + "/profiles", "--expect-hosts", ""}).exit_code, 2);
 }
 
+// A GPU that is an outlier on one ceiling and unstable on another is counted once, as an outlier: the summary
+// read "1 outlier(s) ... 1 GPU(s) unstable" of the same GPU. Its unstable ceilings are still listed.
+TEST(Fleet, AnOutlierUnstableOnAnotherCeilingIsCountedOnce) {
+  FleetGroup g;
+  Outlier slow, noisy, other;
+  slow.member = noisy.member = 0;
+  other.member = 1;
+  g.outliers = {slow};
+  g.unstable = {noisy, other};
+  g.unstable_versus_peers = {other};
+  const FleetFindings f = count_findings({g});
+  EXPECT_EQ(f.outliers, 1u);
+  EXPECT_EQ(f.unstable, 1u);  // GPU 1 alone, once for both lists
+  EXPECT_EQ(g.unstable.size(), 2u);
+}
+
 }  // namespace
