@@ -82,17 +82,26 @@ std::string rules_text(const Deviation& d) {
 
 // One row per (outlier, ceiling) of `list`, one of the group's: the actionable list under its statistics.
 // `median`: the column of the median its members are set against.
+// `spread`: the unstable lists, with the own spread that covers each deficit. A split's row is against the better
+// population's median (its rule says "split"), whatever the median column's name.
 Table findings_table(const FleetInput& in, const FleetGroup& g, const std::vector<Outlier>& list,
-                     const std::string& median = "group median") {
+                     const std::string& median = "group median", bool spread = false) {
   Table t;
   t.columns = {"host", "gpu", "uuid", "pci bus id", "ceiling", "value", median, "worse than median", "z", "rule"};
   t.right_aligned = {false, false, false, false, false, true, true, true, true, false};
+  if (spread) {
+    t.columns.push_back("own spread");
+    t.right_aligned.push_back(true);
+  }
   for (const Outlier& o : list) {
     const Profile& p = in.members[g.members[o.member]].profile;
-    for (const Deviation& d : o.ceilings)
-      t.add_row({p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id, d.ceiling,
-                 format_quantity(d.value, d.unit), format_quantity(d.median, d.unit), format_percent(d.deficit),
-                 z_text(d), rules_text(d)});
+    for (const Deviation& d : o.ceilings) {
+      std::vector<std::string> row = {p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id,
+                                      d.ceiling, format_quantity(d.value, d.unit), format_quantity(d.median, d.unit),
+                                      format_percent(d.deficit), z_text(d), rules_text(d)};
+      if (spread) row.push_back(format_percent(d.own_noise));
+      t.add_row(row);
+    }
   }
   return t;
 }
@@ -401,7 +410,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
       const std::string peers = "group " + std::to_string(*g.peer_group + 1);
       out += std::string(md ? "\n" : "") + "unstable against " + peers +
              ", not judged (below its median by less than its own measurement's spread: measure again):\n" +
-             (md ? "\n" : "") + render(findings_table(in, g, g.unstable_versus_peers, peers + "'s median"), format);
+             (md ? "\n" : "") + render(findings_table(in, g, g.unstable_versus_peers, peers + "'s median", true), format);
     }
     if (const std::string why = two_ways_text(groups, gi); !why.empty())
       out += std::string(md ? "\n" : "") + why +
@@ -414,7 +423,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     if (!g.unstable.empty())
       out += std::string(md ? "\n" : "") +
              "unstable, not judged (below the median by less than its own measurement's spread: measure again):\n" +
-             (md ? "\n" : "") + render(findings_table(in, g, g.unstable), format);
+             (md ? "\n" : "") + render(findings_table(in, g, g.unstable, "group median", true), format);
     if (g.outliers.empty()) continue;
     out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");
     out += render(findings_table(in, g, g.outliers), format);

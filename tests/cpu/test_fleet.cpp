@@ -1074,6 +1074,9 @@ TEST(Fleet, ADeficitWithinTheGpusOwnErrorIsNotAFinding) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("1 GPU(s) unstable (not judged)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unstable, not judged"), std::string::npos) << r.out;
+  // The table names the spread that covers the deficit, as the README says of an unstable GPU.
+  const std::size_t table = r.out.find("unstable, not judged");
+  EXPECT_NE(r.out.find("own spread", table), std::string::npos) << r.out;
   const auto csv = run_cli({"fleet", dir, "--format", "csv"});
   EXPECT_EQ(csv.exit_code, 3);
   EXPECT_NE(csv.out.find(",unstable,node2,"), std::string::npos) << csv.out;
@@ -1211,6 +1214,7 @@ TEST(Fleet, AGpuSetAgainstItsPeersWithinItsOwnSpreadIsUnstable) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("1 GPU(s) unstable (not judged)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unstable against group 1, not judged"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("own spread", r.out.find("unstable against group 1, not judged")), std::string::npos) << r.out;
   const auto csv = run_cli({"fleet", dir, "--format", "csv"});
   EXPECT_EQ(csv.exit_code, 3);
   EXPECT_NE(csv.out.find("2,unstable,node20,"), std::string::npos) << csv.out;
