@@ -291,6 +291,12 @@ TEST(MultiGpu, AGpuBelowItsPeersWithinItsOwnSpreadIsUnstable) {
   const json s6 = summary_of(dir6);
   ASSERT_EQ(s6.at("comparison").at("below_peers").size(), 1u) << s6.dump(2);
   EXPECT_EQ(s6["comparison"]["below_peers"][0].at("index"), 1);
+  // A GPU judged below its peers is so beyond its own spread, which the summary records beside the deficit.
+  EXPECT_EQ(s6["comparison"].at("own_spread_standard_errors"), 2.0);
+  for (const json& c : s6["comparison"]["below_peers"][0].at("ceilings")) {
+    EXPECT_GT(c.at("own_noise").get<double>(), 0.0) << c.dump();
+    EXPECT_GT(c.at("below_median").get<double>(), c.at("own_noise").get<double>()) << c.dump();
+  }
   ASSERT_EQ(s6.at("comparison").at("unstable").size(), 1u) << s6.dump(2);
   EXPECT_EQ(s6["comparison"]["unstable"][0].at("index"), 2);
 }
