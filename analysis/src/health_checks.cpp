@@ -899,6 +899,11 @@ void check_violation_time(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
+// The GPU as `nvidia-smi -i` takes it in a fix a row suggests: its PCI bus id, else its index.
+std::string smi_target(const HealthSection& s) {
+  return s.pci_bus_id.empty() ? std::to_string(s.device_index) : s.pci_bus_id;
+}
+
 // A MIG mode change waiting for a GPU reset (nvmlDeviceGetMigMode's pending mode differs from the current one): the
 // reset is outstanding, so the GPU is read (and measured) in a state it will not run in after it. MIG enabled as
 // such is judged where the profile says what was measured (qualify's SM count row, is_mig), not here.
@@ -919,7 +924,7 @@ void check_mig_mode(const HealthSection& s, std::vector<Check>& out) {
   c.measured_text = "MIG " + mode(*current) + ", no change pending";
   c.status = waiting ? CheckStatus::kFail : CheckStatus::kPass;
   if (waiting) {
-    const std::string gpu = s.pci_bus_id.empty() ? std::to_string(s.device_index) : s.pci_bus_id;
+    const std::string gpu = smi_target(s);
     c.measured_text = "MIG " + mode(!*waiting) + ", " + mode(*waiting) + " after the next reset";
     c.reason = "a GPU reset is pending: MIG mode is " + mode(!*waiting) + " and set to be " + mode(*waiting) +
                " after the next reset, so the GPU is not in the state it will run in (reset it: nvidia-smi "
@@ -951,7 +956,7 @@ void check_persistence_mode(const HealthSection& s, const HealthRules& rules, st
   c.measured_text = off ? "disabled" : "enabled";
   c.status = off && required ? CheckStatus::kFail : CheckStatus::kPass;
   if (off) {
-    const std::string gpu = s.pci_bus_id.empty() ? std::to_string(s.device_index) : s.pci_bus_id;
+    const std::string gpu = smi_target(s);
     c.reason = "persistence mode is disabled: the driver tears the GPU's state down when its last client exits and "
                "sets it up again for the next (enable it as root: nvidia-smi -i " + gpu + " -pm 1, or run "
                "nvidia-persistenced)";
