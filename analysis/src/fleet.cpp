@@ -830,6 +830,11 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       without(g.unstable_versus_peers, [&](const Outlier& o, const Deviation& d) {
         return listed(g.outliers, o.member, d.ceiling, d.unit) || listed(g.unstable, o.member, d.ceiling, d.unit);
       });
+      // Within its spread of its own group's median, beyond it of its peers': judged against the peers, not also
+      // unstable in the group (as a split's judged side is), so each ceiling has one reference.
+      without(g.unstable, [&](const Outlier& o, const Deviation& d) {
+        return listed(g.versus_peers, o.member, d.ceiling, d.unit) != nullptr;
+      });
       break;
     }
   }

@@ -1299,6 +1299,66 @@ TEST(Fleet, AGroupLargeEnoughIsStillSetAgainstItsModel) {
     }
 }
 
+// Three GPUs capped at 500 W, 30% slower on GEMM than their model's ten, one of them 10% below the other two with a
+// wide spread (cv 30%: own noise 16.8%): within its spread of its own group's median, far beyond it of its peers'.
+// It is judged against the peers and not listed as unstable in its group as well (it was listed twice before).
+TEST(Fleet, AGpuJudgedAgainstItsPeersIsNotAlsoUnstableInItsGroup) {
+  FleetGen gen(23, 0.001);
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 13; ++i) {
+    Profile p = gen.gpu(i, 0, i >= 10 ? std::map<std::string, double>{{"gemm.bf16", i == 12 ? 0.37 : 0.30}}
+                                      : std::map<std::string, double>{});
+    if (i >= 10) p.device.power_limit_w = 500;
+    if (i == 12)
+      for (Ceiling& c : p.ceilings)
+        if (c.name == "gemm.bf16") c.cv = 0.30;
+    fleet.push_back({"n" + std::to_string(i), p});
+  }
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  const FleetGroup& capped = groups[1];
+  ASSERT_TRUE(capped.peer_group.has_value());
+  const auto member_of = [&](int node) {
+    return static_cast<std::size_t>(std::find(capped.members.begin(), capped.members.end(), node) -
+                                    capped.members.begin());
+  };
+  const Deviation* judged = nullptr;
+  for (const Outlier& o : capped.versus_peers)
+    if (o.member == member_of(12))
+      for (const Deviation& d : o.ceilings)
+        if (d.ceiling == "gemm.bf16") judged = &d;
+  ASSERT_NE(judged, nullptr) << "n12 is 37% below its peers, beyond its own noise";
+  EXPECT_NEAR(judged->own_noise, 2 * 1.2533 * 0.30 / std::sqrt(20.0), 1e-9);
+  EXPECT_GT(judged->deficit, judged->own_noise);
+  for (const Outlier& o : capped.unstable)
+    for (const Deviation& d : o.ceilings)
+      EXPECT_FALSE(o.member == member_of(12) && d.ceiling == "gemm.bf16") << "listed twice: judged and unstable";
+  EXPECT_TRUE(capped.unstable_versus_peers.empty());
+  const FleetFindings found = count_findings(groups);
+  EXPECT_EQ(found.unlike_peers, 3u);
+  EXPECT_EQ(found.unstable, 0u);
+
+  // The CLI says so: exit 1 (configured unlike its peers), no unstable row, and the JSON's deviation carries the
+  // own noise it was judged beyond.
+  const std::string dir = ceilings::test::scratch_dir("fleet_peers_judged_once");
+  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 1) << csv.out << csv.err;
+  EXPECT_EQ(csv.out.find(",unstable,"), std::string::npos) << csv.out;
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(j.at("unstable"), 0);
+  EXPECT_EQ(j.at("rule").at("own_spread_standard_errors"), 2.0);  // the own noise's multiple, as computed above
+  EXPECT_TRUE(j.at("groups").at(1).at("unstable").empty()) << j["groups"][1].dump();
+  bool seen = false;
+  for (const json& o : j["groups"][1].at("unlike_peers").at("versus_peers"))
+    for (const json& c : o.at("ceilings"))
+      if (o.at("host") == "node12" && c.at("ceiling") == "gemm.bf16") {
+        seen = true;
+        EXPECT_NEAR(c.at("own_noise").get<double>(), 2 * 1.2533 * 0.30 / std::sqrt(20.0), 1e-9) << c.dump();
+      }
+  EXPECT_TRUE(seen) << j["groups"][1].dump();
+}
+
 // MIG instances: each is its own GPU (its own UUID, the board's beside it), so two instances of one board are two
 // members, not an older and a newer run; instances of one size are a model of their own, never set against whole
 // GPUs or another size. A whole GPU that shows fewer SMs than its peers is configured unlike them.
