@@ -33,6 +33,7 @@ struct PerToken {
   double model = 0, hardware = 0;
   std::optional<double> per_param;  // k of k*P, --params alone
   std::string basis;
+  double mtp_model = 0, mtp_hardware = 0;  // the MTP modules' share of `model` and `hardware` (--mtp-layers)
 };
 
 // `mtp`: the multi-token-prediction modules trained beside the model (--mtp-layers), counted with it.
@@ -47,6 +48,11 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc, std::int64_t mtp) {
     const AttentionConvention c = parse_attention_convention(o.attention);
     f.model = model_flops_per_token(shape, seq, c);
     f.hardware = hardware_flops_per_token(shape, seq, c, rc);
+    if (mtp > 0) {
+      const FlopShape main = o.model.shape();
+      f.mtp_model = f.model - model_flops_per_token(main, seq, c);
+      f.mtp_hardware = f.hardware - hardware_flops_per_token(main, seq, c, rc);
+    }
     f.basis = "FLOPs per token as `ceilings mfu` counts them, attention at --seq " + format_fixed(seq, 0) + ": " +
               convention_name(c, shape, seq);
     return f;
@@ -149,6 +155,8 @@ int run(const TrainTimeOptions& o) {
             (f.per_param ? std::string("6*P per token (attention not counted; P is the active parameters for a MoE)")
                          : f.basis);
   }
+  // Of the FLOPs per token the rows count (hardware with --achieved-tflops, model with --mfu), the MTP modules'.
+  const double mtp_per_token = o.achieved_tflops.given() ? f.mtp_hardware : f.mtp_model;
   if (o.json) {
     json est = json::array();
     for (const Row& r : rows)
@@ -169,7 +177,10 @@ int run(const TrainTimeOptions& o) {
                 {"estimates", est}};
     if (f.per_param) out["flops_per_token_per_param"] = o.achieved_tflops.given() ? *f.per_param : 6.0;
     if (!o.mfu_against.empty()) out["mfu_against"] = o.mfu_against;
-    if (mtp > 0) out["mtp_layers"] = mtp;
+    if (mtp > 0) {
+      out["mtp_layers"] = mtp;
+      out["mtp_flops_per_token"] = mtp_per_token;  // of flops_per_token: the modules' share, counted in it
+    }
     if (const auto note = o.model.flop_note(mtp)) out["note"] = *note;
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -177,7 +188,11 @@ int run(const TrainTimeOptions& o) {
   char total[32];
   std::snprintf(total, sizeof total, "%.3e", rows[0].t.total_flops);
   std::cout << "training FLOPs " << total << " (" << format_quantity(rows[0].t.flops_per_token, "FLOP", 4)
-            << " per token); " << basis << "\n";
+            << " per token"
+            << (mtp > 0 ? ", " + format_quantity(mtp_per_token, "FLOP", 4) + " of it for " + std::to_string(mtp) +
+                              " MTP module(s)"
+                        : std::string())
+            << "); " << basis << "\n";
   Table t;
   const bool against = !o.mfu_against.empty();
   t.columns = {"basis", "per-GPU FLOP/s", "days", "GPU-hours"};

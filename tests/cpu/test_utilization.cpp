@@ -251,9 +251,17 @@ TEST(MfuCli, MtpLayersCountTheModulesOptIn) {
   EXPECT_DOUBLE_EQ(tt.value("flops_per_token", 0.0), 291848126976.0);
   EXPECT_DOUBLE_EQ(tt.value("total_flops", 0.0), 291848126976.0 * 14.8e12);
   EXPECT_EQ(tt.value("mtp_layers", 0), 1);
-  EXPECT_DOUBLE_EQ(
-      train({"--achieved-tflops", "400", "--recompute", "full", "--mtp-layers", "1"}).value("flops_per_token", 0.0),
-      385424119808.0);
+  EXPECT_DOUBLE_EQ(tt.value("mtp_flops_per_token", 0.0), 10695095808.0);  // the module's share, as mfu splits it
+  const json hw = train({"--achieved-tflops", "400", "--recompute", "full", "--mtp-layers", "1"});
+  EXPECT_DOUBLE_EQ(hw.value("flops_per_token", 0.0), 385424119808.0);
+  EXPECT_DOUBLE_EQ(hw.value("mtp_flops_per_token", 0.0), 12406769664.0);  // hardware FLOPs: its recomputed forward too
+  EXPECT_FALSE(train({"--mfu", "0.4", "--peak-tflops", "989"}).contains("mtp_flops_per_token"));
+  const auto tt_text = test::run_cli({"train-time", "--hf-config", hf("DeepSeek-V3"), "--seq", "4096", "--tokens",
+                                      "14.8e12", "--gpus", "2048", "--mfu", "0.4", "--peak-tflops", "989",
+                                      "--mtp-layers", "1"});
+  ASSERT_EQ(tt_text.exit_code, 0) << tt_text.err;
+  EXPECT_NE(tt_text.out.find("(291.8 GFLOP per token, 10.70 GFLOP of it for 1 MTP module(s))"), std::string::npos)
+      << tt_text.out;
 
   // A model from flags (a Megatron-LM GPT with --mtp-num-layers 1): the module's eh_proj 2h^2, a layer of 12h^2
   // (attention 4h^2, MLP 8h^2), the head V*h and its attention 4*h*s, trained 3x.
