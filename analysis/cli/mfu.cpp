@@ -137,7 +137,7 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->tokens_per_sec, "--tokens-per-sec", "Trained tokens per second (all GPUs)");
   cli::add_number(app, o->gpus, "--gpus", "GPUs the job runs on");
   cli::add_number(app, o->peak_tflops, "--peak-tflops", "A given peak, TFLOP/s per GPU");
-  o->dtype_opt = app.add_option("--dtype", o->dtype, "Data type of the peak (gemm.<dtype> in the profile or datasheet; fp4: datasheet or --peak-tflops only)")
+  o->dtype_opt = app.add_option("--dtype", o->dtype, "Data type of the peak (gemm.<dtype> in the profile or datasheet; fp4: the datasheet's only, with --gpu)")
                      ->capture_default_str();
   app.add_option("--recompute", o->recompute, "Activation recomputation: none | selective | full")
       ->capture_default_str();

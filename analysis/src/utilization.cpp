@@ -56,7 +56,7 @@ void require_peak_dtype(const std::string& dtype) {
     gemm::parse_dtype(dtype);
   } catch (const InputError&) {
     throw InputError("unknown data type '" + dtype + "' for a compute peak (valid: " + gemm::dtype_names() + ", and " +
-                     kDatasheetOnlyDtype + " from a datasheet or --peak-tflops)");
+                     kDatasheetOnlyDtype + " from a datasheet, with --gpu)");
   }
 }
 
@@ -71,7 +71,7 @@ std::vector<Peak> compute_peaks(const std::optional<double>& given, const Profil
   if (profile && dtype == kDatasheetOnlyDtype)
     throw InputError("ceilings measures no " + dtype + " GEMM (no benchmark of this build runs one), so profile " +
                      origin + " has no gemm." + dtype + ": drop --profile and use --gpu for the datasheet's " + dtype +
-                     " peak, or --peak-tflops");
+                     " peak, or give one with --peak-tflops and without --dtype");
   if (profile) {
     const std::string name = "gemm." + dtype;
     const Ceiling* c = usable_ceiling(*profile, name, origin);

@@ -386,10 +386,17 @@ TEST(MfuCli, Fp4IsADatasheetPeak) {
   const auto measured = with({"--profile", kProfile, "--dtype", "fp4"});
   EXPECT_EQ(measured.exit_code, 2);
   EXPECT_NE(measured.err.find("ceilings measures no fp4 GEMM"), std::string::npos) << measured.err;
+  // Its hint works as written: a given fp4 peak goes without --dtype, which picks a profile's or a datasheet's
+  // peak and with --peak-tflops alone is refused (the hint once sent users to exactly that).
+  EXPECT_NE(measured.err.find("or give one with --peak-tflops and without --dtype"), std::string::npos) << measured.err;
+  EXPECT_EQ(with({"--peak-tflops", "9000"}).exit_code, 0);
+  const auto given = with({"--peak-tflops", "9000", "--dtype", "fp4"});
+  EXPECT_EQ(given.exit_code, 2);
+  EXPECT_NE(given.err.find("with --peak-tflops alone it would change nothing"), std::string::npos) << given.err;
   const auto fp3 = with({"--gpu", "B200", "--dtype", "fp3"});
   EXPECT_EQ(fp3.exit_code, 2);
   EXPECT_NE(fp3.err.find("unknown data type 'fp3' for a compute peak (valid: fp64,"), std::string::npos) << fp3.err;
-  EXPECT_NE(fp3.err.find("and fp4 from a datasheet or --peak-tflops"), std::string::npos) << fp3.err;
+  EXPECT_NE(fp3.err.find("and fp4 from a datasheet, with --gpu)"), std::string::npos) << fp3.err;
 }
 
 TEST(MbuCli, HfConfigAgainstProfileAndDatasheet) {
