@@ -311,7 +311,14 @@ std::optional<std::string> Profile::stopped_early() const {
   if (!m.is_object() || !m.contains("complete") || !m["complete"].is_boolean() || m["complete"].get<bool>())
     return std::nullopt;
   const std::string stopped = m.contains("stopped") && m["stopped"].is_string() ? m["stopped"].get<std::string>() : "";
-  return stopped.empty() ? "stopped early" : stopped.substr(0, stopped.find('\n'));
+  // Its first line that says something (a reason written after a newline is not an empty one).
+  std::size_t at = 0;
+  while (at < stopped.size()) {
+    const std::size_t end = std::min(stopped.find('\n', at), stopped.size());
+    if (stopped.find_first_not_of(" \t\r", at) < end) return stopped.substr(at, end - at);
+    at = end + 1;
+  }
+  return "stopped early";
 }
 
 json profile_to_json(const Profile& p) {

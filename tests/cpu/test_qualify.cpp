@@ -533,6 +533,16 @@ TEST(Qualify, ARunStoppedBetweenFamiliesIsIncomplete) {
   EXPECT_EQ(find_check(r, "profile", "run complete").reason,
             "the run was stopped before its end (interrupted: SIGTERM): the ceilings after that point were not "
             "measured; measure again");
+  // A reason after blank lines is its first line that says something (it read "()" before); none at all is
+  // "stopped early".
+  p.raw["measure"]["stopped"] = "\n  \ninterrupted: SIGINT\nmore";
+  EXPECT_NE(find_check(qualify(p, nullptr, default_rules()), "profile", "run complete")
+                .reason.find("stopped before its end (interrupted: SIGINT)"),
+            std::string::npos);
+  p.raw["measure"]["stopped"] = "\n \n";
+  EXPECT_NE(find_check(qualify(p, nullptr, default_rules()), "profile", "run complete")
+                .reason.find("stopped before its end (stopped early)"),
+            std::string::npos);
   p.raw["measure"]["complete"] = true;
   EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 0);
 }
