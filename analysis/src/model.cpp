@@ -56,6 +56,16 @@ std::optional<std::int64_t> optional_size_of(const Fields& f, const std::string&
   return size_of(f, key, minimum);
 }
 
+// A config's multi-token-prediction modules (DeepSeek's and GLM-4.5's `key`), 0 when not stated: refused here past
+// kMaxMtpModules, so that every command refuses such a config alike, by its field.
+std::int64_t mtp_modules_of(const Fields& f, const std::string& key) {
+  const std::int64_t n = optional_size_of(f, key, 0).value_or(0);
+  if (n > kMaxMtpModules)
+    f.fail(key, std::to_string(n) + " multi-token-prediction modules are more than this version counts (at most " +
+                    std::to_string(kMaxMtpModules) + ")");
+  return n;
+}
+
 // A key whose absence Transformers' config class fills with a default that is not "none" (MistralConfig's 8 KV
 // heads and 4096-token window, DeepseekV3Config's 256 experts): absent, the count would silently differ from the
 // model Transformers builds. null still means none (every head a KV head, no window, no query LoRA).
@@ -503,7 +513,7 @@ ModelConfig parse_glm4_moe(const Fields& f) {
                              "under Transformers' other name) is " + raw["num_nextn_predict_layers"].dump());
   const std::string mtp = f.has("num_nextn_predict_layers") || !f.has("num_mtp_layers") ? "num_nextn_predict_layers"
                                                                                         : "num_mtp_layers";
-  m.mtp_layers = optional_size_of(f, mtp, 0).value_or(0);
+  m.mtp_layers = mtp_modules_of(f, mtp);
   return m;
 }
 
@@ -561,7 +571,7 @@ ModelConfig parse_deepseek(const Fields& f, const std::string& type) {
     m.moe_layer_freq = optional_size_of(f, "moe_layer_freq", 1).value_or(1);
     m.router_bias_per_expert = f.optional_string("topk_method").value_or("") == "noaux_tc";
   }
-  m.mtp_layers = optional_size_of(f, "num_nextn_predict_layers", 0).value_or(0);
+  m.mtp_layers = mtp_modules_of(f, "num_nextn_predict_layers");
   return m;
 }
 

@@ -834,6 +834,36 @@ TEST(ModelCli, MtpFlopsShownApart) {
   EXPECT_FALSE(j.contains("params_mtp"));
 }
 
+// More MTP modules than this version counts (kMaxMtpModules) is bad input in the config itself: every command that
+// reads it refuses it alike (exit 2), naming the field, not only `model` with a message naming no field.
+TEST(ModelCli, MtpModulesPastTheLimitRefusedByEveryCommand) {
+  const std::string dir = test::scratch_dir("model_cli_mtp_limit");
+  json config = read_json_file(fixture_path("DeepSeek-V3"));
+  config["num_nextn_predict_layers"] = 1000001;
+  const std::string path = dir + "/mtp.json";
+  std::ofstream(path) << config.dump();
+  const std::vector<std::vector<std::string>> commands = {
+      {"model", "--hf-config", path},
+      {"mfu", "--hf-config", path, "--seq", "4096", "--gpus", "2048", "--tokens-per-sec", "3e6", "--peak-tflops", "989"},
+      {"memory", "--mode", "train", "--hf-config", path, "--seq", "4096", "--tp", "8", "--pp", "16", "--dp", "16"},
+      {"train-time", "--hf-config", path, "--seq", "4096", "--tokens", "14.8e12", "--gpus", "2048", "--mfu", "0.4",
+       "--peak-tflops", "989"}};
+  for (const auto& args : commands) {
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.out;
+    EXPECT_NE(r.err.find("field '" + path + ".num_nextn_predict_layers': 1000001 multi-token-prediction modules"),
+              std::string::npos)
+        << args[0] << ": " << r.err;
+  }
+  // The limit itself is counted; GLM-4.5's count is held to it too, here under its Transformers 5 name.
+  config["num_nextn_predict_layers"] = 1000000;
+  EXPECT_EQ(parse_hf_config(config, "test").mtp_layers, 1000000);
+  json glm = read_json_file(fixture_path("GLM-4.5"));
+  glm.erase("num_nextn_predict_layers");
+  glm["num_mtp_layers"] = 1000001;
+  EXPECT_NE(error_of(glm).find("field 'test.num_mtp_layers': 1000001"), std::string::npos) << error_of(glm);
+}
+
 TEST(ModelDecode, MoeWeightsReadGrowWithBatch) {
   const ModelConfig m = fixture("Mixtral-8x7B-v0.1");
   const double b1 = decode_weight_bytes(m, 1, 2);
