@@ -150,42 +150,72 @@ ModelConfig read_decoder_sizes(const Fields& f, const std::string& type) {
 // kind in layer_types ("sliding_attention" or "full_attention"); absent, Qwen's layers from max_window_layers on
 // slide (only when use_sliding_window), gpt-oss's every other one from the first. A sliding layer without a window
 // (sliding_window null) sees everything, as Transformers builds it.
+// The kind a list of each layer's kind gives the layer past its last (ModelConfig::next_layer_attention): that of
+// layer n - p, p the list's shortest period (kinds[i] == kinds[i + p] throughout: gpt-oss's alternation 2, Gemma 3's
+// 6) where the list holds it twice or more, else the last layer's (Qwen's sliding layers from max_window_layers on).
+bool next_layer_is(const std::vector<bool>& kinds) {
+  const std::size_t n = kinds.size();
+  std::vector<std::size_t> border(n, 0);  // the longest proper prefix of kinds[0..i] that also ends it
+  for (std::size_t i = 1; i < n; ++i) {
+    std::size_t k = border[i - 1];
+    while (k > 0 && kinds[i] != kinds[k]) k = border[k - 1];
+    border[i] = kinds[i] == kinds[k] ? k + 1 : 0;
+  }
+  const std::size_t period = n - border[n - 1];
+  return 2 * period <= n ? kinds[n - period] : kinds[n - 1];
+}
+
 // layer_types: one entry a layer, each "full_attention" or `other`; how many are `other` (`known` ends the
-// message that refuses any other entry).
-std::int64_t count_layer_types(const Fields& f, const ModelConfig& m, const std::string& other,
-                               const std::string& known) {
+// message that refuses any other entry), and whether the layer past the last would be (next_layer_is).
+struct LayerTypeCount {
+  std::int64_t other = 0;
+  bool next_other = false;
+};
+LayerTypeCount count_layer_types(const Fields& f, const ModelConfig& m, const std::string& other,
+                                 const std::string& known) {
   const json& types = f.array("layer_types");
   if (static_cast<std::int64_t>(types.size()) != m.layers)
     f.fail("layer_types", "names " + std::to_string(types.size()) + " layers, the model has " +
                               std::to_string(m.layers) + " (num_hidden_layers)");
-  std::int64_t n = 0;
+  LayerTypeCount n;
+  std::vector<bool> kinds;
   for (const json& t : types) {
     const std::string kind = t.is_string() ? t.get<std::string>() : std::string();
     if (kind == other)
-      ++n;
+      ++n.other;
     else if (kind != "full_attention")
       f.fail("layer_types", "holds " + (t.is_string() ? "'" + kind + "'" : t.dump()) + ": " + known);
+    kinds.push_back(kind == other);
   }
+  n.next_other = next_layer_is(kinds);
   return n;
 }
 
 void read_layer_windows(const Fields& f, ModelConfig& m, std::optional<std::int64_t> window) {
   std::int64_t sliding = 0;
+  bool next_slides = false;  // layer `layers`, by the same rule
   if (f.has("layer_types")) {
-    sliding = count_layer_types(f, m, "sliding_attention", "this version knows full_attention and sliding_attention");
+    const LayerTypeCount n =
+        count_layer_types(f, m, "sliding_attention", "this version knows full_attention and sliding_attention");
+    sliding = n.other;
+    next_slides = n.next_other;
   } else if (m.model_type == "gpt_oss" || m.model_type == "gemma2") {
     sliding = (m.layers + 1) / 2;  // GptOssConfig, Gemma2Config: layers 0, 2, 4, ... slide
+    next_slides = m.layers % 2 == 0;
   } else if (m.model_type == "gemma3_text") {
     // Gemma3TextConfig: layer i attends to everything where (i + 1) % sliding_window_pattern == 0.
     const std::int64_t pattern = optional_size_of(f, "sliding_window_pattern", 1).value_or(6);
     sliding = m.layers - m.layers / pattern;
+    next_slides = (m.layers + 1) % pattern != 0;
   } else {
     const std::int64_t full = std::min(m.layers, optional_size_of(f, "max_window_layers", 0).value_or(28));
     sliding = m.layers - full;
+    next_slides = sliding > 0;  // from max_window_layers on
   }
   if (window && sliding > 0) {
     m.sliding_window = window;
     m.window_layers = sliding;
+    if (next_slides) m.next_layer_attention = ModelConfig::LayerAttention::kSliding;
   }
 }
 
@@ -221,7 +251,10 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
     if (type == "mistral") require_stated(f, "sliding_window", "MistralConfig", "a 4096-token window");
     if (type == "mistral" || type == "mixtral") {
       m.sliding_window = optional_size_of(f, "sliding_window", 1);
-      if (m.sliding_window) m.window_layers = m.layers;
+      if (m.sliding_window) {
+        m.window_layers = m.layers;
+        m.next_layer_attention = ModelConfig::LayerAttention::kSliding;
+      }
     }
   }
   m.qk_norm = qwen3;
@@ -382,9 +415,12 @@ ModelConfig parse_llama4(const Fields& f, const std::string& type) {
   const std::optional<std::int64_t> chunk = optional_size_of(f, "attention_chunk_size", 1);
   const bool chunk_stated = f.raw().contains("attention_chunk_size");
   std::int64_t chunked = 0;
+  bool next_chunked = false;  // layer `layers`, by the same rule
   if (f.has("layer_types")) {
-    chunked = count_layer_types(f, m, "chunked_attention",
-                                "Llama 4's layers attend in full_attention or chunked_attention only");
+    const LayerTypeCount n = count_layer_types(f, m, "chunked_attention",
+                                               "Llama 4's layers attend in full_attention or chunked_attention only");
+    chunked = n.other;
+    next_chunked = n.next_other;
     if (chunked > 0 && chunk_stated && !chunk)
       f.fail("attention_chunk_size", "is null, and layer_types names chunked_attention layers, which need a chunk");
   } else if (chunk || !chunk_stated) {
@@ -393,23 +429,28 @@ ModelConfig parse_llama4(const Fields& f, const std::string& type) {
     if (rope.empty()) {  // Llama4TextConfig: layer i is a NoPE layer where (i + 1) % no_rope_layer_interval == 0
       const std::int64_t interval = optional_size_of(f, "no_rope_layer_interval", 1).value_or(4);
       chunked = m.layers - m.layers / interval;
+      next_chunked = (m.layers + 1) % interval != 0;
     } else {
       if (static_cast<std::int64_t>(rope.size()) != m.layers)
         f.fail("no_rope_layers", "names " + std::to_string(rope.size()) + " layers, the model has " +
                                      std::to_string(m.layers) + " (num_hidden_layers)");
+      std::vector<bool> kinds;
       for (const json& r : rope) {
         const bool is_bit = r.is_boolean() || (r.is_number_integer() && (r.get<std::int64_t>() == 0 ||
                                                                           r.get<std::int64_t>() == 1));
         if (!is_bit)
           f.fail("no_rope_layers", "holds " + r.dump() + ": each layer is 1 (RoPE, chunked) or 0 (NoPE, full)");
-        if (r.is_boolean() ? r.get<bool>() : r.get<std::int64_t>() == 1) ++chunked;
+        kinds.push_back(r.is_boolean() ? r.get<bool>() : r.get<std::int64_t>() == 1);
+        if (kinds.back()) ++chunked;
       }
+      next_chunked = next_layer_is(kinds);
     }
   }
   if (chunked > 0 && !chunk_stated) require_stated(f, "attention_chunk_size", config_class, "an 8192-token chunk");
   if (chunk && chunked > 0) {
     m.attention_chunk = chunk;
     m.chunk_layers = chunked;
+    if (next_chunked) m.next_layer_attention = ModelConfig::LayerAttention::kChunked;
   }
   return m;
 }
@@ -468,7 +509,10 @@ ModelConfig parse_phi3(const Fields& f) {
   read_attention(f, m);
   m.tied_embeddings = f.optional_boolean("tie_word_embeddings").value_or(false);
   m.sliding_window = optional_size_of(f, "sliding_window", 1);
-  if (m.sliding_window) m.window_layers = m.layers;
+  if (m.sliding_window) {
+    m.window_layers = m.layers;
+    m.next_layer_attention = ModelConfig::LayerAttention::kSliding;
+  }
   return m;
 }
 
@@ -961,9 +1005,10 @@ FlopShape flop_shape(const ModelConfig& m, std::int64_t mtp_modules) {
   const double layer_matmul = layer.total() - layer.norms - layer.unvisited;
   s.matmul_params += n * (2 * h * h + layer_matmul + head);
   s.logit_params += n * head;
-  // A model whose every layer slides (Mistral) or attends in chunks builds its MTP layers so too.
-  if (s.window && s.window_layers >= s.layers) s.window_layers += n;
-  if (s.chunk && s.chunk_layers >= s.layers) s.chunk_layers += n;
+  // Each module's layer attends as the checkpoint's layer `layers` would: Mistral's slides as every layer does,
+  // Gemma 3 27b's (its layer 62) through the window of the five of six that slide.
+  if (m.next_layer_attention == ModelConfig::LayerAttention::kSliding && s.window) s.window_layers += n;
+  if (m.next_layer_attention == ModelConfig::LayerAttention::kChunked && s.chunk) s.chunk_layers += n;
   s.layers += n;
   return s;
 }

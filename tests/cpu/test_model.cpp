@@ -801,17 +801,59 @@ TEST(ModelFlops, DeepSeekV3MtpModuleByHand) {
   EXPECT_THROW(flop_shape(v3, 1000001), InputError);
 }
 
-// An MTP module's layer attends as the model's layers do where all of them slide (Mistral: a window of 4096 keys, so
-// 33 layers of 4096 keys at seq 16384); where only some do (Gemma 2: every other one), it sees every key.
-TEST(ModelFlops, MtpLayerAttendsAsEveryLayerDoes) {
+// An MTP module's layer attends as the checkpoint's layer num_hidden_layers would, the one it is built as: Mistral's
+// slides as all of them do (a window of 4096 keys, so 33 layers of 4096 keys at seq 16384); Gemma 2 9b's layer 42
+// slides (every other one from layer 0); Gemma 3 27b's layer 62 too (full where (i + 1) % 6 == 0), so the module's
+// attention stays its 1024-key window past it. By hand for Gemma 3 27b (h 5376, 32 heads and 16 KV heads of 128,
+// MLP 21504, V 262208): eh_proj 2 x 5376^2 = 57,802,752, attention q/k/v/o 66,060,288, MLP 3 x 5376 x 21504 =
+// 346,816,512, the shared head 262208 x 5376 = 1,409,630,208: 1,880,309,760 matmul parameters, and its attention
+// 2 x 32 x 256 x 1024 = 16,777,216 at any seq past the window: 3 x (3,760,619,520 + 16,777,216) = 11,332,190,208
+// model FLOPs a token at seq 4096 and 32768 alike (it grew by 469,762,048 forward a module as full attention).
+TEST(ModelFlops, MtpLayerAttendsAsItsLayerWould) {
   const auto nc = AttentionConvention::kNonCausal;
   const FlopShape mistral = flop_shape(fixture("Mistral-7B-v0.1"), 1);
   EXPECT_DOUBLE_EQ(attention_flops_forward(mistral, 16384, nc), 4.0 * 33 * 32 * 128 * 4096);
-  const ModelConfig gemma = fixture("gemma-2-9b");
-  const FlopShape g0 = flop_shape(gemma), g1 = flop_shape(gemma, 1);
-  EXPECT_DOUBLE_EQ(g1.window_layers, g0.window_layers);
-  EXPECT_DOUBLE_EQ(attention_flops_forward(g1, 65536, nc) - attention_flops_forward(g0, 65536, nc),
-                   2.0 * gemma.heads * 2 * gemma.head_dim * 65536);
+  const ModelConfig gemma2 = fixture("gemma-2-9b");
+  EXPECT_DOUBLE_EQ(flop_shape(gemma2, 1).window_layers, flop_shape(gemma2).window_layers + 1);
+  const ModelConfig gemma3 = fixture("gemma-3-27b-pt");
+  const FlopShape g0 = flop_shape(gemma3), g1 = flop_shape(gemma3, 1);
+  EXPECT_DOUBLE_EQ(g0.window_layers, 52);
+  EXPECT_DOUBLE_EQ(g1.window_layers, 53);
+  for (double seq : {4096.0, 32768.0}) {
+    EXPECT_DOUBLE_EQ(attention_flops_forward(g1, seq, nc) - attention_flops_forward(g0, seq, nc),
+                     2.0 * 32 * 256 * 1024)
+        << seq;
+    EXPECT_DOUBLE_EQ(model_flops_per_token(g1, seq, nc) - model_flops_per_token(g0, seq, nc), 11332190208.0) << seq;
+  }
+  // 65 layers: layer 65 is a full one ((65 + 1) % 6 == 0), and the module's layer sees every key.
+  json config = read_json_file(fixture_path("gemma-3-27b-pt"));
+  config["text_config"]["num_hidden_layers"] = 65;
+  const ModelConfig g65 = parse_hf_config(config, "test");
+  EXPECT_DOUBLE_EQ(flop_shape(g65, 1).window_layers, flop_shape(g65).window_layers);
+  EXPECT_DOUBLE_EQ(attention_flops_forward(flop_shape(g65, 1), 65536, nc) -
+                       attention_flops_forward(flop_shape(g65), 65536, nc),
+                   2.0 * 32 * 256 * 65536);
+  // Where layer_types names each layer, the list continued: gpt-oss-20b's alternation gives layer 24 a window; a
+  // list that does not repeat a period gives it the last layer's kind.
+  const ModelConfig oss = fixture("gpt-oss-20b");
+  EXPECT_DOUBLE_EQ(flop_shape(oss, 1).window_layers, 13);
+  json types = read_json_file(fixture_path("gpt-oss-20b"));
+  for (int l = 0; l < 24; ++l) types["layer_types"][l] = l < 4 ? "sliding_attention" : "full_attention";
+  EXPECT_DOUBLE_EQ(flop_shape(parse_hf_config(types, "test"), 1).window_layers, 4);
+  for (int l = 0; l < 24; ++l) types["layer_types"][l] = l < 20 ? "full_attention" : "sliding_attention";
+  EXPECT_DOUBLE_EQ(flop_shape(parse_hf_config(types, "test"), 1).window_layers, 5);
+  // Llama 4 Scout's layer 48 attends in chunks (every 4th layer is a NoPE, full one: 47, then 51), so does a
+  // module's; as it would where no_rope_layers names each layer.
+  const ModelConfig scout = fixture("Llama-4-Scout-17B-16E");
+  EXPECT_DOUBLE_EQ(flop_shape(scout, 1).chunk_layers, 37);
+  json rope = read_json_file(fixture_path("Llama-4-Scout-17B-16E"));
+  for (int l = 0; l < 48; ++l) rope["text_config"]["no_rope_layers"][l] = l % 4 == 3 ? 0 : 1;
+  EXPECT_DOUBLE_EQ(flop_shape(parse_hf_config(rope, "test"), 1).chunk_layers, 37);
+  rope["text_config"]["no_rope_layers"][47] = 1;  // no period repeated: as layer 47, chunked
+  rope["text_config"]["no_rope_layers"][0] = 0;
+  EXPECT_DOUBLE_EQ(flop_shape(parse_hf_config(rope, "test"), 1).chunk_layers, 37);
+  rope["text_config"]["no_rope_layers"][47] = 0;  // as layer 47, full (a period of 47 is not repeated)
+  EXPECT_DOUBLE_EQ(flop_shape(parse_hf_config(rope, "test"), 1).chunk_layers, 35);
 }
 
 // `model` shows what the config's MTP modules cost per token beside the main model's figures, which stay the main

@@ -60,6 +60,13 @@ struct ModelConfig {
   // at most a chunk. Unset: no layer is chunked.
   std::optional<std::int64_t> attention_chunk;
   std::int64_t chunk_layers = 0;
+  // How the checkpoint's layer `layers`, the one past the model's last, would attend (a multi-token-prediction
+  // module's decoder layer is built as it: flop_shape): by the rule that gives each layer its kind (Gemma 3: full
+  // where (layers + 1) % 6 == 0, else sliding), or by layer_types / no_rope_layers continued with their shortest
+  // period (gpt-oss's alternation: 2) where they hold it twice or more, else as their last layer. Sliding or
+  // chunked only where some layer of the model is (the window or chunk above is set).
+  enum class LayerAttention { kFull, kSliding, kChunked };
+  LayerAttention next_layer_attention = LayerAttention::kFull;
   // Mixture of experts (0 experts: dense). Layer l is an MoE layer when l >= first_dense_layers,
   // (l + moe_layer_offset) % moe_layer_freq == 0 and l is not in dense_layers (DeepSeek: first_k_dense_replace and
   // moe_layer_freq; Qwen3-MoE: decoder_sparse_step counted from 1 and mlp_only_layers).
@@ -145,8 +152,8 @@ FlopShape flop_shape(const ModelConfig& model);
 // Megatron-LM's --mtp-num-layers; DeepSeek-V3 report sec. 2.2): each token goes through each module's eh_proj
 // (2h -> h), its decoder layer (built as the checkpoint's layer `layers`, the one mtp_params counts: DeepSeek-V3's an
 // MoE layer, its active experts only) and the shared output head again. Their matmul parameters join matmul_params,
-// their heads logit_params, their layers the attention layers (sliding or chunked where every layer of the model is,
-// else seeing every key), so the attention convention and the recomputation apply to them as to the main layers.
+// their heads logit_params, their layers the attention layers (sliding, chunked or seeing every key as that layer
+// would: next_layer_attention), so the attention convention and the recomputation apply to them as to the main layers.
 // Their norms, as the main model's, are not counted; nor is the shared embedding's lookup. 0: flop_shape(model).
 // A negative count, or more than kMaxMtpModules, is an InputError.
 inline constexpr std::int64_t kMaxMtpModules = 1000000;  // as many as the layers a model may have
