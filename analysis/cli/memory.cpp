@@ -100,14 +100,17 @@ int run(const MemoryOptions& o) {
       if (in.model->mtp_layers > 0) {
         // DeepSeek-V3 trains its multi-token-prediction modules with the model; in training they share its
         // embedding and output head, so only the rest of each module adds weights, gradients and optimizer state,
-        // beside the output head on the last pipeline stage.
+        // beside the output head on the last pipeline stage (past one stage with a copy of the embedding there).
         in.last_stage = mtp_params(*in.model);
         in.last_stage_layers = in.model->mtp_layers;
         const double mtp = in.last_stage.total;
         in.params += mtp;
         notes.push_back("parameters include the " + std::to_string(in.model->mtp_layers) +
                         " multi-token-prediction module(s) trained with the model (" + format_fixed(mtp / 1e9, 2) +
-                        "B parameters; their embedding and output head are the model's); their activations are not estimated");
+                        "B parameters; their embedding and output head are the model's" +
+                        (o.pp > 1 ? std::string(", the embedding copied to the last pipeline stage, which runs them")
+                                  : std::string()) +
+                        "); their activations are not estimated");
       }
       if (!o.seq.given()) throw InputError("--seq is missing (training sequence length, for activations)");
       in.seq = o.seq.value;
@@ -143,9 +146,16 @@ int run(const MemoryOptions& o) {
                       std::to_string(o.dp / o.ep) + "; routing taken as balanced, so each GPU holds as many token "
                       "copies as without expert parallelism");
     if (o.pp > 1 && in.model) {
-      std::string holds = std::to_string(est.stage_layers) + " layer(s)";
-      if (est.stage_embedding) holds += " and the input embedding";
-      if (est.stage_head) holds += " and the output head" + std::string(in.model->tied_embeddings ? " (a copy of the tied embedding)" : "");
+      std::vector<std::string> parts = {std::to_string(est.stage_layers) + " layer(s)"};
+      if (est.stage_embedding) parts.push_back("the input embedding");
+      if (est.stage_head) {
+        parts.push_back("the output head" + std::string(in.model->tied_embeddings ? " (a copy of the tied embedding)" : ""));
+        if (in.last_stage_layers > 0)  // train_memory's copy of the word embedding for them
+          parts.insert(parts.end(), {std::to_string(in.last_stage_layers) + " MTP module(s)",
+                                     "their copy of the word embedding"});
+      }
+      std::string holds = parts[0];
+      for (std::size_t i = 1; i < parts.size(); ++i) holds += (i + 1 < parts.size() ? ", " : " and ") + parts[i];
       notes.push_back("pipeline: per GPU of stage " + std::to_string(est.stage + 1) + " of " + std::to_string(o.pp) +
                       ", the most loaded: " + holds + ", and with 1F1B the activations of " +
                       std::to_string(o.pp - est.stage) + " micro-batch(es) in flight");

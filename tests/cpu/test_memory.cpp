@@ -721,6 +721,10 @@ TEST(MemoryCli, TrainingCountsTheMtpModule) {
   const double whole = 62 * 15140864.0 + 62 * 2 * 7168.0 + 59 * 256 * 7169.0 + 4 * 7168.0;
   EXPECT_NEAR(json::parse(tp8.out)["weights_bytes"].get<double>(),
               2 * ((671026419200.0 + 11610068224.0 - whole) / 8 + whole), 1);
+  EXPECT_NE(json::parse(tp8.out)["notes"].dump().find("(11.61B parameters; their embedding and output head are the "
+                                                      "model's); their activations are not estimated"),
+            std::string::npos)
+      << tp8.out;
   // Past one pipeline stage, the last (the MTP module's) holds its own copy of the word embedding too, split by
   // vocabulary: 2 bytes x 129280 x 7168 / 8 more than the 13,906,845,184 it held without one (seq 16: the last
   // stage is the most loaded, with its head and the module).
@@ -730,6 +734,16 @@ TEST(MemoryCli, TrainingCountsTheMtpModule) {
   const json last = json::parse(pp2.out);
   EXPECT_EQ(last["pipeline_stage"]["stage"], 2);
   EXPECT_NEAR(last["weights_bytes"].get<double>(), 13906845184.0 + 2.0 * 129280 * 7168 / 8, 1);
+  // The notes say so: the module and the embedding's copy on that stage, beside its layers and the head.
+  const std::string notes = last["notes"].dump();
+  EXPECT_NE(notes.find("pipeline: per GPU of stage 2 of 2, the most loaded: 30 layer(s), the output head, 1 MTP "
+                       "module(s) and their copy of the word embedding, and with 1F1B"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("their embedding and output head are the model's, the embedding copied to the last pipeline "
+                       "stage, which runs them)"),
+            std::string::npos)
+      << notes;
   // A model without one is counted as before.
   const auto llama = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "4096",
                                     "--json"});
