@@ -71,7 +71,9 @@ ceilings::cli::Runner setup(CLI::App& app) {
     t.add_row({"parameters, active per token", count(s["params_active"])});
     t.add_row({"parameters, embedding", count(s["params_embedding"])});
     t.add_row({"parameters, lm head", m.tied_embeddings ? "tied to the embedding" : count(s["params_lm_head"])});
-    if (s.contains("params_mtp")) t.add_row({"parameters, MTP module (not in total)", count(s["params_mtp"])});
+    // The config's multi-token-prediction modules, all of them together.
+    const std::string mtp = std::to_string(m.mtp_layers) + " MTP module(s)";
+    if (s.contains("params_mtp")) t.add_row({"parameters, " + mtp + " (not in total)", count(s["params_mtp"])});
     if (!m.not_counted.empty()) t.add_row({"not counted", m.not_counted});
     std::ostringstream seq;
     seq << "forward FLOPs per token at seq " << o->seq;
@@ -80,9 +82,12 @@ ceilings::cli::Runner setup(CLI::App& app) {
         {"  of which attention scores", format_quantity(s["attention_flops_per_token"].get<double>(), "FLOP", 4)});
     t.add_row({"training FLOPs per token (3x forward)",
                format_quantity(s["training_flops_per_token"].get<double>(), "FLOP", 4)});
-    if (s.contains("mtp_flops_per_token"))  // trained beside the model only where a job trains them
-      t.add_row({"forward FLOPs per token, MTP module (not in the above)",
+    if (s.contains("mtp_flops_per_token")) {  // trained beside the model only where a job trains them
+      t.add_row({"forward FLOPs per token, " + mtp + " (not in the above)",
                  format_quantity(s["mtp_flops_per_token"].get<double>(), "FLOP", 4)});
+      t.add_row({"training FLOPs per token, " + mtp,
+                 format_quantity(s["mtp_training_flops_per_token"].get<double>(), "FLOP", 4)});
+    }
     t.add_row(
         {"KV cache per token (" + o->kv_dtype + ")", format_quantity(s["kv_bytes_per_token"].get<double>(), "B", 4)});
     if (m.sliding_window)

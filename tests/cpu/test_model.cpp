@@ -868,7 +868,11 @@ TEST(ModelCli, MtpFlopsShownApart) {
   EXPECT_DOUBLE_EQ(j["mtp_training_flops_per_token"].get<double>(), 10695095808.0);
   r = test::run_cli({"model", "--hf-config", fixture_path("DeepSeek-V3")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("forward FLOPs per token, MTP module (not in the above)"), std::string::npos) << r.out;
+  // The rows are of all the config's modules together, saying how many.
+  EXPECT_NE(r.out.find("parameters, 1 MTP module(s) (not in total)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("forward FLOPs per token, 1 MTP module(s) (not in the above)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("training FLOPs per token, 1 MTP module(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("10.70 GFLOP"), std::string::npos) << r.out;
   r = test::run_cli({"model", "--hf-config", fixture_path("Llama-3.1-8B"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   j = json::parse(r.out);
