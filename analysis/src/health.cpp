@@ -276,8 +276,11 @@ HealthSnapshot snapshot_from_json(const Fields& f) {
       s.metrics[key] = HealthMetric::of(v.get<bool>() ? 1 : 0);
     } else if (v.is_number()) {
       if (info->kind == MetricKind::kFlag) m.fail(key, "expected true or false, found a number");
-      const double d = m.number(key);
-      s.metrics[key] = HealthMetric::of(d);
+      // The live reader's bounds: a value it would have recorded as "could not read" (a power of 0 W, PCIe
+      // Gen9) is no reading, and the checks would judge it as one.
+      const HealthMetric checked = plausible_metric(key, m.number(key));
+      if (!checked.ok()) m.fail(key, checked.reason + " (read live, such a value is recorded as \"could not read\")");
+      s.metrics[key] = checked;
     } else {
       m.fail(key, "expected a value, found " + json_type_name(v));
     }
@@ -293,7 +296,9 @@ HealthSnapshot snapshot_from_json(const Fields& f) {
         if (key == "link") continue;
         const MetricInfo* info = find_metric_info("nvlink." + key);
         if (!info || info->kind != MetricKind::kCounter) l.fail(key, "not an NVLink error counter");
-        c.errors[key] = l.number(key);
+        const HealthMetric checked = plausible_metric("nvlink." + key, l.number(key));
+        if (!checked.ok()) l.fail(key, checked.reason + " (read live, such a value is recorded as \"could not read\")");
+        c.errors[key] = checked.value;
       }
       s.nvlinks.push_back(std::move(c));
     }

@@ -267,6 +267,14 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
         if (const Ceiling* k = profile->find(name)) best_copy = std::max(best_copy, k->value);
     const double low_capacity = pcie_link_bandwidth(static_cast<int>(*gen), static_cast<int>(*width));
     const double below_max = pcie_link_bandwidth(static_cast<int>(*max_gen) - 1, static_cast<int>(*width));
+    if (low_capacity <= 0 || below_max <= 0) {  // a generation the table has no rate for: any copy would "exceed" 0
+      c.reason = "no PCIe rate is known for " + (low_capacity <= 0 ? c.measured_text
+                                                                   : "Gen" + format_fixed(*max_gen - 1, 0) + " x" +
+                                                                         format_fixed(*width, 0)) +
+                 ": the measured copies cannot be set against it, so the link cannot be judged";
+      out.push_back(c);
+      return;
+    }
     const std::string part_way =
         best_copy > low_capacity
             ? " (the measured copies, " + format_quantity(best_copy, "B/s") + ", exceed what " + c.measured_text +

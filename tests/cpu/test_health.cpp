@@ -194,6 +194,40 @@ TEST(HealthSection, SnapshotTimesAreUtcAndInOrder) {
   EXPECT_EQ(message(bad), "accepted");
 }
 
+// A stored reading the live reader records as "could not read" is bad input naming its field, never a reading: a
+// default power limit of 0 W passed a 400 W cap on a 700 W H200, and PCIe Gen9 passed a Gen1 link whose copies
+// "exceeded" the 0 B/s the table has for Gen8.
+TEST(HealthSection, ReadingsTheLiveReaderRefusesAreBadInput) {
+  const json j = health_to_json(healthy_section());
+  auto message = [](const json& doc) -> std::string {
+    try {
+      health_from_json(doc, "health");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  json bad = j;
+  bad["before"]["metrics"]["power.default_limit_w"] = 0;
+  EXPECT_NE(message(bad).find("field 'health.before.metrics.power.default_limit_w': impossible power 0.0 W"),
+            std::string::npos)
+      << message(bad);
+  bad["before"]["metrics"]["power.default_limit_w"] = 700;
+  EXPECT_EQ(message(bad), "accepted");
+  bad = j;
+  bad["after"]["metrics"]["pcie.max_gen"] = 9;
+  EXPECT_NE(message(bad).find("field 'health.after.metrics.pcie.max_gen': no PCIe generation 9"), std::string::npos)
+      << message(bad);
+  bad = j;
+  bad["before"]["metrics"]["temperature.gpu_c"] = 4294967295LL;  // NVML's sentinel, stored as a number
+  EXPECT_NE(message(bad).find("health.before.metrics.temperature.gpu_c': sentinel value"), std::string::npos)
+      << message(bad);
+  bad = j;
+  bad["before"]["nvlinks"] = json::parse(R"([{"link": 0, "replay_errors": 1e16}])");
+  EXPECT_NE(message(bad).find("health.before.nvlinks[0].replay_errors': impossible count"), std::string::npos)
+      << message(bad);
+}
+
 // `ceilings health` reads an idle GPU: a lower generation at full width is the power saving, noted;
 // with a profile (qualify), the generation is judged under load and an idle reading stays incomplete.
 // A GPU without ECC memory (GeForce) cannot pass the ECC checks: incomplete, saying which rules switch them off.
@@ -253,6 +287,31 @@ TEST(HealthChecks, IdleGenerationDropPassesLiveWithANote) {
   EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "fail");  // qualify: read during its run
   s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x4);  // low while drawing the power cap: busy
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
+}
+
+// The link check sets the measured copies against what the generation below the maximum carries. Where the table
+// has no rate for it (a generation past PCIe 7.0, which both readers refuse), any copy "exceeded" its 0 B/s and a
+// Gen1 link with 1 GB/s copies passed as "trained up to Gen9": the link cannot be judged.
+TEST(HealthChecks, APcieLinkWithoutAKnownRateIsNotJudged) {
+  HealthSection s = healthy_section();
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) {
+    snap->metrics["pcie.gen"] = HealthMetric::of(1);
+    snap->metrics["pcie.max_gen"] = HealthMetric::of(9);
+  }
+  Profile p;
+  p.device.uuid = "GPU-1";
+  Ceiling h2d;
+  h2d.name = "pcie.h2d";
+  h2d.value = 1e9;
+  p.ceilings.push_back(h2d);
+  auto checks = health_checks(s, HealthRules{}, &p);
+  ASSERT_EQ(status_of(checks, "PCIe link"), "incomplete");
+  for (const Check& c : checks)
+    if (c.rule == "PCIe link")
+      EXPECT_NE(c.reason.find("no PCIe rate is known for Gen8 x16"), std::string::npos) << c.reason;
+  for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics["pcie.max_gen"] = HealthMetric::of(5);
+  checks = health_checks(s, HealthRules{}, &p);  // a maximum with a rate: 1 GB/s proves nothing, Gen1 fails
+  EXPECT_EQ(status_of(checks, "PCIe link"), "fail");
 }
 
 // A GPU in a slot slower than the GPU trains its link to the slot's maximum: the link check passes it, the

@@ -1194,6 +1194,12 @@ TEST(QualifyCli, ImpossibleValuesAreBadInputNotAPass) {
       {"gen0", [](json& d) { d["device"]["pcie"]["max_gen"] = 0; }, "device.pcie.max_gen"},
       {"twice", [](json& d) { d["ceilings"].push_back(d["ceilings"][0]); }, "ceilings[5].name"},
       {"created", [](json& d) { d["created"] = "not a date"; }, "created"},
+      // Health readings the live reader records as "could not read": a default limit of 0 W passed any cap, Gen9
+      // passed any copy as above what "Gen8" carries.
+      {"power0", [](json& d) { d["health"]["before"]["metrics"]["power.default_limit_w"] = 0; },
+       "health.before.metrics.power.default_limit_w"},
+      {"gen9", [](json& d) { d["health"]["after"]["metrics"]["pcie.max_gen"] = 9; },
+       "health.after.metrics.pcie.max_gen"},
   };
   ASSERT_EQ(good["ceilings"][4]["name"], "latency.launch");
   for (const Case& c : cases) {
