@@ -173,6 +173,9 @@ std::vector<Case> matrix() {
        [](json& s) { s["values"]["inforom.valid"] = 0; }, nullptr, nullptr, "", "", 1, 1, "InfoROM failed its checksums"});
   add({"pending MIG mode change", "MIG disabled, set to enabled at the next GPU reset, not yet reset",
        [](json& s) { s["values"]["mig.pending"] = 1; }, nullptr, nullptr, "", "", 1, 1, "a GPU reset is pending"});
+  add({"MIG mode changed mid-run", "MIG disabled before the run, enabled after it (the GPU reset mid-run)",
+       [](json& s) { s["values"]["mig.current"] = {0, 1}; }, nullptr, nullptr, "", "", 1, 1,
+       "the MIG mode changed during the run"});
   add({"PCIe Gen3 x8", "link Gen3 x8 on a Gen5 x16 part",
        [](json& s) {
          s["values"]["pcie.gen"] = 3;

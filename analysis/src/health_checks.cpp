@@ -913,31 +913,48 @@ std::string smi_target(const HealthSection& s) {
 }
 
 // A MIG mode change waiting for a GPU reset (nvmlDeviceGetMigMode's pending mode differs from the current one): the
-// reset is outstanding, so the GPU is read (and measured) in a state it will not run in after it. MIG enabled as
-// such is judged where the profile says what was measured (qualify's SM count row, is_mig), not here.
+// reset is outstanding, so the GPU is read (and measured) in a state it will not run in after it. Pending is judged on
+// the last reading (a change pending before the run but set back by its end is noted). A current mode that differs
+// between the snapshots fails: the GPU was reset or reconfigured during the run, so its ceilings are not of one
+// configuration. MIG enabled as such is judged where the profile says what was measured (qualify's SM count row,
+// is_mig), not here.
 void check_mig_mode(const HealthSection& s, std::vector<Check>& out) {
-  std::optional<bool> current;
-  std::optional<bool> waiting;  // the pending mode of the last reading where it differed from the current one
+  struct Mode {
+    bool current, pending;
+  };
+  std::vector<Mode> read;  // the snapshots that read both, before first
   for (const HealthSnapshot* snap : s.snapshots()) {
     const auto c = snap->value("mig.enabled"), p = snap->value("mig.pending_enabled");
-    if (!c || !p) continue;
-    current = *c != 0;
-    if ((*p != 0) != *current) waiting = *p != 0;
+    if (c && p) read.push_back({*c != 0, *p != 0});
   }
-  if (!current) return;  // a GPU without MIG, or a section recorded before the mode was read
+  if (read.empty()) return;  // a GPU without MIG, or a section recorded before the mode was read
   auto mode = [](bool on) { return std::string(on ? "enabled" : "disabled"); };
+  const Mode first = read.front(), last = read.back();
   Check c = make_check("health", "MIG mode");
   c.threshold_text = "no change pending";
   c.source = "health rule mig_mode (nvmlDeviceGetMigMode: the current and the pending mode)";
-  c.measured_text = "MIG " + mode(*current) + ", no change pending";
-  c.status = waiting ? CheckStatus::kFail : CheckStatus::kPass;
-  if (waiting) {
-    const std::string gpu = smi_target(s);
-    c.measured_text = "MIG " + mode(!*waiting) + ", " + mode(*waiting) + " after the next reset";
-    c.reason = "a GPU reset is pending: MIG mode is " + mode(!*waiting) + " and set to be " + mode(*waiting) +
+  c.measured_text = "MIG " + mode(last.current) + ", no change pending";
+  c.status = CheckStatus::kPass;
+  const std::string gpu = smi_target(s);
+  if (first.current != last.current) {
+    c.status = CheckStatus::kFail;
+    c.threshold_text = "one mode during the run, no change pending";
+    c.measured_text = "MIG " + mode(first.current) + " before the run, " + mode(last.current) + " after it";
+    c.reason = "the MIG mode changed during the run (" + mode(first.current) + " before, " + mode(last.current) +
+               " after): the GPU was reset or reconfigured mid-run, so the run's ceilings are not of one "
+               "configuration (measure again with the mode settled)";
+    if (last.pending != last.current)
+      c.reason += "; and " + mode(last.pending) + " is pending for the next reset";
+  } else if (last.pending != last.current) {
+    c.status = CheckStatus::kFail;
+    c.measured_text = "MIG " + mode(last.current) + ", " + mode(last.pending) + " after the next reset";
+    c.reason = "a GPU reset is pending: MIG mode is " + mode(last.current) + " and set to be " + mode(last.pending) +
                " after the next reset, so the GPU is not in the state it will run in (reset it: nvidia-smi "
-               "-i " + gpu + " -r, or set the mode back: nvidia-smi -i " + gpu + " -mig " + (*waiting ? "0" : "1") +
+               "-i " + gpu + " -r, or set the mode back: nvidia-smi -i " + gpu + " -mig " + (last.pending ? "0" : "1") +
                ")";
+  } else if (first.pending != first.current) {
+    c.reason = "a change to MIG " + mode(first.pending) + " was pending before the run and was set back by its end "
+               "(noted: nothing is pending now)";
   }
   out.push_back(c);
 }

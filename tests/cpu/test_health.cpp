@@ -771,11 +771,43 @@ TEST(HealthChecks, AMigModeChangeWaitingForAResetFails) {
             "MIG enabled, disabled after the next reset");
   set_both(s, "mig.pending_enabled", HealthMetric::of(1), HealthMetric::of(1));
   EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "MIG mode"), "pass");
-  s.before.metrics["mig.pending_enabled"] = HealthMetric::of(0);  // pending before the run only: still judged
+  // Pending is judged on the last reading: a change pending before the run and set back by its end is noted.
+  s.before.metrics["mig.pending_enabled"] = HealthMetric::of(0);
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "MIG mode"), "pass");
+  c = find_check(checks, "MIG mode");
+  EXPECT_EQ(c->measured_text, "MIG enabled, no change pending");
+  EXPECT_NE(c->reason.find("a change to MIG disabled was pending before the run and was set back by its end"),
+            std::string::npos)
+      << c->reason;
+  set_both(s, "mig.pending_enabled", HealthMetric::of(1), HealthMetric::of(0));  // pending at the end: fails
   EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "MIG mode"), "fail");
   HealthRules off;
   off.mig_mode = false;
   EXPECT_EQ(status_of(health_checks(s, off), "MIG mode"), "absent");
+}
+
+// A MIG mode that differs between the snapshots: the GPU was reset or reconfigured during the run, so its ceilings
+// are not of one configuration. It passed where neither snapshot had a change pending.
+TEST(HealthChecks, AMigModeThatChangedDuringTheRunFails) {
+  HealthSection s = healthy_section();
+  set_both(s, "mig.enabled", HealthMetric::of(0), HealthMetric::of(1));
+  set_both(s, "mig.pending_enabled", HealthMetric::of(0), HealthMetric::of(1));
+  auto checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "MIG mode"), "fail");
+  const Check* c = find_check(checks, "MIG mode");
+  EXPECT_EQ(c->measured_text, "MIG disabled before the run, enabled after it");
+  EXPECT_NE(c->reason.find("the MIG mode changed during the run (disabled before, enabled after)"), std::string::npos)
+      << c->reason;
+  set_both(s, "mig.enabled", HealthMetric::of(1), HealthMetric::of(0));
+  set_both(s, "mig.pending_enabled", HealthMetric::of(1), HealthMetric::of(1));  // and enabling pending again
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "MIG mode"), "fail");
+  c = find_check(checks, "MIG mode");
+  EXPECT_NE(c->reason.find("(enabled before, disabled after)"), std::string::npos) << c->reason;
+  EXPECT_NE(c->reason.find("enabled is pending for the next reset"), std::string::npos) << c->reason;
+  s.after->metrics["mig.enabled"] = HealthMetric::unreadable("Unknown Error");  // one reading: no change to see
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "MIG mode"), "pass");
 }
 
 // Persistence mode disabled is what DCGM's diagnostics warn of: noted with its fix, passing, unless the rules
@@ -1596,6 +1628,22 @@ TEST(HealthCli, APendingMigChangeFailsAndPersistenceModeOffIsNoted) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.find("MIG mode"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("persistence mode"), std::string::npos) << r.out;
+}
+
+// Through the loader: a MIG mode that differs between the snapshots fails (the GPU was reset mid-run); a change
+// pending at the first reading but not at the last is noted and passes.
+TEST(HealthCli, AMigModeChangedDuringTheRunFailsAndOneSetBackIsNoted) {
+  json script = healthy_script();
+  script["values"]["mig.current"] = {0, 1};  // pending follows the current mode
+  auto r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("the MIG mode changed during the run (disabled before, enabled after)"), std::string::npos)
+      << r.out;
+  script = healthy_script();
+  script["values"]["mig.pending"] = {1, 0};
+  r = health_with(script, {"--watch", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("was pending before the run and was set back by its end"), std::string::npos) << r.out;
 }
 
 TEST(HealthCli, NoNvmlOrNoGpuIsIncomplete) {

@@ -1082,6 +1082,30 @@ TEST(Qualify, HealthSectionRequiredUnlessWaived) {
   EXPECT_NE(find_check(r, "health", "health recorded").reason.find("NVML is not available"), std::string::npos);
 }
 
+// From a profile: a MIG mode that differs between the health snapshots fails (the GPU was reset or reconfigured
+// mid-run); a change pending before the run and set back by its end is noted and passes.
+TEST(Qualify, AMigModeChangedDuringTheRunFails) {
+  Profile p = fixture();
+  json& h = p.raw["health"];
+  h["before"]["metrics"]["mig.enabled"] = false;
+  h["before"]["metrics"]["mig.pending_enabled"] = false;
+  h["after"]["metrics"]["mig.enabled"] = true;
+  h["after"]["metrics"]["mig.pending_enabled"] = true;
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 1);
+  EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"health/MIG mode"}));
+  EXPECT_NE(find_check(r, "health", "MIG mode").reason.find("changed during the run (disabled before, enabled after)"),
+            std::string::npos)
+      << find_check(r, "health", "MIG mode").reason;
+  h["before"]["metrics"]["mig.pending_enabled"] = true;
+  h["after"]["metrics"]["mig.enabled"] = false;
+  h["after"]["metrics"]["mig.pending_enabled"] = false;
+  r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_NE(find_check(r, "health", "MIG mode").reason.find("set back by its end"), std::string::npos)
+      << find_check(r, "health", "MIG mode").reason;
+}
+
 TEST(Qualify, MalformedHealthSectionIsBadInput) {
   Profile p = fixture();
   p.raw["health"]["before"]["metrics"]["ecc.volatile.uncorrected"] = "lots";
