@@ -964,14 +964,27 @@ void check_mig_mode(const HealthSection& s, std::vector<Check>& out) {
 // require it (require_persistence_mode). Without it the driver tears the GPU's state down whenever its last client
 // exits and sets it up again for the next one. Not read (a section recorded before it was, or NVML without it): no
 // row, unless required.
-void check_persistence_mode(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
-  const Reading r = gather(s, "persistence_mode.enabled");
-  const bool required = rules.require_persistence_mode;
-  if (r.values.empty() && !required) return;
+Check persistence_mode_check(bool required) {
   Check c = make_check("health", "persistence mode");
   c.threshold_text = required ? "enabled" : "enabled (noted, not required)";
   c.source = required ? "health rule require_persistence_mode"
                       : "health rule persistence_mode (DCGM's diagnostics warn where it is disabled)";
+  return c;
+}
+
+// Required, where the profile has no health section to read it from: incomplete, never dropped without a word.
+void persistence_mode_not_read(const HealthRules& rules, const std::string& why, std::vector<Check>& out) {
+  if (!rules.require_persistence_mode) return;
+  Check c = persistence_mode_check(true);
+  c.reason = "persistence mode not read: " + why + "; required by the rules (require_persistence_mode)";
+  out.push_back(c);
+}
+
+void check_persistence_mode(const HealthSection& s, const HealthRules& rules, std::vector<Check>& out) {
+  const Reading r = gather(s, "persistence_mode.enabled");
+  const bool required = rules.require_persistence_mode;
+  if (r.values.empty() && !required) return;
+  Check c = persistence_mode_check(required);
   if (r.values.empty()) {
     c.reason = "persistence mode " + r.missing + ": required by the rules (require_persistence_mode)";
     out.push_back(c);
@@ -1099,6 +1112,7 @@ std::vector<Check> profile_health_checks(const Profile& p, const HealthRules& ru
     if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
     if (rules.pcie_slot) check_pcie_slot(nullptr, &p, out);
     if (rules.power_limit) check_power_limit(nullptr, &p, out);
+    persistence_mode_not_read(rules, "the profile has no health section", out);
     return out;
   }
   if (it->is_string()) {  // `ceilings measure` could not read health: it says why
@@ -1112,6 +1126,7 @@ std::vector<Check> profile_health_checks(const Profile& p, const HealthRules& ru
     if (rules.pcie_link) check_pcie_link(nullptr, &p, out);
     if (rules.pcie_slot) check_pcie_slot(nullptr, &p, out);
     if (rules.power_limit) check_power_limit(nullptr, &p, out);
+    persistence_mode_not_read(rules, "health was not recorded (" + it->get<std::string>() + ")", out);
     return out;
   }
   const HealthSection s = health_from_json(*it, "health");

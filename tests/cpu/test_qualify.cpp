@@ -1082,6 +1082,31 @@ TEST(Qualify, HealthSectionRequiredUnlessWaived) {
   EXPECT_NE(find_check(r, "health", "health recorded").reason.find("NVML is not available"), std::string::npos);
 }
 
+// An explicit require_persistence_mode is never dropped without a word: with no health section, or one that says
+// why it was not recorded, its row is incomplete (it was left out, and the profile passed).
+TEST(Qualify, RequiredPersistenceModeWithoutAHealthSectionIsIncomplete) {
+  Profile bare = fixture("h200-handmade");
+  for (const char* name : {"pcie.h2d", "latency.launch"})  // rows without telemetry: judged in their own test
+    ceiling(bare, name).telemetry = Telemetry{true, 1.98e9, 3.201e9, 100, 40};
+  const Rules rules = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","health":{"require_section":false,
+      "require_persistence_mode":true}})"), "r");
+  QualifyResult r = qualify(bare, nullptr, rules);
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_EQ(with_status(r, CheckStatus::kIncomplete), (std::set<std::string>{"health/persistence mode"}));
+  EXPECT_NE(find_check(r, "health", "persistence mode").reason.find(
+                "persistence mode not read: the profile has no health section"),
+            std::string::npos)
+      << find_check(r, "health", "persistence mode").reason;
+  bare.raw["health"] = "NVML is not available";
+  r = qualify(bare, nullptr, rules);
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_NE(find_check(r, "health", "persistence mode").reason.find("NVML is not available"), std::string::npos)
+      << find_check(r, "health", "persistence mode").reason;
+  const Rules waived =
+      parse_rules(json::parse(R"({"schema":"ceilings.rules/1","health":{"require_section":false}})"), "w");
+  EXPECT_THROW(find_check(qualify(bare, nullptr, waived), "health", "persistence mode"), std::runtime_error);
+}
+
 // From a profile: a MIG mode that differs between the health snapshots fails (the GPU was reset or reconfigured
 // mid-run); a change pending before the run and set back by its end is noted and passes.
 TEST(Qualify, AMigModeChangedDuringTheRunFails) {
