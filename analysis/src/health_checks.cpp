@@ -399,7 +399,8 @@ void check_pcie_slot(const HealthSection* s, const Profile* profile, std::vector
 }
 
 // Seconds between the two snapshots (at least 1: the times have whole-second resolution). Their times were
-// checked when the section was read.
+// checked when the section was read. The rates of discrete errors (PCIe replays, NVLink CRC errors) divide by
+// this floored window: a few errors over a sub-second `health --watch` are noise, not a rate worth failing on.
 double snapshot_seconds(const HealthSection& s) {
   if (!s.after) return 1.0;
   // The monitor's own steady-clock window where recorded: the snapshots' times are whole seconds, so a 1 s
@@ -842,7 +843,7 @@ void check_power_limit(const HealthSection* s, const Profile* profile, std::vect
 }
 
 // Time the board-limit and reliability policies held the clocks down during the run (NVML's violation counters,
-// read before and after it), each counter on its own as a share of the snapshots' window. A clock held down for a
+// read before and after it), each counter on its own as a share of the run's window. A clock held down for a
 // share f of the run can take at most f off a ceiling averaged over it, so below 5% the loss stays inside
 // qualify's 5% baseline tolerance even had the clock stopped, and is noted; from 5% it can be what a ceiling
 // misses by, and fails: neither policy holds the clocks of a healthy board at its default settings (the stored
@@ -858,7 +859,12 @@ void check_violation_time(const HealthSection& s, std::vector<Check>& out) {
   };
   static const Policy policies[] = {{"throttle.board_limit_s", "board limit"},
                                      {"throttle.reliability_s", "reliability limit"}};
-  const double seconds = snapshot_seconds(s);
+  // A share of time, unlike an error rate, is as true of a short window as of a long one: the monitor's own
+  // steady-clock window, not floored, where recorded (`health --watch 0.05`: 30 ms of 52 ms is 58%, not 3% of 1 s);
+  // else the snapshots' times, floored at 1 s (whole seconds).
+  const double seconds = s.xid.window_s > 0 ? s.xid.window_s : snapshot_seconds(s);
+  // The counters are read a moment before and after the window's edges: a share never exceeds the whole run.
+  auto share = [&](double during) { return std::min(1.0, during / seconds); };
   std::vector<std::string> parts, held, went_back;
   double worst = 0;
   for (const Policy& p : policies) {
@@ -870,11 +876,11 @@ void check_violation_time(const HealthSection& s, std::vector<Check>& out) {
       continue;
     }
     const double during = *a - *b;
-    worst = std::max(worst, during / seconds);
+    worst = std::max(worst, share(during));
     parts.push_back(std::string(p.name) + " " + format_quantity(during, "s"));
     if (during > 0)
       held.push_back(std::string(p.name) + " for " + format_quantity(during, "s") + " (" +
-                     format_percent(during / seconds, 1) + ")");
+                     format_percent(share(during), 1) + ")");
   }
   if (parts.empty() && went_back.empty()) return;
   Check c = make_check("health", "violation time");

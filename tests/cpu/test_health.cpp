@@ -891,6 +891,30 @@ TEST(HealthChecks, BoardLimitAndReliabilityViolationTimeDuringTheRun) {
   EXPECT_EQ(status_of(health_checks(s, off), "violation time"), "absent");
 }
 
+// The violation share is over the monitor's own window where recorded, however short (it was floored at 1 s, so
+// 30 ms held over a 52 ms `health --watch 0.05` read as 3% and passed), at most 100%; without it, over the
+// snapshots' times.
+TEST(HealthChecks, ViolationTimeIsAShareOfTheMonitorsOwnWindow) {
+  HealthSection s = healthy_section();
+  s.xid.window_s = 0.052;
+  set_both(s, "throttle.board_limit_s", HealthMetric::of(0), HealthMetric::of(0.03));
+  auto checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "violation time"), "fail");
+  const Check* c = find_check(checks, "violation time");
+  EXPECT_NEAR(*c->measured, 0.03 / 0.052, 1e-12);
+  EXPECT_NE(c->source.find("over its 52.0 ms"), std::string::npos) << c->source;
+  s.after->metrics["throttle.board_limit_s"] = HealthMetric::of(0.06);  // read a moment past the window's end
+  checks = health_checks(s, HealthRules{});
+  EXPECT_DOUBLE_EQ(*find_check(checks, "violation time")->measured, 1.0);
+  EXPECT_NE(find_check(checks, "violation time")->reason.find("(100.0%)"), std::string::npos)
+      << find_check(checks, "violation time")->reason;
+  s.xid.state = State::kUnsupported;  // no window of its own: the snapshots' 600 s
+  s.xid.window_s = 0;
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "violation time"), "pass");
+  EXPECT_NEAR(*find_check(checks, "violation time")->measured, 0.06 / 600, 1e-12);
+}
+
 // A link the GPU has that is down while its others are up fails by default, as in DCGM (it was judged only when
 // lost during the run, so a node with link 7 down from the start passed); all down (a one-GPU VM) is not judged.
 TEST(HealthChecks, ALinkDownBesideLinksUpFails) {
@@ -1612,12 +1636,12 @@ TEST(HealthCli, APendingMigChangeFailsAndPersistenceModeOffIsNoted) {
   EXPECT_NE(r.out.find("nvidia-smi -i 00000000:19:00.0 -pm 1"), std::string::npos) << r.out;
 
   script = healthy_script();
-  script["values"]["throttle.board_limit_ns"] = {0, 10000000};  // 10 ms of a window of at least 1 s: noted
-  r = health_with(script, {"--watch", "0"});
+  script["values"]["throttle.board_limit_ns"] = {0, 10000000};  // 10 ms of a window of at least 0.5 s: noted
+  r = health_with(script, {"--watch", "0.5"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("clocks held down by the board limit for 10.0 ms"), std::string::npos) << r.out;
   script["values"]["throttle.reliability_ns"] = {0, 900000000};  // 0.9 s: most of it
-  r = health_with(script, {"--watch", "0"});
+  r = health_with(script, {"--watch", "0.5"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("reliability limit for 900 ms"), std::string::npos) << r.out;
 
@@ -1644,6 +1668,17 @@ TEST(HealthCli, AMigModeChangedDuringTheRunFailsAndOneSetBackIsNoted) {
   r = health_with(script, {"--watch", "0"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("was pending before the run and was set back by its end"), std::string::npos) << r.out;
+}
+
+// `health --watch 0.05`: 30 ms of board-limit time is most of the 50 ms window and fails (over a window floored at
+// 1 s it read as 3% and passed).
+TEST(HealthCli, ViolationTimeOverAShortWatchIsAShareOfIt) {
+  json script = healthy_script();
+  script["values"]["throttle.board_limit_ns"] = {0, 30000000};
+  const auto r = health_with(script, {"--watch", "0.05", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("clocks held down by the board limit for 30.0 ms ("), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("over its 1.00 s"), std::string::npos) << r.out;
 }
 
 TEST(HealthCli, NoNvmlOrNoGpuIsIncomplete) {

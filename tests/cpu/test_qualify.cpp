@@ -1131,6 +1131,19 @@ TEST(Qualify, AMigModeChangedDuringTheRunFails) {
       << find_check(r, "health", "MIG mode").reason;
 }
 
+// From a profile whose health section records the monitor's window (xid.window_s): the violation share is over it,
+// however short: 30 ms of a 52 ms window fails (floored at 1 s, it read as 3% and passed).
+TEST(Qualify, ViolationTimeIsAShareOfTheRecordedWindow) {
+  Profile p = fixture();
+  json& h = p.raw["health"];
+  h["xid"]["window_s"] = 0.052;
+  h["after"]["metrics"]["throttle.board_limit_s"] = 0.03;
+  const QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 1);
+  EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"health/violation time"}));
+  EXPECT_NEAR(*find_check(r, "health", "violation time").measured, 0.03 / 0.052, 1e-9);
+}
+
 TEST(Qualify, MalformedHealthSectionIsBadInput) {
   Profile p = fixture();
   p.raw["health"]["before"]["metrics"]["ecc.volatile.uncorrected"] = "lots";
