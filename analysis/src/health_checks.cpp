@@ -308,7 +308,7 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
       c.reason = "only the generation is below " + c.threshold_text + ", read with no load running (" +
                  (idle ? "NVML: GPU idle" : "health runs none") + "), when links downshift to save power: not judged "
                  "(the width is at its maximum; qualify a profile to judge the generation under load)";
-    } else if (idle) {
+    } else if (idle && !busy) {  // a low reading under load (another snapshot) is judged as one: it fails below
       c.measured_text += " (idle)";
       c.reason = "the generation was read only while the GPU was idle, when links downshift to save power: "
                  "judge it from a profile measured under load" + part_way;

@@ -271,6 +271,11 @@ TEST(HealthChecks, IdleGenerationDropPassesLiveWithANote) {
   Profile p;
   p.device.uuid = "GPU-1";
   EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "incomplete");
+  // Idle before the run, low as well at its end while drawing the power cap: read low under load, so judged (it
+  // was incomplete while any reading was idle).
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x4);
+  EXPECT_EQ(status_of(health_checks(s, rules, &p), "PCIe link"), "fail");
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x1);
   s.after->metrics["pcie.width"] = HealthMetric::of(8);  // a narrow link is never the power saving
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe link"), "fail");
   s = healthy_section();
