@@ -128,6 +128,23 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   const auto mig = d.mig_mode();  // "unsupported" on a GPU without MIG
   put("mig.enabled", field(mig, [](const nvml::MigMode& v) { return v.current ? 1.0 : 0.0; }));
   put("mig.pending_enabled", field(mig, [](const nvml::MigMode& v) { return v.pending ? 1.0 : 0.0; }));
+  // The SRAM's ECC status answers root only: "no permission" otherwise, kept as not there (as before Ampere, where NVML
+  // does not support it), with the reason shown in the table, never as a counter that could not be read.
+  const auto sram = d.sram_ecc_status();
+  auto put_sram = [&](const std::string& name, double (*get)(const nvml::SramEccStatus&)) {
+    if (sram.code == nvml::kNoPermission)
+      m[name] = HealthMetric{HealthMetric::State::kUnsupported, 0, "NVML: no permission, it answers root only"};
+    else
+      put(name, field(sram, get));
+  };
+  put_sram("ecc.sram.threshold_exceeded", [](const nvml::SramEccStatus& v) { return double(v.threshold_exceeded); });
+  put_sram("ecc.aggregate.sram.uncorrected_l2", [](const nvml::SramEccStatus& v) { return double(v.uncorrected_l2); });
+  put_sram("ecc.aggregate.sram.uncorrected_sm", [](const nvml::SramEccStatus& v) { return double(v.uncorrected_sm); });
+  put_sram("ecc.aggregate.sram.uncorrected_pcie",
+           [](const nvml::SramEccStatus& v) { return double(v.uncorrected_pcie); });
+  put_sram("ecc.aggregate.sram.uncorrected_mcu", [](const nvml::SramEccStatus& v) { return double(v.uncorrected_mcu); });
+  put_sram("ecc.aggregate.sram.uncorrected_other",
+           [](const nvml::SramEccStatus& v) { return double(v.uncorrected_other); });
   const auto rows = d.remapped_rows();
   put("remap.correctable_rows", field(rows, [](const nvml::RemappedRows& v) { return double(v.correctable); }));
   put("remap.uncorrectable_rows", field(rows, [](const nvml::RemappedRows& v) { return double(v.uncorrectable); }));

@@ -11,6 +11,9 @@
 // remap.banks_{max,high,partial,low,none} (nvmlDeviceGetRowRemapperHistogram; error key "remap_histogram"),
 // inforom.valid (nvmlDeviceValidateInforom: 1 success, 0 CORRUPTED_INFOROM; error key "inforom"),
 // persistence_mode (nvmlDeviceGetPersistenceMode: 1 enabled, 0 disabled),
+// sram.threshold_exceeded, sram.aggregate_uncorrected_{l2,sm,pcie,mcu,other} (nvmlDeviceGetSramEccErrorStatus, which
+// answers NOT_SUPPORTED without sram.threshold_exceeded, the counts 0 where absent, and ARGUMENT_VERSION_MISMATCH
+// unless the caller set the struct's version; error key "sram", e.g. 4 NO_PERMISSION as a non-root caller gets),
 // mig.current, mig.pending (nvmlDeviceGetMigMode: 1 enabled, 0 disabled; pending as current where absent; error key
 // "mig"),
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,gpu_max_gen,replays},
@@ -35,6 +38,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -237,6 +241,30 @@ FAKE_EXPORT int nvmlDeviceGetMigMode(void*, unsigned* current, unsigned* pending
   return rc;
 }
 FAKE_EXPORT int nvmlDeviceGetPersistenceMode(void*, int* mode) { return answer("persistence_mode", mode); }
+// nvmlEccSramErrorStatus_v1_t, laid out as nvml.h declares it (104 bytes).
+struct FakeEccSramErrorStatusV1 {
+  unsigned version;
+  unsigned long long aggregate_unc_parity, aggregate_unc_sec_ded, aggregate_cor;
+  unsigned long long volatile_unc_parity, volatile_unc_sec_ded, volatile_cor;
+  unsigned long long bucket_l2, bucket_sm, bucket_pcie, bucket_mcu, bucket_other;
+  unsigned threshold_exceeded;
+};
+static_assert(sizeof(FakeEccSramErrorStatusV1) == 104, "nvmlEccSramErrorStatus_v1_t is 104 bytes");
+FAKE_EXPORT int nvmlDeviceGetSramEccErrorStatus(void*, FakeEccSramErrorStatusV1* st) {
+  if (!st) return kInvalidArgument;
+  if (st->version != (sizeof(FakeEccSramErrorStatusV1) | (1u << 24))) return 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+  const unsigned version = st->version;
+  std::memset(st, 0, sizeof *st);
+  st->version = version;
+  const int rc = answer("sram.threshold_exceeded", &st->threshold_exceeded, "sram");
+  if (rc != kSuccess) return rc;
+  std::pair<const char*, unsigned long long*> buckets[] = {
+      {"sram.aggregate_uncorrected_l2", &st->bucket_l2},     {"sram.aggregate_uncorrected_sm", &st->bucket_sm},
+      {"sram.aggregate_uncorrected_pcie", &st->bucket_pcie}, {"sram.aggregate_uncorrected_mcu", &st->bucket_mcu},
+      {"sram.aggregate_uncorrected_other", &st->bucket_other}};
+  for (auto& [key, into] : buckets) answer(key, into, "sram");  // a count the script leaves out stays 0
+  return kSuccess;
+}
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.gen", v); }
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkWidth(void*, unsigned* v) { return answer("pcie.width", v); }
 FAKE_EXPORT int nvmlDeviceGetMaxPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.max_gen", v); }

@@ -40,6 +40,14 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"ecc.aggregate.dram.uncorrected", MetricKind::kCounter, ""},
       {"ecc.aggregate.sram.corrected", MetricKind::kCounter, ""},
       {"ecc.aggregate.sram.uncorrected", MetricKind::kCounter, ""},
+      // nvmlDeviceGetSramEccErrorStatus (Ampere+, root only): NVML's flag that the SRAM's uncorrectable errors passed
+      // NVIDIA's threshold, and the aggregate uncorrectable SRAM errors by the unit they arose in.
+      {"ecc.sram.threshold_exceeded", MetricKind::kFlag, ""},
+      {"ecc.aggregate.sram.uncorrected_l2", MetricKind::kCounter, ""},
+      {"ecc.aggregate.sram.uncorrected_sm", MetricKind::kCounter, ""},
+      {"ecc.aggregate.sram.uncorrected_pcie", MetricKind::kCounter, ""},
+      {"ecc.aggregate.sram.uncorrected_mcu", MetricKind::kCounter, ""},  // the microcontrollers
+      {"ecc.aggregate.sram.uncorrected_other", MetricKind::kCounter, ""},
       {"remap.correctable_rows", MetricKind::kCounter, ""},
       {"remap.uncorrectable_rows", MetricKind::kCounter, ""},
       {"remap.pending", MetricKind::kFlag, ""},
@@ -499,7 +507,7 @@ json health_to_json(const HealthSection& s) {
 }
 
 std::string metric_display(const HealthMetric& m, const std::string& name) {
-  if (m.state == State::kUnsupported) return kUnsupportedText;
+  if (m.state == State::kUnsupported) return std::string(kUnsupportedText) + (m.reason.empty() ? "" : " (" + m.reason + ")");
   if (m.state == State::kUnreadable) return std::string(kUnreadableText) + (m.reason.empty() ? "" : " (" + m.reason + ")");
   const MetricInfo* info = find_metric_info(name);
   if (info && info->kind == MetricKind::kFlag) return m.value != 0 ? "yes" : "no";

@@ -66,6 +66,19 @@ struct TemperatureV1 {
 static_assert(sizeof(TemperatureV1) == 12, "nvmlTemperature_v1_t is 12 bytes");
 constexpr unsigned kTemperatureV1 = static_cast<unsigned>(sizeof(TemperatureV1)) | (1u << 24);
 
+// nvmlEccSramErrorStatus_v1_t (104 bytes): the struct's version, the SRAM ECC counts (aggregate uncorrectable parity
+// and SEC-DED, aggregate corrected, the same three volatile), the aggregate uncorrectable count by unit (L2, SM, PCIe,
+// microcontroller, other) and whether the error threshold is exceeded.
+struct EccSramErrorStatusV1 {
+  unsigned version = 0;
+  unsigned long long aggregate_unc_parity = 0, aggregate_unc_sec_ded = 0, aggregate_cor = 0;
+  unsigned long long volatile_unc_parity = 0, volatile_unc_sec_ded = 0, volatile_cor = 0;
+  unsigned long long bucket_l2 = 0, bucket_sm = 0, bucket_pcie = 0, bucket_mcu = 0, bucket_other = 0;
+  unsigned threshold_exceeded = 0;
+};
+static_assert(sizeof(EccSramErrorStatusV1) == 104, "nvmlEccSramErrorStatus_v1_t is 104 bytes");
+constexpr unsigned kEccSramErrorStatusV1 = static_cast<unsigned>(sizeof(EccSramErrorStatusV1)) | (1u << 24);
+
 struct Library::Symbols {
   int (*init)() = nullptr;
   int (*shutdown)() = nullptr;
@@ -100,6 +113,7 @@ struct Library::Symbols {
   int (*validate_inforom)(Handle) = nullptr;
   int (*mig_mode)(Handle, unsigned*, unsigned*) = nullptr;
   int (*persistence_mode)(Handle, int*) = nullptr;  // nvmlEnableState_t*: an enum, int-sized
+  int (*sram_ecc_status)(Handle, EccSramErrorStatusV1*) = nullptr;
   int (*retired_pages)(Handle, int, unsigned*, unsigned long long*) = nullptr;
   int (*retired_pages_pending)(Handle, int*) = nullptr;
   int (*pcie_replay)(Handle, unsigned*) = nullptr;
@@ -197,6 +211,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.validate_inforom, {"nvmlDeviceValidateInforom"});
   resolve(h, s.mig_mode, {"nvmlDeviceGetMigMode"});
   resolve(h, s.persistence_mode, {"nvmlDeviceGetPersistenceMode"});
+  resolve(h, s.sram_ecc_status, {"nvmlDeviceGetSramEccErrorStatus"});
   resolve(h, s.retired_pages, {"nvmlDeviceGetRetiredPages"});
   resolve(h, s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
   resolve(h, s.pcie_replay, {"nvmlDeviceGetPcieReplayCounter"});
@@ -340,6 +355,13 @@ Result<bool> Device::persistence_mode() const {
   int mode = 0;
   const int rc = call(SYMS.persistence_mode, handle_, &mode);
   return {rc, mode == 1};  // NVML_FEATURE_ENABLED
+}
+Result<SramEccStatus> Device::sram_ecc_status() const {
+  EccSramErrorStatusV1 st;
+  st.version = kEccSramErrorStatusV1;
+  const int rc = call(SYMS.sram_ecc_status, handle_, &st);
+  return {rc, SramEccStatus{st.bucket_l2, st.bucket_sm, st.bucket_pcie, st.bucket_mcu, st.bucket_other,
+                            st.threshold_exceeded}};
 }
 Result<unsigned> Device::pcie_link_gen() const { return read_unsigned(SYMS.pcie_gen, handle_); }
 Result<unsigned> Device::pcie_link_width() const { return read_unsigned(SYMS.pcie_width, handle_); }

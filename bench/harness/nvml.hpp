@@ -60,6 +60,16 @@ struct MigMode {
   bool current = false, pending = false;
 };
 
+// nvmlDeviceGetSramEccErrorStatus (Ampere+, root only): the SRAM's ECC error status, of which ceilings keeps the
+// threshold flag and the aggregate uncorrectable count by the unit it arose in (the totals come from
+// nvmlDeviceGetMemoryErrorCounter). threshold_exceeded: NVML's bThresholdExceeded as answered (1: the SRAM's
+// uncorrectable errors passed NVIDIA's threshold, 0: not), kept raw so that any other value is caught as implausible.
+struct SramEccStatus {
+  std::uint64_t uncorrected_l2 = 0, uncorrected_sm = 0, uncorrected_pcie = 0, uncorrected_mcu = 0,
+                uncorrected_other = 0;
+  unsigned threshold_exceeded = 0;
+};
+
 struct RemappedRows {
   unsigned correctable = 0, uncorrectable = 0;
   bool pending = false, failure = false;
@@ -119,6 +129,8 @@ class Device {
   // nvmlDeviceGetPersistenceMode (Linux only): true for NVML_FEATURE_ENABLED, the driver's state kept while no
   // client is attached.
   Result<bool> persistence_mode() const;
+  // nvmlDeviceGetSramEccErrorStatus: kNoPermission unless run as root, kNotSupported before Ampere.
+  Result<SramEccStatus> sram_ecc_status() const;
   Result<unsigned> pcie_link_gen() const;
   Result<unsigned> pcie_link_width() const;
   // The most the GPU and its slot allow together (a Gen5 GPU in a Gen4 slot: 4), and the GPU's own most.
