@@ -90,6 +90,46 @@ void check_ecc(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
+// NVML's SRAM error threshold (nvmlDeviceGetSramEccErrorStatus's bThresholdExceeded; Ampere and newer, read as root
+// only): set, the GPU's SRAM has had more uncorrectable errors than NVIDIA's threshold allows, and the GPU is due for
+// the field diagnostic and a return to the vendor. DCGM's diagnostics read the same flag (DCGM_FI_DEV_THRESHOLD_SRM) and
+// report DCGM_FR_SRAM_THRESHOLD, a warning in their software test; here it fails (the rules key sram_threshold false
+// drops the row). Set in either snapshot fails. Not read (before Ampere, not root, a section recorded before it was
+// read): no row; a reading NVML failed to give is the "counters readable" row's. The aggregate uncorrectable SRAM
+// errors by unit are named where read.
+void check_sram_threshold(const HealthSection& s, std::vector<Check>& out) {
+  const Reading flag = gather(s, "ecc.sram.threshold_exceeded");
+  if (flag.values.empty()) return;
+  static const char* const units[][2] = {
+      {"l2", "L2"}, {"sm", "SM"}, {"pcie", "PCIe"}, {"mcu", "microcontroller"}, {"other", "other"}};
+  std::string by_unit;
+  double total = 0;
+  for (const auto& u : units) {
+    const Reading r = gather(s, std::string("ecc.aggregate.sram.uncorrected_") + u[0]);
+    if (r.values.empty()) continue;
+    const double n = *std::max_element(r.values.begin(), r.values.end());  // aggregate: the latest is the most
+    total += n;
+    by_unit += (by_unit.empty() ? "" : ", ") + std::string(u[1]) + " " + format_fixed(n, 0);
+  }
+  if (!by_unit.empty()) by_unit = " (aggregate uncorrectable SRAM errors by unit: " + by_unit + ")";
+  const bool exceeded = std::any_of(flag.values.begin(), flag.values.end(), [](double v) { return v != 0; });
+  const auto before = s.before.value("ecc.sram.threshold_exceeded");
+  const auto after = s.after ? s.after->value("ecc.sram.threshold_exceeded") : std::nullopt;
+  Check c = make_check("health", "SRAM error threshold");
+  c.threshold_text = "not exceeded";
+  c.source = "health rule sram_threshold (nvmlDeviceGetSramEccErrorStatus; DCGM's DCGM_FR_SRAM_THRESHOLD)";
+  c.measured_text = exceeded ? "exceeded" : "not exceeded";
+  c.status = exceeded ? CheckStatus::kFail : CheckStatus::kPass;
+  if (exceeded)
+    c.reason = std::string("the SRAM uncorrectable-error threshold is exceeded (NVML's field-diagnostic flag") +
+               (before && after && *before == 0 && *after != 0 ? ", set during the run" : "") + ")" + by_unit +
+               ": run the field diagnostic and contact the vendor (RMA)";
+  else if (total > 0)
+    c.reason = format_fixed(total, 0) +
+               " uncorrectable SRAM error(s) over the GPU's life, below NVML's threshold (noted)" + by_unit;
+  out.push_back(c);
+}
+
 // DCGM's limits on retired pages (pre-Ampere GPUs): 60 in all fails; more than 15 for double-bit errors is a
 // warning there, a note here.
 constexpr double kMaxRetiredPages = 60, kRetiredDoubleBitNote = 15;
@@ -1080,6 +1120,7 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
     return out;
   }
   if (rules.uncorrected_ecc) check_ecc(s, out);
+  if (rules.sram_threshold) check_sram_threshold(s, out);
   if (rules.row_remap) check_remap(s, out);
   if (rules.inforom) check_inforom(s, out);
   if (rules.pcie_link) check_pcie_link(&s, profile, out);

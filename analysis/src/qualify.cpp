@@ -268,6 +268,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
     };
     static const Flag flags[] = {{"require_section", &HealthRules::require_section},
                                  {"uncorrected_ecc", &HealthRules::uncorrected_ecc},
+                                 {"sram_threshold", &HealthRules::sram_threshold},
                                  {"row_remap", &HealthRules::row_remap},
                                  {"inforom", &HealthRules::inforom},
                                  {"pcie_link", &HealthRules::pcie_link},

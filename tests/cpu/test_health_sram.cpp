@@ -1,5 +1,6 @@
-// The SRAM error status (nvmlDeviceGetSramEccErrorStatus): the struct the harness hands NVML and the readings in the
-// health section.
+// The SRAM error status (nvmlDeviceGetSramEccErrorStatus): the struct the harness hands NVML, the readings in the
+// health section, the "SRAM error threshold" row and its rules key, and `ceilings health` / `qualify` end to end
+// against the scripted fake NVML.
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -39,6 +40,77 @@ HealthSection section_with_flag(HealthMetric before, HealthMetric after) {
   return s;
 }
 
+const Check* find_row(const std::vector<Check>& checks, const std::string& rule) {
+  for (const Check& c : checks)
+    if (c.rule == rule) return &c;
+  return nullptr;
+}
+
+std::string status_of(const std::vector<Check>& checks, const std::string& rule) {
+  const Check* c = find_row(checks, rule);
+  return c ? status_name(c->status) : "absent";
+}
+
+// The flag set in either snapshot fails, naming the aggregate uncorrectable SRAM errors by unit; clear passes
+// (errors below the threshold noted); not read, no row; an unreadable flag is the "counters readable" row's.
+TEST(HealthChecks, SramThresholdExceededFailsAndNamesTheUnits) {
+  const std::string rule = "SRAM error threshold";
+  HealthSection s = section_with_flag(HealthMetric::of(0), HealthMetric::of(0));
+  auto checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, rule), "pass");
+  EXPECT_EQ(find_row(checks, rule)->reason, "");
+  EXPECT_EQ(find_row(checks, rule)->measured_text, "not exceeded");
+
+  s.after->metrics["ecc.aggregate.sram.uncorrected_l2"] = HealthMetric::of(3);
+  s.after->metrics["ecc.aggregate.sram.uncorrected_sm"] = HealthMetric::of(0);
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, rule), "pass");
+  EXPECT_NE(find_row(checks, rule)->reason.find("3 uncorrectable SRAM error(s) over the GPU's life, below NVML's "
+                                                "threshold (noted) (aggregate uncorrectable SRAM errors by unit: L2 3, "
+                                                "SM 0)"),
+            std::string::npos)
+      << find_row(checks, rule)->reason;
+
+  s.after->metrics[kFlag] = HealthMetric::of(1);  // set during the run
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, rule), "fail");
+  const Check* c = find_row(checks, rule);
+  EXPECT_EQ(c->measured_text, "exceeded");
+  EXPECT_EQ(c->reason,
+            "the SRAM uncorrectable-error threshold is exceeded (NVML's field-diagnostic flag, set during the run) "
+            "(aggregate uncorrectable SRAM errors by unit: L2 3, SM 0): run the field diagnostic and contact the "
+            "vendor (RMA)");
+  for (const Check& k : checks) EXPECT_TRUE(k.status != CheckStatus::kFail || k.rule == rule) << k.rule;  // its own row
+
+  s = section_with_flag(HealthMetric::of(1), HealthMetric::unreadable("Unknown Error"));  // set before: fails
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, rule), "fail");
+  EXPECT_EQ(find_row(checks, rule)->reason.find("set during the run"), std::string::npos);
+  EXPECT_EQ(find_row(checks, rule)->reason.find("by unit"), std::string::npos);  // no unit counts read
+
+  HealthRules off;
+  off.sram_threshold = false;
+  EXPECT_EQ(status_of(health_checks(s, off), rule), "absent");
+  EXPECT_EQ(status_of(health_checks(s, HealthRules::none()), rule), "absent");
+
+  // Not read: no GPU before Ampere, not root, or an older section: no row, and nothing unreadable.
+  s = section_with_flag(HealthMetric::unsupported(), HealthMetric::unsupported());
+  checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, rule), "absent");
+  EXPECT_EQ(status_of(checks, "counters readable"), "pass");
+  s.before.metrics.erase(kFlag);
+  s.after->metrics.erase(kFlag);
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), rule), "absent");
+  // NVML failed to read it: no row of its own, the "counters readable" row says so.
+  const HealthMetric failed = HealthMetric::unreadable("Unknown Error (999)");
+  s = section_with_flag(failed, failed);
+  checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, rule), "absent");
+  ASSERT_EQ(status_of(checks, "counters readable"), "incomplete");
+  EXPECT_NE(find_row(checks, "counters readable")->reason.find("ecc.sram.threshold_exceeded (Unknown Error (999))"),
+            std::string::npos);
+}
+
 // A flag is 0 or 1: anything else NVML answers is no reading. The metrics survive JSON (a flag as true/false, the
 // counts as numbers); a reading kept as unsupported for want of permission is written "unsupported", the form every
 // reader takes, and the table shows why.
@@ -64,6 +136,7 @@ TEST(HealthSection, SramStatusRoundTripsAndIsPlausible) {
   EXPECT_DOUBLE_EQ(*back.after->value(kFlag), 1);
   EXPECT_DOUBLE_EQ(*back.after->value("ecc.aggregate.sram.uncorrected_pcie"), 4);
   EXPECT_EQ(back.after->find("ecc.aggregate.sram.uncorrected_l2")->state, State::kUnsupported);
+  EXPECT_EQ(status_of(health_checks(back, HealthRules{}), "SRAM error threshold"), "fail");
   // A number for the flag is refused, as for every flag.
   json bad = j;
   bad["after"]["metrics"][kFlag] = 1;
@@ -71,6 +144,22 @@ TEST(HealthSection, SramStatusRoundTripsAndIsPlausible) {
 
   const std::string table = render(health_table(s), Format::kTable);
   EXPECT_NE(table.find("unsupported (NVML: no permission, it answers root only)"), std::string::npos) << table;
+}
+
+// The rules key: a boolean, on by default, false drops the row; another type is refused with its path.
+TEST(Rules, SramThresholdKeyIsABooleanOnByDefault) {
+  EXPECT_TRUE(default_rules().health.sram_threshold);
+  EXPECT_FALSE(HealthRules::none().sram_threshold);
+  const Rules off = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","health":{"sram_threshold":false}})"), "x");
+  EXPECT_FALSE(off.health.sram_threshold);
+  EXPECT_TRUE(off.health.uncorrected_ecc);
+  try {
+    parse_rules(json::parse(R"({"schema":"ceilings.rules/1","health":{"sram_threshold":"yes"}})"), "x");
+    ADD_FAILURE() << "a string was taken for a boolean";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'health.sram_threshold': expected true or false"), std::string::npos)
+        << e.what();
+  }
 }
 
 // ---- the harness against the fake NVML, in process ------------------------------------------------------
@@ -133,6 +222,115 @@ TEST(NvmlLoader, SramEccStatusIsReadWithTheStructsVersion) {
   }
   unsetenv(nvml::Library::kPathVariable);
   unsetenv("CEILINGS_FAKE_NVML_SCRIPT");
+}
+
+// ---- `ceilings health` and `qualify` against the fake NVML ---------------------------------------------
+
+json healthy_script() {
+  json s = base_script();
+  s["values"] = json::parse(R"({"ecc.enabled":1,"ecc.volatile.corrected":0,"ecc.volatile.uncorrected":0,
+      "remap.correctable_rows":0,"remap.uncorrectable_rows":0,"remap.pending":0,"remap.failure":0,"pcie.gen":5,
+      "pcie.width":16,"pcie.max_gen":5,"pcie.max_width":16,"pcie.gpu_max_gen":5,"pcie.replays":0,"clocks.sm_mhz":1980,
+      "clocks.mem_mhz":3201,"clocks.max_sm_mhz":1980,"clocks.max_mem_mhz":3201,"clocks.event_reasons":1,
+      "throttle.power_ns":0,"throttle.thermal_ns":0,"power.usage_mw":118000,"power.limit_mw":700000,
+      "power.enforced_limit_mw":700000,"temperature.gpu_c":34,"temperature.slowdown_c":87,
+      "temperature.shutdown_c":92,"sram.threshold_exceeded":0})");
+  s["xid"] = json::array();
+  return s;
+}
+
+test::CliResult health_with(const json& script, std::vector<std::string> args = {"--watch", "0"}) {
+  static int n = 0;
+  const std::string dir = test::scratch_dir(std::string("health_sram_") +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                                            std::to_string(n++));
+  std::ofstream(dir + "/script.json") << script.dump();
+  std::ofstream(dir + "/kernel.log") << "";
+  args.insert(args.begin(), "health");
+  return test::run_cli(args, {{"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML},
+                              {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"},
+                              {"CEILINGS_KERNEL_LOG", dir + "/kernel.log"}});
+}
+
+// Clear: a passing row. Set: exit 1, the reason with the unit counts. Not supported (a GPU before Ampere), or
+// no permission (not root): no row, exit 0, the table saying why; another NVML error: could not read, exit 3.
+TEST(HealthCli, SramThresholdThroughTheLoader) {
+  json script = healthy_script();
+  auto r = health_with(script);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("SRAM error threshold"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not exceeded"), std::string::npos) << r.out;
+
+  script["values"]["sram.threshold_exceeded"] = 1;
+  script["values"]["sram.aggregate_uncorrected_l2"] = 2;
+  script["values"]["sram.aggregate_uncorrected_mcu"] = 1;
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("the SRAM uncorrectable-error threshold is exceeded"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("L2 2, SM 0, PCIe 0, microcontroller 1, other 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("contact the vendor (RMA)"), std::string::npos) << r.out;
+  r = health_with(script, {"--json", "--watch", "0"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["before"]["metrics"][kFlag], true);
+  EXPECT_EQ(j["after"]["metrics"]["ecc.aggregate.sram.uncorrected_l2"], 2);
+  EXPECT_EQ(j["after"]["metrics"]["ecc.aggregate.sram.uncorrected_mcu"], 1);
+
+  script = healthy_script();
+  script["values"].erase("sram.threshold_exceeded");  // NOT_SUPPORTED
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("SRAM error threshold"), std::string::npos) << r.out;
+
+  script = healthy_script();
+  script["errors"]["sram"] = 4;  // NO_PERMISSION: not root
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("SRAM error threshold"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unsupported (NVML: no permission, it answers root only)"), std::string::npos) << r.out;
+  r = health_with(script, {"--json", "--watch", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["before"]["metrics"][kFlag], "unsupported");
+
+  script["errors"]["sram"] = 999;  // any other error: could not read
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("ecc.sram.threshold_exceeded (Unknown Error (999))"), std::string::npos) << r.out;
+}
+
+// A profile carrying what `health` read: the flag survives the profile's write and read, `qualify` fails it, the
+// rules key false drops the row, and a rules key of the wrong type is bad input (exit 2).
+TEST(HealthCli, SramThresholdInAProfileIsJudgedByQualify) {
+  json script = healthy_script();
+  script["values"]["sram.threshold_exceeded"] = 1;
+  script["values"]["sram.aggregate_uncorrected_sm"] = 4;
+  auto r = health_with(script, {"--json", "--watch", "0"});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const std::string dir = test::scratch_dir("health_sram_qualify");
+  json profile = read_json_file(std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json");
+  profile["device"]["uuid"] = "GPU-fake-1";
+  profile["health"] = json::parse(r.out);
+  const std::string path = dir + "/node.profile.json";
+  std::ofstream(path) << profile.dump(2);
+  const Profile p = read_profile(path);
+  const HealthSection s = health_from_json(p.raw["health"]);
+  EXPECT_DOUBLE_EQ(*s.after->value(kFlag), 1);
+  EXPECT_DOUBLE_EQ(*s.after->value("ecc.aggregate.sram.uncorrected_sm"), 4);
+
+  r = test::run_cli({"qualify", path});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("the SRAM uncorrectable-error threshold is exceeded"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SM 4"), std::string::npos) << r.out;
+
+  std::ofstream(dir + "/off.rules.json") << R"({"schema":"ceilings.rules/1","health":{"sram_threshold":false}})";
+  r = test::run_cli({"qualify", path, "--rules", dir + "/off.rules.json"});
+  EXPECT_EQ(r.out.find("SRAM error threshold"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("SRAM uncorrectable-error threshold"), std::string::npos) << r.out;
+
+  std::ofstream(dir + "/bad.rules.json") << R"({"schema":"ceilings.rules/1","health":{"sram_threshold":1}})";
+  r = test::run_cli({"qualify", path, "--rules", dir + "/bad.rules.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("health.sram_threshold"), std::string::npos) << r.err;
 }
 
 }  // namespace

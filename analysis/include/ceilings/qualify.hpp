@@ -52,6 +52,7 @@ struct CeilingRule {
 struct HealthRules {
   bool require_section = true;  // no health section -> incomplete
   bool uncorrected_ecc = true;  // an uncorrected ECC error (since driver load or during the run) -> fail
+  bool sram_threshold = true;   // NVML's SRAM uncorrectable-error threshold exceeded -> fail (field diagnostic, RMA)
   bool row_remap = true;        // a pending or failed row remap (or pending page retirement) -> fail
   bool inforom = true;          // an InfoROM that fails its checksums -> fail (DCGM's InfoROM watch)
   bool pcie_link = true;        // link generation or width below the most the slot allows -> fail
@@ -82,6 +83,7 @@ struct HealthRules {
     r.require_section = r.uncorrected_ecc = r.row_remap = r.inforom = r.pcie_link = r.pcie_slot = r.pcie_replays =
         r.xid = r.xid_log = r.sxid_log = r.nvlink_errors = r.slowdown = r.power_limit = r.violation_time = r.mig_mode =
             r.persistence_mode = r.require_persistence_mode = r.verification = r.peer_access = r.readable = false;
+    r.sram_threshold = false;
     r.nvlink_links.reset();
     return r;
   }
