@@ -37,6 +37,7 @@ json healthy_script() {
            {{"ecc.enabled", 1},
             {"inforom.valid", 1},
             {"persistence_mode", 1},
+            {"sram.threshold_exceeded", 0},
             {"mig.current", 0},
             {"ecc.volatile.corrected", 0},
             {"ecc.volatile.uncorrected", 0},
@@ -171,6 +172,12 @@ std::vector<Case> matrix() {
        1, 1, "row remap failed"});
   add({"corrupted InfoROM", "nvmlDeviceValidateInforom returns CORRUPTED_INFOROM",
        [](json& s) { s["values"]["inforom.valid"] = 0; }, nullptr, nullptr, "", "", 1, 1, "InfoROM failed its checksums"});
+  add({"SRAM error threshold", "nvmlDeviceGetSramEccErrorStatus: SRAM uncorrectable-error threshold exceeded, 2 in L2",
+       [](json& s) {
+         s["values"]["sram.threshold_exceeded"] = 1;
+         s["values"]["sram.aggregate_uncorrected_l2"] = 2;
+       },
+       nullptr, nullptr, "", "", 1, 1, "SRAM uncorrectable-error threshold is exceeded"});
   add({"pending MIG mode change", "MIG disabled, set to enabled at the next GPU reset, not yet reset",
        [](json& s) { s["values"]["mig.pending"] = 1; }, nullptr, nullptr, "", "", 1, 1, "a GPU reset is pending"});
   add({"MIG mode changed mid-run", "MIG disabled before the run, enabled after it (the GPU reset mid-run)",

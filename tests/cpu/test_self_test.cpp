@@ -12,14 +12,14 @@ namespace {
 TEST(SelfTest, EveryInjectedFaultIsDetected) {
   const auto r = test::run_cli({"self-test"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("faults injected: 33\nfaults detected: 33\nfalse passes: 0\ncontrols passing: 4/4"),
+  EXPECT_NE(r.out.find("faults injected: 34\nfaults detected: 34\nfalse passes: 0\ncontrols passing: 4/4"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("time to verdict: mean"), std::string::npos);
   EXPECT_NE(r.out.find("self-test: PASS"), std::string::npos);
   for (const char* name : {"XID event", "pending row remap", "PCIe Gen3 x8", "thermal slowdown", "truncated profile",
                            "throttled measurement", "sentinel temperature", "nvmlInit fails", "no GPU",
-                           "pending MIG mode change", "MIG mode changed mid-run"})
+                           "pending MIG mode change", "MIG mode changed mid-run", "SRAM error threshold"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
 }
 
