@@ -134,6 +134,8 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   auto put_sram = [&](const std::string& name, double (*get)(const nvml::SramEccStatus&)) {
     if (sram.code == nvml::kNoPermission)
       m[name] = HealthMetric{HealthMetric::State::kUnsupported, 0, "NVML: no permission, it answers root only"};
+    else if (sram.code == nvml::kArgumentVersionMismatch)  // a driver whose struct is another version: not there
+      m[name] = HealthMetric{HealthMetric::State::kUnsupported, 0, "NVML: this driver takes another struct version"};
     else
       put(name, field(sram, get));
   };

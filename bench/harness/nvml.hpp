@@ -26,6 +26,7 @@ enum Code : int {
   kResetRequired = 16,  // the GPU needs a reset before it can be used again
   kFunctionNotFound = 13,
   kCorruptedInforom = 14,
+  kArgumentVersionMismatch = 25,  // a versioned struct this driver does not take
   kDeprecated = 26,  // what the calls NVML deprecated with CUDA 13 return once removed
   kUnknown = 999,
 };

@@ -292,6 +292,14 @@ TEST(HealthCli, SramThresholdThroughTheLoader) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["before"]["metrics"][kFlag], "unsupported");
 
+  // A driver that takes another version of the struct (ARGUMENT_VERSION_MISMATCH): not there, never an error that
+  // would leave every run incomplete.
+  script["errors"]["sram"] = 25;
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("SRAM error threshold"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unsupported (NVML: this driver takes another struct version)"), std::string::npos) << r.out;
+
   script["errors"]["sram"] = 999;  // any other error: could not read
   r = health_with(script);
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
