@@ -890,6 +890,7 @@ void check_power_limit(const HealthSection* s, const Profile* profile, std::vect
 // H200: 0 s of each over its 191 s run). The power cap's violation time is not judged: a board at its limit under
 // load is expected (the same H200: 107 s, 56% of the run); the thermal one is the slowdown row's.
 constexpr double kMaxViolationShare = 0.05;
+constexpr double kMinViolationWindowS = 1.0;
 
 void check_violation_time(const HealthSection& s, std::vector<Check>& out) {
   if (!s.after) return;  // one snapshot: nothing accumulated to judge
@@ -899,10 +900,12 @@ void check_violation_time(const HealthSection& s, std::vector<Check>& out) {
   };
   static const Policy policies[] = {{"throttle.board_limit_s", "board limit"},
                                      {"throttle.reliability_s", "reliability limit"}};
-  // A share of time, unlike an error rate, is as true of a short window as of a long one: the monitor's own
-  // steady-clock window, not floored, where recorded (`health --watch 0.05`: 30 ms of 52 ms is 58%, not 3% of 1 s);
-  // else the snapshots' times, floored at 1 s (whole seconds).
+  // The share is of the monitor's own steady-clock window, not floored, where recorded (`health --watch 0.05`: 30 ms
+  // of 52 ms is 58%, not 3% of 1 s); else of the snapshots' times, floored at 1 s (whole seconds). A window under
+  // 1 s is shown but not judged: there a share rests on a counter step or two (a 2 ms step is all of a 1.25 ms
+  // `--watch 0`), and a run a profile records lasts minutes.
   const double seconds = s.xid.window_s > 0 ? s.xid.window_s : snapshot_seconds(s);
+  const bool too_short = seconds < kMinViolationWindowS;
   // The counters are read a moment before and after the window's edges: a share never exceeds the whole run.
   auto share = [&](double during) { return std::min(1.0, during / seconds); };
   std::vector<std::string> parts, held, went_back;
@@ -934,10 +937,15 @@ void check_violation_time(const HealthSection& s, std::vector<Check>& out) {
   c.measured_text = list.empty() ? "unknown" : list + " (" + format_percent(worst, 1) + " of the run, the larger)";
   std::string why;
   for (const std::string& h : held) why += (why.empty() ? "" : ", ") + h;
-  if (worst >= kMaxViolationShare) {
+  if (worst >= kMaxViolationShare && !too_short) {
     c.status = CheckStatus::kFail;
     c.reason = "clocks held down by the " + why + " of the run: enough to take a ceiling below its limit (a "
                "board or power-delivery fault, or a setting; check `nvidia-smi -q -d PERFORMANCE`)";
+  } else if (too_short) {
+    c.status = went_back.empty() ? CheckStatus::kPass : CheckStatus::kIncomplete;
+    c.reason = (why.empty() ? std::string("no clock held down") : "clocks held down by the " + why) + " of a " +
+               format_quantity(seconds, "s") + " window: not judged, a share of less than " +
+               format_quantity(kMinViolationWindowS, "s") + " rests on a counter step or two (watch longer)";
   } else {
     c.status = went_back.empty() ? CheckStatus::kPass : CheckStatus::kIncomplete;
     if (!why.empty())
