@@ -70,13 +70,8 @@ int run(const MfuOptions& o) {
   if (o.peak_tflops.given()) given = o.peak_tflops.value * 1e12;
   const auto peaks = compute_peaks(given, profile ? &*profile : nullptr, o.peaks.profile, o.peaks.gpu_name(), o.dtype);
   const MfuResult r = compute_mfu(in, peaks);
-  // The MTP modules' share of the FLOPs per token: the same count without them, subtracted.
-  double mtp_model = 0, mtp_hardware = 0;
-  if (mtp > 0) {
-    const FlopShape main = o.model.shape();
-    mtp_model = r.model_flops_per_token - model_flops_per_token(main, in.seq, in.attention);
-    mtp_hardware = r.hardware_flops_per_token - hardware_flops_per_token(main, in.seq, in.attention, in.recompute);
-  }
+  const auto share = o.model.mtp_share(mtp, in.seq, in.attention, in.recompute);
+  const double mtp_model = share.model, mtp_hardware = share.hardware;
   if (o.json) {
     json out = {{"mfu", r.peaks[0].model},
                 {"hfu", r.peaks[0].hardware},

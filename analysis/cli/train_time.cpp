@@ -48,11 +48,9 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc, std::int64_t mtp) {
     const AttentionConvention c = parse_attention_convention(o.attention);
     f.model = model_flops_per_token(shape, seq, c);
     f.hardware = hardware_flops_per_token(shape, seq, c, rc);
-    if (mtp > 0) {
-      const FlopShape main = o.model.shape();
-      f.mtp_model = f.model - model_flops_per_token(main, seq, c);
-      f.mtp_hardware = f.hardware - hardware_flops_per_token(main, seq, c, rc);
-    }
+    const auto share = o.model.mtp_share(mtp, seq, c, rc);
+    f.mtp_model = share.model;
+    f.mtp_hardware = share.hardware;
     f.basis = "FLOPs per token as `ceilings mfu` counts them, attention at --seq " + format_fixed(seq, 0) + ": " +
               convention_name(c, shape, seq);
     return f;
@@ -177,9 +175,10 @@ int run(const TrainTimeOptions& o) {
                 {"estimates", est}};
     if (f.per_param) out["flops_per_token_per_param"] = o.achieved_tflops.given() ? *f.per_param : 6.0;
     if (!o.mfu_against.empty()) out["mfu_against"] = o.mfu_against;
-    if (mtp > 0) {
+    if (mtp > 0) {  // the modules' share of each token's FLOPs, under mfu's names (flops_per_token is one of them)
       out["mtp_layers"] = mtp;
-      out["mtp_flops_per_token"] = mtp_per_token;  // of flops_per_token: the modules' share, counted in it
+      out["mtp_model_flops_per_token"] = f.mtp_model;
+      out["mtp_hardware_flops_per_token"] = f.mtp_hardware;
     }
     if (const auto note = o.model.flop_note(mtp)) out["note"] = *note;
     std::cout << out.dump(2) << "\n";

@@ -114,6 +114,18 @@ struct ModelOptions {
     return flop_shape(*model(), mtp_modules);
   }
 
+  // The `mtp_modules` MTP modules' share of each token's model and hardware FLOPs at `seq`: the count with them
+  // less the count without (mfu and train-time alike).
+  struct MtpShare {
+    double model = 0, hardware = 0;
+  };
+  MtpShare mtp_share(std::int64_t mtp_modules, double seq, AttentionConvention c, Recompute rc) const {
+    if (mtp_modules <= 0) return {};
+    const FlopShape with = shape(mtp_modules), main = shape();
+    return {model_flops_per_token(with, seq, c) - model_flops_per_token(main, seq, c),
+            hardware_flops_per_token(with, seq, c, rc) - hardware_flops_per_token(main, seq, c, rc)};
+  }
+
   // What the FLOPs per token count beside the main model, or leave out that a reader might assume in: a DeepSeek-V3
   // style model's multi-token-prediction modules, trained beside the model but not part of it (nor of its
   // parameter counts), counted only where --mtp-layers says the job trains them.

@@ -251,11 +251,14 @@ TEST(MfuCli, MtpLayersCountTheModulesOptIn) {
   EXPECT_DOUBLE_EQ(tt.value("flops_per_token", 0.0), 291848126976.0);
   EXPECT_DOUBLE_EQ(tt.value("total_flops", 0.0), 291848126976.0 * 14.8e12);
   EXPECT_EQ(tt.value("mtp_layers", 0), 1);
-  EXPECT_DOUBLE_EQ(tt.value("mtp_flops_per_token", 0.0), 10695095808.0);  // the module's share, as mfu splits it
+  // The module's share, under mfu's names: model FLOPs (what --mfu counts), and hardware FLOPs (no recompute here).
+  EXPECT_DOUBLE_EQ(tt.value("mtp_model_flops_per_token", 0.0), 10695095808.0);
+  EXPECT_DOUBLE_EQ(tt.value("mtp_hardware_flops_per_token", 0.0), 10695095808.0);
   const json hw = train({"--achieved-tflops", "400", "--recompute", "full", "--mtp-layers", "1"});
   EXPECT_DOUBLE_EQ(hw.value("flops_per_token", 0.0), 385424119808.0);
-  EXPECT_DOUBLE_EQ(hw.value("mtp_flops_per_token", 0.0), 12406769664.0);  // hardware FLOPs: its recomputed forward too
-  EXPECT_FALSE(train({"--mfu", "0.4", "--peak-tflops", "989"}).contains("mtp_flops_per_token"));
+  EXPECT_DOUBLE_EQ(hw.value("mtp_model_flops_per_token", 0.0), 10695095808.0);
+  EXPECT_DOUBLE_EQ(hw.value("mtp_hardware_flops_per_token", 0.0), 12406769664.0);  // its recomputed forward too
+  EXPECT_FALSE(train({"--mfu", "0.4", "--peak-tflops", "989"}).contains("mtp_model_flops_per_token"));
   const auto tt_text = test::run_cli({"train-time", "--hf-config", hf("DeepSeek-V3"), "--seq", "4096", "--tokens",
                                       "14.8e12", "--gpus", "2048", "--mfu", "0.4", "--peak-tflops", "989",
                                       "--mtp-layers", "1"});
