@@ -869,18 +869,19 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
   for (std::size_t gi = 0; gi < groups.size(); ++gi)
     if (groups[gi].split_with) split.insert({gi, *groups[gi].split_with});
   for (std::size_t gi : split) f.two_ways += groups[gi].members.size();
-  for (const FleetGroup& g : groups) {
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const FleetGroup& g = groups[gi];
     f.outliers += g.outliers.size();
     for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
     if (g.peer_group) f.unlike_peers += g.host_only ? g.versus_peers.size() : g.members.size();
     else if (g.too_small) f.not_judged += g.members.size();
     // A GPU unstable within its group and against its peers counts once, and not at all where it is judged an
-    // outlier on another ceiling, or configured unlike its peers (it is counted there; its unstable ceilings are
-    // still listed).
+    // outlier on another ceiling, configured unlike its peers or in a model configured two ways (it is counted
+    // there; its unstable ceilings are still listed).
     std::set<std::size_t> judged, unstable;
     for (const std::vector<Outlier>* list : {&g.outliers, &g.versus_peers})
       for (const Outlier& o : *list) judged.insert(o.member);
-    if (g.peer_group && !g.host_only)  // every member counted under unlike_peers
+    if ((g.peer_group && !g.host_only) || split.count(gi))  // every member counted under unlike_peers or two_ways
       for (std::size_t m = 0; m < g.members.size(); ++m) judged.insert(m);
     for (const std::vector<Outlier>* list : {&g.unstable, &g.unstable_versus_peers})
       for (const Outlier& o : *list)

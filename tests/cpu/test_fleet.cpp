@@ -1006,6 +1006,21 @@ TEST(Fleet, ATieOrAMeasuringScopeIsNotAConfigurationFinding) {
     ASSERT_EQ(two.at("groups")[gi].at("configured_two_ways").size(), 1u) << gi;
     EXPECT_EQ(two["groups"][gi]["configured_two_ways"][0].at("group"), 2 - gi);
   }
+  // A GPU of one half unstable within it (10% slow at a cv of 30%) is listed as unstable, but counted once, under
+  // the model configured two ways (it was counted under both).
+  std::vector<FleetMember> noisy = tie;
+  for (Ceiling& c : noisy[5].profile.ceilings)
+    if (c.name == "gemm.bf16") {
+      c.value *= 0.9;
+      c.cv = 0.30;
+    }
+  const auto noisy_halves = analyze_fleet(noisy, OutlierRule{});
+  ASSERT_EQ(noisy_halves.size(), 2u);
+  std::size_t unstable_listed = 0;
+  for (const FleetGroup& g : noisy_halves) unstable_listed += g.unstable.size();
+  EXPECT_EQ(unstable_listed, 1u);
+  EXPECT_EQ(count_findings(noisy_halves).two_ways, 8u);
+  EXPECT_EQ(count_findings(noisy_halves).unstable, 0u);
   std::vector<FleetMember> scope;
   for (int i = 0; i < 12; ++i) scope.push_back({"s" + std::to_string(i), with_nvlink_ceiling(gen.gpu(i, 0), i < 8)});
   const auto groups = analyze_fleet(scope, OutlierRule{});
