@@ -311,11 +311,12 @@ std::optional<std::string> Profile::stopped_early() const {
   if (!m.is_object() || !m.contains("complete") || !m["complete"].is_boolean() || m["complete"].get<bool>())
     return std::nullopt;
   const std::string stopped = m.contains("stopped") && m["stopped"].is_string() ? m["stopped"].get<std::string>() : "";
-  // Its first line that says something (a reason written after a newline is not an empty one).
+  // Its first line that says something (a reason written after a newline is not an empty one), trimmed.
   std::size_t at = 0;
   while (at < stopped.size()) {
     const std::size_t end = std::min(stopped.find('\n', at), stopped.size());
-    if (stopped.find_first_not_of(" \t\r", at) < end) return stopped.substr(at, end - at);
+    const std::size_t first = stopped.find_first_not_of(" \t\r", at);
+    if (first < end) return stopped.substr(first, stopped.find_last_not_of(" \t\r", end - 1) + 1 - first);
     at = end + 1;
   }
   return "stopped early";

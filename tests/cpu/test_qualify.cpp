@@ -535,7 +535,7 @@ TEST(Qualify, ARunStoppedBetweenFamiliesIsIncomplete) {
             "measured; measure again");
   // A reason after blank lines is its first line that says something (it read "()" before); none at all is
   // "stopped early".
-  p.raw["measure"]["stopped"] = "\n  \ninterrupted: SIGINT\nmore";
+  p.raw["measure"]["stopped"] = "\n  \n  interrupted: SIGINT \t\nmore";
   EXPECT_NE(find_check(qualify(p, nullptr, default_rules()), "profile", "run complete")
                 .reason.find("stopped before its end (interrupted: SIGINT)"),
             std::string::npos);
@@ -1131,17 +1131,22 @@ TEST(Qualify, AMigModeChangedDuringTheRunFails) {
       << find_check(r, "health", "MIG mode").reason;
 }
 
-// From a profile whose health section records the monitor's window (xid.window_s): the violation share is over it,
-// however short: 30 ms of a 52 ms window fails (floored at 1 s, it read as 3% and passed).
+// From a profile whose health section records the monitor's window (xid.window_s): the violation share is over it
+// (floored at 1 s, 30 ms of a 52 ms window read as 3%), shown under 1 s and judged from 1 s.
 TEST(Qualify, ViolationTimeIsAShareOfTheRecordedWindow) {
   Profile p = fixture();
   json& h = p.raw["health"];
   h["xid"]["window_s"] = 0.052;
   h["after"]["metrics"]["throttle.board_limit_s"] = 0.03;
-  const QualifyResult r = qualify(p, nullptr, default_rules());
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 0);  // under 1 s: shown, not judged
+  EXPECT_NEAR(*find_check(r, "health", "violation time").measured, 0.03 / 0.052, 1e-9);
+  h["xid"]["window_s"] = 5.2;  // from 1 s a share is judged: 0.3 s over 5.2 s is 5.8%
+  h["after"]["metrics"]["throttle.board_limit_s"] = 0.3;
+  r = qualify(p, nullptr, default_rules());
   EXPECT_EQ(r.exit_code(), 1);
   EXPECT_EQ(with_status(r, CheckStatus::kFail), (std::set<std::string>{"health/violation time"}));
-  EXPECT_NEAR(*find_check(r, "health", "violation time").measured, 0.03 / 0.052, 1e-9);
+  EXPECT_NEAR(*find_check(r, "health", "violation time").measured, 0.3 / 5.2, 1e-9);
 }
 
 TEST(Qualify, MalformedHealthSectionIsBadInput) {

@@ -35,7 +35,7 @@ namespace ceilings {
 //               "nvlink_errors": true,
 //               "slowdown": true, "power_limit": true, "violation_time": true, "mig_mode": true,
 //               "persistence_mode": true, "require_persistence_mode": false,
-//               "verification": true, "peer_access": true, "readable": true,
+//               "verification": true, "peer_access": true, "readable": true, "sram_threshold": true,
 //               "nvlink_links": 18}}  // links that must be up; default: not checked
 // Units per family: hbm/l2/smem/pcie/nvlink B/s, gemm/fma FLOP/s (gemm.int8 OP/s), latency s.
 inline constexpr const char* kRulesSchema = "ceilings.rules/1";
