@@ -19,6 +19,7 @@
 #include "ceilings/health.hpp"
 #include "ceilings/qualify.hpp"
 #include "cli_runner.hpp"
+#include "support/fake_nvml_cli.hpp"
 
 namespace ceilings {
 namespace {
@@ -166,18 +167,21 @@ TEST(HealthSection, MalformedSectionsAreRejected) {
   EXPECT_THROW(health_from_json(bad), InputError);
 }
 
+// What the profile reader says of a health section read as `origin`: its error, or "accepted".
+std::string read_error(const json& doc, const std::string& origin) {
+  try {
+    health_from_json(doc, origin);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
 // The replay and CRC rates divide by the time between the snapshots: a time that does not parse read as one
 // minute, and an after before the before as one second.
 TEST(HealthSection, SnapshotTimesAreUtcAndInOrder) {
   const json j = health_to_json(healthy_section());
-  auto message = [](const json& doc) -> std::string {
-    try {
-      health_from_json(doc, "p.json");
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "accepted";
-  };
+  auto message = [](const json& doc) { return read_error(doc, "p.json"); };
   json bad = j;
   bad["after"]["time"] = "yesterday";
   EXPECT_NE(message(bad).find("field 'p.json.after.time'"), std::string::npos) << message(bad);
@@ -199,14 +203,7 @@ TEST(HealthSection, SnapshotTimesAreUtcAndInOrder) {
 // "exceeded" the 0 B/s the table has for Gen8.
 TEST(HealthSection, ReadingsTheLiveReaderRefusesAreBadInput) {
   const json j = health_to_json(healthy_section());
-  auto message = [](const json& doc) -> std::string {
-    try {
-      health_from_json(doc, "health");
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "accepted";
-  };
+  auto message = [](const json& doc) { return read_error(doc, "health"); };
   json bad = j;
   bad["before"]["metrics"]["power.default_limit_w"] = 0;
   EXPECT_NE(message(bad).find("field 'health.before.metrics.power.default_limit_w': impossible power 0.0 W"),
@@ -1516,20 +1513,7 @@ json healthy_script() {
 }
 
 test::CliResult health_with(const json& script, std::vector<std::string> args = {"--json", "--watch", "0.05"}) {
-  // ctest runs each test in its own process, several at once: the directory is named after the test.
-  static int n = 0;
-  const std::string dir = test::scratch_dir(std::string("health_fake_") +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-                                            std::to_string(n++));
-  // "kernel_log" (the test's, not the fake's): the kernel log `health` reads, never the machine's own.
-  json nvml = script;
-  std::ofstream(dir + "/kernel.log") << nvml.value("kernel_log", "");
-  nvml.erase("kernel_log");
-  std::ofstream(dir + "/script.json") << nvml.dump();
-  args.insert(args.begin(), "health");
-  return test::run_cli(args, {{"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML},
-                              {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"},
-                              {"CEILINGS_KERNEL_LOG", dir + "/kernel.log"}});
+  return test::health_with_fake_nvml(script, std::move(args), "health_fake_");
 }
 
 // End to end: a fatal SXid in the kernel log fails `health` (exit 1) and is in its JSON; the monitor reads it.

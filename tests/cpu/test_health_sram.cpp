@@ -17,6 +17,7 @@
 #include "ceilings/profile.hpp"
 #include "ceilings/qualify.hpp"
 #include "cli_runner.hpp"
+#include "support/fake_nvml_cli.hpp"
 #include "harness/nvml.hpp"
 
 namespace ceilings {
@@ -240,16 +241,7 @@ json healthy_script() {
 }
 
 test::CliResult health_with(const json& script, std::vector<std::string> args = {"--watch", "0"}) {
-  static int n = 0;
-  const std::string dir = test::scratch_dir(std::string("health_sram_") +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-                                            std::to_string(n++));
-  std::ofstream(dir + "/script.json") << script.dump();
-  std::ofstream(dir + "/kernel.log") << "";
-  args.insert(args.begin(), "health");
-  return test::run_cli(args, {{"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML},
-                              {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"},
-                              {"CEILINGS_KERNEL_LOG", dir + "/kernel.log"}});
+  return test::health_with_fake_nvml(script, std::move(args), "health_sram_");
 }
 
 // Clear: a passing row. Set: exit 1, the reason with the unit counts. Not supported (a GPU before Ampere), or
