@@ -94,11 +94,17 @@ TEST(HealthChecks, SramThresholdExceededFailsAndNamesTheUnits) {
   EXPECT_EQ(status_of(health_checks(s, off), rule), "absent");
   EXPECT_EQ(status_of(health_checks(s, HealthRules::none()), rule), "absent");
 
-  // Not read: no GPU before Ampere, not root, or an older section: no row, and nothing unreadable.
+  // Not answered (a GPU before Ampere, or not root: the section keeps no reason): a noted row naming both, so a
+  // run as another user does not drop the check without a word; nothing unreadable. An older section: no row.
   s = section_with_flag(HealthMetric::unsupported(), HealthMetric::unsupported());
   checks = health_checks(s, HealthRules{});
-  EXPECT_EQ(status_of(checks, rule), "absent");
+  ASSERT_EQ(status_of(checks, rule), "pass");
+  EXPECT_EQ(find_row(checks, rule)->measured_text, "not read");
+  EXPECT_NE(find_row(checks, rule)->reason.find("it answers root only, and GPUs before Ampere have none"),
+            std::string::npos)
+      << find_row(checks, rule)->reason;
   EXPECT_EQ(status_of(checks, "counters readable"), "pass");
+  EXPECT_EQ(status_of(health_checks(s, off), rule), "absent");
   s.before.metrics.erase(kFlag);
   s.after->metrics.erase(kFlag);
   EXPECT_EQ(status_of(health_checks(s, HealthRules{}), rule), "absent");
@@ -269,16 +275,16 @@ TEST(HealthCli, SramThresholdThroughTheLoader) {
   EXPECT_EQ(j["after"]["metrics"]["ecc.aggregate.sram.uncorrected_mcu"], 1);
 
   script = healthy_script();
-  script["values"].erase("sram.threshold_exceeded");  // NOT_SUPPORTED
+  script["values"].erase("sram.threshold_exceeded");  // NOT_SUPPORTED: noted as not read, not judged
   r = health_with(script);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(r.out.find("SRAM error threshold"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVML did not answer the SRAM's ECC status"), std::string::npos) << r.out;
 
   script = healthy_script();
   script["errors"]["sram"] = 4;  // NO_PERMISSION: not root
   r = health_with(script);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(r.out.find("SRAM error threshold"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("measure as root to judge it"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unsupported (NVML: no permission, it answers root only)"), std::string::npos) << r.out;
   r = health_with(script, {"--json", "--watch", "0"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -289,7 +295,6 @@ TEST(HealthCli, SramThresholdThroughTheLoader) {
   script["errors"]["sram"] = 25;
   r = health_with(script);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(r.out.find("SRAM error threshold"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unsupported (NVML: this driver takes another struct version)"), std::string::npos) << r.out;
 
   script["errors"]["sram"] = 999;  // any other error: could not read
