@@ -74,6 +74,13 @@ class FleetGen {
   std::normal_distribution<double> normal_{0.0, 1.0};
 };
 
+// `fleet` written as profiles into a fresh scratch directory `name` (each member's path its file name); the directory.
+std::string write_fleet(const std::vector<FleetMember>& fleet, const std::string& name) {
+  const std::string dir = ceilings::test::scratch_dir(name);
+  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  return dir;
+}
+
 // `p` with an nvlink.p2p_uni ceiling of its own pairs (measure --all-gpus) or of every pair of its node.
 Profile with_nvlink_ceiling(Profile p, bool own_pairs) {
   Ceiling c;
@@ -806,8 +813,7 @@ TEST(Fleet, ARunWithoutPeerCeilingsSupersedesTheSameGpusRunWithThem) {
   Profile newer = gen.gpu(1, 0);  // GPU 0 again, newest, the peer family skipped
   newer.created = "2026-11-30T12:00:00Z";
   fleet.push_back({"g0-new", newer});
-  const std::string dir = ceilings::test::scratch_dir("fleet_rerun_scope");
-  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const std::string dir = write_fleet(fleet, "fleet_rerun_scope");
   const FleetInput in = load_fleet({dir});
   EXPECT_EQ(in.members.size(), 4u);  // g0 and g0-old set aside for g0-new
   EXPECT_EQ(in.superseded.size(), 2u);
@@ -990,8 +996,7 @@ TEST(Fleet, ATieOrAMeasuringScopeIsNotAConfigurationFinding) {
   EXPECT_EQ(halves[1].differences.size(), 1u);
   EXPECT_EQ(count_findings(halves).two_ways, 8u);
   EXPECT_EQ(count_findings(halves).unlike_peers, 0u);
-  const std::string dir = ceilings::test::scratch_dir("fleet_two_ways");
-  for (const FleetMember& m : tie) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const std::string dir = write_fleet(tie, "fleet_two_ways");
   auto r = run_cli({"fleet", dir});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("8 GPU(s) of a model configured two ways in equal numbers"), std::string::npos) << r.out;
@@ -1158,9 +1163,7 @@ TEST(Fleet, AGpuOnTheWorseSideOfASplitWithinItsOwnSpreadIsUnstable) {
   }
 
   // End to end: the whole slow half that wide: nothing fails, and it is not a pass (exit 0 before).
-  const std::string dir = ceilings::test::scratch_dir("fleet_split_unstable");
-  for (const FleetMember& m : half_slow({1, 3, 5, 7}, "w"))
-    write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const std::string dir = write_fleet(half_slow({1, 3, 5, 7}, "w"), "fleet_split_unstable");
   const auto r = run_cli({"fleet", dir});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("0 outlier(s)"), std::string::npos) << r.out;
@@ -1223,8 +1226,7 @@ TEST(Fleet, AGpuSetAgainstItsPeersWithinItsOwnSpreadIsUnstable) {
   EXPECT_EQ(found.unlike_peers, 0u);
   EXPECT_EQ(found.not_judged, 0u);
 
-  const std::string dir = ceilings::test::scratch_dir("fleet_peers_unstable");
-  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const std::string dir = write_fleet(fleet, "fleet_peers_unstable");
   const auto r = run_cli({"fleet", dir});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("1 GPU(s) unstable (not judged)"), std::string::npos) << r.out;
@@ -1275,8 +1277,7 @@ TEST(Fleet, AGpuSetAgainstItsPeersWithinItsOwnSpreadIsUnstable) {
   EXPECT_EQ(own[1].unstable[0].ceilings.at(0).ceiling, "gemm.bf16");
   EXPECT_TRUE(own[1].unstable_versus_peers.empty());
   EXPECT_EQ(count_findings(own).unstable, 1u);
-  const std::string dir3 = ceilings::test::scratch_dir("fleet_peers_unstable_once");
-  for (const FleetMember& m : three) write_file_atomic(dir3 + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const std::string dir3 = write_fleet(three, "fleet_peers_unstable_once");
   const auto csv3 = run_cli({"fleet", dir3, "--format", "csv"});
   EXPECT_EQ(csv3.exit_code, 3) << csv3.out << csv3.err;
   std::size_t rows = 0;
@@ -1356,8 +1357,7 @@ TEST(Fleet, AGpuJudgedAgainstItsPeersIsNotAlsoUnstableInItsGroup) {
 
   // The CLI says so: exit 1 (configured unlike its peers), no unstable row, and the JSON's deviation carries the
   // own noise it was judged beyond.
-  const std::string dir = ceilings::test::scratch_dir("fleet_peers_judged_once");
-  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const std::string dir = write_fleet(fleet, "fleet_peers_judged_once");
   const auto csv = run_cli({"fleet", dir, "--format", "csv"});
   EXPECT_EQ(csv.exit_code, 1) << csv.out << csv.err;
   EXPECT_EQ(csv.out.find(",unstable,"), std::string::npos) << csv.out;
@@ -1407,8 +1407,7 @@ TEST(Fleet, MigInstancesAreTheirOwnModelAndFewerSmsAreADifference) {
   fleet.push_back({"fewer", fewer});
 
   // Two instances of one board are two GPUs: nothing is set aside as an older run.
-  const std::string dir = ceilings::test::scratch_dir("fleet_mig");
-  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const std::string dir = write_fleet(fleet, "fleet_mig");
   const FleetInput in = load_fleet({dir});
   EXPECT_EQ(in.members.size(), fleet.size());
   EXPECT_TRUE(in.superseded.empty());
@@ -1491,8 +1490,7 @@ TEST(Fleet, AnotherHostCpuIsAnotherGroup) {
   const FleetFindings found = count_findings(two);
   EXPECT_EQ(found.unlike_peers, 0u);
   EXPECT_EQ(found.not_judged, 0u);
-  const std::string dir = ceilings::test::scratch_dir("fleet_host_cpu");
-  for (const FleetMember& m : fleet) write_file_atomic(dir + "/" + m.path + ".profile.json", profile_to_json(m.profile).dump());
+  const std::string dir = write_fleet(fleet, "fleet_host_cpu");
   const auto r = run_cli({"fleet", dir});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("in other servers than group 1: host CPU AMD EPYC 9654"), std::string::npos) << r.out;
