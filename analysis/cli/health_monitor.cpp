@@ -83,7 +83,7 @@ void read_nvlink(const nvml::Library& lib, const nvml::Device& d, HealthSnapshot
       const auto r = d.nvlink_errors(up[i], which);
       if (absent(r.code)) continue;
       lost = lost || lost_code(r.code);
-      const HealthMetric one = r.ok() ? plausible_metric(name, static_cast<double>(r.value))
+      const HealthMetric one = r.ok() ? plausible_link_errors(name, static_cast<double>(r.value))
                                       : HealthMetric::unreadable(lib.error_string(r.code));
       if (!one.ok()) {
         total = HealthMetric::unreadable("NVLink " + std::to_string(up[i]) + ": " + one.reason);

@@ -196,16 +196,26 @@ HealthMetric plausible_metric(const std::string& name, double raw) {
     if (raw <= 0 || raw > 150) return bad("impossible temperature " + format_fixed(raw, 0) + " C");
   } else if (prefix("power.")) {
     if (raw <= 0 || raw > 5000) return bad("impossible power " + format_fixed(raw, 1) + " W");
+    // A draw may read a few watts; a limit under 1 W is no board's (the smallest data-center cards set 40 W).
+    if (name != "power.usage_w" && raw < 1) return bad("impossible power limit " + format_fixed(raw, 3) + " W");
   } else if (prefix("remap.") || prefix("retired_pages.")) {
     if (raw > 1e6) return bad("impossible count " + format_fixed(raw, 0));
   } else if (name == "nvlink.links_active" || name == "nvlink.links_present" || name == "nvlink.links_to_switch") {
     if (raw > kMaxNvLinks) return bad("no GPU has " + format_fixed(raw, 0) + " NVLinks");
   } else if (prefix("nvlink.")) {
-    if (raw > 1e15) return bad("impossible count " + format_fixed(raw, 0));
+    // The metric sums the links that are up; each link's own count is bounded by plausible_link_errors.
+    if (raw > kMaxNvLinkErrorsPerLink * kMaxNvLinks) return bad("impossible count " + format_fixed(raw, 0));
   } else if (prefix("throttle.")) {
     if (raw > 1e9) return bad("impossible duration " + format_fixed(raw, 0) + " s");  // 30 years
   }
   return HealthMetric::of(raw);
+}
+
+HealthMetric plausible_link_errors(const std::string& name, double raw) {
+  HealthMetric m = plausible_metric(name, raw);
+  if (m.ok() && raw > kMaxNvLinkErrorsPerLink)
+    return HealthMetric::unreadable("impossible count " + format_fixed(raw, 0) + " on one link");
+  return m;
 }
 
 const HealthMetric* HealthSnapshot::find(const std::string& name) const {
@@ -304,7 +314,7 @@ HealthSnapshot snapshot_from_json(const Fields& f) {
         if (key == "link") continue;
         const MetricInfo* info = find_metric_info("nvlink." + key);
         if (!info || info->kind != MetricKind::kCounter) l.fail(key, "not an NVLink error counter");
-        const HealthMetric checked = plausible_metric("nvlink." + key, l.number(key));
+        const HealthMetric checked = plausible_link_errors("nvlink." + key, l.number(key));
         if (!checked.ok()) l.fail(key, checked.reason + " (read live, such a value is recorded as \"could not read\")");
         c.errors[key] = checked.value;
       }

@@ -49,6 +49,16 @@ TEST(HealthMetric, SentinelsAndImpossibleValuesAreNotData) {
   EXPECT_TRUE(plausible_metric("ecc.volatile.uncorrected", 3).ok());
   EXPECT_EQ(plausible_metric("power.usage_w", 4294967.295).state, State::kUnreadable);
   EXPECT_EQ(plausible_metric("power.usage_w", 0).state, State::kUnreadable);
+  EXPECT_TRUE(plausible_metric("power.usage_w", 0.5).ok());  // a draw may be tiny; no board's limit is
+  EXPECT_NE(plausible_metric("power.default_limit_w", 0.001).reason.find("impossible power limit 0.001 W"),
+            std::string::npos);
+  EXPECT_EQ(plausible_metric("power.limit_w", 0.5).state, State::kUnreadable);
+  EXPECT_TRUE(plausible_metric("power.enforced_limit_w", 40).ok());
+  // NVLink: the metric sums up to 18 links, each of which may count up to 1e15.
+  EXPECT_TRUE(plausible_metric("nvlink.replay_errors", 3e15).ok());
+  EXPECT_EQ(plausible_metric("nvlink.replay_errors", 1.9e16).state, State::kUnreadable);
+  EXPECT_NE(plausible_link_errors("nvlink.replay_errors", 3e15).reason.find("on one link"), std::string::npos);
+  EXPECT_TRUE(plausible_link_errors("nvlink.replay_errors", 1e15).ok());
   EXPECT_EQ(plausible_metric("throttle.thermal_s", 1.8446744073709552e10).state, State::kUnreadable);
   EXPECT_EQ(plausible_metric("ecc.volatile.uncorrected", -1).state, State::kUnreadable);
   EXPECT_EQ(plausible_metric("no.such.metric", 1).state, State::kUnreadable);
@@ -223,6 +233,14 @@ TEST(HealthSection, ReadingsTheLiveReaderRefusesAreBadInput) {
   bad["before"]["nvlinks"] = json::parse(R"([{"link": 0, "replay_errors": 1e16}])");
   EXPECT_NE(message(bad).find("health.before.nvlinks[0].replay_errors': impossible count"), std::string::npos)
       << message(bad);
+  bad = j;
+  bad["before"]["metrics"]["power.default_limit_w"] = 0.001;
+  EXPECT_NE(message(bad).find("power.default_limit_w': impossible power limit 0.001 W"), std::string::npos)
+      << message(bad);
+  // A sum over links above one link's bound is still a reading (review 16 #4: it was refused on reload).
+  bad = j;
+  bad["before"]["metrics"]["nvlink.replay_errors"] = 2e15;
+  EXPECT_EQ(message(bad), "accepted");
 }
 
 // `ceilings health` reads an idle GPU: a lower generation at full width is the power saving, noted;

@@ -16,6 +16,8 @@ namespace ceilings {
 inline constexpr const char* kHealthSchema = "ceilings.health/1";
 // NVML_NVLINK_MAX_LINKS: the most NVLinks NVML numbers on one GPU (18 on Hopper and Blackwell).
 inline constexpr unsigned kMaxNvLinks = 18;
+// A bound no link's error counter reaches (1e15 replays is 30 years at a million a second).
+inline constexpr double kMaxNvLinkErrorsPerLink = 1e15;
 
 // One reading. NVML saying "not supported" is kUnsupported; an NVML error or a sentinel/impossible
 // value is kUnreadable ("could not read"): neither is ever treated as data.
@@ -134,6 +136,9 @@ const MetricInfo* find_metric_info(const std::string& name);
 // Turns a raw successful NVML reading into a metric, rejecting sentinels and impossible values
 // (all-ones, a 0 Hz clock, a temperature of 1e19, PCIe Gen 9, ...) as "could not read".
 HealthMetric plausible_metric(const std::string& name, double raw);
+// The same for one link's NVLink error count (`name` "nvlink.<counter>"): plausible_metric bounds the sum over
+// the links, this each link's own count.
+HealthMetric plausible_link_errors(const std::string& name, double raw);
 
 // Counter deltas (after - before) where both snapshots have a value.
 std::map<std::string, double> health_deltas(const HealthSection& section);
