@@ -211,6 +211,7 @@ int run(const MemoryOptions& o) {
                                          "serving --batch sequences of its own"
                                    : std::string()));
     if (!weights.note.empty()) notes.push_back(weights.note);
+    if (const auto mtp = cli::mtp_serving_note(in.model)) notes.push_back(*mtp);
     const double wb = in.weight_bytes.other;  // every weight's, unless the checkpoint's layout is counted
     if (in.weight_bytes.covers == WeightBytes::Covers::kNothing && wb < 2) {
       const ParamCounts counts = count_params(in.model);

@@ -134,6 +134,7 @@ int run(const RooflineOptions& o) {
                 {"decode_intensity_limit", llm->decode_intensity_limit},
                 {"counts_kv_traffic", llm->has_kv_traffic}};
       if (!weights.note.empty()) l["weight_note"] = weights.note;
+      if (const auto mtp = cli::mtp_serving_note(serving.model)) l["mtp_note"] = *mtp;
       for (const char* key : {"prefill", "decode"}) {
         l[key] = json::array();
         for (const LlmStep& s : std::string(key) == "prefill" ? llm->prefill : llm->decode) {
@@ -219,6 +220,7 @@ int run(const RooflineOptions& o) {
               << o.kv_dtype << " (decode bytes count the KV cache read every step; prefill uses the " << o.attention
               << " FLOP convention, with logits at each prompt's last token only)\n";
     if (!weights.note.empty()) std::cout << "note: " << weights.note << "\n";
+    if (const auto mtp = cli::mtp_serving_note(serving.model)) std::cout << "note: " << *mtp << "\n";
     if (!llm->prefill.empty()) std::cout << render(prefill, Format::kTable);
     if (!llm->decode.empty()) std::cout << render(decode, Format::kTable);
     std::string too_big;

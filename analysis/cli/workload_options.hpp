@@ -9,6 +9,7 @@
 
 #include "ceilings/model.hpp"
 #include "ceilings/profile.hpp"
+#include "ceilings/units.hpp"
 
 namespace ceilings::cli {
 
@@ -147,7 +148,19 @@ struct ModelOptions {
     return "the FLOPs per token are the main model's: its " + n + " multi-token-prediction module(s), trained beside "
            "it, are not counted (--mtp-layers " + n + " counts them where the job trains them)";
   }
+
 };
+
+// Serving (mbu, roofline's LLM view, memory --mode infer) counts the main model: a config's multi-token-prediction
+// modules are read and held only where an engine runs them as a speculative-decoding draft, which these commands do
+// not model. Said where the config has them, so that a reader does not take them as counted.
+inline std::optional<std::string> mtp_serving_note(const ModelConfig& m) {
+  if (m.mtp_layers <= 0) return std::nullopt;
+  return "the main model only: its " + std::to_string(m.mtp_layers) + " multi-token-prediction module(s) (" +
+         format_fixed(static_cast<double>(count_params(m).mtp) / 1e9, 2) +
+         "B parameters as the checkpoint stores them, read and held only where an engine serves them as a speculative-decoding draft) are not "
+         "counted";
+}
 
 // --mtp-layers N (mfu, train-time): the job trains N multi-token-prediction modules beside the model (DeepSeek-V3's
 // recipe, Megatron-LM's --mtp-num-layers), whose FLOPs every token costs. Opt-in: a config that stores MTP modules

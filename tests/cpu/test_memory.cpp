@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "ceilings/memory.hpp"
+#include "ceilings/units.hpp"
 #include "cli_runner.hpp"
 
 using namespace ceilings;
@@ -854,4 +855,34 @@ TEST(MemoryCli, MbuReadsTheCheckpointLayout) {
   EXPECT_EQ(j["weight_dtype"], "fp8");
   EXPECT_NE(j["note"].get<std::string>().find("the checkpoint stores fp8 layer matrices"), std::string::npos)
       << j["note"];
+}
+
+// Serving counts the main model and says so where the config stores multi-token-prediction modules (DeepSeek-V3's
+// one, 13.46B parameters as the checkpoint stores it: `model`'s params_mtp): mbu, memory --mode infer and the
+// roofline's LLM view each name them as not counted; a config without any says nothing of them.
+TEST(MemoryCli, ServingSaysTheMtpModulesAreNotCounted) {
+  const std::string note = "the main model only: its 1 multi-token-prediction module(s) (";
+  const std::string profile = std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json";
+  for (const std::string model : {"DeepSeek-V3", "Llama-3.1-8B"}) {
+    const bool mtp = model == "DeepSeek-V3";
+    const auto mbu = test::run_cli({"mbu", "--hf-config", hf(model), "--context", "4096", "--tpot-ms", "50",
+                                    "--peak-bw-gbps", "4800", "--gpus", "8", "--json"});
+    ASSERT_EQ(mbu.exit_code, 0) << mbu.err;
+    EXPECT_EQ(json::parse(mbu.out).value("note", "").find(note) != std::string::npos, mtp) << mbu.out;
+    const auto mem = test::run_cli(
+        {"memory", "--hf-config", hf(model), "--mode", "infer", "--context", "4096", "--tp", "8", "--json"});
+    ASSERT_EQ(mem.exit_code, 0) << mem.err;
+    EXPECT_EQ(mem.out.find(note) != std::string::npos, mtp) << mem.out;
+    const auto roof = test::run_cli({"roofline", "--profile", profile, "--hf-config", hf(model), "--context", "4096"});
+    ASSERT_EQ(roof.exit_code, 0) << roof.err;
+    EXPECT_EQ(roof.out.find("note: " + note) != std::string::npos, mtp) << roof.out;
+  }
+  const auto model = test::run_cli({"model", "--hf-config", hf("DeepSeek-V3"), "--json"});
+  ASSERT_EQ(model.exit_code, 0) << model.err;
+  const auto mem = test::run_cli(
+      {"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "infer", "--context", "4096", "--tp", "8", "--json"});
+  EXPECT_NE(mem.out.find(note + format_fixed(json::parse(model.out)["params_mtp"].get<double>() / 1e9, 2) +
+                         "B parameters as the checkpoint stores them"),
+            std::string::npos)
+      << mem.out;
 }
