@@ -89,12 +89,21 @@ TEST(TransferGpu, ChecksCatchACorruptedWord) {
   EXPECT_EQ(count_host_mismatches(host.data(), kBytes, kSeed), 1u);
 }
 
-// The per-sample poison of the bench's outputs: a vector in every 64 KiB and the last one, on the device and on
-// the host alike. 1 MiB + 48 bytes: 17 strided vectors (the last at 1 MiB) and the final one, 4 words each.
+// Words the strided poison changes in a buffer of whole vectors: vectors 0, s, 2s, ... (s = kPoisonStride / 16)
+// and the last one, unless a stride already falls on it; 4 words each.
+static unsigned long long poisoned_words(std::size_t bytes) {
+  const std::size_t vectors = bytes / 16, stride = kPoisonStride / 16;
+  return 4ull * ((vectors - 1) / stride + 1 + ((vectors - 1) % stride != 0 ? 1 : 0));
+}
+
+// The per-sample poison of the bench's outputs: a vector every kPoisonStride (4097 vectors) and the last one, on
+// the device and on the host alike. 1 MiB + 48 bytes: 16 strided vectors (the last at 15 x 65552 bytes) and the
+// final one, 4 words each.
 TEST(TransferGpu, StridedPoisonHitsEveryStrideAndTheLastVector) {
   CEILINGS_REQUIRE_GPU();
   constexpr std::size_t bytes = (1 << 20) + 48;
-  constexpr unsigned long long kWords = 4 * (17 + 1);
+  const unsigned long long kWords = poisoned_words(bytes);
+  EXPECT_EQ(kWords, 4u * (16 + 1));  // by hand: 65539 vectors, strides at 0 .. 15 x 4097 = 61455
   Stream s;
   DeviceBuffer<uint4> dev(bytes / 16);
   kernels::fill_pattern(dev.get(), bytes / 16, kSeed + 3, s.get());
@@ -111,10 +120,11 @@ TEST(TransferGpu, StridedPoisonHitsEveryStrideAndTheLastVector) {
   poison_stride_host(&word, 3, 0x5A);
   EXPECT_EQ(word, 0x005A5A5Au);
   // The sizes the bench poisons: a 4 KiB PCIe point (one stride longer than the buffer: its first and last
-  // vectors) and a 1 GiB array (16384 strided vectors and the last), the latter in one launch of microseconds.
+  // vectors) and a 1 GiB array (16381 strided vectors and the last), the latter in one launch of microseconds.
   DeviceBuffer<uint4> small(4096 / 16);
   kernels::fill_pattern(small.get(), 4096 / 16, kSeed + 5, s.get());
   poison_stride_device(small.get(), 4096, 0xA5, s.get());
+  EXPECT_EQ(poisoned_words(4096), 8u);
   EXPECT_EQ(count_device_mismatches(small.get(), 4096, kSeed + 5, s.get()), 8u);
   constexpr std::size_t big = std::size_t{1} << 30;
   DeviceBuffer<uint4> large(big / 16);
@@ -125,7 +135,8 @@ TEST(TransferGpu, StridedPoisonHitsEveryStrideAndTheLastVector) {
   CEILINGS_CUDA_CHECK(cudaEventRecord(a, s.get()));
   poison_stride_device(large.get(), big, 0xA5, s.get());
   CEILINGS_CUDA_CHECK(cudaEventRecord(b, s.get()));
-  EXPECT_EQ(count_device_mismatches(large.get(), big, kSeed + 6, s.get()), 4u * (16384 + 1));
+  EXPECT_EQ(poisoned_words(big), 4u * (16381 + 1));  // 67108864 vectors: strides at 0 .. 16380 x 4097
+  EXPECT_EQ(count_device_mismatches(large.get(), big, kSeed + 6, s.get()), poisoned_words(big));
   float ms = 0;
   CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
   cudaEventDestroy(a);
