@@ -293,14 +293,14 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
                             "telemetry_readings", "power_instant_readings", "robust_cv", "power_mean_w",
                             "power_instant_w", "telemetry_window_s", "p2p_median", "pairs_unclassified",
                             "plateau_median_bytes_per_second", "plateau_points", "plateau_start_bytes", "plateau_found",
-                            "scope_device"})
+                            "scope_device", "work_readings", "work_read_max_s"})
       if (const auto it = c.detail.find(key); it != c.detail.end() && !it->is_number() && !it->is_null())
         fail(at + key, "expected a number, found " + json_type_name(*it));
   if (const auto bits = c.detail_number("throttle_reasons"); bits && !clock_events::from_number(*bits))
     fail(at + "throttle_reasons", number_text(*bits) + " is not a clock-event bit mask (a whole number, 0 to 2^64)");
   const auto readings = c.detail_number("reason_readings");
   for (const char* key : {"reason_readings", "power_cap_readings", "hw_slowdown_readings", "telemetry_readings",
-                          "power_instant_readings"}) {
+                          "power_instant_readings", "work_readings"}) {
     const auto n = c.detail_number(key);
     if (!n) continue;
     if (!(*n >= 0 && *n <= 9007199254740992.0) || std::floor(*n) != *n)

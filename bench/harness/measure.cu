@@ -354,6 +354,10 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
     c["throttle_reasons"] = static_cast<double>(m.telemetry.throttle_reasons);
     c["telemetry_readings"] = m.telemetry.readings;
     c["telemetry_window_s"] = m.telemetry.window_s;
+    if (m.telemetry.work_readings > 0) {
+      c["work_readings"] = m.telemetry.work_readings;
+      c["work_read_max_s"] = m.telemetry.work_read_max_s;
+    }
     if (m.telemetry.reason_readings > 0) {
       c["reason_readings"] = m.telemetry.reason_readings;
       c["power_cap_readings"] = m.telemetry.power_cap_readings;

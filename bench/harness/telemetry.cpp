@@ -69,6 +69,8 @@ void TelemetrySampler::start() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     readings_.clear();
+    work_readings_ = 0;
+    work_read_max_s_ = 0;
     stop_requested_ = false;
     violations_at_start_ = read_violations();
     readings_.push_back(locked_read());
@@ -90,9 +92,13 @@ void TelemetrySampler::read_during_work() {
     }
   reading_in_flight_ = true;
   lock.unlock();
+  const auto from = std::chrono::steady_clock::now();
   const Reading r = locked_read();
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
   lock.lock();
   reading_in_flight_ = false;
+  ++work_readings_;
+  work_read_max_s_ = std::max(work_read_max_s_, took_s);
   insert_in_time_order(r);
 }
 
@@ -134,6 +140,8 @@ TelemetrySummary TelemetrySampler::stop() {
   readings_.push_back(locked_read());
   readings_.back().edge = true;
   s.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  s.work_readings = work_readings_;
+  s.work_read_max_s = work_read_max_s_;
   if (s.window_s >= TelemetrySummary::kMinCounterWindowS) {
     const Violations end = read_violations();
     // A counter that went backwards was reset (a driver reload): no difference, rather than a wrong one.

@@ -28,6 +28,11 @@ struct TelemetrySummary {
   // stop(), each with the stream drained) are left out where any other was taken, and are all a window has only
   // when nothing read it during its work.
   int readings = 0;
+  // Of them, those the measuring thread took during a sample's work (read_during_work), and the longest such
+  // reading's host time: the next sample waits for it, so a reading slower than the rest of a short sample's
+  // work lengthens the idle gap before the next one.
+  int work_readings = 0;
+  double work_read_max_s = 0;
   double sm_clock_hz_median = 0, sm_clock_hz_min = 0;
   double mem_clock_hz_median = 0;
   // NVML's power reading (on Ampere, except GA100, and newer an average over the last second, so a window
@@ -114,6 +119,8 @@ class TelemetrySampler {
   void insert_in_time_order(const Reading& r);  // into readings_, under mutex_
   bool running_ = false;        // between start() and stop(), under mutex_
   bool reading_in_flight_ = false;  // one thread is reading (mutex_ released): the other skips that moment
+  int work_readings_ = 0;           // read_during_work's readings since start(), under mutex_
+  double work_read_max_s_ = 0;      // and the longest of them, host seconds
   std::thread thread_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;

@@ -119,6 +119,13 @@ TEST_F(TelemetryWithFakeNvml, AReadingDuringTheWorkReplacesTheEdgeReadings) {
   EXPECT_EQ(s.reason_readings, 1);
   EXPECT_EQ(s.power_cap_readings, 1);
   EXPECT_EQ(sampler.timed_readings().size(), 3u);  // the time series keeps all three
+  // The measuring thread's one reading, and how long it kept that thread from the next sample.
+  EXPECT_EQ(s.work_readings, 1);
+  EXPECT_GT(s.work_read_max_s, 0);
+  EXPECT_LT(s.work_read_max_s, 1);
+  // A new window starts counting again.
+  sampler.start();
+  EXPECT_EQ(sampler.stop().work_readings, 0);
 }
 
 // Read every period while the work runs: each read_during_work past the period takes one more.
@@ -133,6 +140,8 @@ TEST_F(TelemetryWithFakeNvml, ReadingsDuringTheWorkFollowThePeriod) {
   const auto r = sampler.timed_readings();
   EXPECT_TRUE(std::is_sorted(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.t_s < b.t_s; }));
   EXPECT_GE(s.readings, 3);  // three from the work, and whatever the polling thread took
+  EXPECT_GE(s.work_readings, 1);  // the calls the polling thread's own reading made redundant took none
+  EXPECT_LE(s.work_readings, 3);
   EXPECT_EQ(static_cast<std::size_t>(s.readings), r.size() - 2);
 }
 
