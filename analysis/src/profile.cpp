@@ -15,6 +15,7 @@
 #include <fstream>
 #include <limits>
 
+#include "ceilings/clock_events.hpp"
 #include "ceilings/health.hpp"
 #include "ceilings/units.hpp"
 
@@ -46,6 +47,13 @@ std::optional<double> Ceiling::detail_number(const std::string& key) const {
   const auto it = detail.find(key);
   if (it == detail.end() || !it->is_number()) return std::nullopt;
   return it->get<double>();
+}
+
+std::optional<bool> Ceiling::throttled_known() const {
+  const auto bits = clock_events::from_number(detail_number("throttle_reasons").value_or(0)).value_or(0);
+  if (throttled || (bits & clock_events::kSlowdownMask) != 0) return true;
+  if (!telemetry.available && !(detail_number("reason_readings").value_or(0) > 0)) return std::nullopt;
+  return false;
 }
 
 const Ceiling* Profile::find(const std::string& name) const {

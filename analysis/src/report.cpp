@@ -38,10 +38,17 @@ std::uint64_t slowdown_bits(const Ceiling& c) {
 }
 
 // The table's throttled cell: which slowdown, at a glance (the power cap under load is how a GPU runs; a
-// hardware slowdown is not), "yes" where the reasons were not recorded.
+// hardware slowdown is not), "yes" where the reasons were not recorded, "n/a" where no telemetry read the GPU.
 std::string throttled_cell(const Ceiling& c) {
   if (const std::uint64_t bits = slowdown_bits(c)) return clock_events::names(bits);
-  return c.throttled ? "yes" : "no";
+  const auto t = c.throttled_known();
+  return !t ? "n/a" : *t ? "yes" : "no";
+}
+
+// csv and JSON: true, false, or empty / null where not known.
+std::string throttled_csv(const Ceiling& c) {
+  const auto t = c.throttled_known();
+  return !t ? "" : *t ? "true" : "false";
 }
 
 }  // namespace
@@ -78,7 +85,7 @@ Table ceilings_csv_table(const Profile& p) {
                csv_number(ds && *ds > 0 ? std::optional<double>(c.value / *ds) : std::nullopt), csv_number(c.cv),
                std::to_string(c.samples),
                csv_number(c.telemetry.available ? std::optional<double>(c.telemetry.sm_clock_hz) : std::nullopt),
-               c.throttled ? "true" : "false", c.verified ? "true" : "false", ""});
+               throttled_csv(c), c.verified ? "true" : "false", ""});
   }
   for (const Skipped& s : p.skipped) t.add_row({s.name, "skipped", "", "", "", "", "", "", "", "", "", s.reason});
   for (const Skipped& s : p.errors) t.add_row({s.name, "error", "", "", "", "", "", "", "", "", "", s.reason});
@@ -129,7 +136,9 @@ std::string render_profile(const Profile& p, Format format) {
     for (const Ceiling& c : p.ceilings) {
       const auto ds = datasheet_for(p, c);
       json row = {{"name", c.name},         {"value", c.value},         {"unit", c.unit}, {"cv", c.cv},
-                  {"samples", c.samples},   {"verified", c.verified},   {"throttled", c.throttled}};
+                  {"samples", c.samples},   {"verified", c.verified}};
+      const auto throttled = c.throttled_known();
+      row["throttled"] = throttled ? json(*throttled) : json(nullptr);
       row["datasheet"] = ds ? json(*ds) : json(nullptr);
       row["fraction_of_datasheet"] = ds && *ds > 0 ? json(c.value / *ds) : json(nullptr);
       row["sm_clock_hz"] = c.telemetry.available ? json(c.telemetry.sm_clock_hz) : json(nullptr);
@@ -278,6 +287,7 @@ std::string readings_text(const Ceiling& c, const char* count_key) {
 
 std::string throttle_text(const Ceiling& c) {
   const std::uint64_t slowdowns = slowdown_bits(c);
+  if (!c.throttled_known()) return "not known: no telemetry read the GPU (no NVML), so a slowdown could not be seen";
   std::string out = c.throttled || slowdowns ? "yes" : "no";
   if (slowdowns) out += ": " + clock_events::names(slowdowns);
   std::vector<std::string> how;

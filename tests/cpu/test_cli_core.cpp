@@ -87,6 +87,39 @@ TEST(CliShow, EveryFormat) {
   EXPECT_EQ(json::parse(r.out)["measure"]["finished_cases"], 4);
 }
 
+// A ceiling no telemetry read (no NVML on the node) was not seen to be throttled, which is not "not throttled": the
+// table says n/a, csv leaves the cell empty, JSON has null, `--ceiling` says why, compare alike (review 18).
+TEST(CliShow, ThrottlingNotReadIsNotKnownNotNo) {
+  const std::string dir = test::scratch_dir("show_no_telemetry");
+  json doc = read_json_file(kFixture);
+  ASSERT_EQ(doc["ceilings"][0]["name"], "hbm.copy");
+  doc["ceilings"][0].erase("telemetry");
+  doc["ceilings"][0]["throttled"] = false;
+  const std::string path = dir + "/no_nvml.profile.json";
+  std::ofstream(path) << doc.dump();
+  auto r = run_cli({"show", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("hbm\\.copy .* n/a +n/a\\n"))) << r.out;  // SM clock, throttled
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("hbm\\.read .* no\\n"))) << r.out;       // read, and none seen
+  r = run_cli({"show", path, "--format", "csv"});
+  EXPECT_NE(r.out.find("\nhbm.copy,measured,4360000000000.0,B/s,"), std::string::npos) << r.out;
+  const std::string row = r.out.substr(r.out.find("\nhbm.copy,") + 1);
+  EXPECT_NE(row.substr(0, row.find('\n')).find(",,true,"), std::string::npos) << row;  // sm clock, throttled empty
+  r = run_cli({"show", path, "--format", "json"});
+  const json j = json::parse(r.out);
+  EXPECT_TRUE(j["ceilings"][0]["throttled"].is_null()) << j["ceilings"][0];
+  EXPECT_EQ(j["ceilings"][1]["throttled"], false);
+  r = run_cli({"show", path, "--ceiling", "hbm.copy"});
+  EXPECT_NE(r.out.find("not known: no telemetry read the GPU"), std::string::npos) << r.out;
+  r = run_cli({"compare", path, kFixture, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const json& row : json::parse(r.out)["rows"])
+    if (row["ceiling"] == "hbm.copy") {
+      EXPECT_TRUE(row["values"][0]["throttled"].is_null()) << row;
+      EXPECT_EQ(row["values"][1]["throttled"], false) << row;
+    }
+}
+
 // `show --ceiling`: one ceiling in full. The sweep and the pair matrix are hand-written here, in the
 // shape the converter stores them (detail.sweep points; detail counters p2p_<src>_<dst>).
 TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
