@@ -930,7 +930,7 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
     }
     // A failed measurement fails, as in qualify; a case a timeout or an interrupt cut short could not be judged.
     // A run stopped between two families (its profile's measure.complete false) left the rest not measured.
-    bool cut = members[i].profile.stopped_early().has_value();
+    bool cut = members[i].profile.run_was_stopped();
     Check errors;
     errors.subject = "profile";
     errors.rule = "measurement errors";

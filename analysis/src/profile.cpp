@@ -330,6 +330,17 @@ std::optional<std::string> Profile::stopped_early() const {
   return "stopped early";
 }
 
+bool Profile::run_was_stopped() const {
+  if (!stopped_early()) return false;
+  const json& m = raw["measure"];
+  if (!m.contains("families") || !m["families"].is_array()) return true;
+  for (const json& f : m["families"])
+    if (f.is_object() && f.contains("failure") && f["failure"].is_string() &&
+        f["failure"].get<std::string>().rfind("not run: ", 0) == 0)
+      return true;
+  return std::any_of(errors.begin(), errors.end(), [](const Skipped& e) { return cut_short_reason(e.reason); });
+}
+
 json profile_to_json(const Profile& p) {
   json doc = p.raw.is_object() ? p.raw : json::object();  // keep sections this version does not model
   doc["schema"] = p.schema;

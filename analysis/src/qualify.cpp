@@ -850,8 +850,9 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
                        name + " in " + c->unit);
   }
 
-  // A run stopped between families holds the finished ones only: what came after was never measured.
-  if (const auto stopped = p.stopped_early()) {
+  // A run stopped between families holds the finished ones only: what came after was never measured. (A family
+  // that failed, after which the others ran, is judged by its errors: they fail.)
+  if (const auto stopped = p.stopped_early(); stopped && p.run_was_stopped()) {
     Check k = make_check("profile", "run complete");
     k.measured_text = "stopped early";
     k.threshold_text = "complete";

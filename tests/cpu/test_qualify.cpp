@@ -547,6 +547,36 @@ TEST(Qualify, ARunStoppedBetweenFamiliesIsIncomplete) {
   EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 0);
 }
 
+// A family that crashed while the families after it ran is not a run stopped early (review 18: "the ceilings after
+// that point were not measured" was false): its errors fail, and no "run complete" row blames a stop. A family that
+// never started, or a case a timeout cut, is.
+TEST(Qualify, AFailedFamilyIsNotARunStoppedEarly) {
+  Profile p = fixture();
+  p.ceilings.erase(p.ceilings.begin() + 2);  // gemm.bf16
+  p.errors.push_back({"gemm.bf16", std::string(kStoppedWhileRunningReason) + "ceilings-bench failed (killed by signal 6)"});
+  p.raw["measure"] = {{"complete", false},
+                      {"stopped", "ceilings-bench failed (killed by signal 6 (Aborted))"},
+                      {"families", json::parse(R"([{"family": "hbm", "cases": 2, "finished_cases": 2},
+                          {"family": "gemm", "cases": 1, "finished_cases": 0, "failure": "ceilings-bench failed"},
+                          {"family": "latency", "cases": 1, "finished_cases": 1}])")}};
+  EXPECT_FALSE(p.run_was_stopped());
+  QualifyResult r = qualify(p, nullptr, default_rules());
+  EXPECT_EQ(r.exit_code(), 1);
+  EXPECT_TRUE(std::none_of(r.checks.begin(), r.checks.end(), [](const Check& c) { return c.subject == "profile" && c.rule == "run complete"; }));
+  EXPECT_EQ(find_check(r, "gemm.bf16", "measurement error").status, CheckStatus::kFail);
+  // The families after it never started: stopped.
+  p.raw["measure"]["families"][2]["finished_cases"] = 0;
+  p.raw["measure"]["families"][2]["failure"] = "not run: ceilings-bench failed";
+  EXPECT_TRUE(p.run_was_stopped());
+  EXPECT_EQ(find_check(qualify(p, nullptr, default_rules()), "profile", "run complete").status,
+            CheckStatus::kIncomplete);
+  // The failed family's case cut by a timeout instead, the last family's: stopped too.
+  p.raw["measure"]["families"][2] = {{"family", "latency"}, {"cases", 1}, {"finished_cases", 1}};
+  EXPECT_FALSE(p.run_was_stopped());
+  p.errors.back().reason = std::string(kStoppedWhileRunningReason) + kTimedOutReason + "600 s timeout";
+  EXPECT_TRUE(p.run_was_stopped());
+}
+
 // A limit is printed as exactly as it was given: a 2.6% tolerance failed with "(tolerance 3%)" and 2.7% below.
 TEST(Qualify, LimitsArePrintedAsGiven) {
   const Profile p = fixture();

@@ -102,9 +102,14 @@ struct Profile {
   const Ceiling* find(const std::string& name) const;
   // The document's own top-level "note", where it says what it is (a hand-written fixture: "not a measurement").
   std::optional<std::string> note() const;
-  // Where `ceilings measure` recorded the run as stopped before its end (measure.complete false: a timeout or an
-  // interrupt between families): why, the first line of measure.stopped ("stopped early" where it says none).
+  // Where `ceilings measure` recorded the run as not complete (measure.complete false: stopped before its end, or
+  // a family failed): why, the first line of measure.stopped ("stopped early" where it says none).
   std::optional<std::string> stopped_early() const;
+  // Whether the run itself was stopped, leaving cases unmeasured that no failure explains: a family never started
+  // (measure.families: "not run: ..."; a timeout, an interrupt, a bench that could not run) or a case a timeout or
+  // an interrupt cut (cut_short_reason). Not where a family failed (a crash) and the families after it ran: its
+  // errors say what failed. A record without measure.families counts as stopped (it cannot tell).
+  bool run_was_stopped() const;
 };
 
 // Ceiling names, checked by a plain scan (std::regex recurses once per character and overflows the stack
