@@ -372,16 +372,16 @@ struct SelfTestOptions {
 
 int run_self_test(const SelfTestOptions& opt) {
   std::string fake = opt.fake;
-  if (fake.empty()) {
-    const char* env = std::getenv("CEILINGS_FAKE_NVML");
-    fake = env && *env ? env : ceilings::cli::executable_directory() + "/libceilings_fake_nvml.so";
-  }
-  if (!opt.fake.empty() && !fs::exists(fake))  // a path the user gave: bad input, as any other missing file
-    throw ceilings::InputError("--fake-nvml " + fake + " does not exist");
+  const char* env = std::getenv("CEILINGS_FAKE_NVML");
+  const bool from_env = fake.empty() && env && *env;
+  if (fake.empty()) fake = from_env ? env : ceilings::cli::executable_directory() + "/libceilings_fake_nvml.so";
+  // A path the user gave (the flag or the variable): bad input, as any other missing file.
+  if (!opt.fake.empty() && !fs::exists(fake)) throw ceilings::InputError("--fake-nvml " + fake + " does not exist");
+  if (from_env && !fs::exists(fake)) throw ceilings::InputError("CEILINGS_FAKE_NVML " + fake + " does not exist");
   if (!fs::exists(fake))
     throw ceilings::IncompleteError("the fake NVML library is not at " + fake +
-                                    " (it is built with the tests: CEILINGS_BUILD_TESTS=ON; or set --fake-nvml / "
-                                    "CEILINGS_FAKE_NVML)");
+                                    " (every build makes it beside ceilings: a ceilings copied elsewhere without it "
+                                    "needs --fake-nvml or CEILINGS_FAKE_NVML)");
   // A bare file name is a file here, not a name for dlopen to look up in the library path.
   fake = fs::absolute(fake).string();
   // Something that is not an NVML at all would have every case "missed": say what it is instead.

@@ -23,12 +23,18 @@ TEST(SelfTest, EveryInjectedFaultIsDetected) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
 }
 
-// Built without the fake library (CEILINGS_FAKE_NVML pointing nowhere): incomplete; a --fake-nvml path that
-// does not exist is bad input.
+// A ceilings copied away from the fake library beside it: incomplete, saying how to name it (not to rebuild: every
+// build makes it). A path the user gave that names no file, by the flag or by CEILINGS_FAKE_NVML, is bad input.
 TEST(SelfTest, WithoutTheFakeLibraryItIsIncomplete) {
-  auto r = test::run_cli({"self-test"}, {{"CEILINGS_FAKE_NVML", "/nonexistent/libfake.so"}});
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("fake NVML library is not at /nonexistent/libfake.so"), std::string::npos) << r.err;
+  const std::string dir = test::scratch_dir("self_test_no_fake");
+  std::filesystem::copy_file(CEILINGS_CLI, dir + "/ceilings", std::filesystem::copy_options::overwrite_existing);
+  auto r = test::run_program({dir + "/ceilings", "self-test"}, {{"CEILINGS_FAKE_NVML", ""}});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("fake NVML library is not at " + dir + "/libceilings_fake_nvml.so"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("needs --fake-nvml or CEILINGS_FAKE_NVML"), std::string::npos) << r.err;
+  r = test::run_cli({"self-test"}, {{"CEILINGS_FAKE_NVML", "/nonexistent/libfake.so"}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("CEILINGS_FAKE_NVML /nonexistent/libfake.so does not exist"), std::string::npos) << r.err;
   r = test::run_cli({"self-test", "--fake-nvml", "/nonexistent/libfake.so"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--fake-nvml /nonexistent/libfake.so does not exist"), std::string::npos) << r.err;
