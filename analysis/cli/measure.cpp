@@ -263,7 +263,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     g.exit_code = ceilings::kExitBadInput;
     // ceilings-bench's last stderr lines say why: Google Benchmark's "Failed to match any benchmarks" or,
     // for a --filter that is not a POSIX extended regex, "Could not compile benchmark re".
-    g.reason = "no benchmark matches" + (o.filter.empty() ? "" : " --filter '" + o.filter + "'") + tail(err, 3);
+    g.reason = o.filter.empty() ? bench + " listed no benchmarks (--benchmark_list_tests printed nothing: is it "
+                                          "ceilings-bench?)" + tail(err, 3)
+                                : "no benchmark matches --filter '" + o.filter + "'" + tail(err, 3);
     return finish(g);
   }
   // --all-gpus --concurrent: a peer case reaches into the other GPUs (buffers, copies, kernels on them)
@@ -396,6 +398,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     GpuRun outcome;
     if (r.ok()) {
       try {
+        std::error_code ec;
+        if (!fs::exists(tmp_json, ec))  // named by its own words, not by the scratch file it did not write
+          throw ceilings::InputError("it wrote no results file (--benchmark_out)");
         doc = ceilings::read_benchmark_json_file(tmp_json);
         // Readable, but holding no list of results: the family's cases must not vanish without a word.
         if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())

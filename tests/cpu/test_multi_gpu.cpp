@@ -739,8 +739,10 @@ TEST(MultiGpu, FamiliesThatWriteNothingFailTheRun) {
   const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json"},
                          {{"CEILINGS_STANDIN_MODE", "sleep"}, {"CEILINGS_STANDIN_SLEEP", "0"}}, 30);
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("family gemm: 0 of 1 case(s) finished; ceilings-bench exited 0 without a usable result"),
+  EXPECT_NE(r.err.find("family gemm: 0 of 1 case(s) finished; ceilings-bench exited 0 without a usable result: it "
+                       "wrote no results file (--benchmark_out)"),
             std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(".partial."), std::string::npos) << r.err;  // not a scratch file it never wrote
   EXPECT_TRUE(fs::is_empty(dir)) << r.err;
 }
 
@@ -770,6 +772,11 @@ TEST(MultiGpu, ArgumentRejectedByTheFirstFamilyIsBadInput) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("no benchmark matches --filter '^nothing$'\n  Failed to match any benchmarks"), std::string::npos)
       << r.err;
+  // A program that lists nothing with no --filter given: named, not a filter that matched nothing.
+  r = run_cli({"measure", "--bench", "/bin/true", "--out", dir + "/z.profile.json"}, {}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("/bin/true listed no benchmarks"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--filter"), std::string::npos) << r.err;
 }
 
 // A family that crashes after its last case (say, in teardown): every case is kept from its checkpoint,
