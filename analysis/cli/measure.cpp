@@ -991,8 +991,8 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
   app.add_option("--filter", o->filter, "Only benchmarks matching this regex (Google Benchmark filter)");
   auto* timeout = app.add_option("--timeout", o->timeout_s,
                                  "Seconds for the whole measurement of a GPU: the family running then is stopped "
-                                 "(its finished cases kept), later ones are not run (0: no limit; --all-gpus "
-                                 "default 7200 per GPU)")
+                                 "(its finished cases kept), later ones are not run (default 7200, per GPU with "
+                                 "--all-gpus; 0: no limit)")
                       ->check(ceilings::cli::non_negative_number());
   auto* family_timeout = app.add_option("--family-timeout", o->family_timeout_s,
                  "Seconds one benchmark family may run while others wait after it: past it the family is stopped "
@@ -1024,7 +1024,8 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
   family_timeout->excludes(one_process);  // one process is one "family": nothing would ever be cut by it
   margin->needs(all);
   return [o, timeout] {
-    if (o->all_gpus && timeout->count() == 0) o->timeout_s = 7200;
+    // A hung family must not hold the run forever: two hours is many times a healthy run (minutes on an H200).
+    if (timeout->count() == 0) o->timeout_s = 7200;
     ceilings::check_kernel_log_variable();  // a typo found now, not after the run
     return o->all_gpus ? run_all_gpus(*o) : run_measure(*o);
   };
