@@ -931,7 +931,17 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
         if (!ok) {
           const double apart = std::fabs(c->value / b.value - 1);
           k.reason = b.name + " is " + percent_apart(apart, tol, std::max(1, limit_decimals(tol))) +
-                     (higher ? " below" : " above") + " the baseline (tolerance " + limit_percent(tol) + ")";
+                     (higher ? " below" : " above") + " the baseline (tolerance " + limit_percent(tol) + ")" +
+                     failure_note(*c);
+          // A peer ceiling is the slowest pair: one GPU with slow links makes it fail on every GPU that pairs with
+          // it. Where this GPU's median pair is within the tolerance, the slow link may be the other GPU's.
+          if (family_of(b.name) == "nvlink")
+            if (const auto med = c->detail_number("p2p_median")) {
+              const double ref = b.detail_number("p2p_median").value_or(b.value);
+              if (higher ? *med >= ref * (1 - tol) : *med <= ref * (1 + tol))
+                k.reason += "; its median pair is within the baseline's tolerance: the slowest pair's other GPU may "
+                            "be the slow one (`ceilings fleet` names the GPU whose pairs are slow)";
+            }
           // Beyond the tolerance but not beyond the two medians' own noise (a cv of 10% over 10 samples is a
           // standard error of 4%): the measurements cannot tell this GPU from the baseline, so no verdict.
           const double noise = std::hypot(c->median_standard_error(), b.median_standard_error());

@@ -1049,6 +1049,35 @@ TEST(Qualify, ASlowPeerCeilingNamesItsSlowestPair) {
       << c.reason;
 }
 
+// Against a baseline too (review 18): the row names the slowest pair, and where this GPU's median pair is within the
+// tolerance, says that the slow link may be the other GPU's (a GPU pairing with one whose links are slow).
+TEST(Qualify, APeerCeilingBelowItsBaselineNamesThePairAndTheMedian) {
+  Profile p = fixture();
+  Ceiling uni = ceiling(p, "hbm.copy");
+  uni.name = "nvlink.p2p_uni";
+  uni.value = 330e9;
+  uni.datasheet = 450e9;
+  uni.cv = 0.001;
+  uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"p2p_0_1", 389e9}, {"p2p_0_5", 330e9},
+                {"p2p_median", 388e9}};
+  p.ceilings.push_back(uni);
+  Profile base = fixture();
+  uni.value = 388e9;
+  uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"p2p_0_1", 389e9}, {"p2p_0_5", 388e9},
+                {"p2p_median", 388e9}};
+  base.ceilings.push_back(uni);
+  QualifyResult r = qualify(p, &base, default_rules());
+  const Check& c = find_check(r, "nvlink.p2p_uni", "baseline");
+  EXPECT_EQ(c.status, CheckStatus::kFail);
+  EXPECT_NE(c.reason.find("(slowest pair GPU 0 -> GPU 5 at 330 GB/s; median pair 388 GB/s)"), std::string::npos)
+      << c.reason;
+  EXPECT_NE(c.reason.find("its median pair is within the baseline's tolerance"), std::string::npos) << c.reason;
+  // This GPU's own pairs slow: no such hint.
+  p.ceilings.back().detail["p2p_median"] = 331e9;
+  r = qualify(p, &base, default_rules());
+  EXPECT_EQ(find_check(r, "nvlink.p2p_uni", "baseline").reason.find("median pair is within"), std::string::npos);
+}
+
 TEST(Qualify, NoPeerAccessAtAllFailsOnlyWhereNvLinksAreUp) {
   Profile p = fixture();
   p.skipped.push_back({"nvlink.p2p_uni", "no GPU pair has peer access (8 GPUs, cudaDeviceCanAccessPeer = 0)"});
