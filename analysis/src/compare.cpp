@@ -61,13 +61,25 @@ std::string unit_for(const std::string& ceiling) {
 
 Comparison compare_devices(std::vector<CompareDevice> devices) {
   if (devices.size() < 1) throw InputError("compare needs at least one profile or datasheet name");
-  // Two columns with one label (two runs of one node) are told apart by what was named on the command line.
-  std::vector<bool> shared(devices.size(), false);
+  // Two columns with one label (two GPUs of one node, two runs of one GPU) are told apart by the least that does:
+  // the GPU's index, else the file's name, else the path named on the command line.
+  auto shared = [&devices] {
+    std::vector<bool> out(devices.size(), false);
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      for (std::size_t k = 0; k < devices.size(); ++k)
+        if (k != i && devices[k].label == devices[i].label && devices[i].from_profile) out[i] = true;
+    return out;
+  };
+  const std::vector<bool> same_label = shared();
   for (std::size_t i = 0; i < devices.size(); ++i)
-    for (std::size_t k = 0; k < devices.size(); ++k)
-      if (k != i && devices[k].label == devices[i].label && devices[i].from_profile) shared[i] = true;
+    if (same_label[i]) devices[i].label += " GPU " + std::to_string(devices[i].profile->device.index);
+  const std::vector<bool> same_gpu = shared();
   for (std::size_t i = 0; i < devices.size(); ++i)
-    if (shared[i]) devices[i].label += " [" + devices[i].origin + "]";
+    if (same_gpu[i])
+      devices[i].label += " [" + std::filesystem::path(devices[i].origin).filename().string() + "]";
+  const std::vector<bool> same_file_name = shared();
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    if (same_file_name[i]) devices[i].label += " [" + devices[i].origin + "]";
   for (std::size_t i = 1; i < devices.size(); ++i)  // one file named twice: its place on the command line
     for (std::size_t k = 0; k < i; ++k)
       if (devices[k].label == devices[i].label) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <set>
 #include <string>
@@ -88,6 +89,20 @@ TEST(Compare, SameLabelsAreToldApartAndThrottledValuesMarked) {
   const Comparison same = compare_devices({load_compare_device(kH200), load_compare_device(copy)});
   EXPECT_NE(same.devices[0].label, same.devices[1].label);
   EXPECT_NE(same.devices[1].label.find("again.profile.json"), std::string::npos) << same.devices[1].label;
+  EXPECT_EQ(same.devices[1].label.find("/"), std::string::npos) << same.devices[1].label;  // its name, not its path
+  // Two GPUs of one node: their indices tell them apart, no file name needed (review 18: 200-character headers).
+  json other = read_json_file(kH200);
+  other["device"]["index"] = 5;
+  const std::string gpu5 = std::filesystem::path(copy).parent_path() / "node-gpu5.profile.json";
+  write_file_atomic(gpu5, other.dump());
+  const Comparison node = compare_devices({load_compare_device(kH200), load_compare_device(gpu5)});
+  EXPECT_EQ(node.devices[1].label.substr(node.devices[1].label.size() - 6), " GPU 5") << node.devices[1].label;
+  EXPECT_EQ(node.devices[0].label.substr(node.devices[0].label.size() - 6), " GPU 0") << node.devices[0].label;
+  // Two files of one name in two folders: their paths.
+  const std::string elsewhere = test::scratch_dir("compare_same_label_2") + "/again.profile.json";
+  write_file_atomic(elsewhere, read_text_file(kH200));
+  const Comparison paths = compare_devices({load_compare_device(copy), load_compare_device(elsewhere)});
+  EXPECT_NE(paths.devices[1].label.find("[" + elsewhere + "]"), std::string::npos) << paths.devices[1].label;
   const Comparison c = compare_devices({load_compare_device(kH200), load_compare_device(thermal)});
   ASSERT_EQ(c.devices.size(), 2u);
   EXPECT_TRUE(row(c, "gemm.bf16").cells[1].throttled);
