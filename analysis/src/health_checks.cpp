@@ -102,14 +102,14 @@ void check_sram_threshold(const HealthSection& s, std::vector<Check>& out) {
   if (flag.values.empty()) {
     // Recorded as not answered (a section from before the reading has none: no row). NVML answers root only, so a
     // run as another user would otherwise drop the check without a word; the section keeps no reason, so both
-    // causes are named. Noted, not incomplete: most runs are not root's.
+    // causes are named. Not judged, not incomplete: most runs are not root's.
     const HealthMetric* m = s.before.find("ecc.sram.threshold_exceeded");
     if (!m || m->state != HealthMetric::State::kUnsupported) return;
     Check c = make_check("health", "SRAM error threshold");
     c.threshold_text = "not exceeded";
     c.source = "health rule sram_threshold (nvmlDeviceGetSramEccErrorStatus; DCGM's DCGM_FR_SRAM_THRESHOLD)";
     c.measured_text = "not read";
-    c.status = CheckStatus::kPass;
+    c.status = CheckStatus::kNotJudged;
     c.reason = "NVML did not answer the SRAM's ECC status (it answers root only, and GPUs before Ampere have none): "
                "not judged (measure as root to judge it)";
     out.push_back(c);
@@ -356,9 +356,9 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
                  format_quantity(below_max, "B/s") + "): the link ran at " + c.threshold_text + " under load";
     } else if (!profile && !busy) {
       // `ceilings health` runs no load: a lower generation at full width is the power saving working, not a
-      // fault, whether or not NVML set the idle bit (a healthy idle H200 reads reasons 0). A note, not
+      // fault, whether or not NVML set the idle bit (a healthy idle H200 reads reasons 0). Not judged, not
       // incomplete: health cannot judge the generation, qualify judges it from a profile measured under load.
-      c.status = CheckStatus::kPass;
+      c.status = CheckStatus::kNotJudged;
       c.measured_text += idle ? " (idle)" : " (no load)";
       c.reason = "only the generation is below " + c.threshold_text + ", read with no load running (" +
                  (idle ? "NVML: GPU idle" : "health runs none") + "), when links downshift to save power: not judged "
@@ -957,7 +957,7 @@ void check_violation_time(const HealthSection& s, std::vector<Check>& out) {
     c.reason = "clocks held down by the " + why + " of the run: enough to take a ceiling below its limit (a "
                "board or power-delivery fault, or a setting; check `nvidia-smi -q -d PERFORMANCE`)";
   } else if (too_short) {
-    c.status = went_back.empty() ? CheckStatus::kPass : CheckStatus::kIncomplete;
+    c.status = went_back.empty() ? CheckStatus::kNotJudged : CheckStatus::kIncomplete;
     c.reason = (why.empty() ? std::string("no clock held down") : "clocks held down by the " + why) + " of a " +
                format_quantity(seconds, "s") + " window: not judged, a share of less than " +
                format_quantity(kMinViolationWindowS, "s") + " rests on a counter step or two (watch longer)";

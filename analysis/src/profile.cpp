@@ -52,7 +52,9 @@ std::optional<double> Ceiling::detail_number(const std::string& key) const {
 std::optional<bool> Ceiling::throttled_known() const {
   const auto bits = clock_events::from_number(detail_number("throttle_reasons").value_or(0)).value_or(0);
   if (throttled || (bits & clock_events::kSlowdownMask) != 0) return true;
-  if (!telemetry.available && !(detail_number("reason_readings").value_or(0) > 0)) return std::nullopt;
+  // The bench records the reasons (throttle_reasons, reason_readings) only where NVML read the GPU.
+  if (!telemetry.available && !detail_number("throttle_reasons") && !(detail_number("reason_readings").value_or(0) > 0))
+    return std::nullopt;
   return false;
 }
 

@@ -47,6 +47,7 @@ const char* status_name(CheckStatus s) {
     case CheckStatus::kPass: return "pass";
     case CheckStatus::kFail: return "fail";
     case CheckStatus::kIncomplete: return "incomplete";
+    case CheckStatus::kNotJudged: return "not judged";
   }
   return "?";
 }
@@ -1029,6 +1030,7 @@ int QualifyResult::exit_code() const {
     case CheckStatus::kPass: return kExitOk;
     case CheckStatus::kFail: return kExitFailed;
     case CheckStatus::kIncomplete: return kExitIncomplete;
+    case CheckStatus::kNotJudged: break;  // never a verdict
   }
   return kExitIncomplete;
 }
@@ -1088,11 +1090,11 @@ json checks_to_json(const std::vector<Check>& checks) {
 }
 
 std::string render_qualify(const QualifyResult& r, Format format) {
-  std::size_t n[3] = {0, 0, 0};
+  std::size_t n[4] = {0, 0, 0, 0};
   for (const Check& c : r.checks) ++n[static_cast<int>(c.status)];
   if (format == Format::kJson) {
     json out = {{"verdict", status_name(r.verdict())}, {"exit_code", r.exit_code()}, {"device", r.device},
-                {"counts", {{"pass", n[0]}, {"fail", n[1]}, {"incomplete", n[2]}}},
+                {"counts", {{"pass", n[0]}, {"fail", n[1]}, {"incomplete", n[2]}, {"not_judged", n[3]}}},
                 {"checks", checks_to_json(r.checks)}, {"not_measured", r.not_measured}};
     if (r.note) out["note"] = *r.note;
     return out.dump(2) + "\n";
@@ -1113,7 +1115,8 @@ std::string render_qualify(const QualifyResult& r, Format format) {
   std::string verdict = status_name(r.verdict());
   std::transform(verdict.begin(), verdict.end(), verdict.begin(), ::toupper);
   const std::string line = "verdict: " + verdict + " for " + r.device + " (" + std::to_string(n[0]) + " pass, " +
-                           std::to_string(n[1]) + " fail, " + std::to_string(n[2]) + " incomplete)";
+                           std::to_string(n[1]) + " fail, " + std::to_string(n[2]) + " incomplete" +
+                           (n[3] > 0 ? ", " + std::to_string(n[3]) + " not judged" : std::string()) + ")";
   if (format == Format::kMarkdown) os << "**" << line << "**\n\n";
   else os << line << "\n\n";
   if (r.note) os << "NOTE: " << *r.note << (format == Format::kMarkdown ? "\n\n" : "\n");

@@ -547,6 +547,26 @@ TEST(Qualify, ARunStoppedBetweenFamiliesIsIncomplete) {
   EXPECT_EQ(qualify(p, nullptr, default_rules()).exit_code(), 0);
 }
 
+// A row not judged (review 18: such rows read "pass") is counted apart and holds no verdict back.
+TEST(Qualify, ARowNotJudgedIsCountedApartAndHoldsNoVerdict) {
+  QualifyResult r;
+  r.device = "NVIDIA H200";
+  Check pass = make_check("hbm.copy", "minimum");
+  pass.status = CheckStatus::kPass;
+  Check shown = make_check("health", "SRAM error threshold");
+  shown.status = CheckStatus::kNotJudged;
+  r.checks = {pass, shown};
+  EXPECT_EQ(r.verdict(), CheckStatus::kPass);
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_NE(render_qualify(r, Format::kTable).find("(1 pass, 0 fail, 0 incomplete, 1 not judged)"), std::string::npos);
+  EXPECT_NE(render_qualify(r, Format::kTable).find(" not judged "), std::string::npos);
+  const json j = json::parse(render_qualify(r, Format::kJson));
+  EXPECT_EQ(j["counts"]["not_judged"], 1);
+  EXPECT_EQ(j["checks"][1]["result"], "not judged");
+  r.checks.pop_back();
+  EXPECT_NE(render_qualify(r, Format::kTable).find("(1 pass, 0 fail, 0 incomplete)"), std::string::npos);
+}
+
 // A family that crashed while the families after it ran is not a run stopped early (review 18: "the ceilings after
 // that point were not measured" was false): its errors fail, and no "run complete" row blames a stop. A family that
 // never started, or a case a timeout cut, is.

@@ -432,6 +432,8 @@ TEST_F(TelemetryWithFakeNvml, AStopWithoutAStartOrASecondStopIsEmpty) {
 TEST(ThrottleText, SaysWhyAndHowMuchOfTheTime) {
   Ceiling c;
   c.name = "gemm.bf16_sustained";
+  EXPECT_EQ(throttle_text(c), "not known: no telemetry read the GPU (no NVML), so a slowdown could not be seen");
+  c.telemetry.available = true;
   EXPECT_EQ(throttle_text(c), "no");
   c.detail = {{"throttle_reasons", 0x1}, {"reason_readings", 15}, {"power_cap_readings", 0}};
   EXPECT_EQ(throttle_text(c), "no");  // idle is not a slowdown
@@ -459,20 +461,23 @@ TEST(ThrottleText, TheTablesCellNamesTheSlowdown) {
   p.device.name = "NVIDIA H200";
   for (const auto& [name, throttled, reasons] :
        {std::tuple<const char*, bool, json>{"gemm.bf16", true, 0x4}, {"gemm.fp16", true, 0x44},
-        {"gemm.fp8_e4m3", true, nullptr}, {"hbm.copy", false, 0x1}, {"hbm.read", false, nullptr}}) {
+        {"gemm.fp8_e4m3", true, nullptr}, {"hbm.copy", false, 0x1}, {"hbm.read", false, nullptr},
+        {"hbm.write", false, nullptr}}) {
     Ceiling c;
     c.name = name;
     c.unit = "FLOP/s";
     c.value = 1e14;
     c.throttled = throttled;
     if (!reasons.is_null()) c.detail["throttle_reasons"] = reasons;
+    c.telemetry.available = std::string(name) == "hbm.read";  // read, and none seen; hbm.write: nothing read it
     p.ceilings.push_back(c);
   }
   const Table t = ceilings_table(p);
-  ASSERT_EQ(t.rows.size(), 5u);
+  ASSERT_EQ(t.rows.size(), 6u);
   std::vector<std::string> cells;
   for (const auto& row : t.rows) cells.push_back(row.back());
-  EXPECT_EQ(cells, (std::vector<std::string>{"sw_power_cap", "sw_power_cap,hw_thermal_slowdown", "yes", "no", "no"}));
+  EXPECT_EQ(cells, (std::vector<std::string>{"sw_power_cap", "sw_power_cap,hw_thermal_slowdown", "yes", "no", "no",
+                                             "n/a"}));
 }
 
 // How a profile names a device: a whole GPU by its UUID; a MIG instance (CUDA's bytes are not the board's) by

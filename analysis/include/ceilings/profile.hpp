@@ -34,7 +34,8 @@ struct Ceiling {
   // readers never throw on it).
   std::optional<double> detail_number(const std::string& key) const;
   // Whether it ran under a power cap or a slowdown: true where the flag or a slowdown reason says so, false
-  // where telemetry read the GPU and saw none, nullopt where nothing read it (no NVML): not known, never "no".
+  // where telemetry read the GPU (its clocks, or the reasons) and saw none, nullopt where nothing read it (no
+  // NVML): not known, never "no".
   std::optional<bool> throttled_known() const;
   // The samples' relative spread: robust_cv where the detail has it (one stalled sample, which does not move the
   // median, cannot inflate it), else the cv.

@@ -123,8 +123,11 @@ Rules read_rules(const std::string& path);
 // The unit a ceiling is measured in, from its family ("hbm.copy" -> "B/s"); "" for an unknown family.
 std::string ceiling_unit_for(const std::string& ceiling_name);
 
-enum class CheckStatus { kPass, kFail, kIncomplete };
-const char* status_name(CheckStatus s);  // "pass" | "fail" | "incomplete"
+// kNotJudged: a row shown for what was read, which the rule could not judge and which does not hold the verdict back
+// (the SRAM status NVML answers root only, a PCIe generation read with no load, violation time over a window too
+// short for its counters): never a pass for what was not judged, nor incomplete where no run could judge it.
+enum class CheckStatus { kPass, kFail, kIncomplete, kNotJudged };
+const char* status_name(CheckStatus s);  // "pass" | "fail" | "incomplete" | "not judged"
 
 struct Check {
   std::string subject;  // a ceiling name, "health", "profile"
