@@ -562,6 +562,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
                             {"finished_cases", finished_cases},
                             {"failed_cases", g.failed_cases},
                             {"complete", complete},
+                            {"timeout_s", o.timeout_s},  // the run's limit (0: none), given or the default
                             {"families", families}};
   if (!complete) profile.raw["measure"]["stopped"] = stopped.empty() ? first_failure : stopped;
   profile.raw["health"] =

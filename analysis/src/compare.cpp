@@ -74,12 +74,15 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   for (std::size_t i = 0; i < devices.size(); ++i)
     if (same_label[i]) devices[i].label += " GPU " + std::to_string(devices[i].profile->device.index);
   const std::vector<bool> same_gpu = shared();
+  std::vector<std::string> before_file(devices.size());
   for (std::size_t i = 0; i < devices.size(); ++i)
-    if (same_gpu[i])
+    if (same_gpu[i]) {
+      before_file[i] = devices[i].label;
       devices[i].label += " [" + std::filesystem::path(devices[i].origin).filename().string() + "]";
+    }
   const std::vector<bool> same_file_name = shared();
-  for (std::size_t i = 0; i < devices.size(); ++i)
-    if (same_file_name[i]) devices[i].label += " [" + devices[i].origin + "]";
+  for (std::size_t i = 0; i < devices.size(); ++i)  // the path instead of the file's name, not beside it
+    if (same_file_name[i] && same_gpu[i]) devices[i].label = before_file[i] + " [" + devices[i].origin + "]";
   for (std::size_t i = 1; i < devices.size(); ++i)  // one file named twice: its place on the command line
     for (std::size_t k = 0; k < i; ++k)
       if (devices[k].label == devices[i].label) {
@@ -297,7 +300,7 @@ json comparison_json(const Comparison& c) {
                                {"measured", num(cell.measured)},
                                {"datasheet", num(cell.datasheet)},
                                {"ratio", num(cell.ratio())},
-                               {"throttled", cell.throttle_known ? json(cell.throttled) : json(nullptr)},
+                               {"throttled", cell.measured && cell.throttle_known ? json(cell.throttled) : json(nullptr)},
                                {"vs_first", num(v)},
                                {"vs_first_basis", v ? json(*vs_first_basis(r.cells[0], cell)) : json(nullptr)},
                                {"vs_first_within_noise", [&] {

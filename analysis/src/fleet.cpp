@@ -929,7 +929,8 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
     } catch (const InputError&) {  // a profile qualify cannot read: judged by the checks above
     }
     // A failed measurement fails, as in qualify; a case a timeout or an interrupt cut short could not be judged.
-    // A run stopped between two families (its profile's measure.complete false) left the rest not measured.
+    // A run stopped between two families (Profile::run_was_stopped) left the rest not measured; a family that
+    // crashed while the later ones ran is a failed measurement (its errors), not a cut.
     bool cut = members[i].profile.run_was_stopped();
     Check errors;
     errors.subject = "profile";

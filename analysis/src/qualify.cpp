@@ -851,15 +851,24 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
                        name + " in " + c->unit);
   }
 
-  // A run stopped between families holds the finished ones only: what came after was never measured. (A family
-  // that failed, after which the others ran, is judged by its errors: they fail.)
-  if (const auto stopped = p.stopped_early(); stopped && p.run_was_stopped()) {
+  // A run stopped between families holds the finished ones only: what came after was never measured. A family that
+  // failed (a crash) while the families after it ran is a failed measurement, as its errors say; where the rules
+  // do not judge errors (verification off), the run is still not one to pass.
+  if (const auto stopped = p.stopped_early()) {
     Check k = make_check("profile", "run complete");
-    k.measured_text = "stopped early";
     k.threshold_text = "complete";
     k.source = "the profile's measure record (measure.complete)";
-    k.reason = "the run was stopped before its end (" + *stopped +
-               "): the ceilings after that point were not measured; measure again";
+    if (p.run_was_stopped()) {
+      k.measured_text = "stopped early";
+      k.reason = "the run was stopped before its end (" + *stopped +
+                 "): the ceilings after that point were not measured; measure again";
+    } else {
+      k.measured_text = "a family failed";
+      k.status = rules.health.verification ? CheckStatus::kFail : CheckStatus::kIncomplete;
+      k.reason = "a family failed (" + *stopped + ") and the families after it ran: its unfinished cases are under "
+                 "errors and skipped" + (rules.health.verification ? std::string()
+                                                                   : " (not judged by these rules: verification off)");
+    }
     r.checks.push_back(k);
   }
 
@@ -937,9 +946,9 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
           // A peer ceiling is the slowest pair: one GPU with slow links makes it fail on every GPU that pairs with
           // it. Where this GPU's median pair is within the tolerance, the slow link may be the other GPU's.
           if (family_of(b.name) == "nvlink")
-            if (const auto med = c->detail_number("p2p_median")) {
-              const double ref = b.detail_number("p2p_median").value_or(b.value);
-              if (higher ? *med >= ref * (1 - tol) : *med <= ref * (1 + tol))
+            if (const auto med = c->detail_number("p2p_median"), ref = b.detail_number("p2p_median"); med && ref) {
+              // Median against median: a baseline without one (a fleet's holds slowest pairs) gives no hint.
+              if (higher ? *med >= *ref * (1 - tol) : *med <= *ref * (1 + tol))
                 k.reason += "; its median pair is within the baseline's tolerance: the slowest pair's other GPU may "
                             "be the slow one (`ceilings fleet` names the GPU whose pairs are slow)";
             }

@@ -288,6 +288,10 @@ std::string readings_text(const Ceiling& c, const char* count_key) {
 std::string throttle_text(const Ceiling& c) {
   const std::uint64_t slowdowns = slowdown_bits(c);
   if (!c.throttled_known()) return "not known: no telemetry read the GPU (no NVML), so a slowdown could not be seen";
+  if (const auto members = c.detail_number("fleet_throttled"))  // a fleet baseline: its members' measurements
+    return std::string(*c.throttled_known() ? "yes" : "no") + " (" + format_fixed(*members, 0) + " of " +
+           format_fixed(c.detail_number("fleet_profiles").value_or(static_cast<double>(c.samples)), 0) +
+           " fleet members' measurements ran throttled)";
   std::string out = c.throttled || slowdowns ? "yes" : "no";
   if (slowdowns) out += ": " + clock_events::names(slowdowns);
   std::vector<std::string> how;

@@ -103,6 +103,7 @@ TEST(Compare, SameLabelsAreToldApartAndThrottledValuesMarked) {
   write_file_atomic(elsewhere, read_text_file(kH200));
   const Comparison paths = compare_devices({load_compare_device(copy), load_compare_device(elsewhere)});
   EXPECT_NE(paths.devices[1].label.find("[" + elsewhere + "]"), std::string::npos) << paths.devices[1].label;
+  EXPECT_EQ(paths.devices[1].label.find("[again.profile.json]"), std::string::npos) << paths.devices[1].label;
   const Comparison c = compare_devices({load_compare_device(kH200), load_compare_device(thermal)});
   ASSERT_EQ(c.devices.size(), 2u);
   EXPECT_TRUE(row(c, "gemm.bf16").cells[1].throttled);

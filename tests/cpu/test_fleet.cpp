@@ -794,6 +794,21 @@ TEST(Fleet, ACaseCutShortIsIncompleteNotAFault) {
   failed.errors.push_back({"pcie.h2d", "verification failed: 12 of 4096 words differ"});
   write_file_atomic(dir + "/n3.profile.json", profile_to_json(failed).dump());
   EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 1);
+  // A family that crashed while the later ones ran (measure.families holds no "not run"): a failed measurement,
+  // not a run cut short (review 18: it was named "a timeout or an interrupt").
+  Profile crashed = gen.gpu(3, 0);
+  crashed.errors.push_back({"pcie.h2d", std::string(kStoppedWhileRunningReason) + "ceilings-bench failed (killed by "
+                                                                                   "signal 11 (Segmentation fault))"});
+  crashed.raw["measure"] = {{"complete", false},
+                            {"stopped", "ceilings-bench failed (killed by signal 11 (Segmentation fault))"},
+                            {"families", json::parse(R"([{"family": "pcie", "cases": 1, "finished_cases": 0,
+                                "failure": "ceilings-bench failed"}, {"family": "gemm", "cases": 1, "finished_cases": 1}])")}};
+  write_file_atomic(dir + "/n3.profile.json", profile_to_json(crashed).dump());
+  in = load_fleet({dir});
+  EXPECT_TRUE(fleet_health(in.members).cut_short.empty());
+  r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.out.find("cut short"), std::string::npos) << r.out;
 }
 
 // A GPU's older run with peer ceilings and its newer run without them (the family skipped) are one GPU: the

@@ -732,6 +732,22 @@ TEST(MultiGpu, ADeviceRecordFromALaterFamilyServesWhereTheFirstsIsUnusable) {
   EXPECT_EQ(p.device.index, 0);
 }
 
+// One GPU's run has a limit unless told otherwise (review 18: a hung family held README command (1) forever): the
+// profile records the 7200 s it ran under; --timeout 0 is no limit, and a given one is recorded as given.
+TEST(MultiGpu, OneGpuRunsUnderADefaultTimeout) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_default_timeout");
+  for (const auto& [args, expected] : {std::pair<std::vector<std::string>, double>{{}, 7200},
+                                       {{"--timeout", "0"}, 0},
+                                       {{"--timeout", "600"}, 600}}) {
+    std::vector<std::string> a{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/p.profile.json"};
+    a.insert(a.end(), args.begin(), args.end());
+    const auto r = run_cli(a, {}, 30);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_DOUBLE_EQ(ceilings::read_profile(dir + "/p.profile.json").raw.at("measure").at("timeout_s").get<double>(),
+                     expected);
+  }
+}
+
 // Families that exit 0 and write nothing: every case is an error of its own (none "ran"); nothing is
 // written, and no temporary file stays.
 TEST(MultiGpu, FamiliesThatWriteNothingFailTheRun) {

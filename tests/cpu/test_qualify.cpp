@@ -568,8 +568,9 @@ TEST(Qualify, ARowNotJudgedIsCountedApartAndHoldsNoVerdict) {
 }
 
 // A family that crashed while the families after it ran is not a run stopped early (review 18: "the ceilings after
-// that point were not measured" was false): its errors fail, and no "run complete" row blames a stop. A family that
-// never started, or a case a timeout cut, is.
+// that point were not measured" was false): it is a failed measurement, and the "run complete" row says so, failing
+// (incomplete where the rules judge no errors, review 19: it passed). A family that never started, or a case a
+// timeout cut, is a stop.
 TEST(Qualify, AFailedFamilyIsNotARunStoppedEarly) {
   Profile p = fixture();
   p.ceilings.erase(p.ceilings.begin() + 2);  // gemm.bf16
@@ -582,8 +583,15 @@ TEST(Qualify, AFailedFamilyIsNotARunStoppedEarly) {
   EXPECT_FALSE(p.run_was_stopped());
   QualifyResult r = qualify(p, nullptr, default_rules());
   EXPECT_EQ(r.exit_code(), 1);
-  EXPECT_TRUE(std::none_of(r.checks.begin(), r.checks.end(), [](const Check& c) { return c.subject == "profile" && c.rule == "run complete"; }));
+  EXPECT_EQ(find_check(r, "profile", "run complete").status, CheckStatus::kFail);
+  EXPECT_EQ(find_check(r, "profile", "run complete").measured_text, "a family failed");
+  EXPECT_EQ(find_check(r, "profile", "run complete").reason.find("not measured"), std::string::npos);
   EXPECT_EQ(find_check(r, "gemm.bf16", "measurement error").status, CheckStatus::kFail);
+  Rules no_errors = default_rules();
+  no_errors.health.verification = false;
+  const QualifyResult lenient = qualify(p, nullptr, no_errors);
+  EXPECT_EQ(find_check(lenient, "profile", "run complete").status, CheckStatus::kIncomplete);
+  EXPECT_NE(find_check(lenient, "profile", "run complete").reason.find("verification off"), std::string::npos);
   // The families after it never started: stopped.
   p.raw["measure"]["families"][2]["finished_cases"] = 0;
   p.raw["measure"]["families"][2]["failure"] = "not run: ceilings-bench failed";
@@ -1092,6 +1100,12 @@ TEST(Qualify, APeerCeilingBelowItsBaselineNamesThePairAndTheMedian) {
   EXPECT_NE(c.reason.find("(slowest pair GPU 0 -> GPU 5 at 330 GB/s; median pair 388 GB/s)"), std::string::npos)
       << c.reason;
   EXPECT_NE(c.reason.find("its median pair is within the baseline's tolerance"), std::string::npos) << c.reason;
+  // A baseline without a median pair (a fleet's holds the members' slowest pairs): no median to set this one's
+  // against, so no hint (review 19).
+  base.ceilings.back().detail.erase("p2p_median");
+  EXPECT_EQ(find_check(qualify(p, &base, default_rules()), "nvlink.p2p_uni", "baseline").reason.find("median pair is "
+                                                                                                     "within"),
+            std::string::npos);
   // This GPU's own pairs slow: no such hint.
   p.ceilings.back().detail["p2p_median"] = 331e9;
   r = qualify(p, &base, default_rules());

@@ -453,6 +453,12 @@ TEST(ThrottleText, SaysWhyAndHowMuchOfTheTime) {
   EXPECT_EQ(throttle_text(c), "yes: sw_power_cap (the power limit held the clocks for all of the 1.20 s)");
   c.detail = json::object();  // a profile from before these counters: the flag alone
   EXPECT_EQ(throttle_text(c), "yes");
+  // A fleet baseline's ceiling: its members' measurements (review 19: it read "no telemetry ... (no NVML)").
+  Ceiling b;
+  b.detail = {{"benchmark", "fleet median"}, {"fleet_profiles", 3}, {"fleet_throttled", 3}};
+  EXPECT_EQ(throttle_text(b), "yes (3 of 3 fleet members' measurements ran throttled)");
+  b.detail["fleet_throttled"] = 0;
+  EXPECT_EQ(throttle_text(b), "no (0 of 3 fleet members' measurements ran throttled)");
 }
 
 // The ceilings table says which slowdown at a glance: the power cap is how a GPU runs under load.
