@@ -25,6 +25,20 @@ Ceiling& ceiling(Profile& p, const std::string& name) {
   throw std::runtime_error("no " + name);
 }
 
+// An nvlink.p2p_uni ceiling (an H200's 450 GB/s one way as its datasheet) of `value`, its detail after the benchmark
+// name `detail`, added to `p` (a copy of its hbm.copy with the name, unit and figures of a peer ceiling).
+Ceiling& add_peer_ceiling(Profile& p, double value, const json& detail) {
+  Ceiling uni = ceiling(p, "hbm.copy");
+  uni.name = "nvlink.p2p_uni";
+  uni.value = value;
+  uni.unit = "B/s";
+  uni.datasheet = 450e9;
+  uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}};
+  uni.detail.update(detail);
+  p.ceilings.push_back(uni);
+  return p.ceilings.back();
+}
+
 // (subject/rule) of every check with this status.
 std::set<std::string> with_status(const QualifyResult& r, CheckStatus s) {
   std::set<std::string> out;
@@ -1036,13 +1050,7 @@ TEST(Qualify, BaselineWithoutCeilingsIsBadInput) {
 
 TEST(Qualify, PeerCeilingsMustCoverEveryGpuPair) {
   Profile p = fixture();
-  Ceiling uni = ceiling(p, "hbm.copy");
-  uni.name = "nvlink.p2p_uni";
-  uni.value = 390e9;
-  uni.unit = "B/s";
-  uni.datasheet = 450e9;  // H200 NVLink, one direction
-  uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"gpus", 8}, {"pairs_without_access", 0}};
-  p.ceilings.push_back(uni);
+  add_peer_ceiling(p, 390e9, {{"gpus", 8}, {"pairs_without_access", 0}});
   QualifyResult r = qualify(p, nullptr, default_rules());
   EXPECT_EQ(find_check(r, "nvlink.p2p_uni", "peer access").status, CheckStatus::kPass);
   ceiling(p, "nvlink.p2p_uni").detail["pairs_without_access"] = 2;  // two ordered pairs left out
@@ -1063,13 +1071,9 @@ TEST(Qualify, PeerCeilingsMustCoverEveryGpuPair) {
 
 TEST(Qualify, ASlowPeerCeilingNamesItsSlowestPair) {
   Profile p = fixture();
-  Ceiling uni = ceiling(p, "hbm.copy");
-  uni.name = "nvlink.p2p_uni";
-  uni.value = 210e9;  // the slowest pair: one link of the node is degraded
-  uni.datasheet = 450e9;
-  uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"p2p_0_1", 389e9}, {"p2p_1_0", 391e9},
-                {"p2p_2_3", 210e9}, {"p2p_median", 390e9}, {"p2p_min", 210e9}};
-  p.ceilings.push_back(uni);
+  // The slowest pair: one link of the node is degraded.
+  add_peer_ceiling(p, 210e9, {{"p2p_0_1", 389e9}, {"p2p_1_0", 391e9}, {"p2p_2_3", 210e9}, {"p2p_median", 390e9},
+                              {"p2p_min", 210e9}});
   const QualifyResult r = qualify(p, nullptr, default_rules());  // named: a Check& into a temporary would dangle
   const Check& c = find_check(r, "nvlink.p2p_uni", "datasheet fraction");
   EXPECT_EQ(c.status, CheckStatus::kFail);
@@ -1081,19 +1085,9 @@ TEST(Qualify, ASlowPeerCeilingNamesItsSlowestPair) {
 // tolerance, says that the slow link may be the other GPU's (a GPU pairing with one whose links are slow).
 TEST(Qualify, APeerCeilingBelowItsBaselineNamesThePairAndTheMedian) {
   Profile p = fixture();
-  Ceiling uni = ceiling(p, "hbm.copy");
-  uni.name = "nvlink.p2p_uni";
-  uni.value = 330e9;
-  uni.datasheet = 450e9;
-  uni.cv = 0.001;
-  uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"p2p_0_1", 389e9}, {"p2p_0_5", 330e9},
-                {"p2p_median", 388e9}};
-  p.ceilings.push_back(uni);
+  add_peer_ceiling(p, 330e9, {{"p2p_0_1", 389e9}, {"p2p_0_5", 330e9}, {"p2p_median", 388e9}}).cv = 0.001;
   Profile base = fixture();
-  uni.value = 388e9;
-  uni.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"p2p_0_1", 389e9}, {"p2p_0_5", 388e9},
-                {"p2p_median", 388e9}};
-  base.ceilings.push_back(uni);
+  add_peer_ceiling(base, 388e9, {{"p2p_0_1", 389e9}, {"p2p_0_5", 388e9}, {"p2p_median", 388e9}}).cv = 0.001;
   QualifyResult r = qualify(p, &base, default_rules());
   const Check& c = find_check(r, "nvlink.p2p_uni", "baseline");
   EXPECT_EQ(c.status, CheckStatus::kFail);
@@ -1143,13 +1137,7 @@ TEST(Qualify, NoPeerAccessAtAllFailsOnlyWhereNvLinksAreUp) {
 // GPU that NVML has lost must not leave the node's ceiling to the pairs it still answers for).
 TEST(Qualify, UnclassifiedPeerPairsAreNamed) {
   Profile p = fixture();
-  Ceiling nv = ceiling(p, "hbm.copy");
-  nv.name = "nvlink.p2p_uni";
-  nv.value = 390e9;
-  nv.datasheet = 450e9;
-  nv.detail = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"gpus", 8}, {"pairs_without_access", 0},
-               {"pairs_unclassified", 14}};
-  p.ceilings.push_back(nv);
+  add_peer_ceiling(p, 390e9, {{"gpus", 8}, {"pairs_without_access", 0}, {"pairs_unclassified", 14}});
   p.raw["health"]["before"]["metrics"]["nvlink.links_active"] = 18;
   const Check c = find_check(qualify(p, nullptr, default_rules()), "nvlink.p2p_uni", "peer access");
   EXPECT_EQ(c.status, CheckStatus::kFail);
