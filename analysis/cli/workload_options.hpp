@@ -158,8 +158,8 @@ inline std::optional<std::string> mtp_serving_note(const ModelConfig& m) {
   if (m.mtp_layers <= 0) return std::nullopt;
   return "the main model only: its " + std::to_string(m.mtp_layers) + " multi-token-prediction module(s) (" +
          format_fixed(static_cast<double>(count_params(m).mtp) / 1e9, 2) +
-         "B parameters as the checkpoint stores them, read and held only where an engine serves them as a speculative-decoding draft) are not "
-         "counted";
+         "B parameters as the checkpoint stores them, read and held only where an engine serves them as a "
+         "speculative-decoding draft) are not counted";
 }
 
 // --mtp-layers N (mfu, train-time): the job trains N multi-token-prediction modules beside the model (DeepSeek-V3's
