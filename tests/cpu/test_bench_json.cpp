@@ -214,11 +214,12 @@ TEST(BenchJson, StoppedByBecomesItsNameInTheDetail) {
   }
   const Profile p = profile_from_benchmark_json(bench_output(cases));
   ASSERT_EQ(p.ceilings.size(), 3u);
-  for (const Ceiling& c : p.ceilings) {
-    if (c.name == "hbm.copy") EXPECT_EQ(c.detail["stopped_by"], "time_budget");
-    if (c.name == "hbm.read") EXPECT_EQ(c.detail["stopped_by"], "window");
-    if (c.name == "hbm.write") EXPECT_FALSE(c.detail.contains("stopped_by"));
-  }
+  ASSERT_NE(p.find("hbm.copy"), nullptr);
+  ASSERT_NE(p.find("hbm.read"), nullptr);
+  ASSERT_NE(p.find("hbm.write"), nullptr);
+  EXPECT_EQ(p.find("hbm.copy")->detail["stopped_by"], "time_budget");
+  EXPECT_EQ(p.find("hbm.read")->detail["stopped_by"], "window");
+  EXPECT_FALSE(p.find("hbm.write")->detail.contains("stopped_by"));
   ASSERT_EQ(p.errors.size(), 4u);
   for (const Skipped& e : p.errors) EXPECT_NE(e.reason.find(".stopped_by'"), std::string::npos) << e.reason;
   EXPECT_NE(p.errors[2].reason.find("1.5 is not why sampling stopped"), std::string::npos) << p.errors[2].reason;

@@ -1,6 +1,9 @@
 // Every analysis subcommand of issue 5 is registered, documents itself, and rejects unknown options with exit 2.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "cli_runner.hpp"
 
 using ceilings::test::run_cli;
@@ -19,7 +22,13 @@ TEST(AnalysisCli, HelpExits0AndUnknownOptionExits2) {
   for (const char* s : kSubcommands) {
     const auto help = run_cli({s, "--help"});
     EXPECT_EQ(help.exit_code, 0) << s << help.err;
-    EXPECT_NE(help.out.find("--"), std::string::npos) << s;
+    // Its own usage line and an option of its own, described (not the top-level help).
+    EXPECT_NE(help.out.find(std::string("Usage: ceilings ") + s + " "), std::string::npos) << s << help.out;
+    static const std::map<std::string, std::string> own = {
+        {"specs", "--format"},  {"model", "--hf-config"}, {"mfu", "--tokens-per-sec"}, {"mbu", "--tpot-ms"},
+        {"train-time", "--tokens"}, {"memory", "--mode"}, {"roofline", "--profile"},  {"compare", "--format"}};
+    ASSERT_TRUE(own.count(s)) << s;
+    EXPECT_NE(help.out.find("  " + own.at(s) + " "), std::string::npos) << s << help.out;
     // With the subcommand's required options given, so the refusal is for the unknown one.
     std::vector<std::string> args{s};
     const std::string name = s;

@@ -113,11 +113,15 @@ TEST(CliShow, ThrottlingNotReadIsNotKnownNotNo) {
   EXPECT_NE(r.out.find("not known: no telemetry read the GPU"), std::string::npos) << r.out;
   r = run_cli({"compare", path, kFixture, "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const json& row : json::parse(r.out)["rows"])
+  bool found = false;
+  const json compared = json::parse(r.out);  // held: a range over a temporary's member would dangle
+  for (const json& row : compared["rows"])
     if (row["ceiling"] == "hbm.copy") {
+      found = true;
       EXPECT_TRUE(row["values"][0]["throttled"].is_null()) << row;
       EXPECT_EQ(row["values"][1]["throttled"], false) << row;
     }
+  EXPECT_TRUE(found) << r.out;
 }
 
 // `show --ceiling`: one ceiling in full. The sweep and the pair matrix are hand-written here, in the

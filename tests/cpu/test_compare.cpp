@@ -109,7 +109,13 @@ TEST(Compare, SameLabelsAreToldApartAndThrottledValuesMarked) {
   EXPECT_TRUE(row(c, "gemm.bf16").cells[1].throttled);
   EXPECT_FALSE(row(c, "gemm.bf16").cells[0].throttled);
   const std::string table = render(comparison_table(c), Format::kTable);
-  EXPECT_NE(table.find(" *"), std::string::npos) << table;
+  auto line_of = [&](const std::string& ceiling) {
+    const std::size_t at = table.find("\n" + ceiling + " ");
+    return at == std::string::npos ? std::string() : table.substr(at + 1, table.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(line_of("gemm.bf16").find(" *"), std::string::npos) << table;  // the thermal profile's throttled GEMM
+  EXPECT_FALSE(line_of("hbm.copy").empty()) << table;
+  EXPECT_EQ(line_of("hbm.copy").find(" *"), std::string::npos) << table;
 }
 
 // compare looked each ceiling up by a linear search (its names, and every device's ceilings per row): 68 s for a
@@ -331,8 +337,13 @@ TEST(Compare, UnverifiedValuesAreNotMeasuredAndUnknownFamiliesKeepTheirUnit) {
   EXPECT_TRUE(row(c, "hbm.copy").cells[0].datasheet.has_value());
   EXPECT_EQ(row(c, "clock.sm_max").unit, "Hz");
   const json j = comparison_json(c);
+  std::size_t found = 0;
   for (const json& r : j["rows"])
-    if (r["ceiling"] == "clock.sm_max") EXPECT_EQ(r["unit"], "Hz");
+    if (r["ceiling"] == "clock.sm_max") {
+      ++found;
+      EXPECT_EQ(r["unit"], "Hz");
+    }
+  EXPECT_EQ(found, 1u);
 }
 
 // A MIG instance has no datasheet column: the datasheet's figures are the whole GPU's (meas/ds read 13%).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <random>
@@ -573,8 +574,17 @@ TEST(GemmFlags, ValidFlagsPassParsing) {
                                     "--ceilings_gemm_burst_warmup_s=0", "--ceilings_gemm_layout=nn",
                                     "--benchmark_list_tests=true"});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.exit_code << r.err;
-  if (r.exit_code == 0) EXPECT_NE(r.out.find("gemm/bf16"), std::string::npos) << r.out;
-  if (r.exit_code == 3) EXPECT_NE(r.err.find("no usable GPU"), std::string::npos) << "exit 3 for another reason: " << r.err;
+  if (r.exit_code == 0) {  // the flags took effect: the types asked for are listed, one not asked for is not
+    EXPECT_NE(r.out.find("gemm/bf16"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("gemm/int8"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("gemm/fp16"), std::string::npos) << r.out;
+  }
+  if (r.exit_code == 3) {
+    EXPECT_NE(r.err.find("no usable GPU"), std::string::npos) << "exit 3 for another reason: " << r.err;
+    // On the GPU machine (device-check.sh sets CEILINGS_EXPECT_GPU) no GPU is a fault, not a pass.
+    if (const char* expect = std::getenv("CEILINGS_EXPECT_GPU"); expect && *expect && std::string(expect) != "0")
+      ADD_FAILURE() << "CEILINGS_EXPECT_GPU is set, but the bench found no usable GPU: " << r.err;
+  }
 }
 #endif
 

@@ -1364,6 +1364,7 @@ TEST(HealthChecks, HardwareXidsSinceBootFailAndAnUnreadableLogIsNoted) {
   EXPECT_EQ(status_of(health_checks(s, log_only), "XIDs since boot"), "incomplete");
   HealthRules window_only;  // the log not wanted: nothing said about it
   window_only.xid_log = false;
+  ASSERT_NE(status_of(health_checks(s, window_only), "XID critical errors"), "absent");
   for (const Check& c : health_checks(s, window_only))
     if (c.rule == "XID critical errors") EXPECT_EQ(c.reason.find("kernel log"), std::string::npos) << c.reason;
 }
@@ -1451,6 +1452,7 @@ TEST(HealthChecks, AFatalSxidFailsEveryGpuOnTheSwitchedFabric) {
   EXPECT_EQ(status_of(health_checks(s, off), rule), "absent");
   // The first fatal one is found wherever it is listed (a section written by hand need not keep them first).
   std::rotate(s.kernel_log.sxids.begin(), s.kernel_log.sxids.begin() + 1, s.kernel_log.sxids.end());
+  ASSERT_EQ(status_of(health_checks(s, rules), rule), "fail");
   for (const Check& c : health_checks(s, rules))
     if (c.rule == rule) EXPECT_NE(c.reason.find("first fatal: nvidia-nvswitch1"), std::string::npos) << c.reason;
   // Where the GPU has no switch links, SXids in the log are still named (another fabric of the node may be down).

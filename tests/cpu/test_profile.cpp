@@ -259,7 +259,8 @@ TEST(Profile, ErrorsQuoteTheFileTerminalSafe) {
   d["ceilings"][0]["name"] = std::string("hbm.read\0x", 10);
   std::string m = message(d);
   EXPECT_NE(m.find("hbm.read\\x00x"), std::string::npos) << m;
-  EXPECT_NE(m.find("not"), m.npos) << m;  // the message goes on past the NUL to say what is wrong
+  // The message goes on past the NUL to say what is wrong.
+  EXPECT_NE(m.find("is not a ceiling name", m.find("hbm.read\\x00x")), m.npos) << m;
   d = fixture();
   d["schema"] = "ceilings.profile/9\u001b[2J\u00c2\u009b";
   m = message(d);

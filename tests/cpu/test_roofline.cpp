@@ -505,7 +505,10 @@ TEST(RooflineCli, TableAndErrors) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("ridge measured"), std::string::npos);
   EXPECT_NE(r.out.find("NOTE: hand-written test fixture"), std::string::npos) << r.out;  // the fixture's own note
-  EXPECT_NE(r.out.find("never"), std::string::npos) << r.out;
+  // Llama-3.1-8B's decode reads its KV cache per sequence: intensity tops out below the ridge, at any batch.
+  EXPECT_NE(r.out.find("decode becomes compute-bound (measured roofs): never: KV-cache reads grow with the batch"),
+            std::string::npos)
+      << r.out;
   // A prefill's floor is the whole prompt's time, not a time per output token: its own table says so.
   const auto prefill = r.out.find("prefill b=1"), decode = r.out.find("decode b=1");
   ASSERT_NE(prefill, std::string::npos) << r.out;

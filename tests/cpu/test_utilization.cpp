@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -623,11 +624,14 @@ TEST(TrainTimeCli, AnMfuAgainstOnePeakIsOneEstimate) {
   ASSERT_EQ(j["estimates"].size(), 2u);  // measured and datasheet (the fixture has no sustained ceiling)
   // 6 * 15e12 * 8e9 / (1024 * 0.4 * 989e12) s.
   const double seconds = 6 * 15e12 * 8e9 / (1024 * 0.4 * 989e12);
+  std::set<std::string> sources;
   for (const json& e : j["estimates"]) {
     EXPECT_NEAR(e["seconds"].get<double>(), seconds, seconds * 1e-12) << e.dump();
+    sources.insert(e["source"].get<std::string>());
     if (e["source"] == "measured") EXPECT_NEAR(e["mfu"].get<double>(), 0.4 * 989 / 800, 1e-12);
     if (e["source"] == "datasheet") EXPECT_NEAR(e["mfu"].get<double>(), 0.4, 1e-12);
   }
+  EXPECT_EQ(sources, (std::set<std::string>{"measured", "datasheet"}));
   // 95% of the datasheet is 117% of the fixture's measured 800 TFLOP/s: an inconsistent input, as in `mfu`.
   r = test::run_cli({"train-time", "--params", "8e9", "--tokens", "15e12", "--gpus", "1024", "--mfu", "0.95",
                      "--mfu-against", "datasheet", "--profile", kProfile});
