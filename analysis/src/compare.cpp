@@ -160,8 +160,7 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
         // A value that failed its verification is no measurement (it is not shown as one).
         if (const Ceiling* ce = find(i, n); ce && ce->verified) {
           cell.measured = ce->value;
-          cell.throttled = ce->throttled_known().value_or(false);
-          cell.throttle_known = ce->throttled_known().has_value();
+          cell.throttled = ce->throttled_known();
           cell.standard_error = ce->median_standard_error();
           cell.datasheet = datasheet_for(*d.profile, *ce);
         } else if (g) {
@@ -235,7 +234,7 @@ Table comparison_table(const Comparison& c) {
   for (const CompareRow& r : c.rows) {
     std::vector<std::string> row{r.ceiling};
     for (const CompareCell& cell : r.cells) {
-      row.push_back(show(cell.measured, r.unit) + (cell.measured && cell.throttled ? " *" : ""));
+      row.push_back(show(cell.measured, r.unit) + (cell.measured && cell.throttled == true ? " *" : ""));
       row.push_back(show(cell.datasheet, r.unit));
       row.push_back(cell.ratio() ? format_percent(*cell.ratio()) : "-");
     }
@@ -267,7 +266,7 @@ Table comparison_csv_table(const Comparison& c) {
       row.push_back(csv_number(cell.measured));
       row.push_back(csv_number(cell.datasheet));
       row.push_back(csv_number(cell.ratio()));
-      row.push_back(cell.measured && cell.throttle_known ? (cell.throttled ? "true" : "false") : "");
+      row.push_back(cell.measured && cell.throttled ? (*cell.throttled ? "true" : "false") : "");
     }
     for (std::size_t i = 1; i < r.cells.size(); ++i) {
       row.push_back(csv_number(vs_first(r.cells[0], r.cells[i])));
@@ -300,7 +299,7 @@ json comparison_json(const Comparison& c) {
                                {"measured", num(cell.measured)},
                                {"datasheet", num(cell.datasheet)},
                                {"ratio", num(cell.ratio())},
-                               {"throttled", cell.measured && cell.throttle_known ? json(cell.throttled) : json(nullptr)},
+                               {"throttled", cell.measured && cell.throttled ? json(*cell.throttled) : json(nullptr)},
                                {"vs_first", num(v)},
                                {"vs_first_basis", v ? json(*vs_first_basis(r.cells[0], cell)) : json(nullptr)},
                                {"vs_first_within_noise", [&] {

@@ -23,8 +23,9 @@ CompareDevice load_compare_device(const std::string& spec);
 
 struct CompareCell {
   std::optional<double> measured, datasheet;
-  bool throttled = false;  // the measured value ran under a power cap or a slowdown (the profile's flag)
-  bool throttle_known = true;  // false: no telemetry read the GPU (Ceiling::throttled_known)
+  // The measured value ran under a power cap or a slowdown (Ceiling::throttled_known): nullopt where nothing was
+  // measured or no telemetry read the GPU.
+  std::optional<bool> throttled;
   // The measured median's relative standard error (Ceiling::median_standard_error), where a profile gives one.
   std::optional<double> standard_error;
   std::optional<double> ratio() const {
