@@ -187,6 +187,9 @@ TEST(HostTopology, FindsTheNodeOfTouchedPages) {
   const auto node = memory_numa_node(buffer.data(), buffer.size());
   if (!node) GTEST_SKIP() << "the kernel does not report page placement here (move_pages unavailable)";
   EXPECT_GE(*node, 0);
+  // A node this machine has: sysfs lists it (node ids may have gaps, so the directory, not a count).
+  if (std::filesystem::exists("/sys/devices/system/node/node0"))
+    EXPECT_TRUE(std::filesystem::is_directory("/sys/devices/system/node/node" + std::to_string(*node))) << *node;
   EXPECT_FALSE(memory_numa_node(nullptr, 10).has_value());
 }
 #endif
