@@ -1,5 +1,8 @@
 // Runs the `ceilings` CLI (or any program) for end-to-end tests: exit code, stdout and stderr.
 #pragma once
+#include <unistd.h>
+
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +35,29 @@ inline CliResult run_cli(std::vector<std::string> args, std::vector<std::pair<st
   return run_program(std::move(args), std::move(env), timeout_s);
 }
 #endif
+
+// The argument list's start that runs a program as a user file permissions apply to: nothing for a user that is
+// not root; for root, setpriv as nobody (root opens a chmod 000 directory anyway). nullopt, with `why` said, where
+// that cannot be done: root without setpriv, or one of `reachable` out of nobody's reach (a checkout under /root,
+// or under another directory closed to others: the tests' inputs and the CLI itself must be reached).
+inline std::optional<std::vector<std::string>> as_plain_user(const std::vector<std::string>& reachable,
+                                                             std::string& why) {
+  if (::geteuid() != 0) return std::vector<std::string>{};
+  const std::vector<std::string> prefix{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  if (::access(prefix[0].c_str(), X_OK) != 0) {
+    why = "root, and no setpriv to run as a user that permissions apply to";
+    return std::nullopt;
+  }
+  for (const std::string& path : reachable) {
+    std::vector<std::string> probe = prefix;
+    probe.insert(probe.end(), {"/usr/bin/test", "-e", path});
+    if (run_program(probe, {}, 30).exit_code != 0) {
+      why = "nobody (uid 65534) cannot reach '" + path + "': a directory above it is closed to other users";
+      return std::nullopt;
+    }
+  }
+  return prefix;
+}
 
 // A fresh scratch directory under the build tree for one test.
 std::string scratch_dir(const std::string& name);

@@ -55,16 +55,11 @@ void gpu_profile(const std::string& path, int i, bool slow = false) {
   ::chmod(path.c_str(), 0644);
 }
 
-// The argument list that runs the CLI as a user file permissions apply to: root opens a chmod 000 directory
-// anyway, so as root it runs as nobody under setpriv (as the review that found the bug did). nullopt where
-// that cannot be done (root without setpriv).
-std::optional<std::vector<std::string>> cli_as_plain_user() {
-  std::vector<std::string> argv;
-  if (::geteuid() == 0) {
-    if (::access("/usr/bin/setpriv", X_OK) != 0) return std::nullopt;
-    argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
-  }
-  argv.push_back(CEILINGS_CLI);
+// The argument list that runs the CLI as a user file permissions apply to (as nobody where the test runs as root:
+// as the review that found the bug did). nullopt, with `why`, where that cannot be done.
+std::optional<std::vector<std::string>> cli_as_plain_user(const std::string& scratch, std::string& why) {
+  auto argv = test::as_plain_user({CEILINGS_CLI, scratch}, why);
+  if (argv) argv->push_back(CEILINGS_CLI);
   return argv;
 }
 
@@ -92,10 +87,11 @@ struct ModeRestorer {
 // incomplete (exit 3); an unreadable directory is now the same. An unreadable directory named on the command
 // line said "no *.profile.json found", not why.
 TEST(CliFiles, FleetNamesADirectoryItCannotRead) {
-  const auto cli = cli_as_plain_user();
-  if (!cli) GTEST_SKIP() << "root, and no setpriv to run as a user that permissions apply to";
   const std::string dir = test::scratch_dir("files_fleet_unreadable");
   ::chmod(dir.c_str(), 0755);
+  std::string why;
+  const auto cli = cli_as_plain_user(dir, why);
+  if (!cli) GTEST_SKIP() << why;
   const std::string fleet = dir + "/fleet", node_a = fleet + "/nodeA", node_b = fleet + "/nodeB";
   make_dir(node_a);
   make_dir(node_b);

@@ -856,16 +856,15 @@ TEST(CliRobust, NumbersAreDecimalOnly) {
 // failed (exit code 1)"; `fleet --write-baseline` printed its report and only then exited 2. Now each is
 // refused before anything runs. Run as an unprivileged user (root may write anywhere).
 TEST(CliRobust, AnOutputDirectoryThatCannotBeWrittenIsRefusedFirst) {
-  std::vector<std::string> as_user;
-  if (::geteuid() == 0) {
-    if (::access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "root, and no setpriv to run as another user";
-    as_user = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
-  }
   const std::string dir = test::scratch_dir("robust_read_only_dir");
   const std::string ro = dir + "/ro";
   std::filesystem::create_directory(ro);
   ::chmod(dir.c_str(), 0755);
   ::chmod(ro.c_str(), 0555);
+  std::string why;
+  const auto prefix = test::as_plain_user({CEILINGS_CLI, CEILINGS_STANDIN_BENCH, CEILINGS_FIXTURES, ro}, why);
+  if (!prefix) GTEST_SKIP() << why;
+  const std::vector<std::string>& as_user = *prefix;
   const auto run_as = [&](std::vector<std::string> args) {
     args.insert(args.begin(), CEILINGS_CLI);
     args.insert(args.begin(), as_user.begin(), as_user.end());
