@@ -15,6 +15,7 @@
 
 #include "ceilings/error.hpp"
 #include "ceilings/json_fields.hpp"
+#include "ceilings/kernel_log.hpp"
 #include "ceilings/profile.hpp"
 #include "ceilings/subprocess.hpp"
 #include "ceilings/units.hpp"
@@ -308,7 +309,7 @@ Outcome run_case(const Case& c, const std::string& self, const std::string& fake
   json script = healthy_script();
   if (c.nvml) c.nvml(script);
   // The kernel log health reads is the case's ("kernel_log" in its script), never this machine's.
-  write(dir / "kernel.log", script.value("kernel_log", ""));
+  write(dir / "kernel.log", script.value("kernel_log", std::string(ceilings::kQuietKernelLog)));
   script.erase("kernel_log");
   const fs::path script_path = dir / "script.json";
   write(script_path, script.dump(2));

@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -248,6 +249,32 @@ std::string not_a_log(const struct stat& st) {
   if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) return "not a file or /dev/kmsg";
   return "";
 }
+
+// Why the text of a saved log (a regular file) is no kernel log, or "" where it is one: a compressed rotation, an
+// empty file or another text (a failed `journalctl` writes "No journal files were found.") would read as a log
+// without XIDs, and pass.
+std::string not_log_text(const std::string& text) {
+  if (text.empty())
+    return "empty (a log since boot never is: did the command that saved it fail?)";
+  const auto starts = [&](const char* magic, std::size_t n) { return text.compare(0, n, magic, n) == 0; };
+  if (starts("\x1f\x8b", 2) || starts("\xfd" "7zXZ", 5) || starts("\x28\xb5\x2f\xfd", 4) || starts("BZh", 3))
+    return "compressed (gzip, xz, zstd or bzip2): decompress it first (zcat kern.log.2.gz > kernel.log)";
+  if (text.find('\0') != std::string::npos) return "it holds NUL bytes: not a text log";
+  // One line at least that a kernel log has: a /dev/kmsg record, a dmesg or journalctl -o short-monotonic line
+  // ("[    5.123456] ..."), or a syslog or journal line of the kernel's ("... kernel: ...").
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, std::min<std::size_t>(end - start, 4096));
+    start = end + 1;
+    if (kmsg_header(line) || (!line.empty() && line[0] == '[' && line.find(']') != std::string::npos) ||
+        line.find(" kernel: ") != std::string::npos)
+      return "";
+  }
+  return "no line of it is a kernel message (dmesg's '[    5.123456] ...', journalctl -k's '... kernel: ...' or a "
+         "/dev/kmsg record)";
+}
 }  // namespace
 
 std::string read_kernel_log(const std::string& path) {
@@ -287,6 +314,8 @@ std::string read_kernel_log(const std::string& path) {
     throw refuse(std::string(std::strerror(err)) + permission(err));
   }
   ::close(fd);
+  if (S_ISREG(st.st_mode))
+    if (const std::string why = not_log_text(text); !why.empty()) throw refuse(why);
   return text;
 }
 
@@ -303,6 +332,10 @@ void check_kernel_log_variable() {
   // which its health row names.
   if (S_ISREG(st.st_mode) && ::access(path.c_str(), R_OK) != 0)
     throw InputError(head + ": " + std::strerror(errno) + unset);
+  // Its text as well: a file that holds no kernel log is not a log without XIDs.
+  if (S_ISREG(st.st_mode))
+    if (const std::string why = not_log_text(read_text_file(path)); !why.empty())
+      throw InputError(head + ": " + why + unset);
 }
 
 std::string kernel_log_path() {

@@ -1172,6 +1172,47 @@ TEST(KernelLog, RefusesAPipe) {
   EXPECT_NE(r.err.find("save the log to a file"), std::string::npos) << r.err;
 }
 
+// A saved file whose text is no kernel log read as a log without XIDs, and passed (review 22 #1): a rotated log
+// still gzipped that holds an XID 79, an empty file, what a failed journalctl writes, another text. Each is now
+// refused, as bad input where the environment names it; the formats a log is saved in are read.
+TEST(KernelLog, RefusesAFileThatHoldsNoKernelLog) {
+  const std::string dir = test::scratch_dir("kernel_log_text");
+  const std::string xid = "[    5.123] NVRM: Xid (PCI:0000:19:00): 79, pid=1, GPU has fallen off the bus.\n";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00", 8) + "gzipped", "compressed (gzip, xz, zstd or bzip2)"},
+      {std::string("\x28\xb5\x2f\xfd", 4) + "zstd", "compressed"},
+      {"", "empty (a log since boot never is"},
+      {"No journal files were found.\n-- No entries --\n", "no line of it is a kernel message"},
+      {"root:x:0:0:root:/root:/bin/bash\n", "no line of it is a kernel message"},
+      {xid + std::string("\0\0binary", 8), "it holds NUL bytes"}};
+  int i = 0;
+  for (const auto& [text, why] : bad) {
+    const std::string path = dir + "/bad" + std::to_string(i++) + ".log";
+    std::ofstream(path, std::ios::binary) << text;
+    try {
+      read_kernel_log(path);
+      ADD_FAILURE() << "read " << why;
+    } catch (const IncompleteError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+    const auto r = test::run_cli({"health", "--watch", "0"}, {{"CEILINGS_KERNEL_LOG", path}});
+    EXPECT_EQ(r.exit_code, 2) << why << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("CEILINGS_KERNEL_LOG names '" + path + "': " + why), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << why;
+  }
+  // dmesg, dmesg -T, journalctl -k -o short-monotonic, journalctl -k (syslog time), /dev/kmsg records: each a log,
+  // its XID found.
+  for (const std::string& line : std::vector<std::string>{
+           xid, "[Wed Dec  2 11:00:00 2026] NVRM: Xid (PCI:0000:19:00): 79, pid=1\n",
+        "[    5.123456] node1 kernel: NVRM: Xid (PCI:0000:19:00): 79, pid=1\n",
+        "Dec 02 11:00:00 node1 kernel: NVRM: Xid (PCI:0000:19:00): 79, pid=1\n",
+        "3,812,5123000,-;NVRM: Xid (PCI:0000:19:00): 79, pid=1\n"}) {
+    const std::string path = dir + "/good.log";
+    std::ofstream(path, std::ios::binary) << "a line before the kernel's\n" << line;
+    EXPECT_EQ(parse_kernel_xids(read_kernel_log(path), "00000000:19:00.0").size(), 1u) << line;
+  }
+}
+
 // The kernel's ring buffer drops its oldest records: a log that starts past record 0, or skips numbers, is whole
 // only from the first record after the loss, and says so instead of "since boot".
 TEST(KernelLog, SaysFromWhenTheRingBufferKeptEverything) {
@@ -1549,7 +1590,7 @@ TEST(HealthCli, AFatalSxidInTheKernelLogFails) {
   EXPECT_TRUE(s.kernel_log.sxids[0].fatal);
   r = health_with(script, {"--watch", "0.05"});
   EXPECT_NE(r.out.find("NVSwitch fatal errors since boot"), std::string::npos) << r.out;
-  script["kernel_log"] = "";
+  script["kernel_log"] = kQuietKernelLog;
   EXPECT_EQ(health_with(script).exit_code, 0);
 }
 
@@ -1787,7 +1828,7 @@ TEST(HealthCli, ABadKernelLogOrDeviceIsBadInput) {
   r = test::run_cli({"measure", "--bench", "/nonexistent/bench"}, env(dir + "/no-such.log"));
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("CEILINGS_KERNEL_LOG names '"), std::string::npos) << r.err;  // first, before the bench
-  std::ofstream(dir + "/kernel.log") << "";
+  std::ofstream(dir + "/kernel.log") << kQuietKernelLog;
   r = test::run_cli({"health", "--watch", "0", "--device", "5"}, env(dir + "/kernel.log"));
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("no GPU with NVML index 5"), std::string::npos) << r.err;

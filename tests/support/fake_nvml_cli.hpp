@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ceilings/json_fields.hpp"
+#include "ceilings/kernel_log.hpp"
 #include "cli_runner.hpp"
 
 namespace ceilings::test {
@@ -19,7 +20,7 @@ inline CliResult health_with_fake_nvml(const json& script, std::vector<std::stri
   const std::string dir =
       scratch_dir(prefix + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + std::to_string(n++));
   json nvml = script;
-  std::ofstream(dir + "/kernel.log") << nvml.value("kernel_log", "");
+  std::ofstream(dir + "/kernel.log") << nvml.value("kernel_log", kQuietKernelLog);
   nvml.erase("kernel_log");
   std::ofstream(dir + "/script.json") << nvml.dump();
   args.insert(args.begin(), "health");

@@ -53,14 +53,20 @@ std::optional<double> kernel_log_whole_since(const std::string& text);
 
 // The kernel log's text: /dev/kmsg read without blocking up to its newest record (records the ring buffer
 // overwrote while reading are skipped), or a regular file; never /proc/kmsg (the syslog daemon's queue), a
-// pipe (it reads once, and a writer that failed reads as an empty log) or another device. Throws IncompleteError naming the path and the cause (/dev/kmsg needs root, CAP_SYSLOG or
+// pipe (it reads once, and a writer that failed reads as an empty log) or another device; a file whose text is no
+// kernel log (empty, compressed, binary, or no line a kernel message) is refused as well, since it would read as a
+// log without XIDs. Throws IncompleteError naming the path and the cause (/dev/kmsg needs root, CAP_SYSLOG or
 // kernel.dmesg_restrict=0).
 std::string read_kernel_log(const std::string& path);
+
+// A kernel log without GPU errors, one /dev/kmsg record: what the fault drills (self-test, tests) give `health` where
+// a case names no log of its own (an empty file is no log: read_kernel_log refuses it).
+inline constexpr const char* kQuietKernelLog = "6,0,0,-;Linux version (a kernel log without GPU errors)\n";
 
 // The path to read: $CEILINGS_KERNEL_LOG where set and not empty, else /dev/kmsg.
 std::string kernel_log_path();
 // A $CEILINGS_KERNEL_LOG that names no readable file or /dev/kmsg (a typo would leave the XIDs before a run
-// unjudged) is an InputError, before any work.
+// unjudged), or a file whose text is no kernel log (read_kernel_log), is an InputError, before any work.
 void check_kernel_log_variable();
 
 }  // namespace ceilings
