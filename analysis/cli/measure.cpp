@@ -75,6 +75,28 @@ std::string raw_path_for(const std::string& out) {
   return stem + ".bench.json";
 }
 
+// A --bench-arg that sets a flag `measure` gives every ceilings-bench call itself: the last one given wins, so the
+// bench would measure another GPU than the one its profile is filed under, or write its results over a user's
+// file. Bad input, naming the option that does it instead.
+void check_bench_arg(const std::string& arg) {
+  if (arg.empty() || arg[0] != '-') return;
+  std::string flag = arg.substr(0, arg.find('='));
+  flag.erase(0, flag.find_first_not_of('-'));
+  static const std::pair<const char*, const char*> kOwned[] = {
+      {"ceilings_device", "use --device, or --all-gpus"},
+      {"ceilings_list_devices", "measure lists the GPUs itself"},
+      {"benchmark_filter", "use --filter"},
+      {"benchmark_list_tests", "measure lists the cases itself"},
+      {"benchmark_out", "measure writes the raw JSON beside the profile (--out)"},
+      {"benchmark_out_format", "measure reads JSON"},
+      {"benchmark_format", "measure reads the console format"},
+      {"ceilings_checkpoint", "measure keeps a checkpoint of its own"}};
+  for (const auto& [owned, instead] : kOwned)
+    if (flag == owned)
+      throw InputError("--bench-arg '" + ceilings::excerpt(arg, 200) + "': measure sets --" + owned + " itself (" +
+                       instead + ")");
+}
+
 // The arguments every ceilings-bench call of one GPU gets (the benchmark filter aside).
 std::vector<std::string> device_args(const MeasureOptions& o, int device) {
   std::vector<std::string> a{"--ceilings_device=" + std::to_string(device)};
@@ -424,10 +446,15 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
 
     // Every family must have measured the GPU the first one did: were one GPU to fall off the bus between
     // families, --ceilings_device would name another, and its numbers must not be filed under this one.
+    // Nor another than the one listed at this index, whose health the run reads by its bus id.
     bool other_gpu = false;
-    if (const std::string other = ceilings::other_device(merged, doc); !other.empty()) {
+    std::string why;
+    if (const std::string other = ceilings::other_device(merged, doc); !other.empty())
+      why = "ceilings-bench measured another GPU than the run's first family: " + other;
+    else if (const std::string unlisted = ceilings::unlisted_device(doc, pci_bus_id); !unlisted.empty())
+      why = "ceilings-bench measured " + unlisted;
+    if (!why.empty()) {
       // What else went wrong (a crash, a timeout) stays first: it decides whether the run goes on.
-      const std::string why = "ceilings-bench measured another GPU than the run's first family: " + other;
       const std::size_t line_end = std::min(failure.size(), failure.find('\n'));
       failure = failure.empty() ? why : failure.insert(line_end, "; and " + why);
       doc = nullptr;
@@ -1027,6 +1054,7 @@ CEILINGS_SUBCOMMAND("measure", "Measure this GPU's ceilings (or every GPU's) and
   return [o, timeout] {
     // A hung family must not hold the run forever: two hours is many times a healthy run (minutes on an H200).
     if (timeout->count() == 0) o->timeout_s = 7200;
+    for (const std::string& arg : o->bench_args) check_bench_arg(arg);
     ceilings::check_kernel_log_variable();  // a typo found now, not after the run
     return o->all_gpus ? run_all_gpus(*o) : run_measure(*o);
   };

@@ -214,6 +214,15 @@ std::string other_device(const json& first, const json& later) {
   return ub + " (bus " + pb + "), where the first family measured " + ua + " (bus " + pa + ")";
 }
 
+std::string unlisted_device(const json& output, const std::string& pci_bus_id) {
+  const json d = device_context(output);
+  if (!d.is_object() || pci_bus_id.empty() || !d.contains("pci_bus_id") || !d["pci_bus_id"].is_string()) return "";
+  const std::string bus = printable_text(d["pci_bus_id"].get<std::string>());
+  if (bus.empty() || bus == pci_bus_id) return "";
+  return printable_text(d["uuid"].get<std::string>()) + " (bus " + bus + "), not the GPU listed at its index (bus " +
+         printable_text(pci_bus_id) + ")";
+}
+
 CaseName case_name(const std::string& benchmark_name) {
   try {
     const Parsed p = parse_name(benchmark_name, "case");

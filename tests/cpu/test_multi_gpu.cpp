@@ -724,6 +724,52 @@ TEST(MultiGpu, AFamilyThatMeasuredAnotherGpuIsNotMerged) {
   EXPECT_TRUE(q.skipped.empty()) << q.skipped[0].reason;
 }
 
+// `--bench-arg --ceilings_device=3` measured GPU 3 under every GPU's name (a node with a slow GPU 0 passed), and
+// `--bench-arg --benchmark_out=FILE` wrote over a user's file (review 22 #2): a flag measure sets itself is bad
+// input, before anything runs. A run that measured another GPU than the one listed at its index is not filed
+// under that one.
+TEST(MultiGpu, ABenchArgCannotRedirectTheRun) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_owned_args");
+  const std::string notes = dir + "/notes.txt";
+  { std::ofstream(notes) << "my notes\n"; }
+  for (const auto& [arg, instead] : std::vector<std::pair<std::string, std::string>>{
+           {"--ceilings_device=3", "use --device, or --all-gpus"},
+           {"-ceilings_device=3", "use --device, or --all-gpus"},
+           {"--benchmark_out=" + notes, "measure writes the raw JSON beside the profile"},
+           {"--benchmark_out_format=csv", "measure reads JSON"},
+           {"--ceilings_checkpoint=" + notes, "measure keeps a checkpoint of its own"},
+           {"--benchmark_filter=hbm", "use --filter"},
+           {"--benchmark_list_tests", "measure lists the cases itself"},
+           {"--ceilings_list_devices", "measure lists the GPUs itself"},
+           {"--benchmark_format=json", "measure reads the console format"}}) {
+    for (const bool all : {false, true}) {
+      std::vector<std::string> args{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--bench-arg", arg};
+      if (all) args.insert(args.end(), {"--all-gpus", "--out-dir", dir + "/node"});
+      else args.insert(args.end(), {"--out", dir + "/x.profile.json"});
+      const auto r = run_cli(args, {{"CEILINGS_STANDIN_DEVICES", "4"}}, 30);
+      EXPECT_EQ(r.exit_code, 2) << arg << "\n" << r.err;
+      const std::string flag = arg.substr(arg.find_first_not_of('-'), arg.find('=') - arg.find_first_not_of('-'));
+      EXPECT_NE(r.err.find("--bench-arg '" + arg + "': measure sets --" + flag + " itself (" + instead),
+                std::string::npos)
+          << r.err;
+      EXPECT_EQ(r.out, "") << arg;
+    }
+  }
+  EXPECT_EQ(ceilings::read_text_file(notes), "my notes\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "nothing but the notes";
+
+  // The GPU each family measured is the one listed at the run's index (its health is read by that bus id).
+  const std::string out = dir + "/shifted.profile.json";
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out},
+                         {{"CEILINGS_STANDIN_DEVICES", "3"}, {"CEILINGS_STANDIN_MODE", "shifted"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("ceilings-bench measured GPU-57a4d100-0000-0000-0000-000000000001 (bus 00000000:01:00.0), not "
+                       "the GPU listed at its index (bus 00000000:00:00.0)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out)) << "no ceiling of GPU 1 filed under GPU 0";
+}
+
 // The first family's device record unusable ({}), the next's whole: the run is described by that one, not lost.
 TEST(MultiGpu, ADeviceRecordFromALaterFamilyServesWhereTheFirstsIsUnusable) {
   const auto p = measure_standin("nodevice", 0);
@@ -767,15 +813,15 @@ TEST(MultiGpu, FamiliesThatWriteNothingFailTheRun) {
 TEST(MultiGpu, ArgumentRejectedByTheFirstFamilyIsBadInput) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_rejected");
   auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/x.profile.json", "--bench-arg",
-                    "--benchmark_out_format=csv"},
+                    "--standin_mode=no_such_mode"},
                    {}, 30);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("rejected its arguments"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("--benchmark_out_format must be json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown mode 'no_such_mode'"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("family gemm"), std::string::npos) << r.err;  // stopped after the first family
   EXPECT_TRUE(fs::is_empty(dir)) << r.err;
   r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir, "--bench-arg",
-               "--benchmark_out_format=csv"},
+               "--standin_mode=no_such_mode"},
               {{"CEILINGS_STANDIN_DEVICES", "2"}}, 30);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   const json s = summary_of(dir);

@@ -35,6 +35,8 @@
 //   othergpu every family but the first reports another device (the next index: its UUID and bus), as a
 //            --ceilings_device that named another GPU after one fell off the bus would
 //   othergpu_crash  as othergpu, and those families crash after their first case
+//   shifted  every family reports the next index's device, not the one the listing gave for its index (as a
+//            --ceilings_device given again through --bench-arg did)
 //   nodevice the first family's device record is an empty object (the others are whole)
 //   nogpu    exits 3 like ceilings-bench without a device
 #include <signal.h>
@@ -322,6 +324,11 @@ int main(int argc, char** argv) {
     if (mode == "othergpu") return write_cases(other, factor, all, true);
     write_cases(other, factor, 1, false);
     std::abort();
+  }
+  if (mode == "shifted") {
+    Args other = a;
+    ++other.device;
+    return write_cases(other, factor, all, true);
   }
   if (mode == "nodevice") {
     g_empty_device = faulty_family;
