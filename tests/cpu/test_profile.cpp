@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <csignal>
 
@@ -10,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <regex>
+#include <thread>
 
 #include "ceilings/profile.hpp"
 #include "ceilings/report.hpp"
@@ -668,6 +671,52 @@ TEST(Profile, AtomicWriteReplacesWholeFilesOnly) {
   EXPECT_TRUE(std::filesystem::is_symlink(link));
   std::ifstream t(target);
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>()), "new");
+}
+
+// SIGTERM in the middle of a write ended the process at once and left the temporary beside its target for good
+// (review 22 #3): now the signal waits for the file to be in place, then ends the process as it would have. A
+// child writes 64 MiB; a thread of its own sends the signal the moment the temporary exists.
+TEST(Profile, AnInterruptDuringAWriteLeavesNoTemporary) {
+  namespace fs = std::filesystem;
+  const std::string dir = test::scratch_dir("profile_atomic_signal");
+  const std::string path = dir + "/p.svg";
+  const std::string text(std::size_t{64} << 20, 'x');
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::thread watcher([&] {
+      for (int i = 0; i < 200000; ++i) {
+        for (const auto& e : fs::directory_iterator(dir))
+          if (e.path().filename().string().rfind(atomic_temp_prefix("p.svg"), 0) == 0) {
+            ::kill(::getpid(), SIGTERM);
+            return;
+          }
+        ::usleep(50);
+      }
+    });
+    watcher.detach();
+    try {
+      write_file_atomic(path, text);
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::sleep(5);  // the watcher missed the temporary: not what this test is about
+    ::_exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"p.svg"}) << "the file in place, no temporary beside it";
+  EXPECT_EQ(fs::file_size(path), text.size());
+  // The process's own dispositions are back after a write.
+  struct sigaction before {}, after {};
+  ::sigaction(SIGTERM, nullptr, &before);
+  write_file_atomic(dir + "/q.svg", "q");
+  ::sigaction(SIGTERM, nullptr, &after);
+  EXPECT_EQ(before.sa_handler, after.sa_handler);
 }
 
 // The new file keeps the old one's permissions (a private profile stays private) and a new file gets the
