@@ -161,6 +161,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     const int code = app.exit(e);
     return stdout_written("ceilings") ? code : kExitIncomplete;
+  } catch (const CLI::ConversionError& e) {
+    // "Could not convert: --dp = 99999999999999999999999": every number passed the decimal check first, so a whole
+    // number CLI11 could not convert is past the range of the option's type. Said as the other checks say theirs.
+    const std::string what = e.what(), prefix = "Could not convert: ";
+    const std::size_t eq = what.find(" = ");
+    const std::string value = eq == std::string::npos ? std::string() : what.substr(eq + 3);
+    const std::size_t sign = !value.empty() && (value[0] == '-' || value[0] == '+') ? 1 : 0;
+    if (what.rfind(prefix, 0) == 0 && value.size() > sign && value.find_first_not_of("0123456789", sign) == std::string::npos) {
+      std::fprintf(stderr, "%s: must be a number within the option's range, not '%s' (out of range)\n%s\n",
+                   what.substr(prefix.size(), eq - prefix.size()).c_str(), excerpt(value).c_str(),
+                   "Run with --help for more information.");
+      return kExitBadInput;
+    }
+    app.exit(e);
+    return kExitBadInput;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitBadInput;

@@ -660,6 +660,8 @@ int run_measure(const MeasureOptions& o) {
         if (fs::is_empty(p, ec) && !ec) fs::remove(p, ec);
     }
   } made;
+  if (o.out.empty() && !o.out_dir.empty() && fs::exists(o.out_dir, ec) && !fs::is_directory(o.out_dir, ec))
+    throw InputError("--out-dir '" + o.out_dir + "' is not a directory");
   if (o.out.empty() && !o.out_dir.empty() && !fs::exists(o.out_dir, ec)) {
     for (fs::path p = fs::absolute(o.out_dir, ec).lexically_normal(); !p.empty() && !fs::exists(p, ec);
          p = p.parent_path()) {
@@ -891,6 +893,7 @@ int run_all_gpus(const MeasureOptions& o) {
   ceilings::install_interrupt_handlers();  // before the listing child: Ctrl-C during it stops it too
   auto devices = list_devices(bench, o.kill_grace_s, o.timeout_s);  // first: no GPU leaves no empty --out-dir behind
   std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError("--out-dir '" + dir + "' is not a directory");
   fs::create_directories(dir, ec);
   std::error_code is_dir_ec;  // not over ec: its reason is the one to report
   if (!fs::is_directory(dir, is_dir_ec)) throw InputError("cannot create --out-dir " + dir + (ec ? ": " + ec.message() : ""));

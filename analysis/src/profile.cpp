@@ -610,6 +610,17 @@ void check_output_path(const std::string& path, const std::string& option, const
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::is_directory(st)) throw InputError(named + " is a directory: give a file name");
+  // A stream's name (/dev/stdout, /dev/fd/1, /proc/self/fd/1) leads through a link to what it is open on: a log
+  // the shell redirected into was replaced by the file, and the files written beside it landed in /dev (review 22
+  // #5). Only files are written: nothing under /dev (but /dev/shm) or /proc, named or linked to.
+  const auto special = [](const fs::path& p) {
+    const std::string a = p.lexically_normal().string();
+    return (a.rfind("/dev/", 0) == 0 && a.rfind("/dev/shm/", 0) != 0) || a.rfind("/proc/", 0) == 0;
+  };
+  const fs::path absolute = fs::absolute(path, ec);
+  const fs::path link = fs::is_symlink(fs::symlink_status(path, ec)) ? fs::read_symlink(path, ec) : fs::path();
+  if (special(absolute) || (!link.empty() && special(link.is_absolute() ? link : absolute.parent_path() / link)))
+    throw InputError(named + " is a device's or a stream's name under /dev or /proc: give a file's name");
   if (fs::exists(st) && !fs::is_regular_file(st)) throw InputError(named + " is not a regular file");
   // A symlink's target is what write_file_atomic replaces: its directory is the one that must take new files.
   fs::path written = path;

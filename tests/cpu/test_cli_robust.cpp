@@ -263,6 +263,14 @@ TEST(CliRobust, RangeErrorsAreReadable) {
   r = run_cli({"measure", "--kill-grace", "1e300"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(has(r.err, "--kill-grace: must be a number from 0 to 3600, not '1e300'")) << r.err;
+  // A whole number past its option's type said only "Could not convert" (review 22 #6).
+  r = run_cli({"measure", "--device", "4294967296"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "--device: must be a number within the option's range, not '4294967296' (out of range)"))
+      << r.err;
+  r = run_cli({"memory", "--mode", "train", "--hf-config", kLlama, "--seq", "4096", "--dp", "99999999999999999999999"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "--dp: must be a number within the option's range, not '99999999999999999999999'")) << r.err;
   for (const auto& cmd : {"fleet", "measure", "health"}) {
     r = run_cli({cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0);
@@ -715,6 +723,29 @@ TEST(CliRobust, RooflineSvgNeverReplacesAnInput) {
   }
 }
 
+// `measure --out /dev/stdout > log` renamed the profile over the log through /proc and wrote its raw JSON into
+// /dev (review 22 #5): nothing under /dev (but /dev/shm) or /proc is written, named or linked to.
+TEST(CliRobust, AStreamsNameIsNoOutputFile) {
+  const std::string dir = test::scratch_dir("robust_stream_out");
+  const std::string p = profile_with(dir, "a.profile.json", [](json&) {});
+  std::filesystem::create_symlink("/dev/stdout", dir + "/to-stdout.svg");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", "/dev/stdout"},
+        {"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", "/proc/self/fd/1"},
+        {"roofline", "--profile", p, "--svg", "/dev/fd/1"},
+        {"roofline", "--profile", p, "--svg", dir + "/to-stdout.svg"},
+        {"fleet", p, "--write-baseline", "/dev/stdout"}}) {
+    const std::string log = dir + "/log";
+    std::vector<std::string> argv{"/bin/sh", "-c", "exec \"$0\" \"$@\" > '" + log + "'", CEILINGS_CLI};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto run = ceilings::test::run_program(argv, {}, 30);
+    EXPECT_EQ(run.exit_code, 2) << args[0] << " " << args.back() << "\n" << run.err;
+    EXPECT_TRUE(has(run.err, "is a device's or a stream's name under /dev or /proc: give a file's name")) << run.err;
+    EXPECT_EQ(read_text_file(log), "") << "the log the shell redirected into is untouched";
+  }
+  EXPECT_FALSE(std::filesystem::exists("/dev/stdout.bench.json"));
+}
+
 // `measure --out` naming ceilings-bench itself would replace the program with a profile.
 TEST(CliRobust, MeasureOutNeverReplacesTheBench) {
   const std::string dir = test::scratch_dir("robust_measure_overwrite");
@@ -887,6 +918,22 @@ TEST(CliRobust, AnOutputDirectoryThatCannotBeWrittenIsRefusedFirst) {
     EXPECT_EQ(r.out, "") << args[0];  // nothing measured or reported first
   }
   EXPECT_TRUE(std::filesystem::is_empty(ro));
+}
+
+// An --out-dir that is a file said its profile's directory "does not exist" (review 22 #4); --all-gpus said
+// "cannot create". Both now say what it is, and leave the file as it was.
+TEST(CliRobust, AnOutDirThatIsAFileIsNamedSo) {
+  const std::string dir = test::scratch_dir("robust_out_dir_file");
+  const std::string file = dir + "/file";
+  { std::ofstream(file) << "mine\n"; }
+  for (const bool all : {false, true}) {
+    std::vector<std::string> args{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", file};
+    if (all) args.push_back("--all-gpus");
+    const auto r = run_cli(args, {}, 30);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(has(r.err, "--out-dir '" + file + "' is not a directory")) << r.err;
+  }
+  EXPECT_EQ(read_text_file(file), "mine\n");
 }
 
 // `--out F --out-dir D` wrote F and ignored D.
