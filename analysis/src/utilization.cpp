@@ -33,9 +33,16 @@ void require_positive(double v, const std::string& what) {
 }
 
 // --gpu beside --profile: the datasheet shown beside the measured peak must be the same GPU model's (as
-// qualify --baseline refuses another model's). A profile of a GPU the table lacks may take any entry.
+// qualify --baseline refuses another model's). A profile of a GPU the table lacks may take any entry; a MIG
+// instance's none: the datasheet's figures are the whole GPU's, not a slice's (review 21: a 60-SM slice's MFU
+// against the whole H200 read about half).
 const GpuSpec& datasheet_entry(const std::string& gpu, const Profile* profile) {
   const GpuSpec& s = resolve_gpu(gpu);
+  if (profile && profile->device.is_mig())
+    throw InputError("--gpu " + gpu + " is the whole " + s.name + "'s datasheet, but the profile measured a MIG "
+                     "instance (" + std::to_string(profile->device.sm_count) + " SMs), a slice of a GPU: measured and "
+                     "datasheet peaks side by side compare like with like (drop --gpu: a MIG instance has no "
+                     "datasheet figure)");
   if (profile)
     if (const GpuSpec* own = find_gpu(profile->device.name); own && own != &s)
       throw InputError("--gpu " + gpu + " is the " + s.name + " datasheet, but the profile measured an " +

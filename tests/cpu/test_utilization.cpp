@@ -577,6 +577,20 @@ TEST(MbuCli, AMigInstanceHasNoDatasheetPeak) {
   const json j = json::parse(r.out);
   ASSERT_EQ(j["peaks"].size(), 1u) << j.dump();
   EXPECT_EQ(j["peaks"][0]["source"], "measured");
+  // Nor through --gpu: the whole board's 989 TFLOP/s and 4.8 TB/s beside a slice's measured peak (review 21).
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"mbu", "--params", "1e9", "--tpot-ms", "20"},
+        {"mfu", "--params", "8e9", "--layers", "32", "--heads", "32", "--head-dim", "128", "--seq", "1024",
+         "--tokens-per-sec", "1000", "--gpus", "1"},
+        {"train-time", "--params", "8e9", "--tokens", "1e12", "--gpus", "8", "--mfu", "0.4"}}) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {"--profile", dir + "/mig.profile.json", "--gpu", "H200"});
+    const auto bad = test::run_cli(a);
+    EXPECT_EQ(bad.exit_code, 2) << args[0] << "\n" << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--gpu H200 is the whole H200's datasheet, but the profile measured a MIG instance"),
+              std::string::npos)
+        << bad.err;
+  }
 }
 
 // The datasheet row names the same path as the measured one: a PCIe ceiling beside the PCIe link's rate,
