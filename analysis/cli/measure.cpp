@@ -448,15 +448,15 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     // families, --ceilings_device would name another, and its numbers must not be filed under this one.
     // Nor another than the one listed at this index, whose health the run reads by its bus id.
     bool other_gpu = false;
-    std::string why;
+    std::string which_gpu;
     if (const std::string other = ceilings::other_device(merged, doc); !other.empty())
-      why = "ceilings-bench measured another GPU than the run's first family: " + other;
+      which_gpu = "ceilings-bench measured another GPU than the run's first family: " + other;
     else if (const std::string unlisted = ceilings::unlisted_device(doc, pci_bus_id); !unlisted.empty())
-      why = "ceilings-bench measured " + unlisted;
-    if (!why.empty()) {
+      which_gpu = "ceilings-bench measured " + unlisted;
+    if (!which_gpu.empty()) {
       // What else went wrong (a crash, a timeout) stays first: it decides whether the run goes on.
       const std::size_t line_end = std::min(failure.size(), failure.find('\n'));
-      failure = failure.empty() ? why : failure.insert(line_end, "; and " + why);
+      failure = failure.empty() ? which_gpu : failure.insert(line_end, "; and " + which_gpu);
       doc = nullptr;
       other_gpu = true;
     }

@@ -298,6 +298,14 @@ const Ceiling* usable_ceiling(const Profile& p, const std::string& name, const s
   return nullptr;
 }
 
+const Ceiling* default_hbm_ceiling(const Profile& p) {
+  for (const char* name : {"hbm.read", "hbm.copy", "hbm.triad", "hbm.write"})
+    if (const Ceiling* c = p.find(name); c && c->verified && c->unit == "B/s") return c;
+  for (const Ceiling& c : p.ceilings)
+    if (c.name.rfind("hbm.", 0) == 0 && c.unit == "B/s" && c.verified) return &c;
+  return nullptr;
+}
+
 void explain_unusable_family(const Profile& p, const std::string& family, const std::string& origin) {
   auto in_family = [&](const std::string& name) { return name.rfind(family + ".", 0) == 0; };
   for (const Ceiling& c : p.ceilings)

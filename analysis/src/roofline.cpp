@@ -72,17 +72,14 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
     }
     r.memory_level = *level;
   } else {
-    for (const char* n : {"hbm.read", "hbm.copy", "hbm.triad", "hbm.write"})
-      if (find_roof(r.memory, n)) {
-        r.memory_level = n;
-        break;
-      }
+    // The HBM roof mbu defaults to as well.
+    if (const Ceiling* hbm = default_hbm_ceiling(p); hbm && find_roof(r.memory, hbm->name)) r.memory_level = hbm->name;
     if (r.memory_level.empty()) {
-      // No HBM at all is the user's to pick (a PCIe roof is no stand-in: decode floors against it read 100x too
-      // slow); a variant other than read/copy/triad/write is one of them.
+      // No HBM at all is the user's to pick: a PCIe roof is no stand-in (decode floors against it read 100x too
+      // slow).
       explain_unusable_family(p, "hbm", "the profile");
-      throw InputError("the profile has no hbm.read, hbm.copy, hbm.triad or hbm.write ceiling: pick the memory roof "
-                       "with --memory (its memory roofs: " + names(r.memory) + ")");
+      throw InputError("the profile has no verified hbm.* bandwidth ceiling: pick the memory roof with --memory (its "
+                       "memory roofs: " + names(r.memory) + ")");
     }
   }
   return r;

@@ -126,15 +126,7 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
       }
     } else {
       // The first verified one (one that failed its check is no peak).
-      for (const char* name : {"hbm.read", "hbm.copy", "hbm.triad", "hbm.write"})
-        if ((used = profile->find(name)) && used->verified) break;
-      if (used && !used->verified) used = nullptr;
-      if (!used)
-        for (const Ceiling& c : profile->ceilings)
-          if (c.name.rfind("hbm.", 0) == 0 && c.unit == "B/s" && c.verified) {
-            used = &c;
-            break;
-          }
+      used = default_hbm_ceiling(*profile);
       if (!used) {
         // HBM ceilings the profile names but cannot serve (skipped, failed, unverified) say why: exit 3.
         explain_unusable_family(*profile, "hbm", origin);

@@ -145,6 +145,30 @@ TEST(Roofline, ANewFamilyIsARoofByItsUnit) {
   for (const Roof& roof : r.compute) EXPECT_NE(roof.name, "latency.tex");
 }
 
+// The default memory roof is the HBM ceiling mbu defaults to: with only an HBM variant other than read, copy,
+// triad and write, mbu used it and roofline exited 2 (review 23 #5); an unverified hbm.read yields to hbm.copy.
+TEST(Roofline, TheDefaultMemoryRoofIsMbusHbmCeiling) {
+  Profile p = read_profile(kProfile);
+  EXPECT_EQ(roofline_from_profile(p, "bf16").memory_level, "hbm.read");
+  EXPECT_EQ(default_hbm_ceiling(p)->name, "hbm.read");
+  for (Ceiling& c : p.ceilings)
+    if (c.name == "hbm.read") c.verified = false;
+  EXPECT_EQ(roofline_from_profile(p, "bf16").memory_level, "hbm.copy");
+  EXPECT_EQ(default_hbm_ceiling(p)->name, "hbm.copy");
+  std::vector<Ceiling> kept;
+  for (Ceiling c : p.ceilings) {
+    if (c.name == "hbm.copy") c.name = "hbm.stream";
+    if (c.name.rfind("hbm.", 0) != 0 || c.name == "hbm.stream") kept.push_back(c);
+  }
+  p.ceilings = kept;
+  EXPECT_EQ(roofline_from_profile(p, "bf16").memory_level, "hbm.stream");
+  EXPECT_EQ(default_hbm_ceiling(p)->name, "hbm.stream");
+  for (Ceiling& c : p.ceilings)
+    if (c.name == "hbm.stream") c.verified = false;
+  EXPECT_EQ(default_hbm_ceiling(p), nullptr);
+  EXPECT_THROW(roofline_from_profile(p, "bf16"), Error);
+}
+
 TEST(Roofline, MissingRoofsAreInputErrors) {
   const Profile p = read_profile(kProfile);
   EXPECT_THROW(roofline_from_profile(p, "fp8_e4m3"), InputError);

@@ -128,6 +128,10 @@ const Ceiling* usable_ceiling(const Profile& p, const std::string& name, const s
 // Where none of a family's ceilings can serve: the IncompleteError of the first the profile names (measured but
 // unverified, or recorded as failed or skipped); returns where it names none.
 void explain_unusable_family(const Profile& p, const std::string& family, const std::string& origin);
+// The memory roof a profile's HBM ceilings give where the user names none (mbu and roofline alike): the first
+// verified of hbm.read, hbm.copy, hbm.triad and hbm.write, else any other verified hbm.* in B/s; nullptr where
+// there is none.
+const Ceiling* default_hbm_ceiling(const Profile& p);
 
 // Validates and reads a profile document. `origin` names it in errors (a path or "profile").
 Profile profile_from_json(const json& document, const std::string& origin = "profile");
