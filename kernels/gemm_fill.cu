@@ -94,19 +94,6 @@ void launch(void* dst, std::size_t count, std::uint32_t seed, cudaStream_t strea
 
 }  // namespace
 
-int fill_type_bytes(FillType type) {
-  switch (type) {
-    case FillType::kF64: return 8;
-    case FillType::kF32: return 4;
-    case FillType::kBf16:
-    case FillType::kF16: return 2;
-    case FillType::kE4m3:
-    case FillType::kE5m2:
-    case FillType::kI8: return 1;
-  }
-  return 0;
-}
-
 cudaError_t kernel_image_status() {
   cudaFuncAttributes attributes{};
   return cudaFuncGetAttributes(&attributes, fill_kernel<float>);

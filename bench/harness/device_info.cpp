@@ -16,10 +16,6 @@
 #include "check.hpp"
 #include "nvml.hpp"
 
-namespace ceilings {
-std::string driver_error_name(CUresult rc) { return "CUresult " + std::to_string(static_cast<int>(rc)); }
-}  // namespace ceilings
-
 namespace ceilings::bench {
 
 using nlohmann::json;

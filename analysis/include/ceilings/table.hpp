@@ -10,10 +10,6 @@ namespace ceilings {
 enum class Format { kTable, kMarkdown, kCsv, kJson };
 // "table" | "markdown" | "csv" | "json"; anything else is an InputError.
 Format parse_format(const std::string& name);
-inline const std::vector<std::string>& format_names() {
-  static const std::vector<std::string> names{"table", "markdown", "csv", "json"};
-  return names;
-}
 
 struct Table {
   std::vector<std::string> columns;

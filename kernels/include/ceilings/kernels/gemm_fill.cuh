@@ -17,9 +17,6 @@ enum class FillType { kF64, kF32, kBf16, kF16, kE4m3, kE5m2, kI8 };
 // launch shape.
 void fill_uniform(void* dst, std::size_t count, FillType type, std::uint32_t seed, cudaStream_t stream);
 
-// Bytes per element of a fill type.
-int fill_type_bytes(FillType type);
-
 // Whether this binary holds code the current device can run (machine code for its architecture, or PTX its
 // driver can compile): cudaSuccess, else the error a launch would give (cudaErrorNoKernelImageForDevice for
 // a binary built for other GPUs). Asked of the fill kernel, which every GEMM case launches.
