@@ -130,15 +130,12 @@ std::string number_text(double v) {
 }
 
 // A ceiling's value (or its datasheet value) in `unit`, which the reader already knows is finite and >= 0.
+// implausible_limit's ranges (a rules file's limits are judged by the same), said of a stored measurement.
 void check_quantity(double v, const std::string& unit, const std::string& field) {
-  for (const Plausible& r : kPlausible) {
-    if (unit != r.unit) continue;
-    const std::string shown = number_text(v) + " " + unit;
-    if (!(v > 0)) fail(field, "must be above zero, found " + shown + ": a rate or a time of 0 was not measured");
-    if (v < r.least) fail(field, shown + " is below " + r.least_text + ": " + r.least_why);
-    if (v > r.most) fail(field, shown + " is above " + r.most_text + ", beyond any GPU: not a measurement");
-    return;
-  }
+  const std::string why = implausible_limit(v, unit);
+  if (why.empty()) return;
+  if (!(v > 0)) fail(field, why + ": a rate or a time of 0 was not measured");
+  fail(field, why + (why.find(" is above ") != std::string::npos ? ": not a measurement" : ""));
 }
 
 void check_ceilings(const std::vector<Ceiling>& ceilings) {
