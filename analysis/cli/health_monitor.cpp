@@ -184,6 +184,7 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put("temperature.slowdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kSlowdown));
   put("temperature.shutdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kShutdown));
   put("temperature.memory_c", d.field_value(nvml::kFieldMemoryTemperature));
+  put("recovery.action", d.field_value(nvml::kFieldGpuRecoveryAction));
   put("temperature.memory_max_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kMemoryMax));
   read_nvlink(lib, d, s, lost);
   if (gpu_lost) *gpu_lost = lost;

@@ -40,6 +40,7 @@ json healthy_script() {
             {"persistence_mode", 1},
             {"sram.threshold_exceeded", 0},
             {"mig.current", 0},
+            {"recovery.action", 0},
             {"ecc.volatile.corrected", 0},
             {"ecc.volatile.uncorrected", 0},
             {"ecc.aggregate.corrected", 0},
@@ -219,6 +220,9 @@ std::vector<Case> matrix() {
        "only 17 of 18 NVLinks are up"});  // health alone sees it too: a link down beside links up
   add({"hot HBM", "memory at 97 C, its limit 95 C", [](json& s) { s["values"]["temperature.memory_c"] = 97; },
        nullptr, nullptr, "", "", 1, 1, "at or above its limit of 95 C"});
+  add({"recovery action", "the driver asks for a GPU reset (its recovery action; no kernel log read)",
+       [](json& s) { s["values"]["recovery.action"] = 1; }, nullptr, nullptr, "", "", 1, 1,
+       "the driver asks for a GPU reset"});
   add({"XID event", "XID 79 (GPU fallen off the bus) during the run", [](json& s) { s["xid"] = {79}; }, nullptr, nullptr,
        "", "", 1, 1, "XID 79"});
   add({"XID before the run", "XID 48 (double-bit error) in the kernel log an hour before the run",

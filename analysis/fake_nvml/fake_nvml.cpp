@@ -326,7 +326,8 @@ FAKE_EXPORT int nvmlDeviceGetNvLinkErrorCounter(void*, unsigned link, int counte
   return answer("nvlink." + std::to_string(link) + "." + names[counter], n);
 }
 
-// Field values: field 82 (memory temperature) answers "temperature.memory_c" and 186 "power.instant_mw" as the
+// Field values: field 82 (memory temperature) answers "temperature.memory_c", 186 "power.instant_mw" and 230 (the GPU
+// recovery action) "recovery.action" as the
 // value type the script's "field_value_type" names (nvmlValueType_t; default 1, unsigned int); fields 74-79
 // (NVML_FI_DEV_PERF_POLICY_*) the throttle.*_ns keys as unsigned long long, unless the error key
 // "violation_fields" gives their return code; others NOT_SUPPORTED.
@@ -353,7 +354,10 @@ FAKE_EXPORT int nvmlDeviceGetFieldValues(void*, int count, FieldValue* values) {
       if (v.nvml_return == kSuccess) v.nvml_return = answer(violation_key(static_cast<int>(v.field_id) - 74), &v.value.ull);
       continue;
     }
-    const char* key = v.field_id == 82 ? "temperature.memory_c" : v.field_id == 186 ? "power.instant_mw" : nullptr;
+    const char* key = v.field_id == 82    ? "temperature.memory_c"
+                      : v.field_id == 186 ? "power.instant_mw"
+                      : v.field_id == 230 ? "recovery.action"
+                                          : nullptr;
     if (!key) {
       v.nvml_return = kNotSupported;
       continue;

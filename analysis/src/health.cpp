@@ -28,6 +28,9 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       // nvmlDeviceGetMigMode: the mode in force and the one the next GPU reset applies (1: MIG enabled).
       {"mig.enabled", MetricKind::kFlag, ""},
       {"mig.pending_enabled", MetricKind::kFlag, ""},
+      // The driver's GPU recovery action (field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, nvmlDeviceGpuRecoveryAction_t):
+      // 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset.
+      {"recovery.action", MetricKind::kGauge, ""},
       {"ecc.volatile.corrected", MetricKind::kCounter, ""},
       {"ecc.volatile.uncorrected", MetricKind::kCounter, ""},
       {"ecc.aggregate.corrected", MetricKind::kCounter, ""},
@@ -198,6 +201,8 @@ HealthMetric plausible_metric(const std::string& name, double raw) {
     if (raw <= 0 || raw > 5000) return bad("impossible power " + format_fixed(raw, 1) + " W");
     // A draw may read a few watts; a limit under 1 W is no board's (the smallest data-center cards set 40 W).
     if (name != "power.usage_w" && raw < 1) return bad("impossible power limit " + format_fixed(raw, 3) + " W");
+  } else if (name == "recovery.action") {
+    if (raw != std::floor(raw) || raw > 4) return bad("no recovery action " + format_fixed(raw, 0));
   } else if (prefix("remap.") || prefix("retired_pages.")) {
     if (raw > 1e6) return bad("impossible count " + format_fixed(raw, 0));
   } else if (name == "nvlink.links_active" || name == "nvlink.links_present" || name == "nvlink.links_to_switch") {

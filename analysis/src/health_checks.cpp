@@ -512,6 +512,47 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
 }
 
 // Why the kernel log's XIDs are not there to judge: it could not be read, or (older profiles) was not read.
+// The driver's GPU recovery action in the last snapshot that read it (NVML field 230; nullopt for a driver or GPU
+// without the field, or a section recorded before it was read).
+std::optional<int> recovery_action(const HealthSection& s) {
+  std::optional<int> last;
+  for (const HealthSnapshot* snap : s.snapshots())
+    if (const auto v = snap->value("recovery.action")) last = static_cast<int>(*v);
+  return last;
+}
+
+std::string recovery_action_name(int action) {
+  switch (action) {
+    case 0: return "none";
+    case 1: return "GPU reset";
+    case 2: return "node reboot";
+    case 3: return "drain P2P";
+    case 4: return "drain and reset";
+  }
+  return "action " + std::to_string(action);
+}
+
+// How an XID reads once the driver's own recovery action is known: XID 154 announces a change of that action, so
+// with the action read live it is the recovery action row's to judge (a 154 asking for a reset that was done reads
+// "none" now); 144-150 seen as NVML events carry no text, so they take the kernel log's word where every record of
+// that XID there is the driver's "Nonfatal" one.
+XidClass classify_event_xid(const HealthSection& s, long long xid) {
+  if (xid == 154 && recovery_action(s))
+    return {XidKind::kNote, "the driver's recovery action changed: judged by the GPU recovery action row"};
+  if (xid >= 144 && xid <= 150 && s.kernel_log.state == HealthMetric::State::kValue) {
+    bool seen = false, all_nonfatal = true;
+    for (const KernelXid& x : s.kernel_log.xids)
+      if (x.xid == xid) {
+        seen = true;
+        all_nonfatal = all_nonfatal && classify_xid(x.xid, x.text).kind == XidKind::kNvlinkNonfatal;
+      }
+    if (seen && all_nonfatal)
+      return {XidKind::kNote, "a non-fatal NVLink event, as the driver's kernel-log record of it says: the link "
+                              "recovered"};
+  }
+  return classify_xid(xid);
+}
+
 std::string kernel_log_missing(const KernelXidLog& log) {
   if (log.state == HealthMetric::State::kUnsupported)
     return "the health section has no kernel log: recorded by a ceilings that did not read it";
@@ -532,7 +573,7 @@ void check_xid(const HealthSection& s, const HealthRules& rules, std::vector<Che
     std::string hardware, program, noted;
     std::size_t faults = 0;
     for (const XidEvent& e : s.xid.events) {
-      const XidClass k = classify_xid(e.xid);
+      const XidClass k = classify_event_xid(s, e.xid);
       const std::string one = " " + std::to_string(e.xid) + (e.note.empty() ? "" : " (" + e.note + ")");
       if (k.kind == XidKind::kApplication) {
         program += one;
@@ -587,7 +628,12 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
     into.push_back({x.xid, Seen{1, &x}});
   };
   std::size_t hardware_count = 0, cleared = 0;
+  const bool action_read = recovery_action(s).has_value();
   for (const KernelXid& x : s.kernel_log.xids) {
+    if (x.xid == 154 && action_read) {  // the recovery action as read now judges it (its own row)
+      add(noted, x);
+      continue;
+    }
     switch (classify_xid(x.xid, x.text).kind) {
       case XidKind::kRecoveryCleared: ++cleared; break;
       case XidKind::kNvlinkNonfatal: add(nvlink_nonfatal, x); break;
@@ -614,8 +660,8 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
   }
   if (hardware.size() > 3) c.reason += "; and " + std::to_string(hardware.size() - 3) + " other XID(s)";
   if (hardware_count > 0)
-    c.reason += " (the log keeps them until a reboot: fix the cause and reboot; set \"health\": {\"xid_log\": "
-                "false} to accept XIDs from before the run)";
+    c.reason += " (the log keeps them until a reboot, also after the GPU reset that clears most: fix the cause, then "
+                "reboot, or set \"health\": {\"xid_log\": false} to accept XIDs from before the run)";
   std::string apps;
   for (const auto& [xid, seen] : program) apps += (apps.empty() ? "" : ", ") + std::to_string(xid) + times(seen.count);
   if (!apps.empty())
@@ -624,7 +670,10 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
                 " (a program's fault or a killed process, not the hardware's)";
   for (const auto& [xid, seen] : noted)
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "XID " + std::to_string(xid) + times(seen.count) + " (" +
-                classify_xid(xid).why + "), not counted";
+                (xid == 154 ? "the driver's recovery action changed: judged by the GPU recovery action row, as read "
+                              "now"
+                            : classify_xid(xid).why) +
+                "), not counted";
   std::string links;
   for (const auto& [xid, seen] : nvlink_nonfatal)
     links += (links.empty() ? "" : ", ") + std::to_string(xid) + times(seen.count);
@@ -1127,6 +1176,38 @@ void check_readable(const HealthSection& s, std::vector<Check>& out) {
   for (const auto& b : bad) c.reason += (c.reason.empty() ? "could not read: " : ", ") + b;
   out.push_back(c);
 }
+// The driver's GPU recovery action (NVML field 230): what it asks before the GPU runs work again, judged on the last
+// reading. Anything but none fails: DCGM fails a reset, a reboot and a drain-and-reset, and warns of a P2P drain,
+// which fails here too (a node in acceptance is not handed to work the driver asks to keep off it). A driver or GPU
+// without the field gives no row; the kernel log's XID 154 records the same action's changes.
+void check_recovery_action(const HealthSection& s, std::vector<Check>& out) {
+  std::optional<int> first;
+  for (const HealthSnapshot* snap : s.snapshots())
+    if (const auto v = snap->value("recovery.action"); v && !first) first = static_cast<int>(*v);
+  const auto last = recovery_action(s);
+  if (!last) return;
+  Check c = make_check("health", "GPU recovery action");
+  c.threshold_text = "none";
+  c.source = "health rule recovery_action (NVML field 230: the driver's GPU recovery action)";
+  c.measured_text = recovery_action_name(*last);
+  c.status = *last == 0 ? CheckStatus::kPass : CheckStatus::kFail;
+  const std::string reset = "nvidia-smi -i " + smi_target(s) + " -r, with no process on the GPU";
+  switch (*last) {
+    case 0:
+      if (first && *first != 0)
+        c.reason = "the recovery action was " + recovery_action_name(*first) + " before the run and none after it "
+                   "(noted)";
+      break;
+    case 1: c.reason = "the driver asks for a GPU reset before the GPU runs work again (" + reset + ")"; break;
+    case 2: c.reason = "the driver asks for a node reboot before the GPU runs work again"; break;
+    case 3:
+      c.reason = "the driver asks that peer-to-peer traffic to the GPU be drained (DCGM warns of this; failed here: "
+                 "the node is not ready for work until the action is none)";
+      break;
+    default: c.reason = "the driver asks for the GPU to be drained of work and reset (" + reset + ")"; break;
+  }
+  out.push_back(c);
+}
 
 }  // namespace
 
@@ -1157,6 +1238,7 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.power_limit) check_power_limit(&s, profile, out);
   if (rules.violation_time) check_violation_time(s, out);
   if (rules.mig_mode) check_mig_mode(s, out);
+  if (rules.recovery_action) check_recovery_action(s, out);
   if (rules.persistence_mode || rules.require_persistence_mode) check_persistence_mode(s, rules, out);
   if (rules.slowdown) {
     check_health_slowdown(s, out);

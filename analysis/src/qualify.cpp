@@ -285,6 +285,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
                                  {"power_limit", &HealthRules::power_limit},
                                  {"violation_time", &HealthRules::violation_time},
                                  {"mig_mode", &HealthRules::mig_mode},
+                                 {"recovery_action", &HealthRules::recovery_action},
                                  {"persistence_mode", &HealthRules::persistence_mode},
                                  {"require_persistence_mode", &HealthRules::require_persistence_mode},
                                  {"verification", &HealthRules::verification},

@@ -755,6 +755,76 @@ TEST(HealthChecks, ACorruptedInforomFails) {
   EXPECT_TRUE(health_checks(s, HealthRules::none()).empty());
 }
 
+void set_both(HealthSection& s, const std::string& metric, HealthMetric before, HealthMetric after);
+
+// The driver's GPU recovery action (NVML field 230) was never read: a GPU the driver asks to reset or reboot passed
+// wherever the kernel log could not be read or had wrapped (review 25 #1). Judged on the last reading; none passes.
+TEST(HealthChecks, TheDriversRecoveryActionFailsAnythingButNone) {
+  HealthSection s = healthy_section();
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "GPU recovery action"), "absent");  // a driver without it
+  const std::vector<std::pair<int, std::string>> actions = {
+      {1, "the driver asks for a GPU reset before the GPU runs work again (nvidia-smi -i 0 -r"},
+      {2, "the driver asks for a node reboot"},
+      {3, "peer-to-peer traffic to the GPU be drained"},
+      {4, "drained of work and reset"}};
+  for (const auto& [action, why] : actions) {
+    set_both(s, "recovery.action", HealthMetric::of(0), HealthMetric::of(action));
+    const auto checks = health_checks(s, HealthRules{});
+    EXPECT_EQ(failing(checks), (std::set<std::string>{"GPU recovery action"})) << action;
+    for (const Check& c : checks)
+      if (c.rule == "GPU recovery action") EXPECT_NE(c.reason.find(why), std::string::npos) << c.reason;
+  }
+  set_both(s, "recovery.action", HealthMetric::of(1), HealthMetric::of(0));  // reset during the run: noted
+  auto checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(status_of(checks, "GPU recovery action"), "pass");
+  for (const Check& c : checks)
+    if (c.rule == "GPU recovery action")
+      EXPECT_EQ(c.reason, "the recovery action was GPU reset before the run and none after it (noted)");
+  set_both(s, "recovery.action", HealthMetric::of(0), HealthMetric::of(2));
+  HealthRules off;
+  off.recovery_action = false;
+  EXPECT_EQ(status_of(health_checks(s, off), "GPU recovery action"), "absent");
+  EXPECT_EQ(plausible_metric("recovery.action", 5).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("recovery.action", 1.5).state, State::kUnreadable);
+  EXPECT_TRUE(plausible_metric("recovery.action", 4).ok());
+}
+
+// With the recovery action read, XID 154 (its change) is that row's to judge: a 154 asking for a reset that was
+// done failed until a reboot (review 25 #5). Without it, the log's 154 fails as before. NVML's events carry no
+// text: an XID 149 the kernel log calls "Nonfatal" failed the event row while the log's row passed it (#4).
+TEST(HealthChecks, Xid154AndNonfatalNvlinkEventsTakeTheDriversWord) {
+  HealthSection s = healthy_section();
+  s.kernel_log.state = State::kValue;
+  s.kernel_log.source = "/dev/kmsg";
+  s.kernel_log.xids = {{154, 10, "NVRM: Xid (PCI:0000:19:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 "
+                                 "(GPU Reset Required)"}};
+  s.kernel_log.total = 1;
+  s.xid.events = {{154, 1.0}};
+  EXPECT_EQ(failing(health_checks(s, HealthRules{})),
+            (std::set<std::string>{"XIDs since boot", "XID critical errors"}));  // no live reading: as before
+  set_both(s, "recovery.action", HealthMetric::of(0), HealthMetric::of(0));
+  auto checks = health_checks(s, HealthRules{});
+  EXPECT_TRUE(failing(checks).empty());
+  for (const Check& c : checks)
+    if (c.rule == "XIDs since boot" || c.rule == "XID critical errors")
+      EXPECT_NE(c.reason.find("judged by the GPU recovery action row"), std::string::npos) << c.reason;
+  set_both(s, "recovery.action", HealthMetric::of(0), HealthMetric::of(1));  // still asking: that row fails
+  EXPECT_EQ(failing(health_checks(s, HealthRules{})), (std::set<std::string>{"GPU recovery action"}));
+
+  HealthSection n = healthy_section();
+  n.kernel_log.state = State::kValue;
+  n.kernel_log.xids = {{149, 10, "NVRM: Xid (PCI:0000:19:00): 149, NETIR_LINK_EVT Nonfatal XC0 i0 Link 06 (0x0000)"}};
+  n.kernel_log.total = 1;
+  n.xid.events = {{149, 1.0}};
+  EXPECT_TRUE(failing(health_checks(n, HealthRules{})).empty());
+  n.kernel_log.xids.push_back({149, 20, "NVRM: Xid (PCI:0000:19:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 06"});
+  n.kernel_log.total = 2;
+  EXPECT_EQ(failing(health_checks(n, HealthRules{})), (std::set<std::string>{"XIDs since boot", "XID critical errors"}));
+  n.kernel_log.state = State::kUnreadable;  // no log to take the word of: a fault
+  n.kernel_log.reason = "could not read: Operation not permitted";
+  EXPECT_EQ(failing(health_checks(n, HealthRules{})), (std::set<std::string>{"XID critical errors"}));
+}
+
 // Sets a metric in both snapshots.
 void set_both(HealthSection& s, const std::string& metric, HealthMetric before, HealthMetric after) {
   s.before.metrics[metric] = std::move(before);
@@ -1575,6 +1645,20 @@ json healthy_script() {
 
 test::CliResult health_with(const json& script, std::vector<std::string> args = {"--json", "--watch", "0.05"}) {
   return test::health_with_fake_nvml(script, std::move(args), "health_fake_");
+}
+
+// End to end: the recovery action read through NVML field 230 (the fake's "recovery.action").
+TEST(HealthCli, TheRecoveryActionIsReadAndJudged) {
+  json script = healthy_script();
+  script["values"]["recovery.action"] = 2;
+  auto r = health_with(script, {"--watch", "0.05", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU recovery action,fail"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the driver asks for a node reboot"), std::string::npos) << r.out;
+  script["values"]["recovery.action"] = 0;
+  r = health_with(script, {"--watch", "0.05", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU recovery action,pass"), std::string::npos) << r.out;
 }
 
 // End to end: a fatal SXid in the kernel log fails `health` (exit 1) and is in its JSON; the monitor reads it.

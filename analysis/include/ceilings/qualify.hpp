@@ -34,6 +34,7 @@ namespace ceilings {
 //               "pcie_slot": true, "pcie_replays": true, "xid": true, "xid_log": true, "sxid_log": true,
 //               "nvlink_errors": true,
 //               "slowdown": true, "power_limit": true, "violation_time": true, "mig_mode": true,
+//               "recovery_action": true,
 //               "persistence_mode": true, "require_persistence_mode": false,
 //               "verification": true, "peer_access": true, "readable": true, "sram_threshold": true,
 //               "nvlink_links": 18}}  // links that must be up; default: not checked
@@ -69,6 +70,7 @@ struct HealthRules {
   bool violation_time = true;   // clocks held by the board limit or reliability policy for 5% or more of the run
                                 // -> fail; less is noted (the power cap's violation time is never judged)
   bool mig_mode = true;         // a MIG mode change pending (pending != current: a GPU reset outstanding) -> fail
+  bool recovery_action = true;  // the driver asks for a GPU reset, a node reboot or a drain (its recovery action) -> fail
   bool persistence_mode = true;           // the row: persistence mode disabled is noted (DCGM warns), passes
   bool require_persistence_mode = false;  // ... and fails instead
   bool verification = true;     // a ceiling not verified, or an entry in the profile's errors -> fail
@@ -82,6 +84,7 @@ struct HealthRules {
     HealthRules r;
     r.require_section = r.uncorrected_ecc = r.row_remap = r.inforom = r.pcie_link = r.pcie_slot = r.pcie_replays =
         r.xid = r.xid_log = r.sxid_log = r.nvlink_errors = r.slowdown = r.power_limit = r.violation_time = r.mig_mode =
+            r.recovery_action =
             r.persistence_mode = r.require_persistence_mode = r.verification = r.peer_access = r.readable = false;
     r.sram_threshold = false;
     r.nvlink_links.reset();
