@@ -250,30 +250,42 @@ std::string not_a_log(const struct stat& st) {
   return "";
 }
 
-// Why the text of a saved log (a regular file) is no kernel log, or "" where it is one: a compressed rotation, an
-// empty file or another text (a failed `journalctl` writes "No journal files were found.") would read as a log
-// without XIDs, and pass.
+// Why the text of a saved log (a regular file) is no kernel log, or "" where it may be one: a compressed rotation, an
+// empty file, a binary file or what a failed `journalctl` writes would read as a log without XIDs, and pass. Any
+// text is taken otherwise: logs are saved in many forms (dmesg with or without times, -x, -r, journalctl -o cat,
+// json, short; grep's lines of them), and the XID parser reads them all. NUL bytes are skipped: a syslog file keeps
+// runs of them where the node lost power while writing (the node, often, that hung on an XID).
 std::string not_log_text(const std::string& text) {
-  if (text.empty())
-    return "empty (a log since boot never is: did the command that saved it fail?)";
   const auto starts = [&](const char* magic, std::size_t n) { return text.compare(0, n, magic, n) == 0; };
   if (starts("\x1f\x8b", 2) || starts("\xfd" "7zXZ", 5) || starts("\x28\xb5\x2f\xfd", 4) || starts("BZh", 3))
     return "compressed (gzip, xz, zstd or bzip2): decompress it first (zcat kern.log.2.gz > kernel.log)";
-  if (text.find('\0') != std::string::npos) return "it holds NUL bytes: not a text log";
-  // One line at least that a kernel log has: a /dev/kmsg record, a dmesg or journalctl -o short-monotonic line
-  // ("[    5.123456] ..."), or a syslog or journal line of the kernel's ("... kernel: ...").
+  std::size_t bytes = 0, control = 0;
+  bool words = false;  // a line that is not journalctl's own note of having no entries
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(start, std::min<std::size_t>(end - start, 4096));
+    std::string line;
+    for (std::size_t i = start; i < end; ++i)
+      if (text[i] != '\0') line += text[i];
     start = end + 1;
-    if (kmsg_header(line) || (!line.empty() && line[0] == '[' && line.find(']') != std::string::npos) ||
-        line.find(" kernel: ") != std::string::npos)
-      return "";
+    for (const char ch : line) {
+      const auto c = static_cast<unsigned char>(ch);
+      ++bytes;
+      if ((c < 0x20 && c != '\t' && c != '\r' && c != 0x1b) || c == 0x7f) ++control;
+    }
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty() && line != "-- No entries --" && line.rfind("No journal files were found", 0) != 0 &&
+        line.rfind("-- Journal begins at ", 0) != 0 && line.rfind("-- Logs begin at ", 0) != 0)
+      words = true;
   }
-  return "no line of it is a kernel message (dmesg's '[    5.123456] ...', journalctl -k's '... kernel: ...' or a "
-         "/dev/kmsg record)";
+  if (bytes == 0) return "empty (a log since boot never is: did the command that saved it fail?)";
+  // Text has next to no control characters; a binary file (random bytes: one in eight) has many.
+  if (control * 20 > bytes) return "binary (" + std::to_string(control) + " control bytes in " +
+                                   std::to_string(bytes) + "): not a text log";
+  if (!words)
+    return "journalctl's note that it found no entries, and nothing else (did the command that saved it fail?)";
+  return "";
 }
 }  // namespace
 
