@@ -90,11 +90,20 @@ void check_bench_arg(const std::string& arg) {
       {"benchmark_out", "measure writes the raw JSON beside the profile (--out)"},
       {"benchmark_out_format", "measure reads JSON"},
       {"benchmark_format", "measure reads the console format"},
+      {"benchmark_color", "measure reads the console format without colours"},
       {"ceilings_checkpoint", "measure keeps a checkpoint of its own"}};
   for (const auto& [owned, instead] : kOwned)
     if (flag == owned)
       throw InputError("--bench-arg '" + ceilings::excerpt(arg, 200) + "': measure sets --" + owned + " itself (" +
                        instead + ")");
+}
+
+// An --out-dir that names a file (with or without a trailing slash, which makes "afile/" read as missing): said so,
+// not "does not exist" or "cannot create".
+void check_out_dir_not_a_file(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError("--out-dir '" + dir + "' is not a directory");
 }
 
 // The arguments every ceilings-bench call of one GPU gets (the benchmark filter aside).
@@ -660,8 +669,7 @@ int run_measure(const MeasureOptions& o) {
         if (fs::is_empty(p, ec) && !ec) fs::remove(p, ec);
     }
   } made;
-  if (o.out.empty() && !o.out_dir.empty() && fs::exists(o.out_dir, ec) && !fs::is_directory(o.out_dir, ec))
-    throw InputError("--out-dir '" + o.out_dir + "' is not a directory");
+  if (o.out.empty() && !o.out_dir.empty()) check_out_dir_not_a_file(o.out_dir);
   if (o.out.empty() && !o.out_dir.empty() && !fs::exists(o.out_dir, ec)) {
     for (fs::path p = fs::absolute(o.out_dir, ec).lexically_normal(); !p.empty() && !fs::exists(p, ec);
          p = p.parent_path()) {
@@ -893,7 +901,7 @@ int run_all_gpus(const MeasureOptions& o) {
   ceilings::install_interrupt_handlers();  // before the listing child: Ctrl-C during it stops it too
   auto devices = list_devices(bench, o.kill_grace_s, o.timeout_s);  // first: no GPU leaves no empty --out-dir behind
   std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError("--out-dir '" + dir + "' is not a directory");
+  check_out_dir_not_a_file(dir);
   fs::create_directories(dir, ec);
   std::error_code is_dir_ec;  // not over ec: its reason is the one to report
   if (!fs::is_directory(dir, is_dir_ec)) throw InputError("cannot create --out-dir " + dir + (ec ? ": " + ec.message() : ""));

@@ -625,10 +625,20 @@ void check_output_path(const std::string& path, const std::string& option, const
     const std::string a = p.lexically_normal().string();
     return (a.rfind("/dev/", 0) == 0 && a.rfind("/dev/shm/", 0) != 0) || a.rfind("/proc/", 0) == 0;
   };
-  const fs::path absolute = fs::absolute(path, ec);
-  const fs::path link = fs::is_symlink(fs::symlink_status(path, ec)) ? fs::read_symlink(path, ec) : fs::path();
-  if (special(absolute) || (!link.empty() && special(link.is_absolute() ? link : absolute.parent_path() / link)))
-    throw InputError(named + " is a device's or a stream's name under /dev or /proc: give a file's name");
+  // Every hop of a chain of links, each with its directories resolved (a directory linked to /proc/self/fd as well).
+  fs::path hop = fs::absolute(path, ec);
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code dir_ec;
+    const fs::path dir = fs::weakly_canonical(hop.parent_path(), dir_ec);
+    const fs::path here = (dir_ec ? hop.parent_path() : dir) / hop.filename();
+    if (special(hop) || special(here))
+      throw InputError(named + " is a device's or a stream's name under /dev or /proc: give a file's name");
+    std::error_code link_ec;
+    if (!fs::is_symlink(fs::symlink_status(here, link_ec))) break;
+    const fs::path target = fs::read_symlink(here, link_ec);
+    if (link_ec) break;
+    hop = target.is_absolute() ? target : here.parent_path() / target;
+  }
   if (fs::exists(st) && !fs::is_regular_file(st)) throw InputError(named + " is not a regular file");
   // A symlink's target is what write_file_atomic replaces: its directory is the one that must take new files.
   fs::path written = path;

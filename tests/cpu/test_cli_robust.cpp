@@ -729,11 +729,15 @@ TEST(CliRobust, AStreamsNameIsNoOutputFile) {
   const std::string dir = test::scratch_dir("robust_stream_out");
   const std::string p = profile_with(dir, "a.profile.json", [](json&) {});
   std::filesystem::create_symlink("/dev/stdout", dir + "/to-stdout.svg");
+  std::filesystem::create_symlink("to-stdout.svg", dir + "/two-hops.svg");  // a chain of links (review 24 #3)
+  std::filesystem::create_symlink("/proc/self/fd", dir + "/fds");           // a directory linked into /proc
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", "/dev/stdout"},
         {"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", "/proc/self/fd/1"},
         {"roofline", "--profile", p, "--svg", "/dev/fd/1"},
         {"roofline", "--profile", p, "--svg", dir + "/to-stdout.svg"},
+        {"roofline", "--profile", p, "--svg", dir + "/two-hops.svg"},
+        {"roofline", "--profile", p, "--svg", dir + "/fds/1"},
         {"fleet", p, "--write-baseline", "/dev/stdout"}}) {
     const std::string log = dir + "/log";
     std::vector<std::string> argv{"/bin/sh", "-c", "exec \"$0\" \"$@\" > '" + log + "'", CEILINGS_CLI};
@@ -744,6 +748,16 @@ TEST(CliRobust, AStreamsNameIsNoOutputFile) {
     EXPECT_EQ(read_text_file(log), "") << "the log the shell redirected into is untouched";
   }
   EXPECT_FALSE(std::filesystem::exists("/dev/stdout.bench.json"));
+  // /dev/shm is a file system for files: written, named directly or through a link.
+  if (std::filesystem::is_directory("/dev/shm") && ::access("/dev/shm", W_OK) == 0) {
+    const std::string shm = "/dev/shm/ceilings-test-" + std::to_string(::getpid()) + ".svg";
+    EXPECT_EQ(run_cli({"roofline", "--profile", p, "--svg", shm}).exit_code, 0);
+    EXPECT_TRUE(has(read_text_file(shm), "<svg"));
+    std::filesystem::create_symlink(shm, dir + "/to-shm.svg");
+    EXPECT_EQ(run_cli({"roofline", "--profile", p, "--svg", dir + "/to-shm.svg"}).exit_code, 0);
+    EXPECT_TRUE(std::filesystem::is_symlink(dir + "/to-shm.svg"));
+    std::filesystem::remove(shm);
+  }
 }
 
 // `measure --out` naming ceilings-bench itself would replace the program with a profile.
@@ -926,8 +940,8 @@ TEST(CliRobust, AnOutDirThatIsAFileIsNamedSo) {
   const std::string dir = test::scratch_dir("robust_out_dir_file");
   const std::string file = dir + "/file";
   { std::ofstream(file) << "mine\n"; }
-  for (const bool all : {false, true}) {
-    std::vector<std::string> args{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", file};
+  for (const bool all : {false, true}) for (const std::string& named : {file, file + "/"}) {
+    std::vector<std::string> args{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", named};
     if (all) args.push_back("--all-gpus");
     const auto r = run_cli(args, {}, 30);
     EXPECT_EQ(r.exit_code, 2) << r.err;

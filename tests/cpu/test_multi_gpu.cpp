@@ -741,7 +741,8 @@ TEST(MultiGpu, ABenchArgCannotRedirectTheRun) {
            {"--benchmark_filter=hbm", "use --filter"},
            {"--benchmark_list_tests", "measure lists the cases itself"},
            {"--ceilings_list_devices", "measure lists the GPUs itself"},
-           {"--benchmark_format=json", "measure reads the console format"}}) {
+           {"--benchmark_format=json", "measure reads the console format"},
+           {"--benchmark_color=true", "measure reads the console format without colours"}}) {
     for (const bool all : {false, true}) {
       std::vector<std::string> args{"measure", "--bench", CEILINGS_STANDIN_BENCH, "--bench-arg", arg};
       if (all) args.insert(args.end(), {"--all-gpus", "--out-dir", dir + "/node"});
