@@ -219,6 +219,13 @@ std::unique_ptr<HealthMonitor> HealthMonitor::open(unsigned index, const std::st
                                    "not a counter that could not be read");
   };
   fell_off(dev.code);
+  // nvmlDeviceGetHandleByIndex_v2's own hardware faults (nvml.h): the board's power cables, an interrupt problem.
+  // The node's, like a lost GPU: exit 1, not a counter that could not be read (a retry would not help).
+  if (dev.code == 8 || dev.code == 11)
+    throw Error(kExitFailed, "GPU " + which + " cannot be opened: " + lib->error_string(dev.code) + " (" +
+                                 (dev.code == 8 ? "NVML: its external power cables are not properly attached"
+                                                : "NVML: an interrupt problem with the GPU") +
+                                 "): a fault of the node, not a counter that could not be read");
   if (!dev.ok())
     throw IncompleteError("NVML cannot open GPU " + (pci_bus_id.empty() ? std::to_string(index) : pci_bus_id) + ": " +
                           lib->error_string(dev.code));

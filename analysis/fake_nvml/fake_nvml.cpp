@@ -129,8 +129,10 @@ FAKE_EXPORT const char* nvmlErrorString(int code) {
     case 3: return "Not Supported";
     case 4: return "Insufficient Permissions";
     case 6: return "Not Found";
+    case 8: return "Insufficient External Power";
     case 9: return "Driver Not Loaded";
     case 10: return "Timeout";
+    case 11: return "Interrupt request issue";
     case 15: return "GPU is lost";
     default: return "Unknown Error";
   }

@@ -214,7 +214,7 @@ TEST(Rules, WrongTypesAreRejected) {
             std::string::npos);
   EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"nvlink_links":17.5}})").find("whole number"),
             std::string::npos);
-  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"nvlink_links":19}})").find("19 is out of range (1 to 18)"),
+  EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"nvlink_links":37}})").find("37 is out of range (1 to 36)"),
             std::string::npos);
   EXPECT_NE(rejection(R"({"schema":"ceilings.rules/1","health":{"nvlink_links":0}})").find("out of range"),
             std::string::npos);

@@ -55,10 +55,10 @@ struct HealthRules {
   bool uncorrected_ecc = true;  // an uncorrected ECC error (since driver load or during the run) -> fail
   bool sram_threshold = true;   // NVML's SRAM uncorrectable-error threshold exceeded -> fail (field diagnostic, RMA)
   bool row_remap = true;        // a pending or failed row remap (or pending page retirement) -> fail
-  bool inforom = true;          // an InfoROM that fails its checksums -> fail (DCGM's InfoROM watch)
+  bool inforom = true;          // an InfoROM that fails its checksums -> fail (DCGM's InfoROM watch warns)
   bool pcie_link = true;        // link generation or width below the most the slot allows -> fail
   bool pcie_slot = true;        // the most the slot allows below the most the GPU supports -> fail
-  bool pcie_replays = true;     // replay rate above 8 per minute (DCGM's limit) -> fail
+  bool pcie_replays = true;     // replay rate above DCGM's expected rate for the link (8 per minute where unknown) -> fail
   bool xid = true;              // any XID critical error while monitoring -> fail
   bool xid_log = true;          // a hardware XID of this GPU in the kernel log since boot -> fail
   bool sxid_log = true;         // a fatal NVSwitch SXid of the node in the kernel log since boot -> fail
