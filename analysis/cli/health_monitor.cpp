@@ -147,6 +147,16 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put_sram("ecc.aggregate.sram.uncorrected_mcu", [](const nvml::SramEccStatus& v) { return double(v.uncorrected_mcu); });
   put_sram("ecc.aggregate.sram.uncorrected_other",
            [](const nvml::SramEccStatus& v) { return double(v.uncorrected_other); });
+  // The GPU's registration in the NVLink fabric (NVSwitch systems, Hopper+): a GPU outside one answers NOT_SUPPORTED
+  // or the state NOT_SUPPORTED (0), kept as not there; a driver whose struct is another version, too.
+  const auto fabric = d.fabric_info();
+  if ((fabric.ok() && fabric.value.state == 0) || fabric.code == nvml::kArgumentVersionMismatch) {
+    for (const char* name : {"fabric.state", "fabric.status", "fabric.health_mask"}) m[name] = HealthMetric::unsupported();
+  } else {
+    put("fabric.state", field(fabric, [](const nvml::FabricInfo& v) { return double(v.state); }));
+    put("fabric.status", field(fabric, [](const nvml::FabricInfo& v) { return double(v.status); }));
+    put("fabric.health_mask", field(fabric, [](const nvml::FabricInfo& v) { return double(v.health_mask); }));
+  }
   const auto rows = d.remapped_rows();
   put("remap.correctable_rows", field(rows, [](const nvml::RemappedRows& v) { return double(v.correctable); }));
   put("remap.uncorrectable_rows", field(rows, [](const nvml::RemappedRows& v) { return double(v.uncorrectable); }));

@@ -220,6 +220,13 @@ std::vector<Case> matrix() {
        "only 17 of 18 NVLinks are up"});  // health alone sees it too: a link down beside links up
   add({"hot HBM", "memory at 97 C, its limit 95 C", [](json& s) { s["values"]["temperature.memory_c"] = 97; },
        nullptr, nullptr, "", "", 1, 1, "at or above its limit of 95 C"});
+  add({"Fabric Manager down", "an NVSwitch system's GPU not registered in the NVLink fabric (its probe not started)",
+       [](json& s) {
+         with_nvlinks(s);
+         s["values"]["fabric.state"] = 1;
+       },
+       nullptr, nullptr, "", "", 1, 1,
+       "the Fabric Manager has not started registering the GPU"});
   add({"recovery action", "the driver asks for a GPU reset (its recovery action; no kernel log read)",
        [](json& s) { s["values"]["recovery.action"] = 1; }, nullptr, nullptr, "", "", 1, 1,
        "the driver asks for a GPU reset"});

@@ -14,6 +14,7 @@
 // sram.threshold_exceeded, sram.aggregate_uncorrected_{l2,sm,pcie,mcu,other} (nvmlDeviceGetSramEccErrorStatus, which
 // answers NOT_SUPPORTED without sram.threshold_exceeded, the counts 0 where absent, and ARGUMENT_VERSION_MISMATCH
 // unless the caller set the struct's version; error key "sram", e.g. 4 NO_PERMISSION as a non-root caller gets),
+// fabric.{state,status,health_mask} (nvmlDeviceGetGpuFabricInfoV, v2),
 // mig.current, mig.pending (nvmlDeviceGetMigMode: 1 enabled, 0 disabled; pending as current where absent; error key
 // "mig"),
 // retired_pages.{single_bit,double_bit,pending}, pcie.{gen,width,max_gen,max_width,gpu_max_gen,replays},
@@ -265,6 +266,31 @@ FAKE_EXPORT int nvmlDeviceGetSramEccErrorStatus(void*, FakeEccSramErrorStatusV1*
       {"sram.aggregate_uncorrected_pcie", &st->bucket_pcie}, {"sram.aggregate_uncorrected_mcu", &st->bucket_mcu},
       {"sram.aggregate_uncorrected_other", &st->bucket_other}};
   for (auto& [key, into] : buckets) answer(key, into, "sram");  // a count the script leaves out stays 0
+  return kSuccess;
+}
+// nvmlGpuFabricInfo_v2_t, laid out as nvml.h declares it (36 bytes): keys fabric.state (NOT_SUPPORTED where absent),
+// fabric.status and fabric.health_mask (0 where absent); error key "fabric"; ARGUMENT_VERSION_MISMATCH unless the caller
+// set version 2.
+struct FakeGpuFabricInfoV2 {
+  unsigned version;
+  unsigned char cluster_uuid[16];
+  int status;
+  unsigned clique_id;
+  unsigned char state;
+  unsigned health_mask;
+};
+static_assert(sizeof(FakeGpuFabricInfoV2) == 36, "nvmlGpuFabricInfo_v2_t is 36 bytes");
+FAKE_EXPORT int nvmlDeviceGetGpuFabricInfoV(void*, FakeGpuFabricInfoV2* info) {
+  if (!info) return kInvalidArgument;
+  if (info->version != (sizeof(FakeGpuFabricInfoV2) | (2u << 24))) return 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+  const unsigned version = info->version;
+  std::memset(info, 0, sizeof *info);
+  info->version = version;
+  unsigned state = 0;
+  if (const int rc = answer("fabric.state", &state, "fabric"); rc != kSuccess) return rc;
+  info->state = static_cast<unsigned char>(state);
+  answer("fabric.status", &info->status, "fabric");
+  answer("fabric.health_mask", &info->health_mask, "fabric");
   return kSuccess;
 }
 FAKE_EXPORT int nvmlDeviceGetCurrPcieLinkGeneration(void*, unsigned* v) { return answer("pcie.gen", v); }

@@ -31,6 +31,11 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       // The driver's GPU recovery action (field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, nvmlDeviceGpuRecoveryAction_t):
       // 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset.
       {"recovery.action", MetricKind::kGauge, ""},
+      // The GPU in the NVLink fabric (nvmlDeviceGetGpuFabricInfoV, NVSwitch systems): the Fabric Manager probe's state
+      // (1 not started, 2 in progress, 3 completed), its status (an nvmlReturn_t) and the health mask.
+      {"fabric.state", MetricKind::kGauge, ""},
+      {"fabric.status", MetricKind::kGauge, ""},
+      {"fabric.health_mask", MetricKind::kGauge, ""},
       {"ecc.volatile.corrected", MetricKind::kCounter, ""},
       {"ecc.volatile.uncorrected", MetricKind::kCounter, ""},
       {"ecc.aggregate.corrected", MetricKind::kCounter, ""},
@@ -201,6 +206,12 @@ HealthMetric plausible_metric(const std::string& name, double raw) {
     if (raw <= 0 || raw > 5000) return bad("impossible power " + format_fixed(raw, 1) + " W");
     // A draw may read a few watts; a limit under 1 W is no board's (the smallest data-center cards set 40 W).
     if (name != "power.usage_w" && raw < 1) return bad("impossible power limit " + format_fixed(raw, 3) + " W");
+  } else if (name == "fabric.state") {
+    if (raw != std::floor(raw) || raw < 1 || raw > 3) return bad("no fabric probe state " + format_fixed(raw, 0));
+  } else if (name == "fabric.status") {
+    if (raw != std::floor(raw) || raw > 999) return bad("no NVML return code " + format_fixed(raw, 0));
+  } else if (name == "fabric.health_mask") {
+    if (raw != std::floor(raw) || raw > 4294967295.0) return bad("no fabric health mask " + format_fixed(raw, 0));
   } else if (name == "recovery.action") {
     if (raw != std::floor(raw) || raw > 4) return bad("no recovery action " + format_fixed(raw, 0));
   } else if (prefix("remap.") || prefix("retired_pages.")) {

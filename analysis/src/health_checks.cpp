@@ -1220,6 +1220,60 @@ void check_recovery_action(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
+// The GPU's registration in the NVLink fabric (NVSwitch systems; nvmlDeviceGetGpuFabricInfoV), judged on the last
+// reading: a probe not completed (the Fabric Manager not running, or not done), a completed one that failed, or a
+// health mask that reports degraded bandwidth, a route unhealthy or in recovery, an access-timeout recovery or an
+// incorrect configuration fails, as DCGM's fabric watch fails them. A GPU outside an NVSwitch system gives no row.
+void check_nvlink_fabric(const HealthSection& s, std::vector<Check>& out) {
+  const HealthSnapshot* last = nullptr;
+  for (const HealthSnapshot* snap : s.snapshots())
+    if (snap->value("fabric.state")) last = snap;
+  if (!last) return;
+  Check c = make_check("health", "NVLink fabric");
+  c.threshold_text = "registered, healthy";
+  c.source = "health rule nvlink_fabric (nvmlDeviceGetGpuFabricInfoV: the Fabric Manager's probe and health mask)";
+  const int state = static_cast<int>(*last->value("fabric.state"));
+  const auto status = last->value("fabric.status");
+  const auto mask = last->value("fabric.health_mask");
+  std::vector<std::string> faults;
+  if (state == 1)
+    faults.push_back("the Fabric Manager has not started registering the GPU in the NVLink fabric (is "
+                     "nvidia-fabricmanager running? systemctl status nvidia-fabricmanager)");
+  else if (state == 2)
+    faults.push_back("the GPU's registration in the NVLink fabric is still in progress (wait for the Fabric Manager, "
+                     "then measure again)");
+  else if (status && *status != 0)
+    faults.push_back("the Fabric Manager's registration of the GPU failed (NVML return code " +
+                     format_fixed(*status, 0) + ")");
+  if (mask) {  // nvml.h's NVML_GPU_FABRIC_HEALTH_MASK_* fields: 1 is TRUE for each two-bit one
+    const auto m = static_cast<unsigned long long>(*mask);
+    const auto get = [&](int shift, unsigned width) { return static_cast<unsigned>((m >> shift) & width); };
+    if (get(0, 0x3) == 1) faults.push_back("its NVLink bandwidth is degraded");
+    if (get(2, 0x3) == 1) faults.push_back("a route is in recovery");
+    if (get(4, 0x3) == 1) faults.push_back("a route is unhealthy");
+    if (get(6, 0x3) == 1) faults.push_back("an access-timeout recovery is in progress");
+    static const char* const kConfig[] = {"the system GUID", "the chassis serial number", "no partition",
+                                          "insufficient NVLinks", "incompatible GPU firmware", "an invalid location",
+                                          "an invalid GPU state"};
+    if (const unsigned conf = get(8, 0xf); conf >= 2)
+      faults.push_back(std::string("its fabric configuration is incorrect (") +
+                       (conf - 2 < std::size(kConfig) ? kConfig[conf - 2] : "code " + std::to_string(conf)) + ")");
+  }
+  c.measured_text = state == 1 ? "not started" : state == 2 ? "in progress" : faults.empty() ? "registered, healthy"
+                                                                                              : "registered";
+  c.status = faults.empty() ? CheckStatus::kPass : CheckStatus::kFail;
+  for (const std::string& f : faults) c.reason += (c.reason.empty() ? "" : "; ") + f;
+  // A GPU that shows no NVLink (a VM given one GPU of an HGX board, its links hidden) has no fabric to be in: what
+  // the probe says is shown, not judged.
+  const auto present = last->value("nvlink.links_present");
+  if (!faults.empty() && (!present || *present == 0)) {
+    c.status = CheckStatus::kNotJudged;
+    c.reason += " (not judged: the GPU shows no NVLink here, as in a VM given one GPU of a board, so it has no fabric "
+                "to be in)";
+  }
+  out.push_back(c);
+}
+
 }  // namespace
 
 std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rules, const Profile* profile) {
@@ -1245,6 +1299,7 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.xid_log) check_kernel_xids(s, rules, out);
   if (rules.sxid_log) check_kernel_sxids(s, out);
   check_nvlink_links(s, rules, out);
+  if (rules.nvlink_fabric) check_nvlink_fabric(s, out);
   if (rules.nvlink_errors) check_nvlink_errors(s, out);
   if (rules.power_limit) check_power_limit(&s, profile, out);
   if (rules.violation_time) check_violation_time(s, out);

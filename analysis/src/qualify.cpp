@@ -281,6 +281,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
                                  {"xid_log", &HealthRules::xid_log},
                                  {"sxid_log", &HealthRules::sxid_log},
                                  {"nvlink_errors", &HealthRules::nvlink_errors},
+                                 {"nvlink_fabric", &HealthRules::nvlink_fabric},
                                  {"slowdown", &HealthRules::slowdown},
                                  {"power_limit", &HealthRules::power_limit},
                                  {"violation_time", &HealthRules::violation_time},

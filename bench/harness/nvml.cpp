@@ -79,6 +79,19 @@ struct EccSramErrorStatusV1 {
 static_assert(sizeof(EccSramErrorStatusV1) == 104, "nvmlEccSramErrorStatus_v1_t is 104 bytes");
 constexpr unsigned kEccSramErrorStatusV1 = static_cast<unsigned>(sizeof(EccSramErrorStatusV1)) | (1u << 24);
 
+// nvmlGpuFabricInfo_v2_t (36 bytes): version, the cluster's UUID, the probe's status, the clique, the probe state (an
+// unsigned char) and the health mask.
+struct GpuFabricInfoV2 {
+  unsigned version = 0;
+  unsigned char cluster_uuid[16] = {};
+  int status = 0;
+  unsigned clique_id = 0;
+  unsigned char state = 0;
+  unsigned health_mask = 0;
+};
+static_assert(sizeof(GpuFabricInfoV2) == 36, "nvmlGpuFabricInfo_v2_t is 36 bytes");
+constexpr unsigned kGpuFabricInfoV2 = static_cast<unsigned>(sizeof(GpuFabricInfoV2)) | (2u << 24);
+
 struct Library::Symbols {
   int (*init)() = nullptr;
   int (*shutdown)() = nullptr;
@@ -114,6 +127,7 @@ struct Library::Symbols {
   int (*mig_mode)(Handle, unsigned*, unsigned*) = nullptr;
   int (*persistence_mode)(Handle, int*) = nullptr;  // nvmlEnableState_t*: an enum, int-sized
   int (*sram_ecc_status)(Handle, EccSramErrorStatusV1*) = nullptr;
+  int (*fabric_info)(Handle, GpuFabricInfoV2*) = nullptr;
   int (*retired_pages)(Handle, int, unsigned*, unsigned long long*) = nullptr;
   int (*retired_pages_pending)(Handle, int*) = nullptr;
   int (*pcie_replay)(Handle, unsigned*) = nullptr;
@@ -212,6 +226,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.mig_mode, {"nvmlDeviceGetMigMode"});
   resolve(h, s.persistence_mode, {"nvmlDeviceGetPersistenceMode"});
   resolve(h, s.sram_ecc_status, {"nvmlDeviceGetSramEccErrorStatus"});
+  resolve(h, s.fabric_info, {"nvmlDeviceGetGpuFabricInfoV"});
   resolve(h, s.retired_pages, {"nvmlDeviceGetRetiredPages"});
   resolve(h, s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
   resolve(h, s.pcie_replay, {"nvmlDeviceGetPcieReplayCounter"});
@@ -362,6 +377,12 @@ Result<SramEccStatus> Device::sram_ecc_status() const {
   const int rc = call(SYMS.sram_ecc_status, handle_, &st);
   return {rc, SramEccStatus{st.bucket_l2, st.bucket_sm, st.bucket_pcie, st.bucket_mcu, st.bucket_other,
                             st.threshold_exceeded}};
+}
+Result<FabricInfo> Device::fabric_info() const {
+  GpuFabricInfoV2 info;
+  info.version = kGpuFabricInfoV2;
+  const int rc = call(SYMS.fabric_info, handle_, &info);
+  return {rc, FabricInfo{info.state, info.status, info.health_mask}};
 }
 Result<unsigned> Device::pcie_link_gen() const { return read_unsigned(SYMS.pcie_gen, handle_); }
 Result<unsigned> Device::pcie_link_width() const { return read_unsigned(SYMS.pcie_width, handle_); }

@@ -71,6 +71,15 @@ struct SramEccStatus {
   unsigned threshold_exceeded = 0;
 };
 
+// nvmlDeviceGetGpuFabricInfoV (Hopper+): the GPU's registration in the NVLink fabric (Fabric Manager's probe).
+// state: NVML_GPU_FABRIC_STATE_* (0 not supported, 1 not started, 2 in progress, 3 completed); status: the probe's
+// nvmlReturn_t (meaningful once completed); health_mask: NVML_GPU_FABRIC_HEALTH_MASK_* fields.
+struct FabricInfo {
+  unsigned state = 0;
+  int status = 0;
+  unsigned health_mask = 0;
+};
+
 struct RemappedRows {
   unsigned correctable = 0, uncorrectable = 0;
   bool pending = false, failure = false;
@@ -135,6 +144,8 @@ class Device {
   Result<bool> persistence_mode() const;
   // nvmlDeviceGetSramEccErrorStatus: kNoPermission unless run as root, kNotSupported before Ampere.
   Result<SramEccStatus> sram_ecc_status() const;
+  // nvmlDeviceGetGpuFabricInfoV with nvmlGpuFabricInfo_v2_t (drivers since R535): kNotSupported off NVSwitch systems.
+  Result<FabricInfo> fabric_info() const;
   Result<unsigned> pcie_link_gen() const;
   Result<unsigned> pcie_link_width() const;
   // The most the GPU and its slot allow together (a Gen5 GPU in a Gen4 slot: 4), and the GPU's own most.

@@ -817,6 +817,51 @@ TEST(HealthChecks, TheDriversRecoveryActionFailsAnythingButNone) {
   EXPECT_TRUE(plausible_metric("recovery.action", 4).ok());
 }
 
+// An HGX node whose Fabric Manager was down passed `health` (review 25 #2): the fabric probe's state, status and
+// health mask are read on NVSwitch systems and judged as DCGM's fabric watch judges them.
+TEST(HealthChecks, TheNvlinkFabricRegistrationAndHealthAreJudged) {
+  HealthSection s = healthy_section();
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), "NVLink fabric"), "absent");  // no NVSwitch system
+  set_both(s, "nvlink.links_present", HealthMetric::of(18), HealthMetric::of(18));
+  auto row = [&] {
+    for (const Check& c : health_checks(s, HealthRules{}))
+      if (c.rule == "NVLink fabric") return status_name(c.status) + std::string(": ") + c.measured_text + ": " + c.reason;
+    return std::string("absent");
+  };
+  set_both(s, "fabric.status", HealthMetric::of(0), HealthMetric::of(0));
+  // Every field FALSE (2) or correct (1), as a healthy H100 HGX reports: 2 | 2<<2 | 2<<4 | 2<<6 | 1<<8.
+  const double healthy_mask = 2 + (2 << 2) + (2 << 4) + (2 << 6) + (1 << 8);
+  set_both(s, "fabric.health_mask", HealthMetric::of(healthy_mask), HealthMetric::of(healthy_mask));
+  set_both(s, "fabric.state", HealthMetric::of(3), HealthMetric::of(3));
+  EXPECT_EQ(row(), "pass: registered, healthy: ");
+  set_both(s, "fabric.state", HealthMetric::of(3), HealthMetric::of(1));
+  EXPECT_EQ(row(), "fail: not started: the Fabric Manager has not started registering the GPU in the NVLink fabric (is "
+                   "nvidia-fabricmanager running? systemctl status nvidia-fabricmanager)");
+  set_both(s, "fabric.state", HealthMetric::of(2), HealthMetric::of(2));
+  EXPECT_EQ(row().substr(0, 23), "fail: in progress: the ");
+  set_both(s, "fabric.state", HealthMetric::of(3), HealthMetric::of(3));
+  set_both(s, "fabric.status", HealthMetric::of(0), HealthMetric::of(999));
+  EXPECT_EQ(row(), "fail: registered: the Fabric Manager's registration of the GPU failed (NVML return code 999)");
+  set_both(s, "fabric.status", HealthMetric::of(0), HealthMetric::of(0));
+  const double degraded = 1 + (1 << 4) + (5 << 8);  // bandwidth degraded, a route unhealthy, insufficient NVLinks
+  set_both(s, "fabric.health_mask", HealthMetric::of(healthy_mask), HealthMetric::of(degraded));
+  EXPECT_EQ(row(), "fail: registered: its NVLink bandwidth is degraded; a route is unhealthy; its fabric configuration "
+                   "is incorrect (insufficient NVLinks)");
+  set_both(s, "fabric.health_mask", HealthMetric::of(0), HealthMetric::of(0));  // every field not supported
+  EXPECT_EQ(row(), "pass: registered, healthy: ");
+  set_both(s, "fabric.state", HealthMetric::of(1), HealthMetric::of(1));
+  // A VM given one GPU of an HGX board sees no NVLink: its probe's word is shown, not judged.
+  set_both(s, "nvlink.links_present", HealthMetric::unsupported(), HealthMetric::unsupported());
+  EXPECT_EQ(row().substr(0, 35), "not judged: not started: the Fabric");
+  EXPECT_NE(row().find("(not judged: the GPU shows no NVLink here"), std::string::npos) << row();
+  set_both(s, "nvlink.links_present", HealthMetric::of(18), HealthMetric::of(18));
+  HealthRules off;
+  off.nvlink_fabric = false;
+  EXPECT_EQ(status_of(health_checks(s, off), "NVLink fabric"), "absent");
+  EXPECT_EQ(plausible_metric("fabric.state", 0).state, State::kUnreadable);  // NOT_SUPPORTED is kept as no reading
+  EXPECT_EQ(plausible_metric("fabric.state", 4).state, State::kUnreadable);
+}
+
 // With the recovery action read, XID 154 (its change) is that row's to judge: a 154 asking for a reset that was
 // done failed until a reboot (review 25 #5). Without it, the log's 154 fails as before. NVML's events carry no
 // text: an XID 149 the kernel log calls "Nonfatal" failed the event row while the log's row passed it (#4).
@@ -1683,6 +1728,31 @@ json healthy_script() {
 
 test::CliResult health_with(const json& script, std::vector<std::string> args = {"--json", "--watch", "0.05"}) {
   return test::health_with_fake_nvml(script, std::move(args), "health_fake_");
+}
+
+// End to end: the fabric read through nvmlDeviceGetGpuFabricInfoV's v2 struct (the fake lays it out as nvml.h does).
+TEST(HealthCli, TheNvlinkFabricIsReadAndJudged) {
+  json script = healthy_script();
+  auto r = health_with(script, {"--watch", "0.05", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("NVLink fabric"), std::string::npos) << r.out;  // not an NVSwitch system: no row
+  script["values"]["fabric.state"] = 0;  // NVML_GPU_FABRIC_STATE_NOT_SUPPORTED: no row either
+  r = health_with(script, {"--watch", "0.05", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("NVLink fabric"), std::string::npos) << r.out;
+  script["values"]["fabric.state"] = 3;
+  script["values"]["fabric.status"] = 0;
+  for (const char* key : {"state", "replay", "recovery", "crc_flit", "crc_data"})  // one NVLink, up, no errors
+    script["values"][std::string("nvlink.0.") + key] = std::string(key) == "state" ? 1 : 0;
+  script["values"]["fabric.health_mask"] = 1 + (2 << 2) + (2 << 4) + (2 << 6) + (1 << 8);  // bandwidth degraded
+  r = health_with(script, {"--watch", "0.05", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("NVLink fabric,fail"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("its NVLink bandwidth is degraded"), std::string::npos) << r.out;
+  script["values"]["fabric.health_mask"] = 2 + (2 << 2) + (2 << 4) + (2 << 6) + (1 << 8);
+  r = health_with(script, {"--watch", "0.05", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("NVLink fabric,pass"), std::string::npos) << r.out;
 }
 
 // End to end: the recovery action read through NVML field 230 (the fake's "recovery.action").

@@ -32,7 +32,7 @@ namespace ceilings {
 //    "health": {"require_section": true, "uncorrected_ecc": true, "row_remap": true, "inforom": true,
 //               "pcie_link": true,
 //               "pcie_slot": true, "pcie_replays": true, "xid": true, "xid_log": true, "sxid_log": true,
-//               "nvlink_errors": true,
+//               "nvlink_errors": true, "nvlink_fabric": true,
 //               "slowdown": true, "power_limit": true, "violation_time": true, "mig_mode": true,
 //               "recovery_action": true,
 //               "persistence_mode": true, "require_persistence_mode": false,
@@ -64,6 +64,8 @@ struct HealthRules {
   bool sxid_log = true;         // a fatal NVSwitch SXid of the node in the kernel log since boot -> fail
   bool nvlink_errors = true;    // where NVLinks are up: a replay or recovery error, or CRC errors at
                                 // 100/s or more, during the run -> fail (DCGM's NVLink health limits)
+  bool nvlink_fabric = true;    // an NVSwitch system's GPU not registered in the NVLink fabric, or its fabric health
+                                // reporting a fault (degraded bandwidth, a route unhealthy, a bad configuration) -> fail
   std::optional<int> nvlink_links;  // NVLinks that must be up (18 on an HGX H100/H200); fewer -> fail
   bool slowdown = true;         // HW/thermal slowdown during measurement -> fail
   bool power_limit = true;      // a power limit below 95% of the board's default (or the datasheet's TDP) -> fail
@@ -84,7 +86,7 @@ struct HealthRules {
     HealthRules r;
     r.require_section = r.uncorrected_ecc = r.row_remap = r.inforom = r.pcie_link = r.pcie_slot = r.pcie_replays =
         r.xid = r.xid_log = r.sxid_log = r.nvlink_errors = r.slowdown = r.power_limit = r.violation_time = r.mig_mode =
-            r.recovery_action =
+            r.recovery_action = r.nvlink_fabric =
             r.persistence_mode = r.require_persistence_mode = r.verification = r.peer_access = r.readable = false;
     r.sram_threshold = false;
     r.nvlink_links.reset();
