@@ -456,12 +456,14 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     // Every family must have measured the GPU the first one did: were one GPU to fall off the bus between
     // families, --ceilings_device would name another, and its numbers must not be filed under this one.
     // Nor another than the one listed at this index, whose health the run reads by its bus id.
-    bool other_gpu = false;
+    bool other_gpu = false, unlisted_gpu = false;
     std::string which_gpu;
     if (const std::string other = ceilings::other_device(merged, doc); !other.empty())
       which_gpu = "ceilings-bench measured another GPU than the run's first family: " + other;
-    else if (const std::string unlisted = ceilings::unlisted_device(doc, pci_bus_id); !unlisted.empty())
+    else if (const std::string unlisted = ceilings::unlisted_device(doc, pci_bus_id); !unlisted.empty()) {
       which_gpu = "ceilings-bench measured " + unlisted;
+      unlisted_gpu = true;
+    }
     if (!which_gpu.empty()) {
       // What else went wrong (a crash, a timeout) stays first: it decides whether the run goes on.
       const std::size_t line_end = std::min(failure.size(), failure.find('\n'));
@@ -530,6 +532,10 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
       stopped = failure.substr(0, failure.find('\n'));
       g.state = outcome.state;
       g.exit_code = outcome.exit_code;
+    } else if (unlisted_gpu) {  // every later family would measure that GPU too (review 24 #7): not run
+      stopped = which_gpu;
+      g.state = GpuState::kFailed;
+      g.exit_code = ceilings::kExitIncomplete;
     }
     if (done != family_offset) {  // the cases this family lost or never printed are behind us too
       done = family_offset;

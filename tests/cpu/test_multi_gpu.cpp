@@ -769,6 +769,16 @@ TEST(MultiGpu, ABenchArgCannotRedirectTheRun) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(out)) << "no ceiling of GPU 1 filed under GPU 0";
+  EXPECT_NE(r.err.find("family hbm: 0 of 2 case(s) finished"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("family gemm"), std::string::npos) << "no later family measures the wrong GPU\n" << r.err;
+  // With --all-gpus: that GPU fails, its node-mates measure.
+  const auto node = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir + "/node"},
+                            {{"CEILINGS_STANDIN_DEVICES", "3"}, {"CEILINGS_STANDIN_MODE_0", "shifted"}}, 60);
+  EXPECT_EQ(node.exit_code, 3) << node.err;
+  const json summary = summary_of(dir + "/node");
+  EXPECT_EQ(state_of(summary, 0), "failed");
+  EXPECT_EQ(state_of(summary, 1), "done");
+  EXPECT_EQ(state_of(summary, 2), "done");
 }
 
 // The first family's device record unusable ({}), the next's whole: the run is described by that one, not lost.
