@@ -155,7 +155,10 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   } else {
     put("fabric.state", field(fabric, [](const nvml::FabricInfo& v) { return double(v.state); }));
     put("fabric.status", field(fabric, [](const nvml::FabricInfo& v) { return double(v.status); }));
-    put("fabric.health_mask", field(fabric, [](const nvml::FabricInfo& v) { return double(v.health_mask); }));
+    if (fabric.ok() && !fabric.value.has_health_mask)
+      m["fabric.health_mask"] = HealthMetric::unsupported();
+    else
+      put("fabric.health_mask", field(fabric, [](const nvml::FabricInfo& v) { return double(v.health_mask); }));
   }
   const auto rows = d.remapped_rows();
   put("remap.correctable_rows", field(rows, [](const nvml::RemappedRows& v) { return double(v.correctable); }));
@@ -194,7 +197,11 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put("temperature.slowdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kSlowdown));
   put("temperature.shutdown_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kShutdown));
   put("temperature.memory_c", d.field_value(nvml::kFieldMemoryTemperature));
-  put("recovery.action", d.field_value(nvml::kFieldGpuRecoveryAction));
+  // Drivers before R565 do not know field 230 and answer that field INVALID_ARGUMENT: not there, as NOT_SUPPORTED.
+  if (const auto action = d.field_value(nvml::kFieldGpuRecoveryAction); action.code == nvml::kInvalidArgument)
+    m["recovery.action"] = HealthMetric::unsupported();
+  else
+    put("recovery.action", action);
   put("temperature.memory_max_c", d.temperature_threshold_c(nvml::TemperatureThreshold::kMemoryMax));
   read_nvlink(lib, d, s, lost);
   if (gpu_lost) *gpu_lost = lost;

@@ -29,7 +29,7 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"mig.enabled", MetricKind::kFlag, ""},
       {"mig.pending_enabled", MetricKind::kFlag, ""},
       // The driver's GPU recovery action (field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, nvmlDeviceGpuRecoveryAction_t):
-      // 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset.
+      // 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset, 5 recover the IMEX domain.
       {"recovery.action", MetricKind::kGauge, ""},
       // The GPU in the NVLink fabric (nvmlDeviceGetGpuFabricInfoV, NVSwitch systems): the Fabric Manager probe's state
       // (1 not started, 2 in progress, 3 completed), its status (an nvmlReturn_t) and the health mask.
@@ -213,7 +213,7 @@ HealthMetric plausible_metric(const std::string& name, double raw) {
   } else if (name == "fabric.health_mask") {
     if (raw != std::floor(raw) || raw > 4294967295.0) return bad("no fabric health mask " + format_fixed(raw, 0));
   } else if (name == "recovery.action") {
-    if (raw != std::floor(raw) || raw > 4) return bad("no recovery action " + format_fixed(raw, 0));
+    if (raw != std::floor(raw) || raw > 5) return bad("no recovery action " + format_fixed(raw, 0));
   } else if (prefix("remap.") || prefix("retired_pages.")) {
     if (raw > 1e6) return bad("impossible count " + format_fixed(raw, 0));
   } else if (name == "nvlink.links_active" || name == "nvlink.links_present" || name == "nvlink.links_to_switch") {

@@ -539,6 +539,7 @@ std::string recovery_action_name(int action) {
     case 2: return "node reboot";
     case 3: return "drain P2P";
     case 4: return "drain and reset";
+    case 5: return "recover IMEX domain";
   }
   return "action " + std::to_string(action);
 }
@@ -547,10 +548,13 @@ std::string recovery_action_name(int action) {
 // with the action read live it is the recovery action row's to judge (a 154 asking for a reset that was done reads
 // "none" now); 144-150 seen as NVML events carry no text, so they take the kernel log's word where every record of
 // that XID there is the driver's "Nonfatal" one.
-XidClass classify_event_xid(const HealthSection& s, long long xid) {
-  if (xid == 154 && recovery_action(s))
+// The kernel log's word is taken only from /dev/kmsg, read after the run: a log saved before it (CEILINGS_KERNEL_LOG)
+// may hold only older records of that XID. With the recovery action row off, 154 stays the XID rows'.
+XidClass classify_event_xid(const HealthSection& s, const HealthRules& rules, long long xid) {
+  if (xid == 154 && rules.recovery_action && recovery_action(s))
     return {XidKind::kNote, "the driver's recovery action changed: judged by the GPU recovery action row"};
-  if (xid >= 144 && xid <= 150 && s.kernel_log.state == HealthMetric::State::kValue) {
+  if (xid >= 144 && xid <= 150 && s.kernel_log.state == HealthMetric::State::kValue &&
+      s.kernel_log.source == kKernelLogPath) {
     bool seen = false, all_nonfatal = true;
     for (const KernelXid& x : s.kernel_log.xids)
       if (x.xid == xid) {
@@ -584,7 +588,7 @@ void check_xid(const HealthSection& s, const HealthRules& rules, std::vector<Che
     std::string hardware, program, noted;
     std::size_t faults = 0;
     for (const XidEvent& e : s.xid.events) {
-      const XidClass k = classify_event_xid(s, e.xid);
+      const XidClass k = classify_event_xid(s, rules, e.xid);
       const std::string one = " " + std::to_string(e.xid) + (e.note.empty() ? "" : " (" + e.note + ")");
       if (k.kind == XidKind::kApplication) {
         program += one;
@@ -639,7 +643,7 @@ void check_kernel_xids(const HealthSection& s, const HealthRules& rules, std::ve
     into.push_back({x.xid, Seen{1, &x}});
   };
   std::size_t hardware_count = 0, cleared = 0;
-  const bool action_read = recovery_action(s).has_value();
+  const bool action_read = rules.recovery_action && recovery_action(s).has_value();
   for (const KernelXid& x : s.kernel_log.xids) {
     if (x.xid == 154 && action_read) {  // the recovery action as read now judges it (its own row)
       add(noted, x);
@@ -1215,7 +1219,12 @@ void check_recovery_action(const HealthSection& s, std::vector<Check>& out) {
       c.reason = "the driver asks that peer-to-peer traffic to the GPU be drained (DCGM warns of this; failed here: "
                  "the node is not ready for work until the action is none)";
       break;
-    default: c.reason = "the driver asks for the GPU to be drained of work and reset (" + reset + ")"; break;
+    case 4: c.reason = "the driver asks for the GPU to be drained of work and reset (" + reset + ")"; break;
+    case 5:
+      c.reason = "the driver asks for the GPU's IMEX domain to be recovered (the multi-node NVLink memory export "
+                 "service: restart nvidia-imex on the domain's nodes)";
+      break;
+    default: c.reason = "the driver asks for recovery action " + std::to_string(*last); break;
   }
   out.push_back(c);
 }

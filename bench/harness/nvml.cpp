@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -79,18 +80,29 @@ struct EccSramErrorStatusV1 {
 static_assert(sizeof(EccSramErrorStatusV1) == 104, "nvmlEccSramErrorStatus_v1_t is 104 bytes");
 constexpr unsigned kEccSramErrorStatusV1 = static_cast<unsigned>(sizeof(EccSramErrorStatusV1)) | (1u << 24);
 
-// nvmlGpuFabricInfo_v2_t (36 bytes): version, the cluster's UUID, the probe's status, the clique, the probe state (an
-// unsigned char) and the health mask.
-struct GpuFabricInfoV2 {
+// nvmlGpuFabricInfo_t (28 bytes; nvmlDeviceGetGpuFabricInfo, drivers before R550): the cluster's UUID, the probe's
+// status, the clique and the probe state (an unsigned char). nvmlGpuFabricInfo_v2_t (36 bytes) puts the version first
+// and the health mask last; v3 (40) adds a health summary after it.
+struct GpuFabricInfoV1 {
+  unsigned char cluster_uuid[16] = {};
+  int status = 0;
+  unsigned clique_id = 0;
+  unsigned char state = 0;
+};
+static_assert(sizeof(GpuFabricInfoV1) == 28, "nvmlGpuFabricInfo_t is 28 bytes");
+struct GpuFabricInfoV3 {
   unsigned version = 0;
   unsigned char cluster_uuid[16] = {};
   int status = 0;
   unsigned clique_id = 0;
   unsigned char state = 0;
   unsigned health_mask = 0;
+  unsigned char health_summary = 0;
 };
-static_assert(sizeof(GpuFabricInfoV2) == 36, "nvmlGpuFabricInfo_v2_t is 36 bytes");
-constexpr unsigned kGpuFabricInfoV2 = static_cast<unsigned>(sizeof(GpuFabricInfoV2)) | (2u << 24);
+static_assert(sizeof(GpuFabricInfoV3) == 40, "nvmlGpuFabricInfo_v3_t is 40 bytes");
+static_assert(offsetof(GpuFabricInfoV3, health_summary) == 36, "v3 is v2 (36 bytes) and a health summary");
+constexpr unsigned kGpuFabricInfoV2 = 36u | (2u << 24);
+constexpr unsigned kGpuFabricInfoV3 = static_cast<unsigned>(sizeof(GpuFabricInfoV3)) | (3u << 24);
 
 struct Library::Symbols {
   int (*init)() = nullptr;
@@ -127,7 +139,8 @@ struct Library::Symbols {
   int (*mig_mode)(Handle, unsigned*, unsigned*) = nullptr;
   int (*persistence_mode)(Handle, int*) = nullptr;  // nvmlEnableState_t*: an enum, int-sized
   int (*sram_ecc_status)(Handle, EccSramErrorStatusV1*) = nullptr;
-  int (*fabric_info)(Handle, GpuFabricInfoV2*) = nullptr;
+  int (*fabric_info_v)(Handle, GpuFabricInfoV3*) = nullptr;  // v2 or v3, by the version set
+  int (*fabric_info)(Handle, GpuFabricInfoV1*) = nullptr;
   int (*retired_pages)(Handle, int, unsigned*, unsigned long long*) = nullptr;
   int (*retired_pages_pending)(Handle, int*) = nullptr;
   int (*pcie_replay)(Handle, unsigned*) = nullptr;
@@ -226,7 +239,8 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.mig_mode, {"nvmlDeviceGetMigMode"});
   resolve(h, s.persistence_mode, {"nvmlDeviceGetPersistenceMode"});
   resolve(h, s.sram_ecc_status, {"nvmlDeviceGetSramEccErrorStatus"});
-  resolve(h, s.fabric_info, {"nvmlDeviceGetGpuFabricInfoV"});
+  resolve(h, s.fabric_info_v, {"nvmlDeviceGetGpuFabricInfoV"});
+  resolve(h, s.fabric_info, {"nvmlDeviceGetGpuFabricInfo"});
   resolve(h, s.retired_pages, {"nvmlDeviceGetRetiredPages"});
   resolve(h, s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
   resolve(h, s.pcie_replay, {"nvmlDeviceGetPcieReplayCounter"});
@@ -379,10 +393,19 @@ Result<SramEccStatus> Device::sram_ecc_status() const {
                             st.threshold_exceeded}};
 }
 Result<FabricInfo> Device::fabric_info() const {
-  GpuFabricInfoV2 info;
-  info.version = kGpuFabricInfoV2;
+  if (SYMS.fabric_info_v) {
+    // v2 (R550 on), else v3 where a driver takes only that: the v3 struct holds v2's fields at v2's places.
+    for (const unsigned version : {kGpuFabricInfoV2, kGpuFabricInfoV3}) {
+      GpuFabricInfoV3 info;
+      info.version = version;
+      const int rc = call(SYMS.fabric_info_v, handle_, &info);
+      if (rc != kArgumentVersionMismatch) return {rc, FabricInfo{info.state, info.status, info.health_mask, true}};
+    }
+    return {kArgumentVersionMismatch, {}};
+  }
+  GpuFabricInfoV1 info;  // drivers before R550: no health mask
   const int rc = call(SYMS.fabric_info, handle_, &info);
-  return {rc, FabricInfo{info.state, info.status, info.health_mask}};
+  return {rc, FabricInfo{info.state, info.status, 0, false}};
 }
 Result<unsigned> Device::pcie_link_gen() const { return read_unsigned(SYMS.pcie_gen, handle_); }
 Result<unsigned> Device::pcie_link_width() const { return read_unsigned(SYMS.pcie_width, handle_); }

@@ -78,6 +78,7 @@ struct FabricInfo {
   unsigned state = 0;
   int status = 0;
   unsigned health_mask = 0;
+  bool has_health_mask = false;  // not in nvmlGpuFabricInfo_t (drivers before R550)
 };
 
 struct RemappedRows {
@@ -144,7 +145,8 @@ class Device {
   Result<bool> persistence_mode() const;
   // nvmlDeviceGetSramEccErrorStatus: kNoPermission unless run as root, kNotSupported before Ampere.
   Result<SramEccStatus> sram_ecc_status() const;
-  // nvmlDeviceGetGpuFabricInfoV with nvmlGpuFabricInfo_v2_t (drivers since R535): kNotSupported off NVSwitch systems.
+  // nvmlDeviceGetGpuFabricInfoV with nvmlGpuFabricInfo_v2_t (or v3), else (drivers before R550)
+  // nvmlDeviceGetGpuFabricInfo, which has no health mask: kNotSupported off NVSwitch systems.
   Result<FabricInfo> fabric_info() const;
   Result<unsigned> pcie_link_gen() const;
   Result<unsigned> pcie_link_width() const;

@@ -794,7 +794,8 @@ TEST(HealthChecks, TheDriversRecoveryActionFailsAnythingButNone) {
       {1, "the driver asks for a GPU reset before the GPU runs work again (nvidia-smi -i 0 -r"},
       {2, "the driver asks for a node reboot"},
       {3, "peer-to-peer traffic to the GPU be drained"},
-      {4, "drained of work and reset"}};
+      {4, "drained of work and reset"},
+      {5, "the driver asks for the GPU's IMEX domain to be recovered"}};
   for (const auto& [action, why] : actions) {
     set_both(s, "recovery.action", HealthMetric::of(0), HealthMetric::of(action));
     const auto checks = health_checks(s, HealthRules{});
@@ -812,7 +813,7 @@ TEST(HealthChecks, TheDriversRecoveryActionFailsAnythingButNone) {
   HealthRules off;
   off.recovery_action = false;
   EXPECT_EQ(status_of(health_checks(s, off), "GPU recovery action"), "absent");
-  EXPECT_EQ(plausible_metric("recovery.action", 5).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("recovery.action", 6).state, State::kUnreadable);
   EXPECT_EQ(plausible_metric("recovery.action", 1.5).state, State::kUnreadable);
   EXPECT_TRUE(plausible_metric("recovery.action", 4).ok());
 }
@@ -883,13 +884,20 @@ TEST(HealthChecks, Xid154AndNonfatalNvlinkEventsTakeTheDriversWord) {
       EXPECT_NE(c.reason.find("judged by the GPU recovery action row"), std::string::npos) << c.reason;
   set_both(s, "recovery.action", HealthMetric::of(0), HealthMetric::of(1));  // still asking: that row fails
   EXPECT_EQ(failing(health_checks(s, HealthRules{})), (std::set<std::string>{"GPU recovery action"}));
+  HealthRules no_action;  // that row off: the XID rows judge 154 again (review 26 #6)
+  no_action.recovery_action = false;
+  EXPECT_EQ(failing(health_checks(s, no_action)), (std::set<std::string>{"XIDs since boot", "XID critical errors"}));
 
   HealthSection n = healthy_section();
   n.kernel_log.state = State::kValue;
+  n.kernel_log.source = "/dev/kmsg";  // read after the run
   n.kernel_log.xids = {{149, 10, "NVRM: Xid (PCI:0000:19:00): 149, NETIR_LINK_EVT Nonfatal XC0 i0 Link 06 (0x0000)"}};
   n.kernel_log.total = 1;
   n.xid.events = {{149, 1.0}};
   EXPECT_TRUE(failing(health_checks(n, HealthRules{})).empty());
+  n.kernel_log.source = "saved.log";  // a log saved before the run may hold only older records (review 26 #5)
+  EXPECT_EQ(failing(health_checks(n, HealthRules{})), (std::set<std::string>{"XID critical errors"}));
+  n.kernel_log.source = "/dev/kmsg";
   n.kernel_log.xids.push_back({149, 20, "NVRM: Xid (PCI:0000:19:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 06"});
   n.kernel_log.total = 2;
   EXPECT_EQ(failing(health_checks(n, HealthRules{})), (std::set<std::string>{"XIDs since boot", "XID critical errors"}));
@@ -1767,6 +1775,11 @@ TEST(HealthCli, TheRecoveryActionIsReadAndJudged) {
   r = health_with(script, {"--watch", "0.05", "--format", "csv"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("GPU recovery action,pass"), std::string::npos) << r.out;
+  // A driver before R565 answers the unknown field INVALID_ARGUMENT: no row, not "could not read" (review 26 #1).
+  script["errors"]["recovery.action"] = 2;
+  r = health_with(script, {"--watch", "0.05", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("GPU recovery action"), std::string::npos) << r.out;
 }
 
 // End to end: a fatal SXid in the kernel log fails `health` (exit 1) and is in its JSON; the monitor reads it.

@@ -15,8 +15,8 @@ namespace ceilings {
 
 inline constexpr const char* kHealthSchema = "ceilings.health/1";
 // NVML_NVLINK_MAX_LINKS: the most NVLinks NVML numbers on one GPU (36 in nvml.h since CUDA 13; 18 are used on Hopper
-// and Blackwell). Links are read up to the first that NVML calls an invalid argument (review 25 #12: 18 here left
-// links 18-35 unread and a section holding them refused).
+// and Blackwell). Every one is asked; those NVML calls an invalid argument or unsupported are not there (review 25
+// #12: 18 here left links 18-35 unread and a section holding them refused).
 inline constexpr unsigned kMaxNvLinks = 36;
 // A bound no link's error counter reaches (1e15 replays is 30 years at a million a second).
 inline constexpr double kMaxNvLinkErrorsPerLink = 1e15;
