@@ -522,7 +522,6 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
-// Why the kernel log's XIDs are not there to judge: it could not be read, or (older profiles) was not read.
 // The driver's GPU recovery action in the last snapshot that read it (NVML field 230; nullopt for a driver or GPU
 // without the field, or a section recorded before it was read).
 std::optional<int> recovery_action(const HealthSection& s) {
@@ -544,12 +543,11 @@ std::string recovery_action_name(int action) {
   return "action " + std::to_string(action);
 }
 
-// How an XID reads once the driver's own recovery action is known: XID 154 announces a change of that action, so
-// with the action read live it is the recovery action row's to judge (a 154 asking for a reset that was done reads
-// "none" now); 144-150 seen as NVML events carry no text, so they take the kernel log's word where every record of
-// that XID there is the driver's "Nonfatal" one.
-// The kernel log's word is taken only from /dev/kmsg, read after the run: a log saved before it (CEILINGS_KERNEL_LOG)
-// may hold only older records of that XID. With the recovery action row off, 154 stays the XID rows'.
+// How an NVML XID event reads once more is known: XID 154 announces a change of the driver's recovery action, so with
+// the action read live (and its row on) it is that row's to judge (a 154 asking for a reset that was done reads "none"
+// now); 144-150 carry no text, so they take the kernel log's word where every record of that XID there is the
+// driver's "Nonfatal" one, from /dev/kmsg read after the run only (a log saved before it, CEILINGS_KERNEL_LOG, may
+// hold only older records of that XID).
 XidClass classify_event_xid(const HealthSection& s, const HealthRules& rules, long long xid) {
   if (xid == 154 && rules.recovery_action && recovery_action(s))
     return {XidKind::kNote, "the driver's recovery action changed: judged by the GPU recovery action row"};
@@ -568,6 +566,7 @@ XidClass classify_event_xid(const HealthSection& s, const HealthRules& rules, lo
   return classify_xid(xid);
 }
 
+// Why the kernel log's XIDs are not there to judge: it could not be read, or (older profiles) was not read.
 std::string kernel_log_missing(const KernelXidLog& log) {
   if (log.state == HealthMetric::State::kUnsupported)
     return "the health section has no kernel log: recorded by a ceilings that did not read it";
@@ -1191,6 +1190,7 @@ void check_readable(const HealthSection& s, std::vector<Check>& out) {
   for (const auto& b : bad) c.reason += (c.reason.empty() ? "could not read: " : ", ") + b;
   out.push_back(c);
 }
+
 // The driver's GPU recovery action (NVML field 230): what it asks before the GPU runs work again, judged on the last
 // reading. Anything but none fails: DCGM fails a reset, a reboot and a drain-and-reset, and warns of a P2P drain,
 // which fails here too (a node in acceptance is not handed to work the driver asks to keep off it). A driver or GPU
