@@ -104,7 +104,8 @@ struct PciLocation {
 // nvmlFieldValues ids read through Device::field_value (nvml.h's NVML_FI_DEV_*).
 constexpr unsigned kFieldMemoryTemperature = 82;  // NVML_FI_DEV_MEMORY_TEMP: HBM/memory temperature, C
 // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION: what the driver asks before the GPU runs work again (nvml.h's
-// nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset).
+// nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset, 5 recover
+// the IMEX domain).
 constexpr unsigned kFieldGpuRecoveryAction = 230;
 // NVML_FI_DEV_POWER_INSTANT: the power draw now, mW, asked for at kPowerScopeGpu (NVML_POWER_SCOPE_GPU);
 // nvmlDeviceGetPowerUsage gives a trailing 1 s average on Ampere (except GA100) and newer.
