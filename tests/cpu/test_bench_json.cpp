@@ -1,6 +1,8 @@
 // ceilings-bench JSON -> profile conversion. The documents here are built in the test, in the shape
 // Google Benchmark 1.7/1.8 writes for ceilings-bench; they are not captured measurements.
 #include <gtest/gtest.h>
+#include <cstdlib>
+#include <ctime>
 #include <regex.h>
 
 #include <regex>
@@ -92,8 +94,20 @@ TEST(BenchJson, ATieGoesToTheSteadierCase) {
 TEST(BenchJson, CreatedIsUtcWhateverTheNodesTimeZone) {
   json doc = bench_output({hbm_case("t:1", 4.3e12)});
   doc["context"]["date"] = "2026-11-30T13:00:00+01:00";
+  // The process runs 9 hours ahead of UTC (a POSIX zone rule, which needs no tzdata): a local time written
+  // with a Z would be 9 hours off.
+  const char* old_tz = std::getenv("TZ");
+  const std::string saved = old_tz ? old_tz : "";
+  setenv("TZ", "JST-9", 1);
+  tzset();
+  const std::time_t before = std::time(nullptr);
   const Profile p = profile_from_benchmark_json(doc);
-  EXPECT_NO_THROW(parse_utc_time(p.created, "created"));
+  const std::time_t after = std::time(nullptr);
+  if (old_tz) setenv("TZ", saved.c_str(), 1); else unsetenv("TZ");
+  tzset();
+  const UtcTime created = parse_utc_time(p.created, "created");
+  EXPECT_GE(created.seconds, static_cast<std::int64_t>(before)) << p.created;
+  EXPECT_LE(created.seconds, static_cast<std::int64_t>(after)) << p.created;
   EXPECT_EQ(p.created.back(), 'Z') << p.created;
   EXPECT_EQ(profile_to_json(p)["created"], p.created);
   EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));

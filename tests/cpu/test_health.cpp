@@ -100,6 +100,11 @@ std::string status_of(const std::vector<Check>& checks, const std::string& rule)
     if (c.rule == rule) return status_name(c.status);
   return "absent";
 }
+std::string reason_of(const std::vector<Check>& checks, const std::string& rule) {
+  for (const Check& c : checks)
+    if (c.rule == rule) return c.reason;
+  return "absent";
+}
 
 // The rules of the checks that fail: a fault fails its own check and no other.
 std::set<std::string> failing(const std::vector<Check>& checks) {
@@ -350,11 +355,6 @@ TEST(HealthChecks, ASlotSlowerThanTheGpuFails) {
   auto both = [](HealthSection& s, const char* name, double v) {
     for (HealthSnapshot* snap : {&s.before, &*s.after}) snap->metrics[name] = HealthMetric::of(v);
   };
-  auto reason_of = [](const std::vector<Check>& checks, const std::string& rule) {
-    for (const Check& c : checks)
-      if (c.rule == rule) return c.reason;
-    return std::string("absent");
-  };
   HealthSection s = healthy_section();
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe slot"), "pass");  // H200: Gen5 x16 in the table
   both(s, "pcie.gen", 4);
@@ -537,6 +537,15 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   EXPECT_EQ(status_of(health_checks(s, rules), "HW/thermal slowdown"), "pass");
   s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x8);
   EXPECT_EQ(failing(health_checks(s, rules)), std::set<std::string>{"HW/thermal slowdown"});
+  // Idle forgives HW_SLOWDOWN only alone: an idle GPU held down by heat is the cooling fault this row is for.
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x41);
+  EXPECT_EQ(failing(health_checks(s, rules)), std::set<std::string>{"HW/thermal slowdown"});
+  EXPECT_NE(reason_of(health_checks(s, rules), "HW/thermal slowdown").find("hw_thermal_slowdown"), std::string::npos);
+  s.after->metrics["clocks.event_reasons"] = HealthMetric::of(0x49);
+  EXPECT_EQ(failing(health_checks(s, rules)), std::set<std::string>{"HW/thermal slowdown"});
+  EXPECT_NE(reason_of(health_checks(s, rules), "HW/thermal slowdown").find("hw_slowdown,hw_thermal_slowdown"),
+            std::string::npos)
+      << reason_of(health_checks(s, rules), "HW/thermal slowdown");
   s = healthy_section();
   s.xid.events.push_back({48, 3});
   EXPECT_EQ(failing(health_checks(s, rules)), std::set<std::string>{"XID critical errors"});

@@ -118,6 +118,8 @@ TEST(HostTopology, HostBudgetIsHalfTheAvailableButNotBelowTheFloor) {
 TEST(HostTopology, PinsAndRestoresTheThread) {
   const std::vector<int> before = current_thread_cpus();
   ASSERT_FALSE(before.empty());
+  // With one CPU the thread is already where it would be pinned: nothing here could fail.
+  if (before.size() < 2) GTEST_SKIP() << "this process may use one CPU only";
   {
     ThreadAffinityGuard guard;
     const auto pinned = pin_current_thread({before.front()});
@@ -135,6 +137,8 @@ TEST(HostTopology, PinsAndRestoresTheThread) {
 TEST(HostTopology, PinsTheProcessesOtherThreads) {
   const std::vector<int> before = current_thread_cpus();
   ASSERT_FALSE(before.empty());
+  // With one CPU the thread is already where it would be pinned: nothing here could fail.
+  if (before.size() < 2) GTEST_SKIP() << "this process may use one CPU only";
   std::mutex mutex;
   std::condition_variable cv;
   bool asked = false, done = false;

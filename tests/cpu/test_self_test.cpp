@@ -1,5 +1,7 @@
 // Tests for `ceilings self-test`: the fault-injection matrix catches every fault with no false pass.
 #include <gtest/gtest.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
@@ -55,8 +57,16 @@ TEST(SelfTest, ABareFileNameIsTheFileHere) {
 TEST(SelfTest, SomethingThatIsNotAnNvmlIsNamed) {
   // A library without NVML's entry points, or a file that is no library, is bad input named as such: it
   // used to run the whole matrix and report every fault "missed".
-  const std::string not_nvml = "/lib/x86_64-linux-gnu/libm.so.6";
-  if (access(not_nvml.c_str(), R_OK) == 0) {
+  // The C maths library, wherever this machine's loader finds it (x86_64 and aarch64 keep it apart).
+  void* libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(libm, nullptr) << dlerror();
+  link_map* map = nullptr;
+  ASSERT_EQ(dlinfo(libm, RTLD_DI_LINKMAP, &map), 0) << dlerror();
+  ASSERT_NE(map, nullptr);
+  const std::string not_nvml = map->l_name;
+  dlclose(libm);
+  ASSERT_EQ(access(not_nvml.c_str(), R_OK), 0) << not_nvml;
+  {
     const auto r = test::run_cli({"self-test", "--fake-nvml", not_nvml});
     EXPECT_EQ(r.exit_code, 2) << r.out;
     EXPECT_NE(r.err.find("without nvmlInit_v2"), std::string::npos) << r.err;
