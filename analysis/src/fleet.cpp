@@ -423,34 +423,53 @@ struct SummaryIndex {
   }
 };
 
-// The GPUs a node summary lists that have no finished profile among the members (see FleetUnfinished).
-void read_node_summary(const std::string& path, const SummaryIndex& index, FleetInput& in,
-                       std::set<std::string>& listed) {
+std::string summary_raw_text(const json& o, const char* key) {
+  return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+}
+std::string summary_text(const json& o, const char* key) { return printable_text(summary_raw_text(o, key)); }
+
+// A node summary read, and when it was last written (none where it does not say, or says it unreadably).
+struct NodeSummary {
+  std::string path;
   json doc;
+  std::optional<UtcTime> updated;
+};
+
+// Reads a node summary; one that cannot be read, or is no summary, is set aside in `in.skipped`.
+std::optional<NodeSummary> load_node_summary(const std::string& path, FleetInput& in) {
+  NodeSummary s{path, {}, std::nullopt};
   try {
-    doc = read_json_file(path);
+    s.doc = read_json_file(path);
   } catch (const Error& e) {
     in.skipped.push_back({path, e.what()});
-    return;
+    return std::nullopt;
   }
-  const auto raw_text = [](const json& o, const char* key) {
-    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
-  };
-  const auto text = [&](const json& o, const char* key) { return printable_text(raw_text(o, key)); };
-  if (!doc.is_object() || text(doc, "schema") != "ceilings.node/1" || !doc.contains("gpus") ||
-      !doc["gpus"].is_array()) {
+  if (!s.doc.is_object() || summary_text(s.doc, "schema") != "ceilings.node/1" || !s.doc.contains("gpus") ||
+      !s.doc["gpus"].is_array()) {
     in.skipped.push_back({path, "not a node summary (ceilings.node/1 with a gpus list): the GPUs it would list are "
                                 "not known"});
-    return;
+    return std::nullopt;
   }
+  try {
+    if (const std::string updated = summary_text(s.doc, "updated"); !updated.empty())
+      s.updated = parse_utc_time(updated, "'" + path + "': field 'updated'");
+  } catch (const Error&) {
+  }
+  return s;
+}
+
+// The GPUs a node summary lists that have no finished profile among the members (see FleetUnfinished). A GPU
+// already listed by another summary (read before: a newer one) is not listed again.
+void read_node_summary(const NodeSummary& summary, const SummaryIndex& index, FleetInput& in,
+                       std::set<std::string>& listed) {
+  const std::string& path = summary.path;
+  const json& doc = summary.doc;
+  const auto& raw_text = summary_raw_text;
+  const auto& text = summary_text;
   ++in.node_summaries;
   const std::string host = text(doc, "host"), updated = text(doc, "updated");
   if (!host.empty()) in.summary_hosts.push_back(host);
-  std::optional<UtcTime> summary_time;
-  try {
-    if (!updated.empty()) summary_time = parse_utc_time(updated, "'" + path + "': field 'updated'");
-  } catch (const Error&) {
-  }
+  const std::optional<UtcTime>& summary_time = summary.updated;
   const fs::path dir = fs::path(path).parent_path();
   std::size_t position = 0;
   for (const json& g : doc["gpus"]) {
@@ -467,7 +486,7 @@ void read_node_summary(const std::string& path, const SummaryIndex& index, Fleet
     u.state = text(g, "state");
     u.reason = printable_lines(raw_text(g, "reason"));  // measure's reasons may hold the bench's last lines
     if (g.contains("index") && g["index"].is_number_integer()) u.index = g["index"].get<std::int64_t>();
-    // One GPU in two summaries (a summary copied, or two runs of the node): named once.
+    // One GPU in two summaries (a summary copied, or two runs of the node): named once, by the newest run.
     if (!listed.insert(u.uuid.empty() ? host + "#" + std::to_string(u.index) : u.uuid).second) continue;
     const std::string profile = text(g, "profile");
     const std::string profile_path = profile.empty() ? std::string() : canonical_or_same((dir / profile).string());
@@ -663,6 +682,7 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
     for (const FleetSkip& k : in.skipped) index.unreadable.insert(canonical_or_same(k.path));
   }
   std::set<std::string> seen_summaries, listed;
+  std::vector<NodeSummary> loaded;
   for (const std::string& s : summaries) {
     if (!seen_summaries.insert(canonical_or_same(s)).second) continue;
     std::error_code ec;
@@ -670,8 +690,15 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
       in.skipped.push_back({s, "not a regular file (a pipe, a device or a socket): not read"});
       continue;
     }
-    read_node_summary(s, index, in, listed);
+    if (auto summary = load_node_summary(s, in)) loaded.push_back(std::move(*summary));
   }
+  // The newest run of a GPU says how it ended: summaries are read newest first (an older run's "done" must not
+  // hide a newer run that hung), those without a time last, ties in path order.
+  std::stable_sort(loaded.begin(), loaded.end(), [](const NodeSummary& a, const NodeSummary& b) {
+    if (a.updated && b.updated) return *b.updated < *a.updated;
+    return a.updated.has_value() && !b.updated.has_value();
+  });
+  for (const NodeSummary& s : loaded) read_node_summary(s, index, in, listed);
   return in;
 }
 

@@ -619,6 +619,50 @@ TEST(Fleet, OneUuidOnTwoHostsIsSaidWhenSetAside) {
   EXPECT_EQ(j["superseded"][0].at("newer_host"), "elsewhere");
 }
 
+// Two runs of one node in dated folders: the older finished every GPU, the newer hung on GPU 3. The newer run
+// says how GPU 3 ended, whichever folder is read first: the older run's "done" used to win (read first, in path
+// order) and pass a GPU that hung.
+TEST(Fleet, TheNewestRunOfAGpuSaysHowItEnded) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_two_runs");
+  FleetGen gen(21);
+  for (int run = 1; run <= 2; ++run) {
+    const std::string run_dir = dir + "/run-" + std::to_string(run);
+    fs::create_directories(run_dir);
+    json gpus = json::array();
+    for (int i = 0; i < 4; ++i) {
+      Profile p = gen.gpu(0, i);
+      p.created = run == 1 ? "2026-11-30T10:00:00Z" : "2026-11-30T11:30:00Z";
+      const std::string name = "node0-gpu" + std::to_string(i) + ".profile.json";
+      const bool hung = run == 2 && i == 3;
+      if (!hung) write_file_atomic(run_dir + "/" + name, profile_to_json(p).dump());
+      gpus.push_back(hung ? json{{"index", i}, {"uuid", p.device.uuid}, {"pci_bus_id", p.device.pci_bus_id},
+                                 {"state", "timed_out"}, {"reason", "ceilings-bench ran past the 5 s timeout"}}
+                          : json{{"index", i}, {"uuid", p.device.uuid}, {"pci_bus_id", p.device.pci_bus_id},
+                                 {"state", "done"}, {"profile", name}});
+    }
+    const json summary = {{"schema", "ceilings.node/1"}, {"host", "node0"}, {"created", "2026-11-30T09:00:00Z"},
+                          {"updated", run == 1 ? "2026-11-30T10:30:00Z" : "2026-11-30T12:00:00Z"},
+                          {"complete", run == 1}, {"gpus", gpus}};
+    write_file_atomic(run_dir + "/node0.node-summary.json", summary.dump());
+  }
+  for (int node = 1; node < 3; ++node)  // peers, so the group is compared
+    for (int i = 0; i < 4; ++i)
+      write_file_atomic(dir + "/node" + std::to_string(node) + "-gpu" + std::to_string(i) + ".profile.json",
+                        profile_to_json(gen.gpu(node, i)).dump());
+  for (const std::vector<std::string>& order :
+       {std::vector<std::string>{dir}, {dir + "/run-1", dir + "/run-2", dir}, {dir + "/run-2", dir + "/run-1", dir}}) {
+    const FleetInput in = load_fleet(order);
+    EXPECT_EQ(in.node_summaries, 2u);
+    ASSERT_EQ(in.unfinished.size(), 1u) << order.front();
+    EXPECT_EQ(in.unfinished[0].index, 3);
+    EXPECT_EQ(in.unfinished[0].state, "timed_out");
+    EXPECT_TRUE(in.unfinished[0].partial_compared);  // the older run's profile is compared, but does not pass it
+  }
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("timed_out"), std::string::npos) << r.out;
+}
+
 // A GPU a node summary lists without a finished profile (one that hung wrote none; one finished whose profile is
 // not among the files) is named and makes the run incomplete: a hang is not a pass. A GPU measured again since
 // the summary was written stands for itself.
