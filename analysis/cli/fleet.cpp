@@ -31,6 +31,7 @@ struct FleetOptions {
   std::string format = "table";
   std::string write_baseline;
   std::string expect_hosts;
+  std::string rules;
   int baseline_group = 0;  // 1-based; 0: the largest group
   double z = 3.5;
   double family_alpha = 0.05;
@@ -449,8 +450,9 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     names("not listed", hosts->not_listed);
   }
   out += std::string("\n") + (md ? "### " : "") + "health: " + std::to_string(health.faults.size()) +
-         " GPU(s) with a failing check (qualify's default health checks on each profile's health section, its "
-         "measurement errors, and its ceilings against qualify's default datasheet fractions)\n";
+         " GPU(s) with a failing check (qualify's health checks on each profile's health section, its measurement "
+         "errors, and its ceilings against the datasheet fractions and limits; rules: " +
+         printable_text(health.rules_origin) + ")\n";
   if (!health.faults.empty()) out += (md ? "\n" : "") + render(health_table(in, health), format);
   if (health.incomplete > 0)
     out += std::string(md && !health.faults.empty() ? "\n" : "") + std::to_string(health.incomplete) + " profile(s) could not be judged in full (no health section, or a "
@@ -474,6 +476,9 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
                  "A file naming the hosts the job ran on, one a line (scontrol show hostnames): a host with nothing "
                  "read from it is named, and the run is incomplete")
       ->check(cli::non_empty());
+  app.add_option("--rules", o->rules,
+                 "Rules file (ceilings.rules/1 JSON, as qualify takes) for each GPU's health checks, datasheet "
+                 "fractions and ceiling limits; default: qualify's built-in rules");
   auto* write_baseline = app.add_option("--write-baseline", o->write_baseline,
                                         "Write the group medians as a profile that `ceilings qualify --baseline` "
                                         "accepts (an existing file there must be a fleet baseline: it is replaced)");
@@ -509,6 +514,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     // Read first: a list that names no host is exit 2 before any profile is read.
     std::vector<std::string> expected_hosts;
     if (!o->expect_hosts.empty()) expected_hosts = read_host_list(o->expect_hosts);
+    const Rules rules = o->rules.empty() ? default_rules() : read_rules(o->rules);
     const FleetInput in = load_fleet(o->paths);
     std::optional<HostCheck> hosts;
     if (!o->expect_hosts.empty()) hosts = check_hosts(in, o->expect_hosts, expected_hosts);
@@ -528,12 +534,13 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       for (const FleetMember& m : in.members) inputs.push_back(m.path);
       for (const FleetSuperseded& s : in.superseded) inputs.push_back(s.path);
       for (const FleetSkip& s : in.skipped) inputs.push_back(s.path);
+      if (!o->rules.empty()) inputs.push_back(o->rules);
       check_output_path(o->write_baseline, "--write-baseline", inputs);
       check_replaceable_baseline(o->write_baseline);
     }
     const std::vector<FleetGroup> groups = analyze_fleet(in.members, rule);
     const FleetFindings found = count_findings(groups);
-    const FleetHealth health = fleet_health(in.members);
+    const FleetHealth health = fleet_health(in.members, rules);
     if (want_baseline && o->baseline_group > static_cast<int>(groups.size()))  // said before the report, not after it
       throw InputError("--baseline-group " + std::to_string(o->baseline_group) + ": there are only " +
                        std::to_string(groups.size()) + " group(s)");

@@ -918,20 +918,22 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
   return f;
 }
 
-FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules) {
+FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& rules) {
   FleetHealth h;
-  // qualify's defaults, for their datasheet fractions (the health section's checks are the ones above).
-  // With them, qualify's per-ceiling health checks: a number that failed its verification, a measurement under a
-  // HW/thermal slowdown.
-  Rules datasheet_rules = default_rules();
-  datasheet_rules.required.clear();
-  datasheet_rules.health = HealthRules::none();
-  datasheet_rules.health.verification = rules.verification;
-  datasheet_rules.health.slowdown = rules.slowdown;
+  h.rules_origin = rules.origin;
+  // The rules' ceiling checks: their datasheet fractions and limits, what a GPU can attain at most, and their
+  // per-ceiling health checks (a number that failed its verification, a measurement under a HW/thermal
+  // slowdown). The health section's checks are the ones below; which ceilings must be there is the groups' to say.
+  Rules ceiling_rules = rules;
+  ceiling_rules.required.clear();
+  ceiling_rules.named.clear();
+  ceiling_rules.health = HealthRules::none();
+  ceiling_rules.health.verification = rules.health.verification;
+  ceiling_rules.health.slowdown = rules.health.slowdown;
   for (std::size_t i = 0; i < members.size(); ++i) {
     std::vector<Check> checks;
     try {
-      checks = profile_health_checks(members[i].profile, rules);
+      checks = profile_health_checks(members[i].profile, rules.health);
     } catch (const InputError&) {  // a malformed health section: not judged, never a pass
       checks.clear();
       Check c;
@@ -944,14 +946,16 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRu
       if (c.status == CheckStatus::kFail) f.failed.push_back(std::move(c));
       else if (c.status == CheckStatus::kIncomplete) incomplete = true;
     }
-    // Below qualify's default fraction of its datasheet: a fault whatever its peers read, so a fleet slow as a
-    // whole (half its GPUs 20% slow, its median with them) is not judged by its own median alone. A peer ceiling
-    // is judged by the GPU's pair median, as it is compared: its slowest pair would blame every node-mate of
-    // one GPU with a bad link.
+    // Below the rules' fraction of its datasheet: a fault whatever its peers read, so a fleet slow as a whole
+    // (half its GPUs 20% slow, its median with them) is not judged by its own median alone. Past what the GPU can
+    // attain: a timing or counting fault, which no median names (it is above the others). A peer ceiling is
+    // judged by the GPU's pair median, as it is compared: its slowest pair would blame every node-mate of one GPU
+    // with a bad link.
     try {
-      for (Check& c : qualify(with_pair_medians(members[i].profile), nullptr, datasheet_rules).checks)
+      for (Check& c : qualify(with_pair_medians(members[i].profile), nullptr, ceiling_rules).checks)
         if (c.status == CheckStatus::kFail &&
-            (c.rule == "datasheet fraction" || c.rule == "verified" || c.rule == "HW/thermal slowdown"))
+            (c.rule == "datasheet fraction" || c.rule == "plausible" || c.rule == "minimum" ||
+             c.rule == "maximum" || c.rule == "verified" || c.rule == "HW/thermal slowdown"))
           f.failed.push_back(std::move(c));
     } catch (const InputError&) {  // a profile qualify cannot read: judged by the checks above
     }
@@ -1190,7 +1194,9 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                         for (std::size_t i : health.cut_short) list.push_back(gpu_identity(input.members[i]));
                         return list;
                       }()},
-                      {"rules", "qualify's default health checks, measurement errors and datasheet fractions"}}},
+                      {"rules", "qualify's health checks, measurement errors, datasheet fractions and ceiling "
+                                "limits"},
+                      {"rules_origin", health.rules_origin}}},
           {"rule",
            {{"z_threshold", rule.z_threshold}, {"family_alpha", rule.family_alpha},
             {"z_threshold_rule", "the larger of z_threshold and Student's t quantile at family_alpha / comparisons "

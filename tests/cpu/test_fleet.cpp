@@ -536,6 +536,66 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
   EXPECT_EQ(b.raw.at("baseline").at("left_out"), json::array({name + " (2)"}));
 }
 
+// A rate past what the GPU can attain is a timing or counting fault, as qualify's plausible row calls it: above
+// its peers, no median names it (it passed, exit 0). A site's rules file (`--rules`) is read as qualify reads it:
+// a power cap set low on purpose, said there, fails no GPU; a limit it sets for a ceiling is judged.
+TEST(Fleet, RulesAndImplausibleRatesAreJudgedPerGpu) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_rules");
+  const json base = parse_json_text(ceilings::read_text_file(std::string(CEILINGS_FIXTURES) +
+                                                            "/profiles/h200-qualify.profile.json"),
+                                    "fixture");
+  const auto write_fleet = [&](double power_limit_w, double gpu0_sm_rate) {
+    for (int i = 0; i < 4; ++i) {
+      json d = base;
+      const std::string uuid = "GPU-00000000-1111-2222-3333-00000000000" + std::to_string(i);
+      d["device"]["uuid"] = uuid;
+      d["device"]["index"] = i;
+      d["health"]["device"]["uuid"] = uuid;
+      for (const char* snap : {"before", "after"})
+        if (d["health"].contains(snap)) d["health"][snap]["metrics"]["power.enforced_limit_w"] = power_limit_w;
+      // pcie.h2d_sm has no datasheet fraction: only the plausible row judges it alone.
+      json sm = d["ceilings"][3];
+      sm["name"] = "pcie.h2d_sm";
+      sm["value"] = i == 0 ? gpu0_sm_rate : 51.3e9;
+      d["ceilings"].push_back(sm);
+      std::ofstream(dir + "/gpu" + std::to_string(i) + ".profile.json") << d.dump();
+    }
+  };
+  write_fleet(700, 51.3e9);
+  EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 0);
+  write_fleet(700, 80e9);  // 127% of the Gen5 x16 link's 63 GB/s
+  auto r = run_cli({"fleet", dir, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json doc = parse_json_text(r.out, "fleet json");
+  ASSERT_EQ(doc.at("health").at("faults").size(), 1u) << doc.dump(1);
+  EXPECT_EQ(doc["health"]["faults"][0]["failed"][0]["check"], "plausible");
+  EXPECT_EQ(doc["health"]["rules_origin"], "built-in defaults");
+
+  // Every GPU capped at 500 W: each fails the power-limit row by default, and passes where the site says so.
+  write_fleet(500, 51.3e9);
+  r = run_cli({"fleet", dir, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(parse_json_text(r.out, "fleet json").at("health").at("faults").size(), 4u);
+  const std::string site = dir + "/../fleet_rules.site.rules.json";
+  std::ofstream(site) << R"({"schema": "ceilings.rules/1", "health": {"power_limit": false}})";
+  r = run_cli({"fleet", dir, "--rules", site, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(parse_json_text(r.out, "fleet json").at("health").at("rules_origin"), site);
+  const auto text = run_cli({"fleet", dir, "--rules", site});
+  EXPECT_NE(text.out.find("rules: " + site), std::string::npos) << text.out;
+  // A minimum the rules set for a ceiling fails the GPUs below it, peers alike or not.
+  std::ofstream(site) << R"({"schema": "ceilings.rules/1", "health": {"power_limit": false},
+                             "ceilings": {"pcie.h2d_sm": {"min": "52 GB/s"}}})";
+  r = run_cli({"fleet", dir, "--rules", site, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  doc = parse_json_text(r.out, "fleet json");
+  ASSERT_EQ(doc.at("health").at("faults").size(), 4u);
+  EXPECT_EQ(doc["health"]["faults"][0]["failed"][0]["check"], "minimum");
+  // A rules file that is not one is bad input, exit 2, as in qualify.
+  std::ofstream(site) << R"({"schema": "ceilings.rules/1", "health": {"power_limit": 3}})";
+  EXPECT_EQ(run_cli({"fleet", dir, "--rules", site}).exit_code, 2);
+}
+
 // A GPU measured twice counts once, by its newest run: the stale run with a slow HBM neither weighs in
 // the median nor names the GPU, and is listed as set aside with the run that replaced it.
 TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {

@@ -279,13 +279,13 @@ struct TwoWayPartner {
 };
 std::vector<TwoWayPartner> two_way_partners(const std::vector<FleetGroup>& groups, std::size_t gi);
 
-// Health across the fleet: each member's health section judged by qualify's health checks (default
-// rules). A GPU fast enough for its group can still be failing (an uncorrected ECC error, a link
+// Health across the fleet: each member's health section judged by qualify's health checks (the rules given:
+// qualify's defaults unless `fleet --rules` names a file). A GPU fast enough for its group can still be failing (an uncorrected ECC error, a link
 // retraining, XIDs): those are named here whatever their group. Members with no failing check but some
 // check that could not be judged (no section, XID events unsupported, ...) are only counted. A profile with
 // entries under `errors` (a measurement that failed, e.g. verification) fails a "measurement errors" check,
-// as `qualify` fails it, and a ceiling below qualify's default fraction of its datasheet fails too (a fleet
-// slow as a whole moves its own median with it).
+// as `qualify` fails it, and a ceiling below the rules' fraction of its datasheet, outside a limit the rules set
+// for it, or past what the GPU can attain fails too (a fleet slow as a whole moves its own median with it).
 struct FleetHealthFault {
   std::size_t member = 0;     // index into FleetInput::members
   std::vector<Check> failed;  // the failing checks, with their reasons
@@ -296,8 +296,9 @@ struct FleetHealth {
   // Members a timeout or an interrupt cut short (a case stopped while it ran, as `measure` words it): not
   // judged in full, whatever else they show (qualify's exit 3, not a measurement that failed).
   std::vector<std::size_t> cut_short;  // indices into the members
+  std::string rules_origin;            // where the rules came from (Rules::origin)
 };
-FleetHealth fleet_health(const std::vector<FleetMember>& members, const HealthRules& rules = HealthRules{});
+FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& rules = default_rules());
 
 json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
                    const FleetHealth& health, const std::optional<HostCheck>& hosts = std::nullopt);
