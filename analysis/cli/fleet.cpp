@@ -366,8 +366,9 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          "leaves the sides' medians more than " + format_percent(rule.margin) +
          " and 4 times their MADs added apart), and more than " + format_percent(rule.margin) +
          " below the better one's median (its median is then the median column and the deficit's reference; z "
-         "stays the GPU's z-score in the whole group), and beyond " +
-         format_fixed(rule.own_spread, 0) + " standard errors of the GPU's own median; groups of at least " +
+         "stays the GPU's z-score in the whole group), and beyond the GPU's own median's standard error times the "
+         "larger of " + format_fixed(rule.own_spread, 0) + " and the normal quantile at family-alpha / comparisons "
+         "(within it: unstable, not judged); groups of at least " +
          std::to_string(rule.min_members) + "\n";
   // Paths as the walk found them: a name that is not UTF-8 printed as '?', as everything another program wrote.
   for (const FleetSkip& s : in.skipped)
@@ -389,6 +390,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
            (g.z_comparisons ? "; z threshold " + format_fixed(g.z_threshold, 2) + " over " +
                                   std::to_string(g.z_comparisons) + " comparisons"
                             : std::string()) +
+           (g.own_spread > 0 ? "; own spread " + format_fixed(g.own_spread, 2) + " standard errors" : std::string()) +
            ")\n";
     if (md) out += "\n";
     out += render(stats_table(g), format);

@@ -820,6 +820,7 @@ class NodeRun {
         for (const auto& d : out.ceilings)
           cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"node_median", d.median},
                         {"below_median", d.deficit}, {"own_noise", d.own_noise},
+                        {"own_spread_standard_errors", d.own_spread},
                         {"reference", d.by_split ? "the faster GPUs' median (the node splits in two)" : "the node median"}});
         gpus.push_back({{"index", g.device}, {"uuid", g.profile->device.uuid},
                         {"pci_bus_id", g.profile->device.pci_bus_id}, {"ceilings", cs}});
@@ -827,7 +828,8 @@ class NodeRun {
       return gpus;
     };
     comparison_ = {{"margin", rule.margin},
-                   {"own_spread_standard_errors", rule.own_spread},
+                   {"own_spread_standard_errors",
+                    ceilings::own_spread_for(rule, ceilings::compared_values(profiles, stats, rule))},
                    {"gpus_compared", profiles.size()},
                    {"compared", profiles.size() >= rule.min_members},
                    {"below_peers", listed(outliers)},

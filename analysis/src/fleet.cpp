@@ -185,7 +185,17 @@ double z_threshold_for(const OutlierRule& rule, std::size_t n, std::size_t compa
 
 std::size_t z_comparisons(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
                           const OutlierRule& rule) {
-  if (!rule.use_z) return 0;
+  return rule.use_z ? compared_values(members, stats, rule) : 0;
+}
+
+double own_spread_for(const OutlierRule& rule, std::size_t comparisons) {
+  if (comparisons == 0 || !(rule.own_spread > 0)) return rule.own_spread;
+  const double z = normal_upper_quantile(rule.family_alpha / static_cast<double>(comparisons));
+  return std::isnan(z) ? rule.own_spread : std::max(rule.own_spread, z);
+}
+
+std::size_t compared_values(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
+                            const OutlierRule& rule) {
   std::map<std::string, const CeilingStats*> by_key;
   for (const CeilingStats& s : stats) by_key[stat_key(s.name, s.unit)] = &s;
   std::size_t m = 0;
@@ -205,6 +215,7 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
   std::map<std::string, const CeilingStats*> by_key;
   for (const CeilingStats& s : stats) by_key[stat_key(s.name, s.unit)] = &s;
   const std::size_t comparisons = z_comparisons(members, stats, rule);
+  const double own_spread = own_spread_for(rule, compared_values(members, stats, rule));
   std::map<std::size_t, double> threshold_at;  // by the ceiling's number of values
   auto threshold = [&](std::size_t n) {
     auto [it, fresh] = threshold_at.try_emplace(n, 0.0);
@@ -234,7 +245,8 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       } else {
         if (s.mean_ad > 0) d.z = sign * (c.value - s.median) / (1.253314 * s.mean_ad);
       }
-      d.own_noise = rule.own_spread * c.median_standard_error();
+      d.own_noise = own_spread * c.median_standard_error();
+      d.own_spread = own_spread;
       if (rule.use_z) d.z_threshold = threshold(s.n);
       d.by_z = rule.use_z && d.z && *d.z < -d.z_threshold && d.deficit >= rule.min_deficit;
       d.by_margin = d.deficit > rule.margin;
@@ -303,6 +315,11 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
   for (std::size_t i = 0; i < members.size(); ++i)
     for (const Ceiling& c : members[i]->ceilings)
       if (c.verified) by_key[stat_key(c.name, c.unit)].push_back({c.value, i, &c});
+  // The same own-spread gate as find_outliers, over the same values compared.
+  std::size_t comparisons = 0;
+  for (const auto& [key, values] : by_key)
+    if (values.size() >= rule.min_members) comparisons += values.size();
+  const double own_spread = own_spread_for(rule, comparisons);
   for (auto& [key, values] : by_key) {
     // Each side at least a quarter of the group (and min_members): three GPUs that read high (a cooler rack, a
     // timing artefact) must not put the other seventeen on the "worse side" of a gap.
@@ -351,7 +368,7 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
       const std::size_t member = values[k].member;
       const double deficit = worse_by(c.value, reference);
       if (!(deficit > rule.margin)) continue;
-      const double own_noise = rule.own_spread * c.median_standard_error();
+      const double own_noise = own_spread * c.median_standard_error();
       const bool judged = deficit > own_noise;
       // Within its own spread: unstable, not judged, unless another rule has judged that ceiling already.
       if (!judged && (!unstable || listed(outliers, member, c.name, c.unit))) continue;
@@ -361,6 +378,7 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
       d.median = reference;
       d.deficit = deficit;
       d.own_noise = own_noise;
+      d.own_spread = own_spread;
       d.by_split = true;
       if (judged && unstable) {  // within its spread of the group's median, beyond it of the better side's: judged
         for (Outlier& o : *unstable)
@@ -767,6 +785,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     g.outliers = find_outliers(as_compared, g.compared_stats, rule, true, &g.unstable);
     g.z_comparisons = z_comparisons(as_compared, g.compared_stats, rule);
     g.z_threshold = z_threshold_for(rule, as_compared.size(), g.z_comparisons);
+    g.own_spread = own_spread_for(rule, compared_values(as_compared, g.compared_stats, rule));
     add_population_splits(as_compared, rule, g.outliers, &g.unstable);
     for (const CeilingStats& st : g.stats) {
       if (st.n < rule.min_members || st.n == profiles.size()) continue;
@@ -1091,7 +1110,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                         {"mad", d.by_split ? json(nullptr) : json(d.mad)},
                         {"z", d.z ? json(*d.z) : json(nullptr)},
                         {"z_threshold", d.z_threshold > 0 ? json(d.z_threshold) : json(nullptr)},
-                        {"deficit", d.deficit}, {"own_noise", d.own_noise}, {"rules", rules}});
+                        {"deficit", d.deficit}, {"own_noise", d.own_noise},
+                        {"own_spread_standard_errors", d.own_spread}, {"rules", rules}});
         }
         json o_json = gpu_identity(m);
         o_json["ceilings"] = cs;
@@ -1108,6 +1128,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                   {"ceilings", stats},
                   {"z_comparisons", g.z_comparisons},
                   {"z_threshold", g.z_comparisons ? json(g.z_threshold) : json(nullptr)},
+                  {"own_spread_standard_errors", g.own_spread},
                   {"outliers", outs},
                   {"unstable", outliers_json(g.unstable)}});
     json& gj = gs.back();

@@ -124,6 +124,18 @@ double student_t_upper_quantile(double p, double df) {
   return lo + (hi - lo) / 2.0;
 }
 
+double normal_upper_quantile(double p) {
+  if (!(p > 0) || !(p < 1)) return std::numeric_limits<double>::quiet_NaN();
+  if (p > 0.5) return -normal_upper_quantile(1.0 - p);
+  // P(Z > z) = erfc(z / sqrt 2) / 2 falls monotonically in z: bisection (p down to 1e-300 lies below z = 38).
+  double lo = 0.0, hi = 40.0;
+  for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; ++i) {
+    const double mid = lo + (hi - lo) / 2.0;
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > p ? lo : hi) = mid;
+  }
+  return lo + (hi - lo) / 2.0;
+}
+
 SamplingStop sampling_stop(const std::vector<double>& samples, double elapsed_s, const SamplingRule& rule) {
   const auto n = static_cast<long long>(samples.size());
   const bool enough = n >= std::max(2, rule.min_samples);

@@ -244,7 +244,8 @@ TEST(MultiGpu, NamesTheGpuBelowItsPeers) {
   EXPECT_EQ(wide.exit_code, 0) << wide.out << wide.err;
 }
 
-// A GPU 10% below its node peers with a cv of 30% (23.8% of own noise at 10 samples) was dropped in silence: the
+// A GPU 10% below its node peers with a cv of 30% (32.5% of own noise at 10 samples: 2.73 standard errors for
+// 4 GPUs' values compared) was dropped in silence: the
 // run exited 0. It is unstable, not judged (exit 3 where nothing fails), in the output and the summary; beside a
 // GPU as slow whose own spread is narrow, that one still fails the run (exit 1).
 TEST(MultiGpu, AGpuBelowItsPeersWithinItsOwnSpreadIsUnstable) {
@@ -256,7 +257,7 @@ TEST(MultiGpu, AGpuBelowItsPeersWithinItsOwnSpreadIsUnstable) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("worse than the node median"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("within its own measurement's spread (23.8%)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("within its own measurement's spread (32.5%)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("is below its peers"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 GPU(s) unstable (not judged)"), std::string::npos) << r.out;
   const json s = summary_of(dir);
@@ -270,7 +271,9 @@ TEST(MultiGpu, AGpuBelowItsPeersWithinItsOwnSpreadIsUnstable) {
   ASSERT_EQ(unstable[0].at("ceilings").size(), 4u);
   for (const json& c : unstable[0]["ceilings"]) {
     EXPECT_GT(c.at("below_median").get<double>(), 0.05) << c.dump();
-    EXPECT_NEAR(c.at("own_noise").get<double>(), 2 * 1.2533 * 0.3 / std::sqrt(10.0), 1e-9) << c.dump();
+    const double k = c.at("own_spread_standard_errors").get<double>();
+    EXPECT_GT(k, 2.0) << c.dump();  // raised for the values compared
+    EXPECT_NEAR(c.at("own_noise").get<double>(), k * 1.2533 * 0.3 / std::sqrt(10.0), 1e-9) << c.dump();
     EXPECT_LT(c.at("below_median").get<double>(), c.at("own_noise").get<double>()) << c.dump();
     EXPECT_EQ(c.at("reference"), "the node median");
   }
@@ -292,8 +295,10 @@ TEST(MultiGpu, AGpuBelowItsPeersWithinItsOwnSpreadIsUnstable) {
   ASSERT_EQ(s6.at("comparison").at("below_peers").size(), 1u) << s6.dump(2);
   EXPECT_EQ(s6["comparison"]["below_peers"][0].at("index"), 1);
   // A GPU judged below its peers is so beyond its own spread, which the summary records beside the deficit.
-  EXPECT_EQ(s6["comparison"].at("own_spread_standard_errors"), 2.0);
+  const double k6 = s6["comparison"].at("own_spread_standard_errors").get<double>();
+  EXPECT_GT(k6, 2.0);
   for (const json& c : s6["comparison"]["below_peers"][0].at("ceilings")) {
+    EXPECT_DOUBLE_EQ(c.at("own_spread_standard_errors").get<double>(), k6) << c.dump();
     EXPECT_GT(c.at("own_noise").get<double>(), 0.0) << c.dump();
     EXPECT_GT(c.at("below_median").get<double>(), c.at("own_noise").get<double>()) << c.dump();
   }

@@ -68,14 +68,15 @@ struct CeilingStats {
 // (Iglewicz and Hoaglin); when that is 0 too all values are equal and there is no z-score.
 // The z-score only names a value that is also at least `min_deficit` worse than the median: a small group's
 // MAD can be far below the benchmarks' run-to-run repeatability (~1%), and a 0.3% difference is not a finding.
-// Neither rule names a value whose deficit lies within `own_spread` standard errors of its own median
-// (1.2533 * cv / sqrt(samples)): a difference its own measurement could not tell apart is not a finding.
+// Neither rule names a value whose deficit lies within own_spread_for(rule, comparisons) standard errors of its
+// own median (1.2533 * cv / sqrt(samples)): a difference its own measurement could not tell apart is not a
+// finding. Such a value more than the margin below is unstable: not judged, measure again.
 struct OutlierRule {
   double z_threshold = 3.5;      // the least z threshold
   double family_alpha = 0.05;    // chance that a group of plain normal noise has any value named by the z-score
   double margin = 0.05;
   double min_deficit = 0.01;
-  double own_spread = 2.0;
+  double own_spread = 2.0;       // the least own-spread multiple (own_spread_for raises it; 0: no own-spread gate)
   bool use_z = true;             // false: margin only (a node of 8 GPUs is too few for a z-score)
   std::size_t min_members = 3;   // fewer values than this: no verdict (who of two is the odd one?)
 };
@@ -88,6 +89,7 @@ struct Deviation {
   double z_threshold = 0;    // the z threshold it was held to (z_threshold_for); 0 where no z rule applied
   bool by_z = false, by_margin = false;
   double own_noise = 0;      // the deficit its own measurement cannot tell apart (own_spread standard errors)
+  double own_spread = 0;     // the standard errors of its own median that is (own_spread_for its comparisons)
   // On the worse side of a gap that splits the group into two populations (see add_population_splits): then
   // `median` and `deficit` are against the better population's median, not the group's (whatever other rule
   // named it too: the group's median sits in the gap and understates the deficit).
@@ -116,10 +118,19 @@ std::vector<CeilingStats> ceiling_statistics(const std::vector<const Profile*>& 
 // The price is power in small groups: a GPU 7.5 sigma down on one ceiling is named by the z-score in about 2
 // of 3 groups of 24 GPUs and 1 in 3 of 16 (a fixed 3.5: nearly always, with 2 GPUs of plain noise named a fleet).
 double z_threshold_for(const OutlierRule& rule, std::size_t n, std::size_t comparisons, bool in_sample = true);
-// The values find_outliers tests by the z-score (each member's verified ceilings that have statistics of at
-// least rule.min_members values); 0 where rule.use_z is false.
+// The values find_outliers compares (each member's verified ceilings that have statistics of at least
+// rule.min_members values), and of them those it tests by the z-score: none where rule.use_z is false.
+std::size_t compared_values(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
+                            const OutlierRule& rule);
 std::size_t z_comparisons(const std::vector<const Profile*>& members, const std::vector<CeilingStats>& stats,
                           const OutlierRule& rule);
+// How many standard errors of its own median a deficit must exceed to be judged when `comparisons` values are
+// compared together: the larger of rule.own_spread and the normal z a value of plain measurement noise passes with
+// probability family_alpha / comparisons (Bonferroni, as z_threshold_for). Each GPU's ~50 ceilings are ~50 chances
+// for noise: with a fixed 2, a clean fleet of 8 H200s whose values scattered by their own standard errors alone
+// (pcie.h2d_pageable's cv of 7% over 10 samples: 2.9%) had a GPU named more than 5% below in 8 of 30 runs.
+// 3.65 for 384 comparisons (8 GPUs of 48 ceilings), 4.6 for 24,000.
+double own_spread_for(const OutlierRule& rule, std::size_t comparisons);
 
 // The profile as GPUs are compared with each other: a peer ceiling (nvlink.*) takes the median of the GPU's own
 // pairs (detail.p2p_median) where it has one, not its slowest pair. With one GPU's links degraded every GPU
@@ -224,6 +235,7 @@ struct FleetGroup {
   std::vector<Outlier> unstable;     // named but for their own spread (find_outliers, the split): not judged
   std::size_t z_comparisons = 0;     // the values the group's z-score tested (z_comparisons)
   double z_threshold = 0;            // its threshold for a ceiling every member has (z_threshold_for)
+  double own_spread = 0;             // the standard errors of its own median a deficit must exceed (own_spread_for)
   std::vector<MissingCeiling> missing;  // ceilings of the group's statistics a member has no value for
 
   // A group of fewer than OutlierRule::min_members profiles is not compared within itself (too_small). Every

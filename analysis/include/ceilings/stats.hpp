@@ -20,6 +20,8 @@ double percentile(std::vector<double> v, double p);  // linear interpolation, p 
 // thresholds live. Arguments out of range give NaN (the caller checks its inputs).
 double student_t_upper_tail(double t, double df);
 double student_t_upper_quantile(double p, double df);
+// The standard normal distribution's z above which a fraction p (0 < p < 1) lies (NaN outside that range).
+double normal_upper_quantile(double p);
 
 // The benchmark harness's stopping rule, applied after each timed sample, and why it stopped (recorded with
 // every ceiling, so a reader can tell a spread that converged from one the budget cut short). In order:
