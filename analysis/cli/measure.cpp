@@ -651,6 +651,37 @@ std::string default_profile_name(const std::string& dir, int device) {
   return dir.empty() ? name : (fs::path(dir) / name).string();
 }
 
+// A default name holds the GPU's CUDA index, which CUDA_VISIBLE_DEVICES renumbers (every one-GPU Slurm job is
+// "gpu0"): an earlier run's profile there of another GPU is not replaced unasked. `uuid`: the GPU this run measures,
+// as listed (empty: not known, nothing to check).
+void check_default_name_is_this_gpu(const std::string& path, const std::string& named, int device,
+                                    const std::string& uuid) {
+  std::error_code ec;
+  if (uuid.empty() || !fs::exists(path, ec)) return;
+  std::string earlier_uuid, created;
+  try {
+    const std::string text = ceilings::read_text_file(path);
+    if (!ceilings::is_measured_profile_text(text)) return;
+    const ceilings::json doc = ceilings::parse_json_text(text, path);
+    earlier_uuid = doc.at("device").at("uuid").get<std::string>();
+    if (doc.contains("created") && doc["created"].is_string()) created = doc["created"].get<std::string>();
+  } catch (const std::exception&) {
+    return;  // check_replaceable_profile said what is wrong with it
+  }
+  if (earlier_uuid.empty() || earlier_uuid == uuid) return;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  throw InputError(
+      named + " '" + path + "' holds the profile of another GPU (" + ceilings::printable_text(earlier_uuid) +
+      (created.empty() ? "" : ", measured " + ceilings::printable_text(created)) + ") than GPU " +
+      std::to_string(device) + " this run measures (" + ceilings::printable_text(uuid) + ")" +
+      (visible && *visible ? ": CUDA_VISIBLE_DEVICES=" + ceilings::printable_text(visible) +
+                                 " numbers the GPUs a job sees from 0, so one default name stands for different GPUs "
+                                 "in different jobs"
+                           : ": the GPUs were renumbered or replaced") +
+      "; it was left as it was: name this run's profile with --out, give each job its own --out-dir, or remove "
+      "the earlier one");
+}
+
 // The GPUs ceilings-bench sees; the listing may take 120 s (a CUDA start-up on a sick GPU can hang), or the
 // run's --timeout where that is shorter.
 std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s, double timeout_s);
@@ -707,12 +738,16 @@ int run_measure(const MeasureOptions& o) {
                      " more characters, past 255): shorten it");
   const auto lock = claim_output(out, named);
   ceilings::install_interrupt_handlers();
-  std::string bus_id;  // best effort: health falls back to the NVML index without it
+  std::string bus_id, uuid;  // best effort: health falls back to the NVML index without the bus id
   try {
     for (const auto& d : list_devices(bench, o.kill_grace_s, o.timeout_s))
-      if (d.at("index") == o.device) bus_id = d.at("pci_bus_id").get<std::string>();
+      if (d.at("index") == o.device) {
+        bus_id = d.at("pci_bus_id").get<std::string>();
+        uuid = d.at("uuid").get<std::string>();
+      }
   } catch (const ceilings::Error&) {
   }
+  if (o.out.empty()) check_default_name_is_this_gpu(out, named, o.device, uuid);
   const GpuRun g = measure_gpu(o, bench, o.device, bus_id, out, {"", isatty(STDERR_FILENO) != 0, nullptr});
   if (g.state != GpuState::kDone && !g.profile) throw ceilings::Error(g.exit_code, g.reason);
   const ceilings::Profile& profile = *g.profile;
@@ -926,6 +961,8 @@ int run_all_gpus(const MeasureOptions& o) {
     ceilings::check_output_path(node.gpu(i).profile_path, gpu + "profile)", {bench});
     ceilings::check_output_path(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)", {bench});
     ceilings::check_replaceable_profile(node.gpu(i).profile_path, gpu + "profile)");
+    check_default_name_is_this_gpu(node.gpu(i).profile_path, gpu + "profile)", node.gpu(i).device,
+                                   node.listed(i).at("uuid").get<std::string>());
     ceilings::check_replaceable_output(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)",
                                        "a ceilings-bench JSON output", ceilings::is_bench_json_text);
   }

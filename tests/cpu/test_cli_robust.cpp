@@ -957,6 +957,39 @@ TEST(CliRobust, MeasureOutAndOutDirAreAlternatives) {
   EXPECT_TRUE(has(r.err, "--out excludes --out-dir") || has(r.err, "--out-dir excludes --out")) << r.err;
 }
 
+// A default name holds the GPU's CUDA index, which CUDA_VISIBLE_DEVICES renumbers: every one-GPU Slurm job is
+// "gpu0". A second job's run into the same directory replaced the first GPU's profile with no word (review 28).
+// It is refused (exit 2) and the earlier profile kept; the same GPU again, or a path the user names, replaces it.
+TEST(CliRobust, ADefaultNameNeverReplacesAnotherGpusProfile) {
+  const std::string dir = ceilings::test::scratch_dir("measure_other_gpu");
+  const auto first = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir});
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  std::string profile;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().string().size() > 13 && e.path().string().find(".profile.json") != std::string::npos)
+      profile = e.path().string();
+  ASSERT_FALSE(profile.empty());
+  const std::string before = ceilings::read_text_file(profile);
+  const auto other = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir},
+                             {{"CEILINGS_STANDIN_NODE", "7"}, {"CUDA_VISIBLE_DEVICES", "3"}});
+  EXPECT_EQ(other.exit_code, 2) << other.out << other.err;
+  EXPECT_TRUE(has(other.err, "holds the profile of another GPU (GPU-57a4d100-0000-0000-0000-000000000000")) << other.err;
+  EXPECT_TRUE(has(other.err, "GPU-57a4d100-0000-0000-0007-000000000000")) << other.err;
+  EXPECT_TRUE(has(other.err, "CUDA_VISIBLE_DEVICES=3 numbers the GPUs a job sees from 0")) << other.err;
+  EXPECT_EQ(ceilings::read_text_file(profile), before);
+  const auto all = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir},
+                           {{"CEILINGS_STANDIN_NODE", "7"}});
+  EXPECT_EQ(all.exit_code, 2) << all.out << all.err;
+  EXPECT_TRUE(has(all.err, "GPU 0's profile")) << all.err;
+  EXPECT_TRUE(has(all.err, "the GPUs were renumbered or replaced")) << all.err;
+  EXPECT_EQ(ceilings::read_text_file(profile), before);
+  EXPECT_EQ(run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir}).exit_code, 0);
+  const auto named = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", profile},
+                             {{"CEILINGS_STANDIN_NODE", "7"}});
+  EXPECT_EQ(named.exit_code, 0) << named.out << named.err;
+  EXPECT_TRUE(has(ceilings::read_text_file(profile), "GPU-57a4d100-0000-0000-0007-000000000000"));
+}
+
 // `specs <100000 characters>` echoed all of them in its error message (so did compare, show --ceiling, ...).
 TEST(CliRobust, AnArgumentLongerThanAPathIsRefused) {
   const auto r = run_cli({"specs", std::string(100000, 'a')});
