@@ -32,7 +32,7 @@ std::string Fingerprint::key() const {
          (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
          (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
          (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-") + "\x1f" + host_cpu + "\x1f" +
-         std::to_string(sm_count) + (mig ? "\x1fmig" : "");
+         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + "\x1f" + cublas + "\x1f" + tool;
 }
 
 std::string Fingerprint::model() const {
@@ -56,6 +56,8 @@ std::string Fingerprint::label() const {
   if (gpus_visible) s += ", " + std::to_string(*gpus_visible) + (*gpus_visible == 1 ? " GPU" : " GPUs");
   if (nvlink_own_pairs) s += ", NVLink: " + pairs_text(nvlink_own_pairs);
   if (!host_cpu.empty()) s += ", host " + host_cpu;
+  if (!cublas.empty()) s += ", cuBLAS " + cublas;
+  if (!tool.empty()) s += ", ceilings " + tool;
   return s;
 }
 
@@ -69,7 +71,9 @@ json Fingerprint::to_json() const {
           {"nvlink_pairs", nvlink_own_pairs ? json(pairs_word(nvlink_own_pairs)) : json(nullptr)},
           {"host_cpu", host_cpu},
           {"sm_count", sm_count},
-          {"mig", mig}};
+          {"mig", mig},
+          {"cublas", cublas},
+          {"tool_version", tool}};
 }
 
 std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) const {
@@ -92,6 +96,8 @@ std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) cons
   differ("GPUs visible", count(gpus_visible), count(peers.gpus_visible));
   differ("NVLink pairs", pairs_text(nvlink_own_pairs), pairs_text(peers.nvlink_own_pairs));
   differ("host CPU", host_cpu, peers.host_cpu);
+  differ("cuBLAS", cublas, peers.cublas);
+  differ("ceilings", tool, peers.tool);
   return out;
 }
 
@@ -106,6 +112,8 @@ Fingerprint fingerprint_of(const Profile& p) {
   f.host_cpu = p.cpu;
   f.sm_count = p.device.sm_count;
   f.mig = p.device.is_mig();
+  f.cublas = p.device.cublas;
+  f.tool = p.tool_version;
   for (const Ceiling& c : p.ceilings)
     if (c.name.rfind("nvlink.", 0) == 0)
       if (const auto own = c.detail_number("scope_device")) {
@@ -831,20 +839,27 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       auto is = [](const char* field) {
         return [field](const std::string& d) { return d.rfind(field, 0) == 0; };
       };
-      // Another server model (with or without another NVLink measuring scope): not a node set up otherwise.
+      // How it was measured (the NVLink scope, another cuBLAS or ceilings release): not a node set up otherwise.
+      const auto measured = [&](const std::string& d) {
+        return is("NVLink pairs")(d) || is("cuBLAS")(d) || is("ceilings")(d);
+      };
+      // Another server model (with or without another way of measuring): not a node set up otherwise.
       const bool host_only =
           std::any_of(differences.begin(), differences.end(), is("host CPU")) &&
           std::all_of(differences.begin(), differences.end(),
-                      [&](const std::string& d) { return is("host CPU")(d) || is("NVLink pairs")(d); });
+                      [&](const std::string& d) { return is("host CPU")(d) || measured(d); });
       // As large as the largest and in other servers: no reference between them either way.
       if (host_only && g.members.size() == peers.members.size()) break;
+      // One that differs only in how it was measured (its nvlink ceilings over its own pairs or every pair of the
+      // node, another cuBLAS or ceilings release) is a way of measuring, not a node set up otherwise: no finding,
+      // and no reference either (a GEMM of another cuBLAS is not slower hardware). Too small to be compared within
+      // itself, it is not judged.
+      if (std::all_of(differences.begin(), differences.end(), measured)) {
+        g.measured_unlike = pi;
+        g.differences = differences;
+        break;
+      }
       if (!g.too_small && !host_only) {
-        // One that differs only in how its nvlink ceilings were measured (its own pairs or every pair of the
-        // node) is a way of measuring, not a node set up otherwise.
-        const bool scope_only = std::all_of(differences.begin(), differences.end(), [](const std::string& d) {
-          return d.rfind("NVLink pairs", 0) == 0;
-        });
-        if (scope_only) break;
         // A group as large as the largest: no reference between them (which half is "unlike" would be the
         // label's alphabet), but the model is set up two ways, and that is named.
         if (g.members.size() == peers.members.size()) {
@@ -1151,6 +1166,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                          std::to_string(rule.min_members) + " needed to name outliers"},
           {"members", members},
           {"peer_group", g.peer_group ? json(*g.peer_group + 1) : json(nullptr)},
+          {"measured_unlike_group", g.measured_unlike ? json(*g.measured_unlike + 1) : json(nullptr)},
           {"differences", g.differences},
           {"host_only", g.host_only},
           {"versus_peers", outliers_json(g.versus_peers, peers_median)},

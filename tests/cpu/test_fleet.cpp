@@ -275,9 +275,54 @@ TEST(Fleet, NvlinkCeilingsOfOwnAndAllPairsAreNotComparedAsOne) {
   const FleetGroup& all = groups[1];
   ASSERT_EQ(all.members.size(), 2u);
   ASSERT_TRUE(all.too_small);
-  ASSERT_TRUE(all.peer_group.has_value());
-  EXPECT_EQ(*all.peer_group, 0u);
+  // Measured another way, not set up another way: no finding, and the other way is no reference for them.
+  EXPECT_FALSE(all.peer_group.has_value());
+  ASSERT_TRUE(all.measured_unlike.has_value());
+  EXPECT_EQ(*all.measured_unlike, 0u);
   EXPECT_EQ(all.differences, std::vector<std::string>{"NVLink pairs all pairs (peers: own pairs)"});
+  EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
+  EXPECT_EQ(count_findings(groups).not_judged, 2u);
+}
+
+// GPUs measured by another cuBLAS or ceilings release are another measurement, not slower hardware: four
+// measured by an older release whose copy kernel read 4% lower would be four outliers among eight, with nothing said of
+// the software (review 30). They are a group of their own, compared within itself; one alone is not judged.
+TEST(Fleet, AnotherCublasOrCeilingsReleaseIsAnotherMeasurement) {
+  FleetGen gen(43, 0.001);
+  const auto fleet_of = [&](int older) {
+    std::vector<FleetMember> fleet;
+    for (int i = 0; i < 8 + older; ++i) {
+      Profile p = gen.gpu(i, 0, i >= 8 ? std::map<std::string, double>{{"hbm.copy", 0.04}} : std::map<std::string, double>{});
+      if (i >= 8) {
+        p.tool_version = "0.0.9";
+        p.device.cublas = "12.9.1";
+      }
+      fleet.push_back({"n" + std::to_string(i), p});
+    }
+    return fleet;
+  };
+  auto groups = analyze_fleet(fleet_of(4), OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_NE(groups[1].fingerprint.label().find(", cuBLAS 12.9.1, ceilings 0.0.9"), std::string::npos)
+      << groups[1].fingerprint.label();
+  EXPECT_EQ(groups[1].fingerprint.to_json().at("tool_version"), "0.0.9");
+  EXPECT_EQ(groups[1].differences,
+            (std::vector<std::string>{"cuBLAS 12.9.1 (peers: " + fixture().device.cublas + ")",
+                                      "ceilings 0.0.9 (peers: " + fixture().tool_version + ")"}));
+  FleetFindings found = count_findings(groups);
+  EXPECT_EQ(found.outliers, 0u);
+  EXPECT_EQ(found.unlike_peers, 0u);
+  EXPECT_EQ(found.not_judged, 0u);
+  groups = analyze_fleet(fleet_of(1), OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  found = count_findings(groups);
+  EXPECT_EQ(found.unlike_peers, 0u);
+  EXPECT_EQ(found.not_judged, 1u);
+  const std::string dir = write_fleet(fleet_of(1), "fleet_older_release");
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("group 1 of the same GPU model was measured differently (cuBLAS 12.9.1"), std::string::npos)
+      << r.out;
 }
 
 // Two 8-GPU nodes measured with their own pairs; on node 1 GPU 3's links run at half rate. Every GPU of that

@@ -34,11 +34,16 @@ struct Fingerprint {
   // difference like a driver's.
   int sm_count = 0;
   bool mig = false;
+  // How it was measured: the cuBLAS the bench ran with and the ceilings version ("" where not recorded). A
+  // GEMM or copy kernel of another release is another measurement, not a slower GPU: GPUs measured by
+  // different ones are in different groups, and a group that differs from its model's largest only in these (and
+  // the NVLink scope) is measured differently, no finding.
+  std::string cublas, tool;
 
   std::string key() const;    // exact, for grouping
   // "NVIDIA H200, 132 SMs, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs" ("MIG instance of 16 SMs" for
   // an instance; ", NVLink: own pairs" or ", NVLink: all pairs" where recorded; ", host <CPU model>" where
-  // recorded)
+  // recorded; ", cuBLAS 13.1.0, ceilings 0.1.0" where recorded)
   std::string label() const;
   // One model to compare: the same GPU name, and either both whole GPUs or MIG instances of one size (SMs and
   // memory).
@@ -237,6 +242,9 @@ struct FleetGroup {
   double z_threshold = 0;            // its threshold for a ceiling every member has (z_threshold_for)
   double own_spread = 0;             // the standard errors of its own median a deficit must exceed (own_spread_for)
   std::vector<MissingCeiling> missing;  // ceilings of the group's statistics a member has no value for
+  // The model's largest group where this one differs from it only in how it was measured (NVLink scope, cuBLAS,
+  // ceilings release; `differences` says which): no finding, not set against it.
+  std::optional<std::size_t> measured_unlike;
 
   // A group of fewer than OutlierRule::min_members profiles is not compared within itself (too_small). Every
   // group but the largest of its GPU model (device name) that has enough members has that group as its
