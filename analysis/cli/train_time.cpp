@@ -160,7 +160,10 @@ int run(const TrainTimeOptions& o) {
     for (const Row& r : rows)
       est.push_back({{"source", r.source},
                      {"label", r.label},
-                     {"peak_flops_per_s", r.peak},
+                     // --achieved-tflops gives the rate and no peak: none, not a peak of 0
+                     {"peak_flops_per_s", r.peak > 0 ? json(r.peak) : json(nullptr)},
+                     {"achieved_flops_per_s_per_gpu",
+                      r.t.seconds > 0 ? json(r.t.total_flops / (r.t.seconds * o.gpus.value)) : json(nullptr)},
                      {"seconds", r.t.seconds},
                      {"days", r.t.days},
                      {"gpu_hours", r.t.gpu_hours}});

@@ -646,6 +646,16 @@ TEST(TrainTimeCli, AnMfuAgainstOnePeakIsOneEstimate) {
     if (e["source"] == "datasheet") EXPECT_NEAR(e["mfu"].get<double>(), 0.4, 1e-12);
   }
   EXPECT_EQ(sources, (std::set<std::string>{"measured", "datasheet"}));
+  for (const json& e : j["estimates"])  // one achieved rate: 40% of the datasheet's 989 TFLOP/s
+    EXPECT_NEAR(e.at("achieved_flops_per_s_per_gpu").get<double>(), 0.4 * 989e12, 1e3) << e.dump();
+  // --achieved-tflops gives the rate and no peak: the JSON says none, not a peak of 0, and the rate given.
+  const auto achieved = test::run_cli({"train-time", "--params", "175e9", "--tokens", "300e9", "--gpus", "1024",
+                                       "--achieved-tflops", "140", "--recompute", "full", "--json"});
+  ASSERT_EQ(achieved.exit_code, 0) << achieved.err;
+  const json a = json::parse(achieved.out);
+  ASSERT_EQ(a.at("estimates").size(), 1u);
+  EXPECT_TRUE(a["estimates"][0].at("peak_flops_per_s").is_null()) << a.dump();
+  EXPECT_NEAR(a["estimates"][0].at("achieved_flops_per_s_per_gpu").get<double>(), 140e12, 1e3);
   // 95% of the datasheet is 117% of the fixture's measured 800 TFLOP/s: an inconsistent input, as in `mfu`.
   r = test::run_cli({"train-time", "--params", "8e9", "--tokens", "15e12", "--gpus", "1024", "--mfu", "0.95",
                      "--mfu-against", "datasheet", "--profile", kProfile});
