@@ -117,9 +117,14 @@ int main(int argc, char** argv) {
   CLI::App app("ceilings: measured GPU ceilings, and the MFU/MBU/roofline analysis that uses them", "ceilings");
   app.set_version_flag("--version", std::string("ceilings ") + CEILINGS_VERSION + " (" + ceilings::git_describe() + ")");
   app.require_subcommand(1);
+  // What scripts branch on, in every --help (the README's "Exit codes everywhere").
+  const std::string exit_codes = "Exit codes: 0 ok / pass, 1 a verdict failed, 2 usage or bad input, 3 incomplete (no "
+                                 "GPU, could not measure, a check could not run, the output could not be written).";
+  app.footer(exit_codes);
   std::map<CLI::App*, cli::Runner> runners;
   for (const auto& reg : cli::subcommands()) {
     CLI::App* sub = app.add_subcommand(reg.name, reg.description);
+    sub->footer(exit_codes);
     runners[sub] = reg.setup(*sub);
     cli::harden_options(*sub);
   }

@@ -18,6 +18,20 @@ TEST(AnalysisCli, ListedInTopLevelHelp) {
   for (const char* s : kSubcommands) EXPECT_NE(r.out.find(std::string("  ") + s), std::string::npos) << s;
 }
 
+// Scripts branch on the exit code: every --help says what each means (it was in the README alone).
+TEST(AnalysisCli, EveryHelpNamesTheExitCodes) {
+  std::vector<std::string> all = {"measure", "show", "qualify", "fleet", "health", "self-test"};
+  for (const char* s : kSubcommands) all.push_back(s);
+  for (const std::string& s : all) {
+    const auto help = run_cli({s, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << s;
+    EXPECT_NE(help.out.find("Exit codes: 0 ok / pass, 1 a verdict failed, 2 usage or bad input, 3 incomplete"),
+              std::string::npos)
+        << s << help.out;
+  }
+  EXPECT_NE(run_cli({"--help"}).out.find("Exit codes: 0 ok / pass"), std::string::npos);
+}
+
 TEST(AnalysisCli, HelpExits0AndUnknownOptionExits2) {
   for (const char* s : kSubcommands) {
     const auto help = run_cli({s, "--help"});
