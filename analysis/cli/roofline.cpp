@@ -2,6 +2,8 @@
 // where workload points (or a model's prefill and decode steps) sit, and an SVG picture.
 #include "ceilings/roofline.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "ceilings/memory.hpp"
@@ -197,9 +199,17 @@ int run(const RooflineOptions& o) {
     t.right_aligned = {false, true, true, true, false, true, false, true, true};
     return t;
   };
+  // An intensity with two decimals where that shows it (0.01 to a million), else three significant digits: 1e-3
+  // FLOP/B was "0.00", 1e13 "10000000000000.00".
+  auto intensity_text = [](double x) {
+    if (x == 0 || (std::fabs(x) >= 0.01 && std::fabs(x) < 1e6)) return format_fixed(x, 2);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", x);
+    return std::string(buf);
+  };
   auto add = [&](Table& t, const std::string& name, double flops, double bytes, const Placement& p) {
     const auto& m = p.measured;
-    t.add_row({name, format_quantity(flops, pc.unit == "OP/s" ? "OP" : "FLOP"), format_quantity(bytes, "B"), format_fixed(p.intensity, 2),
+    t.add_row({name, format_quantity(flops, pc.unit == "OP/s" ? "OP" : "FLOP"), format_quantity(bytes, "B"), intensity_text(p.intensity),
                m.available ? m.bound_by : "-", m.available ? format_quantity(m.attainable, pc.unit) : "-",
                m.available ? (m.memory_bound ? "memory-bound" : "compute-bound") : "-",
                m.available ? format_quantity(m.time_s, "s") : "-",

@@ -486,6 +486,21 @@ TEST(RooflineCli, ARoofThatWasNotMeasuredSaysWhy) {
   EXPECT_NE(test::run_cli({"roofline", "--profile", kProfile, "--dtype", "fp9"}).err.find("fp9"), std::string::npos);
 }
 
+// The table's intensity column shows a small or huge intensity as it is: 1e-3 FLOP/B printed "0.00" and 1e13
+// "10000000000000.00"; between 0.01 and a million it keeps two decimals.
+TEST(RooflineCli, IntensitiesOfEveryScaleAreReadable) {
+  const auto r = test::run_cli({"roofline", "--profile", kProfile, "--point", "low:1e9:1e12", "--point", "high:1e22:1e9",
+                                "--point", "mid:1e12:1e9"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto row = [&](const std::string& name) {
+    const std::size_t at = r.out.find("\n" + name + " ");
+    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(row("low").find(" 0.001 "), std::string::npos) << r.out;
+  EXPECT_NE(row("high").find(" 1e+13 "), std::string::npos) << r.out;
+  EXPECT_NE(row("mid").find(" 1000.00 "), std::string::npos) << r.out;
+}
+
 // A point far below every roof is left out of the picture and named, not drawn over the axis labels.
 TEST(RooflineSvg, APointBelowTheAxisIsNamedNotDrawnOutside) {
   const std::string dir = test::scratch_dir("roofline_offscale");
