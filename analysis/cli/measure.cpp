@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -836,17 +837,45 @@ class NodeRun {
         compared.push_back(ceilings::with_pair_medians(*gpus_[i].profile));
         members->push_back(i);
       }
-    std::vector<const ceilings::Profile*> profiles;
-    for (const auto& p : compared) profiles.push_back(&p);
     ceilings::OutlierRule rule;
     rule.use_z = false;
     rule.margin = o_.margin_pct / 100.0;
-    const auto stats = ceilings::ceiling_statistics(profiles);
     unstable->clear();
-    auto outliers = ceilings::find_outliers(profiles, stats, rule, /*members_in_sample=*/true, unstable);
-    // Half a node slower alike (one socket's PCIe switch) moves the median to it: a gap that splits the node in
-    // two is found too, and those GPUs are set against the faster ones' median.
-    ceilings::add_population_splits(profiles, rule, outliers, unstable);
+    // GPUs of one model are each other's peers (a server with two models, a workstation's display GPU beside its
+    // compute GPUs): each model is compared within itself, as `fleet` groups them.
+    std::map<std::string, std::vector<std::size_t>> by_model;  // model -> indices into `compared`
+    for (std::size_t k = 0; k < compared.size(); ++k) by_model[ceilings::fingerprint_of(compared[k]).model()].push_back(k);
+    std::vector<ceilings::Outlier> outliers;
+    std::vector<std::string> too_few;  // models with fewer GPUs than a comparison needs
+    std::size_t gpus_compared = 0, largest = 0;
+    double own_spread = rule.own_spread;
+    for (const auto& [model, ks] : by_model) {
+      if (ks.size() < rule.min_members) {
+        too_few.push_back(std::to_string(ks.size()) + " " + model);
+        continue;
+      }
+      std::vector<const ceilings::Profile*> profiles;
+      for (std::size_t k : ks) profiles.push_back(&compared[k]);
+      const auto stats = ceilings::ceiling_statistics(profiles);
+      std::vector<ceilings::Outlier> found, wide;
+      found = ceilings::find_outliers(profiles, stats, rule, /*members_in_sample=*/true, &wide);
+      // Half a node slower alike (one socket's PCIe switch) moves the median to it: a gap that splits the node in
+      // two is found too, and those GPUs are set against the faster ones' median.
+      ceilings::add_population_splits(profiles, rule, found, &wide);
+      for (auto* list : {&found, &wide})
+        for (ceilings::Outlier& out : *list) out.member = ks[out.member];  // back to an index into `members`
+      outliers.insert(outliers.end(), found.begin(), found.end());
+      unstable->insert(unstable->end(), wide.begin(), wide.end());
+      gpus_compared += ks.size();
+      if (ks.size() > largest) {
+        largest = ks.size();
+        own_spread = ceilings::own_spread_for(rule, ceilings::compared_values(profiles, stats, rule));
+      }
+    }
+    std::sort(outliers.begin(), outliers.end(), [](const ceilings::Outlier& a, const ceilings::Outlier& b) {
+      return a.worst_deficit() > b.worst_deficit();
+    });
+    gpus_compared_ = gpus_compared;
     const auto listed = [&](const std::vector<ceilings::Outlier>& list) {
       ceilings::json gpus = ceilings::json::array();
       for (const auto& out : list) {
@@ -863,19 +892,25 @@ class NodeRun {
       return gpus;
     };
     comparison_ = {{"margin", rule.margin},
-                   {"own_spread_standard_errors",
-                    ceilings::own_spread_for(rule, ceilings::compared_values(profiles, stats, rule))},
-                   {"gpus_compared", profiles.size()},
-                   {"compared", profiles.size() >= rule.min_members},
+                   {"own_spread_standard_errors", own_spread},  // the largest model's; each deviation has its own
+                   {"gpus_compared", gpus_compared},
+                   {"compared", gpus_compared > 0},
                    {"below_peers", listed(outliers)},
                    {"unstable", listed(*unstable)}};
-    if (profiles.size() < rule.min_members)
-      comparison_["note"] = "fewer than " + std::to_string(rule.min_members) + " finished GPUs: no comparison";
+    std::string left_out;
+    for (const std::string& m : too_few) left_out += (left_out.empty() ? "" : "; ") + m;
+    if (gpus_compared == 0)
+      comparison_["note"] = "fewer than " + std::to_string(rule.min_members) + " finished GPUs of one model: no comparison";
+    else if (!left_out.empty())
+      comparison_["note"] = "not compared (fewer than " + std::to_string(rule.min_members) +
+                            " finished GPUs of their model): " + left_out;
     write_locked();
     return outliers;
   }
 
   const std::string& path() const { return path_; }
+  // The finished GPUs compare() set against peers of their model (after it ran).
+  std::size_t gpus_compared() const { return gpus_compared_; }
   // Read once every GPU's run has ended (no writer left).
   const std::string& summary_problem() const { return summary_problem_; }
 
@@ -924,6 +959,7 @@ class NodeRun {
     }
   }
   std::string summary_problem_;  // why the last write of the summary failed, "" when it was written
+  std::size_t gpus_compared_ = 0;
 
   const MeasureOptions& o_;
   std::string path_;
@@ -1025,16 +1061,21 @@ int run_all_gpus(const MeasureOptions& o) {
                state_name(g.state), result});
   }
   std::cout << ceilings::render(t, ceilings::Format::kTable);
-  if (members.size() < 3)
-    std::cout << "\nnode comparison: needs at least 3 finished GPUs (" << members.size() << " finished)\n";
-  else if (outliers.empty())
+  if (node.gpus_compared() == 0)
+    std::cout << "\nnode comparison: needs at least 3 finished GPUs of one model (" << members.size() << " finished)\n";
+  else if (node.gpus_compared() < members.size())
+    std::cout << "\nnode comparison: " << node.gpus_compared() << " of " << members.size()
+              << " finished GPUs compared (each model within itself; fewer than 3 of a model are not compared)\n";
+  if (node.gpus_compared() == 0) {
+  } else if (outliers.empty()) {
     std::cout << "\nnode comparison: no GPU " << (unstable.empty() ? "" : "judged ") << "more than "
               << ceilings::format_percent(o.margin_pct / 100.0) << " below the node median"
               << (unstable.empty() ? "" : ", " + std::to_string(unstable.size()) + " GPU(s) unstable (not judged)")
               << "\n";
-  else if (unstable_only > 0)
+  } else if (unstable_only > 0) {
     std::cout << "\nnode comparison: " << outliers.size() << " GPU(s) below their peers, " << unstable_only
               << " GPU(s) unstable (not judged)\n";
+  }
   // `heading` after the GPU; each ceiling against its median, and `within` (the GPU's own spread) where given.
   const auto show = [&](const ceilings::Outlier& out, const std::string& heading, bool within) {
     const GpuRun& g = node.gpu(members[out.member]);

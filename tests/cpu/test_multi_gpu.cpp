@@ -206,6 +206,34 @@ TEST(MultiGpu, HalfANodeSlowerAlikeIsNamed) {
   for (const json& b : below) EXPECT_GE(b.at("index").get<int>(), 4);
 }
 
+// A GPU of another model in the node (a display GPU, a mixed server) is no peer of the others: each model is
+// compared within itself. A GPU half as fast named "another model" failed the node as below its peers (review 30).
+TEST(MultiGpu, EachModelIsComparedWithinItself) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_two_models");
+  const Env env{{"CEILINGS_STANDIN_DEVICES", "4"}, {"CEILINGS_STANDIN_NAME_3", "NVIDIA RTX A400"},
+                {"CEILINGS_STANDIN_SCALE_3", "0.5"}};
+  const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir}, env, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("is below its peers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("node comparison: 3 of 4 finished GPUs compared"), std::string::npos) << r.out;
+  json s = summary_of(dir);
+  EXPECT_EQ(s.at("comparison").at("gpus_compared"), 3);
+  EXPECT_TRUE(s["comparison"].at("below_peers").empty()) << s.dump(2);
+  EXPECT_NE(s["comparison"].at("note").get<std::string>().find("1 NVIDIA RTX A400"), std::string::npos) << s.dump(2);
+  // Within the three of one model a slow one is still named.
+  Env slow = env;
+  slow.push_back({"CEILINGS_STANDIN_SCALE_1", "0.9"});
+  const auto r2 = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir}, slow, 60);
+  EXPECT_EQ(r2.exit_code, 1) << r2.out << r2.err;
+  EXPECT_NE(r2.out.find("GPU 1 (GPU-57a4d100-0000-0000-0000-000000000001, 00000000:01:00.0) is below its peers"),
+            std::string::npos)
+      << r2.out;
+  EXPECT_EQ(r2.out.find("GPU 3 ("), std::string::npos) << r2.out;
+  s = summary_of(dir);
+  ASSERT_EQ(s.at("comparison").at("below_peers").size(), 1u) << s.dump(2);
+  EXPECT_EQ(s["comparison"]["below_peers"][0].at("index"), 1);
+}
+
 TEST(MultiGpu, NamesTheGpuBelowItsPeers) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_below_peers");
   const Env env{{"CEILINGS_STANDIN_DEVICES", "4"}, {"CEILINGS_STANDIN_SCALE_2", "0.9"},

@@ -6,6 +6,8 @@
 //   CEILINGS_STANDIN_MODE=M           mode of every device (default valid)
 //   CEILINGS_STANDIN_MODE_<i>=M       mode of device i
 //   CEILINGS_STANDIN_SCALE_<i>=F      multiplies device i's fake rates (F < 1: a slow GPU)
+//   CEILINGS_STANDIN_NAME_<i>=NAME    device i's name (default "ceilings stand-in (fake device, not a GPU)"):
+//                                     another GPU model in the node
 //   CEILINGS_STANDIN_CV_<i>=C         the cv of device i's samples (default 0.004, converged; above it the
 //                                     sampling stopped at its cap): C 0.3 is a GPU too noisy to judge
 //   CEILINGS_STANDIN_SLEEP=S          seconds the slow and sleep modes wait (default 2)
@@ -64,6 +66,11 @@ using nlohmann::json;
 std::string env_or(const std::string& name, const std::string& fallback) {
   const char* v = std::getenv(name.c_str());
   return v && *v ? v : fallback;
+}
+
+// Device i's name: another model where CEILINGS_STANDIN_NAME_<i> says so.
+std::string device_name(int i) {
+  return env_or("CEILINGS_STANDIN_NAME_" + std::to_string(i), "ceilings stand-in (fake device, not a GPU)");
 }
 
 struct Args {
@@ -137,7 +144,7 @@ bool g_empty_device = false;  // nodevice: the device record is {}
 int write_cases(const Args& a, double scale, std::size_t count, bool finish, const std::string& rename_first = "") {
   const std::string index = std::to_string(a.device);
   json device = {{"index", a.device},
-                 {"name", "ceilings stand-in (fake device, not a GPU)"},
+                 {"name", device_name(a.device)},
                  {"uuid", fake_uuid(a.device)},
                  {"pci_bus_id", "00000000:" + std::string(a.device < 10 ? "0" : "") + index + ":00.0"},
                  {"compute_capability", "9.0"},
@@ -240,7 +247,7 @@ int main(int argc, char** argv) {
   if (a.list_devices) {
     for (int i = 0; i < devices; ++i)
       std::printf("%s\n", json{{"index", i},
-                               {"name", "ceilings stand-in (fake device, not a GPU)"},
+                               {"name", device_name(i)},
                                {"uuid", fake_uuid(i)},
                                {"pci_bus_id", "00000000:0" + std::to_string(i) + ":00.0"}}
                               .dump()
