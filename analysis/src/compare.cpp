@@ -141,10 +141,17 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   for (const auto& [n, per_watt] : rows) {
     // The unit as the profiles recorded it (a family this version does not know has its own), else the family's.
     std::string unit = unit_for(n);
+    std::optional<std::size_t> first;  // the first profile that has it
     for (std::size_t i = 0; i < c.devices.size(); ++i)
       if (const Ceiling* ce = n != "memory.capacity" ? find(i, n) : nullptr) {
-        unit = ce->unit;
-        break;
+        if (!first) {
+          first = i;
+          unit = ce->unit;
+        } else if (ce->unit != unit) {  // a family this version does not know, recorded two ways: not one row
+          throw InputError("ceiling '" + n + "' is in " + (unit.empty() ? "no unit" : unit) + " in '" +
+                           c.devices[*first].origin + "' and in " + (ce->unit.empty() ? "no unit" : ce->unit) +
+                           " in '" + c.devices[i].origin + "': not comparable");
+        }
       }
     CompareRow row{per_watt ? n + " per W" : n, unit + (per_watt ? "/W" : ""), {}};
     bool any = false;

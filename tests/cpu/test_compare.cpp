@@ -54,6 +54,33 @@ TEST(Compare, TwoProfiles) {
   EXPECT_EQ(csv_number(std::numeric_limits<double>::quiet_NaN()), "");
 }
 
+// A ceiling of a family this version does not know takes its unit from the profile: recorded in B/s in one and
+// in s in the other, the row printed 400 GB/s beside "2.00e-05 B/s" and a ratio of 0.00x (review 30). Refused,
+// as qualify --baseline refuses it.
+TEST(Compare, OneCeilingInTwoUnitsIsRefused) {
+  const std::string dir = test::scratch_dir("compare_units");
+  const json base = parse_json_text(read_text_file(kH200), "fixture");
+  const auto write = [&](const std::string& name, const char* unit, double value) {
+    json d = base;
+    json c = d["ceilings"][0];
+    c["name"] = "nccl.allreduce";
+    c["unit"] = unit;
+    c["value"] = value;
+    c.erase("datasheet");
+    d["ceilings"].push_back(c);
+    write_file_atomic(dir + "/" + name, d.dump());
+    return dir + "/" + name;
+  };
+  const std::string rate = write("rate.profile.json", "B/s", 4e11), time = write("time.profile.json", "s", 2e-5);
+  EXPECT_EQ(test::run_cli({"compare", rate, rate}).exit_code, 0);
+  const auto r = test::run_cli({"compare", rate, time});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("ceiling 'nccl.allreduce' is in B/s in '" + rate + "' and in s in '" + time +
+                       "': not comparable"),
+            std::string::npos)
+      << r.err;
+}
+
 // A measured ratio within 2 standard errors of the two medians of 1 is marked as noise; past them, or against a
 // datasheet, or without a spread, it is not.
 TEST(Compare, ARatioWithinTheMeasurementsNoiseIsMarked) {
