@@ -305,6 +305,9 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
               u.state, unfinished_text(u, false));
   for (std::size_t i : health.cut_short)
     add_plain(row(group_of[i], "cut short", i), "", "a timeout or an interrupt stopped its run: not measured in full");
+  for (std::size_t i : health.other_gpu)
+    add_plain(row(group_of[i], "health of another GPU", i), "",
+              "its health section was recorded on another GPU: its own health is not known");
   if (hosts) {
     for (const std::string& h : hosts->missing)
       add_plain({"", "missing host", printable_text(h), "", "", ""}, "",
@@ -464,6 +467,12 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   if (health.incomplete > 0)
     out += std::string(md && !health.faults.empty() ? "\n" : "") + std::to_string(health.incomplete) + " profile(s) could not be judged in full (no health section, or a "
            "check that could not run): `ceilings qualify` on each says why\n";
+  if (!health.other_gpu.empty()) {
+    out += std::to_string(health.other_gpu.size()) + " profile(s) whose health section was recorded on another GPU "
+           "(files mixed up: its own health is not known; measure it again):";
+    for (std::size_t i : health.other_gpu) out += " " + printable_text(in.members[i].path);
+    out += "\n";
+  }
   if (!health.cut_short.empty()) {
     out += std::to_string(health.cut_short.size()) + " profile(s) of a run a timeout or an interrupt cut short (the "
            "cases it stopped are not measured: measure again without the limit):";
@@ -610,7 +619,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       return kExitFailed;
     // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
     // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
-    return found.not_judged > 0 || found.unstable > 0 || !in.skipped.empty() || !in.unfinished.empty() || !health.cut_short.empty() ||
+    return found.not_judged > 0 || found.unstable > 0 || !in.skipped.empty() || !in.unfinished.empty() || !health.cut_short.empty() || !health.other_gpu.empty() ||
                    (hosts && !hosts->missing.empty()) || in.members.empty()
                ? kExitIncomplete
                : kExitOk;

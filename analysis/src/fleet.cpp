@@ -977,6 +977,7 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
     FleetHealthFault f{i, {}};
     bool incomplete = false;
     for (Check& c : checks) {
+      if (c.rule == "same GPU") h.other_gpu.push_back(i);  // the section belongs to another GPU: none of this one
       if (c.status == CheckStatus::kFail) f.failed.push_back(std::move(c));
       else if (c.status == CheckStatus::kIncomplete) incomplete = true;
     }
@@ -1229,6 +1230,11 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"health", {{"faults", faults}, {"incomplete", health.incomplete}, {"cut_short", [&] {
                         json list = json::array();
                         for (std::size_t i : health.cut_short) list.push_back(gpu_identity(input.members[i]));
+                        return list;
+                      }()},
+                      {"other_gpu", [&] {
+                        json list = json::array();
+                        for (std::size_t i : health.other_gpu) list.push_back(gpu_identity(input.members[i]));
                         return list;
                       }()},
                       {"rules", "qualify's health checks, measurement errors, datasheet fractions and ceiling "

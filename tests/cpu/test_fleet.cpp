@@ -581,6 +581,39 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
   EXPECT_EQ(b.raw.at("baseline").at("left_out"), json::array({name + " (2)"}));
 }
 
+// A profile whose health section was recorded on another GPU (files mixed up) says nothing of its own GPU's
+// health: qualify calls it incomplete, and fleet exited 0 with it only counted (review 30). The run is incomplete,
+// and the profile is named.
+TEST(Fleet, AHealthSectionOfAnotherGpuMakesTheRunIncomplete) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_other_gpu_health");
+  const json base = parse_json_text(ceilings::read_text_file(std::string(CEILINGS_FIXTURES) +
+                                                            "/profiles/h200-qualify.profile.json"),
+                                    "fixture");
+  for (int i = 0; i < 4; ++i) {
+    json d = base;
+    const std::string uuid = "GPU-00000000-1111-2222-3333-00000000000" + std::to_string(i);
+    d["device"]["uuid"] = uuid;
+    d["device"]["index"] = i;
+    d["health"]["device"]["uuid"] = i == 2 ? std::string("GPU-00000000-1111-2222-3333-000000000009") : uuid;
+    std::ofstream(dir + "/gpu" + std::to_string(i) + ".profile.json") << d.dump();
+  }
+  const FleetInput in = load_fleet({dir});
+  const FleetHealth h = fleet_health(in.members);
+  ASSERT_EQ(h.other_gpu.size(), 1u);
+  EXPECT_EQ(in.members[h.other_gpu[0]].profile.device.uuid, "GPU-00000000-1111-2222-3333-000000000002");
+  EXPECT_TRUE(h.faults.empty());
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 profile(s) whose health section was recorded on another GPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gpu2.profile.json"), std::string::npos) << r.out;
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  ASSERT_EQ(j.at("health").at("other_gpu").size(), 1u);
+  EXPECT_EQ(j["health"]["other_gpu"][0].at("uuid"), "GPU-00000000-1111-2222-3333-000000000002");
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 3);
+  EXPECT_NE(csv.out.find(",health of another GPU,"), std::string::npos) << csv.out;
+}
+
 // A rate past what the GPU can attain is a timing or counting fault, as qualify's plausible row calls it: above
 // its peers, no median names it (it passed, exit 0). A site's rules file (`--rules`) is read as qualify reads it:
 // a power cap set low on purpose, said there, fails no GPU; a limit it sets for a ceiling is judged.

@@ -316,6 +316,9 @@ struct FleetHealth {
   // Members a timeout or an interrupt cut short (a case stopped while it ran, as `measure` words it): not
   // judged in full, whatever else they show (qualify's exit 3, not a measurement that failed).
   std::vector<std::size_t> cut_short;  // indices into the members
+  // Members whose health section was recorded on another GPU than the profile's (files mixed up): their health
+  // is not known, and the run is incomplete (as qualify's "same GPU" row).
+  std::vector<std::size_t> other_gpu;
   std::string rules_origin;            // where the rules came from (Rules::origin)
 };
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& rules = default_rules());
