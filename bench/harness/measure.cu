@@ -245,10 +245,13 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     std::this_thread::sleep_for(std::chrono::duration<double>(spec.cooldown_s));
   }
 
-  // Warm-up: module load, clocks ramping, caches of the library; at least 3 units and spec.warmup_s.
+  // Warm-up: module load, clocks ramping, caches of the library; at least spec.min_warmup_units units (one at
+  // least: its time sizes the samples) and spec.warmup_s.
   const auto warm_start = clock::now();
   double unit_s = 0;
-  for (int i = 0; i < 3 || std::chrono::duration<double>(clock::now() - warm_start).count() < spec.warmup_s; ++i) {
+  const int min_warmup = std::max(1, spec.min_warmup_units);
+  for (int i = 0;
+       i < min_warmup || std::chrono::duration<double>(clock::now() - warm_start).count() < spec.warmup_s; ++i) {
     const auto t = run_sample(1, spec.blocking_kernel);
     if (!t) throw timed_out();
     unit_s = *t;

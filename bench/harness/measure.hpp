@@ -134,9 +134,11 @@ struct MeasureSpec {
   // is a fixed number of samples, since taking more while its rate drifts (the power cap starting to act)
   // measures the cap, not the burst.
   int max_samples = 0;
-  // The warm-up before the samples: at least 3 units and this long (module loads, library caches, clocks
-  // leaving idle). A burst shortens it: on the H200 50 ms of GEMMs was enough for the power cap to act.
+  // The warm-up before the samples: at least min_warmup_units one-unit samples and this long (module loads,
+  // library caches, clocks leaving idle). A burst shortens it: on the H200 50 ms of GEMMs was enough for the
+  // power cap to act, and 3 one-unit samples of a 4.6 ms DGEMM (each with its pre-roll unit) ran 28 ms.
   double warmup_s = 0.05;
+  int min_warmup_units = 3;
   // Units every sample runs untimed between the blocking kernel and its start event, so the timed units
   // start on a busy GPU: what an idle-to-busy step costs (clocks and power management reacting, the
   // first launch's ramp) stays out of the sample. Counted in total_units.
