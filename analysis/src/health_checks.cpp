@@ -494,8 +494,9 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
   Check c = make_check("health", "PCIe replay rate");
   std::string link;
   const double limit = replay_limit_per_minute(s, link);
-  c.threshold = limit;
-  c.unit = "";
+  // In SI (per second) with its unit, as every check's number; the texts say it per minute, as DCGM does.
+  c.threshold = limit / 60.0;
+  c.unit = "1/s";
   c.source = link.empty() ? "health rule pcie_replays (DCGM's limit for an unknown link: 8 replays per minute)"
                           : "health rule pcie_replays (DCGM's expected rate for " + link +
                                 ": a 1e-12 bit error rate per lane)";
@@ -512,7 +513,7 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
   } else {
     const double minutes = std::max(1.0, snapshot_seconds(s) / 60.0);
     const double rate = (r.values[1] - r.values[0]) / minutes;
-    c.measured = rate;
+    c.measured = rate / 60.0;
     c.measured_text = format_fixed(rate, 1) + "/min";
     c.threshold_text = "<= " + format_fixed(limit, 0) + "/min";
     c.status = rate > limit ? CheckStatus::kFail : CheckStatus::kPass;
@@ -1154,6 +1155,7 @@ void check_temperature_limit(const HealthSection& s, const char* metric, const c
   Check c = make_check("health", rule);
   c.measured = *hottest;
   c.threshold = *limit;
+  c.unit = "°C";  // as NVML reports it (the one number of a check not in an SI base unit)
   c.measured_text = format_fixed(*hottest, 0) + " C";
   c.threshold_text = "< " + format_fixed(*limit, 0) + " C";
   c.source = "health rule slowdown (NVML " + std::string(metric) + " and its " + limit_name + ", " + limit_metric + ")";

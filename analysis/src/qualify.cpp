@@ -546,6 +546,7 @@ void sm_count_check(const Profile& p, std::vector<Check>& out) {
   k.measured = p.device.sm_count;
   k.measured_text = std::to_string(p.device.sm_count) + " SMs" + (is_mig(p) ? " (a MIG instance)" : "");
   k.threshold_text = known ? std::to_string(spec->sm_count) + " SMs" : "the whole GPU";
+  if (known) k.threshold = spec->sm_count;
   k.source = known ? "datasheet " + spec->name : "the datasheet (whole GPUs)";
   if (is_mig(p)) {
     k.status = CheckStatus::kIncomplete;

@@ -541,7 +541,10 @@ namespace {
 void three_gpus(const std::string& dir) {
   for (int i = 0; i < 3; ++i)
     profile_with(dir, "n" + std::to_string(i) + ".profile.json",
-                 [i](json& d) { d["device"]["uuid"] = "GPU-robust-" + std::to_string(i); });
+                 [i](json& d) {
+                   d["device"]["uuid"] = "GPU-robust-" + std::to_string(i);
+                   if (d.contains("health")) d["health"]["device"]["uuid"] = d["device"]["uuid"];  // the same GPU's
+                 });
 }
 }  // namespace
 
@@ -682,7 +685,10 @@ TEST(CliRobust, FleetOutputOptionsAreCheckedBeforeTheReport) {
   const std::string two = test::scratch_dir("robust_fleet_two");
   for (int i = 0; i < 2; ++i)
     profile_with(two, "n" + std::to_string(i) + ".profile.json",
-                 [i](json& d) { d["device"]["uuid"] = "GPU-two-" + std::to_string(i); });
+                 [i](json& d) {
+                   d["device"]["uuid"] = "GPU-two-" + std::to_string(i);
+                   if (d.contains("health")) d["health"]["device"]["uuid"] = d["device"]["uuid"];  // the same GPU's
+                 });
   const auto r = run_cli({"fleet", two, "--write-baseline", two + "/b.json"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(has(r.err, "has 2 profile(s); a baseline is the median of at least 3 GPUs")) << r.err;

@@ -435,6 +435,14 @@ TEST(HealthChecks, HealthyPassesAndEachFaultFailsItsOwnCheck) {
   s = healthy_section();
   s.after->metrics["pcie.replays"] = HealthMetric::of(400);  // 390 in 10 minutes: 39/min, above Gen5 x16's 31
   EXPECT_EQ(failing(health_checks(s, rules)), std::set<std::string>{"PCIe replay rate"});
+  // The numbers in SI with their unit (csv and json), the texts per minute as DCGM says it.
+  for (const Check& c : health_checks(s, rules))
+    if (c.rule == "PCIe replay rate") {
+      EXPECT_EQ(c.unit, "1/s");
+      EXPECT_NEAR(*c.measured, 39.0 / 60.0, 1e-12);
+      EXPECT_NEAR(*c.threshold, 31.0 / 60.0, 1e-12);
+      EXPECT_EQ(c.measured_text, "39.0/min");
+    }
   s.after->metrics["pcie.replays"] = HealthMetric::of(0);  // went back: reset between the snapshots
   EXPECT_EQ(status_of(health_checks(s, rules), "PCIe replay rate"), "incomplete");
   s = healthy_section();
@@ -632,8 +640,11 @@ TEST(HealthChecks, AGpuAtItsSlowdownTemperatureFails) {
   const auto checks = health_checks(s, HealthRules{});
   EXPECT_EQ(status_of(checks, "GPU temperature"), "fail");
   for (const Check& c : checks)
-    if (c.rule == "GPU temperature")
+    if (c.rule == "GPU temperature") {
       EXPECT_NE(c.reason.find("91 C, at or above its slowdown threshold of 87 C"), std::string::npos) << c.reason;
+      EXPECT_EQ(c.unit, "°C");  // the csv's unit column says what its numbers are in
+      EXPECT_EQ(*c.measured, 91.0);
+    }
   HealthRules off;
   off.slowdown = false;
   EXPECT_EQ(status_of(health_checks(s, off), "GPU temperature"), "absent");

@@ -995,6 +995,8 @@ TEST(Qualify, AMigInstanceIsNotJudgedAgainstTheWholeGpusDatasheet) {
   EXPECT_EQ(sms.status, CheckStatus::kPass);
   EXPECT_EQ(sms.measured_text, "132 SMs");
   EXPECT_EQ(sms.threshold_text, "132 SMs");
+  ASSERT_TRUE(sms.threshold.has_value());  // the csv's threshold column holds the number its text says
+  EXPECT_EQ(*sms.threshold, 132.0);
 
   Profile mig = fixture();
   mig.device.board_uuid = mig.device.uuid;  // the health section names the board, as NVML does
