@@ -225,8 +225,9 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
                          const std::optional<HostCheck>& hosts) {
   Table t;
   // Numbers as stored (SI base units, the deficit a fraction), the unit in a column of its own: a file to parse.
-  t.columns = {"group", "finding", "host", "gpu", "uuid", "pci bus id", "ceiling or check", "value", "unit",
-               "reference median", "worse than median", "z", "rule", "threshold", "threshold from", "reason"};
+  // snake_case, as every csv header (a script names the columns)
+  t.columns = {"group", "finding", "host", "gpu", "uuid", "pci_bus_id", "ceiling_or_check", "value", "unit",
+               "reference_median", "worse_than_median", "z", "rule", "threshold", "threshold_from", "reason"};
   std::vector<std::size_t> group_of(in.members.size(), 0);
   for (std::size_t gi = 0; gi < groups.size(); ++gi)
     for (std::size_t m : groups[gi].members) group_of[m] = gi;

@@ -1119,7 +1119,7 @@ std::string render_qualify(const QualifyResult& r, Format format) {
   if (format == Format::kCsv) {
     Table t;
     t.columns = {"check",          "rule",           "result", "measured",       "threshold",
-                 "unit",           "measured_text",  "threshold_text", "threshold from", "reason"};
+                 "unit",           "measured_text",  "threshold_text", "threshold_from", "reason"};
     for (const Check& c : r.checks)
       t.add_row({c.subject, c.rule, status_name(c.status), csv_number(c.measured), csv_number(c.threshold), c.unit,
                  measured_display(c), threshold_display(c), c.source, c.reason});

@@ -550,6 +550,10 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
   EXPECT_EQ(csv.exit_code, 1);
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 1) << csv.out;
   EXPECT_NE(csv.out.find(",health fault,"), std::string::npos) << csv.out;
+  EXPECT_EQ(csv.out.rfind("group,finding,host,gpu,uuid,pci_bus_id,ceiling_or_check,value,unit,reference_median,"
+                          "worse_than_median,z,rule,threshold,threshold_from,reason\n", 0),
+            0u)
+      << csv.out;  // snake_case, as every csv header
   EXPECT_NE(csv.out.find("GPU-00000000-1111-2222-3333-000000000001"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("uncorrected ECC errors,2.0,,,,,,0.0,health rule uncorrected_ecc,"), std::string::npos)
       << csv.out;

@@ -1863,7 +1863,7 @@ TEST(HealthCli, IdleGenerationDropIsHealthyAndCsvIsOneTable) {
   EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
   r = health_with(script, {"--watch", "0", "--format", "csv"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(r.out.rfind("check,rule,result,measured,threshold,unit,measured_text,threshold_text,threshold from,reason\n", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("check,rule,result,measured,threshold,unit,measured_text,threshold_text,threshold_from,reason\n", 0), 0u) << r.out;
   EXPECT_EQ(r.out.find("verdict"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\n\n"), std::string::npos) << r.out;  // no second table after a blank line
 }

@@ -1315,7 +1315,7 @@ TEST(QualifyCli, ExitCodesAndFormats) {
 
   r = test::run_cli({"qualify", good, "--format", "csv"});  // one table: the exit code carries the verdict
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out.rfind("check,rule,result,measured,threshold,unit,measured_text,threshold_text,threshold from,reason\n", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("check,rule,result,measured,threshold,unit,measured_text,threshold_text,threshold_from,reason\n", 0), 0u) << r.out;
   EXPECT_EQ(r.out.find("verdict"), std::string::npos) << r.out;
   // Numbers in SI base units with their unit, the displayed texts beside them
   EXPECT_NE(r.out.find("\nhbm.copy,datasheet fraction,pass,4360000000000.0,4080000000000.0,B/s,4.36 TB/s,>= 4.08 TB/s,"),
