@@ -237,8 +237,9 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   spec.warmup_s = g.burst_warmup_s;
   // Not the harness's 3 units: with each sample's pre-roll GEMM, 3 samples of a 4.6 ms DGEMM (fp64's pick on
   // the H200) ran 28 ms at full power before the first timed one, and an 18 ms one (8192^3) 110 ms, well into
-  // the power cap this burst is to stay out of. The unblocked first unit has loaded the modules already, and
-  // the cool-down has let the power controller recover (review 27; not yet run on a GPU).
+  // the power cap this burst is to stay out of; now 2 samples (18 ms: the 10 ms is not over after one) and 1
+  // (36 ms). The unblocked first unit has loaded the modules already, and the cool-down has let the power
+  // controller recover (review 27; not yet run on a GPU).
   spec.min_warmup_units = 1;
   spec.preroll_units = g.burst_preroll;
   // Exactly this many (the run's --ceilings_min_samples caps it, as for every case).
@@ -324,15 +325,18 @@ struct Contender {
 // not the rested one (H200 fp64: the search's #1 and #2 read 56.6 and 61.2 side by side; fp16 774.9 and 790.3),
 // so one ranked 4th to 6th at the cap may be the fastest rested. Each adds 3 rounds of about 5 ms.
 constexpr std::size_t kContenders = kFinalists;
-constexpr int kRerankRounds = 3;
+constexpr std::size_t kRerankLeastRounds = 3;
 constexpr double kRerankTiming_s = 5e-3;  // GEMMs per contender per round
 
 // The search timed its shapes one after another at whatever clock the power cap left (its first ones
 // cooler than its last), so its order can pick a configuration that is not the fastest from a rested card.
-// The contenders (fastest first) are timed again side by side: after the bursts' cool-down, kRerankRounds
-// rounds of about 5 ms of GEMMs each, every contender taking every slot in turn (gp::rerank_order); the
-// highest rate (FLOPs over the median seconds per GEMM: the contenders are different shapes) wins. Returns the winner's index (0, the search's fastest, when they cannot be compared)
-// and records the side-by-side rates in `extra`.
+// The contenders (fastest first) are timed again side by side: after the bursts' cool-down, rounds of about 5 ms
+// of GEMMs each, every contender taking every slot equally often (gp::rerank_order over gp::rerank_rounds: with
+// 6 contenders and 3 rounds the search's #1 would sit 5 slots later than its #2 in its median round); the
+// highest rate (FLOPs over the median seconds per GEMM: the contenders are different shapes) wins. A contender
+// whose operands do not fit its share of the memory is left out, not the whole re-timing. Returns the winner's
+// index into `cs` (0, the search's fastest, when they cannot be compared) and records the side-by-side rates in
+// `extra` (rerank_rate_<i>, i as in the search's order; none for one left out).
 std::size_t rerank(gp::DType type, const std::vector<Contender>& cs, const DeviceBuffer<std::uint8_t>& workspace,
                    cudaStream_t stream, Extra& extra) {
   if (cs.size() < 2) return 0;
@@ -340,18 +344,26 @@ std::size_t rerank(gp::DType type, const std::vector<Contender>& cs, const Devic
   const gp::DTypeInfo& info = gp::dtype_info(type);
   const Settings& g = g_settings;
   struct Setup {
+    std::size_t index = 0;  // into cs
     std::unique_ptr<lt::Problem> p;
     std::unique_ptr<lt::Operands> ops;
     int reps = 1;
   };
   std::vector<Setup> setups;
+  std::string left_out;
   try {
     // Every contender's operands at once: a share of the memory each.
     const std::size_t budget = usable_memory(g.workspace_bytes) / cs.size();
-    for (const Contender& c : cs) {
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      const Contender& c = cs[i];
       const int sets = gp::rotation_sets(c.shape, info, context().l2_bytes, budget);
-      if (sets == 0) throw std::runtime_error(gp::shape_problem(c.shape, info, budget));
+      if (sets == 0) {
+        left_out += (left_out.empty() ? "" : "; ") + ("#" + std::to_string(i + 1) + " " + gp::to_string(c.shape)) +
+                    ": " + gp::shape_problem(c.shape, info, budget);
+        continue;
+      }
       Setup su;
+      su.index = i;
       su.p = std::make_unique<lt::Problem>(type, c.shape, g.fp8_fast_accum, layout_for(type));
       su.ops = std::make_unique<lt::Operands>(*su.p, sets, kSeed, stream);
       su.reps = std::clamp(static_cast<int>(std::ceil(kRerankTiming_s / std::max(c.seconds, 1e-7))), 2, 30);
@@ -363,32 +375,43 @@ std::size_t rerank(gp::DType type, const std::vector<Contender>& cs, const Devic
     (void)cudaGetLastError();
     return 0;
   }
+  if (!left_out.empty()) extra.counters["rerank_left_out"] = static_cast<double>(cs.size() - setups.size());
+  if (setups.size() < 2) {
+    extra.label = "the search's fastest kept: too few of its best " + std::to_string(cs.size()) +
+                  " fit side by side (" + left_out + ")";
+    return 0;
+  }
   CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (g.cooldown_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(g.cooldown_s));
-  std::vector<std::vector<double>> seconds(cs.size());
-  for (int round = 0; round < kRerankRounds; ++round)
-    for (std::size_t i : gp::rerank_order(cs.size(), static_cast<std::size_t>(round)))
-      seconds[i].push_back(lt::time_algo(*setups[i].p, *setups[i].ops, cs[i].algo, workspace.get(), workspace.bytes(),
-                                         setups[i].reps, stream));
+  std::vector<std::vector<double>> seconds(setups.size());
+  const std::size_t rounds = gp::rerank_rounds(setups.size(), kRerankLeastRounds);
+  for (std::size_t round = 0; round < rounds; ++round)
+    for (std::size_t k : gp::rerank_order(setups.size(), round)) {
+      const Setup& su = setups[k];
+      seconds[k].push_back(lt::time_algo(*su.p, *su.ops, cs[su.index].algo, workspace.get(), workspace.bytes(),
+                                         su.reps, stream));
+    }
   std::vector<double> flops;
-  for (const Contender& c : cs) flops.push_back(gp::gemm_flops(c.shape));
-  const std::size_t winner = gp::rerank_winner(seconds, flops);
+  for (const Setup& su : setups) flops.push_back(gp::gemm_flops(cs[su.index].shape));
+  const std::size_t best = gp::rerank_winner(seconds, flops);
   std::ostringstream rates;
   rates << std::fixed << std::setprecision(1);
-  for (std::size_t i = 0; i < cs.size(); ++i) {
-    const double med = median(seconds[i]);
-    const double rate = std::isfinite(med) && med > 0 ? gp::gemm_flops(cs[i].shape) / med : 0.0;
-    extra.counters["rerank_rate_" + std::to_string(i + 1)] = rate;
-    rates << (i ? ", " : "") << gp::to_string(cs[i].shape) << " " << rate / 1e12;
+  for (std::size_t k = 0; k < setups.size(); ++k) {
+    const double med = median(seconds[k]);
+    const double rate = std::isfinite(med) && med > 0 ? flops[k] / med : 0.0;
+    extra.counters["rerank_rate_" + std::to_string(setups[k].index + 1)] = rate;
+    rates << (k ? ", " : "") << gp::to_string(cs[setups[k].index].shape) << " " << rate / 1e12;
   }
-  if (winner == cs.size()) {
+  if (best == setups.size()) {
     extra.label = "the search's fastest kept: a side-by-side timing of its best " + std::to_string(cs.size()) + " failed";
     return 0;
   }
+  const std::size_t winner = setups[best].index;
   extra.counters["rerank_pick"] = static_cast<double>(winner + 1);
-  extra.label = "its best " + std::to_string(cs.size()) + " timed again side by side (" +
+  extra.label = "its best " + std::to_string(setups.size()) + " timed again side by side (" +
                 (info.integer ? "TOP/s" : "TFLOP/s") + "): " + rates.str() +
-                "; the " + (winner == 0 ? std::string("first") : "search's #" + std::to_string(winner + 1)) + " measured";
+                (left_out.empty() ? std::string() : " (left out: " + left_out + ")") + "; the " +
+                (winner == 0 ? std::string("first") : "search's #" + std::to_string(winner + 1)) + " measured";
   return winner;
 }
 

@@ -394,6 +394,11 @@ std::vector<std::size_t> rerank_order(std::size_t count, std::size_t round) {
   return order;
 }
 
+std::size_t rerank_rounds(std::size_t count, std::size_t least) {
+  if (count == 0) return 0;
+  return count * ((std::max<std::size_t>(least, 1) + count - 1) / count);
+}
+
 std::size_t rerank_winner(const std::vector<std::vector<double>>& seconds, const std::vector<double>& flops) {
   if (seconds.size() != flops.size())
     throw InputError("rerank: " + std::to_string(seconds.size()) + " timings for " + std::to_string(flops.size()) +

@@ -223,6 +223,23 @@ TEST(GemmPlan, RerankGivesEveryContenderEverySlotAndPicksTheHighestRate) {
   EXPECT_EQ(rerank_order(3, 3), rerank_order(3, 0));
   EXPECT_EQ(rerank_order(1, 5), (std::vector<std::size_t>{0}));
   EXPECT_TRUE(rerank_order(0, 0).empty());
+  // Over rerank_rounds, every contender sits in every slot equally often (with 6 and 3 rounds the search's #1
+  // sat in slots 0, 5 and 4: its median 5 slots after #2's).
+  EXPECT_EQ(rerank_rounds(3, 3), 3u);
+  EXPECT_EQ(rerank_rounds(2, 3), 4u);
+  EXPECT_EQ(rerank_rounds(6, 3), 6u);
+  EXPECT_EQ(rerank_rounds(0, 3), 0u);
+  for (std::size_t n = 1; n <= 6; ++n) {
+    std::vector<std::vector<int>> seen(n, std::vector<int>(n, 0));  // contender x slot
+    const std::size_t rounds = rerank_rounds(n, 3);
+    EXPECT_GE(rounds, 3u);
+    for (std::size_t r = 0; r < rounds; ++r) {
+      const auto order = rerank_order(n, r);
+      for (std::size_t slot = 0; slot < order.size(); ++slot) ++seen[order[slot]][slot];
+    }
+    for (std::size_t c = 0; c < n; ++c)
+      for (std::size_t slot = 0; slot < n; ++slot) EXPECT_EQ(seen[c][slot], static_cast<int>(rounds / n)) << n;
+  }
   // Equal shapes, medians 2.0, 1.5, 1.9: the second wins although its best single timing (1.4) is not the
   // lowest (1.0).
   const std::vector<double> same{1.0, 1.0, 1.0};

@@ -388,8 +388,16 @@ TEST(GemmBench, ShortPassReportsVerifiedCeilings) {
       ASSERT_TRUE(b.contains("finalists_verified")) << name;
       if (b.value("finalists_verified", 0.0) >= 2) {
         const int n = static_cast<int>(b.value("rerank_contenders", 0.0));
-        EXPECT_EQ(n, std::min(3, static_cast<int>(b.value("finalists_verified", 0.0)))) << name;
-        for (int i = 1; i <= n; ++i) EXPECT_GT(b.value("rerank_rate_" + std::to_string(i), 0.0), 1e12) << name << " #" << i;
+        EXPECT_EQ(n, std::min(6, static_cast<int>(b.value("finalists_verified", 0.0)))) << name;  // every verified finalist
+        // A contender whose operands do not fit its share of the memory is left out (none on the H200's 141 GB).
+        const int timed = n - static_cast<int>(b.value("rerank_left_out", 0.0));
+        int rated = 0;
+        for (int i = 1; i <= n; ++i)
+          if (b.contains("rerank_rate_" + std::to_string(i))) {
+            ++rated;
+            EXPECT_GT(b.value("rerank_rate_" + std::to_string(i), 0.0), 1e12) << name << " #" << i;
+          }
+        EXPECT_EQ(rated, timed) << name;
         const int pick = static_cast<int>(b.value("rerank_pick", 0.0));
         EXPECT_GE(pick, 1) << name;
         EXPECT_LE(pick, n) << name;

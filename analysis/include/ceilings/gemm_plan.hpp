@@ -116,6 +116,9 @@ std::vector<std::size_t> finalists(const std::vector<double>& rates, std::size_t
 // ranking favours the order it ran in. Round `round` (0, 1, ...) times the `count` contenders starting
 // from contender round % count and wrapping, so each takes every slot in turn.
 std::vector<std::size_t> rerank_order(std::size_t count, std::size_t round);
+// How many rounds time `count` contenders at least `least` times each with every contender in every slot equally
+// often: the least multiple of count that is at least `least` (3 for 3, 4 for 2, 6 for 6; 0 for none).
+std::size_t rerank_rounds(std::size_t count, std::size_t least);
 // The contender with the highest rate: flops[i] (one GEMM's) over the median of seconds[i] (its seconds per
 // GEMM; contenders are different shapes). Ties, and contenders with a timing that is not finite and
 // positive, lose to the earlier index (the search's ranking); the contender count when none has one.
