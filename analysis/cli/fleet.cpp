@@ -164,6 +164,16 @@ std::string two_ways_text(const std::vector<FleetGroup>& groups, std::size_t gi)
 
 // The members of a group set against the largest group of their model (too small to compare within itself, or
 // configured otherwise): what differs from that group, and how their ceilings compare with its medians.
+
+// Why a group too small to be compared within itself, with no peer group, is not judged.
+std::string not_judged_why(const FleetGroup& g) {
+  if (!g.measured_unlike) return "no group of " + g.fingerprint.model() + " large enough to compare with";
+  std::string how;
+  for (const std::string& d : g.differences) how += (how.empty() ? "" : ", ") + d;
+  return "group " + std::to_string(*g.measured_unlike + 1) + " of " + g.fingerprint.model() +
+         " was measured differently (" + printable_text(how) + "), so it is no reference";
+}
+
 Table not_compared_table(const FleetInput& in, const FleetGroup& g) {
   Table t;
   const std::string peers = g.peer_group ? "group " + std::to_string(*g.peer_group + 1) : "";
@@ -173,7 +183,7 @@ Table not_compared_table(const FleetInput& in, const FleetGroup& g) {
     const Profile& p = in.members[g.members[k]].profile;
     std::vector<std::string> row{p.hostname, std::to_string(p.device.index), p.device.uuid, p.device.pci_bus_id};
     if (!g.peer_group) {
-      row.push_back("not judged: no group of " + g.fingerprint.model() + " large enough to compare with");
+      row.push_back("not judged: " + not_judged_why(g));
     } else {
       row.push_back(unlike_text(g));
       std::string worse;
@@ -268,8 +278,7 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
     if (g.too_small || g.peer_group) {
       for (std::size_t k = 0; k < g.members.size(); ++k) {
         if (!g.peer_group) {
-          add_plain(row(gi, "not judged", g.members[k]), "",
-                    "no group of " + g.fingerprint.model() + " large enough to compare with");
+          add_plain(row(gi, "not judged", g.members[k]), "", not_judged_why(g));
           continue;
         }
         const std::string why = unlike_text(g);
@@ -394,7 +403,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
            (g.z_comparisons ? "; z threshold " + format_fixed(g.z_threshold, 2) + " over " +
                                   std::to_string(g.z_comparisons) + " comparisons"
                             : std::string()) +
-           (g.own_spread > 0 ? "; own spread " + format_fixed(g.own_spread, 2) + " standard errors" : std::string()) +
+           (g.own_spread > 0 && !g.too_small ? "; own spread " + format_fixed(g.own_spread, 2) + " standard errors" : std::string()) +
            ")\n";
     if (md) out += "\n";
     out += render(stats_table(g), format);

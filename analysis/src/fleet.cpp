@@ -848,17 +848,20 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
           std::any_of(differences.begin(), differences.end(), is("host CPU")) &&
           std::all_of(differences.begin(), differences.end(),
                       [&](const std::string& d) { return is("host CPU")(d) || measured(d); });
-      // As large as the largest and in other servers: no reference between them either way.
-      if (host_only && g.members.size() == peers.members.size()) break;
       // One that differs only in how it was measured (its nvlink ceilings over its own pairs or every pair of the
       // node, another cuBLAS or ceilings release) is a way of measuring, not a node set up otherwise: no finding,
       // and no reference either (a GEMM of another cuBLAS is not slower hardware). Too small to be compared within
-      // itself, it is not judged.
-      if (std::all_of(differences.begin(), differences.end(), measured)) {
+      // itself, it is not judged. So is one in servers of another CPU measured by another release: the GPU's own
+      // ceilings it would be set against are the ones another release measures differently.
+      const bool release = std::any_of(differences.begin(), differences.end(),
+                                        [&](const std::string& d) { return is("cuBLAS")(d) || is("ceilings")(d); });
+      if (std::all_of(differences.begin(), differences.end(), measured) || (host_only && release)) {
         g.measured_unlike = pi;
         g.differences = differences;
         break;
       }
+      // As large as the largest and in other servers: no reference between them either way.
+      if (host_only && g.members.size() == peers.members.size()) break;
       if (!g.too_small && !host_only) {
         // A group as large as the largest: no reference between them (which half is "unlike" would be the
         // label's alphabet), but the model is set up two ways, and that is named.

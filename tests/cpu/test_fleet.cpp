@@ -323,6 +323,19 @@ TEST(Fleet, AnotherCublasOrCeilingsReleaseIsAnotherMeasurement) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("group 1 of the same GPU model was measured differently (cuBLAS 12.9.1"), std::string::npos)
       << r.out;
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_NE(csv.out.find(",\"group 1 of NVIDIA H200 was measured differently (cuBLAS 12.9.1"), std::string::npos)
+      << csv.out;
+  // In servers of another CPU as well: still no reference (its GEMMs are another cuBLAS's), not "configured unlike
+  // its peers" on them.
+  auto mixed = fleet_of(2);
+  for (std::size_t i = 8; i < mixed.size(); ++i) mixed[i].profile.cpu = "AMD EPYC 9654 96-Core Processor";
+  groups = analyze_fleet(mixed, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_FALSE(groups[1].peer_group.has_value());
+  ASSERT_TRUE(groups[1].measured_unlike.has_value());
+  EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
+  EXPECT_EQ(count_findings(groups).not_judged, 2u);
 }
 
 // Two 8-GPU nodes measured with their own pairs; on node 1 GPU 3's links run at half rate. Every GPU of that
