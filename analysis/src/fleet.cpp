@@ -521,10 +521,23 @@ void read_node_summary(const NodeSummary& summary, const SummaryIndex& index, Fl
     if (const auto it = index.by_path.find(profile_path); !found && !profile_path.empty() && it != index.by_path.end())
       found = it->second;
     if (u.state == "done") {
-      if (found) continue;
+      // The profile found must be this run's: one made before the run started is an earlier run's (this run's
+      // own file missing, the newest run's "done" passed the GPU on it).
+      std::optional<UtcTime> started, found_created;
+      try {
+        if (const std::string s = text(g, "started"); !s.empty()) started = parse_utc_time(s, "started");
+        if (found) found_created = parse_utc_time(found->profile.created, "created");
+      } catch (const Error&) {
+      }
+      const bool earlier = found && started && found_created && *found_created < *started;
+      if (found && !earlier) continue;
       u.reason = "finished, but its profile" + (profile.empty() ? std::string() : " (" + profile + ")") +
                  (!profile.empty() && index.skipped(dir / profile) ? " could not be read (skipped above)"
-                                                                   : " is not among the files read");
+                                                                   : " is not among the files read") +
+                 (earlier ? "; the one read, " + found->path + " (" + found->profile.created +
+                                "), is from an earlier run than this one (started " + text(g, "started") + ")"
+                          : std::string());
+      u.partial_compared = earlier;
     } else {
       if (found && summary_time) {  // measured again since the summary was last written: that run stands
         try {

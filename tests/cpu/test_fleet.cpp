@@ -816,6 +816,29 @@ TEST(Fleet, TheNewestRunOfAGpuSaysHowItEnded) {
   const auto r = run_cli({"fleet", dir});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("timed_out"), std::string::npos) << r.out;
+
+  // A third run says every GPU finished, but its profiles are not here: an earlier run's profile of a GPU does
+  // not pass it for this run (it passed them all, exit 0).
+  fs::create_directories(dir + "/run-3");
+  json gpus = json::array();
+  for (int i = 0; i < 4; ++i) {
+    const Profile p = gen.gpu(0, i);
+    gpus.push_back({{"index", i}, {"uuid", p.device.uuid}, {"pci_bus_id", p.device.pci_bus_id}, {"state", "done"},
+                    {"profile", "node0-gpu" + std::to_string(i) + ".profile.json"},
+                    {"started", "2026-11-30T13:00:00Z"}, {"finished", "2026-11-30T13:05:00Z"}});
+  }
+  write_file_atomic(dir + "/run-3/node0.node-summary.json",
+                    json{{"schema", "ceilings.node/1"}, {"host", "node0"}, {"created", "2026-11-30T13:00:00Z"},
+                         {"updated", "2026-11-30T13:20:00Z"}, {"complete", true}, {"gpus", gpus}}
+                        .dump());
+  const FleetInput third = load_fleet({dir});
+  ASSERT_EQ(third.unfinished.size(), 4u);
+  for (const FleetUnfinished& u : third.unfinished) {
+    EXPECT_EQ(u.state, "done");
+    EXPECT_NE(u.reason.find("is from an earlier run than this one (started 2026-11-30T13:00:00Z)"), std::string::npos)
+        << u.reason;
+  }
+  EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 3);
 }
 
 // A GPU a node summary lists without a finished profile (one that hung wrote none; one finished whose profile is
