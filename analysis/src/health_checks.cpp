@@ -497,6 +497,7 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
   // In SI (per second) with its unit, as every check's number; the texts say it per minute, as DCGM does.
   c.threshold = limit / 60.0;
   c.unit = "1/s";
+  c.threshold_text = "<= " + format_fixed(limit, 0) + "/min";  // also where the rate cannot be judged
   c.source = link.empty() ? "health rule pcie_replays (DCGM's limit for an unknown link: 8 replays per minute)"
                           : "health rule pcie_replays (DCGM's expected rate for " + link +
                                 ": a 1e-12 bit error rate per lane)";
@@ -515,7 +516,6 @@ void check_replays(const HealthSection& s, std::vector<Check>& out) {
     const double rate = (r.values[1] - r.values[0]) / minutes;
     c.measured = rate / 60.0;
     c.measured_text = format_fixed(rate, 1) + "/min";
-    c.threshold_text = "<= " + format_fixed(limit, 0) + "/min";
     c.status = rate > limit ? CheckStatus::kFail : CheckStatus::kPass;
     if (rate > limit)
       c.reason = format_fixed(r.values[1] - r.values[0], 0) + " PCIe replays during the run: a marginal link";
