@@ -976,7 +976,6 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
   // slowdown). The health section's checks are the ones below; which ceilings must be there is the groups' to say.
   Rules ceiling_rules = rules;
   ceiling_rules.required.clear();
-  ceiling_rules.named.clear();
   ceiling_rules.health = HealthRules::none();
   ceiling_rules.health.verification = rules.health.verification;
   ceiling_rules.health.slowdown = rules.health.slowdown;
@@ -1003,11 +1002,17 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
     // judged by the GPU's pair median, as it is compared: its slowest pair would blame every node-mate of one GPU
     // with a bad link.
     try {
-      for (Check& c : qualify(with_pair_medians(members[i].profile), nullptr, ceiling_rules).checks)
+      for (Check& c : qualify(with_pair_medians(members[i].profile), nullptr, ceiling_rules).checks) {
+        const bool limit = c.rule == "minimum" || c.rule == "maximum";
         if (c.status == CheckStatus::kFail &&
-            (c.rule == "datasheet fraction" || c.rule == "plausible" || c.rule == "minimum" ||
-             c.rule == "maximum" || c.rule == "verified" || c.rule == "HW/thermal slowdown"))
+            (c.rule == "datasheet fraction" || c.rule == "plausible" || limit || c.rule == "verified" ||
+             c.rule == "HW/thermal slowdown"))
           f.failed.push_back(std::move(c));
+        // A limit the rules set that could not be judged (the ceiling not measured or misspelt, a spread past
+        // max_cv): counted as not judged in full, as qualify calls it incomplete.
+        else if (c.status == CheckStatus::kIncomplete && (limit || c.rule == "rule applies"))
+          incomplete = true;
+      }
     } catch (const InputError&) {  // a profile qualify cannot read: judged by the checks above
     }
     // A failed measurement fails, as in qualify; a case a timeout or an interrupt cut short could not be judged.

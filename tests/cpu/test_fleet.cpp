@@ -686,6 +686,13 @@ TEST(Fleet, RulesAndImplausibleRatesAreJudgedPerGpu) {
   doc = parse_json_text(r.out, "fleet json");
   ASSERT_EQ(doc.at("health").at("faults").size(), 4u);
   EXPECT_EQ(doc["health"]["faults"][0]["failed"][0]["check"], "minimum");
+  // A limit on a ceiling no GPU measured (misspelt) cannot be judged: every profile is counted as not judged in
+  // full, as qualify calls it incomplete (it was dropped without a word).
+  std::ofstream(site) << R"({"schema": "ceilings.rules/1", "health": {"power_limit": false},
+                             "ceilings": {"gemm.bf16_ref4096": {"min": "500 TFLOP/s"}}})";
+  r = run_cli({"fleet", dir, "--rules", site, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(parse_json_text(r.out, "fleet json").at("health").at("incomplete"), 4) << r.out;
   // A rules file that is not one is bad input, exit 2, as in qualify.
   std::ofstream(site) << R"({"schema": "ceilings.rules/1", "health": {"power_limit": 3}})";
   EXPECT_EQ(run_cli({"fleet", dir, "--rules", site}).exit_code, 2);
