@@ -656,7 +656,7 @@ std::string default_profile_name(const std::string& dir, int device) {
 // "gpu0"): an earlier run's profile there of another GPU is not replaced unasked. `uuid`: the GPU this run measures,
 // as listed (empty: not known, nothing to check).
 void check_default_name_is_this_gpu(const std::string& path, const std::string& named, int device,
-                                    const std::string& uuid) {
+                                    const std::string& uuid, bool all_gpus) {
   std::error_code ec;
   if (uuid.empty() || !fs::exists(path, ec)) return;
   std::string earlier_uuid, created;
@@ -679,8 +679,9 @@ void check_default_name_is_this_gpu(const std::string& path, const std::string& 
                                  " numbers the GPUs a job sees from 0, so one default name stands for different GPUs "
                                  "in different jobs"
                            : ": the GPUs were renumbered or replaced") +
-      "; it was left as it was: name this run's profile with --out, give each job its own --out-dir, or remove "
-      "the earlier one");
+      (all_gpus ? "; it was left as it was: give this run its own --out-dir, or remove the earlier profiles"
+                : "; it was left as it was: name this run's profile with --out, give each job its own --out-dir, or "
+                  "remove the earlier one"));
 }
 
 // The GPUs ceilings-bench sees; the listing may take 120 s (a CUDA start-up on a sick GPU can hang), or the
@@ -748,7 +749,7 @@ int run_measure(const MeasureOptions& o) {
       }
   } catch (const ceilings::Error&) {
   }
-  if (o.out.empty()) check_default_name_is_this_gpu(out, named, o.device, uuid);
+  if (o.out.empty()) check_default_name_is_this_gpu(out, named, o.device, uuid, false);
   const GpuRun g = measure_gpu(o, bench, o.device, bus_id, out, {"", isatty(STDERR_FILENO) != 0, nullptr});
   if (g.state != GpuState::kDone && !g.profile) throw ceilings::Error(g.exit_code, g.reason);
   const ceilings::Profile& profile = *g.profile;
@@ -998,7 +999,7 @@ int run_all_gpus(const MeasureOptions& o) {
     ceilings::check_output_path(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)", {bench});
     ceilings::check_replaceable_profile(node.gpu(i).profile_path, gpu + "profile)");
     check_default_name_is_this_gpu(node.gpu(i).profile_path, gpu + "profile)", node.gpu(i).device,
-                                   node.listed(i).at("uuid").get<std::string>());
+                                   node.listed(i).at("uuid").get<std::string>(), true);
     ceilings::check_replaceable_output(raw_path_for(node.gpu(i).profile_path), gpu + "raw JSON)",
                                        "a ceilings-bench JSON output", ceilings::is_bench_json_text);
   }

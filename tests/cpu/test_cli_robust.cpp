@@ -988,6 +988,8 @@ TEST(CliRobust, ADefaultNameNeverReplacesAnotherGpusProfile) {
   EXPECT_EQ(all.exit_code, 2) << all.out << all.err;
   EXPECT_TRUE(has(all.err, "GPU 0's profile")) << all.err;
   EXPECT_TRUE(has(all.err, "the GPUs were renumbered or replaced")) << all.err;
+  EXPECT_TRUE(has(all.err, "give this run its own --out-dir, or remove the earlier profiles")) << all.err;
+  EXPECT_FALSE(has(all.err, "--out,")) << all.err;  // --out is no option beside --all-gpus
   EXPECT_EQ(ceilings::read_text_file(profile), before);
   EXPECT_EQ(run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir}).exit_code, 0);
   const auto named = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", profile},
