@@ -323,7 +323,8 @@ struct Contender {
 };
 // Every verified finalist is timed again side by side: the search ranks them at the power cap, and that order is
 // not the rested one (H200 fp64: the search's #1 and #2 read 56.6 and 61.2 side by side; fp16 774.9 and 790.3),
-// so one ranked 4th to 6th at the cap may be the fastest rested. Each adds 3 rounds of about 5 ms.
+// so one ranked 4th to 6th at the cap may be the fastest rested. Each adds a round, and a slot in every round,
+// of about 5 ms.
 constexpr std::size_t kContenders = kFinalists;
 constexpr std::size_t kRerankLeastRounds = 3;
 constexpr double kRerankTiming_s = 5e-3;  // GEMMs per contender per round
@@ -376,6 +377,11 @@ std::size_t rerank(gp::DType type, const std::vector<Contender>& cs, const Devic
     return 0;
   }
   if (!left_out.empty()) extra.counters["rerank_left_out"] = static_cast<double>(cs.size() - setups.size());
+  // The search's fastest must be among them: the others could only be measured in its place unchecked.
+  if (setups.empty() || setups.front().index != 0) {
+    extra.label = "the search's fastest kept: it does not fit its share of the memory side by side (" + left_out + ")";
+    return 0;
+  }
   if (setups.size() < 2) {
     extra.label = "the search's fastest kept: too few of its best " + std::to_string(cs.size()) +
                   " fit side by side (" + left_out + ")";

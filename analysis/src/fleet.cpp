@@ -534,7 +534,7 @@ void read_node_summary(const NodeSummary& summary, const SummaryIndex& index, Fl
       u.reason = "finished, but its profile" + (profile.empty() ? std::string() : " (" + profile + ")") +
                  (!profile.empty() && index.skipped(dir / profile) ? " could not be read (skipped above)"
                                                                    : " is not among the files read") +
-                 (earlier ? "; the one read, " + found->path + " (" + found->profile.created +
+                 (earlier ? "; the one read, " + printable_text(found->path) + " (" + found->profile.created +
                                 "), is from an earlier run than this one (started " + text(g, "started") + ")"
                           : std::string());
       u.partial_compared = earlier;

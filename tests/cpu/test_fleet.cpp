@@ -512,23 +512,31 @@ TEST(Fleet, CliOn2000ProfilesIsFastAndCountsEverything) {
   EXPECT_NEAR(std::stod(cells[8]), 0.5, 0.05);
 }
 
-// Health across the fleet: a GPU as fast as its peers but with an uncorrected ECC error is named with
-// the failing check; one without a health section is only counted as not judged.
-TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
-  const std::string dir = ceilings::test::scratch_dir("fleet_health");
+// `n` profiles of the h200-qualify fixture in `dir` (gpu<i>.profile.json), each its own GPU (UUID, index and the
+// health section's UUID), after `edit(i, document)`.
+void write_qualify_fleet(const std::string& dir, int n, const std::function<void(int, json&)>& edit) {
   const json base = parse_json_text(ceilings::read_text_file(std::string(CEILINGS_FIXTURES) +
                                                             "/profiles/h200-qualify.profile.json"),
                                     "fixture");
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < n; ++i) {
     json d = base;
     const std::string uuid = "GPU-00000000-1111-2222-3333-00000000000" + std::to_string(i);
     d["device"]["uuid"] = uuid;
     d["device"]["index"] = i;
     d["health"]["device"]["uuid"] = uuid;
+    edit(i, d);
+    write_file_atomic(dir + "/gpu" + std::to_string(i) + ".profile.json", d.dump());
+  }
+}
+
+// Health across the fleet: a GPU as fast as its peers but with an uncorrected ECC error is named with
+// the failing check; one without a health section is only counted as not judged.
+TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_health");
+  write_qualify_fleet(dir, 4, [](int i, json& d) {
     if (i == 1) d["health"]["after"]["metrics"]["ecc.volatile.uncorrected"] = 2;
     if (i == 2) d.erase("health");
-    std::ofstream(dir + "/gpu" + std::to_string(i) + ".profile.json") << d.dump();
-  }
+  });
   const FleetInput in = load_fleet({dir});
   ASSERT_EQ(in.members.size(), 4u);
   const FleetHealth h = fleet_health(in.members);
@@ -603,17 +611,9 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
 // and the profile is named.
 TEST(Fleet, AHealthSectionOfAnotherGpuMakesTheRunIncomplete) {
   const std::string dir = ceilings::test::scratch_dir("fleet_other_gpu_health");
-  const json base = parse_json_text(ceilings::read_text_file(std::string(CEILINGS_FIXTURES) +
-                                                            "/profiles/h200-qualify.profile.json"),
-                                    "fixture");
-  for (int i = 0; i < 4; ++i) {
-    json d = base;
-    const std::string uuid = "GPU-00000000-1111-2222-3333-00000000000" + std::to_string(i);
-    d["device"]["uuid"] = uuid;
-    d["device"]["index"] = i;
-    d["health"]["device"]["uuid"] = i == 2 ? std::string("GPU-00000000-1111-2222-3333-000000000009") : uuid;
-    std::ofstream(dir + "/gpu" + std::to_string(i) + ".profile.json") << d.dump();
-  }
+  write_qualify_fleet(dir, 4, [](int i, json& d) {
+    if (i == 2) d["health"]["device"]["uuid"] = "GPU-00000000-1111-2222-3333-000000000009";
+  });
   const FleetInput in = load_fleet({dir});
   const FleetHealth h = fleet_health(in.members);
   ASSERT_EQ(h.other_gpu.size(), 1u);
@@ -636,16 +636,8 @@ TEST(Fleet, AHealthSectionOfAnotherGpuMakesTheRunIncomplete) {
 // a power cap set low on purpose, said there, fails no GPU; a limit it sets for a ceiling is judged.
 TEST(Fleet, RulesAndImplausibleRatesAreJudgedPerGpu) {
   const std::string dir = ceilings::test::scratch_dir("fleet_rules");
-  const json base = parse_json_text(ceilings::read_text_file(std::string(CEILINGS_FIXTURES) +
-                                                            "/profiles/h200-qualify.profile.json"),
-                                    "fixture");
   const auto write_fleet = [&](double power_limit_w, double gpu0_sm_rate) {
-    for (int i = 0; i < 4; ++i) {
-      json d = base;
-      const std::string uuid = "GPU-00000000-1111-2222-3333-00000000000" + std::to_string(i);
-      d["device"]["uuid"] = uuid;
-      d["device"]["index"] = i;
-      d["health"]["device"]["uuid"] = uuid;
+    write_qualify_fleet(dir, 4, [&](int i, json& d) {
       for (const char* snap : {"before", "after"})
         if (d["health"].contains(snap)) d["health"][snap]["metrics"]["power.enforced_limit_w"] = power_limit_w;
       // pcie.h2d_sm has no datasheet fraction: only the plausible row judges it alone.
@@ -653,8 +645,7 @@ TEST(Fleet, RulesAndImplausibleRatesAreJudgedPerGpu) {
       sm["name"] = "pcie.h2d_sm";
       sm["value"] = i == 0 ? gpu0_sm_rate : 51.3e9;
       d["ceilings"].push_back(sm);
-      std::ofstream(dir + "/gpu" + std::to_string(i) + ".profile.json") << d.dump();
-    }
+    });
   };
   write_fleet(700, 51.3e9);
   EXPECT_EQ(run_cli({"fleet", dir}).exit_code, 0);
