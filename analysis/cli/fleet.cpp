@@ -410,13 +410,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     if (g.too_small) {
       out += std::string(md ? "\n" : "") + "not compared: " + std::to_string(g.members.size()) +
              " profile(s) in this fingerprint group, " + std::to_string(rule.min_members) + " needed to name outliers";
-      std::string unlike;
-      for (const std::string& d : g.differences) unlike += (unlike.empty() ? "" : ", ") + d;
       out += g.peer_group ? "; set against group " + std::to_string(*g.peer_group + 1) + " of the same GPU model:\n"
-             : g.measured_unlike
-                 ? "; group " + std::to_string(*g.measured_unlike + 1) + " of the same GPU model was measured "
-                   "differently (" + printable_text(unlike) + "), so it is no reference: not judged\n"
-                 : "; no group of the same GPU model to compare with: not judged\n";
+                          : "; " + not_judged_why(g) + ": not judged\n";
       out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
     } else if (g.peer_group) {
       out += std::string(md ? "\n" : "") +

@@ -1062,20 +1062,20 @@ int run_all_gpus(const MeasureOptions& o) {
                state_name(g.state), result});
   }
   std::cout << ceilings::render(t, ceilings::Format::kTable);
-  if (node.gpus_compared() == 0)
+  if (const std::size_t compared = node.gpus_compared(); compared == 0) {
     std::cout << "\nnode comparison: needs at least 3 finished GPUs of one model (" << members.size() << " finished)\n";
-  else if (node.gpus_compared() < members.size())
-    std::cout << "\nnode comparison: " << node.gpus_compared() << " of " << members.size()
-              << " finished GPUs compared (each model within itself; fewer than 3 of a model are not compared)\n";
-  if (node.gpus_compared() == 0) {
-  } else if (outliers.empty()) {
-    std::cout << "\nnode comparison: no GPU " << (unstable.empty() ? "" : "judged ") << "more than "
-              << ceilings::format_percent(o.margin_pct / 100.0) << " below the node median"
-              << (unstable.empty() ? "" : ", " + std::to_string(unstable.size()) + " GPU(s) unstable (not judged)")
-              << "\n";
-  } else if (unstable_only > 0) {
-    std::cout << "\nnode comparison: " << outliers.size() << " GPU(s) below their peers, " << unstable_only
-              << " GPU(s) unstable (not judged)\n";
+  } else {
+    if (compared < members.size())
+      std::cout << "\nnode comparison: " << compared << " of " << members.size()
+                << " finished GPUs compared (each model within itself; fewer than 3 of a model are not compared)\n";
+    if (outliers.empty())
+      std::cout << "\nnode comparison: no GPU " << (unstable.empty() ? "" : "judged ") << "more than "
+                << ceilings::format_percent(o.margin_pct / 100.0) << " below the node median"
+                << (unstable.empty() ? "" : ", " + std::to_string(unstable.size()) + " GPU(s) unstable (not judged)")
+                << "\n";
+    else if (unstable_only > 0)
+      std::cout << "\nnode comparison: " << outliers.size() << " GPU(s) below their peers, " << unstable_only
+                << " GPU(s) unstable (not judged)\n";
   }
   // `heading` after the GPU; each ceiling against its median, and `within` (the GPU's own spread) where given.
   const auto show = [&](const ceilings::Outlier& out, const std::string& heading, bool within) {
