@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
   }
   cli::set_invocation(argc, argv);
   CLI::App app("ceilings: measured GPU ceilings, and the MFU/MBU/roofline analysis that uses them", "ceilings");
-  app.set_version_flag("--version", std::string("ceilings ") + CEILINGS_VERSION + " (" + ceilings::git_describe() + ")");
+  app.set_version_flag("--version", std::string("ceilings ") + CEILINGS_VERSION + " (" + ceilings::git_describe() +
+                                         ", measurement code " + ceilings::measurement_code() + ")");
   app.require_subcommand(1);
   // What scripts branch on, in every --help (the README's "Exit codes everywhere").
   const std::string exit_codes = "Exit codes: 0 ok / pass, 1 a verdict failed, 2 usage or bad input, 3 incomplete (no "

@@ -265,6 +265,7 @@ Profile profile_from_benchmark_json(const json& gb) {
   }
   skeleton["tool"] = {{"version", context.optional_string(kContextVersion).value_or("")},
                       {"git", context.optional_string(kContextGit).value_or("")}};
+  if (const auto code = context.optional_string(kContextMeasurementCode)) skeleton["tool"]["measurement_code"] = *code;
   Profile profile = profile_from_json(skeleton, "benchmark context");
   const GpuSpec* spec = find_gpu(profile.device.name);
 

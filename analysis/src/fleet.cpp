@@ -113,7 +113,11 @@ Fingerprint fingerprint_of(const Profile& p) {
   f.sm_count = p.device.sm_count;
   f.mig = p.device.is_mig();
   f.cublas = p.device.cublas;
+  // The release, and the measurement code where recorded: one release has measured with many (the version is
+  // bumped by hand), and GPUs measured by another code are another measurement (review 36).
   f.tool = p.tool_version;
+  if (!p.tool_measurement_code.empty())
+    f.tool += (f.tool.empty() ? "" : " ") + std::string("measurement code ") + p.tool_measurement_code;
   for (const Ceiling& c : p.ceilings)
     if (c.name.rfind("nvlink.", 0) == 0)
       if (const auto own = c.detail_number("scope_device")) {

@@ -167,6 +167,7 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   if (auto tool = doc.optional_object("tool")) {
     p.tool_version = tool->optional_name_string("version").value_or("");
     p.tool_git = tool->optional_name_string("git").value_or("");
+    p.tool_measurement_code = tool->optional_name_string("measurement_code").value_or("");
   }
   if (auto host = doc.optional_object("host")) {
     p.hostname = host->optional_name_string("hostname").value_or("");
@@ -362,6 +363,7 @@ json profile_to_json(const Profile& p) {
   doc["schema"] = p.schema;
   doc["created"] = p.created;
   doc["tool"] = {{"version", p.tool_version}, {"git", p.tool_git}};
+  if (!p.tool_measurement_code.empty()) doc["tool"]["measurement_code"] = p.tool_measurement_code;
   json host = {{"hostname", p.hostname}, {"cpu", p.cpu}};
   host["numa_node"] = p.numa_node ? json(*p.numa_node) : json(nullptr);
   if (p.gpus_visible) host["gpus_visible"] = *p.gpus_visible;

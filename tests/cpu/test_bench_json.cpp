@@ -75,8 +75,9 @@ TEST(BenchJson, BestVariantBecomesTheCeiling) {
   EXPECT_EQ(p.hostname, "node001");
   EXPECT_EQ(p.numa_node.value_or(-1), 1);
   EXPECT_EQ(p.tool_git, "abc");
-  // The result is itself a valid profile.
-  EXPECT_NO_THROW(profile_from_json(profile_to_json(p)));
+  EXPECT_EQ(p.tool_measurement_code, "0123456789ab");
+  // The result is itself a valid profile, the measurement code kept.
+  EXPECT_EQ(profile_from_json(profile_to_json(p)).tool_measurement_code, "0123456789ab");
 }
 
 // Two cases at the same value: the steadier wins (a noisy sample's luck is not the ceiling), whatever their names.

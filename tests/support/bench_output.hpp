@@ -35,7 +35,8 @@ inline json bench_output(const std::vector<json>& benchmarks) {
             {kContextDevice, h200_device_context().dump()},
             {kContextHost, json{{"hostname", "node001"}, {"cpu", "x"}, {"numa_node", 1}}.dump()},
             {kContextVersion, "0.1.0"},
-            {kContextGit, "abc"}}},
+            {kContextGit, "abc"},
+            {kContextMeasurementCode, "0123456789ab"}}},
           {"benchmarks", json(benchmarks)}};
 }
 

@@ -34,7 +34,8 @@ struct Fingerprint {
   // difference like a driver's.
   int sm_count = 0;
   bool mig = false;
-  // How it was measured: the cuBLAS the bench ran with and the ceilings version ("" where not recorded). A
+  // How it was measured: the cuBLAS the bench ran with and the ceilings version with its measurement code (a hash
+  // of the sources that decide a number: one release has measured with many) ("" where not recorded). A
   // GEMM or copy kernel of another release is another measurement, not a slower GPU: GPUs measured by
   // different ones are in different groups, and a group that differs from its model's largest only in these (and
   // the NVLink scope) is measured differently, no finding.
@@ -43,7 +44,7 @@ struct Fingerprint {
   std::string key() const;    // exact, for grouping
   // "NVIDIA H200, 132 SMs, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs" ("MIG instance of 16 SMs" for
   // an instance; ", NVLink: own pairs" or ", NVLink: all pairs" where recorded; ", host <CPU model>" where
-  // recorded; ", cuBLAS 13.1.0, ceilings 0.1.0" where recorded)
+  // recorded; ", cuBLAS 13.1.0, ceilings 0.1.0 measurement code 5e80af9a17af" where recorded)
   std::string label() const;
   // One model to compare: the same GPU name, and either both whole GPUs or MIG instances of one size (SMs and
   // memory).

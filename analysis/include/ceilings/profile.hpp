@@ -91,6 +91,9 @@ struct Profile {
   std::string schema = kProfileSchema;
   std::string created;  // ISO 8601 UTC
   std::string tool_version, tool_git;
+  // The code that measured it (ceilings::measurement_code: a hash of the bench, kernel and measurement sources);
+  // "" in a profile of a build that did not record it.
+  std::string tool_measurement_code;
   std::string hostname, cpu;
   std::optional<int> numa_node;
   std::optional<int> gpus_visible;  // GPUs the measuring process saw (the node's, unless a launcher hid some)
