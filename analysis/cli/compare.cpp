@@ -30,15 +30,23 @@ cli::Runner setup(CLI::App& app) {
     } else {
       std::cout << render(format == Format::kCsv ? comparison_csv_table(c) : comparison_table(c), format);
       if (format != Format::kCsv) {
+        const bool markdown = format == Format::kMarkdown;  // markdown ends a table only at a blank line
         std::cout
-            << (format == Format::kMarkdown ? "\n" : "")  // markdown ends a table only at a blank line
+            << (markdown ? "\n" : "")
             << "meas/ds: measured / datasheet; \"vs\" columns: the device's value over the first device's, measured "
                "to measured when both were measured, else datasheet to datasheet (marked \"(ds)\"): above 1x is faster "
-               "for a rate, slower for a latency (s); * measured under a power cap or a slowdown (throttled); "
-               "memory.capacity \"measured\" is what the driver reports\n";
+               "for a rate, slower for a latency (s); \"(noise)\": within 2 standard errors of the two medians, each "
+               "from its own run's samples, so these runs cannot tell the two apart (a ratio beyond it is still one run "
+               "each: the spread between runs, or another GEMM shape chosen, is not in it); * measured under a power cap "
+               "or a slowdown (throttled); ! under a hardware slowdown (heat, a power brake): not the GPU's normal "
+               "rate; failed, skipped, unverified: what the profile records instead of a number; memory.capacity "
+               "\"measured\" is what the driver reports\n";
+        const Table conditions = conditions_table(c);
+        if (!conditions.rows.empty()) std::cout << "\n" << render(conditions, format);
+        for (const std::string& note : c.condition_notes) std::cout << (markdown ? "\n" : "") << "NOTE: " << note << "\n";
         for (const CompareDevice& d : c.devices)
           if (const auto note = d.profile ? d.profile->note() : std::nullopt)
-            std::cout << "NOTE: " << d.label << ": " << *note << "\n";
+            std::cout << (markdown ? "\n" : "") << "NOTE: " << d.label << ": " << *note << "\n";
       }
     }
     return 0;

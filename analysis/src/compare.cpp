@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ceilings/clock_events.hpp"
 #include "ceilings/qualify.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/specs.hpp"
@@ -94,9 +95,14 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   // Each device's ceilings by name, and the names seen, in hash tables: a linear search per name (std::find over
   // the names, Profile::find per row and device) made compare quadratic, 68 s for a profile of 60,000 ceilings.
   std::vector<std::unordered_map<std::string, const Ceiling*>> by_name(c.devices.size());
+  // What each profile records as failed or skipped, by name (the first reason, as the lists are read).
+  std::vector<std::unordered_map<std::string, std::string>> unmeasured(c.devices.size());
   for (std::size_t i = 0; i < c.devices.size(); ++i)
-    if (c.devices[i].profile)
+    if (c.devices[i].profile) {
       for (const Ceiling& ce : c.devices[i].profile->ceilings) by_name[i].emplace(ce.name, &ce);  // the first, as find
+      for (const Skipped& e : c.devices[i].profile->errors) unmeasured[i].emplace(e.name, "failed");
+      for (const Skipped& s : c.devices[i].profile->skipped) unmeasured[i].emplace(s.name, "skipped");
+    }
   auto find = [&](std::size_t device, const std::string& n) -> const Ceiling* {
     const auto it = by_name[device].find(n);
     return it == by_name[device].end() ? nullptr : it->second;
@@ -170,8 +176,17 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
           cell.throttled = ce->throttled_known();
           cell.standard_error = ce->median_standard_error();
           cell.datasheet = datasheet_for(*d.profile, *ce);
-        } else if (g) {
-          cell.datasheet = datasheet_value(*g, n);
+          cell.hardware_slowdowns =
+              clock_events::from_number(ce->detail_number("throttle_reasons").value_or(0)).value_or(0) &
+              clock_events::kHardwareSlowdownMask;
+          if (ce->telemetry.available && ce->telemetry.sm_clock_hz > 0) cell.sm_clock_hz = ce->telemetry.sm_clock_hz;
+        } else {
+          if (ce) {
+            cell.status = "unverified";
+          } else if (const auto it = unmeasured[i].find(n); it != unmeasured[i].end()) {
+            cell.status = it->second;
+          }
+          if (g) cell.datasheet = datasheet_value(*g, n);
         }
       } else if (g) {
         cell.datasheet = datasheet_value(*g, n);
@@ -181,6 +196,7 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
         const auto watts = ce ? mean_power(*ce) : std::nullopt;
         cell.measured = watts && cell.measured ? std::optional<double>(*cell.measured / *watts) : std::nullopt;
         cell.standard_error.reset();  // the power's own spread is not recorded: no claim about noise
+        cell.status.clear();          // said on the ceiling's own row
         // A module's power (GH200's covers its CPU and memory too) over a GPU's peak is no GPU's efficiency.
         cell.datasheet = g && g->tdp_w > 0 && !g->tdp_whole_module && cell.datasheet
                              ? std::optional<double>(*cell.datasheet / g->tdp_w)
@@ -191,7 +207,157 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
     }
     if (any) c.rows.push_back(row);
   }
+  c.condition_notes = measurement_condition_notes(c);
   return c;
+}
+
+namespace {
+
+std::string watts_text(double w) { return format_fixed(w, w == std::round(w) ? 0 : 1) + " W"; }
+
+std::string power_limit_text(const Profile& p) {
+  return p.device.power_limit_w ? watts_text(*p.device.power_limit_w) : std::string();
+}
+
+// The profile's ceilings release and the commit it was built from: "0.1.0 (71fabfe5321b-dirty)".
+std::string tool_text(const Profile& p) {
+  if (p.tool_version.empty()) return p.tool_git;
+  return p.tool_version + (p.tool_git.empty() ? "" : " (" + p.tool_git + ")");
+}
+
+// What measured it, as far as the profile says: the measurement code where recorded (builds of one code measure
+// alike, whatever else their commits changed), else the release and its commit.
+std::string measured_by(const Profile& p) {
+  if (p.tool_measurement_code.empty()) return tool_text(p);
+  return (p.tool_version.empty() ? "" : p.tool_version + " ") + "measurement code " + p.tool_measurement_code;
+}
+
+// "13.1.0 in A, 12.2.5 in B and C" for the profiles' recorded values of a field, where two or more differ;
+// empty where they agree (a profile that does not record the field says nothing against the others).
+std::string differing_values(const Comparison& c, const std::vector<std::size_t>& profiles,
+                             std::string (*value)(const Profile&)) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> seen;  // value, the labels that have it
+  for (std::size_t i : profiles) {
+    const std::string v = value(*c.devices[i].profile);
+    if (v.empty()) continue;
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == v; });
+    if (it == seen.end()) it = seen.insert(seen.end(), {v, {}});
+    it->second.push_back(c.devices[i].label);
+  }
+  if (seen.size() < 2) return "";
+  std::string out;
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    out += (k ? "; " : "") + seen[k].first + " in ";
+    for (std::size_t l = 0; l < seen[k].second.size(); ++l)
+      out += (l == 0 ? "" : l + 1 == seen[k].second.size() ? " and " : ", ") + seen[k].second[l];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> measurement_conditions(const Profile& p) {
+  auto known = [](const std::string& s) { return s.empty() ? std::string("?") : s; };
+  const DeviceInfo& d = p.device;
+  return {{"power limit", known(power_limit_text(p))},
+          {"most SM clock", d.max_sm_clock_hz ? format_quantity(*d.max_sm_clock_hz, "Hz") : "?"},
+          {"ECC", d.ecc ? (*d.ecc ? "on" : "off") : "?"},
+          {"driver", known(d.driver)},
+          {"CUDA", known(d.cuda_runtime)},
+          {"cuBLAS", known(d.cublas)},
+          {"ceilings", known(tool_text(p))},
+          {"measurement code", known(p.tool_measurement_code)},
+          {"host CPU", known(p.cpu)}};
+}
+
+std::vector<std::string> measurement_condition_notes(const Comparison& c) {
+  std::vector<std::size_t> profiles;
+  for (std::size_t i = 0; i < c.devices.size(); ++i)
+    if (c.devices[i].profile) profiles.push_back(i);
+  std::vector<std::string> notes;
+  // Software: each field that differs, with what it moves.
+  const struct {
+    const char* field;
+    std::string (*value)(const Profile&);
+    const char* moves;
+  } software[] = {
+      {"driver", [](const Profile& p) { return p.device.driver; }, "clocks, copies and kernels go with it"},
+      {"CUDA runtime", [](const Profile& p) { return p.device.cuda_runtime; }, "copies and launches go with it"},
+      {"cuBLAS", [](const Profile& p) { return p.device.cublas; },
+       "a GEMM ratio can be the library's as much as the GPU's"},
+      {"ceilings", measured_by,
+       "another release's or build's kernels and search are another measurement"},
+      {"host CPU", [](const Profile& p) { return p.cpu; },
+       "pageable copies, launch and small-copy latency go with the host"},
+  };
+  for (const auto& f : software)
+    if (const std::string d = differing_values(c, profiles, f.value); !d.empty())
+      notes.push_back(std::string(f.field) + " differs (" + d + "): " + f.moves);
+  // Power: a limit below the datasheet's TDP caps every compute ceiling lower than the datasheet's GPU runs.
+  for (std::size_t i : profiles) {
+    const CompareDevice& d = c.devices[i];
+    const auto& limit = d.profile->device.power_limit_w;
+    if (d.gpu.empty() || !limit) continue;
+    const GpuSpec& g = resolve_gpu(d.gpu);
+    if (g.tdp_w > 0 && !g.tdp_whole_module && *limit < 0.99 * g.tdp_w)
+      notes.push_back(d.label + ": power limit " + watts_text(*limit) + ", below the datasheet TDP of " +
+                      watts_text(g.tdp_w) + " (" + g.name + "): its compute ceilings ran under a lower cap");
+  }
+  // One model compared with itself: another power limit, or ceilings run at another clock, is not the GPU.
+  for (std::size_t a = 0; a < profiles.size(); ++a) {
+    const Profile& pa = *c.devices[profiles[a]].profile;
+    bool first_of_model = true;
+    for (std::size_t k = 0; k < a; ++k)
+      if (c.devices[profiles[k]].profile->device.name == pa.device.name) first_of_model = false;
+    if (!first_of_model) continue;
+    std::vector<std::size_t> model{profiles[a]};
+    for (std::size_t b = a + 1; b < profiles.size(); ++b)
+      if (c.devices[profiles[b]].profile->device.name == pa.device.name) model.push_back(profiles[b]);
+    if (model.size() < 2) continue;
+    // Where the datasheet knows the model, a limit below its TDP is said above; else limits that differ.
+    if (c.devices[profiles[a]].gpu.empty())
+      if (const std::string d = differing_values(c, model, power_limit_text); !d.empty())
+        notes.push_back("power limit differs within " + pa.device.name + " (" + d +
+                        "): its compute ceilings ran under different caps");
+    for (std::size_t m = 1; m < model.size(); ++m) {
+      std::vector<std::string> apart;
+      for (const CompareRow& r : c.rows) {
+        const auto& ref = r.cells[model[0]].sm_clock_hz;
+        const auto& other = r.cells[model[m]].sm_clock_hz;
+        if (r.unit.size() > 2 && r.unit.compare(r.unit.size() - 2, 2, "/W") == 0) continue;  // a per-W row repeats
+        if (ref && other && std::fabs(*other / *ref - 1) > 0.05)
+          apart.push_back(r.ceiling + " " + format_quantity(*other, "Hz") + " vs " + format_quantity(*ref, "Hz"));
+      }
+      if (apart.empty()) continue;
+      std::string examples;
+      for (std::size_t k = 0; k < apart.size() && k < 3; ++k) examples += (k ? ", " : "") + apart[k];
+      notes.push_back(c.devices[model[m]].label + " ran " + std::to_string(apart.size()) + " ceiling" +
+                      (apart.size() == 1 ? "" : "s") + " at a median SM clock more than 5% from " +
+                      c.devices[model[0]].label + "'s (" + examples + (apart.size() > 3 ? ", ..." : "") +
+                      "): a ratio there goes with the clock (application clocks, a cap, heat), not only the GPU");
+    }
+  }
+  return notes;
+}
+
+Table conditions_table(const Comparison& c) {
+  Table t;
+  t.columns.push_back("measured under");
+  t.right_aligned.push_back(false);
+  std::vector<std::vector<std::pair<std::string, std::string>>> per;
+  for (const CompareDevice& d : c.devices)
+    if (d.profile) {
+      t.columns.push_back(d.label);
+      t.right_aligned.push_back(false);
+      per.push_back(measurement_conditions(*d.profile));
+    }
+  if (per.empty()) return t;
+  for (std::size_t f = 0; f < per.front().size(); ++f) {
+    std::vector<std::string> row{per.front()[f].first};
+    for (const auto& p : per) row.push_back(p[f].second);
+    t.add_row(row);
+  }
+  return t;
 }
 
 namespace {
@@ -241,7 +407,10 @@ Table comparison_table(const Comparison& c) {
   for (const CompareRow& r : c.rows) {
     std::vector<std::string> row{r.ceiling};
     for (const CompareCell& cell : r.cells) {
-      row.push_back(show(cell.measured, r.unit) + (cell.measured && cell.throttled == true ? " *" : ""));
+      row.push_back(!cell.status.empty() ? cell.status
+                    : show(cell.measured, r.unit) + (cell.measured && cell.hardware_slowdowns ? " !"
+                                                     : cell.measured && cell.throttled == true ? " *"
+                                                                                               : ""));
       row.push_back(show(cell.datasheet, r.unit));
       row.push_back(cell.ratio() ? format_percent(*cell.ratio()) : "-");
     }
@@ -260,7 +429,8 @@ Table comparison_csv_table(const Comparison& c) {
   Table t;
   t.columns = {"ceiling", "unit"};
   for (const auto& d : c.devices)
-    for (const char* what : {" measured", " datasheet", " measured/datasheet", " throttled"})
+    for (const char* what : {" measured", " datasheet", " measured/datasheet", " throttled", " hardware slowdowns",
+                             " status"})
       t.columns.push_back(d.label + what);
   for (std::size_t i = 1; i < c.devices.size(); ++i) {
     t.columns.push_back(c.devices[i].label + " vs " + c.devices[0].label);
@@ -274,6 +444,8 @@ Table comparison_csv_table(const Comparison& c) {
       row.push_back(csv_number(cell.datasheet));
       row.push_back(csv_number(cell.ratio()));
       row.push_back(cell.measured && cell.throttled ? (*cell.throttled ? "true" : "false") : "");
+      row.push_back(cell.measured && cell.hardware_slowdowns ? clock_events::names(cell.hardware_slowdowns) : "");
+      row.push_back(cell.status);
     }
     for (std::size_t i = 1; i < r.cells.size(); ++i) {
       row.push_back(csv_number(vs_first(r.cells[0], r.cells[i])));
@@ -295,7 +467,23 @@ json comparison_json(const Comparison& c) {
                               {"datasheet_entry", d.gpu.empty() ? json(nullptr) : json(d.gpu)},
                               {"mig", d.profile && d.profile->device.is_mig()}});
     if (const auto note = d.profile ? d.profile->note() : std::nullopt) out["devices"].back()["note"] = *note;
+    if (d.profile) {
+      const DeviceInfo& di = d.profile->device;
+      auto text = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
+      auto number = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+      out["devices"].back()["conditions"] = {{"power_limit_w", number(di.power_limit_w)},
+                                             {"max_sm_clock_hz", number(di.max_sm_clock_hz)},
+                                             {"ecc", di.ecc ? json(*di.ecc) : json(nullptr)},
+                                             {"driver", text(di.driver)},
+                                             {"cuda_runtime", text(di.cuda_runtime)},
+                                             {"cublas", text(di.cublas)},
+                                             {"tool_version", text(d.profile->tool_version)},
+                                             {"tool_git", text(d.profile->tool_git)},
+                                             {"measurement_code", text(d.profile->tool_measurement_code)},
+                                             {"host_cpu", text(d.profile->cpu)}};
+    }
   }
+  out["condition_notes"] = c.condition_notes;
   auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   for (const CompareRow& r : c.rows) {
     json row = {{"ceiling", r.ceiling}, {"unit", r.unit}, {"values", json::array()}};
@@ -307,6 +495,12 @@ json comparison_json(const Comparison& c) {
                                {"datasheet", num(cell.datasheet)},
                                {"ratio", num(cell.ratio())},
                                {"throttled", cell.measured && cell.throttled ? json(*cell.throttled) : json(nullptr)},
+                               {"hardware_slowdowns",
+                                cell.measured && cell.hardware_slowdowns
+                                    ? json(clock_events::names(cell.hardware_slowdowns))
+                                    : json(nullptr)},
+                               {"sm_clock_hz", num(cell.sm_clock_hz)},
+                               {"status", cell.status.empty() ? json(nullptr) : json(cell.status)},
                                {"vs_first", num(v)},
                                {"vs_first_basis", v ? json(*vs_first_basis(r.cells[0], cell)) : json(nullptr)},
                                {"vs_first_within_noise", [&] {

@@ -140,9 +140,114 @@ TEST(Compare, SameLabelsAreToldApartAndThrottledValuesMarked) {
     const std::size_t at = table.find("\n" + ceiling + " ");
     return at == std::string::npos ? std::string() : table.substr(at + 1, table.find('\n', at + 1) - at - 1);
   };
-  EXPECT_NE(line_of("gemm.bf16").find(" *"), std::string::npos) << table;  // the thermal profile's throttled GEMM
+  // The thermal profile's GEMM ran under a hardware thermal slowdown (0x44): "!", not the power cap's "*".
+  EXPECT_EQ(row(c, "gemm.bf16").cells[1].hardware_slowdowns, 0x40u);
+  EXPECT_NE(line_of("gemm.bf16").find(" !"), std::string::npos) << table;
   EXPECT_FALSE(line_of("hbm.copy").empty()) << table;
   EXPECT_EQ(line_of("hbm.copy").find(" *"), std::string::npos) << table;
+  EXPECT_EQ(line_of("hbm.copy").find(" !"), std::string::npos) << table;
+  const json j = comparison_json(c);
+  for (const auto& r : j["rows"])
+    if (r["ceiling"] == "gemm.bf16") {
+      EXPECT_EQ(r["values"][1]["hardware_slowdowns"], "hw_thermal_slowdown");
+      EXPECT_TRUE(r["values"][0]["hardware_slowdowns"].is_null());
+    }
+  // Only under the power cap: "*" (the throttled flag, with sw_power_cap alone).
+  json capped = read_json_file(thermal);
+  for (auto& ce : capped["ceilings"])
+    if (ce["name"] == "gemm.bf16") ce["detail"]["throttle_reasons"] = 4;
+  const std::string cap = std::filesystem::path(copy).parent_path() / "capped.profile.json";
+  write_file_atomic(cap, capped.dump());
+  const Comparison k = compare_devices({load_compare_device(kH200), load_compare_device(cap)});
+  EXPECT_EQ(row(k, "gemm.bf16").cells[1].hardware_slowdowns, 0u);
+  const std::string capped_table = render(comparison_table(k), Format::kTable);
+  const std::size_t at = capped_table.find("\ngemm.bf16 ");
+  ASSERT_NE(at, std::string::npos) << capped_table;
+  const std::string line = capped_table.substr(at + 1, capped_table.find('\n', at + 1) - at - 1);
+  EXPECT_NE(line.find(" *"), std::string::npos) << line;
+  EXPECT_EQ(line.find(" !"), std::string::npos) << line;
+}
+
+// Two profiles measured under different conditions: the differences that move a ratio as much as the hardware
+// does are said (review 33: a 400 W limit, another cuBLAS and another release, clocks at 1.2 GHz read as a
+// plain 0.60x), and each profile's conditions are in the JSON.
+TEST(Compare, DifferentMeasurementConditionsAreSaid) {
+  const std::string dir = test::scratch_dir("compare_conditions");
+  json first = read_json_file(kH200);
+  first["tool"] = {{"version", "0.1.0"}};
+  const std::string base = dir + "/base.profile.json";
+  write_file_atomic(base, first.dump());
+  json other = first;
+  other["device"]["power_limit_w"] = 400;
+  other["device"]["cublas"] = "12.2.5";
+  other["tool"] = {{"version", "0.0.9"}};
+  for (auto& ce : other["ceilings"])
+    if (ce["name"] == "gemm.bf16") ce["telemetry"]["sm_clock_hz"] = 1.2e9;
+  const std::string capped = dir + "/capped.profile.json";
+  write_file_atomic(capped, other.dump());
+  const Comparison c = compare_devices({load_compare_device(base), load_compare_device(capped)});
+  auto said = [&](const std::string& text) {
+    return std::any_of(c.condition_notes.begin(), c.condition_notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("cuBLAS differs (13.1.0 in ")) << ::testing::PrintToString(c.condition_notes);
+  EXPECT_TRUE(said("12.2.5 in ")) << ::testing::PrintToString(c.condition_notes);
+  EXPECT_TRUE(said("ceilings differs (")) << ::testing::PrintToString(c.condition_notes);
+  EXPECT_TRUE(said("power limit 400 W, below the datasheet TDP of 700 W (H200)"))
+      << ::testing::PrintToString(c.condition_notes);
+  EXPECT_TRUE(said("ran 1 ceiling at a median SM clock more than 5% from ")) << ::testing::PrintToString(c.condition_notes);
+  EXPECT_TRUE(said("(gemm.bf16 1.20 GHz vs 1.7")) << ::testing::PrintToString(c.condition_notes);
+  EXPECT_FALSE(said("driver differs")) << ::testing::PrintToString(c.condition_notes);  // the same driver: nothing
+  EXPECT_EQ(c.condition_notes.size(), 4u) << ::testing::PrintToString(c.condition_notes);
+  const json j = comparison_json(c);
+  EXPECT_EQ(j["devices"][1]["conditions"]["power_limit_w"], 400);
+  EXPECT_EQ(j["devices"][1]["conditions"]["cublas"], "12.2.5");
+  EXPECT_EQ(j["condition_notes"].size(), 4u);
+  const Table conditions = conditions_table(c);
+  ASSERT_EQ(conditions.columns.size(), 3u);
+  EXPECT_EQ(conditions.rows[0], (std::vector<std::string>{"power limit", "700 W", "400 W"}));
+  // The same profile twice: nothing differs, nothing said.
+  const std::string copy = dir + "/again.profile.json";
+  write_file_atomic(copy, read_text_file(kH200));
+  EXPECT_TRUE(compare_devices({load_compare_device(kH200), load_compare_device(copy)}).condition_notes.empty());
+  // The CLI prints the conditions side by side and the notes.
+  const auto r = test::run_cli({"compare", base, capped});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nmeasured under "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NOTE: cuBLAS differs"), std::string::npos) << r.out;
+}
+
+// A ceiling the profile records as failed, skipped or unverified says so in its cell, not "-" beside a datasheet
+// ratio (review 33).
+TEST(Compare, FailedSkippedAndUnverifiedCeilingsSaySo) {
+  json p = read_json_file(kH200);
+  json kept = json::array();
+  for (auto& ce : p["ceilings"]) {
+    if (ce["name"] == "hbm.copy") continue;
+    if (ce["name"] == "gemm.bf16") ce["verified"] = false;
+    kept.push_back(ce);
+  }
+  p["ceilings"] = kept;
+  p["errors"] = json::array({{{"name", "hbm.copy"}, {"reason", "verification failed: 12 of 256 wrong"}}});
+  const std::string failed = test::scratch_dir("compare_status") + "/failed.profile.json";
+  write_file_atomic(failed, p.dump());
+  const Comparison c = compare_devices({load_compare_device(failed), load_compare_device(kH200), load_compare_device("H100")});
+  EXPECT_EQ(row(c, "hbm.copy").cells[0].status, "failed");
+  EXPECT_FALSE(row(c, "hbm.copy").cells[0].measured.has_value());
+  EXPECT_EQ(row(c, "gemm.bf16").cells[0].status, "unverified");
+  EXPECT_EQ(row(c, "nvlink.p2p_uni").cells[0].status, "skipped");
+  EXPECT_EQ(row(c, "hbm.copy").cells[1].status, "");
+  const std::string table = render(comparison_table(c), Format::kTable);
+  const std::size_t at = table.find("\nhbm.copy ");
+  ASSERT_NE(at, std::string::npos) << table;
+  const std::string line = table.substr(at + 1, table.find('\n', at + 1) - at - 1);
+  EXPECT_NE(line.find("failed"), std::string::npos) << line;
+  const json j = comparison_json(c);
+  for (const auto& r : j["rows"])
+    if (r["ceiling"] == "hbm.copy") {
+      EXPECT_EQ(r["values"][0]["status"], "failed");
+      EXPECT_TRUE(r["values"][1]["status"].is_null());
+    }
 }
 
 // compare looked each ceiling up by a linear search (its names, and every device's ceilings per row): 68 s for a
@@ -315,15 +420,17 @@ TEST(CompareCli, AllFormats) {
   std::vector<std::string> cells;
   std::stringstream row(r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1));
   for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
-  ASSERT_EQ(cells.size(), 13u) << r.out;
+  ASSERT_EQ(cells.size(), 17u) << r.out;  // per device: measured, datasheet, ratio, throttled, slowdowns, status
   EXPECT_DOUBLE_EQ(std::stod(cells[2]), 3.10e12);
   EXPECT_DOUBLE_EQ(std::stod(cells[3]), 3.35e12);
   EXPECT_DOUBLE_EQ(std::stod(cells[4]), 3.10 / 3.35);
   EXPECT_EQ(cells[5], "false");
-  EXPECT_DOUBLE_EQ(std::stod(cells[6]), 4.52e12);
-  EXPECT_DOUBLE_EQ(std::stod(cells[10]), 4.52 / 3.10);
-  EXPECT_EQ(cells[11], "measured");
-  EXPECT_EQ(cells[12], "false");  // 46% apart: far beyond either median's noise
+  EXPECT_EQ(cells[6], "");  // no hardware slowdown
+  EXPECT_EQ(cells[7], "");  // measured
+  EXPECT_DOUBLE_EQ(std::stod(cells[8]), 4.52e12);
+  EXPECT_DOUBLE_EQ(std::stod(cells[14]), 4.52 / 3.10);
+  EXPECT_EQ(cells[15], "measured");
+  EXPECT_EQ(cells[16], "false");  // 46% apart: far beyond either median's noise
   r = test::run_cli({"compare", kH100, "L40S", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);

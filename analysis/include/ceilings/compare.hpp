@@ -1,8 +1,10 @@
 // Side-by-side comparison of devices (measured profiles and datasheet entries): ceilings as rows,
 // devices as columns, measured and datasheet values and their ratio. Feeds `ceilings compare`.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ceilings/profile.hpp"
@@ -28,6 +30,14 @@ struct CompareCell {
   std::optional<bool> throttled;
   // The measured median's relative standard error (Ceiling::median_standard_error), where a profile gives one.
   std::optional<double> standard_error;
+  // The hardware slowdowns it was measured under (clock_events::kHardwareSlowdownMask bits: heat, a power brake):
+  // not the GPU's normal rate, unlike the power cap every GPU runs into at full load. 0 where none was recorded.
+  std::uint64_t hardware_slowdowns = 0;
+  // The median SM clock over the measurement, where telemetry read it.
+  std::optional<double> sm_clock_hz;
+  // Why a profile has no measured value for a ceiling it names: "failed" (its errors), "skipped" (its skipped
+  // list) or "unverified" (measured, its verification failed); empty where it has one or names none.
+  std::string status;
   std::optional<double> ratio() const {
     if (!measured || !datasheet || *datasheet <= 0) return std::nullopt;
     return *measured / *datasheet;
@@ -40,7 +50,26 @@ struct CompareRow {
 struct Comparison {
   std::vector<CompareDevice> devices;
   std::vector<CompareRow> rows;
+  // Where the profiles were measured under conditions that can move a ratio as much as the hardware does, one
+  // sentence each (measurement_condition_notes); empty where nothing of that differs.
+  std::vector<std::string> condition_notes;
 };
+
+// What a profile was measured under, as (field, value) rows for people: power limit, the GPU's most SM clock,
+// ECC, driver, CUDA, cuBLAS, ceilings (and its commit), its measurement code, the host's CPU; "?" where the
+// profile does not record it.
+std::vector<std::pair<std::string, std::string>> measurement_conditions(const Profile& p);
+// The profiles' differences in what they were measured under, one sentence each:
+// - software (driver, CUDA, cuBLAS, and what measured it: the measurement code where both record one, else the
+//   release and commit): a GEMM or copy kernel of another release is another measurement, not another GPU;
+// - a power limit below the GPU's datasheet TDP (its compute ceilings ran capped lower than the datasheet's GPU),
+//   or, for one GPU model compared with itself, another power limit;
+// - one GPU model: ceilings measured at a median SM clock more than 5% below the first profile's of that model
+//   (application clocks set lower, a cap);
+// - another host CPU: pageable copies, launch and small-copy latency go with the host.
+std::vector<std::string> measurement_condition_notes(const Comparison& c);
+// The profiles' measurement_conditions side by side: one row per field, one column per profile.
+Table conditions_table(const Comparison& c);
 
 // Rows: every ceiling any profile measured, plus the datasheet's headline ceilings (gemm per data type,
 // hbm, pcie, nvlink) when a datasheet entry is compared, plus memory capacity. After a ceiling that a
@@ -59,7 +88,8 @@ std::optional<bool> vs_first_within_noise(const CompareCell& first, const Compar
 
 // Columns per device: measured, datasheet, measured/datasheet; then each device relative to the first
 // (vs_first; a datasheet-to-datasheet ratio is marked "(ds)").
-// A throttled measured value gets " *".
+// A throttled measured value gets " *", one measured under a hardware slowdown " !" (the power cap is how a GPU
+// runs; heat or a power brake is not); a ceiling the profile failed, skipped or could not verify says so.
 Table comparison_table(const Comparison& c);
 // The same for a file (`--format csv`): numbers in SI base units and plain ratios, the unit in a column of its
 // own, each device's throttled flag and each ratio's basis beside it.
