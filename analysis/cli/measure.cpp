@@ -162,6 +162,13 @@ struct ProgressSink {
   std::mutex* lock = nullptr;
 };
 
+// " by SIGTERM" where a signal interrupted ceilings measure (a batch system's time limit sends SIGTERM, a terminal
+// SIGINT), else "".
+std::string by_signal() {
+  const std::string name = ceilings::interrupt_signal_name();
+  return name.empty() ? "" : " by " + name;
+}
+
 // `family_limit`: the watchdog that fired was --family-timeout's, not the whole run's --timeout.
 void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::string>& err, double timeout_s,
                       GpuRun& g, bool family_limit = false) {
@@ -183,7 +190,10 @@ void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::s
                (r.signal == SIGKILL ? " (ignored SIGTERM, then killed)" : "") + tail(err, 5);
   } else if (r.interrupted) {
     g.state = GpuState::kInterrupted;
-    g.reason = std::string(ceilings::kInterruptedReason) + "ceilings-bench was stopped before it finished";
+    g.reason = std::string(ceilings::kInterruptedReason) + "ceilings-bench was stopped before it finished" +
+               (r.signal && !r.stopped_by_us ? " (" + ceilings::signal_name(r.signal) +
+                                                   " from outside: a batch system's time limit or scancel, or a kill)"
+                                             : by_signal());
   } else if (r.exit_code == 3) {  // ceilings-bench: no usable GPU
     g.reason = err.empty() ? "no usable GPU" : err.back();
   } else if (r.exit_code == 2) {
@@ -372,7 +382,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
       continue;
     }
     if (ceilings::interrupted()) {  // Ctrl-C between two families: start no other
-      stopped = "interrupted: ceilings measure was stopped before this family started";
+      stopped = "interrupted: ceilings measure was stopped" + by_signal() + " before this family started";
       g.state = GpuState::kInterrupted;
       g.exit_code = ceilings::kExitIncomplete;
       never_started();
@@ -1035,7 +1045,7 @@ int run_all_gpus(const MeasureOptions& o) {
   if (ceilings::interrupted())
     for (std::size_t i = 0; i < node.size(); ++i)
       if (node.gpu(i).state == GpuState::kPending)
-        node.set_state(i, GpuState::kNotStarted, "ceilings measure was interrupted before this GPU's turn");
+        node.set_state(i, GpuState::kNotStarted, "ceilings measure was interrupted" + by_signal() + " before this GPU's turn");
 
   std::vector<std::size_t> members;
   std::vector<ceilings::Outlier> unstable;

@@ -22,11 +22,16 @@ namespace ceilings {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
+volatile std::sig_atomic_t g_signal = 0;  // the first signal that asked us to stop
 
 // The first signal asks the children to stop (SIGTERM, SIGKILL after the grace); a second does not wait.
-void on_signal(int) {
+void on_signal(int sig) {
+  if (g_signal == 0) g_signal = sig;
   if (g_interrupted < 2) g_interrupted = g_interrupted + 1;
 }
+
+// The signals that ask a process to stop (a terminal, a batch system, `kill`), as opposed to a crash's.
+bool stop_signal(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT; }
 
 // A child's output, line by line: each line made printable (its bytes end up on a terminal and in JSON, whose
 // writer throws on invalid UTF-8), a line past kMaxLine bytes cut into pieces (a child writing without
@@ -94,10 +99,23 @@ void install_interrupt_handlers() {
 
 bool interrupted() { return g_interrupted != 0; }
 
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGKILL: return "SIGKILL";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+std::string interrupt_signal_name() { return g_signal ? signal_name(g_signal) : std::string(); }
+
 std::string ProcessResult::describe() const {
   if (!exec_error.empty()) return "could not start: " + exec_error;
   if (!wait_error.empty()) return wait_error;
-  if (interrupted) return "interrupted";
+  if (interrupted) return signal && !stopped_by_us ? "stopped by " + signal_name(signal) + " from outside" : "interrupted";
   if (timed_out) return "timed out";
   if (signal) return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")";
   return "exit code " + std::to_string(exit_code);
@@ -264,6 +282,15 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  result.stopped_by_us = term_sent;
+  // A stop signal the watchdog did not send came from outside. A batch system signals every process of a job
+  // step at once (Slurm's time limit, scancel), so the child can die of it before our own handler has run: that
+  // is an interruption, never a failed measurement (review 34: healthy GPUs read as health faults). Our own
+  // signal is given a moment to arrive, so that no further family or GPU starts.
+  if (result.signal && !term_sent && stop_signal(result.signal)) {
+    for (int i = 0; i < 25 && !g_interrupted; ++i) usleep(20000);
+    result.interrupted = true;
+  }
   return result;
 }
 

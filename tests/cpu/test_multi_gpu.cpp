@@ -966,6 +966,35 @@ TEST(MultiGpu, ARunStoppedBeforeAnyCaseKeepsTheEarlierProfile) {
   EXPECT_EQ(ceilings::read_text_file(dir + "/x.bench.json"), raw_before);
 }
 
+// A bench that dies of SIGTERM that ceilings measure did not send (a Slurm time limit or scancel signals the whole
+// job step, and the bench can die before measure acts on its own signal) was recorded as a crash: qualify said
+// FAIL and fleet named a healthy GPU a health fault (review 34 H1). It is an interruption: incomplete, exit 3.
+TEST(MultiGpu, ABenchStoppedFromOutsideIsInterruptedNotFailed) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_terminated");
+  const std::string out = dir + "/t.profile.json";
+  const auto r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", out},
+                         {{"CEILINGS_STANDIN_MODE", "terminated"}}, 30);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const auto p = ceilings::read_profile(out);
+  ASSERT_FALSE(p.errors.empty()) << r.err;
+  EXPECT_EQ(p.errors[0].reason.rfind(std::string(ceilings::kStoppedWhileRunningReason) + ceilings::kInterruptedReason, 0),
+            0u)
+      << p.errors[0].reason;
+  EXPECT_NE(p.errors[0].reason.find("(SIGTERM from outside"), std::string::npos) << p.errors[0].reason;
+  EXPECT_TRUE(p.run_was_stopped());
+  EXPECT_EQ(run_cli({"qualify", out}).exit_code, 3);  // incomplete, never a failed GPU
+  // A crash (SIGABRT) is still a failure of the measurement.
+  const std::string crashed = dir + "/c.profile.json";
+  EXPECT_EQ(run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", crashed},
+                    {{"CEILINGS_STANDIN_MODE", "crash"}}, 30)
+                .exit_code,
+            3);
+  const auto c = ceilings::read_profile(crashed);
+  ASSERT_FALSE(c.errors.empty());
+  EXPECT_NE(c.errors[0].reason.find("ceilings-bench failed (killed by signal 6"), std::string::npos) << c.errors[0].reason;
+  EXPECT_EQ(run_cli({"qualify", crashed}).exit_code, 1);
+}
+
 // --one-process runs every family in one ceilings-bench: a crash then costs every case after it.
 TEST(MultiGpu, OneProcessLosesWhatFollowsACrash) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_one_process");

@@ -60,6 +60,31 @@ TEST(Subprocess, WatchdogKillsAHangingChildAndItsGroup) {
   EXPECT_TRUE(gone) << "grandchild " << grandchild << " outlived its group";
 }
 
+// A stop signal the watchdog did not send came from outside (a batch system signals every process of a job step
+// at once): an interruption, not a crash (review 34 H1). A crash's signal, and SIGKILL (the OOM killer too), stay
+// what they were; so does a SIGTERM the watchdog sent.
+TEST(Subprocess, AStopSignalFromOutsideIsAnInterruption) {
+  for (const char* sig : {"TERM", "INT", "HUP"}) {
+    const auto r = run_process({{"/bin/sh", "-c", std::string("kill -") + sig + " $$; sleep 5"}, {}, 10, 1}, nullptr, nullptr);
+    EXPECT_TRUE(r.interrupted) << sig;
+    EXPECT_FALSE(r.stopped_by_us) << sig;
+    EXPECT_FALSE(r.ok()) << sig;
+    EXPECT_EQ(r.describe(), std::string("stopped by SIG") + sig + " from outside");
+  }
+  for (const char* sig : {"SEGV", "ABRT", "KILL"}) {
+    const auto r = run_process({{"/bin/sh", "-c", std::string("kill -") + sig + " $$; sleep 5"}, {}, 10, 1}, nullptr, nullptr);
+    EXPECT_FALSE(r.interrupted) << sig;
+    EXPECT_NE(r.signal, 0) << sig;
+    EXPECT_EQ(r.describe().rfind("killed by signal ", 0), 0u) << r.describe();
+  }
+  const auto timed_out = run_process({{"/bin/sh", "-c", "sleep 30"}, {}, 0.3, 1}, nullptr, nullptr);
+  EXPECT_TRUE(timed_out.timed_out);
+  EXPECT_TRUE(timed_out.stopped_by_us);
+  EXPECT_FALSE(timed_out.interrupted);  // our own SIGTERM: a timeout, not an interruption
+  EXPECT_EQ(signal_name(SIGTERM), "SIGTERM");
+  EXPECT_EQ(signal_name(SIGUSR1), "signal " + std::to_string(SIGUSR1));
+}
+
 // A child's bytes reach the terminal and the profile's JSON: invalid UTF-8 and control characters become '?'
 // (a Latin-1 'caf\xe9' on a child's stderr made the JSON writer throw and `measure --all-gpus` abort), tabs stay,
 // and a line with no newline is cut into 64 KiB pieces instead of growing without bound.

@@ -29,6 +29,9 @@
 //   unlisted reports its first case under another name than the listing's and exits 0 (as a case name
 //            that depends on free memory could)
 //   stall    prints and checkpoints the first case, then waits for a signal without finishing
+//   terminated  prints and checkpoints the first case, then dies of SIGTERM it sends itself (as a batch
+//            system's time limit or scancel, which signals every process of the job step, can end the bench
+//            before ceilings measure)
 //   stall_early  checkpoints its context and no case (as ceilings-bench does at start-up), then waits for a
 //            signal in every family
 //   hang     ignores SIGTERM, starts a child that ignores it too, and never returns
@@ -277,7 +280,8 @@ int main(int argc, char** argv) {
   const std::size_t all = cases().size();
   const std::vector<FakeCase> chosen = selected(a.filter);
   const bool faulty_family = !chosen.empty() && std::string(chosen.front().name) == cases().front().name;
-  if (mode == "valid" || (!faulty_family && (mode == "slow" || mode == "crash" || mode == "stall" || mode == "hang")))
+  if (mode == "valid" ||
+      (!faulty_family && (mode == "slow" || mode == "crash" || mode == "stall" || mode == "hang" || mode == "terminated")))
     return write_cases(a, factor, all, true);
   if (mode == "slow") {
     sleep_s(pause);
@@ -290,6 +294,12 @@ int main(int argc, char** argv) {
   if (mode == "stall") {
     write_cases(a, factor, 1, false);
     while (true) sleep(1000);  // SIGTERM's default action ends it
+  }
+  if (mode == "terminated") {
+    write_cases(a, factor, 1, false);
+    std::fflush(stdout);
+    raise(SIGTERM);  // its default action: killed by SIGTERM
+    return 1;
   }
   if (mode == "crash_early") {
     if (!faulty_family) return write_cases(a, factor, all, true);

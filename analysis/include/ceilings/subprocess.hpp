@@ -20,7 +20,10 @@ struct ProcessResult {
   int exit_code = -1;   // when it exited normally
   int signal = 0;       // when a signal ended it
   bool timed_out = false;
-  bool interrupted = false;   // we were asked to stop (SIGINT/SIGTERM) and stopped the child
+  // We were asked to stop (SIGINT/SIGTERM) and stopped the child, or a stop signal (SIGTERM, SIGINT, SIGHUP,
+  // SIGQUIT) from outside ended it (`signal` says which; a batch system signals the whole job step at once).
+  bool interrupted = false;
+  bool stopped_by_us = false;  // the watchdog sent it SIGTERM (a timeout, our own interrupt)
   std::string exec_error;     // the program could not be started
   std::string wait_error;     // it ran, but its exit status could not be read (waitid/waitpid failed)
   bool ok() const {
@@ -39,5 +42,9 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
 // the writes instead of killing the run before it saves what finished.
 void install_interrupt_handlers();
 bool interrupted();
+// "SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL", else "signal N".
+std::string signal_name(int sig);
+// The first signal that interrupted this process (the handlers above): its name, "" where none has.
+std::string interrupt_signal_name();
 
 }  // namespace ceilings
