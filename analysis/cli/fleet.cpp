@@ -26,6 +26,19 @@ namespace {
 
 using namespace ceilings;
 
+// The most files a text or markdown report names in one list; past it, a count and where the JSON has them all.
+constexpr std::size_t kListed = 20;
+
+// " a b c" for the members at `indices`, at most kListed of them, then "... and N more (`--format json`: KEY)".
+std::string paths_of(const FleetInput& in, const std::vector<std::size_t>& indices, const char* json_key) {
+  std::string out;
+  for (std::size_t k = 0; k < indices.size() && k < kListed; ++k) out += " " + printable_text(in.members[indices[k]].path);
+  if (indices.size() > kListed)
+    out += " ... and " + std::to_string(indices.size() - kListed) + " more (`--format json` lists every one: " +
+           json_key + ")";
+  return out;
+}
+
 struct FleetOptions {
   std::vector<std::string> paths;
   std::string format = "table";
@@ -384,17 +397,29 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          "(within it: unstable, not judged); groups of at least " +
          std::to_string(rule.min_members) + "\n";
   // Paths as the walk found them: a name that is not UTF-8 printed as '?', as everything another program wrote.
-  for (const FleetSkip& s : in.skipped)
-    out += (md ? "- skipped " : "skipped ") + printable_text(s.path + ": " + s.reason) + "\n";
-  for (const FleetSkip& s : in.baselines)
-    out += (md ? "- set aside " : "set aside ") + printable_text(s.path + ": " + s.reason) + "\n";
-  for (const FleetSuperseded& s : in.superseded)
+  // A list longer than kListed is cut there, with a count: a directory of many jobs' runs printed one "set aside"
+  // line per older profile, 2,000 lines burying the report (review 34); the JSON holds every one.
+  const auto listed = [&](std::size_t shown, std::size_t all, const char* what, const char* json_key) {
+    if (all > shown)
+      out += std::string(md ? "- " : "") + "... and " + std::to_string(all - shown) + " more " + what +
+             " (`--format json` lists every one: " + json_key + ")\n";
+  };
+  for (std::size_t k = 0; k < in.skipped.size() && k < kListed; ++k)
+    out += (md ? "- skipped " : "skipped ") + printable_text(in.skipped[k].path + ": " + in.skipped[k].reason) + "\n";
+  listed(std::min(in.skipped.size(), kListed), in.skipped.size(), "file(s) skipped", "skipped");
+  for (std::size_t k = 0; k < in.baselines.size() && k < kListed; ++k)
+    out += (md ? "- set aside " : "set aside ") + printable_text(in.baselines[k].path + ": " + in.baselines[k].reason) + "\n";
+  listed(std::min(in.baselines.size(), kListed), in.baselines.size(), "baseline(s) set aside", "baselines_set_aside");
+  for (std::size_t k = 0; k < in.superseded.size() && k < kListed; ++k) {
+    const FleetSuperseded& s = in.superseded[k];
     out += (md ? "- set aside " : "set aside ") + printable_text(s.path) + ": an older run (" + s.created + ") of " + s.uuid + "; " +
            printable_text(s.newer_path) + " (" + s.newer_created + ") stands for it" +
            (s.host != s.newer_host ? " (on another host, " + s.newer_host + ", than " + s.host +
                                          ": a GPU moved, or a profile copied; check which is the GPU as it stands)"
                                    : std::string()) +
            (s.created == s.newer_created ? " (the same time: the later file stands)" : std::string()) + "\n";
+  }
+  listed(std::min(in.superseded.size(), kListed), in.superseded.size(), "older run(s) set aside", "superseded");
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const FleetGroup& g = groups[gi];
     out += std::string("\n") + (md ? "### " : "") + "group " + std::to_string(gi + 1) + ": " + g.fingerprint.label() +
@@ -475,14 +500,12 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   if (!health.other_gpu.empty()) {
     out += std::to_string(health.other_gpu.size()) + " profile(s) whose health section was recorded on another GPU "
            "(files mixed up: its own health is not known; measure it again):";
-    for (std::size_t i : health.other_gpu) out += " " + printable_text(in.members[i].path);
-    out += "\n";
+    out += paths_of(in, health.other_gpu, "health.other_gpu") + "\n";
   }
   if (!health.cut_short.empty()) {
     out += std::to_string(health.cut_short.size()) + " profile(s) of a run a timeout or an interrupt cut short (the "
            "cases it stopped are not measured: measure again without the limit):";
-    for (std::size_t i : health.cut_short) out += " " + printable_text(in.members[i].path);
-    out += "\n";
+    out += paths_of(in, health.cut_short, "health.cut_short") + "\n";
   }
   return out;
 }

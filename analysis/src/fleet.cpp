@@ -679,6 +679,15 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
         in.baselines.push_back({f, from + " (medians, not one GPU's measurement): not counted as a GPU"});
         continue;
       }
+      // A fleet holds thousands of profiles at once: the document's copy of the ceilings (parsed above) and the
+      // cases each ceiling's detail lists (sweep points, competing variants: over half of a measured profile) are
+      // used by no verdict. Dropped as read: 10,000 H200 profiles held 8 GB (review 34).
+      if (p.raw.is_object()) p.raw.erase("ceilings");
+      for (Ceiling& c : p.ceilings)
+        if (c.detail.is_object()) {
+          c.detail.erase("sweep");
+          c.detail.erase("variants");
+        }
       in.members.push_back({f, std::move(p)});
     } catch (const Error& e) {
       in.skipped.push_back({f, e.what()});

@@ -794,6 +794,34 @@ TEST(Fleet, OneUuidOnTwoHostsIsSaidWhenSetAside) {
   EXPECT_EQ(j["superseded"][0].at("newer_host"), "elsewhere");
 }
 
+// A directory of many jobs' runs: each older profile was one "set aside" line, 2,000 lines burying a clean
+// fleet's report (review 34). Text names the first 20 and counts the rest; the JSON lists every one.
+TEST(Fleet, LongListsAreCutInTextAndWholeInJson) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_many_reruns");
+  FleetGen gen(21);
+  for (int node = 0; node < 25; ++node)
+    for (const char* when : {"2026-11-29T10:00:00Z", "2026-11-30T10:00:00Z"}) {
+      Profile p = gen.gpu(node, 0);
+      p.created = when;
+      write_file_atomic(dir + "/n" + std::to_string(node) + "-" + when + ".profile.json", profile_to_json(p).dump());
+    }
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::size_t lines = 0;
+  for (std::size_t at = r.out.find("\nset aside "); at != std::string::npos; at = r.out.find("\nset aside ", at + 1)) ++lines;
+  EXPECT_EQ(lines, 20u) << r.out;
+  EXPECT_NE(r.out.find("\n... and 5 more older run(s) set aside (`--format json` lists every one: superseded)\n"),
+            std::string::npos)
+      << r.out;
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(j.at("superseded").size(), 25u);
+  // Twenty or fewer: every one, no count.
+  fs::remove(dir + "/n0-2026-11-29T10:00:00Z.profile.json");
+  for (int node = 1; node < 5; ++node) fs::remove(dir + "/n" + std::to_string(node) + "-2026-11-29T10:00:00Z.profile.json");
+  const auto few = run_cli({"fleet", dir});
+  EXPECT_EQ(few.out.find("more older run(s)"), std::string::npos) << few.out;
+}
+
 // Two runs of one node in dated folders: the older finished every GPU, the newer hung on GPU 3. The newer run
 // says how GPU 3 ended, whichever folder is read first: the older run's "done" used to win (read first, in path
 // order) and pass a GPU that hung.
