@@ -1,5 +1,6 @@
 // `ceilings compare A B ...`: profiles and datasheet entries side by side, ceilings as rows.
 #include "ceilings/compare.hpp"
+#include "ceilings/report.hpp"
 
 #include <iostream>
 #include <memory>
@@ -44,6 +45,9 @@ cli::Runner setup(CLI::App& app) {
         const Table conditions = conditions_table(c);
         if (!conditions.rows.empty()) std::cout << "\n" << render(conditions, format);
         for (const std::string& note : c.condition_notes) std::cout << (markdown ? "\n" : "") << "NOTE: " << note << "\n";
+        for (const CompareDevice& d : c.devices)  // no datasheet column to read for it, and why
+          if (d.profile && d.gpu.empty() && !d.profile->device.is_mig())
+            std::cout << (markdown ? "\n" : "") << "NOTE: " << d.label << ": " << datasheet_source(*d.profile) << "\n";
         for (const CompareDevice& d : c.devices)
           if (const auto note = d.profile ? d.profile->note() : std::nullopt)
             std::cout << (markdown ? "\n" : "") << "NOTE: " << d.label << ": " << *note << "\n";

@@ -24,9 +24,19 @@ namespace ceilings {
 std::optional<double> datasheet_for(const Profile& profile, const Ceiling& c) {
   // The datasheet's figures are the whole GPU's: a MIG instance (a slice of its SMs and memory) has none.
   if (profile.device.is_mig()) return std::nullopt;
-  if (const GpuSpec* spec = find_gpu(profile.device.name))
-    if (const auto v = datasheet_value(*spec, c.name, c.detail)) return v;
-  return c.datasheet;
+  // The built-in table decides for a GPU it knows, a figure it leaves out on purpose included (B300's INT8, whose
+  // published figure is 30 times off): an older build's stored figure would fail a healthy GPU (review 33).
+  if (const GpuSpec* spec = find_gpu(profile.device.name)) return datasheet_value(*spec, c.name, c.detail);
+  return c.datasheet;  // a GPU the table does not know: what the build that measured it recorded
+}
+
+std::string datasheet_source(const Profile& p) {
+  if (p.device.is_mig()) return "";
+  if (const GpuSpec* spec = find_gpu(p.device.name)) return "the built-in table's " + spec->name;
+  const bool stored = std::any_of(p.ceilings.begin(), p.ceilings.end(), [](const Ceiling& c) { return c.datasheet; });
+  return p.device.name + " is not in the built-in datasheet table (`ceilings specs` lists it)" +
+         (stored ? std::string(": the datasheet figures shown are those the profile recorded when it was measured")
+                 : std::string(": no datasheet figures"));
 }
 
 namespace {
@@ -108,6 +118,7 @@ std::string profile_summary(const Profile& p) {
      << (p.tool_git.empty() ? "" : " (" + p.tool_git + ")") << "\n";
   os << "values: median over samples, bytes counted read + write (HBM) or once per direction (copies); "
         "datasheet % uses the vendor's peak\n";
+  if (const std::string source = datasheet_source(p); !source.empty()) os << "datasheet: " << source << "\n";
   // A document that says what it is (a hand-written fixture: "not a measurement") says it here too.
   if (const auto note = p.note()) os << "NOTE: " << *note << "\n";
   // A run cut short (timeout, interrupt, crash) keeps its finished cases; say so before the table.

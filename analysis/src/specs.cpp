@@ -111,16 +111,18 @@ std::string peak_or_dash(const GpuSpec& s, const char* key) {
 
 Table specs_table() {
   Table t;
-  t.columns = {"gpu",  "arch", "SMs",  "boost", "memory", "bandwidth", "fp64 tc",
-               "fp32", "tf32", "bf16", "fp8",   "fp4",    "int8",      "TDP"};
-  t.right_aligned = {false, false, true, true, true, true, true, true, true, true, true, true, true, true};
+  // Vector fp64 and fp16 beside the tensor figures: a GPU without fp64 tensor cores (V100, T4, Ada) or without
+  // bf16 (V100, T4) has its fp64 and tensor peak there (review 33).
+  t.columns = {"gpu",  "arch", "SMs",  "boost", "memory", "bandwidth", "fp64", "fp64 tc",
+               "fp32", "tf32", "bf16", "fp16",  "fp8",    "fp4",       "int8", "TDP"};
+  t.right_aligned = {false, false, true, true, true, true, true, true, true, true, true, true, true, true, true, true};
   for (const GpuSpec& s : datasheet())
     t.add_row({s.name, s.architecture, s.sm_count ? std::to_string(s.sm_count) : "-",
                s.boost_clock_hz > 0 ? format_quantity(s.boost_clock_hz, "Hz") : "-",
                format_gib(s.memory_bytes), format_quantity(s.memory_bandwidth, "B/s"),
-               peak_or_dash(s, "fp64_tensor"), peak_or_dash(s, "fp32"), peak_or_dash(s, "tf32"),
-               peak_or_dash(s, "bf16"), peak_or_dash(s, "fp8"), peak_or_dash(s, "fp4"), peak_or_dash(s, "int8"),
-               tdp_text(s)});
+               peak_or_dash(s, "fp64"), peak_or_dash(s, "fp64_tensor"), peak_or_dash(s, "fp32"),
+               peak_or_dash(s, "tf32"), peak_or_dash(s, "bf16"), peak_or_dash(s, "fp16"), peak_or_dash(s, "fp8"),
+               peak_or_dash(s, "fp4"), peak_or_dash(s, "int8"), tdp_text(s)});
   return t;
 }
 

@@ -33,9 +33,10 @@ void require_positive(double v, const std::string& what) {
 }
 
 // --gpu beside --profile: the datasheet shown beside the measured peak must be the same GPU model's (as
-// qualify --baseline refuses another model's). A profile of a GPU the table lacks may take any entry; a MIG
-// instance's none: the datasheet's figures are the whole GPU's, not a slice's (review 21: a 60-SM slice's MFU
-// against the whole H200 read about half).
+// qualify --baseline refuses another model's). A profile of a GPU the table lacks may take an entry of its SM count
+// and compute capability (a GB200 profile beside the H200's 989 TFLOP/s had read as one GPU's two peaks: review
+// 33); a MIG instance's none: the datasheet's figures are the whole GPU's, not a slice's (review 21: a 60-SM
+// slice's MFU against the whole H200 read about half).
 const GpuSpec& datasheet_entry(const std::string& gpu, const Profile* profile) {
   const GpuSpec& s = resolve_gpu(gpu);
   if (profile && profile->device.is_mig())
@@ -48,6 +49,18 @@ const GpuSpec& datasheet_entry(const std::string& gpu, const Profile* profile) {
       throw InputError("--gpu " + gpu + " is the " + s.name + " datasheet, but the profile measured an " +
                        profile->device.name + ": measured and datasheet peaks side by side compare like with like "
                        "(drop --gpu: the profile's own datasheet is shown)");
+  if (profile && !find_gpu(profile->device.name)) {
+    const DeviceInfo& d = profile->device;
+    const bool sms = s.sm_count > 0 && d.sm_count > 0 && s.sm_count != d.sm_count;
+    const bool cc = !s.compute_capability.empty() && !d.compute_capability.empty() &&
+                    s.compute_capability != d.compute_capability;
+    if (sms || cc)
+      throw InputError("--gpu " + gpu + " is the " + s.name + " datasheet (" + std::to_string(s.sm_count) +
+                       " SMs, compute capability " + s.compute_capability + "), but the profile measured an " +
+                       d.name + " (" + std::to_string(d.sm_count) + " SMs, compute capability " +
+                       d.compute_capability + "), which the datasheet table does not know: another GPU's peak is no "
+                       "datasheet of this one (give the vendor's figure with --peak-tflops or --peak-bw-gbps)");
+  }
   return s;
 }
 
@@ -97,7 +110,10 @@ std::vector<Peak> compute_peaks(const std::optional<double>& given, const Profil
   } else if (profile) {
     const Ceiling* c = profile->find("gemm." + dtype);
     if (auto ds = datasheet_for(*profile, *c))
-      out.push_back({"datasheet", profile->device.name + " dense " + dtype + " (datasheet)", *ds});
+      out.push_back({"datasheet", profile->device.name + " dense " + dtype +
+                                      (find_gpu(profile->device.name) ? " (datasheet)"
+                                                                      : " (datasheet recorded in the profile)"),
+                     *ds});
   }
   if (out.empty()) throw InputError("no peak given: use --profile, --gpu or --peak-tflops");
   return out;

@@ -8,6 +8,7 @@
 
 #include "ceilings/datasheet.hpp"
 #include "ceilings/error.hpp"
+#include "ceilings/report.hpp"
 #include "ceilings/specs.hpp"
 #include "cli_runner.hpp"
 
@@ -367,6 +368,92 @@ TEST(SpecsCli, ListsTheTable) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* n : {"A100 SXM 80GB", "H100 NVL", "GH200", "B200", "RTX 4090", "L4 "})
     EXPECT_NE(r.out.find(n), std::string::npos) << n;
+}
+
+// Vector fp64 and fp16 have columns of their own: a V100 (no fp64 tensor cores, no bf16) showed neither its fp64
+// nor any tensor figure (review 33).
+TEST(SpecsCli, TheTableHasVectorFp64AndFp16) {
+  const Table t = specs_table();
+  const auto col = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(t.columns.begin(), t.columns.end(), name) - t.columns.begin());
+  };
+  ASSERT_LT(col("fp64"), t.columns.size());
+  ASSERT_LT(col("fp16"), t.columns.size());
+  bool seen = false;
+  for (const auto& row : t.rows)
+    if (row[0] == "V100 SXM2 32GB" || row[0] == "V100 SXM2 16GB") {
+      seen = true;
+      EXPECT_EQ(row[col("fp64")], "7.80 TFLOP/s") << row[0];
+      EXPECT_EQ(row[col("fp16")], "125 TFLOP/s") << row[0];
+      EXPECT_EQ(row[col("fp64 tc")], "-") << row[0];
+    }
+  EXPECT_TRUE(seen);
+}
+
+namespace {
+// The hand-made H200 profile under another GPU's name, with one more ceiling and its stored datasheet figure.
+std::string renamed_profile(const std::string& file, const std::string& name, int sms, const std::string& cc) {
+  json p = read_json_file(std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json");
+  p["device"]["name"] = name;
+  p["device"]["sm_count"] = sms;
+  p["device"]["compute_capability"] = cc;
+  json int8 = p["ceilings"][2];  // gemm.bf16's shape
+  int8["name"] = "gemm.int8";
+  int8["unit"] = "OP/s";
+  int8["value"] = 4e15;
+  int8["datasheet"] = 1.535e14;  // B300's INT8 as an older build's table had it: 30 times off
+  p["ceilings"].push_back(int8);
+  const std::string path = test::scratch_dir("datasheet_source_" + file) + "/" + file;
+  write_file_atomic(path, p.dump());
+  return path;
+}
+}  // namespace
+
+// The built-in table decides for a GPU it knows: a figure it leaves out is none, whatever an older build stored
+// (B300's INT8 failed a healthy GPU as "2605.9% of the datasheet figure recorded in the profile": review 33). A GPU
+// it does not know keeps the figures its profile recorded, and every report says where they come from.
+TEST(Datasheet, TheTableDecidesForTheGpusItKnows) {
+  const std::string b300 = renamed_profile("b300.profile.json", "NVIDIA B300 SXM6 AC", 148, "10.3");
+  ASSERT_NE(find_gpu("NVIDIA B300 SXM6 AC"), nullptr);
+  const Profile p = read_profile(b300);
+  EXPECT_FALSE(datasheet_for(p, *p.find("gemm.int8")).has_value());
+  EXPECT_TRUE(datasheet_for(p, *p.find("gemm.bf16")).has_value());
+  auto q = test::run_cli({"qualify", b300, "--format", "csv"});
+  EXPECT_EQ(q.out.find("gemm.int8,datasheet"), std::string::npos) << q.out;
+  EXPECT_EQ(q.out.find("recorded in the profile"), std::string::npos) << q.out;
+  EXPECT_NE(test::run_cli({"show", b300}).out.find("\ndatasheet: the built-in table's B300"), std::string::npos);
+
+  const std::string gb200 = renamed_profile("gb200.profile.json", "NVIDIA GB200", 152, "10.0");
+  ASSERT_EQ(find_gpu("NVIDIA GB200"), nullptr);
+  const Profile u = read_profile(gb200);
+  EXPECT_DOUBLE_EQ(*datasheet_for(u, *u.find("gemm.int8")), 1.535e14);  // what it recorded
+  auto show = test::run_cli({"show", gb200});
+  EXPECT_NE(show.out.find("datasheet: NVIDIA GB200 is not in the built-in datasheet table (`ceilings specs` lists it): "
+                          "the datasheet figures shown are those the profile recorded when it was measured"),
+            std::string::npos)
+      << show.out;
+  auto cmp = test::run_cli({"compare", gb200, b300});
+  EXPECT_NE(cmp.out.find("NOTE: NVIDIA GB200 (node001): NVIDIA GB200 is not in the built-in datasheet table"),
+            std::string::npos)
+      << cmp.out;
+  const std::string llama = std::string(CEILINGS_FIXTURES) + "/hf/Llama-3.1-8B.config.json";
+  auto mfu = test::run_cli({"mfu", "--hf-config", llama, "--seq", "4096", "--tokens-per-sec", "8000", "--gpus", "1",
+                            "--profile", gb200});
+  EXPECT_EQ(mfu.exit_code, 0) << mfu.err;
+  EXPECT_NE(mfu.out.find("(datasheet recorded in the profile)"), std::string::npos) << mfu.out;
+  // --gpu of another SM count or compute capability is no datasheet of a GPU the table lacks.
+  mfu = test::run_cli({"mfu", "--hf-config", llama, "--seq", "4096", "--tokens-per-sec", "8000", "--gpus", "1",
+                       "--profile", gb200, "--gpu", "H200"});
+  EXPECT_EQ(mfu.exit_code, 2) << mfu.out;
+  EXPECT_NE(mfu.err.find("--gpu H200 is the H200 datasheet (132 SMs, compute capability 9.0), but the profile measured "
+                         "an NVIDIA GB200 (152 SMs, compute capability 10.0)"),
+            std::string::npos)
+      << mfu.err;
+  const std::string like = renamed_profile("h200like.profile.json", "NVIDIA H200 Engineering Sample", 132, "9.0");
+  EXPECT_EQ(test::run_cli({"mfu", "--hf-config", llama, "--seq", "4096", "--tokens-per-sec", "8000", "--gpus", "1",
+                           "--profile", like, "--gpu", "H200"})
+                .exit_code,
+            0);
 }
 
 TEST(SpecsCli, OneEntryWithSparseLabelledAndSource) {

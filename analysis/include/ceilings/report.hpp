@@ -7,11 +7,15 @@
 
 namespace ceilings {
 
-// The datasheet value for a ceiling: the embedded table's for a GPU it knows, else the one the profile
-// recorded (written from the table of the version that measured it). A profile's own figure never replaces
-// the table's: a hand-edited 3.2 TB/s "datasheet" had let a slow H200 pass qualify. None for a MIG instance
-// (the figures are the whole GPU's).
+// The datasheet value for a ceiling: the embedded table's for a GPU it knows (none where the table leaves that
+// figure out), else the one the profile recorded (written from the table of the version that measured it). A
+// profile's own figure never replaces the table's, nor stands in for one it leaves out: a hand-edited 3.2 TB/s
+// "datasheet" had let a slow H200 pass qualify, and B300's INT8 figure an older build stored failed a healthy
+// GPU. None for a MIG instance (the figures are the whole GPU's).
 std::optional<double> datasheet_for(const Profile& profile, const Ceiling& ceiling);
+// Where datasheet_for's figures come from, for people: "the built-in table's H200", or that the table does not
+// know the GPU (and whether the profile's own recorded figures are shown); "" for a MIG instance (none apply).
+std::string datasheet_source(const Profile& profile);
 
 // Rows: ceiling, value, datasheet, % of datasheet, cv, samples, SM clock, throttled (the slowdown reasons
 // recorded, e.g. "sw_power_cap", else yes or no).
