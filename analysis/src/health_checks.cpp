@@ -938,14 +938,30 @@ void check_power_limit(const HealthSection* s, const Profile* profile, std::vect
     }
   if (!limit) limit = fallback;
   if (!limit && profile) limit = profile->device.power_limit_w;
+  // A check that cannot run is a row that says why, never a row that is not there (review 36: a health section
+  // without a limit passed with no word of the power limit).
+  auto not_judged = [&](const std::string& why) {
+    Check c = make_check("health", "power limit");
+    if (limit) c.measured = *limit;
+    c.measured_text = limit ? format_quantity(*limit, "W") : "not read";
+    c.unit = "W";
+    c.threshold_text = "n/a";
+    c.source = "health rule power_limit";
+    c.status = CheckStatus::kNotJudged;
+    c.reason = why;
+    out.push_back(c);
+  };
   std::string from = "NVML's default power limit";
   if (!default_w) {
     const GpuSpec* spec = find_gpu(profile ? profile->device.name : s ? s->device_name : "");
-    if (!spec || spec->tdp_w <= 0 || spec->tdp_whole_module) return;  // nothing to compare with
+    if (!spec || spec->tdp_w <= 0 || spec->tdp_whole_module)
+      return not_judged(std::string("no default limit to compare with: NVML's is not recorded, and ") +
+                        (!spec ? "the datasheet table does not know this GPU"
+                               : "the datasheet's TDP is " + std::string(spec->tdp_w > 0 ? "the whole module's" : "not published")));
     default_w = spec->tdp_w;
     from = "datasheet " + spec->name + " TDP (the board's default limit is not recorded)";
   }
-  if (!limit) return;
+  if (!limit) return not_judged("the power limit was not read (neither NVML's readings nor the profile's device record it)");
   Check c = make_check("health", "power limit");
   c.measured = *limit;
   c.threshold = kMinPowerLimitFraction * *default_w;
@@ -1141,9 +1157,11 @@ void check_persistence_mode(const HealthSection& s, const HealthRules& rules, st
 // where the driver reports both: HBM against the temperature where the memory slows down (GDDR boards and older
 // drivers report neither), the GPU die against its slowdown threshold (the clocks come down, or are about to,
 // whatever the clock event reasons said when they were read).
+// `every_gpu`: every GPU reports this reading (its die's), so a section without it says so in a row not judged; the
+// memory's is only an HBM GPU's, absent elsewhere.
 void check_temperature_limit(const HealthSection& s, const char* metric, const char* limit_metric, const char* rule,
                              const std::string& what, const std::string& limit_name, const std::string& after,
-                             std::vector<Check>& out) {
+                             bool every_gpu, std::vector<Check>& out) {
   std::optional<double> hottest, limit;
   for (const HealthSnapshot* snap : s.snapshots()) {
     const auto t = snap->value(metric), m = snap->value(limit_metric);
@@ -1151,7 +1169,17 @@ void check_temperature_limit(const HealthSection& s, const char* metric, const c
     hottest = std::max(hottest.value_or(*t), *t);
     limit = std::min(limit.value_or(*m), *m);
   }
-  if (!hottest) return;
+  if (!hottest && !every_gpu) return;
+  if (!hottest) {  // said, not left out: a section without the readings passed with no word of the temperature
+    Check c = make_check("health", rule);
+    c.measured_text = "not read";
+    c.threshold_text = "n/a";
+    c.source = "health rule slowdown (NVML " + std::string(metric) + " and its " + limit_name + ", " + limit_metric + ")";
+    c.status = CheckStatus::kNotJudged;
+    c.reason = "not judged: no snapshot holds both " + std::string(metric) + " and " + limit_metric;
+    out.push_back(c);
+    return;
+  }
   Check c = make_check("health", rule);
   c.measured = *hottest;
   c.threshold = *limit;
@@ -1168,12 +1196,12 @@ void check_temperature_limit(const HealthSection& s, const char* metric, const c
 
 void check_memory_temperature(const HealthSection& s, std::vector<Check>& out) {
   check_temperature_limit(s, "temperature.memory_c", "temperature.memory_max_c", "HBM temperature", "the memory",
-                          "limit", ": its bandwidth is throttled (check the cooling)", out);
+                          "limit", ": its bandwidth is throttled (check the cooling)", false, out);
 }
 
 void check_gpu_temperature(const HealthSection& s, std::vector<Check>& out) {
   check_temperature_limit(s, "temperature.gpu_c", "temperature.slowdown_c", "GPU temperature", "the GPU",
-                          "slowdown threshold", " (check the cooling)", out);
+                          "slowdown threshold", " (check the cooling)", true, out);
 }
 
 void check_readable(const HealthSection& s, std::vector<Check>& out) {
