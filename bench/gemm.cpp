@@ -620,14 +620,15 @@ Sustained sustain(cudaStream_t stream, const Enqueue& work, double window_s, dou
   Measurement& m = out.m;
   const int units = std::clamp(static_cast<int>(std::ceil(0.05 / std::max(unit_estimate_s, 1e-7))), 1, 100000);
   m.units_per_sample = units;
-  std::vector<cudaEvent_t> ev(kRing);
-  for (auto& e : ev) CEILINGS_CUDA_CHECK(cudaEventCreate(&e));
-  struct Cleanup {
+  std::vector<cudaEvent_t> ev(kRing, nullptr);
+  struct Cleanup {  // before the events are made: one that fails leaves those made before it destroyed
     std::vector<cudaEvent_t>& ev;
     ~Cleanup() {
-      for (auto& e : ev) cudaEventDestroy(e);
+      for (auto& e : ev)
+        if (e) cudaEventDestroy(e);
     }
   } cleanup{ev};
+  for (auto& e : ev) CEILINGS_CUDA_CHECK(cudaEventCreate(&e));
   TelemetrySampler telemetry(context().nvml, 0.02, TelemetrySampler::Energy::kFollow);
   telemetry.start();
   const auto start = telemetry.started();  // chunk ends and telemetry readings on one clock, one zero

@@ -187,9 +187,13 @@ int main(int argc, char** argv) {
   Context ctx;
   ctx.device = options.device;
   ctx.options = options;
-  cudaGetDeviceProperties(&ctx.prop, options.device);
+  // A failure here is the device's, with its status: a free size left at 0 would skip every HBM case as "only 0
+  // MiB fit" (review 35).
+  if (const cudaError_t props = cudaGetDeviceProperties(&ctx.prop, options.device); props != cudaSuccess)
+    return no_gpu(std::string("cudaGetDeviceProperties: ") + cudaGetErrorName(props) + ": " + cudaGetErrorString(props));
   ctx.l2_bytes = static_cast<std::size_t>(ctx.prop.l2CacheSize);
-  cudaMemGetInfo(&ctx.free_bytes, &ctx.total_bytes);
+  if (const cudaError_t mem = cudaMemGetInfo(&ctx.free_bytes, &ctx.total_bytes); mem != cudaSuccess)
+    return no_gpu(std::string("cudaMemGetInfo: ") + cudaGetErrorName(mem) + ": " + cudaGetErrorString(mem));
 
   char bus[32] = {};
   std::string why;

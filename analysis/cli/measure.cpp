@@ -835,7 +835,8 @@ class NodeRun {
     write_locked();
   }
 
-  // Each ceiling of each finished GPU against the node median; margin rule only (8 GPUs: no z-score).
+  // Each ceiling of each finished GPU against the node median: the margin rule and the own-spread gate (8 GPUs: no
+  // z-score).
   // A peer ceiling compares by the median of the GPU's own pairs (p2p_median), not its slowest pair: with
   // one GPU's links degraded, every GPU's slowest pair is its pair with that GPU, and the minima agree.
   // `unstable` gets the GPUs the rules would name but for their own measurement's spread: not judged.

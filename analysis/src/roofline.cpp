@@ -60,7 +60,7 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
   if (r.memory.empty()) {
     if (level) usable_ceiling(p, *level, "the profile");
     explain_unusable_family(p, "hbm", "the profile");
-    throw InputError("the profile has no memory bandwidth ceiling (hbm.*, l2.*, pcie.*, nvlink.*)");
+    throw InputError("the profile has no memory bandwidth ceiling (hbm.*, l2.*, smem.*, pcie.*, nvlink.*)");
   }
   if (level) {
     if (!find_roof(r.memory, *level)) {

@@ -131,10 +131,13 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
     if (ceiling) {
       // Decode reads its weights from where they are stored: HBM, or over PCIe or NVLink when offloaded. A
       // model's weights never sit in the L2 or shared memory, so an MBU against them would mean nothing.
+      // Where weights can be stored, named (an allow-list: a family added later, an L1 or another on-chip level,
+      // must not pass as a memory MBU can be against: review 35).
       const std::string family = ceiling->substr(0, ceiling->find('.'));
-      if (family == "l2" || family == "smem")
-        throw InputError("--ceiling " + *ceiling + " is on-chip bandwidth: MBU is against where the weights are read "
-                         "from (hbm.*, or pcie.* / nvlink.* for offloaded weights)");
+      if (family != "hbm" && family != "pcie" && family != "nvlink")
+        throw InputError("--ceiling " + *ceiling + " is not where weights are read from: MBU is against device memory "
+                         "(hbm.*), or the host or a peer link for offloaded weights (pcie.* / nvlink.*)" +
+                         std::string(family == "l2" || family == "smem" ? " (" + family + " is on-chip bandwidth)" : ""));
       used = usable_ceiling(*profile, *ceiling, origin);
       if (!used) {
         throw InputError("profile " + origin + " has no " + *ceiling + " ceiling (its " + family +

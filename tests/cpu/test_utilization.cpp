@@ -537,6 +537,11 @@ TEST(MbuCli, APeakThatWasNotMeasuredSaysWhy) {
   r = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "200", "--profile", kProfile, "--ceiling", "l2.read"});
   EXPECT_EQ(r.exit_code, 2) << r.out;  // on-chip: no model's weights are read from there
   EXPECT_NE(r.err.find("on-chip bandwidth"), std::string::npos) << r.err;
+  // A family this build does not know (an L1 added later) is not a memory weights are read from either: the
+  // families MBU takes are named, not the ones it refuses (review 35: l1.read had passed as a memory).
+  r = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "200", "--profile", kProfile, "--ceiling", "l1.read"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--ceiling l1.read is not where weights are read from"), std::string::npos) << r.err;
   r = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "200", "--profile", kProfile, "--ceiling", "pcie.d2h"});
   EXPECT_EQ(r.exit_code, 2) << r.out;  // not in the profile, nothing said of it: the pcie ceilings it has are named
   EXPECT_NE(r.err.find("its pcie ceilings: pcie.h2d"), std::string::npos) << r.err;

@@ -1,5 +1,6 @@
-// The roofline of a device from its profile: compute roofs per data type (gemm.*), memory roofs per
-// level (l2, hbm, pcie, nvlink), measured and datasheet; classification of workload points; an SVG
+// The roofline of a device from its profile: compute roofs (every verified FLOP/s or OP/s ceiling: gemm.*, fma.*),
+// memory roofs (every verified B/s ceiling: smem, l2, hbm, pcie, nvlink, and a family added later), measured and
+// datasheet; classification of workload points; an SVG
 // picture; and the LLM view (prefill/decode steps of a model). Feeds `ceilings roofline`.
 #pragma once
 #include <optional>
@@ -31,8 +32,8 @@ struct Roofline {
   const Roof& memory_roof() const;
 };
 
-// Roofs from a profile: every verified gemm.* and fma.* ceiling is a compute roof, every l2/smem/hbm/pcie/nvlink
-// bandwidth ceiling a memory roof; datasheet values from the profile or the embedded table. The classification
+// Roofs from a profile, by unit: every verified FLOP/s or OP/s ceiling (gemm.*, fma.*) is a compute roof, every
+// verified B/s ceiling (smem, l2, hbm, pcie, nvlink) a memory roof; datasheet values from the profile or the embedded table. The classification
 // uses gemm.<dtype>, or `compute_level` where given (fma.fp32: a kernel without tensor cores). Throws
 // InputError when the profile lacks that roof, the chosen memory level, or any bandwidth ceiling, and
 // IncompleteError (with the profile's reason) where it records one as skipped, failed or unverified.
