@@ -962,6 +962,9 @@ class NodeRun {
                           {"complete", complete},
                           {"gpus", gpus},
                           {"comparison", comparison_}};
+    // What stopped the run, where a signal did: a batch system's time limit (SIGTERM) or a terminal's Ctrl-C
+    // (SIGINT) read apart (review 34).
+    if (const std::string sig = ceilings::interrupt_signal_name(); !sig.empty()) doc["interrupted_by"] = sig;
     try {
       ceilings::write_file_atomic(path_, doc.dump(2) + "\n");
       summary_problem_.clear();  // the last write decides: the file on disk is that one

@@ -425,7 +425,9 @@ TEST(MultiGpu, InterruptionKeepsFinishedResults) {
   EXPECT_EQ(state_of(s, 0), "done");
   EXPECT_EQ(state_of(s, 1), "interrupted");
   EXPECT_EQ(state_of(s, 2), "not_started");
-  EXPECT_NE(s.at("gpus").at(2).at("reason").get<std::string>().find("interrupted"), std::string::npos);
+  EXPECT_NE(s.at("gpus").at(2).at("reason").get<std::string>().find("interrupted by SIGTERM"), std::string::npos)
+      << s.dump();
+  EXPECT_EQ(s.value("interrupted_by", ""), "SIGTERM");  // a time limit's signal, told from a terminal's SIGINT
   EXPECT_FALSE(s.at("complete").get<bool>());
   EXPECT_EQ(ceilings::read_profile(dir + "/" + host() + "-gpu0.profile.json").device.index, 0);
   EXPECT_FALSE(fs::exists(dir + "/" + host() + "-gpu1.profile.json"));
