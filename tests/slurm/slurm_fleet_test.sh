@@ -183,5 +183,42 @@ else
   fail "fleet --expect-hosts: $(tr -d ' \n' <"$fj" | grep -o '"hosts":{[^}]*}') / $(tr -d ' \n' <"$shared/fleet-plus.json" 2>/dev/null | grep -o '"hosts":{[^}]*}')"
 fi
 
+# 4. A job stopped from outside (its time limit, scancel): Slurm signals every process of the step at once, the bench
+# among them, and the bench may die before measure acts on its own signal. The GPU that was measuring is
+# interrupted (incomplete, exit 3), never a failed measurement a fleet would name as a health fault.
+term="$shared/term"
+env CEILINGS_STANDIN_DEVICES=2 CEILINGS_STANDIN_MODE_1=stall timeout 120 srun --ntasks=1 --time=2 \
+  --job-name=ceilings-term "$ceilings" measure --all-gpus --bench "$standin" --timeout 60 --out-dir "$term" \
+  >"$shared/term.out" 2>&1 &
+srun_pid=$!
+running=""
+for _ in $(seq 300); do  # GPU 0 done, GPU 1 (stalled after its first case) running
+  if grep -q '"state": "done"' "$term"/*.node-summary.json 2>/dev/null &&
+     grep -q '"state": "running"' "$term"/*.node-summary.json 2>/dev/null; then running=yes; break; fi
+  sleep 0.2
+done
+sleep 2  # its first case finished and checkpointed, the stall begun
+jobid=$(timeout 10 squeue -h -n ceilings-term -o %i | head -n1)
+if [ -z "$running" ] || [ -z "$jobid" ]; then
+  fail "the stalled job step never ran (job '$jobid'): $(tail -n 5 "$shared/term.out")"
+else
+  timeout 10 scancel --signal=TERM "$jobid"
+  wait "$srun_pid"
+  rc=$?
+  summary=$(cat "$term"/*.node-summary.json 2>/dev/null)
+  gpu1=$(ls "$term"/*-gpu1.profile.json 2>/dev/null | head -n1)
+  if [ "$rc" = 3 ] && grep -q '"interrupted_by": "SIGTERM"' <<<"$summary" && grep -q '"state": "interrupted"' <<<"$summary" &&
+     [ -n "$gpu1" ] && ! grep -q 'killed by signal' "$gpu1" && grep -q 'interrupted: ' "$gpu1"; then
+    pass "scancel --signal=TERM: the measuring GPU is interrupted, not failed (exit 3)"
+  else
+    fail "scancel --signal=TERM: exit $rc; summary: $(tr -d ' \n' <<<"$summary" | head -c 600); gpu1: $(grep -o '"reason": "[^"]*"' "$gpu1" 2>/dev/null | head -n 2)"
+  fi
+  if [ -n "$gpu1" ]; then
+    "$ceilings" qualify "$gpu1" >/dev/null 2>&1
+    q=$?
+    [ "$q" = 3 ] && pass "qualify on the interrupted GPU: incomplete (exit 3)" || fail "qualify on the interrupted GPU: exit $q, expected 3"
+  fi
+fi
+
 echo "$failures failure(s)"
 [ "$failures" -eq 0 ]
