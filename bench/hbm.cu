@@ -201,7 +201,7 @@ void register_cases(const Context& ctx) {
       // Hint 2 is a load hint; for the write it becomes hint 0, plain stores (evict-first stores,
       // hint 1, are not known to be faster for a pure write stream on Hopper: measure both).
       if (op.op == Op::kWrite && s.hint == 2) s.hint = 0;
-      const int want_per_sm = 2048 / s.threads;
+      const int want_per_sm = ctx.prop.maxThreadsPerMultiProcessor / s.threads;  // 2048 on sm_90, 1536 on sm_86/89
       const int resident = k::stream_resident_blocks_per_sm(stream_op(op.op), k::StreamShape{1, s.threads, s.unroll, s.hint});
       if (resident == 0) continue;  // this instance cannot launch with that many threads per block
       // resident < 0: the query failed; keep the case so its launch reports why.
