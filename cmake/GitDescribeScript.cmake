@@ -1,4 +1,4 @@
-# cmake -DSOURCE_DIR=<repo> -DOUT=<file.cpp> -P GitDescribeScript.cmake: writes ceilings::git_describe() returning
+# cmake -DSOURCE_DIR=<repo> -DOUT=<file.cpp> [-DBUILD_CONFIG=<text>] -P GitDescribeScript.cmake: writes ceilings::git_describe() returning
 # `git describe --always --dirty --abbrev=12` of SOURCE_DIR ("unknown" outside a git checkout) and
 # ceilings::measurement_code() (below), touching OUT only when its text changes. The environment's CEILINGS_GIT_DESCRIBE, where set, stands instead: a copy of the
 # tree whose .git is another commit's (bench/scripts/device-check.sh sets it where it knows the tree's commit).
@@ -17,7 +17,8 @@ endif()
 # and the profile's converter compute with (statistics, GEMM shape plans, transfer sweeps, the converter itself).
 # A change there gives another code; a change to the README, the tests or the analysis of finished profiles does
 # not. Unlike the release (bumped by hand) and the commit (changed by any edit), it tells two measurements apart
-# exactly when their code differs: `fleet` does not set GPUs measured by different code against each other.
+# exactly when their code differs: `fleet` does not set GPUs measured by different code against each other. The
+# datasheet table is not in it: its figures are no measured number.
 set(patterns "")
 foreach(dir bench kernels)
   foreach(ext cu cuh cpp hpp h inc)
@@ -29,10 +30,17 @@ file(GLOB_RECURSE measured RELATIVE "${SOURCE_DIR}" ${patterns}
      "${SOURCE_DIR}/analysis/src/stats.cpp" "${SOURCE_DIR}/analysis/include/ceilings/stats.hpp"
      "${SOURCE_DIR}/analysis/src/gemm_plan.cpp" "${SOURCE_DIR}/analysis/include/ceilings/gemm_plan.hpp"
      "${SOURCE_DIR}/analysis/src/transfer.cpp" "${SOURCE_DIR}/analysis/include/ceilings/transfer.hpp"
-     "${SOURCE_DIR}/analysis/src/bench_json.cpp" "${SOURCE_DIR}/analysis/include/ceilings/bench_json.hpp")
+     "${SOURCE_DIR}/analysis/src/bench_json.cpp" "${SOURCE_DIR}/analysis/include/ceilings/bench_json.hpp"
+     # The host placement (NUMA node, pinned threads, memory policy, the host memory the PCIe sizes may take),
+     # the sustained window's bins and mean power, what counts as a slowdown, and the converter's checks of a value.
+     "${SOURCE_DIR}/analysis/src/host_topology.cpp" "${SOURCE_DIR}/analysis/include/ceilings/host_topology.hpp"
+     "${SOURCE_DIR}/analysis/src/timeline.cpp" "${SOURCE_DIR}/analysis/include/ceilings/timeline.hpp"
+     "${SOURCE_DIR}/analysis/src/clock_events.cpp" "${SOURCE_DIR}/analysis/include/ceilings/clock_events.hpp"
+     "${SOURCE_DIR}/analysis/src/profile_checks.cpp" "${SOURCE_DIR}/analysis/src/units.cpp"
+     "${SOURCE_DIR}/analysis/include/ceilings/units.hpp")
 list(FILTER measured EXCLUDE REGEX "^bench/scripts/")
 list(SORT measured)
-set(code_input "")
+set(code_input "build ${BUILD_CONFIG}\n")  # how it was compiled (cmake/Version.cmake passes it)
 foreach(f IN LISTS measured)
   file(SHA256 "${SOURCE_DIR}/${f}" file_hash)
   string(APPEND code_input "${f} ${file_hash}\n")

@@ -4,8 +4,15 @@
 # description changes, so an unchanged tree relinks nothing.
 set(CEILINGS_VERSION "${PROJECT_VERSION}")
 set(CEILINGS_GIT_SOURCE "${PROJECT_BINARY_DIR}/generated/git_describe.cpp")
+# How the measuring code is compiled is part of the measurement code: the build type, the CUDA architectures
+# (machine code for the GPU or PTX the driver compiles) and the CUDA compiler. Commas for list separators: a
+# semicolon would split the argument.
+set(_ceilings_build_config
+    "${CMAKE_BUILD_TYPE} cuda ${CMAKE_CUDA_COMPILER_ID} ${CMAKE_CUDA_COMPILER_VERSION} archs ${CMAKE_CUDA_ARCHITECTURES}")
+string(REPLACE ";" "," _ceilings_build_config "${_ceilings_build_config}")
 add_custom_target(ceilings_git_describe
   COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DOUT=${CEILINGS_GIT_SOURCE}
+          "-DBUILD_CONFIG=${_ceilings_build_config}"
           -P ${PROJECT_SOURCE_DIR}/cmake/GitDescribeScript.cmake
   BYPRODUCTS ${CEILINGS_GIT_SOURCE}
   COMMENT "Reading the git commit"

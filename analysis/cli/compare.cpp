@@ -40,7 +40,8 @@ cli::Runner setup(CLI::App& app) {
                "from its own run's samples, so these runs cannot tell the two apart (a ratio beyond it is still one run "
                "each: the spread between runs, or another GEMM shape chosen, is not in it); * measured under a power cap "
                "or a slowdown (throttled); ! under a hardware slowdown (heat, a power brake): not the GPU's normal "
-               "rate; failed, skipped, unverified: what the profile records instead of a number; memory.capacity "
+               "rate; failed, cut short (a timeout or an interrupt), skipped, unverified: what the profile records instead "
+               "of a number; memory.capacity "
                "\"measured\" is what the driver reports\n";
         const Table conditions = conditions_table(c);
         if (!conditions.rows.empty()) std::cout << "\n" << render(conditions, format);

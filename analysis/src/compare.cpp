@@ -100,7 +100,9 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   for (std::size_t i = 0; i < c.devices.size(); ++i)
     if (c.devices[i].profile) {
       for (const Ceiling& ce : c.devices[i].profile->ceilings) by_name[i].emplace(ce.name, &ce);  // the first, as find
-      for (const Skipped& e : c.devices[i].profile->errors) unmeasured[i].emplace(e.name, "failed");
+      // A case a timeout or an interrupt cut short is no failed measurement (qualify: incomplete).
+      for (const Skipped& e : c.devices[i].profile->errors)
+        unmeasured[i].emplace(e.name, cut_short_reason(e.reason) ? "cut short" : "failed");
       for (const Skipped& s : c.devices[i].profile->skipped) unmeasured[i].emplace(s.name, "skipped");
     }
   auto find = [&](std::size_t device, const std::string& n) -> const Ceiling* {
@@ -325,6 +327,9 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
         const auto& ref = r.cells[model[0]].sm_clock_hz;
         const auto& other = r.cells[model[m]].sm_clock_hz;
         if (r.unit.size() > 2 && r.unit.compare(r.unit.size() - 2, 2, "/W") == 0) continue;  // a per-W row repeats
+        // A clock held by the power cap (or a slowdown) is the workload's result, not a setting: the stored H200's
+        // four runs, under one limit and one driver, ran their capped GEMMs at 1.74 and 1.98 GHz (review 37).
+        if (r.cells[model[0]].throttled != false || r.cells[model[m]].throttled != false) continue;
         if (ref && other && std::fabs(*other / *ref - 1) > 0.05)
           apart.push_back(r.ceiling + " " + format_quantity(*other, "Hz") + " vs " + format_quantity(*ref, "Hz"));
       }
@@ -332,7 +337,7 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
       std::string examples;
       for (std::size_t k = 0; k < apart.size() && k < 3; ++k) examples += (k ? ", " : "") + apart[k];
       notes.push_back(c.devices[model[m]].label + " ran " + std::to_string(apart.size()) + " ceiling" +
-                      (apart.size() == 1 ? "" : "s") + " at a median SM clock more than 5% from " +
+                      (apart.size() == 1 ? "" : "s") + " unthrottled at a median SM clock more than 5% from " +
                       c.devices[model[0]].label + "'s (" + examples + (apart.size() > 3 ? ", ..." : "") +
                       "): a ratio there goes with the clock (application clocks, a cap, heat), not only the GPU");
     }

@@ -32,7 +32,7 @@ std::string Fingerprint::key() const {
          (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
          (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
          (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-") + "\x1f" + host_cpu + "\x1f" +
-         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + "\x1f" + cublas + "\x1f" + tool;
+         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + "\x1f" + cublas + "\x1f" + tool + "\x1f" + measurement_code;
 }
 
 std::string Fingerprint::model() const {
@@ -57,8 +57,13 @@ std::string Fingerprint::label() const {
   if (nvlink_own_pairs) s += ", NVLink: " + pairs_text(nvlink_own_pairs);
   if (!host_cpu.empty()) s += ", host " + host_cpu;
   if (!cublas.empty()) s += ", cuBLAS " + cublas;
-  if (!tool.empty()) s += ", ceilings " + tool;
+  if (!tool_text().empty()) s += ", ceilings " + tool_text();
   return s;
+}
+
+std::string Fingerprint::tool_text() const {
+  if (measurement_code.empty()) return tool;
+  return (tool.empty() ? "" : tool + " ") + "measurement code " + measurement_code;
 }
 
 json Fingerprint::to_json() const {
@@ -73,7 +78,8 @@ json Fingerprint::to_json() const {
           {"sm_count", sm_count},
           {"mig", mig},
           {"cublas", cublas},
-          {"tool_version", tool}};
+          {"tool_version", tool},
+          {"measurement_code", measurement_code.empty() ? json(nullptr) : json(measurement_code)}};
 }
 
 std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) const {
@@ -97,7 +103,7 @@ std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) cons
   differ("NVLink pairs", pairs_text(nvlink_own_pairs), pairs_text(peers.nvlink_own_pairs));
   differ("host CPU", host_cpu, peers.host_cpu);
   differ("cuBLAS", cublas, peers.cublas);
-  differ("ceilings", tool, peers.tool);
+  differ("ceilings", tool_text(), peers.tool_text());
   return out;
 }
 
@@ -116,8 +122,7 @@ Fingerprint fingerprint_of(const Profile& p) {
   // The release, and the measurement code where recorded: one release has measured with many (the version is
   // bumped by hand), and GPUs measured by another code are another measurement (review 36).
   f.tool = p.tool_version;
-  if (!p.tool_measurement_code.empty())
-    f.tool += (f.tool.empty() ? "" : " ") + std::string("measurement code ") + p.tool_measurement_code;
+  f.measurement_code = p.tool_measurement_code;
   for (const Ceiling& c : p.ceilings)
     if (c.name.rfind("nvlink.", 0) == 0)
       if (const auto own = c.detail_number("scope_device")) {
@@ -1293,6 +1298,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   b.created = utc_now_iso8601();
   b.tool_version = first.tool_version;
   b.tool_git = first.tool_git;
+  b.tool_measurement_code = first.tool_measurement_code;  // one code for the group: part of its fingerprint
   b.hostname = "fleet baseline";
   b.gpus_visible = first.gpus_visible;  // part of the group's fingerprint
   b.cpu = first.cpu;                    // so is the host's CPU model

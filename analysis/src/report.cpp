@@ -115,7 +115,8 @@ std::string profile_summary(const Profile& p) {
   os << "driver " << (d.driver.empty() ? "?" : d.driver) << ", CUDA runtime " << d.cuda_runtime << ", cuBLAS "
      << (d.cublas.empty() ? "?" : d.cublas) << "; host " << (p.hostname.empty() ? "?" : p.hostname)
      << (p.raw.contains("baseline") ? "; written " : "; measured ") << p.created << " by ceilings " << p.tool_version
-     << (p.tool_git.empty() ? "" : " (" + p.tool_git + ")") << "\n";
+     << (p.tool_git.empty() ? "" : " (" + p.tool_git + ")")
+     << (p.tool_measurement_code.empty() ? "" : ", measurement code " + p.tool_measurement_code) << "\n";
   os << "values: median over samples, bytes counted read + write (HBM) or once per direction (copies); "
         "datasheet % uses the vendor's peak\n";
   if (const std::string source = datasheet_source(p); !source.empty()) os << "datasheet: " << source << "\n";
@@ -141,7 +142,9 @@ std::string render_profile(const Profile& p, Format format) {
     const json stored = profile_to_json(p);
     json out = {{"device", stored["device"]}, {"created", p.created}, {"ceilings", json::array()}};
     out["hostname"] = p.hostname.empty() ? json(nullptr) : json(p.hostname);
-    out["tool"] = {{"version", p.tool_version}, {"git", p.tool_git.empty() ? json(nullptr) : json(p.tool_git)}};
+    out["tool"] = {{"version", p.tool_version},
+                   {"git", p.tool_git.empty() ? json(nullptr) : json(p.tool_git)},
+                   {"measurement_code", p.tool_measurement_code.empty() ? json(nullptr) : json(p.tool_measurement_code)}};
     out["note"] = p.note() ? json(*p.note()) : json(nullptr);
     if (p.raw.contains("measure")) out["measure"] = p.raw["measure"];
     for (const Ceiling& c : p.ceilings) {

@@ -14,13 +14,17 @@ echo 'int measure();' >"$t/bench/harness/measure.hpp"
 echo '__global__ void copy() {}' >"$t/kernels/hbm.cu"
 echo 'add_library(k k.cu)' >"$t/kernels/CMakeLists.txt"
 echo 'double median();' >"$t/analysis/src/stats.cpp"
+echo 'bool pin();' >"$t/analysis/src/host_topology.cpp"
+echo 'x' >"$t/analysis/src/datasheet.cpp"
 echo 'double mfu();' >"$t/analysis/src/utilization.cpp"
 echo 'echo run' >"$t/bench/scripts/device-check.sh"
 echo '# readme' >"$t/README.md"
 echo 'TEST(a, b) {}' >"$t/tests/test_a.cpp"
 fail=0
+config="Release cuda NVIDIA 13.0.88 archs 90"
 code() {
-  CEILINGS_GIT_DESCRIBE=test "$cmake" -DSOURCE_DIR="$t" -DOUT="$out" -P "$src/cmake/GitDescribeScript.cmake" ||
+  CEILINGS_GIT_DESCRIBE=test "$cmake" -DSOURCE_DIR="$t" -DOUT="$out" "-DBUILD_CONFIG=$config" \
+    -P "$src/cmake/GitDescribeScript.cmake" ||
     { echo "FAIL: the script failed"; exit 1; }
   sed -n 's/.*measurement_code() { return "\([0-9a-f]*\)"; }.*/\1/p' "$out"
 }
@@ -41,10 +45,14 @@ echo 'TEST(a, c) {}' >>"$t/tests/test_a.cpp"; same "a test"
 echo 'echo again' >>"$t/bench/scripts/device-check.sh"; same "a bench script"
 echo 'double other_mfu();' >>"$t/analysis/src/utilization.cpp"; same "the analysis of finished profiles"
 echo x >"$t/bench/.gemm.cpp.swp"; same "an editor's swap file"
+echo 'y' >>"$t/analysis/src/datasheet.cpp"; same "the datasheet table's code (its figures are no measurement)"
 echo 'int measure(int);' >"$t/bench/harness/measure.hpp"; changed "the bench harness"
 echo '__global__ void copy2() {}' >>"$t/kernels/hbm.cu"; changed "a kernel"
 echo 'target_compile_options(k PRIVATE -O2)' >>"$t/kernels/CMakeLists.txt"; changed "the kernels' build flags"
 echo 'double mean();' >>"$t/analysis/src/stats.cpp"; changed "the statistics the bench computes with"
+echo 'bool pin2();' >>"$t/analysis/src/host_topology.cpp"; changed "the host placement (NUMA, pinning)"
+config="Release cuda NVIDIA 13.0.88 archs 90,100"; changed "another CUDA architecture"
+config="Debug cuda NVIDIA 13.0.88 archs 90,100"; changed "another build type"
 echo 'int gemm();' >"$t/bench/gemm.cpp"; changed "a new bench family"
 mv "$t/bench/gemm.cpp" "$t/bench/gemm2.cpp"; changed "a renamed bench file"
 exit $fail

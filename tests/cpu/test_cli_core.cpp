@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "ceilings/json_fields.hpp"
+#include "ceilings/profile.hpp"
 #include "cli_runner.hpp"
 
 using namespace ceilings;
@@ -34,6 +35,19 @@ TEST(CliShow, PrintsTheCeilingsTable) {
   EXPECT_NE(r.out.find("single GPU: no peer"), std::string::npos);
   // The fixture says what it is: its numbers are hand-written, and show says so above them.
   EXPECT_NE(r.out.find("NOTE: hand-written test fixture, not a measurement"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\ndatasheet: the built-in table's H200\n"), std::string::npos) << r.out;
+}
+
+// The measurement code fleet groups by is shown where it is recorded (review 37).
+TEST(CliShow, TheMeasurementCodeIsShown) {
+  json doc = read_json_file(kFixture);
+  doc["tool"] = {{"version", "0.1.0"}, {"git", "abc"}, {"measurement_code", "0123456789ab"}};
+  const std::string path = ceilings::test::scratch_dir("show_measurement_code") + "/p.profile.json";
+  write_file_atomic(path, doc.dump());
+  auto r = run_cli({"show", path});
+  EXPECT_NE(r.out.find("by ceilings 0.1.0 (abc), measurement code 0123456789ab\n"), std::string::npos) << r.out;
+  r = run_cli({"show", path, "--format", "json"});
+  EXPECT_EQ(parse_json_text(r.out, "show json")["tool"]["measurement_code"], "0123456789ab");
 }
 
 TEST(CliShow, EveryFormat) {

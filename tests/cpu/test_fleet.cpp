@@ -422,7 +422,8 @@ TEST(Fleet, TooFewPeersNameNobodyAndZeroMadFallsBack) {
 }
 
 TEST(Fleet, BaselineRoundTrip) {
-  const auto fleet = make_fleet(planted());
+  auto fleet = make_fleet(planted());
+  for (FleetMember& m : fleet) m.profile.tool_measurement_code = "0123456789ab";  // the group's one code
   const auto groups = analyze_fleet(fleet, OutlierRule{});
   FleetGroup empty = groups[0];  // profiles with no ceilings: no baseline qualify would refuse anyway
   empty.stats.clear();
@@ -432,6 +433,10 @@ TEST(Fleet, BaselineRoundTrip) {
   write_file_atomic(dir + "/baseline.profile.json", profile_to_json(baseline).dump(2));
   const Profile back = read_profile(dir + "/baseline.profile.json");
   EXPECT_EQ(back.schema, kProfileSchema);
+  // It keeps the group's measurement code: compared with one of its own profiles, nothing reads as measured by
+  // other code (review 37).
+  EXPECT_EQ(back.tool_measurement_code, "0123456789ab");
+  EXPECT_EQ(groups[0].fingerprint.to_json().at("measurement_code"), "0123456789ab");
   EXPECT_EQ(back.device.name, "NVIDIA H200");
   EXPECT_EQ(back.device.memory_bytes, fixture().device.memory_bytes);
   ASSERT_EQ(back.ceilings.size(), groups[0].stats.size());

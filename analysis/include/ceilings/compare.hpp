@@ -35,8 +35,9 @@ struct CompareCell {
   std::uint64_t hardware_slowdowns = 0;
   // The median SM clock over the measurement, where telemetry read it.
   std::optional<double> sm_clock_hz;
-  // Why a profile has no measured value for a ceiling it names: "failed" (its errors), "skipped" (its skipped
-  // list) or "unverified" (measured, its verification failed); empty where it has one or names none.
+  // Why a profile has no measured value for a ceiling it names: "failed" (its errors), "cut short" (an error a
+  // timeout or an interrupt made: cut_short_reason), "skipped" (its skipped list) or "unverified" (measured, its
+  // verification failed); empty where it has one or names none.
   std::string status;
   std::optional<double> ratio() const {
     if (!measured || !datasheet || *datasheet <= 0) return std::nullopt;
@@ -64,8 +65,8 @@ std::vector<std::pair<std::string, std::string>> measurement_conditions(const Pr
 //   release and commit): a GEMM or copy kernel of another release is another measurement, not another GPU;
 // - a power limit below the GPU's datasheet TDP (its compute ceilings ran capped lower than the datasheet's GPU),
 //   or, for one GPU model compared with itself, another power limit;
-// - one GPU model: ceilings measured at a median SM clock more than 5% below the first profile's of that model
-//   (application clocks set lower, a cap);
+// - one GPU model: ceilings measured, neither under the power cap nor a slowdown, at median SM clocks more than 5%
+//   apart from the first profile's of that model (application clocks set another way);
 // - another host CPU: pageable copies, launch and small-copy latency go with the host.
 std::vector<std::string> measurement_condition_notes(const Comparison& c);
 // The profiles' measurement_conditions side by side: one row per field, one column per profile.

@@ -40,6 +40,10 @@ struct Fingerprint {
   // different ones are in different groups, and a group that differs from its model's largest only in these (and
   // the NVLink scope) is measured differently, no finding.
   std::string cublas, tool;
+  std::string measurement_code;  // tool.measurement_code, "" where not recorded
+  // "0.1.0 measurement code 5e80af9a17af": the release and, where recorded, the code (what label and differences
+  // name as "ceilings").
+  std::string tool_text() const;
 
   std::string key() const;    // exact, for grouping
   // "NVIDIA H200, 132 SMs, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs" ("MIG instance of 16 SMs" for
