@@ -161,7 +161,13 @@ TypeSupport type_support(gp::DType type, int cc_major, int cc_minor, int cublasl
   else if (cc == 103 || cc == 121) first_library = 120900;
   else if (cc == 110) first_library = 130000;
   const bool library_knows_device = cublaslt_version >= first_library;
-  s.guaranteed = s.unsupported.empty() && cc >= 90 && library_knows_device;
+  // Documented: every type on 9.0+; on Ampere and Ada (8.x) the floating-point types cuBLASLt has run there since
+  // CUDA 11 (a missing algorithm on an A100 or an L40S had been a silent skip: review 38). fp8 on 8.9 and int8's
+  // layouts before Hopper are left to the heuristic.
+  const bool floating = type == gp::DType::kFp64 || type == gp::DType::kFp32 || type == gp::DType::kTf32 ||
+                        type == gp::DType::kBf16 || type == gp::DType::kFp16;
+  const bool documented = cc >= 90 || (cc >= 80 && floating);
+  s.guaranteed = s.unsupported.empty() && documented && library_knows_device;
   return s;
 }
 

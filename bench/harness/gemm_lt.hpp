@@ -28,7 +28,7 @@ constexpr float kFp8ScaleA = 0.5f, kFp8ScaleB = 0.25f;
 struct TypeSupport {
   std::string unsupported;  // why they cannot ("" when they can, or might: then the heuristic has the last word)
   // They document the type (every type on compute capability 9.0+, with a cuBLASLt that has fp8 and, on 10.0+,
-  // knows Blackwell: 12.8 or newer): cuBLASLt
+  // knows Blackwell: 12.8 or newer; fp64, fp32, tf32, bf16 and fp16 on 8.x): cuBLASLt
   // finding no algorithm for an aligned shape is then a fault to report, not a type to skip.
   bool guaranteed = false;
 };

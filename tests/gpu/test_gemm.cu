@@ -251,8 +251,12 @@ TEST(GemmTypes, EveryTypeIsGuaranteedOnHopperAndFp8NeedsCublasLt1111) {
     const TypeSupport hopper = type_support(t.type, 9, 0, 130001);
     EXPECT_TRUE(hopper.unsupported.empty()) << t.name << ": " << hopper.unsupported;
     EXPECT_TRUE(hopper.guaranteed) << t.name;
-    const TypeSupport ampere = type_support(t.type, 8, 0, 130001);
-    EXPECT_FALSE(ampere.guaranteed) << t.name << ": the heuristic has the last word before 9.0";
+    // Before 9.0 the floating-point types are guaranteed from 8.0 (Ampere, Ada); fp8 and int8 are the heuristic's.
+    const bool floating = t.type == gp::DType::kFp64 || t.type == gp::DType::kFp32 || t.type == gp::DType::kTf32 ||
+                          t.type == gp::DType::kBf16 || t.type == gp::DType::kFp16;
+    EXPECT_EQ(type_support(t.type, 8, 0, 130001).guaranteed, floating) << t.name;
+    EXPECT_EQ(type_support(t.type, 8, 9, 130001).guaranteed, floating) << t.name;
+    EXPECT_FALSE(type_support(t.type, 7, 5, 130001).guaranteed) << t.name;
     // Blackwell with a cuBLAS from before it (12.8): the heuristic has the last word too.
     EXPECT_TRUE(type_support(t.type, 10, 0, 120800).guaranteed) << t.name;
     EXPECT_FALSE(type_support(t.type, 10, 0, 120400).guaranteed) << t.name;
