@@ -15,7 +15,11 @@ namespace {
 
 // "node001 (NVIDIA H200)"; a document that says what it is (a fixture's "not a measurement") says it too.
 std::string device_label(const Profile& p, const std::string& origin) {
-  std::string label = (p.hostname.empty() ? origin : p.hostname) + " (" + p.device.name + ")";
+  // A MIG instance's peak is a slice's: said, as CUDA's own name for one does (" MIG 3g.40gb"), where the name
+  // does not (review 38: a 42-SM slice read as the whole A100 in train-time's 64-GPU estimate).
+  const bool mig_unnamed = p.device.is_mig() && p.device.name.find(" MIG ") == std::string::npos;
+  std::string label = (p.hostname.empty() ? origin : p.hostname) + " (" + p.device.name +
+                      (mig_unnamed ? ", a MIG instance of " + std::to_string(p.device.sm_count) + " SMs" : "") + ")";
   if (const auto note = p.note()) label += " [" + *note + "]";
   return label;
 }

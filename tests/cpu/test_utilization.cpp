@@ -582,6 +582,10 @@ TEST(MbuCli, AMigInstanceHasNoDatasheetPeak) {
   const json j = json::parse(r.out);
   ASSERT_EQ(j["peaks"].size(), 1u) << j.dump();
   EXPECT_EQ(j["peaks"][0]["source"], "measured");
+  // Its label says it is a slice (review 38: it named the whole board's model alone).
+  EXPECT_NE(j["peaks"][0]["label"].get<std::string>().find("(NVIDIA H200, a MIG instance of 132 SMs)"),
+            std::string::npos)
+      << j.dump();
   // Nor through --gpu: the whole board's 989 TFLOP/s and 4.8 TB/s beside a slice's measured peak (review 21).
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"mbu", "--params", "1e9", "--tpot-ms", "20"},
