@@ -4,11 +4,13 @@
 # description changes, so an unchanged tree relinks nothing.
 set(CEILINGS_VERSION "${PROJECT_VERSION}")
 set(CEILINGS_GIT_SOURCE "${PROJECT_BINARY_DIR}/generated/git_describe.cpp")
-# How the measuring code is compiled is part of the measurement code: the build type, the CUDA architectures
-# (machine code for the GPU or PTX the driver compiles) and the CUDA compiler. Commas for list separators: a
-# semicolon would split the argument.
+# How the measuring code is compiled is part of the measurement code: the configuration ($<CONFIG>, which a
+# multi-config generator sets per build), the CUDA architectures (machine code for the GPU or PTX the driver
+# compiles), the compilers and their flags (the host code times launches and pageable copies). Commas for list
+# separators: a semicolon would split the argument. (A multi-config generator's configurations share the
+# generated file: build one at a time.)
 set(_ceilings_build_config
-    "${CMAKE_BUILD_TYPE} cuda ${CMAKE_CUDA_COMPILER_ID} ${CMAKE_CUDA_COMPILER_VERSION} archs ${CMAKE_CUDA_ARCHITECTURES}")
+    "$<CONFIG> cuda ${CMAKE_CUDA_COMPILER_ID} ${CMAKE_CUDA_COMPILER_VERSION} archs ${CMAKE_CUDA_ARCHITECTURES} flags ${CMAKE_CUDA_FLAGS} $<$<CONFIG:Release>:${CMAKE_CUDA_FLAGS_RELEASE}> cxx ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} flags ${CMAKE_CXX_FLAGS} $<$<CONFIG:Release>:${CMAKE_CXX_FLAGS_RELEASE}>")
 string(REPLACE ";" "," _ceilings_build_config "${_ceilings_build_config}")
 add_custom_target(ceilings_git_describe
   COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DOUT=${CEILINGS_GIT_SOURCE}

@@ -66,7 +66,8 @@ std::vector<std::pair<std::string, std::string>> measurement_conditions(const Pr
 // - a power limit below the GPU's datasheet TDP (its compute ceilings ran capped lower than the datasheet's GPU),
 //   or, for one GPU model compared with itself, another power limit;
 // - one GPU model: ceilings measured, neither under the power cap nor a slowdown, at median SM clocks more than 5%
-//   apart from the first profile's of that model (application clocks set another way);
+//   apart from the first profile's of that model, at least 3 of them and a quarter of those compared (application
+//   clocks or a locked clock set another way move them all);
 // - another host CPU: pageable copies, launch and small-copy latency go with the host.
 std::vector<std::string> measurement_condition_notes(const Comparison& c);
 // The profiles' measurement_conditions side by side: one row per field, one column per profile.
