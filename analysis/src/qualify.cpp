@@ -37,9 +37,15 @@ std::string ceiling_unit_for(const std::string& name) {
   const std::string f = family_of(name);
   if (f == "hbm" || f == "l2" || f == "smem" || f == "pcie" || f == "nvlink") return "B/s";
   // Compute: integer types count operations (gemm.int8, its _sustained and _ref8192; an fma.int32 to come),
-  // floating-point ones FLOPs.
-  if (f == "gemm" || f == "fma")
-    return name.size() > f.size() && name.compare(f.size() + 1, 3, "int") == 0 ? "OP/s" : "FLOP/s";
+  // floating-point ones FLOPs. A variant of neither kind (an fma.dp4a a newer bench adds) has the unit its profile
+  // records, as a new family does: a reader must not refuse a newer writer's whole profile for it (review 35).
+  if (f == "gemm" || f == "fma") {
+    const std::string variant = name.substr(std::min(name.size(), f.size() + 1));
+    if (variant.rfind("int", 0) == 0) return "OP/s";
+    for (const char* t : {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4"})
+      if (variant.rfind(t, 0) == 0) return "FLOP/s";
+    return "";
+  }
   if (f == "latency") return "s";
   return "";  // a family this build does not know (a newly added one): its profile records the unit
 }

@@ -16,6 +16,7 @@
 
 #include "ceilings/profile.hpp"
 #include "ceilings/report.hpp"
+#include "ceilings/qualify.hpp"
 #include "cli_runner.hpp"
 
 using namespace ceilings;
@@ -70,6 +71,27 @@ TEST(Profile, IgnoresUnknownFieldsAndKeepsThem) {
   EXPECT_EQ(profile_to_json(p)["device"]["cuda_driver_api"], "13.0");
   p.device.name = "NVIDIA H200 NVL";  // a modelled field is written from the model, not the document as read
   EXPECT_EQ(profile_to_json(p)["device"]["name"], "NVIDIA H200 NVL");
+}
+
+// A compute variant of neither a floating-point nor an int type (an fma.dp4a a newer bench adds, in OP/s) takes
+// the unit its profile records, as a new family does: the whole profile had been refused, and fleet skipped the
+// node (review 35). A known type's unit stays fixed.
+TEST(Profile, ANewComputeVariantKeepsItsRecordedUnit) {
+  EXPECT_EQ(ceiling_unit_for("gemm.int8_ref8192"), "OP/s");
+  EXPECT_EQ(ceiling_unit_for("fma.int32"), "OP/s");
+  EXPECT_EQ(ceiling_unit_for("gemm.fp8_e4m3_sustained"), "FLOP/s");
+  EXPECT_EQ(ceiling_unit_for("fma.fp16"), "FLOP/s");
+  EXPECT_EQ(ceiling_unit_for("fma.dp4a"), "");
+  json doc = fixture();
+  json c = doc["ceilings"][2];  // gemm.bf16's shape
+  c["name"] = "fma.dp4a";
+  c["unit"] = "OP/s";
+  c["value"] = 2e14;
+  c.erase("datasheet");
+  doc["ceilings"].push_back(c);
+  EXPECT_EQ(profile_from_json(doc).find("fma.dp4a")->unit, "OP/s");
+  doc["ceilings"].back()["name"] = "fma.fp32";  // a known floating-point type in OP/s is still refused
+  EXPECT_THROW(profile_from_json(doc), InputError);
 }
 
 TEST(Profile, RoundTripsThroughJson) {

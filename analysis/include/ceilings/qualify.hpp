@@ -126,6 +126,7 @@ Rules parse_rules(const json& document, const std::string& origin);
 Rules read_rules(const std::string& path);
 
 // The unit a ceiling is measured in, from its family ("hbm.copy" -> "B/s"); "" for an unknown family.
+// (gemm and fma: OP/s for an int* variant, FLOP/s for a floating-point type's, "" for a variant of neither kind.)
 std::string ceiling_unit_for(const std::string& ceiling_name);
 
 // kNotJudged: a row shown for what was read, which the rule could not judge and which does not hold the verdict back
