@@ -72,7 +72,7 @@ TEST(MeasuredH200, TheCliShowsAndJudgesIt) {
   const json checks = json::parse(r.out).at("checks");
   const Rules targets = read_rules(kDir + "targets.rules.json");
   const Profile p = read_profile(kDir + "h200.profile.json");
-  std::size_t judged = 0, missed = 0;
+  std::size_t judged = 0, missed = 0, noisy = 0;
   for (const auto& [name, rule] : targets.ceilings) {
     if (!rule.min) continue;
     const auto row = std::find_if(checks.begin(), checks.end(), [&](const json& k) {
@@ -83,6 +83,14 @@ TEST(MeasuredH200, TheCliShowsAndJudgesIt) {
     ASSERT_NE(c, nullptr) << name;
     const std::string expected = c->value < *rule.min ? "fail" : c->spread() > targets.max_cv ? "incomplete" : "pass";
     EXPECT_EQ(row->at("result").get<std::string>(), expected) << name << ": " << c->value << " against " << *rule.min;
+    // A miss within 2 standard errors of the median says a rerun may pass (pcie.d2h, pcie.bidir, gemm.fp16 here);
+    // one beyond them does not (hbm.copy, pcie.h2d_sm, gemm.fp64) (review 36).
+    if (expected == "fail") {
+      const bool in_noise = 1 - c->value / *rule.min <= 2 * c->median_standard_error();
+      EXPECT_EQ(row->at("reason").get<std::string>().find("a rerun may pass") != std::string::npos, in_noise)
+          << name << ": " << row->at("reason");
+      noisy += in_noise ? 1 : 0;
+    }
     missed += expected == "fail" ? 1 : 0;
     ++judged;
   }
@@ -90,6 +98,7 @@ TEST(MeasuredH200, TheCliShowsAndJudgesIt) {
   EXPECT_EQ(r.exit_code, missed > 0 ? 1 : 0) << r.err;
   // The misses the README and results/README quote for the stored run: six.
   EXPECT_EQ(missed, 6u);
+  EXPECT_EQ(noisy, 3u);  // results/README: pcie.d2h, pcie.bidir and gemm.fp16 miss within their own noise
 }
 
 // The GEMM search's rates in the detail print in the ceiling's unit, the side-by-side re-timing's too.
