@@ -18,7 +18,7 @@ endif()
 # A change there gives another code; a change to the README, the tests or the analysis of finished profiles does
 # not. Unlike the release (bumped by hand) and the commit (changed by any edit), it tells two measurements apart
 # exactly when their code differs: `fleet` does not set GPUs measured by different code against each other. The
-# datasheet table is not in it: its figures are no measured number.
+# datasheet table's data (analysis/data/gpus.json) is not in it: its figures are no measured number.
 set(patterns "")
 foreach(dir bench kernels)
   foreach(ext cu cuh cpp hpp h inc)
@@ -37,7 +37,10 @@ file(GLOB_RECURSE measured RELATIVE "${SOURCE_DIR}" ${patterns}
      "${SOURCE_DIR}/analysis/src/timeline.cpp" "${SOURCE_DIR}/analysis/include/ceilings/timeline.hpp"
      "${SOURCE_DIR}/analysis/src/clock_events.cpp" "${SOURCE_DIR}/analysis/include/ceilings/clock_events.hpp"
      "${SOURCE_DIR}/analysis/src/profile_checks.cpp" "${SOURCE_DIR}/analysis/src/units.cpp"
-     "${SOURCE_DIR}/analysis/include/ceilings/units.hpp")
+     "${SOURCE_DIR}/analysis/include/ceilings/units.hpp"
+     # The link rates a PCIe case records its share of, and the warning and code-generation options every
+     # target is compiled with (cmake/Warnings.cmake: -lineinfo, --expt-relaxed-constexpr).
+     "${SOURCE_DIR}/analysis/src/datasheet.cpp" "${SOURCE_DIR}/cmake/Warnings.cmake")
 list(FILTER measured EXCLUDE REGEX "^bench/scripts/")
 list(SORT measured)
 set(code_input "build ${BUILD_CONFIG}\n")  # how it was compiled (cmake/Version.cmake passes it)

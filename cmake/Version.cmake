@@ -9,8 +9,9 @@ set(CEILINGS_GIT_SOURCE "${PROJECT_BINARY_DIR}/generated/git_describe.cpp")
 # compiles), the compilers and their flags (the host code times launches and pageable copies). Commas for list
 # separators: a semicolon would split the argument. (A multi-config generator's configurations share the
 # generated file: build one at a time.)
+string(TOUPPER "${CMAKE_BUILD_TYPE}" _ceilings_config)
 set(_ceilings_build_config
-    "$<CONFIG> cuda ${CMAKE_CUDA_COMPILER_ID} ${CMAKE_CUDA_COMPILER_VERSION} archs ${CMAKE_CUDA_ARCHITECTURES} flags ${CMAKE_CUDA_FLAGS} $<$<CONFIG:Release>:${CMAKE_CUDA_FLAGS_RELEASE}> cxx ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} flags ${CMAKE_CXX_FLAGS} $<$<CONFIG:Release>:${CMAKE_CXX_FLAGS_RELEASE}>")
+    "$<CONFIG> cuda ${CMAKE_CUDA_COMPILER_ID} ${CMAKE_CUDA_COMPILER_VERSION} archs ${CMAKE_CUDA_ARCHITECTURES} flags ${CMAKE_CUDA_FLAGS} ${CMAKE_CUDA_FLAGS_${_ceilings_config}} cxx ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} flags ${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_ceilings_config}}")
 string(REPLACE ";" "," _ceilings_build_config "${_ceilings_build_config}")
 add_custom_target(ceilings_git_describe
   COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DOUT=${CEILINGS_GIT_SOURCE}

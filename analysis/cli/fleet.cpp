@@ -493,7 +493,14 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          " GPU(s) with a failing check (qualify's health checks on each profile's health section, its measurement "
          "errors, and its ceilings against the datasheet fractions and limits; rules: " +
          printable_text(health.rules_origin) + ")\n";
-  if (!health.faults.empty()) out += (md ? "\n" : "") + render(health_table(in, health), format);
+  if (!health.faults.empty()) {  // a fault on every node (a 500 W limit fleet-wide) is its first GPUs and a count
+    FleetHealth first = health;
+    if (first.faults.size() > kListed) first.faults.resize(kListed);
+    out += (md ? "\n" : "") + render(health_table(in, first), format);
+    if (health.faults.size() > kListed)
+      out += std::string(md ? "\n" : "") + "... and " + std::to_string(health.faults.size() - kListed) +
+             " more GPU(s) with a failing check (`--format json` lists every one: health.faults)\n";
+  }
   if (health.incomplete > 0)
     out += std::string(md && !health.faults.empty() ? "\n" : "") + std::to_string(health.incomplete) + " profile(s) could not be judged in full (no health section, or a "
            "check that could not run): `ceilings qualify` on each says why\n";

@@ -175,7 +175,11 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
     datasheet(datasheet_entry(*gpu, profile), "");
   } else if (profile) {
     // None for a MIG instance: the datasheet's bandwidth is the whole GPU's (datasheet_for's rule).
-    if (const GpuSpec* s = find_gpu(profile->device.name); s && !profile->device.is_mig()) datasheet(*s, " (datasheet)");
+    if (const GpuSpec* s = find_gpu(profile->device.name); s && !profile->device.is_mig())
+      datasheet(*s, " (datasheet)");
+    else if (!s && used)  // a GPU the table does not know: the figure its profile recorded, said to be (as mfu)
+      if (const auto v = datasheet_for(*profile, *used))
+        out.push_back({"datasheet", profile->device.name + " " + used->name + " (datasheet recorded in the profile)", *v});
   }
   if (out.empty()) throw InputError("no bandwidth peak given: use --profile, --gpu or --peak-bw-gbps");
   return out;

@@ -441,6 +441,9 @@ TEST(Datasheet, TheTableDecidesForTheGpusItKnows) {
                             "--profile", gb200});
   EXPECT_EQ(mfu.exit_code, 0) << mfu.err;
   EXPECT_NE(mfu.out.find("(datasheet recorded in the profile)"), std::string::npos) << mfu.out;
+  auto mbu = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "5", "--profile", gb200});  // as mfu (review 40)
+  EXPECT_EQ(mbu.exit_code, 0) << mbu.err;
+  EXPECT_NE(mbu.out.find("(datasheet recorded in the profile)"), std::string::npos) << mbu.out;
   // --gpu of another SM count or compute capability is no datasheet of a GPU the table lacks.
   mfu = test::run_cli({"mfu", "--hf-config", llama, "--seq", "4096", "--tokens-per-sec", "8000", "--gpus", "1",
                        "--profile", gb200, "--gpu", "H200"});

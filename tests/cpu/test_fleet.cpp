@@ -820,6 +820,22 @@ TEST(Fleet, LongListsAreCutInTextAndWholeInJson) {
       << r.out;
   const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
   EXPECT_EQ(j.at("superseded").size(), 25u);
+  // The table of GPUs with a failing health check too: a fault on every node (here an unverified ceiling on each
+  // of 25 GPUs) is its first 20 GPUs and a count (review 40).
+  const std::string faulty = ceilings::test::scratch_dir("fleet_many_faults");
+  for (int node = 0; node < 25; ++node) {
+    Profile p = gen.gpu(node, 0);
+    for (Ceiling& c : p.ceilings)
+      if (c.name == "hbm.copy") c.verified = false;
+    write_file_atomic(faulty + "/n" + std::to_string(node) + ".profile.json", profile_to_json(p).dump());
+  }
+  const auto f = run_cli({"fleet", faulty});
+  EXPECT_EQ(f.exit_code, 1) << f.out << f.err;
+  EXPECT_NE(f.out.find("\n... and 5 more GPU(s) with a failing check (`--format json` lists every one: health.faults)\n"),
+            std::string::npos)
+      << f.out;
+  EXPECT_EQ(parse_json_text(run_cli({"fleet", faulty, "--format", "json"}).out, "fleet json")["health"]["faults"].size(),
+            25u);
   // Twenty or fewer: every one, no count.
   fs::remove(dir + "/n0-2026-11-29T10:00:00Z.profile.json");
   for (int node = 1; node < 5; ++node) fs::remove(dir + "/n" + std::to_string(node) + "-2026-11-29T10:00:00Z.profile.json");
