@@ -342,10 +342,10 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
       if (apart.size() < 3 || apart.size() * 4 < compared) continue;
       std::string examples;
       for (std::size_t k = 0; k < apart.size() && k < 3; ++k) examples += (k ? ", " : "") + apart[k];
-      notes.push_back(c.devices[model[m]].label + " ran " + std::to_string(apart.size()) + " ceiling" +
-                      (apart.size() == 1 ? "" : "s") + " unthrottled at a median SM clock more than 5% from " +
-                      c.devices[model[0]].label + "'s (" + examples + (apart.size() > 3 ? ", ..." : "") +
-                      "): a ratio there goes with the clock (application clocks, a cap, heat), not only the GPU");
+      notes.push_back(c.devices[model[m]].label + " ran " + std::to_string(apart.size()) +
+                      " ceilings unthrottled at a median SM clock more than 5% from " + c.devices[model[0]].label +
+                      "'s (" + examples + (apart.size() > 3 ? ", ..." : "") +
+                      "): a ratio there goes with the clock (application clocks or a locked clock), not only the GPU");
     }
   }
   return notes;
