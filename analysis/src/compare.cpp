@@ -178,9 +178,7 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
           cell.throttled = ce->throttled_known();
           cell.standard_error = ce->median_standard_error();
           cell.datasheet = datasheet_for(*d.profile, *ce);
-          cell.hardware_slowdowns =
-              clock_events::from_number(ce->detail_number("throttle_reasons").value_or(0)).value_or(0) &
-              clock_events::kHardwareSlowdownMask;
+          cell.hardware_slowdowns = ce->clock_event_reasons() & clock_events::kHardwareSlowdownMask;
           if (ce->telemetry.available && ce->telemetry.sm_clock_hz > 0) cell.sm_clock_hz = ce->telemetry.sm_clock_hz;
         } else {
           if (ce) {

@@ -53,11 +53,14 @@ std::optional<double> Ceiling::detail_number(const std::string& key) const {
   return it->get<double>();
 }
 
+std::uint64_t Ceiling::clock_event_reasons() const {
+  return clock_events::from_number(detail_number("throttle_reasons").value_or(0)).value_or(0);
+}
+
 std::optional<bool> Ceiling::throttled_known() const {
   // A fleet baseline's ceiling is its members' median: throttled where any member's measurement was.
   if (const auto members = detail_number("fleet_throttled")) return throttled || *members > 0;
-  const auto bits = clock_events::from_number(detail_number("throttle_reasons").value_or(0)).value_or(0);
-  if (throttled || (bits & clock_events::kSlowdownMask) != 0) return true;
+  if (throttled || (clock_event_reasons() & clock_events::kSlowdownMask) != 0) return true;
   // The bench records the reasons (throttle_reasons, reason_readings) only where NVML read the GPU.
   if (!telemetry.available && !detail_number("throttle_reasons") && !(detail_number("reason_readings").value_or(0) > 0))
     return std::nullopt;

@@ -43,8 +43,7 @@ namespace {
 
 // The slowdown reasons a ceiling was measured under, from its detail (0 where none were recorded).
 std::uint64_t slowdown_bits(const Ceiling& c) {
-  const auto bits = clock_events::from_number(c.detail_number("throttle_reasons").value_or(0)).value_or(0);
-  return bits & clock_events::kSlowdownMask;
+  return c.clock_event_reasons() & clock_events::kSlowdownMask;
 }
 
 // The table's throttled cell: which slowdown, at a glance (the power cap under load is how a GPU runs; a

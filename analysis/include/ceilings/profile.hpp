@@ -33,6 +33,9 @@ struct Ceiling {
   // A number in the detail; nullopt when it is absent or not a number (the detail is free-form, so its
   // readers never throw on it).
   std::optional<double> detail_number(const std::string& key) const;
+  // The clock-event reasons recorded over its measurement (detail.throttle_reasons, clock_events bits); 0 where
+  // none were recorded or the record is no mask.
+  std::uint64_t clock_event_reasons() const;
   // Whether it ran under a power cap or a slowdown: true where the flag or a slowdown reason says so, false
   // where telemetry read the GPU (its clocks, or the reasons) and saw none, nullopt where nothing read it (no
   // NVML): not known, never "no".
