@@ -38,6 +38,8 @@ file(GLOB_RECURSE measured RELATIVE "${SOURCE_DIR}" ${patterns}
      "${SOURCE_DIR}/analysis/src/clock_events.cpp" "${SOURCE_DIR}/analysis/include/ceilings/clock_events.hpp"
      "${SOURCE_DIR}/analysis/src/profile_checks.cpp" "${SOURCE_DIR}/analysis/src/units.cpp"
      "${SOURCE_DIR}/analysis/include/ceilings/units.hpp"
+     # The unit each family's ceilings are measured in, which the converter checks a value's against.
+     "${SOURCE_DIR}/analysis/src/ceiling_families.cpp" "${SOURCE_DIR}/analysis/include/ceilings/ceiling_families.hpp"
      # The link rates a PCIe case records its share of, and the warning and code-generation options every
      # target is compiled with (cmake/Warnings.cmake: -lineinfo, --expt-relaxed-constexpr).
      "${SOURCE_DIR}/analysis/src/datasheet.cpp" "${SOURCE_DIR}/cmake/Warnings.cmake")

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "ceilings/bench_json.hpp"
+#include "ceilings/ceiling_families.hpp"
 #include "ceilings/fleet.hpp"
 #include "ceilings/output_lock.hpp"
 #include "ceilings/report.hpp"
@@ -316,7 +317,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   std::vector<std::string> held_back;
   if (o.all_gpus && o.concurrent) {
     std::vector<std::string> rest;
-    for (auto& n : names) (n.rfind("nvlink/", 0) == 0 ? held_back : rest).push_back(n);
+    for (auto& n : names) (ceilings::reaches_other_gpus(n.substr(0, n.find('/'))) ? held_back : rest).push_back(n);
     if (rest.empty())
       held_back.clear();
     else

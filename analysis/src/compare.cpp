@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ceilings/ceiling_families.hpp"
 #include "ceilings/clock_events.hpp"
 #include "ceilings/qualify.hpp"
 #include "ceilings/report.hpp"
@@ -128,12 +129,8 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
       if (!d.gpu.empty() && resolve_gpu(d.gpu).dense.count("fp4")) add_name("gemm.fp4");
   }
   // Order: compute, then memory hierarchy, then the rest; stable within a family.
-  auto rank = [](const std::string& n) {
-    static const std::vector<std::string> order{"gemm", "fma", "smem", "l2", "hbm", "pcie", "nvlink", "latency"};
-    const auto f = std::find(order.begin(), order.end(), n.substr(0, n.find('.')));
-    return f == order.end() ? order.size() : static_cast<std::size_t>(f - order.begin());
-  };
-  std::stable_sort(names.begin(), names.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  std::stable_sort(names.begin(), names.end(),
+                   [](const auto& a, const auto& b) { return family_rank(a) < family_rank(b); });
   // Per watt, for generations: after each ceiling that a profile measured with the energy counter
   // followed (the sustained GEMMs), its value over that mean power beside the datasheet peak over the TDP.
   std::vector<std::pair<std::string, bool>> rows;  // (ceiling, per watt)

@@ -6,10 +6,10 @@
 #include <sstream>
 #include <string>
 
+#include "ceilings/ceiling_families.hpp"
 #include "ceilings/clock_events.hpp"
 #include "ceilings/json_fields.hpp"
 #include "ceilings/profile.hpp"
-#include "ceilings/qualify.hpp"
 #include "ceilings/stats.hpp"
 #include "ceilings/transfer.hpp"
 #include "ceilings/units.hpp"

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "ceilings/ceiling_families.hpp"
 #include "ceilings/clock_events.hpp"
 #include "ceilings/datasheet.hpp"
 #include "ceilings/report.hpp"
@@ -21,8 +22,6 @@ namespace {
 
 bool is_rate_unit(const std::string& unit) { return unit == "B/s" || unit == "FLOP/s" || unit == "OP/s"; }
 
-std::string family_of(const std::string& name) { return name.substr(0, name.find('.')); }
-
 // Whether some entry of the datasheet table has a figure for the ceiling: datasheet_value's rule, by which the
 // fraction is then judged (a list of its own had taken fma.fp16, for which no entry has one, and every GPU's row
 // was incomplete; review 23 #4).
@@ -32,23 +31,6 @@ bool has_datasheet_figure(const std::string& name) {
 }
 
 }  // namespace
-
-std::string ceiling_unit_for(const std::string& name) {
-  const std::string f = family_of(name);
-  if (f == "hbm" || f == "l2" || f == "smem" || f == "pcie" || f == "nvlink") return "B/s";
-  // Compute: integer types count operations (gemm.int8, its _sustained and _ref8192; an fma.int32 to come),
-  // floating-point ones FLOPs. A variant of neither kind (an fma.dp4a a newer bench adds) has the unit its profile
-  // records, as a new family does: a reader must not refuse a newer writer's whole profile for it (review 35).
-  if (f == "gemm" || f == "fma") {
-    const std::string variant = name.substr(std::min(name.size(), f.size() + 1));
-    if (variant.rfind("int", 0) == 0) return "OP/s";
-    for (const char* t : {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4"})
-      if (variant.rfind(t, 0) == 0) return "FLOP/s";
-    return "";
-  }
-  if (f == "latency") return "s";
-  return "";  // a family this build does not know (a newly added one): its profile records the unit
-}
 
 const char* status_name(CheckStatus s) {
   switch (s) {
@@ -388,8 +370,8 @@ std::string percent_apart(double fraction, double limit, int decimals) {
 }
 
 bool is_compute(const std::string& name) {
-  const std::string f = family_of(name);
-  return f == "gemm" || f == "fma";
+  const CeilingFamily* f = find_family(name);
+  return f && f->level == FamilyLevel::kCompute;
 }
 
 // The SM clock a compute figure is quoted at: the boost clock, or for a tensor-core GEMM the datasheet's

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "ceilings/ceiling_families.hpp"
 #include "ceilings/clock_events.hpp"
 #include "ceilings/datasheet.hpp"
 #include "ceilings/error.hpp"
@@ -289,7 +290,8 @@ Table timeline_table(const Ceiling& c) {
 }  // namespace
 
 bool per_watt_applies(const std::string& name, const std::string& unit) {
-  return unit == "FLOP/s" || unit == "OP/s" || (name.rfind("hbm.", 0) == 0 && unit == "B/s");
+  const CeilingFamily* f = find_family(name);
+  return unit == "FLOP/s" || unit == "OP/s" || (f && f->level == FamilyLevel::kDeviceMemory && unit == "B/s");
 }
 
 std::string readings_text(const Ceiling& c, const char* count_key) {

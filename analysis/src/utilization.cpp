@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "ceilings/ceiling_families.hpp"
 #include "ceilings/gemm_plan.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/units.hpp"
@@ -137,11 +138,11 @@ std::vector<Peak> bandwidth_peaks(const std::optional<double>& given, const Prof
       // model's weights never sit in the L2 or shared memory, so an MBU against them would mean nothing.
       // Where weights can be stored, named (an allow-list: a family added later, an L1 or another on-chip level,
       // must not pass as a memory MBU can be against: review 35).
-      const std::string family = ceiling->substr(0, ceiling->find('.'));
-      if (family != "hbm" && family != "pcie" && family != "nvlink")
+      const std::string family = family_of(*ceiling);
+      if (!holds_weights(*ceiling))
         throw InputError("--ceiling " + *ceiling + " is not where weights are read from: MBU is against device memory "
                          "(hbm.*), or the host or a peer link for offloaded weights (pcie.* / nvlink.*)" +
-                         std::string(family == "l2" || family == "smem" ? " (" + family + " is on-chip bandwidth)" : ""));
+                         std::string(is_on_chip(*ceiling) ? " (" + family + " is on-chip bandwidth)" : ""));
       used = usable_ceiling(*profile, *ceiling, origin);
       if (!used) {
         throw InputError("profile " + origin + " has no " + *ceiling + " ceiling (its " + family +

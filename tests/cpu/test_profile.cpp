@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <regex>
 #include <thread>
 
+#include "ceilings/ceiling_families.hpp"
 #include "ceilings/profile.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/qualify.hpp"
@@ -71,6 +73,34 @@ TEST(Profile, IgnoresUnknownFieldsAndKeepsThem) {
   EXPECT_EQ(profile_to_json(p)["device"]["cuda_driver_api"], "13.0");
   p.device.name = "NVIDIA H200 NVL";  // a modelled field is written from the model, not the document as read
   EXPECT_EQ(profile_to_json(p)["device"]["name"], "NVIDIA H200 NVL");
+}
+
+// The family table: each known family's unit, its place in every table (compute, then the memory hierarchy from
+// the SM outwards, then latencies; an unknown family last), and the levels the analysis asks about.
+TEST(Profile, TheFamilyTableGivesUnitOrderAndLevel) {
+  EXPECT_EQ(ceiling_unit_for("hbm.copy"), "B/s");
+  EXPECT_EQ(ceiling_unit_for("smem.read"), "B/s");
+  EXPECT_EQ(ceiling_unit_for("nvlink.p2p_bidir"), "B/s");
+  EXPECT_EQ(ceiling_unit_for("latency.hbm"), "s");
+  EXPECT_EQ(ceiling_unit_for("l1.read"), "");  // unknown: the unit its profile records
+  EXPECT_EQ(ceiling_unit_for("gemm"), "");      // a family's name alone names no variant
+  EXPECT_EQ(family_of("pcie.bidir_sm"), "pcie");
+  EXPECT_EQ(family_of("nodot"), "nodot");
+  std::vector<std::string> names{"latency.launch", "l1.read", "hbm.copy", "pcie.h2d", "gemm.bf16", "l2.read",
+                                 "nvlink.p2p_uni", "smem.read", "fma.fp32"};
+  std::stable_sort(names.begin(), names.end(),
+                   [](const auto& a, const auto& b) { return family_rank(a) < family_rank(b); });
+  EXPECT_EQ(names, (std::vector<std::string>{"gemm.bf16", "fma.fp32", "smem.read", "l2.read", "hbm.copy", "pcie.h2d",
+                                             "nvlink.p2p_uni", "latency.launch", "l1.read"}));
+  for (const char* n : {"hbm.copy", "pcie.h2d_pageable", "nvlink.p2p_uni"}) EXPECT_TRUE(holds_weights(n)) << n;
+  for (const char* n : {"l2.read", "smem.read", "l1.read", "gemm.bf16", "latency.hbm"}) EXPECT_FALSE(holds_weights(n)) << n;
+  EXPECT_TRUE(is_on_chip("l2.read"));
+  EXPECT_TRUE(is_on_chip("smem.read"));
+  EXPECT_FALSE(is_on_chip("hbm.read"));
+  EXPECT_FALSE(is_on_chip("l1.read"));  // unknown: nothing is assumed of it
+  EXPECT_TRUE(reaches_other_gpus("nvlink"));
+  EXPECT_TRUE(reaches_other_gpus("nvlink.p2p_bidir"));
+  EXPECT_FALSE(reaches_other_gpus("pcie.h2d"));
 }
 
 // A compute variant of neither a floating-point nor an int type (an fma.dp4a a newer bench adds, in OP/s) takes

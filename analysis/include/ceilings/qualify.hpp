@@ -125,10 +125,6 @@ Rules default_rules();
 Rules parse_rules(const json& document, const std::string& origin);
 Rules read_rules(const std::string& path);
 
-// The unit a ceiling is measured in, from its family ("hbm.copy" -> "B/s"); "" for an unknown family.
-// (gemm and fma: OP/s for an int* variant, FLOP/s for a floating-point type's, "" for a variant of neither kind.)
-std::string ceiling_unit_for(const std::string& ceiling_name);
-
 // kNotJudged: a row shown for what was read, which the rule could not judge and which does not hold the verdict back
 // (the SRAM status NVML answers root only, a PCIe generation read with no load, violation time over a window too
 // short for its counters): never a pass for what was not judged, nor incomplete where no run could judge it.
