@@ -836,58 +836,21 @@ class NodeRun {
     write_locked();
   }
 
-  // Each ceiling of each finished GPU against the node median: the margin rule and the own-spread gate (8 GPUs: no
-  // z-score).
-  // A peer ceiling compares by the median of the GPU's own pairs (p2p_median), not its slowest pair: with
-  // one GPU's links degraded, every GPU's slowest pair is its pair with that GPU, and the minima agree.
-  // `unstable` gets the GPUs the rules would name but for their own measurement's spread: not judged.
+  // Each finished GPU against the others of its model (ceilings::compare_node). `unstable` gets the GPUs the rules
+  // would name but for their own measurement's spread: not judged.
   std::vector<ceilings::Outlier> compare(std::vector<std::size_t>* members, std::vector<ceilings::Outlier>* unstable) {
     std::lock_guard<std::mutex> hold(mu_);
-    std::vector<ceilings::Profile> compared;
+    std::vector<const ceilings::Profile*> finished;
     members->clear();
     for (std::size_t i = 0; i < gpus_.size(); ++i)
       if (gpus_[i].state == GpuState::kDone && gpus_[i].profile) {
-        compared.push_back(ceilings::with_pair_medians(*gpus_[i].profile));
+        finished.push_back(&*gpus_[i].profile);
         members->push_back(i);
       }
-    ceilings::OutlierRule rule;
-    rule.use_z = false;
-    rule.margin = o_.margin_pct / 100.0;
-    unstable->clear();
-    // GPUs of one model are each other's peers (a server with two models, a workstation's display GPU beside its
-    // compute GPUs): each model is compared within itself, as `fleet` groups them.
-    std::map<std::string, std::vector<std::size_t>> by_model;  // model -> indices into `compared`
-    for (std::size_t k = 0; k < compared.size(); ++k) by_model[ceilings::fingerprint_of(compared[k]).model()].push_back(k);
-    std::vector<ceilings::Outlier> outliers;
-    std::vector<std::string> too_few;  // models with fewer GPUs than a comparison needs
-    std::size_t gpus_compared = 0, largest = 0;
-    double own_spread = rule.own_spread;
-    for (const auto& [model, ks] : by_model) {
-      if (ks.size() < rule.min_members) {
-        too_few.push_back(std::to_string(ks.size()) + " " + model);
-        continue;
-      }
-      std::vector<const ceilings::Profile*> profiles;
-      for (std::size_t k : ks) profiles.push_back(&compared[k]);
-      const auto stats = ceilings::ceiling_statistics(profiles);
-      std::vector<ceilings::Outlier> found, wide;
-      found = ceilings::find_outliers(profiles, stats, rule, /*members_in_sample=*/true, &wide);
-      // Half a node slower alike (one socket's PCIe switch) moves the median to it: a gap that splits the node in
-      // two is found too, and those GPUs are set against the faster ones' median.
-      ceilings::add_population_splits(profiles, rule, found, &wide);
-      for (auto* list : {&found, &wide})
-        for (ceilings::Outlier& out : *list) out.member = ks[out.member];  // back to an index into `members`
-      outliers.insert(outliers.end(), found.begin(), found.end());
-      unstable->insert(unstable->end(), wide.begin(), wide.end());
-      gpus_compared += ks.size();
-      if (ks.size() > largest) {
-        largest = ks.size();
-        own_spread = ceilings::own_spread_for(rule, ceilings::compared_values(profiles, stats, rule));
-      }
-    }
-    std::sort(outliers.begin(), outliers.end(), [](const ceilings::Outlier& a, const ceilings::Outlier& b) {
-      return a.worst_deficit() > b.worst_deficit();
-    });
+    ceilings::NodeComparison node = ceilings::compare_node(finished, o_.margin_pct / 100.0);
+    const std::size_t min_members = ceilings::OutlierRule{}.min_members;
+    *unstable = node.unstable;
+    const std::size_t gpus_compared = node.gpus_compared;
     gpus_compared_ = gpus_compared;
     const auto listed = [&](const std::vector<ceilings::Outlier>& list) {
       ceilings::json gpus = ceilings::json::array();
@@ -904,21 +867,21 @@ class NodeRun {
       }
       return gpus;
     };
-    comparison_ = {{"margin", rule.margin},
-                   {"own_spread_standard_errors", own_spread},  // the largest model's; each deviation has its own
+    comparison_ = {{"margin", o_.margin_pct / 100.0},
+                   {"own_spread_standard_errors", node.own_spread},  // the largest model's; each deviation has its own
                    {"gpus_compared", gpus_compared},
                    {"compared", gpus_compared > 0},
-                   {"below_peers", listed(outliers)},
-                   {"unstable", listed(*unstable)}};
+                   {"below_peers", listed(node.below_peers)},
+                   {"unstable", listed(node.unstable)}};
     std::string left_out;
-    for (const std::string& m : too_few) left_out += (left_out.empty() ? "" : "; ") + m;
+    for (const std::string& m : node.too_few) left_out += (left_out.empty() ? "" : "; ") + m;
     if (gpus_compared == 0)
-      comparison_["note"] = "fewer than " + std::to_string(rule.min_members) + " finished GPUs of one model: no comparison";
+      comparison_["note"] = "fewer than " + std::to_string(min_members) + " finished GPUs of one model: no comparison";
     else if (!left_out.empty())
-      comparison_["note"] = "not compared (fewer than " + std::to_string(rule.min_members) +
+      comparison_["note"] = "not compared (fewer than " + std::to_string(min_members) +
                             " finished GPUs of their model): " + left_out;
     write_locked();
-    return outliers;
+    return node.below_peers;
   }
 
   const std::string& path() const { return path_; }

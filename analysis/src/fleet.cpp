@@ -415,6 +415,44 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
             [](const Outlier& a, const Outlier& b) { return a.worst_deficit() > b.worst_deficit(); });
 }
 
+NodeComparison compare_node(const std::vector<const Profile*>& profiles, double margin) {
+  std::vector<Profile> compared;
+  compared.reserve(profiles.size());
+  for (const Profile* p : profiles) compared.push_back(with_pair_medians(*p));
+  OutlierRule rule;
+  rule.use_z = false;
+  rule.margin = margin;
+  NodeComparison out;
+  out.own_spread = rule.own_spread;
+  std::map<std::string, std::vector<std::size_t>> by_model;  // model -> indices into `compared`
+  for (std::size_t k = 0; k < compared.size(); ++k) by_model[fingerprint_of(compared[k]).model()].push_back(k);
+  std::size_t largest = 0;
+  for (const auto& [model, ks] : by_model) {
+    if (ks.size() < rule.min_members) {
+      out.too_few.push_back(std::to_string(ks.size()) + " " + model);
+      continue;
+    }
+    std::vector<const Profile*> members;
+    for (std::size_t k : ks) members.push_back(&compared[k]);
+    const auto stats = ceiling_statistics(members);
+    std::vector<Outlier> wide;
+    std::vector<Outlier> found = find_outliers(members, stats, rule, /*members_in_sample=*/true, &wide);
+    add_population_splits(members, rule, found, &wide);
+    for (auto* list : {&found, &wide})
+      for (Outlier& o : *list) o.member = ks[o.member];  // back to an index into `profiles`
+    out.below_peers.insert(out.below_peers.end(), found.begin(), found.end());
+    out.unstable.insert(out.unstable.end(), wide.begin(), wide.end());
+    out.gpus_compared += ks.size();
+    if (ks.size() > largest) {
+      largest = ks.size();
+      out.own_spread = own_spread_for(rule, compared_values(members, stats, rule));
+    }
+  }
+  std::sort(out.below_peers.begin(), out.below_peers.end(),
+            [](const Outlier& a, const Outlier& b) { return a.worst_deficit() > b.worst_deficit(); });
+  return out;
+}
+
 namespace {
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;

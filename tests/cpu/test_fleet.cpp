@@ -126,6 +126,58 @@ const std::vector<Planted>& planted() {
   return p;
 }
 
+// One node's GPUs against each other (measure --all-gpus, ceilings::compare_node): each model within itself, a
+// model with fewer GPUs than a comparison needs named, not compared; a GPU below its peers by the margin named with
+// its index among the profiles given; half the node slower alike found by the split, against the faster half.
+TEST(Fleet, ANodeIsComparedModelByModel) {
+  FleetGen gen(11, 0.001);
+  std::vector<Profile> gpus;
+  Profile display = gen.gpu(0, 0);
+  display.device.name = "NVIDIA L4";  // a workstation's other model: first, so indices must map back
+  gpus.push_back(display);
+  for (int i = 1; i <= 4; ++i)
+    gpus.push_back(gen.gpu(0, i, i == 3 ? std::map<std::string, double>{{"hbm.copy", 0.15}}
+                                        : std::map<std::string, double>{}));
+  std::vector<const Profile*> node;
+  for (const Profile& p : gpus) node.push_back(&p);
+  const NodeComparison c = compare_node(node, 0.05);
+  EXPECT_EQ(c.gpus_compared, 4u);
+  EXPECT_EQ(c.too_few, (std::vector<std::string>{"1 NVIDIA L4"}));
+  ASSERT_EQ(c.below_peers.size(), 1u);
+  EXPECT_EQ(c.below_peers[0].member, 3u);
+  ASSERT_FALSE(c.below_peers[0].ceilings.empty());
+  EXPECT_EQ(c.below_peers[0].ceilings[0].ceiling, "hbm.copy");
+  EXPECT_NEAR(c.below_peers[0].ceilings[0].deficit, 0.15, 0.01);
+  EXPECT_TRUE(c.unstable.empty());
+  EXPECT_GE(c.own_spread, 2.0);
+
+  // Eight GPUs, four of them 10% slower alike in pcie.h2d (one socket's switch): the median sits among them.
+  std::vector<Profile> eight;
+  for (int i = 0; i < 8; ++i)
+    eight.push_back(gen.gpu(1, i, i >= 4 ? std::map<std::string, double>{{"pcie.h2d", 0.10}}
+                                        : std::map<std::string, double>{}));
+  std::vector<const Profile*> split;
+  for (const Profile& p : eight) split.push_back(&p);
+  const NodeComparison s = compare_node(split, 0.05);
+  EXPECT_EQ(s.gpus_compared, 8u);
+  EXPECT_TRUE(s.too_few.empty());
+  std::vector<std::size_t> named;
+  for (const Outlier& o : s.below_peers) {
+    named.push_back(o.member);
+    ASSERT_FALSE(o.ceilings.empty());
+    EXPECT_EQ(o.ceilings[0].ceiling, "pcie.h2d");
+    EXPECT_TRUE(o.ceilings[0].by_split);
+  }
+  std::sort(named.begin(), named.end());
+  EXPECT_EQ(named, (std::vector<std::size_t>{4, 5, 6, 7}));
+
+  // Fewer than three of any model: no comparison at all.
+  const NodeComparison two = compare_node({node[1], node[2]}, 0.05);
+  EXPECT_EQ(two.gpus_compared, 0u);
+  EXPECT_TRUE(two.below_peers.empty());
+  EXPECT_EQ(two.too_few, (std::vector<std::string>{"2 NVIDIA H200"}));
+}
+
 TEST(Fleet, CleanFleetOf1000HasNoOutliers) {
   const auto fleet = make_fleet({});
   const auto groups = analyze_fleet(fleet, OutlierRule{});

@@ -164,6 +164,20 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
 void add_population_splits(const std::vector<const Profile*>& members, const OutlierRule& rule,
                            std::vector<Outlier>& outliers, std::vector<Outlier>* unstable = nullptr);
 
+// The GPUs of one node against each other (`measure --all-gpus`): each model within itself, as `fleet` groups
+// them (a server with two models, a workstation's display GPU beside its compute GPUs), by the margin rule and
+// the own-spread gate (8 GPUs are too few for a z-score), and by a split of the node in two (half of it slower
+// alike, one socket's PCIe switch, moves the median to them). Peer ceilings compare by the GPU's own pairs'
+// median (with_pair_medians): with one GPU's links degraded every GPU's slowest pair is its pair with that GPU.
+struct NodeComparison {
+  std::vector<Outlier> below_peers;  // worst first; member: index into the profiles passed
+  std::vector<Outlier> unstable;     // named but for their own measurement's spread: not judged
+  std::size_t gpus_compared = 0;     // in a model with at least rule.min_members GPUs
+  double own_spread = 0;             // the largest model's own-spread multiple (each deviation carries its own)
+  std::vector<std::string> too_few;  // "1 NVIDIA L4": models with fewer GPUs than a comparison needs
+};
+NodeComparison compare_node(const std::vector<const Profile*>& profiles, double margin);
+
 // Reading many profiles: directories are searched recursively for *.profile.json, following directory
 // symlinks, each directory once (by device and inode); files named on the command line are read whatever
 // their name. A file that is not a valid profile, a subdirectory that cannot be opened or searched, and a link
