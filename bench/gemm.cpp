@@ -130,8 +130,8 @@ void add_options(CLI::App& app) {
                      "--ceilings_quick; 0 times them hot, as the search left the card)")
           ->check(ceilings::cli::number_in(0.0, 60.0));
   app.add_option("--ceilings_gemm_burst_warmup_s", g_flags.burst_warmup_s,
-                 "Warm-up of gemm.<type> and gemm.<type>_ref8192 after the cool-down: at least 3 one-GEMM samples "
-                 "(each after its pre-roll) and this long, seconds (default 0.01; the harness's usual warm-up is "
+                 "Warm-up of gemm.<type> and gemm.<type>_ref8192 after the cool-down: at least one one-GEMM "
+                 "sample (each after its pre-roll) and this long, seconds (default 0.01; the harness's usual warm-up is "
                  "0.05, long enough for a power cap to act before the samples)")
       ->check(ceilings::cli::number_in(0.0, 10.0));
   app.add_option("--ceilings_gemm_burst_preroll", g_flags.burst_preroll,

@@ -36,7 +36,8 @@
 #   --no-tma       leave out the TMA bulk-copy variants (ceilings-bench --ceilings_tma), which the measurement
 #                  otherwise adds: they are opt-in until they have run on a GPU. The PCIe one reads mapped
 #                  pinned host memory with cp.async.bulk, which NVIDIA does not document either way: if it
-#                  faults, the fault is that case's (registered last in the pcie family), not the harness's
+#                  faults, the fault is that case's (registered last in the pcie family), not the harness's;
+#                  the GPU tests that run them skip (CEILINGS_NO_TMA=1)
 #   --sanitize     also run the GPU tests under compute-sanitizer memcheck (slow: out-of-bounds and
 #                  misaligned accesses, leaks; give it a larger --deadline or fewer measurements)
 set -uo pipefail
@@ -63,6 +64,8 @@ while [ $# -gt 0 ]; do
 done
 # The opt-in TMA bulk copies run here, where a GPU check is what they are waiting for.
 [ "$tma" = 1 ] && measure_args=(--bench-arg=--ceilings_tma "${measure_args[@]}")
+# Without them, the GPU tests that run them skip too (tests/gpu/gpu_test.hpp's CEILINGS_REQUIRE_TMA).
+[ "$tma" = 0 ] && export CEILINGS_NO_TMA=1
 OUT=${OUT:-/tmp/ceilings-out}
 mkdir -p "$OUT"
 left() { echo $((deadline - (SECONDS - start))); }

@@ -28,6 +28,12 @@ inline bool gpu_expected() {
   const char* v = std::getenv("CEILINGS_EXPECT_GPU");
   return v && *v && std::string(v) != "0";
 }
+// CEILINGS_NO_TMA=1 (device-check.sh --no-tma): the TMA bulk copies, opt-in until they have run on a GPU, are
+// left out of the tests too, so a rerun without them is not failed by the code it leaves out.
+inline bool tma_left_out() {
+  const char* v = std::getenv("CEILINGS_NO_TMA");
+  return v && *v && std::string(v) != "0";
+}
 }  // namespace ceilings::test
 
 #define CEILINGS_REQUIRE_GPU()                                                              \
@@ -41,4 +47,14 @@ inline bool gpu_expected() {
                << (ceilings_rc != cudaSuccess ? cudaGetErrorString(ceilings_rc) : "0 devices"); \
       GTEST_SKIP() << "no CUDA device: GPU test skipped";                                   \
     }                                                                                       \
+  } while (0)
+
+// A GPU whose TMA unit the bulk copies can use (compute capability 9.0 or later), unless CEILINGS_NO_TMA is set.
+#define CEILINGS_REQUIRE_TMA()                                                                     \
+  do {                                                                                             \
+    CEILINGS_REQUIRE_GPU();                                                                        \
+    if (ceilings::test::tma_left_out()) GTEST_SKIP() << "CEILINGS_NO_TMA: TMA bulk copies left out"; \
+    int ceilings_major = 0;                                                                        \
+    ASSERT_EQ(cudaDeviceGetAttribute(&ceilings_major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess); \
+    if (ceilings_major < 9) GTEST_SKIP() << "TMA bulk copies need compute capability 9.0";       \
   } while (0)

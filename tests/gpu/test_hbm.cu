@@ -82,10 +82,9 @@ TEST_P(HbmKernels, EveryKernelMatchesItsAnalyticResult) {
 // The TMA copy: every bulk shape the bench registers, a ragged last chunk, more blocks than chunks, one
 // block only (its stages wrap many times), and stages at the limit; each verified word for word.
 TEST_P(HbmKernels, TheBulkCopyMatchesThePattern) {
-  CEILINGS_REQUIRE_GPU();
+  CEILINGS_REQUIRE_TMA();
   cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
-  if (prop.major < 9) GTEST_SKIP() << "TMA bulk copies need compute capability 9.0";
+  CEILINGS_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const std::size_t n = GetParam();
   bench::Stream stream;
   bench::DeviceBuffer<uint4> a(n), b(n);
@@ -253,10 +252,9 @@ TEST(HbmBench, CoveringGridsAndTheDriversCopyRunVerified) {
 // The full pass's TMA copies run verified, each named by its chunk, stages and blocks per SM, with its shape
 // in the counters (256 MiB arrays: at least 4x the L2 of any current GPU up to 64 MiB).
 TEST(HbmBench, TheBulkCopiesRunVerified) {
-  CEILINGS_REQUIRE_GPU();
+  CEILINGS_REQUIRE_TMA();
   cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
-  if (prop.major < 9) GTEST_SKIP() << "TMA bulk copies need compute capability 9.0";
+  CEILINGS_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const auto seen = run_verified_hbm_cases(
       {"--ceilings_tma", "--ceilings_hbm_bytes=268435456", "--benchmark_filter=^hbm/copy/engine:bulk/"}, [&](const nlohmann::json& b) {
         EXPECT_GT(b.at("chunk_bytes").get<double>(), 0) << b.dump();

@@ -440,10 +440,9 @@ TEST(TransferGpu, PrefetchingSmReadsOfHostMemoryAreASecondCandidate) {
 
 // The third: the TMA unit's reads of host memory (compute capability 9.0+), one block a SM.
 TEST(TransferGpu, TmaReadsOfHostMemoryAreAThirdCandidate) {
-  CEILINGS_REQUIRE_GPU();
+  CEILINGS_REQUIRE_TMA();
   cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
-  if (prop.major < 9) GTEST_SKIP() << "TMA bulk copies need compute capability 9.0";
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
   const json b = run_h2d_sm_candidate("engine:bulk");
   EXPECT_EQ(b.value("sm_tma", 0.0), 1.0) << b.dump();
   EXPECT_FALSE(b.contains("sm_load_hint")) << b.dump();
