@@ -449,14 +449,19 @@ namespace {
 // Interrupts held while temporaries exist: SIGINT, SIGTERM, SIGHUP or SIGQUIT in the middle of a write ended the
 // process at once (their default action) and left the temporary beside its target for good (review 22 #3). Held,
 // one lands when the files are in place (or put back): the dispositions the process had come back and the signal
-// is raised again. Process-wide (another thread would take a signal one thread blocked); the first of concurrent
+// is raised again, as often as it came up to twice (a second Ctrl-C during a write, which `measure` reads as "do not
+// wait", was one). Process-wide (another thread would take a signal one thread blocked); the first of concurrent
 // writers holds, the last lets go.
 std::mutex g_hold_lock;
 int g_holders = 0;
-volatile std::sig_atomic_t g_held_signal = 0;
+volatile std::sig_atomic_t g_held_signal = 0;  // the first signal held
+volatile std::sig_atomic_t g_held_count = 0;   // how many came while held, up to 2
 constexpr int kHeldSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 struct sigaction g_dispositions[std::size(kHeldSignals)];
-extern "C" void hold_signal(int sig) { g_held_signal = sig; }
+extern "C" void hold_signal(int sig) {
+  if (g_held_signal == 0) g_held_signal = sig;
+  if (g_held_count < 2) g_held_count = g_held_count + 1;
+}
 
 class InterruptsHeld {
  public:
@@ -464,6 +469,7 @@ class InterruptsHeld {
     std::lock_guard<std::mutex> lock(g_hold_lock);
     if (g_holders++ > 0) return;
     g_held_signal = 0;
+    g_held_count = 0;
     struct sigaction hold {};
     hold.sa_handler = hold_signal;
     sigemptyset(&hold.sa_mask);
@@ -471,15 +477,16 @@ class InterruptsHeld {
     for (std::size_t i = 0; i < std::size(kHeldSignals); ++i) ::sigaction(kHeldSignals[i], &hold, &g_dispositions[i]);
   }
   ~InterruptsHeld() {
-    int sig = 0;
+    int sig = 0, count = 0;
     {
       std::lock_guard<std::mutex> lock(g_hold_lock);
       if (--g_holders > 0) return;
       for (std::size_t i = 0; i < std::size(kHeldSignals); ++i)
         ::sigaction(kHeldSignals[i], &g_dispositions[i], nullptr);
       sig = g_held_signal;
+      count = g_held_count;
     }
-    if (sig) ::raise(sig);
+    for (int i = 0; sig && i < count; ++i) ::raise(sig);
   }
   InterruptsHeld(const InterruptsHeld&) = delete;
   InterruptsHeld& operator=(const InterruptsHeld&) = delete;

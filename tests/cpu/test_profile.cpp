@@ -771,6 +771,53 @@ TEST(Profile, AnInterruptDuringAWriteLeavesNoTemporary) {
   EXPECT_EQ(before.sa_handler, after.sa_handler);
 }
 
+// Two interrupts during a write (Ctrl-C twice: `measure` then kills its bench at once instead of waiting out the
+// grace) both land once the file is in place; one had been lost. A child counts SIGINTs with a handler of its own.
+volatile std::sig_atomic_t g_sigints = 0;
+extern "C" void count_sigint(int) { g_sigints = g_sigints + 1; }
+
+TEST(Profile, TwoInterruptsDuringAWriteBothLand) {
+  namespace fs = std::filesystem;
+  const std::string dir = test::scratch_dir("profile_atomic_two_signals");
+  const std::string path = dir + "/p.svg";
+  const std::string text(std::size_t{64} << 20, 'x');
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    struct sigaction counting {};
+    counting.sa_handler = count_sigint;
+    sigemptyset(&counting.sa_mask);
+    ::sigaction(SIGINT, &counting, nullptr);
+    volatile bool sent = false;
+    std::thread watcher([&] {
+      for (int i = 0; i < 200000; ++i) {
+        for (const auto& e : fs::directory_iterator(dir))
+          if (e.path().filename().string().rfind(atomic_temp_prefix("p.svg"), 0) == 0) {
+            ::kill(::getpid(), SIGINT);
+            ::usleep(1000);  // two signals, not one pending signal sent twice
+            ::kill(::getpid(), SIGINT);
+            sent = fs::exists(e.path());  // both went while the temporary was there
+            return;
+          }
+        ::usleep(50);
+      }
+    });
+    try {
+      write_file_atomic(path, text);
+    } catch (...) {
+      ::_exit(3);
+    }
+    watcher.join();
+    if (!sent) ::_exit(4);  // the watcher missed the temporary: not what this test is about
+    ::_exit(g_sigints == 2 ? 0 : 10 + static_cast<int>(g_sigints));
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 4) GTEST_SKIP() << "the write ended before both signals were sent";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "interrupts that landed: " << WEXITSTATUS(status) - 10;
+}
+
 // The new file keeps the old one's permissions (a private profile stays private) and a new file gets the
 // umask's, not mkstemp's 0600; a link planted at a temporary-looking name beside it is left alone (the
 // temporary's name is random: exclusive creation itself is mkostemp's, not tested here).
