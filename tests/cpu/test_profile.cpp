@@ -790,11 +790,24 @@ TEST(Profile, TwoInterruptsDuringAWriteBothLand) {
     ::sigaction(SIGINT, &counting, nullptr);
     volatile bool sent = false;
     std::thread watcher([&] {
+      // Blocked here, the signals go to the writing thread, and sigpending() (the pending signals this thread
+      // blocks) sees the first until that thread has taken it.
+      sigset_t sigint;
+      sigemptyset(&sigint);
+      sigaddset(&sigint, SIGINT);
+      pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
       for (int i = 0; i < 200000; ++i) {
         for (const auto& e : fs::directory_iterator(dir))
           if (e.path().filename().string().rfind(atomic_temp_prefix("p.svg"), 0) == 0) {
             ::kill(::getpid(), SIGINT);
-            ::usleep(1000);  // two signals, not one pending signal sent twice
+            // Two signals, not one pending signal sent twice (the kernel keeps one of a kind pending): the second
+            // goes once the first has been taken, which a thread in the middle of a large write() does late.
+            for (int k = 0; k < 100000; ++k) {
+              sigset_t pending;
+              sigpending(&pending);
+              if (!sigismember(&pending, SIGINT)) break;
+              ::usleep(20);
+            }
             ::kill(::getpid(), SIGINT);
             sent = fs::exists(e.path());  // both went while the temporary was there
             return;
