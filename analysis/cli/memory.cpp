@@ -116,7 +116,7 @@ int run(const MemoryOptions& o) {
       in.seq = o.seq.value;
       notes.push_back(
           "activations: Korthikanti et al. 2022 (16-bit, dropout masks kept) for this model's layers: its "
-          "attention widths (GQA, MLA), its MLP (gated: gate, up and product), per routed expert the token's "
+          "attention widths (GQA, MLA), its MLP (gated: gate, up, SiLU(gate) and product), per routed expert the token's "
           "copy, MLP and output (MoE); the embedding's dropout mask (first stage) and the output layer's inputs and "
           "fp32 logits, 4*s*b*h (/t with --sp) + 4*s*b*V/t (last stage; sec. 4.3); an estimate: framework buffers and temporaries not "
           "included");

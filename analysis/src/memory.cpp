@@ -159,7 +159,7 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
       activations += embedding_activation_bytes(in.seq, in.micro_batch, h, in.tp, in.sequence_parallel);
     // 1F1B: pp - i micro-batches in flight (the last stage, which holds the output layer, one).
     m.activations = static_cast<double>(in.pp - i) * activations;
-    if (m.stage_head)
+    if (m.stage_head && c.vocab > 0)  // a model given without --vocab has no output layer to keep inputs for
       m.activations += output_activation_bytes(in.seq, in.micro_batch, h, static_cast<double>(c.vocab), in.tp,
                                                in.sequence_parallel);
     m.activations_estimated = true;

@@ -72,6 +72,13 @@ TEST(TrainMemory, OutsideTheLayers) {
   in.seq = s;
   in.recompute = Recompute::kFull;
   EXPECT_NEAR(train_memory(in).activations, 32 * 2 * s * h + s * h + 2.169e9, 0.001e9);
+  // A model given by its shape without --vocab has no output layer: nothing is kept for one (4*s*b*h had been).
+  auto flags = test::run_cli({"memory", "--layers", "24", "--hidden", "2048", "--heads", "16", "--mode", "train", "--seq",
+                        "2048", "--attention-impl", "eager", "--json"});
+  ASSERT_EQ(flags.exit_code, 0) << flags.err;
+  const double s2 = 2048, h2 = 2048, a2 = 16;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(flags.out).at("activations_bytes").get<double>(),
+                   24 * s2 * h2 * (34 + 5 * a2 * s2 / h2) + s2 * h2);
 }
 
 // The layer's shape decides what it keeps: a GPT layer is Korthikanti's 34; GQA keeps narrower K and V; a SwiGLU

@@ -47,8 +47,8 @@ struct MemoryEstimate {
 //   sharded     attention: Q, K, V and the output projection's input, 2 bytes per element of each (a GPT layer:
 //               8; GQA's K and V are kv_heads/heads of that; MLA's latents go to replicated; per-head q/k norms
 //               keep Q and K once more, as their inputs); MLP: a 4h GELU
-//               MLP keeps its two 4h-wide outputs (16); a gated (SwiGLU) MLP of width f keeps gate, up, their
-//               product's inputs and the product, 8f/h; an MoE layer keeps per routed expert its gated MLP
+//               MLP keeps its two 4h-wide outputs (16); a gated (SwiGLU) MLP of width f keeps gate, up,
+//               SiLU(gate) and the product, 8f/h (eager PyTorch; Megatron-LM's fused SwiGLU keeps 6f/h); an MoE layer keeps per routed expert its gated MLP
 //               (8f_e/h), times experts_per_token, plus the shared experts' MLPs
 //   whole       an MoE layer's per routed expert copy of the token (the expert's input) and its output
 //               (2 + 2, times experts_per_token): with the experts' widths split over the tensor-parallel GPUs
