@@ -118,6 +118,13 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
   for (const auto& d : c.devices)
     if (d.profile)
       for (const Ceiling& ce : d.profile->ceilings) add_name(ce.name);
+  // A ceiling no compared profile measured still has its row, whose cells say why (failed, cut short, skipped):
+  // a case that failed on every node compared, or a run cut short, must not read as a complete table.
+  for (const auto& d : c.devices)
+    if (d.profile)
+      for (const auto* list : {&d.profile->errors, &d.profile->skipped})
+        for (const Skipped& s : *list)
+          if (is_ceiling_name(s.name)) add_name(s.name);
   const bool any_datasheet_only =
       std::any_of(c.devices.begin(), c.devices.end(), [](const auto& d) { return !d.from_profile; });
   if (any_datasheet_only) {

@@ -383,9 +383,21 @@ Table json_records_table(const std::vector<json>& records, const std::vector<std
 std::string render_ceiling_detail(const Profile& p, const std::string& name, Format format) {
   const Ceiling* c = p.find(name);
   if (!c) {
-    std::string known;
+    // One the profile records as failed, cut short or skipped: why, exit 3 (as mbu and roofline say it); it is
+    // what an operator asks about a case that failed.
+    for (const Skipped& e : p.errors)
+      if (e.name == name)
+        throw IncompleteError(name + " was not measured in this profile: " +
+                              (cut_short_reason(e.reason) ? "cut short: " : "it failed: ") + e.reason);
+    for (const Skipped& s : p.skipped)
+      if (s.name == name) throw IncompleteError(name + " was not measured in this profile: skipped: " + s.reason);
+    std::string known, unmeasured;
     for (const Ceiling& k : p.ceilings) known += (known.empty() ? "" : ", ") + k.name;
-    throw InputError("no ceiling '" + name + "' in this profile (it has: " + (known.empty() ? "none" : known) + ")");
+    for (const auto* list : {&p.errors, &p.skipped})
+      for (const Skipped& s : *list)
+        if (is_ceiling_name(s.name)) unmeasured += (unmeasured.empty() ? "" : ", ") + s.name;
+    throw InputError("no ceiling '" + name + "' in this profile (it has: " + (known.empty() ? "none" : known) +
+                     (unmeasured.empty() ? "" : "; not measured: " + unmeasured) + ")");
   }
   if (format == Format::kJson || format == Format::kCsv) {
     const json doc = profile_to_json(p);  // named: a range-for over a temporary's member would dangle

@@ -210,6 +210,21 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   r = run_cli({"show", kFixture, "--ceiling", "hbm.cpy"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no ceiling 'hbm.cpy' in this profile (it has: hbm.copy, hbm.read"), std::string::npos) << r.err;
+
+  // One the profile records as failed or skipped: its reason, exit 3 (it had been "no ceiling", exit 2: review 42).
+  doc["errors"] = json::array({{{"name", "hbm.triad"}, {"reason", "verification failed: 3 of 256 wrong"}}});
+  doc["skipped"] = json::array({{{"name", "nvlink.p2p_bidir"}, {"reason", "one GPU visible"}}});
+  std::ofstream(dir + "/failed.profile.json") << doc.dump();
+  r = run_cli({"show", dir + "/failed.profile.json", "--ceiling", "hbm.triad"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("hbm.triad was not measured in this profile: it failed: verification failed: 3 of 256 wrong"),
+            std::string::npos) << r.err;
+  r = run_cli({"show", dir + "/failed.profile.json", "--ceiling", "nvlink.p2p_bidir"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("skipped: one GPU visible"), std::string::npos) << r.err;
+  r = run_cli({"show", dir + "/failed.profile.json", "--ceiling", "hbm.cpy"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("; not measured: hbm.triad, nvlink.p2p_bidir)"), std::string::npos) << r.err;
 }
 
 // `show --ceiling gemm.bf16` on the hand-written fixture with the detail a test gives it (690 W median

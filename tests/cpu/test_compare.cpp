@@ -277,6 +277,15 @@ TEST(Compare, FailedSkippedAndUnverifiedCeilingsSaySo) {
       EXPECT_EQ(r["values"][0]["status"], "failed");
       EXPECT_TRUE(r["values"][1]["status"].is_null());
     }
+  // With no column that measured them (the profile alone, or beside another that failed the same cases) the rows
+  // are still there, saying why: they had been left out, and the table read as complete (review 42).
+  const Comparison alone = compare_devices({load_compare_device(failed), load_compare_device(failed)});
+  EXPECT_EQ(row(alone, "hbm.copy").cells[0].status, "failed");
+  EXPECT_EQ(row(alone, "hbm.copy").cells[1].status, "failed");
+  EXPECT_EQ(row(alone, "pcie.h2d").cells[0].status, "cut short");
+  EXPECT_EQ(row(alone, "nvlink.p2p_uni").cells[0].status, "skipped");
+  const std::string alone_table = render(comparison_table(alone), Format::kTable);
+  EXPECT_NE(alone_table.find("\nhbm.copy "), std::string::npos) << alone_table;
 }
 
 // compare looked each ceiling up by a linear search (its names, and every device's ceilings per row): 68 s for a
