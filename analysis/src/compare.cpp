@@ -53,10 +53,11 @@ std::optional<double> mean_power(const Ceiling& c) {
   return w && *w > 0 ? w : std::nullopt;
 }
 
+// The family's unit; "" for a family this build does not know (the unit its profiles record replaces it, and a row
+// no profile measured shows only why: no unit is made up for it).
 std::string unit_for(const std::string& ceiling) {
   if (ceiling == "memory.capacity") return "B";
-  const std::string unit = ceiling_unit_for(ceiling);
-  return unit.empty() ? "B/s" : unit;
+  return ceiling_unit_for(ceiling);
 }
 
 }  // namespace
@@ -206,7 +207,9 @@ Comparison compare_devices(std::vector<CompareDevice> devices) {
                              ? std::optional<double>(*cell.datasheet / g->tdp_w)
                              : std::nullopt;
       }
-      any = any || cell.measured || cell.datasheet;
+      // A cell that says why there is no value (failed, cut short, skipped) keeps its row too, datasheet figure or
+      // not: an l2 or latency case, or any case of a GPU the datasheet table does not know (review 45).
+      any = any || cell.measured || cell.datasheet || !cell.status.empty();
       row.cells.push_back(cell);
     }
     if (any) c.rows.push_back(row);

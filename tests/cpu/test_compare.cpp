@@ -286,6 +286,31 @@ TEST(Compare, FailedSkippedAndUnverifiedCeilingsSaySo) {
   EXPECT_EQ(row(alone, "nvlink.p2p_uni").cells[0].status, "skipped");
   const std::string alone_table = render(comparison_table(alone), Format::kTable);
   EXPECT_NE(alone_table.find("\nhbm.copy "), std::string::npos) << alone_table;
+  // Rows with no datasheet figure anywhere keep theirs too: l2 and latency cases, a family this build does not know
+  // (no unit made up for it), and every case of a GPU the datasheet table does not know (review 45).
+  json q = p;
+  json rest = json::array();
+  for (auto& ce : q["ceilings"])
+    if (ce["name"] != "l2.read" && ce["name"] != "latency.hbm") rest.push_back(ce);
+  q["ceilings"] = rest;
+  q["errors"].push_back({{"name", "l2.read"}, {"reason", "verification failed: 1 of 256 wrong"}});
+  q["skipped"].push_back({{"name", "latency.hbm"}, {"reason", "not supported here"}});
+  q["skipped"].push_back({{"name", "l1.read"}, {"reason", "not supported here"}});
+  q["errors"].push_back({{"name", "benchmarks[3]"}, {"reason", "not an object"}});
+  const std::string more = test::scratch_dir("compare_status_more") + "/more.profile.json";
+  write_file_atomic(more, q.dump());
+  q["device"]["name"] = "NVIDIA RTX PRO 9999";
+  const std::string unknown = test::scratch_dir("compare_status_unknown") + "/unknown.profile.json";
+  write_file_atomic(unknown, q.dump());
+  for (const std::string& path : {more, unknown}) {
+    const Comparison m = compare_devices({load_compare_device(path), load_compare_device(path)});
+    EXPECT_EQ(row(m, "l2.read").cells[1].status, "failed") << path;
+    EXPECT_EQ(row(m, "latency.hbm").cells[0].status, "skipped") << path;
+    EXPECT_EQ(row(m, "l1.read").cells[0].status, "skipped") << path;
+    EXPECT_EQ(row(m, "l1.read").unit, "") << path;
+    EXPECT_EQ(row(m, "hbm.copy").cells[0].status, "failed") << path;
+    for (const CompareRow& r : m.rows) EXPECT_NE(r.ceiling, "benchmarks[3]");
+  }
 }
 
 // compare looked each ceiling up by a linear search (its names, and every device's ceilings per row): 68 s for a
