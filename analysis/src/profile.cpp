@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <csignal>
 #include <cerrno>
@@ -448,19 +449,26 @@ namespace {
 
 // Interrupts held while temporaries exist: SIGINT, SIGTERM, SIGHUP or SIGQUIT in the middle of a write ended the
 // process at once (their default action) and left the temporary beside its target for good (review 22 #3). Held,
-// one lands when the files are in place (or put back): the dispositions the process had come back and the signal
-// is raised again, as often as it came up to twice (a second Ctrl-C during a write, which `measure` reads as "do not
-// wait", was one). Process-wide (another thread would take a signal one thread blocked); the first of concurrent
-// writers holds, the last lets go.
+// they land when the files are in place (or put back): the dispositions the process had come back and each signal
+// that came is raised again, in the order they came, as often as it came up to twice (a second Ctrl-C during a
+// write, which `measure` reads as "do not wait", was one). A signal the process ignores (nohup's SIGHUP) is not
+// held: held, it had taken the place of a SIGTERM that came after it, and the process went on. Process-wide
+// (another thread would take a signal one thread blocked); the first of concurrent writers holds, the last lets go.
 std::mutex g_hold_lock;
 int g_holders = 0;
-volatile std::sig_atomic_t g_held_signal = 0;  // the first signal held
-volatile std::sig_atomic_t g_held_count = 0;   // how many came while held, up to 2
 constexpr int kHeldSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-struct sigaction g_dispositions[std::size(kHeldSignals)];
+constexpr std::size_t kHeld = std::size(kHeldSignals);
+struct sigaction g_dispositions[kHeld];
+bool g_holding[kHeld];                          // whether the hold handler is installed for it (not ignored)
+volatile std::sig_atomic_t g_held_count[kHeld];  // how often each came while held, up to 2
+volatile std::sig_atomic_t g_held_order[kHeld];  // when each first came (1, 2, ...; 0: it did not)
+volatile std::sig_atomic_t g_held_seen = 0;      // signals that came, for the order
 extern "C" void hold_signal(int sig) {
-  if (g_held_signal == 0) g_held_signal = sig;
-  if (g_held_count < 2) g_held_count = g_held_count + 1;
+  for (std::size_t i = 0; i < kHeld; ++i)
+    if (kHeldSignals[i] == sig) {
+      if (g_held_order[i] == 0) g_held_order[i] = g_held_seen = g_held_seen + 1;
+      if (g_held_count[i] < 2) g_held_count[i] = g_held_count[i] + 1;
+    }
 }
 
 class InterruptsHeld {
@@ -468,25 +476,34 @@ class InterruptsHeld {
   InterruptsHeld() {
     std::lock_guard<std::mutex> lock(g_hold_lock);
     if (g_holders++ > 0) return;
-    g_held_signal = 0;
-    g_held_count = 0;
+    g_held_seen = 0;
     struct sigaction hold {};
     hold.sa_handler = hold_signal;
     sigemptyset(&hold.sa_mask);
+    for (int s : kHeldSignals) sigaddset(&hold.sa_mask, s);  // one handler at a time: the counts stay exact
     hold.sa_flags = SA_RESTART;  // a write or fsync goes on, not EINTR
-    for (std::size_t i = 0; i < std::size(kHeldSignals); ++i) ::sigaction(kHeldSignals[i], &hold, &g_dispositions[i]);
+    for (std::size_t i = 0; i < kHeld; ++i) {
+      g_held_count[i] = 0;
+      g_held_order[i] = 0;
+      ::sigaction(kHeldSignals[i], nullptr, &g_dispositions[i]);
+      g_holding[i] = g_dispositions[i].sa_handler != SIG_IGN;
+      if (g_holding[i]) ::sigaction(kHeldSignals[i], &hold, nullptr);
+    }
   }
   ~InterruptsHeld() {
-    int sig = 0, count = 0;
+    std::array<std::pair<int, int>, 2 * kHeld> came{};  // (order, signal), raised in that order (no allocation)
+    std::size_t n = 0;
     {
       std::lock_guard<std::mutex> lock(g_hold_lock);
       if (--g_holders > 0) return;
-      for (std::size_t i = 0; i < std::size(kHeldSignals); ++i)
-        ::sigaction(kHeldSignals[i], &g_dispositions[i], nullptr);
-      sig = g_held_signal;
-      count = g_held_count;
+      for (std::size_t i = 0; i < kHeld; ++i)
+        if (g_holding[i]) ::sigaction(kHeldSignals[i], &g_dispositions[i], nullptr);
+      for (std::size_t i = 0; i < kHeld; ++i)
+        for (int k = 0; k < g_held_count[i] && n < came.size(); ++k) came[n++] = {g_held_order[i], kHeldSignals[i]};
     }
-    for (int i = 0; sig && i < count; ++i) ::raise(sig);
+    std::stable_sort(came.begin(), came.begin() + static_cast<std::ptrdiff_t>(n),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t k = 0; k < n; ++k) ::raise(came[k].second);
   }
   InterruptsHeld(const InterruptsHeld&) = delete;
   InterruptsHeld& operator=(const InterruptsHeld&) = delete;

@@ -831,6 +831,57 @@ TEST(Profile, TwoInterruptsDuringAWriteBothLand) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "interrupts that landed: " << WEXITSTATUS(status) - 10;
 }
 
+// A signal the process ignores (nohup's SIGHUP) is not held: held, it took the place of a SIGTERM that came after it
+// in the same write, and the process went on as if neither had come (review 45).
+TEST(Profile, AnIgnoredSignalDuringAWriteDoesNotHideATermination) {
+  namespace fs = std::filesystem;
+  const std::string dir = test::scratch_dir("profile_atomic_ignored_signal");
+  const std::string path = dir + "/p.svg";
+  const std::string text(std::size_t{64} << 20, 'x');
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGHUP, SIG_IGN);
+    volatile bool sent = false;
+    std::thread watcher([&] {
+      sigset_t both;
+      sigemptyset(&both);
+      sigaddset(&both, SIGHUP);
+      sigaddset(&both, SIGTERM);
+      pthread_sigmask(SIG_BLOCK, &both, nullptr);  // the writing thread takes them
+      for (int i = 0; i < 200000; ++i) {
+        for (const auto& e : fs::directory_iterator(dir))
+          if (e.path().filename().string().rfind(atomic_temp_prefix("p.svg"), 0) == 0) {
+            ::kill(::getpid(), SIGHUP);
+            for (int k = 0; k < 100000; ++k) {
+              sigset_t pending;
+              sigpending(&pending);
+              if (!sigismember(&pending, SIGHUP)) break;
+              ::usleep(20);
+            }
+            ::kill(::getpid(), SIGTERM);
+            sent = fs::exists(e.path());
+            return;
+          }
+        ::usleep(50);
+      }
+    });
+    try {
+      write_file_atomic(path, text);
+    } catch (...) {
+      ::_exit(3);
+    }
+    watcher.join();
+    ::_exit(sent ? 5 : 4);  // alive after the write: the SIGTERM was lost (4: the watcher missed the temporary)
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 4) GTEST_SKIP() << "the write ended before both signals were sent";
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_TRUE(fs::exists(path));
+}
+
 // The new file keeps the old one's permissions (a private profile stays private) and a new file gets the
 // umask's, not mkstemp's 0600; a link planted at a temporary-looking name beside it is left alone (the
 // temporary's name is random: exclusive creation itself is mkostemp's, not tested here).
