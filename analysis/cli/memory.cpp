@@ -117,9 +117,11 @@ int run(const MemoryOptions& o) {
       notes.push_back(
           "activations: Korthikanti et al. 2022 (16-bit, dropout masks kept) for this model's layers: its "
           "attention widths (GQA, MLA), its MLP (gated: gate, up, SiLU(gate) and product), per routed expert the token's "
-          "copy, MLP and output (MoE); the embedding's dropout mask (first stage) and the output layer's inputs and "
-          "fp32 logits, 4*s*b*h (/t with --sp) + 4*s*b*V/t (last stage; sec. 4.3); an estimate: framework buffers and temporaries not "
-          "included");
+          "copy, MLP and output (MoE); the embedding's dropout mask (first stage) and " +
+          std::string(in.model->vocab > 0 ? "the output layer's inputs and fp32 logits, 4*s*b*h (/t with --sp) + "
+                                            "4*s*b*V/t (last stage; sec. 4.3)"
+                                          : "no output layer (no --vocab)") +
+          "; an estimate: framework buffers and temporaries not included");
       if (in.recompute == Recompute::kNone)
         notes.push_back(in.eager_attention
                             ? "attention: eager, the s x s softmax scores, dropout mask and output stored per head "

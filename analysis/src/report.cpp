@@ -384,13 +384,15 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   const Ceiling* c = p.find(name);
   if (!c) {
     // One the profile records as failed, cut short or skipped: why, exit 3 (as mbu and roofline say it); it is
-    // what an operator asks about a case that failed.
+    // what an operator asks about a case that failed. (A ceiling's name: an entry the converter could not name,
+    // "benchmarks[3]", is no ceiling.)
     for (const Skipped& e : p.errors)
-      if (e.name == name)
+      if (is_ceiling_name(name) && e.name == name)
         throw IncompleteError(name + " was not measured in this profile: " +
                               (cut_short_reason(e.reason) ? "cut short: " : "it failed: ") + e.reason);
     for (const Skipped& s : p.skipped)
-      if (s.name == name) throw IncompleteError(name + " was not measured in this profile: skipped: " + s.reason);
+      if (is_ceiling_name(name) && s.name == name)
+        throw IncompleteError(name + " was not measured in this profile: skipped: " + s.reason);
     std::string known, unmeasured;
     for (const Ceiling& k : p.ceilings) known += (known.empty() ? "" : ", ") + k.name;
     for (const auto* list : {&p.errors, &p.skipped})

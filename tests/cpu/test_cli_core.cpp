@@ -225,6 +225,11 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   r = run_cli({"show", dir + "/failed.profile.json", "--ceiling", "hbm.cpy"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("; not measured: hbm.triad, nvlink.p2p_bidir)"), std::string::npos) << r.err;
+  doc["errors"].push_back({{"name", "benchmarks[3]"}, {"reason", "not an object"}});  // no ceiling's name
+  std::ofstream(dir + "/unnamed.profile.json") << doc.dump();
+  r = run_cli({"show", dir + "/unnamed.profile.json", "--ceiling", "benchmarks[3]"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("no ceiling 'benchmarks[3]'"), std::string::npos) << r.err;
 }
 
 // `show --ceiling gemm.bf16` on the hand-written fixture with the detail a test gives it (690 W median

@@ -79,6 +79,10 @@ TEST(TrainMemory, OutsideTheLayers) {
   const double s2 = 2048, h2 = 2048, a2 = 16;
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(flags.out).at("activations_bytes").get<double>(),
                    24 * s2 * h2 * (34 + 5 * a2 * s2 / h2) + s2 * h2);
+  flags = test::run_cli({"memory", "--layers", "24", "--hidden", "2048", "--heads", "16", "--mode", "train", "--seq",
+                         "2048"});
+  EXPECT_NE(flags.out.find("no output layer (no --vocab)"), std::string::npos) << flags.out;
+  EXPECT_EQ(flags.out.find("fp32 logits"), std::string::npos) << flags.out;
 }
 
 // The layer's shape decides what it keeps: a GPT layer is Korthikanti's 34; GQA keeps narrower K and V; a SwiGLU
