@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cerrno>
@@ -459,15 +460,18 @@ int g_holders = 0;
 constexpr int kHeldSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 constexpr std::size_t kHeld = std::size(kHeldSignals);
 struct sigaction g_dispositions[kHeld];
-bool g_holding[kHeld];                          // whether the hold handler is installed for it (not ignored)
-volatile std::sig_atomic_t g_held_count[kHeld];  // how often each came while held, up to 2
-volatile std::sig_atomic_t g_held_order[kHeld];  // when each first came (1, 2, ...; 0: it did not)
-volatile std::sig_atomic_t g_held_seen = 0;      // signals that came, for the order
+bool g_holding[kHeld];  // whether the hold handler is installed for it (not ignored)
+// Lock-free atomics: the handler may run on any thread, beside the one that reads them.
+static_assert(std::atomic<int>::is_always_lock_free, "a signal handler may only touch lock-free atomics");
+std::atomic<int> g_held_count[kHeld];  // how often each came while held, up to 2
+std::atomic<int> g_held_order[kHeld];  // when each first came (1, 2, ...; 0: it did not)
+std::atomic<int> g_held_seen{0};       // signals that came, for the order
 extern "C" void hold_signal(int sig) {
   for (std::size_t i = 0; i < kHeld; ++i)
     if (kHeldSignals[i] == sig) {
-      if (g_held_order[i] == 0) g_held_order[i] = g_held_seen = g_held_seen + 1;
-      if (g_held_count[i] < 2) g_held_count[i] = g_held_count[i] + 1;
+      int none = 0;
+      g_held_order[i].compare_exchange_strong(none, g_held_seen.fetch_add(1) + 1);
+      if (g_held_count[i].load() < 2) g_held_count[i].fetch_add(1);
     }
 }
 

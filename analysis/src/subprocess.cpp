@@ -21,13 +21,17 @@ namespace ceilings {
 
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
-volatile std::sig_atomic_t g_signal = 0;  // the first signal that asked us to stop
+// Atomics, not volatile sig_atomic_t: the handler runs on any thread, and `measure --all-gpus --concurrent` reads
+// them from each GPU's (volatile promises only the handler's own thread). Lock-free, so safe in a handler.
+static_assert(std::atomic<int>::is_always_lock_free, "a signal handler may only touch lock-free atomics");
+std::atomic<int> g_interrupted{0};
+std::atomic<int> g_signal{0};  // the first signal that asked us to stop
 
 // The first signal asks the children to stop (SIGTERM, SIGKILL after the grace); a second does not wait.
 void on_signal(int sig) {
-  if (g_signal == 0) g_signal = sig;
-  if (g_interrupted < 2) g_interrupted = g_interrupted + 1;
+  int none = 0;
+  g_signal.compare_exchange_strong(none, sig);
+  if (g_interrupted.load() < 2) g_interrupted.fetch_add(1);
 }
 
 // The signals that ask a process to stop (a terminal, a batch system, `kill`), as opposed to a crash's.
