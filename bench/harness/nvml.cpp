@@ -198,7 +198,10 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   const std::string path = (override_path && *override_path) ? override_path : "libnvidia-ml.so.1";
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    if (why) *why = "cannot load " + path + ": " + dlerror();
+    if (why) {
+      const char* err = dlerror();  // never null right after a failed dlopen in glibc; not relied on
+      *why = "cannot load " + path + ": " + (err ? err : "dlopen failed");
+    }
     return nullptr;
   }
   std::shared_ptr<Library> lib(new Library());
