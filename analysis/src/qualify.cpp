@@ -11,6 +11,7 @@
 #include "ceilings/ceiling_families.hpp"
 #include "ceilings/clock_events.hpp"
 #include "ceilings/datasheet.hpp"
+#include "ceilings/fleet.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/specs.hpp"
 #include "ceilings/transfer.hpp"
@@ -915,6 +916,35 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   if (rules.health.peer_access) peer_access_checks(p, r.checks);
 
   if (baseline) {
+    // What the baseline was measured with, beside this profile's, as fleet and compare set them apart: another
+    // cuBLAS or ceilings build (its measurement code) is another measurement, so a shortfall against it is not
+    // this GPU's to fail for; another driver, power limit or host is said, for the reader to weigh (review 46).
+    std::vector<std::string> unlike = fingerprint_of(p).differences(fingerprint_of(*baseline));
+    bool measured_otherwise = false;
+    for (std::string& d : unlike) {
+      if (d.rfind("cuBLAS ", 0) == 0 || d.rfind("ceilings ", 0) == 0) measured_otherwise = true;
+      if (const auto at = d.find("(peers: "); at != std::string::npos) d.replace(at, 8, "(baseline: ");
+    }
+    std::string unlike_text;
+    for (const std::string& d : unlike) unlike_text += (unlike_text.empty() ? "" : "; ") + d;
+    if (!unlike.empty()) {
+      Check k = make_check("baseline", "measured alike");
+      k.status = CheckStatus::kNotJudged;
+      k.measured_text = "no";
+      k.reason = "this profile was measured unlike the baseline: " + unlike_text +
+                 (measured_otherwise ? " (another measurement: a shortfall against the baseline is not judged)" : "");
+      r.checks.push_back(k);
+    }
+    // A baseline from a run that did not finish, or with cases that failed, judges fewer ceilings than it seems to.
+    if (const auto stopped = baseline->stopped_early(); stopped || !baseline->errors.empty()) {
+      Check k = make_check("baseline", "complete");
+      k.status = CheckStatus::kNotJudged;
+      k.measured_text = "no";
+      k.reason = std::string("the baseline ") +
+                 (stopped ? "is of a run that did not complete (" + *stopped + ")" : std::string("records failed cases")) +
+                 ": the ceilings it lacks are not judged against it";
+      r.checks.push_back(k);
+    }
     for (const Ceiling& b : baseline->ceilings) {
       Check k = make_check(b.name, "baseline");
       const auto rule_it = rules.ceilings.find(b.name);
@@ -958,7 +988,11 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
           // Beyond the tolerance but not beyond the two medians' own noise (a cv of 10% over 10 samples is a
           // standard error of 4%): the measurements cannot tell this GPU from the baseline, so no verdict.
           const double noise = std::hypot(c->median_standard_error(), b.median_standard_error());
-          if (apart <= kBaselineNoiseStandardErrors * noise) {
+          if (measured_otherwise) {
+            k.status = CheckStatus::kIncomplete;
+            k.reason += "; measured otherwise than the baseline (" + unlike_text +
+                        "): not told apart from that difference; measure the baseline with this build";
+          } else if (apart <= kBaselineNoiseStandardErrors * noise) {
             k.status = CheckStatus::kIncomplete;
             k.reason += ", but within " + format_fixed(kBaselineNoiseStandardErrors, 0) +
                         " standard errors of the two medians (" + format_percent(noise, 1) +
@@ -970,6 +1004,17 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
       }
       r.checks.push_back(k);
     }
+    // A ceiling this profile measured that the baseline lacks is judged by no baseline row: said, not passed over.
+    for (const Ceiling& c : p.ceilings)
+      if (c.verified && !baseline->find(c.name)) {
+        Check k = make_check(c.name, "baseline");
+        k.status = CheckStatus::kNotJudged;
+        k.unit = c.unit;
+        k.measured = c.value;
+        k.threshold_text = "none";
+        k.reason = "not in the baseline: not judged against it";
+        r.checks.push_back(k);
+      }
   }
 
   if (rules.health.verification) {

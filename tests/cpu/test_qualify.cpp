@@ -1431,3 +1431,43 @@ TEST(QualifyCli, TruncatedOrCorruptProfileIsBadInput) {
 
 }  // namespace
 }  // namespace ceilings
+
+namespace ceilings {
+namespace {
+// A baseline measured by another build (its measurement code) cannot fail a GPU: the shortfall may be the code's.
+// One from a run that did not complete says so; a ceiling the baseline lacks is named as not judged against it,
+// not passed over (review 46).
+TEST(Qualify, ABaselineMeasuredOtherwiseOrIncompleteIsSaid) {
+  const std::string stored = std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json";
+  Profile baseline = read_profile(stored);
+  Profile p = read_profile(stored);
+  for (Ceiling& c : p.ceilings)
+    if (c.name == "gemm.bf16") c.value *= 0.9;
+  // The same build: the shortfall fails, and nothing is said of how they were measured.
+  QualifyResult same = qualify(p, &baseline, default_rules());
+  EXPECT_EQ(find_check(same, "gemm.bf16", "baseline").status, CheckStatus::kFail);
+  for (const Check& k : same.checks) EXPECT_NE(k.rule, "measured alike");
+  // Another measurement code: not judged as a failure, and said why.
+  p.tool_measurement_code = "0123456789ab";
+  baseline.tool_measurement_code = "ba9876543210";
+  baseline.ceilings.erase(std::remove_if(baseline.ceilings.begin(), baseline.ceilings.end(),
+                                         [](const Ceiling& c) { return c.name == "l2.read"; }),
+                          baseline.ceilings.end());
+  baseline.raw["measure"] = {{"complete", false}, {"stopped", "interrupted by SIGTERM"}};
+  const QualifyResult other = qualify(p, &baseline, default_rules());
+  const Check& bf16 = find_check(other, "gemm.bf16", "baseline");
+  EXPECT_EQ(bf16.status, CheckStatus::kIncomplete);
+  EXPECT_NE(bf16.reason.find("measured otherwise than the baseline"), std::string::npos) << bf16.reason;
+  const Check& alike = find_check(other, "baseline", "measured alike");
+  EXPECT_EQ(alike.status, CheckStatus::kNotJudged);
+  EXPECT_NE(alike.reason.find("measurement code 0123456789ab"), std::string::npos) << alike.reason;
+  EXPECT_NE(alike.reason.find("(baseline: "), std::string::npos) << alike.reason;
+  const Check& complete = find_check(other, "baseline", "complete");
+  EXPECT_NE(complete.reason.find("did not complete (interrupted by SIGTERM)"), std::string::npos) << complete.reason;
+  const Check& l2 = find_check(other, "l2.read", "baseline");
+  EXPECT_EQ(l2.status, CheckStatus::kNotJudged);
+  EXPECT_EQ(l2.reason, "not in the baseline: not judged against it");
+  EXPECT_NE(other.verdict(), CheckStatus::kFail);
+}
+}  // namespace
+}  // namespace ceilings
