@@ -621,7 +621,17 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     std::optional<Profile> baseline;
     if (want_baseline && no_baseline.empty()) {
       try {
-        baseline = fleet_baseline(groups[gi], in.members, rule.min_members);  // no ceiling enough of the group holds
+        // Not the median of GPUs the fleet found something against: its health faults, the runs cut short and
+        // those whose health is another GPU's are left out with the group's outliers (fleet_baseline).
+        std::map<std::size_t, std::string> excluded;
+        for (const FleetHealthFault& f : health.faults) {
+          std::string failed;
+          for (const Check& c : f.failed) failed += (failed.empty() ? "" : ", ") + c.rule;
+          excluded.emplace(f.member, "a health fault (" + failed + ")");
+        }
+        for (std::size_t m : health.cut_short) excluded.emplace(m, "cut short by a timeout or an interrupt");
+        for (std::size_t m : health.other_gpu) excluded.emplace(m, "its health section is another GPU's");
+        baseline = fleet_baseline(groups[gi], in.members, rule.min_members, excluded);  // may find too few
       } catch (const InputError& e) {
         no_baseline = e.what();
       }

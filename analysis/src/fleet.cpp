@@ -1327,11 +1327,35 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
             {"z", "modified z-score 0.6745*(x-median)/MAD, oriented so that negative is worse"}}}};
 }
 
-Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members, std::size_t min_members) {
+Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members, std::size_t min_members,
+                       const std::map<std::size_t, std::string>& excluded) {
   if (group.members.empty()) throw InputError("cannot write a baseline from an empty group");
   if (group.stats.empty())  // qualify --baseline refuses a baseline without ceilings: do not write one
     throw InputError("cannot write a baseline: the group's profiles hold no ceilings");
-  const Profile& first = members[group.members.front()].profile;
+  // The members it is the median of: not those the fleet found something against.
+  std::map<std::size_t, std::string> left_out_members = excluded;  // index into `members` -> why
+  auto name_all = [&](const std::vector<Outlier>& list, const char* why) {
+    for (const Outlier& o : list) {
+      std::string ceilings;
+      for (const Deviation& d : o.ceilings) ceilings += (ceilings.empty() ? "" : ", ") + d.ceiling;
+      left_out_members.emplace(group.members[o.member], std::string(why) + " (" + ceilings + ")");
+    }
+  };
+  name_all(group.outliers, "an outlier");
+  name_all(group.unstable, "unstable, not judged");
+  std::vector<std::size_t> kept;
+  for (std::size_t i : group.members)
+    if (!left_out_members.count(i)) kept.push_back(i);
+  if (kept.size() < min_members)
+    throw InputError("cannot write a baseline: " + std::to_string(kept.size()) + " of the group's " +
+                     std::to_string(group.members.size()) + " profiles have nothing found against them (" +
+                     std::to_string(group.members.size() - kept.size()) +
+                     " are outliers, unstable, health faults or cut short); a baseline is the median of at least " +
+                     std::to_string(min_members));
+  std::vector<const Profile*> kept_profiles;
+  for (std::size_t i : kept) kept_profiles.push_back(&members[i].profile);
+  const std::vector<CeilingStats> stats = ceiling_statistics(kept_profiles);
+  const Profile& first = members[kept.front()].profile;
   Profile b;
   b.created = utc_now_iso8601();
   b.tool_version = first.tool_version;
@@ -1346,7 +1370,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   b.device.board_uuid.clear();  // nor one board
   b.device.pci_bus_id = "";
   std::vector<std::string> too_few;  // ceilings fewer than min_members profiles hold: one GPU would set them
-  for (const CeilingStats& s : group.stats) {
+  for (const CeilingStats& s : stats) {
     if (s.n < min_members) {
       too_few.push_back(s.name + " (" + std::to_string(s.n) + ")");
       continue;
@@ -1355,13 +1379,14 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
     c.name = s.name;
     c.unit = s.unit;
     c.value = s.median;
-    std::vector<double> cvs;
+    std::vector<double> cvs, pair_medians;
     std::size_t throttled = 0;
-    for (std::size_t i : group.members)  // the values the median was taken over: verified ones only
+    for (std::size_t i : kept)  // the values the median was taken over: verified ones only
       if (const Ceiling* m = members[i].profile.find(s.name); m && m->unit == s.unit && m->verified) {
         cvs.push_back(m->cv);
         throttled += m->throttled ? 1 : 0;
         if (!c.datasheet) c.datasheet = m->datasheet;
+        if (const auto pm = m->detail_number("p2p_median")) pair_medians.push_back(*pm);
       }
     c.cv = median(cvs);  // the typical in-run spread; the fleet spread is detail.fleet_mad
     c.samples = static_cast<std::int64_t>(s.n);
@@ -1369,16 +1394,25 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
     c.throttled = false;
     c.detail = {{"benchmark", "fleet median"}, {"fleet_profiles", s.n}, {"fleet_mad", s.mad},
                 {"fleet_min", s.min}, {"fleet_max", s.max}, {"fleet_throttled", throttled}};
+    // A peer ceiling's pair medians too: qualify sets a GPU's median pair against it, to say where the slowest
+    // pair's other GPU may be the slow one (the baseline's value is the members' slowest pairs).
+    if (pair_medians.size() >= min_members) c.detail["p2p_median"] = median(pair_medians);
     b.ceilings.push_back(std::move(c));
   }
   if (b.ceilings.empty())
     throw InputError("cannot write a baseline: no ceiling is held by " + std::to_string(min_members) +
                      " or more of the group's profiles");
   json doc = profile_to_json(b);
+  json left_out_list = json::array();
+  for (const auto& [i, why] : left_out_members)
+    if (std::find(group.members.begin(), group.members.end(), i) != group.members.end())
+      left_out_list.push_back({{"path", members[i].path}, {"reason", why}});
   doc["baseline"] = {{"source", "ceilings fleet"},
-                     {"profiles", group.members.size()},
+                     {"profiles", kept.size()},
+                     {"group_profiles", group.members.size()},
+                     {"excluded", left_out_list},
                      {"fingerprint", group.fingerprint.to_json()},
-                     {"statistic", "per ceiling median over the group's profiles"}};
+                     {"statistic", "per ceiling median over the group's profiles the fleet found nothing against"}};
   // Left out, with the count of profiles that hold each: a median of fewer would be one or two GPUs' values.
   doc["baseline"]["left_out"] = too_few;
   doc["note"] = "fleet baseline: medians of measured profiles, not one GPU's measurement; a ceiling's samples are "

@@ -491,16 +491,28 @@ TEST(Fleet, BaselineRoundTrip) {
   EXPECT_EQ(groups[0].fingerprint.to_json().at("measurement_code"), "0123456789ab");
   EXPECT_EQ(back.device.name, "NVIDIA H200");
   EXPECT_EQ(back.device.memory_bytes, fixture().device.memory_bytes);
-  ASSERT_EQ(back.ceilings.size(), groups[0].stats.size());
-  for (const CeilingStats& s : groups[0].stats) {
+  // The medians of the members the fleet found nothing against: the planted outliers are left out, each listed.
+  std::set<std::size_t> named;
+  for (const auto* list : {&groups[0].outliers, &groups[0].unstable})
+    for (const Outlier& o : *list) named.insert(groups[0].members[o.member]);
+  ASSERT_FALSE(named.empty());
+  std::vector<const Profile*> clean;
+  for (std::size_t i : groups[0].members)
+    if (!named.count(i)) clean.push_back(&fleet[i].profile);
+  const auto clean_stats = ceiling_statistics(clean);
+  ASSERT_EQ(back.ceilings.size(), clean_stats.size());
+  for (const CeilingStats& s : clean_stats) {
     const Ceiling* c = back.find(s.name);
     ASSERT_NE(c, nullptr) << s.name;
     EXPECT_DOUBLE_EQ(c->value, s.median);
     EXPECT_EQ(c->unit, s.unit);
-    EXPECT_EQ(c->samples, 1000);
+    EXPECT_EQ(c->samples, static_cast<std::int64_t>(clean.size()));
     EXPECT_TRUE(c->verified);
   }
-  EXPECT_EQ(back.raw.at("baseline").at("profiles"), 1000);
+  EXPECT_EQ(back.raw.at("baseline").at("profiles"), clean.size());
+  EXPECT_EQ(back.raw.at("baseline").at("group_profiles"), 1000);
+  ASSERT_EQ(back.raw.at("baseline").at("excluded").size(), named.size());
+  EXPECT_EQ(back.raw.at("baseline").at("excluded")[0].at("reason").get<std::string>().rfind("an outlier (", 0), 0u);
   EXPECT_EQ(back.raw.at("baseline").at("fingerprint").at("gpu"), "NVIDIA H200");
   EXPECT_TRUE(back.raw.at("baseline").at("left_out").empty());
 
@@ -514,6 +526,31 @@ TEST(Fleet, BaselineRoundTrip) {
   EXPECT_EQ(b.find("l2.read"), nullptr);
   EXPECT_NE(b.find("hbm.copy"), nullptr);
   EXPECT_EQ(b.raw.at("baseline").at("left_out"), json::array({"l2.read (1)"}));
+
+  // Half a group slower alike (a split): the baseline is the faster half's, not the median among the slow ones
+  // that had let the slow GPUs pass against it (review 46). Members excluded by the caller (a health fault) too.
+  FleetGen gen(5, 0.002);
+  std::vector<FleetMember> split;
+  for (int i = 0; i < 16; ++i)
+    split.push_back({"g" + std::to_string(i), gen.gpu(i, 0, i < 9 ? std::map<std::string, double>{{"gemm.bf16", 0.10}}
+                                                                  : std::map<std::string, double>{})});
+  const auto sg = analyze_fleet(split, OutlierRule{});
+  ASSERT_EQ(sg.size(), 1u);
+  const Profile sb = fleet_baseline(sg[0], split, 3, {{15, "a health fault (XID)"}});
+  const double fast = fixture().find("gemm.bf16")->value;
+  EXPECT_NEAR(sb.find("gemm.bf16")->value / fast, 1.0, 0.01) << "the slower side's median was the baseline";
+  const json& ex = sb.raw.at("baseline").at("excluded");
+  EXPECT_TRUE(std::any_of(ex.begin(), ex.end(), [](const json& e) { return e.at("path") == "g15"; })) << ex.dump();
+  EXPECT_LE(sb.raw.at("baseline").at("profiles").get<int>(), 6);
+  // Too few left: no baseline, said why.
+  std::map<std::size_t, std::string> all_faulty;
+  for (std::size_t i = 9; i < 16; ++i) all_faulty[i] = "a health fault";
+  try {
+    fleet_baseline(sg[0], split, 3, all_faulty);
+    ADD_FAILURE() << "a baseline of no clean member";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("have nothing found against them"), std::string::npos) << e.what();
+  }
 }
 
 // End to end: 2000 profile files (two fingerprints), two bad files, under a bound generous for a 2-core box.
@@ -679,10 +716,13 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
       EXPECT_EQ(s.at("n"), 2);
       EXPECT_LT(s.at("max").get<double>(), 9e12);
     }
-  ASSERT_EQ(run_cli({"fleet", dir, "--write-baseline", dir + "/../fleet_health.baseline.json"}).exit_code, 1);
-  const Profile b = read_profile(dir + "/../fleet_health.baseline.json");
-  EXPECT_EQ(b.find(name), nullptr);  // two verified values of three GPUs: too few for a median
-  EXPECT_EQ(b.raw.at("baseline").at("left_out"), json::array({name + " (2)"}));
+  // Nor is a GPU with a health fault a member of a baseline: two clean GPUs of three are too few for a median.
+  fs::remove(dir + "/../fleet_health.baseline.json");  // an earlier run's
+  const auto written = run_cli({"fleet", dir, "--write-baseline", dir + "/../fleet_health.baseline.json"});
+  EXPECT_EQ(written.exit_code, 2) << written.err;
+  EXPECT_NE(written.err.find("2 of the group's 3 profiles have nothing found against them"), std::string::npos)
+      << written.err;
+  EXPECT_FALSE(fs::exists(dir + "/../fleet_health.baseline.json"));
 }
 
 // A profile whose health section was recorded on another GPU (files mixed up) says nothing of its own GPU's
@@ -1411,6 +1451,20 @@ TEST(Fleet, TheDatasheetCheckJudgesPeerCeilingsByTheirPairMedian) {
   ASSERT_EQ(h.faults.size(), 1u);
   EXPECT_EQ(h.faults[0].member, 3u);
   EXPECT_EQ(h.faults[0].failed.at(0).subject, "nvlink.p2p_uni");
+  // A baseline of them keeps the members' pair medians (GPU 3, the fault, left out), so that qualify can say of a
+  // GPU whose slowest pair is slow but whose median pair is not that the other GPU may be the slow one (review 46).
+  const auto groups = analyze_fleet(node, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  const Profile b = fleet_baseline(groups[0], node, 3, {{3, "a health fault"}});
+  ASSERT_NE(b.find("nvlink.p2p_uni"), nullptr);
+  EXPECT_NEAR(b.find("nvlink.p2p_uni")->detail_number("p2p_median").value_or(0), 3.9e11, 1e9);
+  Profile slow = node[0].profile;
+  for (Ceiling& c : slow.ceilings)
+    if (c.name == "nvlink.p2p_uni") c.value = 1.0e11;
+  const QualifyResult q = qualify(slow, &b, default_rules());
+  for (const Check& k : q.checks)
+    if (k.subject == "nvlink.p2p_uni" && k.rule == "baseline")
+      EXPECT_NE(k.reason.find("the slowest pair's other GPU may be the slow one"), std::string::npos) << k.reason;
 }
 
 // The own-spread gate counts the comparisons, as the z-score does: each GPU's ~50 ceilings are ~50 chances for

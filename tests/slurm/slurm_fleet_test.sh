@@ -173,7 +173,10 @@ if grep -q "^  \"read\": 16,\?$" "$fj" && grep -q "^  \"outliers\": 1,\?$" "$fj"
 else
   fail "fleet.json does not name task 2's GPU 1 alone: $(head -c 2000 "$fj" 2>/dev/null)"
 fi
-grep -q '"profiles": 16' "$shared/baseline.json" 2>/dev/null && pass "fleet baseline written" || fail "no fleet baseline"
+# The medians of the 15 GPUs the fleet found nothing against (task 2's GPU 1, the outlier, left out and listed).
+grep -q '"profiles": 15' "$shared/baseline.json" 2>/dev/null && grep -q '"group_profiles": 16' "$shared/baseline.json" &&
+  grep -q '"reason": "an outlier' "$shared/baseline.json" && pass "fleet baseline written, the outlier left out" ||
+  fail "no fleet baseline of the 15 GPUs with no finding"
 # The job's host list (scontrol show hostnames) names the host the profiles came from; a host that wrote nothing
 # is named.
 if tr -d ' \n' <"$fj" | grep -q '"hosts":{"expected":1,"list":"[^"]*hosts.txt","missing":\[\],"not_listed":\[\]}' &&

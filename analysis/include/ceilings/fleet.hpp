@@ -3,6 +3,7 @@
 // and the GPUs whose recorded health fails qualify's health checks.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -348,7 +349,12 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
 // A baseline for `ceilings qualify --baseline`: a ceilings.profile/1 document whose device is the group's
 // (first member's fingerprint; index, UUID and bus id are not one GPU's and say so), whose ceilings are the
 // group medians, and whose "baseline" section says what it came from. A ceiling fewer than `min_members` of
-// the group's profiles hold is left out (listed under baseline.left_out): one GPU would set it.
-Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members, std::size_t min_members = 3);
+// the group's profiles hold is left out (listed under baseline.left_out): one GPU would set it. The medians are
+// of the members the fleet found nothing against: the group's outliers (in a group split in two, its slower side)
+// and unstable members are left out, and so are the `excluded` (indices into `members`, with the reason: a health
+// fault, a run cut short), each listed under baseline.excluded. A baseline of every member had set the slower
+// side's value as the reference its GPUs then passed (review 46).
+Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& members, std::size_t min_members = 3,
+                       const std::map<std::size_t, std::string>& excluded = {});
 
 }  // namespace ceilings
