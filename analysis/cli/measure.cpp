@@ -619,6 +619,15 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
                             {"timeout_s", o.timeout_s},  // the run's limit (0: none), given or the default
                             {"families", families}};
   if (!complete) profile.raw["measure"]["stopped"] = stopped.empty() ? first_failure : stopped;
+  // NVML's GPU at this index may be another than the one measured (no bus id to find it by: CUDA_VISIBLE_DEVICES
+  // renumbers CUDA's GPUs, not NVML's). Its health is no health of this GPU: said now, not first by qualify.
+  if (health && !profile.device.board().empty() && !health->section().uuid.empty() &&
+      health->section().uuid != profile.device.board()) {
+    health_why = "NVML's GPU " + std::to_string(device) + " is another GPU (" + health->section().uuid +
+                 ") than the one measured (" + profile.device.board() + "): its health is not this GPU's";
+    say("health: " + health_why, false);
+    health.reset();
+  }
   profile.raw["health"] =
       health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
   try {

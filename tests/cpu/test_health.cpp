@@ -2289,6 +2289,19 @@ TEST(HealthCli, MeasureRecordsHealthBeforeAndAfterTheRun) {
   r = test::run_cli({"qualify", out, "--rules", dir + "/rules.json"});
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("health was not recorded"), std::string::npos);
+
+  // NVML's GPU at this index is another than the one measured (CUDA_VISIBLE_DEVICES renumbers CUDA's GPUs, not
+  // NVML's): its health is not kept as this GPU's, and the run says so at once (review 46).
+  json other = healthy_script();
+  other["device"]["uuid"] = "GPU-nvml-index-0-is-another-gpu";
+  std::ofstream(dir + "/other.json") << other.dump();
+  auto other_env = env;
+  other_env[1].second = dir + "/other.json";
+  r = test::run_cli({"measure", "--bench", bench, "--out", out}, other_env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("health: NVML's GPU 0 is another GPU (GPU-nvml-index-0-is-another-gpu) than the one "
+                       "measured (GPU-fake-1)"), std::string::npos) << r.err;
+  EXPECT_EQ(read_profile(out).raw["health"].get<std::string>().rfind("unavailable: NVML's GPU 0 is another GPU", 0), 0u);
 }
 
 }  // namespace
