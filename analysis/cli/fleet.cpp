@@ -233,6 +233,23 @@ std::string unfinished_text(const FleetUnfinished& u, bool first_line_only) {
          " [" + u.summary + "]";
 }
 
+// Why a GPU its node named is not named here: the fleet judges it against its group's median, not its node's.
+std::string node_finding_text(const std::string& deviation) {
+  return "measure --all-gpus named it below its node's peers (" + deviation +
+         "); against its group's median the fleet does not: its node's other GPUs may be faster than the fleet's";
+}
+
+Table node_findings_table(const FleetInput& in, const std::vector<FleetGroup>& groups) {
+  Table t;
+  t.columns = {"host", "gpu", "uuid", "pci bus id", "below its node's peers"};
+  for (const FleetNodeFinding* f : node_findings_not_named(in, groups)) {
+    std::string all;
+    for (const std::string& d : f->ceilings) all += (all.empty() ? "" : "; ") + d;
+    t.add_row({f->host, f->index >= 0 ? std::to_string(f->index) : "?", f->uuid, f->pci_bus_id, all});
+  }
+  return t;
+}
+
 Table unfinished_table(const FleetInput& in) {
   Table t;
   t.columns = {"host", "gpu", "uuid", "pci bus id", "state", "reason"};
@@ -326,6 +343,11 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
   for (const FleetUnfinished& u : in.unfinished)
     add_plain({"", "unfinished", u.host, u.index >= 0 ? std::to_string(u.index) : "", u.uuid, u.pci_bus_id},
               u.state, unfinished_text(u, false));
+  for (const FleetNodeFinding* f : node_findings_not_named(in, groups))
+    for (const std::string& d : f->ceilings)
+      add_plain({"", "below node peers only", f->host, f->index >= 0 ? std::to_string(f->index) : "", f->uuid,
+                 f->pci_bus_id},
+                d.substr(0, d.find(' ')), node_finding_text(d));
   for (std::size_t i : health.cut_short)
     add_plain(row(group_of[i], "cut short", i), "", "a timeout or an interrupt stopped its run: not measured in full");
   for (std::size_t i : health.other_gpu)
@@ -469,6 +491,12 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");
     out += render(findings_table(in, g, g.outliers), format);
   }
+  if (const auto node_only = node_findings_not_named(in, groups); !node_only.empty())
+    out += std::string("\n") + (md ? "### " : "") + "below their node's peers only: " +
+           std::to_string(node_only.size()) +
+           " GPU(s) `measure --all-gpus` named below their node's median that the fleet, judging them against "
+           "their group's median, does not name (their node's other GPUs may be faster than the fleet's)\n" +
+           (md ? "\n" : "") + render(node_findings_table(in, groups), format);
   if (!in.unfinished.empty())
     out += std::string("\n") + (md ? "### " : "") + "unfinished: " + std::to_string(in.unfinished.size()) +
            " GPU(s) a node summary lists without a finished profile (not judged: measure them again)\n" +

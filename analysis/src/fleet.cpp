@@ -544,6 +544,43 @@ void read_node_summary(const NodeSummary& summary, const SummaryIndex& index, Fl
   if (!host.empty()) in.summary_hosts.push_back(host);
   const std::optional<UtcTime>& summary_time = summary.updated;
   const fs::path dir = fs::path(path).parent_path();
+  // The GPUs its comparison named below their node's peers, unless a newer summary named them first or they
+  // were measured again since (that run stands).
+  if (doc.contains("comparison") && doc["comparison"].is_object() && doc["comparison"].contains("below_peers") &&
+      doc["comparison"]["below_peers"].is_array())
+    for (const json& g : doc["comparison"]["below_peers"]) {
+      if (!g.is_object()) continue;
+      FleetNodeFinding f;
+      f.summary = path;
+      f.host = host;
+      f.uuid = text(g, "uuid");
+      f.pci_bus_id = text(g, "pci_bus_id");
+      if (g.contains("index") && g["index"].is_number_integer()) f.index = g["index"].get<std::int64_t>();
+      if (f.uuid.empty() || std::any_of(in.node_below_peers.begin(), in.node_below_peers.end(),
+                                        [&](const FleetNodeFinding& o) { return o.uuid == f.uuid; }))
+        continue;
+      if (const auto it = index.by_uuid.find(f.uuid); it != index.by_uuid.end() && summary_time) {
+        try {
+          if (*summary_time < parse_utc_time(it->second->profile.created, "created")) continue;
+        } catch (const Error&) {
+        }
+      }
+      if (g.contains("ceilings") && g["ceilings"].is_array())
+        for (const json& d : g["ceilings"]) {
+          if (!d.is_object() || !d.contains("value") || !d["value"].is_number() || !d.contains("node_median") ||
+              !d["node_median"].is_number())
+            continue;
+          const std::string unit = text(d, "unit");
+          const double value = d["value"].get<double>(), med = d["node_median"].get<double>();
+          const double below = d.contains("below_median") && d["below_median"].is_number()
+                                   ? d["below_median"].get<double>()
+                                   : 0.0;
+          f.ceilings.push_back(printable_text(text(d, "ceiling")) + " " + format_quantity(value, unit) + ", " +
+                               format_percent(below, 1) + " worse than the node median " +
+                               format_quantity(med, unit));
+        }
+      in.node_below_peers.push_back(std::move(f));
+    }
   std::size_t position = 0;
   for (const json& g : doc["gpus"]) {
     ++position;
@@ -1165,6 +1202,18 @@ HostCheck check_hosts(const FleetInput& in, const std::string& list, const std::
   return out;
 }
 
+std::vector<const FleetNodeFinding*> node_findings_not_named(const FleetInput& input,
+                                                             const std::vector<FleetGroup>& groups) {
+  std::set<std::string> named;
+  for (const FleetGroup& g : groups)
+    for (const auto* list : {&g.outliers, &g.unstable, &g.versus_peers, &g.unstable_versus_peers})
+      for (const Outlier& o : *list) named.insert(input.members[g.members[o.member]].profile.device.uuid);
+  std::vector<const FleetNodeFinding*> out;
+  for (const FleetNodeFinding& f : input.node_below_peers)
+    if (!named.count(f.uuid)) out.push_back(&f);
+  return out;
+}
+
 json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
                    const FleetHealth& health, const std::optional<HostCheck>& hosts) {
   json skipped = json::array();
@@ -1179,6 +1228,14 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                           {"reason", u.reason},
                           {"partial_compared", u.partial_compared},
                           {"summary", u.summary}});
+  json node_only = json::array();
+  for (const FleetNodeFinding* f : node_findings_not_named(input, groups))
+    node_only.push_back({{"host", f->host},
+                         {"index", f->index >= 0 ? json(f->index) : json(nullptr)},
+                         {"uuid", f->uuid},
+                         {"pci_bus_id", f->pci_bus_id},
+                         {"ceilings", f->ceilings},
+                         {"summary", f->summary}});
   json gs = json::array();
   const FleetFindings found = count_findings(groups);
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -1290,6 +1347,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"skipped", skipped},
           {"node_summaries", input.node_summaries},
           {"unfinished", unfinished},
+          // Named below its node's peers by `measure --all-gpus`, not by the fleet (its group's median judges it).
+          {"below_node_peers_only", node_only},
           {"hosts", hosts ? json{{"list", hosts->list},
                                  {"expected", hosts->expected},
                                  {"missing", hosts->missing},

@@ -2451,3 +2451,50 @@ TEST(Fleet, AnOutlierUnstableOnAnotherCeilingIsCountedOnce) {
 }
 
 }  // namespace
+
+namespace {
+// A GPU `measure --all-gpus` named below its node's peers that the fleet, against its group's median, does not
+// name (its node-mates faster than the fleet's) is listed with both, not left as two unexplained verdicts; one the
+// fleet names too is not listed twice (review 46).
+TEST(Fleet, AGpuOnlyItsNodeNamedIsListed) {
+  FleetGen gen(17, 0.002);
+  std::vector<FleetMember> fleet;
+  for (int node = 0; node < 3; ++node)
+    for (int i = 0; i < 4; ++i)
+      fleet.push_back({"n" + std::to_string(node) + "-gpu" + std::to_string(i),
+                       gen.gpu(node, i, node == 2 && i == 1 ? std::map<std::string, double>{{"hbm.copy", 0.2}}
+                                                            : std::map<std::string, double>{})});
+  const std::string dir = write_fleet(fleet, "fleet_node_only");
+  auto named = [&](const FleetMember& m, double value, double median) {
+    return json{{"index", m.profile.device.index},
+                {"uuid", m.profile.device.uuid},
+                {"pci_bus_id", m.profile.device.pci_bus_id},
+                {"ceilings", json::array({{{"ceiling", "hbm.copy"}, {"unit", "B/s"}, {"value", value},
+                                           {"node_median", median}, {"below_median", 1 - value / median}}})}};
+  };
+  for (int node : {0, 2}) {
+    json gpus = json::array();
+    for (int i = 0; i < 4; ++i) {
+      const FleetMember& m = fleet[static_cast<std::size_t>(node * 4 + i)];
+      gpus.push_back({{"index", i}, {"uuid", m.profile.device.uuid}, {"pci_bus_id", m.profile.device.pci_bus_id},
+                      {"state", "done"}, {"profile", m.path + ".profile.json"}});
+    }
+    const FleetMember& slow = fleet[static_cast<std::size_t>(node * 4 + 1)];
+    const json summary = {{"schema", "ceilings.node/1"}, {"host", "node" + std::to_string(node)},
+                          {"created", "2030-01-01T00:00:00Z"}, {"updated", "2030-01-01T00:00:00Z"},
+                          {"gpus", gpus},
+                          {"comparison", {{"below_peers", json::array({named(slow, 4.19e12, 4.43e12)})}}}};
+    write_file_atomic(dir + "/node" + std::to_string(node) + ".node-summary.json", summary.dump());
+  }
+  const auto r = run_cli({"fleet", dir, "--format", "json"});
+  const json j = json::parse(r.out);
+  const json& only = j.at("below_node_peers_only");
+  ASSERT_EQ(only.size(), 1u) << only.dump(1);  // node 2's GPU 1 is the fleet's outlier too: not listed again
+  EXPECT_EQ(only[0].at("uuid"), fleet[1].profile.device.uuid);
+  EXPECT_EQ(only[0].at("ceilings")[0], "hbm.copy 4.19 TB/s, 5.4% worse than the node median 4.43 TB/s");
+  const auto text = run_cli({"fleet", dir});
+  EXPECT_NE(text.out.find("below their node's peers only: 1 GPU(s)"), std::string::npos) << text.out;
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_NE(csv.out.find("below node peers only"), std::string::npos) << csv.out;
+}
+}  // namespace

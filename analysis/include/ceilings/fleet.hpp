@@ -213,9 +213,20 @@ struct FleetUnfinished {
   bool partial_compared = false;  // the cases it finished are in a profile among the members, compared as such
 };
 
+// A GPU a node summary's comparison named below its node's peers (`measure --all-gpus`: against its node's
+// median). The fleet judges it against its group's median instead, which may not name it (a node whose other GPUs
+// are faster than the fleet's): listed where the fleet does not, so that the two verdicts are not left unexplained.
+struct FleetNodeFinding {
+  std::string summary;  // the node summary's path
+  std::string host, uuid, pci_bus_id;
+  std::int64_t index = -1;
+  std::vector<std::string> ceilings;  // "hbm.copy 4.19 TB/s, 5.3% below the node median 4.43 TB/s"
+};
+
 struct FleetInput {
   std::vector<FleetMember> members;
   std::vector<FleetUnfinished> unfinished;
+  std::vector<FleetNodeFinding> node_below_peers;  // from the node summaries read, one per GPU (the newest run's)
   std::size_t node_summaries = 0;  // node summaries read
   std::vector<std::string> summary_hosts;  // their hosts
   std::vector<FleetSkip> skipped;
@@ -342,6 +353,11 @@ struct FleetHealth {
   std::string rules_origin;            // where the rules came from (Rules::origin)
 };
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& rules = default_rules());
+
+// The node summaries' findings (FleetInput::node_below_peers) of GPUs the fleet names in no group (an outlier,
+// unstable, or unlike its peers).
+std::vector<const FleetNodeFinding*> node_findings_not_named(const FleetInput& input,
+                                                             const std::vector<FleetGroup>& groups);
 
 json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
                    const FleetHealth& health, const std::optional<HostCheck>& hosts = std::nullopt);
