@@ -652,10 +652,14 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
         // Not the median of GPUs the fleet found something against: its health faults, the runs cut short and
         // those whose health is another GPU's are left out with the group's outliers (fleet_baseline).
         std::map<std::size_t, std::string> excluded;
+        // A fault of the GPU itself (its health section: ECC, XIDs, links) takes it out whole. A ceiling below a
+        // datasheet fraction or a limit does not: a fleet below a fraction alike (a power cap) keeps its baseline,
+        // and a GPU slow against its peers is an outlier, left out as one.
         for (const FleetHealthFault& f : health.faults) {
           std::string failed;
-          for (const Check& c : f.failed) failed += (failed.empty() ? "" : ", ") + c.rule;
-          excluded.emplace(f.member, "a health fault (" + failed + ")");
+          for (const Check& c : f.failed)
+            if (c.subject == "health") failed += (failed.empty() ? "" : ", ") + c.rule;
+          if (!failed.empty()) excluded.emplace(f.member, "a health fault (" + failed + ")");
         }
         for (std::size_t m : health.cut_short) excluded.emplace(m, "cut short by a timeout or an interrupt");
         for (std::size_t m : health.other_gpu) excluded.emplace(m, "its health section is another GPU's");
@@ -685,7 +689,9 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     if (baseline) {
       write_file_atomic(o->write_baseline, profile_to_json(*baseline).dump(2) + "\n");
       std::cerr << "ceilings fleet: baseline of group " << gi + 1 << " (" << groups[gi].fingerprint.label() << ", "
-                << groups[gi].members.size() << " profile(s)) written to " << o->write_baseline << "\n";
+                << groups[gi].members.size() << " profile(s); the medians of "
+                << baseline->raw["baseline"]["profiles"].get<std::size_t>()
+                << " with nothing found against them) written to " << o->write_baseline << "\n";
     }
     if (found.outliers > 0 || found.unlike_peers > 0 || found.two_ways > 0 || found.missing_failed > 0 ||
         !health.faults.empty())

@@ -579,7 +579,7 @@ void read_node_summary(const NodeSummary& summary, const SummaryIndex& index, Fl
                                format_percent(below, 1) + " worse than the node median " +
                                format_quantity(med, unit));
         }
-      in.node_below_peers.push_back(std::move(f));
+      if (!f.ceilings.empty()) in.node_below_peers.push_back(std::move(f));
     }
   std::size_t position = 0;
   for (const json& g : doc["gpus"]) {
@@ -1204,13 +1204,16 @@ HostCheck check_hosts(const FleetInput& in, const std::string& list, const std::
 
 std::vector<const FleetNodeFinding*> node_findings_not_named(const FleetInput& input,
                                                              const std::vector<FleetGroup>& groups) {
-  std::set<std::string> named;
-  for (const FleetGroup& g : groups)
+  std::set<std::string> named, compared;  // compared: in a group large enough to be judged within itself
+  for (const FleetGroup& g : groups) {
     for (const auto* list : {&g.outliers, &g.unstable, &g.versus_peers, &g.unstable_versus_peers})
       for (const Outlier& o : *list) named.insert(input.members[g.members[o.member]].profile.device.uuid);
+    if (!g.too_small)
+      for (std::size_t i : g.members) compared.insert(input.members[i].profile.device.uuid);
+  }
   std::vector<const FleetNodeFinding*> out;
   for (const FleetNodeFinding& f : input.node_below_peers)
-    if (!named.count(f.uuid)) out.push_back(&f);
+    if (compared.count(f.uuid) && !named.count(f.uuid)) out.push_back(&f);
   return out;
 }
 
@@ -1409,7 +1412,8 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
     throw InputError("cannot write a baseline: " + std::to_string(kept.size()) + " of the group's " +
                      std::to_string(group.members.size()) + " profiles have nothing found against them (" +
                      std::to_string(group.members.size() - kept.size()) +
-                     " are outliers, unstable, health faults or cut short); a baseline is the median of at least " +
+                     " are outliers, unstable, health faults, cut short or carry another GPU's health); a baseline is "
+                     "the median of at least " +
                      std::to_string(min_members));
   std::vector<const Profile*> kept_profiles;
   for (std::size_t i : kept) kept_profiles.push_back(&members[i].profile);
@@ -1439,6 +1443,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
     c.unit = s.unit;
     c.value = s.median;
     std::vector<double> cvs, pair_medians;
+    std::optional<double> scope_device;  // a peer ceiling's NVLink scope: part of the group's fingerprint
     std::size_t throttled = 0;
     for (std::size_t i : kept)  // the values the median was taken over: verified ones only
       if (const Ceiling* m = members[i].profile.find(s.name); m && m->unit == s.unit && m->verified) {
@@ -1446,6 +1451,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
         throttled += m->throttled ? 1 : 0;
         if (!c.datasheet) c.datasheet = m->datasheet;
         if (const auto pm = m->detail_number("p2p_median")) pair_medians.push_back(*pm);
+        if (!scope_device) scope_device = m->detail_number("scope_device");
       }
     c.cv = median(cvs);  // the typical in-run spread; the fleet spread is detail.fleet_mad
     c.samples = static_cast<std::int64_t>(s.n);
@@ -1456,6 +1462,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
     // A peer ceiling's pair medians too: qualify sets a GPU's median pair against it, to say where the slowest
     // pair's other GPU may be the slow one (the baseline's value is the members' slowest pairs).
     if (pair_medians.size() >= min_members) c.detail["p2p_median"] = median(pair_medians);
+    if (scope_device) c.detail["scope_device"] = *scope_device;  // else its fingerprint reads "NVLink pairs ?"
     b.ceilings.push_back(std::move(c));
   }
   if (b.ceilings.empty())

@@ -920,9 +920,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     // cuBLAS or ceilings build (its measurement code) is another measurement, so a shortfall against it is not
     // this GPU's to fail for; another driver, power limit or host is said, for the reader to weigh (review 46).
     std::vector<std::string> unlike = fingerprint_of(p).differences(fingerprint_of(*baseline));
-    bool measured_otherwise = false;
+    bool other_code = false, other_cublas = false;  // another measurement of every ceiling, of the GEMMs
     for (std::string& d : unlike) {
-      if (d.rfind("cuBLAS ", 0) == 0 || d.rfind("ceilings ", 0) == 0) measured_otherwise = true;
+      if (d.rfind("ceilings ", 0) == 0) other_code = true;
+      if (d.rfind("cuBLAS ", 0) == 0) other_cublas = true;
       if (const auto at = d.find("(peers: "); at != std::string::npos) d.replace(at, 8, "(baseline: ");
     }
     std::string unlike_text;
@@ -932,7 +933,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
       k.status = CheckStatus::kNotJudged;
       k.measured_text = "no";
       k.reason = "this profile was measured unlike the baseline: " + unlike_text +
-                 (measured_otherwise ? " (another measurement: a shortfall against the baseline is not judged)" : "");
+                 (other_code || other_cublas
+                      ? std::string(" (another measurement: a shortfall against the baseline is not judged") +
+                            (other_code ? "" : " for the GEMMs cuBLAS runs") + ")"
+                      : std::string());
       r.checks.push_back(k);
     }
     // A baseline from a run that did not finish, or with cases that failed, judges fewer ceilings than it seems to.
@@ -988,7 +992,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
           // Beyond the tolerance but not beyond the two medians' own noise (a cv of 10% over 10 samples is a
           // standard error of 4%): the measurements cannot tell this GPU from the baseline, so no verdict.
           const double noise = std::hypot(c->median_standard_error(), b.median_standard_error());
-          if (measured_otherwise) {
+          if (other_code || (other_cublas && family_of(b.name) == "gemm")) {
             k.status = CheckStatus::kIncomplete;
             k.reason += "; measured otherwise than the baseline (" + unlike_text +
                         "): not told apart from that difference; measure the baseline with this build";

@@ -527,6 +527,17 @@ TEST(Fleet, BaselineRoundTrip) {
   EXPECT_NE(b.find("hbm.copy"), nullptr);
   EXPECT_EQ(b.raw.at("baseline").at("left_out"), json::array({"l2.read (1)"}));
 
+  // A fleet below a datasheet fraction alike (a power cap): those are faults of a ceiling, not of the GPUs' health,
+  // so the baseline is still written, of every GPU (review 47).
+  std::vector<FleetMember> capped;
+  FleetGen capgen(9, 0.002);
+  for (int i = 0; i < 4; ++i)
+    capped.push_back({"c" + std::to_string(i), capgen.gpu(i, 0, {{"gemm.bf16", 0.4}})});
+  const std::string capdir = write_fleet(capped, "fleet_baseline_capped");
+  const auto capped_run = run_cli({"fleet", capdir, "--write-baseline", capdir + "/../capped.baseline.json"});
+  EXPECT_EQ(capped_run.exit_code, 1) << capped_run.out << capped_run.err;  // the datasheet faults
+  EXPECT_EQ(read_profile(capdir + "/../capped.baseline.json").raw.at("baseline").at("profiles"), 4) << capped_run.err;
+
   // Half a group slower alike (a split): the baseline is the faster half's, not the median among the slow ones
   // that had let the slow GPUs pass against it (review 46). Members excluded by the caller (a health fault) too.
   FleetGen gen(5, 0.002);
@@ -716,12 +727,25 @@ TEST(Fleet, HealthFaultsAreNamedWhateverTheSpeed) {
       EXPECT_EQ(s.at("n"), 2);
       EXPECT_LT(s.at("max").get<double>(), 9e12);
     }
-  // Nor is a GPU with a health fault a member of a baseline: two clean GPUs of three are too few for a median.
+  // An unverified ceiling is a fault of that ceiling, not of the GPU's health: the GPU stays in the baseline, the
+  // ceiling is in no median (two verified values of three GPUs: too few).
   fs::remove(dir + "/../fleet_health.baseline.json");  // an earlier run's
   const auto written = run_cli({"fleet", dir, "--write-baseline", dir + "/../fleet_health.baseline.json"});
-  EXPECT_EQ(written.exit_code, 2) << written.err;
-  EXPECT_NE(written.err.find("2 of the group's 3 profiles have nothing found against them"), std::string::npos)
-      << written.err;
+  ASSERT_EQ(written.exit_code, 1) << written.err;
+  const Profile b = read_profile(dir + "/../fleet_health.baseline.json");
+  EXPECT_EQ(b.find(name), nullptr);
+  EXPECT_EQ(b.raw.at("baseline").at("left_out"), json::array({name + " (2)"}));
+  EXPECT_EQ(b.raw.at("baseline").at("profiles"), 3);
+  // A GPU whose health section fails a check (uncorrected ECC errors) is left out whole: two clean GPUs of three
+  // are too few for a median, and no baseline is written.
+  json ecc = parse_json_text(ceilings::read_text_file(dir + "/gpu0.profile.json"), "gpu0");
+  ecc["health"]["after"]["metrics"]["ecc.volatile.uncorrected"] = 2;
+  std::ofstream(dir + "/gpu0.profile.json") << ecc.dump();
+  fs::remove(dir + "/../fleet_health.baseline.json");
+  const auto refused = run_cli({"fleet", dir, "--write-baseline", dir + "/../fleet_health.baseline.json"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("2 of the group's 3 profiles have nothing found against them"), std::string::npos)
+      << refused.err;
   EXPECT_FALSE(fs::exists(dir + "/../fleet_health.baseline.json"));
 }
 
@@ -1465,6 +1489,10 @@ TEST(Fleet, TheDatasheetCheckJudgesPeerCeilingsByTheirPairMedian) {
   for (const Check& k : q.checks)
     if (k.subject == "nvlink.p2p_uni" && k.rule == "baseline")
       EXPECT_NE(k.reason.find("the slowest pair's other GPU may be the slow one"), std::string::npos) << k.reason;
+  // The baseline keeps the group's NVLink scope: a member is measured alike it ("NVLink pairs ?" had been said).
+  EXPECT_EQ(b.find("nvlink.p2p_uni")->detail_number("scope_device").value_or(-1), 1);
+  for (const Check& k : qualify(node[0].profile, &b, default_rules()).checks)
+    EXPECT_NE(k.rule, "measured alike") << k.reason;
 }
 
 // The own-spread gate counts the comparisons, as the z-score does: each GPU's ~50 ceilings are ~50 chances for
@@ -2496,5 +2524,9 @@ TEST(Fleet, AGpuOnlyItsNodeNamedIsListed) {
   EXPECT_NE(text.out.find("below their node's peers only: 1 GPU(s)"), std::string::npos) << text.out;
   const auto csv = run_cli({"fleet", dir, "--format", "csv"});
   EXPECT_NE(csv.out.find("below node peers only"), std::string::npos) << csv.out;
+  // A GPU the fleet could not judge (its group too small to compare) is not said to be judged and not named.
+  const auto two = run_cli({"fleet", dir + "/" + fleet[0].path + ".profile.json", dir + "/" + fleet[1].path +
+                            ".profile.json", dir + "/node0.node-summary.json", "--format", "json"});
+  EXPECT_TRUE(json::parse(two.out).at("below_node_peers_only").empty()) << two.out;
 }
 }  // namespace

@@ -1468,6 +1468,18 @@ TEST(Qualify, ABaselineMeasuredOtherwiseOrIncompleteIsSaid) {
   EXPECT_EQ(l2.status, CheckStatus::kNotJudged);
   EXPECT_EQ(l2.reason, "not in the baseline: not judged against it");
   EXPECT_NE(other.verdict(), CheckStatus::kFail);
+  // Another cuBLAS alone is another measurement of the GEMMs only: an L2 shortfall still fails (review 47).
+  p.tool_measurement_code = baseline.tool_measurement_code;
+  p.device.cublas = "12.9.1";
+  for (Ceiling& c : p.ceilings)
+    if (c.name == "l2.read") c.value *= 0.8;
+  baseline = read_profile(stored);
+  baseline.tool_measurement_code = p.tool_measurement_code;
+  const QualifyResult cublas = qualify(p, &baseline, default_rules());
+  EXPECT_EQ(find_check(cublas, "gemm.bf16", "baseline").status, CheckStatus::kIncomplete);
+  EXPECT_EQ(find_check(cublas, "l2.read", "baseline").status, CheckStatus::kFail);
+  EXPECT_NE(find_check(cublas, "baseline", "measured alike").reason.find("for the GEMMs cuBLAS runs"),
+            std::string::npos);
 }
 }  // namespace
 }  // namespace ceilings

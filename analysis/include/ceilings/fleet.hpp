@@ -354,8 +354,8 @@ struct FleetHealth {
 };
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& rules = default_rules());
 
-// The node summaries' findings (FleetInput::node_below_peers) of GPUs the fleet names in no group (an outlier,
-// unstable, or unlike its peers).
+// The node summaries' findings (FleetInput::node_below_peers) of GPUs the fleet compared within their group (one
+// large enough) and names there neither as an outlier, unstable, nor unlike its peers.
 std::vector<const FleetNodeFinding*> node_findings_not_named(const FleetInput& input,
                                                              const std::vector<FleetGroup>& groups);
 
