@@ -771,15 +771,53 @@ TEST(Profile, AnInterruptDuringAWriteLeavesNoTemporary) {
   EXPECT_EQ(before.sa_handler, after.sa_handler);
 }
 
+// In a forked child: writes `text` to dir/p.svg atomically while a thread of its own sends `first` the moment the
+// temporary exists and `second` once the writing thread has taken the first (two signals, not one pending signal
+// sent twice: the kernel keeps one of a kind pending, and a thread in the middle of a large write() takes it late).
+// Blocked in the sending thread, the signals go to the writer, and sigpending() sees the first until it is taken.
+// Whether both were sent while the temporary was there; a write that throws ends the child with 3.
+bool write_while_signalled(const std::string& dir, const std::string& text, int first, int second) {
+  namespace fs = std::filesystem;
+  volatile bool sent = false;
+  std::thread watcher([&] {
+    sigset_t both;
+    sigemptyset(&both);
+    sigaddset(&both, first);
+    sigaddset(&both, second);
+    pthread_sigmask(SIG_BLOCK, &both, nullptr);
+    for (int i = 0; i < 200000; ++i) {
+      for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().filename().string().rfind(atomic_temp_prefix("p.svg"), 0) == 0) {
+          ::kill(::getpid(), first);
+          for (int k = 0; k < 100000; ++k) {
+            sigset_t pending;
+            sigpending(&pending);
+            if (!sigismember(&pending, first)) break;
+            ::usleep(20);
+          }
+          ::kill(::getpid(), second);
+          sent = fs::exists(e.path());
+          return;
+        }
+      ::usleep(50);
+    }
+  });
+  try {
+    write_file_atomic(dir + "/p.svg", text);
+  } catch (...) {
+    ::_exit(3);
+  }
+  watcher.join();
+  return sent;
+}
+
 // Two interrupts during a write (Ctrl-C twice: `measure` then kills its bench at once instead of waiting out the
 // grace) both land once the file is in place; one had been lost. A child counts SIGINTs with a handler of its own.
 volatile std::sig_atomic_t g_sigints = 0;
 extern "C" void count_sigint(int) { g_sigints = g_sigints + 1; }
 
 TEST(Profile, TwoInterruptsDuringAWriteBothLand) {
-  namespace fs = std::filesystem;
   const std::string dir = test::scratch_dir("profile_atomic_two_signals");
-  const std::string path = dir + "/p.svg";
   const std::string text(std::size_t{64} << 20, 'x');
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
@@ -788,40 +826,7 @@ TEST(Profile, TwoInterruptsDuringAWriteBothLand) {
     counting.sa_handler = count_sigint;
     sigemptyset(&counting.sa_mask);
     ::sigaction(SIGINT, &counting, nullptr);
-    volatile bool sent = false;
-    std::thread watcher([&] {
-      // Blocked here, the signals go to the writing thread, and sigpending() (the pending signals this thread
-      // blocks) sees the first until that thread has taken it.
-      sigset_t sigint;
-      sigemptyset(&sigint);
-      sigaddset(&sigint, SIGINT);
-      pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
-      for (int i = 0; i < 200000; ++i) {
-        for (const auto& e : fs::directory_iterator(dir))
-          if (e.path().filename().string().rfind(atomic_temp_prefix("p.svg"), 0) == 0) {
-            ::kill(::getpid(), SIGINT);
-            // Two signals, not one pending signal sent twice (the kernel keeps one of a kind pending): the second
-            // goes once the first has been taken, which a thread in the middle of a large write() does late.
-            for (int k = 0; k < 100000; ++k) {
-              sigset_t pending;
-              sigpending(&pending);
-              if (!sigismember(&pending, SIGINT)) break;
-              ::usleep(20);
-            }
-            ::kill(::getpid(), SIGINT);
-            sent = fs::exists(e.path());  // both went while the temporary was there
-            return;
-          }
-        ::usleep(50);
-      }
-    });
-    try {
-      write_file_atomic(path, text);
-    } catch (...) {
-      ::_exit(3);
-    }
-    watcher.join();
-    if (!sent) ::_exit(4);  // the watcher missed the temporary: not what this test is about
+    if (!write_while_signalled(dir, text, SIGINT, SIGINT)) ::_exit(4);  // the temporary missed: not this test's case
     ::_exit(g_sigints == 2 ? 0 : 10 + static_cast<int>(g_sigints));
   }
   int status = 0;
@@ -834,52 +839,21 @@ TEST(Profile, TwoInterruptsDuringAWriteBothLand) {
 // A signal the process ignores (nohup's SIGHUP) is not held: held, it took the place of a SIGTERM that came after it
 // in the same write, and the process went on as if neither had come (review 45).
 TEST(Profile, AnIgnoredSignalDuringAWriteDoesNotHideATermination) {
-  namespace fs = std::filesystem;
   const std::string dir = test::scratch_dir("profile_atomic_ignored_signal");
-  const std::string path = dir + "/p.svg";
   const std::string text(std::size_t{64} << 20, 'x');
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::signal(SIGHUP, SIG_IGN);
-    volatile bool sent = false;
-    std::thread watcher([&] {
-      sigset_t both;
-      sigemptyset(&both);
-      sigaddset(&both, SIGHUP);
-      sigaddset(&both, SIGTERM);
-      pthread_sigmask(SIG_BLOCK, &both, nullptr);  // the writing thread takes them
-      for (int i = 0; i < 200000; ++i) {
-        for (const auto& e : fs::directory_iterator(dir))
-          if (e.path().filename().string().rfind(atomic_temp_prefix("p.svg"), 0) == 0) {
-            ::kill(::getpid(), SIGHUP);
-            for (int k = 0; k < 100000; ++k) {
-              sigset_t pending;
-              sigpending(&pending);
-              if (!sigismember(&pending, SIGHUP)) break;
-              ::usleep(20);
-            }
-            ::kill(::getpid(), SIGTERM);
-            sent = fs::exists(e.path());
-            return;
-          }
-        ::usleep(50);
-      }
-    });
-    try {
-      write_file_atomic(path, text);
-    } catch (...) {
-      ::_exit(3);
-    }
-    watcher.join();
-    ::_exit(sent ? 5 : 4);  // alive after the write: the SIGTERM was lost (4: the watcher missed the temporary)
+    // Alive after the write: the SIGTERM was lost (4: the watcher missed the temporary).
+    ::_exit(write_while_signalled(dir, text, SIGHUP, SIGTERM) ? 5 : 4);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 4) GTEST_SKIP() << "the write ended before both signals were sent";
   ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
-  EXPECT_TRUE(fs::exists(path));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/p.svg"));
 }
 
 // The new file keeps the old one's permissions (a private profile stays private) and a new file gets the
