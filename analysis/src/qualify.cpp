@@ -919,13 +919,16 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     // What the baseline was measured with, beside this profile's, as fleet and compare set them apart: another
     // cuBLAS or ceilings build (its measurement code) is another measurement, so a shortfall against it is not
     // this GPU's to fail for; another driver, power limit or host is said, for the reader to weigh (review 46).
-    std::vector<std::string> unlike = fingerprint_of(p).differences(fingerprint_of(*baseline));
-    bool other_code = false, other_cublas = false;  // another measurement of every ceiling, of the GEMMs
-    for (std::string& d : unlike) {
-      if (d.rfind("ceilings ", 0) == 0) other_code = true;
-      if (d.rfind("cuBLAS ", 0) == 0) other_cublas = true;
+    const Fingerprint mine = fingerprint_of(p), theirs = fingerprint_of(*baseline);
+    std::vector<std::string> unlike = mine.differences(theirs);
+    for (std::string& d : unlike)
       if (const auto at = d.find("(peers: "); at != std::string::npos) d.replace(at, 8, "(baseline: ");
-    }
+    // Another measurement of every ceiling: another measurement code (a release bumped with the same code measures
+    // alike; where either has none, the releases decide); of the GEMMs: another cuBLAS.
+    const bool other_code = mine.measurement_code.empty() || theirs.measurement_code.empty()
+                                ? mine.tool != theirs.tool
+                                : mine.measurement_code != theirs.measurement_code;
+    const bool other_cublas = mine.cublas != theirs.cublas;
     std::string unlike_text;
     for (const std::string& d : unlike) unlike_text += (unlike_text.empty() ? "" : "; ") + d;
     if (!unlike.empty()) {

@@ -1480,6 +1480,12 @@ TEST(Qualify, ABaselineMeasuredOtherwiseOrIncompleteIsSaid) {
   EXPECT_EQ(find_check(cublas, "l2.read", "baseline").status, CheckStatus::kFail);
   EXPECT_NE(find_check(cublas, "baseline", "measured alike").reason.find("for the GEMMs cuBLAS runs"),
             std::string::npos);
+  // Another release with the same measurement code measured alike: the shortfall fails, the release is only said.
+  p.device.cublas = baseline.device.cublas;
+  p.tool_version = "0.2.0";
+  const QualifyResult release = qualify(p, &baseline, default_rules());
+  EXPECT_EQ(find_check(release, "gemm.bf16", "baseline").status, CheckStatus::kFail);
+  EXPECT_EQ(find_check(release, "baseline", "measured alike").reason.find("another measurement"), std::string::npos);
 }
 }  // namespace
 }  // namespace ceilings
