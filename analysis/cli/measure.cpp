@@ -51,6 +51,7 @@ struct MeasureOptions {
   double margin_pct = 5;
   double kill_grace_s = 10;
   bool one_process = false;  // every family in one ceilings-bench process (no isolation, one start-up)
+  int gpus_together = 1;     // the GPUs this run measures at the same time (--all-gpus --concurrent: the node's)
 };
 
 std::string default_bench_path() {
@@ -619,6 +620,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
                             {"timeout_s", o.timeout_s},  // the run's limit (0: none), given or the default
                             {"families", families}};
   if (!complete) profile.raw["measure"]["stopped"] = stopped.empty() ? first_failure : stopped;
+  profile.gpus_measured_together = o.gpus_together;  // written into measure by profile_to_json
   // NVML's GPU at this index may be another than the one measured (no bus id to find it by: CUDA_VISIBLE_DEVICES
   // renumbers CUDA's GPUs, not NVML's). Its health is no health of this GPU: said now, not first by qualify.
   if (health && !profile.device.board().empty() && !health->section().uuid.empty() &&
@@ -999,13 +1001,15 @@ int run_all_gpus(const MeasureOptions& o) {
                o.timeout_s > 0 ? (ceilings::format_fixed(o.timeout_s, 0) + " s").c_str() : "none", node.path().c_str());
 
   std::mutex print_lock;
+  MeasureOptions per_gpu = o;  // each profile records how many GPUs were measured at the same time
+  per_gpu.gpus_together = o.concurrent ? static_cast<int>(node.size()) : 1;
   auto one = [&](std::size_t i) {
     const int device = node.gpu(i).device;
     const std::string out = node.gpu(i).profile_path;
     node.set_state(i, GpuState::kRunning);
     const bool live = !o.concurrent && isatty(STDERR_FILENO);
     const std::string bus_id = node.listed(i).at("pci_bus_id").get<std::string>();
-    GpuRun g = measure_gpu(o, bench, device, bus_id, out, {"gpu " + std::to_string(device) + ": ", live, &print_lock});
+    GpuRun g = measure_gpu(per_gpu, bench, device, bus_id, out, {"gpu " + std::to_string(device) + ": ", live, &print_lock});
     const std::string line = std::string("gpu ") + std::to_string(device) + ": " + state_name(g.state) +
                              (g.state == GpuState::kDone ? " -> " + g.profile_path : " (" + g.reason + ")");
     node.set(i, std::move(g));

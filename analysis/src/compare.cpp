@@ -239,6 +239,12 @@ std::string measured_by(const Profile& p) {
   return (p.tool_version.empty() ? "" : p.tool_version + " ") + "measurement code " + p.tool_measurement_code;
 }
 
+// "8 at once" or "one at a time" (measure.gpus_measured_together), "" where not recorded.
+std::string measured_together(const Profile& p) {
+  if (!p.gpus_measured_together) return "";
+  return *p.gpus_measured_together == 1 ? "one at a time" : std::to_string(*p.gpus_measured_together) + " at once";
+}
+
 // "13.1.0 in A, 12.2.5 in B and C" for the profiles' recorded values of a field, where two or more differ;
 // empty where they agree (a profile that does not record the field says nothing against the others).
 std::string differing_values(const Comparison& c, const std::vector<std::size_t>& profiles,
@@ -274,7 +280,8 @@ std::vector<std::pair<std::string, std::string>> measurement_conditions(const Pr
           {"cuBLAS", known(d.cublas)},
           {"ceilings", known(tool_text(p))},
           {"measurement code", known(p.tool_measurement_code)},
-          {"host CPU", known(p.cpu)}};
+          {"host CPU", known(p.cpu)},
+          {"GPUs measured", known(measured_together(p))}};
 }
 
 std::vector<std::string> measurement_condition_notes(const Comparison& c) {
@@ -296,6 +303,9 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
        "another release's or build's kernels and search are another measurement"},
       {"host CPU", [](const Profile& p) { return p.cpu; },
        "pageable copies, launch and small-copy latency go with the host"},
+      {"GPUs measured", measured_together,
+       "GPUs measured at once share the node's power, cooling and host links: copies to and from the host, and "
+       "ceilings held by power or heat, go with it"},
   };
   for (const auto& f : software)
     if (const std::string d = differing_values(c, profiles, f.value); !d.empty())
@@ -496,7 +506,11 @@ json comparison_json(const Comparison& c) {
                                              {"tool_version", text(d.profile->tool_version)},
                                              {"tool_git", text(d.profile->tool_git)},
                                              {"measurement_code", text(d.profile->tool_measurement_code)},
-                                             {"host_cpu", text(d.profile->cpu)}};
+                                             {"host_cpu", text(d.profile->cpu)},
+                                             {"gpus_measured_together",
+                                              d.profile->gpus_measured_together
+                                                  ? json(*d.profile->gpus_measured_together)
+                                                  : json(nullptr)}};
     }
   }
   out["condition_notes"] = c.condition_notes;

@@ -25,6 +25,7 @@ namespace {
 // Which pairs the nvlink ceilings cover, in a word ("own", "all"; "" where not recorded).
 std::string pairs_word(const std::optional<bool>& own) { return own ? (*own ? "own" : "all") : ""; }
 std::string pairs_text(const std::optional<bool>& own) { return own ? pairs_word(own) + " pairs" : ""; }
+std::string optional_count(const std::optional<int>& n) { return n ? std::to_string(*n) : std::string(); }
 }  // namespace
 
 std::string Fingerprint::key() const {
@@ -32,7 +33,8 @@ std::string Fingerprint::key() const {
          (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
          (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
          (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-") + "\x1f" + host_cpu + "\x1f" +
-         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + "\x1f" + cublas + "\x1f" + tool + "\x1f" + measurement_code;
+         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + "\x1f" + cublas + "\x1f" + tool + "\x1f" + measurement_code +
+         "\x1f" + (measured_together ? std::to_string(*measured_together) : std::string("-"));
 }
 
 std::string Fingerprint::model() const {
@@ -58,6 +60,9 @@ std::string Fingerprint::label() const {
   if (!host_cpu.empty()) s += ", host " + host_cpu;
   if (!cublas.empty()) s += ", cuBLAS " + cublas;
   if (!tool_text().empty()) s += ", ceilings " + tool_text();
+  if (measured_together)
+    s += *measured_together == 1 ? ", measured one GPU at a time"
+                                 : ", measured " + std::to_string(*measured_together) + " GPUs together";
   return s;
 }
 
@@ -79,7 +84,8 @@ json Fingerprint::to_json() const {
           {"mig", mig},
           {"cublas", cublas},
           {"tool_version", tool},
-          {"measurement_code", measurement_code.empty() ? json(nullptr) : json(measurement_code)}};
+          {"measurement_code", measurement_code.empty() ? json(nullptr) : json(measurement_code)},
+          {"gpus_measured_together", measured_together ? json(*measured_together) : json(nullptr)}};
 }
 
 std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) const {
@@ -98,12 +104,12 @@ std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) cons
   differ("CUDA", cuda_runtime, peers.cuda_runtime);
   auto watts = [](const std::optional<double>& w) { return w ? format_fixed(*w, 1) + " W" : std::string(); };
   differ("power limit", watts(power_limit_w), watts(peers.power_limit_w));
-  auto count = [](const std::optional<int>& n) { return n ? std::to_string(*n) : std::string(); };
-  differ("GPUs visible", count(gpus_visible), count(peers.gpus_visible));
+  differ("GPUs visible", optional_count(gpus_visible), optional_count(peers.gpus_visible));
   differ("NVLink pairs", pairs_text(nvlink_own_pairs), pairs_text(peers.nvlink_own_pairs));
   differ("host CPU", host_cpu, peers.host_cpu);
   differ("cuBLAS", cublas, peers.cublas);
   differ("ceilings", tool_text(), peers.tool_text());
+  differ("GPUs measured together", optional_count(measured_together), optional_count(peers.measured_together));
   return out;
 }
 
@@ -123,6 +129,7 @@ Fingerprint fingerprint_of(const Profile& p) {
   // bumped by hand), and GPUs measured by another code are another measurement (review 36).
   f.tool = p.tool_version;
   f.measurement_code = p.tool_measurement_code;
+  f.measured_together = p.gpus_measured_together;
   for (const Ceiling& c : p.ceilings)
     if (c.name.rfind("nvlink.", 0) == 0)
       if (const auto own = c.detail_number("scope_device")) {
@@ -945,9 +952,10 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       auto is = [](const char* field) {
         return [field](const std::string& d) { return d.rfind(field, 0) == 0; };
       };
-      // How it was measured (the NVLink scope, another cuBLAS or ceilings release): not a node set up otherwise.
+      // How it was measured (the NVLink scope, another cuBLAS or ceilings release, GPUs measured together or one
+      // at a time): not a node set up otherwise.
       const auto measured = [&](const std::string& d) {
-        return is("NVLink pairs")(d) || is("cuBLAS")(d) || is("ceilings")(d);
+        return is("NVLink pairs")(d) || is("cuBLAS")(d) || is("ceilings")(d) || is("GPUs measured together")(d);
       };
       // Another server model (with or without another way of measuring): not a node set up otherwise.
       const bool host_only =
@@ -955,13 +963,15 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
           std::all_of(differences.begin(), differences.end(),
                       [&](const std::string& d) { return is("host CPU")(d) || measured(d); });
       // One that differs only in how it was measured (its nvlink ceilings over its own pairs or every pair of the
-      // node, another cuBLAS or ceilings release) is a way of measuring, not a node set up otherwise: no finding,
-      // and no reference either (a GEMM of another cuBLAS is not slower hardware). Too small to be compared within
-      // itself, it is not judged. So is one in servers of another CPU measured by another release: the GPU's own
-      // ceilings it would be set against are the ones another release measures differently.
-      const bool release = std::any_of(differences.begin(), differences.end(),
-                                        [&](const std::string& d) { return is("cuBLAS")(d) || is("ceilings")(d); });
-      if (std::all_of(differences.begin(), differences.end(), measured) || (host_only && release)) {
+      // node, another cuBLAS or ceilings release, its node's GPUs measured together or one at a time) is a way of
+      // measuring, not a node set up otherwise: no finding, and no reference either (a GEMM of another cuBLAS is
+      // not slower hardware). Too small to be compared within itself, it is not judged. So is one in servers of
+      // another CPU measured by another release or with another number of GPUs at once: the GPU's own ceilings it
+      // would be set against are the ones another release, or a shared power and cooling budget, moves.
+      const bool own_ceilings_moved = std::any_of(differences.begin(), differences.end(), [&](const std::string& d) {
+        return is("cuBLAS")(d) || is("ceilings")(d) || is("GPUs measured together")(d);
+      });
+      if (std::all_of(differences.begin(), differences.end(), measured) || (host_only && own_ceilings_moved)) {
         g.measured_unlike = pi;
         g.differences = differences;
         break;
@@ -1426,6 +1436,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   b.tool_measurement_code = first.tool_measurement_code;  // one code for the group: part of its fingerprint
   b.hostname = "fleet baseline";
   b.gpus_visible = first.gpus_visible;  // part of the group's fingerprint
+  b.gpus_measured_together = first.gpus_measured_together;  // so is how many were measured at once
   b.cpu = first.cpu;                    // so is the host's CPU model
   b.device = first.device;
   b.device.index = 0;

@@ -183,6 +183,14 @@ Profile profile_from_json(const json& document, const std::string& origin) {
       p.gpus_visible = static_cast<int>(*n);
     }
   }
+  if (document.is_object() && document.contains("measure") && document["measure"].is_object()) {
+    const Fields m = doc.object("measure");
+    if (auto n = m.optional_integer("gpus_measured_together")) {
+      if (*n < 1 || *n > 4096)
+        m.fail("gpus_measured_together", std::to_string(*n) + " is not a number of GPUs (1 to 4096)");
+      p.gpus_measured_together = static_cast<int>(*n);
+    }
+  }
 
   const Fields d = doc.object("device");
   DeviceInfo& dev = p.device;
@@ -373,6 +381,10 @@ json profile_to_json(const Profile& p) {
   host["numa_node"] = p.numa_node ? json(*p.numa_node) : json(nullptr);
   if (p.gpus_visible) host["gpus_visible"] = *p.gpus_visible;
   doc["host"] = host;
+  if (p.gpus_measured_together) {
+    if (!doc.contains("measure") || !doc["measure"].is_object()) doc["measure"] = json::object();
+    doc["measure"]["gpus_measured_together"] = *p.gpus_measured_together;
+  }
   const DeviceInfo& d = p.device;
   // The device fields this version does not model (memory_bus_width_bits, cuda_driver_api, telemetry_source, a
   // newer version's) are kept, as the document's other sections are; the modelled ones are written from `d`.

@@ -412,6 +412,45 @@ TEST(Fleet, AnotherCublasOrCeilingsReleaseIsAnotherMeasurement) {
   EXPECT_EQ(count_findings(groups).not_judged, 2u);
 }
 
+// GPUs measured together (`measure --all-gpus --concurrent`) share the node's power, cooling and host links:
+// eight measured one at a time beside four measured 8 together, whose host-to-device copies read 6% lower, are two
+// ways of measuring, not four outliers (review 46). In servers of another CPU as well, still no reference.
+TEST(Fleet, GpusMeasuredTogetherAreAnotherMeasurement) {
+  FleetGen gen(44, 0.001);
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 12; ++i) {
+    const bool together = i >= 8;
+    Profile p = gen.gpu(i, 0, together ? std::map<std::string, double>{{"pcie.h2d", 0.06}}
+                                       : std::map<std::string, double>{});
+    p.gpus_measured_together = together ? 8 : 1;
+    fleet.push_back({"t" + std::to_string(i), p});
+  }
+  auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_NE(groups[0].fingerprint.label().find(", measured one GPU at a time"), std::string::npos)
+      << groups[0].fingerprint.label();
+  EXPECT_NE(groups[1].fingerprint.label().find(", measured 8 GPUs together"), std::string::npos)
+      << groups[1].fingerprint.label();
+  EXPECT_EQ(groups[1].fingerprint.to_json().at("gpus_measured_together"), 8);
+  EXPECT_EQ(groups[1].differences, std::vector<std::string>{"GPUs measured together 8 (peers: 1)"});
+  ASSERT_TRUE(groups[1].measured_unlike.has_value());
+  EXPECT_FALSE(groups[1].peer_group.has_value());
+  EXPECT_EQ(count_findings(groups).outliers, 0u);
+  EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
+  // Not recorded (profiles of an earlier build): one group, and the four are outliers on that ceiling.
+  for (FleetMember& m : fleet) m.profile.gpus_measured_together.reset();
+  EXPECT_EQ(count_findings(analyze_fleet(fleet, OutlierRule{})).outliers, 4u);
+  // Two measured together in servers of another CPU: their GPU's own ceilings moved with the shared budget, so
+  // they are not set against the others on them either.
+  for (int i = 0; i < 12; ++i) fleet[i].profile.gpus_measured_together = i >= 10 ? 8 : 1;
+  for (int i = 10; i < 12; ++i) fleet[i].profile.cpu = "AMD EPYC 9654 96-Core Processor";
+  groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_TRUE(groups[1].measured_unlike.has_value());
+  EXPECT_FALSE(groups[1].peer_group.has_value());
+  EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
+}
+
 // Two 8-GPU nodes measured with their own pairs; on node 1 GPU 3's links run at half rate. Every GPU of that
 // node then has its slowest pair (the ceiling's value) with GPU 3; their pair medians name GPU 3 alone, as
 // `measure --all-gpus` compares them. The statistics shown stay those of the values as measured.

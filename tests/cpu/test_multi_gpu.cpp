@@ -166,10 +166,13 @@ TEST(MultiGpu, ConcurrentRunsHoldThePeerCasesBack) {
     ASSERT_EQ(p.skipped.size(), 1u) << gpu;
     EXPECT_EQ(p.skipped[0].name, "nvlink.p2p_uni");
     EXPECT_EQ(p.skipped[0].reason.rfind("not run: --concurrent measures every GPU at once", 0), 0u) << p.skipped[0].reason;
+    EXPECT_EQ(p.gpus_measured_together, 2) << gpu;  // fleet and compare set it apart from one at a time
   }
   r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir + "/one_by_one"}, env, 60);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_TRUE(ceilings::read_profile(dir + "/one_by_one/" + host() + "-gpu1.profile.json").find("nvlink.p2p_uni"));
+  const auto one = ceilings::read_profile(dir + "/one_by_one/" + host() + "-gpu1.profile.json");
+  EXPECT_TRUE(one.find("nvlink.p2p_uni"));
+  EXPECT_EQ(one.gpus_measured_together, 1);
 }
 
 // A GPU with slow links drags every GPU's slowest peer pair down to the same value; the node comparison

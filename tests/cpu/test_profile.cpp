@@ -141,6 +141,7 @@ TEST(Profile, RoundTripsThroughJson) {
   // which would hide a field the writer drops): written, read back and written again, the same document.
   Profile bare = a;
   bare.raw = json::object();
+  bare.gpus_measured_together = 8;
   bare.skipped.push_back({"nvlink.p2p_uni", "unsupported: single GPU: no peer"});
   bare.errors.push_back({"gemm.int8", "verification: 3 of 256 elements wrong"});
   const json first = profile_to_json(bare);
@@ -162,6 +163,26 @@ TEST(Profile, RoundTripsThroughJson) {
   EXPECT_EQ(again.skipped.back().reason, "unsupported: single GPU: no peer");
   ASSERT_EQ(again.errors.size(), a.errors.size() + 1);
   EXPECT_EQ(again.errors.back().name, "gemm.int8");
+  EXPECT_EQ(again.gpus_measured_together, 8);
+}
+
+// measure.gpus_measured_together: how many GPUs `ceilings measure` ran at once (fleet and compare set a concurrent
+// run apart); kept beside the section's other fields, and held to a number of GPUs.
+TEST(Profile, ReadsHowManyGpusWereMeasuredTogether) {
+  json d = fixture();
+  d["measure"] = {{"invocation", "ceilings measure --all-gpus --concurrent"}, {"gpus_measured_together", 4}};
+  const Profile p = profile_from_json(d);
+  EXPECT_EQ(p.gpus_measured_together, 4);
+  const json back = profile_to_json(p);
+  EXPECT_EQ(back["measure"]["gpus_measured_together"], 4);
+  EXPECT_EQ(back["measure"]["invocation"], "ceilings measure --all-gpus --concurrent");
+  for (const json& bad : {json(0), json(-2), json(2.5), json("8"), json(5000)}) {
+    d["measure"]["gpus_measured_together"] = bad;
+    expect_rejected(d, "measure.gpus_measured_together");
+  }
+  d = fixture();
+  EXPECT_FALSE(profile_from_json(d).gpus_measured_together.has_value());  // not recorded: absent, not 1
+  EXPECT_FALSE(profile_to_json(profile_from_json(d)).contains("measure"));
 }
 
 TEST(Profile, ReadsTheNumberOfGpusTheRunSaw) {

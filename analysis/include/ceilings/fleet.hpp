@@ -42,6 +42,9 @@ struct Fingerprint {
   // the NVLink scope) is measured differently, no finding.
   std::string cublas, tool;
   std::string measurement_code;  // tool.measurement_code, "" where not recorded
+  // The GPUs measured at the same time (measure.gpus_measured_together; absent where not recorded): GPUs measured
+  // together share power, heat and the host's links, so a concurrent run is another way of measuring.
+  std::optional<int> measured_together;
   // "0.1.0 measurement code 5e80af9a17af": the release and, where recorded, the code (what label and differences
   // name as "ceilings").
   std::string tool_text() const;
@@ -49,7 +52,8 @@ struct Fingerprint {
   std::string key() const;    // exact, for grouping
   // "NVIDIA H200, 132 SMs, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs" ("MIG instance of 16 SMs" for
   // an instance; ", NVLink: own pairs" or ", NVLink: all pairs" where recorded; ", host <CPU model>" where
-  // recorded; ", cuBLAS 13.1.0, ceilings 0.1.0 measurement code 5e80af9a17af" where recorded)
+  // recorded; ", cuBLAS 13.1.0, ceilings 0.1.0 measurement code 5e80af9a17af" where recorded; ", measured 8 GPUs
+  // together" or ", measured one GPU at a time" where recorded)
   std::string label() const;
   // One model to compare: the same GPU name, and either both whole GPUs or MIG instances of one size (SMs and
   // memory).
@@ -274,7 +278,7 @@ struct FleetGroup {
   double own_spread = 0;             // the standard errors of its own median a deficit must exceed (own_spread_for)
   std::vector<MissingCeiling> missing;  // ceilings of the group's statistics a member has no value for
   // The model's largest group where this one differs from it only in how it was measured (NVLink scope, cuBLAS,
-  // ceilings release; `differences` says which): no finding, not set against it.
+  // ceilings release, GPUs measured together; `differences` says which): no finding, not set against it.
   std::optional<std::size_t> measured_unlike;
 
   // A group of fewer than OutlierRule::min_members profiles is not compared within itself (too_small). Every

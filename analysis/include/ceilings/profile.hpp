@@ -100,6 +100,10 @@ struct Profile {
   std::string hostname, cpu;
   std::optional<int> numa_node;
   std::optional<int> gpus_visible;  // GPUs the measuring process saw (the node's, unless a launcher hid some)
+  // measure.gpus_measured_together: the GPUs the `ceilings measure` run that wrote it measured at the same time
+  // (--all-gpus --concurrent: the node's; else 1; what other processes ran is not known to it). Power, heat and
+  // the host's links are shared among GPUs measured together. Absent where not recorded.
+  std::optional<int> gpus_measured_together;
   DeviceInfo device;
   std::vector<Ceiling> ceilings;
   std::vector<Skipped> skipped;  // not measured, with the reason (unsupported, no peer, ...)
