@@ -25,6 +25,7 @@
 #include "ceilings/ceiling_families.hpp"
 #include "ceilings/fleet.hpp"
 #include "ceilings/output_lock.hpp"
+#include "ceilings/qualify.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/subprocess.hpp"
 #include "ceilings/units.hpp"
@@ -155,6 +156,9 @@ struct GpuRun {
   std::size_t cases = 0, failed_cases = 0;
   std::string started, finished;
   double seconds = 0;
+  // The health checks `ceilings qualify` fails on the health the run recorded ("XID: ..."): measure gives no
+  // verdict, but a GPU that fell off the bus is not left to read as "done" alone.
+  std::vector<std::string> health_failed;
 };
 
 // Where one measurement's progress goes: a prefix ("gpu 3: ") and a lock when several GPUs share stderr.
@@ -641,6 +645,11 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     g.reason = e.what();
     return finish(g);
   }
+  // The health checks qualify would fail (its default health rules), said now (review 46: a run that recorded XID 79
+  // read "done", exit 0): no verdict and no exit code of measure's own, which stay qualify's.
+  for (const ceilings::Check& k : ceilings::profile_health_checks(profile, ceilings::default_rules().health))
+    if (k.status == ceilings::CheckStatus::kFail) g.health_failed.push_back(k.rule + ": " + k.reason);
+  for (const std::string& f : g.health_failed) say("health fault: " + f + " (`ceilings qualify` fails this GPU)", false);
   g.profile = std::move(profile);
   if (!stopped.empty()) {  // timed out, interrupted, ...: the finished cases are kept
     g.reason = stopped + "\n  kept the " + std::to_string(finished_cases) + " finished case(s) of " +
@@ -921,6 +930,7 @@ class NodeRun {
         j["failed_cases"] = g.failed_cases;
         if (g.state != GpuState::kDone) j["partial"] = true;  // the cases finished before it stopped
       }
+      if (!g.health_failed.empty()) j["health_faults"] = g.health_failed;  // as qualify would fail them
       if (!g.started.empty()) j["started"] = g.started;
       if (!g.finished.empty()) {
         j["finished"] = g.finished;
@@ -1048,6 +1058,8 @@ int run_all_gpus(const MeasureOptions& o) {
     std::string result = g.state == GpuState::kDone ? g.profile_path : g.reason.substr(0, g.reason.find('\n'));
     if (g.state != GpuState::kDone && g.profile) result += " (finished cases kept in " + g.profile_path + ")";
     if (g.profile && !g.profile->errors.empty()) result += " (" + std::to_string(g.profile->errors.size()) + " error(s))";
+    if (!g.health_failed.empty())
+      result += " (" + std::to_string(g.health_failed.size()) + " health fault(s): `ceilings qualify` fails it)";
     const ceilings::json& d = node.listed(i);
     t.add_row({std::to_string(g.device), d.value("name", ""), d.value("uuid", ""), d.value("pci_bus_id", ""),
                state_name(g.state), result});

@@ -2302,6 +2302,26 @@ TEST(HealthCli, MeasureRecordsHealthBeforeAndAfterTheRun) {
   EXPECT_NE(r.err.find("health: NVML's GPU 0 is another GPU (GPU-nvml-index-0-is-another-gpu) than the one "
                        "measured (GPU-fake-1)"), std::string::npos) << r.err;
   EXPECT_EQ(read_profile(out).raw["health"].get<std::string>().rfind("unavailable: NVML's GPU 0 is another GPU", 0), 0u);
+
+  // A fault the run recorded is said beside the profile, as qualify would fail it (review 46: a GPU whose run
+  // recorded XID 79 read "done", exit 0): no verdict of measure's own, its exit code stays the measurement's.
+  json faulty = healthy_script();
+  faulty["values"]["sram.threshold_exceeded"] = 1;
+  faulty["values"]["sram.aggregate_uncorrected_sm"] = 4;
+  std::ofstream(dir + "/faulty.json") << faulty.dump();
+  auto faulty_env = env;
+  faulty_env[1].second = dir + "/faulty.json";
+  r = test::run_cli({"measure", "--bench", bench, "--out", out}, faulty_env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("health fault: SRAM error threshold: the SRAM uncorrectable-error threshold is exceeded"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(`ceilings qualify` fails this GPU)"), std::string::npos) << r.err;
+  r = test::run_cli({"qualify", out, "--rules", dir + "/rules.json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;  // what it said qualify would do
+  // A healthy run says nothing of the kind.
+  r = test::run_cli({"measure", "--bench", bench, "--out", out}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("health fault"), std::string::npos) << r.err;
 }
 
 }  // namespace
