@@ -30,12 +30,16 @@ code() {
 }
 base=$(code)
 if [[ ! $base =~ ^[0-9a-f]{12}$ ]]; then echo "FAIL: measurement code '$base' is not 12 hex digits"; exit 1; fi
+# A failed script must fail the step it is run for: its `exit 1` in code() only ends the $(...) subshell, so the
+# substitution's status is checked, and a "changed" code must be a code (review 50: a script that failed read as
+# "changed by a renamed bench file").
 same() {  # same WHAT: the code is still $base after WHAT was done to the tree
-  local got; got=$(code)
+  local got; got=$(code) || { echo "FAIL: the script failed after $1"; fail=1; return; }
   if [ "$got" = "$base" ]; then echo "ok:   unchanged by $1"; else echo "FAIL: $1 changed the code ($base -> $got)"; fail=1; fi
 }
 changed() {  # changed WHAT: the code differs from $base; the new code is the base for what follows
-  local got; got=$(code)
+  local got; got=$(code) || { echo "FAIL: the script failed after $1"; fail=1; return; }
+  if [[ ! $got =~ ^[0-9a-f]{12}$ ]]; then echo "FAIL: after $1 the code '$got' is not 12 hex digits"; fail=1; return; fi
   if [ "$got" != "$base" ]; then echo "ok:   changed by $1"; base=$got; else echo "FAIL: $1 left the code $base"; fail=1; fi
 }
 before=$(stat -c %Y.%s "$out"); sleep 1.1; same "running it again"

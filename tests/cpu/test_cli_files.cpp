@@ -412,9 +412,10 @@ TEST(CliFiles, APipeIsReadAndANamedPipeWithoutAWriterIsAnError) {
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_GE(took, 300ms);
   EXPECT_LT(took, 5s);
-  // A writer that opens it within the wait, then takes longer than the wait to write.
-  std::thread w = late_writer(p, 100ms, 600ms, "{\"a\": 1}");
-  EXPECT_EQ(read_text_file(p, 300ms), "{\"a\": 1}");
+  // A writer that opens it within the wait, then takes longer than the wait to write (a wait 20 times the writer's
+  // delay: a loaded machine can start the writer's thread late, review 50).
+  std::thread w = late_writer(p, 50ms, 1500ms, "{\"a\": 1}");
+  EXPECT_EQ(read_text_file(p, 1000ms), "{\"a\": 1}");
   w.join();
   // A writer that opens it and closes it having written nothing: empty, at once.
   w = late_writer(p, 50ms, 0ms, "");

@@ -778,6 +778,8 @@ TEST(Profile, AnInterruptDuringAWriteLeavesNoTemporary) {
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
+  // The write outran the watcher (a loaded machine): no signal was sent during it, as in the tests below.
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 4) GTEST_SKIP() << "the watcher missed the temporary";
   ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   std::vector<std::string> names;
