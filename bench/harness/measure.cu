@@ -336,6 +336,11 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
     if (mid > 0) c["robust_cv"] = 1.4826 * median_absolute_deviation(m.unit_seconds) / mid;
   }
   c["samples"] = static_cast<double>(m.unit_seconds.size());
+  // A short series (a fixed-count GEMM burst takes 5) in the order its samples were taken: whether the rate decays
+  // over the burst (a power cap closing in) or holds, which the median and the cv cannot tell apart (review 49:
+  // fp64's configuration read 61.2 TFLOP/s re-timed from rest and 56.8 in its burst).
+  if (m.unit_seconds.size() <= 8)
+    for (std::size_t k = 0; k < m.unit_seconds.size(); ++k) c["sample_unit_s_" + std::to_string(k)] = m.unit_seconds[k];
   // Every measurement measure() or a sustained window made has its reason; one assembled otherwise has none to give.
   if (m.stopped_by != SamplingStop::kContinue) c["stopped_by"] = static_cast<double>(m.stopped_by);
   c["units_per_sample"] = m.units_per_sample;
