@@ -1082,6 +1082,17 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
   ceiling_rules.health = HealthRules::none();
   ceiling_rules.health.verification = rules.health.verification;
   ceiling_rules.health.slowdown = rules.health.slowdown;
+  // A rule on a family this build does not know and no profile holds is misspelt ("hmb.copy"): bad input, as qualify
+  // has it, before anything is judged (review 48: qualify's refusal, caught per profile, had dropped every ceiling
+  // check of every GPU, and the fleet passed).
+  std::vector<std::pair<std::string, std::string>> named;  // rule name, where in the rules
+  for (const std::string& n : rules.required) named.emplace_back(n, "required: " + n);
+  for (const auto& [n, rule] : rules.ceilings) named.emplace_back(n, "ceilings." + n);
+  for (const auto& [n, where] : named)
+    if (!members.empty() && std::none_of(members.begin(), members.end(), [&, n = n](const FleetMember& m) {
+          return rule_family_known(n, m.profile);
+        }))
+      throw unknown_rule_family(n, where, members.front().profile);
   for (std::size_t i = 0; i < members.size(); ++i) {
     std::vector<Check> checks;
     try {
@@ -1104,8 +1115,18 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
     // attain: a timing or counting fault, which no median names (it is above the others). A peer ceiling is
     // judged by the GPU's pair median, as it is compared: its slowest pair would blame every node-mate of one GPU
     // with a bad link.
+    // A rule on a newer family that this profile does not hold (measured by an older ceilings): that rule is not
+    // judged for it, and its other checks are.
+    Rules own_rules = ceiling_rules;
+    for (auto it = own_rules.ceilings.begin(); it != own_rules.ceilings.end();)
+      if (rule_family_known(it->first, members[i].profile)) {
+        ++it;
+      } else {
+        it = own_rules.ceilings.erase(it);
+        incomplete = true;
+      }
     try {
-      for (Check& c : qualify(with_pair_medians(members[i].profile), nullptr, ceiling_rules).checks) {
+      for (Check& c : qualify(with_pair_medians(members[i].profile), nullptr, own_rules).checks) {
         const bool limit = c.rule == "minimum" || c.rule == "maximum";
         if (c.status == CheckStatus::kFail &&
             (c.rule == "datasheet fraction" || c.rule == "plausible" || limit || c.rule == "verified" ||
@@ -1116,7 +1137,8 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
         else if (c.status == CheckStatus::kIncomplete && (limit || c.rule == "rule applies"))
           incomplete = true;
       }
-    } catch (const InputError&) {  // a profile qualify cannot read: judged by the checks above
+    } catch (const InputError&) {  // rules qualify cannot apply to this profile (a unit it records otherwise):
+      incomplete = true;           // its ceilings are not judged, never a pass
     }
     // A failed measurement fails, as in qualify; a case a timeout or an interrupt cut short could not be judged.
     // A run stopped between two families (Profile::run_was_stopped) left the rest not measured; a family that

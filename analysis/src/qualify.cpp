@@ -105,6 +105,22 @@ std::string did_you_mean(const Profile& p, const std::string& name) {
 
 }  // namespace
 
+bool rule_family_known(const std::string& name, const Profile& p) {
+  if (!ceiling_unit_for(name).empty()) return true;
+  const std::string family = family_of(name);
+  for (const std::string& n : profile_ceiling_names(p))
+    if (family_of(n) == family) return true;
+  return false;
+}
+
+InputError unknown_rule_family(const std::string& name, const std::string& where, const Profile& p) {
+  const std::string family = family_of(name);
+  return InputError("rules: '" + where + "': unknown ceiling family '" + family +
+                    "': not one this build knows (hbm, l2, smem, gemm, fma, pcie, nvlink, latency), and the profile "
+                    "has no " + family + ".* ceiling: misspelt, or a family of a newer ceilings than the one that "
+                    "measured this profile" + did_you_mean(p, name));
+}
+
 namespace {
 
 void reject(const std::string& path, const std::string& problem) {
@@ -836,14 +852,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   // A rule may name a family this build does not know (one added since), but only one the profile measured or
   // tried: otherwise it is a misspelt family ("hmb.copy"), bad input, with the near matches named.
   auto known_family = [&](const std::string& name, const std::string& where) {
-    if (!ceiling_unit_for(name).empty()) return;
-    const std::string family = family_of(name);
-    for (const std::string& n : profile_ceiling_names(p))
-      if (family_of(n) == family) return;
-    throw InputError("rules: '" + where + "': unknown ceiling family '" + family +
-                     "': not one this build knows (hbm, l2, smem, gemm, fma, pcie, nvlink, latency), and the profile "
-                     "has no " + family + ".* ceiling: misspelt, or a family of a newer ceilings than the one that "
-                     "measured this profile" + did_you_mean(p, name));
+    if (!rule_family_known(name, p)) throw unknown_rule_family(name, where, p);
   };
   for (const std::string& name : rules.required) known_family(name, "required: " + name);
   for (const auto& [name, rule] : rules.ceilings) {

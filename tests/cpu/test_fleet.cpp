@@ -873,6 +873,51 @@ TEST(Fleet, RulesAndImplausibleRatesAreJudgedPerGpu) {
   EXPECT_EQ(run_cli({"fleet", dir, "--rules", site}).exit_code, 2);
 }
 
+// A rule on a family no profile holds and this build does not know is misspelt: bad input, as in qualify (review 48:
+// qualify's refusal, caught per profile, dropped every ceiling check of every GPU, and a fleet with an unverified
+// GEMM passed). A rule on a newer family that only some profiles hold is not judged for the others, and their other
+// checks still are.
+TEST(Fleet, RulesOnAnUnknownFamilyAreBadInputAndANewerFamilyIsJudgedWhereHeld) {
+  FleetGen gen(12, 0.001);
+  std::vector<FleetMember> fleet = gen.fleet(4, 0, "hbm.copy", 0, "r");
+  for (Ceiling& c : fleet[3].profile.ceilings)
+    if (c.name == "gemm.bf16") c.verified = false;
+  const Rules typo = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","ceilings":{"hmb.copy":{"min":"4 TB/s"}}})"),
+                                 "typo.rules.json");
+  try {
+    (void)fleet_health(fleet, typo);
+    ADD_FAILURE() << "a rule on family 'hmb' was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rules: 'ceilings.hmb.copy': unknown ceiling family 'hmb'"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("did you mean hbm.copy"), std::string::npos) << e.what();
+  }
+  const std::string dir = write_fleet(fleet, "fleet_rules_family");
+  std::ofstream(dir + "/../fleet_rules_family.rules.json")
+      << R"({"schema":"ceilings.rules/1","required":["hmb.copy"]})";
+  const auto r = run_cli({"fleet", dir, "--rules", dir + "/../fleet_rules_family.rules.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("unknown ceiling family"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;  // refused before any report
+
+  // newfam.x on three GPUs of four: the fourth, without it, is not judged on that rule, and still fails its
+  // unverified GEMM.
+  for (std::size_t i = 0; i < 3; ++i) {
+    Ceiling c = *fleet[i].profile.find("hbm.copy");
+    c.name = "newfam.x";
+    fleet[i].profile.ceilings.push_back(c);
+  }
+  const Rules newer = parse_rules(
+      json::parse(R"({"schema":"ceilings.rules/1","ceilings":{"newfam.x":{"min":"1 TB/s"}}})"),
+      "newer.rules.json");
+  const FleetHealth h = fleet_health(fleet, newer);
+  ASSERT_EQ(h.faults.size(), 1u);
+  EXPECT_EQ(h.faults[0].member, 3u);
+  ASSERT_FALSE(h.faults[0].failed.empty());
+  EXPECT_EQ(h.faults[0].failed[0].subject, "gemm.bf16");
+  EXPECT_EQ(h.faults[0].failed[0].rule, "verified");
+}
+
 // A GPU measured twice counts once, by its newest run: the stale run with a slow HBM neither weighs in
 // the median nor names the GPU, and is listed as set aside with the run that replaced it.
 TEST(Fleet, TheNewestRunOfEachGpuStandsForIt) {

@@ -169,6 +169,12 @@ std::vector<Check> profile_health_checks(const Profile& profile, const HealthRul
 
 QualifyResult qualify(const Profile& profile, const Profile* baseline, const Rules& rules);
 
+// Whether a rule may name ceiling `name` for `profile`: its family is one this build knows, or one the profile holds
+// (measured, failed or skipped: a family added since this build). Else qualify refuses the rules with
+// unknown_rule_family's error (`where` names the rule: "ceilings.hmb.copy"), naming the near matches.
+bool rule_family_known(const std::string& name, const Profile& profile);
+InputError unknown_rule_family(const std::string& name, const std::string& where, const Profile& profile);
+
 Table checks_table(const std::vector<Check>& checks);
 std::string render_qualify(const QualifyResult& result, Format format);
 json checks_to_json(const std::vector<Check>& checks);
