@@ -290,7 +290,8 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
                             "telemetry_readings", "power_instant_readings", "robust_cv", "power_mean_w",
                             "power_instant_w", "telemetry_window_s", "p2p_median", "pairs_unclassified",
                             "plateau_median_bytes_per_second", "plateau_points", "plateau_start_bytes", "plateau_found",
-                            "scope_device", "work_readings", "work_read_max_s"})
+                            "scope_device", "work_readings", "work_read_max_s", "fleet_mad", "fleet_profiles",
+                            "fleet_throttled", "fleet_min", "fleet_max"})
       if (const auto it = c.detail.find(key); it != c.detail.end() && !it->is_number() && !it->is_null())
         fail(at + key, "expected a number, found " + json_type_name(*it));
   if (const auto bits = c.detail_number("throttle_reasons"); bits && !clock_events::from_number(*bits))
@@ -316,6 +317,23 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
     }
   if (const auto r = c.detail_number("robust_cv"); r && !(*r >= 0 && std::isfinite(*r)))
     fail(at + "robust_cv", number_text(*r) + " is not a spread (a finite number, 0 or more)");
+  else if (r && *r > 10)  // as the cv: qualify judges by it where recorded (review 48)
+    fail(at + "robust_cv", number_text(*r) + " is a spread of over 1000%: not a measurement's");
+  // A fleet baseline's medians (fleet --write-baseline): the MAD is the standard error qualify weighs a shortfall
+  // against, so a MAD past the value's own scale would call any shortfall noise (review 48).
+  if (const auto mad = c.detail_number("fleet_mad"); mad && !(*mad >= 0 && *mad <= 10 * std::fabs(c.value)))
+    fail(at + "fleet_mad", number_text(*mad) + " is not a spread of the fleet's values (0 to 10 times the median)");
+  const auto profiles = c.detail_number("fleet_profiles");
+  if (profiles && !(*profiles >= 1 && *profiles <= 1e9 && std::floor(*profiles) == *profiles))
+    fail(at + "fleet_profiles", number_text(*profiles) + " is not a number of profiles (a whole number, 1 or more)");
+  if (const auto t = c.detail_number("fleet_throttled");
+      t && !(*t >= 0 && std::floor(*t) == *t && *t <= profiles.value_or(1e9)))
+    fail(at + "fleet_throttled", number_text(*t) + " is not a count of the fleet_profiles (" +
+                                     (profiles ? number_text(*profiles) : std::string("?")) + ")");
+  const auto lo = c.detail_number("fleet_min"), hi = c.detail_number("fleet_max");
+  const double slack = 1e-9 * std::fabs(c.value);
+  if (lo && !(*lo <= c.value + slack)) fail(at + "fleet_min", number_text(*lo) + " is above the median value");
+  if (hi && !(*hi >= c.value - slack)) fail(at + "fleet_max", number_text(*hi) + " is below the median value");
   for (const char* key : {"power_mean_w", "power_instant_w"})
     if (const auto w = c.detail_number(key); w && !(*w >= 1e-3 && *w <= 1e5))
       fail(at + key, number_text(*w) + " W is not a GPU's power (1 mW to 100 kW)");

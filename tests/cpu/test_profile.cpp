@@ -444,6 +444,23 @@ TEST(Profile, RejectsDeviceAndDetailValuesBeyondAnyGpu) {
       {[](json& d) { d["ceilings"][0]["detail"]["telemetry_readings"] = 2.5; }, "ceilings[0].detail.telemetry_readings"},
       {[](json& d) { d["ceilings"][0]["cv"] = 1e300; }, "ceilings[0].cv"},
       {[](json& d) { d["ceilings"][0]["detail"]["robust_cv"] = -0.01; }, "ceilings[0].detail.robust_cv"},
+      {[](json& d) { d["ceilings"][0]["detail"]["robust_cv"] = 1e300; }, "ceilings[0].detail.robust_cv"},
+      // A fleet baseline's statistics (review 48: a MAD of 1e300 called a 20% shortfall noise; "x" and -1 read as
+      // not recorded).
+      {[](json& d) { d["ceilings"][0]["detail"]["fleet_mad"] = 1e300; }, "ceilings[0].detail.fleet_mad"},
+      {[](json& d) { d["ceilings"][0]["detail"]["fleet_mad"] = -1; }, "ceilings[0].detail.fleet_mad"},
+      {[](json& d) { d["ceilings"][0]["detail"]["fleet_mad"] = "x"; }, "ceilings[0].detail.fleet_mad"},
+      {[](json& d) { d["ceilings"][0]["detail"]["fleet_profiles"] = -3; }, "ceilings[0].detail.fleet_profiles"},
+      {[](json& d) { d["ceilings"][0]["detail"]["fleet_profiles"] = 2.5; }, "ceilings[0].detail.fleet_profiles"},
+      {[](json& d) {
+         d["ceilings"][0]["detail"]["fleet_profiles"] = 4;
+         d["ceilings"][0]["detail"]["fleet_throttled"] = 5;
+       },
+       "ceilings[0].detail.fleet_throttled"},
+      {[](json& d) { d["ceilings"][0]["detail"]["fleet_min"] = d["ceilings"][0]["value"].get<double>() * 1.1; },
+       "ceilings[0].detail.fleet_min"},
+      {[](json& d) { d["ceilings"][0]["detail"]["fleet_max"] = d["ceilings"][0]["value"].get<double>() * 0.9; },
+       "ceilings[0].detail.fleet_max"},
       {[](json& d) { d["ceilings"][0]["detail"]["stopped_by"] = "patience"; }, "ceilings[0].detail.stopped_by"},
       {[](json& d) { d["ceilings"][0]["detail"]["stopped_by"] = 1; }, "ceilings[0].detail.stopped_by"},
       {[](json& d) { d["ceilings"][0]["samples"] = 1LL << 62; }, "ceilings[0].samples"},
