@@ -838,11 +838,17 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     throw InputError("the baseline is a profile of a " + baseline->device.name + ", this one of a " + p.device.name +
                      ": compare like with like");
   // A MIG instance against the whole GPU (or another instance size) is not like with like either.
-  if (baseline && (baseline->device.sm_count != p.device.sm_count || is_mig(*baseline) != is_mig(p)))
+  if (baseline && baseline->device.sm_count != p.device.sm_count)
     throw InputError("the baseline's GPU has " + std::to_string(baseline->device.sm_count) + " SMs" +
                      (is_mig(*baseline) ? " (a MIG instance)" : "") + ", this one " +
                      std::to_string(p.device.sm_count) + (is_mig(p) ? " (a MIG instance)" : "") +
                      ": compare like with like");
+  // The same SM count, one a MIG instance and the other the whole GPU: that is what differs (review 48).
+  if (baseline && is_mig(*baseline) != is_mig(p))
+    throw InputError(std::string("the baseline was measured on ") +
+                     (is_mig(*baseline) ? "a MIG instance" : "the whole GPU") + " and this profile on " +
+                     (is_mig(p) ? "a MIG instance" : "the whole GPU") + " (" + std::to_string(p.device.sm_count) +
+                     " SMs each): compare like with like");
   // A baseline that judges nothing would let any node pass against it.
   if (baseline && baseline->ceilings.empty())
     throw InputError("the baseline has no ceilings (" +

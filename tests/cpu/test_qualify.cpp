@@ -1030,6 +1030,17 @@ TEST(Qualify, AMigInstanceIsNotJudgedAgainstTheWholeGpusDatasheet) {
   EXPECT_THROW(qualify(mig, &whole_gpu, default_rules()), InputError);
   EXPECT_THROW(qualify(whole_gpu, &mig, default_rules()), InputError);
   EXPECT_EQ(qualify(mig, &mig, default_rules()).exit_code(), 3);  // the baseline passes, the datasheet cannot judge
+  // An instance of as many SMs as the whole GPU (a 7g instance's count, or a baseline marked so): the message says
+  // what differs, not two equal SM counts (review 48).
+  Profile whole_instance = mig;
+  whole_instance.device.sm_count = whole_gpu.device.sm_count;
+  try {
+    (void)qualify(whole_gpu, &whole_instance, default_rules());
+    ADD_FAILURE() << "a MIG baseline judged the whole GPU";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the baseline was measured on a MIG instance and this profile on the whole GPU"),
+              std::string::npos) << e.what();
+  }
 
   // Rules that judge no datasheet figure (no SM count row then): a MIG instance with nothing judged is no pass.
   const Rules baseline_only =
