@@ -203,7 +203,9 @@ void read_layer_windows(const Fields& f, ModelConfig& m, std::optional<std::int6
     sliding = (m.layers + 1) / 2;  // GptOssConfig, Gemma2Config: layers 0, 2, 4, ... slide
     next_slides = m.layers % 2 == 0;
   } else if (m.model_type == "gemma3_text") {
-    // Gemma3TextConfig: layer i attends to everything where (i + 1) % sliding_window_pattern == 0.
+    // Gemma3TextConfig: layer i attends to everything where (i + 1) % sliding_window_pattern == 0 (null: the modulo
+    // fails there, review 48).
+    refuse_null(f, "sliding_window_pattern", "Gemma3TextConfig");
     const std::int64_t pattern = optional_size_of(f, "sliding_window_pattern", 1).value_or(6);
     sliding = m.layers - m.layers / pattern;
     next_slides = (m.layers + 1) % pattern != 0;
@@ -275,7 +277,9 @@ ModelConfig parse_llama_like(const Fields& f, const std::string& type) {
       if (m.experts_per_token > m.routed_experts)
         f.fail("num_experts_per_tok", "is larger than " + experts + " (" + std::to_string(m.routed_experts) + ")");
       m.expert_ffn = size_of(f, "moe_intermediate_size", 1);
-      // Qwen3MoeDecoderLayer: sparse where (layer + 1) % decoder_sparse_step == 0 and not in mlp_only_layers.
+      // Qwen3MoeDecoderLayer: sparse where (layer + 1) % decoder_sparse_step == 0 and not in mlp_only_layers (null:
+      // the modulo fails there, review 48).
+      refuse_null(f, "decoder_sparse_step", "Qwen3MoeConfig");
       m.moe_layer_freq = optional_size_of(f, "decoder_sparse_step", 1).value_or(1);
       m.moe_layer_offset = 1;
       if (f.has("mlp_only_layers")) {
