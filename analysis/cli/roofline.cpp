@@ -75,6 +75,10 @@ int run(const RooflineOptions& o) {
   if (!o.hf_config.empty()) {
     if (!o.context.given()) throw InputError("--context is missing (needed with --hf-config)");
     std::vector<double> batches = o.batches.empty() ? std::vector<double>{1, 8, 32, 128} : o.batches;
+    for (std::size_t i = 0; i < batches.size(); ++i)  // a row per batch: one given twice would print twice
+      for (std::size_t k = 0; k < i; ++k)
+        if (batches[k] == batches[i])
+          throw InputError("--batch: " + cli::detail::number_text(batches[i]) + " is given twice (a row per batch size)");
     serving.model = read_hf_config(o.hf_config);
     serving.context = o.context.value;
     weights = o.weight_dtype.choose(&serving.model);

@@ -565,6 +565,11 @@ TEST(RooflineCli, TableAndErrors) {
       test::run_cli({"roofline", "--profile", kProfile, "--point", "a:1e9:1e9", "--point", "a:2e9:1e9"});
   EXPECT_EQ(twice.exit_code, 2);
   EXPECT_NE(twice.err.find("the name 'a' is given twice"), std::string::npos) << twice.err;
+  // A batch size given twice printed its rows twice (review 48).
+  const auto batch_twice = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"),
+                                          "--context", "4096", "--batch", "1", "8", "1"});
+  EXPECT_EQ(batch_twice.exit_code, 2) << batch_twice.out;
+  EXPECT_NE(batch_twice.err.find("--batch: 1 is given twice"), std::string::npos) << batch_twice.err;
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("gpt2")}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline", "--profile", kProfile, "--context", "10"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"roofline"}).exit_code, 2);
