@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ceilings/error.hpp"
+#include "ceilings/json_fields.hpp"
 #include "ceilings/profile.hpp"
 #include "harness/nvml.hpp"
 
@@ -258,10 +259,12 @@ std::unique_ptr<HealthMonitor> HealthMonitor::open(unsigned index, const std::st
   if (!name.ok() || !uuid.ok())
     throw IncompleteError("NVML cannot name GPU " + std::to_string(index) + ": " +
                           lib->error_string(name.ok() ? uuid.code : name.code));
-  s.device_name = name.value;
-  s.uuid = uuid.value;
-  if (const auto bus = m->device_->pci_bus_id(); bus.ok()) s.pci_bus_id = bus.value;
-  s.driver = lib->driver_version().get().value_or("");
+  // NVML's strings as printable text: they are printed and stored, and a control character in one (a terminal
+  // escape, a newline in the driver's version) reached the terminal as it was (review 48).
+  s.device_name = ceilings::printable_text(name.value);
+  s.uuid = ceilings::printable_text(uuid.value);
+  if (const auto bus = m->device_->pci_bus_id(); bus.ok()) s.pci_bus_id = ceilings::printable_text(bus.value);
+  s.driver = ceilings::printable_text(lib->driver_version().get().value_or(""));
   s.xid.state = HealthMetric::State::kUnsupported;
   return m;
 }

@@ -303,6 +303,24 @@ TEST(HealthCli, SramThresholdThroughTheLoader) {
   EXPECT_NE(r.out.find("ecc.sram.threshold_exceeded (Unknown Error (999))"), std::string::npos) << r.out;
 }
 
+// NVML's strings are printed and stored as printable text: a terminal escape in the name or a newline in the driver's
+// version reached the terminal as they were, and broke the header line (review 48).
+TEST(HealthCli, NvmlStringsArePrintedAsPrintableText) {
+  json script = healthy_script();
+  script["device"]["name"] = "NVIDIA H200\x1b[31mRED\x07";
+  script["driver"] = "580\n.95";
+  auto r = health_with(script);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H200?[31mRED?"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("driver 580?.95"), std::string::npos) << r.out;
+  r = health_with(script, {"--json", "--watch", "0"});
+  const json doc = json::parse(r.out);
+  EXPECT_EQ(doc.at("device").at("name"), "NVIDIA H200?[31mRED?") << doc.dump();
+  EXPECT_EQ(doc.at("driver"), "580?.95") << doc.dump();
+}
+
 // A profile carrying what `health` read: the flag survives the profile's write and read, `qualify` fails it, the
 // rules key false drops the row, and a rules key of the wrong type is bad input (exit 2).
 TEST(HealthCli, SramThresholdInAProfileIsJudgedByQualify) {
