@@ -194,6 +194,10 @@ void check_ceiling(const Ceiling& c, const std::string& at) {
     if (c.telemetry.sm_clock_hz > 0) check_quantity(c.telemetry.sm_clock_hz, "Hz", t + "sm_clock_hz");
     if (c.telemetry.mem_clock_hz > 0) check_quantity(c.telemetry.mem_clock_hz, "Hz", t + "mem_clock_hz");
     if (c.telemetry.power_w > 0) check_quantity(c.telemetry.power_w, "W", t + "power_w");
+    if (c.telemetry.power_w > 0 && c.telemetry.power_w < 1e-3)  // as detail.power_mean_w (review 48: 1e-300 W)
+      fail(t + "power_w", number_text(c.telemetry.power_w) + " W is not a GPU's power (0: not read; else 1 mW or more)");
+    if (c.telemetry.temp_c < 0)  // NVML's temperatures are whole degrees from 0
+      fail(t + "temp_c", number_text(c.telemetry.temp_c) + " C is below 0 C: not a reading NVML gives");
     if (c.telemetry.temp_c > 200)
       fail(t + "temp_c", number_text(c.telemetry.temp_c) + " C is above 200 C (GPUs shut down near 100 C): a sentinel, "
                                                           "not a reading");
@@ -294,6 +298,18 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
                             "fleet_throttled", "fleet_min", "fleet_max"})
       if (const auto it = c.detail.find(key); it != c.detail.end() && !it->is_number() && !it->is_null())
         fail(at + key, "expected a number, found " + json_type_name(*it));
+  // Amounts `show` prints in a unit (bytes, a clock, energy, a time, a power) and shares of a link: none is
+  // negative (review 48: -1 B, -1 Hz, -5 J and a link share of -100% were printed).
+  if (c.detail.is_object())
+    for (const auto& [key, v] : c.detail.items()) {
+      if (!v.is_number() || v.get<double>() >= 0) continue;
+      const auto ends = [&k = key](const char* s) {
+        const std::string e = s;
+        return k.size() > e.size() && k.compare(k.size() - e.size(), e.size(), e) == 0;
+      };
+      if (ends("_bytes") || ends("_hz") || ends("_j") || ends("_s") || ends("_w") || key.rfind("link_share", 0) == 0)
+        fail(at + key, number_text(v.get<double>()) + " is negative: an amount or a share is 0 or more");
+    }
   if (const auto bits = c.detail_number("throttle_reasons"); bits && !clock_events::from_number(*bits))
     fail(at + "throttle_reasons", number_text(*bits) + " is not a clock-event bit mask (a whole number, 0 to 2^64)");
   const auto readings = c.detail_number("reason_readings");

@@ -445,6 +445,19 @@ TEST(Profile, RejectsDeviceAndDetailValuesBeyondAnyGpu) {
       {[](json& d) { d["ceilings"][0]["cv"] = 1e300; }, "ceilings[0].cv"},
       {[](json& d) { d["ceilings"][0]["detail"]["robust_cv"] = -0.01; }, "ceilings[0].detail.robust_cv"},
       {[](json& d) { d["ceilings"][0]["detail"]["robust_cv"] = 1e300; }, "ceilings[0].detail.robust_cv"},
+      // Amounts printed in a unit, and link shares, are not negative; telemetry's power is read or 1 mW and more.
+      {[](json& d) { d["ceilings"][0]["detail"]["array_bytes"] = -1; }, "ceilings[0].detail.array_bytes"},
+      {[](json& d) { d["ceilings"][0]["detail"]["sm_clock_min_hz"] = -1; }, "ceilings[0].detail.sm_clock_min_hz"},
+      {[](json& d) { d["ceilings"][0]["detail"]["energy_j"] = -5; }, "ceilings[0].detail.energy_j"},
+      {[](json& d) { d["ceilings"][0]["detail"]["link_share"] = -1; }, "ceilings[0].detail.link_share"},
+      {[](json& d) {
+         d["ceilings"][0]["telemetry"] = {{"sm_clock_hz", 1.98e9}, {"mem_clock_hz", 3.2e9}, {"power_w", 1e-300}, {"temp_c", 60}};
+       },
+       "ceilings[0].telemetry.power_w"},
+      {[](json& d) {
+         d["ceilings"][0]["telemetry"] = {{"sm_clock_hz", 1.98e9}, {"mem_clock_hz", 3.2e9}, {"power_w", 500}, {"temp_c", -1}};
+       },
+       "ceilings[0].telemetry.temp_c"},
       // A fleet baseline's statistics (review 48: a MAD of 1e300 called a 20% shortfall noise; "x" and -1 read as
       // not recorded).
       {[](json& d) { d["ceilings"][0]["detail"]["fleet_mad"] = 1e300; }, "ceilings[0].detail.fleet_mad"},
