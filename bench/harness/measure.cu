@@ -186,10 +186,12 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   TelemetrySampler telemetry(nvml);  // started once the samples are sized
 
   std::string blocker_timeout;  // why the last sample's blocking kernel gave up, if it did
+  std::optional<WorkReading> work_reading;  // what the last sample's reading during its work saw
   double expected_work_s = 0;   // a sample's work (its pre-roll included) as the warm-up timed it; 0 before
   // One sample's elapsed time; nullopt when the blocking kernel gave up waiting for the host (its work
   // still ran, and counts in total_units).
   auto run_sample = [&](int units, bool blocking) -> std::optional<double> {
+    work_reading.reset();
     if (spec.before_sample) {
       spec.before_sample(stream);
       // Unblocked, the work's host side (a pageable copy's staging) could start while the poison still runs,
@@ -217,7 +219,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
       if (expected_work_s > 0)
         std::this_thread::sleep_until(work_from + std::chrono::duration_cast<clock::duration>(
                                                       std::chrono::duration<double>(expected_work_s / 2)));
-      if (ev.stop_pending()) telemetry.read_during_work();
+      if (ev.stop_pending()) work_reading = telemetry.read_during_work();
     }
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (blocking && blocker.timed_out()) {
@@ -289,6 +291,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
       m.units_per_sample = units;
       expected_work_s = unit_s * (units + std::max(0, spec.preroll_units));
       m.unit_seconds.clear();
+      m.sample_readings.clear();
       ++m.queue_halvings;
       (void)telemetry.stop();
       telemetry.start();
@@ -299,6 +302,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     // behind the blocker: the pre-roll too).
     if (m.queue_halvings > 0) g_queue_units = std::min(g_queue_units, units + std::max(0, spec.preroll_units));
     m.unit_seconds.push_back(spec.sample_seconds ? spec.sample_seconds(*t / units) : *t / units);
+    m.sample_readings.push_back(work_reading);
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
     m.stopped_by = sampling_stop(m.unit_seconds, elapsed, rule);
     if (m.stopped_by != SamplingStop::kContinue) break;
@@ -339,8 +343,16 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
   // A short series (a fixed-count GEMM burst takes 5) in the order its samples were taken: whether the rate decays
   // over the burst (a power cap closing in) or holds, which the median and the cv cannot tell apart (review 49:
   // fp64's configuration read 61.2 TFLOP/s re-timed from rest and 56.8 in its burst).
+  // With each, the SM clock and the clock-event reasons of the reading taken during its work, where one was.
   if (m.unit_seconds.size() <= 8)
-    for (std::size_t k = 0; k < m.unit_seconds.size(); ++k) c["sample_unit_s_" + std::to_string(k)] = m.unit_seconds[k];
+    for (std::size_t k = 0; k < m.unit_seconds.size(); ++k) {
+      const std::string n = std::to_string(k);
+      c["sample_unit_s_" + n] = m.unit_seconds[k];
+      if (k >= m.sample_readings.size() || !m.sample_readings[k]) continue;
+      const WorkReading& r = *m.sample_readings[k];
+      if (r.sm_hz) c["sample_sm_clock_hz_" + n] = *r.sm_hz;
+      if (r.reasons) c["sample_clock_reasons_" + n] = static_cast<double>(*r.reasons);
+    }
   // Every measurement measure() or a sustained window made has its reason; one assembled otherwise has none to give.
   if (m.stopped_by != SamplingStop::kContinue) c["stopped_by"] = static_cast<double>(m.stopped_by);
   c["units_per_sample"] = m.units_per_sample;

@@ -153,6 +153,8 @@ struct MeasureSpec {
 
 struct Measurement {
   std::vector<double> unit_seconds;  // per sample: elapsed / units
+  // Per sample, beside unit_seconds: the reading taken during its work (read_during_work), nullopt where none was.
+  std::vector<std::optional<WorkReading>> sample_readings;
   double median_s = 0, cv = 0;
   int units_per_sample = 1;
   int queue_halvings = 0;  // samples whose blocking kernel timed out, each halving units_per_sample

@@ -80,14 +80,14 @@ void TelemetrySampler::start() {
   thread_ = std::thread([this] { loop(); });
 }
 
-void TelemetrySampler::read_during_work() {
+std::optional<WorkReading> TelemetrySampler::read_during_work() {
   std::unique_lock<std::mutex> lock(mutex_);
   // The polling thread is reading now: its reading is of this moment already.
-  if (!device_ || !running_ || reading_in_flight_) return;
+  if (!device_ || !running_ || reading_in_flight_) return std::nullopt;
   const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   for (auto r = readings_.rbegin(); r != readings_.rend(); ++r)
     if (!r->edge) {
-      if (now_s - r->t_s < period_s_) return;
+      if (now_s - r->t_s < period_s_) return std::nullopt;
       break;
     }
   reading_in_flight_ = true;
@@ -100,6 +100,10 @@ void TelemetrySampler::read_during_work() {
   ++work_readings_;
   work_read_max_s_ = std::max(work_read_max_s_, took_s);
   insert_in_time_order(r);
+  WorkReading w;
+  if (r.sm_ok) w.sm_hz = r.sm_hz;
+  if (r.reasons_ok) w.reasons = r.reasons;
+  return w;
 }
 
 void TelemetrySampler::insert_in_time_order(const Reading& r) {

@@ -66,6 +66,12 @@ struct TelemetrySummary {
   std::optional<double> energy_j, energy_interval_s, power_mean_w;
 };
 
+// What a reading the measuring thread took during a sample's work saw (read_during_work): that sample's own clock.
+struct WorkReading {
+  std::optional<double> sm_hz;           // where NVML answered
+  std::optional<std::uint64_t> reasons;  // its clock-event reasons (ceilings/clock_events.hpp), where answered
+};
+
 class TelemetrySampler {
  public:
   // kFollow: poll the energy counter too, for the mean power of a long back-to-back window (sustained
@@ -82,8 +88,9 @@ class TelemetrySampler {
   // Called by the measuring thread once a sample's work is queued and running (the blocking kernel released,
   // the stream not yet waited for): takes a reading unless one was taken during the work less than a polling
   // period ago. A window shorter than the period (a GEMM burst of a few ms samples) has no polled reading; this
-  // one is its reading of the GPU at work. Nothing before start() or after stop().
-  void read_during_work();
+  // one is its reading of the GPU at work. Nothing before start() or after stop(). Returns what it read, nullopt
+  // where it took no reading.
+  std::optional<WorkReading> read_during_work();
   // The zero of the readings' times (set by start(), with or without NVML), for timing work against them.
   std::chrono::steady_clock::time_point started() const { return started_; }
   // After stop(): every reading with its time since start(), for a time series (ceilings/timeline.hpp).

@@ -104,12 +104,16 @@ TEST_F(TelemetryWithFakeNvml, AReadingDuringTheWorkReplacesTheEdgeReadings) {
                          {"power.usage_mw", {123000, 690000, 124000}}, {"temperature.gpu_c", {40, 61, 45}},
                          {"clocks.event_reasons", {0x0, 0x4, 0x0}}};
   bench::TelemetrySampler sampler(device(idle_work_idle), 60.0);
-  sampler.read_during_work();  // not started: nothing
+  EXPECT_FALSE(sampler.read_during_work().has_value());  // not started: nothing
   sampler.start();
-  sampler.read_during_work();
-  sampler.read_during_work();  // within the period of the last: nothing
+  // What it read is the sample's own: its clock and reasons (the burst's per-sample series, sample_sm_clock_hz_N).
+  const auto work = sampler.read_during_work();
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->sm_hz, 1830e6);
+  EXPECT_EQ(work->reasons, 0x4u);
+  EXPECT_FALSE(sampler.read_during_work().has_value());  // within the period of the last: nothing
   const auto s = sampler.stop();
-  sampler.read_during_work();  // stopped: nothing
+  EXPECT_FALSE(sampler.read_during_work().has_value());  // stopped: nothing
   ASSERT_TRUE(s.available);
   EXPECT_EQ(s.readings, 1);
   EXPECT_DOUBLE_EQ(s.sm_clock_hz_median, 1830e6);
