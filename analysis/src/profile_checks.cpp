@@ -310,6 +310,21 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
       if (ends("_bytes") || ends("_hz") || ends("_j") || ends("_s") || ends("_w") || key.rfind("link_share", 0) == 0)
         fail(at + key, number_text(v.get<double>()) + " is negative: an amount or a share is 0 or more");
     }
+  // A short series' samples (sample_unit_s_N, sample_sm_clock_hz_N, sample_clock_reasons_N): show sets them
+  // against their median and names the reasons.
+  if (c.detail.is_object())
+    for (const auto& [key, v] : c.detail.items()) {
+      if (key.rfind("sample_", 0) != 0) continue;
+      const bool seconds = key.rfind("sample_unit_s_", 0) == 0, clock = key.rfind("sample_sm_clock_hz_", 0) == 0,
+                 reasons = key.rfind("sample_clock_reasons_", 0) == 0;
+      if (!seconds && !clock && !reasons) continue;
+      if (!v.is_number()) fail(at + key, "expected a number, found " + json_type_name(v));
+      const double x = v.get<double>();
+      if (seconds && !(x > 0 && x <= 1e3)) fail(at + key, number_text(x) + " s is not a sample's time per unit (0 to 1000 s)");
+      if (clock) check_quantity(x, "Hz", at + key);
+      if (reasons && !clock_events::from_number(x))
+        fail(at + key, number_text(x) + " is not a clock-event bit mask (a whole number, 0 to 2^64)");
+    }
   if (const auto bits = c.detail_number("throttle_reasons"); bits && !clock_events::from_number(*bits))
     fail(at + "throttle_reasons", number_text(*bits) + " is not a clock-event bit mask (a whole number, 0 to 2^64)");
   const auto readings = c.detail_number("reason_readings");

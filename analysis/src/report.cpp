@@ -335,6 +335,30 @@ std::string throttle_text(const Ceiling& c) {
 
 namespace {
 
+// The samples of a short series in the order taken (detail.sample_unit_s_N, with the SM clock and the clock-event
+// reasons read during each, where recorded): how each stood against their median, so a burst that decays under the
+// power cap reads apart from one that holds. No rows for fewer than 2.
+Table samples_table(const Ceiling& c) {
+  Table t;
+  const bool rate = higher_is_better(c.unit);
+  t.columns = {"sample", rate ? "rate vs their median" : "time vs their median", "SM clock", "clock reasons"};
+  t.right_aligned = {true, true, true, false};
+  std::vector<double> seconds;
+  while (const auto s = c.detail_number("sample_unit_s_" + std::to_string(seconds.size()))) seconds.push_back(*s);
+  if (seconds.size() < 2) return t;
+  const double mid = median(seconds);
+  for (std::size_t k = 0; k < seconds.size(); ++k) {
+    const std::string n = std::to_string(k);
+    const double apart = rate ? mid / seconds[k] - 1 : seconds[k] / mid - 1;
+    const auto hz = c.detail_number("sample_sm_clock_hz_" + n);
+    const auto reasons = c.detail_number("sample_clock_reasons_" + n);
+    const auto bits = reasons ? clock_events::from_number(*reasons) : std::nullopt;
+    t.add_row({std::to_string(k + 1), (apart >= 0 ? "+" : "") + format_percent(apart, 1),
+               hz ? format_quantity(*hz, "Hz") : "-", bits ? clock_events::names(*bits) : "-"});
+  }
+  return t;
+}
+
 // Every leaf of a JSON record with its dotted path ("detail.timeline.3.rate"), in the record's order.
 std::vector<std::pair<std::string, std::string>> json_leaves(const json& record) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -478,10 +502,12 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
     for (const auto& [key, v] : c->detail.items()) {
       if (pair_keys.count(key)) continue;
       if (key == "benchmark" || key == "sweep" || v.is_object() || v.is_array()) continue;
+      if (key.rfind("sample_", 0) == 0) continue;  // in the samples' table below
       d.add_row({key, detail_value(key, v, c->unit)});
     }
   section("how it was obtained", d);
 
+  section("samples in the order taken", samples_table(*c));
   section("sweep (points that are not the ceiling)", cases_table(*c, "sweep"));
   // Every configuration that competed for the ceiling, best first (the first is the ceiling).
   section("variants (best first; the first is the ceiling)", cases_table(*c, "variants"));

@@ -309,6 +309,37 @@ TEST_F(CliShowGemm, TimelineWithAColumnPerPowerSource) {
   EXPECT_NE(out.find("700 W                -           655 W"), std::string::npos) << out;
 }
 
+// A burst's samples in the order taken, each against their median, with the clock and reasons read during it: the
+// burst that decays under the power cap reads so (review 49). Not in the detail list as well; a bad one is bad input.
+TEST_F(CliShowGemm, ABurstsSamplesAreShownInTheOrderTaken) {
+  EXPECT_EQ(show().find("samples in the order taken"), std::string::npos);  // none recorded: no table
+  const double seconds[] = {1.0e-3, 1.0e-3, 1.05e-3, 1.1e-3, 1.2e-3};  // median 1.05 ms
+  const double clocks[] = {1.98e9, 1.98e9, 1.90e9, 1.80e9, 1.74e9};
+  for (int k = 0; k < 5; ++k) {
+    gemm()["detail"]["sample_unit_s_" + std::to_string(k)] = seconds[k];
+    if (k != 1) gemm()["detail"]["sample_sm_clock_hz_" + std::to_string(k)] = clocks[k];  // sample 2: no reading
+    if (k != 1) gemm()["detail"]["sample_clock_reasons_" + std::to_string(k)] = k < 2 ? 0 : 4;
+  }
+  const std::string out = show();
+  EXPECT_NE(out.find("samples in the order taken"), std::string::npos) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n +1 +\+5\.0% +1\.98 GHz +none\n)"))) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n +2 +\+5\.0% +- +-\n)"))) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n +3 +\+0\.0% +1\.90 GHz +sw_power_cap\n)"))) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n +5 +-12\.5% +1\.74 GHz +sw_power_cap\n)"))) << out;
+  EXPECT_EQ(out.find("sample_unit_s_0"), std::string::npos) << out;  // in the table, not the detail list
+  for (const auto& [key, bad] : std::vector<std::pair<std::string, json>>{
+           {"sample_unit_s_0", -1.0}, {"sample_unit_s_0", "x"}, {"sample_sm_clock_hz_0", 5.0},
+           {"sample_clock_reasons_0", 0.5}}) {
+    json doc = doc_;
+    doc["ceilings"][2]["detail"][key] = bad;
+    const std::string dir = test::scratch_dir("cli_show_bad_samples");
+    std::ofstream(dir + "/p.profile.json") << doc.dump();
+    const auto r = run_cli({"show", dir + "/p.profile.json"});
+    EXPECT_EQ(r.exit_code, 2) << key << " " << bad.dump();
+    EXPECT_NE(r.err.find("ceilings[2].detail." + key), std::string::npos) << r.err;
+  }
+}
+
 // A bin that holds no measurement's number is bad input to every reader (show printed a rate of 1e308 as
 // "1.00e+290 EB/s" and a clock of -5 as "-5.00 Hz", with exit 0); a missing field, or a reading NVML did not give
 // (0), is not.
