@@ -3,6 +3,8 @@
 // and the NVLink counters by field id are not (violation times and the per-link NVLink calls stand in).
 #include "health_monitor.hpp"
 
+#include <cstdint>
+#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -344,6 +346,20 @@ void HealthMonitor::after() {
   section_.xid.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   bool lost = false;
   section_.after = read_health_snapshot(*lib_, *device_, &lost);
+  // The wall clock stepped back during the run (NTP, chrony): the after snapshot is timed by the before one plus the
+  // run's steady time, so the section stays one its readers accept (review 51: they refuse an after before the before).
+  try {
+    const ceilings::UtcTime from = ceilings::parse_utc_time(section_.before.time, "");
+    if (ceilings::parse_utc_time(section_.after->time, "") < from) {
+      const std::time_t t = static_cast<std::time_t>(from.seconds + static_cast<std::int64_t>(section_.xid.window_s));
+      std::tm tm{};
+      gmtime_r(&t, &tm);
+      char buf[32];
+      std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+      section_.after->time = buf;
+    }
+  } catch (const ceilings::Error&) {  // a time utc_now_iso8601 wrote always parses; nothing to mend otherwise
+  }
   if (lost) record_gpu_lost("when the counters were read after the run");
   read_kernel_xids();
 }

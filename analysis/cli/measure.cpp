@@ -647,9 +647,16 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   }
   // The health checks qualify would fail (its default health rules), said now (review 46: a run that recorded XID 79
   // read "done", exit 0): no verdict and no exit code of measure's own, which stay qualify's.
-  for (const ceilings::Check& k : ceilings::profile_health_checks(profile, ceilings::default_rules().health))
-    if (k.status == ceilings::CheckStatus::kFail) g.health_failed.push_back(k.rule + ": " + k.reason);
-  for (const std::string& f : g.health_failed) say("health fault: " + f + " (`ceilings qualify` fails this GPU)", false);
+  // A section the checks cannot read (none should be: the monitor writes what they read) is said, never a crash
+  // that would take the node's other GPUs with it (review 51).
+  try {
+    for (const ceilings::Check& k : ceilings::profile_health_checks(profile, ceilings::default_rules().health))
+      if (k.status == ceilings::CheckStatus::kFail) g.health_failed.push_back(k.rule + ": " + k.reason);
+  } catch (const ceilings::Error& e) {
+    say(std::string("health: the recorded health cannot be judged: ") + e.what(), false);
+  }
+  for (const std::string& f : g.health_failed)
+    say("health fault: " + f + " (qualify's default health rules fail this GPU)", false);
   g.profile = std::move(profile);
   if (!stopped.empty()) {  // timed out, interrupted, ...: the finished cases are kept
     g.reason = stopped + "\n  kept the " + std::to_string(finished_cases) + " finished case(s) of " +
@@ -1019,7 +1026,20 @@ int run_all_gpus(const MeasureOptions& o) {
     node.set_state(i, GpuState::kRunning);
     const bool live = !o.concurrent && isatty(STDERR_FILENO);
     const std::string bus_id = node.listed(i).at("pci_bus_id").get<std::string>();
-    GpuRun g = measure_gpu(per_gpu, bench, device, bus_id, out, {"gpu " + std::to_string(device) + ": ", live, &print_lock});
+    GpuRun g;
+    // What escapes one GPU's run fails that GPU, not the node: in a thread of its own it would end the process, and
+    // one at a time it would leave the rest of the node unmeasured (review 51).
+    try {
+      g = measure_gpu(per_gpu, bench, device, bus_id, out, {"gpu " + std::to_string(device) + ": ", live, &print_lock});
+    } catch (const std::exception& e) {
+      g.device = device;
+      g.profile_path = out;
+      g.raw_path = raw_path_for(out);
+      g.state = GpuState::kFailed;
+      const auto* known = dynamic_cast<const ceilings::Error*>(&e);
+      g.exit_code = known ? known->exit_code() : ceilings::kExitIncomplete;
+      g.reason = e.what();
+    }
     const std::string line = std::string("gpu ") + std::to_string(device) + ": " + state_name(g.state) +
                              (g.state == GpuState::kDone ? " -> " + g.profile_path : " (" + g.reason + ")");
     node.set(i, std::move(g));
@@ -1059,7 +1079,7 @@ int run_all_gpus(const MeasureOptions& o) {
     if (g.state != GpuState::kDone && g.profile) result += " (finished cases kept in " + g.profile_path + ")";
     if (g.profile && !g.profile->errors.empty()) result += " (" + std::to_string(g.profile->errors.size()) + " error(s))";
     if (!g.health_failed.empty())
-      result += " (" + std::to_string(g.health_failed.size()) + " health fault(s): `ceilings qualify` fails it)";
+      result += " (" + std::to_string(g.health_failed.size()) + " health fault(s) that qualify's default rules fail)";
     const ceilings::json& d = node.listed(i);
     t.add_row({std::to_string(g.device), d.value("name", ""), d.value("uuid", ""), d.value("pci_bus_id", ""),
                state_name(g.state), result});

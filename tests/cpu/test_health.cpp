@@ -2270,6 +2270,7 @@ TEST(HealthCli, MeasureRecordsHealthBeforeAndAfterTheRun) {
   auto r = test::run_cli({"measure", "--bench", bench, "--out", out}, env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const Profile p = read_profile(out);
+  EXPECT_EQ(p.gpus_measured_together, 1);  // a run of one GPU
   ASSERT_TRUE(p.raw.contains("health"));
   const HealthSection s = health_from_json(p.raw["health"]);
   EXPECT_EQ(s.uuid, "GPU-fake-1");
@@ -2315,13 +2316,31 @@ TEST(HealthCli, MeasureRecordsHealthBeforeAndAfterTheRun) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("health fault: SRAM error threshold: the SRAM uncorrectable-error threshold is exceeded"),
             std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("(`ceilings qualify` fails this GPU)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(qualify's default health rules fail this GPU)"), std::string::npos) << r.err;
   r = test::run_cli({"qualify", out, "--rules", dir + "/rules.json"});
   EXPECT_EQ(r.exit_code, 1) << r.out;  // what it said qualify would do
   // A healthy run says nothing of the kind.
   r = test::run_cli({"measure", "--bench", bench, "--out", out}, env);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("health fault"), std::string::npos) << r.err;
+
+  // --all-gpus: in the GPU's row and the node summary's health_faults as well (the stand-in bench's GPU 0 is the fake
+  // NVML's GPU, by UUID and bus id).
+  faulty["device"]["uuid"] = "GPU-57a4d100-0000-0000-0000-000000000000";
+  faulty["device"]["pci_bus_id"] = "00000000:00:00.0";
+  std::ofstream(dir + "/faulty.json") << faulty.dump();
+  auto node_env = faulty_env;
+  node_env.emplace_back("CEILINGS_STANDIN_DEVICES", "1");
+  r = test::run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir + "/node"}, node_env);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("(1 health fault(s) that qualify's default rules fail)"), std::string::npos) << r.out;
+  json summary;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/node"))
+    if (e.path().string().find(".node-summary.json") != std::string::npos) summary = read_json_file(e.path().string());
+  ASSERT_TRUE(summary.is_object()) << "no node summary";
+  const json& faults = summary.at("gpus").at(0).at("health_faults");
+  ASSERT_EQ(faults.size(), 1u) << summary.dump(1);
+  EXPECT_EQ(faults[0].get<std::string>().rfind("SRAM error threshold: ", 0), 0u) << faults;
 }
 
 }  // namespace
