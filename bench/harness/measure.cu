@@ -187,6 +187,9 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
 
   std::string blocker_timeout;  // why the last sample's blocking kernel gave up, if it did
   std::optional<WorkReading> work_reading;  // what the last sample's reading during its work saw
+  // A short fixed series (a GEMM burst's 5 samples) keeps every sample's clock (report_common's sample_* counters):
+  // each sample reads, whatever the polling period.
+  const bool each_sample_read = spec.max_samples > 0 && spec.max_samples <= 8;
   double expected_work_s = 0;   // a sample's work (its pre-roll included) as the warm-up timed it; 0 before
   // One sample's elapsed time; nullopt when the blocking kernel gave up waiting for the host (its work
   // still ran, and counts in total_units).
@@ -219,7 +222,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
       if (expected_work_s > 0)
         std::this_thread::sleep_until(work_from + std::chrono::duration_cast<clock::duration>(
                                                       std::chrono::duration<double>(expected_work_s / 2)));
-      if (ev.stop_pending()) work_reading = telemetry.read_during_work();
+      if (ev.stop_pending()) work_reading = telemetry.read_during_work(each_sample_read);
     }
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (blocking && blocker.timed_out()) {

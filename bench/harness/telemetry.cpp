@@ -80,16 +80,17 @@ void TelemetrySampler::start() {
   thread_ = std::thread([this] { loop(); });
 }
 
-std::optional<WorkReading> TelemetrySampler::read_during_work() {
+std::optional<WorkReading> TelemetrySampler::read_during_work(bool each_sample) {
   std::unique_lock<std::mutex> lock(mutex_);
   // The polling thread is reading now: its reading is of this moment already.
   if (!device_ || !running_ || reading_in_flight_) return std::nullopt;
   const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  for (auto r = readings_.rbegin(); r != readings_.rend(); ++r)
-    if (!r->edge) {
-      if (now_s - r->t_s < period_s_) return std::nullopt;
-      break;
-    }
+  if (!each_sample)
+    for (auto r = readings_.rbegin(); r != readings_.rend(); ++r)
+      if (!r->edge) {
+        if (now_s - r->t_s < period_s_) return std::nullopt;
+        break;
+      }
   reading_in_flight_ = true;
   lock.unlock();
   const auto from = std::chrono::steady_clock::now();

@@ -89,8 +89,9 @@ class TelemetrySampler {
   // the stream not yet waited for): takes a reading unless one was taken during the work less than a polling
   // period ago. A window shorter than the period (a GEMM burst of a few ms samples) has no polled reading; this
   // one is its reading of the GPU at work. Nothing before start() or after stop(). Returns what it read, nullopt
-  // where it took no reading.
-  std::optional<WorkReading> read_during_work();
+  // where it took no reading. `each_sample`: a reading whatever the period (a short series that keeps each sample's
+  // clock: a GEMM burst's samples come every few ms, and the period would leave most of them without one).
+  std::optional<WorkReading> read_during_work(bool each_sample = false);
   // The zero of the readings' times (set by start(), with or without NVML), for timing work against them.
   std::chrono::steady_clock::time_point started() const { return started_; }
   // After stop(): every reading with its time since start(), for a time series (ceilings/timeline.hpp).

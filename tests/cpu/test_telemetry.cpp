@@ -132,6 +132,19 @@ TEST_F(TelemetryWithFakeNvml, AReadingDuringTheWorkReplacesTheEdgeReadings) {
   EXPECT_EQ(sampler.stop().work_readings, 0);
 }
 
+// A short series that keeps each sample's clock reads at every sample, however close together (a GEMM burst's
+// samples come every few ms: the period had left most without a clock, review 51).
+TEST_F(TelemetryWithFakeNvml, EachSampleOfAShortSeriesGetsItsReading) {
+  bench::TelemetrySampler sampler(device(loaded_gpu()), 60.0);
+  sampler.start();
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(sampler.read_during_work(/*each_sample=*/true).has_value()) << i;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_FALSE(sampler.read_during_work().has_value());  // by the period, the last was too recent
+  EXPECT_EQ(sampler.stop().work_readings, 5);
+}
+
 // Read every period while the work runs: each read_during_work past the period takes one more.
 TEST_F(TelemetryWithFakeNvml, ReadingsDuringTheWorkFollowThePeriod) {
   bench::TelemetrySampler sampler(device(loaded_gpu()), 0.05);
