@@ -158,8 +158,10 @@ std::string unlike_text(const FleetGroup& g) {
   std::string diff;
   for (std::size_t i = 0; i < g.differences.size(); ++i) diff += (i ? ", " : "") + g.differences[i];
   const std::string peers = "group " + std::to_string(*g.peer_group + 1);
-  return g.host_only ? "in other servers than " + peers + ": " + diff + " (the GPU's own ceilings compared)"
-                     : "configured unlike " + peers + ": " + diff;
+  if (g.host_only) return "in other servers than " + peers + ": " + diff + " (the GPU's own ceilings compared)";
+  if (g.fewer_together)
+    return "measured with fewer GPUs at once than " + peers + ": " + diff + " (a shortfall is the GPU's own)";
+  return "configured unlike " + peers + ": " + diff;
 }
 
 // "configured unlike group 1, as large, of the same GPU model: driver ... (peers: ...)" for each group `gi` is
@@ -321,7 +323,7 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
             }
         const bool unstable = has_member(g.unstable_versus_peers, k);
         // Servers of another model with nothing slower on the GPU's side: not a finding.
-        if (!any && !g.host_only)
+        if (!any && !g.host_only && !g.fewer_together)
           add_plain(row(gi, "unlike peers", g.members[k]), "",
                     why + (unstable ? "; no ceiling judged below the peers' medians (unstable: its own rows)"
                                     : "; no ceiling below the peers' medians"));
@@ -465,8 +467,12 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
              (g.host_only ? "in servers with another CPU than group " + std::to_string(*g.peer_group + 1) +
                                 ", the largest of the same GPU model, and set against it on the GPU's own ceilings "
                                 "(not pageable copies or launch and small-copy latency):\n"
-                          : "configured unlike group " + std::to_string(*g.peer_group + 1) +
-                                ", the largest of the same GPU model, and set against it:\n");
+              : g.fewer_together
+                  ? "measured with fewer GPUs at once than group " + std::to_string(*g.peer_group + 1) +
+                        ", the largest of the same GPU model, and set against it (sharing less of the node can only "
+                        "raise a ceiling: a shortfall is the GPU's own):\n"
+                  : "configured unlike group " + std::to_string(*g.peer_group + 1) +
+                        ", the largest of the same GPU model, and set against it:\n");
       out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
     }
     if (!g.unstable_versus_peers.empty()) {

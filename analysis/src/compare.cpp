@@ -239,10 +239,11 @@ std::string measured_by(const Profile& p) {
   return (p.tool_version.empty() ? "" : p.tool_version + " ") + "measurement code " + p.tool_measurement_code;
 }
 
-// "8 at once" or "one at a time" (measure.gpus_measured_together), "" where not recorded.
+// "8 at once" or "1 per run" (measure.gpus_measured_together: what the run measured; other processes may have
+// measured other GPUs meanwhile), "" where not recorded.
 std::string measured_together(const Profile& p) {
   if (!p.gpus_measured_together) return "";
-  return *p.gpus_measured_together == 1 ? "one at a time" : std::to_string(*p.gpus_measured_together) + " at once";
+  return *p.gpus_measured_together == 1 ? "1 per run" : std::to_string(*p.gpus_measured_together) + " at once";
 }
 
 // "13.1.0 in A, 12.2.5 in B and C" for the profiles' recorded values of a field, where two or more differ;

@@ -60,8 +60,9 @@ std::string Fingerprint::label() const {
   if (!host_cpu.empty()) s += ", host " + host_cpu;
   if (!cublas.empty()) s += ", cuBLAS " + cublas;
   if (!tool_text().empty()) s += ", ceilings " + tool_text();
+  // One GPU per run is what the run saw: other processes may have measured other GPUs meanwhile (review 51).
   if (measured_together)
-    s += *measured_together == 1 ? ", measured one GPU at a time"
+    s += *measured_together == 1 ? ", one GPU per run"
                                  : ", measured " + std::to_string(*measured_together) + " GPUs together";
   return s;
 }
@@ -109,7 +110,9 @@ std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) cons
   differ("host CPU", host_cpu, peers.host_cpu);
   differ("cuBLAS", cublas, peers.cublas);
   differ("ceilings", tool_text(), peers.tool_text());
-  differ("GPUs measured together", optional_count(measured_together), optional_count(peers.measured_together));
+  // Not recorded (a profile of an earlier build) says nothing against a recorded count, as compare has it.
+  if (measured_together && peers.measured_together)
+    differ("GPUs measured together", optional_count(measured_together), optional_count(peers.measured_together));
   return out;
 }
 
@@ -849,31 +852,42 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     if (g.members.empty()) g.fingerprint = fp;
     g.members.push_back(i);
   }
-  // A profile without nvlink ceilings (the family skipped: one GPU, or no peer access) joins the group that
-  // matches it otherwise, so its missing nvlink ceilings are named there; where groups of both scopes match,
-  // the larger (ties: own pairs).
-  std::vector<std::pair<std::string, std::string>> joins;  // key without -> key it joins
+  // A profile without nvlink ceilings (the family skipped: one GPU, or no peer access), or of an earlier build that
+  // did not record how many GPUs its run measured at once, joins the group that matches it otherwise, so its missing
+  // nvlink ceilings are named there; where several match, the largest (ties: own pairs).
+  std::map<std::string, std::string> joins;  // key of a group lacking a field -> key of the group it joins
   for (const auto& [k, g] : by_key) {
-    if (g.fingerprint.nvlink_own_pairs) continue;
+    const bool no_scope = !g.fingerprint.nvlink_own_pairs, no_count = !g.fingerprint.measured_together;
+    if (!no_scope && !no_count) continue;
     std::string target;
     std::size_t size = 0;
-    for (bool own : {true, false}) {
-      Fingerprint f = g.fingerprint;
-      f.nvlink_own_pairs = own;
-      if (auto it = by_key.find(f.key()); it != by_key.end() && it->second.members.size() > size) {
-        target = it->first;
-        size = it->second.members.size();
+    bool own = false;
+    for (const auto& [hk, h] : by_key) {
+      if (hk == k || !((no_scope && h.fingerprint.nvlink_own_pairs) || (no_count && h.fingerprint.measured_together)))
+        continue;
+      Fingerprint f = h.fingerprint;  // with what this group lacks left out, this group's
+      if (no_scope) f.nvlink_own_pairs.reset();
+      if (no_count) f.measured_together.reset();
+      if (f.key() != k) continue;
+      const std::size_t n = h.members.size();
+      const bool h_own = h.fingerprint.nvlink_own_pairs.value_or(false);
+      if (n > size || (n == size && h_own && !own)) {
+        target = hk;
+        size = n;
+        own = h_own;
       }
     }
-    if (!target.empty()) joins.emplace_back(k, target);
+    if (!target.empty()) joins[k] = target;
   }
-  for (const auto& [from, to] : joins) {
-    FleetGroup& into = by_key[to];
-    const std::vector<std::size_t>& moved = by_key[from].members;
+  for (const auto& [from, first] : joins) {
+    std::string to = first;  // a group it joins may join another in turn (lacking the other field)
+    for (auto next = joins.find(to); next != joins.end(); next = joins.find(to)) to = next->second;
+    FleetGroup& into = by_key.at(to);
+    const std::vector<std::size_t>& moved = by_key.at(from).members;
     into.members.insert(into.members.end(), moved.begin(), moved.end());
-    std::sort(into.members.begin(), into.members.end());
-    by_key.erase(from);
   }
+  for (const auto& [from, to] : joins) by_key.erase(from);
+  for (auto& [k, g] : by_key) std::sort(g.members.begin(), g.members.end());
   // Outliers are found among the profiles as compared (a peer ceiling by its pair median, as `measure
   // --all-gpus` does); the statistics shown and a baseline's medians are of the ceilings as measured.
   // What the comparison reads of them: the ceilings' values and spreads, not the profiles' documents and details
@@ -952,33 +966,49 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       auto is = [](const char* field) {
         return [field](const std::string& d) { return d.rfind(field, 0) == 0; };
       };
-      // How it was measured (the NVLink scope, another cuBLAS or ceilings release, GPUs measured together or one
-      // at a time): not a node set up otherwise.
-      const auto measured = [&](const std::string& d) {
-        return is("NVLink pairs")(d) || is("cuBLAS")(d) || is("ceilings")(d) || is("GPUs measured together")(d);
+      // GPUs measured at once share the node's power, cooling and host links, which can only lower what each
+      // reaches: a group measured with more at once than its peers is measured otherwise, one measured with fewer
+      // can be set against them (its shortfall is its own), and so can a node of another size measured so (its
+      // "GPUs visible" goes with the count) (review 51).
+      const auto& mine_n = g.fingerprint.measured_together;
+      const auto& peers_n = peers.fingerprint.measured_together;
+      const bool more_together = mine_n && peers_n && *mine_n > *peers_n;
+      const bool fewer_together = mine_n && peers_n && *mine_n < *peers_n;
+      const auto together = [&](const std::string& d) {
+        return is("GPUs measured together")(d) || ((more_together || fewer_together) && is("GPUs visible")(d));
       };
-      // Another server model (with or without another way of measuring): not a node set up otherwise.
-      const bool host_only =
-          std::any_of(differences.begin(), differences.end(), is("host CPU")) &&
+      // How it was measured (the NVLink scope, another cuBLAS or ceilings release, more GPUs at once): not a node
+      // set up otherwise.
+      const auto measured = [&](const std::string& d) {
+        return is("NVLink pairs")(d) || is("cuBLAS")(d) || is("ceilings")(d) || (together(d) && more_together);
+      };
+      // Another server model, or fewer GPUs at once (with or without another way of measuring): not a node set up
+      // otherwise, and set against its peers on its GPUs' own ceilings.
+      const auto compared_anyway = [&](const std::string& d) { return is("host CPU")(d) || (together(d) && fewer_together); };
+      const bool own_ceilings_only =
+          std::any_of(differences.begin(), differences.end(), compared_anyway) &&
           std::all_of(differences.begin(), differences.end(),
-                      [&](const std::string& d) { return is("host CPU")(d) || measured(d); });
+                      [&](const std::string& d) { return compared_anyway(d) || measured(d); });
+      const bool host_only = own_ceilings_only && std::any_of(differences.begin(), differences.end(), is("host CPU"));
       // One that differs only in how it was measured (its nvlink ceilings over its own pairs or every pair of the
-      // node, another cuBLAS or ceilings release, its node's GPUs measured together or one at a time) is a way of
+      // node, another cuBLAS or ceilings release, more of its node's GPUs measured at once) is a way of
       // measuring, not a node set up otherwise: no finding, and no reference either (a GEMM of another cuBLAS is
       // not slower hardware). Too small to be compared within itself, it is not judged. So is one in servers of
-      // another CPU measured by another release or with another number of GPUs at once: the GPU's own ceilings it
-      // would be set against are the ones another release, or a shared power and cooling budget, moves.
-      const bool own_ceilings_moved = std::any_of(differences.begin(), differences.end(), [&](const std::string& d) {
-        return is("cuBLAS")(d) || is("ceilings")(d) || is("GPUs measured together")(d);
+      // another CPU, or measured with fewer GPUs at once, measured by another release or with more GPUs at once:
+      // the GPU's own ceilings it would be set against are the ones another release, or a shared power and cooling
+      // budget, moves.
+      const bool own_ceilings_moved = more_together || std::any_of(differences.begin(), differences.end(), [&](const std::string& d) {
+        return is("cuBLAS")(d) || is("ceilings")(d);
       });
-      if (std::all_of(differences.begin(), differences.end(), measured) || (host_only && own_ceilings_moved)) {
+      if (std::all_of(differences.begin(), differences.end(), measured) || (own_ceilings_only && own_ceilings_moved)) {
         g.measured_unlike = pi;
         g.differences = differences;
         break;
       }
-      // As large as the largest and in other servers: no reference between them either way.
-      if (host_only && g.members.size() == peers.members.size()) break;
-      if (!g.too_small && !host_only) {
+      // As large as the largest and in other servers (or measured with fewer at once): no reference between them
+      // either way.
+      if (own_ceilings_only && g.members.size() == peers.members.size()) break;
+      if (!g.too_small && !own_ceilings_only) {
         // A group as large as the largest: no reference between them (which half is "unlike" would be the
         // label's alphabet), but the model is set up two ways, and that is named.
         if (g.members.size() == peers.members.size()) {
@@ -990,6 +1020,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       g.peer_group = pi;
       g.differences = differences;
       g.host_only = host_only;
+      g.fewer_together = own_ceilings_only && fewer_together;
       std::vector<const Profile*> as_compared;
       for (std::size_t i : g.members) as_compared.push_back(&compared[i]);
       g.versus_peers = find_outliers(as_compared, peers.compared_stats, rule, /*members_in_sample=*/false,
@@ -1053,7 +1084,8 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
     const FleetGroup& g = groups[gi];
     f.outliers += g.outliers.size();
     for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
-    if (g.peer_group) f.unlike_peers += g.host_only ? g.versus_peers.size() : g.members.size();
+    const bool deficits_only = g.host_only || g.fewer_together;  // only its GPUs found slower are findings
+    if (g.peer_group) f.unlike_peers += deficits_only ? g.versus_peers.size() : g.members.size();
     else if (g.too_small) f.not_judged += g.members.size();
     // A GPU unstable within its group and against its peers counts once, and not at all where it is judged an
     // outlier on another ceiling, configured unlike its peers or in a model configured two ways (it is counted
@@ -1061,7 +1093,7 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
     std::set<std::size_t> judged, unstable;
     for (const std::vector<Outlier>* list : {&g.outliers, &g.versus_peers})
       for (const Outlier& o : *list) judged.insert(o.member);
-    if ((g.peer_group && !g.host_only) || split.count(gi))  // every member counted under unlike_peers or two_ways
+    if ((g.peer_group && !deficits_only) || split.count(gi))  // every member counted under unlike_peers or two_ways
       for (std::size_t m = 0; m < g.members.size(); ++m) judged.insert(m);
     for (const std::vector<Outlier>* list : {&g.unstable, &g.unstable_versus_peers})
       for (const Outlier& o : *list)
@@ -1092,7 +1124,7 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
     if (!members.empty() && std::none_of(members.begin(), members.end(), [&, n = n](const FleetMember& m) {
           return rule_family_known(n, m.profile);
         }))
-      throw unknown_rule_family(n, where, members.front().profile);
+      throw unknown_rule_family(n, where, members.front().profile, /*fleet=*/true);
   for (std::size_t i = 0; i < members.size(); ++i) {
     std::vector<Check> checks;
     try {
@@ -1339,6 +1371,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"measured_unlike_group", g.measured_unlike ? json(*g.measured_unlike + 1) : json(nullptr)},
           {"differences", g.differences},
           {"host_only", g.host_only},
+          {"fewer_together", g.fewer_together},
           {"versus_peers", outliers_json(g.versus_peers, peers_median)},
           {"unstable", outliers_json(g.unstable_versus_peers, peers_median)}};
     } else if (g.peer_group) {
@@ -1348,6 +1381,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                             {"peer_group", *g.peer_group + 1},
                             {"differences", g.differences},
                             {"host_only", g.host_only},
+                            {"fewer_together", g.fewer_together},
                             {"versus_peers", outliers_json(g.versus_peers, peers_median)},
                             {"unstable", outliers_json(g.unstable_versus_peers, peers_median)}};
     }

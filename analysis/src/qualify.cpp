@@ -113,12 +113,13 @@ bool rule_family_known(const std::string& name, const Profile& p) {
   return false;
 }
 
-InputError unknown_rule_family(const std::string& name, const std::string& where, const Profile& p) {
+InputError unknown_rule_family(const std::string& name, const std::string& where, const Profile& p, bool fleet) {
   const std::string family = family_of(name);
   return InputError("rules: '" + where + "': unknown ceiling family '" + family +
-                    "': not one this build knows (hbm, l2, smem, gemm, fma, pcie, nvlink, latency), and the profile "
-                    "has no " + family + ".* ceiling: misspelt, or a family of a newer ceilings than the one that "
-                    "measured this profile" + did_you_mean(p, name));
+                    "': not one this build knows (hbm, l2, smem, gemm, fma, pcie, nvlink, latency), and " +
+                    (fleet ? "no profile read has a " : "the profile has no ") + family +
+                    ".* ceiling: misspelt, or a family of a newer ceilings than the one that measured " +
+                    (fleet ? "these profiles" : "this profile") + did_you_mean(p, name));
 }
 
 namespace {
@@ -944,6 +945,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
                                 ? mine.tool != theirs.tool
                                 : mine.measurement_code != theirs.measurement_code;
     const bool other_cublas = mine.cublas != theirs.cublas;
+    // Measured with more GPUs at once than the baseline: they shared the node's power, cooling and host links,
+    // which can only lower a ceiling, so a shortfall is not this GPU's to fail for; with fewer it is (review 51).
+    const bool more_together = mine.measured_together && theirs.measured_together &&
+                               *mine.measured_together > *theirs.measured_together;
     std::string unlike_text;
     for (const std::string& d : unlike) unlike_text += (unlike_text.empty() ? "" : "; ") + d;
     if (!unlike.empty()) {
@@ -951,10 +956,11 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
       k.status = CheckStatus::kNotJudged;
       k.measured_text = "no";
       k.reason = "this profile was measured unlike the baseline: " + unlike_text +
-                 (other_code || other_cublas
-                      ? std::string(" (another measurement: a shortfall against the baseline is not judged") +
-                            (other_code ? "" : " for the GEMMs cuBLAS runs") + ")"
-                      : std::string());
+                 (other_code || more_together
+                      ? std::string(" (another measurement: a shortfall against the baseline is not judged)")
+                  : other_cublas ? std::string(" (another measurement: a shortfall against the baseline is not judged "
+                                               "for the GEMMs cuBLAS runs)")
+                                 : std::string());
       r.checks.push_back(k);
     }
     // A baseline from a run that did not finish, or with cases that failed, judges fewer ceilings than it seems to.
@@ -1014,6 +1020,11 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
             k.status = CheckStatus::kIncomplete;
             k.reason += "; measured otherwise than the baseline (" + unlike_text +
                         "): not told apart from that difference; measure the baseline with this build";
+          } else if (more_together) {
+            k.status = CheckStatus::kIncomplete;
+            k.reason += "; measured with " + std::to_string(*mine.measured_together) + " GPUs at once, the baseline with " +
+                        std::to_string(*theirs.measured_together) +
+                        ": not told apart from the shared power, cooling and host links; measure as the baseline was";
           } else if (apart <= kBaselineNoiseStandardErrors * noise) {
             k.status = CheckStatus::kIncomplete;
             k.reason += ", but within " + format_fixed(kBaselineNoiseStandardErrors, 0) +

@@ -244,7 +244,7 @@ TEST(Compare, DifferentMeasurementConditionsAreSaid) {
 }
 
 // GPUs measured together share the node's power, cooling and host links: a profile of a --concurrent run beside
-// one measured one GPU at a time is said, and each profile's count is in the conditions (review 46).
+// one measured by a run of one GPU is said, and each profile's count is in the conditions (review 46).
 TEST(Compare, GpusMeasuredTogetherAreSaid) {
   const std::string dir = test::scratch_dir("compare_together");
   json alone = read_json_file(kH200);
@@ -256,11 +256,11 @@ TEST(Compare, GpusMeasuredTogetherAreSaid) {
   const Comparison c =
       compare_devices({load_compare_device(dir + "/alone.profile.json"), load_compare_device(dir + "/together.profile.json")});
   ASSERT_EQ(c.condition_notes.size(), 1u) << ::testing::PrintToString(c.condition_notes);
-  EXPECT_EQ(c.condition_notes[0].rfind("GPUs measured differs (one at a time in ", 0), 0u) << c.condition_notes[0];
+  EXPECT_EQ(c.condition_notes[0].rfind("GPUs measured differs (1 per run in ", 0), 0u) << c.condition_notes[0];
   EXPECT_NE(c.condition_notes[0].find("; 8 at once in "), std::string::npos) << c.condition_notes[0];
   const Table conditions = conditions_table(c);
   ASSERT_FALSE(conditions.rows.empty());
-  EXPECT_EQ(conditions.rows.back(), (std::vector<std::string>{"GPUs measured", "one at a time", "8 at once"}));
+  EXPECT_EQ(conditions.rows.back(), (std::vector<std::string>{"GPUs measured", "1 per run", "8 at once"}));
   const json j = comparison_json(c);
   EXPECT_EQ(j["devices"][0]["conditions"]["gpus_measured_together"], 1);
   EXPECT_EQ(j["devices"][1]["conditions"]["gpus_measured_together"], 8);

@@ -1497,6 +1497,23 @@ TEST(Qualify, ABaselineMeasuredOtherwiseOrIncompleteIsSaid) {
   const QualifyResult release = qualify(p, &baseline, default_rules());
   EXPECT_EQ(find_check(release, "gemm.bf16", "baseline").status, CheckStatus::kFail);
   EXPECT_EQ(find_check(release, "baseline", "measured alike").reason.find("another measurement"), std::string::npos);
+  // Measured with more GPUs at once than the baseline: the shortfall may be the shared power, cooling and host
+  // links, not judged; with fewer, it is the GPU's own and fails; a count either lacks says nothing (review 51).
+  p.tool_version = baseline.tool_version;
+  p.gpus_measured_together = 8;
+  baseline.gpus_measured_together = 1;
+  const QualifyResult more = qualify(p, &baseline, default_rules());
+  const Check& shared = find_check(more, "gemm.bf16", "baseline");
+  EXPECT_EQ(shared.status, CheckStatus::kIncomplete);
+  EXPECT_NE(shared.reason.find("measured with 8 GPUs at once, the baseline with 1"), std::string::npos) << shared.reason;
+  EXPECT_NE(find_check(more, "baseline", "measured alike").reason.find("GPUs measured together 8 (baseline: 1)"),
+            std::string::npos);
+  std::swap(p.gpus_measured_together, baseline.gpus_measured_together);
+  const QualifyResult fewer = qualify(p, &baseline, default_rules());
+  EXPECT_EQ(find_check(fewer, "gemm.bf16", "baseline").status, CheckStatus::kFail);
+  baseline.gpus_measured_together.reset();
+  const QualifyResult unknown = qualify(p, &baseline, default_rules());
+  for (const Check& k : unknown.checks) EXPECT_NE(k.rule, "measured alike") << k.reason;
 }
 }  // namespace
 }  // namespace ceilings

@@ -53,7 +53,7 @@ struct Fingerprint {
   // "NVIDIA H200, 132 SMs, 150.8 GB, driver 580.95.05, CUDA 13.0, 700 W, 8 GPUs" ("MIG instance of 16 SMs" for
   // an instance; ", NVLink: own pairs" or ", NVLink: all pairs" where recorded; ", host <CPU model>" where
   // recorded; ", cuBLAS 13.1.0, ceilings 0.1.0 measurement code 5e80af9a17af" where recorded; ", measured 8 GPUs
-  // together" or ", measured one GPU at a time" where recorded)
+  // together" or ", one GPU per run" where recorded)
   std::string label() const;
   // One model to compare: the same GPU name, and either both whole GPUs or MIG instances of one size (SMs and
   // memory).
@@ -301,6 +301,10 @@ struct FleetGroup {
   // there) is not listed again; in a host_only group, only the GPU's own ceilings.
   std::vector<Outlier> unstable_versus_peers;
   bool host_only = false;
+  // Measured with fewer GPUs at once than the peer group (and otherwise like it, or only in servers of another CPU):
+  // set against the peers as a host_only group is, its GPUs found slower the only findings (sharing less of the
+  // node's power, cooling and host links can only raise a ceiling).
+  bool fewer_together = false;
   // A group as large as the largest of its model and configured otherwise (not only by its hosts' CPU or
   // its nvlink scope): the model is set up two ways in equal numbers. Neither is named as the odd one
   // (`differences` says how they differ); both groups' GPUs count as configured two ways.

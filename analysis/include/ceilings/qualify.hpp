@@ -171,9 +171,11 @@ QualifyResult qualify(const Profile& profile, const Profile* baseline, const Rul
 
 // Whether a rule may name ceiling `name` for `profile`: its family is one this build knows, or one the profile holds
 // (measured, failed or skipped: a family added since this build). Else qualify refuses the rules with
-// unknown_rule_family's error (`where` names the rule: "ceilings.hmb.copy"), naming the near matches.
+// unknown_rule_family's error (`where` names the rule: "ceilings.hmb.copy"), naming the near matches (`fleet`: of
+// many profiles, none of which holds it; the near matches are `profile`'s and the default rules').
 bool rule_family_known(const std::string& name, const Profile& profile);
-InputError unknown_rule_family(const std::string& name, const std::string& where, const Profile& profile);
+InputError unknown_rule_family(const std::string& name, const std::string& where, const Profile& profile,
+                               bool fleet = false);
 
 Table checks_table(const std::vector<Check>& checks);
 std::string render_qualify(const QualifyResult& result, Format format);
