@@ -384,6 +384,8 @@ json profile_to_json(const Profile& p) {
   if (p.gpus_measured_together) {
     if (!doc.contains("measure") || !doc["measure"].is_object()) doc["measure"] = json::object();
     doc["measure"]["gpus_measured_together"] = *p.gpus_measured_together;
+  } else if (doc.contains("measure") && doc["measure"].is_object()) {
+    doc["measure"].erase("gpus_measured_together");  // the field decides, not what the document held (review 51)
   }
   const DeviceInfo& d = p.device;
   // The device fields this version does not model (memory_bus_width_bits, cuda_driver_api, telemetry_source, a

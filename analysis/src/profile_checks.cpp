@@ -319,6 +319,11 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
                  reasons = key.rfind("sample_clock_reasons_", 0) == 0;
       if (!seconds && !clock && !reasons) continue;
       if (!v.is_number()) fail(at + key, "expected a number, found " + json_type_name(v));
+      const std::string index = key.substr(key.rfind('_') + 1);
+      if (index.empty() || index.size() > 3 || index.find_first_not_of("0123456789") != std::string::npos ||
+          static_cast<std::int64_t>(std::stoul(index)) >= c.samples)
+        fail(at + key, "names no sample of the " + std::to_string(c.samples) + " the ceiling holds (0 to " +
+                           std::to_string(c.samples - 1) + ")");
       const double x = v.get<double>();
       if (seconds && !(x > 0 && x <= 1e3)) fail(at + key, number_text(x) + " s is not a sample's time per unit (0 to 1000 s)");
       if (clock) check_quantity(x, "Hz", at + key);

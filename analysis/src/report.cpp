@@ -337,15 +337,16 @@ namespace {
 
 // The samples of a short series in the order taken (detail.sample_unit_s_N, with the SM clock and the clock-event
 // reasons read during each, where recorded): how each stood against their median, so a burst that decays under the
-// power cap reads apart from one that holds. No rows for fewer than 2.
-Table samples_table(const Ceiling& c) {
+// power cap reads apart from one that holds. `shown` gets how many it rendered (sample_unit_s_0 .. shown - 1).
+Table samples_table(const Ceiling& c, std::size_t* shown) {
   Table t;
   const bool rate = higher_is_better(c.unit);
   t.columns = {"sample", rate ? "rate vs their median" : "time vs their median", "SM clock", "clock reasons"};
   t.right_aligned = {true, true, true, false};
   std::vector<double> seconds;
   while (const auto s = c.detail_number("sample_unit_s_" + std::to_string(seconds.size()))) seconds.push_back(*s);
-  if (seconds.size() < 2) return t;
+  *shown = seconds.size();
+  if (seconds.empty()) return t;
   const double mid = median(seconds);
   for (std::size_t k = 0; k < seconds.size(); ++k) {
     const std::string n = std::to_string(k);
@@ -498,16 +499,27 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
     pair_keys.insert(pair.key);
     gpus = std::max({gpus, pair.src + 1, pair.dst + 1});
   }
+  std::size_t samples_shown = 0;
+  const Table samples = samples_table(*c, &samples_shown);
+  const auto in_samples_table = [&](const std::string& key) {  // each sample's keys the table renders
+    for (const char* prefix : {"sample_unit_s_", "sample_sm_clock_hz_", "sample_clock_reasons_"})
+      if (key.rfind(prefix, 0) == 0) {
+        const std::string index = key.substr(std::string(prefix).size());
+        return !index.empty() && index.size() < 4 && index.find_first_not_of("0123456789") == std::string::npos &&
+               std::stoul(index) < samples_shown;
+      }
+    return false;
+  };
   if (c->detail.is_object())
     for (const auto& [key, v] : c->detail.items()) {
       if (pair_keys.count(key)) continue;
       if (key == "benchmark" || key == "sweep" || v.is_object() || v.is_array()) continue;
-      if (key.rfind("sample_", 0) == 0) continue;  // in the samples' table below
+      if (in_samples_table(key)) continue;
       d.add_row({key, detail_value(key, v, c->unit)});
     }
   section("how it was obtained", d);
 
-  section("samples in the order taken", samples_table(*c));
+  section("samples in the order taken", samples);
   section("sweep (points that are not the ceiling)", cases_table(*c, "sweep"));
   // Every configuration that competed for the ceiling, best first (the first is the ceiling).
   section("variants (best first; the first is the ceiling)", cases_table(*c, "variants"));

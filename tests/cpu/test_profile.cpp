@@ -1,5 +1,6 @@
 // Profile reading and validation: good files, every kind of bad file, atomic writes.
 #include <gtest/gtest.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -180,6 +181,11 @@ TEST(Profile, ReadsHowManyGpusWereMeasuredTogether) {
     d["measure"]["gpus_measured_together"] = bad;
     expect_rejected(d, "measure.gpus_measured_together");
   }
+  // Unset on a profile read from a document that held it: the field decides what is written (review 51).
+  d["measure"]["gpus_measured_together"] = 4;
+  Profile unset = profile_from_json(d);
+  unset.gpus_measured_together.reset();
+  EXPECT_FALSE(profile_to_json(unset)["measure"].contains("gpus_measured_together"));
   d = fixture();
   EXPECT_FALSE(profile_from_json(d).gpus_measured_together.has_value());  // not recorded: absent, not 1
   EXPECT_FALSE(profile_to_json(profile_from_json(d)).contains("measure"));
@@ -797,19 +803,32 @@ TEST(Profile, AnInterruptDuringAWriteLeavesNoTemporary) {
         ::usleep(50);
       }
     });
+    // inotify cannot miss the temporary's creation, as the polling watcher can: a write that used none is told
+    // apart from one that outran the watcher (review 51).
+    const int notify = ::inotify_init1(IN_NONBLOCK);
+    if (notify < 0 || ::inotify_add_watch(notify, dir.c_str(), IN_CREATE) < 0) ::_exit(5);
     watcher.detach();
     try {
       write_file_atomic(path, text);
     } catch (...) {
       ::_exit(3);
     }
-    ::sleep(5);  // the watcher missed the temporary: not what this test is about
-    ::_exit(4);
+    ::sleep(5);  // no signal came: did a temporary exist?
+    alignas(inotify_event) char events[64 * 1024];
+    const ssize_t n = ::read(notify, events, sizeof events);
+    for (ssize_t at = 0; n > 0 && at < n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(events + at);
+      if (e->len > 0 && std::string(e->name).rfind(atomic_temp_prefix("p.svg"), 0) == 0) ::_exit(4);
+      at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+    }
+    ::_exit(6);  // no temporary was created: the write was not through one
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   // The write outran the watcher (a loaded machine): no signal was sent during it, as in the tests below.
   if (WIFEXITED(status) && WEXITSTATUS(status) == 4) GTEST_SKIP() << "the watcher missed the temporary";
+  ASSERT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 6) << "the write created no temporary beside its target";
+  ASSERT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 5) << "inotify could not watch " << dir;
   ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   std::vector<std::string> names;
