@@ -887,7 +887,17 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     into.members.insert(into.members.end(), moved.begin(), moved.end());
   }
   for (const auto& [from, to] : joins) by_key.erase(from);
-  for (auto& [k, g] : by_key) std::sort(g.members.begin(), g.members.end());
+  for (auto& [k, g] : by_key) {
+    std::sort(g.members.begin(), g.members.end());
+    // Joined by profiles that do not record the count, the group's count is not known for all: its label and its
+    // baseline claim none (review 52).
+    if (g.fingerprint.measured_together)
+      for (std::size_t i : g.members)
+        if (members[i].profile.gpus_measured_together != g.fingerprint.measured_together) {
+          g.fingerprint.measured_together.reset();
+          break;
+        }
+  }
   // Outliers are found among the profiles as compared (a peer ceiling by its pair median, as `measure
   // --all-gpus` does); the statistics shown and a baseline's medians are of the ceilings as measured.
   // What the comparison reads of them: the ceilings' values and spreads, not the profiles' documents and details
@@ -950,6 +960,9 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
   }
   std::stable_sort(groups.begin(), groups.end(), [](const FleetGroup& a, const FleetGroup& b) {
     if (a.members.size() != b.members.size()) return a.members.size() > b.members.size();
+    // Of one size, the one measured with more GPUs at once first: the other is set against it (review 52).
+    const int an = a.fingerprint.measured_together.value_or(0), bn = b.fingerprint.measured_together.value_or(0);
+    if (an != bn) return an > bn;
     return a.fingerprint.label() < b.fingerprint.label();
   });
   // Every group but the largest of its GPU model is set against that largest group, when it is large enough
@@ -967,15 +980,18 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
         return [field](const std::string& d) { return d.rfind(field, 0) == 0; };
       };
       // GPUs measured at once share the node's power, cooling and host links, which can only lower what each
-      // reaches: a group measured with more at once than its peers is measured otherwise, one measured with fewer
-      // can be set against them (its shortfall is its own), and so can a node of another size measured so (its
-      // "GPUs visible" goes with the count) (review 51).
+      // reaches: a group measured with more at once than its peers is measured otherwise, and so is a larger node
+      // measured all at once (its "GPUs visible" goes with the count); one measured with fewer can be set against
+      // them (its shortfall is its own) (review 51). A node that sees fewer GPUs than its peers is set up otherwise
+      // whatever it measured at once: a GPU may be missing from it (review 52).
       const auto& mine_n = g.fingerprint.measured_together;
       const auto& peers_n = peers.fingerprint.measured_together;
       const bool more_together = mine_n && peers_n && *mine_n > *peers_n;
       const bool fewer_together = mine_n && peers_n && *mine_n < *peers_n;
+      const bool larger_node = g.fingerprint.gpus_visible && peers.fingerprint.gpus_visible &&
+                               *g.fingerprint.gpus_visible > *peers.fingerprint.gpus_visible;
       const auto together = [&](const std::string& d) {
-        return is("GPUs measured together")(d) || ((more_together || fewer_together) && is("GPUs visible")(d));
+        return is("GPUs measured together")(d) || (more_together && larger_node && is("GPUs visible")(d));
       };
       // How it was measured (the NVLink scope, another cuBLAS or ceilings release, more GPUs at once): not a node
       // set up otherwise.
@@ -1005,9 +1021,9 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
         g.differences = differences;
         break;
       }
-      // As large as the largest and in other servers (or measured with fewer at once): no reference between them
-      // either way.
-      if (own_ceilings_only && g.members.size() == peers.members.size()) break;
+      // As large as the largest and in other servers: no reference between them either way. Measured with fewer at
+      // once, the direction says which is the reference (groups of one size are sorted more-at-once first).
+      if (host_only && g.members.size() == peers.members.size()) break;
       if (!g.too_small && !own_ceilings_only) {
         // A group as large as the largest: no reference between them (which half is "unlike" would be the
         // label's alphabet), but the model is set up two ways, and that is named.
@@ -1492,7 +1508,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   b.tool_measurement_code = first.tool_measurement_code;  // one code for the group: part of its fingerprint
   b.hostname = "fleet baseline";
   b.gpus_visible = first.gpus_visible;  // part of the group's fingerprint
-  b.gpus_measured_together = first.gpus_measured_together;  // so is how many were measured at once
+  b.gpus_measured_together = group.fingerprint.measured_together;  // so is how many were measured at once
   b.cpu = first.cpu;                    // so is the host's CPU model
   b.device = first.device;
   b.device.index = 0;

@@ -521,6 +521,56 @@ TEST(Fleet, FewerGpusAtOnceAreSetAgainstThePeersMoreAreNot) {
   EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
 }
 
+// A node that sees fewer GPUs than its peers may have lost one: set up otherwise, every GPU counted, whatever it
+// measured at once (review 52: the count had excused it, exit 0). Of two groups of one size, the one measured with
+// fewer at once is set against the other, its shortfall its own (review 52: neither was a reference).
+TEST(Fleet, ANodeSeeingFewerGpusIsSetUpOtherwiseWhateverItMeasuredAtOnce) {
+  FleetGen gen(46, 0.001);
+  const auto node = [&](int n, int gpus, int together, int visible, double slow = 0) {
+    std::vector<FleetMember> out;
+    for (int i = 0; i < gpus; ++i) {
+      Profile p = gen.gpu(n, i, slow > 0 ? std::map<std::string, double>{{"hbm.copy", slow}} : std::map<std::string, double>{});
+      p.gpus_measured_together = together;
+      p.gpus_visible = visible;
+      out.push_back({"n" + std::to_string(n) + "g" + std::to_string(i), p});
+    }
+    return out;
+  };
+  const auto fleet_of = [](std::initializer_list<std::vector<FleetMember>> nodes) {
+    std::vector<FleetMember> all;
+    for (const auto& n : nodes) all.insert(all.end(), n.begin(), n.end());
+    return all;
+  };
+  // Three nodes of 8 and one that sees 7, all measured at once.
+  auto groups = analyze_fleet(fleet_of({node(0, 8, 8, 8), node(1, 8, 8, 8), node(2, 8, 8, 8), node(3, 7, 7, 7)}),
+                              OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  ASSERT_TRUE(groups[1].peer_group.has_value());
+  EXPECT_FALSE(groups[1].fewer_together);
+  EXPECT_EQ(count_findings(groups).unlike_peers, 7u);
+  // A node that sees 4 of 8, measured at once, among nodes measured one GPU per run: more at once, but fewer seen.
+  groups = analyze_fleet(fleet_of({node(0, 8, 1, 8), node(1, 8, 1, 8), node(3, 4, 4, 4)}), OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_FALSE(groups[1].measured_unlike.has_value());
+  ASSERT_TRUE(groups[1].peer_group.has_value());
+  EXPECT_EQ(count_findings(groups).unlike_peers, 4u);
+  // Eight measured together and eight measured one per run, those 20% slow: the latter set against the former.
+  groups = analyze_fleet(fleet_of({node(0, 8, 8, 8), node(1, 8, 1, 8, 0.20)}), OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].fingerprint.measured_together, 8);
+  ASSERT_TRUE(groups[1].peer_group.has_value());
+  EXPECT_TRUE(groups[1].fewer_together);
+  EXPECT_EQ(count_findings(groups).unlike_peers, 8u);
+  // Joined by profiles that do not record the count: the group claims none, nor does its baseline (review 52).
+  auto mixed = fleet_of({node(0, 4, 1, 8), node(1, 4, 1, 8)});
+  for (std::size_t i = 0; i < 4; ++i) mixed[i].profile.gpus_measured_together.reset();
+  groups = analyze_fleet(mixed, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_FALSE(groups[0].fingerprint.measured_together.has_value());
+  EXPECT_EQ(groups[0].fingerprint.label().find("GPU per run"), std::string::npos) << groups[0].fingerprint.label();
+  EXPECT_FALSE(fleet_baseline(groups[0], mixed).gpus_measured_together.has_value());
+}
+
 // Two 8-GPU nodes measured with their own pairs; on node 1 GPU 3's links run at half rate. Every GPU of that
 // node then has its slowest pair (the ceiling's value) with GPU 3; their pair medians name GPU 3 alone, as
 // `measure --all-gpus` compares them. The statistics shown stay those of the values as measured.
