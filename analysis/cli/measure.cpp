@@ -288,8 +288,17 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   g.started = ceilings::utc_now_iso8601();
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // A time of this GPU's run never before its start: the wall clock may step back during a run (NTP), and fleet
+  // orders a profile against its node summary's start to tell this run's file from an earlier one's (review 52).
+  auto not_before_start = [&](const std::string& now) {
+    try {
+      if (ceilings::parse_utc_time(now, "") < ceilings::parse_utc_time(g.started, "")) return g.started;
+    } catch (const ceilings::Error&) {
+    }
+    return now;
+  };
   auto finish = [&](GpuRun& run) -> GpuRun& {
-    run.finished = ceilings::utc_now_iso8601();
+    run.finished = not_before_start(ceilings::utc_now_iso8601());
     run.seconds = elapsed();
     return run;
   };
@@ -578,6 +587,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   ceilings::Profile profile;
   try {
     profile = ceilings::profile_from_benchmark_json(merged);
+    profile.created = not_before_start(profile.created);
   } catch (const ceilings::Error& e) {
     g.state = GpuState::kFailed;
     g.exit_code = ceilings::kExitIncomplete;  // a broken bench output is a measurement that failed, not bad input
@@ -1035,6 +1045,8 @@ int run_all_gpus(const MeasureOptions& o) {
       g.device = device;
       g.profile_path = out;
       g.raw_path = raw_path_for(out);
+      g.started = node.gpu(i).started;  // as the summary has it since the GPU's turn came
+      g.finished = ceilings::utc_now_iso8601();
       g.state = GpuState::kFailed;
       const auto* known = dynamic_cast<const ceilings::Error*>(&e);
       g.exit_code = known ? known->exit_code() : ceilings::kExitIncomplete;
