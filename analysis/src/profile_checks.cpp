@@ -321,6 +321,7 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
       if (!v.is_number()) fail(at + key, "expected a number, found " + json_type_name(v));
       const std::string index = key.substr(key.rfind('_') + 1);
       if (index.empty() || index.size() > 3 || index.find_first_not_of("0123456789") != std::string::npos ||
+          (index.size() > 1 && index[0] == '0') ||
           static_cast<std::int64_t>(std::stoul(index)) >= c.samples)
         fail(at + key, "names no sample of the " + std::to_string(c.samples) + " the ceiling holds (0 to " +
                            std::to_string(c.samples - 1) + ")");

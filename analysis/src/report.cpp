@@ -183,9 +183,17 @@ namespace {
 // peer family's per-device and pair summaries (dev_<i>, p2p_min/median/max), the GEMM search's timing of the
 // configuration measured (search_rate), the side-by-side re-timing's rates (rerank_rate_<i>) and the
 // sustained window's slowest bin (rate_min) are in the ceiling's unit.
-std::string detail_value(const std::string& key, const json& v, const std::string& ceiling_unit) {
+std::string detail_value(const std::string& key_as_stored, const json& v, const std::string& ceiling_unit) {
   if (!v.is_number()) return v.is_string() ? v.get<std::string>() : v.dump();
   const double x = v.get<double>();
+  // A sample's key ends in its index (sample_sm_clock_hz_4): the unit is in the name before it.
+  std::string key = key_as_stored;
+  if (key.rfind("sample_", 0) == 0)
+    if (const std::size_t cut = key.find_last_not_of("0123456789"); cut != std::string::npos && cut + 1 < key.size() &&
+                                                                    key[cut] == '_')
+      key.erase(cut);
+  if (key == "sample_clock_reasons")
+    if (const auto bits = clock_events::from_number(x)) return clock_events::names(*bits);
   auto ends = [&](const char* suffix) {
     const std::string s(suffix);
     return key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0;

@@ -22,6 +22,11 @@ namespace ceilings::bench {
 
 namespace {
 
+// A series of at most this many samples keeps each one's time, clock and reasons (report_common's sample_*
+// counters); so the first this many samples of every series read NVML during their work, whatever the polling
+// period (a GEMM burst's samples come every few ms; the period would leave most without a reading).
+constexpr std::size_t kSeriesSamples = 8;
+
 __device__ unsigned long long global_timer_ns() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -187,9 +192,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
 
   std::string blocker_timeout;  // why the last sample's blocking kernel gave up, if it did
   std::optional<WorkReading> work_reading;  // what the last sample's reading during its work saw
-  // A short fixed series (a GEMM burst's 5 samples) keeps every sample's clock (report_common's sample_* counters):
-  // each sample reads, whatever the polling period.
-  const bool each_sample_read = spec.max_samples > 0 && spec.max_samples <= 8;
+
   double expected_work_s = 0;   // a sample's work (its pre-roll included) as the warm-up timed it; 0 before
   // One sample's elapsed time; nullopt when the blocking kernel gave up waiting for the host (its work
   // still ran, and counts in total_units).
@@ -222,7 +225,7 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
       if (expected_work_s > 0)
         std::this_thread::sleep_until(work_from + std::chrono::duration_cast<clock::duration>(
                                                       std::chrono::duration<double>(expected_work_s / 2)));
-      if (ev.stop_pending()) work_reading = telemetry.read_during_work(each_sample_read);
+      if (ev.stop_pending()) work_reading = telemetry.read_during_work(m.unit_seconds.size() < kSeriesSamples);
     }
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (blocking && blocker.timed_out()) {
@@ -347,7 +350,7 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
   // over the burst (a power cap closing in) or holds, which the median and the cv cannot tell apart (review 49:
   // fp64's configuration read 61.2 TFLOP/s re-timed from rest and 56.8 in its burst).
   // With each, the SM clock and the clock-event reasons of the reading taken during its work, where one was.
-  if (m.unit_seconds.size() <= 8)
+  if (m.unit_seconds.size() <= kSeriesSamples)
     for (std::size_t k = 0; k < m.unit_seconds.size(); ++k) {
       const std::string n = std::to_string(k);
       c["sample_unit_s_" + n] = m.unit_seconds[k];

@@ -332,10 +332,13 @@ TEST_F(CliShowGemm, ABurstsSamplesAreShownInTheOrderTaken) {
   gemm()["detail"].erase("sample_unit_s_4");
   const std::string gap = show();
   EXPECT_TRUE(std::regex_search(gap, std::regex(R"(\n +3 +[-+][0-9.]+% +1\.90 GHz +sw_power_cap\n)"))) << gap;
-  EXPECT_NE(gap.find("sample_sm_clock_hz_4"), std::string::npos) << gap;  // listed, not hidden
+  // listed, not hidden, and in its unit (review 52)
+  EXPECT_TRUE(std::regex_search(gap, std::regex(R"(\nsample_sm_clock_hz_4 +1\.74 GHz\n)"))) << gap;
+  EXPECT_TRUE(std::regex_search(gap, std::regex(R"(\nsample_clock_reasons_4 +sw_power_cap\n)"))) << gap;
   for (const auto& [key, bad] : std::vector<std::pair<std::string, json>>{
            {"sample_unit_s_0", -1.0}, {"sample_unit_s_0", "x"}, {"sample_sm_clock_hz_0", 5.0},
-           {"sample_clock_reasons_0", 0.5}, {"sample_unit_s_20", 1e-3}, {"sample_unit_s_x", 1e-3}}) {
+           {"sample_clock_reasons_0", 0.5}, {"sample_unit_s_20", 1e-3}, {"sample_unit_s_x", 1e-3},
+           {"sample_unit_s_01", 1e-3}}) {
     json doc = doc_;
     doc["ceilings"][2]["detail"][key] = bad;
     const std::string dir = test::scratch_dir("cli_show_bad_samples");
