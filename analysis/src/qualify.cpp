@@ -1095,9 +1095,18 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     k.measured_text = std::to_string(p.ceilings.size()) + " ceiling(s), none judged";
     k.threshold_text = "at least one";
     k.source = "rules " + rules.origin;
+    // Limits there were, none that could judge (a baseline measured otherwise, spreads past max_cv): said so, not
+    // "no limit" (review 52).
+    const std::size_t limited = static_cast<std::size_t>(std::count_if(r.checks.begin(), r.checks.end(), [](const Check& c) {
+      return (c.rule == "datasheet fraction" || c.rule == "minimum" || c.rule == "maximum" || c.rule == "baseline") &&
+             c.status == CheckStatus::kIncomplete;
+    }));
     k.reason = p.ceilings.empty()
                    ? "the profile holds no ceiling (" + std::to_string(p.skipped.size()) + " skipped, " +
                          std::to_string(p.errors.size()) + " failed): a pass would say nothing of its performance"
+               : limited > 0
+                   ? std::to_string(limited) + " limit(s) of these rules apply to the profile's ceilings and none could "
+                     "judge (see their rows): a pass would say nothing of its performance"
                    : "no ceiling of the profile has a limit in these rules (datasheet fraction, minimum, maximum or "
                      "baseline): a pass would say nothing of its performance";
     r.checks.push_back(k);
