@@ -62,8 +62,9 @@ std::string Fingerprint::label() const {
   if (!tool_text().empty()) s += ", ceilings " + tool_text();
   // One GPU per run is what the run saw: other processes may have measured other GPUs meanwhile (review 51).
   if (measured_together)
-    s += *measured_together == 1 ? ", one GPU per run"
-                                 : ", measured " + std::to_string(*measured_together) + " GPUs together";
+    s += (*measured_together == 1 ? ", one GPU per run"
+                                  : ", measured " + std::to_string(*measured_together) + " GPUs together") +
+         (measured_together_partial ? " (where recorded)" : "");
   return s;
 }
 
@@ -86,7 +87,8 @@ json Fingerprint::to_json() const {
           {"cublas", cublas},
           {"tool_version", tool},
           {"measurement_code", measurement_code.empty() ? json(nullptr) : json(measurement_code)},
-          {"gpus_measured_together", measured_together ? json(*measured_together) : json(nullptr)}};
+          {"gpus_measured_together", measured_together ? json(*measured_together) : json(nullptr)},
+          {"gpus_measured_together_partial", measured_together_partial}};
 }
 
 std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) const {
@@ -889,12 +891,13 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
   for (const auto& [from, to] : joins) by_key.erase(from);
   for (auto& [k, g] : by_key) {
     std::sort(g.members.begin(), g.members.end());
-    // Joined by profiles that do not record the count, the group's count is not known for all: its label and its
-    // baseline claim none (review 52).
+    // Joined by profiles that do not record the count, the group's count is not known for all: it is still the
+    // count its peers are compared by (its recording members', review 53: dropped, a group differing only in it had
+    // no difference left and no reference), but its label says so and its baseline claims none (review 52).
     if (g.fingerprint.measured_together)
       for (std::size_t i : g.members)
-        if (members[i].profile.gpus_measured_together != g.fingerprint.measured_together) {
-          g.fingerprint.measured_together.reset();
+        if (!members[i].profile.gpus_measured_together) {
+          g.fingerprint.measured_together_partial = true;
           break;
         }
   }
@@ -1016,7 +1019,9 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       const bool own_ceilings_moved = more_together || std::any_of(differences.begin(), differences.end(), [&](const std::string& d) {
         return is("cuBLAS")(d) || is("ceilings")(d);
       });
-      if (std::all_of(differences.begin(), differences.end(), measured) || (own_ceilings_only && own_ceilings_moved)) {
+      // (No differences at all is no way of measuring: never "measured differently ()", review 53.)
+      if ((!differences.empty() && std::all_of(differences.begin(), differences.end(), measured)) ||
+          (own_ceilings_only && own_ceilings_moved)) {
         g.measured_unlike = pi;
         g.differences = differences;
         break;
@@ -1508,7 +1513,8 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   b.tool_measurement_code = first.tool_measurement_code;  // one code for the group: part of its fingerprint
   b.hostname = "fleet baseline";
   b.gpus_visible = first.gpus_visible;  // part of the group's fingerprint
-  b.gpus_measured_together = group.fingerprint.measured_together;  // so is how many were measured at once
+  // So is how many were measured at once, where every member recorded it.
+  if (!group.fingerprint.measured_together_partial) b.gpus_measured_together = group.fingerprint.measured_together;
   b.cpu = first.cpu;                    // so is the host's CPU model
   b.device = first.device;
   b.device.index = 0;

@@ -561,14 +561,24 @@ TEST(Fleet, ANodeSeeingFewerGpusIsSetUpOtherwiseWhateverItMeasuredAtOnce) {
   ASSERT_TRUE(groups[1].peer_group.has_value());
   EXPECT_TRUE(groups[1].fewer_together);
   EXPECT_EQ(count_findings(groups).unlike_peers, 8u);
-  // Joined by profiles that do not record the count: the group claims none, nor does its baseline (review 52).
-  auto mixed = fleet_of({node(0, 4, 1, 8), node(1, 4, 1, 8)});
-  for (std::size_t i = 0; i < 4; ++i) mixed[i].profile.gpus_measured_together.reset();
+  // Joined by profiles that do not record the count: the label says it is the recording members' and the baseline
+  // claims none (review 52), and the group is still compared by it (review 53: a group of 8 measured one per run,
+  // 20% slow, beside it had passed as "measured differently ()").
+  auto mixed = fleet_of({node(0, 8, 8, 8), node(1, 8, 8, 8), node(3, 8, 8, 8)});
+  for (std::size_t i = 0; i < 8; ++i) mixed[i].profile.gpus_measured_together.reset();
   groups = analyze_fleet(mixed, OutlierRule{});
   ASSERT_EQ(groups.size(), 1u);
-  EXPECT_FALSE(groups[0].fingerprint.measured_together.has_value());
-  EXPECT_EQ(groups[0].fingerprint.label().find("GPU per run"), std::string::npos) << groups[0].fingerprint.label();
+  EXPECT_EQ(groups[0].fingerprint.measured_together, 8);
+  EXPECT_NE(groups[0].fingerprint.label().find(", measured 8 GPUs together (where recorded)"), std::string::npos)
+      << groups[0].fingerprint.label();
   EXPECT_FALSE(fleet_baseline(groups[0], mixed).gpus_measured_together.has_value());
+  const auto slow_alone = node(2, 8, 1, 8, 0.20);  // the 8 that do not say join the larger group of 8 together
+  mixed.insert(mixed.end(), slow_alone.begin(), slow_alone.end());
+  groups = analyze_fleet(mixed, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  ASSERT_TRUE(groups[1].peer_group.has_value());
+  EXPECT_TRUE(groups[1].fewer_together);
+  EXPECT_EQ(count_findings(groups).unlike_peers, 8u);
 }
 
 // Two 8-GPU nodes measured with their own pairs; on node 1 GPU 3's links run at half rate. Every GPU of that

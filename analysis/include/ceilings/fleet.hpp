@@ -45,6 +45,9 @@ struct Fingerprint {
   // The GPUs measured at the same time (measure.gpus_measured_together; absent where not recorded): GPUs measured
   // together share power, heat and the host's links, so a concurrent run is another way of measuring.
   std::optional<int> measured_together;
+  // Of a group joined by profiles that do not record the count: the count is its recording members', and the
+  // label and a baseline say it is not known for all (not part of the key).
+  bool measured_together_partial = false;
   // "0.1.0 measurement code 5e80af9a17af": the release and, where recorded, the code (what label and differences
   // name as "ceilings").
   std::string tool_text() const;
