@@ -862,6 +862,8 @@ class NodeRun {
   // Each change of state is written at once (atomically), so a reader or a killed run sees the truth.
   void set(std::size_t i, GpuRun g) {
     std::lock_guard<std::mutex> hold(mu_);
+    // Its start as the summary had it, where the GPU's own reading is earlier (a wall clock stepped back between).
+    if (!gpus_[i].started.empty() && !g.started.empty() && earlier(g.started, gpus_[i].started)) g.started = gpus_[i].started;
     gpus_[i] = std::move(g);
     write_locked();
   }
@@ -869,7 +871,7 @@ class NodeRun {
     std::lock_guard<std::mutex> hold(mu_);
     gpus_[i].state = s;
     if (!reason.empty()) gpus_[i].reason = reason;
-    if (s == GpuState::kRunning) gpus_[i].started = ceilings::utc_now_iso8601();
+    if (s == GpuState::kRunning) gpus_[i].started = stamp_locked();
     write_locked();
   }
 
@@ -958,7 +960,7 @@ class NodeRun {
     ceilings::json doc = {{"schema", "ceilings.node/1"},
                           {"host", hostname()},
                           {"created", created_},
-                          {"updated", ceilings::utc_now_iso8601()},
+                          {"updated", stamp_locked()},
                           {"mode", o_.concurrent ? "concurrent" : "sequential"},
                           {"timeout_s", o_.timeout_s},
                           {"complete", complete},
@@ -981,7 +983,24 @@ class NodeRun {
   const MeasureOptions& o_;
   std::string path_;
   std::vector<ceilings::json> devices_;
+  // Whether time `a` is before `b` (two utc_now_iso8601 texts; false where either does not parse).
+  static bool earlier(const std::string& a, const std::string& b) {
+    try {
+      return ceilings::parse_utc_time(a, "") < ceilings::parse_utc_time(b, "");
+    } catch (const ceilings::Error&) {
+      return false;
+    }
+  }
+  // Now, or the summary's latest time where the wall clock stepped back since: its times never go backwards, as
+  // fleet orders summaries and profiles by them (review 53).
+  std::string stamp_locked() {
+    std::string now = ceilings::utc_now_iso8601();
+    if (earlier(now, last_stamp_)) now = last_stamp_;
+    last_stamp_ = now;
+    return now;
+  }
   std::string created_;
+  std::string last_stamp_ = created_;
   std::vector<GpuRun> gpus_;
   ceilings::json comparison_ = nullptr;
   std::mutex mu_;

@@ -1098,8 +1098,9 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     // Limits there were, none that could judge (a baseline measured otherwise, spreads past max_cv): said so, not
     // "no limit" (review 52).
     const std::size_t limited = static_cast<std::size_t>(std::count_if(r.checks.begin(), r.checks.end(), [](const Check& c) {
+      // with a threshold: a datasheet fraction without the datasheet's figure sets no limit (review 53)
       return (c.rule == "datasheet fraction" || c.rule == "minimum" || c.rule == "maximum" || c.rule == "baseline") &&
-             c.status == CheckStatus::kIncomplete;
+             c.status == CheckStatus::kIncomplete && c.threshold.has_value();
     }));
     k.reason = p.ceilings.empty()
                    ? "the profile holds no ceiling (" + std::to_string(p.skipped.size()) + " skipped, " +
