@@ -279,13 +279,20 @@ std::vector<std::pair<std::string, std::vector<std::string>>> group_by_family(co
 // that family, not the run: within a family the checkpoint keeps every finished case, the case that
 // was running becomes an error with the reason, and the ones after it are skipped as not run.
 // Never throws for a failure of the measurement: the outcome says what happened.
+// `start_floor`: a time the run's start is not before (the node summary's stamp of its turn; "" for none), so that
+// its finish and its profile's creation, never before its start, are not before what the summary says either.
 GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device, const std::string& pci_bus_id,
-                   const std::string& out, const ProgressSink& sink) {
+                   const std::string& out, const ProgressSink& sink, const std::string& start_floor = "") {
   GpuRun g;
   g.device = device;
   g.profile_path = out;
   g.raw_path = raw_path_for(out);
   g.started = ceilings::utc_now_iso8601();
+  try {  // a wall clock stepped back since the summary's stamp (review 54)
+    if (!start_floor.empty() && ceilings::parse_utc_time(g.started, "") < ceilings::parse_utc_time(start_floor, ""))
+      g.started = start_floor;
+  } catch (const ceilings::Error&) {
+  }
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   // A time of this GPU's run never before its start: the wall clock may step back during a run (NTP), and fleet
@@ -1059,13 +1066,18 @@ int run_all_gpus(const MeasureOptions& o) {
     // What escapes one GPU's run fails that GPU, not the node: in a thread of its own it would end the process, and
     // one at a time it would leave the rest of the node unmeasured (review 51).
     try {
-      g = measure_gpu(per_gpu, bench, device, bus_id, out, {"gpu " + std::to_string(device) + ": ", live, &print_lock});
+      g = measure_gpu(per_gpu, bench, device, bus_id, out, {"gpu " + std::to_string(device) + ": ", live, &print_lock},
+                      node.gpu(i).started);
     } catch (const std::exception& e) {
       g.device = device;
       g.profile_path = out;
       g.raw_path = raw_path_for(out);
       g.started = node.gpu(i).started;  // as the summary has it since the GPU's turn came
       g.finished = ceilings::utc_now_iso8601();
+      try {
+        if (ceilings::parse_utc_time(g.finished, "") < ceilings::parse_utc_time(g.started, "")) g.finished = g.started;
+      } catch (const ceilings::Error&) {
+      }
       g.state = GpuState::kFailed;
       const auto* known = dynamic_cast<const ceilings::Error*>(&e);
       g.exit_code = known ? known->exit_code() : ceilings::kExitIncomplete;
