@@ -856,7 +856,8 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
   }
   // A profile without nvlink ceilings (the family skipped: one GPU, or no peer access), or of an earlier build that
   // did not record how many GPUs its run measured at once, joins the group that matches it otherwise, so its missing
-  // nvlink ceilings are named there; where several match, the largest (ties: own pairs).
+  // nvlink ceilings are named there; where several match, the largest (ties: the one measured with more GPUs at
+  // once, which a group measured with fewer is then set against, review 54; then own pairs).
   std::map<std::string, std::string> joins;  // key of a group lacking a field -> key of the group it joins
   for (const auto& [k, g] : by_key) {
     const bool no_scope = !g.fingerprint.nvlink_own_pairs, no_count = !g.fingerprint.measured_together;
@@ -864,6 +865,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     std::string target;
     std::size_t size = 0;
     bool own = false;
+    int together = 0;
     for (const auto& [hk, h] : by_key) {
       if (hk == k || !((no_scope && h.fingerprint.nvlink_own_pairs) || (no_count && h.fingerprint.measured_together)))
         continue;
@@ -873,10 +875,12 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       if (f.key() != k) continue;
       const std::size_t n = h.members.size();
       const bool h_own = h.fingerprint.nvlink_own_pairs.value_or(false);
-      if (n > size || (n == size && h_own && !own)) {
+      const int h_together = no_count ? h.fingerprint.measured_together.value_or(0) : 0;
+      if (n > size || (n == size && (h_together > together || (h_together == together && h_own && !own)))) {
         target = hk;
         size = n;
         own = h_own;
+        together = h_together;
       }
     }
     if (!target.empty()) joins[k] = target;

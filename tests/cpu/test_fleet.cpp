@@ -572,6 +572,18 @@ TEST(Fleet, ANodeSeeingFewerGpusIsSetUpOtherwiseWhateverItMeasuredAtOnce) {
   EXPECT_NE(groups[0].fingerprint.label().find(", measured 8 GPUs together (where recorded)"), std::string::npos)
       << groups[0].fingerprint.label();
   EXPECT_FALSE(fleet_baseline(groups[0], mixed).gpus_measured_together.has_value());
+  // Where they match groups of one size, they join the one measured with more at once, which the other is then set
+  // against (review 54: the count's text order had decided).
+  {
+    auto tie = fleet_of({node(0, 8, 8, 8), node(1, 8, 8, 8), node(2, 8, 1, 8, 0.20)});
+    for (std::size_t i = 0; i < 8; ++i) tie[i].profile.gpus_measured_together.reset();
+    const auto tied = analyze_fleet(tie, OutlierRule{});
+    ASSERT_EQ(tied.size(), 2u);
+    EXPECT_EQ(tied[0].members.size(), 16u);
+    EXPECT_EQ(tied[0].fingerprint.measured_together, 8);
+    EXPECT_TRUE(tied[1].fewer_together);
+    EXPECT_EQ(count_findings(tied).unlike_peers, 8u);
+  }
   const auto slow_alone = node(2, 8, 1, 8, 0.20);  // the 8 that do not say join the larger group of 8 together
   mixed.insert(mixed.end(), slow_alone.begin(), slow_alone.end());
   groups = analyze_fleet(mixed, OutlierRule{});
