@@ -60,6 +60,17 @@ std::string default_bench_path() {
   return ceilings::cli::executable_directory() + "/ceilings-bench";
 }
 
+// `time`, or `floor` where `time` is before it (two utc_now_iso8601 texts; `time` where either does not parse or
+// `floor` is ""): a run's times never go backwards though the wall clock may step back during it (NTP), as fleet
+// orders profiles and node summaries by them (reviews 52-54).
+std::string not_before(const std::string& time, const std::string& floor) {
+  try {
+    if (!floor.empty() && ceilings::parse_utc_time(time, "") < ceilings::parse_utc_time(floor, "")) return floor;
+  } catch (const ceilings::Error&) {
+  }
+  return time;
+}
+
 std::string hostname() {
   char buf[256] = {};
   gethostname(buf, sizeof buf - 1);
@@ -287,25 +298,13 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   g.device = device;
   g.profile_path = out;
   g.raw_path = raw_path_for(out);
-  g.started = ceilings::utc_now_iso8601();
-  try {  // a wall clock stepped back since the summary's stamp (review 54)
-    if (!start_floor.empty() && ceilings::parse_utc_time(g.started, "") < ceilings::parse_utc_time(start_floor, ""))
-      g.started = start_floor;
-  } catch (const ceilings::Error&) {
-  }
+  g.started = not_before(ceilings::utc_now_iso8601(), start_floor);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  // A time of this GPU's run never before its start: the wall clock may step back during a run (NTP), and fleet
-  // orders a profile against its node summary's start to tell this run's file from an earlier one's (review 52).
-  auto not_before_start = [&](const std::string& now) {
-    try {
-      if (ceilings::parse_utc_time(now, "") < ceilings::parse_utc_time(g.started, "")) return g.started;
-    } catch (const ceilings::Error&) {
-    }
-    return now;
-  };
+  // A time of this GPU's run never before its start: fleet orders a profile against its node summary's start to
+  // tell this run's file from an earlier one's.
   auto finish = [&](GpuRun& run) -> GpuRun& {
-    run.finished = not_before_start(ceilings::utc_now_iso8601());
+    run.finished = not_before(ceilings::utc_now_iso8601(), g.started);
     run.seconds = elapsed();
     return run;
   };
@@ -594,7 +593,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   ceilings::Profile profile;
   try {
     profile = ceilings::profile_from_benchmark_json(merged);
-    profile.created = not_before_start(profile.created);
+    profile.created = not_before(profile.created, g.started);
   } catch (const ceilings::Error& e) {
     g.state = GpuState::kFailed;
     g.exit_code = ceilings::kExitIncomplete;  // a broken bench output is a measurement that failed, not bad input
@@ -869,8 +868,6 @@ class NodeRun {
   // Each change of state is written at once (atomically), so a reader or a killed run sees the truth.
   void set(std::size_t i, GpuRun g) {
     std::lock_guard<std::mutex> hold(mu_);
-    // Its start as the summary had it, where the GPU's own reading is earlier (a wall clock stepped back between).
-    if (!gpus_[i].started.empty() && !g.started.empty() && earlier(g.started, gpus_[i].started)) g.started = gpus_[i].started;
     gpus_[i] = std::move(g);
     write_locked();
   }
@@ -990,21 +987,10 @@ class NodeRun {
   const MeasureOptions& o_;
   std::string path_;
   std::vector<ceilings::json> devices_;
-  // Whether time `a` is before `b` (two utc_now_iso8601 texts; false where either does not parse).
-  static bool earlier(const std::string& a, const std::string& b) {
-    try {
-      return ceilings::parse_utc_time(a, "") < ceilings::parse_utc_time(b, "");
-    } catch (const ceilings::Error&) {
-      return false;
-    }
-  }
-  // Now, or the summary's latest time where the wall clock stepped back since: its times never go backwards, as
-  // fleet orders summaries and profiles by them (review 53).
+  // Now, or the summary's latest time where the wall clock stepped back since (review 53).
   std::string stamp_locked() {
-    std::string now = ceilings::utc_now_iso8601();
-    if (earlier(now, last_stamp_)) now = last_stamp_;
-    last_stamp_ = now;
-    return now;
+    last_stamp_ = not_before(ceilings::utc_now_iso8601(), last_stamp_);
+    return last_stamp_;
   }
   std::string created_;
   std::string last_stamp_ = created_;
@@ -1073,11 +1059,7 @@ int run_all_gpus(const MeasureOptions& o) {
       g.profile_path = out;
       g.raw_path = raw_path_for(out);
       g.started = node.gpu(i).started;  // as the summary has it since the GPU's turn came
-      g.finished = ceilings::utc_now_iso8601();
-      try {
-        if (ceilings::parse_utc_time(g.finished, "") < ceilings::parse_utc_time(g.started, "")) g.finished = g.started;
-      } catch (const ceilings::Error&) {
-      }
+      g.finished = not_before(ceilings::utc_now_iso8601(), g.started);
       g.state = GpuState::kFailed;
       const auto* known = dynamic_cast<const ceilings::Error*>(&e);
       g.exit_code = known ? known->exit_code() : ceilings::kExitIncomplete;
