@@ -469,8 +469,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
                                 "(not pageable copies or launch and small-copy latency):\n"
               : g.fewer_together
                   ? "measured with fewer GPUs at once than group " + std::to_string(*g.peer_group + 1) +
-                        ", the largest of the same GPU model, and set against it (sharing less of the node can only "
-                        "raise a ceiling: a shortfall is the GPU's own):\n"
+                        " of the same GPU model, and set against it (sharing less of the node can only raise a "
+                        "ceiling: a shortfall is the GPU's own):\n"
                   : "configured unlike group " + std::to_string(*g.peer_group + 1) +
                         ", the largest of the same GPU model, and set against it:\n");
       out += (md ? "\n" : "") + render(not_compared_table(in, g), format);

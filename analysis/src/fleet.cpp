@@ -976,7 +976,41 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
   // (the first such in the sorted order): a group too small to compare within itself is judged only so, and
   // one large enough is configured unlike its model's fleet all the same (three GPUs capped at 500 W among
   // 700 W peers are not a fleet of their own), with its own outliers found within it as well.
-  for (FleetGroup& g : groups) {
+  // `x` set against groups[ref]: its members' deviations from ref's medians, and the unstable ones apart.
+  const auto set_against = [&](FleetGroup& x, std::size_t ref, const std::vector<std::string>& differences,
+                               bool host_only, bool fewer_together) {
+    x.peer_group = ref;
+    x.differences = differences;
+    x.host_only = host_only;
+    x.fewer_together = fewer_together;
+    std::vector<const Profile*> as_compared;
+    for (std::size_t i : x.members) as_compared.push_back(&compared[i]);
+    x.versus_peers = find_outliers(as_compared, groups[ref].compared_stats, rule, /*members_in_sample=*/false,
+                                   &x.unstable_versus_peers);
+    // Each list without the deviations `drop` names, and without the members left with none.
+    const auto without = [](std::vector<Outlier>& list, const auto& drop) {
+      for (Outlier& o : list)
+        o.ceilings.erase(std::remove_if(o.ceilings.begin(), o.ceilings.end(),
+                                        [&](const Deviation& d) { return drop(o, d); }),
+                         o.ceilings.end());
+      list.erase(std::remove_if(list.begin(), list.end(), [](const Outlier& o) { return o.ceilings.empty(); }),
+                 list.end());
+    };
+    if (host_only)  // the GPU's own ceilings only: another server's host path is not the GPU's deficit
+      for (std::vector<Outlier>* list : {&x.versus_peers, &x.unstable_versus_peers})
+        without(*list, [](const Outlier&, const Deviation& d) { return host_bound_ceiling(d.ceiling); });
+    // A ceiling its own group has listed already (judged, or unstable there) is not listed twice.
+    without(x.unstable_versus_peers, [&](const Outlier& o, const Deviation& d) {
+      return listed(x.outliers, o.member, d.ceiling, d.unit) || listed(x.unstable, o.member, d.ceiling, d.unit);
+    });
+    // Within its spread of its own group's median, beyond it of its peers': judged against the peers, not also
+    // unstable in the group (as a split's judged side is), so each ceiling has one reference.
+    without(x.unstable, [&](const Outlier& o, const Deviation& d) {
+      return listed(x.versus_peers, o.member, d.ceiling, d.unit) != nullptr;
+    });
+  };
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    FleetGroup& g = groups[gi];
     g.too_small = g.members.size() < rule.min_members;
     for (std::size_t pi = 0; pi < groups.size(); ++pi) {
       const FleetGroup& peers = groups[pi];
@@ -1028,6 +1062,16 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
           (own_ceilings_only && own_ceilings_moved)) {
         g.measured_unlike = pi;
         g.differences = differences;
+        // Measured with more GPUs at once and otherwise alike (its NVLink scope aside): no reference for it, but it
+        // is one for the largest group, measured with fewer, whose shortfall against it is its own: a fleet measured
+        // mostly one GPU per run, all 20% slow, beside a node measured all at once had passed (review 54).
+        const bool count_alone = more_together && std::all_of(differences.begin(), differences.end(), [&](const std::string& d) {
+          return together(d) || is("NVLink pairs")(d);
+        });
+        FleetGroup& largest = groups[pi];
+        if (count_alone && !g.too_small && !largest.peer_group && !largest.split_with)
+          set_against(largest, gi, largest.fingerprint.differences(g.fingerprint), /*host_only=*/false,
+                      /*fewer_together=*/true);
         break;
       }
       // As large as the largest and in other servers: no reference between them either way. Measured with fewer at
@@ -1042,35 +1086,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
           break;
         }
       }
-      g.peer_group = pi;
-      g.differences = differences;
-      g.host_only = host_only;
-      g.fewer_together = own_ceilings_only && fewer_together;
-      std::vector<const Profile*> as_compared;
-      for (std::size_t i : g.members) as_compared.push_back(&compared[i]);
-      g.versus_peers = find_outliers(as_compared, peers.compared_stats, rule, /*members_in_sample=*/false,
-                                     &g.unstable_versus_peers);
-      // Each list without the deviations `drop` names, and without the members left with none.
-      const auto without = [](std::vector<Outlier>& list, const auto& drop) {
-        for (Outlier& o : list)
-          o.ceilings.erase(std::remove_if(o.ceilings.begin(), o.ceilings.end(),
-                                          [&](const Deviation& d) { return drop(o, d); }),
-                           o.ceilings.end());
-        list.erase(std::remove_if(list.begin(), list.end(), [](const Outlier& o) { return o.ceilings.empty(); }),
-                   list.end());
-      };
-      if (host_only)  // the GPU's own ceilings only: another server's host path is not the GPU's deficit
-        for (std::vector<Outlier>* list : {&g.versus_peers, &g.unstable_versus_peers})
-          without(*list, [](const Outlier&, const Deviation& d) { return host_bound_ceiling(d.ceiling); });
-      // A ceiling its own group has listed already (judged, or unstable there) is not listed twice.
-      without(g.unstable_versus_peers, [&](const Outlier& o, const Deviation& d) {
-        return listed(g.outliers, o.member, d.ceiling, d.unit) || listed(g.unstable, o.member, d.ceiling, d.unit);
-      });
-      // Within its spread of its own group's median, beyond it of its peers': judged against the peers, not also
-      // unstable in the group (as a split's judged side is), so each ceiling has one reference.
-      without(g.unstable, [&](const Outlier& o, const Deviation& d) {
-        return listed(g.versus_peers, o.member, d.ceiling, d.unit) != nullptr;
-      });
+      set_against(g, pi, differences, host_only, own_ceilings_only && fewer_together);
       break;
     }
   }
@@ -1496,6 +1512,8 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   };
   name_all(group.outliers, "an outlier");
   name_all(group.unstable, "unstable, not judged");
+  // Measured with fewer GPUs at once than its peer group and below it: a shortfall of its own (review 54).
+  if (group.fewer_together) name_all(group.versus_peers, "below a group measured with more GPUs at once");
   std::vector<std::size_t> kept;
   for (std::size_t i : group.members)
     if (!left_out_members.count(i)) kept.push_back(i);

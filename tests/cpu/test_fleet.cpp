@@ -521,6 +521,46 @@ TEST(Fleet, FewerGpusAtOnceAreSetAgainstThePeersMoreAreNot) {
   EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
 }
 
+// The largest group measured one GPU per run, all 20% slow, beside a node measured all at once: the node is measured
+// otherwise and no reference for them, but they are set against it, their shortfall their own (review 54: they had
+// passed as their own group's median).
+TEST(Fleet, TheLargestGroupMeasuredWithFewerAtOnceIsSetAgainstAGroupMeasuredWithMore) {
+  FleetGen gen(47, 0.001);
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 16; ++i) {
+    Profile p = gen.gpu(i / 8, i % 8, {{"hbm.copy", 0.20}});
+    p.gpus_measured_together = 1;
+    fleet.push_back({"alone" + std::to_string(i), p});
+  }
+  for (int i = 0; i < 8; ++i) {
+    Profile p = gen.gpu(5, i);
+    p.gpus_measured_together = 8;
+    fleet.push_back({"together" + std::to_string(i), p});
+  }
+  auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].members.size(), 16u);
+  EXPECT_TRUE(groups[1].measured_unlike.has_value());
+  ASSERT_TRUE(groups[0].peer_group.has_value());
+  EXPECT_EQ(*groups[0].peer_group, 1u);
+  EXPECT_TRUE(groups[0].fewer_together);
+  EXPECT_EQ(count_findings(groups).unlike_peers, 16u);
+  const std::string dir = write_fleet(fleet, "fleet_largest_fewer");
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("measured with fewer GPUs at once than group 2 of the same GPU model"), std::string::npos) << r.out;
+  // Nor is their median a baseline: every one of them is below the node measured at once.
+  EXPECT_THROW(fleet_baseline(groups[0], fleet), InputError);
+  // As fast as the node measured at once: nothing against them.
+  for (int i = 0; i < 16; ++i) {
+    fleet[i].profile = gen.gpu(i / 8, i % 8);
+    fleet[i].profile.gpus_measured_together = 1;
+  }
+  groups = analyze_fleet(fleet, OutlierRule{});
+  EXPECT_TRUE(groups[0].fewer_together);
+  EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
+}
+
 // A node that sees fewer GPUs than its peers may have lost one: set up otherwise, every GPU counted, whatever it
 // measured at once (review 52: the count had excused it, exit 0). Of two groups of one size, the one measured with
 // fewer at once is set against the other, its shortfall its own (review 52: neither was a reference).

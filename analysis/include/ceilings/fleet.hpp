@@ -306,7 +306,8 @@ struct FleetGroup {
   bool host_only = false;
   // Measured with fewer GPUs at once than the peer group (and otherwise like it, or only in servers of another CPU):
   // set against the peers as a host_only group is, its GPUs found slower the only findings (sharing less of the
-  // node's power, cooling and host links can only raise a ceiling).
+  // node's power, cooling and host links can only raise a ceiling). The model's largest group too, where it measured
+  // with fewer at once than a group large enough and otherwise alike: that group is then its peer group.
   bool fewer_together = false;
   // A group as large as the largest of its model and configured otherwise (not only by its hosts' CPU or
   // its nvlink scope): the model is set up two ways in equal numbers. Neither is named as the odd one
