@@ -4,7 +4,6 @@
 #include "health_monitor.hpp"
 
 #include <cstdint>
-#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -350,14 +349,8 @@ void HealthMonitor::after() {
   // run's steady time, so the section stays one its readers accept (review 51: they refuse an after before the before).
   try {
     const ceilings::UtcTime from = ceilings::parse_utc_time(section_.before.time, "");
-    if (ceilings::parse_utc_time(section_.after->time, "") < from) {
-      const std::time_t t = static_cast<std::time_t>(from.seconds + static_cast<std::int64_t>(section_.xid.window_s));
-      std::tm tm{};
-      gmtime_r(&t, &tm);
-      char buf[32];
-      std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-      section_.after->time = buf;
-    }
+    if (ceilings::parse_utc_time(section_.after->time, "") < from)
+      section_.after->time = ceilings::utc_iso8601(from.seconds + static_cast<std::int64_t>(section_.xid.window_s));
   } catch (const ceilings::Error&) {  // a time utc_now_iso8601 wrote always parses; nothing to mend otherwise
   }
   if (lost) record_gpu_lost("when the counters were read after the run");

@@ -151,6 +151,20 @@ bool is_identifier(const std::string& s) { return identifier_parts(s) == 1; }
 bool is_ceiling_name(const std::string& name) { return identifier_parts(name) >= 2; }
 bool is_family_variant(const std::string& name) { return identifier_parts(name) == 2; }
 
+std::optional<SampleKey> sample_key(const std::string& key) {
+  for (const char* field : {"sample_unit_s", "sample_sm_clock_hz", "sample_clock_reasons"}) {
+    const std::string prefix = std::string(field) + "_";
+    if (key.rfind(prefix, 0) != 0) continue;
+    SampleKey k{field, std::nullopt};
+    const std::string n = key.substr(prefix.size());
+    if (!n.empty() && n.size() <= 3 && n.find_first_not_of("0123456789") == std::string::npos &&
+        (n.size() == 1 || n[0] != '0'))
+      k.index = std::stoul(n);
+    return k;
+  }
+  return std::nullopt;
+}
+
 Profile profile_from_json(const json& document, const std::string& origin) {
   const Fields doc(document, "");
   Profile p;
@@ -853,13 +867,15 @@ bool is_svg_text(const std::string& text) {
   return false;
 }
 
-std::string utc_now_iso8601() {
-  const std::time_t now = std::time(nullptr);
+std::string utc_iso8601(std::int64_t seconds_since_epoch) {
+  const auto t = static_cast<std::time_t>(seconds_since_epoch);
   std::tm tm{};
-  gmtime_r(&now, &tm);
+  gmtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
+
+std::string utc_now_iso8601() { return utc_iso8601(std::time(nullptr)); }
 
 }  // namespace ceilings

@@ -314,15 +314,12 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
   // against their median and names the reasons.
   if (c.detail.is_object())
     for (const auto& [key, v] : c.detail.items()) {
-      if (key.rfind("sample_", 0) != 0) continue;
-      const bool seconds = key.rfind("sample_unit_s_", 0) == 0, clock = key.rfind("sample_sm_clock_hz_", 0) == 0,
-                 reasons = key.rfind("sample_clock_reasons_", 0) == 0;
-      if (!seconds && !clock && !reasons) continue;
+      const auto sample = sample_key(key);
+      if (!sample) continue;
+      const bool seconds = sample->field == "sample_unit_s", clock = sample->field == "sample_sm_clock_hz",
+                 reasons = sample->field == "sample_clock_reasons";
       if (!v.is_number()) fail(at + key, "expected a number, found " + json_type_name(v));
-      const std::string index = key.substr(key.rfind('_') + 1);
-      if (index.empty() || index.size() > 3 || index.find_first_not_of("0123456789") != std::string::npos ||
-          (index.size() > 1 && index[0] == '0') ||
-          static_cast<std::int64_t>(std::stoul(index)) >= c.samples)
+      if (!sample->index || static_cast<std::int64_t>(*sample->index) >= c.samples)
         fail(at + key, "names no sample of the " + std::to_string(c.samples) + " the ceiling holds (0 to " +
                            std::to_string(c.samples - 1) + ")");
       const double x = v.get<double>();

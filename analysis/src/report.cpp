@@ -187,11 +187,8 @@ std::string detail_value(const std::string& key_as_stored, const json& v, const 
   if (!v.is_number()) return v.is_string() ? v.get<std::string>() : v.dump();
   const double x = v.get<double>();
   // A sample's key ends in its index (sample_sm_clock_hz_4): the unit is in the name before it.
-  std::string key = key_as_stored;
-  if (key.rfind("sample_", 0) == 0)
-    if (const std::size_t cut = key.find_last_not_of("0123456789"); cut != std::string::npos && cut + 1 < key.size() &&
-                                                                    key[cut] == '_')
-      key.erase(cut);
+  const auto sample = sample_key(key_as_stored);
+  const std::string key = sample ? sample->field : key_as_stored;
   if (key == "sample_clock_reasons")
     if (const auto bits = clock_events::from_number(x)) return clock_events::names(*bits);
   auto ends = [&](const char* suffix) {
@@ -510,13 +507,8 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   std::size_t samples_shown = 0;
   const Table samples = samples_table(*c, &samples_shown);
   const auto in_samples_table = [&](const std::string& key) {  // each sample's keys the table renders
-    for (const char* prefix : {"sample_unit_s_", "sample_sm_clock_hz_", "sample_clock_reasons_"})
-      if (key.rfind(prefix, 0) == 0) {
-        const std::string index = key.substr(std::string(prefix).size());
-        return !index.empty() && index.size() < 4 && index.find_first_not_of("0123456789") == std::string::npos &&
-               std::stoul(index) < samples_shown;
-      }
-    return false;
+    const auto sample = sample_key(key);
+    return sample && sample->index && *sample->index < samples_shown;
   };
   if (c->detail.is_object())
     for (const auto& [key, v] : c->detail.items()) {

@@ -129,6 +129,14 @@ struct Profile {
 bool is_identifier(const std::string& s);
 bool is_ceiling_name(const std::string& name);
 bool is_family_variant(const std::string& name);
+// A key of a short series' samples in a ceiling's detail (sample_unit_s_N, sample_sm_clock_hz_N,
+// sample_clock_reasons_N): its field ("sample_unit_s") and N, which is nullopt where the key's end is not a plain
+// number below 1000 without a leading zero. nullopt for any other key.
+struct SampleKey {
+  std::string field;
+  std::optional<std::size_t> index;
+};
+std::optional<SampleKey> sample_key(const std::string& key);
 
 // The ceiling `name` of `p` as a measured peak to compute with (MFU, MBU, roofline): nullptr where the profile
 // does not have it and says nothing of it (the caller names what it has, exit 2). Where it cannot serve, an
@@ -182,8 +190,9 @@ bool is_bench_json_text(const std::string& text);    // Google Benchmark JSON ou
 bool is_node_summary_text(const std::string& text);  // a ceilings.node/N document
 bool is_svg_text(const std::string& text);           // an SVG document (its prolog, then the <svg root element)
 
-// The current time as ISO 8601 UTC ("2026-11-30T12:00:00Z").
+// The current time as ISO 8601 UTC ("2026-11-30T12:00:00Z"), and a given time so.
 std::string utc_now_iso8601();
+std::string utc_iso8601(std::int64_t seconds_since_epoch);
 
 // A moment read from ISO 8601 UTC text, ordered by time (text orders wrongly once fractional seconds or
 // "+00:00" appear: "12:00:00.5Z" sorts before "12:00:00Z").
