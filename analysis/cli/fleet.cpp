@@ -2,8 +2,9 @@
 // GPUs whose ceilings fall below their peers' and those whose recorded health fails (or whose ceilings fall
 // below qualify's datasheet fractions), and can write the group medians as a qualify baseline.
 // Exit codes: 1 an outlier, a health fault, a GPU configured unlike its peers (in any group but the largest
-// of its GPU model, when that one is large enough to compare with; in servers of another CPU model, only a GPU
-// slower on its own ceilings) or a model configured two ways in equal numbers; else 3 when a GPU could not be judged (its
+// of its GPU model, when that one is large enough to compare with), a GPU below that group where only its servers'
+// CPU differs (on its own ceilings) or it was measured with fewer GPUs at once, or a model configured two ways in
+// equal numbers; else 3 when a GPU could not be judged (its
 // group too small and no group of its model to compare with, or below its peers within its own spread: unstable);
 // else 0. 2 bad usage or nothing readable.
 #include <algorithm>
@@ -314,11 +315,13 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
           continue;
         }
         const std::string why = unlike_text(g);
+        // Set against the peers on deficits alone (other servers, fewer GPUs at once): not set up unlike them.
+        const char* finding = g.host_only || g.fewer_together ? "below peer group" : "unlike peers";
         bool any = false;
         for (const Outlier& o : g.versus_peers)
           if (o.member == k)
             for (const Deviation& d : o.ceilings) {
-              add_deviation(row(gi, "unlike peers", g.members[k]), d, why);
+              add_deviation(row(gi, finding, g.members[k]), d, why);
               any = true;
             }
         const bool unstable = has_member(g.unstable_versus_peers, k);
@@ -394,6 +397,10 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          ", " +
          std::to_string(groups.size()) + " group(s) by fingerprint, " + std::to_string(found.outliers) +
          " outlier(s), " + std::to_string(found.unlike_peers) + " GPU(s) configured unlike their peers, " +
+         (found.below_peers ? std::to_string(found.below_peers) +
+                                  " GPU(s) below the group of their model they are set against (in other servers, or "
+                                  "measured with fewer GPUs at once), "
+                            : std::string()) +
          (found.two_ways ? std::to_string(found.two_ways) + " GPU(s) of a model configured two ways in equal numbers, "
                          : std::string()) +
          std::to_string(found.not_judged) + " GPU(s) not judged, " +
@@ -462,6 +469,13 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
       out += g.peer_group ? "; set against group " + std::to_string(*g.peer_group + 1) + " of the same GPU model:\n"
                           : "; " + not_judged_why(g) + ": not judged\n";
       out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
+    } else if (g.measured_unlike && !g.peer_group) {
+      // Compared within itself, and not with the model's largest group: say so, not only in the label (review 53).
+      std::string how;
+      for (const std::string& d : g.differences) how += (how.empty() ? "" : ", ") + d;
+      out += std::string(md ? "\n" : "") + "compared within itself only: measured differently from group " +
+             std::to_string(*g.measured_unlike + 1) + " of the same GPU model (" + printable_text(how) +
+             "), which is no reference for it\n";
     } else if (g.peer_group) {
       out += std::string(md ? "\n" : "") +
              (g.host_only ? "in servers with another CPU than group " + std::to_string(*g.peer_group + 1) +
@@ -699,8 +713,8 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
                 << baseline->raw["baseline"]["profiles"].get<std::size_t>()
                 << " with nothing found against them) written to " << o->write_baseline << "\n";
     }
-    if (found.outliers > 0 || found.unlike_peers > 0 || found.two_ways > 0 || found.missing_failed > 0 ||
-        !health.faults.empty())
+    if (found.outliers > 0 || found.unlike_peers > 0 || found.below_peers > 0 || found.two_ways > 0 ||
+        found.missing_failed > 0 || !health.faults.empty())
       return kExitFailed;
     // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
     // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).

@@ -1126,7 +1126,8 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
     f.outliers += g.outliers.size();
     for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
     const bool deficits_only = g.host_only || g.fewer_together;  // only its GPUs found slower are findings
-    if (g.peer_group) f.unlike_peers += deficits_only ? g.versus_peers.size() : g.members.size();
+    if (g.peer_group && deficits_only) f.below_peers += g.versus_peers.size();
+    else if (g.peer_group) f.unlike_peers += g.members.size();
     else if (g.too_small) f.not_judged += g.members.size();
     // A GPU unstable within its group and against its peers counts once, and not at all where it is judged an
     // outlier on another ceiling, configured unlike its peers or in a model configured two ways (it is counted
@@ -1401,6 +1402,11 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
     }
     gj["missing"] = missing;
     gj["compared"] = !g.too_small;
+    // A group compared within itself and measured unlike the model's largest group: which, and how (review 53).
+    if (!g.too_small)
+      gj["measured_unlike"] = g.measured_unlike && !g.peer_group
+                                  ? json{{"group", *g.measured_unlike + 1}, {"differences", g.differences}}
+                                  : json(nullptr);
     if (g.too_small) {
       json members = json::array();
       for (std::size_t i : g.members) members.push_back(gpu_identity(input.members[i]));
@@ -1469,6 +1475,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"groups", gs},
           {"outliers", found.outliers},
           {"configured_unlike_peers", found.unlike_peers},
+          {"below_peer_group", found.below_peers},
           {"configured_two_ways", found.two_ways},
           {"not_judged", found.not_judged},
           {"unstable", found.unstable},

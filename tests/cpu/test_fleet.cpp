@@ -485,7 +485,7 @@ TEST(Fleet, FewerGpusAtOnceAreSetAgainstThePeersMoreAreNot) {
   EXPECT_FALSE(groups[1].host_only);
   ASSERT_EQ(groups[1].versus_peers.size(), 1u);
   EXPECT_EQ(groups[1].versus_peers[0].ceilings.at(0).ceiling, "hbm.copy");
-  EXPECT_EQ(count_findings(groups).unlike_peers, 1u);
+  EXPECT_EQ(count_findings(groups).below_peers, 1u);
   fleet.back().profile = gen.gpu(9, 0);  // as fast as its peers: no finding at all
   fleet.back().profile.gpus_measured_together = 1;
   fleet.back().profile.gpus_visible = 4;
@@ -519,6 +519,18 @@ TEST(Fleet, FewerGpusAtOnceAreSetAgainstThePeersMoreAreNot) {
   EXPECT_EQ(groups[1].differences,
             (std::vector<std::string>{"GPUs visible 8 (peers: 4)", "GPUs measured together 8 (peers: 4)"}));
   EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
+  // Compared within itself, not with group 1: said in the report and the JSON, not in its label alone (review 53).
+  const std::string more_dir = write_fleet(fleet, "fleet_more_together");
+  const auto more = run_cli({"fleet", more_dir});
+  EXPECT_NE(more.out.find("compared within itself only: measured differently from group 1 of the same GPU model "
+                          "(GPUs visible 8 (peers: 4), GPUs measured together 8 (peers: 4)), which is no reference "
+                          "for it"),
+            std::string::npos)
+      << more.out;
+  const json more_json = json::parse(run_cli({"fleet", more_dir, "--format", "json"}).out);
+  EXPECT_TRUE(more_json.at("groups").at(0).at("measured_unlike").is_null());
+  EXPECT_EQ(more_json.at("groups").at(1).at("measured_unlike").at("group"), 1);
+  EXPECT_EQ(more_json["groups"][1]["measured_unlike"].at("differences").size(), 2u);
 }
 
 // The largest group measured one GPU per run, all 20% slow, beside a node measured all at once: the node is measured
@@ -544,10 +556,22 @@ TEST(Fleet, TheLargestGroupMeasuredWithFewerAtOnceIsSetAgainstAGroupMeasuredWith
   ASSERT_TRUE(groups[0].peer_group.has_value());
   EXPECT_EQ(*groups[0].peer_group, 1u);
   EXPECT_TRUE(groups[0].fewer_together);
-  EXPECT_EQ(count_findings(groups).unlike_peers, 16u);
+  EXPECT_EQ(count_findings(groups).below_peers, 16u);
+  EXPECT_EQ(count_findings(groups).unlike_peers, 0u);  // measured otherwise, not set up otherwise (review 52)
   const std::string dir = write_fleet(fleet, "fleet_largest_fewer");
   const auto r = run_cli({"fleet", dir});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 GPU(s) configured unlike their peers, 16 GPU(s) below the group of their model they are set "
+                       "against (in other servers, or measured with fewer GPUs at once)"),
+            std::string::npos)
+      << r.out;
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_NE(csv.out.find("1,below peer group,"), std::string::npos) << csv.out;
+  EXPECT_EQ(csv.out.find("unlike peers"), std::string::npos) << csv.out;
+  const auto j = run_cli({"fleet", dir, "--format", "json"});
+  const json report = json::parse(j.out);
+  EXPECT_EQ(report.at("configured_unlike_peers"), 0);
+  EXPECT_EQ(report.at("below_peer_group"), 16);
   EXPECT_NE(r.out.find("measured with fewer GPUs at once than group 2 of the same GPU model"), std::string::npos) << r.out;
   // Nor is their median a baseline: every one of them is below the node measured at once.
   EXPECT_THROW(fleet_baseline(groups[0], fleet), InputError);
@@ -600,7 +624,7 @@ TEST(Fleet, ANodeSeeingFewerGpusIsSetUpOtherwiseWhateverItMeasuredAtOnce) {
   EXPECT_EQ(groups[0].fingerprint.measured_together, 8);
   ASSERT_TRUE(groups[1].peer_group.has_value());
   EXPECT_TRUE(groups[1].fewer_together);
-  EXPECT_EQ(count_findings(groups).unlike_peers, 8u);
+  EXPECT_EQ(count_findings(groups).below_peers, 8u);
   // Joined by profiles that do not record the count: the label says it is the recording members' and the baseline
   // claims none (review 52), and the group is still compared by it (review 53: a group of 8 measured one per run,
   // 20% slow, beside it had passed as "measured differently ()").
@@ -622,7 +646,7 @@ TEST(Fleet, ANodeSeeingFewerGpusIsSetUpOtherwiseWhateverItMeasuredAtOnce) {
     EXPECT_EQ(tied[0].members.size(), 16u);
     EXPECT_EQ(tied[0].fingerprint.measured_together, 8);
     EXPECT_TRUE(tied[1].fewer_together);
-    EXPECT_EQ(count_findings(tied).unlike_peers, 8u);
+    EXPECT_EQ(count_findings(tied).below_peers, 8u);
   }
   const auto slow_alone = node(2, 8, 1, 8, 0.20);  // the 8 that do not say join the larger group of 8 together
   mixed.insert(mixed.end(), slow_alone.begin(), slow_alone.end());
@@ -630,7 +654,7 @@ TEST(Fleet, ANodeSeeingFewerGpusIsSetUpOtherwiseWhateverItMeasuredAtOnce) {
   ASSERT_EQ(groups.size(), 2u);
   ASSERT_TRUE(groups[1].peer_group.has_value());
   EXPECT_TRUE(groups[1].fewer_together);
-  EXPECT_EQ(count_findings(groups).unlike_peers, 8u);
+  EXPECT_EQ(count_findings(groups).below_peers, 8u);
 }
 
 // Two 8-GPU nodes measured with their own pairs; on node 1 GPU 3's links run at half rate. Every GPU of that
@@ -2253,7 +2277,8 @@ TEST(Fleet, AnotherHostCpuIsAnotherGroup) {
     for (const Deviation& d : o.ceilings) named.insert(d.ceiling);
     EXPECT_EQ(named, (std::set<std::string>{"pcie.h2d"})) << "latency.launch is the host's";
   }
-  EXPECT_EQ(count_findings(groups).unlike_peers, 3u);
+  EXPECT_EQ(count_findings(groups).below_peers, 3u);
+  EXPECT_EQ(count_findings(groups).unlike_peers, 0u);
   // A baseline keeps the group's CPU, so that it describes the servers its medians came from.
   EXPECT_EQ(fleet_baseline(groups[1], fleet).cpu, "AMD EPYC 9654 96-Core Processor");
 

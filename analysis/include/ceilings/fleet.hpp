@@ -323,9 +323,11 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
 // The findings over all groups, as the summary line, the JSON and the exit code count them.
 struct FleetFindings {
   std::size_t outliers = 0;         // outliers within groups
-  // GPUs set against the largest group of their model: every GPU of a group configured otherwise, the GPUs
-  // worse than it of a group in other servers only (host_only)
+  // GPUs set against the largest group of their model: every GPU of a group configured otherwise
   std::size_t unlike_peers = 0;
+  // GPUs of a group set against a larger one of their model only for deficits (in other servers, host_only, or
+  // measured with fewer GPUs at once, fewer_together) found below its medians; its other GPUs are not findings
+  std::size_t below_peers = 0;
   std::size_t not_judged = 0;       // GPUs of a too-small group with no group of their model to compare with
   // GPUs below their peers (their group's median, the better side of its split, or the peer group's medians) by
   // less than their own spread, each once: not judged
