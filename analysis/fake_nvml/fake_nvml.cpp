@@ -187,6 +187,9 @@ FAKE_EXPORT int nvmlDeviceGetPciInfo_v3(void*, PciInfo* pci) {
 }
 
 FAKE_EXPORT int nvmlDeviceGetClockInfo(void*, unsigned type, unsigned* mhz) {
+  // "sm_clock_delay_ms": an SM clock query as slow as a loaded driver's, so a test can catch a reading in flight.
+  if (type != 2 && script.contains("sm_clock_delay_ms"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(script.at("sm_clock_delay_ms").get<int>()));
   return answer(type == 2 ? "clocks.mem_mhz" : "clocks.sm_mhz", mhz);
 }
 FAKE_EXPORT int nvmlDeviceGetMaxClockInfo(void*, unsigned type, unsigned* mhz) {

@@ -82,8 +82,16 @@ void TelemetrySampler::start() {
 
 std::optional<WorkReading> TelemetrySampler::read_during_work(bool each_sample) {
   std::unique_lock<std::mutex> lock(mutex_);
-  // The polling thread is reading now: its reading is of this moment already.
-  if (!device_ || !running_ || reading_in_flight_) return std::nullopt;
+  if (!device_ || !running_) return std::nullopt;
+  if (reading_in_flight_) {
+    // The polling thread is reading now: its reading is of this moment already. A short series that keeps each
+    // sample's own clock waits for it (a query is a few ms; a sample had been left without one, review 52), and
+    // reads: the polling thread's reading may have begun before the sample's work did.
+    if (!each_sample) return std::nullopt;
+    read_done_.wait_for(lock, std::chrono::milliseconds(kMaxWaitForReadingMs),
+                        [this] { return !reading_in_flight_ || !running_; });
+    if (reading_in_flight_ || !running_) return std::nullopt;
+  }
   const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   if (!each_sample)
     for (auto r = readings_.rbegin(); r != readings_.rend(); ++r)
@@ -98,6 +106,7 @@ std::optional<WorkReading> TelemetrySampler::read_during_work(bool each_sample) 
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
   lock.lock();
   reading_in_flight_ = false;
+  read_done_.notify_all();
   ++work_readings_;
   work_read_max_s_ = std::max(work_read_max_s_, took_s);
   insert_in_time_order(r);
@@ -128,6 +137,7 @@ void TelemetrySampler::loop() {
     const Reading r = locked_read();
     lock.lock();
     reading_in_flight_ = false;
+    read_done_.notify_all();
     insert_in_time_order(r);
   }
 }

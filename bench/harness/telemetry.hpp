@@ -90,8 +90,10 @@ class TelemetrySampler {
   // period ago. A window shorter than the period (a GEMM burst of a few ms samples) has no polled reading; this
   // one is its reading of the GPU at work. Nothing before start() or after stop(). Returns what it read, nullopt
   // where it took no reading. `each_sample`: a reading whatever the period (a short series that keeps each sample's
-  // clock: a GEMM burst's samples come every few ms, and the period would leave most of them without one).
+  // clock: a GEMM burst's samples come every few ms, and the period would leave most of them without one); it
+  // waits up to kMaxWaitForReadingMs for a reading the polling thread has in flight, then takes its own.
   std::optional<WorkReading> read_during_work(bool each_sample = false);
+  static constexpr int kMaxWaitForReadingMs = 100;
   // The zero of the readings' times (set by start(), with or without NVML), for timing work against them.
   std::chrono::steady_clock::time_point started() const { return started_; }
   // After stop(): every reading with its time since start(), for a time series (ceilings/timeline.hpp).
@@ -126,7 +128,10 @@ class TelemetrySampler {
   Reading locked_read() const;  // read() under read_mutex_
   void insert_in_time_order(const Reading& r);  // into readings_, under mutex_
   bool running_ = false;        // between start() and stop(), under mutex_
-  bool reading_in_flight_ = false;  // one thread is reading (mutex_ released): the other skips that moment
+  // One thread is reading (mutex_ released): the other skips that moment, but a short series' sample waits for it
+  // (read_done_) and takes its own reading.
+  bool reading_in_flight_ = false;
+  std::condition_variable read_done_;
   int work_readings_ = 0;           // read_during_work's readings since start(), under mutex_
   double work_read_max_s_ = 0;      // and the longest of them, host seconds
   std::thread thread_;

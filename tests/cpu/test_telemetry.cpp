@@ -145,6 +145,31 @@ TEST_F(TelemetryWithFakeNvml, EachSampleOfAShortSeriesGetsItsReading) {
   EXPECT_EQ(sampler.stop().work_readings, 5);
 }
 
+// A short series' sample waits for a reading the polling thread has in flight and takes its own (review 52: it had
+// returned nothing, leaving that sample without its clock). The fake's SM clock query takes 20 ms and the polling
+// thread reads every 5 ms, so it is reading most of the time; without the wait most calls below read nothing.
+TEST_F(TelemetryWithFakeNvml, ASampleWaitsForAReadingInFlight) {
+  const std::string dir = test::scratch_dir("telemetry_in_flight");
+  std::ofstream(dir + "/script.json")
+      << json{{"device_count", 1}, {"values", loaded_gpu()}, {"sm_clock_delay_ms", 20}}.dump();
+  setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
+  setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
+  std::string why;
+  lib_ = nvml::Library::open(&why);
+  ASSERT_TRUE(lib_) << why;
+  auto d = lib_->device_by_index(0);
+  ASSERT_TRUE(d.ok());
+  bench::TelemetrySampler sampler(std::make_shared<nvml::Device>(d.value), 0.005);
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the polling thread under way
+  int read = 0;
+  for (int i = 0; i < 8; ++i) read += sampler.read_during_work(/*each_sample=*/true).has_value() ? 1 : 0;
+  const auto s = sampler.stop();
+  EXPECT_EQ(read, 8);
+  EXPECT_EQ(s.work_readings, 8);
+  EXPECT_LT(s.work_read_max_s, 1);
+}
+
 // Read every period while the work runs: each read_during_work past the period takes one more.
 TEST_F(TelemetryWithFakeNvml, ReadingsDuringTheWorkFollowThePeriod) {
   bench::TelemetrySampler sampler(device(loaded_gpu()), 0.05);
