@@ -23,8 +23,8 @@ namespace ceilings::bench {
 namespace {
 
 // A series of at most this many samples keeps each one's time, clock and reasons (report_common's sample_*
-// counters); so the first this many samples of every series read NVML during their work, whatever the polling
-// period (a GEMM burst's samples come every few ms; the period would leave most without a reading).
+// counters); so a series capped at this many reads NVML during every sample's work, whatever the polling period
+// (a GEMM burst's samples come every few ms; the period would leave most without a reading).
 constexpr std::size_t kSeriesSamples = 8;
 
 __device__ unsigned long long global_timer_ns() {
@@ -190,6 +190,10 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
   BlockingKernel blocker;
   TelemetrySampler telemetry(nvml);  // started once the samples are sized
 
+  // A series of at most kSeriesSamples (a GEMM burst's fixed count): one whose every sample keeps its clock.
+  const bool short_series =
+      std::min(spec.max_samples > 0 ? spec.max_samples : options.max_samples, options.max_samples) <=
+      static_cast<int>(kSeriesSamples);
   std::string blocker_timeout;  // why the last sample's blocking kernel gave up, if it did
   std::optional<WorkReading> work_reading;  // what the last sample's reading during its work saw
 
@@ -225,7 +229,11 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
       if (expected_work_s > 0)
         std::this_thread::sleep_until(work_from + std::chrono::duration_cast<clock::duration>(
                                                       std::chrono::duration<double>(expected_work_s / 2)));
-      if (ev.stop_pending()) work_reading = telemetry.read_during_work(m.unit_seconds.size() < kSeriesSamples);
+      // A series of at most kSeriesSamples keeps each sample's clock (sample_sm_clock_hz_N): a reading at every
+      // sample, the clock alone where the period has none due. Not the first samples of every series: that cost
+      // every case 8 readings' idle gaps, for keys only a GEMM burst keeps (review 55).
+      if (ev.stop_pending())
+        work_reading = telemetry.read_during_work(short_series, [&ev] { return ev.stop_pending(); });
     }
     CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (blocking && blocker.timed_out()) {

@@ -17,7 +17,7 @@ TelemetrySampler::~TelemetrySampler() {
   if (thread_.joinable()) stop();
 }
 
-TelemetrySampler::Reading TelemetrySampler::read() const {
+TelemetrySampler::Reading TelemetrySampler::read(bool clock_only, const std::function<bool()>* still_working) const {
   Reading r;
   r.t_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   // Values NVML returns that cannot be physical (a zero clock under load, a 1e9 degree die) are
@@ -26,6 +26,14 @@ TelemetrySampler::Reading TelemetrySampler::read() const {
     r.sm_hz = *v * 1e6;
     r.sm_ok = true;
   }
+  // The reasons next to the clock: read last of six (about 4 ms), they came after a short sample's work had ended
+  // (review 55).
+  if (auto v = device_->throttle_reasons().get()) {
+    r.reasons = *v;
+    r.reasons_ok = true;
+  }
+  if (still_working && *still_working) r.clock_during_work = (*still_working)();
+  if (clock_only) return r;
   if (auto v = device_->clock_mhz(nvml::Clock::kMemory).get(); v && *v > 0 && *v < 100000) {
     r.mem_hz = *v * 1e6;
     r.mem_ok = true;
@@ -43,17 +51,14 @@ TelemetrySampler::Reading TelemetrySampler::read() const {
     r.temp_c = *v;
     r.temp_ok = true;
   }
-  if (auto v = device_->throttle_reasons().get()) {
-    r.reasons = *v;
-    r.reasons_ok = true;
-  }
   if (energy_ == Energy::kFollow) r.energy_mj = device_->energy_mj().get();
   return r;
 }
 
-TelemetrySampler::Reading TelemetrySampler::locked_read() const {
+TelemetrySampler::Reading TelemetrySampler::locked_read(bool clock_only,
+                                                       const std::function<bool()>* still_working) const {
   std::lock_guard<std::mutex> lock(read_mutex_);
-  return read();
+  return read(clock_only, still_working);
 }
 
 TelemetrySampler::Violations TelemetrySampler::read_violations() const {
@@ -80,7 +85,8 @@ void TelemetrySampler::start() {
   thread_ = std::thread([this] { loop(); });
 }
 
-std::optional<WorkReading> TelemetrySampler::read_during_work(bool each_sample) {
+std::optional<WorkReading> TelemetrySampler::read_during_work(bool each_sample,
+                                                              const std::function<bool()>& still_working) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!device_ || !running_) return std::nullopt;
   if (reading_in_flight_) {
@@ -92,24 +98,27 @@ std::optional<WorkReading> TelemetrySampler::read_during_work(bool each_sample) 
                         [this] { return !reading_in_flight_ || !running_; });
     if (reading_in_flight_ || !running_) return std::nullopt;
   }
+  // A full reading where the period has none of the work's due; else, for a short series, the clock alone.
   const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  if (!each_sample)
-    for (auto r = readings_.rbegin(); r != readings_.rend(); ++r)
-      if (!r->edge) {
-        if (now_s - r->t_s < period_s_) return std::nullopt;
-        break;
-      }
+  bool due = true;
+  for (auto r = readings_.rbegin(); r != readings_.rend(); ++r)
+    if (!r->edge) {
+      due = now_s - r->t_s >= period_s_;
+      break;
+    }
+  if (!due && !each_sample) return std::nullopt;
   reading_in_flight_ = true;
   lock.unlock();
   const auto from = std::chrono::steady_clock::now();
-  const Reading r = locked_read();
+  const Reading r = locked_read(/*clock_only=*/!due, still_working ? &still_working : nullptr);
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
   lock.lock();
   reading_in_flight_ = false;
   read_done_.notify_all();
   ++work_readings_;
   work_read_max_s_ = std::max(work_read_max_s_, took_s);
-  insert_in_time_order(r);
+  if (due) insert_in_time_order(r);  // the window's: its summary and time series
+  if (!r.clock_during_work) return std::nullopt;
   WorkReading w;
   if (r.sm_ok) w.sm_hz = r.sm_hz;
   if (r.reasons_ok) w.reasons = r.reasons;

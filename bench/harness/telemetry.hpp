@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,9 +29,9 @@ struct TelemetrySummary {
   // stop(), each with the stream drained) are left out where any other was taken, and are all a window has only
   // when nothing read it during its work.
   int readings = 0;
-  // Of them, those the measuring thread took during a sample's work (read_during_work), and the longest such
-  // reading's host time: the next sample waits for it, so a reading slower than the rest of a short sample's
-  // work lengthens the idle gap before the next one.
+  // The readings the measuring thread took during a sample's work (read_during_work; a short series' clock-only
+  // ones too, which are not among the `readings` summarised), and the longest one's host time: the next sample
+  // waits for it, so a reading slower than the rest of a short sample's work lengthens the idle gap before it.
   int work_readings = 0;
   double work_read_max_s = 0;
   double sm_clock_hz_median = 0, sm_clock_hz_min = 0;
@@ -66,7 +67,8 @@ struct TelemetrySummary {
   std::optional<double> energy_j, energy_interval_s, power_mean_w;
 };
 
-// What a reading the measuring thread took during a sample's work saw (read_during_work): that sample's own clock.
+// What a reading the measuring thread took during a sample's work saw (read_during_work): that sample's own clock,
+// its SM clock and clock-event reasons read while the work still ran.
 struct WorkReading {
   std::optional<double> sm_hz;           // where NVML answered
   std::optional<std::uint64_t> reasons;  // its clock-event reasons (ceilings/clock_events.hpp), where answered
@@ -88,11 +90,17 @@ class TelemetrySampler {
   // Called by the measuring thread once a sample's work is queued and running (the blocking kernel released,
   // the stream not yet waited for): takes a reading unless one was taken during the work less than a polling
   // period ago. A window shorter than the period (a GEMM burst of a few ms samples) has no polled reading; this
-  // one is its reading of the GPU at work. Nothing before start() or after stop(). Returns what it read, nullopt
-  // where it took no reading. `each_sample`: a reading whatever the period (a short series that keeps each sample's
-  // clock: a GEMM burst's samples come every few ms, and the period would leave most of them without one); it
-  // waits up to kMaxWaitForReadingMs for a reading the polling thread has in flight, then takes its own.
-  std::optional<WorkReading> read_during_work(bool each_sample = false);
+  // one is its reading of the GPU at work. Nothing before start() or after stop().
+  // `each_sample` (a short series that keeps each sample's clock: a GEMM burst's samples come every few ms, and
+  // the period would leave most of them without one): where the period has no reading due, the SM clock and the
+  // clock-event reasons alone (two queries; a full reading's six outlast a tensor-core burst's 3-4 ms sample),
+  // which is not one of the window's summarised readings; it waits up to kMaxWaitForReadingMs for a reading the
+  // polling thread has in flight, then takes its own.
+  // Returns the sample's SM clock and reasons, read first, where `still_working` (asked right after them; unset:
+  // true) says the work had not ended by then; nullopt where it took no reading or the work was over (one partly
+  // of the GPU at rest is not the sample's; a full reading still counts in the window's summary).
+  std::optional<WorkReading> read_during_work(bool each_sample = false,
+                                              const std::function<bool()>& still_working = {});
   static constexpr int kMaxWaitForReadingMs = 100;
   // The zero of the readings' times (set by start(), with or without NVML), for timing work against them.
   std::chrono::steady_clock::time_point started() const { return started_; }
@@ -108,12 +116,15 @@ class TelemetrySampler {
     std::optional<std::uint64_t> energy_mj;
     bool sm_ok = false, mem_ok = false, power_ok = false, temp_ok = false, reasons_ok = false;
     bool edge = false;  // taken by start() or stop(), with the stream drained
+    bool clock_during_work = true;  // read(): `still_working` said yes once the SM clock and reasons were read
   };
   // NVML's cumulative violation times, read at the start and the end of the window.
   struct Violations {
     std::optional<std::uint64_t> power_ns, thermal_ns;
   };
-  Reading read() const;
+  // The SM clock and the clock-event reasons first; then, where `clock_only` is false, the rest. `still_working`
+  // is asked right after the first two: whether the work was still running when they had been read.
+  Reading read(bool clock_only = false, const std::function<bool()>* still_working = nullptr) const;
   Violations read_violations() const;
   void loop();
   void summarise_energy(TelemetrySummary& s) const;
@@ -125,7 +136,8 @@ class TelemetrySampler {
   // Only read() touches it, under read_mutex_ (the polling thread and the measuring thread both read).
   mutable bool instant_absent_ = false;
   mutable std::mutex read_mutex_;
-  Reading locked_read() const;  // read() under read_mutex_
+  // read() under read_mutex_
+  Reading locked_read(bool clock_only = false, const std::function<bool()>* still_working = nullptr) const;
   void insert_in_time_order(const Reading& r);  // into readings_, under mutex_
   bool running_ = false;        // between start() and stop(), under mutex_
   // One thread is reading (mutex_ released): the other skips that moment, but a short series' sample waits for it

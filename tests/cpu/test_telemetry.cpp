@@ -138,11 +138,38 @@ TEST_F(TelemetryWithFakeNvml, EachSampleOfAShortSeriesGetsItsReading) {
   bench::TelemetrySampler sampler(device(loaded_gpu()), 60.0);
   sampler.start();
   for (int i = 0; i < 5; ++i) {
-    EXPECT_TRUE(sampler.read_during_work(/*each_sample=*/true).has_value()) << i;
+    const auto w = sampler.read_during_work(/*each_sample=*/true);
+    ASSERT_TRUE(w.has_value()) << i;
+    EXPECT_TRUE(w->sm_hz.has_value()) << i;
+    EXPECT_TRUE(w->reasons.has_value()) << i;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   EXPECT_FALSE(sampler.read_during_work().has_value());  // by the period, the last was too recent
-  EXPECT_EQ(sampler.stop().work_readings, 5);
+  const auto s = sampler.stop();
+  EXPECT_EQ(s.work_readings, 5);
+  // The first was a full reading, the window's; the other four the clock and reasons alone (two queries, not six:
+  // review 55), which the summary does not hold.
+  EXPECT_EQ(s.readings, 1);
+  EXPECT_EQ(sampler.timed_readings().size(), 3u);
+}
+
+// A reading the sample's work had ended before was partly of the GPU at rest: not the sample's (review 55: the
+// reasons, read last of six, came after a 3 ms burst sample). A full reading still counts in the window's summary.
+TEST_F(TelemetryWithFakeNvml, AReadingAfterTheWorkEndedIsNotTheSamples) {
+  bench::TelemetrySampler sampler(device(loaded_gpu()), 60.0);
+  sampler.start();
+  int asked = 0;
+  const auto ended = [&asked] {
+    ++asked;
+    return false;
+  };
+  EXPECT_FALSE(sampler.read_during_work(/*each_sample=*/true, ended).has_value());  // full, due
+  EXPECT_FALSE(sampler.read_during_work(/*each_sample=*/true, ended).has_value());  // the clock alone
+  EXPECT_EQ(asked, 2);
+  EXPECT_TRUE(sampler.read_during_work(/*each_sample=*/true, [] { return true; }).has_value());
+  const auto s = sampler.stop();
+  EXPECT_EQ(s.work_readings, 3);
+  EXPECT_EQ(s.readings, 1);  // the full reading, whatever the sample's work did
 }
 
 // A short series' sample waits for a reading the polling thread has in flight and takes its own (review 52: it had
