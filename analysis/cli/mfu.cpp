@@ -79,6 +79,8 @@ int run(const MfuOptions& o) {
                 {"achieved_hardware_flops_per_gpu", r.achieved_hardware_flops_per_gpu},
                 {"model_flops_per_token", r.model_flops_per_token},
                 {"hardware_flops_per_token", r.hardware_flops_per_token},
+                {"executed_flops_per_token", r.executed_flops_per_token},
+                {"achieved_executed_flops_per_gpu", r.achieved_executed_flops_per_gpu},
                 {"tokens_per_s", in.tokens_per_s},
                 {"gpus", in.gpus},
                 {"seq", in.seq},
@@ -94,6 +96,7 @@ int run(const MfuOptions& o) {
       out["mtp_hardware_flops_per_token"] = mtp_hardware;
     }
     if (const auto note = o.model.flop_note(mtp)) out["note"] = *note;
+    if (!r.note.empty()) out["over_peak_note"] = r.note;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -118,6 +121,7 @@ int run(const MfuOptions& o) {
                format_percent(u.hardware)});
   std::cout << render(t, Format::kTable);
   if (const auto note = o.model.flop_note(mtp)) std::cout << "note: " << *note << "\n";
+  if (!r.note.empty()) std::cout << "note: " << r.note << "\n";
   return 0;
 }
 

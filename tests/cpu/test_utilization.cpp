@@ -311,6 +311,40 @@ TEST(MfuCli, MtpLayersRefusedWhereTheyCannotApply) {
   }
 }
 
+// At a long sequence the noncausal convention counts twice the attention the kernels run: a job at 60% of the peak
+// in executed FLOPs reads 102% noncausal, a reading with its note, not an error (review 57). Above the peak even
+// counted causal, and above it by the recompute alone, it still is one.
+TEST(MfuCli, NoncausalAbovePeakAtALongSequenceIsAReading) {
+  const std::vector<std::string> base = {"mfu", "--hf-config", hf("Llama-3.1-8B"), "--seq", "131072", "--gpus", "64",
+                                         "--peak-tflops", "853"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return test::run_cli(a);
+  };
+  auto r = with({"--tokens-per-sec", "221000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("101.7%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("what they execute (attention causal, recompute none) is 60.0% of it"), std::string::npos)
+      << r.out;
+  const json j = json::parse(with({"--tokens-per-sec", "221000", "--json"}).out);
+  EXPECT_NEAR(j.at("mfu").get<double>(), 1.017, 0.001);
+  EXPECT_LT(j.at("achieved_executed_flops_per_gpu").get<double>(), 853e12);
+  EXPECT_TRUE(j.contains("over_peak_note"));
+  // Counted causal, nothing to note.
+  r = with({"--tokens-per-sec", "221000", "--attention", "causal"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("above 100%"), std::string::npos) << r.out;
+  // Above the peak counted causal: an error.
+  r = with({"--tokens-per-sec", "400000"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("even with attention counted causal"), std::string::npos) << r.err;
+  // Below it counted causal, above it with a full recompute's fourth forward: the recompute setting is inconsistent.
+  r = with({"--tokens-per-sec", "340000", "--recompute", "full"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the recompute setting and the throughput are inconsistent"), std::string::npos) << r.err;
+}
+
 TEST(MfuCli, BadInputExits2) {
   const std::vector<std::string> model = {"--layers", "32", "--hidden", "4096", "--heads", "32", "--seq", "4096"};
   auto with = [&](std::vector<std::string> extra) {
