@@ -79,7 +79,7 @@ ceilings::cli::Runner setup(CLI::App& app) {
     seq << "forward FLOPs per token at seq " << o->seq;
     t.add_row({seq.str(), format_quantity(s["flops_per_token"].get<double>(), "FLOP", 4)});
     t.add_row(
-        {"  of which attention scores", format_quantity(s["attention_flops_per_token"].get<double>(), "FLOP", 4)});
+        {"  of which attention (QK^T and AV)", format_quantity(s["attention_flops_per_token"].get<double>(), "FLOP", 4)});
     t.add_row({"training FLOPs per token (3x forward)",
                format_quantity(s["training_flops_per_token"].get<double>(), "FLOP", 4)});
     if (s.contains("mtp_flops_per_token")) {  // trained beside the model only where a job trains them
@@ -88,8 +88,12 @@ ceilings::cli::Runner setup(CLI::App& app) {
       t.add_row({"training FLOPs per token, " + mtp,
                  format_quantity(s["mtp_training_flops_per_token"].get<double>(), "FLOP", 4)});
     }
-    t.add_row(
-        {"KV cache per token (" + o->kv_dtype + ")", format_quantity(s["kv_bytes_per_token"].get<double>(), "B", 4)});
+    const bool capped = m.sliding_window || m.attention_chunk;
+    t.add_row({"KV cache per token (" + o->kv_dtype + (capped ? ", every layer, before the caps below)" : ")"),
+               format_quantity(s["kv_bytes_per_token"].get<double>(), "B", 4)});
+    std::ostringstream per_seq;
+    per_seq << "KV cache of a sequence of " << o->seq << " tokens";
+    t.add_row({per_seq.str(), format_quantity(s["kv_bytes_per_sequence"].get<double>(), "B", 4)});
     if (m.sliding_window)
       t.add_row({m.window_layers < m.layers ? "sliding window (caps the KV cache) in " + std::to_string(m.window_layers) +
                                                   " of " + std::to_string(m.layers) + " layers"

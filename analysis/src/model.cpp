@@ -1255,7 +1255,10 @@ json model_summary_json(const ModelConfig& m, double seq, const std::string& kv_
               {"attention_flops_per_token", attention_flops_forward(s, seq, conv)},
               {"training_flops_per_token", model_flops_per_token(s, seq, conv)},
               {"kv_dtype", kv_dtype},
-              {"kv_bytes_per_token", kv_bytes_per_token(m, dtype_bytes(kv_dtype))}};
+              // Every layer's, before a sliding window or an attention chunk caps it; what a sequence of `seq`
+              // tokens holds, capped (review 57: 508 kB a token for Gemma 3 27B, where 32k tokens hold 95 kB each).
+              {"kv_bytes_per_token", kv_bytes_per_token(m, dtype_bytes(kv_dtype))},
+              {"kv_bytes_per_sequence", kv_cache_bytes_per_sequence(m, seq, dtype_bytes(kv_dtype))}};
   if (m.is_moe())
     out["moe"] = {{"routed_experts", m.routed_experts},
                   {"experts_per_token", m.experts_per_token},
