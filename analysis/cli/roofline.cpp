@@ -24,7 +24,26 @@ struct RooflineOptions {
   std::vector<double> batches;
   cli::OptNumber context;
   bool json = false;
+  CLI::Option *dtype_opt = nullptr, *compute_opt = nullptr;  // given: the user chose the roof
 };
+
+// Weights stored in 8 bits (an fp8 checkpoint, --weight-dtype fp8/int8) classified against a 16-bit roof the user did
+// not choose: say that the two were chosen apart, and which roof an engine multiplying in 8 bits meets (review 57:
+// DeepSeek-V3's fp8 checkpoint against gemm.bf16 doubled prefill's floor, unsaid).
+std::string eight_bit_weights_note(const RooflineOptions& o, const cli::WeightDtypeOption::Choice& weights,
+                                   const std::string& compute_level) {
+  const WeightBytes& w = weights.bytes;
+  if (o.dtype_opt->count() > 0 || o.compute_opt->count() > 0) return "";
+  const double bytes = w.covers == WeightBytes::Covers::kNothing ? w.other : w.quantized;  // of the layer matrices
+  const bool eight_bit = bytes > 0.75 && bytes < 1.1;  // a byte, and its block scales
+  if (!eight_bit || compute_level.find("fp8") != std::string::npos || compute_level.find("int8") != std::string::npos)
+    return "";
+  const bool int8 = weights.label.find("int8") != std::string::npos;
+  return "the weights are stored in 8 bits, the compute roof is " + compute_level + " (the default): an engine that " +
+         (int8 ? "multiplies in int8 (W8A8) meets gemm.int8 instead (--dtype int8)"
+               : "multiplies in fp8 (W8A8, as DeepGEMM does) meets gemm.fp8_e4m3 instead (--dtype fp8_e4m3)") +
+         "; one that dequantizes the weights to 16 bits meets this one";
+}
 
 std::string opt(const std::optional<double>& v, const std::string& unit) { return v ? format_quantity(*v, unit) : "-"; }
 
@@ -141,6 +160,8 @@ int run(const RooflineOptions& o) {
                 {"counts_kv_traffic", llm->has_kv_traffic}};
       if (!weights.note.empty()) l["weight_note"] = weights.note;
       if (const auto mtp = cli::mtp_serving_note(serving.model)) l["mtp_note"] = *mtp;
+      if (const std::string n = eight_bit_weights_note(o, weights, r.compute_level); !n.empty())
+        l["compute_note"] = n;
       for (const char* key : {"prefill", "decode"}) {
         l[key] = json::array();
         for (const LlmStep& s : std::string(key) == "prefill" ? llm->prefill : llm->decode) {
@@ -231,10 +252,13 @@ int run(const RooflineOptions& o) {
     for (const LlmStep& s : llm->prefill) add(prefill, s.name, s.flops, s.bytes, s.placement);
     for (const LlmStep& s : llm->decode) add(decode, s.name, s.flops, s.bytes, s.placement);
     std::cout << "\nLLM view, context " << o.context.value << ", weights " << weights.label << ", KV cache "
-              << o.kv_dtype << " (decode bytes count the KV cache read every step; prefill uses the " << o.attention
+              << o.kv_dtype << " (bytes: the weights and the KV cache, not the activations, so a prefill's intensity is "
+              << "an upper bound; decode bytes count the KV cache read every step; prefill uses the " << o.attention
               << " FLOP convention, with logits at each prompt's last token only)\n";
     if (!weights.note.empty()) std::cout << "note: " << weights.note << "\n";
     if (const auto mtp = cli::mtp_serving_note(serving.model)) std::cout << "note: " << *mtp << "\n";
+    if (const std::string n = eight_bit_weights_note(o, weights, r.compute_level); !n.empty())
+      std::cout << "note: " << n << "\n";
     if (!llm->prefill.empty()) std::cout << render(prefill, Format::kTable);
     if (!llm->decode.empty()) std::cout << render(decode, Format::kTable);
     std::string too_big;
@@ -270,9 +294,11 @@ cli::Runner setup(CLI::App& app) {
   auto o = std::make_shared<RooflineOptions>();
   app.add_option("--profile", o->profile, "Measured profile")->required();
   auto* dtype = app.add_option("--dtype", o->dtype, "Compute roof used to classify (gemm.<dtype>)")->capture_default_str();
-  app.add_option("--compute", o->compute, "Compute roof used to classify, by name (fma.fp32 for a kernel without "
-                                          "tensor cores; instead of --dtype)")
-      ->excludes(dtype);
+  o->dtype_opt = dtype;
+  o->compute_opt = app.add_option("--compute", o->compute,
+                                  "Compute roof used to classify, by name (fma.fp32 for a kernel without tensor cores; "
+                                  "instead of --dtype)")
+                       ->excludes(dtype);
   app.add_option("--memory", o->memory,
                  "Memory roof used to classify (default: the first verified of hbm.read, hbm.copy, hbm.triad, "
                  "hbm.write)");

@@ -174,6 +174,10 @@ int run(const TrainTimeOptions& o) {
                 {"gpu_hours", rows[0].t.gpu_hours},
                 {"total_flops", rows[0].t.total_flops},
                 {"flops_per_token", rows[0].t.flops_per_token},
+                // What total_flops counts: the hardware's (recompute included) with --achieved-tflops, else the
+                // model's; the model's total beside it either way (review 57: 1.14e24 hardware read as training).
+                {"flops_kind", o.achieved_tflops.given() ? "hardware" : "model"},
+                {"total_model_flops", f.model * o.tokens.value},
                 {"basis", basis},
                 {"estimates", est}};
     if (f.per_param) out["flops_per_token_per_param"] = o.achieved_tflops.given() ? *f.per_param : 6.0;
@@ -189,12 +193,16 @@ int run(const TrainTimeOptions& o) {
   }
   char total[32];
   std::snprintf(total, sizeof total, "%.3e", rows[0].t.total_flops);
-  std::cout << "training FLOPs " << total << " (" << format_quantity(rows[0].t.flops_per_token, "FLOP", 4)
+  char model_total[32];
+  std::snprintf(model_total, sizeof model_total, "%.3e", f.model * o.tokens.value);
+  const bool hardware = o.achieved_tflops.given() && f.hardware != f.model;
+  std::cout << (hardware ? "hardware FLOPs (recompute " + recompute_name(rc) + ") " : std::string("training FLOPs "))
+            << total << " (" << format_quantity(rows[0].t.flops_per_token, "FLOP", 4)
             << " per token"
             << (mtp > 0 ? ", " + format_quantity(mtp_per_token, "FLOP", 4) + " of it for " + std::to_string(mtp) +
                               " MTP module(s)"
                         : std::string())
-            << "); " << basis << "\n";
+            << (hardware ? "; model FLOPs " + std::string(model_total) : std::string()) << "); " << basis << "\n";
   Table t;
   const bool against = !o.mfu_against.empty();
   t.columns = {"basis", "per-GPU FLOP/s", "days", "GPU-hours"};

@@ -658,6 +658,14 @@ TEST(TrainTimeCli, MegatronGpt3) {
   const json j = json::parse(r.out);
   EXPECT_NEAR(j["days"].get<double>(), 33.9, 0.1);
   EXPECT_DOUBLE_EQ(j["flops_per_token_per_param"].get<double>(), 8);
+  // Its total is the hardware's, the recomputed forward included; the model's 6*P*T beside it (review 57).
+  EXPECT_EQ(j["flops_kind"], "hardware");
+  EXPECT_NEAR(j["total_flops"].get<double>(), 8 * 175e9 * 300e9, 1e12);
+  EXPECT_NEAR(j["total_model_flops"].get<double>(), 6 * 175e9 * 300e9, 1e12);
+  const auto text = test::run_cli({"train-time", "--params", "175e9", "--tokens", "300e9", "--gpus", "1024",
+                                   "--achieved-tflops", "140", "--recompute", "full"});
+  EXPECT_EQ(text.out.rfind("hardware FLOPs (recompute full) 4.200e+23", 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("model FLOPs 3.150e+23"), std::string::npos) << text.out;
 }
 
 TEST(TrainTimeCli, FromMfuAgainstPeaks) {
