@@ -114,18 +114,30 @@ int run(const MemoryOptions& o) {
       }
       if (!o.seq.given()) throw InputError("--seq is missing (training sequence length, for activations)");
       in.seq = o.seq.value;
+      const ModelConfig& mc = *in.model;
+      std::string masks;
+      if (mc.hidden_dropout) masks += "two a layer, after attention and the MLP";
+      if (mc.attention_dropout && in.eager_attention)
+        masks += std::string(masks.empty() ? "" : ", ") + "the attention probabilities'";
+      if (mc.embedding_dropout) masks += std::string(masks.empty() ? "" : ", ") + "the embedding's (first stage)";
       notes.push_back(
-          "activations: Korthikanti et al. 2022 (16-bit, dropout masks kept) for this model's layers: its "
+          "activations: Korthikanti et al. 2022 (16-bit; " +
+          (masks.empty() ? std::string("no dropout masks: the model trains without dropout")
+                         : "dropout masks where it trains with dropout: " + masks) +
+          ") for this model's layers: its "
           "attention widths (GQA, MLA), its MLP (gated: gate, up, SiLU(gate) and product), per routed expert the token's "
-          "copy, MLP and output (MoE); the embedding's dropout mask (first stage) and " +
+          "copy, MLP and output (MoE); " +
           std::string(in.model->vocab > 0 ? "the output layer's inputs and fp32 logits, 4*s*b*h (/t with --sp) + "
                                             "4*s*b*V/t (last stage; sec. 4.3)"
                                           : "no output layer (no --vocab)") +
           "; an estimate: framework buffers and temporaries not included");
       if (in.recompute == Recompute::kNone)
         notes.push_back(in.eager_attention
-                            ? "attention: eager, the s x s softmax scores, dropout mask and output stored per head "
-                              "(5*a*s/h per s*b*h)"
+                            ? (mc.attention_dropout ? "attention: eager, the s x s softmax scores, dropout mask and "
+                                                      "output stored per head (5*a*s/h per s*b*h)"
+                                                    : "attention: eager, the s x s softmax probabilities stored per "
+                                                      "head (2*a*s/h per s*b*h; no attention dropout, so no mask nor "
+                                                      "dropped copy)")
                             : "attention: fused (FlashAttention), no s x s scores stored; --attention-impl eager "
                               "counts them");
     }

@@ -15,6 +15,8 @@ LayerActivations layer_activations(const ModelConfig& c, std::int64_t layer) {
   const double h = static_cast<double>(c.hidden), heads = static_cast<double>(c.heads);
   LayerActivations out;
   out.score_heads = heads;
+  if (!c.hidden_dropout) out.replicated -= 2.0;  // no masks after attention and the MLP
+  if (!c.attention_dropout) out.score_bytes = 2.0;  // the probabilities only: no mask, no dropped copy
   // Attention: Q and K (qk width a head), V and the output projection's input (value width a head).
   const double q_width = heads * static_cast<double>(c.qk_head_dim());
   const double kv_heads = c.is_mla() ? heads : static_cast<double>(c.kv_heads);  // MLA expands K/V to every head
@@ -46,7 +48,7 @@ double activation_bytes_per_layer(const LayerActivations& shape, double s, doubl
   const double sbh = s * b * h, td = static_cast<double>(t);
   if (r == Recompute::kFull) return 2.0 * sbh / (sp ? td : 1.0);
   const double attention_core =
-      r == Recompute::kSelective || !scores_stored ? 0.0 : 5.0 * shape.score_heads * s / (h * td);
+      r == Recompute::kSelective || !scores_stored ? 0.0 : shape.score_bytes * shape.score_heads * s / (h * td);
   if (sp) return sbh * ((shape.replicated + shape.sharded) / td + shape.whole + attention_core);
   return sbh * (shape.replicated + shape.whole + shape.sharded / td + attention_core);
 }
@@ -155,7 +157,7 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     }
     const double kv_params =
         kv_per_layer * static_cast<double>(m.stage_layers + (m.stage_head ? in.last_stage_layers : 0));
-    if (m.stage_embedding)
+    if (m.stage_embedding && c.embedding_dropout)  // the embedding's dropout mask
       activations += embedding_activation_bytes(in.seq, in.micro_batch, h, in.tp, in.sequence_parallel);
     // 1F1B: pp - i micro-batches in flight (the last stage, which holds the output layer, one).
     m.activations = static_cast<double>(in.pp - i) * activations;

@@ -823,6 +823,24 @@ ParamCountsOf<T> count(const ModelConfig& m) {
 
 }  // namespace
 
+namespace {
+// The dropout probabilities of `f` (the config, or a multimodal one's text_config) that are above 0; `class_default`
+// where none of a kind is stated (the config class's default: GPT-2's 0.1, the others' 0).
+void read_dropout(const Fields& f, ModelConfig& m, double class_default) {
+  const auto probability = [&](std::initializer_list<const char*> keys) {
+    for (const char* k : keys)
+      if (const auto v = f.optional_number(k)) {
+        if (*v > 1) f.fail(k, format_fixed(*v, 3) + " is no dropout probability (0 to 1)");
+        return *v;
+      }
+    return class_default;
+  };
+  m.attention_dropout = probability({"attention_dropout", "attn_pdrop"}) > 0;
+  m.hidden_dropout = probability({"resid_pdrop"}) > 0;
+  m.embedding_dropout = probability({"embd_pdrop"}) > 0;
+}
+}  // namespace
+
 ModelConfig parse_hf_config(const json& document, const std::string& origin) {
   const Fields f(document, origin);
   if (!f.has("model_type"))
@@ -852,6 +870,10 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
     m = parse_deepseek(f, type);
   else
     f.fail("model_type", "'" + type + "' is not a model type this version can count (known: " + kKnownTypes + ")");
+  if ((type == "gemma3" || type == "llama4") && f.has("text_config"))
+    read_dropout(f.object("text_config"), m, 0.0);
+  else
+    read_dropout(f, m, type == "gpt2" ? 0.1 : 0.0);
   m.quantization = read_quantization(f, m);
   if (f.has("architectures")) {
     const json& a = f.array("architectures");

@@ -71,7 +71,8 @@ TEST(TrainMemory, OutsideTheLayers) {
   in.params = static_cast<double>(count_params(*in.model).total);
   in.seq = s;
   in.recompute = Recompute::kFull;
-  EXPECT_NEAR(train_memory(in).activations, 32 * 2 * s * h + s * h + 2.169e9, 0.001e9);
+  // Llama trains without dropout (attention_dropout 0, no residual or embedding dropout): no embedding mask.
+  EXPECT_NEAR(train_memory(in).activations, 32 * 2 * s * h + 2.169e9, 0.001e9);
   // A model given by its shape without --vocab has no output layer: nothing is kept for one (4*s*b*h had been).
   auto flags = test::run_cli({"memory", "--layers", "24", "--hidden", "2048", "--heads", "16", "--mode", "train", "--seq",
                         "2048", "--attention-impl", "eager", "--json"});
@@ -96,39 +97,81 @@ TEST(TrainMemory, ActivationsFollowTheLayerShape) {
     EXPECT_DOUBLE_EQ(got.score_heads, heads);
   };
   near(layer_activations(flags_model(96, 12288, 96, 96, 0, 50257, false), 0), 10, 24, 0, 96);  // GPT-3 175B
-  near(layer_activations(read_hf_config(hf("Llama-3.1-8B")), 5), 10, 2 + 0.5 + 0.5 + 2 + 28, 0, 32);
+  // Models that train without dropout keep no masks: 8 replicated, not 10 (review 57).
+  near(layer_activations(read_hf_config(hf("Llama-3.1-8B")), 5), 8, 2 + 0.5 + 0.5 + 2 + 28, 0, 32);
   // Gemma 2: the norms after attention and the MLP keep their inputs too (2 + 2 more); q 16 x 256, k and v 8 x 256
   // of h 3584 (2 bytes each), and a 14336-wide gated MLP.
-  near(layer_activations(read_hf_config(hf("gemma-2-9b")), 0), 14,
+  near(layer_activations(read_hf_config(hf("gemma-2-9b")), 0), 12,
        2.0 * (16 * 256 + 8 * 256 + 8 * 256 + 16 * 256) / 3584 + 8 * 14336.0 / 3584, 0, 16);
   // Qwen3-8B: q 32 x 128, k and v 8 x 128 of h 4096 (5), Q and K again as the inputs of their per-head norms
   // (2 x 5120 / 4096 = 2.5), a 12288-wide gated MLP (24).
-  near(layer_activations(read_hf_config(hf("Qwen3-8B")), 0), 10, 5 + 2.5 + 24, 0, 32);
+  near(layer_activations(read_hf_config(hf("Qwen3-8B")), 0), 8, 5 + 2.5 + 24, 0, 32);
   const ModelConfig mixtral = read_hf_config(hf("Mixtral-8x7B-v0.1"));
-  near(layer_activations(mixtral, 0), 10, 5 + 2 * 8 * 14336.0 / 4096, 2 * (2 + 2), 32);  // top-2 of 8 experts
-  // Twice the dense Llama's MLP activations: the Korthikanti GPT layer (34) understated Mixtral's (79) by 2.3x.
+  near(layer_activations(mixtral, 0), 8, 5 + 2 * 8 * 14336.0 / 4096, 2 * (2 + 2), 32);  // top-2 of 8 experts
+  // Twice the dense Llama's MLP activations: the Korthikanti GPT layer (34) understated Mixtral's (77) by 2.3x.
   TrainMemoryInput in;
   in.params = static_cast<double>(count_params(mixtral).total);
   in.model = mixtral;
   in.seq = 4096;
-  // Outside the layers: the embedding's dropout mask (s*h) and the output layer's inputs and fp32 logits
+  // Outside the layers: no embedding mask (no dropout), the output layer's inputs and fp32 logits
   // (4*s*h + 4*s*V/t), V = 32000.
   const double s = 4096, h = 4096, vocab = 32000;
-  EXPECT_NEAR(train_memory(in).activations, 32 * s * h * 79 + s * h + 4 * s * h + 4 * s * vocab, 1);
-  // Over 2 GPUs the experts' widths split, each routed token's copy and output do not: 10 + 8 + 61/2 (it was
-  // 10 + (5 + 64)/2, 9% less).
+  EXPECT_NEAR(train_memory(in).activations, 32 * s * h * 77 + 4 * s * h + 4 * s * vocab, 1);
+  // Over 2 GPUs the experts' widths split, each routed token's copy and output do not: 8 + 8 + 61/2 (it was
+  // 8 + (5 + 64)/2, 9% less).
   in.tp = 2;
-  EXPECT_NEAR(train_memory(in).activations, 32 * s * h * 48.5 + 5 * s * h + 4 * s * vocab / 2, 1);
+  EXPECT_NEAR(train_memory(in).activations, 32 * s * h * 46.5 + 4 * s * h + 4 * s * vocab / 2, 1);
   in.sequence_parallel = true;  // sequence parallel splits the norms' and inputs' part, not the gathered tokens
-  EXPECT_NEAR(train_memory(in).activations, 32 * s * h * (71 / 2.0 + 8) + 5 * s * h / 2 + 4 * s * vocab / 2, 1);
+  EXPECT_NEAR(train_memory(in).activations, 32 * s * h * (69 / 2.0 + 8) + 4 * s * h / 2 + 4 * s * vocab / 2, 1);
   // DeepSeek-V3: 3 dense layers, then MoE layers with a shared expert; MLA's latents are replicated.
   const ModelConfig v3 = read_hf_config(hf("DeepSeek-V3"));
   const LayerActivations dense = layer_activations(v3, 0), moe = layer_activations(v3, 3);
-  EXPECT_GT(dense.replicated, 10);
+  EXPECT_GT(dense.replicated, 8);
   EXPECT_DOUBLE_EQ(dense.replicated, moe.replicated);
   EXPECT_NEAR(moe.sharded - dense.sharded, 8 * 8 * 2048.0 / 7168 + 8 * 2048.0 / 7168 - 8 * 18432.0 / 7168, 1e-9);
   EXPECT_DOUBLE_EQ(moe.whole, 8 * 4);
   EXPECT_DOUBLE_EQ(dense.whole, 0);
+}
+
+// Dropout masks are kept only where the model trains with dropout, by its config (review 57: Llama's activations
+// had counted Korthikanti's masks, 4.7% too many, and eager attention's dropped copy of the probabilities).
+TEST(TrainMemory, DropoutMasksFollowTheConfig) {
+  const ModelConfig gpt2 = read_hf_config(hf("gpt2")), llama = read_hf_config(hf("Llama-3.1-8B")),
+                    phi3 = read_hf_config(hf("Phi-3-mini-4k-instruct"));
+  EXPECT_TRUE(gpt2.hidden_dropout && gpt2.attention_dropout && gpt2.embedding_dropout);  // 0.1 each
+  EXPECT_FALSE(llama.hidden_dropout || llama.attention_dropout || llama.embedding_dropout);
+  EXPECT_FALSE(phi3.hidden_dropout || phi3.attention_dropout || phi3.embedding_dropout);  // stated 0.0
+  const ModelConfig flags = flags_model(24, 2048, 16, 16, 0, 0, false);  // Korthikanti's GPT
+  EXPECT_TRUE(flags.hidden_dropout && flags.attention_dropout && flags.embedding_dropout);
+  EXPECT_DOUBLE_EQ(layer_activations(gpt2, 0).replicated, 10);
+  EXPECT_DOUBLE_EQ(layer_activations(gpt2, 0).score_bytes, 5);
+  EXPECT_DOUBLE_EQ(layer_activations(llama, 0).score_bytes, 2);
+  // GPT-2's config class defaults each probability to 0.1: one that states none keeps them all.
+  json doc = read_json_file(hf("gpt2"));
+  for (const char* k : {"attn_pdrop", "embd_pdrop", "resid_pdrop"}) doc.erase(k);
+  const ModelConfig bare = parse_hf_config(doc, "gpt2-bare");
+  EXPECT_TRUE(bare.hidden_dropout && bare.attention_dropout && bare.embedding_dropout);
+  // A Llama trained with attention dropout keeps that mask; a probability above 1 is refused.
+  doc = read_json_file(hf("Llama-3.1-8B"));
+  doc["attention_dropout"] = 0.1;
+  const ModelConfig dropped = parse_hf_config(doc, "llama-dropout");
+  EXPECT_TRUE(dropped.attention_dropout);
+  EXPECT_FALSE(dropped.hidden_dropout);
+  doc["attention_dropout"] = 1.5;
+  EXPECT_THROW(parse_hf_config(doc, "llama-bad"), InputError);
+  // Eager attention at s 4096: Llama keeps the probabilities alone, 2*a*s/h more per layer than fused; GPT-2 5.
+  TrainMemoryInput in;
+  in.model = llama;
+  in.params = static_cast<double>(count_params(llama).total);
+  in.seq = 4096;
+  const double fused = train_memory(in).activations;
+  in.eager_attention = true;
+  EXPECT_NEAR(train_memory(in).activations - fused, 32 * 4096.0 * 4096 * 2 * 32 * 4096 / 4096, 1);
+  const auto cli = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "4096",
+                                  "--attention-impl", "eager"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("no dropout masks: the model trains without dropout"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("softmax probabilities stored per head (2*a*s/h"), std::string::npos) << cli.out;
 }
 
 // Pipeline stages are not alike: the first holds the input embedding and, with 1F1B, pp micro-batches of
@@ -150,10 +193,10 @@ TEST(TrainMemory, TheMostLoadedPipelineStage) {
   // 4 layers and the 525M-parameter embedding: 1.40B parameters, not 8.03B / 8 (22.4 GB of state, not 16.1)
   EXPECT_DOUBLE_EQ(m.weights, 2 * (4 * layer + counts.embedding));
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * (4 * layer + counts.embedding));
-  // 8 micro-batches of 4 layers in flight: the 32 layers' worth the first stage of Korthikanti's 4.2.3 holds,
-  // and 8 of the embedding's dropout masks; the output layer (one stage, pp 1) is on the last stage.
+  // 8 micro-batches of 4 layers in flight: the 32 layers' worth the first stage of Korthikanti's 4.2.3 holds
+  // (no embedding mask: Llama trains without dropout); the output layer (one stage, pp 1) is on the last stage.
   in.pp = 1;
-  const double sh = 8192.0 * 4096, mask = sh, output = 4 * sh + 4 * 8192.0 * 128256;
+  const double sh = 8192.0 * 4096, mask = 0, output = 4 * sh + 4 * 8192.0 * 128256;
   const double all_layers = train_memory(in).activations - mask - output;
   in.pp = 8;
   EXPECT_DOUBLE_EQ(m.activations, all_layers + 8 * mask);
@@ -612,12 +655,12 @@ TEST(MemoryCli, TrainJsonFitsVerdict) {
   const double whole = 32.0 * 2 * 4096 + 4096;  // the norms, whole on every tp GPU
   EXPECT_DOUBLE_EQ(j["weights_bytes"].get<double>(), 2.0 * ((8030261248 - whole) / 8 + whole));
   EXPECT_DOUBLE_EQ(j["optimizer_bytes"].get<double>(), 12.0 * ((8030261248 - whole) / 8 + whole));
-  // Per token and layer, in h bytes: 10 replicated; Q 2 + K 0.5 + V 0.5 (8 of 32 heads) + output input 2, and the
-  // SwiGLU MLP's 8 * 14336 / 4096 = 28: 43, all split 8 ways with --sp.
-  // Outside them: the embedding's mask (s*h) and the output layer's inputs (4*s*h), split 8 ways with --sp, and
-  // the fp32 logits of its 128256/8 vocabulary rows, 4*s*V/8.
+  // Per token and layer, in h bytes: 8 replicated (no dropout masks); Q 2 + K 0.5 + V 0.5 (8 of 32 heads) + output
+  // input 2, and the SwiGLU MLP's 8 * 14336 / 4096 = 28: 41, all split 8 ways with --sp.
+  // Outside them: the output layer's inputs (4*s*h), split 8 ways with --sp, and the fp32 logits of its 128256/8
+  // vocabulary rows, 4*s*V/8 (no embedding mask).
   EXPECT_DOUBLE_EQ(j["activations_bytes"].get<double>(),
-                   32 * 8192.0 * 4096 * 43 / 8 + 5 * 8192.0 * 4096 / 8 + 4 * 8192.0 * 128256 / 8);
+                   32 * 8192.0 * 4096 * 41 / 8 + 4 * 8192.0 * 4096 / 8 + 4 * 8192.0 * 128256 / 8);
   EXPECT_TRUE(j["devices"][0]["fits"].get<bool>());
   r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "8192", "--gpu", "L4"});
   EXPECT_EQ(r.exit_code, 1);  // the verdict: does not fit

@@ -43,7 +43,7 @@ struct MemoryEstimate {
 // What one token keeps for the backward pass in one transformer layer, in units of h bytes (16-bit activations,
 // 1-byte dropout masks), by where it lives under tensor parallelism (Korthikanti et al. 2022 sec. 4.1):
 //   replicated  the two norms' inputs (4), the attention and MLP inputs (2 + 2), two dropout masks (1 + 1): 10
-//               (split over the GPUs by sequence parallelism)
+//               (split over the GPUs by sequence parallelism); 8 for a model that trains without hidden dropout
 //   sharded     attention: Q, K, V and the output projection's input, 2 bytes per element of each (a GPT layer:
 //               8; GQA's K and V are kv_heads/heads of that; MLA's latents go to replicated; per-head q/k norms
 //               keep Q and K once more, as their inputs); MLP: a 4h GELU
@@ -53,10 +53,11 @@ struct MemoryEstimate {
 //   whole       an MoE layer's per routed expert copy of the token (the expert's input) and its output
 //               (2 + 2, times experts_per_token): with the experts' widths split over the tensor-parallel GPUs
 //               every GPU holds each routed token whole and a whole-width partial output, sequence parallel or not
-//   score_heads the heads whose s x s softmax scores, dropout mask and output eager attention keeps (5*a*s/h)
+//   score_heads the heads whose s x s softmax scores, dropout mask and output eager attention keeps (5*a*s/h:
+//               score_bytes 5; 2, the scores alone, for a model without attention dropout)
 // A GPT-3-style layer (MHA, 4h GELU MLP) is Korthikanti's {10, 24, a}: 34*s*b*h.
 struct LayerActivations {
-  double replicated = 10, sharded = 24, score_heads = 0, whole = 0;
+  double replicated = 10, sharded = 24, score_heads = 0, whole = 0, score_bytes = 5;
 };
 LayerActivations layer_activations(const ModelConfig& model, std::int64_t layer);
 
@@ -74,7 +75,7 @@ double activation_bytes_per_layer(double s, double b, double h, double a, int t,
                                   bool scores_stored = true);
 
 // Bytes outside the transformer layers (Korthikanti et al. 2022 sec. 4.3), per micro-batch:
-//   the first stage  the input embedding's dropout mask, s*b*h (1 byte an element)
+//   the first stage  the input embedding's dropout mask, s*b*h (1 byte an element; none without embedding dropout)
 //   the last stage   the final norm's and the output projection's inputs, 4*s*b*h, and the fp32 logits the
 //                    cross-entropy keeps, 4*s*b*V/t (vocabulary-parallel over t): 4*s*b*h*(1 + V/h) at t = 1
 // The h-wide parts split over t with sequence parallelism only. No recompute mode recomputes them.

@@ -49,6 +49,11 @@ struct ModelConfig {
   int layer_norms = 2;                 // hidden-wide norms a layer (Gemma 2/3: 4, around attention and MLP both)
   bool qk_norm = false;                // Qwen3: an RMSNorm over each head's query and key (q_norm, k_norm)
   bool attention_sinks = false;        // gpt-oss: one learned sink logit per attention head
+  // The dropout training applies, whose masks the backward pass keeps (Korthikanti et al. 2022): after attention and
+  // after the MLP (hidden), on the attention probabilities (attention), on the input embedding (embedding). From the
+  // config's probabilities above 0 (Transformers applies none at 0, the default of every config class counted here
+  // but GPT-2's, 0.1); a model described by flags is Korthikanti's GPT, with all three.
+  bool hidden_dropout = true, attention_dropout = true, embedding_dropout = true;
   std::int64_t learned_positions = 0;  // GPT-2: a position embedding table of this many rows
   // Sliding-window attention: window_layers of the layers (Mistral all, gpt-oss every other one) attend to the
   // last sliding_window tokens only and cache no more; the others attend to everything. Unset: none slides.
