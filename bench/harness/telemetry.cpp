@@ -33,6 +33,7 @@ TelemetrySampler::Reading TelemetrySampler::read(bool clock_only, const std::fun
     r.reasons_ok = true;
   }
   if (still_working && *still_working) r.clock_during_work = (*still_working)();
+  r.clock_only = clock_only;
   if (clock_only) return r;
   if (auto v = device_->clock_mhz(nvml::Clock::kMemory).get(); v && *v > 0 && *v < 100000) {
     r.mem_hz = *v * 1e6;
@@ -85,39 +86,49 @@ void TelemetrySampler::start() {
   thread_ = std::thread([this] { loop(); });
 }
 
+std::optional<double> TelemetrySampler::last_full_reading_s() const {
+  for (auto r = readings_.rbegin(); r != readings_.rend(); ++r)
+    if (!r->edge && !r->clock_only) return r->t_s;
+  return std::nullopt;
+}
+
 std::optional<WorkReading> TelemetrySampler::read_during_work(bool each_sample,
                                                               const std::function<bool()>& still_working) {
+  // What this call keeps the measuring thread from the next sample, a wait for the polling thread included.
+  const auto from = std::chrono::steady_clock::now();
+  const auto kept_s = [&from] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count(); };
   std::unique_lock<std::mutex> lock(mutex_);
   if (!device_ || !running_) return std::nullopt;
   if (reading_in_flight_) {
     // The polling thread is reading now: its reading is of this moment already. A short series that keeps each
     // sample's own clock waits for it (a query is a few ms; a sample had been left without one, review 52), and
-    // reads: the polling thread's reading may have begun before the sample's work did.
+    // reads: the polling thread's reading may have begun before the sample's work did. Unless the work ended
+    // while it waited: a reading then is not the sample's and only lengthens the gap before the next (review 58).
     if (!each_sample) return std::nullopt;
     read_done_.wait_for(lock, std::chrono::milliseconds(kMaxWaitForReadingMs),
                         [this] { return !reading_in_flight_ || !running_; });
     if (reading_in_flight_ || !running_) return std::nullopt;
+    if (still_working && !still_working()) {
+      work_read_max_s_ = std::max(work_read_max_s_, kept_s());
+      return std::nullopt;
+    }
   }
   // A full reading where the period has none of the work's due; else, for a short series, the clock alone.
   const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  bool due = true;
-  for (auto r = readings_.rbegin(); r != readings_.rend(); ++r)
-    if (!r->edge) {
-      due = now_s - r->t_s >= period_s_;
-      break;
-    }
+  const std::optional<double> last = last_full_reading_s();
+  const bool due = !last || now_s - *last >= period_s_;
   if (!due && !each_sample) return std::nullopt;
   reading_in_flight_ = true;
   lock.unlock();
-  const auto from = std::chrono::steady_clock::now();
   const Reading r = locked_read(/*clock_only=*/!due, still_working ? &still_working : nullptr);
-  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
   lock.lock();
   reading_in_flight_ = false;
   read_done_.notify_all();
   ++work_readings_;
-  work_read_max_s_ = std::max(work_read_max_s_, took_s);
-  if (due) insert_in_time_order(r);  // the window's: its summary and time series
+  work_read_max_s_ = std::max(work_read_max_s_, kept_s());
+  // The window's summary and time series: a full reading, and a clock-only one taken while the work ran (its clock
+  // and reasons, the burst's own; review 58: a burst's hardware slowdown had been seen by its samples alone).
+  if (due || r.clock_during_work) insert_in_time_order(r);
   if (!r.clock_during_work) return std::nullopt;
   WorkReading w;
   if (r.sm_ok) w.sm_hz = r.sm_hz;
@@ -138,9 +149,8 @@ void TelemetrySampler::loop() {
     if (cv_.wait_for(lock, std::chrono::duration<double>(period_s_), [this] { return stop_requested_; })) break;
     // The measuring thread read less than half a period ago (read_during_work): not the same moment twice.
     const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    if (reading_in_flight_ ||
-        (!readings_.empty() && !readings_.back().edge && now_s - readings_.back().t_s < period_s_ / 2))
-      continue;
+    const std::optional<double> last = last_full_reading_s();
+    if (reading_in_flight_ || (last && now_s - *last < period_s_ / 2)) continue;
     reading_in_flight_ = true;
     lock.unlock();
     const Reading r = locked_read();

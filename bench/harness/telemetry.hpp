@@ -117,6 +117,7 @@ class TelemetrySampler {
     bool sm_ok = false, mem_ok = false, power_ok = false, temp_ok = false, reasons_ok = false;
     bool edge = false;  // taken by start() or stop(), with the stream drained
     bool clock_during_work = true;  // read(): `still_working` said yes once the SM clock and reasons were read
+    bool clock_only = false;        // the SM clock and reasons alone (a short series' sample)
   };
   // NVML's cumulative violation times, read at the start and the end of the window.
   struct Violations {
@@ -139,6 +140,8 @@ class TelemetrySampler {
   // read() under read_mutex_
   Reading locked_read(bool clock_only = false, const std::function<bool()>* still_working = nullptr) const;
   void insert_in_time_order(const Reading& r);  // into readings_, under mutex_
+  // The time of the last full reading taken within the window (not an edge's, not a clock-only one), under mutex_.
+  std::optional<double> last_full_reading_s() const;
   bool running_ = false;        // between start() and stop(), under mutex_
   // One thread is reading (mutex_ released): the other skips that moment, but a short series' sample waits for it
   // (read_done_) and takes its own reading.

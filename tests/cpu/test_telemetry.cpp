@@ -147,10 +147,28 @@ TEST_F(TelemetryWithFakeNvml, EachSampleOfAShortSeriesGetsItsReading) {
   EXPECT_FALSE(sampler.read_during_work().has_value());  // by the period, the last was too recent
   const auto s = sampler.stop();
   EXPECT_EQ(s.work_readings, 5);
-  // The first was a full reading, the window's; the other four the clock and reasons alone (two queries, not six:
-  // review 55), which the summary does not hold.
-  EXPECT_EQ(s.readings, 1);
-  EXPECT_EQ(sampler.timed_readings().size(), 3u);
+  // The first was a full reading; the other four the clock and reasons alone (two queries, not six: review 55),
+  // which the summary holds too, their reasons counted (review 58).
+  EXPECT_EQ(s.readings, 5);
+  EXPECT_EQ(s.reason_readings, 5);
+  EXPECT_EQ(sampler.timed_readings().size(), 7u);  // and the two edges
+}
+
+// A hardware slowdown that only the clock-only readings of a short series saw still flags the window (review 58:
+// the summary had held the one full reading, and a burst slowed by HW slowdown passed as not throttled).
+TEST_F(TelemetryWithFakeNvml, AShortSeriesClockOnlyReadingsCountInTheSummary) {
+  // Reads in order: start's edge, the first sample's full reading, then four clock-only ones, stop's edge.
+  json values = loaded_gpu();
+  values["clocks.sm_mhz"] = {1980, 1980, 1500, 1500, 1500, 1500, 1980};
+  values["clocks.event_reasons"] = {0x0, 0x0, 0x8, 0x8, 0x8, 0x8, 0x0};
+  bench::TelemetrySampler sampler(device(values), 60.0);
+  sampler.start();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(sampler.read_during_work(/*each_sample=*/true, [] { return true; })) << i;
+  const auto s = sampler.stop();
+  EXPECT_TRUE(s.throttled);
+  EXPECT_EQ(s.hw_slowdown_readings, 4);
+  EXPECT_DOUBLE_EQ(s.sm_clock_hz_min, 1500e6);
+  EXPECT_DOUBLE_EQ(s.power_w_median, 690);  // the full reading's: the clock-only ones add no power
 }
 
 // A reading the sample's work had ended before was partly of the GPU at rest: not the sample's (review 55: the
@@ -169,7 +187,8 @@ TEST_F(TelemetryWithFakeNvml, AReadingAfterTheWorkEndedIsNotTheSamples) {
   EXPECT_TRUE(sampler.read_during_work(/*each_sample=*/true, [] { return true; }).has_value());
   const auto s = sampler.stop();
   EXPECT_EQ(s.work_readings, 3);
-  EXPECT_EQ(s.readings, 1);  // the full reading, whatever the sample's work did
+  // The full reading, whatever the sample's work did, and the clock-only one taken while it ran; not the one after.
+  EXPECT_EQ(s.readings, 2);
 }
 
 // A short series' sample waits for a reading the polling thread has in flight and takes its own (review 52: it had
@@ -191,10 +210,18 @@ TEST_F(TelemetryWithFakeNvml, ASampleWaitsForAReadingInFlight) {
   std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the polling thread under way
   int read = 0;
   for (int i = 0; i < 8; ++i) read += sampler.read_during_work(/*each_sample=*/true).has_value() ? 1 : 0;
-  const auto s = sampler.stop();
+  auto s = sampler.stop();
   EXPECT_EQ(read, 8);
   EXPECT_EQ(s.work_readings, 8);
   EXPECT_LT(s.work_read_max_s, 1);
+  // Where the sample's work ended while it waited, it takes no reading (review 58: one then only lengthened the gap
+  // before the next sample), and the wait counts in work_read_max_s.
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 8; ++i) EXPECT_FALSE(sampler.read_during_work(/*each_sample=*/true, [] { return false; }));
+  s = sampler.stop();
+  EXPECT_LT(s.work_readings, 8);
+  EXPECT_GT(s.work_read_max_s, 0.005);
 }
 
 // Read every period while the work runs: each read_during_work past the period takes one more.
