@@ -136,25 +136,29 @@ build_s=$(( $(left) - 120 - 20 - (tests ? tests_s : 0) - sanitize_s - quick_keep
 # Two steps: what the measurement needs, then the tests. A test target that fails to build (or is cut) costs the
 # tests, not the measurement the call is for (review 55); this script then exits non-zero.
 build_start=$SECONDS
+# The tests are built for ctest, and the GPU tests for --sanitize (which runs their binary) too.
+want_tests=$(( tests || sanitize ))
 {
   timeout -k 10 180 cmake -S . -B build/device "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DCEILINGS_BUILD_TESTS=$([ "$tests" = 1 ] && echo ON || echo OFF) -Wno-deprecated "${deps[@]}" &&
+    -DCEILINGS_BUILD_TESTS=$([ "$want_tests" = 1 ] && echo ON || echo OFF) -Wno-deprecated "${deps[@]}" &&
     timeout -k 10 "$build_s" cmake --build build/device -j"$(nproc)" --target ceilings ceilings-bench
 } >"$OUT/build.log" 2>&1 || { echo "build: failed or cut at $build_s s"; grep -E "error|Error|FAILED" "$OUT/build.log" | head -30; tail -20 "$OUT/build.log"; exit 1; }
 echo "build: ceilings and ceilings-bench ok in $((SECONDS - start)) s"
 tests_build_rc=0
-if [ "$tests" = 1 ]; then
+if [ "$want_tests" = 1 ]; then
   tests_build_s=$(( build_s - (SECONDS - build_start) ))
   [ "$tests_build_s" -lt 10 ] && tests_build_s=10
   test_targets=(--target ceilings_gpu_tests)
-  [ "$cpu_tests" = 1 ] && test_targets=()  # everything
+  [ "$tests" = 1 ] && [ "$cpu_tests" = 1 ] && test_targets=()  # everything
   echo "== the tests (${test_targets[*]:-all targets}), within $tests_build_s s" >>"$OUT/build.log"
   timeout -k 10 "$tests_build_s" cmake --build build/device -j"$(nproc)" "${test_targets[@]}" >>"$OUT/build.log" 2>&1
   tests_build_rc=$?
   if [ "$tests_build_rc" != 0 ]; then
-    echo "build of the tests: failed or cut at $tests_build_s s (exit $tests_build_rc): no tests run, the measurement goes on"
+    echo "build of the tests: failed or cut at $tests_build_s s (exit $tests_build_rc): no tests run$([ "$sanitize" = 1 ] && echo ", no sanitizer"), the measurement goes on"
     grep -E "error|FAILED" "$OUT/build.log" | head -20
     tests=0
+    sanitize=0
+    sanitize_s=0
   else
     echo "build of the tests: ok in $((SECONDS - start)) s"
   fi
