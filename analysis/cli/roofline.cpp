@@ -2,6 +2,7 @@
 // where workload points (or a model's prefill and decode steps) sit, and an SVG picture.
 #include "ceilings/roofline.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -31,7 +32,8 @@ struct RooflineOptions {
 // not choose: say that the two were chosen apart, and which roof an engine multiplying in 8 bits meets (review 57:
 // DeepSeek-V3's fp8 checkpoint against gemm.bf16 doubled prefill's floor, unsaid).
 std::string eight_bit_weights_note(const RooflineOptions& o, const cli::WeightDtypeOption::Choice& weights,
-                                   const std::string& compute_level) {
+                                   const Roofline& r) {
+  const std::string& compute_level = r.compute_level;
   const WeightBytes& w = weights.bytes;
   if (o.dtype_opt->count() > 0 || o.compute_opt->count() > 0) return "";
   const double bytes = w.covers == WeightBytes::Covers::kNothing ? w.other : w.quantized;  // of the layer matrices
@@ -39,9 +41,14 @@ std::string eight_bit_weights_note(const RooflineOptions& o, const cli::WeightDt
   if (!eight_bit || compute_level.find("fp8") != std::string::npos || compute_level.find("int8") != std::string::npos)
     return "";
   const bool int8 = weights.label.find("int8") != std::string::npos;
+  const std::string roof = int8 ? "gemm.int8" : "gemm.fp8_e4m3";
+  // Named as an option only where this profile measured it (review 58: an H100 fixture without it had sent the
+  // user to an exit 2).
+  const bool measured = std::any_of(r.compute.begin(), r.compute.end(),
+                                    [&](const Roof& x) { return x.name == roof && x.measured; });
   return "the weights are stored in 8 bits, the compute roof is " + compute_level + " (the default): an engine that " +
-         (int8 ? "multiplies in int8 (W8A8) meets gemm.int8 instead (--dtype int8)"
-               : "multiplies in fp8 (W8A8, as DeepGEMM does) meets gemm.fp8_e4m3 instead (--dtype fp8_e4m3)") +
+         (int8 ? "multiplies in int8 (W8A8)" : "multiplies in fp8 (W8A8, as DeepGEMM does)") + " meets " + roof +
+         " instead" + (measured ? " (--dtype " + roof.substr(5) + ")" : " (which this profile has not measured)") +
          "; one that dequantizes the weights to 16 bits meets this one";
 }
 
@@ -160,7 +167,7 @@ int run(const RooflineOptions& o) {
                 {"counts_kv_traffic", llm->has_kv_traffic}};
       if (!weights.note.empty()) l["weight_note"] = weights.note;
       if (const auto mtp = cli::mtp_serving_note(serving.model)) l["mtp_note"] = *mtp;
-      if (const std::string n = eight_bit_weights_note(o, weights, r.compute_level); !n.empty())
+      if (const std::string n = eight_bit_weights_note(o, weights, r); !n.empty())
         l["compute_note"] = n;
       for (const char* key : {"prefill", "decode"}) {
         l[key] = json::array();
@@ -257,7 +264,7 @@ int run(const RooflineOptions& o) {
               << " FLOP convention, with logits at each prompt's last token only)\n";
     if (!weights.note.empty()) std::cout << "note: " << weights.note << "\n";
     if (const auto mtp = cli::mtp_serving_note(serving.model)) std::cout << "note: " << *mtp << "\n";
-    if (const std::string n = eight_bit_weights_note(o, weights, r.compute_level); !n.empty())
+    if (const std::string n = eight_bit_weights_note(o, weights, r); !n.empty())
       std::cout << "note: " << n << "\n";
     if (!llm->prefill.empty()) std::cout << render(prefill, Format::kTable);
     if (!llm->decode.empty()) std::cout << render(decode, Format::kTable);

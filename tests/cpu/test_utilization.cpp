@@ -762,6 +762,26 @@ TEST(TrainTimeCli, RoundTripsWithMfu) {
                                 "--peak-tflops", "989"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NE(p.out.find("attention not counted"), std::string::npos) << p.out;
+  // At a long sequence `mfu` reads above 1 by the noncausal convention: train-time takes that MFU back (review 58),
+  // up to where the executed FLOPs reach the peak; --params alone has no such headroom.
+  const json longm = json::parse(test::run_cli({"mfu", "--hf-config", hf("Llama-3.1-8B"), "--seq", "131072",
+                                                "--tokens-per-sec", "221000", "--gpus", "64", "--peak-tflops", "853",
+                                                "--json"})
+                                     .out);
+  ASSERT_GT(longm["mfu"].get<double>(), 1.0);
+  std::snprintf(arg, sizeof arg, "%.17g", longm["mfu"].get<double>());
+  const auto l = test::run_cli({"train-time", "--hf-config", hf("Llama-3.1-8B"), "--seq", "131072", "--tokens", "1e12",
+                                "--gpus", "64", "--mfu", arg, "--peak-tflops", "853", "--json"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_NEAR(json::parse(l.out)["seconds"].get<double>(), 1e12 / 221000, 1e-6 * 1e12 / 221000);
+  EXPECT_EQ(test::run_cli({"train-time", "--hf-config", hf("Llama-3.1-8B"), "--seq", "131072", "--tokens", "1e12",
+                           "--gpus", "64", "--mfu", "1.8", "--peak-tflops", "853"})
+                .exit_code,
+            2);
+  EXPECT_EQ(test::run_cli({"train-time", "--params", "8e9", "--tokens", "1e12", "--gpus", "64", "--mfu", "1.01",
+                           "--peak-tflops", "853"})
+                .exit_code,
+            2);
 }
 
 TEST(TrainTimeCli, BadInputExits2) {
