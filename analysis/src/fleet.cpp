@@ -1458,7 +1458,10 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
     f_json["failed"] = checks;
     faults.push_back(std::move(f_json));
   }
-  return {{"read", input.members.size()},
+  // The report's form: a consumer can tell it from earlier builds', which wrote none (and counted the GPUs now in
+  // below_peer_group under configured_unlike_peers).
+  return {{"schema", "ceilings.fleet/1"},
+          {"read", input.members.size()},
           {"files", input.files},
           {"skipped", skipped},
           {"node_summaries", input.node_summaries},

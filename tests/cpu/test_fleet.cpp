@@ -570,6 +570,7 @@ TEST(Fleet, TheLargestGroupMeasuredWithFewerAtOnceIsSetAgainstAGroupMeasuredWith
   EXPECT_EQ(csv.out.find("unlike peers"), std::string::npos) << csv.out;
   const auto j = run_cli({"fleet", dir, "--format", "json"});
   const json report = json::parse(j.out);
+  EXPECT_EQ(report.at("schema"), "ceilings.fleet/1");
   EXPECT_EQ(report.at("configured_unlike_peers"), 0);
   EXPECT_EQ(report.at("below_peer_group"), 16);
   EXPECT_NE(r.out.find("measured with fewer GPUs at once than group 2 of the same GPU model"), std::string::npos) << r.out;
