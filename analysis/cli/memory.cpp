@@ -133,11 +133,14 @@ int run(const MemoryOptions& o) {
           "; an estimate: framework buffers and temporaries not included");
       if (in.recompute == Recompute::kNone)
         notes.push_back(in.eager_attention
-                            ? (mc.attention_dropout ? "attention: eager, the s x s softmax scores, dropout mask and "
-                                                      "output stored per head (5*a*s/h per s*b*h)"
-                                                    : "attention: eager, the s x s softmax probabilities stored per "
-                                                      "head (2*a*s/h per s*b*h; no attention dropout, so no mask nor "
-                                                      "dropped copy)")
+                            ? (mc.model_type == "flags"
+                                   ? "attention: eager, the s x s softmax scores, dropout mask and output stored per "
+                                     "head (Korthikanti's 5*a*s/h per s*b*h)"
+                               : mc.attention_dropout
+                                   ? "attention: eager as Transformers runs it, the s x s fp32 softmax output, its "
+                                     "16-bit copy after dropout and the dropout mask stored per head (7*a*s/h per s*b*h)"
+                                   : "attention: eager as Transformers runs it, the s x s fp32 softmax output and its "
+                                     "16-bit copy stored per head (6*a*s/h per s*b*h; no attention dropout)")
                             : "attention: fused (FlashAttention), no s x s scores stored; --attention-impl eager "
                               "counts them");
     }
@@ -338,7 +341,8 @@ cli::Runner setup(CLI::App& app) {
                      "bf16 | fp16 | fp32: the gradients' bytes (train; fp32 as Megatron-LM accumulates them)")
           ->capture_default_str(),
       app.add_option("--attention-impl", o->attention_impl,
-                     "flash (fused: no s x s scores kept) | eager (scores, dropout mask kept; train)")
+                     "flash (fused: no s x s scores kept) | eager (the s x s softmax output kept per head, as Transformers' eager "
+                     "attention keeps it, with its dropout mask where the model trains with attention dropout; train)")
           ->capture_default_str()};
   o->infer_only = {
       cli::add_number(app, o->context, "--context", "Inference: tokens per sequence in the KV cache").option,

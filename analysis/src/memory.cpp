@@ -16,7 +16,10 @@ LayerActivations layer_activations(const ModelConfig& c, std::int64_t layer) {
   LayerActivations out;
   out.score_heads = heads;
   if (!c.hidden_dropout) out.replicated -= 2.0;  // no masks after attention and the MLP
-  if (!c.attention_dropout) out.score_bytes = 2.0;  // the probabilities only: no mask, no dropped copy
+  // Eager attention as Transformers runs a config's model: the fp32 softmax output its backward keeps (4 bytes) and
+  // the 16-bit copy the AV product keeps (2); with attention dropout the 1-byte mask too, the dropped copy in the
+  // copy's place: 7 (review 59). A model given by flags keeps Korthikanti's 16-bit softmax: 5 with dropout.
+  if (c.model_type != "flags") out.score_bytes = c.attention_dropout ? 7.0 : 6.0;
   // Attention: Q and K (qk width a head), V and the output projection's input (value width a head).
   const double q_width = heads * static_cast<double>(c.qk_head_dim());
   const double kv_heads = c.is_mla() ? heads : static_cast<double>(c.kv_heads);  // MLA expands K/V to every head

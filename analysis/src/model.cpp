@@ -824,20 +824,20 @@ ParamCountsOf<T> count(const ModelConfig& m) {
 }  // namespace
 
 namespace {
-// The dropout probabilities of `f` (the config, or a multimodal one's text_config) that are above 0; `class_default`
-// where none of a kind is stated (the config class's default: GPT-2's 0.1, the others' 0).
-void read_dropout(const Fields& f, ModelConfig& m, double class_default) {
-  const auto probability = [&](std::initializer_list<const char*> keys) {
-    for (const char* k : keys)
-      if (const auto v = f.optional_number(k)) {
-        if (*v > 1) f.fail(k, format_fixed(*v, 3) + " is no dropout probability (0 to 1)");
-        return *v;
-      }
-    return class_default;
+// The dropout `f` (the config, or a multimodal one's text_config) trains with, by the keys the model type's
+// Transformers modules read (review 59: a key another type's modules never read counts nothing): GPT-2 attn_pdrop,
+// resid_pdrop and embd_pdrop (its class's defaults 0.1 each); Phi-3 attention_dropout and resid_pdrop (no embedding
+// dropout in its model); every other type attention_dropout alone (default 0).
+void read_dropout(const Fields& f, ModelConfig& m) {
+  const auto probability = [&](const char* key, double class_default) {
+    const auto v = f.optional_number(key);
+    if (v && *v > 1) f.fail(key, format_fixed(*v, 3) + " is no dropout probability (0 to 1)");
+    return v.value_or(class_default);
   };
-  m.attention_dropout = probability({"attention_dropout", "attn_pdrop"}) > 0;
-  m.hidden_dropout = probability({"resid_pdrop"}) > 0;
-  m.embedding_dropout = probability({"embd_pdrop"}) > 0;
+  const bool gpt2 = m.model_type == "gpt2", phi3 = m.model_type == "phi3";
+  m.attention_dropout = probability(gpt2 ? "attn_pdrop" : "attention_dropout", gpt2 ? 0.1 : 0.0) > 0;
+  m.hidden_dropout = (gpt2 || phi3) && probability("resid_pdrop", gpt2 ? 0.1 : 0.0) > 0;
+  m.embedding_dropout = gpt2 && probability("embd_pdrop", 0.1) > 0;
 }
 }  // namespace
 
@@ -871,9 +871,9 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
   else
     f.fail("model_type", "'" + type + "' is not a model type this version can count (known: " + kKnownTypes + ")");
   if ((type == "gemma3" || type == "llama4") && f.has("text_config"))
-    read_dropout(f.object("text_config"), m, 0.0);
+    read_dropout(f.object("text_config"), m);
   else
-    read_dropout(f, m, type == "gpt2" ? 0.1 : 0.0);
+    read_dropout(f, m);
   m.quantization = read_quantization(f, m);
   if (f.has("architectures")) {
     const json& a = f.array("architectures");

@@ -54,7 +54,9 @@ struct MemoryEstimate {
 //               (2 + 2, times experts_per_token): with the experts' widths split over the tensor-parallel GPUs
 //               every GPU holds each routed token whole and a whole-width partial output, sequence parallel or not
 //   score_heads the heads whose s x s softmax scores, dropout mask and output eager attention keeps (5*a*s/h:
-//               score_bytes 5; 2, the scores alone, for a model without attention dropout)
+//               score_bytes 5, Korthikanti's 16-bit softmax, for a model given by flags; a config's model as
+//               Transformers' eager attention keeps them, the fp32 softmax output and a 16-bit copy, 6, and with
+//               attention dropout its mask, 7)
 // A GPT-3-style layer (MHA, 4h GELU MLP) is Korthikanti's {10, 24, a}: 34*s*b*h.
 struct LayerActivations {
   double replicated = 10, sharded = 24, score_heads = 0, whole = 0, score_bytes = 5;

@@ -51,8 +51,9 @@ struct ModelConfig {
   bool attention_sinks = false;        // gpt-oss: one learned sink logit per attention head
   // The dropout training applies, whose masks the backward pass keeps (Korthikanti et al. 2022): after attention and
   // after the MLP (hidden), on the attention probabilities (attention), on the input embedding (embedding). From the
-  // config's probabilities above 0 (Transformers applies none at 0, the default of every config class counted here
-  // but GPT-2's, 0.1); a model described by flags is Korthikanti's GPT, with all three.
+  // probabilities above 0 of the config keys its model type's Transformers modules read (none applied at 0, the
+  // default of every config class counted here but GPT-2's, 0.1); a model described by flags is Korthikanti's GPT,
+  // with all three.
   bool hidden_dropout = true, attention_dropout = true, embedding_dropout = true;
   std::int64_t learned_positions = 0;  // GPT-2: a position embedding table of this many rows
   // Sliding-window attention: window_layers of the layers (Mistral all, gpt-oss every other one) attend to the
