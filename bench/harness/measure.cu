@@ -388,7 +388,8 @@ void report_common(benchmark::State& state, const Measurement& m, bool verified,
     c["throttle_reasons"] = static_cast<double>(m.telemetry.throttle_reasons);
     c["telemetry_readings"] = m.telemetry.readings;
     c["telemetry_window_s"] = m.telemetry.window_s;
-    if (m.telemetry.work_readings > 0) {
+    // Also where every call waited and took none: the time they kept the measuring thread from the samples.
+    if (m.telemetry.work_readings > 0 || m.telemetry.work_read_max_s > 0) {
       c["work_readings"] = m.telemetry.work_readings;
       c["work_read_max_s"] = m.telemetry.work_read_max_s;
     }

@@ -107,8 +107,8 @@ std::optional<WorkReading> TelemetrySampler::read_during_work(bool each_sample,
     if (!each_sample) return std::nullopt;
     read_done_.wait_for(lock, std::chrono::milliseconds(kMaxWaitForReadingMs),
                         [this] { return !reading_in_flight_ || !running_; });
-    if (reading_in_flight_ || !running_) return std::nullopt;
-    if (still_working && !still_working()) {
+    // A wait that ran out, or one the work ended during: no reading, and the time it kept the thread is counted.
+    if (reading_in_flight_ || !running_ || (still_working && !still_working())) {
       work_read_max_s_ = std::max(work_read_max_s_, kept_s());
       return std::nullopt;
     }

@@ -30,8 +30,9 @@ struct TelemetrySummary {
   // when nothing read it during its work.
   int readings = 0;
   // The readings the measuring thread took during a sample's work (read_during_work; a short series' clock-only
-  // ones too, which are not among the `readings` summarised), and the longest one's host time: the next sample
-  // waits for it, so a reading slower than the rest of a short sample's work lengthens the idle gap before it.
+  // ones too, which are among the `readings` summarised where the work still ran), and the longest time one of its
+  // calls kept that thread, a wait for the polling thread's reading included (a call that took no reading too): the
+  // next sample waits for it, so a call longer than the rest of a short sample's work lengthens the idle gap.
   int work_readings = 0;
   double work_read_max_s = 0;
   double sm_clock_hz_median = 0, sm_clock_hz_min = 0;
@@ -94,8 +95,9 @@ class TelemetrySampler {
   // `each_sample` (a short series that keeps each sample's clock: a GEMM burst's samples come every few ms, and
   // the period would leave most of them without one): where the period has no reading due, the SM clock and the
   // clock-event reasons alone (two queries; a full reading's six outlast a tensor-core burst's 3-4 ms sample),
-  // which is not one of the window's summarised readings; it waits up to kMaxWaitForReadingMs for a reading the
-  // polling thread has in flight, then takes its own.
+  // summarised with the window's readings where the work still ran; it waits up to kMaxWaitForReadingMs for a
+  // reading the polling thread has in flight, then, unless `still_working` says the work ended meanwhile, takes its
+  // own.
   // Returns the sample's SM clock and reasons, read first, where `still_working` (asked right after them; unset:
   // true) says the work had not ended by then; nullopt where it took no reading or the work was over (one partly
   // of the GPU at rest is not the sample's; a full reading still counts in the window's summary).
