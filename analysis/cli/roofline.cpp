@@ -41,7 +41,9 @@ std::string eight_bit_weights_note(const RooflineOptions& o, const cli::WeightDt
   if (!eight_bit || compute_level.find("fp8") != std::string::npos || compute_level.find("int8") != std::string::npos)
     return "";
   const bool int8 = weights.label.find("int8") != std::string::npos;
-  const std::string roof = int8 ? "gemm.int8" : "gemm.fp8_e4m3";
+  const std::string roof = int8                                              ? "gemm.int8"
+                           : weights.label.find("e5m2") != std::string::npos ? "gemm.fp8_e5m2"
+                                                                             : "gemm.fp8_e4m3";
   // Named as an option only where this profile measured it (review 58: an H100 fixture without it had sent the
   // user to an exit 2).
   const bool measured = std::any_of(r.compute.begin(), r.compute.end(),

@@ -730,6 +730,9 @@ TEST(RooflineCli, EightBitWeightsNameTheEightBitRoof) {
   r = test::run_cli({"roofline", "--profile", measured, "--context", "4096", "--batch", "1", "--hf-config",
                      hf("Llama-3.1-8B"), "--weight-dtype", "int8"});
   EXPECT_NE(r.out.find("multiplies in int8 (W8A8) meets gemm.int8 instead (--dtype int8)"), std::string::npos) << r.out;
+  r = test::run_cli({"roofline", "--profile", measured, "--context", "4096", "--batch", "1", "--hf-config",
+                     hf("Llama-3.1-8B"), "--weight-dtype", "fp8_e5m2"});
+  EXPECT_NE(r.out.find("meets gemm.fp8_e5m2 instead"), std::string::npos) << r.out;  // review 59
   for (const auto& quiet : {std::vector<std::string>{"--hf-config", hf("Llama-3.1-8B")},
                             std::vector<std::string>{"--hf-config", hf("DeepSeek-V3"), "--dtype", "bf16"},
                             std::vector<std::string>{"--hf-config", hf("DeepSeek-V3"), "--compute", "gemm.bf16"}}) {

@@ -782,6 +782,20 @@ TEST(TrainTimeCli, RoundTripsWithMfu) {
                            "--peak-tflops", "853"})
                 .exit_code,
             2);
+  // Against the sustained rate, above 1 as `mfu` reads it, as long as the burst peaks hold it (review 59).
+  const std::string measured = std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json";
+  const std::vector<std::string> sustained = {"train-time", "--hf-config", hf("Llama-3.1-8B"), "--seq", "8192",
+                                              "--tokens", "1e12", "--gpus", "64", "--profile", measured,
+                                              "--mfu-against", "measured_sustained", "--mfu"};
+  auto with_mfu = [&](const char* v) {
+    std::vector<std::string> a = sustained;
+    a.push_back(v);
+    return test::run_cli(a);
+  };
+  EXPECT_EQ(with_mfu("1.1").exit_code, 0) << with_mfu("1.1").err;
+  const auto over = with_mfu("1.5");
+  EXPECT_EQ(over.exit_code, 2);
+  EXPECT_NE(over.err.find("executed (attention causal)"), std::string::npos) << over.err;
 }
 
 TEST(TrainTimeCli, BadInputExits2) {
