@@ -96,7 +96,9 @@ std::optional<WorkReading> TelemetrySampler::read_during_work(bool each_sample,
                                                               const std::function<bool()>& still_working) {
   // What this call keeps the measuring thread from the next sample, a wait for the polling thread included.
   const auto from = std::chrono::steady_clock::now();
-  const auto kept_s = [&from] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count(); };
+  const auto kept_s = [&from] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  };
   std::unique_lock<std::mutex> lock(mutex_);
   if (!device_ || !running_) return std::nullopt;
   if (reading_in_flight_) {
