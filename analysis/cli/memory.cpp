@@ -131,18 +131,21 @@ int run(const MemoryOptions& o) {
                                             "4*s*b*V/t (last stage; sec. 4.3)"
                                           : "no output layer (no --vocab)") +
           "; an estimate: framework buffers and temporaries not included");
-      if (in.recompute == Recompute::kNone)
-        notes.push_back(in.eager_attention
-                            ? (mc.model_type == "flags"
-                                   ? "attention: eager, the s x s softmax scores, dropout mask and output stored per "
-                                     "head (Korthikanti's 5*a*s/h per s*b*h)"
-                               : mc.attention_dropout
-                                   ? "attention: eager as Transformers runs it, the s x s fp32 softmax output, its "
-                                     "16-bit copy after dropout and the dropout mask stored per head (7*a*s/h per s*b*h)"
-                                   : "attention: eager as Transformers runs it, the s x s fp32 softmax output and its "
-                                     "16-bit copy stored per head (6*a*s/h per s*b*h; no attention dropout)")
-                            : "attention: fused (FlashAttention), no s x s scores stored; --attention-impl eager "
-                              "counts them");
+      if (in.recompute == Recompute::kNone && in.eager_attention) {
+        const LayerActivations a = layer_activations(mc, 0);
+        std::string kept =
+            mc.eager_fp32_softmax ? "the fp32 softmax output and its 16-bit copy" : "the 16-bit softmax output";
+        if (mc.attention_dropout) kept += ", the dropout mask and the dropped copy";
+        if (mc.attention_softcapping) kept += ", the logit softcapping's tanh output";
+        notes.push_back("attention: eager" +
+                        std::string(mc.model_type == "flags" ? " (Korthikanti's GPT)"
+                                                             : " as Transformers runs a " + mc.model_type) +
+                        ", the s x s scores kept per head: " + kept + " (" + format_fixed(a.score_bytes, 0) +
+                        "*a*s/h per s*b*h)" +
+                        (a.eager_sharded > 0 ? ", and K and V repeated to every query head (GQA)" : ""));
+      } else if (in.recompute == Recompute::kNone) {
+        notes.push_back("attention: fused (FlashAttention), no s x s scores stored; --attention-impl eager counts them");
+      }
     }
     est = train_memory(in);
     // Without a model (--params) the split is even: nothing is known to be copied or whole.

@@ -16,10 +16,18 @@ LayerActivations layer_activations(const ModelConfig& c, std::int64_t layer) {
   LayerActivations out;
   out.score_heads = heads;
   if (!c.hidden_dropout) out.replicated -= 2.0;  // no masks after attention and the MLP
-  // Eager attention as Transformers runs a config's model: the fp32 softmax output its backward keeps (4 bytes) and
-  // the 16-bit copy the AV product keeps (2); with attention dropout the 1-byte mask too, the dropped copy in the
-  // copy's place: 7 (review 59). A model given by flags keeps Korthikanti's 16-bit softmax: 5 with dropout.
-  if (c.model_type != "flags") out.score_bytes = c.attention_dropout ? 7.0 : 6.0;
+  // Eager attention's bytes per score (reviews 59, 60: autograd's saved tensors in Transformers' eager attention):
+  // an fp32 softmax keeps its output (4) and the AV product its 16-bit copy (2); a 16-bit one its output (2), which
+  // the AV product shares (Korthikanti's GPT). Attention dropout adds its 1-byte mask, the dropped 16-bit copy taking
+  // the copy's place (7) or added (5); a logit softcapping keeps its tanh output (2).
+  out.score_bytes = c.eager_fp32_softmax ? 6.0 : 2.0;
+  if (c.attention_dropout) out.score_bytes += c.eager_fp32_softmax ? 1.0 : 3.0;
+  if (c.attention_softcapping) out.score_bytes += 2.0;
+  // Eager attention multiplies with K and V repeated to every query head (repeat_kv): the copies are what the
+  // products keep, beyond the fewer heads counted above (review 60: 1.6 GB for Llama-3.1-8B at s 4096).
+  if (!c.is_mla() && c.kv_heads < c.heads)
+    out.eager_sharded = 2.0 * (heads - static_cast<double>(c.kv_heads)) *
+                        static_cast<double>(c.qk_head_dim() + c.value_head_dim()) / h;
   // Attention: Q and K (qk width a head), V and the output projection's input (value width a head).
   const double q_width = heads * static_cast<double>(c.qk_head_dim());
   const double kv_heads = c.is_mla() ? heads : static_cast<double>(c.kv_heads);  // MLA expands K/V to every head
@@ -51,7 +59,9 @@ double activation_bytes_per_layer(const LayerActivations& shape, double s, doubl
   const double sbh = s * b * h, td = static_cast<double>(t);
   if (r == Recompute::kFull) return 2.0 * sbh / (sp ? td : 1.0);
   const double attention_core =
-      r == Recompute::kSelective || !scores_stored ? 0.0 : shape.score_bytes * shape.score_heads * s / (h * td);
+      r == Recompute::kSelective || !scores_stored
+          ? 0.0
+          : (shape.score_bytes * shape.score_heads * s / h + shape.eager_sharded) / td;
   if (sp) return sbh * ((shape.replicated + shape.sharded) / td + shape.whole + attention_core);
   return sbh * (shape.replicated + shape.whole + shape.sharded / td + attention_core);
 }

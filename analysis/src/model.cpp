@@ -839,6 +839,20 @@ void read_dropout(const Fields& f, ModelConfig& m) {
   m.hidden_dropout = (gpt2 || phi3) && probability("resid_pdrop", gpt2 ? 0.1 : 0.0) > 0;
   m.embedding_dropout = gpt2 && probability("embd_pdrop", 0.1) > 0;
 }
+
+// How the type's eager attention keeps its scores (ModelConfig::eager_fp32_softmax, attention_softcapping; review
+// 60, from the tensors autograd saves in Transformers 5's eager_attention_forward of each type).
+void read_eager_attention(const Fields& f, ModelConfig& m) {
+  const std::string& t = m.model_type;
+  m.eager_fp32_softmax = !(t == "gpt2" || t == "gpt_oss" || t == "llama4" || t == "llama4_text");
+  // Gemma2Config's attn_logit_softcapping defaults to 50, Gemma3TextConfig's to none; null turns it off.
+  const json& raw = f.raw();
+  const bool stated = raw.contains("attn_logit_softcapping");
+  const bool gemma = t == "gemma2" || t == "gemma3" || t == "gemma3_text";
+  m.attention_softcapping =
+      gemma && (stated ? raw["attn_logit_softcapping"].is_number() && raw["attn_logit_softcapping"].get<double>() > 0
+                       : t == "gemma2");
+}
 }  // namespace
 
 ModelConfig parse_hf_config(const json& document, const std::string& origin) {
@@ -870,10 +884,13 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
     m = parse_deepseek(f, type);
   else
     f.fail("model_type", "'" + type + "' is not a model type this version can count (known: " + kKnownTypes + ")");
-  if ((type == "gemma3" || type == "llama4") && f.has("text_config"))
+  if ((type == "gemma3" || type == "llama4") && f.has("text_config")) {
     read_dropout(f.object("text_config"), m);
-  else
+    read_eager_attention(f.object("text_config"), m);
+  } else {
     read_dropout(f, m);
+    read_eager_attention(f, m);
+  }
   m.quantization = read_quantization(f, m);
   if (f.has("architectures")) {
     const json& a = f.array("architectures");

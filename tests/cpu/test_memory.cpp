@@ -144,11 +144,19 @@ TEST(TrainMemory, DropoutMasksFollowTheConfig) {
   const ModelConfig flags = flags_model(24, 2048, 16, 16, 0, 0, false);  // Korthikanti's GPT
   EXPECT_TRUE(flags.hidden_dropout && flags.attention_dropout && flags.embedding_dropout);
   EXPECT_DOUBLE_EQ(layer_activations(gpt2, 0).replicated, 10);
-  // Eager attention as Transformers runs it: the fp32 softmax output and its 16-bit copy (6), with attention
-  // dropout its mask as well (7); Korthikanti's 16-bit softmax (5) for a model given by flags (review 59).
-  EXPECT_DOUBLE_EQ(layer_activations(gpt2, 0).score_bytes, 7);
+  // Eager attention as each type's Transformers eager attention keeps its scores (reviews 59, 60): an fp32 softmax's
+  // output and 16-bit copy (Llama: 6), a 16-bit softmax's output (gpt-oss, Llama 4: 2), with attention dropout its
+  // mask and dropped copy (GPT-2 and Korthikanti's GPT given by flags: 5), Gemma 2's softcapping tanh (8).
+  EXPECT_DOUBLE_EQ(layer_activations(gpt2, 0).score_bytes, 5);
   EXPECT_DOUBLE_EQ(layer_activations(llama, 0).score_bytes, 6);
   EXPECT_DOUBLE_EQ(layer_activations(flags, 0).score_bytes, 5);
+  EXPECT_DOUBLE_EQ(layer_activations(read_hf_config(hf("gpt-oss-20b")), 0).score_bytes, 2);
+  EXPECT_DOUBLE_EQ(layer_activations(read_hf_config(hf("Llama-4-Scout-17B-16E")), 0).score_bytes, 2);
+  EXPECT_DOUBLE_EQ(layer_activations(read_hf_config(hf("gemma-2-9b")), 0).score_bytes, 8);
+  EXPECT_DOUBLE_EQ(layer_activations(read_hf_config(hf("gemma-3-1b-pt")), 0).score_bytes, 6);
+  // GQA's K and V repeated to the 32 query heads: 24 more heads of 128 + 128, 2 bytes each, per h.
+  EXPECT_DOUBLE_EQ(layer_activations(llama, 0).eager_sharded, 2.0 * 24 * 256 / 4096);
+  EXPECT_DOUBLE_EQ(layer_activations(gpt2, 0).eager_sharded, 0);
   // GPT-2's config class defaults each probability to 0.1: one that states none keeps them all.
   json doc = read_json_file(hf("gpt2"));
   for (const char* k : {"attn_pdrop", "embd_pdrop", "resid_pdrop"}) doc.erase(k);
@@ -172,19 +180,22 @@ TEST(TrainMemory, DropoutMasksFollowTheConfig) {
   EXPECT_FALSE(dropped.hidden_dropout);
   doc["attention_dropout"] = 1.5;
   EXPECT_THROW(parse_hf_config(doc, "llama-bad"), InputError);
-  // Eager attention at s 4096: Llama keeps the fp32 probabilities and their 16-bit copy, 6*a*s/h more per layer.
+  // Eager attention at s 4096: Llama keeps the fp32 probabilities and their 16-bit copy, 6*a*s/h more per layer, and
+  // K and V repeated to every query head.
   TrainMemoryInput in;
   in.model = llama;
   in.params = static_cast<double>(count_params(llama).total);
   in.seq = 4096;
   const double fused = train_memory(in).activations;
   in.eager_attention = true;
-  EXPECT_NEAR(train_memory(in).activations - fused, 32 * 4096.0 * 4096 * 6 * 32 * 4096 / 4096, 1);
+  EXPECT_NEAR(train_memory(in).activations - fused,
+              32 * 4096.0 * 4096 * (6 * 32 * 4096 / 4096.0 + 2.0 * 24 * 256 / 4096), 1);
   const auto cli = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "4096",
                                   "--attention-impl", "eager"});
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   EXPECT_NE(cli.out.find("no dropout masks: the model trains without dropout"), std::string::npos) << cli.out;
-  EXPECT_NE(cli.out.find("fp32 softmax output and its 16-bit copy stored per head (6*a*s/h"), std::string::npos)
+  EXPECT_NE(cli.out.find("the fp32 softmax output and its 16-bit copy (6*a*s/h per s*b*h), and K and V repeated"),
+            std::string::npos)
       << cli.out;
 }
 

@@ -54,12 +54,14 @@ struct MemoryEstimate {
 //               (2 + 2, times experts_per_token): with the experts' widths split over the tensor-parallel GPUs
 //               every GPU holds each routed token whole and a whole-width partial output, sequence parallel or not
 //   score_heads the heads whose s x s softmax scores, dropout mask and output eager attention keeps (5*a*s/h:
-//               score_bytes 5, Korthikanti's 16-bit softmax, for a model given by flags; a config's model as
-//               Transformers' eager attention keeps them, the fp32 softmax output and a 16-bit copy, 6, and with
-//               attention dropout its mask, 7)
+//               score_bytes 5, Korthikanti's 16-bit softmax with dropout; a config's model as its type's
+//               Transformers eager attention keeps them: an fp32 softmax's output and a 16-bit copy, 6, a 16-bit
+//               softmax's output, 2, attention dropout's mask and dropped copy, +1 or +3, a softcapping's tanh, +2);
+//               with GQA also K and V repeated to every query head (eager_sharded), split like `sharded`
 // A GPT-3-style layer (MHA, 4h GELU MLP) is Korthikanti's {10, 24, a}: 34*s*b*h.
 struct LayerActivations {
   double replicated = 10, sharded = 24, score_heads = 0, whole = 0, score_bytes = 5;
+  double eager_sharded = 0;  // eager attention's K and V repeated to every query head (GQA), beyond `sharded`'s
 };
 LayerActivations layer_activations(const ModelConfig& model, std::int64_t layer);
 
