@@ -161,8 +161,8 @@ int run(const TrainTimeOptions& o) {
         if (p.source != "measured_sustained" && executed > p.value * (1 + 1e-12))
           throw InputError("--mfu " + format_fixed(o.mfu.value, 3) + " of the " + o.mfu_against + " peak (" +
                            format_quantity(against->value, "FLOP/s") + ") is " + format_quantity(achieved, "FLOP/s") +
-                           " of model FLOPs, " + format_quantity(executed, "FLOP/s") +
-                           " executed (attention causal), " + format_percent(executed / p.value) + " of the " +
+                           " of model FLOPs, " + format_quantity(executed, "FLOP/s") + " executed" +
+                           (o.seq.given() ? " (attention causal), " : ", ") + format_percent(executed / p.value) + " of the " +
                            p.source + " peak " + format_quantity(p.value, "FLOP/s") +
                            ": more than it can attain; check --mfu and the peaks");
       for (const Peak& p : peaks)
@@ -257,7 +257,9 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->tokens, "--tokens", "Training tokens T");
   cli::add_number(app, o->gpus, "--gpus", "GPUs n");
   cli::add_number(app, o->achieved_tflops, "--achieved-tflops", "Achieved hardware TFLOP/s per GPU");
-  cli::add_number(app, o->mfu, "--mfu", "Model FLOP utilization (fraction) against the peak(s)");
+  cli::add_number(app, o->mfu, "--mfu",
+                  "Model FLOP utilization (fraction) against the peak(s); above 1 as `ceilings mfu` reads it (the "
+                  "noncausal count at a long --seq, or against measured_sustained)");
   cli::add_number(app, o->peak_tflops, "--peak-tflops", "A given peak, TFLOP/s per GPU");
   app.add_option("--mfu-against", o->mfu_against,
                  "The peak --mfu is against (given | measured | measured_sustained | datasheet): one estimate, with "

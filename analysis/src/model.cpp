@@ -658,8 +658,9 @@ std::optional<CheckpointQuantization> read_quantization(const Fields& top, const
     out.bytes.quantized = (4.0 + 8.0 / 32) / 8;
     out.layout = "mxfp4 experts, bf16 rest";
   } else if (out.method == "fp8") {
-    if (const auto fmt = q.optional_string("fmt"); fmt && *fmt != "e4m3" && *fmt != "e5m2")
-      q.fail("fmt", "is '" + excerpt(*fmt) + "', not an fp8 format (e4m3, e5m2)");
+    const auto fmt = q.optional_string("fmt");
+    if (fmt && *fmt != "e4m3" && *fmt != "e5m2") q.fail("fmt", "is '" + excerpt(*fmt) + "', not an fp8 format (e4m3, e5m2)");
+    const std::string fp8 = fmt && *fmt == "e5m2" ? "fp8 e5m2" : "fp8";  // the layout names it (roofline's 8-bit roof)
     if (!q.has("weight_block_size")) {
       out.layout = "fp8 without weight_block_size (one scale a block of a stated size is what this version counts)";
       return out;
@@ -672,7 +673,7 @@ std::optional<CheckpointQuantization> read_quantization(const Fields& top, const
     const std::int64_t rows = block[0].get<std::int64_t>(), cols = block[1].get<std::int64_t>();
     out.bytes.covers = WeightBytes::Covers::kLayerMatrices;
     out.bytes.quantized = 1.0 + 4.0 / (static_cast<double>(rows) * static_cast<double>(cols));
-    out.layout = "fp8 layer matrices with fp32 scales a " + std::to_string(rows) + "x" + std::to_string(cols) +
+    out.layout = fp8 + " layer matrices with fp32 scales a " + std::to_string(rows) + "x" + std::to_string(cols) +
                  " block, bf16 rest";
   } else {
     out.layout = "quant_method '" + excerpt(out.method) + "' is not one this version counts (mxfp4; fp8 with "

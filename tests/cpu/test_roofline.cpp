@@ -733,6 +733,16 @@ TEST(RooflineCli, EightBitWeightsNameTheEightBitRoof) {
   r = test::run_cli({"roofline", "--profile", measured, "--context", "4096", "--batch", "1", "--hf-config",
                      hf("Llama-3.1-8B"), "--weight-dtype", "fp8_e5m2"});
   EXPECT_NE(r.out.find("meets gemm.fp8_e5m2 instead"), std::string::npos) << r.out;  // review 59
+  // A checkpoint whose quantization_config says e5m2 as well (review 60).
+  json e5m2 = read_json_file(hf("DeepSeek-V3"));
+  e5m2["quantization_config"]["fmt"] = "e5m2";
+  const std::string dir = test::scratch_dir("roofline_e5m2");
+  std::ofstream(dir + "/config.json") << e5m2.dump();
+  r = test::run_cli({"roofline", "--profile", measured, "--context", "4096", "--batch", "1", "--hf-config",
+                     dir + "/config.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("weights checkpoint (fp8 e5m2 layer matrices"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("meets gemm.fp8_e5m2 instead"), std::string::npos) << r.out;
   for (const auto& quiet : {std::vector<std::string>{"--hf-config", hf("Llama-3.1-8B")},
                             std::vector<std::string>{"--hf-config", hf("DeepSeek-V3"), "--dtype", "bf16"},
                             std::vector<std::string>{"--hf-config", hf("DeepSeek-V3"), "--compute", "gemm.bf16"}}) {

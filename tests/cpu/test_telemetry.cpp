@@ -214,13 +214,29 @@ TEST_F(TelemetryWithFakeNvml, ASampleWaitsForAReadingInFlight) {
   EXPECT_EQ(read, 8);
   EXPECT_EQ(s.work_readings, 8);
   EXPECT_LT(s.work_read_max_s, 1);
-  // Where the sample's work ended while it waited, it takes no reading (review 58: one then only lengthened the gap
-  // before the next sample).
+}
+
+// Where the sample's work ended while it waited for the polling thread's reading, it takes none (review 58: one then
+// only lengthened the gap before the next sample), and the wait counts in work_read_max_s (review 60). The SM clock
+// query takes 60 ms; 20 ms after start() the polling thread (5 ms period) is 15 ms into its first reading.
+TEST_F(TelemetryWithFakeNvml, AWaitTheWorkEndedDuringTakesNoReading) {
+  const std::string dir = test::scratch_dir("telemetry_wait_ended");
+  std::ofstream(dir + "/script.json")
+      << json{{"device_count", 1}, {"values", loaded_gpu()}, {"sm_clock_delay_ms", 60}}.dump();
+  setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
+  setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
+  std::string why;
+  lib_ = nvml::Library::open(&why);
+  ASSERT_TRUE(lib_) << why;
+  auto d = lib_->device_by_index(0);
+  ASSERT_TRUE(d.ok());
+  bench::TelemetrySampler sampler(std::make_shared<nvml::Device>(d.value), 0.005);
   sampler.start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  for (int i = 0; i < 8; ++i) EXPECT_FALSE(sampler.read_during_work(/*each_sample=*/true, [] { return false; }));
-  s = sampler.stop();
-  EXPECT_LT(s.work_readings, 8);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(sampler.read_during_work(/*each_sample=*/true, [] { return false; }).has_value());
+  const auto s = sampler.stop();
+  EXPECT_EQ(s.work_readings, 0);
+  EXPECT_GE(s.work_read_max_s, 0.02);
 }
 
 // A wait for the polling thread's reading that runs out (a query slower than kMaxWaitForReadingMs) takes no reading,
