@@ -59,12 +59,14 @@ TEST(ClockEvents, MasksSeparateTheWorkloadsPowerCapFromHardwareSlowdowns) {
 // start and an immediate stop read exactly twice: each array's first element, then its second.
 class TelemetryWithFakeNvml : public ::testing::Test {
  protected:
+  // `script`: more of the fake's script (sm_clock_delay_ms: an SM clock query that slow).
   std::shared_ptr<nvml::Device> device(const json& values, const json& errors = json::object(),
-                                       const json& fields = json::object()) {
+                                       const json& fields = json::object(), const json& script = json::object()) {
     const std::string dir =
         test::scratch_dir(std::string("telemetry_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::ofstream(dir + "/script.json")
-        << json{{"device_count", 1}, {"values", values}, {"errors", errors}, {"device", fields}}.dump();
+    json doc = {{"device_count", 1}, {"values", values}, {"errors", errors}, {"device", fields}};
+    doc.update(script);
+    std::ofstream(dir + "/script.json") << doc.dump();
     setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
     setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
     std::string why;
@@ -195,17 +197,9 @@ TEST_F(TelemetryWithFakeNvml, AReadingAfterTheWorkEndedIsNotTheSamples) {
 // returned nothing, leaving that sample without its clock). The fake's SM clock query takes 20 ms and the polling
 // thread reads every 5 ms, so it is reading most of the time; without the wait most calls below read nothing.
 TEST_F(TelemetryWithFakeNvml, ASampleWaitsForAReadingInFlight) {
-  const std::string dir = test::scratch_dir("telemetry_in_flight");
-  std::ofstream(dir + "/script.json")
-      << json{{"device_count", 1}, {"values", loaded_gpu()}, {"sm_clock_delay_ms", 20}}.dump();
-  setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
-  setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
-  std::string why;
-  lib_ = nvml::Library::open(&why);
-  ASSERT_TRUE(lib_) << why;
-  auto d = lib_->device_by_index(0);
-  ASSERT_TRUE(d.ok());
-  bench::TelemetrySampler sampler(std::make_shared<nvml::Device>(d.value), 0.005);
+  const auto d = device(loaded_gpu(), json::object(), json::object(), {{"sm_clock_delay_ms", 20}});
+  ASSERT_TRUE(d);
+  bench::TelemetrySampler sampler(d, 0.005);
   sampler.start();
   std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the polling thread under way
   int read = 0;
@@ -220,17 +214,9 @@ TEST_F(TelemetryWithFakeNvml, ASampleWaitsForAReadingInFlight) {
 // only lengthened the gap before the next sample), and the wait counts in work_read_max_s (review 60). The SM clock
 // query takes 60 ms; 20 ms after start() the polling thread (5 ms period) is 15 ms into its first reading.
 TEST_F(TelemetryWithFakeNvml, AWaitTheWorkEndedDuringTakesNoReading) {
-  const std::string dir = test::scratch_dir("telemetry_wait_ended");
-  std::ofstream(dir + "/script.json")
-      << json{{"device_count", 1}, {"values", loaded_gpu()}, {"sm_clock_delay_ms", 60}}.dump();
-  setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
-  setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
-  std::string why;
-  lib_ = nvml::Library::open(&why);
-  ASSERT_TRUE(lib_) << why;
-  auto d = lib_->device_by_index(0);
-  ASSERT_TRUE(d.ok());
-  bench::TelemetrySampler sampler(std::make_shared<nvml::Device>(d.value), 0.005);
+  const auto d = device(loaded_gpu(), json::object(), json::object(), {{"sm_clock_delay_ms", 60}});
+  ASSERT_TRUE(d);
+  bench::TelemetrySampler sampler(d, 0.005);
   sampler.start();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_FALSE(sampler.read_during_work(/*each_sample=*/true, [] { return false; }).has_value());
@@ -242,17 +228,9 @@ TEST_F(TelemetryWithFakeNvml, AWaitTheWorkEndedDuringTakesNoReading) {
 // A wait for the polling thread's reading that runs out (a query slower than kMaxWaitForReadingMs) takes no reading,
 // and the time it kept the measuring thread is counted (review 59: it had been lost).
 TEST_F(TelemetryWithFakeNvml, AWaitThatRunsOutIsCounted) {
-  const std::string dir = test::scratch_dir("telemetry_wait_out");
-  std::ofstream(dir + "/script.json")
-      << json{{"device_count", 1}, {"values", loaded_gpu()}, {"sm_clock_delay_ms", 300}}.dump();
-  setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
-  setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
-  std::string why;
-  lib_ = nvml::Library::open(&why);
-  ASSERT_TRUE(lib_) << why;
-  auto d = lib_->device_by_index(0);
-  ASSERT_TRUE(d.ok());
-  bench::TelemetrySampler sampler(std::make_shared<nvml::Device>(d.value), 0.001);
+  const auto d = device(loaded_gpu(), json::object(), json::object(), {{"sm_clock_delay_ms", 300}});
+  ASSERT_TRUE(d);
+  bench::TelemetrySampler sampler(d, 0.001);
   sampler.start();  // its own edge reading takes 300 ms; the polling thread starts reading 1 ms after it
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(sampler.read_during_work(/*each_sample=*/true, [] { return true; }).has_value());
