@@ -344,8 +344,10 @@ cli::Runner setup(CLI::App& app) {
                      "bf16 | fp16 | fp32: the gradients' bytes (train; fp32 as Megatron-LM accumulates them)")
           ->capture_default_str(),
       app.add_option("--attention-impl", o->attention_impl,
-                     "flash (fused: no s x s scores kept) | eager (the s x s softmax output kept per head, as Transformers' eager "
-                     "attention keeps it, with its dropout mask where the model trains with attention dropout; train)")
+                     "flash (fused: no s x s scores kept) | eager (the s x s scores kept per head as the model type's Transformers "
+                     "eager attention keeps them: an fp32 softmax's output and 16-bit copy or a 16-bit softmax's "
+                     "output, a dropout mask and dropped copy, Gemma 2's softcapping tanh; with GQA, K and V repeated "
+                     "to every query head; train)")
           ->capture_default_str()};
   o->infer_only = {
       cli::add_number(app, o->context, "--context", "Inference: tokens per sequence in the KV cache").option,

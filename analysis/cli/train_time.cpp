@@ -154,6 +154,9 @@ int run(const TrainTimeOptions& o) {
                          "; measured needs --profile, datasheet --gpu or a profile of a known GPU, given --peak-tflops)");
       }
       const double achieved = o.mfu.value * against->value;
+      if (!std::isfinite(achieved))
+        throw InputError("--mfu " + format_fixed(o.mfu.value, 3) + " of the " + o.mfu_against +
+                         " peak is not a finite rate: give a fraction, e.g. 0.45");
       // As `mfu` refuses it: an executed rate (attention causal) above a peak the GPU attains is an inconsistent
       // input (the sustained rate excepted, which a job whose GEMMs run cooler may pass).
       const double executed = achieved * f.causal_model / f.model;

@@ -845,14 +845,17 @@ void read_dropout(const Fields& f, ModelConfig& m) {
 // 60, from the tensors autograd saves in Transformers 5's eager_attention_forward of each type).
 void read_eager_attention(const Fields& f, ModelConfig& m) {
   const std::string& t = m.model_type;
-  m.eager_fp32_softmax = !(t == "gpt2" || t == "gpt_oss" || t == "llama4" || t == "llama4_text");
-  // Gemma2Config's attn_logit_softcapping defaults to 50, Gemma3TextConfig's to none; null turns it off.
   const json& raw = f.raw();
+  // GPT-2 upcasts its softmax to fp32 where reorder_and_upcast_attn says so (review 61).
+  const bool gpt2_upcast = t == "gpt2" && raw.contains("reorder_and_upcast_attn") &&
+                           raw["reorder_and_upcast_attn"].is_boolean() && raw["reorder_and_upcast_attn"].get<bool>();
+  m.eager_fp32_softmax = gpt2_upcast || !(t == "gpt2" || t == "gpt_oss" || t == "llama4" || t == "llama4_text");
+  // Gemma 2 alone applies attn_logit_softcapping (its class's default 50; null turns it off): Gemma 3's modules never
+  // read it, whatever its config says (review 61).
   const bool stated = raw.contains("attn_logit_softcapping");
-  const bool gemma = t == "gemma2" || t == "gemma3" || t == "gemma3_text";
   m.attention_softcapping =
-      gemma && (stated ? raw["attn_logit_softcapping"].is_number() && raw["attn_logit_softcapping"].get<double>() > 0
-                       : t == "gemma2");
+      t == "gemma2" &&
+      (!stated || (raw["attn_logit_softcapping"].is_number() && raw["attn_logit_softcapping"].get<double>() > 0));
 }
 }  // namespace
 

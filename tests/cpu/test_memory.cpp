@@ -154,6 +154,14 @@ TEST(TrainMemory, DropoutMasksFollowTheConfig) {
   EXPECT_DOUBLE_EQ(layer_activations(read_hf_config(hf("Llama-4-Scout-17B-16E")), 0).score_bytes, 2);
   EXPECT_DOUBLE_EQ(layer_activations(read_hf_config(hf("gemma-2-9b")), 0).score_bytes, 8);
   EXPECT_DOUBLE_EQ(layer_activations(read_hf_config(hf("gemma-3-1b-pt")), 0).score_bytes, 6);
+  // Gemma 3's modules never apply a softcapping its config states; GPT-2 upcasts where reorder_and_upcast_attn says
+  // (review 61).
+  json g3 = read_json_file(hf("gemma-3-1b-pt"));
+  g3["attn_logit_softcapping"] = 50.0;
+  EXPECT_DOUBLE_EQ(layer_activations(parse_hf_config(g3, "gemma3-softcap"), 0).score_bytes, 6);
+  json upcast = read_json_file(hf("gpt2"));
+  upcast["reorder_and_upcast_attn"] = true;
+  EXPECT_DOUBLE_EQ(layer_activations(parse_hf_config(upcast, "gpt2-upcast"), 0).score_bytes, 7);
   // GQA's K and V repeated to the 32 query heads: 24 more heads of 128 + 128, 2 bytes each, per h.
   EXPECT_DOUBLE_EQ(layer_activations(llama, 0).eager_sharded, 2.0 * 24 * 256 / 4096);
   EXPECT_DOUBLE_EQ(layer_activations(gpt2, 0).eager_sharded, 0);

@@ -56,9 +56,9 @@ struct ModelConfig {
   // with all three.
   bool hidden_dropout = true, attention_dropout = true, embedding_dropout = true;
   // Eager attention as the type's Transformers eager_attention_forward runs it in 16-bit training: its softmax in
-  // fp32 (the Llama family, Mistral, Qwen, Mixtral, Phi-3, GLM-4.5, DeepSeek, Gemma) or in the 16-bit type (GPT-2,
-  // gpt-oss, Llama 4; Korthikanti's GPT, a model given by flags); an attention logit softcapping (Gemma 2's tanh)
-  // keeps its output too.
+  // fp32 (the Llama family, Mistral, Qwen, Mixtral, Phi-3, GLM-4.5, DeepSeek, Gemma; GPT-2 with
+  // reorder_and_upcast_attn) or in the 16-bit type (GPT-2, gpt-oss, Llama 4; Korthikanti's GPT, a model given by
+  // flags); Gemma 2's attention logit softcapping keeps its tanh output too.
   bool eager_fp32_softmax = false, attention_softcapping = false;
   std::int64_t learned_positions = 0;  // GPT-2: a position embedding table of this many rows
   // Sliding-window attention: window_layers of the layers (Mistral all, gpt-oss every other one) attend to the
