@@ -344,8 +344,8 @@ cli::Runner setup(CLI::App& app) {
                      "bf16 | fp16 | fp32: the gradients' bytes (train; fp32 as Megatron-LM accumulates them)")
           ->capture_default_str(),
       app.add_option("--attention-impl", o->attention_impl,
-                     "flash (fused: no s x s scores kept) | eager (the s x s scores kept per head as the model type's Transformers "
-                     "eager attention keeps them: an fp32 softmax's output and 16-bit copy or a 16-bit softmax's "
+                     "flash (fused: no s x s scores kept) | eager (the s x s scores kept per head as the model "
+                     "type's Transformers eager attention keeps them: an fp32 softmax's output and 16-bit copy or a 16-bit softmax's "
                      "output, a dropout mask and dropped copy, Gemma 2's softcapping tanh; with GQA, K and V repeated "
                      "to every query head; train)")
           ->capture_default_str()};

@@ -5,9 +5,9 @@
 // without), which leaves attention out.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include "ceilings/gemm_plan.hpp"
 #include "ceilings/table.hpp"
@@ -120,13 +120,16 @@ int run(const TrainTimeOptions& o) {
     // below (review 59: an MFU `mfu` printed against it was refused).
     const double most = o.mfu_against == "measured_sustained" ? std::numeric_limits<double>::infinity()
                                                               : f.model / f.causal_model;
-    if (!(o.mfu.value > 0 && o.mfu.value <= most * (1 + 1e-12)))
-      throw InputError("--mfu must be " + std::string(std::isinf(most) ? "positive" : "a fraction in (0, ") +
-                       (std::isinf(most) ? "" : most > 1 ? format_fixed(most, 3) + "]" : std::string("1]")) +
-                       ", e.g. 0.45" +
-                       (most > 1 && !std::isinf(most) ? " (above 1 by the noncausal convention at this --seq, up to where the FLOPs the "
-                                   "kernels execute, attention causal, reach the peak)"
-                                 : std::string()));
+    if (!(o.mfu.value > 0 && o.mfu.value <= most * (1 + 1e-12))) {
+      const bool noncausal_headroom = std::isfinite(most) && most > 1;
+      const std::string range = !std::isfinite(most) ? "positive"
+                                : noncausal_headroom ? "a fraction in (0, " + format_fixed(most, 3) + "]"
+                                                     : "a fraction in (0, 1]";
+      throw InputError("--mfu must be " + range + ", e.g. 0.45" +
+                       (noncausal_headroom ? " (above 1 by the noncausal convention at this --seq, up to where the "
+                                             "FLOPs the kernels execute, attention causal, reach the peak)"
+                                           : ""));
+    }
     if (o.recompute_opt->count() > 0 && rc != Recompute::kNone)
       throw InputError("--recompute adds hardware FLOPs, which an MFU does not count: with --mfu it would change "
                        "nothing (drop it, or give --achieved-tflops)");
