@@ -337,7 +337,9 @@ constexpr double kRerankTiming_s = 5e-3;  // GEMMs per contender per round
 // highest rate (FLOPs over the median seconds per GEMM: the contenders are different shapes) wins. A contender
 // whose operands do not fit its share of the memory is left out, not the whole re-timing. Returns the winner's
 // index into `cs` (0, the search's fastest, when they cannot be compared) and records the side-by-side rates in
-// `extra` (rerank_rate_<i>, i as in the search's order; none for one left out).
+// `extra` (rerank_rate_<i>, i as in the search's order; none for one left out), with each one's slowest and
+// fastest round (rerank_min_rate_<i>, rerank_max_rate_<i>): a contender far faster in one round than in another
+// was ranked by where its rounds fell against the power cap, not by its configuration.
 std::size_t rerank(gp::DType type, const std::vector<Contender>& cs, const DeviceBuffer<std::uint8_t>& workspace,
                    cudaStream_t stream, Extra& extra) {
   if (cs.size() < 2) return 0;
@@ -405,7 +407,13 @@ std::size_t rerank(gp::DType type, const std::vector<Contender>& cs, const Devic
   for (std::size_t k = 0; k < setups.size(); ++k) {
     const double med = median(seconds[k]);
     const double rate = std::isfinite(med) && med > 0 ? flops[k] / med : 0.0;
-    extra.counters["rerank_rate_" + std::to_string(setups[k].index + 1)] = rate;
+    const std::string i = std::to_string(setups[k].index + 1);
+    extra.counters["rerank_rate_" + i] = rate;
+    const auto [fastest, slowest] = std::minmax_element(seconds[k].begin(), seconds[k].end());
+    if (std::isfinite(*slowest) && *fastest > 0) {
+      extra.counters["rerank_min_rate_" + i] = flops[k] / *slowest;
+      extra.counters["rerank_max_rate_" + i] = flops[k] / *fastest;
+    }
     rates << (k ? ", " : "") << gp::to_string(cs[setups[k].index].shape) << " " << rate / 1e12;
   }
   if (best == setups.size()) {

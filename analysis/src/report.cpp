@@ -181,8 +181,9 @@ namespace {
 
 // A detail number in the unit its name says (ceilings-bench's counter names end in the unit); the
 // peer family's per-device and pair summaries (dev_<i>, p2p_min/median/max), the GEMM search's timing of the
-// configuration measured (search_rate), the side-by-side re-timing's rates (rerank_rate_<i>) and the
-// sustained window's slowest bin (rate_min) are in the ceiling's unit.
+// configuration measured (search_rate), the side-by-side re-timing's rates (rerank_rate_<i>, with its slowest
+// and fastest round's rerank_min_rate_<i> and rerank_max_rate_<i>) and the sustained window's slowest bin
+// (rate_min) are in the ceiling's unit.
 std::string detail_value(const std::string& key_as_stored, const json& v, const std::string& ceiling_unit) {
   if (!v.is_number()) return v.is_string() ? v.get<std::string>() : v.dump();
   const double x = v.get<double>();
@@ -205,7 +206,7 @@ std::string detail_value(const std::string& key_as_stored, const json& v, const 
   if (ends("_share") || ends("_share_of_max")) return format_percent(x, 1);
   if (key == "throttle_reasons")
     if (const auto bits = clock_events::from_number(x)) return clock_events::names(*bits);
-  static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate|rerank_rate_[0-9]+|rate_min)$");
+  static const std::regex in_ceiling_unit("^(dev_[0-9]+|p2p_(min|median|max)|search_rate|rerank_(min_|max_)?rate_[0-9]+|rate_min)$");
   if (std::regex_match(key, in_ceiling_unit)) return format_quantity(x, ceiling_unit);
   // A count whole (flop 248034361344, not 2.48034e+11), anything else to 6 significant digits
   if (x == std::floor(x) && std::fabs(x) < 1e15) return format_fixed(x, 0);

@@ -29,10 +29,12 @@
 #   --gemm-ab      last, with 90 s kept for it: the open GEMM timing question, one ceilings-bench process per
 #                  setting, each given its share of what is left; a table of all goes to stdout and measure.log
 #                  (rate, the search's back-to-back rate, the side-by-side rates, cv, samples, clock, power,
-#                  shape, algorithm), each setting's raw JSON to gemm-ab.jsonl. Now: gemm.fp64 searched at one shape each, shortest first (2816x3072x4096,
-#                  4096x4224x4096, 4096x4224x8192, 8192^3; no sustained windows), how its burst depends on the length
-#                  of one GEMM. (On 2026-11-30 it compared the old burst timing with the new, and TN with NN:
-#                  the README has the results.)
+#                  shape, algorithm; the side-by-side rounds' slowest and fastest, each burst sample's rate,
+#                  clock and reasons), each setting's raw JSON to gemm-ab.jsonl. Now: gemm.fp64 (no sustained
+#                  windows) at its H200 pick 4096x4224x8192 with the defaults, without the burst's warm-up time,
+#                  without warm-up time and pre-roll, and at the shorter 2816x3072x4096: why the pick read 61.2
+#                  TFLOP/s side by side and 56.8 as a burst. (On 2026-11-30 it compared the old burst timing with
+#                  the new, and TN with NN: the README has the results.)
 #   --no-tma       leave out the TMA bulk-copy variants (ceilings-bench --ceilings_tma), which the measurement
 #                  otherwise adds: they are opt-in until they have run on a GPU. The PCIe one reads mapped
 #                  pinned host memory with cp.async.bulk, which NVIDIA does not document either way: if it
@@ -302,11 +304,15 @@ if [ "$gemm_ab" = 1 ]; then
     ab=/tmp/ceilings-gemm-ab.json
     # Google Benchmark runs each registered case once, so each setting is a process of its own right after
     # the last (the card has had the earlier ones' bursts, not a search, more). Each setting: its flags, then
-    # the types. The open question (2026-11-30): how fp64's burst depends on the length of one GEMM (about
-    # 10 ms at 8192^3 down to about 1 ms), now that a burst is exactly 5 samples.
-    # Shortest GEMM first: what one setting leaves goes to the next, so the longest (8192^3) gets the most.
-    settings=("--ceilings_gemm_shapes=2816x3072x4096|fp64" "--ceilings_gemm_shapes=4096x4224x4096|fp64"
-              "--ceilings_gemm_shapes=4096x4224x8192|fp64" "--ceilings_gemm_shapes=8192x8192x8192|fp64")
+    # the types. The open question (2026-11-30, review 62): fp64's pick, 4096x4224x8192, read 61.2 TFLOP/s side
+    # by side and 56.8 as a burst, at the power cap's clock; how much of that is the burst's warm-up and
+    # pre-roll (the median timed GEMM about the 10th of the burst, some 46 ms in) and how much the length of one
+    # GEMM (4.6 ms; 1.2 ms at 2816x3072x4096). Four settings, each about a quarter of what is left: the pick with
+    # the defaults, without the warm-up's time, without warm-up time and pre-roll, and the short GEMM.
+    pick=--ceilings_gemm_shapes=4096x4224x8192
+    settings=("$pick|fp64" "$pick --ceilings_gemm_burst_warmup_s=0|fp64"
+              "$pick --ceilings_gemm_burst_warmup_s=0 --ceilings_gemm_burst_preroll=0|fp64"
+              "--ceilings_gemm_shapes=2816x3072x4096|fp64")
     # Each setting's raw JSON, one document a line, tagged with its setting (an eighth file; not with
     # --sanitize, whose log is the eighth).
     [ "$sanitize" = 0 ] && : >"$OUT/gemm-ab.jsonl"
@@ -342,6 +348,18 @@ for b in doc.get("benchmarks", []):
           f"  capped {b.get('power_cap_readings', 0):.0f}/{b.get('reason_readings', 0):.0f}  {b.get('m', 0):.0f}x{b.get('n', 0):.0f}x{b.get('k', 0):.0f}"
           f"  {'TN' if b.get('a_transposed', 1) else 'NN'} algo {b.get('algo_id', -1):.0f} tile {b.get('tile_id', -1):.0f}"
           f" stages {b.get('stages_id', -1):.0f} splitk {b.get('splitk', 0):.0f}")
+    # The side-by-side rounds' spread, and each burst sample in the order taken: its rate, SM clock and
+    # clock-event reasons (0x4: the software power cap).
+    spread = " ".join(f"{b[f'rerank_min_rate_{i}'] / 1e12:.0f}-{b[f'rerank_max_rate_{i}'] / 1e12:.0f}"
+                      for i in range(1, 7) if f"rerank_min_rate_{i}" in b)
+    flop = 2 * b.get("m", 0) * b.get("n", 0) * b.get("k", 0)
+    samples = []
+    while f"sample_unit_s_{len(samples)}" in b:
+        i, s = len(samples), b[f"sample_unit_s_{len(samples)}"]
+        hz, why = b.get(f"sample_sm_clock_hz_{i}"), b.get(f"sample_clock_reasons_{i}")
+        samples.append(f"{flop / s / 1e12 if s > 0 else 0:.1f}@{'?' if hz is None else f'{hz / 1e9:.2f}'}"
+                       f"/{'?' if why is None else hex(int(why))}")
+    print(f"    side-by-side rounds [{spread}]  samples (TFLOP/s@GHz/reasons) {' '.join(samples)}")
 PY
     done | tee -a "$OUT/measure.log"
   else
