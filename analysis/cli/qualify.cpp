@@ -1,5 +1,6 @@
 // `ceilings qualify PROFILE [--baseline PROFILE] [--rules FILE]`: one verdict per check (ceilings
 // against datasheet, limits and baseline; health; verification). Exit 0 pass, 1 fail, 3 incomplete, 2 bad input.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -7,6 +8,18 @@
 #include "subcommand.hpp"
 
 namespace {
+
+// The run being judged given as its own baseline (the same path twice, or a copy of the file) would pass every
+// baseline row whatever the GPU reads: one GPU's run is told by its UUID, the time it was written and what it
+// measured (a file edited from it, a degraded copy, is another profile). A fleet baseline (the medians of several
+// runs) is no one run.
+bool same_run(const ceilings::Profile& a, const ceilings::Profile& b) {
+  using ceilings::Ceiling;
+  return !b.raw.contains("baseline") && !a.device.uuid.empty() && !a.created.empty() &&
+         a.device.uuid == b.device.uuid && a.created == b.created &&
+         std::equal(a.ceilings.begin(), a.ceilings.end(), b.ceilings.begin(), b.ceilings.end(),
+                    [](const Ceiling& x, const Ceiling& y) { return x.name == y.name && x.value == y.value; });
+}
 
 struct QualifyOptions {
   std::string profile, baseline, rules;
@@ -27,6 +40,10 @@ CEILINGS_SUBCOMMAND("qualify", "Judge a profile: pass, fail or incomplete per ch
     const ceilings::Profile profile = ceilings::read_profile(o->profile);
     std::unique_ptr<ceilings::Profile> baseline;
     if (!o->baseline.empty()) baseline = std::make_unique<ceilings::Profile>(ceilings::read_profile(o->baseline));
+    if (baseline && same_run(profile, *baseline))
+      throw ceilings::InputError("--baseline '" + o->baseline + "' is the run being judged (GPU " + profile.device.uuid +
+                                 ", written " + profile.created +
+                                 "): every baseline check would pass; give a known-good run of another time or GPU");
     const ceilings::QualifyResult result = ceilings::qualify(profile, baseline.get(), rules);
     std::cout << ceilings::render_qualify(result, format);
     return result.exit_code();

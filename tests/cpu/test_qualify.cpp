@@ -1410,6 +1410,38 @@ TEST(QualifyCli, ABaselineThatCannotJudgeIsBadInput) {
   EXPECT_NE(r.err.find("ceilings[0].value"), std::string::npos) << r.err;
 }
 
+// The run being judged as its own baseline, by the same path twice or by a copy, would pass every baseline row:
+// bad input. Another run of the same GPU (another time) is a baseline, as is a fleet's.
+TEST(QualifyCli, TheRunBeingJudgedIsNotItsOwnBaseline) {
+  const std::string dir = test::scratch_dir("qualify_own_baseline");
+  const std::string good = kFixtures + "/h200-qualify.profile.json";
+  const json doc = read_json_file(good);
+  std::ofstream(dir + "/copy.profile.json") << doc.dump();
+  for (const std::string& baseline : {good, dir + "/copy.profile.json"}) {
+    const auto r = test::run_cli({"qualify", good, "--baseline", baseline});
+    EXPECT_EQ(r.exit_code, 2) << baseline << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("is the run being judged (GPU " + doc["device"]["uuid"].get<std::string>() +
+                         ", written " + doc["created"].get<std::string>() + ")"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+  }
+  // Edited from it (the degraded fixtures are): another profile, judged.
+  auto r = test::run_cli({"qualify", kFixtures + "/degraded/slow-hbm.profile.json", "--baseline", good});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json earlier = doc;
+  earlier["created"] = "2026-01-02T03:04:05Z";
+  std::ofstream(dir + "/earlier.profile.json") << earlier.dump();
+  r = test::run_cli({"qualify", good, "--baseline", dir + "/earlier.profile.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("baseline"), std::string::npos) << r.out;
+  json fleet = doc;
+  fleet["baseline"] = {{"profiles", 3}};
+  std::ofstream(dir + "/fleet.profile.json") << fleet.dump();
+  r = test::run_cli({"qualify", good, "--baseline", dir + "/fleet.profile.json"});
+  EXPECT_NE(r.exit_code, 2) << r.out << r.err;
+}
+
 TEST(QualifyCli, TruncatedOrCorruptProfileIsBadInput) {
   const std::string dir = test::scratch_dir("qualify_corrupt");
   std::ifstream in(kFixtures + "/h200-qualify.profile.json");
