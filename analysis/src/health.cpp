@@ -326,8 +326,10 @@ HealthSnapshot snapshot_from_json(const Fields& f) {
     for (std::size_t i = 0; i < links.size(); ++i) {
       const Fields l(links[i], f.path_of("nvlinks") + "[" + std::to_string(i) + "]");
       NvLinkCounts c;
-      c.link = static_cast<int>(l.integer("link"));
-      if (c.link >= static_cast<int>(kMaxNvLinks)) l.fail("link", "no GPU has NVLink " + std::to_string(c.link));
+      // Bounded before the cast: 2^32 would have wrapped to link 0.
+      const std::int64_t link = l.integer("link");
+      if (link >= static_cast<std::int64_t>(kMaxNvLinks)) l.fail("link", "no GPU has NVLink " + std::to_string(link));
+      c.link = static_cast<int>(link);
       for (const auto& [key, v] : l.raw().items()) {
         if (key == "link") continue;
         const MetricInfo* info = find_metric_info("nvlink." + key);
@@ -387,7 +389,10 @@ HealthSection health_from_json(const json& document, const std::string& path) {
   if (s.schema != kHealthSchema)
     f.fail("schema", "'" + s.schema + "' is not a schema this version reads (expected " + kHealthSchema + ")");
   const Fields d = f.object("device");
-  s.device_index = static_cast<int>(d.integer("index"));
+  // Bounded before the cast, as the profile's device.index: 2^32 would have wrapped to GPU 0.
+  const std::int64_t index = d.integer("index");
+  if (index > 4095) d.fail("index", std::to_string(index) + " is more than a node's GPU count (4096)");
+  s.device_index = static_cast<int>(index);
   s.device_name = d.string("name");
   s.uuid = d.string("uuid");
   s.pci_bus_id = d.optional_string("pci_bus_id").value_or("");

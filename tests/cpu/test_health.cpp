@@ -165,6 +165,16 @@ TEST(HealthSection, PerLinkNvLinkCountsRoundTripAndAreChecked) {
   EXPECT_NO_THROW(health_from_json(bad));
   bad["before"]["nvlinks"][0]["link"] = 36;
   EXPECT_THROW(health_from_json(bad), InputError);
+  // Not wrapped by a cast to int: 2^32 was read as NVLink 0, 2^32 + 40 named NVLink 40.
+  for (const std::int64_t link : {std::int64_t{1} << 32, (std::int64_t{1} << 32) + 40}) {
+    bad["before"]["nvlinks"][0]["link"] = link;
+    try {
+      health_from_json(bad);
+      ADD_FAILURE() << link << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("no GPU has NVLink " + std::to_string(link)), std::string::npos) << e.what();
+    }
+  }
   bad = j;
   bad["before"]["nvlinks"][0]["crc_errors"] = 1;  // not a counter name
   EXPECT_THROW(health_from_json(bad), InputError);
@@ -193,6 +203,16 @@ TEST(HealthSection, MalformedSectionsAreRejected) {
   bad = j;
   bad["before"]["metrics"]["ecc.volatile.uncorrected"] = -1;
   EXPECT_THROW(health_from_json(bad), InputError);
+  bad = j;
+  bad["device"]["index"] = std::int64_t{1} << 32;  // was GPU 0 after an int cast
+  try {
+    health_from_json(bad);
+    ADD_FAILURE() << "a GPU index of 2^32 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("4294967296 is more than a node's GPU count"), std::string::npos) << e.what();
+  }
+  bad["device"]["index"] = 4095;
+  EXPECT_NO_THROW(health_from_json(bad));
 }
 
 // What the profile reader says of a health section read as `origin`: its error, or "accepted".
