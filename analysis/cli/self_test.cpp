@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
-#include <cstdlib>
-#include <functional>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 
@@ -297,6 +299,30 @@ std::vector<Case> matrix() {
   return m;
 }
 
+// The cases' files: a directory made afresh under the temporary-files directory (mkdtemp: a name no one could
+// have planted, a link or a directory of theirs, mode 0700), removed with all in it however the run ends.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::error_code ec;
+    const fs::path tmp = fs::temp_directory_path(ec);
+    const char* env = std::getenv("TMPDIR");
+    const std::string where = env && *env ? std::string("TMPDIR '") + env + "'" : "the directory for temporary files";
+    if (ec) throw ceilings::InputError(where + " cannot be used: " + ec.message());
+    std::string name = (tmp / "ceilings-self-test-XXXXXX").string();
+    if (!::mkdtemp(name.data()))
+      throw ceilings::InputError("cannot make a directory in " + where + " (" + tmp.string() + "): " +
+                                 std::strerror(errno));
+    path = name;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
 struct Outcome {
   bool detected = false, false_pass = false;
   int exit_code = -1;
@@ -406,8 +432,8 @@ int run_self_test(const SelfTestOptions& opt) {
     throw ceilings::InputError("cannot load the fake NVML " + fake + ": " + (why ? why : "dlopen failed"));
   }
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  fs::path root = fs::temp_directory_path() / ("ceilings-self-test-" + std::to_string(::getpid()));
-  fs::create_directories(root);
+  const TempDir scratch;
+  const fs::path& root = scratch.path;
 
   int faults = 0, detected = 0, false_passes = 0, controls = 0, controls_ok = 0;
   double total = 0, worst = 0;
@@ -435,8 +461,6 @@ int run_self_test(const SelfTestOptions& opt) {
                 ceilings::format_quantity(o.seconds, "s").c_str(), c.fault.c_str(),
                 o.note.empty() || o.detected ? "" : ("  [" + o.note + "]").c_str());
   }
-  std::error_code ec;
-  fs::remove_all(root, ec);
   std::printf("\nfaults injected: %d\nfaults detected: %d\nfalse passes: %d\ncontrols passing: %d/%d\n"
               "time to verdict: mean %s, max %s\n",
               faults, detected, false_passes, controls_ok, controls,

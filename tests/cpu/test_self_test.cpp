@@ -12,8 +12,11 @@ namespace ceilings {
 namespace {
 
 TEST(SelfTest, EveryInjectedFaultIsDetected) {
-  const auto r = test::run_cli({"self-test"});
+  // Its cases' files go in a directory of its own under TMPDIR, removed at the end.
+  const std::string tmp = test::scratch_dir("self_test_tmpdir");
+  const auto r = test::run_cli({"self-test"}, {{"TMPDIR", tmp}});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "left behind in " << tmp;
   EXPECT_NE(r.out.find("faults injected: 36\nfaults detected: 36\nfalse passes: 0\ncontrols passing: 4/4"),
             std::string::npos)
       << r.out;
@@ -40,6 +43,14 @@ TEST(SelfTest, WithoutTheFakeLibraryItIsIncomplete) {
   r = test::run_cli({"self-test", "--fake-nvml", "/nonexistent/libfake.so"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--fake-nvml /nonexistent/libfake.so does not exist"), std::string::npos) << r.err;
+}
+
+// A TMPDIR it cannot use is named, as bad input (it said "filesystem error: temp_directory_path", exit 3).
+TEST(SelfTest, ATmpdirItCannotUseIsNamed) {
+  auto r = test::run_cli({"self-test"}, {{"TMPDIR", "/nonexistent/tmp"}});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("TMPDIR '/nonexistent/tmp' cannot be used"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("faults injected"), std::string::npos) << r.out;
 }
 
 // A bare file name is the file in the working directory (dlopen would look it up in the library path and
