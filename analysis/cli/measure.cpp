@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -186,6 +187,12 @@ std::string by_signal() {
   return name.empty() ? "" : " by " + name;
 }
 
+// A time limit as the user gave it: whole seconds as they are ("7200 s"), a fraction with its digits ("2.50 s",
+// "1.00 us"), never rounded to "0 s", which means no limit.
+std::string limit_text(double s) {
+  return s == std::floor(s) && s < 1e15 ? ceilings::format_fixed(s, 0) + " s" : ceilings::format_quantity(s, "s");
+}
+
 // `family_limit`: the watchdog that fired was --family-timeout's, not the whole run's --timeout.
 void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::string>& err, double timeout_s,
                       GpuRun& g, bool family_limit = false) {
@@ -196,14 +203,14 @@ void classify_failure(const ceilings::ProcessResult& r, const std::vector<std::s
     g.reason = "--bench cannot be run: " + r.exec_error;
   } else if (!r.wait_error.empty()) {  // stopped and never gone (stuck in the driver), or its status lost
     g.state = r.timed_out ? GpuState::kTimedOut : r.interrupted ? GpuState::kInterrupted : GpuState::kFailed;
-    g.reason = std::string(r.timed_out     ? ceilings::kTimedOutReason + ceilings::format_fixed(timeout_s, 0) + " s timeout; "
+    g.reason = std::string(r.timed_out     ? ceilings::kTimedOutReason + limit_text(timeout_s) + " timeout; "
                            : r.interrupted ? ceilings::kInterruptedReason
                                            : "") +
                "ceilings-bench " + r.wait_error + tail(err, 5);
   } else if (r.timed_out) {
     g.state = GpuState::kTimedOut;
-    g.reason = ceilings::kTimedOutReason + ceilings::format_fixed(timeout_s, 0) +
-               (family_limit ? " s family timeout (--family-timeout)" : " s timeout") + " and was terminated" +
+    g.reason = ceilings::kTimedOutReason + limit_text(timeout_s) +
+               (family_limit ? " family timeout (--family-timeout)" : " timeout") + " and was terminated" +
                (r.signal == SIGKILL ? " (ignored SIGTERM, then killed)" : "") + tail(err, 5);
   } else if (r.interrupted) {
     g.state = GpuState::kInterrupted;
@@ -1037,7 +1044,7 @@ int run_all_gpus(const MeasureOptions& o) {
   node.set_state(0, GpuState::kPending);  // the summary exists before the first GPU starts
   std::fprintf(stderr, "ceilings measure: %zu GPU(s), %s, timeout %s per GPU; summary %s\n", node.size(),
                o.concurrent ? "concurrently" : "one at a time",
-               o.timeout_s > 0 ? (ceilings::format_fixed(o.timeout_s, 0) + " s").c_str() : "none", node.path().c_str());
+               o.timeout_s > 0 ? limit_text(o.timeout_s).c_str() : "none", node.path().c_str());
 
   std::mutex print_lock;
   MeasureOptions per_gpu = o;  // each profile records how many GPUs were measured at the same time

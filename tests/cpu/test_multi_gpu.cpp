@@ -590,11 +590,12 @@ TEST(MultiGpu, SingleGpuPathSharesTheRunner) {
   EXPECT_NE(invocation.find("ceilings measure --bench "), std::string::npos) << invocation;
   EXPECT_NE(invocation.find(" --filter '^(hbm/read|latency)/'"), std::string::npos) << invocation;
   // The same watchdog on the single-GPU path: a hang becomes exit 3 with the reason.
-  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/hang.profile.json", "--timeout", "1",
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/hang.profile.json", "--timeout", "1.5",
                "--kill-grace", "1"},
               {{"CEILINGS_STANDIN_MODE", "hang"}}, 30);
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
+  // The limit as given, not rounded to whole seconds (0.4 read "0 s", which means no limit).
+  EXPECT_NE(r.err.find("ran past the 1.50 s timeout"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/hang.profile.json"));
   EXPECT_FALSE(fs::exists(dir + "/hang.bench.json"));
   // Flags of one mode are refused with the other.
