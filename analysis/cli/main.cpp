@@ -83,10 +83,16 @@ namespace {
 // where not, says so on stderr, naming `what`, and returns false: what was written may be empty or cut short,
 // and must not leave exit 0 behind it.
 bool stdout_written(const std::string& what) {
-  std::cout.flush();
+  // A report longer than the buffer met the error (a full disk: ENOSPC) as it was written, and the C library
+  // does not try that write again: the reason is the errno it left where these flushes set none, if it is an
+  // error a write gives (another call may have set errno since).
+  const int earlier = errno;
   errno = 0;
+  std::cout.flush();
   if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return true;
-  const std::string why = errno ? std::strerror(errno) : "a write failed";
+  const int code = errno ? errno : earlier;
+  const bool write_error = code == ENOSPC || code == EDQUOT || code == EFBIG || code == EIO || code == EBADF;
+  const std::string why = write_error ? std::strerror(code) : "a write failed";
   std::fprintf(stderr, "%s: error: could not write the output to standard output (%s): it may be missing or cut "
                "short\n", what.c_str(), why.c_str());
   return false;

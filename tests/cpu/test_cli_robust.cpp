@@ -2,6 +2,8 @@
 // never a crash (exit 139), a hang, a silent default or a file of the user's overwritten.
 #include <sstream>
 #include <gtest/gtest.h>
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -862,6 +864,8 @@ TEST(CliRobust, OutputThatCannotBeWrittenIsNotAPass) {
     const auto r = ceilings::test::run_program({"/bin/sh", "-c", command + " > /dev/full"});
     EXPECT_EQ(r.exit_code, 3) << args[0] << "\n" << r.err;
     EXPECT_TRUE(has(r.err, "could not write the output to standard output")) << r.err;
+    // With the reason the write gave (it said "a write failed").
+    EXPECT_TRUE(has(r.err, "(" + std::string(std::strerror(ENOSPC)) + ")")) << r.err;
   }
 }
 
