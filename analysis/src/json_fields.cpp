@@ -417,7 +417,9 @@ std::int64_t Fields::integer(const std::string& key, std::int64_t minimum) const
     out = v.get<std::int64_t>();
   } else if (v.is_number_float()) {
     const double d = v.get<double>();
-    if (!std::isfinite(d) || std::floor(d) != d || std::fabs(d) > 9.0e18) fail(key, "expected a whole number");
+    if (!std::isfinite(d) || std::floor(d) != d) fail(key, "expected a whole number");
+    // A whole number past 64 bits (2^64 is read as a double): too large, as 2^64 - 1 is.
+    if (std::fabs(d) > 9.0e18) fail(key, d > 0 ? "is too large" : "is too small");
     out = static_cast<std::int64_t>(d);
   } else {
     fail(key, "expected a whole number, found " + json_type_name(v));

@@ -86,9 +86,11 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-// A unit's characters: ASCII letters, '/', '%' and the two bytes of UTF-8 "µ".
+// A unit's characters: ASCII letters, '/', '%' and the bytes of any other UTF-8 character (the micro sign "µ",
+// the Greek mu "μ" a keyboard or NFKC normalisation gives; any other is then named as an unknown unit).
 bool is_unit_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '/' || c == '%' || c == '\xC2' || c == '\xB5';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '/' || c == '%' ||
+         static_cast<unsigned char>(c) >= 0x80;
 }
 
 // Splits "  4.2e3 TB/s " into its number and unit text: [space] [sign] (digits [. digits] | . digits)
@@ -173,7 +175,7 @@ Quantity parse_quantity(const std::string& text, const std::string& what) {
     if (base == "s") {
       if (prefix.empty()) factor = 1.0;
       else if (prefix == "m") factor = 1e-3;
-      else if (prefix == "u" || prefix == "µ") factor = 1e-6;
+      else if (prefix == "u" || prefix == "\u00B5" || prefix == "\u03BC") factor = 1e-6;
       else if (prefix == "n") factor = 1e-9;
     } else if ((base == "B" || base == "B/s") && prefix.size() == 2 && prefix[1] == 'i') {
       const std::string bin = "KMGTP";

@@ -86,6 +86,25 @@ TEST(JsonText, MalformedTextAndHugeNumbersAreBadInput) {
   EXPECT_NE(rejection(nul).find("a NUL byte at offset 8"), std::string::npos) << rejection(nul);
 }
 
+// A whole number past 64 bits (json::parse reads 2^64 as a double) is too large, as 2^64 - 1 is; it read
+// "expected a whole number".
+TEST(JsonFields, AWholeNumberPast64BitsIsTooLarge) {
+  auto error = [](const std::string& text) {
+    try {
+      Fields(parse_json_text(text, "'x.json'"), "x").integer("n");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(error(R"({"n": 18446744073709551615})").find("'x.n': is too large"), std::string::npos)
+      << error(R"({"n": 18446744073709551615})");
+  EXPECT_NE(error(R"({"n": 18446744073709551616})").find("'x.n': is too large"), std::string::npos)
+      << error(R"({"n": 18446744073709551616})");
+  EXPECT_NE(error(R"({"n": 2.5})").find("expected a whole number"), std::string::npos);
+  EXPECT_EQ(error(R"({"n": 4096})"), "accepted");
+}
+
 // `show` of a profile with a NUL and garbage after its last brace printed it and exited 0.
 TEST(JsonText, CliRejectsAFileWithANulByte) {
   const std::string dir = test::scratch_dir("json_nul");

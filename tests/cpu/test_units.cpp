@@ -86,6 +86,24 @@ TEST(Units, ParseDecimalAndBinaryPrefixes) {
   EXPECT_EQ(q.unit, "%");
   q = parse_quantity("1.98 GHz", "rule");
   EXPECT_DOUBLE_EQ(q.value, 1.98e9);
+  // Micro as the micro sign (U+00B5), the Greek mu (U+03BC, what keyboards and NFKC give) or u.
+  for (const char* text : {"4 \u00B5s", "4 \u03BCs", "4us"}) {
+    q = parse_quantity(text, "rule");
+    EXPECT_DOUBLE_EQ(q.value, 4e-6) << text;
+    EXPECT_EQ(q.unit, "s") << text;
+  }
+}
+
+// A unit in another script is named as an unknown unit (the Greek mu was "not a quantity").
+TEST(Units, AnUnknownNonAsciiUnitIsNamed) {
+  for (const std::string unit : {"\u03A9", "\u03BCB/s", "\u00B5W"}) {
+    try {
+      parse_quantity("4 " + unit, "rules.x");
+      ADD_FAILURE() << unit << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("unknown unit '" + unit + "'"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Units, ParseRejectsBareNumbersAndUnknownUnits) {
