@@ -91,7 +91,8 @@ bool stdout_written(const std::string& what) {
   std::cout.flush();
   if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return true;
   const int code = errno ? errno : earlier;
-  const bool write_error = code == ENOSPC || code == EDQUOT || code == EFBIG || code == EIO || code == EBADF;
+  const bool write_error =
+      code == ENOSPC || code == EDQUOT || code == EFBIG || code == EIO || code == EBADF || code == EPIPE;
   const std::string why = write_error ? std::strerror(code) : "a write failed";
   std::fprintf(stderr, "%s: error: could not write the output to standard output (%s): it may be missing or cut "
                "short\n", what.c_str(), why.c_str());

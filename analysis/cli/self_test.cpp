@@ -305,9 +305,10 @@ struct TempDir {
   fs::path path;
   TempDir() {
     std::error_code ec;
-    const fs::path tmp = fs::temp_directory_path(ec);
     const char* env = std::getenv("TMPDIR");
-    const std::string where = env && *env ? std::string("TMPDIR '") + env + "'" : "the directory for temporary files";
+    const bool named = env && *env;  // an empty TMPDIR is none, as mktemp(1) and glibc take it
+    const fs::path tmp = env && !named ? fs::path("/tmp") : fs::temp_directory_path(ec);
+    const std::string where = named ? std::string("TMPDIR '") + env + "'" : "the directory for temporary files";
     if (ec) throw ceilings::InputError(where + " cannot be used: " + ec.message());
     std::string name = (tmp / "ceilings-self-test-XXXXXX").string();
     if (!::mkdtemp(name.data()))
@@ -432,6 +433,9 @@ int run_self_test(const SelfTestOptions& opt) {
     throw ceilings::InputError("cannot load the fake NVML " + fake + ": " + (why ? why : "dlopen failed"));
   }
   const std::string self = fs::read_symlink("/proc/self/exe").string();
+  // A Ctrl-C or a batch system's SIGTERM stops the case's process and ends the run here, so the directory is
+  // removed (the default action would end the process with its files left behind).
+  ceilings::install_interrupt_handlers();
   const TempDir scratch;
   const fs::path& root = scratch.path;
 
@@ -444,6 +448,11 @@ int run_self_test(const SelfTestOptions& opt) {
     const fs::path dir = root / std::to_string(i);
     fs::create_directories(dir);
     const Outcome o = run_case(c, self, fake, dir);
+    if (ceilings::interrupted()) {  // that case's verdict is the interruption's, not its own
+      std::fprintf(stderr, "ceilings self-test: interrupted by %s during case %zu of %zu (%s): no verdict\n",
+                   ceilings::interrupt_signal_name().c_str(), i + 1, cases.size(), c.name.c_str());
+      return ceilings::kExitIncomplete;
+    }
     total += o.seconds;
     worst = std::max(worst, o.seconds);
     std::string result;

@@ -31,9 +31,10 @@
 #                  (rate, the search's back-to-back rate, the side-by-side rates, cv, samples, clock, power,
 #                  shape, algorithm; the side-by-side rounds' slowest and fastest, each burst sample's rate,
 #                  clock and reasons), each setting's raw JSON to gemm-ab.jsonl. Now: gemm.fp64 (no sustained
-#                  windows) at its H200 pick 4096x4224x8192 with the defaults, without the burst's warm-up time,
-#                  without warm-up time and pre-roll, and at the shorter 2816x3072x4096: why the pick read 61.2
-#                  TFLOP/s side by side and 56.8 as a burst. (On 2026-11-30 it compared the old burst timing with
+#                  windows) at the shorter 2816x3072x4096, at its H200 pick 4096x4224x8192 without the burst's
+#                  warm-up time and without warm-up time and pre-roll, and searched over that run's three
+#                  contenders (2816x3072x16384, the pick, 8192^3) with the defaults, timed side by side: why the
+#                  pick read 61.2 TFLOP/s side by side and 56.8 as a burst. (On 2026-11-30 it compared the old burst timing with
 #                  the new, and TN with NN: the README has the results.)
 #   --no-tma       leave out the TMA bulk-copy variants (ceilings-bench --ceilings_tma), which the measurement
 #                  otherwise adds: they are opt-in until they have run on a GPU. The PCIe one reads mapped
@@ -307,12 +308,14 @@ if [ "$gemm_ab" = 1 ]; then
     # the types. The open question (2026-11-30, review 62): fp64's pick, 4096x4224x8192, read 61.2 TFLOP/s side
     # by side and 56.8 as a burst, at the power cap's clock; how much of that is the burst's warm-up and
     # pre-roll (the median timed GEMM about the 10th of the burst, some 46 ms in) and how much the length of one
-    # GEMM (4.6 ms; 1.2 ms at 2816x3072x4096). Four settings, each about a quarter of what is left: the pick with
-    # the defaults, without the warm-up's time, without warm-up time and pre-roll, and the short GEMM.
+    # GEMM (4.6 ms; 1.2 ms at 2816x3072x4096). Four settings, each its share of what is left: the short GEMM; the
+    # pick without the warm-up's time; without warm-up time and pre-roll; and last, with the most time, the search
+    # over the three contenders of that run with the defaults, whose side-by-side rounds give each one's slowest
+    # and fastest round (a single shape has no contenders to time side by side) and whose pick is then burst.
     pick=--ceilings_gemm_shapes=4096x4224x8192
-    settings=("$pick|fp64" "$pick --ceilings_gemm_burst_warmup_s=0|fp64"
+    settings=("--ceilings_gemm_shapes=2816x3072x4096|fp64" "$pick --ceilings_gemm_burst_warmup_s=0|fp64"
               "$pick --ceilings_gemm_burst_warmup_s=0 --ceilings_gemm_burst_preroll=0|fp64"
-              "--ceilings_gemm_shapes=2816x3072x4096|fp64")
+              "--ceilings_gemm_shapes=2816x3072x16384,4096x4224x8192,8192x8192x8192|fp64")
     # Each setting's raw JSON, one document a line, tagged with its setting (an eighth file; not with
     # --sanitize, whose log is the eighth).
     [ "$sanitize" = 0 ] && : >"$OUT/gemm-ab.jsonl"

@@ -436,6 +436,33 @@ TEST(MultiGpu, InterruptionKeepsFinishedResults) {
   EXPECT_FALSE(fs::exists(dir + "/" + host() + "-gpu1.profile.json"));
 }
 
+// `self-test` interrupted: no verdict (exit 3, naming the case), and its directory of case files removed (the
+// default action of SIGINT left it in TMPDIR).
+TEST(Interrupt, SelfTestStopsAndRemovesItsFiles) {
+  const std::string tmp = ceilings::test::scratch_dir("self_test_interrupt");
+  const std::string err = ceilings::test::scratch_dir("self_test_interrupt_err") + "/stderr.txt";
+  const pid_t pid = spawn_cli({CEILINGS_CLI, "self-test"}, {"TMPDIR=" + tmp}, err);
+  ASSERT_GT(pid, 0);
+  // Its first case's directory is there: the run is under way.
+  const auto start = std::chrono::steady_clock::now();
+  auto started = [&] {
+    for (const auto& d : fs::directory_iterator(tmp))
+      if (fs::exists(d.path() / "0")) return true;
+    return false;
+  };
+  while (!started() && seconds_since(start) < 30) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(started());
+  kill(pid, SIGINT);
+  const auto status = wait_for(pid, start, 60);
+  ASSERT_TRUE(status.has_value()) << "self-test did not stop after SIGINT";
+  ASSERT_TRUE(WIFEXITED(*status)) << "ended by a signal: its files were left";
+  EXPECT_EQ(WEXITSTATUS(*status), 3);
+  std::ifstream in(err);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("ceilings self-test: interrupted by SIGINT during case "), std::string::npos) << text;
+  EXPECT_TRUE(fs::is_empty(tmp)) << "left behind in " << tmp;
+}
+
 // --timeout bounds the GPU listing too (a CUDA start-up hung on a sick GPU): it took a fixed 120 s first.
 TEST(MultiGpu, TheTimeoutBoundsTheGpuListing) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_listing_timeout");

@@ -51,6 +51,10 @@ TEST(SelfTest, ATmpdirItCannotUseIsNamed) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("TMPDIR '/nonexistent/tmp' cannot be used"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("faults injected"), std::string::npos) << r.out;
+  // An empty TMPDIR is none, as mktemp(1) takes it: /tmp (it said "the directory for temporary files cannot be
+  // used").
+  r = test::run_cli({"self-test"}, {{"TMPDIR", ""}});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 // A bare file name is the file in the working directory (dlopen would look it up in the library path and
