@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "ceilings/kernels/gemm_fill.cuh"
+
 namespace ceilings::test {
 // Whether the tests run under compute-sanitizer (device-check.sh --sanitize sets CEILINGS_UNDER_SANITIZER=1):
 // it instruments every load, so timings say nothing there. Only then may a timing check be skipped.
@@ -28,6 +30,18 @@ inline bool gpu_expected() {
   const char* v = std::getenv("CEILINGS_EXPECT_GPU");
   return v && *v && std::string(v) != "0";
 }
+// "" where this build holds code device 0 can run; else why not, with the CUDAARCHS that would (a build for
+// sm_90 alone, as the ci preset makes, on an A100 or an L40S: every kernel launch would fail).
+inline std::string no_code_for_device() {
+  const cudaError_t image = ceilings::kernels::kernel_image_status();
+  if (image == cudaSuccess) return "";
+  cudaGetLastError();
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  return "this build has no code device 0 (compute capability " + std::to_string(prop.major) + "." +
+         std::to_string(prop.minor) + ") can run (" + cudaGetErrorName(image) + "): rebuild with CUDAARCHS=" +
+         std::to_string(prop.major) + std::to_string(prop.minor) + " to run the GPU tests";
+}
 // CEILINGS_NO_TMA=1 (device-check.sh --no-tma): the TMA bulk copies, opt-in until they have run on a GPU, are
 // left out of the tests too, so a rerun without them is not failed by the code it leaves out.
 inline bool tma_left_out() {
@@ -46,6 +60,11 @@ inline bool tma_left_out() {
         FAIL() << "CEILINGS_EXPECT_GPU is set but no CUDA device is usable: "               \
                << (ceilings_rc != cudaSuccess ? cudaGetErrorString(ceilings_rc) : "0 devices"); \
       GTEST_SKIP() << "no CUDA device: GPU test skipped";                                   \
+    }                                                                                       \
+    if (const std::string ceilings_no_code = ceilings::test::no_code_for_device();          \
+        !ceilings_no_code.empty()) {                                                        \
+      if (ceilings::test::gpu_expected()) FAIL() << ceilings_no_code;                       \
+      GTEST_SKIP() << ceilings_no_code;                                                     \
     }                                                                                       \
   } while (0)
 
