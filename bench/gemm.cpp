@@ -327,6 +327,11 @@ struct Contender {
 // of about 5 ms.
 constexpr std::size_t kContenders = kFinalists;
 constexpr std::size_t kRerankLeastRounds = 3;
+// Seconds one shape's algorithms are timed for in the search before the rest are left untimed. The H200's
+// longest (16 algorithms of fp64 at 8192^3, each 4-5 GEMMs of about 19 ms) take about 1.3 s (estimated, not
+// timed; its whole fp64 search took 3.7 s); a GPU with FP64 at 1/64 of FP32 (L4, A10, A40:
+// about 0.5 TFLOP/s, 2.4 s a DGEMM at 8192^3) would otherwise spend minutes timing every one.
+constexpr double kAlgoTimeLimit_s = 4.0;
 constexpr double kRerankTiming_s = 5e-3;  // GEMMs per contender per round
 
 // The search timed its shapes one after another at whatever clock the power cap left (its first ones
@@ -481,7 +486,7 @@ void run_search(benchmark::State& state, gp::DType type) {
     // Screening: every shape the budget allows, with the heuristic's first few algorithms.
     const int screen = gp::screening_algos(g.algos);
     std::vector<double> rates(candidates.size(), 0.0);
-    int attempts = 0, screened = 0, algos_tried = 0;
+    int attempts = 0, screened = 0, algos_tried = 0, algos_untimed = 0;
     double spent_s = 0, spent_flops = 0;  // what the shapes so far cost, to predict the next one
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       const gp::Shape& s = candidates[i];
@@ -494,9 +499,11 @@ void run_search(benchmark::State& state, gp::DType type) {
         if (sets == 0) unsupported(gp::shape_problem(s, info, budget));
         lt::Problem p(type, s, g.fp8_fast_accum, layout_for(type));
         lt::Operands ops(p, sets, kSeed, stream.get());
-        const lt::AlgoChoice c = lt::pick_algo(p, ops, screen, workspace.get(), workspace.bytes(), stream.get());
+        const lt::AlgoChoice c =
+            lt::pick_algo(p, ops, screen, workspace.get(), workspace.bytes(), stream.get(), kAlgoTimeLimit_s);
         ++screened;
         algos_tried += c.tried;
+        algos_untimed += c.left_untimed;
         rates[i] = gp::gemm_flops(s) / c.seconds;
       } catch (const std::exception& e) {
         failed(e.what());
@@ -530,8 +537,10 @@ void run_search(benchmark::State& state, gp::DType type) {
         if (sets == 0) unsupported(gp::shape_problem(s, info, budget));
         lt::Problem p(type, s, g.fp8_fast_accum, layout_for(type));
         lt::Operands ops(p, sets, kSeed, stream.get());
-        lt::AlgoChoice c = lt::pick_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
+        lt::AlgoChoice c =
+            lt::pick_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get(), kAlgoTimeLimit_s);
         algos_tried += c.tried;
+        algos_untimed += c.left_untimed;
         // Throws when none of the shape's algorithms verifies: the shape is dropped (counted below).
         lt::keep_fastest_verified(c, p, ops, workspace.get(), workspace.bytes(), stream.get());
         rejected += c.rejected;
@@ -566,6 +575,7 @@ void run_search(benchmark::State& state, gp::DType type) {
     extra.counters["finalists"] = retimed;
     extra.counters["finalists_verified"] = static_cast<double>(verified_count);
     extra.counters["search_algos_tried"] = algos_tried;
+    if (algos_untimed) extra.counters["search_algos_untimed"] = algos_untimed;
     extra.counters["search_rate"] = pick.rate();  // the search's timing of the configuration measured
     extra.counters["search_s"] = search_s;
     if (rejected) extra.counters["verify_rejected"] = rejected;
@@ -574,6 +584,9 @@ void run_search(benchmark::State& state, gp::DType type) {
     std::ostringstream label;
     label << "best of " << screened << " shapes screened with up to " << screen << " algorithms, " << retimed
           << " re-timed with up to " << g.algos << " and verified";
+    if (algos_untimed)
+      label << "; " << algos_untimed << " heuristic algorithm(s) left untimed, past " << kAlgoTimeLimit_s
+            << " s of timing a shape's";
     if (rejected) label << "; verification rejected " << rejected << " faster candidate(s), the first: " << note;
     if (errors) label << "; " << errors << " search attempt(s) failed, the first: " << first_error;
     if (unverified) label << "; " << unverified << " finalist shape(s) dropped, the first: " << final_error;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -433,7 +434,8 @@ TypeSupport support_here(gp::DType type) {
 }  // namespace
 
 AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* workspace, std::size_t workspace_bytes,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, double time_limit_s) {
+  const auto begun = std::chrono::steady_clock::now();
   std::string why;
   const auto algos = p.heuristic(count, workspace_bytes, &why);
   if (algos.empty()) {
@@ -449,20 +451,32 @@ AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* wor
     unsupported(what);
   }
   AlgoChoice best;
-  best.tried = static_cast<int>(algos.size());
   best.seconds = std::numeric_limits<double>::infinity();
   int reps = 0;
   cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
-  for (const auto& algo : algos) {
+  for (std::size_t i = 0; i < algos.size(); ++i) {
+    if (!best.ranked.empty() &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count() >= time_limit_s) {
+      best.left_untimed = static_cast<int>(algos.size() - i);
+      break;
+    }
+    const cublasLtMatmulAlgo_t& algo = algos[i];
+    double t = 0;
     if (reps == 0) {
-      // Size the brief timing from the first algorithm that runs: about 4 ms of GEMMs, 3 to 30 of them.
+      // Size the brief timing from the first algorithm that runs: about 4 ms of GEMMs, 3 to 30 of them. A GEMM
+      // of 50 ms or more (fp64 at 8192^3 on a GPU with FP64 at 1/64 of FP32 takes seconds; the H200's longest in
+      // the search, about 20 ms) is timed by these two, and the next candidates by one each.
       const double est = time_algo(p, ops, algo, workspace, workspace_bytes, 2, stream, &last);
       if (!std::isfinite(est)) continue;
-      reps = std::clamp(static_cast<int>(std::ceil(4e-3 / std::max(est, 1e-7))), 3, 30);
+      constexpr double kLongGemm_s = 0.05;
+      reps = est >= kLongGemm_s ? 1 : std::clamp(static_cast<int>(std::ceil(4e-3 / std::max(est, 1e-7))), 3, 30);
+      t = est >= kLongGemm_s ? est : time_algo(p, ops, algo, workspace, workspace_bytes, reps, stream, &last);
+    } else {
+      t = time_algo(p, ops, algo, workspace, workspace_bytes, reps, stream, &last);
     }
-    const double t = time_algo(p, ops, algo, workspace, workspace_bytes, reps, stream, &last);
     if (std::isfinite(t)) best.ranked.push_back({algo, t});
   }
+  best.tried = static_cast<int>(algos.size()) - best.left_untimed;
   if (best.ranked.empty())
     throw CheckError("cublasLtMatmul", std::string("every one of the ") + std::to_string(algos.size()) + " " +
                                            p.info().name + " candidates for " + gp::to_string(p.shape()) +

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -125,16 +126,18 @@ struct TimedAlgo {
 struct AlgoChoice {
   cublasLtMatmulAlgo_t algo{};
   double seconds = 0;  // per GEMM in the brief timing
-  int tried = 0;       // candidates the heuristic returned
+  int tried = 0;       // candidates timed: those the heuristic returned, less any the time limit left untimed
+  int left_untimed = 0;  // candidates not timed: the time limit had passed
   std::vector<TimedAlgo> ranked;  // the candidates that ran, fastest first (the first is `algo`)
   int rejected = 0;    // faster candidates that failed verification (pick_verified_algo)
   std::string note;    // which failed and how, when one did
 };
-// Times every heuristic candidate (up to `count`) briefly and keeps the fastest. When cuBLASLt has no
-// algorithm: "unsupported: ..." where the type is not guaranteed here (type_support) or the shape is not a
-// multiple of 16, else an error naming the cuBLAS status. An error when none of them runs.
+// Times every heuristic candidate (up to `count`) briefly and keeps the fastest; once `time_limit_s` has passed
+// (and one has been timed) the rest are left untimed (`left_untimed`). When cuBLASLt has no algorithm:
+// "unsupported: ..." where the type is not guaranteed here (type_support) or the shape is not a multiple of 16,
+// else an error naming the cuBLAS status. An error when none of them runs.
 AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* workspace, std::size_t workspace_bytes,
-                     cudaStream_t stream);
+                     cudaStream_t stream, double time_limit_s = std::numeric_limits<double>::infinity());
 
 struct Verification {
   bool ok = false;

@@ -205,6 +205,23 @@ TEST(GemmGpu, UnwrittenOutputFailsVerification) {
   }
 }
 
+// Past its time limit the algorithm timing stops, one timed at least: with a limit of 0 s, exactly one, the rest
+// counted as left untimed (a GPU with slow FP64 spent minutes timing 16 DGEMM algorithms at 8192^3).
+TEST(GemmGpu, AlgorithmTimingStopsAtItsTimeLimit) {
+  CEILINGS_REQUIRE_GPU();
+  Stream stream;
+  DeviceBuffer<std::uint8_t> ws(std::size_t{32} << 20);
+  Problem p(gp::DType::kBf16, {256, 128, 8192});
+  Operands ops(p, 2, 1234u, stream.get());
+  const AlgoChoice all = pick_algo(p, ops, 8, ws.get(), ws.bytes(), stream.get());
+  EXPECT_EQ(all.left_untimed, 0);
+  const AlgoChoice one = pick_algo(p, ops, 8, ws.get(), ws.bytes(), stream.get(), 0.0);
+  ASSERT_EQ(one.ranked.size(), 1u);
+  EXPECT_EQ(one.tried, 1);
+  EXPECT_EQ(one.tried + one.left_untimed, all.tried + all.left_untimed) << "the same heuristic list";
+  if (compute_capability() >= 90) EXPECT_GE(one.left_untimed, 1) << "Hopper has several bf16 kernels";
+}
+
 TEST(GemmGpu, FastestCandidateFailingVerificationFallsBackToTheNext) {
   CEILINGS_REQUIRE_GPU();
   Stream stream;
