@@ -92,6 +92,11 @@ std::map<std::pair<gp::DType, std::string>, lt::AlgoChoice> g_picked;
 
 constexpr gp::Shape kRefShape{8192, 8192, 8192};
 constexpr std::uint32_t kSeed = 0x51f15eedu;
+// Seconds one shape's algorithms are timed for before the rest are left untimed (the search's, and a shape's own
+// pick where the search did not time it). No shape of the H200 comes near it (its whole fp64 search, 19 shapes
+// screened and 5 re-timed, 102 algorithm timings, took 3.7 s); a GPU with FP64 at 1/64 of FP32 (L4, A10, A40:
+// about 0.5 TFLOP/s, 2.4 s a DGEMM at 8192^3) would otherwise spend minutes timing every one.
+constexpr double kAlgoTimeLimit_s = 4.0;
 
 template <class Parse>
 std::function<std::string(const std::string&)> validator(Parse parse) {
@@ -210,7 +215,8 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
     choice.algo = *algo;
   } else {
     // The fastest candidate that verifies (a faster one that fails is named in the label).
-    choice = lt::pick_verified_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
+    choice = lt::pick_verified_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get(),
+                                    kAlgoTimeLimit_s);
   }
   int next = 0, last = 0;
   MeasureSpec spec;
@@ -270,6 +276,7 @@ Best measure_config(benchmark::State& state, gp::DType type, const gp::Shape& sh
   // The count the measurement ran with (the run's --ceilings_min_samples caps it).
   c["burst_samples"] = samples;
   if (choice.tried) c["algos_tried"] = choice.tried;
+  if (choice.left_untimed) c["algos_untimed"] = choice.left_untimed;
   if (choice.rejected) c["verify_rejected"] = choice.rejected;
   c["verified_elements"] = v.checked;
   c["verify_worst_error_ratio"] = v.worst_ratio;
@@ -327,11 +334,6 @@ struct Contender {
 // of about 5 ms.
 constexpr std::size_t kContenders = kFinalists;
 constexpr std::size_t kRerankLeastRounds = 3;
-// Seconds one shape's algorithms are timed for in the search before the rest are left untimed. The H200's
-// longest (16 algorithms of fp64 at 8192^3, each 4-5 GEMMs of about 19 ms) take about 1.3 s (estimated, not
-// timed; its whole fp64 search took 3.7 s); a GPU with FP64 at 1/64 of FP32 (L4, A10, A40:
-// about 0.5 TFLOP/s, 2.4 s a DGEMM at 8192^3) would otherwise spend minutes timing every one.
-constexpr double kAlgoTimeLimit_s = 4.0;
 constexpr double kRerankTiming_s = 5e-3;  // GEMMs per contender per round
 
 // The search timed its shapes one after another at whatever clock the power cap left (its first ones
@@ -617,8 +619,12 @@ void run_reference(benchmark::State& state, gp::DType type) {
     }
     Extra extra;
     extra.counters["algos_tried"] = picked->second.tried;
+    if (picked->second.left_untimed) extra.counters["algos_untimed"] = picked->second.left_untimed;
     if (picked->second.rejected) extra.counters["verify_rejected"] = picked->second.rejected;
     extra.label = "fastest verified of " + std::to_string(picked->second.tried) + " heuristic algorithms in the search";
+    if (picked->second.left_untimed)
+      extra.label += " (" + std::to_string(picked->second.left_untimed) + " more left untimed, past " +
+                     number(kAlgoTimeLimit_s) + " s of timing)";
     if (!picked->second.note.empty()) extra.label += "; " + picked->second.note;
     keep_if_faster(measure_config(state, type, kRefShape, &picked->second.algo, extra));
   });
@@ -704,7 +710,8 @@ void run_sustained(benchmark::State& state, gp::DType type) {
       choice.algo = found->second.algo;
       choice.seconds = lt::time_algo(p, ops, choice.algo, workspace.get(), workspace.bytes(), 3, stream.get());
     } else {
-      choice = lt::pick_verified_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get());
+      choice = lt::pick_verified_algo(p, ops, g.algos, workspace.get(), workspace.bytes(), stream.get(),
+                                      kAlgoTimeLimit_s);
     }
     ops.poison_c(stream.get());  // the timing or the search wrote C: the check reads only the window's GEMMs
     int next = 0, last = 0;

@@ -464,11 +464,12 @@ AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* wor
     double t = 0;
     if (reps == 0) {
       // Size the brief timing from the first algorithm that runs: about 4 ms of GEMMs, 3 to 30 of them. A GEMM
-      // of 50 ms or more (fp64 at 8192^3 on a GPU with FP64 at 1/64 of FP32 takes seconds; the H200's longest in
-      // the search, about 20 ms) is timed by these two, and the next candidates by one each.
+      // of 0.2 s or more (fp64 at 8192^3 on a GPU with FP64 at 1/64 of FP32 takes 1-2.4 s; the H200's longest in
+      // the search, fp32 at 7936x8448x16384, about 43 ms) is timed by these two, and the next candidates by one
+      // each.
       const double est = time_algo(p, ops, algo, workspace, workspace_bytes, 2, stream, &last);
       if (!std::isfinite(est)) continue;
-      constexpr double kLongGemm_s = 0.05;
+      constexpr double kLongGemm_s = 0.2;
       reps = est >= kLongGemm_s ? 1 : std::clamp(static_cast<int>(std::ceil(4e-3 / std::max(est, 1e-7))), 3, 30);
       t = est >= kLongGemm_s ? est : time_algo(p, ops, algo, workspace, workspace_bytes, reps, stream, &last);
     } else {
@@ -536,8 +537,8 @@ void keep_fastest_verified(AlgoChoice& choice, const Problem& p, const Operands&
 }
 
 AlgoChoice pick_verified_algo(const Problem& p, const Operands& ops, int count, void* workspace,
-                              std::size_t workspace_bytes, cudaStream_t stream) {
-  AlgoChoice c = pick_algo(p, ops, count, workspace, workspace_bytes, stream);
+                              std::size_t workspace_bytes, cudaStream_t stream, double time_limit_s) {
+  AlgoChoice c = pick_algo(p, ops, count, workspace, workspace_bytes, stream, time_limit_s);
   keep_fastest_verified(c, p, ops, workspace, workspace_bytes, stream);
   return c;
 }

@@ -167,6 +167,7 @@ void keep_fastest_verified(AlgoChoice& choice, const std::string& what,
 
 // pick_algo, then keep_fastest_verified.
 AlgoChoice pick_verified_algo(const Problem& p, const Operands& ops, int count, void* workspace,
-                              std::size_t workspace_bytes, cudaStream_t stream);
+                              std::size_t workspace_bytes, cudaStream_t stream,
+                              double time_limit_s = std::numeric_limits<double>::infinity());
 
 }  // namespace ceilings::bench::gemm

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -369,8 +370,15 @@ pid_t spawn_cli(const std::vector<std::string>& args, const std::vector<std::str
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The inherited environment less what `env` sets (getenv takes the first of a name: an outer TMPDIR won).
+  auto overridden = [&](const std::string& entry) {
+    const std::string name = entry.substr(0, entry.find('='));
+    return std::any_of(env.begin(), env.end(),
+                       [&](const std::string& e) { return e.substr(0, e.find('=')) == name; });
+  };
   std::vector<std::string> env_s;
-  for (char** e = environ; *e; ++e) env_s.push_back(*e);
+  for (char** e = environ; *e; ++e)
+    if (!overridden(*e)) env_s.push_back(*e);
   env_s.insert(env_s.end(), env.begin(), env.end());
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
@@ -451,7 +459,11 @@ TEST(Interrupt, SelfTestStopsAndRemovesItsFiles) {
     return false;
   };
   while (!started() && seconds_since(start) < 30) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ASSERT_TRUE(started());
+  if (!started()) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    FAIL() << "self-test made no case directory in " << tmp << " in 30 s";
+  }
   kill(pid, SIGINT);
   const auto status = wait_for(pid, start, 60);
   ASSERT_TRUE(status.has_value()) << "self-test did not stop after SIGINT";

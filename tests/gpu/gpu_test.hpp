@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "ceilings/kernels/gemm_fill.cuh"
+#include "support/cuda_archs.hpp"
 
 namespace ceilings::test {
 // Whether the tests run under compute-sanitizer (device-check.sh --sanitize sets CEILINGS_UNDER_SANITIZER=1):
@@ -31,16 +31,19 @@ inline bool gpu_expected() {
   return v && *v && std::string(v) != "0";
 }
 // "" where this build holds code device 0 can run; else why not, with the CUDAARCHS that would (a build for
-// sm_90 alone, as the ci preset makes, on an A100 or an L40S: every kernel launch would fail).
+// sm_90 alone, as the ci preset makes, on an A100 or an L40S: every kernel launch would fail). Told from the
+// architectures built and the device's properties, which open no context (see support/cuda_archs.hpp).
 inline std::string no_code_for_device() {
-  const cudaError_t image = ceilings::kernels::kernel_image_status();
-  if (image == cudaSuccess) return "";
-  cudaGetLastError();
   cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
-  return "this build has no code device 0 (compute capability " + std::to_string(prop.major) + "." +
-         std::to_string(prop.minor) + ") can run (" + cudaGetErrorName(image) + "): rebuild with CUDAARCHS=" +
-         std::to_string(prop.major) + std::to_string(prop.minor) + " to run the GPU tests";
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return "";  // the test's own calls say what fails
+  }
+  if (cuda_archs_run_on(CEILINGS_CUDA_ARCHITECTURES, prop.major, prop.minor)) return "";
+  return std::string("this build (CUDA architectures ") + CEILINGS_CUDA_ARCHITECTURES + ") has no code device 0 " +
+         "(compute capability " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+         ") can run: rebuild with CUDAARCHS=" + std::to_string(prop.major) + std::to_string(prop.minor) +
+         " to run the GPU tests";
 }
 // CEILINGS_NO_TMA=1 (device-check.sh --no-tma): the TMA bulk copies, opt-in until they have run on a GPU, are
 // left out of the tests too, so a rerun without them is not failed by the code it leaves out.
