@@ -82,6 +82,7 @@ TEST(Datasheet, DenseIsHalfOfSparseWhereBothExist) {
       EXPECT_FALSE(s.raw.contains("sparse")) << s.name;
       continue;
     }
+    // (An empty one where the sources label no figure sparse: the RTX PRO 6000 Server Edition's.)
     ASSERT_TRUE(s.raw.contains("sparse")) << s.name;
     for (const auto& [k, v] : s.raw["sparse"].items()) {
       ASSERT_TRUE(s.dense.count(k)) << s.name << " " << k;
@@ -279,11 +280,48 @@ TEST(Datasheet, WorkstationAndInferenceGpusByReportedName) {
   EXPECT_EQ(find_gpu("NVIDIA L4")->name, "L4");
   // Named in the same driver table but left out (no NVIDIA figures for their peaks were found): none of them may
   // resolve to a neighbour's entry (an A10G is not an A10, an L20 not an L40).
-  for (const char* absent : {"NVIDIA A10G", "NVIDIA L20", "NVIDIA A2", "NVIDIA GeForce RTX 5090", "NVIDIA GB200",
-                             "NVIDIA RTX PRO 6000 Blackwell Server Edition",
-                             "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
-                             "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"})
+  for (const char* absent : {"NVIDIA A10G", "NVIDIA L20", "NVIDIA A2", "NVIDIA GB200", "NVIDIA GeForce RTX 5080"})
     EXPECT_EQ(find_gpu(absent), nullptr) << absent;
+}
+
+// Blackwell's GB202 cards (compute capability 12.0), by the names CUDA reports: the RTX PRO 6000 in its three
+// editions and the GeForce RTX 5090 (a fleet of them got "unknown GPU" and every qualify was incomplete). Their
+// figures agree with 188 (170) SMs at the boost clock: 128 FP32 lanes an SM; the PRO parts' BF16 with FP32
+// accumulation at the full rate (twice TF32), the GeForce part's at half the FP16-accumulate rate. No FP64 roof
+// (no FP64 tensor cores, no published FP64 figure).
+TEST(Datasheet, BlackwellGb202CardsByReportedName) {
+  const std::pair<const char*, const char*> names[] = {
+      {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX PRO 6000 Blackwell Server Edition"},
+      {"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX PRO 6000 Blackwell Workstation Edition"},
+      {"NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTX PRO 6000 Blackwell Max-Q"},
+      {"NVIDIA GeForce RTX 5090", "RTX 5090"}};
+  for (const auto& [reported, entry] : names) {
+    const GpuSpec* s = find_gpu(reported);
+    ASSERT_NE(s, nullptr) << reported;
+    EXPECT_EQ(s->name, entry) << reported;
+    EXPECT_EQ(s->compute_capability, "12.0") << reported;
+    EXPECT_FALSE(datasheet_value(*s, "gemm.fp64")) << reported;
+    ASSERT_GT(s->boost_clock_hz, 0) << reported;
+    const double lanes = s->sm_count * 128.0 * 2 * s->boost_clock_hz;
+    EXPECT_NEAR(*datasheet_value(*s, "fma.fp32") / lanes, 1.0, 0.03) << reported;  // the Server Edition's 120: 2.6%
+    EXPECT_DOUBLE_EQ(*datasheet_value(*s, "pcie.h2d"), pcie_link_bandwidth(5, 16)) << reported;
+  }
+  const GpuSpec& workstation = *find_gpu("NVIDIA RTX PRO 6000 Blackwell Workstation Edition");
+  EXPECT_EQ(workstation.sm_count, 188);
+  EXPECT_DOUBLE_EQ(*datasheet_value(workstation, "gemm.bf16"), 503.8e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(workstation, "gemm.tf32"), 251.9e12);
+  EXPECT_DOUBLE_EQ(*datasheet_value(workstation, "hbm.copy"), 1792e9);
+  const GpuSpec& geforce = *find_gpu("NVIDIA GeForce RTX 5090");
+  EXPECT_EQ(geforce.sm_count, 170);
+  EXPECT_DOUBLE_EQ(*datasheet_value(geforce, "gemm.bf16"), 209.5e12);  // FP32 accumulation: half rate
+  EXPECT_DOUBLE_EQ(*datasheet_value(geforce, "gemm.int8"), 838e12);
+  EXPECT_DOUBLE_EQ(geforce.memory_bytes, 34359738368.0);
+  // The Server Edition prints no figure as dense or sparse: its TF32 234 is dense at 2.43 GHz (188 x 512 x 2.43e9),
+  // and its BF16 twice that, not half of the printed 1 PFLOP (500 would need 2.6 GHz).
+  const GpuSpec& server = *find_gpu("NVIDIA RTX PRO 6000 Blackwell Server Edition");
+  EXPECT_NEAR(*datasheet_value(server, "gemm.tf32") / (188 * 512 * 2.43e9), 1.0, 0.005);
+  EXPECT_DOUBLE_EQ(*datasheet_value(server, "gemm.bf16"), 2 * *datasheet_value(server, "gemm.tf32"));
+  EXPECT_DOUBLE_EQ(*datasheet_value(server, "hbm.copy"), 1597e9);
 }
 
 // An FP64 GEMM's roof is the FP64 tensor-core figure; a GPU without FP64 tensor cores (Volta, Ada) is judged
