@@ -744,6 +744,8 @@ void run_sustained(benchmark::State& state, gp::DType type) {
     c["end_over_start"] = m.unit_seconds.empty() ? 0.0 : median(head) / median(tail);
     c["rate_min"] = m.unit_seconds.empty() ? 0.0 : gp::gemm_flops(shape) / *std::max_element(m.unit_seconds.begin(), m.unit_seconds.end());
     c["verified_elements"] = v.checked;
+    if (choice.tried) c["algos_tried"] = choice.tried;  // its own pick (no search result), as gemm.<type>_ref8192's
+    if (choice.left_untimed) c["algos_untimed"] = choice.left_untimed;
     // The window as a time series of about a second a bin (ceilings/timeline.hpp).
     std::vector<TimedChunk> chunks;
     for (std::size_t i = 0; i < m.unit_seconds.size() && i < run.chunk_end_s.size(); ++i)
@@ -754,6 +756,9 @@ void run_sustained(benchmark::State& state, gp::DType type) {
     label << gp::to_string(shape) << " " << lt::layout_name(p.a_layout()) << "; A,B " << info.inputs << " -> " << info.output << "; " << info.compute << "; "
           << a.describe() << "; " << (found != g_best.end() ? "the fastest verified configuration" : "8192^3 (no search result)")
           << " run back to back for " << g.sustained_s << " s";
+    if (choice.left_untimed)
+      label << "; its algorithm the fastest of " << choice.tried << " timed (" << choice.left_untimed
+            << " more left untimed, past " << kAlgoTimeLimit_s << " s of timing)";
     state.SetLabel(label.str());
     report(state, m, info.integer ? Amount::kOps : Amount::kFlops, gp::gemm_flops(shape), v.ok, v.detail);
   });

@@ -113,7 +113,9 @@ XidClass classify_xid(long long xid, const std::string& text) {
   // NVIDIA's XID catalog for Ampere and newer (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html), by
   // its immediate action: RESTART_APP, a program's fault or a killed process, named and passed; IGNORE, none,
   // named and passed; every other (RESET_GPU, RESTART_BM, CONTACT_SUPPORT, a code the catalog does not list) a
-  // fault. Stricter than the catalog, as a node's acceptance should be: 32 (RESTART_APP, but "primarily quality
+  // fault. 43 and 137 (IGNORE, "a user application error", "typically application-level bugs") are named as a
+  // program's, and 45 (WORKFLOW_XID_45: a process torn down, by Ctrl-C, SIGKILL or a GPU reset; whatever caused it is
+  // its own XID) too. Stricter than the catalog, as a node's acceptance should be: 32 (RESTART_APP, but "primarily quality
   // issues on PCI ... not caused by user application actions"), 92 (a high single-bit ECC error rate) and 157 (no
   // spare resources left to retire) fail. 109 (a context-switch timeout) is RESET_GPU there, a fault here too
   // (NVIDIA's Kubernetes device plugin ignores it, so as not to evict the pods: a scheduler's choice).
@@ -189,7 +191,8 @@ XidClass classify_xid(long long xid, const std::string& text) {
       // NVIDIA's GPU memory error management (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt): 63 records a remap,
       // 94 is contained (95, uncontained, needs a reset).
       {63, {XidKind::kNote, "a row remap (page retirement) recorded: the reset it needs is judged by row remapping"}},
-      {94, {XidKind::kNote, "a contained ECC error: the program using the row was stopped, the GPU needs no reset"}},
+      {94, {XidKind::kNote, "a contained ECC error: the program using the row was stopped and the GPU runs on (NVIDIA "
+                            "recommends a reset when convenient; a pending remap is judged by row remapping)"}},
   };
   if (xid == 154 && text.find("to 0x0 (None)") != std::string::npos) return {XidKind::kRecoveryCleared, ""};
   if (xid >= 144 && xid <= 150 && text.find(" Nonfatal ") != std::string::npos) return {XidKind::kNvlinkNonfatal, ""};
