@@ -193,9 +193,10 @@ void register_cases(const Context& ctx) {
       run_l2_read(st, c.fraction, c.blocks_per_sm, c.threads, c.load);
     }));
   }
-  // The chunked grid (gpu-benches' shape; not yet run on a GPU, 2026-11-30): a quarter of the L2, and a
-  // sixteenth, where gpu-benches reads more (10.6 TB/s at 4 MB); whole chunks keep every block's work equal
-  // at any size.
+  // The chunked grid (gpu-benches' shape): a quarter of the L2, and a sixteenth, where gpu-benches reads more
+  // (10.6 TB/s at 4 MB; on the H200, 2026-11-30, it read 10.5 TB/s there, the ceiling, against a plateau of
+  // 9.6-10.0 from an eighth to half of the L2 in the sweep); whole chunks keep every block's work equal at any
+  // size.
   if (!ctx.options.quick)
     for (double fraction : {0.25, 0.0625}) {
       const std::string name = "l2/read/l2_fraction:" + fraction_text(fraction) +

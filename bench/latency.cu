@@ -325,8 +325,18 @@ void register_cases(const Context& ctx) {
   // The sweep (L1-cacheable loads) lands in latency.hbm's detail: its steps are L1, the near and the
   // far L2 partition, then HBM. It stops at the latency.hbm set, which is already past the L2.
   const std::size_t sweep_last = std::min<std::size_t>(ctx.options.quick ? 256 * MiB : 512 * MiB, hbm_set);
-  const auto sweep = sweep_last >= 16 * KiB ? geometric_sizes(16 * KiB, sweep_last, ctx.options.quick ? 4 : 2)
-                                            : std::vector<std::size_t>{};
+  auto sweep = sweep_last >= 16 * KiB ? geometric_sizes(16 * KiB, sweep_last, ctx.options.quick ? 4 : 2)
+                                      : std::vector<std::size_t>{};
+  // The doubling steps go from half the L2 straight past it (32 MiB, a mix of the partitions, then 64 MiB, HBM, on
+  // the H200's 60 MiB): three quarters and seven eighths of the L2 land in the far partition's plateau (GH200, the
+  // same 60 MB L2: 520-537 cycles at 44-61 MiB, against 281 near). Full pass only.
+  if (!ctx.options.quick) {
+    for (const std::size_t ws : {l2 / 4 * 3, l2 / 8 * 7})
+      if (const std::size_t set = ws / kStrideBytes * kStrideBytes; set >= 16 * KiB && set < sweep_last)
+        sweep.push_back(set);
+    std::sort(sweep.begin(), sweep.end());
+    sweep.erase(std::unique(sweep.begin(), sweep.end()), sweep.end());
+  }
   for (std::size_t ws : sweep) chase("latency/hbm/working_set:" + std::to_string(ws) + "/l1:1", ChaseKind::kSweep, ws);
   chase("latency/hbm/working_set:" + std::to_string(hbm_set), ChaseKind::kHbm, hbm_set);
 

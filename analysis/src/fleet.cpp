@@ -146,8 +146,8 @@ Fingerprint fingerprint_of(const Profile& p) {
 
 bool host_bound_ceiling(const std::string& name) {
   if (name.find("pageable") != std::string::npos) return true;
-  for (const char* prefix : {"latency.launch", "latency.graph_launch", "latency.h2d_small", "latency.d2h_small"})
-    if (name.rfind(prefix, 0) == 0) return true;
+  for (const char* exact : {"latency.launch", "latency.h2d_small", "latency.d2h_small"})
+    if (name == exact) return true;
   return false;
 }
 

@@ -129,6 +129,17 @@ const std::vector<Planted>& planted() {
 // One node's GPUs against each other (measure --all-gpus, ceilings::compare_node): each model within itself, a
 // model with fewer GPUs than a comparison needs named, not compared; a GPU below its peers by the margin named with
 // its index among the profiles given; half the node slower alike found by the split, against the faster half.
+// What the host bounds as much as the GPU is left out where GPUs in other servers are set against a group: pageable
+// copies, launch latency, small copies; not a graph's per-node cost, which the GPU sets (807 ns a node on the H200,
+// 803 timed on the GPU alone), nor anything of the GPU's own.
+TEST(Fleet, HostBoundCeilingsAreTheHostsPathOnly) {
+  for (const char* host : {"pcie.h2d_pageable", "pcie.d2h_pageable", "latency.launch", "latency.h2d_small",
+                           "latency.d2h_small"})
+    EXPECT_TRUE(host_bound_ceiling(host)) << host;
+  for (const char* gpu : {"latency.graph_launch", "latency.l2", "latency.hbm", "hbm.copy", "pcie.h2d", "gemm.bf16"})
+    EXPECT_FALSE(host_bound_ceiling(gpu)) << gpu;
+}
+
 TEST(Fleet, ANodeIsComparedModelByModel) {
   FleetGen gen(11, 0.001);
   std::vector<Profile> gpus;

@@ -315,7 +315,9 @@ struct FleetGroup {
   std::optional<std::size_t> split_with;  // index into the vector analyze_fleet returns
 };
 // Ceilings the host's CPU and memory bound as much as the GPU: pageable copies (staged through host memory by
-// the CPU) and launch and small-copy latencies (the host's submission path).
+// the CPU), launch latency (the host's submission path) and small-copy latencies (pinned host memory across the
+// server's PCIe root). Not latency.graph_launch: one submission for a 1000-node graph, its per-node cost the GPU's
+// (807 ns a node on the H200, 803 timed on the GPU alone).
 bool host_bound_ceiling(const std::string& name);
 // Groups sorted by size (largest first), then by label.
 std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, const OutlierRule& rule);
