@@ -746,6 +746,7 @@ void run_sustained(benchmark::State& state, gp::DType type) {
     c["verified_elements"] = v.checked;
     if (choice.tried) c["algos_tried"] = choice.tried;  // its own pick (no search result), as gemm.<type>_ref8192's
     if (choice.left_untimed) c["algos_untimed"] = choice.left_untimed;
+    if (choice.rejected) c["verify_rejected"] = choice.rejected;
     // The window as a time series of about a second a bin (ceilings/timeline.hpp).
     std::vector<TimedChunk> chunks;
     for (std::size_t i = 0; i < m.unit_seconds.size() && i < run.chunk_end_s.size(); ++i)
@@ -757,8 +758,9 @@ void run_sustained(benchmark::State& state, gp::DType type) {
           << a.describe() << "; " << (found != g_best.end() ? "the fastest verified configuration" : "8192^3 (no search result)")
           << " run back to back for " << g.sustained_s << " s";
     if (choice.left_untimed)
-      label << "; its algorithm the fastest of " << choice.tried << " timed (" << choice.left_untimed
+      label << "; its algorithm the fastest verified of " << choice.tried << " timed (" << choice.left_untimed
             << " more left untimed, past " << kAlgoTimeLimit_s << " s of timing)";
+    if (!choice.note.empty()) label << "; " << choice.note;
     state.SetLabel(label.str());
     report(state, m, info.integer ? Amount::kOps : Amount::kFlops, gp::gemm_flops(shape), v.ok, v.detail);
   });

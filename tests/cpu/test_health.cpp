@@ -1506,7 +1506,8 @@ TEST(KernelLog, ARecoveryActionBackToNoneIsNoFault) {
 }
 
 // NVIDIA's memory-error docs: XID 63 records a row remap (its pending remap is failed by row remapping until a
-// reset), XID 94 is a contained ECC error (no reset needed). Both are notes, in the log and while monitoring;
+// reset), XID 94 is a contained ECC error (the GPU runs on; a reset when convenient). Both are notes, in the log
+// and while monitoring;
 // 95 (uncontained) and the other hardware XIDs still fail. They failed the node until a reboot before.
 TEST(HealthChecks, RemapRecordAndContainedEccXidsAreNotesNotFaults) {
   EXPECT_EQ(classify_xid(63).kind, XidKind::kNote);
