@@ -92,8 +92,8 @@ std::map<std::pair<gp::DType, std::string>, lt::AlgoChoice> g_picked;
 
 constexpr gp::Shape kRefShape{8192, 8192, 8192};
 constexpr std::uint32_t kSeed = 0x51f15eedu;
-// Seconds one shape's algorithms are timed for before the rest are left untimed (the search's, and a shape's own
-// pick where the search did not time it). No shape of the H200 comes near it (its whole fp64 search, 19 shapes
+// Seconds of timing a shape's algorithms after which the rest are left untimed, one always timed (the search's,
+// and a shape's own pick where the search did not time it). No shape of the H200 comes near it (its whole fp64 search, 19 shapes
 // screened and 5 re-timed, 102 algorithm timings, took 3.7 s); a GPU with FP64 at 1/64 of FP32 (L4, A10, A40:
 // about 0.5 TFLOP/s, 2.4 s a DGEMM at 8192^3) would otherwise spend minutes timing every one.
 constexpr double kAlgoTimeLimit_s = 4.0;

@@ -126,9 +126,6 @@ const std::vector<Planted>& planted() {
   return p;
 }
 
-// One node's GPUs against each other (measure --all-gpus, ceilings::compare_node): each model within itself, a
-// model with fewer GPUs than a comparison needs named, not compared; a GPU below its peers by the margin named with
-// its index among the profiles given; half the node slower alike found by the split, against the faster half.
 // What the host bounds as much as the GPU is left out where GPUs in other servers are set against a group: pageable
 // copies, launch latency, small copies; not a graph's per-node cost, which the GPU sets (807 ns a node on the H200,
 // 803 timed on the GPU alone), nor anything of the GPU's own.
@@ -140,6 +137,9 @@ TEST(Fleet, HostBoundCeilingsAreTheHostsPathOnly) {
     EXPECT_FALSE(host_bound_ceiling(gpu)) << gpu;
 }
 
+// One node's GPUs against each other (measure --all-gpus, ceilings::compare_node): each model within itself, a
+// model with fewer GPUs than a comparison needs named, not compared; a GPU below its peers by the margin named with
+// its index among the profiles given; half the node slower alike found by the split, against the faster half.
 TEST(Fleet, ANodeIsComparedModelByModel) {
   FleetGen gen(11, 0.001);
   std::vector<Profile> gpus;

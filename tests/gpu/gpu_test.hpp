@@ -42,8 +42,9 @@ inline std::string no_code_for_device() {
   if (cuda_archs_run_on(CEILINGS_CUDA_ARCHITECTURES, prop.major, prop.minor)) return "";
   return std::string("this build (CUDA architectures ") + CEILINGS_CUDA_ARCHITECTURES + ") has no code device 0 " +
          "(compute capability " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
-         ") can run: rebuild with CUDAARCHS=" + std::to_string(prop.major) + std::to_string(prop.minor) +
-         " to run the GPU tests";
+         ") can run: to run the GPU tests, configure with the dev preset (this machine's GPUs), or with CUDAARCHS=" +
+         std::to_string(prop.major) + std::to_string(prop.minor) + " and the dev or release preset (the ci preset "
+         "builds sm_90 alone)";
 }
 // CEILINGS_NO_TMA=1 (device-check.sh --no-tma): the TMA bulk copies, opt-in until they have run on a GPU, are
 // left out of the tests too, so a rerun without them is not failed by the code it leaves out.
