@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -205,17 +206,26 @@ TEST(GemmGpu, UnwrittenOutputFailsVerification) {
   }
 }
 
+// A bf16 GEMM with several heuristic candidates on Hopper, for the algorithm-choice tests (members in the order
+// they are made: the operands are filled on the stream).
+struct Bf16Candidates {
+  Stream stream;
+  DeviceBuffer<std::uint8_t> ws{std::size_t{32} << 20};
+  Problem p{gp::DType::kBf16, {256, 128, 8192}};
+  Operands ops{p, 2, 1234u, stream.get()};
+  AlgoChoice pick(double time_limit_s = std::numeric_limits<double>::infinity()) {
+    return pick_algo(p, ops, 8, ws.get(), ws.bytes(), stream.get(), time_limit_s);
+  }
+};
+
 // Past its time limit the algorithm timing stops, one timed at least: with a limit of 0 s, exactly one, the rest
 // counted as left untimed (a GPU with slow FP64 spent minutes timing 16 DGEMM algorithms at 8192^3).
 TEST(GemmGpu, AlgorithmTimingStopsAtItsTimeLimit) {
   CEILINGS_REQUIRE_GPU();
-  Stream stream;
-  DeviceBuffer<std::uint8_t> ws(std::size_t{32} << 20);
-  Problem p(gp::DType::kBf16, {256, 128, 8192});
-  Operands ops(p, 2, 1234u, stream.get());
-  const AlgoChoice all = pick_algo(p, ops, 8, ws.get(), ws.bytes(), stream.get());
+  Bf16Candidates g;
+  const AlgoChoice all = g.pick();
   EXPECT_EQ(all.left_untimed, 0);
-  const AlgoChoice one = pick_algo(p, ops, 8, ws.get(), ws.bytes(), stream.get(), 0.0);
+  const AlgoChoice one = g.pick(0.0);
   ASSERT_EQ(one.ranked.size(), 1u);
   EXPECT_EQ(one.tried, 1);
   EXPECT_EQ(one.tried + one.left_untimed, all.tried + all.left_untimed) << "the same heuristic list";
@@ -224,11 +234,12 @@ TEST(GemmGpu, AlgorithmTimingStopsAtItsTimeLimit) {
 
 TEST(GemmGpu, FastestCandidateFailingVerificationFallsBackToTheNext) {
   CEILINGS_REQUIRE_GPU();
-  Stream stream;
-  DeviceBuffer<std::uint8_t> ws(std::size_t{32} << 20);
-  Problem p(gp::DType::kBf16, {256, 128, 8192});
-  Operands ops(p, 2, 1234u, stream.get());
-  const AlgoChoice timed = pick_algo(p, ops, 8, ws.get(), ws.bytes(), stream.get());
+  Bf16Candidates g;
+  const Problem& p = g.p;
+  const Operands& ops = g.ops;
+  const DeviceBuffer<std::uint8_t>& ws = g.ws;
+  const Stream& stream = g.stream;
+  const AlgoChoice timed = g.pick();
   ASSERT_FALSE(timed.ranked.empty());
   for (std::size_t i = 1; i < timed.ranked.size(); ++i) EXPECT_LE(timed.ranked[i - 1].seconds, timed.ranked[i].seconds);
   EXPECT_EQ(std::memcmp(&timed.algo, &timed.ranked[0].algo, sizeof timed.algo), 0) << "the choice is the fastest";
