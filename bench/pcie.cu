@@ -1,8 +1,9 @@
 // PCIe host<->device bandwidth: pcie.h2d, pcie.d2h, pcie.bidir (pinned memory, copy engine),
 // pcie.h2d_pageable / d2h_pageable (malloc), pcie.h2d_sm / d2h_sm / bidir_sm (a kernel on mapped
 // pinned memory). Each path sweeps the transfer size (4 KiB..1 GiB, points with candidate=0); the
-// plateau of the large sizes is the ceiling. A second candidate for a ceiling (pcie.h2d_sm's prefetching
-// loads) has no sweep: its ceiling case measures the large sizes itself. Bytes count once per direction;
+// plateau of the large sizes is the ceiling. A further candidate for a ceiling (pcie.h2d_sm's prefetching
+// loads and TMA copies, pcie.h2d's and pcie.h2d_sm's reads of write-combined memory) has no sweep: its ceiling
+// case measures the large sizes itself. Bytes count once per direction;
 // bidir is the sum of the two directions' rates, each over its own time (nvbandwidth's convention; see
 // bidir_rates).
 #include <CLI/CLI.hpp>
@@ -38,7 +39,7 @@ struct Path {
   HostKind host;
   Engine engine;
   int sm_hint = 1;           // SM copies: kernels::copy_sm's cache hint
-  const char* tag = nullptr;  // a second candidate for the same ceiling: its name's extra part, no sweep
+  const char* tag = nullptr;  // a further candidate for the same ceiling: its name's extra part, no sweep
   bool tma = false;           // SM copies by the TMA unit (kernels::hbm_copy_bulk), not loads and stores
   std::string key() const { return tag ? std::string(variant) + "/" + tag : std::string(variant); }
 };
@@ -56,6 +57,13 @@ const Path kPaths[] = {
     // the H200, and ours with streaming loads, 51.4, trail the copy engines' 55.3). On the H200 it read the
     // same as the streaming loads (51.3-51.4, 2026-11-30).
     {"h2d_sm", Dir::kH2D, HostKind::kPinned, Engine::kSm, 2, "load:l2_256b"},
+    // Reads of write-combined pinned memory, by the copy engine and by the SMs: CUDA's programming guide says such
+    // pages are not snooped when the GPU reads them over PCIe, which "can improve transfer performance by up to
+    // 40%" (cudaHostAllocWriteCombined). Host-to-device only: the host reads write-combined memory uncached, so the
+    // check of a device-to-host copy would crawl. In case snooping is what holds the SMs' reads (51.3-51.4 GB/s on
+    // the H200, 2026-11-30) below the copy engines' 55.3. Not yet run on a GPU.
+    {"h2d", Dir::kH2D, HostKind::kPinnedWriteCombined, Engine::kCopy, 1, "host:write_combined"},
+    {"h2d_sm", Dir::kH2D, HostKind::kPinnedWriteCombined, Engine::kSm, 1, "host:write_combined"},
     // SM reads of host memory by the TMA unit (bulk loads of 16 KiB chunks into shared memory, bulk stores
     // out; compute capability 9.0+, with --ceilings_tma; the last case of the family, so a fault in it costs
     // no other): in case its requests reach host memory larger than the L2's (the
@@ -189,7 +197,7 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   std::vector<double> up_rates, down_rates, wall_seconds;
 
   MeasureSpec spec;
-  spec.blocking_kernel = path.host == HostKind::kPinned;  // a pageable copy stages on the host: it would wait on the blocker
+  spec.blocking_kernel = path.host != HostKind::kPageable;  // a pageable copy stages on the host: it would wait on the blocker
   spec.before_sample = [&](cudaStream_t st) {
     // Poison a vector in every kPoisonStride bytes of each destination, so the check after the run shows the
     // last sample's transfers reached across it to its end (the rest was written by earlier samples too; the
@@ -267,6 +275,7 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   auto& c = p.counters;
   c["transfer_bytes"] = static_cast<double>(bytes);
   c["pageable"] = path.host == HostKind::kPageable ? 1 : 0;
+  c["write_combined"] = path.host == HostKind::kPinnedWriteCombined ? 1 : 0;
   c["sm_copy"] = path.engine == Engine::kSm ? 1 : 0;
   if (path.engine == Engine::kSm) {
     c["sm_blocks"] = sm_blocks;
@@ -371,14 +380,14 @@ void run_ceiling(benchmark::State& state, const Path& path, std::vector<std::siz
 // Time: a point is its 50 ms warm-up plus at most max_samples (100) samples of about min_sample_seconds
 // (2 ms) -- or max_seconds (1 s) where one transfer is longer (1 GiB: 20 ms) -- plus allocating, filling and
 // checking its host buffers (2 GiB pinned for bidir at 1 GiB). 8 paths x 10 sizes and the second h2d_sm
-// candidate's 6 took 33-39 s on the H200 (2026-11-30; the third candidate's 6 sizes add a few seconds, by
-// estimate); --ceilings_quick (4 sizes, 0.25 s, no further candidates): 5-10 s.
+// candidate's 6 took 33-39 s on the H200 (2026-11-30; the write-combined and TMA candidates' 6 sizes add a few
+// seconds each, by estimate); --ceilings_quick (4 sizes, 0.25 s, no further candidates): 5-10 s.
 void register_cases(const Context& ctx) {
   const std::size_t last = g_max_bytes ? g_max_bytes : ctx.options.quick ? 256 * MiB : GiB;
   const std::size_t first = std::min<std::size_t>(ctx.options.quick ? 64 * KiB : 4 * KiB, last);
   const std::vector<std::size_t> all = geometric_sizes(first, last, ctx.options.quick ? 16 : 4);
   for (const Path& path : kPaths) {
-    if (path.tag && ctx.options.quick) continue;  // a second candidate: the full pass only
+    if (path.tag && ctx.options.quick) continue;  // a further candidate: the full pass only
     // Opt-in; no TMA unit before Hopper (or in a binary without sm_90 code).
     if (path.tma && (!ctx.options.tma || ctx.prop.major < 9 ||
                      k::bulk_copy_resident_blocks_per_sm({1, kBulkChunkBytes, kBulkStages}) == 0))
@@ -391,7 +400,7 @@ void register_cases(const Context& ctx) {
     const std::size_t dev_budget = static_cast<std::size_t>(0.9 * static_cast<double>(ctx.free_bytes)) / legs;
     std::string why;
     const auto sizes = fit_sizes(all, std::min(host_budget, dev_budget), &why);
-    // A second candidate has no sweep of its own (its ceiling case measures the large sizes itself), so the
+    // A further candidate has no sweep of its own (its ceiling case measures the large sizes itself), so the
     // ceiling's sweep detail stays one path's.
     if (!path.tag)
       for (std::size_t b : sizes) {

@@ -32,20 +32,26 @@ inline std::string host_gib(std::size_t bytes) {
   return buf;
 }
 
-// Pinned (cudaHostAlloc, mapped so kernels can reach it) or pageable (malloc) host memory. A failed
-// allocation throws a CheckError that says which kind, how much, and what the host had available.
+// Pinned (cudaHostAlloc, mapped so kernels can reach it; optionally write-combined) or pageable (malloc) host
+// memory. A failed allocation throws a CheckError that says which kind, how much, and what the host had available.
+// Write-combined pages are uncached for the host CPU (its writes are combined, its reads are slow: a source, never a
+// destination the host reads back) and, as CUDA's programming guide says, not snooped when the GPU reads them over
+// PCIe, which may make those reads faster on some systems.
 class HostBuffer {
  public:
-  enum class Kind { kPinned, kPageable };
+  enum class Kind { kPinned, kPinnedWriteCombined, kPageable };
   HostBuffer() = default;
   HostBuffer(std::size_t bytes, Kind kind) : bytes_(bytes), kind_(kind) {
     if (bytes == 0) return;
-    if (kind == Kind::kPinned) {
-      const cudaError_t rc = cudaHostAlloc(&ptr_, bytes, cudaHostAllocPortable | cudaHostAllocMapped);
+    if (kind != Kind::kPageable) {
+      const bool wc = kind == Kind::kPinnedWriteCombined;
+      const cudaError_t rc = cudaHostAlloc(
+          &ptr_, bytes, cudaHostAllocPortable | cudaHostAllocMapped | (wc ? cudaHostAllocWriteCombined : 0u));
       if (rc != cudaSuccess) {
         cudaGetLastError();
         ptr_ = nullptr;
-        throw CheckError("pinned host allocation (cudaHostAlloc) of " + host_gib(bytes),
+        throw CheckError(std::string(wc ? "pinned write-combined" : "pinned") + " host allocation (cudaHostAlloc) of " +
+                             host_gib(bytes),
                          std::string(cudaGetErrorName(rc)) + "; " + host_gib(host_available_bytes()) +
                              " of host memory available (locked-memory limits may be lower: ulimit -l)",
                          __FILE__, __LINE__);
@@ -77,7 +83,7 @@ class HostBuffer {
   Kind kind() const { return kind_; }
   // The address a kernel uses for this pinned buffer.
   void* device_pointer() const {
-    if (kind_ != Kind::kPinned) throw CheckError("device pointer", "pageable memory is not mapped", __FILE__, __LINE__);
+    if (kind_ == Kind::kPageable) throw CheckError("device pointer", "pageable memory is not mapped", __FILE__, __LINE__);
     void* d = nullptr;
     CEILINGS_CUDA_CHECK(cudaHostGetDevicePointer(&d, ptr_, 0));
     return d;
@@ -86,7 +92,7 @@ class HostBuffer {
  private:
   void release() {
     if (!ptr_) return;
-    if (kind_ == Kind::kPinned)
+    if (kind_ != Kind::kPageable)
       cudaFreeHost(ptr_);
     else
       std::free(ptr_);

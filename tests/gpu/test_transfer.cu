@@ -42,8 +42,10 @@ void poison(void* device, std::size_t bytes, cudaStream_t s) {
 TEST(TransferGpu, CopyEngineMovesThePatternBothWays) {
   CEILINGS_REQUIRE_GPU();
   std::uint32_t seed = kSeed;
-  for (auto kind : {HostBuffer::Kind::kPinned, HostBuffer::Kind::kPageable}) {
-    SCOPED_TRACE(kind == HostBuffer::Kind::kPinned ? "pinned" : "pageable");
+  for (auto kind : {HostBuffer::Kind::kPinned, HostBuffer::Kind::kPinnedWriteCombined, HostBuffer::Kind::kPageable}) {
+    SCOPED_TRACE(kind == HostBuffer::Kind::kPinned                ? "pinned"
+                 : kind == HostBuffer::Kind::kPinnedWriteCombined ? "pinned write-combined"
+                                                                  : "pageable");
     Stream s;
     HostBuffer src(kBytes, kind), dst(kBytes, kind);
     DeviceBuffer<uint4> dev(kBytes / 16);
@@ -60,20 +62,23 @@ TEST(TransferGpu, CopyEngineMovesThePatternBothWays) {
 
 TEST(TransferGpu, SmCopyThroughMappedPinnedMemory) {
   CEILINGS_REQUIRE_GPU();
-  Stream s;
-  HostBuffer src(kBytes, HostBuffer::Kind::kPinned), dst(kBytes, HostBuffer::Kind::kPinned);
-  DeviceBuffer<uint4> dev(kBytes / 16);
-  const std::uint32_t seed = kSeed + 7;
-  fill_host_pattern(src.get(), kBytes, seed);
-  std::memset(dst.get(), 0, kBytes);
-  poison(dev.get(), kBytes, s.get());
-  kernels::copy_sm(dev.get(), static_cast<const uint4*>(src.device_pointer()), kBytes / 16, 8, 256, s.get());
-  CEILINGS_LAUNCH_CHECK();
-  EXPECT_EQ(count_device_mismatches(dev.get(), kBytes, seed, s.get()), 0u);
-  kernels::copy_sm(static_cast<uint4*>(dst.device_pointer()), dev.get(), kBytes / 16, 8, 256, s.get());
-  CEILINGS_LAUNCH_CHECK();
-  s.sync();
-  EXPECT_EQ(count_host_mismatches(dst.get(), kBytes, seed), 0u);
+  for (auto kind : {HostBuffer::Kind::kPinned, HostBuffer::Kind::kPinnedWriteCombined}) {
+    SCOPED_TRACE(kind == HostBuffer::Kind::kPinned ? "pinned" : "pinned write-combined");
+    Stream s;
+    HostBuffer src(kBytes, kind), dst(kBytes, kind);
+    DeviceBuffer<uint4> dev(kBytes / 16);
+    const std::uint32_t seed = kSeed + 7 + (kind == HostBuffer::Kind::kPinned ? 0 : 1);
+    fill_host_pattern(src.get(), kBytes, seed);
+    std::memset(dst.get(), 0, kBytes);
+    poison(dev.get(), kBytes, s.get());
+    kernels::copy_sm(dev.get(), static_cast<const uint4*>(src.device_pointer()), kBytes / 16, 8, 256, s.get());
+    CEILINGS_LAUNCH_CHECK();
+    EXPECT_EQ(count_device_mismatches(dev.get(), kBytes, seed, s.get()), 0u);
+    kernels::copy_sm(static_cast<uint4*>(dst.device_pointer()), dev.get(), kBytes / 16, 8, 256, s.get());
+    CEILINGS_LAUNCH_CHECK();
+    s.sync();
+    EXPECT_EQ(count_host_mismatches(dst.get(), kBytes, seed), 0u);
+  }
 }
 
 TEST(TransferGpu, ChecksCatchACorruptedWord) {
@@ -409,11 +414,11 @@ TEST(CacheGpu, L2SweepPointPastTheL2IsADetailNotACeiling) {
   EXPECT_EQ(l2->detail.at("sweep").size(), 2u);
 }
 
-// Runs one further pcie.h2d_sm candidate alone (not in --ceilings_quick's pass: a full one, its sizes capped
+// Runs one further candidate of a PCIe ceiling alone (not in --ceilings_quick's pass: a full one, its sizes capped
 // at 256 MiB): it measures its own large sizes, verifies, and competes for the same ceiling. Returns its entry.
-json run_h2d_sm_candidate(const std::string& tag) {
+json run_pcie_candidate(const std::string& path, const std::string& tag) {
   const auto r = test::run_program({CEILINGS_BENCH_BIN, "--benchmark_format=json", "--ceilings_tma",
-                                    "--benchmark_filter=^pcie/h2d_sm/" + tag + "(/|$)",
+                                    "--benchmark_filter=^pcie/" + path + "/" + tag + "(/|$)",
                                     "--ceilings_pcie_max_bytes=268435456"},
                                    {}, 600);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -427,9 +432,10 @@ json run_h2d_sm_candidate(const std::string& tag) {
   EXPECT_GT(b.value("bytes_per_second", 0.0), 1e9) << b.dump();
   EXPECT_GE(b.value("sweep_points_measured_here", 0.0), 3.0) << b.dump();
   const Profile p = profile_from_benchmark_json(j);
-  EXPECT_NE(p.find("pcie.h2d_sm"), nullptr);
+  EXPECT_NE(p.find("pcie." + path), nullptr);
   return b;
 }
+json run_h2d_sm_candidate(const std::string& tag) { return run_pcie_candidate("h2d_sm", tag); }
 
 // The second candidate: loads asking the L2 for 256-byte blocks.
 TEST(TransferGpu, PrefetchingSmReadsOfHostMemoryAreASecondCandidate) {
@@ -448,6 +454,18 @@ TEST(TransferGpu, TmaReadsOfHostMemoryAreAThirdCandidate) {
   EXPECT_FALSE(b.contains("sm_load_hint")) << b.dump();
   EXPECT_FALSE(b.contains("sm_threads")) << b.dump();
   EXPECT_EQ(b.value("sm_blocks", 0.0), prop.multiProcessorCount) << b.dump();
+}
+
+// Reads of write-combined pinned memory, by the copy engine and by the SMs: candidates for pcie.h2d and pcie.h2d_sm.
+TEST(TransferGpu, WriteCombinedHostMemoryIsACandidateForBothHostReads) {
+  CEILINGS_REQUIRE_GPU();
+  for (const char* path : {"h2d", "h2d_sm"}) {
+    SCOPED_TRACE(path);
+    const json b = run_pcie_candidate(path, "host:write_combined");
+    EXPECT_EQ(b.value("write_combined", 0.0), 1.0) << b.dump();
+    EXPECT_EQ(b.value("pageable", 1.0), 0.0) << b.dump();
+    EXPECT_EQ(b.value("sm_copy", -1.0), std::string(path) == "h2d_sm" ? 1.0 : 0.0) << b.dump();
+  }
 }
 
 TEST(TransferGpu, PeerFamilySkipsWithAReasonOnOneGpu) {
