@@ -59,6 +59,8 @@ json healthy_script() {
             {"remap.uncorrectable_rows", 0},
             {"remap.pending", 0},
             {"remap.failure", 0},
+            {"repair.channel_pending", 0},
+            {"repair.tpc_pending", 0},
             {"pcie.gen", 5},
             {"pcie.width", 16},
             {"pcie.max_gen", 5},
@@ -182,6 +184,12 @@ std::vector<Case> matrix() {
          s["values"]["sram.aggregate_uncorrected_l2"] = 2;
        },
        nullptr, nullptr, "", "", 1, 1, "SRAM uncorrectable-error threshold is exceeded"});
+  add({"unrepairable memory", "nvmlDeviceGetUnrepairableMemoryFlag_v1: memory the GPU cannot repair",
+       [](json& s) { s["values"]["memory.unrepairable"] = 1; }, nullptr, nullptr, "", "", 1, 1,
+       "NVML flags memory this GPU cannot repair"});
+  add({"pending channel repair", "nvmlDeviceGetRepairStatus: a memory channel repair pending",
+       [](json& s) { s["values"]["repair.channel_pending"] = 1; }, nullptr, nullptr, "", "", 1, 1,
+       "a memory channel repair is pending"});
   add({"pending MIG mode change", "MIG disabled, set to enabled at the next GPU reset, not yet reset",
        [](json& s) { s["values"]["mig.pending"] = 1; }, nullptr, nullptr, "", "", 1, 1, "a GPU reset is pending"});
   add({"MIG mode changed mid-run", "MIG disabled before the run, enabled after it (the GPU reset mid-run)",

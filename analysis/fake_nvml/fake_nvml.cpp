@@ -14,6 +14,12 @@
 // sram.threshold_exceeded, sram.aggregate_uncorrected_{l2,sm,pcie,mcu,other} (nvmlDeviceGetSramEccErrorStatus, which
 // answers NOT_SUPPORTED without sram.threshold_exceeded, the counts 0 where absent, and ARGUMENT_VERSION_MISMATCH
 // unless the caller set the struct's version; error key "sram", e.g. 4 NO_PERMISSION as a non-root caller gets),
+// repair.{channel_pending,tpc_pending} (nvmlDeviceGetRepairStatus, v1: NOT_SUPPORTED without
+// repair.channel_pending, the other 0 where absent; ARGUMENT_VERSION_MISMATCH unless the caller set the version;
+// error key "repair"), memory.unrepairable (nvmlDeviceGetUnrepairableMemoryFlag_v1; error key "unrepairable"), laid
+// out as the script's "unrepairable_layout" says: "versioned" (the default: a version word, checked, then the flag, as
+// nvidia-ml-py and DCGM pass it), "header" (nvml.h's one word, the flag, nothing checked), "header_checked" (nvml.h's,
+// ARGUMENT_VERSION_MISMATCH unless the word is 0) or "silent" (success, nothing written),
 // fabric.{state,status,health_mask} (nvmlDeviceGetGpuFabricInfoV, v2),
 // mig.current, mig.pending (nvmlDeviceGetMigMode: 1 enabled, 0 disabled; pending as current where absent; error key
 // "mig"),
@@ -269,6 +275,33 @@ FAKE_EXPORT int nvmlDeviceGetSramEccErrorStatus(void*, FakeEccSramErrorStatusV1*
       {"sram.aggregate_uncorrected_pcie", &st->bucket_pcie}, {"sram.aggregate_uncorrected_mcu", &st->bucket_mcu},
       {"sram.aggregate_uncorrected_other", &st->bucket_other}};
   for (auto& [key, into] : buckets) answer(key, into, "sram");  // a count the script leaves out stays 0
+  return kSuccess;
+}
+// nvmlRepairStatus_v1_t (12 bytes): the version, then the channel and TPC repairs pending.
+FAKE_EXPORT int nvmlDeviceGetRepairStatus(void*, unsigned* st) {
+  if (!st) return kInvalidArgument;
+  if (st[0] != (12u | (1u << 24))) return 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+  st[1] = st[2] = 0;
+  const int rc = answer("repair.channel_pending", &st[1], "repair");
+  if (rc != kSuccess) return rc;
+  answer("repair.tpc_pending", &st[2], "repair");  // 0 where the script leaves it out
+  return kSuccess;
+}
+FAKE_EXPORT int nvmlDeviceGetUnrepairableMemoryFlag_v1(void*, unsigned* st) {
+  if (!st) return kInvalidArgument;
+  std::string layout;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!initialised) return kUninitialized;
+    layout = script.value("unrepairable_layout", std::string("versioned"));
+  }
+  if (layout == "silent") return kSuccess;
+  if (layout == "versioned" && st[0] != (8u | (1u << 24))) return 25;
+  if (layout == "header_checked" && st[0] != 0) return 25;
+  unsigned flag = 0;
+  const int rc = answer("memory.unrepairable", &flag, "unrepairable");
+  if (rc != kSuccess) return rc;
+  st[layout == "versioned" ? 1 : 0] = flag;
   return kSuccess;
 }
 // nvmlGpuFabricInfo_v2_t, laid out as nvml.h declares it (36 bytes): keys fabric.state (NOT_SUPPORTED where absent),

@@ -236,6 +236,59 @@ void check_remap(const HealthSection& s, std::vector<Check>& out) {
   out.push_back(c);
 }
 
+// Memory repairs (NVML, Hopper and newer for the flag, R580+ and R590+ drivers): memory the GPU cannot repair
+// (nvmlDeviceGetUnrepairableMemoryFlag_v1) fails, as DCGM's memory health watch and its diagnostic's memory-health
+// test fail it (DCGM_FR_FAULTY_MEMORY, severity "GPU should be isolated", next step the field diagnostic); a memory
+// channel or TPC repair pending (nvmlDeviceGetRepairStatus) fails until the GPU reset that applies it, as a pending
+// row remap does (DCGM reads no repair status). Set in either snapshot fails.
+// Not answered by NVML (a driver or GPU without them, a section recorded before they were read): no row, or only
+// what was read; a reading NVML failed to give is the "counters readable" row's.
+void check_memory_repair(const HealthSection& s, std::vector<Check>& out) {
+  struct Flag {
+    const char* metric;
+    const char* what;
+  };
+  static const Flag flags[] = {{"memory.unrepairable", "unrepairable memory"},
+                               {"repair.channel_pending", "memory channel repair pending"},
+                               {"repair.tpc_pending", "TPC repair pending"}};
+  auto any_set = [](const Reading& r) { return std::any_of(r.values.begin(), r.values.end(), [](double v) { return v != 0; }); };
+  Check c = make_check("health", "memory repair");
+  c.threshold_text = "no unrepairable memory, no repair pending";
+  c.source = "health rule memory_repair (nvmlDeviceGetUnrepairableMemoryFlag_v1, nvmlDeviceGetRepairStatus; DCGM's "
+             "DCGM_FR_FAULTY_MEMORY)";
+  std::vector<std::string> set, read, not_read;
+  for (const Flag& f : flags) {
+    const Reading r = gather(s, f.metric);
+    (r.values.empty() ? not_read : read).push_back(f.what);
+    if (any_set(r)) set.push_back(f.what);
+  }
+  if (read.empty()) return;
+  c.status = set.empty() ? CheckStatus::kPass : CheckStatus::kFail;
+  for (const std::string& w : set) c.measured_text += (c.measured_text.empty() ? "" : ", ") + w;
+  if (set.empty()) c.measured_text = "none";
+  auto add = [&](const std::string& text) { c.reason += (c.reason.empty() ? "" : "; ") + text; };
+  const Reading unrepairable = gather(s, "memory.unrepairable");
+  if (any_set(unrepairable)) {
+    const auto before = s.before.value("memory.unrepairable");
+    const auto after = s.after ? s.after->value("memory.unrepairable") : std::nullopt;
+    add(std::string("NVML flags memory this GPU cannot repair") +
+        (before && after && *before == 0 && *after != 0 ? " (set during the run)" : "") +
+        ": isolate the GPU and run NVIDIA's field diagnostic, which decides a return to the vendor (RMA)");
+  }
+  const bool channel = any_set(gather(s, "repair.channel_pending")), tpc = any_set(gather(s, "repair.tpc_pending"));
+  if (channel || tpc)
+    add(std::string(channel && tpc ? "a memory channel repair and a TPC repair are" : channel ? "a memory channel repair is"
+                                                                                                 : "a TPC repair is") +
+        " pending: reset the GPU to apply it, then qualify it again");
+  if (!not_read.empty()) {
+    std::string names;
+    for (const std::string& w : not_read) names += (names.empty() ? "" : ", ") + w;
+    add("not read: " + names + " (NVML gave no reading: drivers before R580 have no repair status, those before R590 "
+        "and GPUs before Hopper no unrepairable-memory flag)");
+  }
+  out.push_back(c);
+}
+
 // The InfoROM (the board's flash that keeps aggregate ECC counts, retired pages and power settings) failing its
 // checksums: what it records can no longer be trusted (DCGM's InfoROM health watch warns of it; failed here, as an
 // acceptance run is stricter than a watch on a node in service). Where NVML does not
@@ -1329,6 +1382,7 @@ std::vector<Check> health_checks(const HealthSection& s, const HealthRules& rule
   if (rules.uncorrected_ecc) check_ecc(s, out);
   if (rules.sram_threshold) check_sram_threshold(s, out);
   if (rules.row_remap) check_remap(s, out);
+  if (rules.memory_repair) check_memory_repair(s, out);
   if (rules.inforom) check_inforom(s, out);
   if (rules.pcie_link) check_pcie_link(&s, profile, out);
   if (rules.pcie_slot) check_pcie_slot(&s, profile, out);

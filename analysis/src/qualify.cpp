@@ -279,6 +279,7 @@ Rules parse_rules(const json& doc, const std::string& origin) {
                                  {"uncorrected_ecc", &HealthRules::uncorrected_ecc},
                                  {"sram_threshold", &HealthRules::sram_threshold},
                                  {"row_remap", &HealthRules::row_remap},
+                                 {"memory_repair", &HealthRules::memory_repair},
                                  {"inforom", &HealthRules::inforom},
                                  {"pcie_link", &HealthRules::pcie_link},
                                  {"pcie_slot", &HealthRules::pcie_slot},

@@ -80,6 +80,23 @@ struct EccSramErrorStatusV1 {
 static_assert(sizeof(EccSramErrorStatusV1) == 104, "nvmlEccSramErrorStatus_v1_t is 104 bytes");
 constexpr unsigned kEccSramErrorStatusV1 = static_cast<unsigned>(sizeof(EccSramErrorStatusV1)) | (1u << 24);
 
+// nvmlRepairStatus_v1_t (12 bytes): the struct's version, then whether a memory channel repair and a TPC repair are
+// pending.
+struct RepairStatusV1 {
+  unsigned version = 0, channel_pending = 0, tpc_pending = 0;
+};
+static_assert(sizeof(RepairStatusV1) == 12, "nvmlRepairStatus_v1_t is 12 bytes");
+constexpr unsigned kRepairStatusV1 = static_cast<unsigned>(sizeof(RepairStatusV1)) | (1u << 24);
+
+// nvmlUnrepairableMemoryStatus_v1_t: nvml.h (NVML 13.1 and later, as NVIDIA's go-nvml syncs it) declares one unsigned
+// int, bUnrepairableMemory, with no version field and no version macro, yet lists ARGUMENT_VERSION_MISMATCH among the
+// call's answers; NVIDIA's own Python bindings (nvidia-ml-py 13.590 on) and DCGM (4.5 on) pass 8 bytes, a version
+// (NVML_STRUCT_VERSION of that 8-byte struct) and the flag. Neither layout has been checked on a driver here, so the
+// call passes 16 bytes: the versioned layout's version, then sentinels. A driver that takes the versioned layout
+// writes the second word; one that takes nvml.h's writes the first, over the version, and leaves the sentinel.
+constexpr unsigned kUnrepairableMemoryStatusV1Versioned = 8u | (1u << 24);
+constexpr unsigned kUnwritten = 0xFFFFFFFFu;
+
 // nvmlGpuFabricInfo_t (28 bytes; nvmlDeviceGetGpuFabricInfo, drivers before R550): the cluster's UUID, the probe's
 // status, the clique and the probe state (an unsigned char). nvmlGpuFabricInfo_v2_t (36 bytes) puts the version first
 // and the health mask last; v3 (40) adds a health summary after it.
@@ -139,6 +156,8 @@ struct Library::Symbols {
   int (*mig_mode)(Handle, unsigned*, unsigned*) = nullptr;
   int (*persistence_mode)(Handle, int*) = nullptr;  // nvmlEnableState_t*: an enum, int-sized
   int (*sram_ecc_status)(Handle, EccSramErrorStatusV1*) = nullptr;
+  int (*repair_status)(Handle, RepairStatusV1*) = nullptr;
+  int (*unrepairable_memory)(Handle, unsigned*) = nullptr;  // nvmlUnrepairableMemoryStatus_v1_t*: see above
   int (*fabric_info_v)(Handle, GpuFabricInfoV3*) = nullptr;  // v2 or v3, by the version set
   int (*fabric_info)(Handle, GpuFabricInfoV1*) = nullptr;
   int (*retired_pages)(Handle, int, unsigned*, unsigned long long*) = nullptr;
@@ -242,6 +261,9 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.mig_mode, {"nvmlDeviceGetMigMode"});
   resolve(h, s.persistence_mode, {"nvmlDeviceGetPersistenceMode"});
   resolve(h, s.sram_ecc_status, {"nvmlDeviceGetSramEccErrorStatus"});
+  resolve(h, s.repair_status, {"nvmlDeviceGetRepairStatus"});
+  // DCGM resolves the name without "_v1"; nvml.h declares the one with it.
+  resolve(h, s.unrepairable_memory, {"nvmlDeviceGetUnrepairableMemoryFlag_v1", "nvmlDeviceGetUnrepairableMemoryFlag"});
   resolve(h, s.fabric_info_v, {"nvmlDeviceGetGpuFabricInfoV"});
   resolve(h, s.fabric_info, {"nvmlDeviceGetGpuFabricInfo"});
   resolve(h, s.retired_pages, {"nvmlDeviceGetRetiredPages"});
@@ -394,6 +416,23 @@ Result<SramEccStatus> Device::sram_ecc_status() const {
   const int rc = call(SYMS.sram_ecc_status, handle_, &st);
   return {rc, SramEccStatus{st.bucket_l2, st.bucket_sm, st.bucket_pcie, st.bucket_mcu, st.bucket_other,
                             st.threshold_exceeded}};
+}
+Result<RepairStatus> Device::repair_status() const {
+  RepairStatusV1 st;
+  st.version = kRepairStatusV1;
+  const int rc = call(SYMS.repair_status, handle_, &st);
+  return {rc, RepairStatus{st.channel_pending, st.tpc_pending}};
+}
+Result<unsigned> Device::unrepairable_memory() const {
+  unsigned words[4] = {kUnrepairableMemoryStatusV1Versioned, kUnwritten, kUnwritten, kUnwritten};
+  int rc = call(SYMS.unrepairable_memory, handle_, words);
+  if (rc == kArgumentVersionMismatch) {  // a driver that checks the first word against nvml.h's layout: no version
+    words[0] = 0;
+    rc = call(SYMS.unrepairable_memory, handle_, words);
+  }
+  // The versioned layout's flag where the driver wrote it; else nvml.h's, in the first word (still the version where
+  // the driver wrote nothing: implausible, caught as such).
+  return {rc, words[1] != kUnwritten ? words[1] : words[0]};
 }
 Result<FabricInfo> Device::fabric_info() const {
   if (SYMS.fabric_info_v) {

@@ -71,6 +71,12 @@ struct SramEccStatus {
   unsigned threshold_exceeded = 0;
 };
 
+// nvmlDeviceGetRepairStatus (R580+, Ampere+): whether a TPC or a memory channel repair waits for the next GPU reset.
+// Kept raw as answered (1: pending, 0: not) so that any other value is caught as implausible.
+struct RepairStatus {
+  unsigned channel_pending = 0, tpc_pending = 0;
+};
+
 // nvmlDeviceGetGpuFabricInfoV (Hopper+): the GPU's registration in the NVLink fabric (Fabric Manager's probe).
 // state: NVML_GPU_FABRIC_STATE_* (0 not supported, 1 not started, 2 in progress, 3 completed); status: the probe's
 // nvmlReturn_t (meaningful once completed); health_mask: NVML_GPU_FABRIC_HEALTH_MASK_* fields.
@@ -146,6 +152,12 @@ class Device {
   Result<bool> persistence_mode() const;
   // nvmlDeviceGetSramEccErrorStatus: kNoPermission unless run as root, kNotSupported before Ampere.
   Result<SramEccStatus> sram_ecc_status() const;
+  // nvmlDeviceGetRepairStatus with nvmlRepairStatus_v1_t: kFunctionNotFound before R580, kNotSupported before Ampere.
+  Result<RepairStatus> repair_status() const;
+  // nvmlDeviceGetUnrepairableMemoryFlag_v1 (R590+, Hopper+): NVML's flag that the GPU has memory it cannot repair,
+  // raw as answered (1: it has, 0: not; anything else, or a struct the driver left unwritten, is implausible).
+  // The struct's layout is not settled (see nvml.cpp): the call tells the two apart.
+  Result<unsigned> unrepairable_memory() const;
   // nvmlDeviceGetGpuFabricInfoV with nvmlGpuFabricInfo_v2_t (or v3), else (drivers before R550)
   // nvmlDeviceGetGpuFabricInfo, which has no health mask: kNotSupported off NVSwitch systems.
   Result<FabricInfo> fabric_info() const;

@@ -175,7 +175,8 @@ budget=$(( $(left) - 20 - (tests ? tests_s : 0) - sanitize_s - quick_keep ))
 [ "$budget" -lt 10 ] && budget=10
 # The GEMM family took 145 s on the H200 with 15 s sustained windows before the cool-downs (119 s with them and
 # 10 s windows, 2026-11-30), 120 of them its eight sustained windows (the first cases a tight --timeout cuts),
-# the other families 63 s, before the TMA cases and a third pcie.h2d_sm candidate were added (not yet timed):
+# the other families 63 s, before the TMA cases and the further pcie.h2d / h2d_sm candidates (a third SM read, the
+# write-combined reads) were added (not yet timed):
 # under 340 s for the whole measurement (the families estimated at 255-275 s with 15 s windows, review 55), 8 s
 # windows keep all of them (unless asked otherwise).
 if [ "$budget" -lt 340 ]; then
@@ -277,6 +278,17 @@ if [ -f "$OUT/h200.profile.json" ]; then
   echo
   build/device/ceilings show "$OUT/h200.profile.json"
   echo
+  # Every candidate of the host-read ceilings (the plateau cases of the bench JSON, winner or not): which way of
+  # reading host memory reaches the most.
+  python3 - "$OUT/h200.bench.json" <<'PY' 2>&1 || true
+import json, sys
+rows = []
+for b in json.load(open(sys.argv[1])).get("benchmarks", []):
+    name = b.get("name", "")
+    if name.startswith(("pcie/h2d/", "pcie/h2d_sm/")) and "/size:" not in name and "bytes_per_second" in b:
+        rows.append(f"{name.split('/iterations')[0]} {b['bytes_per_second'] / 1e9:.2f} GB/s")
+print("pcie host-read candidates: " + ("; ".join(rows) if rows else "none in the bench JSON"))
+PY
   echo "targets (check,rule,result,measured,threshold):"
   build/device/ceilings qualify "$OUT/h200.profile.json" --rules results/nvidia-h200/targets.rules.json \
     --format csv 2>/dev/null | grep -E ',minimum,' | cut -d, -f1-5

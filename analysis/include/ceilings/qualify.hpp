@@ -37,6 +37,7 @@ namespace ceilings {
 //               "recovery_action": true,
 //               "persistence_mode": true, "require_persistence_mode": false,
 //               "verification": true, "peer_access": true, "readable": true, "sram_threshold": true,
+//               "memory_repair": true,
 //               "nvlink_links": 18}}  // links that must be up; default: not checked
 // Units per family: hbm/l2/smem/pcie/nvlink B/s, gemm/fma FLOP/s (gemm.int8 OP/s), latency s.
 inline constexpr const char* kRulesSchema = "ceilings.rules/1";
@@ -55,6 +56,7 @@ struct HealthRules {
   bool uncorrected_ecc = true;  // an uncorrected ECC error (since driver load or during the run) -> fail
   bool sram_threshold = true;   // NVML's SRAM uncorrectable-error threshold exceeded -> fail (field diagnostic, RMA)
   bool row_remap = true;        // a pending or failed row remap (or pending page retirement) -> fail
+  bool memory_repair = true;    // memory NVML flags as unrepairable, or a channel or TPC repair pending -> fail
   bool inforom = true;          // an InfoROM that fails its checksums -> fail (DCGM's InfoROM watch warns)
   bool pcie_link = true;        // link generation or width below the most the slot allows -> fail
   bool pcie_slot = true;        // the most the slot allows below the most the GPU supports -> fail
@@ -88,7 +90,7 @@ struct HealthRules {
         r.xid = r.xid_log = r.sxid_log = r.nvlink_errors = r.slowdown = r.power_limit = r.violation_time = r.mig_mode =
             r.recovery_action = r.nvlink_fabric =
             r.persistence_mode = r.require_persistence_mode = r.verification = r.peer_access = r.readable = false;
-    r.sram_threshold = false;
+    r.sram_threshold = r.memory_repair = false;
     r.nvlink_links.reset();
     return r;
   }

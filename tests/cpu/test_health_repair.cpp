@@ -1,0 +1,310 @@
+// Memory repairs (nvmlDeviceGetUnrepairableMemoryFlag_v1, nvmlDeviceGetRepairStatus): the structs the harness hands
+// NVML (the unrepairable flag's layout is not settled, so every layout a driver might take is tried), the readings in
+// the health section, the "memory repair" row and its rules key, and `ceilings health` / `qualify` end to end against
+// the scripted fake NVML.
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ceilings/error.hpp"
+#include "ceilings/health.hpp"
+#include "ceilings/json_fields.hpp"
+#include "ceilings/profile.hpp"
+#include "ceilings/qualify.hpp"
+#include "cli_runner.hpp"
+#include "harness/nvml.hpp"
+#include "support/fake_nvml_cli.hpp"
+
+namespace ceilings {
+namespace {
+
+using State = HealthMetric::State;
+const std::string kRow = "memory repair";
+
+HealthSection section() {
+  HealthSection s;
+  s.device_name = "NVIDIA H200";
+  s.uuid = "GPU-1";
+  s.before.time = "2026-12-03T12:00:00Z";
+  s.before.metrics["ecc.enabled"] = HealthMetric::of(1);
+  for (const char* m : {"memory.unrepairable", "repair.channel_pending", "repair.tpc_pending"})
+    s.before.metrics[m] = HealthMetric::of(0);
+  s.after = s.before;
+  s.after->time = "2026-12-03T12:10:00Z";
+  s.xid.state = State::kValue;
+  s.xid.window_s = 600;
+  return s;
+}
+
+const Check* find_row(const std::vector<Check>& checks, const std::string& rule) {
+  for (const Check& c : checks)
+    if (c.rule == rule) return &c;
+  return nullptr;
+}
+std::string status_of(const std::vector<Check>& checks, const std::string& rule) {
+  const Check* c = find_row(checks, rule);
+  return c ? status_name(c->status) : "absent";
+}
+
+// Clear: a passing row. Unrepairable memory set in either snapshot fails (isolate, field diagnostic); a channel or
+// TPC repair pending fails until a reset; each is named. Only some read: judged on those, the others named.
+TEST(HealthChecks, MemoryRepairFlagsFailAndSayWhatToDo) {
+  HealthSection s = section();
+  auto checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, kRow), "pass");
+  EXPECT_EQ(find_row(checks, kRow)->measured_text, "none");
+  EXPECT_EQ(find_row(checks, kRow)->reason, "");
+
+  s.after->metrics["memory.unrepairable"] = HealthMetric::of(1);  // set during the run
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, kRow), "fail");
+  EXPECT_EQ(find_row(checks, kRow)->measured_text, "unrepairable memory");
+  EXPECT_EQ(find_row(checks, kRow)->reason,
+            "NVML flags memory this GPU cannot repair (set during the run): isolate the GPU and run NVIDIA's field "
+            "diagnostic, which decides a return to the vendor (RMA)");
+  for (const Check& k : checks) EXPECT_TRUE(k.status != CheckStatus::kFail || k.rule == kRow) << k.rule;
+
+  s = section();
+  s.before.metrics["repair.channel_pending"] = HealthMetric::of(1);
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, kRow), "fail");
+  EXPECT_EQ(find_row(checks, kRow)->measured_text, "memory channel repair pending");
+  EXPECT_EQ(find_row(checks, kRow)->reason,
+            "a memory channel repair is pending: reset the GPU to apply it, then qualify it again");
+  s.after->metrics["repair.tpc_pending"] = HealthMetric::of(1);
+  checks = health_checks(s, HealthRules{});
+  EXPECT_EQ(find_row(checks, kRow)->measured_text, "memory channel repair pending, TPC repair pending");
+  EXPECT_NE(find_row(checks, kRow)->reason.find("a memory channel repair and a TPC repair are pending"),
+            std::string::npos);
+
+  // An Ampere GPU on R580: the repair status read, no unrepairable flag. Judged on what was read, the rest named.
+  s = section();
+  s.before.metrics["memory.unrepairable"] = s.after->metrics["memory.unrepairable"] = HealthMetric::unsupported();
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, kRow), "pass");
+  EXPECT_NE(find_row(checks, kRow)->reason.find("not read: unrepairable memory"), std::string::npos)
+      << find_row(checks, kRow)->reason;
+  EXPECT_EQ(status_of(checks, "counters readable"), "pass");
+
+  // None answered (an older driver), or a section recorded before the readings existed: no row.
+  for (const char* m : {"repair.channel_pending", "repair.tpc_pending"})
+    s.before.metrics[m] = s.after->metrics[m] = HealthMetric::unsupported();
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), kRow), "absent");
+  s = section();
+  for (const char* m : {"memory.unrepairable", "repair.channel_pending", "repair.tpc_pending"}) {
+    s.before.metrics.erase(m);
+    s.after->metrics.erase(m);
+  }
+  EXPECT_EQ(status_of(health_checks(s, HealthRules{}), kRow), "absent");
+
+  // NVML failed to read one: the "counters readable" row says so.
+  s = section();
+  s.after->metrics["memory.unrepairable"] = HealthMetric::unreadable("Unknown Error (999)");
+  checks = health_checks(s, HealthRules{});
+  ASSERT_EQ(status_of(checks, "counters readable"), "incomplete");
+  EXPECT_NE(find_row(checks, "counters readable")->reason.find("memory.unrepairable (Unknown Error (999))"),
+            std::string::npos);
+
+  // The rules key.
+  s = section();
+  s.after->metrics["memory.unrepairable"] = HealthMetric::of(1);
+  HealthRules off;
+  off.memory_repair = false;
+  EXPECT_EQ(status_of(health_checks(s, off), kRow), "absent");
+  EXPECT_EQ(status_of(health_checks(s, HealthRules::none()), kRow), "absent");
+}
+
+// The flags are 0 or 1 (a struct the driver left unwritten holds the version word: no reading), and survive JSON as
+// true/false.
+TEST(HealthSection, MemoryRepairFlagsRoundTripAndArePlausible) {
+  EXPECT_EQ(plausible_metric("memory.unrepairable", 16777224.0).state, State::kUnreadable);
+  EXPECT_EQ(plausible_metric("repair.tpc_pending", 2).state, State::kUnreadable);
+  EXPECT_TRUE(plausible_metric("repair.channel_pending", 1).ok());
+  HealthSection s = section();
+  s.after->metrics["memory.unrepairable"] = HealthMetric::of(1);
+  const json j = health_to_json(s);
+  EXPECT_EQ(j["before"]["metrics"]["memory.unrepairable"], false);
+  EXPECT_EQ(j["after"]["metrics"]["memory.unrepairable"], true);
+  const HealthSection back = health_from_json(j);
+  EXPECT_DOUBLE_EQ(*back.after->value("memory.unrepairable"), 1);
+  EXPECT_EQ(status_of(health_checks(back, HealthRules{}), kRow), "fail");
+}
+
+TEST(Rules, MemoryRepairKeyIsABooleanOnByDefault) {
+  EXPECT_TRUE(default_rules().health.memory_repair);
+  EXPECT_FALSE(HealthRules::none().memory_repair);
+  const Rules off = parse_rules(json::parse(R"({"schema":"ceilings.rules/1","health":{"memory_repair":false}})"), "x");
+  EXPECT_FALSE(off.health.memory_repair);
+  EXPECT_TRUE(off.health.row_remap);
+  try {
+    parse_rules(json::parse(R"({"schema":"ceilings.rules/1","health":{"memory_repair":"no"}})"), "x");
+    ADD_FAILURE() << "a string was taken for a boolean";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'health.memory_repair': expected true or false"), std::string::npos)
+        << e.what();
+  }
+}
+
+// ---- the harness against the fake NVML, in process ------------------------------------------------------
+
+json base_script() {
+  return json::parse(R"({"init":0,"device_count":1,"driver":"590.44.01",
+    "device":{"name":"NVIDIA H200","uuid":"GPU-fake-1","pci_bus_id":"00000000:19:00.0"},"values":{}})");
+}
+
+// Opens the fake NVML with `script` and hands its first device to `body`.
+template <class Body>
+void with_fake_device(const std::string& name, const json& script, Body body) {
+  const std::string path = test::scratch_dir(name) + "/script.json";
+  std::ofstream(path) << script.dump();
+  setenv("CEILINGS_FAKE_NVML_SCRIPT", path.c_str(), 1);
+  setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
+  {
+    std::string why;
+    const auto lib = nvml::Library::open(&why);
+    ASSERT_NE(lib, nullptr) << why;
+    const auto dev = lib->device_by_index(0);
+    ASSERT_TRUE(dev.ok());
+    body(*lib, dev.value);
+  }
+  unsetenv(nvml::Library::kPathVariable);
+  unsetenv("CEILINGS_FAKE_NVML_SCRIPT");
+}
+
+// Whichever layout the driver takes (a version word then the flag, as NVIDIA's Python bindings and DCGM pass it; or
+// nvml.h's one word, checked or not), the flag is read from where the driver wrote it; a driver that writes nothing
+// leaves the version word, which is no flag.
+TEST(NvmlLoader, UnrepairableMemoryFlagIsReadWhicheverLayoutTheDriverTakes) {
+  for (const char* layout : {"versioned", "header", "header_checked"})
+    for (unsigned flag : {0u, 1u}) {
+      SCOPED_TRACE(std::string(layout) + " " + std::to_string(flag));
+      json script = base_script();
+      script["unrepairable_layout"] = layout;
+      script["values"]["memory.unrepairable"] = flag;
+      with_fake_device("unrepairable_layout", script, [&](const nvml::Library& lib, const nvml::Device& dev) {
+        const auto r = dev.unrepairable_memory();
+        ASSERT_TRUE(r.ok()) << lib.error_string(r.code);
+        EXPECT_EQ(r.value, flag);
+      });
+    }
+  json script = base_script();
+  script["unrepairable_layout"] = "silent";
+  script["values"]["memory.unrepairable"] = 1;
+  with_fake_device("unrepairable_silent", script, [&](const nvml::Library&, const nvml::Device& dev) {
+    const auto r = dev.unrepairable_memory();
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(plausible_metric("memory.unrepairable", r.value).state, State::kUnreadable) << r.value;
+  });
+  script = base_script();  // not supported: no key
+  with_fake_device("unrepairable_unsupported", script, [&](const nvml::Library&, const nvml::Device& dev) {
+    EXPECT_TRUE(dev.unrepairable_memory().unsupported());
+  });
+}
+
+// nvmlRepairStatus_v1_t carries its version: the fake answers ARGUMENT_VERSION_MISMATCH otherwise (shown by calling
+// it with none), and the two flags land where nvml.h lays them out.
+TEST(NvmlLoader, RepairStatusIsReadWithTheStructsVersion) {
+  json script = base_script();
+  script["values"]["repair.channel_pending"] = 0;
+  script["values"]["repair.tpc_pending"] = 1;
+  with_fake_device("repair_status", script, [&](const nvml::Library& lib, const nvml::Device& dev) {
+    const auto r = dev.repair_status();
+    ASSERT_TRUE(r.ok()) << lib.error_string(r.code);
+    EXPECT_EQ(r.value.channel_pending, 0u);
+    EXPECT_EQ(r.value.tpc_pending, 1u);
+    void* fake = dlopen(CEILINGS_FAKE_NVML, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(fake, nullptr);
+    const auto fn = reinterpret_cast<int (*)(void*, unsigned*)>(dlsym(fake, "nvmlDeviceGetRepairStatus"));
+    ASSERT_NE(fn, nullptr);
+    unsigned words[3] = {0, 0, 0};
+    EXPECT_EQ(fn(dev.raw(), words), 25);
+    words[0] = 12u | (1u << 24);
+    EXPECT_EQ(fn(dev.raw(), words), 0);
+    EXPECT_EQ(words[2], 1u);
+    dlclose(fake);
+  });
+}
+
+// ---- `ceilings health` and `qualify` against the fake NVML ---------------------------------------------
+
+json healthy_script() {
+  json s = base_script();
+  s["values"] = json::parse(R"({"ecc.enabled":1,"ecc.volatile.corrected":0,"ecc.volatile.uncorrected":0,
+      "remap.correctable_rows":0,"remap.uncorrectable_rows":0,"remap.pending":0,"remap.failure":0,"pcie.gen":5,
+      "pcie.width":16,"pcie.max_gen":5,"pcie.max_width":16,"pcie.gpu_max_gen":5,"pcie.replays":0,"clocks.sm_mhz":1980,
+      "clocks.mem_mhz":3201,"clocks.max_sm_mhz":1980,"clocks.max_mem_mhz":3201,"clocks.event_reasons":1,
+      "throttle.power_ns":0,"throttle.thermal_ns":0,"power.usage_mw":118000,"power.limit_mw":700000,
+      "power.enforced_limit_mw":700000,"temperature.gpu_c":34,"temperature.slowdown_c":87,
+      "temperature.shutdown_c":92,"memory.unrepairable":0,"repair.channel_pending":0,"repair.tpc_pending":0})");
+  s["xid"] = json::array();
+  return s;
+}
+
+test::CliResult health_with(const json& script, std::vector<std::string> args = {"--watch", "0"}) {
+  return test::health_with_fake_nvml(script, std::move(args), "health_repair_");
+}
+
+// Clear: a passing row, exit 0. Unrepairable memory: exit 1, and `qualify` of a profile carrying the section fails it
+// too (the rules key false drops the row). A driver without the calls: no row, exit 0; one that takes another
+// struct version: not there either; another NVML error: could not read, exit 3.
+TEST(HealthCli, MemoryRepairThroughTheLoaderAndQualify) {
+  json script = healthy_script();
+  auto r = health_with(script);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("memory repair"), std::string::npos) << r.out;
+
+  script["values"]["memory.unrepairable"] = 1;
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("NVML flags memory this GPU cannot repair"), std::string::npos) << r.out;
+  r = health_with(script, {"--json", "--watch", "0"});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const std::string dir = test::scratch_dir("health_repair_qualify");
+  json profile = read_json_file(std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json");
+  profile["device"]["uuid"] = "GPU-fake-1";
+  profile["health"] = json::parse(r.out);
+  EXPECT_EQ(profile["health"]["after"]["metrics"]["memory.unrepairable"], true);
+  const std::string path = dir + "/node.profile.json";
+  std::ofstream(path) << profile.dump(2);
+  auto q = test::run_cli({"qualify", path});
+  EXPECT_EQ(q.exit_code, 1) << q.out << q.err;
+  EXPECT_NE(q.out.find("NVML flags memory this GPU cannot repair"), std::string::npos) << q.out;
+  std::ofstream(dir + "/off.rules.json") << R"({"schema":"ceilings.rules/1","health":{"memory_repair":false}})";
+  q = test::run_cli({"qualify", path, "--rules", dir + "/off.rules.json"});
+  EXPECT_TRUE(q.exit_code == 0 || q.exit_code == 1) << q.exit_code << q.out << q.err;
+  EXPECT_EQ(q.out.rfind("verdict: ", 0), 0u) << q.out;
+  EXPECT_NE(q.out.find("counters readable"), std::string::npos) << q.out;
+  EXPECT_EQ(q.out.find("memory repair"), std::string::npos) << q.out;
+
+  script = healthy_script();
+  script["values"]["repair.channel_pending"] = 1;
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("reset the GPU to apply it"), std::string::npos) << r.out;
+
+  script = healthy_script();  // a driver before R580
+  for (const char* k : {"memory.unrepairable", "repair.channel_pending", "repair.tpc_pending"}) script["values"].erase(k);
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("memory repair"), std::string::npos) << r.out;
+
+  script = healthy_script();
+  script["errors"]["repair"] = 25;  // another version of the repair struct: not there, named in the table
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("unsupported (NVML: this driver takes another struct version)"), std::string::npos) << r.out;
+
+  script = healthy_script();
+  script["errors"]["unrepairable"] = 999;
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("memory.unrepairable (Unknown Error (999))"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace ceilings
