@@ -19,6 +19,7 @@
 #include "cli_runner.hpp"
 #include "harness/nvml.hpp"
 #include "support/fake_nvml_cli.hpp"
+#include "support/health_rows.hpp"
 
 namespace ceilings {
 namespace {
@@ -26,29 +27,15 @@ namespace {
 using State = HealthMetric::State;
 const std::string kRow = "memory repair";
 
-HealthSection section() {
-  HealthSection s;
-  s.device_name = "NVIDIA H200";
-  s.uuid = "GPU-1";
-  s.before.time = "2026-12-03T12:00:00Z";
-  s.before.metrics["ecc.enabled"] = HealthMetric::of(1);
-  for (const char* m : {"memory.unrepairable", "repair.channel_pending", "repair.tpc_pending"})
-    s.before.metrics[m] = HealthMetric::of(0);
-  s.after = s.before;
-  s.after->time = "2026-12-03T12:10:00Z";
-  s.xid.state = State::kValue;
-  s.xid.window_s = 600;
-  return s;
-}
+using test::find_row;
+using test::status_of;
 
-const Check* find_row(const std::vector<Check>& checks, const std::string& rule) {
-  for (const Check& c : checks)
-    if (c.rule == rule) return &c;
-  return nullptr;
-}
-std::string status_of(const std::vector<Check>& checks, const std::string& rule) {
-  const Check* c = find_row(checks, rule);
-  return c ? status_name(c->status) : "absent";
+// Both snapshots with the three readings clear.
+HealthSection section() {
+  HealthSection s = test::two_snapshot_section();
+  for (const char* m : {"memory.unrepairable", "repair.channel_pending", "repair.tpc_pending"})
+    s.before.metrics[m] = s.after->metrics[m] = HealthMetric::of(0);
+  return s;
 }
 
 // Clear: a passing row. Unrepairable memory set in either snapshot fails (isolate, field diagnostic); a channel or
@@ -152,10 +139,7 @@ TEST(Rules, MemoryRepairKeyIsABooleanOnByDefault) {
 
 // ---- the harness against the fake NVML, in process ------------------------------------------------------
 
-json base_script() {
-  return json::parse(R"({"init":0,"device_count":1,"driver":"590.44.01",
-    "device":{"name":"NVIDIA H200","uuid":"GPU-fake-1","pci_bus_id":"00000000:19:00.0"},"values":{}})");
-}
+json base_script() { return test::fake_nvml_base_script("590.44.01"); }
 
 // Opens the fake NVML with `script` and hands its first device to `body`.
 template <class Body>
@@ -233,15 +217,8 @@ TEST(NvmlLoader, RepairStatusIsReadWithTheStructsVersion) {
 // ---- `ceilings health` and `qualify` against the fake NVML ---------------------------------------------
 
 json healthy_script() {
-  json s = base_script();
-  s["values"] = json::parse(R"({"ecc.enabled":1,"ecc.volatile.corrected":0,"ecc.volatile.uncorrected":0,
-      "remap.correctable_rows":0,"remap.uncorrectable_rows":0,"remap.pending":0,"remap.failure":0,"pcie.gen":5,
-      "pcie.width":16,"pcie.max_gen":5,"pcie.max_width":16,"pcie.gpu_max_gen":5,"pcie.replays":0,"clocks.sm_mhz":1980,
-      "clocks.mem_mhz":3201,"clocks.max_sm_mhz":1980,"clocks.max_mem_mhz":3201,"clocks.event_reasons":1,
-      "throttle.power_ns":0,"throttle.thermal_ns":0,"power.usage_mw":118000,"power.limit_mw":700000,
-      "power.enforced_limit_mw":700000,"temperature.gpu_c":34,"temperature.slowdown_c":87,
-      "temperature.shutdown_c":92,"memory.unrepairable":0,"repair.channel_pending":0,"repair.tpc_pending":0})");
-  s["xid"] = json::array();
+  json s = test::fake_nvml_healthy_script("590.44.01");
+  for (const char* k : {"memory.unrepairable", "repair.channel_pending", "repair.tpc_pending"}) s["values"][k] = 0;
   return s;
 }
 

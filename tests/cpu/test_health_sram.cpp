@@ -18,6 +18,7 @@
 #include "ceilings/qualify.hpp"
 #include "cli_runner.hpp"
 #include "support/fake_nvml_cli.hpp"
+#include "support/health_rows.hpp"
 #include "harness/nvml.hpp"
 
 namespace ceilings {
@@ -26,30 +27,14 @@ namespace {
 using State = HealthMetric::State;
 const char* const kFlag = "ecc.sram.threshold_exceeded";
 
+using test::find_row;
+using test::status_of;
+
 HealthSection section_with_flag(HealthMetric before, HealthMetric after) {
-  HealthSection s;
-  s.device_name = "NVIDIA H200";
-  s.uuid = "GPU-1";
-  s.before.time = "2026-11-30T12:00:00Z";
-  s.before.metrics["ecc.enabled"] = HealthMetric::of(1);
-  s.after = s.before;
-  s.after->time = "2026-11-30T12:10:00Z";
+  HealthSection s = test::two_snapshot_section();
   s.before.metrics[kFlag] = before;
   s.after->metrics[kFlag] = after;
-  s.xid.state = State::kValue;
-  s.xid.window_s = 600;
   return s;
-}
-
-const Check* find_row(const std::vector<Check>& checks, const std::string& rule) {
-  for (const Check& c : checks)
-    if (c.rule == rule) return &c;
-  return nullptr;
-}
-
-std::string status_of(const std::vector<Check>& checks, const std::string& rule) {
-  const Check* c = find_row(checks, rule);
-  return c ? status_name(c->status) : "absent";
 }
 
 // The flag set in either snapshot fails, naming the aggregate uncorrectable SRAM errors by unit; clear passes
@@ -177,10 +162,7 @@ std::string write_script(const std::string& name, const json& script) {
   return dir + "/script.json";
 }
 
-json base_script() {
-  return json::parse(R"({"init":0,"device_count":1,"driver":"580.95.05",
-    "device":{"name":"NVIDIA H200","uuid":"GPU-fake-1","pci_bus_id":"00000000:19:00.0"},"values":{}})");
-}
+json base_script() { return test::fake_nvml_base_script(); }
 
 // The harness sets nvmlEccSramErrorStatus_v1's version: the fake answers ARGUMENT_VERSION_MISMATCH otherwise (shown
 // by calling it with a wrong one), and the values land in the fields nvml.h lays them out in.
@@ -234,15 +216,8 @@ TEST(NvmlLoader, SramEccStatusIsReadWithTheStructsVersion) {
 // ---- `ceilings health` and `qualify` against the fake NVML ---------------------------------------------
 
 json healthy_script() {
-  json s = base_script();
-  s["values"] = json::parse(R"({"ecc.enabled":1,"ecc.volatile.corrected":0,"ecc.volatile.uncorrected":0,
-      "remap.correctable_rows":0,"remap.uncorrectable_rows":0,"remap.pending":0,"remap.failure":0,"pcie.gen":5,
-      "pcie.width":16,"pcie.max_gen":5,"pcie.max_width":16,"pcie.gpu_max_gen":5,"pcie.replays":0,"clocks.sm_mhz":1980,
-      "clocks.mem_mhz":3201,"clocks.max_sm_mhz":1980,"clocks.max_mem_mhz":3201,"clocks.event_reasons":1,
-      "throttle.power_ns":0,"throttle.thermal_ns":0,"power.usage_mw":118000,"power.limit_mw":700000,
-      "power.enforced_limit_mw":700000,"temperature.gpu_c":34,"temperature.slowdown_c":87,
-      "temperature.shutdown_c":92,"sram.threshold_exceeded":0})");
-  s["xid"] = json::array();
+  json s = test::fake_nvml_healthy_script();
+  s["values"]["sram.threshold_exceeded"] = 0;
   return s;
 }
 
