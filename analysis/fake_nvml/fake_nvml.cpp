@@ -19,7 +19,9 @@
 // error key "repair"), memory.unrepairable (nvmlDeviceGetUnrepairableMemoryFlag_v1; error key "unrepairable"), laid
 // out as the script's "unrepairable_layout" says: "versioned" (the default: a version word, checked, then the flag, as
 // nvidia-ml-py and DCGM pass it), "header" (nvml.h's one word, the flag, nothing checked), "header_checked" (nvml.h's,
-// ARGUMENT_VERSION_MISMATCH unless the word is 0) or "silent" (success, nothing written),
+// ARGUMENT_VERSION_MISMATCH unless the word is 0), "reject" (ARGUMENT_VERSION_MISMATCH whatever is passed) or
+// "silent" (success, nothing written),
+// cc.feature (nvmlSystemGetConfComputeState's ccFeature: 1 confidential computing on),
 // fabric.{state,status,health_mask} (nvmlDeviceGetGpuFabricInfoV, v2),
 // mig.current, mig.pending (nvmlDeviceGetMigMode: 1 enabled, 0 disabled; pending as current where absent; error key
 // "mig"),
@@ -297,7 +299,7 @@ FAKE_EXPORT int nvmlDeviceGetUnrepairableMemoryFlag_v1(void*, unsigned* st) {
   }
   if (layout == "silent") return kSuccess;
   if (layout == "versioned" && st[0] != (8u | (1u << 24))) return 25;
-  if (layout == "header_checked" && st[0] != 0) return 25;
+  if ((layout == "header_checked" && st[0] != 0) || layout == "reject") return 25;
   unsigned flag = 0;
   const int rc = answer("memory.unrepairable", &flag, "unrepairable");
   if (rc != kSuccess) return rc;

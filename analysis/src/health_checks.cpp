@@ -242,7 +242,9 @@ void check_remap(const HealthSection& s, std::vector<Check>& out) {
 // channel or TPC repair pending (nvmlDeviceGetRepairStatus) fails until the GPU reset that applies it, as a pending
 // row remap does (DCGM reads no repair status). Set in either snapshot fails.
 // Not answered by NVML (a driver or GPU without them, a section recorded before they were read): no row, or only
-// what was read; a reading NVML failed to give is the "counters readable" row's.
+// what was read, the rest named. A reading NVML failed to give (an error, or a value no flag has: a struct the
+// driver left unwritten) leaves the row incomplete, naming it, unless a flag read is set (a fail either way); the
+// "counters readable" row names it too, unless the rules switched that row off.
 void check_memory_repair(const HealthSection& s, std::vector<Check>& out) {
   struct Flag {
     const char* metric;
@@ -256,16 +258,23 @@ void check_memory_repair(const HealthSection& s, std::vector<Check>& out) {
   c.threshold_text = "no unrepairable memory, no repair pending";
   c.source = "health rule memory_repair (nvmlDeviceGetUnrepairableMemoryFlag_v1, nvmlDeviceGetRepairStatus; DCGM's "
              "DCGM_FR_FAULTY_MEMORY)";
-  std::vector<std::string> set, read, not_read;
+  std::vector<std::string> set, read, not_read, unreadable;
   for (const Flag& f : flags) {
     const Reading r = gather(s, f.metric);
-    (r.values.empty() ? not_read : read).push_back(f.what);
+    std::string failed;
+    for (const HealthSnapshot* snap : s.snapshots())
+      if (const HealthMetric* m = snap->find(f.metric); m && m->state == HealthMetric::State::kUnreadable && failed.empty())
+        failed = std::string(f.metric) + ": " + metric_display(*m, f.metric);
+    if (!failed.empty())
+      unreadable.push_back(failed);
+    else
+      (r.values.empty() ? not_read : read).push_back(f.what);
     if (any_set(r)) set.push_back(f.what);
   }
-  if (read.empty()) return;
-  c.status = set.empty() ? CheckStatus::kPass : CheckStatus::kFail;
+  if (read.empty() && unreadable.empty() && set.empty()) return;
+  c.status = !set.empty() ? CheckStatus::kFail : unreadable.empty() ? CheckStatus::kPass : CheckStatus::kIncomplete;
   for (const std::string& w : set) c.measured_text += (c.measured_text.empty() ? "" : ", ") + w;
-  if (set.empty()) c.measured_text = "none";
+  if (set.empty()) c.measured_text = unreadable.empty() ? "none" : "not all read";
   auto add = [&](const std::string& text) { c.reason += (c.reason.empty() ? "" : "; ") + text; };
   const Reading unrepairable = gather(s, "memory.unrepairable");
   if (any_set(unrepairable)) {
@@ -279,12 +288,15 @@ void check_memory_repair(const HealthSection& s, std::vector<Check>& out) {
   if (channel || tpc)
     add(std::string(channel && tpc ? "a memory channel repair and a TPC repair are" : channel ? "a memory channel repair is"
                                                                                                  : "a TPC repair is") +
-        " pending: reset the GPU to apply it, then qualify it again");
+        " pending (NVML's repair status): drain the GPU, reset it and qualify it again (taken to be applied at the next "
+        "reset, as a pending row remap is; NVIDIA's documentation says no more than pending)");
+  for (const std::string& u : unreadable) add(u + ", not judged on it");
   if (!not_read.empty()) {
     std::string names;
     for (const std::string& w : not_read) names += (names.empty() ? "" : ", ") + w;
-    add("not read: " + names + " (NVML gave no reading: drivers before R580 have no repair status, those before R590 "
-        "and GPUs before Hopper no unrepairable-memory flag)");
+    add("not read: " + names + " (NVML does not support the call here: drivers before R580 have no repair status, "
+        "those before R590 and GPUs before Hopper no unrepairable-memory flag, and a driver may take a struct version "
+        "this build does not pass)");
   }
   out.push_back(c);
 }

@@ -420,13 +420,16 @@ Result<SramEccStatus> Device::sram_ecc_status() const {
 Result<RepairStatus> Device::repair_status() const {
   RepairStatusV1 st;
   st.version = kRepairStatusV1;
+  st.channel_pending = st.tpc_pending = kUnwritten;  // a field the driver leaves unwritten: implausible, not clear
   const int rc = call(SYMS.repair_status, handle_, &st);
   return {rc, RepairStatus{st.channel_pending, st.tpc_pending}};
 }
 Result<unsigned> Device::unrepairable_memory() const {
   unsigned words[4] = {kUnrepairableMemoryStatusV1Versioned, kUnwritten, kUnwritten, kUnwritten};
   int rc = call(SYMS.unrepairable_memory, handle_, words);
-  if (rc == kArgumentVersionMismatch) {  // a driver that checks the first word against nvml.h's layout: no version
+  // A driver that checks the first word against nvml.h's layout (no version) is asked again with it 0. (One that
+  // then answered success and wrote nothing would read as a clear flag: nvml.h's layout leaves no word to tell.)
+  if (rc == kArgumentVersionMismatch) {
     words[0] = 0;
     rc = call(SYMS.unrepairable_memory, handle_, words);
   }
