@@ -47,15 +47,8 @@ int run(const MbuOptions& o) {
   if (o.model.from_params() && !o.model.from_config()) {
     // --params counts the weights as given; the KV cache comes from --kv-bytes-per-token: a layer shape
     // would change neither.
-    for (const cli::OptNumber* n : {&o.model.layers, &o.model.hidden, &o.model.heads, &o.model.kv_heads,
-                                    &o.model.ffn, &o.model.vocab, &o.model.head_dim})
-      if (n->given())
-        throw InputError("mbu --params takes the weights as given and the KV cache from --kv-bytes-per-token: " +
-                         n->option->get_name() + " would change neither (drop it, or describe the model with "
-                         "--hf-config or --layers/--hidden/--heads)");
-    if (o.model.swiglu)
-      throw InputError("mbu --params takes the weights as given: --swiglu would not change them (drop it, or "
-                       "describe the model with --hf-config or --layers/--hidden/--heads)");
+    o.model.refuse_shape_beside_params(
+        "mbu --params takes the weights as given and the KV cache from --kv-bytes-per-token", "would change neither");
     if (!(o.model.params.value > 0) || !std::isfinite(o.model.params.value))
       throw InputError("--params must be a positive number");
     in.weight_bytes = o.model.params.value * weights.bytes.other;

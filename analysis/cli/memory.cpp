@@ -88,10 +88,13 @@ int run(const MemoryOptions& o) {
     if (o.sp && o.tp < 2)
       throw InputError("--sp splits activations over the tensor-parallel GPUs: it needs --tp of 2 or more");
     if (o.model.from_params() && !o.model.from_config()) {
+      o.model.refuse_shape_beside_params("memory --params takes the parameter count as given (weights, gradients and "
+                                         "optimizer state; no activations)",
+                                         "would not change it, and estimates no activations beside it");
       if (in.eager_attention || in.recompute != Recompute::kNone || o.sp || o.seq.given() || o.batch.given())
         throw InputError("--seq, --batch, --attention-impl, --recompute and --sp shape the activation estimate, "
                          "which --params alone cannot make (use --hf-config or --layers/--hidden/--heads)");
-      in.params = o.model.params.value;
+      in.params = require_count(o.model.params.value, "--params");
       notes.push_back(
           "activations not estimated: --params gives no layer shape (use --hf-config or --layers/--hidden/--heads)");
     } else {
@@ -195,7 +198,8 @@ int run(const MemoryOptions& o) {
                    {"params", in.params}});
   } else {
     if (o.model.from_params() && !o.model.from_config())
-      throw InputError("--mode infer needs the model's attention shape: use --hf-config or --layers/--hidden/--heads");
+      throw InputError("--mode infer needs the model's attention shape, which --params does not give: use --hf-config "
+                       "or --layers/--hidden/--heads (without --params)");
     InferMemoryInput in;
     in.model = *o.model.model();
     in.batch = batch;
@@ -267,6 +271,12 @@ int run(const MemoryOptions& o) {
                     "measured here: 150.1 of 151.4 GB) and the CUDA context and framework take more: --profile "
                     "judges against a measured GPU's total");
   }
+  // Training without activations (--params): a total that fits is a lower bound, which cannot say the job fits; one
+  // that does not fit is a verdict all the same.
+  const bool lower_bound = o.mode == "train" && !est.activations_estimated;
+  auto fits = [&](const Device& d) { return est.total() <= d.bytes; };
+  const bool all_fit = std::all_of(devices.begin(), devices.end(), fits);
+  const int exit_code = !all_fit ? 1 : (lower_bound && !devices.empty()) ? 3 : 0;
   if (o.json) {
     json out = {{"weights_bytes", est.weights},
                 {"gradients_bytes", est.gradients},
@@ -275,6 +285,7 @@ int run(const MemoryOptions& o) {
                 {"kv_cache_bytes", est.kv_cache},
                 {"total_bytes", est.total()},
                 {"activations_estimated", est.activations_estimated},
+                {"total_is_lower_bound", lower_bound},
                 {"pipeline_stage", est.stage_layers > 0 ? json{{"stage", est.stage + 1},  // of "stages", as the note
                                                                {"stages", o.pp},
                                                                {"layers", est.stage_layers},
@@ -289,13 +300,11 @@ int run(const MemoryOptions& o) {
       out["devices"].push_back({{"source", d.source},
                                 {"name", d.name},
                                 {"memory_bytes", d.bytes},
-                                {"fits", est.total() <= d.bytes},
+                                // A lower bound that fits cannot say the job does (null: not known).
+                                {"fits", fits(d) && lower_bound ? json(nullptr) : json(fits(d))},
                                 {"headroom_bytes", d.bytes - est.total()}});
     std::cout << out.dump(2) << "\n";
-    return devices.empty() ||
-                   std::all_of(devices.begin(), devices.end(), [&](const Device& d) { return est.total() <= d.bytes; })
-               ? 0
-               : 1;
+    return exit_code;
   }
   Table t;
   t.columns = {"per GPU", "bytes"};
@@ -311,15 +320,14 @@ int run(const MemoryOptions& o) {
   t.add_row({"total", format_quantity(est.total(), "B", 4)});
   std::cout << render(t, Format::kTable);
   for (const auto& n : notes) std::cout << "note: " << n << "\n";
-  bool all_fit = true;
   for (const Device& d : devices) {
-    const bool fits = est.total() <= d.bytes;
-    all_fit = all_fit && fits;
-    std::cout << (fits ? "fits" : "does NOT fit") << " on " << d.name << " [" << d.source
-              << "]: " << format_quantity(d.bytes, "B", 4) << ", " << (fits ? "headroom " : "short by ")
-              << format_quantity(std::fabs(d.bytes - est.total()), "B", 4) << "\n";
+    const bool ok = fits(d);
+    std::cout << (!ok ? "does NOT fit" : lower_bound ? "cannot tell whether it fits" : "fits") << " on " << d.name
+              << " [" << d.source << "]: " << format_quantity(d.bytes, "B", 4) << ", "
+              << (ok ? "headroom " : "short by ") << format_quantity(std::fabs(d.bytes - est.total()), "B", 4)
+              << (ok && lower_bound ? " before activations, which --params cannot estimate" : "") << "\n";
   }
-  return all_fit ? 0 : 1;  // a verdict: does not fit
+  return exit_code;  // a verdict: 1 does not fit; 3 a lower bound that fits
 }
 
 cli::Runner setup(CLI::App& app) {

@@ -82,6 +82,18 @@ struct ModelOptions {
                        swiglu);
   }
 
+  // --params counting the weights as given (mbu, memory): a layer shape beside it would change nothing the command
+  // computes from it, so each flag of one is refused by name: "<what>: --hidden <would> (drop it, ...)".
+  void refuse_shape_beside_params(const std::string& what, const std::string& would) const {
+    auto refuse = [&](const std::string& flag) {
+      throw InputError(what + ": " + flag + " " + would +
+                       " (drop it, or describe the model with --hf-config or --layers/--hidden/--heads)");
+    };
+    for (const OptNumber* n : {&layers, &hidden, &heads, &kv_heads, &ffn, &vocab, &head_dim})
+      if (n->given()) refuse(n->option->get_name());
+    if (swiglu) refuse("--swiglu");
+  }
+
   // --params N: the FLOP shape with N matmul parameters and the attention term from the flags.
   FlopShape params_shape() const {
     if (!(params.value > 0) || !std::isfinite(params.value)) throw InputError("--params must be a positive number");

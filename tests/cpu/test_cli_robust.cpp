@@ -348,7 +348,7 @@ TEST(CliRobust, LengthsAndSizesThatOverflowAreBadInput) {
        "--seq must be"},
       {{"mbu", "--hf-config", kLlama, "--context", "1e20", "--tpot-ms", "10", "--peak-bw-gbps", "4800"},
        "--context must be"},
-      {{"memory", "--mode", "train", "--params", "1e308"}, "too large to compute with"},
+      {{"memory", "--mode", "train", "--params", "1e308"}, "--params must be a positive whole number"},
       {{"mbu", "--params", "1e308", "--tpot-ms", "10", "--peak-bw-gbps", "4800"},
        "weight bytes per step are too large to compute with"}};
   for (const auto& [args, message] : cases) {
@@ -479,7 +479,7 @@ TEST(CliRobust, OptionsTheCommandWouldIgnoreAreRefused) {
        "--head-dim goes with --params"},
       {{"mbu", "--params", "8e9", "--hidden", "4096", "--tpot-ms", "10", "--gpu", "h200"},
        "--hidden would change neither"},
-      {{"mbu", "--params", "8e9", "--swiglu", "--tpot-ms", "10", "--gpu", "h200"}, "--swiglu would not change them"},
+      {{"mbu", "--params", "8e9", "--swiglu", "--tpot-ms", "10", "--gpu", "h200"}, "--swiglu would change neither"},
       {{"mbu", "--params", "8e9", "--tpot-ms", "10", "--gpu", "h200", "--ceiling", "nonsense"},
        "--ceiling names a ceiling of a measured profile: it needs --profile"},
       {{"mfu", "--hf-config", kLlama, "--profile", kProfile, "--gpu", "b200"}, "compare like with like"},

@@ -857,6 +857,34 @@ TEST(MemoryCli, InferAndBadInput) {
       test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train", "--seq", "1024", "--tp", "0"}).exit_code,
       2);
   EXPECT_EQ(test::run_cli({"memory", "--params", "7e9", "--mode", "infer", "--context", "10"}).exit_code, 2);
+  // --params counts the weights as given: a layer shape beside it is refused by name (it was ignored), and so is a
+  // count that is no whole number (7.5 is a typo for 7.5e9, not 7.5 parameters).
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{"--layers", "32"}, {"--hidden", "4096"},
+                                                {"--swiglu"}, {"--head-dim", "128"}}) {
+    std::vector<std::string> args = {"memory", "--params", "7e9", "--mode", "train"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto bad = test::run_cli(args);
+    EXPECT_EQ(bad.exit_code, 2) << extra[0] << bad.out;
+    EXPECT_NE(bad.err.find(extra[0] + " would not change it"), std::string::npos) << bad.err;
+  }
+  r = test::run_cli({"memory", "--params", "7.5", "--mode", "train"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--params must be a positive whole number"), std::string::npos) << r.err;
+  // Training from --params: weights, gradients and optimizer state without activations. A total that fits is a
+  // lower bound: "cannot tell", exit 3, fits null; one that does not fit is a verdict (exit 1).
+  r = test::run_cli({"memory", "--params", "3e9", "--mode", "train", "--gpu", "H100"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("cannot tell whether it fits on H100"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("before activations, which --params cannot estimate"), std::string::npos) << r.out;
+  r = test::run_cli({"memory", "--params", "3e9", "--mode", "train", "--gpu", "H100", "--json"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  j = json::parse(r.out);
+  EXPECT_EQ(j["total_is_lower_bound"], true);
+  EXPECT_TRUE(j["devices"][0]["fits"].is_null()) << j.dump();
+  EXPECT_DOUBLE_EQ(j["total_bytes"].get<double>(), 3e9 * 16);
+  r = test::run_cli({"memory", "--params", "7e9", "--mode", "train", "--gpu", "H100"});  // 112 GB of state
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("does NOT fit on H100"), std::string::npos) << r.out;
   // An infinite length is an input error, not an "inf B" estimate.
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "infer", "--context", "inf"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train", "--seq", "inf"}).exit_code, 2);
