@@ -213,6 +213,7 @@ int main(int argc, char** argv) {
       why = "NVML has no device at " + std::string(bus) + ": " + nvml_lib->error_string(dev.code);
   }
   if (!ctx.nvml) std::fprintf(stderr, "ceilings-bench: telemetry unavailable (%s)\n", why.c_str());
+  if (nvml_lib) ctx.confidential_computing = nvml_lib->confidential_computing().get().value_or(false);
 
   try {
     benchmark::AddCustomContext(ceilings::kContextDevice,

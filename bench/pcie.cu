@@ -2,8 +2,8 @@
 // pcie.h2d_pageable / d2h_pageable (malloc), pcie.h2d_sm / d2h_sm / bidir_sm (a kernel on mapped
 // pinned memory). Each path sweeps the transfer size (4 KiB..1 GiB, points with candidate=0); the
 // plateau of the large sizes is the ceiling. A further candidate for a ceiling (pcie.h2d_sm's prefetching
-// loads and TMA copies, pcie.h2d's and pcie.h2d_sm's reads of write-combined memory) has no sweep: its ceiling
-// case measures the large sizes itself. Bytes count once per direction;
+// loads and TMA copies) has no sweep: its ceiling case measures the large sizes itself. With
+// --ceilings_pcie_write_combined, pcie.h2d_wc and pcie.h2d_sm_wc read write-combined pinned memory. Bytes count once per direction;
 // bidir is the sum of the two directions' rates, each over its own time (nvbandwidth's convention; see
 // bidir_rates).
 #include <CLI/CLI.hpp>
@@ -57,13 +57,16 @@ const Path kPaths[] = {
     // the H200, and ours with streaming loads, 51.4, trail the copy engines' 55.3). On the H200 it read the
     // same as the streaming loads (51.3-51.4, 2026-11-30).
     {"h2d_sm", Dir::kH2D, HostKind::kPinned, Engine::kSm, 2, "load:l2_256b"},
-    // Reads of write-combined pinned memory, by the copy engine and by the SMs: CUDA's programming guide says such
-    // pages are not snooped when the GPU reads them over PCIe, which "can improve transfer performance by up to
-    // 40%" (cudaHostAllocWriteCombined). Host-to-device only: the host reads write-combined memory uncached, so the
-    // check of a device-to-host copy would crawl. In case snooping is what holds the SMs' reads (51.3-51.4 GB/s on
-    // the H200, 2026-11-30) below the copy engines' 55.3. Not yet run on a GPU.
-    {"h2d", Dir::kH2D, HostKind::kPinnedWriteCombined, Engine::kCopy, 1, "host:write_combined"},
-    {"h2d_sm", Dir::kH2D, HostKind::kPinnedWriteCombined, Engine::kSm, 1, "host:write_combined"},
+    // Reads of write-combined pinned memory, by the copy engine and by the SMs (pcie.h2d_wc, pcie.h2d_sm_wc; with
+    // --ceilings_pcie_write_combined): CUDA's programming guide says such pages are not snooped when the GPU reads
+    // them over PCIe, which "can improve transfer performance by up to 40%" (cudaHostAllocWriteCombined; its API
+    // reference: "on some system configurations"). Ceilings of their own, as pageable memory's are: another kind of
+    // host memory than the cacheable pinned memory nvbandwidth and pcie.h2d read. Host-to-device only: the host
+    // reads write-combined memory uncached, so the check of a device-to-host copy would crawl. In case snooping is
+    // what holds the SMs' reads (51.3-51.4 GB/s on the H200, 2026-11-30) below the copy engines' 55.3. Not yet run
+    // on a GPU.
+    {"h2d_wc", Dir::kH2D, HostKind::kPinnedWriteCombined, Engine::kCopy},
+    {"h2d_sm_wc", Dir::kH2D, HostKind::kPinnedWriteCombined, Engine::kSm},
     // SM reads of host memory by the TMA unit (bulk loads of 16 KiB chunks into shared memory, bulk stores
     // out; compute capability 9.0+, with --ceilings_tma; the last case of the family, so a fault in it costs
     // no other): in case its requests reach host memory larger than the L2's (the
@@ -77,6 +80,7 @@ constexpr int kBulkChunkBytes = 16384, kBulkStages = 4;
 
 std::size_t g_max_bytes = 0;       // --ceilings_pcie_max_bytes; 0 = 1 GiB (256 MiB quick)
 double g_plateau_tolerance = 0.05;  // --ceilings_pcie_plateau_tolerance
+bool g_write_combined = false;      // --ceilings_pcie_write_combined
 // SM copies: 512 threads x 4 loads of 16 bytes in flight each; 2 blocks per SM for one direction
 // (8.6 MB in flight on 132 SMs, far beyond the ~100 KB PCIe's round trip needs at 55 GB/s). Both
 // directions at once take 1 block per SM each, so the two kernels fit side by side on every SM
@@ -91,9 +95,20 @@ void add_options(CLI::App& app) {
   app.add_option("--ceilings_pcie_plateau_tolerance", g_plateau_tolerance,
                  "Relative spread of the large-transfer plateau that is the PCIe ceiling (default 0.05)")
       ->check(ceilings::cli::number_in(0.001, 0.5));
+  app.add_flag("--ceilings_pcie_write_combined", g_write_combined,
+               "Also measure host-to-device reads of write-combined pinned memory (pcie.h2d_wc, pcie.h2d_sm_wc; not "
+               "on a Grace superchip, whose coherent host link reads it slower)");
 }
 
 constexpr std::uint32_t kSeedH2D = 0x2468ace1u, kSeedD2H = 0x13579bdfu;
+
+// With confidential computing on, the GPU reaches no host memory itself: the driver encrypts every host<->device
+// copy through bounce buffers (the copy-engine paths measure that), and pinned host memory is the driver's unified
+// memory, which a kernel's accesses would migrate page by page, not read over the link (NVIDIA's confidential
+// computing notes and forum answers; not run here).
+constexpr const char* kNoSmCopiesUnderConfidentialComputing =
+    "confidential computing is on: the GPU reads and writes no host memory directly (the driver moves host<->device "
+    "copies through encrypted bounce buffers), so there are no SM copies over the link to measure";
 
 struct Point {
   Measurement m;
@@ -275,7 +290,13 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   auto& c = p.counters;
   c["transfer_bytes"] = static_cast<double>(bytes);
   c["pageable"] = path.host == HostKind::kPageable ? 1 : 0;
-  c["write_combined"] = path.host == HostKind::kPinnedWriteCombined ? 1 : 0;
+  // As the driver has the buffer (a flag it dropped would show here, not the path's intent).
+  unsigned host_flags = 0;
+  if (path.host != HostKind::kPageable) {
+    CEILINGS_CUDA_CHECK(cudaHostGetFlags(&host_flags, h2d ? h2d_src.get() : d2h_dst.get()));
+  }
+  c["write_combined"] = (host_flags & cudaHostAllocWriteCombined) ? 1 : 0;
+  c["confidential_computing"] = ctx.confidential_computing ? 1 : 0;  // copies encrypted through bounce buffers
   c["sm_copy"] = path.engine == Engine::kSm ? 1 : 0;
   if (path.engine == Engine::kSm) {
     c["sm_blocks"] = sm_blocks;
@@ -333,6 +354,8 @@ void run_sweep_point(benchmark::State& state, const Path& path, std::size_t byte
 void run_ceiling(benchmark::State& state, const Path& path, std::vector<std::size_t> sizes, std::size_t dropped,
                  std::string dropped_reason) {
   guarded(state, [&] {
+    if (path.engine == Engine::kSm && context().confidential_computing)
+      unsupported(kNoSmCopiesUnderConfidentialComputing);
     auto& table = sweep_table()[path.key()];
     auto& failed = failed_sizes()[path.key()];
     Point chosen;
@@ -388,6 +411,12 @@ void register_cases(const Context& ctx) {
   const std::vector<std::size_t> all = geometric_sizes(first, last, ctx.options.quick ? 16 : 4);
   for (const Path& path : kPaths) {
     if (path.tag && ctx.options.quick) continue;  // a further candidate: the full pass only
+    // Opt-in. A Grace superchip's host link is coherent NVLink-C2C: there write-combined memory is read slower
+    // (about half, in a public vortex report), nothing a ceiling would be made of.
+    if (path.host == HostKind::kPinnedWriteCombined) {
+      const GpuSpec* spec = find_gpu(ctx.prop.name);
+      if (!g_write_combined || (spec && spec->nvlink_c2c_bandwidth)) continue;
+    }
     // Opt-in; no TMA unit before Hopper (or in a binary without sm_90 code).
     if (path.tma && (!ctx.options.tma || ctx.prop.major < 9 ||
                      k::bulk_copy_resident_blocks_per_sm({1, kBulkChunkBytes, kBulkStages}) == 0))
@@ -401,8 +430,9 @@ void register_cases(const Context& ctx) {
     std::string why;
     const auto sizes = fit_sizes(all, std::min(host_budget, dev_budget), &why);
     // A further candidate has no sweep of its own (its ceiling case measures the large sizes itself), so the
-    // ceiling's sweep detail stays one path's.
-    if (!path.tag)
+    // ceiling's sweep detail stays one path's. SM copies under confidential computing: the ceiling case alone, which
+    // says why there is nothing to measure.
+    if (!path.tag && !(path.engine == Engine::kSm && ctx.confidential_computing))
       for (std::size_t b : sizes) {
         const std::string name = std::string("pcie/") + path.variant + "/size:" + std::to_string(b);
         configure(

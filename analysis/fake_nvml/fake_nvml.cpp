@@ -151,6 +151,14 @@ FAKE_EXPORT int nvmlSystemGetDriverVersion(char* out, unsigned length) {
   return copy_string(script.value("driver", std::string("580.00.00-fake")), out, length);
 }
 
+// nvmlConfComputeSystemState_t: environment, ccFeature (key cc.feature: 1 on, 0 off; NOT_SUPPORTED where absent),
+// devToolsMode.
+FAKE_EXPORT int nvmlSystemGetConfComputeState(unsigned* state) {
+  if (!state) return kInvalidArgument;
+  state[0] = state[2] = 0;
+  return answer("cc.feature", &state[1], "cc");
+}
+
 FAKE_EXPORT int nvmlDeviceGetCount_v2(unsigned* count) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!initialised) return kUninitialized;

@@ -33,7 +33,7 @@ std::string Fingerprint::key() const {
          (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
          (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
          (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-") + "\x1f" + host_cpu + "\x1f" +
-         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + "\x1f" + cublas + "\x1f" + tool + "\x1f" + measurement_code +
+         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + (confidential_computing ? "\x1f" "cc" : "") + "\x1f" + cublas + "\x1f" + tool + "\x1f" + measurement_code +
          "\x1f" + (measured_together ? std::to_string(*measured_together) : std::string("-"));
 }
 
@@ -58,6 +58,7 @@ std::string Fingerprint::label() const {
   if (gpus_visible) s += ", " + std::to_string(*gpus_visible) + (*gpus_visible == 1 ? " GPU" : " GPUs");
   if (nvlink_own_pairs) s += ", NVLink: " + pairs_text(nvlink_own_pairs);
   if (!host_cpu.empty()) s += ", host " + host_cpu;
+  if (confidential_computing) s += ", confidential computing";
   if (!cublas.empty()) s += ", cuBLAS " + cublas;
   if (!tool_text().empty()) s += ", ceilings " + tool_text();
   // One GPU per run is what the run saw: other processes may have measured other GPUs meanwhile (review 51).
@@ -84,6 +85,7 @@ json Fingerprint::to_json() const {
           {"host_cpu", host_cpu},
           {"sm_count", sm_count},
           {"mig", mig},
+          {"confidential_computing", confidential_computing},
           {"cublas", cublas},
           {"tool_version", tool},
           {"measurement_code", measurement_code.empty() ? json(nullptr) : json(measurement_code)},
@@ -110,6 +112,7 @@ std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) cons
   differ("GPUs visible", optional_count(gpus_visible), optional_count(peers.gpus_visible));
   differ("NVLink pairs", pairs_text(nvlink_own_pairs), pairs_text(peers.nvlink_own_pairs));
   differ("host CPU", host_cpu, peers.host_cpu);
+  differ("confidential computing", confidential_computing ? "on" : "off", peers.confidential_computing ? "on" : "off");
   differ("cuBLAS", cublas, peers.cublas);
   differ("ceilings", tool_text(), peers.tool_text());
   // Not recorded (a profile of an earlier build) says nothing against a recorded count, as compare has it.
@@ -129,6 +132,7 @@ Fingerprint fingerprint_of(const Profile& p) {
   f.host_cpu = p.cpu;
   f.sm_count = p.device.sm_count;
   f.mig = p.device.is_mig();
+  f.confidential_computing = p.device.confidential_computing.value_or(false);
   f.cublas = p.device.cublas;
   // The release, and the measurement code where recorded: one release has measured with many (the version is
   // bumped by hand), and GPUs measured by another code are another measurement (review 36).

@@ -242,6 +242,7 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   }
   dev.power_limit_w = d.optional_number("power_limit_w");
   dev.mig = d.optional_boolean("mig");
+  dev.confidential_computing = d.optional_boolean("confidential_computing");
   dev.board_uuid = d.optional_name_string("board_uuid").value_or("");
   if (auto pcie = d.optional_object("pcie")) {
     dev.pcie.gen = optional_int(*pcie, "gen");
@@ -424,6 +425,7 @@ json profile_to_json(const Profile& p) {
   dev["clocks_max_hz"] = {{"sm", opt(d.max_sm_clock_hz)}, {"memory", opt(d.max_mem_clock_hz)}};
   dev["power_limit_w"] = opt(d.power_limit_w);
   if (d.mig) dev["mig"] = *d.mig;
+  if (d.confidential_computing) dev["confidential_computing"] = *d.confidential_computing;
   if (!d.board_uuid.empty()) dev["board_uuid"] = d.board_uuid;
   dev["pcie"] = {{"gen", opt(d.pcie.gen)},
                  {"width", opt(d.pcie.width)},

@@ -596,6 +596,11 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
     if (is_mig(p)) {
       k.reason = "measured on a MIG instance (" + std::to_string(p.device.sm_count) +
                  " SMs): the datasheet's figures are the whole GPU's";
+    } else if (family_of(c.name) == "pcie" && p.device.confidential_computing.value_or(false)) {
+      // Nothing held back: the copies were measured, there is no link rate to hold them to.
+      k.status = CheckStatus::kNotJudged;
+      k.reason = "measured with confidential computing on: the driver encrypts every copy through bounce buffers, "
+                 "so the link's rate does not bound it";
     } else if (!base) {
       k.reason = family_of(c.name) == "pcie"
                      ? "no PCIe link reading in the profile (device.pcie) and no PCIe generation and width for " +

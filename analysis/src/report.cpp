@@ -112,6 +112,9 @@ std::string profile_summary(const Profile& p) {
   if (d.is_mig())
     os << "a MIG instance of " << (d.board_uuid.empty() ? "its board" : d.board_uuid)
        << ": no datasheet figure applies (the datasheet's are the whole GPU's)\n";
+  if (d.confidential_computing.value_or(false))
+    os << "confidential computing on: host<->device copies went through the driver's encrypted bounce buffers (not "
+          "bounded by the link's rate), and there were no SM copies of host memory\n";
   os << "driver " << (d.driver.empty() ? "?" : d.driver) << ", CUDA runtime " << d.cuda_runtime << ", cuBLAS "
      << (d.cublas.empty() ? "?" : d.cublas) << "; host " << (p.hostname.empty() ? "?" : p.hostname)
      << (p.raw.contains("baseline") ? "; written " : "; measured ") << p.created << " by ceilings " << p.tool_version

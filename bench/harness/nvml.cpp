@@ -126,6 +126,7 @@ struct Library::Symbols {
   int (*shutdown)() = nullptr;
   const char* (*error_string)(int) = nullptr;
   int (*system_driver_version)(char*, unsigned) = nullptr;
+  int (*conf_compute_state)(unsigned*) = nullptr;  // nvmlConfComputeSystemState_t*: environment, ccFeature, devToolsMode
   int (*device_count)(unsigned*) = nullptr;
   int (*by_index)(unsigned, Handle*) = nullptr;
   int (*by_pci_bus_id)(const char*, Handle*) = nullptr;
@@ -231,6 +232,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.shutdown, {"nvmlShutdown"});
   resolve(h, s.error_string, {"nvmlErrorString"});
   resolve(h, s.system_driver_version, {"nvmlSystemGetDriverVersion"});
+  resolve(h, s.conf_compute_state, {"nvmlSystemGetConfComputeState"});
   resolve(h, s.device_count, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
   resolve(h, s.by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   resolve(h, s.by_pci_bus_id, {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"});
@@ -314,6 +316,12 @@ Result<std::string> Library::driver_version() const {
   r.code = call(symbols_->system_driver_version, buf, static_cast<unsigned>(sizeof buf));
   if (r.ok()) r.value = buf;
   return r;
+}
+
+Result<bool> Library::confidential_computing() const {
+  unsigned state[3] = {0, 0, 0};  // environment, ccFeature (NVML_CC_SYSTEM_FEATURE_ENABLED 1), devToolsMode
+  const int rc = call(symbols_->conf_compute_state, state);
+  return {rc, state[1] == 1};
 }
 
 Result<unsigned> Library::device_count() const { return read_unsigned(symbols_->device_count); }

@@ -230,6 +230,9 @@ class Library : public std::enable_shared_from_this<Library> {
   Library& operator=(const Library&) = delete;
 
   Result<std::string> driver_version() const;
+  // nvmlSystemGetConfComputeState's ccFeature (R535+): true where confidential computing is on, the GPUs in a
+  // confidential VM whose host<->device copies the driver encrypts through bounce buffers.
+  Result<bool> confidential_computing() const;
   Result<unsigned> device_count() const;
   Result<Device> device_by_index(unsigned index) const;
   // PCI bus id as CUDA prints it ("0000:19:00.0"); the reliable way to match a CUDA device.

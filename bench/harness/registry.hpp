@@ -37,6 +37,9 @@ struct Context {
   std::size_t free_bytes = 0, total_bytes = 0;
   Options options;
   std::shared_ptr<nvml::Device> nvml;  // null when NVML is unavailable
+  // Confidential computing on (NVML; false where NVML cannot tell): the GPU reaches no host memory directly, the
+  // driver moves every host<->device copy through encrypted bounce buffers.
+  bool confidential_computing = false;
 };
 
 using OptionsHook = void (*)(CLI::App&);

@@ -414,11 +414,11 @@ TEST(CacheGpu, L2SweepPointPastTheL2IsADetailNotACeiling) {
   EXPECT_EQ(l2->detail.at("sweep").size(), 2u);
 }
 
-// Runs one further candidate of a PCIe ceiling alone (not in --ceilings_quick's pass: a full one, its sizes capped
+// Runs one further pcie.h2d_sm candidate alone (not in --ceilings_quick's pass: a full one, its sizes capped
 // at 256 MiB): it measures its own large sizes, verifies, and competes for the same ceiling. Returns its entry.
-json run_pcie_candidate(const std::string& path, const std::string& tag) {
+json run_h2d_sm_candidate(const std::string& tag) {
   const auto r = test::run_program({CEILINGS_BENCH_BIN, "--benchmark_format=json", "--ceilings_tma",
-                                    "--benchmark_filter=^pcie/" + path + "/" + tag + "(/|$)",
+                                    "--benchmark_filter=^pcie/h2d_sm/" + tag + "(/|$)",
                                     "--ceilings_pcie_max_bytes=268435456"},
                                    {}, 600);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -432,10 +432,9 @@ json run_pcie_candidate(const std::string& path, const std::string& tag) {
   EXPECT_GT(b.value("bytes_per_second", 0.0), 1e9) << b.dump();
   EXPECT_GE(b.value("sweep_points_measured_here", 0.0), 3.0) << b.dump();
   const Profile p = profile_from_benchmark_json(j);
-  EXPECT_NE(p.find("pcie." + path), nullptr);
+  EXPECT_NE(p.find("pcie.h2d_sm"), nullptr);
   return b;
 }
-json run_h2d_sm_candidate(const std::string& tag) { return run_pcie_candidate("h2d_sm", tag); }
 
 // The second candidate: loads asking the L2 for 256-byte blocks.
 TEST(TransferGpu, PrefetchingSmReadsOfHostMemoryAreASecondCandidate) {
@@ -456,16 +455,33 @@ TEST(TransferGpu, TmaReadsOfHostMemoryAreAThirdCandidate) {
   EXPECT_EQ(b.value("sm_blocks", 0.0), prop.multiProcessorCount) << b.dump();
 }
 
-// Reads of write-combined pinned memory, by the copy engine and by the SMs: candidates for pcie.h2d and pcie.h2d_sm.
-TEST(TransferGpu, WriteCombinedHostMemoryIsACandidateForBothHostReads) {
+// Reads of write-combined pinned memory, by the copy engine and by the SMs, with --ceilings_pcie_write_combined:
+// ceilings of their own (pcie.h2d_wc, pcie.h2d_sm_wc), verified, the buffer write-combined as the driver has it.
+// Without the flag, or on a Grace superchip, there are none.
+TEST(TransferGpu, WriteCombinedHostReadsAreCeilingsOfTheirOwn) {
   CEILINGS_REQUIRE_GPU();
-  for (const char* path : {"h2d", "h2d_sm"}) {
-    SCOPED_TRACE(path);
-    const json b = run_pcie_candidate(path, "host:write_combined");
+  const BenchRun none = run_bench_timed("^pcie/h2d(_sm)?_wc/");
+  EXPECT_TRUE(none.doc.at("benchmarks").empty()) << none.doc.dump();
+  const BenchRun run = run_bench_timed("^pcie/h2d(_sm)?_wc/", {"--ceilings_pcie_write_combined"});
+  if (!host_link_is_pcie()) {
+    EXPECT_TRUE(run.doc.at("benchmarks").empty()) << run.doc.dump();
+    return;
+  }
+  int ceilings_seen = 0;
+  for (const auto& b : run.doc.at("benchmarks")) {
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+    EXPECT_EQ(b.value("verified", 0.0), 1.0) << b.dump();
     EXPECT_EQ(b.value("write_combined", 0.0), 1.0) << b.dump();
     EXPECT_EQ(b.value("pageable", 1.0), 0.0) << b.dump();
-    EXPECT_EQ(b.value("sm_copy", -1.0), std::string(path) == "h2d_sm" ? 1.0 : 0.0) << b.dump();
+    const std::string name = b.at("name");
+    EXPECT_EQ(b.value("sm_copy", -1.0), name.find("h2d_sm_wc") != std::string::npos ? 1.0 : 0.0) << b.dump();
+    ceilings_seen += name.find("size:") == std::string::npos ? 1 : 0;
   }
+  EXPECT_EQ(ceilings_seen, 2);
+  const Profile p = profile_from_benchmark_json(run.doc);
+  EXPECT_NE(p.find("pcie.h2d_wc"), nullptr);
+  EXPECT_NE(p.find("pcie.h2d_sm_wc"), nullptr);
+  EXPECT_EQ(p.find("pcie.h2d"), nullptr);  // not a candidate of the cacheable memory's ceiling
 }
 
 TEST(TransferGpu, PeerFamilySkipsWithAReasonOnOneGpu) {

@@ -35,6 +35,9 @@ struct Fingerprint {
   // difference like a driver's.
   int sm_count = 0;
   bool mig = false;
+  // Confidential computing on (device.confidential_computing; off where not recorded): its host<->device copies went
+  // through encrypted bounce buffers, another way of moving the data.
+  bool confidential_computing = false;
   // How it was measured: the cuBLAS the bench ran with and the ceilings version with its measurement code (a hash
   // of the sources that decide a number: one release has measured with many) ("" where not recorded). A
   // GEMM or copy kernel of another release is another measurement, not a slower GPU: GPUs measured by

@@ -84,6 +84,9 @@ struct DeviceInfo {
   // NVML and the health section name; board_uuid is empty otherwise (the board is uuid).
   std::optional<bool> mig;
   std::string board_uuid;
+  // Confidential computing on (NVML's system state): host<->device copies went through the driver's encrypted bounce
+  // buffers, and no SM copies of host memory were possible; nullopt where the bench could not tell.
+  std::optional<bool> confidential_computing;
   const std::string& board() const { return board_uuid.empty() ? uuid : board_uuid; }
   // A MIG instance: as the bench recorded it, or, where it could not tell (no NVML), by the name CUDA gives an
   // instance ("NVIDIA A100-SXM4-40GB MIG 3g.20gb").

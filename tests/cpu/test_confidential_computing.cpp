@@ -1,0 +1,141 @@
+// Confidential computing (NVML's system state, recorded as device.confidential_computing): the profile keeps it,
+// `show` says it, qualify does not hold PCIe copies made through encrypted bounce buffers to the link's rate, fleet
+// does not set such a node against nodes without it, and the NVML loader reads it.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ceilings/error.hpp"
+#include "ceilings/fleet.hpp"
+#include "ceilings/json_fields.hpp"
+#include "ceilings/profile.hpp"
+#include "ceilings/qualify.hpp"
+#include "ceilings/report.hpp"
+#include "cli_runner.hpp"
+#include "harness/nvml.hpp"
+#include "support/health_rows.hpp"
+
+namespace ceilings {
+namespace {
+
+const std::string kFixture = std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json";
+
+Profile with_cc(bool on) {
+  Profile p = read_profile(kFixture);
+  p.device.confidential_computing = on;
+  p.raw = json::object();  // written from the fields
+  return profile_from_json(profile_to_json(p), "test");
+}
+
+const Check* find_check(const QualifyResult& r, const std::string& subject, const std::string& rule) {
+  for (const Check& c : r.checks)
+    if (c.subject == subject && c.rule == rule) return &c;
+  return nullptr;
+}
+
+// Recorded only where the bench could tell; a boolean, or the profile is refused naming the field.
+TEST(ConfidentialComputing, TheProfileKeepsItAndShowSaysIt) {
+  const Profile unknown = read_profile(kFixture);
+  EXPECT_FALSE(unknown.device.confidential_computing.has_value());
+  EXPECT_FALSE(profile_to_json(unknown)["device"].contains("confidential_computing"));
+  EXPECT_EQ(profile_summary(unknown).find("confidential computing"), std::string::npos);
+
+  const Profile on = with_cc(true);
+  EXPECT_EQ(on.device.confidential_computing, std::optional<bool>(true));
+  EXPECT_EQ(profile_to_json(on)["device"]["confidential_computing"], true);
+  EXPECT_NE(profile_summary(on).find("confidential computing on: host<->device copies went through the driver's "
+                                     "encrypted bounce buffers"),
+            std::string::npos)
+      << profile_summary(on);
+  EXPECT_EQ(with_cc(false).device.confidential_computing, std::optional<bool>(false));
+  EXPECT_EQ(profile_summary(with_cc(false)).find("confidential computing"), std::string::npos);
+
+  json bad = read_json_file(kFixture);
+  bad["device"]["confidential_computing"] = 1;
+  try {
+    profile_from_json(bad, "bad");
+    ADD_FAILURE() << "a number was taken for a boolean";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("confidential_computing"), std::string::npos) << e.what();
+  }
+}
+
+// Copies through encrypted bounce buffers are not bounded by the link: a PCIe ceiling far below the link's rate is
+// not judged against it (nothing held back), while the other ceilings are judged as ever.
+TEST(ConfidentialComputing, PcieCopiesAreNotHeldToTheLinksRate) {
+  Profile p = with_cc(true);
+  for (Ceiling& c : p.ceilings)
+    if (c.name == "pcie.h2d") c.value /= 10;  // 5.5 GB/s, an eleventh of a Gen5 x16 link
+  const QualifyResult r = qualify(p, nullptr, default_rules());
+  const Check* h2d = find_check(r, "pcie.h2d", "datasheet fraction");
+  ASSERT_NE(h2d, nullptr);
+  EXPECT_EQ(h2d->status, CheckStatus::kNotJudged);
+  EXPECT_NE(h2d->reason.find("confidential computing on"), std::string::npos) << h2d->reason;
+  const Check* hbm = find_check(r, "hbm.copy", "datasheet fraction");
+  ASSERT_NE(hbm, nullptr);
+  EXPECT_EQ(hbm->status, CheckStatus::kPass);
+  EXPECT_NE(r.exit_code(), 1);  // no fail (the fixture's idle Gen4 link reading the slow copies cannot prove: incomplete)
+
+  p.device.confidential_computing = false;  // the same copies off it fail
+  const QualifyResult off = qualify(p, nullptr, default_rules());
+  ASSERT_NE(find_check(off, "pcie.h2d", "datasheet fraction"), nullptr);
+  EXPECT_EQ(find_check(off, "pcie.h2d", "datasheet fraction")->status, CheckStatus::kFail);
+}
+
+// Nodes with it on are a group of their own, labelled, their difference named; unknown (an older profile) is off.
+TEST(ConfidentialComputing, FleetDoesNotSetItAgainstNodesWithout) {
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 8; ++i) {
+    Profile p = with_cc(i >= 5);
+    if (i < 2) p.device.confidential_computing.reset();
+    char uuid[64];
+    std::snprintf(uuid, sizeof uuid, "GPU-%08d-0000-0000-0000-000000000000", i);
+    p.device.uuid = uuid;
+    fleet.push_back({"node" + std::to_string(i), p});
+  }
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].members.size(), 5u);
+  EXPECT_FALSE(groups[0].fingerprint.confidential_computing);
+  EXPECT_EQ(groups[1].members.size(), 3u);
+  EXPECT_TRUE(groups[1].fingerprint.confidential_computing);
+  EXPECT_NE(groups[1].fingerprint.label().find(", confidential computing"), std::string::npos)
+      << groups[1].fingerprint.label();
+  const auto diff = groups[1].fingerprint.differences(groups[0].fingerprint);
+  ASSERT_EQ(diff.size(), 1u);
+  EXPECT_EQ(diff[0], "confidential computing on (peers: off)");
+  EXPECT_EQ(groups[1].fingerprint.to_json()["confidential_computing"], true);
+}
+
+// nvmlSystemGetConfComputeState's ccFeature, through the loader against the fake NVML.
+TEST(NvmlLoader, ReadsWhetherConfidentialComputingIsOn) {
+  const std::string dir = test::scratch_dir("nvml_cc");
+  for (int state : {1, 0, -1}) {
+    SCOPED_TRACE(state);
+    json script = test::fake_nvml_base_script();
+    if (state >= 0) script["values"]["cc.feature"] = state;
+    std::ofstream(dir + "/script.json") << script.dump();
+    setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
+    setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
+    {
+      std::string why;
+      const auto lib = nvml::Library::open(&why);
+      ASSERT_NE(lib, nullptr) << why;
+      const auto r = lib->confidential_computing();
+      if (state < 0) {
+        EXPECT_TRUE(r.unsupported());
+      } else {
+        ASSERT_TRUE(r.ok());
+        EXPECT_EQ(r.value, state == 1);
+      }
+    }
+    unsetenv(nvml::Library::kPathVariable);
+    unsetenv("CEILINGS_FAKE_NVML_SCRIPT");
+  }
+}
+
+}  // namespace
+}  // namespace ceilings
