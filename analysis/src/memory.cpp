@@ -142,6 +142,9 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     // replicated: whole on every tensor-parallel GPU; routed_replicated, of it and of routed, the routed experts'
     // down-projection biases, whole on each GPU that holds their expert.
     double params = 0, routed = 0, replicated = 0, routed_replicated = 0, activations = 0;
+    // Full recompute keeps each layer's input; in the backward pass one layer at a time is run forward again, and
+    // its activations sit beside those inputs: the largest layer's, for one micro-batch, adds to the peak.
+    double rebuilt_layer = 0;
     for (std::int64_t layer = first; layer < first + m.stage_layers; ++layer) {
       const LayerParams lp = layer_params(c, layer);
       params += lp.total;
@@ -150,6 +153,10 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
       routed_replicated += lp.routed_replicated;
       activations += activation_bytes_per_layer(layer_activations(c, layer), in.seq, in.micro_batch, h, in.tp,
                                                 in.sequence_parallel, in.recompute, in.eager_attention);
+      if (in.recompute == Recompute::kFull)
+        rebuilt_layer = std::max(rebuilt_layer, activation_bytes_per_layer(layer_activations(c, layer), in.seq,
+                                                                           in.micro_batch, h, in.tp, in.sequence_parallel,
+                                                                           Recompute::kNone, in.eager_attention));
     }
     first += m.stage_layers;
     if (m.stage_embedding) {
@@ -173,7 +180,7 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     if (m.stage_embedding && c.embedding_dropout)  // the embedding's dropout mask
       activations += embedding_activation_bytes(in.seq, in.micro_batch, h, in.tp, in.sequence_parallel);
     // 1F1B: pp - i micro-batches in flight (the last stage, which holds the output layer, one).
-    m.activations = static_cast<double>(in.pp - i) * activations;
+    m.activations = static_cast<double>(in.pp - i) * activations + rebuilt_layer;
     if (m.stage_head && c.vocab > 0)  // a model given without --vocab has no output layer to keep inputs for
       m.activations += output_activation_bytes(in.seq, in.micro_batch, h, static_cast<double>(c.vocab), in.tp,
                                                in.sequence_parallel);
