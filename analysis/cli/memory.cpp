@@ -157,11 +157,17 @@ int run(const MemoryOptions& o) {
                                                           "Megatron-LM keeps them, fp32 master weights and moments)")
                                             : std::string("16 bytes per parameter (ZeRO paper; --grad-dtype fp32 for "
                                                           "Megatron-LM's fp32 gradients: 18)")) +
-                    ", split over tp" +
-                    (in.model ? " (K/V projections copied past one KV head a GPU; " +
-                                    whole_on_each_gpu(*in.model, true) + " whole on each)"
+                    (o.tp > 1 ? ", split over tp" +
+                                    (in.model ? std::string(" (") +
+                                                    (o.tp > in.model->kv_heads && !in.model->is_mla()
+                                                         ? "K/V projections copied past one KV head a GPU; "
+                                                         : "") +
+                                                    whole_on_each_gpu(*in.model, true) + " whole on each)"
+                                              : std::string())
                               : std::string()) +
-                    " and over dp by ZeRO stage " + std::to_string(o.zero));
+                    (o.zero > 0 ? std::string(o.tp > 1 ? " and over dp" : ", split over dp") + " by ZeRO stage " +
+                                      std::to_string(o.zero)
+                                : std::string(", whole on every data-parallel GPU (ZeRO stage 0)")));
     if (o.ep > 1)
       notes.push_back("experts: each MoE layer's " + std::to_string(in.model->routed_experts) + " routed experts over " +
                       std::to_string(o.ep) + " GPUs (" + std::to_string(in.model->routed_experts / o.ep) +
@@ -186,7 +192,7 @@ int run(const MemoryOptions& o) {
       notes.push_back("pipeline: --params / (tp * pp), an average stage; the first holds the input embedding and the "
                       "last the output head besides (--hf-config or --layers/--hidden/--heads count them)");
     }
-    inputs.update({{"seq", in.seq},
+    inputs.update({{"seq", o.seq.given() ? json(in.seq) : json(nullptr)},  // --params: no sequence
                    {"pp", o.pp},
                    {"dp", o.dp},
                    {"ep", o.ep},
@@ -333,7 +339,7 @@ int run(const MemoryOptions& o) {
 cli::Runner setup(CLI::App& app) {
   auto o = std::make_shared<MemoryOptions>();
   o->model.add(app, "Parameters N the GPUs store (all of them: embeddings, every expert)");
-  o->device.add(app);
+  o->device.add(app, "Measured profile: the measured GPU's memory is the capacity the estimate is judged against");
   app.add_option("--mode", o->mode, "train | infer")->required();
   cli::add_number(app, o->batch, "--batch", "Micro-batch (train) or concurrent sequences (infer); default 1");
   app.add_option("--tp", o->tp, "Tensor-parallel degree")->capture_default_str();

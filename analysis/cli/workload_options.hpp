@@ -236,8 +236,8 @@ struct WeightDtypeOption {
 // --profile P, --gpu NAME: where measured and datasheet peaks come from.
 struct PeakOptions {
   std::string profile, gpu;
-  void add(CLI::App& app) {
-    app.add_option("--profile", profile, "Measured profile: its ceilings are the measured peaks");
+  void add(CLI::App& app, const std::string& profile_help = "Measured profile: its ceilings are the measured peaks") {
+    app.add_option("--profile", profile, profile_help);
     app.add_option("--gpu", gpu, "Datasheet entry (`ceilings specs` lists them)");
   }
   std::optional<Profile> read() const {

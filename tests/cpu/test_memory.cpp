@@ -893,6 +893,21 @@ TEST(MemoryCli, InferAndBadInput) {
   r = test::run_cli({"memory", "--params", "7e9", "--mode", "train", "--gpu", "H100"});  // 112 GB of state
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("does NOT fit on H100"), std::string::npos) << r.out;
+  EXPECT_TRUE(j["inputs"]["seq"].is_null()) << j["inputs"].dump();  // no sequence was given or used
+  // The weights note says what applies: nothing split over dp at ZeRO stage 0, nothing over tp at tp 1, no K/V copies
+  // while every GPU has a KV head of its own (Llama-3.1-8B: 8).
+  r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "4096", "--tp", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("split over tp (norms whole on each), whole on every data-parallel GPU (ZeRO stage 0)"),
+            std::string::npos)
+      << r.out;
+  r = test::run_cli({"memory", "--hf-config", hf("Llama-3.1-8B"), "--mode", "train", "--seq", "4096", "--tp", "16",
+                     "--zero", "3", "--dp", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(K/V projections copied past one KV head a GPU; norms whole on each) and over dp by ZeRO "
+                       "stage 3"),
+            std::string::npos)
+      << r.out;
   // An infinite length is an input error, not an "inf B" estimate.
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "infer", "--context", "inf"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"memory", "--hf-config", hf("gpt2"), "--mode", "train", "--seq", "inf"}).exit_code, 2);
