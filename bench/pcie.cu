@@ -212,7 +212,8 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   std::vector<double> up_rates, down_rates, wall_seconds;
 
   MeasureSpec spec;
-  spec.blocking_kernel = path.host != HostKind::kPageable;  // a pageable copy stages on the host: it would wait on the blocker
+  // A copy under confidential computing is staged on the host too (the driver encrypts it through bounce buffers).
+  spec.blocking_kernel = path.host != HostKind::kPageable && !ctx.confidential_computing;  // a pageable copy stages on the host: it would wait on the blocker
   spec.before_sample = [&](cudaStream_t st) {
     // Poison a vector in every kPoisonStride bytes of each destination, so the check after the run shows the
     // last sample's transfers reached across it to its end (the rest was written by earlier samples too; the
@@ -290,12 +291,7 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   auto& c = p.counters;
   c["transfer_bytes"] = static_cast<double>(bytes);
   c["pageable"] = path.host == HostKind::kPageable ? 1 : 0;
-  // As the driver has the buffer (a flag it dropped would show here, not the path's intent).
-  unsigned host_flags = 0;
-  if (path.host != HostKind::kPageable) {
-    CEILINGS_CUDA_CHECK(cudaHostGetFlags(&host_flags, h2d ? h2d_src.get() : d2h_dst.get()));
-  }
-  c["write_combined"] = (host_flags & cudaHostAllocWriteCombined) ? 1 : 0;
+  c["write_combined"] = path.host == HostKind::kPinnedWriteCombined ? 1 : 0;
   c["confidential_computing"] = ctx.confidential_computing ? 1 : 0;  // copies encrypted through bounce buffers
   c["sm_copy"] = path.engine == Engine::kSm ? 1 : 0;
   if (path.engine == Engine::kSm) {
@@ -415,7 +411,7 @@ void register_cases(const Context& ctx) {
     // (about half, in a public vortex report), nothing a ceiling would be made of.
     if (path.host == HostKind::kPinnedWriteCombined) {
       const GpuSpec* spec = find_gpu(ctx.prop.name);
-      if (!g_write_combined || (spec && spec->nvlink_c2c_bandwidth)) continue;
+      if (!g_write_combined || (spec && spec->nvlink_c2c_bandwidth) || ctx.confidential_computing) continue;
     }
     // Opt-in; no TMA unit before Hopper (or in a binary without sm_90 code).
     if (path.tma && (!ctx.options.tma || ctx.prop.major < 9 ||

@@ -49,8 +49,7 @@ int run(const MbuOptions& o) {
     // would change neither.
     o.model.refuse_shape_beside_params(
         "mbu --params takes the weights as given and the KV cache from --kv-bytes-per-token", "would change neither");
-    if (!(o.model.params.value > 0) || !std::isfinite(o.model.params.value))
-      throw InputError("--params must be a positive number");
+    require_count(o.model.params.value, "--params");  // 7.5 is a typo for 7.5e9, not 7.5 parameters
     in.weight_bytes = o.model.params.value * weights.bytes.other;
     weights_basis = "every --params weight";
     if (o.kv_bytes_per_token.given()) {

@@ -279,7 +279,12 @@ int run(const MemoryOptions& o) {
   }
   // Training without activations (--params): a total that fits is a lower bound, which cannot say the job fits; one
   // that does not fit is a verdict all the same.
-  const bool lower_bound = o.mode == "train" && !est.activations_estimated;
+  // So is one on the stage that runs DeepSeek-V3's MTP modules, whose activations are not estimated either.
+  const bool mtp_unestimated = o.mode == "train" && est.activations_estimated && est.stage_head &&
+                               o.model.from_config() && o.model.model()->mtp_layers > 0;
+  const bool lower_bound = (o.mode == "train" && !est.activations_estimated) || mtp_unestimated;
+  const std::string left_out = !est.activations_estimated ? "activations, which --params cannot estimate"
+                                                          : "the MTP modules' activations, which are not estimated";
   auto fits = [&](const Device& d) { return est.total() <= d.bytes; };
   const bool all_fit = std::all_of(devices.begin(), devices.end(), fits);
   const int exit_code = !all_fit ? 1 : (lower_bound && !devices.empty()) ? 3 : 0;
@@ -331,7 +336,7 @@ int run(const MemoryOptions& o) {
     std::cout << (!ok ? "does NOT fit" : lower_bound ? "cannot tell whether it fits" : "fits") << " on " << d.name
               << " [" << d.source << "]: " << format_quantity(d.bytes, "B", 4) << ", "
               << (ok ? "headroom " : "short by ") << format_quantity(std::fabs(d.bytes - est.total()), "B", 4)
-              << (ok && lower_bound ? " before activations, which --params cannot estimate" : "") << "\n";
+              << (ok && lower_bound ? " before " + left_out : std::string()) << "\n";
   }
   return exit_code;  // a verdict: 1 does not fit; 3 a lower bound that fits
 }

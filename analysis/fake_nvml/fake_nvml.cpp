@@ -16,12 +16,13 @@
 // unless the caller set the struct's version; error key "sram", e.g. 4 NO_PERMISSION as a non-root caller gets),
 // repair.{channel_pending,tpc_pending} (nvmlDeviceGetRepairStatus, v1: NOT_SUPPORTED without
 // repair.channel_pending, the other 0 where absent; ARGUMENT_VERSION_MISMATCH unless the caller set the version;
-// error key "repair"), memory.unrepairable (nvmlDeviceGetUnrepairableMemoryFlag_v1; error key "unrepairable"), laid
+// error key "repair"; "repair_silent": true answers success writing nothing), memory.unrepairable (nvmlDeviceGetUnrepairableMemoryFlag_v1; error key "unrepairable"), laid
 // out as the script's "unrepairable_layout" says: "versioned" (the default: a version word, checked, then the flag, as
 // nvidia-ml-py and DCGM pass it), "header" (nvml.h's one word, the flag, nothing checked), "header_checked" (nvml.h's,
 // ARGUMENT_VERSION_MISMATCH unless the word is 0), "reject" (ARGUMENT_VERSION_MISMATCH whatever is passed) or
 // "silent" (success, nothing written),
-// cc.feature (nvmlSystemGetConfComputeState's ccFeature: 1 confidential computing on),
+// cc.feature (nvmlSystemGetConfComputeState's and ...Settings' ccFeature: 1 confidential computing on),
+// cc.multi_gpu_mode (nvmlSystemGetConfComputeSettings: 1 protected PCIe; error key "cc_settings"),
 // fabric.{state,status,health_mask} (nvmlDeviceGetGpuFabricInfoV, v2),
 // mig.current, mig.pending (nvmlDeviceGetMigMode: 1 enabled, 0 disabled; pending as current where absent; error key
 // "mig"),
@@ -158,6 +159,16 @@ FAKE_EXPORT int nvmlSystemGetConfComputeState(unsigned* state) {
   state[0] = state[2] = 0;
   return answer("cc.feature", &state[1], "cc");
 }
+// nvmlSystemConfComputeSettings_v1_t: version (checked), environment, ccFeature (cc.feature), devToolsMode,
+// multiGpuMode (cc.multi_gpu_mode, 0 where absent); error key "cc_settings".
+FAKE_EXPORT int nvmlSystemGetConfComputeSettings(unsigned* s) {
+  if (!s) return kInvalidArgument;
+  if (s[0] != (20u | (1u << 24))) return 25;
+  s[1] = s[3] = s[4] = 0;
+  const int rc = answer("cc.feature", &s[2], "cc_settings");
+  if (rc == kSuccess) answer("cc.multi_gpu_mode", &s[4], "cc_settings");
+  return rc;
+}
 
 FAKE_EXPORT int nvmlDeviceGetCount_v2(unsigned* count) {
   std::lock_guard<std::mutex> lock(mutex);
@@ -291,6 +302,10 @@ FAKE_EXPORT int nvmlDeviceGetSramEccErrorStatus(void*, FakeEccSramErrorStatusV1*
 FAKE_EXPORT int nvmlDeviceGetRepairStatus(void*, unsigned* st) {
   if (!st) return kInvalidArgument;
   if (st[0] != (12u | (1u << 24))) return 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (initialised && script.value("repair_silent", false)) return kSuccess;  // success, nothing written
+  }
   st[1] = st[2] = 0;
   const int rc = answer("repair.channel_pending", &st[1], "repair");
   if (rc != kSuccess) return rc;

@@ -276,6 +276,7 @@ std::vector<std::pair<std::string, std::string>> measurement_conditions(const Pr
   return {{"power limit", known(power_limit_text(p))},
           {"most SM clock", d.max_sm_clock_hz ? format_quantity(*d.max_sm_clock_hz, "Hz") : "?"},
           {"ECC", d.ecc ? (*d.ecc ? "on" : "off") : "?"},
+          {"confidential computing", d.confidential_computing ? (*d.confidential_computing ? "on" : "off") : "?"},
           {"driver", known(d.driver)},
           {"CUDA", known(d.cuda_runtime)},
           {"cuBLAS", known(d.cublas)},
@@ -304,6 +305,11 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
        "another release's or build's kernels and search are another measurement"},
       {"host CPU", [](const Profile& p) { return p.cpu; },
        "pageable copies, launch and small-copy latency go with the host"},
+      {"confidential computing",
+       [](const Profile& p) {
+         return p.device.confidential_computing.value_or(false) ? std::string("on") : std::string("off");
+       },
+       "with it on, host<->device copies and launches go through the driver's encrypted bounce buffers"},
       {"GPUs measured", measured_together,
        "GPUs measured at once share the node's power, cooling and host links: copies to and from the host, and "
        "ceilings held by power or heat, go with it"},
@@ -501,6 +507,9 @@ json comparison_json(const Comparison& c) {
       out["devices"].back()["conditions"] = {{"power_limit_w", number(di.power_limit_w)},
                                              {"max_sm_clock_hz", number(di.max_sm_clock_hz)},
                                              {"ecc", di.ecc ? json(*di.ecc) : json(nullptr)},
+                                             {"confidential_computing", di.confidential_computing
+                                                                            ? json(*di.confidential_computing)
+                                                                            : json(nullptr)},
                                              {"driver", text(di.driver)},
                                              {"cuda_runtime", text(di.cuda_runtime)},
                                              {"cublas", text(di.cublas)},

@@ -1038,10 +1038,11 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       const auto together = [&](const std::string& d) {
         return is("GPUs measured together")(d) || (more_together && larger_node && is("GPUs visible")(d));
       };
-      // How it was measured (the NVLink scope, another cuBLAS or ceilings release, more GPUs at once): not a node
-      // set up otherwise.
+      // How it was measured (the NVLink scope, another cuBLAS or ceilings release, more GPUs at once, confidential
+      // computing's encrypted copies and launches): not a node set up otherwise.
       const auto measured = [&](const std::string& d) {
-        return is("NVLink pairs")(d) || is("cuBLAS")(d) || is("ceilings")(d) || (together(d) && more_together);
+        return is("NVLink pairs")(d) || is("cuBLAS")(d) || is("ceilings")(d) || is("confidential computing")(d) ||
+               (together(d) && more_together);
       };
       // Another server model, or fewer GPUs at once (with or without another way of measuring): not a node set up
       // otherwise, and set against its peers on its GPUs' own ceilings.

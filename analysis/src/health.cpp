@@ -66,7 +66,7 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"remap.banks_partial", MetricKind::kGauge, ""},
       {"remap.banks_low", MetricKind::kGauge, ""},
       {"remap.banks_none", MetricKind::kGauge, ""},
-      // nvmlDeviceGetRepairStatus (R580+, Ampere+): a memory channel or TPC repair waiting for the next GPU reset.
+      // nvmlDeviceGetRepairStatus (R580+, Ampere+): a memory channel or TPC repair pending.
       {"repair.channel_pending", MetricKind::kFlag, ""},
       {"repair.tpc_pending", MetricKind::kFlag, ""},
       // nvmlDeviceGetUnrepairableMemoryFlag_v1 (R590+, Hopper+): memory the GPU cannot repair.

@@ -239,8 +239,9 @@ void check_remap(const HealthSection& s, std::vector<Check>& out) {
 // Memory repairs (NVML, Hopper and newer for the flag, R580+ and R590+ drivers): memory the GPU cannot repair
 // (nvmlDeviceGetUnrepairableMemoryFlag_v1) fails, as DCGM's memory health watch and its diagnostic's memory-health
 // test fail it (DCGM_FR_FAULTY_MEMORY, severity "GPU should be isolated", next step the field diagnostic); a memory
-// channel or TPC repair pending (nvmlDeviceGetRepairStatus) fails until the GPU reset that applies it, as a pending
-// row remap does (DCGM reads no repair status). Set in either snapshot fails.
+// channel or TPC repair pending (nvmlDeviceGetRepairStatus) fails, as a pending row remap does, taken to be applied
+// at the next GPU reset (NVIDIA documents no more than "pending"; DCGM reads no repair status). Set in either
+// snapshot fails.
 // Not answered by NVML (a driver or GPU without them, a section recorded before they were read): no row, or only
 // what was read, the rest named. A reading NVML failed to give (an error, or a value no flag has: a struct the
 // driver left unwritten) leaves the row incomplete, naming it, unless a flag read is set (a fail either way); the
@@ -249,26 +250,36 @@ void check_memory_repair(const HealthSection& s, std::vector<Check>& out) {
   struct Flag {
     const char* metric;
     const char* what;
+    const char* absent;  // why NVML may not support it
   };
-  static const Flag flags[] = {{"memory.unrepairable", "unrepairable memory"},
-                               {"repair.channel_pending", "memory channel repair pending"},
-                               {"repair.tpc_pending", "TPC repair pending"}};
+  static const Flag flags[] = {
+      {"memory.unrepairable", "unrepairable memory",
+       "drivers before R590 and GPUs before Hopper have no unrepairable-memory flag, and a driver may take another "
+       "layout of its struct than the two this build passes"},
+      {"repair.channel_pending", "memory channel repair pending",
+       "drivers before R580 and GPUs before Ampere have no repair status"},
+      {"repair.tpc_pending", "TPC repair pending", "drivers before R580 and GPUs before Ampere have no repair status"}};
   auto any_set = [](const Reading& r) { return std::any_of(r.values.begin(), r.values.end(), [](double v) { return v != 0; }); };
   Check c = make_check("health", "memory repair");
   c.threshold_text = "no unrepairable memory, no repair pending";
   c.source = "health rule memory_repair (nvmlDeviceGetUnrepairableMemoryFlag_v1, nvmlDeviceGetRepairStatus; DCGM's "
              "DCGM_FR_FAULTY_MEMORY)";
   std::vector<std::string> set, read, not_read, unreadable;
+  std::vector<std::string> absent_why;
   for (const Flag& f : flags) {
     const Reading r = gather(s, f.metric);
     std::string failed;
     for (const HealthSnapshot* snap : s.snapshots())
       if (const HealthMetric* m = snap->find(f.metric); m && m->state == HealthMetric::State::kUnreadable && failed.empty())
         failed = std::string(f.metric) + ": " + metric_display(*m, f.metric);
-    if (!failed.empty())
+    if (!failed.empty()) {
       unreadable.push_back(failed);
-    else
-      (r.values.empty() ? not_read : read).push_back(f.what);
+    } else if (r.values.empty()) {
+      not_read.push_back(f.what);
+      if (std::find(absent_why.begin(), absent_why.end(), f.absent) == absent_why.end()) absent_why.push_back(f.absent);
+    } else {
+      read.push_back(f.what);
+    }
     if (any_set(r)) set.push_back(f.what);
   }
   if (read.empty() && unreadable.empty() && set.empty()) return;
@@ -294,9 +305,9 @@ void check_memory_repair(const HealthSection& s, std::vector<Check>& out) {
   if (!not_read.empty()) {
     std::string names;
     for (const std::string& w : not_read) names += (names.empty() ? "" : ", ") + w;
-    add("not read: " + names + " (NVML does not support the call here: drivers before R580 have no repair status, "
-        "those before R590 and GPUs before Hopper no unrepairable-memory flag, and a driver may take a struct version "
-        "this build does not pass)");
+    std::string why;
+    for (const std::string& w : absent_why) why += (why.empty() ? "" : "; ") + w;
+    add("not read: " + names + " (NVML does not support the call here: " + why + ")");
   }
   out.push_back(c);
 }
@@ -439,6 +450,12 @@ void check_pcie_link(const HealthSection* s, const Profile* profile, std::vector
       c.reason = "only the generation is below " + c.threshold_text + ", read with no load running (" +
                  (idle ? "NVML: GPU idle" : "health runs none") + "), when links downshift to save power: not judged "
                  "(the width is at its maximum; qualify a profile to judge the generation under load)";
+    } else if (!busy && profile && profile->device.confidential_computing.value_or(false)) {
+      // Under confidential computing the copies are the driver's encrypted bounce-buffer copies, far below any
+      // link's rate: they can neither show the link trained up nor load it as plain copies do.
+      c.reason = "measured with confidential computing on: the copies went through encrypted bounce buffers and "
+                 "cannot show the link at its maximum, and no snapshot read the generation with the GPU busy: not "
+                 "judged from this profile (nvidia-smi -q -d PCIE under a plain load tells)";
     } else if (idle && !busy) {  // a low reading under load (another snapshot) is judged as one: it fails below
       c.measured_text += " (idle)";
       c.reason = "the generation was read only while the GPU was idle, when links downshift to save power: "

@@ -142,8 +142,9 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     // replicated: whole on every tensor-parallel GPU; routed_replicated, of it and of routed, the routed experts'
     // down-projection biases, whole on each GPU that holds their expert.
     double params = 0, routed = 0, replicated = 0, routed_replicated = 0, activations = 0;
-    // Full recompute keeps each layer's input; in the backward pass one layer at a time is run forward again, and
-    // its activations sit beside those inputs: the largest layer's, for one micro-batch, adds to the peak.
+    // Recompute keeps less of each layer (full: its input; selective: all but the attention core); in the backward
+    // pass one layer at a time is run forward again, and what it rebuilds sits beside what is kept: the largest
+    // layer's, for one micro-batch, adds to the peak (never at once with the output layer's, freed by then).
     double rebuilt_layer = 0;
     for (std::int64_t layer = first; layer < first + m.stage_layers; ++layer) {
       const LayerParams lp = layer_params(c, layer);
@@ -153,10 +154,12 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
       routed_replicated += lp.routed_replicated;
       activations += activation_bytes_per_layer(layer_activations(c, layer), in.seq, in.micro_batch, h, in.tp,
                                                 in.sequence_parallel, in.recompute, in.eager_attention);
-      if (in.recompute == Recompute::kFull)
-        rebuilt_layer = std::max(rebuilt_layer, activation_bytes_per_layer(layer_activations(c, layer), in.seq,
-                                                                           in.micro_batch, h, in.tp, in.sequence_parallel,
-                                                                           Recompute::kNone, in.eager_attention));
+      if (in.recompute != Recompute::kNone)
+        rebuilt_layer = std::max(
+            rebuilt_layer, activation_bytes_per_layer(layer_activations(c, layer), in.seq, in.micro_batch, h, in.tp,
+                                                      in.sequence_parallel, Recompute::kNone, in.eager_attention) -
+                               activation_bytes_per_layer(layer_activations(c, layer), in.seq, in.micro_batch, h,
+                                                          in.tp, in.sequence_parallel, in.recompute, in.eager_attention));
     }
     first += m.stage_layers;
     if (m.stage_embedding) {
@@ -180,10 +183,12 @@ MemoryEstimate train_memory(const TrainMemoryInput& in) {
     if (m.stage_embedding && c.embedding_dropout)  // the embedding's dropout mask
       activations += embedding_activation_bytes(in.seq, in.micro_batch, h, in.tp, in.sequence_parallel);
     // 1F1B: pp - i micro-batches in flight (the last stage, which holds the output layer, one).
-    m.activations = static_cast<double>(in.pp - i) * activations + rebuilt_layer;
+    m.activations = static_cast<double>(in.pp - i) * activations;
+    double output = 0;
     if (m.stage_head && c.vocab > 0)  // a model given without --vocab has no output layer to keep inputs for
-      m.activations += output_activation_bytes(in.seq, in.micro_batch, h, static_cast<double>(c.vocab), in.tp,
-                                               in.sequence_parallel);
+      output = output_activation_bytes(in.seq, in.micro_batch, h, static_cast<double>(c.vocab), in.tp,
+                                       in.sequence_parallel);
+    m.activations += std::max(output, rebuilt_layer);
     m.activations_estimated = true;
     // Norms, routers, row-parallel biases and the position table whole on every tensor-parallel GPU (Megatron-LM
     // replicates them); the routed experts' widths split over tp too, their down-projection biases whole.

@@ -951,6 +951,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
                                 ? mine.tool != theirs.tool
                                 : mine.measurement_code != theirs.measurement_code;
     const bool other_cublas = mine.cublas != theirs.cublas;
+    // Confidential computing on one side only: the host<->device copies and launches of one went through encrypted
+    // bounce buffers, another measurement of those ceilings.
+    const bool other_cc = mine.confidential_computing != theirs.confidential_computing;
+    auto cc_bound = [&](const std::string& name) { return family_of(name) == "pcie" || host_bound_ceiling(name); };
     // Measured with more GPUs at once than the baseline: they shared the node's power, cooling and host links,
     // which can only lower a ceiling, so a shortfall is not this GPU's to fail for; with fewer it is (review 51).
     const bool more_together = mine.measured_together && theirs.measured_together &&
@@ -966,7 +970,9 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
                       ? std::string(" (another measurement: a shortfall against the baseline is not judged)")
                   : other_cublas ? std::string(" (another measurement: a shortfall against the baseline is not judged "
                                                "for the GEMMs cuBLAS runs)")
-                                 : std::string());
+                  : other_cc ? std::string(" (another measurement: a shortfall against the baseline is not judged for "
+                                           "the host<->device copies and launches)")
+                             : std::string());
       r.checks.push_back(k);
     }
     // A baseline from a run that did not finish, or with cases that failed, judges fewer ceilings than it seems to.
@@ -1022,7 +1028,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
           // Beyond the tolerance but not beyond the two medians' own noise (a cv of 10% over 10 samples is a
           // standard error of 4%): the measurements cannot tell this GPU from the baseline, so no verdict.
           const double noise = std::hypot(c->median_standard_error(), b.median_standard_error());
-          if (other_code || (other_cublas && family_of(b.name) == "gemm")) {
+          if (other_code || (other_cublas && family_of(b.name) == "gemm") || (other_cc && cc_bound(b.name))) {
             k.status = CheckStatus::kIncomplete;
             k.reason += "; measured otherwise than the baseline (" + unlike_text +
                         "): not told apart from that difference; measure the baseline with this build";

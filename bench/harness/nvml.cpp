@@ -127,6 +127,8 @@ struct Library::Symbols {
   const char* (*error_string)(int) = nullptr;
   int (*system_driver_version)(char*, unsigned) = nullptr;
   int (*conf_compute_state)(unsigned*) = nullptr;  // nvmlConfComputeSystemState_t*: environment, ccFeature, devToolsMode
+  // nvmlSystemConfComputeSettings_v1_t*: version, environment, ccFeature, devToolsMode, multiGpuMode
+  int (*conf_compute_settings)(unsigned*) = nullptr;
   int (*device_count)(unsigned*) = nullptr;
   int (*by_index)(unsigned, Handle*) = nullptr;
   int (*by_pci_bus_id)(const char*, Handle*) = nullptr;
@@ -233,6 +235,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
   resolve(h, s.error_string, {"nvmlErrorString"});
   resolve(h, s.system_driver_version, {"nvmlSystemGetDriverVersion"});
   resolve(h, s.conf_compute_state, {"nvmlSystemGetConfComputeState"});
+  resolve(h, s.conf_compute_settings, {"nvmlSystemGetConfComputeSettings"});
   resolve(h, s.device_count, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
   resolve(h, s.by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   resolve(h, s.by_pci_bus_id, {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"});
@@ -319,6 +322,12 @@ Result<std::string> Library::driver_version() const {
 }
 
 Result<bool> Library::confidential_computing() const {
+  // The settings first: a multi-GPU Hopper node in protected-PCIe mode reports ccFeature off (the driver does not
+  // advertise CC there) and multiGpuMode NVML_CC_SYSTEM_MULTIGPU_PROTECTED_PCIE (1), its copies going through the
+  // same bounce buffers. A driver without the call (or another struct version) answers the older state call.
+  unsigned settings[5] = {20u | (1u << 24), 0, 0, 0, 0};  // NVML_STRUCT_VERSION(SystemConfComputeSettings, 1)
+  if (call(symbols_->conf_compute_settings, settings) == kSuccess)
+    return {kSuccess, settings[2] == 1 || settings[4] == 1};  // NVML_CC_SYSTEM_FEATURE_ENABLED, PROTECTED_PCIE
   unsigned state[3] = {0, 0, 0};  // environment, ccFeature (NVML_CC_SYSTEM_FEATURE_ENABLED 1), devToolsMode
   const int rc = call(symbols_->conf_compute_state, state);
   return {rc, state[1] == 1};

@@ -71,7 +71,8 @@ struct SramEccStatus {
   unsigned threshold_exceeded = 0;
 };
 
-// nvmlDeviceGetRepairStatus (R580+, Ampere+): whether a TPC or a memory channel repair waits for the next GPU reset.
+// nvmlDeviceGetRepairStatus (R580+, Ampere+): whether a TPC or a memory channel repair is pending (NVIDIA documents no
+// more; taken to be applied at a GPU reset, as a pending row remap is).
 // Kept raw as answered (1: pending, 0: not) so that any other value is caught as implausible.
 struct RepairStatus {
   unsigned channel_pending = 0, tpc_pending = 0;
@@ -230,8 +231,9 @@ class Library : public std::enable_shared_from_this<Library> {
   Library& operator=(const Library&) = delete;
 
   Result<std::string> driver_version() const;
-  // nvmlSystemGetConfComputeState's ccFeature (R535+): true where confidential computing is on, the GPUs in a
-  // confidential VM whose host<->device copies the driver encrypts through bounce buffers.
+  // nvmlSystemGetConfComputeSettings (else nvmlSystemGetConfComputeState, R535+): true where confidential computing
+  // is on, single-GPU or protected PCIe (multi-GPU Hopper), the GPUs in a confidential VM whose host<->device copies
+  // the driver encrypts through bounce buffers.
   Result<bool> confidential_computing() const;
   Result<unsigned> device_count() const;
   Result<Device> device_by_index(unsigned index) const;

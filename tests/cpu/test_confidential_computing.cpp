@@ -108,15 +108,24 @@ TEST(ConfidentialComputing, FleetDoesNotSetItAgainstNodesWithout) {
   ASSERT_EQ(diff.size(), 1u);
   EXPECT_EQ(diff[0], "confidential computing on (peers: off)");
   EXPECT_EQ(groups[1].fingerprint.to_json()["confidential_computing"], true);
+  // Measured otherwise, not set up otherwise: never set against the group without it, nor it against them.
+  EXPECT_EQ(groups[1].measured_unlike, std::optional<std::size_t>(0));
+  EXPECT_FALSE(groups[1].peer_group.has_value());
+  EXPECT_TRUE(groups[1].versus_peers.empty());
+  EXPECT_FALSE(groups[0].peer_group.has_value());
 }
 
-// nvmlSystemGetConfComputeState's ccFeature, through the loader against the fake NVML.
+// nvmlSystemGetConfComputeSettings' ccFeature or protected-PCIe multi-GPU mode (a multi-GPU Hopper node there reports
+// ccFeature off), else the older state call's ccFeature, through the loader against the fake NVML.
 TEST(NvmlLoader, ReadsWhetherConfidentialComputingIsOn) {
   const std::string dir = test::scratch_dir("nvml_cc");
-  for (int state : {1, 0, -1}) {
+  // 1: on; 0: off; -1: not supported; 2: protected PCIe; 3: on, from the state call (no settings call).
+  for (int state : {1, 0, -1, 2, 3}) {
     SCOPED_TRACE(state);
     json script = test::fake_nvml_base_script();
-    if (state >= 0) script["values"]["cc.feature"] = state;
+    if (state >= 0) script["values"]["cc.feature"] = state == 1 || state == 3 ? 1 : 0;
+    if (state == 2) script["values"]["cc.multi_gpu_mode"] = 1;
+    if (state == 3) script["errors"]["cc_settings"] = 13;  // FUNCTION_NOT_FOUND
     std::ofstream(dir + "/script.json") << script.dump();
     setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
     setenv(nvml::Library::kPathVariable, CEILINGS_FAKE_NVML, 1);
@@ -129,7 +138,7 @@ TEST(NvmlLoader, ReadsWhetherConfidentialComputingIsOn) {
         EXPECT_TRUE(r.unsupported());
       } else {
         ASSERT_TRUE(r.ok());
-        EXPECT_EQ(r.value, state == 1);
+        EXPECT_EQ(r.value, state != 0);
       }
     }
     unsetenv(nvml::Library::kPathVariable);

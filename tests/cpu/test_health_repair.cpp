@@ -76,8 +76,11 @@ TEST(HealthChecks, MemoryRepairFlagsFailAndSayWhatToDo) {
   s.before.metrics["memory.unrepairable"] = s.after->metrics["memory.unrepairable"] = HealthMetric::unsupported();
   checks = health_checks(s, HealthRules{});
   ASSERT_EQ(status_of(checks, kRow), "pass");
-  EXPECT_NE(find_row(checks, kRow)->reason.find("not read: unrepairable memory"), std::string::npos)
+  EXPECT_NE(find_row(checks, kRow)->reason.find("not read: unrepairable memory (NVML does not support the call here: "
+                                                "drivers before R590 and GPUs before Hopper"),
+            std::string::npos)
       << find_row(checks, kRow)->reason;
+  EXPECT_EQ(find_row(checks, kRow)->reason.find("R580"), std::string::npos) << find_row(checks, kRow)->reason;
   EXPECT_EQ(status_of(checks, "counters readable"), "pass");
 
   // None answered (an older driver), or a section recorded before the readings existed: no row.
@@ -305,6 +308,12 @@ TEST(HealthCli, MemoryRepairThroughTheLoaderAndQualify) {
   r = health_with(script);
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("memory.unrepairable: could not read"), std::string::npos) << r.out;
+
+  script = healthy_script();  // a repair status answered but not written: no reading, not "none pending"
+  script["repair_silent"] = true;
+  r = health_with(script);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("repair.channel_pending: could not read"), std::string::npos) << r.out;
 
   script = healthy_script();
   script["errors"]["unrepairable"] = 999;
