@@ -109,7 +109,7 @@ int run(const MfuOptions& o) {
                               format_quantity(mtp_hardware, "FLOP", 4) + " hardware)"
                         : std::string())
             << "; " << format_fixed(in.tokens_per_s, 0)
-            << " tokens/s on " << in.gpus << (in.gpus == 1 ? " GPU\n" : " GPUs\n");
+            << " tokens/s on " << format_fixed(in.gpus, 0) << (in.gpus == 1 ? " GPU\n" : " GPUs\n");
   std::cout << "achieved per GPU: " << format_quantity(r.achieved_flops_per_gpu, "FLOP/s", 4) << " model, "
             << format_quantity(r.achieved_hardware_flops_per_gpu, "FLOP/s", 4) << " hardware\n";
   Table t;

@@ -76,7 +76,7 @@ ceilings::cli::Runner setup(CLI::App& app) {
     if (s.contains("params_mtp")) t.add_row({"parameters, " + mtp + " (not in total)", count(s["params_mtp"])});
     if (!m.not_counted.empty()) t.add_row({"not counted", m.not_counted});
     std::ostringstream seq;
-    seq << "forward FLOPs per token at seq " << o->seq;
+    seq << "forward FLOPs per token at seq " << format_fixed(o->seq, 0);
     t.add_row({seq.str(), format_quantity(s["flops_per_token"].get<double>(), "FLOP", 4)});
     t.add_row(
         {"  of which attention (QK^T and AV)", format_quantity(s["attention_flops_per_token"].get<double>(), "FLOP", 4)});
@@ -92,7 +92,7 @@ ceilings::cli::Runner setup(CLI::App& app) {
     t.add_row({"KV cache per token (" + o->kv_dtype + (capped ? ", every layer, before the caps below)" : ")"),
                format_quantity(s["kv_bytes_per_token"].get<double>(), "B", 4)});
     std::ostringstream per_seq;
-    per_seq << "KV cache of a sequence of " << o->seq << " tokens";
+    per_seq << "KV cache of a sequence of " << format_fixed(o->seq, 0) << " tokens";
     t.add_row({per_seq.str(), format_quantity(s["kv_bytes_per_sequence"].get<double>(), "B", 4)});
     if (m.sliding_window)
       t.add_row({m.window_layers < m.layers ? "sliding window (caps the KV cache) in " + std::to_string(m.window_layers) +

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "ceilings/ceiling_families.hpp"
 #include "ceilings/memory.hpp"
 #include "ceilings/table.hpp"
 #include "ceilings/units.hpp"
@@ -107,6 +108,13 @@ int run(const RooflineOptions& o) {
       for (std::size_t k = 0; k < i; ++k)
         if (batches[k] == batches[i])
           throw InputError("--batch: " + cli::detail::number_text(batches[i]) + " is given twice (a row per batch size)");
+    // A step reads its weights from where they are stored (HBM, or a host or peer link for offloaded weights), never
+    // from the L2 or shared memory: a model's steps against an on-chip roof would show impossible floors (mbu refuses
+    // it too; --point keeps any roof).
+    if (!holds_weights(r.memory_level))
+      throw InputError("--memory " + r.memory_level + " is not where a model's weights are read from: with --hf-config "
+                       "the memory roof is device memory (hbm.*) or, for offloaded weights, a host or peer link "
+                       "(pcie.* / nvlink.*)");
     serving.model = read_hf_config(o.hf_config);
     serving.context = o.context.value;
     weights = o.weight_dtype.choose(&serving.model);
@@ -114,6 +122,12 @@ int run(const RooflineOptions& o) {
     serving.kv_bytes = dtype_bytes(o.kv_dtype);
     llm = llm_view(r, serving.model, serving.context, batches, serving.weight_bytes, serving.kv_bytes,
                    parse_attention_convention(o.attention));
+    for (const Point& pt : points)  // the table and the SVG label points and steps by name
+      for (const auto* steps : {&llm->prefill, &llm->decode})
+        for (const LlmStep& s : *steps)
+          if (s.name == pt.name)
+            throw InputError("--point: the name '" + excerpt(pt.name) + "' is a model step's (--hf-config): name "
+                             "the point otherwise");
   } else if (o.context.given() || !o.batches.empty()) {
     throw InputError("--context and --batch place a model's steps: they need --hf-config");
   }
@@ -260,7 +274,7 @@ int run(const RooflineOptions& o) {
     Table prefill = point_table("prefill", false), decode = point_table("decode step", true);
     for (const LlmStep& s : llm->prefill) add(prefill, s.name, s.flops, s.bytes, s.placement);
     for (const LlmStep& s : llm->decode) add(decode, s.name, s.flops, s.bytes, s.placement);
-    std::cout << "\nLLM view, context " << o.context.value << ", weights " << weights.label << ", KV cache "
+    std::cout << "\nLLM view, context " << format_fixed(o.context.value, 0) << ", weights " << weights.label << ", KV cache "
               << o.kv_dtype << " (bytes: the weights and the KV cache, not the activations, so a prefill's intensity is "
               << "an upper bound; decode bytes count the KV cache read every step; prefill uses the " << o.attention
               << " FLOP convention, with logits at each prompt's last token only)\n";

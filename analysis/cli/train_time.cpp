@@ -74,7 +74,9 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc, std::int64_t mtp) {
     if (n->given()) throw InputError(n->option->get_name() + " describes a model: use it with --layers/--hidden/--heads and --seq");
   if (o.model.swiglu) throw InputError("--swiglu describes a model: use it with --layers/--hidden/--heads and --seq");
   f.model = f.causal_model = 6.0 * p;
-  f.per_param = rc == Recompute::kFull ? 8.0 : 6.0;  // Megatron's achieved FLOP/s count the recomputed forward
+  // Narayanan et al. 2021 count the recomputed forward in the achieved FLOP/s (Megatron-LM's code now logs model
+  // FLOPs with causal attention and no recompute: give that figure without --recompute, see --achieved-tflops).
+  f.per_param = rc == Recompute::kFull ? 8.0 : 6.0;
   f.hardware = *f.per_param * p;
   f.basis = "k*P per token (attention not counted; P is the active parameters for a MoE)";
   return f;
@@ -262,7 +264,10 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->seq, "--seq", "Sequence length (with a model description: attention FLOPs counted)");
   cli::add_number(app, o->tokens, "--tokens", "Training tokens T");
   cli::add_number(app, o->gpus, "--gpus", "GPUs n");
-  cli::add_number(app, o->achieved_tflops, "--achieved-tflops", "Achieved hardware TFLOP/s per GPU");
+  cli::add_number(app, o->achieved_tflops, "--achieved-tflops",
+                  "Achieved hardware TFLOP/s per GPU, as Narayanan et al. 2021 count them (the recomputed forward in, "
+                  "noncausal attention). Megatron-LM's logged TFLOP/s/GPU are model FLOPs with causal attention: give "
+                  "them with --attention causal and no --recompute");
   cli::add_number(app, o->mfu, "--mfu",
                   "Model FLOP utilization (fraction) against the peak(s); above 1 as `ceilings mfu` reads it (the "
                   "noncausal count at a long --seq, or against measured_sustained)");

@@ -142,8 +142,25 @@ struct ModelOptions {
   // What the FLOPs per token count beside the main model, or leave out that a reader might assume in: a DeepSeek-V3
   // style model's multi-token-prediction modules, trained beside the model but not part of it (nor of its
   // parameter counts), counted only where --mtp-layers says the job trains them.
+  // Also what a model given by flags leaves out or assumes (no --vocab: no output layer; --swiglu without --ffn: the
+  // MLP width taken), and what a config's model is not counted with (a vision tower).
   std::optional<std::string> flop_note(std::int64_t mtp_modules = 0) const {
     const std::optional<ModelConfig> m = from_config() || !from_params() ? model() : std::nullopt;
+    std::string extra;
+    auto add = [&](const std::string& s) { extra += (extra.empty() ? "" : "; ") + s; };
+    if (m && !from_config()) {
+      if (m->vocab == 0)
+        add("no --vocab: the output layer (2*V*h FLOPs a token forward, 6*V*h in training) is not counted");
+      if (swiglu && !ffn.given()) add("--swiglu without --ffn: an MLP width of " + std::to_string(m->ffn));
+    }
+    if (m && from_config() && !m->not_counted.empty()) add("not counted: " + m->not_counted);
+    std::optional<std::string> mtp = mtp_note(m, mtp_modules);
+    if (!mtp) return extra.empty() ? std::nullopt : std::optional<std::string>(extra);
+    return extra.empty() ? mtp : std::optional<std::string>(*mtp + "; " + extra);
+  }
+
+ private:
+  std::optional<std::string> mtp_note(const std::optional<ModelConfig>& m, std::int64_t mtp_modules) const {
     if (mtp_modules > 0) {
       const std::string n = std::to_string(mtp_modules);
       std::string note = "the FLOPs per token count " + n + " multi-token-prediction module(s) trained beside the "
@@ -160,7 +177,6 @@ struct ModelOptions {
     return "the FLOPs per token are the main model's: its " + n + " multi-token-prediction module(s), trained beside "
            "it, are not counted (--mtp-layers " + n + " counts them where the job trains them)";
   }
-
 };
 
 // Serving (mbu, roofline's LLM view, memory --mode infer) counts the main model: a config's multi-token-prediction

@@ -114,11 +114,13 @@ std::vector<Peak> compute_peaks(const std::optional<double>& given, const Profil
     out.push_back({"datasheet", s.name + " dense " + dtype, datasheet_dense_peak(s, dtype)});
   } else if (profile) {
     const Ceiling* c = profile->find("gemm." + dtype);
-    if (auto ds = datasheet_for(*profile, *c))
-      out.push_back({"datasheet", profile->device.name + " dense " + dtype +
-                                      (find_gpu(profile->device.name) ? " (datasheet)"
-                                                                      : " (datasheet recorded in the profile)"),
+    if (auto ds = datasheet_for(*profile, *c)) {
+      // The datasheet entry by its own name (an H100 SXM, not PCIe or NVL), as mbu names it.
+      const GpuSpec* entry = find_gpu(profile->device.name);
+      out.push_back({"datasheet", (entry ? entry->name : profile->device.name) + " dense " + dtype +
+                                      (entry ? " (datasheet)" : " (datasheet recorded in the profile)"),
                      *ds});
+    }
   }
   if (out.empty()) throw InputError("no peak given: use --profile, --gpu or --peak-tflops");
   return out;

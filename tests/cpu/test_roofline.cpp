@@ -375,6 +375,30 @@ TEST(RooflineCli, SvgJsonAndLlmView) {
 
 // Llama-3.1-8B at context 32768: batch 128's KV cache alone is 550 GB, more than an H200 holds. Its floor is
 // printed with that said, not as a time the GPU runs.
+// A model's steps read their weights from device memory (or a host or peer link): an on-chip roof would print
+// impossible floors (Llama-3.1-8B's 15.5 GB decode step "from shared memory" in 471 us, review 78). --point keeps it.
+TEST(RooflineCli, AModelsStepsAreNotPlacedUnderAnOnChipRoof) {
+  const std::string measured = std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json";
+  for (const char* roof : {"l2.read", "smem.read"}) {
+    const auto r = test::run_cli({"roofline", "--profile", measured, "--hf-config", hf("Llama-3.1-8B"), "--context",
+                                  "4096", "--memory", roof});
+    EXPECT_EQ(r.exit_code, 2) << roof << r.out;
+    EXPECT_NE(r.err.find(std::string("--memory ") + roof + " is not where a model's weights are read from"),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(test::run_cli({"roofline", "--profile", measured, "--memory", "l2.read", "--point", "k:1e12:1e9"}).exit_code,
+            0);
+  // A point named as a model step would be two rows and two labels of one name.
+  const auto twice = test::run_cli({"roofline", "--profile", measured, "--hf-config", hf("Llama-3.1-8B"), "--context",
+                                    "4096", "--batch", "1", "--point", "decode b=1:1e15:1e9"});
+  EXPECT_EQ(twice.exit_code, 2) << twice.out;
+  EXPECT_NE(twice.err.find("'decode b=1' is a model step's"), std::string::npos) << twice.err;
+  const auto once = test::run_cli({"roofline", "--profile", measured, "--hf-config", hf("Llama-4-Maverick-17B-128E"),
+                                   "--context", "1048576", "--batch", "1"});
+  EXPECT_NE(once.out.find("LLM view, context 1048576,"), std::string::npos) << once.out;  // not 1.04858e+06
+}
+
 TEST(RooflineCli, AStepThatDoesNotFitOneGpuIsSaidSo) {
   auto r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"), "--context", "32768",
                           "--batch", "1", "128"});

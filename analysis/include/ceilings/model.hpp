@@ -135,7 +135,8 @@ ParamCounts count_params(const ModelConfig& model);
 
 // Attention FLOP conventions. Non-causal: every query meets every key (PaLM appendix B and
 // Narayanan et al. 2021 eq. 3, 12*L*H*Q*T per token for training). Causal: the masked half is not
-// counted (current Megatron-LM, FlashAttention), half the non-causal term.
+// counted (current Megatron-LM, FlashAttention), half the non-causal term in a full or chunked layer; a sliding-window
+// layer counts its window w non-causal and its mean causal span causal, near w where the sequence is much longer.
 enum class AttentionConvention { kNonCausal, kCausal };
 AttentionConvention parse_attention_convention(const std::string& name);  // "noncausal" | "causal"
 std::string convention_name(AttentionConvention c);
