@@ -262,13 +262,10 @@ TEST(HealthCli, MemoryRepairThroughTheLoaderAndQualify) {
   EXPECT_NE(r.out.find("NVML flags memory this GPU cannot repair"), std::string::npos) << r.out;
   r = health_with(script, {"--json", "--watch", "0"});
   ASSERT_EQ(r.exit_code, 1) << r.err;
-  const std::string dir = test::scratch_dir("health_repair_qualify");
-  json profile = read_json_file(std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json");
-  profile["device"]["uuid"] = "GPU-fake-1";
-  profile["health"] = json::parse(r.out);
-  EXPECT_EQ(profile["health"]["after"]["metrics"]["memory.unrepairable"], true);
-  const std::string path = dir + "/node.profile.json";
-  std::ofstream(path) << profile.dump(2);
+  const json health = json::parse(r.out);
+  EXPECT_EQ(health["after"]["metrics"]["memory.unrepairable"], true);
+  const std::string path = test::write_profile_with_health(health, "health_repair_qualify");
+  const std::string dir = path.substr(0, path.rfind('/'));
   auto q = test::run_cli({"qualify", path});
   EXPECT_EQ(q.exit_code, 1) << q.out << q.err;
   EXPECT_NE(q.out.find("NVML flags memory this GPU cannot repair"), std::string::npos) << q.out;

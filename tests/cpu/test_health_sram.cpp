@@ -304,12 +304,8 @@ TEST(HealthCli, SramThresholdInAProfileIsJudgedByQualify) {
   script["values"]["sram.aggregate_uncorrected_sm"] = 4;
   auto r = health_with(script, {"--json", "--watch", "0"});
   ASSERT_EQ(r.exit_code, 1) << r.err;
-  const std::string dir = test::scratch_dir("health_sram_qualify");
-  json profile = read_json_file(std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json");
-  profile["device"]["uuid"] = "GPU-fake-1";
-  profile["health"] = json::parse(r.out);
-  const std::string path = dir + "/node.profile.json";
-  std::ofstream(path) << profile.dump(2);
+  const std::string path = test::write_profile_with_health(json::parse(r.out), "health_sram_qualify");
+  const std::string dir = path.substr(0, path.rfind('/'));
   const Profile p = read_profile(path);
   const HealthSection s = health_from_json(p.raw["health"]);
   EXPECT_DOUBLE_EQ(*s.after->value(kFlag), 1);

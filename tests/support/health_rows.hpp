@@ -1,12 +1,14 @@
 // Shared pieces of the tests of one NVML health reading (test_health_sram.cpp, test_health_repair.cpp): a health
 // section of two snapshots to put the reading in, the judgement's rows by name, and the fake NVML's scripts.
 #pragma once
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "ceilings/health.hpp"
 #include "ceilings/json_fields.hpp"
 #include "ceilings/qualify.hpp"
+#include "cli_runner.hpp"
 
 namespace ceilings::test {
 
@@ -58,6 +60,17 @@ inline json fake_nvml_healthy_script(const std::string& driver = "580.95.05") {
       "temperature.shutdown_c":92})");
   s["xid"] = json::array();
   return s;
+}
+
+// The qualify fixture's H200 carrying `health` (what `ceilings health --json` printed against the fake NVML, whose GPU
+// it becomes), written to a scratch directory of `name`; returns its path.
+inline std::string write_profile_with_health(const json& health, const std::string& name) {
+  json profile = read_json_file(std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json");
+  profile["device"]["uuid"] = "GPU-fake-1";
+  profile["health"] = health;
+  const std::string path = scratch_dir(name) + "/node.profile.json";
+  std::ofstream(path) << profile.dump(2);
+  return path;
 }
 
 }  // namespace ceilings::test
