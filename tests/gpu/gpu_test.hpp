@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "harness/nvml.hpp"
 #include "support/cuda_archs.hpp"
 
 namespace ceilings::test {
@@ -52,6 +53,13 @@ inline bool tma_left_out() {
   const char* v = std::getenv("CEILINGS_NO_TMA");
   return v && *v && std::string(v) != "0";
 }
+// Confidential computing on (NVML; off where NVML cannot tell): the GPU reads and writes no host memory itself, so the
+// tests of SM copies over the link skip (the bench skips those cases, with the reason).
+inline bool confidential_computing_on() {
+  std::string why;
+  const auto lib = ceilings::nvml::Library::open(&why);
+  return lib && lib->confidential_computing().get().value_or(false);
+}
 }  // namespace ceilings::test
 
 #define CEILINGS_REQUIRE_GPU()                                                              \
@@ -81,3 +89,13 @@ inline bool tma_left_out() {
     ASSERT_EQ(cudaDeviceGetAttribute(&ceilings_major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess); \
     if (ceilings_major < 9) GTEST_SKIP() << "TMA bulk copies need compute capability 9.0";       \
   } while (0)
+
+// A GPU that reaches host memory directly: not under confidential computing.
+#define CEILINGS_REQUIRE_HOST_ACCESS()                                                                   \
+  do {                                                                                                  \
+    CEILINGS_REQUIRE_GPU();                                                                             \
+    if (ceilings::test::confidential_computing_on())                                                    \
+      GTEST_SKIP() << "confidential computing is on: the GPU reaches no host memory directly (copies go " \
+                      "through the driver's encrypted bounce buffers)";                                  \
+  } while (0)
+

@@ -61,7 +61,7 @@ TEST(TransferGpu, CopyEngineMovesThePatternBothWays) {
 }
 
 TEST(TransferGpu, SmCopyThroughMappedPinnedMemory) {
-  CEILINGS_REQUIRE_GPU();
+  CEILINGS_REQUIRE_HOST_ACCESS();
   for (auto kind : {HostBuffer::Kind::kPinned, HostBuffer::Kind::kPinnedWriteCombined}) {
     SCOPED_TRACE(kind == HostBuffer::Kind::kPinned ? "pinned" : "pinned write-combined");
     Stream s;
@@ -303,7 +303,7 @@ bool host_link_is_pcie() {
 }
 
 TEST(TransferGpu, EveryPcieTransferPathRunsVerifiedWithoutStalling) {
-  CEILINGS_REQUIRE_GPU();
+  CEILINGS_REQUIRE_HOST_ACCESS();
   // One size (16 MiB, on the quick sweep) of all eight paths: pinned and pageable, copy engine and SM,
   // one way and both ways. A pageable copy queued behind the blocking kernel, or an SM kernel's
   // first launch there, would wait out the blocker's 5 s timeout: the whole run must stay short.
@@ -442,7 +442,7 @@ json run_h2d_sm_candidate(const std::string& tag) {
 
 // The second candidate: loads asking the L2 for 256-byte blocks.
 TEST(TransferGpu, PrefetchingSmReadsOfHostMemoryAreASecondCandidate) {
-  CEILINGS_REQUIRE_GPU();
+  CEILINGS_REQUIRE_HOST_ACCESS();
   const json b = run_h2d_sm_candidate("load:l2_256b");
   EXPECT_EQ(b.value("sm_load_hint", 0.0), 2.0) << b.dump();
 }
@@ -450,6 +450,7 @@ TEST(TransferGpu, PrefetchingSmReadsOfHostMemoryAreASecondCandidate) {
 // The third: the TMA unit's reads of host memory (compute capability 9.0+), one block a SM.
 TEST(TransferGpu, TmaReadsOfHostMemoryAreAThirdCandidate) {
   CEILINGS_REQUIRE_TMA();
+  CEILINGS_REQUIRE_HOST_ACCESS();
   cudaDeviceProp prop{};
   ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
   const json b = run_h2d_sm_candidate("engine:bulk");
@@ -463,7 +464,7 @@ TEST(TransferGpu, TmaReadsOfHostMemoryAreAThirdCandidate) {
 // ceilings of their own (pcie.h2d_wc, pcie.h2d_sm_wc), verified, the buffer write-combined as the driver has it.
 // Without the flag, or on a Grace superchip, there are none.
 TEST(TransferGpu, WriteCombinedHostReadsAreCeilingsOfTheirOwn) {
-  CEILINGS_REQUIRE_GPU();
+  CEILINGS_REQUIRE_HOST_ACCESS();
   const BenchRun none = run_bench_timed("^pcie/h2d(_sm)?_wc/");
   EXPECT_TRUE(none.doc.at("benchmarks").empty()) << none.doc.dump();
   const BenchRun run = run_bench_timed("^pcie/h2d(_sm)?_wc/", {"--ceilings_pcie_write_combined"});
