@@ -294,6 +294,16 @@ for b in json.load(open(sys.argv[1])).get("benchmarks", []):
     rows.append(f"{name.split('/iterations')[0]} {what}")
 print("pcie host-read cases: " + ("; ".join(rows) if rows else "none in the bench JSON"))
 PY
+  # The NVML readings no GPU run has checked yet: the memory-repair flags (their struct layouts) and confidential
+  # computing, as the profile recorded them.
+  python3 - "$OUT/h200.profile.json" <<'PY' 2>&1 || true
+import json, sys
+p = json.load(open(sys.argv[1]))
+m = (p.get("health") or {}).get("before", {}).get("metrics", {})
+keys = ["memory.unrepairable", "repair.channel_pending", "repair.tpc_pending"]
+print("unchecked NVML readings: " + ", ".join(f"{k} {m.get(k, 'not recorded')}" for k in keys) +
+      f", confidential_computing {p.get('device', {}).get('confidential_computing', 'not recorded')}")
+PY
   echo "targets (check,rule,result,measured,threshold):"
   build/device/ceilings qualify "$OUT/h200.profile.json" --rules results/nvidia-h200/targets.rules.json \
     --format csv 2>/dev/null | grep -E ',minimum,' | cut -d, -f1-5
