@@ -156,13 +156,15 @@ int run(const MbuOptions& o) {
     std::cout << " + KV cache ("
               << (o.kv_bytes_per_token.given() ? format_quantity(o.kv_bytes_per_token.value, "B", 4) + " a token"
                                                 : o.kv_dtype)
-              << ", batch " << batch << ", context " << context << ") " << format_quantity(in.kv_bytes, "B", 4);
+              << ", batch " << format_fixed(batch, 0) << ", context " << format_fixed(context, 0) << ") "
+              << format_quantity(in.kv_bytes, "B", 4);
   std::cout << "\n";
   if (less_embedding) std::cout << "weights read: " << weights_basis << "\n";
   if (!kv_note.empty()) std::cout << kv_note << "\n";
   std::cout << "per GPU: " << format_quantity(r.bytes_per_step_per_gpu, "B", 4)
             << " per step (its weight shard and its share of the KV cache)\n";
-  std::cout << "achieved: " << format_quantity(r.achieved_bytes_per_s_per_gpu, "B/s", 4) << " per GPU (" << gpus
+  std::cout << "achieved: " << format_quantity(r.achieved_bytes_per_s_per_gpu, "B/s", 4) << " per GPU ("
+            << format_fixed(gpus, 0)
             << (gpus == 1 ? " GPU" : " GPUs") << ", TPOT " << format_quantity(in.tpot_s, "s") << ")\n";
   Table t;
   t.columns = {"peak source", "peak", "what", "MBU"};

@@ -280,8 +280,9 @@ int run(const MemoryOptions& o) {
   // Training without activations (--params): a total that fits is a lower bound, which cannot say the job fits; one
   // that does not fit is a verdict all the same.
   // So is one on the stage that runs DeepSeek-V3's MTP modules, whose activations are not estimated either.
-  const bool mtp_unestimated = o.mode == "train" && est.activations_estimated && est.stage_head &&
-                               o.model.from_config() && o.model.model()->mtp_layers > 0;
+  // (whichever stage is the most loaded: the MTP stage's own total is not estimated either).
+  const bool mtp_unestimated =
+      o.mode == "train" && est.activations_estimated && o.model.from_config() && o.model.model()->mtp_layers > 0;
   const bool lower_bound = (o.mode == "train" && !est.activations_estimated) || mtp_unestimated;
   const std::string left_out = !est.activations_estimated ? "activations, which --params cannot estimate"
                                                           : "the MTP modules' activations, which are not estimated";

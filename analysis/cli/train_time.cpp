@@ -69,7 +69,7 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc, std::int64_t mtp) {
                      "alone for k*P, attention not counted)");
   if (!o.model.from_params()) throw InputError("--params is missing (or describe the model with --hf-config and --seq)");
   const double p = o.model.params.value;
-  if (!(p > 0) || !std::isfinite(p)) throw InputError("--params must be a positive number");
+  require_count(p, "--params");  // 7.5 is a typo for 7.5e9, not 7.5 parameters
   for (const cli::OptNumber* n : {&o.model.ffn, &o.model.vocab, &o.model.kv_heads})
     if (n->given()) throw InputError(n->option->get_name() + " describes a model: use it with --layers/--hidden/--heads and --seq");
   if (o.model.swiglu) throw InputError("--swiglu describes a model: use it with --layers/--hidden/--heads and --seq");

@@ -96,7 +96,7 @@ struct ModelOptions {
 
   // --params N: the FLOP shape with N matmul parameters and the attention term from the flags.
   FlopShape params_shape() const {
-    if (!(params.value > 0) || !std::isfinite(params.value)) throw InputError("--params must be a positive number");
+    require_count(params.value, "--params");  // 7.5 is a typo for 7.5e9, not 7.5 parameters
     if (hidden.given()) throw InputError("--params and --hidden are alternatives: give one model description");
     for (const OptNumber* n : {&ffn, &vocab, &kv_heads})
       if (n->given())

@@ -1060,7 +1060,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       // the GPU's own ceilings it would be set against are the ones another release, or a shared power and cooling
       // budget, moves.
       const bool own_ceilings_moved = more_together || std::any_of(differences.begin(), differences.end(), [&](const std::string& d) {
-        return is("cuBLAS")(d) || is("ceilings")(d);
+        return is("cuBLAS")(d) || is("ceilings")(d) || is("confidential computing")(d);
       });
       // (No differences at all is no way of measuring: never "measured differently ()", review 53.)
       if ((!differences.empty() && std::all_of(differences.begin(), differences.end(), measured)) ||

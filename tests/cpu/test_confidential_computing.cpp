@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "ceilings/compare.hpp"
 #include "ceilings/error.hpp"
 #include "ceilings/fleet.hpp"
+#include "ceilings/health.hpp"
 #include "ceilings/json_fields.hpp"
 #include "ceilings/profile.hpp"
 #include "ceilings/qualify.hpp"
@@ -113,6 +115,84 @@ TEST(ConfidentialComputing, FleetDoesNotSetItAgainstNodesWithout) {
   EXPECT_FALSE(groups[1].peer_group.has_value());
   EXPECT_TRUE(groups[1].versus_peers.empty());
   EXPECT_FALSE(groups[0].peer_group.has_value());
+}
+
+// Nodes with it on and in servers of another CPU too: still measured otherwise, never set against the others (their
+// copies read 87.5% worse than the peers' before, review 79).
+TEST(ConfidentialComputing, FleetDoesNotSetItAgainstNodesWithoutInOtherServersEither) {
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 10; ++i) {
+    Profile p = with_cc(i >= 7);
+    if (i >= 7) {
+      p.cpu = "AMD EPYC 9654 96-Core Processor";
+      for (Ceiling& c : p.ceilings)
+        if (c.name.rfind("pcie.", 0) == 0 || c.name == "latency.launch") c.value = c.unit == "s" ? c.value * 2 : c.value / 8;
+    }
+    char uuid[64];
+    std::snprintf(uuid, sizeof uuid, "GPU-%08d-0000-0000-0000-000000000000", i);
+    p.device.uuid = uuid;
+    fleet.push_back({"node" + std::to_string(i), p});
+  }
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_TRUE(groups[1].fingerprint.confidential_computing);
+  EXPECT_EQ(groups[1].measured_unlike, std::optional<std::size_t>(0));
+  EXPECT_TRUE(groups[1].versus_peers.empty());
+}
+
+// qualify against a baseline measured the other way: a copy or launch shortfall is another measurement (incomplete,
+// the difference named), the rest is judged as ever; compare names it in its conditions.
+TEST(ConfidentialComputing, ABaselineMeasuredTheOtherWayJudgesNoCopyShortfall) {
+  Profile p = with_cc(true);
+  for (Ceiling& c : p.ceilings)
+    if (c.name == "pcie.h2d") c.value /= 8;
+  const Profile baseline = with_cc(false);
+  const QualifyResult r = qualify(p, &baseline, default_rules());
+  const Check* h2d = find_check(r, "pcie.h2d", "baseline");
+  ASSERT_NE(h2d, nullptr);
+  EXPECT_EQ(h2d->status, CheckStatus::kIncomplete);
+  EXPECT_NE(h2d->reason.find("confidential computing on (baseline: off)"), std::string::npos) << h2d->reason;
+  const Check* alike = find_check(r, "baseline", "measured alike");
+  ASSERT_NE(alike, nullptr);
+  EXPECT_NE(alike->reason.find("not judged for the host<->device copies and launches"), std::string::npos)
+      << alike->reason;
+  const Check* hbm = find_check(r, "hbm.copy", "baseline");
+  ASSERT_NE(hbm, nullptr);
+  EXPECT_EQ(hbm->status, CheckStatus::kPass);
+  // Measured alike (both on), the same shortfall fails.
+  Profile both = with_cc(true);
+  const QualifyResult alike_run = qualify(p, &both, default_rules());
+  ASSERT_NE(find_check(alike_run, "pcie.h2d", "baseline"), nullptr);
+  EXPECT_EQ(find_check(alike_run, "pcie.h2d", "baseline")->status, CheckStatus::kFail);
+
+  bool named = false;
+  for (const auto& [field, value] : measurement_conditions(p))
+    if (field == "confidential computing") named = value == "on";
+  EXPECT_TRUE(named);
+}
+
+// The health PCIe-link row: a generation below the maximum, read with the GPU not idle, is not judged from copies
+// made through encrypted bounce buffers (they can show nothing of the link); off CC the same slow copies fail it.
+TEST(ConfidentialComputing, TheLinkIsNotJudgedFromBounceBufferCopies) {
+  json doc = read_json_file(kFixture);
+  for (const char* snap : {"before", "after"})
+    if (doc["health"].contains(snap)) {
+      doc["health"][snap]["metrics"]["pcie.gen"] = 4;
+      doc["health"][snap]["metrics"]["clocks.event_reasons"] = 0;
+    }
+  doc["device"]["pcie"]["gen"] = 4;  // as the bench read it
+  for (json& c : doc["ceilings"])
+    if (c["name"].get<std::string>().rfind("pcie.", 0) == 0) c["value"] = c["value"].get<double>() / 8;
+  for (const bool on : {true, false}) {
+    SCOPED_TRACE(on);
+    doc["device"]["confidential_computing"] = on;
+    const Profile p = profile_from_json(doc, "test");
+    const QualifyResult r = qualify(p, nullptr, default_rules());
+    const Check* link = find_check(r, "health", "PCIe link");
+    ASSERT_NE(link, nullptr);
+    EXPECT_EQ(link->status, on ? CheckStatus::kIncomplete : CheckStatus::kFail) << link->reason;
+    if (on) EXPECT_NE(link->reason.find("measured with confidential computing on"), std::string::npos) << link->reason;
+  }
 }
 
 // nvmlSystemGetConfComputeSettings' ccFeature or protected-PCIe multi-GPU mode (a multi-GPU Hopper node there reports
