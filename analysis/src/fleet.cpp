@@ -1003,6 +1003,13 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     if (host_only)  // the GPU's own ceilings only: another server's host path is not the GPU's deficit
       for (std::vector<Outlier>* list : {&x.versus_peers, &x.unstable_versus_peers})
         without(*list, [](const Outlier&, const Deviation& d) { return host_bound_ceiling(d.ceiling); });
+    // Confidential computing on one side only, whatever else differs: its host<->device copies and launches went
+    // through encrypted bounce buffers, another measurement of those; the rest is compared as ever.
+    if (x.fingerprint.confidential_computing != groups[ref].fingerprint.confidential_computing)
+      for (std::vector<Outlier>* list : {&x.versus_peers, &x.unstable_versus_peers})
+        without(*list, [](const Outlier&, const Deviation& d) {
+          return d.ceiling.rfind("pcie.", 0) == 0 || host_bound_ceiling(d.ceiling);
+        });
     // A ceiling its own group has listed already (judged, or unstable there) is not listed twice.
     without(x.unstable_versus_peers, [&](const Outlier& o, const Deviation& d) {
       return listed(x.outliers, o.member, d.ceiling, d.unit) || listed(x.unstable, o.member, d.ceiling, d.unit);
@@ -1039,7 +1046,9 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
         return is("GPUs measured together")(d) || (more_together && larger_node && is("GPUs visible")(d));
       };
       // How it was measured (the NVLink scope, another cuBLAS or ceilings release, more GPUs at once, confidential
-      // computing's encrypted copies and launches): not a node set up otherwise.
+      // computing's encrypted copies and launches): not a node set up otherwise. Set against its peers for another
+      // difference besides, a group with confidential computing on one side only is compared without its copies and
+      // launches (set_against).
       const auto measured = [&](const std::string& d) {
         return is("NVLink pairs")(d) || is("cuBLAS")(d) || is("ceilings")(d) || is("confidential computing")(d) ||
                (together(d) && more_together);
@@ -1060,7 +1069,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
       // the GPU's own ceilings it would be set against are the ones another release, or a shared power and cooling
       // budget, moves.
       const bool own_ceilings_moved = more_together || std::any_of(differences.begin(), differences.end(), [&](const std::string& d) {
-        return is("cuBLAS")(d) || is("ceilings")(d) || is("confidential computing")(d);
+        return is("cuBLAS")(d) || is("ceilings")(d);
       });
       // (No differences at all is no way of measuring: never "measured differently ()", review 53.)
       if ((!differences.empty() && std::all_of(differences.begin(), differences.end(), measured)) ||

@@ -1031,7 +1031,11 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
           if (other_code || (other_cublas && family_of(b.name) == "gemm") || (other_cc && cc_bound(b.name))) {
             k.status = CheckStatus::kIncomplete;
             k.reason += "; measured otherwise than the baseline (" + unlike_text +
-                        "): not told apart from that difference; measure the baseline with this build";
+                        "): not told apart from that difference; " +
+                        (other_code || (other_cublas && family_of(b.name) == "gemm")
+                             ? std::string("measure the baseline with this build")
+                             : std::string("measure the baseline with confidential computing ") +
+                                   (mine.confidential_computing ? "on" : "off") + ", as this GPU was");
           } else if (more_together) {
             k.status = CheckStatus::kIncomplete;
             k.reason += "; measured with " + std::to_string(*mine.measured_together) + " GPUs at once, the baseline with " +

@@ -915,9 +915,12 @@ TEST(MemoryCli, InferAndBadInput) {
   EXPECT_TRUE(j["inputs"]["seq"].is_null()) << j["inputs"].dump();  // no sequence was given or used
   // DeepSeek-V3's MTP modules' activations are not estimated, whichever stage is the most loaded: a total that fits
   // is a lower bound there too.
+  // (Here stage 2 is the most loaded, not the MTP modules' last stage: review 80.)
   r = test::run_cli({"memory", "--hf-config", hf("DeepSeek-V3"), "--mode", "train", "--seq", "4096", "--pp", "16",
-                     "--dp", "32", "--ep", "8", "--zero", "1", "--recompute", "full", "--gpu", "H200"});
+                     "--dp", "32", "--ep", "8", "--zero", "1", "--recompute", "selective", "--tp", "8", "--sp", "--gpu",
+                     "H200"});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("stage 2 of 16"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("before the MTP modules' activations, which are not estimated"), std::string::npos) << r.out;
   // The weights note says what applies: nothing split over dp at ZeRO stage 0, nothing over tp at tp 1, no K/V copies
   // while every GPU has a KV head of its own (Llama-3.1-8B: 8).

@@ -206,6 +206,16 @@ TEST(MfuCli, AModelsMtpModuleIsNamedAsNotCounted) {
 // A model given by flags says what it leaves out or assumes: no --vocab, no output layer (6*V*h a token in
 // training: Llama-3.2-1B's shape reads 27.5% MFU without it, 32.3% with, review 78); --swiglu without --ffn, the
 // width taken. With --vocab and --ffn, nothing to say.
+TEST(MfuCli, ParamsIsAWholeNumber) {  // 7.5 is a typo for 7.5e9, not 7.5 parameters
+  auto r = test::run_cli({"mfu", "--params", "7.5", "--layers", "32", "--heads", "32", "--head-dim", "128", "--seq",
+                          "4096", "--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "989"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--params must be a positive whole number"), std::string::npos) << r.err;
+  r = test::run_cli({"train-time", "--params", "7.5", "--tokens", "1e12", "--gpus", "8", "--achieved-tflops", "400"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--params must be a positive whole number"), std::string::npos) << r.err;
+}
+
 TEST(MfuCli, AModelByFlagsSaysWhatItLeavesOut) {
   std::vector<std::string> args = {"mfu", "--layers", "16", "--hidden", "2048", "--heads", "32", "--kv-heads", "8",
                                    "--swiglu", "--seq", "8192", "--tokens-per-sec", "30000", "--gpus", "1",
@@ -476,6 +486,15 @@ TEST(MbuCli, HfConfigAgainstProfileAndDatasheet) {
   // The fixture's "measured" peak carries the fixture's own note: hand-written, not a measurement.
   EXPECT_NE(j["peaks"][0]["label"].get<std::string>().find("not a measurement"), std::string::npos) << j["peaks"][0];
   EXPECT_NEAR(j["peaks"][1]["mbu"].get<double>(), bytes / 0.006 / 4.8e12, 1e-12);
+}
+
+// Counts print whole: a batch of 1048576 read "1.04858e+06" (review 79).
+TEST(MbuCli, CountsPrintWhole) {
+  const auto r = test::run_cli({"mbu", "--hf-config", hf("Llama-3.1-8B"), "--context", "4096", "--batch", "1048576",
+                                "--tpot-ms", "100000", "--gpus", "8", "--peak-bw-gbps", "4800"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("batch 1048576, context 4096)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(8 GPUs, TPOT"), std::string::npos) << r.out;
 }
 
 TEST(MbuCli, ParamsAndTensorParallel) {
