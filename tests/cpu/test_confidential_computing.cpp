@@ -3,9 +3,11 @@
 // does not set such a node against nodes without it, and the NVML loader reads it.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ceilings/compare.hpp"
@@ -30,6 +32,14 @@ Profile with_cc(bool on) {
   p.device.confidential_computing = on;
   p.raw = json::object();  // written from the fields
   return profile_from_json(profile_to_json(p), "test");
+}
+
+// The fleet's i-th GPU: `p` under a UUID of its own, named node<i>.
+FleetMember fleet_member(int i, Profile p) {
+  char uuid[64];
+  std::snprintf(uuid, sizeof uuid, "GPU-%08d-0000-0000-0000-000000000000", i);
+  p.device.uuid = uuid;
+  return {"node" + std::to_string(i), std::move(p)};
 }
 
 const Check* find_check(const QualifyResult& r, const std::string& subject, const std::string& rule) {
@@ -93,10 +103,7 @@ TEST(ConfidentialComputing, FleetDoesNotSetItAgainstNodesWithout) {
   for (int i = 0; i < 8; ++i) {
     Profile p = with_cc(i >= 5);
     if (i < 2) p.device.confidential_computing.reset();
-    char uuid[64];
-    std::snprintf(uuid, sizeof uuid, "GPU-%08d-0000-0000-0000-000000000000", i);
-    p.device.uuid = uuid;
-    fleet.push_back({"node" + std::to_string(i), p});
+    fleet.push_back(fleet_member(i, p));
   }
   const auto groups = analyze_fleet(fleet, OutlierRule{});
   ASSERT_EQ(groups.size(), 2u);
@@ -135,10 +142,7 @@ TEST(ConfidentialComputing, FleetComparesTheRestWhereSomethingElseDiffersToo) {
           else if (c.name == "hbm.copy" && i == 9)
             c.value *= 0.8;
       }
-      char uuid[64];
-      std::snprintf(uuid, sizeof uuid, "GPU-%08d-0000-0000-0000-000000000000", i);
-      p.device.uuid = uuid;
-      fleet.push_back({"node" + std::to_string(i), p});
+      fleet.push_back(fleet_member(i, p));
     }
     const auto groups = analyze_fleet(fleet, OutlierRule{});
     ASSERT_EQ(groups.size(), 2u);
