@@ -167,9 +167,9 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   put("remap.uncorrectable_rows", field(rows, [](const nvml::RemappedRows& v) { return double(v.uncorrectable); }));
   put("remap.pending", field(rows, [](const nvml::RemappedRows& v) { return v.pending ? 1.0 : 0.0; }));
   put("remap.failure", field(rows, [](const nvml::RemappedRows& v) { return v.failure ? 1.0 : 0.0; }));
-  // The memory repairs a GPU reset applies, and memory the GPU cannot repair: a driver without the call (before R580,
-  // R590) or a GPU without the feature answers "not supported", and so does a driver that takes another version of
-  // the struct (the two readings are the memory-repair row's; neither is an error that would leave a run incomplete).
+  // Memory repairs pending, and memory the GPU cannot repair: a driver without the call (before R580, R590) or a GPU
+  // without the feature answers "not supported", and so does a driver that takes another version of the struct (the
+  // readings are the memory-repair row's; neither is an error that would leave a run incomplete).
   auto put_repair = [&](const std::string& name, const auto& result, double (*get)(decltype(result.value))) {
     if (result.code == nvml::kArgumentVersionMismatch)
       m[name] = HealthMetric{HealthMetric::State::kUnsupported, 0, "NVML: this driver takes another struct version"};

@@ -277,10 +277,9 @@ int run(const MemoryOptions& o) {
                     "measured here: 150.1 of 151.4 GB) and the CUDA context and framework take more: --profile "
                     "judges against a measured GPU's total");
   }
-  // Training without activations (--params): a total that fits is a lower bound, which cannot say the job fits; one
-  // that does not fit is a verdict all the same.
-  // So is one on the stage that runs DeepSeek-V3's MTP modules, whose activations are not estimated either.
-  // (whichever stage is the most loaded: the MTP stage's own total is not estimated either).
+  // Training without activations (--params), or of a model with MTP modules (DeepSeek-V3), whose activations are not
+  // estimated (whichever stage is the most loaded: the MTP stage's own total is not known): a total that fits is a
+  // lower bound, which cannot say the job fits; one that does not fit is a verdict all the same.
   const bool mtp_unestimated =
       o.mode == "train" && est.activations_estimated && o.model.from_config() && o.model.model()->mtp_layers > 0;
   const bool lower_bound = (o.mode == "train" && !est.activations_estimated) || mtp_unestimated;

@@ -16,9 +16,9 @@
 // unless the caller set the struct's version; error key "sram", e.g. 4 NO_PERMISSION as a non-root caller gets),
 // repair.{channel_pending,tpc_pending} (nvmlDeviceGetRepairStatus, v1: NOT_SUPPORTED without
 // repair.channel_pending, the other 0 where absent; ARGUMENT_VERSION_MISMATCH unless the caller set the version;
-// error key "repair"; "repair_silent": true answers success writing nothing), memory.unrepairable (nvmlDeviceGetUnrepairableMemoryFlag_v1; error key "unrepairable"), laid
-// out as the script's "unrepairable_layout" says: "versioned" (the default: a version word, checked, then the flag, as
-// nvidia-ml-py and DCGM pass it), "header" (nvml.h's one word, the flag, nothing checked), "header_checked" (nvml.h's,
+// error key "repair"; "repair_silent": true answers success writing nothing), memory.unrepairable
+// (nvmlDeviceGetUnrepairableMemoryFlag_v1; error key "unrepairable"), laid out as the script's "unrepairable_layout"
+// says: "versioned" (the default: a version word, checked, then the flag, as nvidia-ml-py and DCGM pass it), "header" (nvml.h's one word, the flag, nothing checked), "header_checked" (nvml.h's,
 // ARGUMENT_VERSION_MISMATCH unless the word is 0), "reject" (ARGUMENT_VERSION_MISMATCH whatever is passed) or
 // "silent" (success, nothing written),
 // cc.feature (nvmlSystemGetConfComputeState's and ...Settings' ccFeature: 1 confidential computing on),

@@ -33,7 +33,8 @@ std::string Fingerprint::key() const {
          (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
          (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
          (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-") + "\x1f" + host_cpu + "\x1f" +
-         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + (confidential_computing ? "\x1f" "cc" : "") + "\x1f" + cublas + "\x1f" + tool + "\x1f" + measurement_code +
+         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + (confidential_computing ? "\x1f" "cc" : "") + "\x1f" +
+         cublas + "\x1f" + tool + "\x1f" + measurement_code +
          "\x1f" + (measured_together ? std::to_string(*measured_together) : std::string("-"));
 }
 
@@ -153,6 +154,10 @@ bool host_bound_ceiling(const std::string& name) {
   for (const char* exact : {"latency.launch", "latency.h2d_small", "latency.d2h_small"})
     if (name == exact) return true;
   return false;
+}
+
+bool confidential_computing_bound_ceiling(const std::string& name) {
+  return name.rfind("pcie.", 0) == 0 || host_bound_ceiling(name);
 }
 
 double Outlier::worst_deficit() const {
@@ -1007,9 +1012,8 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     // through encrypted bounce buffers, another measurement of those; the rest is compared as ever.
     if (x.fingerprint.confidential_computing != groups[ref].fingerprint.confidential_computing)
       for (std::vector<Outlier>* list : {&x.versus_peers, &x.unstable_versus_peers})
-        without(*list, [](const Outlier&, const Deviation& d) {
-          return d.ceiling.rfind("pcie.", 0) == 0 || host_bound_ceiling(d.ceiling);
-        });
+        without(*list,
+                [](const Outlier&, const Deviation& d) { return confidential_computing_bound_ceiling(d.ceiling); });
     // A ceiling its own group has listed already (judged, or unstable there) is not listed twice.
     without(x.unstable_versus_peers, [&](const Outlier& o, const Deviation& d) {
       return listed(x.outliers, o.member, d.ceiling, d.unit) || listed(x.unstable, o.member, d.ceiling, d.unit);

@@ -954,7 +954,6 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     // Confidential computing on one side only: the host<->device copies and launches of one went through encrypted
     // bounce buffers, another measurement of those ceilings.
     const bool other_cc = mine.confidential_computing != theirs.confidential_computing;
-    auto cc_bound = [&](const std::string& name) { return family_of(name) == "pcie" || host_bound_ceiling(name); };
     // Measured with more GPUs at once than the baseline: they shared the node's power, cooling and host links,
     // which can only lower a ceiling, so a shortfall is not this GPU's to fail for; with fewer it is (review 51).
     const bool more_together = mine.measured_together && theirs.measured_together &&
@@ -1028,7 +1027,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
           // Beyond the tolerance but not beyond the two medians' own noise (a cv of 10% over 10 samples is a
           // standard error of 4%): the measurements cannot tell this GPU from the baseline, so no verdict.
           const double noise = std::hypot(c->median_standard_error(), b.median_standard_error());
-          if (other_code || (other_cublas && family_of(b.name) == "gemm") || (other_cc && cc_bound(b.name))) {
+          if (other_code || (other_cublas && family_of(b.name) == "gemm") || (other_cc && confidential_computing_bound_ceiling(b.name))) {
             k.status = CheckStatus::kIncomplete;
             k.reason += "; measured otherwise than the baseline (" + unlike_text +
                         "): not told apart from that difference; " +

@@ -322,6 +322,9 @@ struct FleetGroup {
 // server's PCIe root). Not latency.graph_launch: one submission for a 1000-node graph, its per-node cost the GPU's
 // (807 ns a node on the H200, 803 timed on the GPU alone).
 bool host_bound_ceiling(const std::string& name);
+// A ceiling confidential computing moves: the host<->device copies (pcie.*) and the host-bound ceilings, whose copies
+// and launches go through the driver's encrypted bounce buffers with it on.
+bool confidential_computing_bound_ceiling(const std::string& name);
 // Groups sorted by size (largest first), then by label.
 std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, const OutlierRule& rule);
 
