@@ -84,6 +84,8 @@ int run(const MbuOptions& o) {
         weight_bytes_per_gpu(m, in.weight_bytes, weights.bytes, gpus, decode_replicated_params(m, batch));
     kv_note = weights.note;
     if (const auto mtp = cli::mtp_serving_note(m)) kv_note += std::string(kv_note.empty() ? "" : "; ") + *mtp;
+    if (const auto shape = o.model.shape_note(cli::ModelOptions::Counted::kWeights))
+      kv_note += std::string(kv_note.empty() ? "" : "; ") + *shape;
     if (in.kv_split < gpus)
       kv_note += std::string(kv_note.empty() ? "" : "; ") +
                  (m.is_mla() ? std::string("KV cache and the attention down-projections whole on every GPU (MLA: "

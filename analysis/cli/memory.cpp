@@ -100,6 +100,7 @@ int run(const MemoryOptions& o) {
     } else {
       in.model = o.model.model();
       in.params = static_cast<double>(count_params(*in.model).total);
+      if (const auto shape = o.model.shape_note(cli::ModelOptions::Counted::kWeights)) notes.push_back(*shape);
       if (in.model->mtp_layers > 0) {
         // DeepSeek-V3 trains its multi-token-prediction modules with the model; in training they share its
         // embedding and output head, so only the rest of each module adds weights, gradients and optimizer state,
@@ -242,6 +243,7 @@ int run(const MemoryOptions& o) {
                                    : std::string()));
     if (!weights.note.empty()) notes.push_back(weights.note);
     if (const auto mtp = cli::mtp_serving_note(in.model)) notes.push_back(*mtp);
+    if (const auto shape = o.model.shape_note(cli::ModelOptions::Counted::kWeights)) notes.push_back(*shape);
     const double wb = in.weight_bytes.other;  // every weight's, unless the checkpoint's layout is counted
     if (in.weight_bytes.covers == WeightBytes::Covers::kNothing && wb < 2) {
       const ParamCounts counts = count_params(in.model);

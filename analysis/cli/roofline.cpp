@@ -183,6 +183,7 @@ int run(const RooflineOptions& o) {
                 {"counts_kv_traffic", llm->has_kv_traffic}};
       if (!weights.note.empty()) l["weight_note"] = weights.note;
       if (const auto mtp = cli::mtp_serving_note(serving.model)) l["mtp_note"] = *mtp;
+      if (const auto uncounted = cli::not_counted_note(serving.model)) l["not_counted_note"] = *uncounted;
       if (const std::string n = eight_bit_weights_note(o, weights, r); !n.empty())
         l["compute_note"] = n;
       for (const char* key : {"prefill", "decode"}) {
@@ -280,6 +281,7 @@ int run(const RooflineOptions& o) {
               << " FLOP convention, with logits at each prompt's last token only)\n";
     if (!weights.note.empty()) std::cout << "note: " << weights.note << "\n";
     if (const auto mtp = cli::mtp_serving_note(serving.model)) std::cout << "note: " << *mtp << "\n";
+    if (const auto uncounted = cli::not_counted_note(serving.model)) std::cout << "note: " << *uncounted << "\n";
     if (const std::string n = eight_bit_weights_note(o, weights, r); !n.empty())
       std::cout << "note: " << n << "\n";
     if (!llm->prefill.empty()) std::cout << render(prefill, Format::kTable);

@@ -26,6 +26,12 @@ inline OptNumber& add_number(CLI::App& app, OptNumber& n, const std::string& nam
   return n;
 }
 
+// What a config's model is not counted with (Gemma 3's or Llama 4's vision tower), for every command's notes.
+inline std::optional<std::string> not_counted_note(const ModelConfig& m) {
+  if (m.not_counted.empty()) return std::nullopt;
+  return "not counted: " + m.not_counted;
+}
+
 // --hf-config FILE, or --layers/--hidden/--heads[/--kv-heads/--ffn/--vocab/--swiglu], or --params with
 // --layers/--heads/--head-dim (attention term only).
 struct ModelOptions {
@@ -146,17 +152,30 @@ struct ModelOptions {
   // MLP width taken), and what a config's model is not counted with (a vision tower).
   std::optional<std::string> flop_note(std::int64_t mtp_modules = 0) const {
     const std::optional<ModelConfig> m = from_config() || !from_params() ? model() : std::nullopt;
-    std::string extra;
-    auto add = [&](const std::string& s) { extra += (extra.empty() ? "" : "; ") + s; };
-    if (m && !from_config()) {
+    const std::optional<std::string> extra = shape_note(Counted::kFlops);
+    std::optional<std::string> mtp = mtp_note(m, mtp_modules);
+    if (!mtp) return extra;
+    return extra ? std::optional<std::string>(*mtp + "; " + *extra) : mtp;
+  }
+
+  // What a model given by flags leaves out or assumes (no --vocab; --swiglu's MLP width without --ffn), and what a
+  // config's model is not counted with (a vision tower): of its FLOPs per token (mfu, train-time), or of its weights
+  // (mbu, memory). Nothing for --params, which counts what it is given.
+  enum class Counted { kFlops, kWeights };
+  std::optional<std::string> shape_note(Counted counted) const {
+    const std::optional<ModelConfig> m = from_config() || !from_params() ? model() : std::nullopt;
+    if (!m) return std::nullopt;
+    std::string note;
+    auto add = [&](const std::string& s) { note += (note.empty() ? "" : "; ") + s; };
+    if (!from_config()) {
       if (m->vocab == 0)
-        add("no --vocab: the output layer (2*V*h FLOPs a token forward, 6*V*h in training) is not counted");
+        add(counted == Counted::kFlops
+                ? "no --vocab: the output layer (2*V*h FLOPs a token forward, 6*V*h in training) is not counted"
+                : "no --vocab: neither the input embedding table nor the output layer (V*h weights each) is counted");
       if (swiglu && !ffn.given()) add("--swiglu without --ffn: an MLP width of " + std::to_string(m->ffn));
     }
-    if (m && from_config() && !m->not_counted.empty()) add("not counted: " + m->not_counted);
-    std::optional<std::string> mtp = mtp_note(m, mtp_modules);
-    if (!mtp) return extra.empty() ? std::nullopt : std::optional<std::string>(extra);
-    return extra.empty() ? mtp : std::optional<std::string>(*mtp + "; " + extra);
+    if (const std::optional<std::string> n = not_counted_note(*m)) add(*n);
+    return note.empty() ? std::nullopt : std::optional<std::string>(note);
   }
 
  private:
@@ -164,8 +183,9 @@ struct ModelOptions {
     if (mtp_modules > 0) {
       const std::string n = std::to_string(mtp_modules);
       std::string note = "the FLOPs per token count " + n + " multi-token-prediction module(s) trained beside the "
-                         "main model (--mtp-layers " + n + "): each token through each one's eh_proj, decoder layer "
-                         "and the shared output head";
+                         "main model (--mtp-layers " + n + "): each token through each one's eh_proj" +
+                         (m && m->vocab == 0 ? std::string(" and decoder layer (no output head: the model has none)")
+                                             : std::string(", decoder layer and the shared output head"));
       if (from_config() && m->mtp_layers != mtp_modules)
         note += m->mtp_layers > 0 ? "; the config has " + std::to_string(m->mtp_layers)
                                   : "; the config has none, each built as its layer " + std::to_string(m->layers) +

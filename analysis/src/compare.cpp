@@ -306,8 +306,9 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
       {"host CPU", [](const Profile& p) { return p.cpu; },
        "pageable copies, launch and small-copy latency go with the host"},
       {"confidential computing",
-       [](const Profile& p) {
-         return p.device.confidential_computing.value_or(false) ? std::string("on") : std::string("off");
+       [](const Profile& p) {  // not recorded (a profile from before the field) is "?" in the table: no value here
+         const auto& cc = p.device.confidential_computing;
+         return cc ? std::string(*cc ? "on" : "off") : std::string();
        },
        "with it on, host<->device copies and launches go through the driver's encrypted bounce buffers"},
       {"GPUs measured", measured_together,

@@ -964,14 +964,16 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
       Check k = make_check("baseline", "measured alike");
       k.status = CheckStatus::kNotJudged;
       k.measured_text = "no";
-      k.reason = "this profile was measured unlike the baseline: " + unlike_text +
-                 (other_code || more_together
-                      ? std::string(" (another measurement: a shortfall against the baseline is not judged)")
-                  : other_cublas ? std::string(" (another measurement: a shortfall against the baseline is not judged "
-                                               "for the GEMMs cuBLAS runs)")
-                  : other_cc ? std::string(" (another measurement: a shortfall against the baseline is not judged for "
-                                           "the host<->device copies and launches)")
-                             : std::string());
+      // Which shortfalls go unjudged: every one, or those of the GEMMs and/or of the copies and launches.
+      std::string unjudged;
+      if (other_code || more_together) {
+        unjudged = " (another measurement: a shortfall against the baseline is not judged)";
+      } else if (other_cublas || other_cc) {
+        unjudged = std::string(" (another measurement: a shortfall against the baseline is not judged for ") +
+                   (other_cublas ? "the GEMMs cuBLAS runs" : "") + (other_cublas && other_cc ? " nor for " : "") +
+                   (other_cc ? "the host<->device copies and launches" : "") + ")";
+      }
+      k.reason = "this profile was measured unlike the baseline: " + unlike_text + unjudged;
       r.checks.push_back(k);
     }
     // A baseline from a run that did not finish, or with cases that failed, judges fewer ceilings than it seems to.

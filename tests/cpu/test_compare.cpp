@@ -271,6 +271,35 @@ TEST(Compare, GpusMeasuredTogetherAreSaid) {
   EXPECT_TRUE(comparison_json(unknown)["devices"][0]["conditions"]["gpus_measured_together"].is_null());
 }
 
+// Confidential computing: on beside off is said; a profile from before the field is "?" in the conditions and
+// says nothing against the others (the note had taken it for "off" while the table said "?", review 79).
+TEST(Compare, ConfidentialComputingNotRecordedIsNotTakenForOff) {
+  const std::string dir = test::scratch_dir("compare_cc");
+  json off = read_json_file(kH200);
+  ASSERT_FALSE(off["device"].contains("confidential_computing")) << "the fixture is to predate the field";
+  json on = off;
+  off["device"]["confidential_computing"] = false;
+  on["device"]["confidential_computing"] = true;
+  write_file_atomic(dir + "/off.profile.json", off.dump());
+  write_file_atomic(dir + "/on.profile.json", on.dump());
+  const Comparison differ =
+      compare_devices({load_compare_device(dir + "/off.profile.json"), load_compare_device(dir + "/on.profile.json")});
+  ASSERT_EQ(differ.condition_notes.size(), 1u) << ::testing::PrintToString(differ.condition_notes);
+  EXPECT_EQ(differ.condition_notes[0].rfind("confidential computing differs (off in ", 0), 0u) << differ.condition_notes[0];
+  for (const char* other : {"/off.profile.json", "/on.profile.json"}) {
+    const Comparison unknown = compare_devices({load_compare_device(kH200), load_compare_device(dir + other)});
+    EXPECT_TRUE(unknown.condition_notes.empty()) << other << ": " << ::testing::PrintToString(unknown.condition_notes);
+    bool shown = false;
+    for (const auto& row : conditions_table(unknown).rows)
+      if (!row.empty() && row[0] == "confidential computing") {
+        ASSERT_EQ(row.size(), 3u);
+        EXPECT_EQ(row[1], "?");
+        shown = true;
+      }
+    EXPECT_TRUE(shown);
+  }
+}
+
 // A ceiling the profile records as failed, skipped or unverified says so in its cell, not "-" beside a datasheet
 // ratio (review 33).
 TEST(Compare, FailedSkippedAndUnverifiedCeilingsSaySo) {

@@ -185,6 +185,16 @@ TEST(ConfidentialComputing, ABaselineMeasuredTheOtherWayJudgesNoCopyShortfall) {
   const QualifyResult alike_run = qualify(p, &both, default_rules());
   ASSERT_NE(find_check(alike_run, "pcie.h2d", "baseline"), nullptr);
   EXPECT_EQ(find_check(alike_run, "pcie.h2d", "baseline")->status, CheckStatus::kFail);
+  // Another cuBLAS too: the row names both kinds of shortfall it does not judge (it named the GEMMs only, review 79).
+  Profile other_cublas = with_cc(false);
+  other_cublas.device.cublas += ".1";
+  const QualifyResult both_run = qualify(p, &other_cublas, default_rules());
+  const Check* both_unlike = find_check(both_run, "baseline", "measured alike");
+  ASSERT_NE(both_unlike, nullptr);
+  EXPECT_NE(both_unlike->reason.find("not judged for the GEMMs cuBLAS runs nor for the host<->device copies and "
+                                     "launches)"),
+            std::string::npos)
+      << both_unlike->reason;
 
   bool named = false;
   for (const auto& [field, value] : measurement_conditions(p))

@@ -203,9 +203,6 @@ TEST(MfuCli, AModelsMtpModuleIsNamedAsNotCounted) {
   EXPECT_NE(tt.out.find("note: the FLOPs per token are the main model's"), std::string::npos) << tt.out;
 }
 
-// A model given by flags says what it leaves out or assumes: no --vocab, no output layer (6*V*h a token in
-// training: Llama-3.2-1B's shape reads 27.5% MFU without it, 32.3% with, review 78); --swiglu without --ffn, the
-// width taken. With --vocab and --ffn, nothing to say.
 TEST(MfuCli, ParamsIsAWholeNumber) {  // 7.5 is a typo for 7.5e9, not 7.5 parameters
   auto r = test::run_cli({"mfu", "--params", "7.5", "--layers", "32", "--heads", "32", "--head-dim", "128", "--seq",
                           "4096", "--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "989"});
@@ -216,6 +213,9 @@ TEST(MfuCli, ParamsIsAWholeNumber) {  // 7.5 is a typo for 7.5e9, not 7.5 parame
   EXPECT_NE(r.err.find("--params must be a positive whole number"), std::string::npos) << r.err;
 }
 
+// A model given by flags says what it leaves out or assumes: no --vocab, no output layer (6*V*h a token in
+// training: Llama-3.2-1B's shape reads 27.5% MFU without it, 32.3% with, review 78); --swiglu without --ffn, the
+// width taken. With --vocab and --ffn, nothing to say.
 TEST(MfuCli, AModelByFlagsSaysWhatItLeavesOut) {
   std::vector<std::string> args = {"mfu", "--layers", "16", "--hidden", "2048", "--heads", "32", "--kv-heads", "8",
                                    "--swiglu", "--seq", "8192", "--tokens-per-sec", "30000", "--gpus", "1",
@@ -231,6 +231,48 @@ TEST(MfuCli, AModelByFlagsSaysWhatItLeavesOut) {
   r = test::run_cli(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(json::parse(r.out).contains("note")) << r.out;
+}
+
+// The serving commands say it of the weights: mbu and memory for a model by flags (no embedding table or output
+// layer without --vocab: Llama-3.2-1B's shape reads 0.26 billion weights short), and mbu, memory and roofline for a
+// config's vision tower (they said it nowhere, review 78).
+TEST(MbuCli, WhatTheWeightsLeaveOutIsSaid) {
+  const std::string no_vocab = "no --vocab: neither the input embedding table nor the output layer (V*h weights each) "
+                               "is counted";
+  const std::vector<std::string> shape = {"--layers", "16", "--hidden", "2048", "--heads", "32", "--kv-heads", "8",
+                                          "--swiglu"};
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& more) {
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const std::vector<std::vector<std::string>> flags = {
+      with(with({"mbu"}, shape), {"--context", "8192", "--tpot-ms", "5", "--peak-bw-gbps", "4800"}),
+      with(with({"memory"}, shape), {"--mode", "infer", "--context", "8192"}),
+      with(with({"memory"}, shape), {"--mode", "train", "--seq", "2048"})};
+  for (const auto& a : flags) {
+    auto r = test::run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(no_vocab), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--swiglu without --ffn: an MLP width of 5440"), std::string::npos) << r.out;
+    r = test::run_cli(with(a, {"--vocab", "128256", "--ffn", "8192"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("--vocab"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("--swiglu"), std::string::npos) << r.out;
+  }
+  const std::string tower = "not counted: the vision tower and its projector";
+  const std::vector<std::vector<std::string>> gemma = {
+      {"mbu", "--hf-config", hf("gemma-3-4b-pt"), "--context", "8192", "--tpot-ms", "5", "--peak-bw-gbps", "4800"},
+      {"memory", "--hf-config", hf("gemma-3-4b-pt"), "--mode", "infer", "--context", "8192"},
+      {"memory", "--hf-config", hf("gemma-3-4b-pt"), "--mode", "train", "--seq", "2048"},
+      {"roofline", "--profile", kProfile, "--hf-config", hf("gemma-3-4b-pt"), "--context", "8192"}};
+  for (const auto& a : gemma) {
+    const auto r = test::run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(tower), std::string::npos) << r.out;
+  }
+  const auto j = test::run_cli(with(gemma.back(), {"--json"}));
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(json::parse(j.out)["llm"].value("not_counted_note", "").rfind(tower, 0), 0u) << j.out;
 }
 
 // --mtp-layers: a job that trains DeepSeek-V3's MTP module does its FLOPs for every token (by hand in test_model.cpp's
@@ -312,6 +354,16 @@ TEST(MfuCli, MtpLayersCountTheModulesOptIn) {
   const double h = 4096;
   EXPECT_DOUBLE_EQ(json::parse(gpt.out)["mtp_model_flops_per_token"].get<double>(),
                    3 * (2 * (14 * h * h + 51200 * h) + 4 * h * 2048));
+  EXPECT_NE(json::parse(gpt.out)["note"].get<std::string>().find("decoder layer and the shared output head"),
+            std::string::npos);
+  // Without --vocab there is no head for the module to share: the note does not claim one (review 79).
+  const auto headless = test::run_cli({"mfu", "--layers", "32", "--hidden", "4096", "--heads", "32", "--seq", "2048",
+                                       "--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "989",
+                                       "--mtp-layers", "1", "--json"});
+  ASSERT_EQ(headless.exit_code, 0) << headless.err;
+  const std::string note = json::parse(headless.out)["note"].get<std::string>();
+  EXPECT_EQ(note.find("shared output head"), std::string::npos) << note;
+  EXPECT_NE(note.find("(no output head: the model has none)"), std::string::npos) << note;
   // A config without MTP modules (Llama): a job may still train one, built as its next layer would be; said so.
   const auto llama = test::run_cli({"mfu", "--hf-config", hf("Llama-3.1-8B"), "--seq", "8192", "--tokens-per-sec",
                                     "3000", "--gpus", "1", "--peak-tflops", "989", "--mtp-layers", "1"});
