@@ -194,6 +194,7 @@ int run(const MemoryOptions& o) {
                       "last the output head besides (--hf-config or --layers/--hidden/--heads count them)");
     }
     inputs.update({{"seq", o.seq.given() ? json(in.seq) : json(nullptr)},  // --params: no sequence
+                   {"batch", o.model.from_params() && !o.model.from_config() ? json(nullptr) : json(batch)},  // nor a batch
                    {"pp", o.pp},
                    {"dp", o.dp},
                    {"ep", o.ep},

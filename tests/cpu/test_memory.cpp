@@ -913,6 +913,7 @@ TEST(MemoryCli, InferAndBadInput) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("does NOT fit on H100"), std::string::npos) << r.out;
   EXPECT_TRUE(j["inputs"]["seq"].is_null()) << j["inputs"].dump();  // no sequence was given or used
+  EXPECT_TRUE(j["inputs"]["batch"].is_null()) << j["inputs"].dump();  // nor a batch (it read 1.0, review 77)
   // DeepSeek-V3's MTP modules' activations are not estimated, whichever stage is the most loaded: a total that fits
   // is a lower bound there too.
   // (Here stage 2 is the most loaded, not the MTP modules' last stage: review 80.)
