@@ -32,8 +32,10 @@ CEILINGS_SUBCOMMAND("specs", "List the datasheet table, or one GPU's datasheet f
                             std::cout << ceilings::render(ceilings::json_records_table(all, {"name"}), format);
                           } else {
                             std::cout << ceilings::render(ceilings::specs_table(), format);
-                            if (format == ceilings::Format::kTable)
-                              std::cout << "dense peaks; `ceilings specs NAME` shows sparse figures and sources\n";
+                            // Markdown too: it is what is pasted beside NVIDIA's tables, whose starred figures are
+                            // sparse (review 83).
+                            std::cout << (format == ceilings::Format::kMarkdown ? "\n" : "")
+                                      << "dense peaks; `ceilings specs NAME` shows sparse figures and sources\n";
                           }
                           return 0;
                         }

@@ -37,7 +37,9 @@ CompareDevice load_compare_device(const std::string& spec) {
     if (const GpuSpec* g = find_gpu(d.profile->device.name); g && !mig) d.gpu = g->name;
     return d;
   }
-  if (std::filesystem::is_directory(spec, ec)) throw InputError("'" + spec + "' is a directory, not a profile");
+  // A directory is no profile: where its name is a datasheet entry's (a results folder named "B200"), the entry.
+  if (std::filesystem::is_directory(spec, ec) && (spec.find('/') != std::string::npos || !find_gpu(spec)))
+    throw InputError("'" + spec + "' is a directory, not a profile");
   if (spec.find('/') != std::string::npos || (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json"))
     throw InputError("profile '" + spec + "' does not exist (and it is not a datasheet name)");
   d.gpu = resolve_gpu(spec).name;
@@ -435,10 +437,12 @@ Table comparison_table(const Comparison& c) {
     t.columns.push_back(c.devices[i].label + " vs " + c.devices[0].label);
     t.right_aligned.push_back(true);
   }
-  auto show = [](const std::optional<double>& v, const std::string& unit) {
-    return v ? format_quantity(*v, unit) : "-";
-  };
   for (const CompareRow& r : c.rows) {
+    // Memory in GiB, as the datasheets' "141 GB" and `specs` count it (SI read 151 GB there, review 83); csv and
+    // json keep bytes.
+    auto show = [&](const std::optional<double>& v, const std::string& unit) {
+      return !v ? std::string("-") : r.ceiling == "memory.capacity" ? format_gib(*v) : format_quantity(*v, unit);
+    };
     std::vector<std::string> row{r.ceiling};
     for (const CompareCell& cell : r.cells) {
       row.push_back(!cell.status.empty() ? cell.status

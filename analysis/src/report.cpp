@@ -69,8 +69,11 @@ Table ceilings_table(const Profile& p) {
   t.right_aligned = {false, true, true, true, true, true, true, false};
   for (const Ceiling& c : p.ceilings) {
     const auto ds = datasheet_for(p, c);
-    t.add_row({c.name, format_quantity(c.value, c.unit), ds ? format_quantity(*ds, c.unit) : "-",
-               ds && *ds > 0 ? format_percent(c.value / *ds) : "-", format_percent(c.cv, 2),
+    // A number that failed its own check (no build writes one; a hand-made or foreign profile may hold it) is
+    // marked, with no share of the datasheet, as `compare` marks it (review 83).
+    t.add_row({c.name, format_quantity(c.value, c.unit) + (c.verified ? "" : " (unverified)"),
+               ds ? format_quantity(*ds, c.unit) : "-",
+               c.verified && ds && *ds > 0 ? format_percent(c.value / *ds) : "-", format_percent(c.cv, 2),
                std::to_string(c.samples),
                c.telemetry.available ? format_quantity(c.telemetry.sm_clock_hz, "Hz") : "n/a",
                throttled_cell(c)});
@@ -168,7 +171,11 @@ std::string render_profile(const Profile& p, Format format) {
     return out.dump(2) + "\n";
   }
   if (format == Format::kCsv) return render(ceilings_csv_table(p), format);
-  const std::string table = render(ceilings_table(p), format);
+  // No build writes a profile without one case in it; a hand-made or cut one is said so, not shown as a header
+  // over an empty table (review 83).
+  const std::string table = p.ceilings.empty() && p.skipped.empty() && p.errors.empty()
+                                ? std::string("no ceiling, skipped case or failed case is recorded in this profile\n")
+                                : render(ceilings_table(p), format);
   if (format == Format::kMarkdown) {
     std::string summary = profile_summary(p);
     std::string md;
@@ -437,8 +444,15 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   }
   if (format == Format::kJson || format == Format::kCsv) {
     const json doc = profile_to_json(p);  // named: a range-for over a temporary's member would dangle
-    for (const json& j : doc.at("ceilings"))
-      if (j.value("name", "") == name) return format == Format::kJson ? j.dump(2) + "\n" : render(json_fields_table(j), format);
+    for (json j : doc.at("ceilings"))
+      if (j.value("name", "") == name) {
+        // The datasheet figure the table shows (the built-in table's for a GPU it knows, as `show` and `compare`
+        // take it); one an older build recorded otherwise is kept beside it, named as such (review 83).
+        const auto ds = datasheet_for(p, *c);
+        if (c->datasheet && c->datasheet != ds) j["datasheet_recorded"] = *c->datasheet;
+        j["datasheet"] = ds ? json(*ds) : json(nullptr);
+        return format == Format::kJson ? j.dump(2) + "\n" : render(json_fields_table(j), format);
+      }
   }
   std::string out;
   const bool md = format == Format::kMarkdown;

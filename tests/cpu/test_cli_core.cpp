@@ -138,6 +138,68 @@ TEST(CliShow, ThrottlingNotReadIsNotKnownNotNo) {
   EXPECT_TRUE(found) << r.out;
 }
 
+// What a reader would misread (review 83): --ceiling's json and csv gave a datasheet figure the profile stored,
+// while the table beside it gave the built-in table's; an unverified ceiling read as a measurement in the table; a
+// profile with nothing in it showed a bare header; compare's memory was in SI (151 GB for NVIDIA's 141 GB); a
+// directory named as a datasheet entry hid the entry; specs' markdown never said its peaks are dense.
+TEST(CliShow, WhatAReaderWouldMisreadIsSaid) {
+  const std::string dir = test::scratch_dir("show_misread");
+  json doc = read_json_file(kFixture);
+  ASSERT_EQ(doc["ceilings"][0]["name"], "hbm.copy");
+  doc["ceilings"][0]["datasheet"] = 1.2e12;  // an older build's figure
+  doc["ceilings"][1]["verified"] = false;
+  const std::string stale = dir + "/stale.profile.json";
+  std::ofstream(stale) << doc.dump();
+  auto r = run_cli({"show", stale, "--ceiling", "hbm.copy", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json one = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(one["datasheet"].get<double>(), 4.8e12) << one;  // the table's, as the text shows it
+  EXPECT_DOUBLE_EQ(one["datasheet_recorded"].get<double>(), 1.2e12) << one;
+  r = run_cli({"show", stale, "--ceiling", "hbm.copy", "--format", "csv"});
+  EXPECT_NE(r.out.find("\ndatasheet,4800000000000.0\n"), std::string::npos) << r.out;
+  r = run_cli({"show", kFixture, "--ceiling", "hbm.copy", "--format", "json"});
+  EXPECT_FALSE(json::parse(r.out).contains("datasheet_recorded")) << r.out;
+  r = run_cli({"show", stale});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string name = doc["ceilings"][1]["name"].get<std::string>();
+  const std::size_t at = r.out.find("\n" + name + " ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  EXPECT_NE(line.find(" (unverified)"), std::string::npos) << line;
+  EXPECT_EQ(line.find('%'), line.rfind('%')) << line;  // the cv's alone: no share of the datasheet
+
+  doc["ceilings"] = json::array();
+  doc["skipped"] = json::array();
+  doc["errors"] = json::array();
+  const std::string empty = dir + "/empty.profile.json";
+  std::ofstream(empty) << doc.dump();
+  r = run_cli({"show", empty});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("no ceiling, skipped case or failed case is recorded in this profile"), std::string::npos)
+      << r.out;
+
+  r = run_cli({"compare", "H200", "V100 PCIe 32GB"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("memory\\.capacity .*141\\.0 GiB.*32\\.0 GiB"))) << r.out;
+  // Run in `dir`, where the names are folders.
+  auto compare_in_dir = [&](const std::string& name) {
+    return test::run_program({"/bin/sh", "-c", "cd \"$1\" && exec \"$2\" compare \"$3\" \"$4\"", "sh", dir, CEILINGS_CLI,
+                              kFixture, name});
+  };
+  std::filesystem::create_directories(dir + "/B200");
+  r = compare_in_dir("B200");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("B200 [datasheet]"), std::string::npos) << r.out;
+  std::filesystem::create_directories(dir + "/not-a-gpu");
+  r = compare_in_dir("not-a-gpu");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("'not-a-gpu' is a directory, not a profile"), std::string::npos) << r.err;
+
+  r = run_cli({"specs", "--format", "markdown"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\ndense peaks;"), std::string::npos) << r.out;
+}
+
 // `show --ceiling`: one ceiling in full. The sweep and the pair matrix are hand-written here, in the
 // shape the converter stores them (detail.sweep points; detail counters p2p_<src>_<dst>).
 TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
