@@ -13,7 +13,8 @@ namespace ceilings::kernels {
 namespace {
 
 __host__ __device__ inline std::uint32_t pattern_word(std::size_t word, std::uint32_t seed) {
-  return static_cast<std::uint32_t>(word) * kPatternMul + seed;
+  return static_cast<std::uint32_t>(word) * kPatternMul + seed +
+         static_cast<std::uint32_t>(word >> 32) * kPatternHighMul;
 }
 
 __device__ inline uint4 pattern_vector(std::size_t vec, std::uint32_t seed) {
@@ -446,10 +447,13 @@ bool valid_stream_shape(const StreamShape& s) {
 }
 
 std::uint32_t pattern_sum(std::size_t words, std::uint32_t seed) {
-  // sum_{w<N} (w * M + seed) = M * N(N-1)/2 + seed * N, all mod 2^32 (unsigned arithmetic wraps).
+  // sum_{w<N} (w * M + seed) = M * N(N-1)/2 + seed * N, all mod 2^32 (unsigned arithmetic wraps); plus the
+  // high part's sum_{w<N} floor(w / 2^32) * H: for N = q * 2^32 + r that is (2^32 q(q-1)/2 + q r) H = q r H.
   const unsigned long long n = words;
   const unsigned long long half = (n % 2 == 0) ? (n / 2) * (n - 1) : n * ((n - 1) / 2);
-  return static_cast<std::uint32_t>(half * kPatternMul + static_cast<unsigned long long>(seed) * n);
+  const unsigned long long q = n >> 32, r = n & 0xFFFFFFFFull;
+  return static_cast<std::uint32_t>(half * kPatternMul + static_cast<unsigned long long>(seed) * n +
+                                    q * r * kPatternHighMul);
 }
 
 void fill_pattern(uint4* dst, std::size_t vectors, std::uint32_t seed, cudaStream_t stream) {

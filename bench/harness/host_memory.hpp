@@ -131,17 +131,22 @@ inline void require_memory(std::size_t host_bytes, std::size_t device_bytes, int
                 (device >= 0 ? " on GPU " + std::to_string(device) : std::string()) + ", " + host_gib(free_b) + " free");
 }
 
-// Host side of the pattern: 32-bit word w holds w * kPatternMul + seed.
+// Host side of the pattern (kernels/hbm.cuh): 32-bit word w holds w * kPatternMul + seed, plus
+// floor(w / 2^32) * kPatternHighMul.
+inline std::uint32_t host_pattern_word(std::size_t i, std::uint32_t seed) {
+  return static_cast<std::uint32_t>(i) * kernels::kPatternMul + seed +
+         static_cast<std::uint32_t>(i >> 32) * kernels::kPatternHighMul;
+}
 inline void fill_host_pattern(void* dst, std::size_t bytes, std::uint32_t seed) {
   auto* w = static_cast<std::uint32_t*>(dst);
   const std::size_t n = bytes / 4;
-  for (std::size_t i = 0; i < n; ++i) w[i] = static_cast<std::uint32_t>(i) * kernels::kPatternMul + seed;
+  for (std::size_t i = 0; i < n; ++i) w[i] = host_pattern_word(i, seed);
 }
 inline std::size_t count_host_mismatches(const void* src, std::size_t bytes, std::uint32_t seed) {
   const auto* w = static_cast<const std::uint32_t*>(src);
   const std::size_t n = bytes / 4;
   std::size_t bad = 0;
-  for (std::size_t i = 0; i < n; ++i) bad += w[i] != static_cast<std::uint32_t>(i) * kernels::kPatternMul + seed;
+  for (std::size_t i = 0; i < n; ++i) bad += w[i] != host_pattern_word(i, seed);
   return bad;
 }
 

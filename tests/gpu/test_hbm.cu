@@ -1,6 +1,7 @@
 // HBM kernels verified on the device at a small, an odd and a large size; a ceilings-bench smoke run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -148,6 +149,35 @@ TEST(HbmShapes, AnInvalidBulkShapeIsALaunchError) {
 INSTANTIATE_TEST_SUITE_P(Sizes, HbmKernels, ::testing::Values((std::size_t{1} << 16) - 4, std::size_t{1000003},
                                                               (std::size_t{1} << 24) - 4));
 
+// Past 2^32 words (16 GiB; --ceilings_hbm_bytes takes up to most of an H200's 141 GB) the pattern does not
+// repeat: a copy whose index wrapped there, writing the buffer's start again, is caught, and the read's closed-form
+// sum holds (review 81: the pattern had repeated every 2^32 words).
+TEST(HbmVerification, ThePatternDoesNotRepeatPast16GiB) {
+  CEILINGS_REQUIRE_GPU();
+  const std::size_t wrap = std::size_t{1} << 30;  // vectors: 2^32 words
+  const std::size_t n = wrap + 1000003;
+  std::size_t free_b = 0, total_b = 0;
+  CEILINGS_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (free_b < n * sizeof(uint4) + (std::size_t{2} << 30)) GTEST_SKIP() << "needs 17 GiB of free device memory";
+  bench::Stream stream;
+  bench::DeviceBuffer<uint4> a(n);
+  bench::DeviceBuffer<std::uint32_t> sum(1);
+  k::fill_pattern(a.get(), n, 9u, stream.get());
+  EXPECT_EQ(pattern_mismatches(a.get(), n, 9u, stream.get()), 0u);
+  cudaDeviceProp prop{};
+  CEILINGS_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  CEILINGS_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, sizeof(std::uint32_t), stream.get()));
+  k::hbm_read(a.get(), n, sum.get(), k::StreamShape{prop.multiProcessorCount * 2, 256, 4, 1}, stream.get());
+  std::uint32_t got = 0;
+  CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, sum.get(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
+  stream.sync();
+  EXPECT_EQ(got, k::pattern_sum(n * 4, 9u));
+  // The start written again past the wrap, as a wrapped index would: every such vector is wrong.
+  CEILINGS_CUDA_CHECK(
+      cudaMemcpyAsync(a.get() + wrap, a.get(), 1000003 * sizeof(uint4), cudaMemcpyDeviceToDevice, stream.get()));
+  EXPECT_EQ(pattern_mismatches(a.get(), n, 9u, stream.get()), 4u * 1000003);
+}
+
 TEST(HbmVerification, DetectsACorruptedWord) {
   CEILINGS_REQUIRE_GPU();
   const std::size_t n = 1 << 16;
@@ -254,13 +284,17 @@ TEST(HbmBench, CoveringGridsAndTheDriversCopyRunVerified) {
 }
 
 // The full pass's TMA copies run verified, each named by its chunk, stages and blocks per SM, with its shape
-// in the counters (256 MiB arrays: at least 4x the L2 of any current GPU up to 64 MiB).
+// in the counters. Arrays of 8x the L2, at least 256 MiB: the bench refuses one under 4x (a fixed 256 MiB, rounded
+// down to its vectors, is under 4x a 64 MiB L2: every case failed on an RTX 5090 or a B200, review 81).
 TEST(HbmBench, TheBulkCopiesRunVerified) {
   CEILINGS_REQUIRE_TMA();
   cudaDeviceProp prop{};
   CEILINGS_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const std::size_t array_bytes =
+      std::max<std::size_t>(std::size_t{256} << 20, 8 * static_cast<std::size_t>(prop.l2CacheSize));
   const auto seen = run_verified_hbm_cases(
-      {"--ceilings_tma", "--ceilings_hbm_bytes=268435456", "--benchmark_filter=^hbm/copy/engine:bulk/"}, [&](const nlohmann::json& b) {
+      {"--ceilings_tma", "--ceilings_hbm_bytes=" + std::to_string(array_bytes), "--benchmark_filter=^hbm/copy/engine:bulk/"},
+      [&](const nlohmann::json& b) {
         EXPECT_GT(b.at("chunk_bytes").get<double>(), 0) << b.dump();
         EXPECT_GE(b.at("stages").get<double>(), 2) << b.dump();
         EXPECT_EQ(static_cast<int>(b.at("blocks").get<double>()) % prop.multiProcessorCount, 0) << b.dump();

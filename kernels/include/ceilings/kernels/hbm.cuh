@@ -25,8 +25,11 @@ enum class StreamOp { kRead, kWrite, kCopy, kTriad };
 // run as later waves.
 int stream_resident_blocks_per_sm(StreamOp op, const StreamShape& shape);
 
-// The pattern every buffer holds: 32-bit word w has value w * kPatternMul + seed (mod 2^32).
+// The pattern every buffer holds: 32-bit word w has value w * kPatternMul + seed (mod 2^32), plus
+// floor(w / 2^32) * kPatternHighMul, so that past 16 GiB (an H200 holds 141 GB) a copy whose index wrapped at 2^32
+// words does not write the pattern again (review 81); below it, the high part is 0.
 constexpr std::uint32_t kPatternMul = 2654435761u;
+constexpr std::uint32_t kPatternHighMul = 0x85EBCA77u;
 // Host closed form of the sum of words [0, words) of the pattern, mod 2^32.
 std::uint32_t pattern_sum(std::size_t words, std::uint32_t seed);
 // The triad's float inputs come from the pattern: 1 + (u >> 9) * 2^-23, exactly representable.
