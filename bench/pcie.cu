@@ -4,8 +4,9 @@
 // plateau of the large sizes is the ceiling. A further candidate for a ceiling (pcie.h2d_sm's prefetching
 // loads and TMA copies) has no sweep: its ceiling case measures the large sizes itself. With
 // --ceilings_pcie_write_combined, pcie.h2d_wc and pcie.h2d_sm_wc read write-combined pinned memory. Bytes count once per direction;
-// bidir is the sum of the two directions' rates, each over its own time (nvbandwidth's convention; see
-// bidir_rates).
+// bidir is the sum of the two directions' rates, each over its own time (as nvbandwidth sums its
+// device-to-device bidirectional copies; its host<->device bidirectional tests print one direction under the
+// other's load, which the h2d/d2h_bytes_per_second counters hold; see bidir_rates).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
@@ -204,10 +205,14 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   // (both released together by the blocking kernel). Each direction times `reps` transfers with events
   // of its own, then runs `reps` more untimed: whichever direction is faster keeps loading the link
   // until the slower one's timed transfers are done (when their rates differ by less than 2x), so
-  // neither timed window ends with a tail that ran alone at the one-way rate. About 256 MiB timed each
-  // way per sample; at most 2 x 50 transfers per stream behind the blocker (the launch queue is finite).
+  // neither timed window ends with a tail that ran alone at the one-way rate. Where they differ by more,
+  // the sample says so (each direction's untimed load must outlast the other's timed window, a2 and b2 against
+  // b1 and a1) and the point fails its check: its sum would overstate what both ways at once move (review 82).
+  // About 256 MiB timed each way per sample; at most 2 x 50 transfers per stream behind the blocker (the launch
+  // queue is finite).
   const int reps = bidir ? static_cast<int>(std::clamp<std::size_t>((256 * MiB) / bytes, 1, 50)) : 1;
-  Event fork, join, a0, a1, b0, b1;
+  Event fork, join, a0, a1, a2, b0, b1, b2;
+  int uncovered_samples = 0;
   // Per timed sample (bidir): the two directions' rates and the wall time of the whole overlapped region.
   std::vector<double> up_rates, down_rates, wall_seconds;
 
@@ -238,6 +243,8 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
         leg(true, st);
         leg(false, s_other.get());
       }
+      CEILINGS_CUDA_CHECK(cudaEventRecord(a2.get(), st));
+      CEILINGS_CUDA_CHECK(cudaEventRecord(b2.get(), s_other.get()));
       CEILINGS_CUDA_CHECK(cudaEventRecord(join.get(), s_other.get()));
       CEILINGS_CUDA_CHECK(cudaStreamWaitEvent(st, join.get(), 0));
     };
@@ -249,6 +256,11 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
       up_rates.push_back(r.up[0]);
       down_rates.push_back(r.down[0]);
       wall_seconds.push_back(wall_s);
+      // Events of one device, on two streams: each timed window must end before the other direction's load
+      // does (a microsecond's slack for the events' resolution).
+      constexpr double kSlack = 1e-6;
+      if (elapsed_s(a0, a1) > elapsed_s(a0, b2) + kSlack || elapsed_s(b0, b1) > elapsed_s(b0, a2) + kSlack)
+        ++uncovered_samples;
       return static_cast<double>(bytes) * static_cast<double>(legs * reps) / r.sum[0];
     };
   } else {
@@ -270,6 +282,7 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
                                                      std::to_string(p.m.unit_seconds.size()) + " samples",
                          __FILE__, __LINE__);
       p.counters["transfers_per_direction"] = reps;
+      p.counters["uncovered_samples"] = uncovered_samples;
       p.counters["h2d_bytes_per_second"] = median(up_rates);
       p.counters["d2h_bytes_per_second"] = median(down_rates);
       p.counters["direction_sum_bytes_per_second"] = p.amount / p.m.median_s;
@@ -322,6 +335,12 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
       p.verified = false;
       p.verify_detail += "device->host: " + std::to_string(bad) + " of " + std::to_string(bytes / 4) + " words wrong.";
     }
+  }
+  if (uncovered_samples > 0) {  // the copies are right; the timing is not what both ways at once move
+    p.verified = false;
+    p.verify_detail += std::to_string(uncovered_samples) + " of " + std::to_string(p.m.unit_seconds.size()) +
+                       " samples: one direction's timed copies outlasted the other's load (their rates differ by "
+                       "more than 2x), so the sum of their rates would overstate both ways at once. ";
   }
   return p;
 }
