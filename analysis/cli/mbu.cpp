@@ -72,8 +72,10 @@ int run(const MbuOptions& o) {
     if (!o.context.given()) throw InputError("--context is missing (tokens in the KV cache per sequence)");
     require_positions(m, context, "--context");
     in.weight_bytes = decode_weight_bytes(m, batch, weights.bytes);
-    weights_basis = "all but the input embedding table, of which a step reads only its tokens' rows";
-    less_embedding = true;
+    // A model by flags without --vocab has no embedding table to leave out (its note says so).
+    less_embedding = m.vocab > 0;
+    weights_basis = less_embedding ? "all but the input embedding table, of which a step reads only its tokens' rows"
+                                   : "every weight of the decoder layers (no embedding table or output layer)";
     in.kv_bytes = batch * kv_bytes_read_per_decode_step(m, context, kb);
     // Tensor parallelism splits attention by heads: MLA's latent cache and down-projections are whole on every
     // GPU, and GQA's KV heads (their cache and their k/v projections) are copied once there are more GPUs than

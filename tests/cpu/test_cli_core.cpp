@@ -167,6 +167,11 @@ TEST(CliShow, WhatAReaderWouldMisreadIsSaid) {
   const std::string line = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
   EXPECT_NE(line.find(" (unverified)"), std::string::npos) << line;
   EXPECT_EQ(line.find('%'), line.rfind('%')) << line;  // the cv's alone: no share of the datasheet
+  r = run_cli({"show", stale, "--format", "csv"});
+  EXPECT_NE(r.out.find("\n" + name + ",unverified,"), std::string::npos) << r.out;
+  r = run_cli({"show", stale, "--ceiling", name});
+  EXPECT_NE(r.out.find("(not set against an unverified value)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" of it)"), std::string::npos) << r.out;
 
   doc["ceilings"] = json::array();
   doc["skipped"] = json::array();
@@ -186,10 +191,14 @@ TEST(CliShow, WhatAReaderWouldMisreadIsSaid) {
     return test::run_program({"/bin/sh", "-c", "cd \"$1\" && exec \"$2\" compare \"$3\" \"$4\"", "sh", dir, CEILINGS_CLI,
                               kFixture, name});
   };
-  std::filesystem::create_directories(dir + "/B200");
-  r = compare_in_dir("B200");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("B200 [datasheet]"), std::string::npos) << r.out;
+  for (const char* name : {"B200", "H100"}) {  // an entry's name, and one `specs` resolves (to H100 SXM)
+    std::filesystem::create_directories(dir + "/" + name);
+    r = compare_in_dir(name);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string(name) + (name == std::string("H100") ? " SXM" : "") + " [datasheet]"),
+              std::string::npos)
+        << r.out;
+  }
   std::filesystem::create_directories(dir + "/not-a-gpu");
   r = compare_in_dir("not-a-gpu");
   EXPECT_EQ(r.exit_code, 2) << r.out;

@@ -254,6 +254,7 @@ TEST(MbuCli, WhatTheWeightsLeaveOutIsSaid) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find(no_vocab), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("--swiglu without --ffn: an MLP width of 5440"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("less the input embedding"), std::string::npos) << r.out;  // there is none (review 84)
     r = test::run_cli(with(a, {"--vocab", "128256", "--ffn", "8192"}));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out.find("--vocab"), std::string::npos) << r.out;
