@@ -213,7 +213,11 @@ int main(int argc, char** argv) {
       why = "NVML has no device at " + std::string(bus) + ": " + nvml_lib->error_string(dev.code);
   }
   if (!ctx.nvml) std::fprintf(stderr, "ceilings-bench: telemetry unavailable (%s)\n", why.c_str());
-  if (nvml_lib) ctx.confidential_computing = nvml_lib->confidential_computing().get().value_or(false);
+  if (nvml_lib)
+    if (const auto cc = nvml_lib->confidential_computing_settings().get()) {
+      ctx.confidential_computing = cc->on;
+      ctx.nvlink_encrypted = cc->mode.rfind("NVLink encryption", 0) == 0;
+    }
 
   try {
     benchmark::AddCustomContext(ceilings::kContextDevice,

@@ -22,7 +22,8 @@
 // ARGUMENT_VERSION_MISMATCH unless the word is 0), "reject" (ARGUMENT_VERSION_MISMATCH whatever is passed) or
 // "silent" (success, nothing written),
 // cc.feature (nvmlSystemGetConfComputeState's and ...Settings' ccFeature: 1 confidential computing on),
-// cc.multi_gpu_mode (nvmlSystemGetConfComputeSettings: 1 protected PCIe; error key "cc_settings"),
+// cc.multi_gpu_mode (nvmlSystemGetConfComputeSettings: 1 protected PCIe, 2 NVLink encryption; error key "cc_settings"),
+// cc.devtools_mode (its devToolsMode: 1 on),
 // fabric.{state,status,health_mask} (nvmlDeviceGetGpuFabricInfoV, v2),
 // mig.current, mig.pending (nvmlDeviceGetMigMode: 1 enabled, 0 disabled; pending as current where absent; error key
 // "mig"),
@@ -159,14 +160,16 @@ FAKE_EXPORT int nvmlSystemGetConfComputeState(unsigned* state) {
   state[0] = state[2] = 0;
   return answer("cc.feature", &state[1], "cc");
 }
-// nvmlSystemConfComputeSettings_v1_t: version (checked), environment, ccFeature (cc.feature), devToolsMode,
-// multiGpuMode (cc.multi_gpu_mode, 0 where absent); error key "cc_settings".
+// nvmlSystemConfComputeSettings_v1_t: version (checked), environment, ccFeature (cc.feature), devToolsMode
+// (cc.devtools_mode, 0 where absent), multiGpuMode (cc.multi_gpu_mode: 1 protected PCIe, 2 NVLink encryption; 0 where
+// absent); error key "cc_settings".
 FAKE_EXPORT int nvmlSystemGetConfComputeSettings(unsigned* s) {
   if (!s) return kInvalidArgument;
   if (s[0] != (20u | (1u << 24))) return 25;
   s[1] = s[3] = s[4] = 0;
   const int rc = answer("cc.feature", &s[2], "cc_settings");
   if (rc == kSuccess) answer("cc.multi_gpu_mode", &s[4], "cc_settings");
+  if (rc == kSuccess) answer("cc.devtools_mode", &s[3], "cc_settings");
   return rc;
 }
 

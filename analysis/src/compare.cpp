@@ -37,9 +37,16 @@ CompareDevice load_compare_device(const std::string& spec) {
     if (const GpuSpec* g = find_gpu(d.profile->device.name); g && !mig) d.gpu = g->name;
     return d;
   }
-  // A directory is no profile: where its name is a datasheet entry's (a results folder named "B200"), the entry.
-  if (std::filesystem::is_directory(spec, ec) && (spec.find('/') != std::string::npos || !find_gpu(spec)))
-    throw InputError("'" + spec + "' is a directory, not a profile");
+  // A directory is no profile: where its name is a datasheet entry's or names one as `specs` matches names (a
+  // results folder named "B200" or "H100"), the entry.
+  if (std::filesystem::is_directory(spec, ec)) {
+    bool named = false;
+    if (spec.find('/') == std::string::npos) try {
+        named = !resolve_gpu(spec).name.empty();
+      } catch (const InputError&) {
+      }
+    if (!named) throw InputError("'" + spec + "' is a directory, not a profile");
+  }
   if (spec.find('/') != std::string::npos || (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json"))
     throw InputError("profile '" + spec + "' does not exist (and it is not a datasheet name)");
   d.gpu = resolve_gpu(spec).name;
@@ -272,13 +279,21 @@ std::string differing_values(const Comparison& c, const std::vector<std::size_t>
 
 }  // namespace
 
+// "on", "on (protected PCIe)", "off", or "?" where the profile does not record it.
+std::string confidential_computing_text(const Profile& p) {
+  const DeviceInfo& d = p.device;
+  if (!d.confidential_computing) return "?";
+  if (!*d.confidential_computing) return "off";
+  return d.confidential_computing_mode.empty() ? "on" : "on (" + d.confidential_computing_mode + ")";
+}
+
 std::vector<std::pair<std::string, std::string>> measurement_conditions(const Profile& p) {
   auto known = [](const std::string& s) { return s.empty() ? std::string("?") : s; };
   const DeviceInfo& d = p.device;
   return {{"power limit", known(power_limit_text(p))},
           {"most SM clock", d.max_sm_clock_hz ? format_quantity(*d.max_sm_clock_hz, "Hz") : "?"},
           {"ECC", d.ecc ? (*d.ecc ? "on" : "off") : "?"},
-          {"confidential computing", d.confidential_computing ? (*d.confidential_computing ? "on" : "off") : "?"},
+          {"confidential computing", confidential_computing_text(p)},
           {"driver", known(d.driver)},
           {"CUDA", known(d.cuda_runtime)},
           {"cuBLAS", known(d.cublas)},
@@ -309,10 +324,11 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
        "pageable copies, launch and small-copy latency go with the host"},
       {"confidential computing",
        [](const Profile& p) {  // not recorded (a profile from before the field) is "?" in the table: no value here
-         const auto& cc = p.device.confidential_computing;
-         return cc ? std::string(*cc ? "on" : "off") : std::string();
+         const std::string cc = confidential_computing_text(p);
+         return cc == "?" ? std::string() : cc;
        },
-       "with it on, host<->device copies and launches go through the driver's encrypted bounce buffers"},
+       "with it on, host<->device copies and launches go through the driver's encrypted bounce buffers (and in its "
+       "NVLink-encryption mode, peer copies are encrypted too)"},
       {"GPUs measured", measured_together,
        "GPUs measured at once share the node's power, cooling and host links: copies to and from the host, and "
        "ceilings held by power or heat, go with it"},

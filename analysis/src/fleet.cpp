@@ -33,7 +33,7 @@ std::string Fingerprint::key() const {
          (power_limit_w ? format_fixed(*power_limit_w, 1) : std::string("-")) + "\x1f" +
          (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
          (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-") + "\x1f" + host_cpu + "\x1f" +
-         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + (confidential_computing ? "\x1f" "cc" : "") + "\x1f" +
+         std::to_string(sm_count) + (mig ? "\x1fmig" : "") + (confidential_computing ? "\x1f" "cc" + confidential_computing_mode : "") + "\x1f" +
          cublas + "\x1f" + tool + "\x1f" + measurement_code +
          "\x1f" + (measured_together ? std::to_string(*measured_together) : std::string("-"));
 }
@@ -53,13 +53,14 @@ bool Fingerprint::same_model(const Fingerprint& other) const {
 
 std::string Fingerprint::label() const {
   std::string s = gpu + ", " + (mig ? "MIG instance of " : "") + std::to_string(sm_count) + " SMs, " +
-                  format_quantity(static_cast<double>(memory_bytes), "B") + ", driver " +
+                  format_gib(static_cast<double>(memory_bytes)) + ", driver " +
                   (driver.empty() ? "?" : driver) + ", CUDA " + (cuda_runtime.empty() ? "?" : cuda_runtime);
   s += power_limit_w ? ", " + format_quantity(*power_limit_w, "W") : ", power limit ?";
   if (gpus_visible) s += ", " + std::to_string(*gpus_visible) + (*gpus_visible == 1 ? " GPU" : " GPUs");
   if (nvlink_own_pairs) s += ", NVLink: " + pairs_text(nvlink_own_pairs);
   if (!host_cpu.empty()) s += ", host " + host_cpu;
-  if (confidential_computing) s += ", confidential computing";
+  if (confidential_computing)
+    s += ", confidential computing" + (confidential_computing_mode.empty() ? "" : " (" + confidential_computing_mode + ")");
   if (!cublas.empty()) s += ", cuBLAS " + cublas;
   if (!tool_text().empty()) s += ", ceilings " + tool_text();
   // One GPU per run is what the run saw: other processes may have measured other GPUs meanwhile (review 51).
@@ -87,6 +88,8 @@ json Fingerprint::to_json() const {
           {"sm_count", sm_count},
           {"mig", mig},
           {"confidential_computing", confidential_computing},
+          {"confidential_computing_mode",
+           confidential_computing_mode.empty() ? json(nullptr) : json(confidential_computing_mode)},
           {"cublas", cublas},
           {"tool_version", tool},
           {"measurement_code", measurement_code.empty() ? json(nullptr) : json(measurement_code)},
@@ -113,7 +116,7 @@ std::vector<std::string> Fingerprint::differences(const Fingerprint& peers) cons
   differ("GPUs visible", optional_count(gpus_visible), optional_count(peers.gpus_visible));
   differ("NVLink pairs", pairs_text(nvlink_own_pairs), pairs_text(peers.nvlink_own_pairs));
   differ("host CPU", host_cpu, peers.host_cpu);
-  differ("confidential computing", confidential_computing ? "on" : "off", peers.confidential_computing ? "on" : "off");
+  differ("confidential computing", confidential_computing_text(), peers.confidential_computing_text());
   differ("cuBLAS", cublas, peers.cublas);
   differ("ceilings", tool_text(), peers.tool_text());
   // Not recorded (a profile of an earlier build) says nothing against a recorded count, as compare has it.
@@ -134,6 +137,7 @@ Fingerprint fingerprint_of(const Profile& p) {
   f.sm_count = p.device.sm_count;
   f.mig = p.device.is_mig();
   f.confidential_computing = p.device.confidential_computing.value_or(false);
+  f.confidential_computing_mode = f.confidential_computing ? p.device.confidential_computing_mode : std::string();
   f.cublas = p.device.cublas;
   // The release, and the measurement code where recorded: one release has measured with many (the version is
   // bumped by hand), and GPUs measured by another code are another measurement (review 36).
@@ -156,8 +160,8 @@ bool host_bound_ceiling(const std::string& name) {
   return false;
 }
 
-bool confidential_computing_bound_ceiling(const std::string& name) {
-  return name.rfind("pcie.", 0) == 0 || host_bound_ceiling(name);
+bool confidential_computing_bound_ceiling(const std::string& name, bool nvlink_encrypted) {
+  return name.rfind("pcie.", 0) == 0 || host_bound_ceiling(name) || (nvlink_encrypted && name.rfind("nvlink.", 0) == 0);
 }
 
 double Outlier::worst_deficit() const {
@@ -1008,12 +1012,18 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     if (host_only)  // the GPU's own ceilings only: another server's host path is not the GPU's deficit
       for (std::vector<Outlier>* list : {&x.versus_peers, &x.unstable_versus_peers})
         without(*list, [](const Outlier&, const Deviation& d) { return host_bound_ceiling(d.ceiling); });
-    // Confidential computing on one side only, whatever else differs: its host<->device copies and launches went
-    // through encrypted bounce buffers, another measurement of those; the rest is compared as ever.
-    if (x.fingerprint.confidential_computing != groups[ref].fingerprint.confidential_computing)
+    // Confidential computing on one side only (or in another mode), whatever else differs: its host<->device copies
+    // and launches went through encrypted bounce buffers, another measurement of those (and of the peer copies where
+    // either side encrypted NVLink); the rest is compared as ever.
+    const Fingerprint& xf = x.fingerprint;
+    const Fingerprint& rf = groups[ref].fingerprint;
+    if (xf.confidential_computing_text() != rf.confidential_computing_text()) {
+      const bool nvlink = xf.nvlink_encrypted() || rf.nvlink_encrypted();
       for (std::vector<Outlier>* list : {&x.versus_peers, &x.unstable_versus_peers})
-        without(*list,
-                [](const Outlier&, const Deviation& d) { return confidential_computing_bound_ceiling(d.ceiling); });
+        without(*list, [nvlink](const Outlier&, const Deviation& d) {
+          return confidential_computing_bound_ceiling(d.ceiling, nvlink);
+        });
+    }
     // A ceiling its own group has listed already (judged, or unstable there) is not listed twice.
     without(x.unstable_versus_peers, [&](const Outlier& o, const Deviation& d) {
       return listed(x.outliers, o.member, d.ceiling, d.unit) || listed(x.unstable, o.member, d.ceiling, d.unit);

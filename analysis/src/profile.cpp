@@ -243,6 +243,11 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   dev.power_limit_w = d.optional_number("power_limit_w");
   dev.mig = d.optional_boolean("mig");
   dev.confidential_computing = d.optional_boolean("confidential_computing");
+  dev.confidential_computing_mode = d.optional_name_string("confidential_computing_mode").value_or("");
+  if (!dev.confidential_computing_mode.empty() && !dev.confidential_computing.value_or(false))
+    d.fail("confidential_computing_mode", "'" + dev.confidential_computing_mode +
+                                              "' is a mode of confidential computing, which the profile does not record "
+                                              "as on");
   dev.board_uuid = d.optional_name_string("board_uuid").value_or("");
   if (auto pcie = d.optional_object("pcie")) {
     dev.pcie.gen = optional_int(*pcie, "gen");
@@ -426,6 +431,7 @@ json profile_to_json(const Profile& p) {
   dev["power_limit_w"] = opt(d.power_limit_w);
   if (d.mig) dev["mig"] = *d.mig;
   if (d.confidential_computing) dev["confidential_computing"] = *d.confidential_computing;
+  if (!d.confidential_computing_mode.empty()) dev["confidential_computing_mode"] = d.confidential_computing_mode;
   if (!d.board_uuid.empty()) dev["board_uuid"] = d.board_uuid;
   dev["pcie"] = {{"gen", opt(d.pcie.gen)},
                  {"width", opt(d.pcie.width)},

@@ -601,6 +601,10 @@ void ceiling_checks(const Profile& p, const Ceiling& c, const Rules& rules, std:
       k.status = CheckStatus::kNotJudged;
       k.reason = "measured with confidential computing on: the driver encrypts every copy through bounce buffers, "
                  "so the link's rate does not bound it";
+    } else if (family_of(c.name) == "nvlink" && p.device.nvlink_encrypted()) {
+      k.status = CheckStatus::kNotJudged;
+      k.reason = "measured with confidential computing's NVLink encryption: the peer copies were encrypted, so the "
+                 "datasheet's NVLink rate is not theirs to reach";
     } else if (!base) {
       k.reason = family_of(c.name) == "pcie"
                      ? "no PCIe link reading in the profile (device.pcie) and no PCIe generation and width for " +
@@ -943,8 +947,18 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     // this GPU's to fail for; another driver, power limit or host is said, for the reader to weigh (review 46).
     const Fingerprint mine = fingerprint_of(p), theirs = fingerprint_of(*baseline);
     std::vector<std::string> unlike = mine.differences(theirs);
-    for (std::string& d : unlike)
+    for (std::string& d : unlike) {
       if (const auto at = d.find("(peers: "); at != std::string::npos) d.replace(at, 8, "(baseline: ");
+      // Confidential computing a profile does not record (one from before the field) is taken for off, and said
+      // to be not recorded (review 84).
+      if (d.rfind("confidential computing ", 0) == 0) {
+        const std::string off_theirs = "(baseline: off)";
+        if (!baseline->device.confidential_computing)
+          if (const auto at = d.find(off_theirs); at != std::string::npos) d.replace(at, off_theirs.size(), "(baseline: not recorded)");
+        if (!p.device.confidential_computing && d.rfind("confidential computing off ", 0) == 0)
+          d.replace(0, std::string("confidential computing off").size(), "confidential computing not recorded");
+      }
+    }
     // Another measurement of every ceiling: another measurement code (a release bumped with the same code measures
     // alike; where either has none, the releases decide); of the GEMMs: another cuBLAS.
     const bool other_code = mine.measurement_code.empty() || theirs.measurement_code.empty()
@@ -953,7 +967,8 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     const bool other_cublas = mine.cublas != theirs.cublas;
     // Confidential computing on one side only: the host<->device copies and launches of one went through encrypted
     // bounce buffers, another measurement of those ceilings.
-    const bool other_cc = mine.confidential_computing != theirs.confidential_computing;
+    const bool other_cc = mine.confidential_computing_text() != theirs.confidential_computing_text();
+    const bool nvlink_encrypted = mine.nvlink_encrypted() || theirs.nvlink_encrypted();
     // Measured with more GPUs at once than the baseline: they shared the node's power, cooling and host links,
     // which can only lower a ceiling, so a shortfall is not this GPU's to fail for; with fewer it is (review 51).
     const bool more_together = mine.measured_together && theirs.measured_together &&
@@ -971,7 +986,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
       } else if (other_cublas || other_cc) {
         unjudged = std::string(" (another measurement: a shortfall against the baseline is not judged for ") +
                    (other_cublas ? "the GEMMs cuBLAS runs" : "") + (other_cublas && other_cc ? " nor for " : "") +
-                   (other_cc ? "the host<->device copies and launches" : "") + ")";
+                   (other_cc ? std::string("the host<->device copies and launches") +
+                                   (nvlink_encrypted ? " and the peer copies" : "")
+                             : std::string()) +
+                   ")";
       }
       k.reason = "this profile was measured unlike the baseline: " + unlike_text + unjudged;
       r.checks.push_back(k);
@@ -1029,14 +1047,14 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
           // Beyond the tolerance but not beyond the two medians' own noise (a cv of 10% over 10 samples is a
           // standard error of 4%): the measurements cannot tell this GPU from the baseline, so no verdict.
           const double noise = std::hypot(c->median_standard_error(), b.median_standard_error());
-          if (other_code || (other_cublas && family_of(b.name) == "gemm") || (other_cc && confidential_computing_bound_ceiling(b.name))) {
+          if (other_code || (other_cublas && family_of(b.name) == "gemm") || (other_cc && confidential_computing_bound_ceiling(b.name, nvlink_encrypted))) {
             k.status = CheckStatus::kIncomplete;
             k.reason += "; measured otherwise than the baseline (" + unlike_text +
                         "): not told apart from that difference; " +
                         (other_code || (other_cublas && family_of(b.name) == "gemm")
                              ? std::string("measure the baseline with this build")
-                             : std::string("measure the baseline with confidential computing ") +
-                                   (mine.confidential_computing ? "on" : "off") + ", as this GPU was");
+                             : "measure the baseline with confidential computing " +
+                                   mine.confidential_computing_text() + ", as this GPU was");
           } else if (more_together) {
             k.status = CheckStatus::kIncomplete;
             k.reason += "; measured with " + std::to_string(*mine.measured_together) + " GPUs at once, the baseline with " +

@@ -94,8 +94,10 @@ Table ceilings_csv_table(const Profile& p) {
                "sm_clock_hz", "throttled", "verified", "reason"};
   for (const Ceiling& c : p.ceilings) {
     const auto ds = datasheet_for(p, c);
-    t.add_row({c.name, "measured", csv_number(c.value), c.unit, csv_number(ds),
-               csv_number(ds && *ds > 0 ? std::optional<double>(c.value / *ds) : std::nullopt), csv_number(c.cv),
+    // An unverified value (a hand-made or foreign profile's) is no measurement to set against the datasheet.
+    t.add_row({c.name, c.verified ? "measured" : "unverified", csv_number(c.value), c.unit, csv_number(ds),
+               csv_number(c.verified && ds && *ds > 0 ? std::optional<double>(c.value / *ds) : std::nullopt),
+               csv_number(c.cv),
                std::to_string(c.samples),
                csv_number(c.telemetry.available ? std::optional<double>(c.telemetry.sm_clock_hz) : std::nullopt),
                throttled_csv(c), c.verified ? "true" : "false", ""});
@@ -108,16 +110,20 @@ Table ceilings_csv_table(const Profile& p) {
 std::string profile_summary(const Profile& p) {
   std::ostringstream os;
   const DeviceInfo& d = p.device;
+  // Memory in GiB, as datasheets ("141 GB") and compare count it.
   os << "device " << d.index << ": " << d.name << " (sm_" << d.compute_capability << ", " << d.sm_count << " SMs, "
-     << format_quantity(static_cast<double>(d.memory_bytes), "B") << ", L2 "
+     << format_gib(static_cast<double>(d.memory_bytes)) << ", L2 "
      << format_quantity(static_cast<double>(d.l2_bytes), "B") << ")  uuid " << d.uuid << "  bus " << d.pci_bus_id
      << "\n";
   if (d.is_mig())
     os << "a MIG instance of " << (d.board_uuid.empty() ? "its board" : d.board_uuid)
        << ": no datasheet figure applies (the datasheet's are the whole GPU's)\n";
   if (d.confidential_computing.value_or(false))
-    os << "confidential computing on: host<->device copies went through the driver's encrypted bounce buffers (not "
-          "bounded by the link's rate), and there were no SM copies of host memory\n";
+    os << "confidential computing on"
+       << (d.confidential_computing_mode.empty() ? "" : " (" + d.confidential_computing_mode + ")")
+       << ": host<->device copies went through the driver's encrypted bounce buffers (not bounded by the link's "
+          "rate), and there were no SM copies of host memory"
+       << (d.nvlink_encrypted() ? "; peer copies over NVLink were encrypted too" : "") << "\n";
   os << "driver " << (d.driver.empty() ? "?" : d.driver) << ", CUDA runtime " << d.cuda_runtime << ", cuBLAS "
      << (d.cublas.empty() ? "?" : d.cublas) << "; host " << (p.hostname.empty() ? "?" : p.hostname)
      << (p.raw.contains("baseline") ? "; written " : "; measured ") << p.created << " by ceilings " << p.tool_version
@@ -160,7 +166,7 @@ std::string render_profile(const Profile& p, Format format) {
       const auto throttled = c.throttled_known();
       row["throttled"] = throttled ? json(*throttled) : json(nullptr);
       row["datasheet"] = ds ? json(*ds) : json(nullptr);
-      row["fraction_of_datasheet"] = ds && *ds > 0 ? json(c.value / *ds) : json(nullptr);
+      row["fraction_of_datasheet"] = c.verified && ds && *ds > 0 ? json(c.value / *ds) : json(nullptr);
       row["sm_clock_hz"] = c.telemetry.available ? json(c.telemetry.sm_clock_hz) : json(nullptr);
       const std::uint64_t slowdowns = slowdown_bits(c);
       row["slowdowns"] = slowdowns ? json(clock_events::names(slowdowns)) : json(nullptr);
@@ -465,7 +471,9 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   m.columns = {"measurement", "value"};
   const auto ds = datasheet_for(p, *c);
   m.add_row({"value", format_quantity(c->value, c->unit, 4)});
-  m.add_row({"datasheet", ds ? format_quantity(*ds, c->unit) + " (" + format_percent(c->value / *ds) + " of it)" : "-"});
+  m.add_row({"datasheet", !ds            ? std::string("-")
+                          : !c->verified ? format_quantity(*ds, c->unit) + " (not set against an unverified value)"
+                                         : format_quantity(*ds, c->unit) + " (" + format_percent(c->value / *ds) + " of it)"});
   std::string spread = format_percent(c->cv, 2) + " over " + std::to_string(c->samples) + " samples";
   if (const auto robust = c->detail_number("robust_cv"))
     spread += " (robust: " + format_percent(*robust, 2) + ", 1.4826 MAD / median)";

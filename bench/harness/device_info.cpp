@@ -63,7 +63,10 @@ json device_fingerprint(int device, const nvml::Library* lib, const nvml::Device
   if (lib && dev) {
     j["telemetry_source"] = "nvml";
     if (auto v = lib->driver_version().get()) j["driver"] = *v;
-    if (auto v = lib->confidential_computing().get()) j["confidential_computing"] = *v;
+    if (auto v = lib->confidential_computing_settings().get()) {
+      j["confidential_computing"] = v->on;
+      if (!v->mode.empty()) j["confidential_computing_mode"] = v->mode;
+    }
     const DeviceUuids ids = device_uuids(reinterpret_cast<const unsigned char*>(prop.uuid.bytes), dev);
     j["uuid"] = ids.uuid;
     if (!ids.board_uuid.empty()) j["board_uuid"] = ids.board_uuid;

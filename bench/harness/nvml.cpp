@@ -321,16 +321,30 @@ Result<std::string> Library::driver_version() const {
   return r;
 }
 
-Result<bool> Library::confidential_computing() const {
+Result<Library::ConfidentialComputing> Library::confidential_computing_settings() const {
   // The settings first: a multi-GPU Hopper node in protected-PCIe mode reports ccFeature off (the driver does not
   // advertise CC there) and multiGpuMode NVML_CC_SYSTEM_MULTIGPU_PROTECTED_PCIE (1), its copies going through the
-  // same bounce buffers. A driver without the call (or another struct version) answers the older state call.
-  unsigned settings[5] = {20u | (1u << 24), 0, 0, 0, 0};  // NVML_STRUCT_VERSION(SystemConfComputeSettings, 1)
-  if (call(symbols_->conf_compute_settings, settings) == kSuccess)
-    return {kSuccess, settings[2] == 1 || settings[4] == 1};  // NVML_CC_SYSTEM_FEATURE_ENABLED, PROTECTED_PCIE
+  // same bounce buffers; NVML_CC_SYSTEM_MULTIGPU_NVLE (2) is Blackwell's multi-GPU mode, NVLink encrypted. A driver
+  // without the call (or another struct version) answers the older state call.
+  ConfidentialComputing cc;
+  // version (NVML_STRUCT_VERSION(SystemConfComputeSettings, 1)), environment, ccFeature, devToolsMode, multiGpuMode
+  unsigned settings[5] = {20u | (1u << 24), 0, 0, 0, 0};
+  if (call(symbols_->conf_compute_settings, settings) == kSuccess) {
+    const unsigned multi = settings[4];
+    cc.on = settings[2] == 1 || multi != 0;  // NVML_CC_SYSTEM_FEATURE_ENABLED, or a multi-GPU CC mode
+    if (cc.on) {
+      cc.mode = multi == 0   ? "single GPU"
+                : multi == 1 ? "protected PCIe"
+                : multi == 2 ? "NVLink encryption"
+                             : "multi-GPU mode " + std::to_string(multi);
+      if (settings[3] == 1) cc.mode += ", developer tools";  // NVML_CC_SYSTEM_DEVTOOLS_MODE_ON
+    }
+    return {kSuccess, cc};
+  }
   unsigned state[3] = {0, 0, 0};  // environment, ccFeature (NVML_CC_SYSTEM_FEATURE_ENABLED 1), devToolsMode
   const int rc = call(symbols_->conf_compute_state, state);
-  return {rc, state[1] == 1};
+  cc.on = state[1] == 1;
+  return {rc, cc};
 }
 
 Result<unsigned> Library::device_count() const { return read_unsigned(symbols_->device_count); }

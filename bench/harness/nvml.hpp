@@ -231,10 +231,21 @@ class Library : public std::enable_shared_from_this<Library> {
   Library& operator=(const Library&) = delete;
 
   Result<std::string> driver_version() const;
-  // nvmlSystemGetConfComputeSettings (else nvmlSystemGetConfComputeState, R535+): true where confidential computing
-  // is on, single-GPU or protected PCIe (multi-GPU Hopper), the GPUs in a confidential VM whose host<->device copies
-  // the driver encrypts through bounce buffers.
-  Result<bool> confidential_computing() const;
+  // nvmlSystemGetConfComputeSettings (else nvmlSystemGetConfComputeState, R535+): whether confidential computing
+  // is on, single-GPU, protected PCIe (multi-GPU Hopper) or NVLink encryption (multi-GPU Blackwell), the GPUs in a
+  // confidential VM whose host<->device copies the driver encrypts through bounce buffers; and which mode.
+  struct ConfidentialComputing {
+    bool on = false;
+    // "single GPU", "protected PCIe", "NVLink encryption" (peer copies encrypted too) or "multi-GPU mode N" for a
+    // value this build does not know, with ", developer tools" where that mode is on; empty where off, or where
+    // only the older state call answered (it names no mode).
+    std::string mode;
+  };
+  Result<ConfidentialComputing> confidential_computing_settings() const;
+  Result<bool> confidential_computing() const {
+    const Result<ConfidentialComputing> r = confidential_computing_settings();
+    return {r.code, r.value.on};
+  }
   Result<unsigned> device_count() const;
   Result<Device> device_by_index(unsigned index) const;
   // PCI bus id as CUDA prints it ("0000:19:00.0"); the reliable way to match a CUDA device.

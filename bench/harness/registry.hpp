@@ -40,6 +40,9 @@ struct Context {
   // Confidential computing on (NVML; false where NVML cannot tell): the GPU reaches no host memory directly, the
   // driver moves every host<->device copy through encrypted bounce buffers.
   bool confidential_computing = false;
+  // Its NVLink-encryption mode (multi-GPU Blackwell): peer copies are encrypted too, another measurement of the
+  // NVLink family.
+  bool nvlink_encrypted = false;
 };
 
 using OptionsHook = void (*)(CLI::App&);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,25 @@ const Check* find_check(const QualifyResult& r, const std::string& subject, cons
   return nullptr;
 }
 
+// On, in `mode` ("" where not recorded), with a peer ceiling of 350 GB/s (the fixture's is skipped: one GPU).
+Profile with_cc_mode(const std::string& mode) {
+  json doc = read_json_file(kFixture);
+  doc["device"]["confidential_computing"] = true;
+  if (!mode.empty()) doc["device"]["confidential_computing_mode"] = mode;
+  json peer;
+  for (const json& c : doc["ceilings"])
+    if (c["name"] == "pcie.h2d") peer = c;
+  peer["name"] = "nvlink.p2p_uni";
+  peer["value"] = 3.5e11;
+  peer["datasheet"] = nullptr;
+  doc["ceilings"].push_back(peer);
+  json skipped = json::array();
+  for (const json& s : doc["skipped"])
+    if (s["name"] != "nvlink.p2p_uni") skipped.push_back(s);
+  doc["skipped"] = skipped;
+  return profile_from_json(doc, "test");
+}
+
 // Recorded only where the bench could tell; a boolean, or the profile is refused naming the field.
 TEST(ConfidentialComputing, TheProfileKeepsItAndShowSaysIt) {
   const Profile unknown = read_profile(kFixture);
@@ -73,6 +93,107 @@ TEST(ConfidentialComputing, TheProfileKeepsItAndShowSaysIt) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("confidential_computing"), std::string::npos) << e.what();
   }
+}
+
+// The mode, where NVML named it: kept, said by show and compare; a mode beside CC not on is refused.
+TEST(ConfidentialComputing, TheModeIsKeptAndSaid) {
+  const Profile nvle = with_cc_mode("NVLink encryption");
+  EXPECT_TRUE(nvle.device.nvlink_encrypted());
+  EXPECT_EQ(profile_to_json(nvle)["device"]["confidential_computing_mode"], "NVLink encryption");
+  const std::string summary = profile_summary(nvle);
+  EXPECT_NE(summary.find("confidential computing on (NVLink encryption): "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("peer copies over NVLink were encrypted too"), std::string::npos) << summary;
+  const Profile ppcie = with_cc_mode("protected PCIe");
+  EXPECT_FALSE(ppcie.device.nvlink_encrypted());
+  EXPECT_EQ(profile_summary(ppcie).find("peer copies"), std::string::npos);
+  bool named = false;
+  for (const auto& [field, value] : measurement_conditions(ppcie))
+    if (field == "confidential computing") named = value == "on (protected PCIe)";
+  EXPECT_TRUE(named);
+  EXPECT_EQ(confidential_computing_text(with_cc_mode("")), "on");
+  EXPECT_FALSE(profile_to_json(with_cc_mode(""))["device"].contains("confidential_computing_mode"));
+
+  for (const json off : {json(false), json(nullptr)}) {
+    json bad = read_json_file(kFixture);
+    if (!off.is_null()) bad["device"]["confidential_computing"] = off;
+    bad["device"]["confidential_computing_mode"] = "single GPU";
+    try {
+      profile_from_json(bad, "bad");
+      ADD_FAILURE() << "a mode of confidential computing not on was taken";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("confidential_computing_mode"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// NVLink encryption moves the peer copies too: against a baseline in another mode a peer shortfall is not judged
+// (in protected PCIe, NVLink is plaintext: a peer shortfall against an off baseline fails), and a fleet's group in
+// that mode is set against the others without its peer ceilings.
+TEST(ConfidentialComputing, NvlinkEncryptionMovesThePeerCopies) {
+  Profile slow = with_cc_mode("NVLink encryption");
+  for (Ceiling& c : slow.ceilings)
+    if (c.name == "nvlink.p2p_uni") c.value /= 2;
+  const Profile ppcie_baseline = with_cc_mode("protected PCIe");
+  const QualifyResult r = qualify(slow, &ppcie_baseline, default_rules());
+  const Check* peer = find_check(r, "nvlink.p2p_uni", "baseline");
+  ASSERT_NE(peer, nullptr);
+  EXPECT_EQ(peer->status, CheckStatus::kIncomplete) << peer->reason;
+  EXPECT_NE(peer->reason.find("confidential computing on (NVLink encryption) (baseline: on (protected PCIe))"),
+            std::string::npos)
+      << peer->reason;
+  const Check* alike = find_check(r, "baseline", "measured alike");
+  ASSERT_NE(alike, nullptr);
+  EXPECT_NE(alike->reason.find("copies and launches and the peer copies)"), std::string::npos) << alike->reason;
+  const Profile same = with_cc_mode("NVLink encryption");
+  const QualifyResult alike_run = qualify(slow, &same, default_rules());
+  ASSERT_NE(find_check(alike_run, "nvlink.p2p_uni", "baseline"), nullptr);
+  EXPECT_EQ(find_check(alike_run, "nvlink.p2p_uni", "baseline")->status, CheckStatus::kFail);
+  Profile slow_ppcie = with_cc_mode("protected PCIe");
+  for (Ceiling& c : slow_ppcie.ceilings)
+    if (c.name == "nvlink.p2p_uni") c.value /= 2;
+  Profile off = with_cc_mode("");
+  off.device.confidential_computing = false;
+  off.device.confidential_computing_mode.clear();
+  const QualifyResult plain = qualify(slow_ppcie, &off, default_rules());
+  ASSERT_NE(find_check(plain, "nvlink.p2p_uni", "baseline"), nullptr);
+  EXPECT_EQ(find_check(plain, "nvlink.p2p_uni", "baseline")->status, CheckStatus::kFail);
+
+  // A fleet: 7 nodes in protected PCIe, 3 in NVLink encryption on another driver, their peer copies half as fast:
+  // set against the 7 without their peer ceilings (nor their copies and launches).
+  std::vector<FleetMember> fleet;
+  for (int i = 0; i < 10; ++i) {
+    Profile p = with_cc_mode(i < 7 ? "protected PCIe" : "NVLink encryption");
+    if (i >= 7) {
+      p.device.driver = "590.44.01";
+      for (Ceiling& c : p.ceilings)
+        if (c.name == "nvlink.p2p_uni") c.value /= 2;
+    }
+    fleet.push_back(fleet_member(i, p));
+  }
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[1].fingerprint.confidential_computing_mode, "NVLink encryption");
+  EXPECT_NE(groups[1].fingerprint.label().find("confidential computing (NVLink encryption)"), std::string::npos);
+  EXPECT_EQ(groups[1].peer_group, std::optional<std::size_t>(0));
+  for (const Outlier& o : groups[1].versus_peers)
+    for (const Deviation& d : o.ceilings) EXPECT_NE(d.ceiling, "nvlink.p2p_uni");
+  // In the same mode, the slow peer copies are found.
+  std::vector<FleetMember> same_mode;
+  for (int i = 0; i < 10; ++i) {
+    Profile p = with_cc_mode("protected PCIe");
+    if (i >= 7) {
+      p.device.driver = "590.44.01";
+      for (Ceiling& c : p.ceilings)
+        if (c.name == "nvlink.p2p_uni") c.value /= 2;
+    }
+    same_mode.push_back(fleet_member(i, p));
+  }
+  int found = 0;
+  const auto same_groups = analyze_fleet(same_mode, OutlierRule{});
+  ASSERT_EQ(same_groups.size(), 2u);
+  for (const Outlier& o : same_groups[1].versus_peers)
+    for (const Deviation& d : o.ceilings) found += d.ceiling == "nvlink.p2p_uni";
+  EXPECT_EQ(found, 3);
 }
 
 // Copies through encrypted bounce buffers are not bounded by the link: a PCIe ceiling far below the link's rate is
@@ -185,6 +306,14 @@ TEST(ConfidentialComputing, ABaselineMeasuredTheOtherWayJudgesNoCopyShortfall) {
   const QualifyResult alike_run = qualify(p, &both, default_rules());
   ASSERT_NE(find_check(alike_run, "pcie.h2d", "baseline"), nullptr);
   EXPECT_EQ(find_check(alike_run, "pcie.h2d", "baseline")->status, CheckStatus::kFail);
+  // A baseline from before the field is taken for off and said to be not recorded (it read "off", review 84).
+  Profile unrecorded = with_cc(false);
+  unrecorded.device.confidential_computing.reset();
+  const QualifyResult unrecorded_run = qualify(p, &unrecorded, default_rules());
+  const Check* unrecorded_alike = find_check(unrecorded_run, "baseline", "measured alike");
+  ASSERT_NE(unrecorded_alike, nullptr);
+  EXPECT_NE(unrecorded_alike->reason.find("confidential computing on (baseline: not recorded)"), std::string::npos)
+      << unrecorded_alike->reason;
   // Another cuBLAS too: the row names both kinds of shortfall it does not judge (it named the GEMMs only, review 79).
   Profile other_cublas = with_cc(false);
   other_cublas.device.cublas += ".1";
@@ -226,16 +355,22 @@ TEST(ConfidentialComputing, TheLinkIsNotJudgedFromBounceBufferCopies) {
   }
 }
 
-// nvmlSystemGetConfComputeSettings' ccFeature or protected-PCIe multi-GPU mode (a multi-GPU Hopper node there reports
-// ccFeature off), else the older state call's ccFeature, through the loader against the fake NVML.
+// nvmlSystemGetConfComputeSettings' ccFeature or multi-GPU mode (a multi-GPU Hopper node in protected-PCIe mode reports
+// ccFeature off), with the mode named, else the older state call's ccFeature (no mode), through the loader against
+// the fake NVML.
 TEST(NvmlLoader, ReadsWhetherConfidentialComputingIsOn) {
   const std::string dir = test::scratch_dir("nvml_cc");
-  // 1: on; 0: off; -1: not supported; 2: protected PCIe; 3: on, from the state call (no settings call).
-  for (int state : {1, 0, -1, 2, 3}) {
+  // 1: on; 0: off; -1: not supported; 2: protected PCIe; 3: on, from the state call (no settings call); 4: NVLink
+  // encryption (ccFeature off here, to show the mode alone is taken); 5: on, with developer tools.
+  const std::map<int, std::string> modes = {{1, "single GPU"}, {0, ""}, {2, "protected PCIe"}, {3, ""},
+                                            {4, "NVLink encryption"}, {5, "single GPU, developer tools"}};
+  for (int state : {1, 0, -1, 2, 3, 4, 5}) {
     SCOPED_TRACE(state);
     json script = test::fake_nvml_base_script();
-    if (state >= 0) script["values"]["cc.feature"] = state == 1 || state == 3 ? 1 : 0;
+    if (state >= 0) script["values"]["cc.feature"] = state == 1 || state == 3 || state == 5 ? 1 : 0;
     if (state == 2) script["values"]["cc.multi_gpu_mode"] = 1;
+    if (state == 4) script["values"]["cc.multi_gpu_mode"] = 2;
+    if (state == 5) script["values"]["cc.devtools_mode"] = 1;
     if (state == 3) script["errors"]["cc_settings"] = 13;  // FUNCTION_NOT_FOUND
     std::ofstream(dir + "/script.json") << script.dump();
     setenv("CEILINGS_FAKE_NVML_SCRIPT", (dir + "/script.json").c_str(), 1);
@@ -245,11 +380,16 @@ TEST(NvmlLoader, ReadsWhetherConfidentialComputingIsOn) {
       const auto lib = nvml::Library::open(&why);
       ASSERT_NE(lib, nullptr) << why;
       const auto r = lib->confidential_computing();
+      const auto settings = lib->confidential_computing_settings();
       if (state < 0) {
         EXPECT_TRUE(r.unsupported());
+        EXPECT_TRUE(settings.unsupported());
       } else {
         ASSERT_TRUE(r.ok());
         EXPECT_EQ(r.value, state != 0);
+        ASSERT_TRUE(settings.ok());
+        EXPECT_EQ(settings.value.on, state != 0);
+        EXPECT_EQ(settings.value.mode, modes.at(state));
       }
     }
     unsetenv(nvml::Library::kPathVariable);

@@ -60,6 +60,8 @@ struct Comparison {
 // ECC, driver, CUDA, cuBLAS, ceilings (and its commit), its measurement code, the host's CPU; "?" where the
 // profile does not record it.
 std::vector<std::pair<std::string, std::string>> measurement_conditions(const Profile& p);
+// Confidential computing as the conditions say it: "on", "on (<mode>)", "off", or "?" where not recorded.
+std::string confidential_computing_text(const Profile& p);
 // The profiles' differences in what they were measured under, one sentence each:
 // - software (driver, CUDA, cuBLAS, and what measured it: the measurement code where both record one, else the
 //   release and commit): a GEMM or copy kernel of another release is another measurement, not another GPU;

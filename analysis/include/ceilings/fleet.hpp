@@ -38,6 +38,14 @@ struct Fingerprint {
   // Confidential computing on (device.confidential_computing; off where not recorded): its host<->device copies went
   // through encrypted bounce buffers, another way of moving the data.
   bool confidential_computing = false;
+  // Its mode where recorded (device.confidential_computing_mode): "NVLink encryption" encrypts peer copies too.
+  std::string confidential_computing_mode;
+  bool nvlink_encrypted() const { return confidential_computing_mode.rfind("NVLink encryption", 0) == 0; }
+  std::string confidential_computing_text() const {  // "on", "on (<mode>)" or "off"
+    return !confidential_computing ? "off"
+           : confidential_computing_mode.empty() ? "on"
+                                                 : "on (" + confidential_computing_mode + ")";
+  }
   // How it was measured: the cuBLAS the bench ran with and the ceilings version with its measurement code (a hash
   // of the sources that decide a number: one release has measured with many) ("" where not recorded). A
   // GEMM or copy kernel of another release is another measurement, not a slower GPU: GPUs measured by
@@ -323,8 +331,9 @@ struct FleetGroup {
 // (807 ns a node on the H200, 803 timed on the GPU alone).
 bool host_bound_ceiling(const std::string& name);
 // A ceiling confidential computing moves: the host<->device copies (pcie.*) and the host-bound ceilings, whose copies
-// and launches go through the driver's encrypted bounce buffers with it on.
-bool confidential_computing_bound_ceiling(const std::string& name);
+// and launches go through the driver's encrypted bounce buffers with it on; with `nvlink_encrypted` (either side in
+// its NVLink-encryption mode) the peer copies (nvlink.*) too.
+bool confidential_computing_bound_ceiling(const std::string& name, bool nvlink_encrypted = false);
 // Groups sorted by size (largest first), then by label.
 std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, const OutlierRule& rule);
 

@@ -87,6 +87,10 @@ struct DeviceInfo {
   // Confidential computing on (NVML's system state): host<->device copies went through the driver's encrypted bounce
   // buffers, and no SM copies of host memory were possible; nullopt where the bench could not tell.
   std::optional<bool> confidential_computing;
+  // Its mode, where NVML named one: "single GPU", "protected PCIe" (multi-GPU Hopper), "NVLink encryption" (multi-GPU
+  // Blackwell: peer copies encrypted too), ", developer tools" after it where that is on; empty otherwise.
+  std::string confidential_computing_mode;
+  bool nvlink_encrypted() const { return confidential_computing_mode.rfind("NVLink encryption", 0) == 0; }
   const std::string& board() const { return board_uuid.empty() ? uuid : board_uuid; }
   // A MIG instance: as the bench recorded it, or, where it could not tell (no NVML), by the name CUDA gives an
   // instance ("NVIDIA A100-SXM4-40GB MIG 3g.20gb").
