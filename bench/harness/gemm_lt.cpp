@@ -491,8 +491,33 @@ AlgoChoice pick_algo(const Problem& p, const Operands& ops, int count, void* wor
   return best;
 }
 
+namespace {
+// An algorithm whose reported accumulator is not the one the compute type names: fp64 accumulates in fp64, int8 in
+// int32, every other type in fp32 (CUBLAS_COMPUTE_32F and its TF32 mode; the H200's kernels report exactly these,
+// fp8 with fast accumulation too). A narrower one (fp16 accumulation) is within the tolerances at these K (review 85:
+// its error grows as sqrt(K), the bound as K), so it is refused by its flags. Empty where it matches or cuBLASLt
+// reports none.
+std::string accumulator_mismatch(const gp::DTypeInfo& info, std::uint64_t impl_flags) {
+  if (impl_flags == 0) return "";
+  const std::uint64_t acc = impl_flags & CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_TYPE_MASK;
+  const std::uint64_t want = info.type == gp::DType::kFp64   ? CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_64F
+                             : info.type == gp::DType::kInt8 ? CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_32I
+                                                             : CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_32F;
+  if (acc == want) return "";
+  std::ostringstream os;
+  os << "cuBLASLt reports another accumulator than " << info.compute << " names (numerical impl flags 0x" << std::hex
+     << impl_flags << "): its result would not be this type's arithmetic";
+  return os.str();
+}
+}  // namespace
+
 Verification run_and_verify(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo_t& algo, void* workspace,
                             std::size_t workspace_bytes, cudaStream_t stream, int set) {
+  if (const std::string why = accumulator_mismatch(p.info(), algo_info(algo).impl_flags); !why.empty()) {
+    Verification v;
+    v.detail = why;
+    return v;
+  }
   // A recognisable non-result first, so an algorithm that returns success without writing fails.
   CEILINGS_CUDA_CHECK(cudaMemsetAsync(ops.c(), 0xff, gp::output_bytes(p.shape(), p.info()), stream));
   const cublasStatus_t st = p.run(algo, ops.a(set), ops.b(set), ops.c(), workspace, workspace_bytes, stream);

@@ -31,7 +31,7 @@ TEST(FmaGpu, ChainsMatchTheClosedForm) {
   for (FmaType t : {FmaType::kFp32, FmaType::kFp64, FmaType::kHalf2, FmaType::kBf162}) {
     EXPECT_EQ(mismatches(t, 3, 3), 0u) << static_cast<int>(t);
     EXPECT_EQ(mismatches(t, 4, 4), 0u) << static_cast<int>(t);
-    // fp32's cap (2080 trips) for every type. The other types' cap, 1 << 24 trips, is not run: a few threads
+    // fp32's cap ((1 << 20) / kFmaUnroll trips: 16644) for every type. The other types' cap, 1 << 24 trips, is not run: a few threads
     // stepping 8.5e9 dependent FMAs a chain take tens of seconds a type. It holds by arithmetic instead: fp64
     // ends near 2^23 with 2^-10 steps (43 of 53 bits), the packed chains only alternate, and their float trip
     // count is exact up to 2^24. The bench sizes its launches to about 2 ms, far below either cap.
