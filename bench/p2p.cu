@@ -410,6 +410,11 @@ JobResult run_job(const std::vector<std::tuple<int, int>>& copies, Engine engine
     r.sum_of_rates = amount / median(sum_seconds);
     r.overlapped = amount * (tail ? 2 : 1) / median(wall_seconds);  // every copy of the sample over its wall time
     r.uncovered_samples = uncovered_samples;
+    if (uncovered_samples > 0) {  // then every sample as all bytes over the wall time: one figure for the median
+      for (std::size_t i = 0; i < wall_seconds.size(); ++i) r.m.unit_seconds[i] = wall_seconds[i] / 2;
+      r.m.median_s = median(r.m.unit_seconds);
+      r.m.cv = coefficient_of_variation(r.m.unit_seconds);
+    }
   } else {
     r.overlapped = amount / r.m.median_s;
   }

@@ -208,15 +208,16 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   // neither timed window ends with a tail that ran alone at the one-way rate. Where they differ by more (each
   // direction's untimed load must outlast the other's timed window: a2 and b2 against b1 and a1), the sum of their
   // rates would overstate what both ways at once move: such a sample counts every byte of the region over its wall
-  // time instead (as overlapped_bytes_per_second; uncovered_samples says how many did, review 82). A link slow one
-  // way reads low, not unverified.
+  // time instead (as overlapped_bytes_per_second; uncovered_samples says how many did, review 82), and then so does
+  // every sample of the point, so that its median is of one figure (review 86). A link slow one way reads low, not
+  // unverified.
   // About 256 MiB timed each way per sample; at most 2 x 50 transfers per stream behind the blocker (the launch
   // queue is finite).
   const int reps = bidir ? static_cast<int>(std::clamp<std::size_t>((256 * MiB) / bytes, 1, 50)) : 1;
   Event fork, join, a0, a1, a2, b0, b1, b2;
   int uncovered_samples = 0;
   // Per timed sample (bidir): the two directions' rates and the wall time of the whole overlapped region.
-  std::vector<double> up_rates, down_rates, wall_seconds;
+  std::vector<double> up_rates, down_rates, sum_rates, wall_seconds;
 
   MeasureSpec spec;
   // A copy under confidential computing is staged on the host too (the driver encrypts it through bounce buffers).
@@ -257,6 +258,7 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
           bidir_rates({{elapsed_s(a0, a1), elapsed_s(b0, b1)}}, static_cast<double>(bytes) * reps);
       up_rates.push_back(r.up[0]);
       down_rates.push_back(r.down[0]);
+      sum_rates.push_back(r.sum[0]);
       wall_seconds.push_back(wall_s);
       // Events of one device, on two streams: each timed window must end before the other direction's load
       // does (a microsecond's slack for the events' resolution).
@@ -285,11 +287,16 @@ Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
         throw CheckError("bidirectional timing", std::to_string(wall_seconds.size()) + " direction timings for " +
                                                      std::to_string(p.m.unit_seconds.size()) + " samples",
                          __FILE__, __LINE__);
+      if (uncovered_samples > 0) {  // every sample as all bytes over the wall time: one figure for the median
+        for (std::size_t i = 0; i < wall_seconds.size(); ++i) p.m.unit_seconds[i] = wall_seconds[i] / 2;
+        p.m.median_s = median(p.m.unit_seconds);
+        p.m.cv = coefficient_of_variation(p.m.unit_seconds);
+      }
       p.counters["transfers_per_direction"] = reps;
       p.counters["uncovered_samples"] = uncovered_samples;
       p.counters["h2d_bytes_per_second"] = median(up_rates);
       p.counters["d2h_bytes_per_second"] = median(down_rates);
-      p.counters["direction_sum_bytes_per_second"] = p.amount / p.m.median_s;  // the value (see uncovered_samples)
+      p.counters["direction_sum_bytes_per_second"] = median(sum_rates);  // the value where no sample was uncovered
       // The whole region moved twice the timed bytes (the untimed load included).
       p.counters["overlapped_bytes_per_second"] = 2 * p.amount / median(wall_seconds);
     }

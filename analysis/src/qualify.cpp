@@ -1053,8 +1053,11 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
                         "): not told apart from that difference; " +
                         (other_code || (other_cublas && family_of(b.name) == "gemm")
                              ? std::string("measure the baseline with this build")
-                             : "measure the baseline with confidential computing " +
-                                   mine.confidential_computing_text() + ", as this GPU was");
+                             : p.device.confidential_computing
+                                   ? "measure the baseline with confidential computing " +
+                                         mine.confidential_computing_text() + ", as this GPU was"
+                                   // Not recorded here (an older build's profile): measure both with this build.
+                                   : std::string("measure this GPU again with this build, which records it"));
           } else if (more_together) {
             k.status = CheckStatus::kIncomplete;
             k.reason += "; measured with " + std::to_string(*mine.measured_together) + " GPUs at once, the baseline with " +

@@ -498,8 +498,8 @@ namespace {
 // its error grows as sqrt(K), the bound as K), so it is refused by its flags. Empty where it matches or cuBLASLt
 // reports none.
 std::string accumulator_mismatch(const gp::DTypeInfo& info, std::uint64_t impl_flags) {
-  if (impl_flags == 0) return "";
   const std::uint64_t acc = impl_flags & CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_TYPE_MASK;
+  if (acc == 0) return "";  // not reported
   const std::uint64_t want = info.type == gp::DType::kFp64   ? CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_64F
                              : info.type == gp::DType::kInt8 ? CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_32I
                                                              : CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_32F;

@@ -58,14 +58,25 @@ Profile with_cc_mode(const std::string& mode) {
   for (const json& c : doc["ceilings"])
     if (c["name"] == "pcie.h2d") peer = c;
   peer["name"] = "nvlink.p2p_uni";
-  peer["value"] = 3.5e11;
+  peer["value"] = 3.5e11;  // 77.8% of an NVSwitch pair's 450 GB/s: under the 80% rule
   peer["datasheet"] = nullptr;
+  peer["detail"] = {{"nvlink_pair_links", 18}, {"nvlink_gpu_links", 18}, {"nvlink_switched", 1}};
   doc["ceilings"].push_back(peer);
   json skipped = json::array();
   for (const json& s : doc["skipped"])
     if (s["name"] != "nvlink.p2p_uni") skipped.push_back(s);
   doc["skipped"] = skipped;
   return profile_from_json(doc, "test");
+}
+
+// The profile `doc` is refused, its error naming `field`; `accepted` says what went wrong if it is not.
+void expect_refused(const json& doc, const std::string& field, const std::string& accepted) {
+  try {
+    profile_from_json(doc, "bad");
+    ADD_FAILURE() << accepted;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+  }
 }
 
 // Recorded only where the bench could tell; a boolean, or the profile is refused naming the field.
@@ -87,12 +98,7 @@ TEST(ConfidentialComputing, TheProfileKeepsItAndShowSaysIt) {
 
   json bad = read_json_file(kFixture);
   bad["device"]["confidential_computing"] = 1;
-  try {
-    profile_from_json(bad, "bad");
-    ADD_FAILURE() << "a number was taken for a boolean";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("confidential_computing"), std::string::npos) << e.what();
-  }
+  expect_refused(bad, "confidential_computing", "a number was taken for a boolean");
 }
 
 // The mode, where NVML named it: kept, said by show and compare; a mode beside CC not on is refused.
@@ -117,12 +123,7 @@ TEST(ConfidentialComputing, TheModeIsKeptAndSaid) {
     json bad = read_json_file(kFixture);
     if (!off.is_null()) bad["device"]["confidential_computing"] = off;
     bad["device"]["confidential_computing_mode"] = "single GPU";
-    try {
-      profile_from_json(bad, "bad");
-      ADD_FAILURE() << "a mode of confidential computing not on was taken";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("confidential_computing_mode"), std::string::npos) << e.what();
-    }
+    expect_refused(bad, "confidential_computing_mode", "a mode of confidential computing not on was taken");
   }
 }
 
@@ -130,6 +131,14 @@ TEST(ConfidentialComputing, TheModeIsKeptAndSaid) {
 // (in protected PCIe, NVLink is plaintext: a peer shortfall against an off baseline fails), and a fleet's group in
 // that mode is set against the others without its peer ceilings.
 TEST(ConfidentialComputing, NvlinkEncryptionMovesThePeerCopies) {
+  // Encrypted peer copies are not held to the datasheet's NVLink rate; in protected PCIe (plaintext NVLink) they are.
+  for (const char* mode : {"NVLink encryption", "protected PCIe"}) {
+    const QualifyResult alone = qualify(with_cc_mode(mode), nullptr, default_rules());
+    const Check* fraction = find_check(alone, "nvlink.p2p_uni", "datasheet fraction");
+    ASSERT_NE(fraction, nullptr) << mode;
+    EXPECT_EQ(fraction->status, mode == std::string("protected PCIe") ? CheckStatus::kFail : CheckStatus::kNotJudged)
+        << mode << ": " << fraction->reason;
+  }
   Profile slow = with_cc_mode("NVLink encryption");
   for (Ceiling& c : slow.ceilings)
     if (c.name == "nvlink.p2p_uni") c.value /= 2;
@@ -314,6 +323,18 @@ TEST(ConfidentialComputing, ABaselineMeasuredTheOtherWayJudgesNoCopyShortfall) {
   ASSERT_NE(unrecorded_alike, nullptr);
   EXPECT_NE(unrecorded_alike->reason.find("confidential computing on (baseline: not recorded)"), std::string::npos)
       << unrecorded_alike->reason;
+  // This GPU's not recorded: the advice is not to measure the baseline "off, as this GPU was" (review 86).
+  Profile mine_unrecorded = p;
+  mine_unrecorded.device.confidential_computing.reset();
+  const QualifyResult mine_run = qualify(mine_unrecorded, &both, default_rules());
+  const Check* h2d_unrecorded = find_check(mine_run, "pcie.h2d", "baseline");
+  ASSERT_NE(h2d_unrecorded, nullptr);
+  EXPECT_EQ(h2d_unrecorded->status, CheckStatus::kIncomplete);
+  EXPECT_NE(h2d_unrecorded->reason.find("confidential computing not recorded (baseline: on)"), std::string::npos)
+      << h2d_unrecorded->reason;
+  EXPECT_NE(h2d_unrecorded->reason.find("measure this GPU again with this build"), std::string::npos)
+      << h2d_unrecorded->reason;
+  EXPECT_EQ(h2d_unrecorded->reason.find("as this GPU was"), std::string::npos) << h2d_unrecorded->reason;
   // Another cuBLAS too: the row names both kinds of shortfall it does not judge (it named the GEMMs only, review 79).
   Profile other_cublas = with_cc(false);
   other_cublas.device.cublas += ".1";
