@@ -293,6 +293,11 @@ for b in json.load(open(sys.argv[1])).get("benchmarks", []):
             else "no value: " + str(b.get("error_message", "?"))[:120])
     rows.append(f"{name.split('/iterations')[0]} {what}")
 print("pcie host-read cases: " + ("; ".join(rows) if rows else "none in the bench JSON"))
+# Bidirectional points timed over the wall time where one direction outlasted the other's load (review 82): none
+# expected on a healthy link.
+uncovered = [f"{b['name'].split('/iterations')[0]} {int(b['uncovered_samples'])}"
+             for b in json.load(open(sys.argv[1])).get("benchmarks", []) if b.get("uncovered_samples", 0) > 0]
+print("bidirectional uncovered samples: " + ("; ".join(uncovered) if uncovered else "none"))
 PY
   # The NVML readings no GPU run has checked yet: the memory-repair flags (their struct layouts) and confidential
   # computing, as the profile recorded them.
@@ -302,7 +307,8 @@ p = json.load(open(sys.argv[1]))
 m = (p.get("health") or {}).get("before", {}).get("metrics", {})
 keys = ["memory.unrepairable", "repair.channel_pending", "repair.tpc_pending"]
 print("unchecked NVML readings: " + ", ".join(f"{k} {m.get(k, 'not recorded')}" for k in keys) +
-      f", confidential_computing {p.get('device', {}).get('confidential_computing', 'not recorded')}")
+      f", confidential_computing {p.get('device', {}).get('confidential_computing', 'not recorded')}" +
+      f" ({p.get('device', {}).get('confidential_computing_mode', 'no mode')})")
 PY
   echo "targets (check,rule,result,measured,threshold):"
   build/device/ceilings qualify "$OUT/h200.profile.json" --rules results/nvidia-h200/targets.rules.json \
