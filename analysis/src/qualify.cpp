@@ -1056,8 +1056,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
                              : p.device.confidential_computing
                                    ? "measure the baseline with confidential computing " +
                                          mine.confidential_computing_text() + ", as this GPU was"
-                                   // Not recorded here (an older build's profile): measure both with this build.
-                                   : std::string("measure this GPU again with this build, which records it"));
+                                   // Not recorded here: an older build's profile, or no NVML (or a driver before
+                                   // R535) to read it from.
+                                   : std::string("measure this GPU again with this build, which records it where "
+                                                 "NVML can read it (a driver from R535 on)"));
           } else if (more_together) {
             k.status = CheckStatus::kIncomplete;
             k.reason += "; measured with " + std::to_string(*mine.measured_together) + " GPUs at once, the baseline with " +

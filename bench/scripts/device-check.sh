@@ -295,9 +295,11 @@ for b in json.load(open(sys.argv[1])).get("benchmarks", []):
 print("pcie host-read cases: " + ("; ".join(rows) if rows else "none in the bench JSON"))
 # Bidirectional points timed over the wall time where one direction outlasted the other's load (review 82): none
 # expected on a healthy link.
+counted = [b for b in json.load(open(sys.argv[1])).get("benchmarks", []) if "uncovered_samples" in b]
 uncovered = [f"{b['name'].split('/iterations')[0]} {int(b['uncovered_samples'])}"
-             for b in json.load(open(sys.argv[1])).get("benchmarks", []) if b.get("uncovered_samples", 0) > 0]
-print("bidirectional uncovered samples: " + ("; ".join(uncovered) if uncovered else "none"))
+             for b in counted if b["uncovered_samples"] > 0]
+print("bidirectional uncovered samples: " + ("; ".join(uncovered) if uncovered
+                                             else f"none in {len(counted)} cases" if counted else "not recorded"))
 PY
   # The NVML readings no GPU run has checked yet: the memory-repair flags (their struct layouts) and confidential
   # computing, as the profile recorded them.
