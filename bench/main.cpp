@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
   if (nvml_lib)
     if (const auto cc = nvml_lib->confidential_computing_settings().get()) {
       ctx.confidential_computing = cc->on;
-      ctx.nvlink_encrypted = cc->mode.rfind("NVLink encryption", 0) == 0;
+      ctx.nvlink_encrypted = cc->nvlink_encrypted;
     }
 
   try {

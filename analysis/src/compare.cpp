@@ -282,9 +282,8 @@ std::string differing_values(const Comparison& c, const std::vector<std::size_t>
 // "on", "on (protected PCIe)", "off", or "?" where the profile does not record it.
 std::string confidential_computing_text(const Profile& p) {
   const DeviceInfo& d = p.device;
-  if (!d.confidential_computing) return "?";
-  if (!*d.confidential_computing) return "off";
-  return d.confidential_computing_mode.empty() ? "on" : "on (" + d.confidential_computing_mode + ")";
+  return d.confidential_computing ? confidential_computing_text(*d.confidential_computing, d.confidential_computing_mode)
+                                  : "?";
 }
 
 std::vector<std::pair<std::string, std::string>> measurement_conditions(const Profile& p) {

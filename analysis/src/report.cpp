@@ -119,8 +119,7 @@ std::string profile_summary(const Profile& p) {
     os << "a MIG instance of " << (d.board_uuid.empty() ? "its board" : d.board_uuid)
        << ": no datasheet figure applies (the datasheet's are the whole GPU's)\n";
   if (d.confidential_computing.value_or(false))
-    os << "confidential computing on"
-       << (d.confidential_computing_mode.empty() ? "" : " (" + d.confidential_computing_mode + ")")
+    os << "confidential computing " << confidential_computing_text(true, d.confidential_computing_mode)
        << ": host<->device copies went through the driver's encrypted bounce buffers (not bounded by the link's "
           "rate), and there were no SM copies of host memory"
        << (d.nvlink_encrypted() ? "; peer copies over NVLink were encrypted too" : "") << "\n";

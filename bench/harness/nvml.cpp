@@ -338,6 +338,7 @@ Result<Library::ConfidentialComputing> Library::confidential_computing_settings(
                 : multi == 2 ? "NVLink encryption"
                              : "multi-GPU mode " + std::to_string(multi);
       if (settings[3] == 1) cc.mode += ", developer tools";  // NVML_CC_SYSTEM_DEVTOOLS_MODE_ON
+      cc.nvlink_encrypted = multi == 2;
     }
     return {kSuccess, cc};
   }

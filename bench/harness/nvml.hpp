@@ -240,6 +240,7 @@ class Library : public std::enable_shared_from_this<Library> {
     // value this build does not know, with ", developer tools" where that mode is on; empty where off, or where
     // only the older state call answered (it names no mode).
     std::string mode;
+    bool nvlink_encrypted = false;  // the NVLink-encryption mode: peer copies encrypted too
   };
   Result<ConfidentialComputing> confidential_computing_settings() const;
   Result<bool> confidential_computing() const {

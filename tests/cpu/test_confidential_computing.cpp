@@ -411,6 +411,7 @@ TEST(NvmlLoader, ReadsWhetherConfidentialComputingIsOn) {
         ASSERT_TRUE(settings.ok());
         EXPECT_EQ(settings.value.on, state != 0);
         EXPECT_EQ(settings.value.mode, modes.at(state));
+        EXPECT_EQ(settings.value.nvlink_encrypted, state == 4);
       }
     }
     unsetenv(nvml::Library::kPathVariable);

@@ -40,11 +40,9 @@ struct Fingerprint {
   bool confidential_computing = false;
   // Its mode where recorded (device.confidential_computing_mode): "NVLink encryption" encrypts peer copies too.
   std::string confidential_computing_mode;
-  bool nvlink_encrypted() const { return confidential_computing_mode.rfind("NVLink encryption", 0) == 0; }
-  std::string confidential_computing_text() const {  // "on", "on (<mode>)" or "off"
-    return !confidential_computing ? "off"
-           : confidential_computing_mode.empty() ? "on"
-                                                 : "on (" + confidential_computing_mode + ")";
+  bool nvlink_encrypted() const { return nvlink_encryption_mode(confidential_computing_mode); }
+  std::string confidential_computing_text() const {
+    return ceilings::confidential_computing_text(confidential_computing, confidential_computing_mode);
   }
   // How it was measured: the cuBLAS the bench ran with and the ceilings version with its measurement code (a hash
   // of the sources that decide a number: one release has measured with many) ("" where not recorded). A

@@ -70,6 +70,14 @@ struct PcieInfo {
   std::optional<int> gen, width, max_gen, max_width, gpu_max_gen;
 };
 
+// Whether a confidential-computing mode (device.confidential_computing_mode) is the NVLink-encryption one, which
+// encrypts the peer copies too.
+inline bool nvlink_encryption_mode(const std::string& mode) { return mode.rfind("NVLink encryption", 0) == 0; }
+// Confidential computing as the reports say it: "on", "on (<mode>)" or "off".
+inline std::string confidential_computing_text(bool on, const std::string& mode) {
+  return !on ? "off" : mode.empty() ? "on" : "on (" + mode + ")";
+}
+
 struct DeviceInfo {
   int index = 0;
   std::string name, uuid, pci_bus_id, compute_capability;
@@ -90,7 +98,7 @@ struct DeviceInfo {
   // Its mode, where NVML named one: "single GPU", "protected PCIe" (multi-GPU Hopper), "NVLink encryption" (multi-GPU
   // Blackwell: peer copies encrypted too), ", developer tools" after it where that is on; empty otherwise.
   std::string confidential_computing_mode;
-  bool nvlink_encrypted() const { return confidential_computing_mode.rfind("NVLink encryption", 0) == 0; }
+  bool nvlink_encrypted() const { return nvlink_encryption_mode(confidential_computing_mode); }
   const std::string& board() const { return board_uuid.empty() ? uuid : board_uuid; }
   // A MIG instance: as the bench recorded it, or, where it could not tell (no NVML), by the name CUDA gives an
   // instance ("NVIDIA A100-SXM4-40GB MIG 3g.20gb").
