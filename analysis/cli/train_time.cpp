@@ -72,7 +72,9 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc, std::int64_t mtp) {
   require_count(p, "--params");  // 7.5 is a typo for 7.5e9, not 7.5 parameters
   for (const cli::OptNumber* n : {&o.model.ffn, &o.model.vocab, &o.model.kv_heads})
     if (n->given()) throw InputError(n->option->get_name() + " describes a model: use it with --layers/--hidden/--heads and --seq");
-  if (o.model.swiglu) throw InputError("--swiglu describes a model: use it with --layers/--hidden/--heads and --seq");
+  for (const auto& [flag, set] :
+       {std::pair<const char*, bool>{"--swiglu", o.model.swiglu}, {"--tied-embeddings", o.model.tied_embeddings}})
+    if (set) throw InputError(std::string(flag) + " describes a model: use it with --layers/--hidden/--heads and --seq");
   f.model = f.causal_model = 6.0 * p;
   // Narayanan et al. 2021 count the recomputed forward in the achieved FLOP/s (Megatron-LM's code now logs model
   // FLOPs with causal attention and no recompute: give that figure without --recompute, see --achieved-tflops).

@@ -32,12 +32,13 @@ inline std::optional<std::string> not_counted_note(const ModelConfig& m) {
   return "not counted: " + m.not_counted;
 }
 
-// --hf-config FILE, or --layers/--hidden/--heads[/--kv-heads/--ffn/--vocab/--swiglu], or --params with
+// --hf-config FILE, or --layers/--hidden/--heads[/--kv-heads/--ffn/--vocab/--swiglu/--tied-embeddings], or --params with
 // --layers/--heads/--head-dim (attention term only).
 struct ModelOptions {
   std::string hf_config;
   OptNumber layers, hidden, heads, kv_heads, ffn, vocab, params, head_dim;
   bool swiglu = false;
+  bool tied_embeddings = false;
 
   // `params_help` says which N --params means to the subcommand (the FLOP count's, the bytes read, the memory).
   static constexpr const char* kMatmulParams =
@@ -52,6 +53,9 @@ struct ModelOptions {
     add_number(app, ffn, "--ffn", "MLP width (default 4*hidden; with --swiglu 8*hidden/3 rounded down to a multiple of 64, as Megatron-LM)");
     add_number(app, vocab, "--vocab", "Vocabulary size (default: no logit layer)");
     app.add_flag("--swiglu", swiglu, "Gated MLP (three matrices) instead of two");
+    app.add_flag("--tied-embeddings", tied_embeddings,
+                 "The output layer shares the input embedding's V*h weights (Megatron-LM's GPT default; without it "
+                 "they are two tables, as Llama's)");
     add_number(app, params, "--params", params_help);
     add_number(app, head_dim, "--head-dim", "Head width (with --params)");
   }
@@ -72,6 +76,8 @@ struct ModelOptions {
           throw InputError("--hf-config and " + n->option->get_name() +
                            " are alternatives: give one model description");
       if (swiglu) throw InputError("--hf-config and --swiglu are alternatives: the config says which MLP it has");
+      if (tied_embeddings)
+        throw InputError("--hf-config and --tied-embeddings are alternatives: the config's tie_word_embeddings says it");
       return read_hf_config(hf_config);
     }
     if (from_params()) return std::nullopt;
@@ -83,9 +89,11 @@ struct ModelOptions {
     if (!layers.given()) throw InputError("--layers is missing");
     if (!hidden.given()) throw InputError("--hidden is missing");
     if (!heads.given()) throw InputError("--heads is missing");
+    if (tied_embeddings && !vocab.given())
+      throw InputError("--tied-embeddings ties the output layer to the embedding table: it needs --vocab");
     return flags_model(whole(layers, "--layers"), whole(hidden, "--hidden"), whole(heads, "--heads"),
                        whole(kv_heads, "--kv-heads"), whole(ffn, "--ffn"), vocab.given() ? whole(vocab, "--vocab") : 0,
-                       swiglu);
+                       swiglu, tied_embeddings);
   }
 
   // --params counting the weights as given (mbu, memory): a layer shape beside it would change nothing the command
@@ -98,6 +106,7 @@ struct ModelOptions {
     for (const OptNumber* n : {&layers, &hidden, &heads, &kv_heads, &ffn, &vocab, &head_dim})
       if (n->given()) refuse(n->option->get_name());
     if (swiglu) refuse("--swiglu");
+    if (tied_embeddings) refuse("--tied-embeddings");
   }
 
   // --params N: the FLOP shape with N matmul parameters and the attention term from the flags.
@@ -108,9 +117,10 @@ struct ModelOptions {
       if (n->given())
         throw InputError("--params takes the parameter count as given: " + n->option->get_name() +
                          " would not change it (drop it, or describe the model with --layers/--hidden/--heads)");
-    if (swiglu)
-      throw InputError("--params takes the parameter count as given: --swiglu would not change it (drop it, or "
-                       "describe the model with --layers/--hidden/--heads)");
+    for (const auto& [flag, set] : {std::pair<const char*, bool>{"--swiglu", swiglu}, {"--tied-embeddings", tied_embeddings}})
+      if (set)
+        throw InputError(std::string("--params takes the parameter count as given: ") + flag +
+                         " would not change it (drop it, or describe the model with --layers/--hidden/--heads)");
     FlopShape s;
     s.matmul_params = params.value;
     if (!layers.given() || !heads.given() || !head_dim.given())
@@ -173,6 +183,10 @@ struct ModelOptions {
                 ? "no --vocab: the output layer (2*V*h FLOPs a token forward, 6*V*h in training) is not counted"
                 : "no --vocab: neither the input embedding table nor the output layer (V*h weights each) is counted");
       if (swiglu && !ffn.given()) add("--swiglu without --ffn: an MLP width of " + std::to_string(m->ffn));
+      // The FLOPs are the same either way (the logits multiply by the table whether it is shared or not).
+      if (counted == Counted::kWeights && m->vocab > 0 && !tied_embeddings)
+        add("the input embedding and the output layer counted as two V*h tables (--tied-embeddings: one, as "
+            "Megatron-LM's GPT by default)");
     }
     if (const std::optional<std::string> n = not_counted_note(*m)) add(*n);
     return note.empty() ? std::nullopt : std::optional<std::string>(note);

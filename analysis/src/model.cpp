@@ -910,7 +910,7 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
 ModelConfig read_hf_config(const std::string& path) { return parse_hf_config(read_json_file(path), path); }
 
 ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads,
-                        std::int64_t ffn, std::int64_t vocab, bool swiglu) {
+                        std::int64_t ffn, std::int64_t vocab, bool swiglu, bool tied) {
   if (layers <= 0) throw InputError("--layers must be positive");
   if (hidden <= 0) throw InputError("--hidden must be positive");
   if (heads <= 0) throw InputError("--heads must be positive");
@@ -933,7 +933,7 @@ ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t h
   m.ffn = ffn > 0 ? ffn : swiglu ? std::max<std::int64_t>(64, 8 * hidden / 3 / 64 * 64) : 4 * hidden;
   m.vocab = vocab;
   m.gated_mlp = swiglu;
-  m.tied_embeddings = false;
+  m.tied_embeddings = tied && vocab > 0;
   m.norm_params_per_hidden = 0;
   return m;
 }

@@ -727,6 +727,49 @@ TEST(MemoryCli, TrainJsonFitsVerdict) {
   EXPECT_NE(r.out.find("does NOT fit on L4"), std::string::npos) << r.out;
 }
 
+// A model by flags counts the output layer as a table of its own (Llama's), which the note says; --tied-embeddings
+// shares the embedding's, as Megatron-LM's GPT by default (review 88: a 1.3B GPT counted 8% more weights). The
+// FLOPs are the same either way: the logits multiply by the table, shared or not.
+TEST(MemoryCli, FlagsModelTiesTheOutputLayerOnRequest) {
+  const std::vector<std::string> gpt = {"--layers", "24", "--hidden", "2048", "--heads", "16", "--vocab", "51200"};
+  auto run = [&](std::vector<std::string> args, bool tied) {
+    args.insert(args.end(), gpt.begin(), gpt.end());
+    if (tied) args.push_back("--tied-embeddings");
+    args.push_back("--json");
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const double layers = 24 * 12.0 * 2048 * 2048, table = 51200.0 * 2048;
+  const json untied = run({"memory", "--mode", "train", "--seq", "2048"}, false);
+  const json tied = run({"memory", "--mode", "train", "--seq", "2048"}, true);
+  EXPECT_DOUBLE_EQ(untied["inputs"]["params"].get<double>(), layers + 2 * table);
+  EXPECT_DOUBLE_EQ(tied["inputs"]["params"].get<double>(), layers + table);
+  EXPECT_NE(untied["notes"].dump().find("counted as two V*h tables"), std::string::npos) << untied["notes"];
+  EXPECT_EQ(tied["notes"].dump().find("two V*h tables"), std::string::npos) << tied["notes"];
+  const std::vector<std::string> mfu = {"mfu", "--seq", "2048", "--tokens-per-sec", "1000", "--gpus", "1",
+                                        "--peak-tflops", "100"};
+  const json flops_untied = run(mfu, false), flops_tied = run(mfu, true);
+  EXPECT_DOUBLE_EQ(flops_tied["model_flops_per_token"].get<double>(),
+                   flops_untied["model_flops_per_token"].get<double>());
+  EXPECT_DOUBLE_EQ(flops_tied["model_flops_per_token"].get<double>(), 6 * (layers + table) + 12 * 24 * 2048 * 2048.0);
+  // Nothing to tie without --vocab; a config says it itself; --params counts what it is given.
+  for (const auto& [args, why] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"memory", "--mode", "train", "--seq", "2048", "--layers", "24", "--hidden", "2048", "--heads", "16",
+             "--tied-embeddings"},
+            "it needs --vocab"},
+           {{"memory", "--mode", "train", "--seq", "2048", "--hf-config", hf("gpt2"), "--tied-embeddings"},
+            "--hf-config and --tied-embeddings are alternatives"},
+           {{"memory", "--mode", "train", "--params", "7e9", "--tied-embeddings"}, "--tied-embeddings would not change it"},
+           {{"train-time", "--params", "7e9", "--tokens", "1e12", "--gpus", "8", "--achieved-tflops", "400",
+             "--tied-embeddings"},
+            "--tied-embeddings describes a model"}}) {
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << why;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+  }
+}
+
 // Megatron-LM keeps fp32 gradients under bf16 (18 bytes a parameter; with its distributed optimizer, ZeRO 1,
 // 6 + 12/dp): --grad-dtype fp32 counts them; the default stays the ZeRO paper's 16-bit gradients.
 TEST(MemoryCli, GradientBytesFollowGradDtype) {

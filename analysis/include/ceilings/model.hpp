@@ -110,9 +110,10 @@ ModelConfig read_hf_config(const std::string& path);
 
 // A Megatron-style GPT from flags: no biases or norms counted (matmul parameters only, as in
 // Narayanan et al. 2021 eq. 3). ffn 0 means 4*hidden (gated, swiglu: 8*hidden/3 rounded down to a multiple
-// of 64, as Megatron-LM). vocab 0 leaves out the logit layer.
+// of 64, as Megatron-LM). vocab 0 leaves out the logit layer; tied: the logit layer is the embedding table
+// (Megatron-LM's GPT default), otherwise a table of its own (Llama's).
 ModelConfig flags_model(std::int64_t layers, std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads,
-                        std::int64_t ffn, std::int64_t vocab, bool swiglu);
+                        std::int64_t ffn, std::int64_t vocab, bool swiglu, bool tied = false);
 
 // Counted in T: std::int64_t (ParamCounts, exact), or long double (a bound that cannot overflow).
 template <class T>
