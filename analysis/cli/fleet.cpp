@@ -92,7 +92,7 @@ std::string rules_text(const Deviation& d) {
   std::string out;
   for (const auto& [on, name] : {std::pair<bool, const char*>{d.by_z, "z"}, {d.by_margin, "margin"}, {d.by_split, "split"}})
     if (on) out += (out.empty() ? "" : "+") + std::string(name);
-  return out;
+  return d.majority_split ? out + ", majority" : out;
 }
 
 // One row per (outlier, ceiling) of `list`, one of the group's: the actionable list under its statistics.
@@ -127,6 +127,10 @@ json shown(const Check& c) { return checks_to_json({c}).at(0); }
 // Why a GPU below its peers is not judged: its own spread covers the deficit. `against`: the median it is below
 // where that is not its group's (a peer group's); a split's is the better population's.
 std::string unstable_text(const Deviation& d, const std::string& against = "") {
+  if (d.majority_split)
+    return "not judged: " + format_percent(d.deficit) + " below the better population's median, but its side of the "
+           "split is the group's majority: whether the few read high or the many low, qualify against a baseline or "
+           "the datasheet says";
   const std::string median = !against.empty() ? against : d.by_split ? "the better population's median" : "";
   return "not judged: " + format_percent(d.deficit) + " below" + (median.empty() ? "" : " " + median) +
          ", within its own measurement's spread (" + format_percent(d.own_noise) + "): unstable, measure again";
@@ -423,7 +427,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          "leaves the sides' medians more than " + format_percent(rule.margin) +
          " and 4 times their MADs added apart), and more than " + format_percent(rule.margin) +
          " below the better one's median (its median is then the median column and the deficit's reference; z "
-         "stays the GPU's z-score in the whole group), and beyond the GPU's own median's standard error times the "
+         "stays the GPU's z-score in the whole group; where the worse population is the group's majority: unstable, "
+         "not judged, rule \"split, majority\"), and beyond the GPU's own median's standard error times the "
          "larger of " + format_fixed(rule.own_spread, 0) + " and the normal quantile at family-alpha / comparisons "
          "(within it: unstable, not judged); groups of at least " +
          std::to_string(rule.min_members) + "\n";
@@ -505,7 +510,9 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     }
     if (!g.unstable.empty())
       out += std::string(md ? "\n" : "") +
-             "unstable, not judged (below the median by less than its own measurement's spread: measure again):\n" +
+             "unstable, not judged (below the median by less than its own measurement's spread: measure again; rule "
+             "\"split, majority\": on the worse side of a split that is the group's majority, which its peers cannot "
+             "judge):\n" +
              (md ? "\n" : "") + render(findings_table(in, g, g.unstable, "group median", true), format);
     if (g.outliers.empty()) continue;
     out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");

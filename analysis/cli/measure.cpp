@@ -911,7 +911,10 @@ class NodeRun {
           cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"value", d.value}, {"node_median", d.median},
                         {"below_median", d.deficit}, {"own_noise", d.own_noise},
                         {"own_spread_standard_errors", d.own_spread},
-                        {"reference", d.by_split ? "the faster GPUs' median (the node splits in two)" : "the node median"}});
+                        {"reference", d.majority_split ? "the faster GPUs' median (the node splits in two, the slower "
+                                                         "GPUs the majority: not judged)"
+                                      : d.by_split   ? "the faster GPUs' median (the node splits in two)"
+                                                     : "the node median"}});
         gpus.push_back({{"index", g.device}, {"uuid", g.profile->device.uuid},
                         {"pci_bus_id", g.profile->device.pci_bus_id}, {"ceilings", cs}});
       }
@@ -1143,13 +1146,17 @@ int run_all_gpus(const MeasureOptions& o) {
                 << (d.by_split ? " worse than the faster GPUs' median (the node splits in two) "
                                : " worse than the node median ")
                 << ceilings::format_quantity(d.median, d.unit)
-                << (within ? ", within its own measurement's spread (" + ceilings::format_percent(d.own_noise) + ")"
-                           : "")
+                << (d.majority_split ? ", but the slower GPUs are the node's majority: whether the few read high or "
+                                       "the many low, qualify against a baseline or the datasheet says"
+                    : within ? ", within its own measurement's spread (" + ceilings::format_percent(d.own_noise) + ")"
+                             : "")
                 << "\n";
   };
   for (const auto& out : outliers) show(out, "is below its peers", false);
   for (const auto& out : unstable)
-    show(out, "is unstable, not judged (below its peers by less than its own measurement's spread: measure again)",
+    show(out,
+         "is unstable, not judged (below its peers by less than its own measurement's spread: measure again; or on "
+         "the slower side of a node split in two, where that side is the majority)",
          true);
   // The summary is part of the output: one that could not be written (a full disk) leaves the run incomplete.
   if (node.summary_problem().empty()) {

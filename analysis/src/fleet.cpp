@@ -171,6 +171,14 @@ double Outlier::worst_deficit() const {
 }
 
 namespace {
+// The modified z-score of `value` in the values `s` is of, oriented so that negative is worse; with a MAD of 0
+// the mean absolute deviation's; none where every value is the same.
+std::optional<double> z_in_group(double value, const CeilingStats& s, bool higher_better) {
+  const double sign = higher_better ? 1.0 : -1.0;
+  if (s.mad > 0) return sign * 0.6745 * (value - s.median) / s.mad;
+  if (s.mean_ad > 0) return sign * (value - s.median) / (1.253314 * s.mean_ad);
+  return std::nullopt;
+}
 
 std::string stat_key(const std::string& name, const std::string& unit) { return name + "\x1f" + unit; }
 
@@ -282,11 +290,7 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       d.median = s.median;
       d.mad = s.mad;
       d.deficit = sign * (s.median - c.value) / std::fabs(s.median);
-      if (s.mad > 0) {
-        d.z = sign * 0.6745 * (c.value - s.median) / s.mad;
-      } else {
-        if (s.mean_ad > 0) d.z = sign * (c.value - s.median) / (1.253314 * s.mean_ad);
-      }
+      d.z = z_in_group(c.value, s, sign > 0);
       d.own_noise = own_spread * c.median_standard_error();
       d.own_spread = own_spread;
       if (rule.use_z) d.z_threshold = threshold(s.n);
@@ -362,6 +366,8 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
   for (const auto& [key, values] : by_key)
     if (values.size() >= rule.min_members) comparisons += values.size();
   const double own_spread = own_spread_for(rule, comparisons);
+  std::map<std::string, CeilingStats> group_stats;
+  for (CeilingStats& s : ceiling_statistics(members)) group_stats.emplace(stat_key(s.name, s.unit), std::move(s));
   for (auto& [key, values] : by_key) {
     // Each side at least a quarter of the group (and min_members): three GPUs that read high (a cooler rack, a
     // timing artefact) must not put the other seventeen on the "worse side" of a gap.
@@ -405,23 +411,28 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     std::vector<double> better;
     for (std::size_t k = cut; k < values.size(); ++k) better.push_back(values[k].v);
     const double reference = median(better);
+    // Three of eight reading high would otherwise name the other five (review 90): a side that is the majority is
+    // what its peers are, and whether the few are fast or the many slow a datasheet or baseline has to say.
+    const bool majority = cut > values.size() - cut;
     for (std::size_t k = 0; k < cut; ++k) {
       const Ceiling& c = *values[k].c;
       const std::size_t member = values[k].member;
       const double deficit = worse_by(c.value, reference);
       if (!(deficit > rule.margin)) continue;
       const double own_noise = own_spread * c.median_standard_error();
-      const bool judged = deficit > own_noise;
+      const bool judged = deficit > own_noise && !majority;
       // Within its own spread: unstable, not judged, unless another rule has judged that ceiling already.
       if (!judged && (!unstable || listed(outliers, member, c.name, c.unit))) continue;
       // Below the group's median by another rule too: the better population's median is the truer reference
       // (the group's sits in the gap, and understates the deficit), so the deviation is against it.
       Deviation& d = deviation_in(judged ? outliers : *unstable, member, c);
+      if (!d.z) d.z = z_in_group(c.value, group_stats.at(key), higher);  // still its z-score in the whole group
       d.median = reference;
       d.deficit = deficit;
       d.own_noise = own_noise;
       d.own_spread = own_spread;
       d.by_split = true;
+      d.majority_split = majority;
       if (judged && unstable) {  // within its spread of the group's median, beyond it of the better side's: judged
         for (Outlier& o : *unstable)
           if (o.member == member)
@@ -1398,7 +1409,8 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                         {"z", d.z ? json(*d.z) : json(nullptr)},
                         {"z_threshold", d.z_threshold > 0 ? json(d.z_threshold) : json(nullptr)},
                         {"deficit", d.deficit}, {"own_noise", d.own_noise},
-                        {"own_spread_standard_errors", d.own_spread}, {"rules", rules}});
+                        {"own_spread_standard_errors", d.own_spread}, {"rules", rules},
+                        {"majority_split", d.majority_split}});
         }
         json o_json = gpu_identity(m);
         o_json["ceilings"] = cs;
@@ -1541,11 +1553,18 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
     throw InputError("cannot write a baseline: the group's profiles hold no ceilings");
   // The members it is the median of: not those the fleet found something against.
   std::map<std::size_t, std::string> left_out_members = excluded;  // index into `members` -> why
+  // A ceiling split in two with the worse side the majority has no reference a median could give (the three
+  // that read high, or the five below them?): it is left out of the baseline, and its GPUs are not (review 90).
+  std::set<std::string> split_ceilings;  // stat_key
   auto name_all = [&](const std::vector<Outlier>& list, const char* why) {
     for (const Outlier& o : list) {
       std::string ceilings;
-      for (const Deviation& d : o.ceilings) ceilings += (ceilings.empty() ? "" : ", ") + d.ceiling;
-      left_out_members.emplace(group.members[o.member], std::string(why) + " (" + ceilings + ")");
+      for (const Deviation& d : o.ceilings)
+        if (d.majority_split)
+          split_ceilings.insert(stat_key(d.ceiling, d.unit));
+        else
+          ceilings += (ceilings.empty() ? "" : ", ") + d.ceiling;
+      if (!ceilings.empty()) left_out_members.emplace(group.members[o.member], std::string(why) + " (" + ceilings + ")");
     }
   };
   name_all(group.outliers, "an outlier");
@@ -1585,6 +1604,10 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   for (const CeilingStats& s : stats) {
     if (s.n < min_members) {
       too_few.push_back(s.name + " (" + std::to_string(s.n) + ")");
+      continue;
+    }
+    if (split_ceilings.count(stat_key(s.name, s.unit))) {
+      too_few.push_back(s.name + " (split in two, the worse side the group's majority)");
       continue;
     }
     Ceiling c;

@@ -121,6 +121,9 @@ struct Deviation {
   // `median` and `deficit` are against the better population's median, not the group's (whatever other rule
   // named it too: the group's median sits in the gap and understates the deficit).
   bool by_split = false;
+  // A split whose worse side is the group's majority (5 of 8 below 3 that read high): which population is right is
+  // not for a comparison among peers to say, so such a deviation is never judged (listed as unstable).
+  bool majority_split = false;
 };
 
 struct Outlier {
@@ -178,6 +181,8 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
 // by_split (merged into `outliers`, worst first). `unstable`, where given (find_outliers' list), gets the ones
 // within their own error (by_split, against the better side's median; merged into an entry another rule made
 // for that ceiling) unless another rule judged that ceiling an outlier; a ceiling the split judges leaves it.
+// Where the worse side is the majority, none is judged: each more than the margin below goes to `unstable`
+// (majority_split) unless another rule judged that ceiling.
 void add_population_splits(const std::vector<const Profile*>& members, const OutlierRule& rule,
                            std::vector<Outlier>& outliers, std::vector<Outlier>* unstable = nullptr);
 
