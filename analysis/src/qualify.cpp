@@ -1125,10 +1125,11 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   }
 
   // Health checks alone are no qualification: a profile with no ceiling judged against a limit (none measured,
-  // all skipped, or rules that set none) could otherwise pass without a number behind it.
+  // all skipped, or rules that set none) could otherwise pass without a number behind it. A row "not judged" (a
+  // PCIe fraction under confidential computing, a ceiling the baseline lacks) judged nothing either (review 90).
   const bool judged = std::any_of(r.checks.begin(), r.checks.end(), [](const Check& k) {
     return (k.rule == "datasheet fraction" || k.rule == "minimum" || k.rule == "maximum" || k.rule == "baseline") &&
-           k.status != CheckStatus::kIncomplete;
+           (k.status == CheckStatus::kPass || k.status == CheckStatus::kFail);
   });
   if (!judged && !r.checks.empty() && !(is_mig(p) && datasheet_judges)) {  // then its SM count check says why
     Check k = make_check("profile", "ceilings judged");
@@ -1140,7 +1141,7 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     const std::size_t limited = static_cast<std::size_t>(std::count_if(r.checks.begin(), r.checks.end(), [](const Check& c) {
       // with a threshold: a datasheet fraction without the datasheet's figure sets no limit (review 53)
       return (c.rule == "datasheet fraction" || c.rule == "minimum" || c.rule == "maximum" || c.rule == "baseline") &&
-             c.status == CheckStatus::kIncomplete && c.threshold.has_value();
+             ((c.status == CheckStatus::kIncomplete && c.threshold.has_value()) || c.status == CheckStatus::kNotJudged);
     }));
     k.reason = p.ceilings.empty()
                    ? "the profile holds no ceiling (" + std::to_string(p.skipped.size()) + " skipped, " +

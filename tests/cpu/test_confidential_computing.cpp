@@ -3,6 +3,7 @@
 // does not set such a node against nodes without it, and the NVML loader reads it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "ceilings/ceiling_families.hpp"
 #include "ceilings/compare.hpp"
 #include "ceilings/error.hpp"
 #include "ceilings/fleet.hpp"
@@ -225,6 +227,20 @@ TEST(ConfidentialComputing, PcieCopiesAreNotHeldToTheLinksRate) {
   const QualifyResult off = qualify(p, nullptr, default_rules());
   ASSERT_NE(find_check(off, "pcie.h2d", "datasheet fraction"), nullptr);
   EXPECT_EQ(find_check(off, "pcie.h2d", "datasheet fraction")->status, CheckStatus::kFail);
+
+  // Only PCIe measured (measure --filter pcie): every limit is not judged, and health rows alone are no pass
+  // (review 90: it passed, exit 0).
+  Profile pcie_only = with_cc(true);
+  pcie_only.ceilings.erase(std::remove_if(pcie_only.ceilings.begin(), pcie_only.ceilings.end(),
+                                          [](const Ceiling& c) { return family_of(c.name) != "pcie"; }),
+                           pcie_only.ceilings.end());
+  ASSERT_FALSE(pcie_only.ceilings.empty());
+  const QualifyResult alone = qualify(pcie_only, nullptr, default_rules());
+  const Check* judged = find_check(alone, "profile", "ceilings judged");
+  ASSERT_NE(judged, nullptr);
+  EXPECT_EQ(judged->status, CheckStatus::kIncomplete);
+  EXPECT_NE(judged->reason.find("none could judge"), std::string::npos) << judged->reason;
+  EXPECT_EQ(alone.exit_code(), 3);
 }
 
 // Nodes with it on are a group of their own, labelled, their difference named; unknown (an older profile) is off.
