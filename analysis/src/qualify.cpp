@@ -206,7 +206,7 @@ void parse_ceiling_rule(const std::string& name, const json& v, const std::strin
       (key == "min" ? rule.min : rule.max) = q.value;
     } else if (key == "min_fraction_of_datasheet") {
       if (value.is_boolean() && !value.get<bool>()) {
-        rule.min_fraction_of_datasheet.reset();  // false: switch the default off
+        rule.min_fraction_of_datasheet.reset();  // false: switch the default off (parse_rules: there is one)
         continue;
       }
       if (!has_datasheet_figure(name)) reject(p, "the datasheet has no figure for " + name);
@@ -259,6 +259,20 @@ Rules parse_rules(const json& doc, const std::string& origin) {
   if (doc.contains("ceilings")) {
     const json& c = object_at(doc, "ceilings", "ceilings");
     for (const auto& [name, v] : c.items()) {
+      // false switches a default fraction off; where there is none (a misspelt name, or extends_defaults false) it
+      // would switch nothing off without a word (review 90).
+      if (v.is_object() && v.contains("min_fraction_of_datasheet") && v["min_fraction_of_datasheet"] == false &&
+          !(r.ceilings.count(name) && r.ceilings[name].min_fraction_of_datasheet)) {
+        std::string defaults;
+        for (const auto& [n, rule] : default_rules().ceilings)
+          if (rule.min_fraction_of_datasheet && n.find("_sustained") == std::string::npos)
+            defaults += (defaults.empty() ? "" : ", ") + n;
+        reject("ceilings." + name + ".min_fraction_of_datasheet",
+               "no datasheet fraction is set for " + name + " to switch off (" +
+                   (extend ? "the defaults set one for " + defaults + " and their _sustained twins"
+                           : std::string("extends_defaults is false: no default is in force")) +
+                   ")");
+      }
       parse_ceiling_rule(name, v, "ceilings." + name, r.ceilings[name]);
       // A rule that only switches the default fraction off, or only sets the tolerance a baseline is judged with,
       // asks for nothing to be measured.
@@ -267,6 +281,18 @@ Rules parse_rules(const json& doc, const std::string& origin) {
         if ((key != "min_fraction_of_datasheet" || !value.is_boolean()) && key != "baseline_tolerance")
           sets_limit = true;
       if (sets_limit) r.named.insert(name);
+    }
+    // A GEMM's _sustained twin is held to its burst type's fraction: a file that sets or switches off the burst
+    // type's sets the twin's alike, unless it names the twin itself ("gemm.int8": false had left
+    // gemm.int8_sustained failing at 50%, review 90).
+    for (const auto& [name, v] : c.items()) {
+      const std::string twin = name + "_sustained";
+      const bool sustained = name.size() > 10 && name.compare(name.size() - 10, 10, "_sustained") == 0;
+      if (family_of(name) != "gemm" || sustained || !v.contains("min_fraction_of_datasheet") || c.contains(twin))
+        continue;
+      CeilingRule& t = r.ceilings[twin];
+      t.min_fraction_of_datasheet = r.ceilings[name].min_fraction_of_datasheet;
+      t.fraction_is_default = r.ceilings[name].fraction_is_default;
     }
   }
   if (doc.contains("health")) {
@@ -1086,6 +1112,19 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
         k.measured = c.value;
         k.threshold_text = "none";
         k.reason = "not in the baseline: not judged against it";
+        r.checks.push_back(k);
+      }
+    // A tolerance for a ceiling neither side has (a misspelt name) would leave the wider one in force without a
+    // word (review 90); a named rule's absence has its row already.
+    const std::set<std::string> held = profile_ceiling_names(p);
+    for (const auto& [name, rule] : rules.ceilings)
+      if (rule.baseline_tolerance && !rules.named.count(name) && !held.count(name) && !baseline->find(name)) {
+        Check k = make_check(name, "rule applies");
+        k.threshold_text = "in the profile or the baseline";
+        k.source = "rules file " + rules.origin;
+        k.measured_text = "missing";
+        k.reason = "baseline_tolerance set for " + name + ", but neither the profile nor the baseline has " + name +
+                   ": a misspelt name?" + did_you_mean(p, name);
         r.checks.push_back(k);
       }
   }

@@ -824,6 +824,20 @@ TEST(Qualify, ARuleOnACeilingNotInTheProfileIsJudged) {
     "gemm.int8":{"min_fraction_of_datasheet":false}}})"), "off.json");
   EXPECT_EQ(qualify(fixture(), nullptr, off).exit_code(), 0);
   EXPECT_EQ(qualify(fixture(), nullptr, default_rules()).exit_code(), 0);
+  // ... and its sustained twin with it (review 90: gemm.int8_sustained still failed at 50% of the datasheet).
+  Profile slow_int8 = fixture();
+  for (const char* name : {"gemm.int8", "gemm.int8_sustained"}) {
+    Ceiling c = ceiling(slow_int8, "gemm.bf16");
+    c.name = name;
+    c.unit = "OP/s";
+    c.value = 0.3 * 1.979e15;  // 30% of the H200's dense int8
+    c.datasheet.reset();
+    slow_int8.ceilings.push_back(c);
+  }
+  const QualifyResult by_default = qualify(slow_int8, nullptr, default_rules());
+  EXPECT_EQ(with_status(by_default, CheckStatus::kFail),
+            (std::set<std::string>{"gemm.int8/datasheet fraction", "gemm.int8_sustained/datasheet fraction"}));
+  EXPECT_TRUE(with_status(qualify(slow_int8, nullptr, off), CheckStatus::kFail).empty());
 }
 
 // A family added since this build (a new bench/ file) is judged by a rules file in the unit its limit is
@@ -914,6 +928,15 @@ TEST(Qualify, BaselineToleranceBothDirections) {
   Rules loose = parse_rules(json::parse(R"({"schema":"ceilings.rules/1",
     "ceilings":{"hbm.copy":{"baseline_tolerance":"7%"}}})"), "loose");
   EXPECT_EQ(qualify(p, &base, loose).exit_code(), 0);
+  // A tolerance for a name neither side has (misspelt) left the default in force without a word (review 90).
+  const Rules typo = parse_rules(json::parse(R"({"schema":"ceilings.rules/1",
+    "ceilings":{"hbm.cpy":{"baseline_tolerance":"7%"}}})"), "typo");
+  r = qualify(p, &base, typo);
+  EXPECT_EQ(r.exit_code(), 1);  // hbm.copy still fails at the default 5%
+  const Check& misspelt = find_check(r, "hbm.cpy", "rule applies");
+  EXPECT_EQ(misspelt.status, CheckStatus::kIncomplete);
+  EXPECT_NE(misspelt.reason.find("neither the profile nor the baseline has hbm.cpy"), std::string::npos) << misspelt.reason;
+  EXPECT_NE(misspelt.reason.find("did you mean hbm.copy"), std::string::npos) << misspelt.reason;
   base = fixture();
   ceiling(base, "latency.launch").value = 2.1e-6 / 1.08;  // latency 8% above: lower is better
   r = qualify(p, &base, default_rules());
