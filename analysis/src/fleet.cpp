@@ -1206,6 +1206,13 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
           return rule_family_known(n, m.profile);
         }))
       throw unknown_rule_family(n, where, members.front().profile, /*fleet=*/true);
+  // A limit on a known family's ceiling that no profile holds ("hbm.cpy") would judge no GPU, and the fleet passed
+  // with a line blaming health sections (review 90): bad input too.
+  for (const std::string& n : rules.named)
+    if (!members.empty() && std::none_of(members.begin(), members.end(), [&, n = n](const FleetMember& m) {
+          return holds_ceiling(m.profile, n);
+        }))
+      throw rule_on_no_profile(n, "ceilings." + n, members.front().profile);
   for (std::size_t i = 0; i < members.size(); ++i) {
     std::vector<Check> checks;
     try {
@@ -1231,6 +1238,10 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
     // A rule on a newer family that this profile does not hold (measured by an older ceilings): that rule is not
     // judged for it, and its other checks are.
     Rules own_rules = ceiling_rules;
+    const auto set_fraction = [&](const Check& c) {
+      const auto it = rules.ceilings.find(c.subject);
+      return c.rule == "datasheet fraction" && it != rules.ceilings.end() && !it->second.fraction_is_default;
+    };
     for (auto it = own_rules.ceilings.begin(); it != own_rules.ceilings.end();)
       if (rule_family_known(it->first, members[i].profile)) {
         ++it;
@@ -1246,8 +1257,9 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
              c.rule == "HW/thermal slowdown"))
           f.failed.push_back(std::move(c));
         // A limit the rules set that could not be judged (the ceiling not measured or misspelt, a spread past
-        // max_cv): counted as not judged in full, as qualify calls it incomplete.
-        else if (c.status == CheckStatus::kIncomplete && (limit || c.rule == "rule applies"))
+        // max_cv): counted as not judged in full, as qualify calls it incomplete; a fraction the file set too, not
+        // only a min or max (review 90).
+        else if (c.status == CheckStatus::kIncomplete && (limit || c.rule == "rule applies" || set_fraction(c)))
           incomplete = true;
       }
     } catch (const InputError&) {  // rules qualify cannot apply to this profile (a unit it records otherwise):
@@ -1268,7 +1280,8 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
       }
       errors.reason += (errors.reason.empty() ? "" : "; ") + e.name + ": " + e.reason;
     }
-    if (!errors.reason.empty()) f.failed.push_back(std::move(errors));
+    // Unless the rules turn verification off, as qualify then passes them (review 90).
+    if (!errors.reason.empty() && rules.health.verification) f.failed.push_back(std::move(errors));
     if (cut) h.cut_short.push_back(i);
     if (!f.failed.empty()) h.faults.push_back(std::move(f));
     else if (incomplete) ++h.incomplete;

@@ -113,6 +113,14 @@ bool rule_family_known(const std::string& name, const Profile& p) {
   return false;
 }
 
+bool holds_ceiling(const Profile& p, const std::string& name) { return profile_ceiling_names(p).count(name) > 0; }
+
+InputError rule_on_no_profile(const std::string& name, const std::string& where, const Profile& p) {
+  return InputError("rules: '" + where + "': no profile read has " + name +
+                    " (measured, failed or skipped): misspelt, or measured by none of these runs, so the limit "
+                    "would judge no GPU" + did_you_mean(p, name));
+}
+
 InputError unknown_rule_family(const std::string& name, const std::string& where, const Profile& p, bool fleet) {
   const std::string family = family_of(name);
   return InputError("rules: '" + where + "': unknown ceiling family '" + family +

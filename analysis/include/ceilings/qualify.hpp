@@ -178,6 +178,11 @@ QualifyResult qualify(const Profile& profile, const Profile* baseline, const Rul
 bool rule_family_known(const std::string& name, const Profile& profile);
 InputError unknown_rule_family(const std::string& name, const std::string& where, const Profile& profile,
                                bool fleet = false);
+// Whether `profile` holds ceiling `name` (measured, failed or skipped).
+bool holds_ceiling(const Profile& profile, const std::string& name);
+// fleet's error for a limit on a ceiling of a known family that none of its profiles holds ("hbm.cpy"): misspelt, or
+// measured by none of the runs; the near matches are `profile`'s and the default rules'.
+InputError rule_on_no_profile(const std::string& name, const std::string& where, const Profile& profile);
 
 Table checks_table(const std::vector<Check>& checks);
 std::string render_qualify(const QualifyResult& result, Format format);
