@@ -963,8 +963,14 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     g.z_threshold = z_threshold_for(rule, as_compared.size(), g.z_comparisons);
     g.own_spread = own_spread_for(rule, compared_values(as_compared, g.compared_stats, rule));
     add_population_splits(as_compared, rule, g.outliers, &g.unstable);
+    // Whatever a member holds and another lacks, in a group that is compared: a ceiling held by fewer than
+    // min_members is compared for nobody, which the lacking GPUs' rows say (review 90: it went without a word).
     for (const CeilingStats& st : g.stats) {
-      if (st.n < rule.min_members || st.n == profiles.size()) continue;
+      if (profiles.size() < rule.min_members || st.n == profiles.size()) continue;
+      const std::string too_few = st.n < rule.min_members ? "; held by " + std::to_string(st.n) + " of the group's " +
+                                                                std::to_string(profiles.size()) +
+                                                                ", too few to compare: judged for none"
+                                                          : "";
       for (std::size_t mi = 0; mi < profiles.size(); ++mi) {
         const Profile& p = *profiles[mi];
         const Ceiling* c = p.find(st.name);
@@ -984,6 +990,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
         } else if (c) {
           m.reason = "measured in " + c->unit + ", its peers in " + st.unit;
         }
+        m.reason += too_few;
         g.missing.push_back(std::move(m));
       }
     }

@@ -1114,6 +1114,29 @@ TEST(Fleet, RulesAndImplausibleRatesAreJudgedPerGpu) {
   EXPECT_EQ(run_cli({"fleet", dir, "--rules", site}).exit_code, 2);
 }
 
+// Two of four GPUs skipped a ceiling: the other two are too few to compare on it, and the two without it are listed
+// as missing, saying so (review 90: nobody was listed, and one of the two 12% slow went without a word).
+TEST(Fleet, ACeilingTooFewHoldIsListedAsMissing) {
+  FleetGen gen(15, 0.001);
+  std::vector<FleetMember> fleet = gen.fleet(4, 0, "hbm.copy", 0, "few");
+  for (std::size_t i = 2; i < 4; ++i) {
+    Profile& p = fleet[i].profile;
+    p.ceilings.erase(std::remove_if(p.ceilings.begin(), p.ceilings.end(),
+                                    [](const Ceiling& c) { return c.name == "gemm.bf16"; }),
+                     p.ceilings.end());
+    p.skipped.push_back({"gemm.bf16", "not run: --only"});
+  }
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_EQ(groups[0].missing.size(), 2u);
+  for (const MissingCeiling& m : groups[0].missing) {
+    EXPECT_GE(m.member, 2u);
+    EXPECT_EQ(m.ceiling, "gemm.bf16");
+    EXPECT_FALSE(m.error);
+    EXPECT_EQ(m.reason, "not measured: not run: --only; held by 2 of the group's 4, too few to compare: judged for none");
+  }
+}
+
 // A datasheet fraction the rules file sets that a spread past max_cv keeps from judging is counted as not judged in
 // full, as a minimum so kept is (review 90: only min and max were counted); the default fraction is not the file's.
 TEST(Fleet, AFractionTheRulesSetThatCouldNotJudgeIsCounted) {
