@@ -25,6 +25,7 @@
 #include "ceilings/bench_json.hpp"
 #include "ceilings/ceiling_families.hpp"
 #include "ceilings/fleet.hpp"
+#include "ceilings/json_fields.hpp"
 #include "ceilings/output_lock.hpp"
 #include "ceilings/qualify.hpp"
 #include "ceilings/report.hpp"
@@ -133,6 +134,14 @@ std::vector<std::string> device_args(const MeasureOptions& o, int device) {
   if (o.all_gpus && !scope_given) a.push_back("--ceilings_p2p_scope=device");
   for (const auto& extra : o.bench_args) a.push_back(extra);
   return a;
+}
+
+// Keeps the last kKeptLines lines another program printed (what tail shows): a bench logging a line per launch
+// for hours grew measure past a GB (review 89), and an out-of-memory kill would lose the finished families.
+constexpr std::size_t kKeptLines = 64;
+void keep_line(std::vector<std::string>& lines, const std::string& line) {
+  if (lines.size() >= 2 * kKeptLines) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(kKeptLines - 1));
+  lines.push_back(line);
 }
 
 std::string tail(const std::vector<std::string>& lines, std::size_t n) {
@@ -322,10 +331,25 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   ceilings::ProcessSpec list{{bench, "--benchmark_list_tests=true"}, {}, list_timeout, std::min(5.0, o.kill_grace_s)};
   for (auto& a : device_args(o, device)) list.argv.push_back(a);
   if (!o.filter.empty()) list.argv.push_back("--benchmark_filter=" + o.filter);
-  auto r = ceilings::run_process(list, [&](const std::string& l) { if (!l.empty()) names.push_back(l); },
-                                 [&](const std::string& l) { err.push_back(l); });
+  // No ceilings-bench lists anywhere near this many cases: a program printing without end is not one.
+  constexpr std::size_t kMaxCases = 100000;
+  bool too_many = false;
+  auto r = ceilings::run_process(list,
+                                 [&](const std::string& l) {
+                                   if (l.empty() || too_many) return;
+                                   if (names.size() == kMaxCases) too_many = true;
+                                   else names.push_back(l);
+                                 },
+                                 [&](const std::string& l) { keep_line(err, l); });
   if (!r.ok()) {
     classify_failure(r, err, list_timeout, g);
+    return finish(g);
+  }
+  if (too_many) {
+    g.state = GpuState::kFailed;
+    g.exit_code = ceilings::kExitBadInput;
+    g.reason = bench + " listed more than " + std::to_string(kMaxCases) +
+               " benchmarks (--benchmark_list_tests): is it ceilings-bench?";
     return finish(g);
   }
   if (names.empty()) {
@@ -384,7 +408,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   // A case's entry under the ceiling it feeds, its run name after the reason (as the converter names its own).
   auto entry = [](const std::string& benchmark, const std::string& reason) {
     const ceilings::CaseName c = ceilings::case_name(benchmark);
-    return ceilings::Skipped{c.ceiling, c.run_name.empty() ? reason : reason + " [" + c.run_name + "]"};
+    // The reason quotes ceilings-bench's stderr: kept printable, as the converter keeps the bench's own text.
+    return ceilings::Skipped{ceilings::printable_text(c.ceiling),
+                             ceilings::printable_text(c.run_name.empty() ? reason : reason + " [" + c.run_name + "]")};
   };
   for (const auto& n : held_back)
     not_run.push_back(entry(n, "not run: --concurrent measures every GPU at once, and peer copies would load the "
@@ -442,7 +468,11 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
                               limit,
                               o.kill_grace_s};
     for (auto& a : device_args(o, device)) run.argv.push_back(a);
-    run.argv.push_back("--benchmark_filter=" + (o.one_process ? o.filter : ceilings::exact_benchmark_filter(cases)));
+    // One process runs what --filter matched, less the peer cases --concurrent holds back (review 89: it ran them
+    // while the other GPUs' processes measured those GPUs).
+    run.argv.push_back("--benchmark_filter=" + (o.one_process && held_back.empty()
+                                                    ? o.filter
+                                                    : ceilings::exact_benchmark_filter(cases)));
     if (command.empty())
       for (const auto& a : run.argv) command += (command.empty() ? "" : " ") + a;
     err.clear();
@@ -460,7 +490,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
           if (!sink.live && error) say("  " + line, false);
           progress(done < names.size() ? "running " + names[done] : "done");
         },
-        [&](const std::string& l) { err.push_back(l); });
+        [&](const std::string& l) { keep_line(err, l); });
 
     // What this family left: its complete output, or (stopped early) its checkpoint.
     ceilings::json doc;
@@ -660,8 +690,15 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   profile.raw["health"] =
       health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
   try {
-    ceilings::write_files_atomic({{g.raw_path, merged.dump(2) + "\n"},
-                                  {out, ceilings::profile_to_json(profile).dump(2) + "\n"}});
+    // Read back before it is written: a profile no command could read would replace a good one (review 89).
+    const ceilings::json doc = ceilings::profile_to_json(profile);
+    try {
+      (void)ceilings::profile_from_json(doc, out);
+    } catch (const ceilings::Error& e) {
+      throw ceilings::Error(ceilings::kExitIncomplete,
+                            std::string("the profile would not read back (nothing written): ") + e.what());
+    }
+    ceilings::write_files_atomic({{g.raw_path, merged.dump(2) + "\n"}, {out, doc.dump(2) + "\n"}});
   } catch (const ceilings::Error& e) {
     g.state = GpuState::kFailed;
     g.exit_code = e.exit_code();
@@ -747,7 +784,8 @@ void check_default_name_is_this_gpu(const std::string& path, const std::string& 
 
 // The GPUs ceilings-bench sees; the listing may take 120 s (a CUDA start-up on a sick GPU can hang), or the
 // run's --timeout where that is shorter.
-std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s, double timeout_s);
+std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s, double timeout_s,
+                                         bool* stopped = nullptr);
 
 int run_measure(const MeasureOptions& o) {
   const std::string out = o.out.empty() ? default_profile_name(o.out_dir, o.device) : o.out;
@@ -802,13 +840,17 @@ int run_measure(const MeasureOptions& o) {
   const auto lock = claim_output(out, named);
   ceilings::install_interrupt_handlers();
   std::string bus_id, uuid;  // best effort: health falls back to the NVML index without the bus id
+  bool stopped = false;
   try {
-    for (const auto& d : list_devices(bench, o.kill_grace_s, o.timeout_s))
+    for (const auto& d : list_devices(bench, o.kill_grace_s, o.timeout_s, &stopped))
       if (d.at("index") == o.device) {
         bus_id = d.at("pci_bus_id").get<std::string>();
         uuid = d.at("uuid").get<std::string>();
       }
   } catch (const ceilings::Error&) {
+    // A listing that hung (CUDA's start-up) would hang the cases' listing too, under a limit of its own: the run's
+    // --timeout twice over (review 89). Stopped, it ends the run here.
+    if (stopped) throw;
   }
   if (o.out.empty()) check_default_name_is_this_gpu(out, named, o.device, uuid, false);
   const GpuRun g = measure_gpu(o, bench, o.device, bus_id, out, {"", isatty(STDERR_FILENO) != 0, nullptr});
@@ -827,12 +869,18 @@ int run_measure(const MeasureOptions& o) {
 // --- All GPUs of the node ---------------------------------------------------------------------------
 
 // The GPUs ceilings-bench sees (one JSON line each), without CUDA headers in the analysis.
-std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s, double timeout_s) {
+// `stopped`, where given, says whether the listing was stopped (its time limit, an interrupt).
+std::vector<ceilings::json> list_devices(const std::string& bench, double kill_grace_s, double timeout_s,
+                                         bool* stopped) {
   std::vector<std::string> out, err;
   const double limit = timeout_s > 0 ? std::min(120.0, timeout_s) : 120.0;
   ceilings::ProcessSpec spec{{bench, "--ceilings_list_devices"}, {}, limit, std::min(5.0, kill_grace_s)};
-  const auto r = ceilings::run_process(spec, [&](const std::string& l) { if (!l.empty()) out.push_back(l); },
-                                       [&](const std::string& l) { err.push_back(l); });
+  const auto r = ceilings::run_process(spec,
+                                       [&](const std::string& l) {
+                                         if (!l.empty() && out.size() < 4096) out.push_back(l);  // GPUs, not a flood
+                                       },
+                                       [&](const std::string& l) { keep_line(err, l); });
+  if (stopped) *stopped = r.timed_out || r.interrupted;
   if (r.interrupted) throw IncompleteError("interrupted while listing the GPUs");
   if (!r.exec_error.empty())  // a file that is not a program (exec format error, ...): what the user gave
     throw InputError("--bench cannot be run: " + r.exec_error);

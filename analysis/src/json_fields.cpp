@@ -338,8 +338,8 @@ std::string printable_text(const std::string& text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
-    if (text[i] == '\t') {
-      out += '\t';
+    if (text[i] == '\t') {  // a space: a profile's reader refuses control characters, the tab too (review 89)
+      out += ' ';
       ++i;
       continue;
     }

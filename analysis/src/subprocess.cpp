@@ -229,9 +229,25 @@ ProcessResult run_process(const ProcessSpec& spec, const LineHandler& on_stdout,
                         " s after SIGKILL (stuck in the kernel: the GPU driver?); left behind";
     return result;
   };
+  // A descendant that outlives the child (a wrapper's background logger) may hold the pipes open: once the child
+  // has exited, what is still buffered is read for a moment, then the pipes are closed (review 89: a finished
+  // family waited for the watchdog and read as timed out).
+  constexpr double kDrainAfterExitS = 2;
+  bool child_gone = false;
+  auto child_gone_at = clock::time_point();
   while (open_fds > 0) {
     enforce_limits();
     if (abandoned()) return give_up();
+    if (!child_gone) {
+      siginfo_t info{};
+      if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
+        child_gone = true;
+        child_gone_at = clock::now();
+      }
+    } else if (clock::now() - child_gone_at > std::chrono::duration<double>(kDrainAfterExitS)) {
+      close_pipes();
+      break;
+    }
     const int ready = poll(fds, 2, 100);
     if (ready < 0 && errno != EINTR) {
       close_pipes();  // nothing more can be read: a child still writing gets SIGPIPE rather than blocking

@@ -25,6 +25,20 @@ TEST(Subprocess, ReportsExitCodeAndOutputLines) {
   EXPECT_EQ(r.describe(), "exit code 4");
 }
 
+// A descendant that outlives the child and holds its output open (a wrapper's background logger) does not make a
+// finished run wait for the watchdog and read as timed out (review 89); it is ended with the child's group.
+TEST(Subprocess, ADescendantHoldingTheOutputDoesNotOutliveTheChild) {
+  std::vector<std::string> out;
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_process({{"/bin/sh", "-c", "sleep 30 & echo done; exit 0"}, {}, 20, 1},
+                             [&](const std::string& l) { out.push_back(l); }, nullptr);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(r.ok()) << r.describe();
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(out, (std::vector<std::string>{"done"}));
+  EXPECT_LT(took, 10);  // the drain after the child's exit (2 s), not the 20 s limit
+}
+
 TEST(Subprocess, PassesEnvironment) {
   std::string seen;
   const auto r = run_process({{"/bin/sh", "-c", "echo \"$CEILINGS_X\""}, {{"CEILINGS_X", "42"}}, 10, 1},
@@ -96,7 +110,7 @@ TEST(Subprocess, OutputLinesArePrintableAndBounded) {
                              [&](const std::string& l) { out.push_back(l); },
                              [&](const std::string& l) { err.push_back(l); });
   EXPECT_TRUE(r.ok()) << r.describe();
-  EXPECT_EQ(err, (std::vector<std::string>{"caf?\tok?[2J"}));
+  EXPECT_EQ(err, (std::vector<std::string>{"caf? ok?[2J"}));  // a tab as a space: a profile may quote the line
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].size(), 65536u);
   EXPECT_EQ(out[1].size(), 65536u);

@@ -34,8 +34,8 @@ std::string read_text_file(const std::string& path, std::chrono::milliseconds pi
 // when it can: text a user or a file gave that a terminal or an SVG would show (a control character rewrites
 // the terminal; either makes the SVG malformed).
 std::string plain_text_problem(const std::string& text);
-// `text` with every byte plain_text_problem would object to as '?' (tabs kept): what another program printed,
-// made safe for a terminal and for JSON (whose writer throws on invalid UTF-8).
+// `text` with every byte plain_text_problem would object to as '?' (a tab as a space): what another program printed,
+// made safe for a terminal, for JSON (whose writer throws on invalid UTF-8) and for the profile's reader.
 std::string printable_text(const std::string& text);
 
 // InputError "field '<path>.<key>': <problem>" unless every string and key in `doc` (nested objects and arrays
