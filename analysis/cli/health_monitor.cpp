@@ -223,11 +223,14 @@ HealthSnapshot read_health_snapshot(const nvml::Library& lib, const nvml::Device
   return s;
 }
 
-std::unique_ptr<HealthMonitor> HealthMonitor::try_open(unsigned index, std::string* why, const std::string& pci_bus_id) {
+std::unique_ptr<HealthMonitor> HealthMonitor::try_open(unsigned index, std::string* why, const std::string& pci_bus_id,
+                                                       bool* fault) {
+  if (fault) *fault = false;
   try {
     return open(index, pci_bus_id);
   } catch (const Error& e) {
     if (why) *why = e.what();
+    if (fault) *fault = e.exit_code() == kExitFailed;
     return nullptr;
   }
 }

@@ -30,7 +30,10 @@ class HealthMonitor {
   // `index` is then only recorded.
   static std::unique_ptr<HealthMonitor> open(unsigned index, const std::string& pci_bus_id = "");
   // Same, but returns nullptr and says why instead of throwing (for `ceilings measure`).
-  static std::unique_ptr<HealthMonitor> try_open(unsigned index, std::string* why, const std::string& pci_bus_id = "");
+  // `fault`, where given, says whether the GPU could not be opened for a fault of the node (lost, needing a reset,
+  // its power cables, an interrupt problem: open's kExitFailed errors), not for NVML or a counter being unavailable.
+  static std::unique_ptr<HealthMonitor> try_open(unsigned index, std::string* why, const std::string& pci_bus_id = "",
+                                                 bool* fault = nullptr);
   ~HealthMonitor();
 
   void before();                // first snapshot; starts collecting XID events

@@ -396,7 +396,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
   // Health counters before and after the run (the profile's `health` section; `ceilings qualify` judges it).
   // NVML is opened by PCI bus id where known: NVML's and CUDA's device orders can differ.
   std::string health_why;
-  auto health = ceilings::cli::HealthMonitor::try_open(static_cast<unsigned>(device), &health_why, pci_bus_id);
+  bool health_fault = false;  // NVML says the GPU is lost or faulty: recorded as a fault, which qualify fails
+  auto health =
+      ceilings::cli::HealthMonitor::try_open(static_cast<unsigned>(device), &health_why, pci_bus_id, &health_fault);
   if (health) health->before();
 
   const std::set<std::string> known(names.begin(), names.end());
@@ -688,7 +690,9 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     health.reset();
   }
   profile.raw["health"] =
-      health ? ceilings::health_to_json(health->section()) : ceilings::json("unavailable: " + health_why);
+      health         ? ceilings::health_to_json(health->section())
+      : health_fault ? ceilings::json(std::string(ceilings::kHealthFaultPrefix) + health_why)
+                     : ceilings::json("unavailable: " + health_why);
   try {
     // Read back before it is written: a profile no command could read would replace a good one (review 89).
     const ceilings::json doc = ceilings::profile_to_json(profile);

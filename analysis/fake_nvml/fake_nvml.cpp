@@ -190,6 +190,7 @@ FAKE_EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** handle) {
 
 FAKE_EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, void** handle) {
   if (device_field("pci_bus_id", "00000000:19:00.0") != bus_id) return 6;
+  if (int rc = code_for("handle"); rc != kSuccess) return rc;  // as by index: the GPU at that bus id is lost
   *handle = reinterpret_cast<void*>(std::uintptr_t{1});
   return kSuccess;
 }

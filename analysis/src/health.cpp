@@ -29,7 +29,8 @@ const std::vector<MetricInfo>& health_metric_catalog() {
       {"mig.enabled", MetricKind::kFlag, ""},
       {"mig.pending_enabled", MetricKind::kFlag, ""},
       // The driver's GPU recovery action (field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, nvmlDeviceGpuRecoveryAction_t):
-      // 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset, 5 recover the IMEX domain.
+      // 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset, 5 recover the IMEX domain, 6 PCIe bus
+      // reset, 7 system reboot (newer drivers; a value past them is still an action, named by its number).
       {"recovery.action", MetricKind::kGauge, ""},
       // The GPU in the NVLink fabric (nvmlDeviceGetGpuFabricInfoV, NVSwitch systems): the Fabric Manager probe's state
       // (1 not started, 2 in progress, 3 completed), its status (an nvmlReturn_t) and the health mask.
@@ -291,7 +292,9 @@ HealthMetric plausible_metric(const std::string& name, double raw) {
   } else if (name == "fabric.health_mask") {
     if (raw != std::floor(raw) || raw > 4294967295.0) return bad("no fabric health mask " + format_fixed(raw, 0));
   } else if (name == "recovery.action") {
-    if (raw != std::floor(raw) || raw > 5) return bad("no recovery action " + format_fixed(raw, 0));
+    // Newer drivers add actions (6 and 7 came after 5): any whole number up to 255 is a reading, one this build
+    // has no name for failed by its number, never "could not read" (review 91: 6 and 7 read as unreadable).
+    if (raw != std::floor(raw) || raw > 255) return bad("no recovery action " + format_fixed(raw, 0));
   } else if (prefix("remap.") || prefix("retired_pages.")) {
     if (raw > 1e6) return bad("impossible count " + format_fixed(raw, 0));
   } else if (name == "nvlink.links_active" || name == "nvlink.links_present" || name == "nvlink.links_to_switch") {
@@ -329,7 +332,7 @@ std::map<std::string, double> health_deltas(const HealthSection& s) {
   for (const MetricInfo& info : health_metric_catalog()) {
     if (info.kind != MetricKind::kCounter) continue;
     const auto b = s.before.value(info.name), a = s.after->value(info.name);
-    if (a && b) out[info.name] = *a - *b;
+    if (a && b && *a >= *b) out[info.name] = *a - *b;
   }
   return out;
 }
@@ -397,6 +400,16 @@ HealthSnapshot snapshot_from_json(const Fields& f) {
       m.fail(key, "expected a value, found " + json_type_name(v));
     }
   }
+  // Why a metric is unsupported, where NVML's answer said more than that (no permission: it answers root only).
+  if (f.has("unsupported_why")) {
+    const Fields why = f.object("unsupported_why");
+    for (const auto& [key, v] : why.raw().items()) {
+      (void)v;
+      const std::string text = why.name_string(key);
+      auto it = s.metrics.find(key);
+      if (it != s.metrics.end() && it->second.state == State::kUnsupported) it->second.reason = text;
+    }
+  }
   if (f.has("nvlinks")) {
     const json& links = f.array("nvlinks");
     for (std::size_t i = 0; i < links.size(); ++i) {
@@ -436,6 +449,12 @@ json snapshot_to_json(const HealthSnapshot& s) {
   json metrics = json::object();
   for (const auto& [k, m] : s.metrics) metrics[k] = metric_to_json(k, m);
   json doc = {{"time", s.time}, {"metrics", metrics}};
+  // The cause beside the bare "unsupported" (which older readers know): the table's "no permission, it answers root
+  // only" was dropped from the JSON and the profile (review 91).
+  json why = json::object();
+  for (const auto& [k, m] : s.metrics)
+    if (m.state == State::kUnsupported && !m.reason.empty()) why[k] = m.reason;
+  if (!why.empty()) doc["unsupported_why"] = why;
   if (!s.nvlinks.empty()) {
     json links = json::array();
     for (const NvLinkCounts& c : s.nvlinks) {

@@ -622,6 +622,8 @@ std::string recovery_action_name(int action) {
     case 3: return "drain P2P";
     case 4: return "drain and reset";
     case 5: return "recover IMEX domain";
+    case 6: return "PCIe bus reset";
+    case 7: return "system reboot";
   }
   return "action " + std::to_string(action);
 }
@@ -1335,7 +1337,12 @@ void check_recovery_action(const HealthSection& s, std::vector<Check>& out) {
       c.reason = "the driver asks for the GPU's IMEX domain to be recovered (the multi-node NVLink memory export "
                  "service: restart nvidia-imex on the domain's nodes)";
       break;
-    default: c.reason = "the driver asks for recovery action " + std::to_string(*last); break;
+    case 6: c.reason = "the driver asks for the GPU's PCIe bus to be reset before the GPU runs work again"; break;
+    case 7: c.reason = "the driver asks for a system reboot before the GPU runs work again"; break;
+    default:
+      c.reason = "the driver asks for recovery action " + std::to_string(*last) +
+                 " (one this build has no name for: see the driver's nvmlDeviceGpuRecoveryAction_t)";
+      break;
   }
   out.push_back(c);
 }
@@ -1455,7 +1462,16 @@ std::vector<Check> profile_health_checks(const Profile& p, const HealthRules& ru
     return out;
   }
   if (it->is_string()) {  // `ceilings measure` could not read health: it says why
-    if (rules.require_section) {
+    const std::string& text = it->get_ref<const std::string&>();
+    if (text.rfind(kHealthFaultPrefix, 0) == 0) {  // NVML reported a fault of the node: failed, whatever the rules
+      Check c = make_check("health", "GPU opened");
+      c.measured_text = "fault";
+      c.threshold_text = "opened by NVML";
+      c.source = "the profile's health section (ceilings measure)";
+      c.status = CheckStatus::kFail;
+      c.reason = text.substr(std::char_traits<char>::length(kHealthFaultPrefix));
+      out.push_back(c);
+    } else if (rules.require_section) {
       Check c = make_check("health", "health recorded");
       c.threshold_text = "before/after snapshots";
       c.source = "health rule require_section";

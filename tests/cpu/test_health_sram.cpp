@@ -105,7 +105,7 @@ TEST(HealthChecks, SramThresholdExceededFailsAndNamesTheUnits) {
 
 // A flag is 0 or 1: anything else NVML answers is no reading. The metrics survive JSON (a flag as true/false, the
 // counts as numbers); a reading kept as unsupported for want of permission is written "unsupported", the form every
-// reader takes, and the table shows why.
+// reader takes, with why under unsupported_why, and the table shows why.
 TEST(HealthSection, SramStatusRoundTripsAndIsPlausible) {
   EXPECT_EQ(plausible_metric(kFlag, 2).state, State::kUnreadable);
   EXPECT_TRUE(plausible_metric(kFlag, 1).ok());
@@ -128,6 +128,11 @@ TEST(HealthSection, SramStatusRoundTripsAndIsPlausible) {
   EXPECT_DOUBLE_EQ(*back.after->value(kFlag), 1);
   EXPECT_DOUBLE_EQ(*back.after->value("ecc.aggregate.sram.uncorrected_pcie"), 4);
   EXPECT_EQ(back.after->find("ecc.aggregate.sram.uncorrected_l2")->state, State::kUnsupported);
+  // ... and why, beside it (review 91: the table said "no permission", the JSON and the profile did not).
+  EXPECT_EQ(j["after"]["unsupported_why"]["ecc.aggregate.sram.uncorrected_l2"],
+            "NVML: no permission, it answers root only");
+  EXPECT_FALSE(j["before"].contains("unsupported_why"));
+  EXPECT_EQ(back.after->find("ecc.aggregate.sram.uncorrected_l2")->reason, "NVML: no permission, it answers root only");
   EXPECT_EQ(status_of(health_checks(back, HealthRules{}), "SRAM error threshold"), "fail");
   // A number for the flag is refused, as for every flag.
   json bad = j;

@@ -13,6 +13,11 @@
 
 namespace ceilings {
 
+// A profile's health section as a string: "unavailable: <why>" (NVML or the GPU's counters could not be read: no
+// verdict), or this prefix and why where NVML reported a fault of the node as the GPU was opened (lost, needing a
+// reset, its power cables, an interrupt problem): qualify fails it, as `ceilings health` exits 1 for it.
+inline constexpr const char* kHealthFaultPrefix = "fault: ";
+
 inline constexpr const char* kHealthSchema = "ceilings.health/1";
 // NVML_NVLINK_MAX_LINKS: the most NVLinks NVML numbers on one GPU (36 in nvml.h since CUDA 13; 18 are used on Hopper
 // and Blackwell). Every one is asked; those NVML calls an invalid argument or unsupported are not there (review 25
@@ -142,7 +147,8 @@ HealthMetric plausible_metric(const std::string& name, double raw);
 // the links, this each link's own count.
 HealthMetric plausible_link_errors(const std::string& name, double raw);
 
-// Counter deltas (after - before) where both snapshots have a value.
+// Counter deltas (after - before) where both snapshots have a value and the counter did not go back (a driver
+// reload or a GPU reset between them restarts it: the run's count is then not known, never negative).
 std::map<std::string, double> health_deltas(const HealthSection& section);
 // NVLink error counts that rose between the snapshots, for each link in both snapshots' per-link lists
 // (a link that came up or went down in between is left out: its counts since the driver loaded are not
