@@ -369,6 +369,8 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
     for (const std::string& h : hosts->not_listed)
       add_plain({"", "not listed", printable_text(h), "", "", ""}, "", "read, and not in " + hosts->list);
   }
+  for (const std::string& why : health.rules_unheld)
+    add_plain({"", "rule judged no GPU", "", "", "", ""}, "", printable_text(why));
   // A file it could not read is part of the exit code too: a row of its own, its path in the reason.
   for (const FleetSkip& s : in.skipped)
     add_plain({"", "skipped", "", "", "", ""}, "", printable_text(s.path + ": " + s.reason));
@@ -559,6 +561,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   if (health.incomplete > 0)
     out += std::string(md && !health.faults.empty() ? "\n" : "") + std::to_string(health.incomplete) + " profile(s) could not be judged in full (no health section, or a "
            "check that could not run): `ceilings qualify` on each says why\n";
+  for (const std::string& why : health.rules_unheld) out += std::string(md ? "- " : "") + printable_text(why) + "\n";
   if (!health.other_gpu.empty()) {
     out += std::to_string(health.other_gpu.size()) + " profile(s) whose health section was recorded on another GPU "
            "(files mixed up: its own health is not known; measure it again):";
@@ -726,6 +729,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
     // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
     return found.not_judged > 0 || found.unstable > 0 || !in.skipped.empty() || !in.unfinished.empty() || !health.cut_short.empty() || !health.other_gpu.empty() ||
+                   !health.rules_unheld.empty() ||
                    (hosts && !hosts->missing.empty()) || in.members.empty()
                ? kExitIncomplete
                : kExitOk;

@@ -412,8 +412,12 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     for (std::size_t k = cut; k < values.size(); ++k) better.push_back(values[k].v);
     const double reference = median(better);
     // Three of eight reading high would otherwise name the other five (review 90): a side that is the majority is
-    // what its peers are, and whether the few are fast or the many slow a datasheet or baseline has to say.
-    const bool majority = cut > values.size() - cut;
+    // what its peers are, and whether the few are fast or the many slow a datasheet or baseline has to say. The side
+    // is the GPUs the split names (more than the margin below): a large group's cut can take in a few healthy ones
+    // it never names, which must not tip half a fleet slow alike into "majority" by chance (review 92).
+    std::size_t named = 0;
+    for (std::size_t k = 0; k < cut; ++k) named += worse_by(values[k].v, reference) > rule.margin ? 1 : 0;
+    const bool majority = 2 * named > values.size();
     for (std::size_t k = 0; k < cut; ++k) {
       const Ceiling& c = *values[k].c;
       const std::size_t member = values[k].member;
@@ -963,10 +967,13 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     g.z_threshold = z_threshold_for(rule, as_compared.size(), g.z_comparisons);
     g.own_spread = own_spread_for(rule, compared_values(as_compared, g.compared_stats, rule));
     add_population_splits(as_compared, rule, g.outliers, &g.unstable);
-    // Whatever a member holds and another lacks, in a group that is compared: a ceiling held by fewer than
-    // min_members is compared for nobody, which the lacking GPUs' rows say (review 90: it went without a word).
+    // What its peers have and a member lacks, in a group that is compared: a ceiling at least min_members hold, or
+    // half the group (then compared for nobody where fewer than min_members hold it, which the lacking GPUs' rows
+    // say: review 90); one or two GPUs' extra ceiling is no row for every other GPU (review 92).
     for (const CeilingStats& st : g.stats) {
-      if (profiles.size() < rule.min_members || st.n == profiles.size()) continue;
+      if (profiles.size() < rule.min_members || st.n == profiles.size() ||
+          (st.n < rule.min_members && 2 * st.n < profiles.size()))
+        continue;
       const std::string too_few = st.n < rule.min_members ? "; held by " + std::to_string(st.n) + " of the group's " +
                                                                 std::to_string(profiles.size()) +
                                                                 ", too few to compare: judged for none"
@@ -1213,13 +1220,13 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
           return rule_family_known(n, m.profile);
         }))
       throw unknown_rule_family(n, where, members.front().profile, /*fleet=*/true);
-  // A limit on a known family's ceiling that no profile holds ("hbm.cpy") would judge no GPU, and the fleet passed
-  // with a line blaming health sections (review 90): bad input too.
+  // A limit on a known family's ceiling that no profile holds ("hbm.cpy") judged no GPU, and the fleet passed with
+  // a line blaming health sections (review 90): said by name, the run incomplete.
   for (const std::string& n : rules.named)
     if (!members.empty() && std::none_of(members.begin(), members.end(), [&, n = n](const FleetMember& m) {
           return holds_ceiling(m.profile, n);
         }))
-      throw rule_on_no_profile(n, "ceilings." + n, members.front().profile);
+      h.rules_unheld.push_back(rule_on_no_profile(n, "ceilings." + n, members.front().profile));
   for (std::size_t i = 0; i < members.size(); ++i) {
     std::vector<Check> checks;
     try {
@@ -1555,6 +1562,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                       }()},
                       {"rules", "qualify's health checks, measurement errors, datasheet fractions and ceiling "
                                 "limits"},
+                      {"rules_unheld", health.rules_unheld},
                       {"rules_origin", health.rules_origin}}},
           {"rule",
            {{"z_threshold", rule.z_threshold}, {"family_alpha", rule.family_alpha},

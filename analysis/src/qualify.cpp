@@ -115,10 +115,10 @@ bool rule_family_known(const std::string& name, const Profile& p) {
 
 bool holds_ceiling(const Profile& p, const std::string& name) { return profile_ceiling_names(p).count(name) > 0; }
 
-InputError rule_on_no_profile(const std::string& name, const std::string& where, const Profile& p) {
-  return InputError("rules: '" + where + "': no profile read has " + name +
-                    " (measured, failed or skipped): misspelt, or measured by none of these runs, so the limit "
-                    "would judge no GPU" + did_you_mean(p, name));
+std::string rule_on_no_profile(const std::string& name, const std::string& where, const Profile& p) {
+  return "rules: '" + where + "': no profile read has " + name +
+         " (measured, failed or skipped): measured by none of these runs, or misspelt, so the limit judged no GPU" +
+         did_you_mean(p, name);
 }
 
 InputError unknown_rule_family(const std::string& name, const std::string& where, const Profile& p, bool fleet) {
@@ -291,12 +291,13 @@ Rules parse_rules(const json& doc, const std::string& origin) {
       if (sets_limit) r.named.insert(name);
     }
     // A GEMM's _sustained twin is held to its burst type's fraction: a file that sets or switches off the burst
-    // type's sets the twin's alike, unless it names the twin itself ("gemm.int8": false had left
-    // gemm.int8_sustained failing at 50%, review 90).
+    // type's sets the twin's alike, unless it sets the twin's fraction itself ("gemm.int8": false had left
+    // gemm.int8_sustained failing at 50%, review 90; a twin named for a min only still follows, review 92).
     for (const auto& [name, v] : c.items()) {
       const std::string twin = name + "_sustained";
       const bool sustained = name.size() > 10 && name.compare(name.size() - 10, 10, "_sustained") == 0;
-      if (family_of(name) != "gemm" || sustained || !v.contains("min_fraction_of_datasheet") || c.contains(twin))
+      if (family_of(name) != "gemm" || sustained || !v.contains("min_fraction_of_datasheet") ||
+          (c.contains(twin) && c[twin].is_object() && c[twin].contains("min_fraction_of_datasheet")))
         continue;
       CeilingRule& t = r.ceilings[twin];
       t.min_fraction_of_datasheet = r.ceilings[name].min_fraction_of_datasheet;
@@ -1160,7 +1161,8 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
   if (const GpuSpec* spec = spec_for(p); spec && !is_mig(p)) {
     const std::set<std::string> held = profile_ceiling_names(p);
     for (const auto& [name, rule] : rules.ceilings) {
-      if (!rule.fraction_is_default || !rule.min_fraction_of_datasheet || held.count(name) || rules.named.count(name) ||
+      // (A fraction the file set is a named rule, with a row of its own; a twin that follows it is not.)
+      if (!rule.min_fraction_of_datasheet || held.count(name) || rules.named.count(name) ||
           std::find(rules.required.begin(), rules.required.end(), name) != rules.required.end())
         continue;
       const std::string f = family_of(name);

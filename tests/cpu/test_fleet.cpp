@@ -1097,18 +1097,23 @@ TEST(Fleet, RulesAndImplausibleRatesAreJudgedPerGpu) {
   doc = parse_json_text(r.out, "fleet json");
   ASSERT_EQ(doc.at("health").at("faults").size(), 4u);
   EXPECT_EQ(doc["health"]["faults"][0]["failed"][0]["check"], "minimum");
-  // A limit on a ceiling no GPU holds (misspelt, or measured by none of the runs) would judge no GPU: bad input,
-  // named (it was dropped without a word, then counted as "not judged in full" with exit 0: review 90).
+  // A limit on a ceiling no GPU holds (misspelt, or measured by none of the runs) judged no GPU: named, and the run
+  // incomplete (it was dropped without a word, then counted as "not judged in full" with exit 0: review 90; not bad
+  // input, as a --filter run or an older build's profiles lack a ceiling whose name is right: review 92).
   std::ofstream(site) << R"({"schema": "ceilings.rules/1", "health": {"power_limit": false},
                              "ceilings": {"gemm.bf16_ref4096": {"min": "500 TFLOP/s"}, "pcie.h2d_sn": {"min": "1 GB/s"}}})";
   r = run_cli({"fleet", dir, "--rules", site, "--format", "json"});
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("no profile read has gemm.bf16_ref4096"), std::string::npos) << r.err;
-  std::ofstream(site) << R"({"schema": "ceilings.rules/1", "health": {"power_limit": false},
-                             "ceilings": {"pcie.h2d_sn": {"min": "1 GB/s"}}})";
-  r = run_cli({"fleet", dir, "--rules", site, "--format", "json"});
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("did you mean pcie.h2d_sm"), std::string::npos) << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  doc = parse_json_text(r.out, "fleet json");
+  ASSERT_EQ(doc.at("health").at("rules_unheld").size(), 2u) << r.out;
+  EXPECT_NE(doc["health"]["rules_unheld"].dump().find("no profile read has gemm.bf16_ref4096"), std::string::npos);
+  EXPECT_NE(doc["health"]["rules_unheld"].dump().find("did you mean pcie.h2d_sm"), std::string::npos);
+  const auto unheld_text = run_cli({"fleet", dir, "--rules", site});
+  EXPECT_EQ(unheld_text.exit_code, 3);
+  EXPECT_NE(unheld_text.out.find("rules: 'ceilings.pcie.h2d_sn': no profile read has pcie.h2d_sn"), std::string::npos)
+      << unheld_text.out;
+  const auto unheld_csv = run_cli({"fleet", dir, "--rules", site, "--format", "csv"});
+  EXPECT_NE(unheld_csv.out.find("rule judged no GPU"), std::string::npos) << unheld_csv.out;
   // A rules file that is not one is bad input, exit 2, as in qualify.
   std::ofstream(site) << R"({"schema": "ceilings.rules/1", "health": {"power_limit": 3}})";
   EXPECT_EQ(run_cli({"fleet", dir, "--rules", site}).exit_code, 2);
@@ -1795,6 +1800,24 @@ TEST(Fleet, HalfALargeFleetSlowerAlikeIsFoundWithoutAGap) {
       if (d.ceiling == "gemm.bf16" && d.by_split) ++(o.member < 256 ? slow_named : fast_named);
   EXPECT_EQ(fast_named, 0u);
   EXPECT_GE(slow_named, 230u);  // those more than 5% below the fast half's median: about 98% of them at 1% noise
+  // The slow half tighter than the healthy one (a fixed cap; healthy silicon varies more): the separating cut can
+  // take in a few healthy GPUs it never names, which had tipped the split into "majority", nobody judged, in about
+  // 7 fleets of 10 (review 92). The side the split names is what counts.
+  for (unsigned seed = 51; seed < 56; ++seed) {
+    FleetGen slow(seed, 0.005), healthy(seed + 100, 0.015);
+    std::vector<FleetMember> fleet;
+    for (int i = 0; i < 512; ++i)
+      fleet.push_back({"m" + std::to_string(i), i < 256 ? slow.gpu(i, 0, {{"hbm.copy", 0.08}}) : healthy.gpu(i, 0)});
+    const auto groups = analyze_fleet(fleet, OutlierRule{});
+    ASSERT_EQ(groups.size(), 1u);
+    std::size_t named = 0, majority = 0;
+    for (const Outlier& o : groups[0].outliers)
+      for (const Deviation& d : o.ceilings) named += d.ceiling == "hbm.copy" && o.member < 256 ? 1 : 0;
+    for (const Outlier& o : groups[0].unstable)
+      for (const Deviation& d : o.ceilings) majority += d.majority_split ? 1 : 0;
+    EXPECT_EQ(majority, 0u) << "seed " << seed;
+    EXPECT_GE(named, 230u) << "seed " << seed;
+  }
   // Eight GPUs 2.2% apart one from the next: no gap past the margin, and too few for the separating cut (in
   // groups of 8 a normal population passes its test one time in five).
   std::vector<Profile> eight(8, fixture());

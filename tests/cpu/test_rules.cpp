@@ -81,6 +81,11 @@ TEST(Rules, FullFileParsesIntoSIValues) {
   EXPECT_DOUBLE_EQ(*twins.ceilings.at("gemm.bf16_sustained").min_fraction_of_datasheet, 0.72);
   EXPECT_FALSE(twins.ceilings.at("gemm.bf16_sustained").fraction_is_default);
   EXPECT_DOUBLE_EQ(*twins.ceilings.at("gemm.tf32_sustained").min_fraction_of_datasheet, 0.60);
+  // A twin the file names for a min only still follows its burst type's fraction (review 92).
+  const Rules min_twin = parse_rules(doc(R"({"schema": "ceilings.rules/1", "ceilings": {
+      "gemm.int8": {"min_fraction_of_datasheet": false}, "gemm.int8_sustained": {"min": "100 TOP/s"}}})"), "t.json");
+  EXPECT_FALSE(min_twin.ceilings.at("gemm.int8_sustained").min_fraction_of_datasheet.has_value());
+  EXPECT_DOUBLE_EQ(*min_twin.ceilings.at("gemm.int8_sustained").min, 1e14);
   EXPECT_FALSE(r.health.pcie_replays);
   EXPECT_FALSE(r.health.pcie_slot);
   EXPECT_FALSE(r.health.xid_log);

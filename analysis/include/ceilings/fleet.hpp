@@ -385,6 +385,10 @@ struct FleetHealth {
   // is not known, and the run is incomplete (as qualify's "same GPU" row).
   std::vector<std::size_t> other_gpu;
   std::string rules_origin;            // where the rules came from (Rules::origin)
+  // The rules' limits on a ceiling no profile holds (measured, failed or skipped): they judged no GPU, so the run is
+  // incomplete, each said with its near names (review 90: exit 0 without a word; review 92: not bad input, as a
+  // --filter run or an older build's profiles may lack a ceiling whose name is right).
+  std::vector<std::string> rules_unheld;
 };
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& rules = default_rules());
 

@@ -180,9 +180,9 @@ InputError unknown_rule_family(const std::string& name, const std::string& where
                                bool fleet = false);
 // Whether `profile` holds ceiling `name` (measured, failed or skipped).
 bool holds_ceiling(const Profile& profile, const std::string& name);
-// fleet's error for a limit on a ceiling of a known family that none of its profiles holds ("hbm.cpy"): misspelt, or
-// measured by none of the runs; the near matches are `profile`'s and the default rules'.
-InputError rule_on_no_profile(const std::string& name, const std::string& where, const Profile& profile);
+// What fleet says of a limit on a ceiling of a known family that none of its profiles holds ("hbm.cpy"): measured by
+// none of the runs, or misspelt; the near matches are `profile`'s and the default rules'.
+std::string rule_on_no_profile(const std::string& name, const std::string& where, const Profile& profile);
 
 Table checks_table(const std::vector<Check>& checks);
 std::string render_qualify(const QualifyResult& result, Format format);
