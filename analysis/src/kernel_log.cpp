@@ -60,9 +60,8 @@ struct ErrorReport {
   long long code = 0;
   std::size_t after = 0;
 };
-std::optional<ErrorReport> error_report(const std::string& message, const char* marker) {
-  const std::size_t at = message.find(marker);
-  if (at == std::string::npos) return std::nullopt;
+// `at`: where the marker starts in the message (a line may hold several reports: a one-line JSON log).
+std::optional<ErrorReport> error_report(const std::string& message, const char* marker, std::size_t at) {
   std::size_t i = at + std::strlen(marker);
   if (message.compare(i, 4, "PCI:") == 0) i += 4;
   const auto address = pci_address(message, i);
@@ -81,9 +80,10 @@ std::optional<ErrorReport> error_report(const std::string& message, const char* 
   return ErrorReport{*address, code, i};
 }
 
-// The XID report in one message, when it is one: "NVRM: Xid (PCI:0000:19:00): 79, ...".
-std::optional<std::pair<PciAddress, long long>> xid_report(const std::string& message) {
-  const auto r = error_report(message, "NVRM: Xid (");
+// The XID report at `at` in a message, when it is one: "NVRM: Xid (PCI:0000:19:00): 79, ...".
+constexpr const char* kXidMarker = "NVRM: Xid (";
+std::optional<std::pair<PciAddress, long long>> xid_report(const std::string& message, std::size_t at) {
+  const auto r = error_report(message, kXidMarker, at);
   if (!r) return std::nullopt;
   const std::size_t i = r->after;
   if (i < message.size() && message[i] != ',' && message[i] != ' ' && message[i] != '\t' && message[i] != '\r')
@@ -130,36 +130,105 @@ std::string driver_text(const std::string& message, std::size_t from) {
 
 namespace {
 
-// Each kernel message of the log text, with its time after boot (-1 where the line has none): /dev/kmsg
-// records ("4,1234,5678901,-;message", continuation lines starting with a space skipped, records user space
-// wrote left out) or dmesg/journal lines ("[ 5.678901] message").
-template <typename Visit>
-void for_each_kernel_message(const std::string& text, Visit visit) {
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(start, end - start);
-    start = end + 1;
-    if (line.empty() || line[0] == ' ') continue;  // a /dev/kmsg record's KEY=value continuation
-    double uptime = -1;
-    std::string message = line;
-    if (const auto header = kmsg_header(line)) {
-      // Priorities 0-7 are the kernel's own facility; user space writing to /dev/kmsg (a logger quoting a line,
-      // a fault drill) gets another, and is not a driver reporting an error.
-      if (header->priority >= 8) continue;
-      uptime = header->uptime_s;
-      message = line.substr(header->message);
-    } else if (line[0] == '[') {  // dmesg: "[  123.456789] message"
-      const std::size_t close = line.find(']');
-      if (close != std::string::npos) {
+// One line of a log: a /dev/kmsg record ("4,1234,5678901,-;message"), a dmesg line ("[ 5.678901] message") or any
+// other text, its message and its time after boot (-1 where it has none). `in_kmsg`: whether the line before was a
+// /dev/kmsg record, whose KEY=value continuation lines start with a space; elsewhere a line that starts with
+// spaces is read like any other (dmesg --json and journalctl -o verbose indent their messages: review 93 read them
+// as continuations and missed every XID). nullopt for a line that is no kernel message.
+struct LogLine {
+  double uptime = -1;
+  std::string message;
+  bool kmsg = false;
+};
+std::optional<LogLine> log_line(const std::string& raw, bool in_kmsg) {
+  if (raw.empty() || (in_kmsg && raw[0] == ' ')) return std::nullopt;
+  std::size_t first = 0;
+  while (first < raw.size() && (raw[first] == ' ' || raw[first] == '\t')) ++first;
+  const std::string line = raw.substr(first);
+  LogLine out;
+  out.message = line;
+  if (const auto header = kmsg_header(line)) {
+    // Priorities 0-7 are the kernel's own facility; user space writing to /dev/kmsg (a logger quoting a line,
+    // a fault drill) gets another, and is not a driver reporting an error.
+    if (header->priority >= 8) return LogLine{-1, "", true};  // no message, still a record with continuations
+    out.uptime = header->uptime_s;
+    out.message = line.substr(header->message);
+    out.kmsg = true;
+  } else if (!line.empty() && line[0] == '[') {  // dmesg: "[  123.456789] message"
+    const std::size_t close = line.find(']');
+    if (close != std::string::npos) {
+      std::size_t digit = 1;
+      while (digit < close && line[digit] == ' ') ++digit;
+      // dmesg -H / --reltime print "[  +0.000123]", a delta from the line before: no time after boot.
+      if (digit < close && std::isdigit(static_cast<unsigned char>(line[digit]))) {
         char* parsed_end = nullptr;
         const std::string stamp = line.substr(1, close - 1);
         const double v = std::strtod(stamp.c_str(), &parsed_end);
-        if (parsed_end != stamp.c_str() && std::isfinite(v) && v >= 0) uptime = v;
+        if (parsed_end != stamp.c_str() && std::isfinite(v) && v >= 0) out.uptime = v;
       }
     }
-    visit(uptime, message);
+  }
+  return out;
+}
+
+// Whether a line starts a boot: the kernel's first message ("Linux version ...", as a record, after a dmesg time or
+// after a syslog "kernel: "), a /dev/kmsg record numbered below the one before (the numbering restarts at boot), or
+// journalctl's "-- Boot <id> --" / "-- Reboot --".
+bool starts_a_boot(const std::string& raw, const std::optional<LogLine>& line, long long& last_sequence) {
+  if (raw.rfind("-- Boot ", 0) == 0 || raw.rfind("-- Reboot --", 0) == 0) return true;
+  if (!line) return false;
+  if (line->kmsg) {
+    const auto header = kmsg_header(raw.substr(raw.find_first_not_of(" \t")));
+    const bool restarted = header && header->sequence < last_sequence;
+    if (header) last_sequence = header->sequence;
+    if (restarted) return true;
+  }
+  const std::string& m = line->message;
+  const std::size_t at = m.find("Linux version ");
+  if (at == std::string::npos) return false;
+  if (at == 0 || (at >= 2 && m.compare(at - 2, 2, "] ") == 0)) return true;  // "[    0.000000] Linux version"
+  return at >= 8 && m.compare(at - 8, 8, "kernel: ") == 0;
+}
+
+// Where the last boot of the log text starts: a log kept across reboots (kern.log, journalctl -k -b all, two boots'
+// records) holds earlier boots' XIDs, which are not "since boot" and which no reboot could clear (review 93). A
+// boot's start with nothing of the kernel's after it (the first line of a log saved newest first) cuts nothing.
+std::size_t last_boot_start(const std::string& text) {
+  std::size_t start = 0, cut = 0, pending = std::string::npos;
+  long long last_sequence = -1;
+  bool in_kmsg = false;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string raw = text.substr(start, end - start);
+    const auto line = log_line(raw, in_kmsg);
+    if (line) in_kmsg = line->kmsg;
+    if (starts_a_boot(raw, line, last_sequence)) {
+      pending = start;
+    } else if (pending != std::string::npos && line && !line->message.empty()) {
+      cut = pending;  // the boot has messages after its start
+      pending = std::string::npos;
+    }
+    start = end + 1;
+  }
+  return cut;
+}
+
+// Each kernel message of the log text's last boot (last_boot_start), with its time after boot (-1 where the line
+// has none): /dev/kmsg records (their continuation lines skipped, records user space wrote left out), dmesg and
+// journal lines, or any other text.
+template <typename Visit>
+void for_each_kernel_message(const std::string& text, Visit visit) {
+  std::size_t start = last_boot_start(text);
+  bool in_kmsg = false;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const auto line = log_line(text.substr(start, end - start), in_kmsg);
+    start = end + 1;
+    if (!line) continue;
+    in_kmsg = line->kmsg;
+    if (!line->message.empty()) visit(line->uptime, line->message);
   }
 }
 
@@ -174,8 +243,9 @@ void for_each_kernel_message(const std::string& text, Visit visit) {
 // an OSFP module past its overtemperature limit, 28005 the OSFP thermal heartbeat's shutdown.
 constexpr long long kSeverityLessFatal[] = {10006, 10007, 10008, 26006, 28003, 28005};
 
-std::optional<std::pair<long long, bool>> sxid_report(const std::string& message) {
-  const auto r = error_report(message, "SXid (");
+constexpr const char* kSxidMarker = "SXid (";
+std::optional<std::pair<long long, bool>> sxid_report(const std::string& message, std::size_t at) {
+  const auto r = error_report(message, kSxidMarker, at);
   if (!r || message.compare(r->after, 2, ", ") != 0) return std::nullopt;
   const std::size_t i = r->after + 2;
   auto starts = [&](const char* word) { return message.compare(i, std::strlen(word), word) == 0; };
@@ -196,8 +266,11 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
                           "' is not DOMAIN:BUS:DEVICE: its XIDs in the kernel log cannot be told from other GPUs'");
   std::vector<KernelXid> out;
   for_each_kernel_message(text, [&](double uptime, const std::string& message) {
-    const auto report = xid_report(message);
-    if (report && report->first == *gpu) out.push_back({report->second, uptime, driver_text(message, message.find("NVRM:"))});
+    // Every report of the line (review 93: a one-line JSON log's first, another GPU's, hid this GPU's XID 79).
+    for (std::size_t at = message.find(kXidMarker); at != std::string::npos; at = message.find(kXidMarker, at + 1)) {
+      const auto report = xid_report(message, at);
+      if (report && report->first == *gpu) out.push_back({report->second, uptime, driver_text(message, at)});
+    }
   });
   return out;
 }
@@ -205,11 +278,14 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
 std::vector<KernelSxid> parse_kernel_sxids(const std::string& text) {
   std::vector<KernelSxid> out;
   for_each_kernel_message(text, [&](double uptime, const std::string& message) {
-    const auto report = sxid_report(message);
-    if (!report) return;
-    const std::size_t from = message.find("nvidia-nvswitch");
-    out.push_back({report->first, report->second, uptime,
-                   driver_text(message, from != std::string::npos ? from : message.find("SXid ("))});
+    for (std::size_t at = message.find(kSxidMarker); at != std::string::npos; at = message.find(kSxidMarker, at + 1)) {
+      const auto report = sxid_report(message, at);
+      if (!report) continue;
+      // From the switch's name where it leads this report ("nvidia-nvswitch3: SXid (...)").
+      const std::size_t from = message.rfind("nvidia-nvswitch", at);
+      const bool named = from != std::string::npos && message.find(kSxidMarker, from) == at;
+      out.push_back({report->first, report->second, uptime, driver_text(message, named ? from : at)});
+    }
   });
   return out;
 }
@@ -217,7 +293,7 @@ std::vector<KernelSxid> parse_kernel_sxids(const std::string& text) {
 std::optional<double> kernel_log_whole_since(const std::string& text) {
   std::optional<double> since;
   long long next = 0;  // the number the next record should have
-  std::size_t start = 0;
+  std::size_t start = last_boot_start(text);  // the numbering restarts at each boot
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();

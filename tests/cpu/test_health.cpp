@@ -1584,6 +1584,60 @@ TEST(KernelLog, ParserEdges) {
   EXPECT_DOUBLE_EQ(inf[0].uptime_s, -1);
 }
 
+// Saved forms review 93 found read wrong: indented messages (dmesg --json, journalctl -o verbose) were taken for
+// /dev/kmsg continuations and every XID missed; a line holding several reports (one-line JSON) kept the first
+// only; a log across reboots counted the earlier boots' XIDs as since boot; dmesg -H's deltas were read as uptimes.
+TEST(KernelLog, SavedFormsReviewNinetyThreeFoundReadWrong) {
+  const std::string gpu = "0000:19:00.0";
+  const std::string json_log = "{\n   \"dmesg\": [\n      {\n         \"pri\": 4,\n         \"time\":  7200.123456,\n"
+                               "         \"msg\": \"NVRM: Xid (PCI:0000:19:00): 79, pid=1, name=a, GPU has fallen off the "
+                               "bus.\"\n      }\n   ]\n}\n";
+  ASSERT_EQ(parse_kernel_xids(json_log, gpu).size(), 1u);
+  EXPECT_EQ(parse_kernel_xids(json_log, gpu)[0].xid, 79);
+  const std::string verbose = "Thu 2026-01-01 02:00:00.123456 UTC [s=abc;i=1;b=def;m=1b4c2e4a0;t=5f0;x=12]\n"
+                              "    _TRANSPORT=kernel\n"
+                              "    MESSAGE=NVRM: Xid (PCI:0000:19:00): 79, pid=1, name=a, GPU has fallen off the bus.\n";
+  ASSERT_EQ(parse_kernel_xids(verbose, gpu).size(), 1u);
+  // ... while a /dev/kmsg record's continuation lines are still no messages.
+  EXPECT_TRUE(parse_kernel_xids("6,1,1,-;a\n NOTE=NVRM: Xid (PCI:0000:19:00): 79, x\n", gpu).empty());
+
+  const std::string one_line = "{\"dmesg\":[{\"msg\":\"NVRM: Xid (PCI:0000:1a:00): 13, pid=1, name=a, x\"},"
+                               "{\"msg\":\"NVRM: Xid (PCI:0000:19:00): 79, pid=1, name=b, gone\"}]}\n";
+  auto xids = parse_kernel_xids(one_line, gpu);
+  ASSERT_EQ(xids.size(), 1u);
+  EXPECT_EQ(xids[0].xid, 79);
+  EXPECT_EQ(xids[0].text.rfind("NVRM: Xid (PCI:0000:19:00): 79", 0), 0u) << xids[0].text;
+  const auto sxids = parse_kernel_sxids("x nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, a "
+                                        "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 22013, Fatal, b\n");
+  ASSERT_EQ(sxids.size(), 2u);
+  EXPECT_TRUE(sxids[1].fatal);
+  EXPECT_EQ(sxids[1].text.rfind("nvidia-nvswitch1: SXid", 0), 0u) << sxids[1].text;
+
+  // Two boots in one log: the last one's messages only.
+  const std::string syslog = "Jan  1 00:00:00 node kernel: [    0.000000] Linux version 6.8.0 #1 SMP\n"
+                             "Jan  1 02:00:00 node kernel: [ 7200.123456] NVRM: Xid (PCI:0000:19:00): 79, x\n"
+                             "Jan  1 03:00:00 node kernel: [    0.000000] Linux version 6.8.0 #1 SMP\n"
+                             "Jan  1 03:00:10 node kernel: [   10.000000] nvidia: loading out-of-tree module\n";
+  EXPECT_TRUE(parse_kernel_xids(syslog, gpu).empty());
+  EXPECT_EQ(parse_kernel_xids(syslog.substr(0, syslog.find("Jan  1 03")), gpu).size(), 1u);  // one boot: counted
+  const std::string kmsg = "6,0,0,-;Linux version\n4,5,7200000000,-;NVRM: Xid (PCI:0000:19:00): 79, x\n"
+                           "6,0,0,-;Linux version\n6,1,1000,-;y\n";
+  EXPECT_TRUE(parse_kernel_xids(kmsg, gpu).empty());
+  EXPECT_EQ(kernel_log_whole_since(kmsg), std::nullopt);  // the last boot's records are whole
+  const std::string journal = "-- Boot 1111 --\nJan 01 02:00:00 node kernel: NVRM: Xid (PCI:0000:19:00): 79, x\n"
+                              "-- Boot 2222 --\nJan 01 03:00:00 node kernel: nvidia: loaded\n";
+  EXPECT_TRUE(parse_kernel_xids(journal, gpu).empty());
+  // Saved newest first (journalctl -r): the boot's start is its last line, and cuts nothing.
+  const std::string reversed = "Jan 01 02:00:00 node kernel: NVRM: Xid (PCI:0000:19:00): 79, x\n"
+                               "Jan 01 00:00:00 node kernel: Linux version 6.8.0\n";
+  EXPECT_EQ(parse_kernel_xids(reversed, gpu).size(), 1u);
+
+  // dmesg -H: "[  +0.000123]" is a delta from the line before, no time after boot.
+  xids = parse_kernel_xids("[  123.000000] x\n[  +0.000123] NVRM: Xid (PCI:0000:19:00): 48, pid=1, name=a, DBE\n", gpu);
+  ASSERT_EQ(xids.size(), 1u);
+  EXPECT_DOUBLE_EQ(xids[0].uptime_s, -1);
+}
+
 // A flood of application XIDs never pushes a hardware one out of what the section keeps.
 TEST(KernelLog, KeepsHardwareXidsFirst) {
   std::vector<KernelXid> xids;
