@@ -26,6 +26,7 @@ struct RooflineOptions {
   std::vector<double> batches;
   cli::OptNumber context;
   bool json = false;
+  bool all_roofs = false;
   CLI::Option *dtype_opt = nullptr, *compute_opt = nullptr;  // given: the user chose the roof
 };
 
@@ -146,7 +147,7 @@ int run(const RooflineOptions& o) {
   if (llm)
     for (const auto* steps : {&llm->prefill, &llm->decode})
       for (const LlmStep& s : *steps) placed.emplace_back(s.name, s.placement);
-  if (!o.svg.empty()) write_file_atomic(o.svg, roofline_svg(r, placed));
+  if (!o.svg.empty()) write_file_atomic(o.svg, roofline_svg(r, placed, o.all_roofs));
 
   const Roof& pc = r.compute_roof();
   const Roof& pm = r.memory_roof();
@@ -328,7 +329,11 @@ cli::Runner setup(CLI::App& app) {
                  "Memory roof used to classify (default: the first verified of hbm.read, hbm.copy, hbm.triad, "
                  "hbm.write)");
   app.add_option("--point", o->points, "NAME:FLOPS:BYTES, repeatable");
-  app.add_option("--svg", o->svg, "Write the roofline picture here");
+  auto* svg = app.add_option("--svg", o->svg, "Write the roofline picture here");
+  app.add_flag("--all-roofs", o->all_roofs,
+               "Draw every roof in the SVG, not only each data type's and memory level's main one (and the two the "
+               "classification uses)")
+      ->needs(svg);
   auto* hf = app.add_option("--hf-config", o->hf_config, "LLM view: Hugging Face config.json");
   cli::add_number(app, o->context, "--context", "LLM view: tokens per sequence");
   app.add_option("--batch", o->batches, "LLM view: batch sizes (default 1 8 32 128)");

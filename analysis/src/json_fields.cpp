@@ -316,6 +316,11 @@ std::size_t printable_at(const std::string& text, std::size_t i, std::string* wh
     if (why) *why = "holds a C1 control character, which would rewrite the terminal that prints it";
     return 0;
   }
+  // Noncharacters XML forbids: an SVG holding one is no XML document (review 94).
+  if (cp == 0xfffe || cp == 0xffff) {
+    if (why) *why = "holds the noncharacter U+FFFE or U+FFFF, which no XML (an SVG) may hold";
+    return 0;
+  }
   return static_cast<std::size_t>(extra) + 1;
 }
 

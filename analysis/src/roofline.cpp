@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ceilings/ceiling_families.hpp"
 #include "ceilings/gemm_plan.hpp"
 #include "ceilings/report.hpp"
 #include "ceilings/units.hpp"
@@ -266,7 +267,47 @@ std::string intensity_label(double v) {
 
 }  // namespace
 
-std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::string, Placement>>& points) {
+namespace {
+// Whether a roof is drawn where the picture shows the main roofs only (roofline_svg's all_roofs false).
+bool main_roof(const Roof& roof, const std::vector<Roof>& level_roofs) {
+  const std::string& n = roof.name;
+  if (roof.compute) {
+    const std::size_t dot = n.find('.');
+    return dot != std::string::npos && n.find('_', dot) == std::string::npos ? true
+           : n.rfind("gemm.fp8_", 0) == 0 ? n.find('_', n.find('_') + 1) == std::string::npos  // gemm.fp8_e4m3
+                                           : false;
+  }
+  static const char* primary[] = {"hbm.read", "l2.read", "smem.read", "pcie.h2d", "nvlink.p2p_uni"};
+  const std::string family = family_of(n);
+  for (const char* p : primary)
+    if (family_of(p) == family) {
+      const bool held = std::any_of(level_roofs.begin(), level_roofs.end(), [&](const Roof& x) { return x.name == p; });
+      if (held) return n == p;
+    }
+  // A level without its usual main roof: its first.
+  for (const Roof& x : level_roofs)
+    if (family_of(x.name) == family) return x.name == n;
+  return false;
+}
+}  // namespace
+
+std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::string, Placement>>& points,
+                         bool all_roofs) {
+  Roofline r = all;
+  std::size_t variants = 0;  // roofs not drawn
+  if (!all_roofs) {
+    for (std::vector<Roof>* list : {&r.compute, &r.memory}) {
+      const std::vector<Roof> level = *list;
+      list->erase(std::remove_if(list->begin(), list->end(),
+                                 [&](const Roof& x) {
+                                   const bool keep = x.name == all.compute_level || x.name == all.memory_level ||
+                                                     main_roof(x, level);
+                                   variants += keep ? 0 : 1;
+                                   return !keep;
+                                 }),
+                  list->end());
+    }
+  }
   const double width = 960, height = 600, left = 100, right = 260, top = 60, bottom = 70;
   const double pw = width - left - right, ph = height - top - bottom;
   // The axes are decades around the roofs: a roof of 1e308 FLOP/s would put the top of the axis at
@@ -331,8 +372,9 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   auto Y = [&](double f) {
     return top + ph * (1 - (std::log10(f) - std::log10(y0)) / (std::log10(y1) - std::log10(y0)));
   };
-  static const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                                  "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  static const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+                                  "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939"};
+  constexpr int kColors = sizeof palette / sizeof palette[0];
   // The body first: the document grows past width x height where the legend needs it (a profile with every
   // GEMM ceiling has some 70 entries), and its header says how large it became.
   std::ostringstream os;
@@ -381,21 +423,33 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
   };
   const std::optional<double> primary_bw =
       r.memory_roof().measured ? r.memory_roof().measured : r.memory_roof().datasheet;
-  os << "<g fill=\"none\" stroke-width=\"2.5\">\n";
+  // Each measured roof's name on the plot, in its colour: compute roofs at the right edge above their line, memory
+  // roofs where they enter the plot; a label is moved off one it would overlap (11 px apart).
+  struct OnPlot {
+    double x, y;
+    std::string text, color;
+    bool end;  // anchored at its end (right edge)
+  };
+  std::vector<OnPlot> labels;
+  // The classification's roofs are drawn thicker: what a point is judged against.
+  auto width_of = [&](const Roof& roof) { return roof.name == r.compute_level || roof.name == r.memory_level ? 4.0 : 2.0; };
+  os << "<g fill=\"none\">\n";
   for (const Roof& m : r.memory) {
-    const std::string c = palette[color++ % 8];
+    const std::string c = palette[color++ % kColors];
     for (int ds = 0; ds < 2; ++ds) {
       const auto v = ds ? m.datasheet : m.measured;
       if (!v) continue;
       const double xa = std::max(x0, y0 / *v), xb = std::min(x1, cmax / *v);
       if (xb <= xa) continue;
       os << "<line x1=\"" << num(X(xa)) << "\" y1=\"" << num(Y(xa * *v)) << "\" x2=\"" << num(X(xb)) << "\" y2=\""
-         << num(Y(xb * *v)) << "\" stroke=\"" << c << "\"" << (ds ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
+         << num(Y(xb * *v)) << "\" stroke=\"" << c << "\" stroke-width=\"" << num(width_of(m)) << "\""
+         << (ds ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
       legend_entry(c, ds, m.name + (ds ? " datasheet " : " measured ") + format_quantity(*v, "B/s"));
+      if (!ds) labels.push_back({X(xa) + 4, Y(xa * *v) - 6, m.name, c, false});
     }
   }
   for (const Roof& k : r.compute) {
-    const std::string c = palette[color++ % 8];
+    const std::string c = palette[color++ % kColors];
     for (int ds = 0; ds < 2; ++ds) {
       const auto v = ds ? k.datasheet : k.measured;
       if (!v) continue;
@@ -403,10 +457,26 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
       const std::optional<double> bw = ds && r.memory_roof().datasheet ? r.memory_roof().datasheet : primary_bw;
       const double xa = std::max(x0, *v / *bw);
       os << "<line x1=\"" << num(X(xa)) << "\" y1=\"" << num(Y(*v)) << "\" x2=\"" << num(X(x1)) << "\" y2=\""
-         << num(Y(*v)) << "\" stroke=\"" << c << "\"" << (ds ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
+         << num(Y(*v)) << "\" stroke=\"" << c << "\" stroke-width=\"" << num(width_of(k)) << "\""
+         << (ds ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
       legend_entry(c, ds, k.name + (ds ? " datasheet " : " measured ") + format_quantity(*v, k.unit));
+      if (!ds) labels.push_back({left + pw - 4, Y(*v) - 4, k.name, c, true});
     }
   }
+  os << "</g>\n";
+  // Each group of labels (right edge, left entries) top to bottom, none closer than 11 px to the one above.
+  for (const bool end : {true, false}) {
+    std::vector<OnPlot*> group;
+    for (OnPlot& l : labels)
+      if (l.end == end) group.push_back(&l);
+    std::sort(group.begin(), group.end(), [](const OnPlot* a, const OnPlot* b) { return a->y < b->y; });
+    for (std::size_t i = 1; i < group.size(); ++i) group[i]->y = std::max(group[i]->y, group[i - 1]->y + 11);
+  }
+  os << "<g font-size=\"10\">\n";
+  for (const OnPlot& l : labels)
+    if (l.y > top && l.y < top + ph)  // one pushed off the plot is left to the legend
+      os << "<text x=\"" << num(l.x) << "\" y=\"" << num(l.y) << "\"" << (l.end ? " text-anchor=\"end\"" : "")
+         << " fill=\"" << l.color << "\">" << xml_escape(l.text) << "</text>\n";
   os << "</g>\n";
   if (!points.empty()) {
     os << "<g font-size=\"11\">\n";
@@ -444,6 +514,14 @@ std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::str
     };
     not_drawn("below the axis", off_scale);
     not_drawn("outside the intensity axis (1e-6 to 1e12)", off_axis);
+  }
+  if (variants > 0) {
+    const std::string text = std::to_string(variants) + " more roof(s) not drawn (_sustained, _ref, other patterns "
+                             "and copies: --all-roofs draws them)";
+    legend_chars = std::max(legend_chars, text.size() - 4);
+    legend << "<text x=\"" << num(left + pw + 24) << "\" y=\"" << num(ly + 4) << "\" font-size=\"12\">"
+           << xml_escape(text) << "</text>\n";
+    ly += 18;
   }
   os << "<g>\n<text x=\"" << num(left + pw + 15) << "\" y=\"" << num(top - 6)
      << "\" font-size=\"13\" font-weight=\"bold\">Legend (solid measured, dashed datasheet)</text>\n"

@@ -31,8 +31,10 @@ TEST(JsonText, PlainTextIsPrintableUtf8) {
                          "\xf0\x9f\x9a\x80 rocket", "tab-free \xc2\xa0 nbsp"})
     EXPECT_EQ(plain_text_problem(ok), "") << ok;
   for (const char* bad : {"a\x01b", "esc\x1b[31m", "del\x7f", "nl\n", "\xff\xfe", "\xc0\x80", "cut \xe6\x97",
-                          "\xed\xa0\x80 surrogate", "\xf4\x90\x80\x80 past U+10FFFF", "c1 \xc2\x9b"})
+                          "\xed\xa0\x80 surrogate", "\xf4\x90\x80\x80 past U+10FFFF", "c1 \xc2\x9b",
+                          "k\xef\xbf\xbf", "\xef\xbf\xbe"})  // U+FFFF, U+FFFE: no XML (an SVG) holds them
     EXPECT_NE(plain_text_problem(bad), "") << bad;
+  EXPECT_EQ(printable_text("k\xef\xbf\xbf"), "k???");
   EXPECT_NE(plain_text_problem("x\x1b").find("control character (0x1b)"), std::string::npos);
   EXPECT_NE(plain_text_problem("x\xff").find("not valid UTF-8 (byte 1)"), std::string::npos);
   const json doc = {{"label", "ok"}, {"sweep", {{{"label", "bad\x1b[2J"}}}}};

@@ -245,7 +245,7 @@ TEST(RooflineSvg, WellFormedWithTitleAxesLegend) {
 // bottom or, at about 7 px a character, its right edge.
 TEST(RooflineSvg, TheLegendOfAFullProfileFitsInTheDocument) {
   const Profile p = read_profile(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json");
-  const std::string svg = roofline_svg(roofline_from_profile(p, "bf16"), {});
+  const std::string svg = roofline_svg(roofline_from_profile(p, "bf16"), {}, /*all_roofs=*/true);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(svg, m, std::regex("viewBox=\"0 0 ([0-9.]+) ([0-9.]+)\"")));
   const double width = std::stod(m[1]), height = std::stod(m[2]);
@@ -262,6 +262,33 @@ TEST(RooflineSvg, TheLegendOfAFullProfileFitsInTheDocument) {
     }
   }
   EXPECT_GT(entries, 30);
+}
+
+// By default the picture draws each data type's roof and each memory level's main one, and the two the
+// classification uses (thicker), each measured one named on the plot; the variants are counted under the legend
+// (review 94: 41 roofs in 8 colours, 75 legend rows, could not be told apart).
+TEST(RooflineSvg, TheMainRoofsAreDrawnAndNamedAndTheVariantsCounted) {
+  const Profile p = read_profile(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json");
+  const Roofline r = roofline_from_profile(p, "bf16", std::string("hbm.copy"));
+  const std::string svg = roofline_svg(r, {});
+  std::string why;
+  EXPECT_EQ(check_xml(svg, why), "svg") << why;
+  for (const char* drawn : {"gemm.bf16 measured", "gemm.fp8_e4m3 measured", "gemm.int8 measured", "fma.fp32 measured",
+                            "hbm.read measured", "hbm.copy measured", "l2.read measured", "smem.read measured",
+                            "pcie.h2d measured"})
+    EXPECT_NE(svg.find(drawn), std::string::npos) << drawn;
+  for (const char* left_out : {"gemm.bf16_sustained", "gemm.bf16_ref8192", "hbm.triad", "pcie.h2d_pageable",
+                               "pcie.bidir_sm", "pcie.d2h "})
+    EXPECT_EQ(svg.find(left_out), std::string::npos) << left_out;
+  EXPECT_NE(svg.find("more roof(s) not drawn"), std::string::npos);
+  // The classification's roofs thicker, and a measured roof's name on the plot in its colour.
+  EXPECT_NE(svg.find("stroke-width=\"4.0\""), std::string::npos);
+  EXPECT_TRUE(std::regex_search(svg, std::regex("<text x=\"[0-9.]+\" y=\"[0-9.]+\" text-anchor=\"end\" fill=\"#[0-9a-f]{6}\">"
+                                               "gemm.bf16</text>")))
+      << svg;
+  const std::string every = roofline_svg(r, {}, true);
+  EXPECT_NE(every.find("gemm.bf16_sustained measured"), std::string::npos);
+  EXPECT_EQ(every.find("not drawn"), std::string::npos);
 }
 
 // int8 roofs count integer operations: in a picture with floating-point roofs both axes say so and the int8

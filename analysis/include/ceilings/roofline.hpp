@@ -79,7 +79,12 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
                  const WeightBytes& weight_bytes, double kv_bytes, AttentionConvention prefill_attention);
 
 // A log-log roofline picture: title, axis labels with units, legend, measured roofs solid and
-// datasheet roofs dashed, points labelled.
-std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::string, Placement>>& points);
+// datasheet roofs dashed, each measured roof labelled on the plot, the two the classification uses drawn thicker,
+// points labelled. `all_roofs` false draws each data type's roof (gemm.<type>, fma.*) and each memory level's main
+// one (hbm.read, l2.read, smem.read, pcie.h2d, nvlink.p2p_uni; where absent, the level's first), and the
+// classification's; the variants (_sustained, _ref*, the other HBM patterns, pageable and SM copies) are counted
+// under the legend: 41 roofs in 8 colours could not be told apart (review 94).
+std::string roofline_svg(const Roofline& r, const std::vector<std::pair<std::string, Placement>>& points,
+                         bool all_roofs = false);
 
 }  // namespace ceilings
