@@ -63,9 +63,19 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+// A cell of a GitHub-flavoured markdown table: a pipe would end the cell, a backslash escape what follows, and
+// "<x>" read as an HTML tag and vanish (review 94).
 std::string md_cell(const std::string& s) {
   std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  for (char c : s) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '\\': out += "\\\\"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      default: out += c;
+    }
+  }
   return out;
 }
 

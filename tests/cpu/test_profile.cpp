@@ -394,6 +394,27 @@ TEST(Profile, ReadsTheMeasureRecordTyped) {
             std::string::npos);
 }
 
+// The cases not measured are listed under the ceilings with their reason in a column of its own (review 94: the
+// reason stood under the "throttled" header, and "skipped" under "value").
+TEST(Profile, ShowListsTheCasesNotMeasuredWithTheirReasons) {
+  json d = fixture();
+  d["skipped"] = json::array({{{"name", "nvlink.p2p_uni"}, {"reason", "single GPU: no peer"}}});
+  d["errors"] = json::array({{{"name", "gemm.fp8_e4m3"}, {"reason", "verification failed"}}});
+  const Profile p = profile_from_json(d);
+  for (const Format f : {Format::kTable, Format::kMarkdown}) {
+    const std::string out = render_profile(p, f);
+    EXPECT_NE(out.find("reason"), std::string::npos) << out;
+    const std::size_t not_measured = out.find("single GPU: no peer");
+    ASSERT_NE(not_measured, std::string::npos) << out;
+    // Below the ceilings' table, in one of its own whose header has a reason column.
+    EXPECT_LT(out.find("throttled"), out.find("reason")) << out;
+    EXPECT_LT(out.find("reason"), not_measured) << out;
+    EXPECT_NE(out.find("verification failed"), std::string::npos) << out;
+  }
+  EXPECT_EQ(not_measured_table(p).rows.size(), 2u);
+  EXPECT_EQ(not_measured_table(p).rows[0], (std::vector<std::string>{"nvlink.p2p_uni", "skipped", "single GPU: no peer"}));
+}
+
 // A hand-edited (or sentinel-filled) window temperature of 4294967295 C was shown beside the value.
 // The note is printed above tables and into an SVG's title: a control character would rewrite the terminal and
 // make the SVG malformed, as in any name.

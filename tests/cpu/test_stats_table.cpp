@@ -138,6 +138,12 @@ TEST(Table, RendersEveryFormat) {
   EXPECT_EQ(render(t, Format::kCsv), "ceiling,value\nhbm.copy,4.31 TB/s\n\"a,b \"\"q\"\"\",1\n");
   EXPECT_EQ(render(t, Format::kMarkdown),
             "| ceiling | value |\n|---|---:|\n| hbm.copy | 4.31 TB/s |\n| a,b \"q\" | 1 |\n");
+  // A pipe, a backslash and an HTML-looking name stay text in a GitHub markdown table (review 94).
+  Table odd;
+  odd.columns = {"name"};
+  odd.right_aligned = {false};
+  odd.add_row({"a\\|b <gpu>"});
+  EXPECT_EQ(render(odd, Format::kMarkdown), "| name |\n|---|\n| a\\\\\\|b &lt;gpu&gt; |\n");
   const json j = json::parse(render(t, Format::kJson));
   ASSERT_EQ(j.size(), 2u);
   EXPECT_EQ(j[0]["value"], "4.31 TB/s");

@@ -18,8 +18,10 @@ std::optional<double> datasheet_for(const Profile& profile, const Ceiling& ceili
 std::string datasheet_source(const Profile& profile);
 
 // Rows: ceiling, value, datasheet, % of datasheet, cv, samples, SM clock, throttled (the slowdown reasons
-// recorded, e.g. "sw_power_cap", else yes or no).
+// recorded, e.g. "sw_power_cap", else yes or no): the measured ceilings.
 Table ceilings_table(const Profile& profile);
+// Rows: ceiling, status (skipped, ERROR), reason: the cases not measured, shown under ceilings_table.
+Table not_measured_table(const Profile& profile);
 // The same rows for a file (`--format csv`): numbers in SI base units as they are stored (value, datasheet, the
 // fraction of it, cv as a fraction, sm_clock_hz), the unit in a column of its own, and the skipped and failed
 // ceilings with their reasons.
