@@ -3,6 +3,7 @@
 #include "ceilings/roofline.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -259,6 +260,8 @@ std::string num(double v) {
 }
 
 std::string intensity_label(double v) {
+  if (v >= 1e12) return format_fixed(v / 1e12, 0) + "T";
+  if (v >= 1e9) return format_fixed(v / 1e9, 0) + "G";
   if (v >= 1e6) return format_fixed(v / 1e6, 0) + "M";
   if (v >= 1000) return format_fixed(v / 1000, 0) + "k";
   if (v >= 1) return format_fixed(v, 0);
@@ -308,7 +311,19 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
                   list->end());
     }
   }
-  const double width = 960, height = 600, left = 100, right = 260, top = 60, bottom = 70;
+  // A note (a fixture's, a fleet baseline's) in lines of at most 90 characters under the title, the plot below them
+  // (review 94: a long note ran off the left edge, "NOTE" cut, and into the legend).
+  std::vector<std::string> note_lines;
+  if (r.note) {
+    std::istringstream words("NOTE: " + *r.note);
+    for (std::string w; words >> w;) {
+      if (note_lines.empty() || note_lines.back().size() + 1 + w.size() > 90) note_lines.push_back(w);
+      else note_lines.back() += " " + w;
+    }
+  }
+  const double extra = 14.0 * static_cast<double>(note_lines.size() > 1 ? note_lines.size() - 1 : 0);
+  // left: room for a tick label ("100 TFLOP/s", ~77 px) right of the rotated axis title (review 94: they overlapped).
+  const double width = 960, height = 600 + extra, left = 112, right = 260, top = 60 + extra, bottom = 70;
   const double pw = width - left - right, ph = height - top - bottom;
   // The axes are decades around the roofs: a roof of 1e308 FLOP/s would put the top of the axis at
   // infinity (and the tick loops would never end). Roofs far outside anything measurable are refused.
@@ -381,9 +396,10 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
   os << "<text x=\"" << num(left + pw / 2)
      << "\" y=\"30\" text-anchor=\"middle\" font-size=\"20\" font-weight=\"bold\">" << xml_escape(r.title)
      << "</text>\n";
-  if (r.note)  // a fixture's or a fleet baseline's roofs are not one GPU's measurement: the picture says so
-    os << "<text x=\"" << num(left + pw / 2) << "\" y=\"48\" text-anchor=\"middle\" font-size=\"12\" fill=\"#b00000\">"
-       << xml_escape("NOTE: " + *r.note) << "</text>\n";
+  // A fixture's or a fleet baseline's roofs are not one GPU's measurement: the picture says so.
+  for (std::size_t i = 0; i < note_lines.size(); ++i)
+    os << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(48 + 14.0 * static_cast<double>(i))
+       << "\" text-anchor=\"middle\" font-size=\"12\" fill=\"#b00000\">" << xml_escape(note_lines[i]) << "</text>\n";
   // Grid and ticks, one per decade.
   os << "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
   for (double x : x_ticks)
@@ -393,9 +409,11 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
     os << "<line x1=\"" << num(left) << "\" y1=\"" << num(Y(y)) << "\" x2=\"" << num(left + pw) << "\" y2=\""
        << num(Y(y)) << "\"/>\n";
   os << "</g>\n<g font-size=\"12\" fill=\"#333333\">\n";
-  for (double x : x_ticks)
-    os << "<text x=\"" << num(X(x)) << "\" y=\"" << num(top + ph + 18) << "\" text-anchor=\"middle\">"
-       << intensity_label(x) << "</text>\n";
+  // Past 10 decades every second one is labelled: their labels ran into each other (review 94).
+  const std::size_t x_label_step = x_ticks.size() > 11 ? 2 : 1;
+  for (std::size_t i = 0; i < x_ticks.size(); i += x_label_step)
+    os << "<text x=\"" << num(X(x_ticks[i])) << "\" y=\"" << num(top + ph + 18) << "\" text-anchor=\"middle\">"
+       << intensity_label(x_ticks[i]) << "</text>\n";
   for (double y : y_ticks)
     os << "<text x=\"" << num(left - 8) << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">"
        << xml_escape(format_quantity(y, rate_unit, 1)) << "</text>\n";
@@ -405,8 +423,8 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
      << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(height - 20)
      << "\" text-anchor=\"middle\" font-size=\"14\">Arithmetic intensity ("
      << intensity_axis << ", log scale)</text>\n"
-     << "<text x=\"22\" y=\"" << num(top + ph / 2)
-     << "\" text-anchor=\"middle\" font-size=\"14\" transform=\"rotate(-90 22 " << num(top + ph / 2)
+     << "<text x=\"18\" y=\"" << num(top + ph / 2)
+     << "\" text-anchor=\"middle\" font-size=\"14\" transform=\"rotate(-90 18 " << num(top + ph / 2)
      << ")\">Attainable performance (" << rate_axis << ", log scale)</text>\n";
   // Roofs: memory diagonals up to the highest compute roof, compute horizontals from the primary ridge.
   std::ostringstream legend;
@@ -482,6 +500,7 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
     os << "<g font-size=\"11\">\n";
     std::string off_scale;  // points the y axis (at most 8 decades below the top roof) cannot hold
     std::string off_axis;   // points outside the x axis's clamp: left out as well, and named as those are
+    std::vector<std::array<double, 4>> point_labels;  // x0, x1, y0, y1 of each label placed
     for (const auto& [name, p] : points) {
       const auto& side = p.measured.available ? p.measured : p.datasheet;
       if (!side.available) continue;
@@ -495,8 +514,26 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
         continue;
       }
       const double x = X(p.intensity), y = Y(side.attainable);
+      // The label right of the point, or left of it where it would run past the plot into the legend, and moved
+      // off labels placed before it (review 94: "prefill b=32" and "prefill b=128" ran into one string). About
+      // 6.2 px a character at 11 px.
+      const double w = 6.2 * static_cast<double>(name.size());
+      const bool flip = x + 7 + w > left + pw;
+      const double lx = flip ? x - 7 - w : x + 7;
+      double ly_label = y + 14;
+      for (const double dy : {14.0, -8.0, 28.0, -22.0, 42.0, -36.0}) {
+        const double cand = y + dy;
+        const bool clear = std::none_of(point_labels.begin(), point_labels.end(), [&](const std::array<double, 4>& b) {
+          return lx < b[1] && b[0] < lx + w && cand - 10 < b[3] && b[2] < cand + 2;
+        });
+        if (clear) {
+          ly_label = cand;
+          break;
+        }
+      }
+      point_labels.push_back({lx, lx + w, ly_label - 10, ly_label + 2});
       os << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"5\" fill=\"black\"/>\n"
-         << "<text x=\"" << num(x + 7) << "\" y=\"" << num(y + 14) << "\">" << xml_escape(name) << "</text>\n";
+         << "<text x=\"" << num(lx) << "\" y=\"" << num(ly_label) << "\">" << xml_escape(name) << "</text>\n";
     }
     os << "</g>\n";
     legend << "<circle cx=\"" << num(left + pw + 30) << "\" cy=\"" << num(ly)
@@ -527,7 +564,9 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
      << "\" font-size=\"13\" font-weight=\"bold\">Legend (solid measured, dashed datasheet)</text>\n"
      << legend.str() << "</g>\n</svg>\n";
   // At 12 px a character of Helvetica is at most about 7 px wide (capitals, digits and "/" less).
-  const double doc_width = std::max(width, left + pw + 52 + 7.0 * static_cast<double>(legend_chars) + 10);
+  // The legend's title too (about 8 px a character, 13 px bold): with short entries it was clipped (review 94).
+  const double doc_width = std::max({width, left + pw + 52 + 7.0 * static_cast<double>(legend_chars) + 10,
+                                     left + pw + 15 + 8.0 * 41 + 10});
   const double doc_height = std::max(height, ly + 10);
   std::ostringstream doc;
   doc << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -289,6 +290,36 @@ TEST(RooflineSvg, TheMainRoofsAreDrawnAndNamedAndTheVariantsCounted) {
   const std::string every = roofline_svg(r, {}, true);
   EXPECT_NE(every.find("gemm.bf16_sustained measured"), std::string::npos);
   EXPECT_EQ(every.find("not drawn"), std::string::npos);
+}
+
+// Text that ran into other text (review 94): a long note is wrapped under the title, two points at one place get
+// labels apart, a label near the right edge goes left of its point, and ticks past a million read G and T.
+TEST(RooflineSvg, TextDoesNotRunIntoOtherText) {
+  Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
+  r.note = std::string(180, 'x').replace(60, 1, " ").replace(120, 1, " ");
+  const std::string svg = roofline_svg(r, {{"same a", place(r, 2e9, 1e9)},
+                                           {"same b", place(r, 2e9, 1e9)},
+                                           {"far_right_kernel_with_a_long_name", place(r, 1e21, 1e9)}});
+  std::string why;
+  EXPECT_EQ(check_xml(svg, why), "svg") << why;
+  const std::regex text("<text x=\"([0-9.-]+)\" y=\"([0-9.]+)\"[^>]*>([^<]*)</text>");
+  std::map<std::string, std::pair<double, double>> at;
+  int note_lines = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text); it != std::sregex_iterator(); ++it) {
+    const std::string label = (*it)[3];
+    at[label] = {std::stod((*it)[1]), std::stod((*it)[2])};
+    if (label.find("xxxx") != std::string::npos) {
+      ++note_lines;
+      EXPECT_LE(label.size(), 90u) << label;
+    }
+  }
+  EXPECT_EQ(note_lines, 3);
+  ASSERT_TRUE(at.count("same a") && at.count("same b"));
+  EXPECT_NE(at["same a"].second, at["same b"].second);
+  const auto& far = at["far_right_kernel_with_a_long_name"];
+  EXPECT_LE(far.first + 6.2 * 33, 112 + 588 + 1) << "runs past the plot into the legend";
+  EXPECT_NE(svg.find(">10T</text>"), std::string::npos);  // every second decade past 10 of them
+  EXPECT_EQ(svg.find("000M<"), std::string::npos);
 }
 
 // int8 roofs count integer operations: in a picture with floating-point roofs both axes say so and the int8
