@@ -413,11 +413,17 @@ void add_population_splits(const std::vector<const Profile*>& members, const Out
     const double reference = median(better);
     // Three of eight reading high would otherwise name the other five (review 90): a side that is the majority is
     // what its peers are, and whether the few are fast or the many slow a datasheet or baseline has to say. The side
-    // is the GPUs the split names (more than the margin below): a large group's cut can take in a few healthy ones
-    // it never names, which must not tip half a fleet slow alike into "majority" by chance (review 92).
-    std::size_t named = 0;
-    for (std::size_t k = 0; k < cut; ++k) named += worse_by(values[k].v, reference) > rule.margin ? 1 : 0;
-    const bool majority = 2 * named > values.size();
+    // is the GPUs nearer the worse side's median than the better's: a large group's cut can take in a few healthy
+    // ones, and counting only those past the margin made a deficit just past it judged and a larger one not (review
+    // 95). A clear majority, more than 55%: half a fleet slow alike (256 of 512) must not tip into it by the few
+    // healthy GPUs its noise puts nearer the slow median (review 92); five of eight, five of nine are.
+    std::vector<double> worse_values;
+    for (std::size_t k = 0; k < cut; ++k) worse_values.push_back(values[k].v);
+    const double worse_median = median(worse_values);
+    std::size_t worse_population = 0;
+    for (std::size_t k = 0; k < cut; ++k)
+      worse_population += std::fabs(values[k].v - worse_median) < std::fabs(values[k].v - reference) ? 1 : 0;
+    const bool majority = static_cast<double>(worse_population) > 0.55 * static_cast<double>(values.size());
     for (std::size_t k = 0; k < cut; ++k) {
       const Ceiling& c = *values[k].c;
       const std::size_t member = values[k].member;

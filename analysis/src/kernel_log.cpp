@@ -66,8 +66,12 @@ std::optional<ErrorReport> error_report(const std::string& message, const char* 
   if (message.compare(i, 4, "PCI:") == 0) i += 4;
   const auto address = pci_address(message, i);
   if (!address) return std::nullopt;
-  const std::size_t close = message.find("):", i);
+  // The address is followed by its "):" within a few characters (".0" of an SXid's, " GPU-I:1 GPU-CI:0" of a MIG
+  // instance's): a search past them would read the whole of a long line for each report on it (review 95: minutes
+  // for a 4 MiB line).
+  std::size_t close = message.substr(i, 64).find("):");
   if (close == std::string::npos) return std::nullopt;
+  close += i;
   i = close + 2;
   while (i < message.size() && message[i] == ' ') ++i;
   std::size_t digits = 0;
@@ -171,55 +175,14 @@ std::optional<LogLine> log_line(const std::string& raw, bool in_kmsg) {
   return out;
 }
 
-// Whether a line starts a boot: the kernel's first message ("Linux version ...", as a record, after a dmesg time or
-// after a syslog "kernel: "), a /dev/kmsg record numbered below the one before (the numbering restarts at boot), or
-// journalctl's "-- Boot <id> --" / "-- Reboot --".
-bool starts_a_boot(const std::string& raw, const std::optional<LogLine>& line, long long& last_sequence) {
-  if (raw.rfind("-- Boot ", 0) == 0 || raw.rfind("-- Reboot --", 0) == 0) return true;
-  if (!line) return false;
-  if (line->kmsg) {
-    const auto header = kmsg_header(raw.substr(raw.find_first_not_of(" \t")));
-    const bool restarted = header && header->sequence < last_sequence;
-    if (header) last_sequence = header->sequence;
-    if (restarted) return true;
-  }
-  const std::string& m = line->message;
-  const std::size_t at = m.find("Linux version ");
-  if (at == std::string::npos) return false;
-  if (at == 0 || (at >= 2 && m.compare(at - 2, 2, "] ") == 0)) return true;  // "[    0.000000] Linux version"
-  return at >= 8 && m.compare(at - 8, 8, "kernel: ") == 0;
-}
-
-// Where the last boot of the log text starts: a log kept across reboots (kern.log, journalctl -k -b all, two boots'
-// records) holds earlier boots' XIDs, which are not "since boot" and which no reboot could clear (review 93). A
-// boot's start with nothing of the kernel's after it (the first line of a log saved newest first) cuts nothing.
-std::size_t last_boot_start(const std::string& text) {
-  std::size_t start = 0, cut = 0, pending = std::string::npos;
-  long long last_sequence = -1;
-  bool in_kmsg = false;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string raw = text.substr(start, end - start);
-    const auto line = log_line(raw, in_kmsg);
-    if (line) in_kmsg = line->kmsg;
-    if (starts_a_boot(raw, line, last_sequence)) {
-      pending = start;
-    } else if (pending != std::string::npos && line && !line->message.empty()) {
-      cut = pending;  // the boot has messages after its start
-      pending = std::string::npos;
-    }
-    start = end + 1;
-  }
-  return cut;
-}
-
-// Each kernel message of the log text's last boot (last_boot_start), with its time after boot (-1 where the line
-// has none): /dev/kmsg records (their continuation lines skipped, records user space wrote left out), dmesg and
-// journal lines, or any other text.
+// Each kernel message of the log text, with its time after boot (-1 where the line has none): /dev/kmsg records
+// (their continuation lines skipped, records user space wrote left out), dmesg and journal lines, or any other text.
+// A log kept across reboots is read whole: where its lines are not in time order (cat kern.log kern.log.1,
+// journalctl -r) no boundary can be trusted, and cutting at a wrong one would miss this boot's XIDs (review 95); an
+// earlier boot's XID fails instead, which the README says how to avoid (save the current boot only).
 template <typename Visit>
 void for_each_kernel_message(const std::string& text, Visit visit) {
-  std::size_t start = last_boot_start(text);
+  std::size_t start = 0;
   bool in_kmsg = false;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
@@ -282,7 +245,10 @@ std::vector<KernelSxid> parse_kernel_sxids(const std::string& text) {
       const auto report = sxid_report(message, at);
       if (!report) continue;
       // From the switch's name where it leads this report ("nvidia-nvswitch3: SXid (...)").
-      const std::size_t from = message.rfind("nvidia-nvswitch", at);
+      // "nvidia-nvswitchN: " just before it (a bounded look back: review 95 found a whole-line one quadratic).
+      const std::size_t back = at > 40 ? at - 40 : 0;
+      const std::size_t near = message.substr(back, at - back).rfind("nvidia-nvswitch");
+      const std::size_t from = near == std::string::npos ? near : back + near;
       const bool named = from != std::string::npos && message.find(kSxidMarker, from) == at;
       out.push_back({report->first, report->second, uptime, driver_text(message, named ? from : at)});
     }
@@ -293,7 +259,7 @@ std::vector<KernelSxid> parse_kernel_sxids(const std::string& text) {
 std::optional<double> kernel_log_whole_since(const std::string& text) {
   std::optional<double> since;
   long long next = 0;  // the number the next record should have
-  std::size_t start = last_boot_start(text);  // the numbering restarts at each boot
+  std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();

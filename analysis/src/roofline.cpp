@@ -388,7 +388,8 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
     return top + ph * (1 - (std::log10(f) - std::log10(y0)) / (std::log10(y1) - std::log10(y0)));
   };
   static const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-                                  "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939"};
+                                  "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939",
+                                  "#8c6d31", "#843c39", "#7b4173", "#3182bd"};
   constexpr int kColors = sizeof palette / sizeof palette[0];
   // The body first: the document grows past width x height where the legend needs it (a profile with every
   // GEMM ceiling has some 70 entries), and its header says how large it became.
@@ -482,13 +483,27 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
     }
   }
   os << "</g>\n";
-  // Each group of labels (right edge, left entries) top to bottom, none closer than 11 px to the one above.
+  // Each group of labels (right edge, left entries) top to bottom, none closer than 11 px to the one above; a run of
+  // labels pushed together is then centred on where its roofs are, so that none drifts far below its own (review 95:
+  // pushed down only, a label sat 18 px below its roof, on another's).
   for (const bool end : {true, false}) {
     std::vector<OnPlot*> group;
     for (OnPlot& l : labels)
       if (l.end == end) group.push_back(&l);
     std::sort(group.begin(), group.end(), [](const OnPlot* a, const OnPlot* b) { return a->y < b->y; });
+    std::vector<double> wanted;
+    for (const OnPlot* l : group) wanted.push_back(l->y);
     for (std::size_t i = 1; i < group.size(); ++i) group[i]->y = std::max(group[i]->y, group[i - 1]->y + 11);
+    for (std::size_t from = 0; from < group.size();) {
+      std::size_t to = from + 1;  // [from, to): labels 11 px apart, pushed together
+      while (to < group.size() && group[to]->y - group[to - 1]->y < 11.5) ++to;
+      double shift = 0;
+      for (std::size_t i = from; i < to; ++i) shift += (group[i]->y - wanted[i]) / static_cast<double>(to - from);
+      // Up by the mean drift, but not into the run above.
+      if (from > 0) shift = std::min(shift, group[from]->y - group[from - 1]->y - 11);
+      for (std::size_t i = from; i < to; ++i) group[i]->y -= shift;
+      from = to;
+    }
   }
   os << "<g font-size=\"10\">\n";
   for (const OnPlot& l : labels)
@@ -553,8 +568,7 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
     not_drawn("outside the intensity axis (1e-6 to 1e12)", off_axis);
   }
   if (variants > 0) {
-    const std::string text = std::to_string(variants) + " more roof(s) not drawn (_sustained, _ref, other patterns "
-                             "and copies: --all-roofs draws them)";
+    const std::string text = std::to_string(variants) + " more roof(s): --all-roofs";
     legend_chars = std::max(legend_chars, text.size() - 4);
     legend << "<text x=\"" << num(left + pw + 24) << "\" y=\"" << num(ly + 4) << "\" font-size=\"12\">"
            << xml_escape(text) << "</text>\n";

@@ -1691,6 +1691,21 @@ TEST(Fleet, AFleetSlowAsAWholeIsCaughtByItsDatasheetNotByItsPeers) {
     EXPECT_EQ(f.failed[0].rule, "datasheet fraction");
   }
 
+  // Sixty of a hundred just past the margin or further below: a majority either way, not judged by how many the
+  // noise put past the margin (review 95: at 5.05% 43 were named against the forty, at 5.2% none).
+  for (const double deficit : {0.0505, 0.052, 0.08}) {
+    FleetGen many(33, 0.002);
+    const auto g = analyze_fleet(many.fleet(100, 60, "hbm.copy", deficit, "q"), OutlierRule{});
+    ASSERT_EQ(g.size(), 1u);
+    std::size_t named = 0, majority = 0;
+    for (const Outlier& o : g[0].outliers)
+      for (const Deviation& d : o.ceilings) named += d.ceiling == "hbm.copy" ? 1 : 0;
+    for (const Outlier& o : g[0].unstable)
+      for (const Deviation& d : o.ceilings) majority += d.majority_split ? 1 : 0;
+    EXPECT_EQ(named, 0u) << deficit;
+    EXPECT_GT(majority, 0u) << deficit;
+  }
+
   // Three of eight reading 8% high on a GEMM, within its datasheet fraction: nobody judged, exit 3 (not the five
   // named outliers, exit 1), and the rows say why.
   std::vector<FleetMember> node;

@@ -281,7 +281,7 @@ TEST(RooflineSvg, TheMainRoofsAreDrawnAndNamedAndTheVariantsCounted) {
   for (const char* left_out : {"gemm.bf16_sustained", "gemm.bf16_ref8192", "hbm.triad", "pcie.h2d_pageable",
                                "pcie.bidir_sm", "pcie.d2h "})
     EXPECT_EQ(svg.find(left_out), std::string::npos) << left_out;
-  EXPECT_NE(svg.find("more roof(s) not drawn"), std::string::npos);
+  EXPECT_NE(svg.find("more roof(s): --all-roofs"), std::string::npos);
   // The classification's roofs thicker, and a measured roof's name on the plot in its colour.
   EXPECT_NE(svg.find("stroke-width=\"4.0\""), std::string::npos);
   EXPECT_TRUE(std::regex_search(svg, std::regex("<text x=\"[0-9.]+\" y=\"[0-9.]+\" text-anchor=\"end\" fill=\"#[0-9a-f]{6}\">"
@@ -289,7 +289,7 @@ TEST(RooflineSvg, TheMainRoofsAreDrawnAndNamedAndTheVariantsCounted) {
       << svg;
   const std::string every = roofline_svg(r, {}, true);
   EXPECT_NE(every.find("gemm.bf16_sustained measured"), std::string::npos);
-  EXPECT_EQ(every.find("not drawn"), std::string::npos);
+  EXPECT_EQ(every.find("more roof(s)"), std::string::npos);
 }
 
 // Text that ran into other text (review 94): a long note is wrapped under the title, two points at one place get

@@ -26,8 +26,8 @@ struct KernelXid {
 // The XIDs of the GPU at `pci_bus_id` (NVML's "00000000:19:00.0" or sysfs's "0000:19:00.0") in kernel log
 // text: /dev/kmsg records ("4,1234,5678901,-;NVRM: Xid ...", continuation lines starting with a space
 // skipped, records user space wrote (priority 8 or more) left out) or `dmesg`/journal lines
-// ("[ 5.678901] NVRM: Xid ...") or any other text (indented, several reports a line). A log across reboots is read
-// from its last boot on. Other GPUs' XIDs and lines that are not XID reports are left out. An
+// ("[ 5.678901] NVRM: Xid ...") or any other text (indented, several reports a line), read whole (a log across
+// reboots too: its lines need not be in time order, so no boot boundary is trusted). Other GPUs' XIDs and lines that are not XID reports are left out. An
 // address that is not DOMAIN:BUS:DEVICE is an IncompleteError: its XIDs could not be told from others'.
 std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::string& pci_bus_id);
 
