@@ -9,6 +9,7 @@
 
 #include "ceilings/ceiling_families.hpp"
 #include "ceilings/memory.hpp"
+#include "ceilings/report.hpp"
 #include "ceilings/table.hpp"
 #include "ceilings/units.hpp"
 #include "subcommand.hpp"
@@ -161,6 +162,8 @@ int run(const RooflineOptions& o) {
                 {"compute_level", r.compute_level},
                 {"memory_level", r.memory_level}};
     out["note"] = r.note ? json(*r.note) : json(nullptr);  // a fixture or a baseline: not one GPU's measurement
+    out["not_roofs"] = json::array();
+    for (const auto& [name, why] : r.not_roofs) out["not_roofs"].push_back({{"name", name}, {"reason", why}});
     out["roofs"] = json::array();
     for (const auto* roofs : {&r.compute, &r.memory})
       for (const Roof& x : *roofs) {
@@ -221,6 +224,11 @@ int run(const RooflineOptions& o) {
 
   std::cout << r.title << "; classification against " << pc.name << " and " << pm.name << "\n";
   if (const auto note = profile.note()) std::cout << "NOTE: " << *note << "\n";  // a fixture: not a measurement
+  // Where the datasheet column comes from, or why it is empty (a MIG instance), as `show` says (review 94).
+  if (profile.device.is_mig())
+    std::cout << "a MIG instance: no datasheet figure applies (the datasheet's are the whole GPU's)\n";
+  else if (const std::string source = datasheet_source(profile); !source.empty())
+    std::cout << "datasheet: " << source << "\n";
   Table roofs;
   roofs.columns = {"roof", "kind", "measured", "datasheet", "measured/datasheet", "ridge measured", "ridge datasheet"};
   roofs.right_aligned = {false, false, true, true, true, true, true};
@@ -235,6 +243,7 @@ int run(const RooflineOptions& o) {
                      rd ? format_fixed(*rd, 1) + " " + (x.compute ? x : pc).intensity_unit() : "-"});
     }
   std::cout << render(roofs, Format::kTable);
+  for (const auto& [name, why] : r.not_roofs) std::cout << "no roof: " << name << " (" << why << ")\n";
   auto point_table = [&](const std::string& what, bool tpot) {
     Table t;
     t.columns = {what,

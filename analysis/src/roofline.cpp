@@ -40,8 +40,20 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
   Roofline r;
   r.title = "Roofline: " + p.device.name + (p.hostname.empty() ? "" : " on " + p.hostname);
   r.note = p.note();
+  // Said, not dropped without a word (review 94: no NVLink row, and no reason, on one GPU).
+  auto roof_unit = [](const std::string& name) {
+    const std::string u = ceiling_unit_for(name);
+    return u == "FLOP/s" || u == "OP/s" || u == "B/s";
+  };
+  for (const Skipped& s : p.skipped)
+    if (roof_unit(s.name)) r.not_roofs.push_back({s.name, "not measured: " + s.reason});
+  for (const Skipped& e : p.errors)
+    if (roof_unit(e.name)) r.not_roofs.push_back({e.name, "failed: " + e.reason});
   for (const Ceiling& c : p.ceilings) {
-    if (!c.verified) continue;  // a number that failed its check is no roof
+    if (!c.verified) {  // a number that failed its check is no roof
+      if (c.unit == "FLOP/s" || c.unit == "OP/s" || c.unit == "B/s") r.not_roofs.push_back({c.name, "not verified"});
+      continue;
+    }
     // By unit, so a newly added family is a roof too: compute roofs are the tensor cores' (gemm.*) and the CUDA
     // cores' own (fma.*, the roof of a kernel that uses no tensor core); memory roofs every bandwidth, from
     // shared memory out to PCIe and NVLink.

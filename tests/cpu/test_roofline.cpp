@@ -292,6 +292,25 @@ TEST(RooflineSvg, TheMainRoofsAreDrawnAndNamedAndTheVariantsCounted) {
   EXPECT_EQ(every.find("more roof(s)"), std::string::npos);
 }
 
+// A roof ceiling the profile could not measure, that failed or is unverified is named with why, not dropped without
+// a word (review 94: no NVLink row and no reason on one GPU).
+TEST(Roofline, CeilingsThatAreNoRoofAreNamed) {
+  Profile p = read_profile(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json");
+  for (Ceiling& c : p.ceilings)
+    if (c.name == "pcie.d2h") c.verified = false;
+  const Roofline r = roofline_from_profile(p, "bf16");
+  std::map<std::string, std::string> why(r.not_roofs.begin(), r.not_roofs.end());
+  ASSERT_TRUE(why.count("nvlink.p2p_uni"));
+  EXPECT_EQ(why["nvlink.p2p_uni"].rfind("not measured: single GPU", 0), 0u) << why["nvlink.p2p_uni"];
+  EXPECT_EQ(why["pcie.d2h"], "not verified");
+  EXPECT_FALSE(why.count("hbm.read"));
+  const auto out = ceilings::test::run_cli(
+      {"roofline", "--profile", std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json"});
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_NE(out.out.find("no roof: nvlink.p2p_uni (not measured: single GPU"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("datasheet: the built-in table's H200"), std::string::npos) << out.out;
+}
+
 // Text that ran into other text (review 94): a long note is wrapped under the title, two points at one place get
 // labels apart, a label near the right edge goes left of its point, and ticks past a million read G and T.
 TEST(RooflineSvg, TextDoesNotRunIntoOtherText) {
@@ -533,7 +552,11 @@ TEST(RooflineCli, ARoofThatWasNotMeasuredSaysWhy) {
   EXPECT_NE(r.err.find("hbm.copy in the profile was not verified"), std::string::npos) << r.err;
   r = test::run_cli({"roofline", "--profile", dir + "/p.profile.json"});  // hbm.read: verified, the default roof
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.find("hbm.copy"), std::string::npos) << r.out;
+  // Not a roof row; named under the roofs with why (review 94: it was dropped without a word).
+  EXPECT_EQ(r.out.find("\nhbm.copy "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no roof: hbm.copy (not verified)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no roof: gemm.fp8_e4m3 (failed: verification: 3 of 256 elements wrong)"), std::string::npos)
+      << r.out;
   // No verified HBM ceiling: never a PCIe roof in its place (decode floors read 100x too slow), exit 3 with the
   // reason where the profile gives one, exit 2 (pick --memory) where it has none.
   json no_hbm = read_json_file(kProfile);

@@ -25,6 +25,8 @@ struct Roofline {
   std::string title;
   std::optional<std::string> note;  // the profile's note: a fixture or a fleet baseline, not one GPU's run
   std::vector<Roof> compute, memory;
+  // The profile's roof ceilings that are no roof, each with why: skipped (nvlink.* on one GPU), failed, unverified.
+  std::vector<std::pair<std::string, std::string>> not_roofs;
   std::string dtype;         // the GEMM data type asked for
   std::string compute_level; // the compute roof the classification uses ("gemm.<dtype>", or a --compute roof)
   std::string memory_level;  // the memory roof the classification uses (default hbm.read, else hbm.copy, ...)
