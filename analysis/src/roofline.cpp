@@ -41,17 +41,14 @@ Roofline roofline_from_profile(const Profile& p, const std::string& dtype, const
   r.title = "Roofline: " + p.device.name + (p.hostname.empty() ? "" : " on " + p.hostname);
   r.note = p.note();
   // Said, not dropped without a word (review 94: no NVLink row, and no reason, on one GPU).
-  auto roof_unit = [](const std::string& name) {
-    const std::string u = ceiling_unit_for(name);
-    return u == "FLOP/s" || u == "OP/s" || u == "B/s";
-  };
+  auto roof_unit = [](const std::string& unit) { return unit == "FLOP/s" || unit == "OP/s" || unit == "B/s"; };
   for (const Skipped& s : p.skipped)
-    if (roof_unit(s.name)) r.not_roofs.push_back({s.name, "not measured: " + s.reason});
+    if (roof_unit(ceiling_unit_for(s.name))) r.not_roofs.push_back({s.name, "not measured: " + s.reason});
   for (const Skipped& e : p.errors)
-    if (roof_unit(e.name)) r.not_roofs.push_back({e.name, "failed: " + e.reason});
+    if (roof_unit(ceiling_unit_for(e.name))) r.not_roofs.push_back({e.name, "failed: " + e.reason});
   for (const Ceiling& c : p.ceilings) {
     if (!c.verified) {  // a number that failed its check is no roof
-      if (c.unit == "FLOP/s" || c.unit == "OP/s" || c.unit == "B/s") r.not_roofs.push_back({c.name, "not verified"});
+      if (roof_unit(c.unit)) r.not_roofs.push_back({c.name, "not verified"});
       continue;
     }
     // By unit, so a newly added family is a roof too: compute roofs are the tensor cores' (gemm.*) and the CUDA
@@ -286,11 +283,9 @@ namespace {
 // Whether a roof is drawn where the picture shows the main roofs only (roofline_svg's all_roofs false).
 bool main_roof(const Roof& roof, const std::vector<Roof>& level_roofs) {
   const std::string& n = roof.name;
-  if (roof.compute) {
-    const std::size_t dot = n.find('.');
-    return dot != std::string::npos && n.find('_', dot) == std::string::npos ? true
-           : n.rfind("gemm.fp8_", 0) == 0 ? n.find('_', n.find('_') + 1) == std::string::npos  // gemm.fp8_e4m3
-                                           : false;
+  if (roof.compute) {  // a GEMM type's plain ceiling, not its _ref8192 or _sustained; fma.* and newer names drawn
+    const int rank = gemm::gemm_ceiling_rank(n);
+    return rank < 0 || rank % 3 == 0;
   }
   static const char* primary[] = {"hbm.read", "l2.read", "smem.read", "pcie.h2d", "nvlink.p2p_uni"};
   const std::string family = family_of(n);
