@@ -60,7 +60,8 @@ std::string format_quantity(double value, const std::string& unit, int significa
   const Prefix* table = time ? time_prefixes : prefixes;
   const std::size_t count = time ? std::size(time_prefixes) : std::size(prefixes);
   const double a = std::fabs(value);
-  if (value != 0 && a < table[0].factor * 1e-3) {  // far below the smallest prefix: not "0.00 FLOP/s"
+  // Far below the smallest prefix (not "0.00 FLOP/s"), or far past the largest (not "39358310889 s" or "262158 EFLOP")
+  if ((value != 0 && a < table[0].factor * 1e-3) || a >= table[count - 1].factor * 1e4) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*e", std::max(0, significant - 1), value);
     return std::string(buf) + " " + unit;

@@ -61,6 +61,12 @@ TEST(Units, NumbersBeyondThePrefixesAreScientific) {
   EXPECT_EQ(format_quantity(0, "s"), "0 s");  // a thermal violation time of zero read "0.00 ns"
   EXPECT_EQ(format_quantity(2e-9, "s"), "2.00 ns");
   EXPECT_EQ(format_quantity(5e-4, "B"), "5.00e-04 B");
+  // Past the largest prefix by 10^4: "262158 EFLOP" and "39358310889 s" were walls of digits
+  EXPECT_EQ(format_quantity(2.62158e23, "FLOP"), "2.62e+23 FLOP");
+  EXPECT_EQ(format_quantity(39358310889.0, "s"), "3.94e+10 s");
+  EXPECT_EQ(format_quantity(-3.9e10, "s"), "-3.90e+10 s");
+  EXPECT_EQ(format_quantity(9999.0, "s"), "9999 s");
+  EXPECT_EQ(format_quantity(9.9e21, "FLOP"), "9900 EFLOP");
 }
 
 TEST(Units, ParseDecimalAndBinaryPrefixes) {
