@@ -306,7 +306,7 @@ int run(const RooflineOptions& o) {
                 << format_quantity(infer_memory(serving).weights, "B") << " + KV cache held): " << too_big
                 << "; their floors are what the roofs allow, not a time this GPU runs (`ceilings memory` says what "
                    "fits)\n";
-    auto say = [&](const char* which, const std::optional<double>& b) {
+    auto say = [&](const char* which, const std::optional<double>& b, const std::optional<double>& ridge_at) {
       std::cout << "decode becomes compute-bound (" << which << " roofs): ";
       if (b && held_at(*b) > memory)
         std::cout << "from batch " << format_fixed(*b, 0) << ", which holds " << format_quantity(held_at(*b), "B")
@@ -314,12 +314,16 @@ int run(const RooflineOptions& o) {
                   << ", so that batch runs only split over several GPUs\n";
       else if (b)
         std::cout << "from batch " << format_fixed(*b, 0) << "\n";
+      else if (ridge_at && llm->decode_intensity_limit > *ridge_at)  // above the ridge, but only just
+        std::cout << "not by batch " << format_fixed(kCrossoverSearchLimit, 0) << ": intensity approaches " << format_fixed(llm->decode_intensity_limit, 1)
+                  << " " << pc.intensity_unit() << " as the batch grows, a hair above the ridge of "
+                  << format_fixed(*ridge_at, 1) << " " << pc.intensity_unit() << "\n";
       else
         std::cout << "never: KV-cache reads grow with the batch, so intensity tops out at "
                   << format_fixed(llm->decode_intensity_limit, 1) << " " << pc.intensity_unit() << ", below the ridge\n";
     };
-    say("measured", llm->crossover_measured);
-    if (pc.datasheet && pm.datasheet) say("datasheet", llm->crossover_datasheet);
+    say("measured", llm->crossover_measured, ridge(pc.measured, pm.measured));
+    if (pc.datasheet && pm.datasheet) say("datasheet", llm->crossover_datasheet, ridge(pc.datasheet, pm.datasheet));
   }
   if (!o.svg.empty()) std::cout << "wrote " << o.svg << "\n";
   return 0;

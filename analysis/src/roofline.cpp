@@ -219,12 +219,12 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
       const LlmStep s = decode(b);
       return s.flops / s.bytes >= ridge;
     };
-    double hi = 1;
+    double lo = 0, hi = 1;  // lo not reached
     while (!reached(hi)) {
-      hi *= 2;
-      if (hi > 1e9) return std::nullopt;
+      if (hi >= kCrossoverSearchLimit) return std::nullopt;
+      lo = hi;
+      hi = std::min(hi * 2, kCrossoverSearchLimit);
     }
-    double lo = hi / 2;  // not reached (or hi == 1)
     if (hi == 1) return 1.0;
     while (hi - lo > 1) {
       const double mid = std::floor((lo + hi) / 2);
@@ -459,6 +459,12 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
   std::vector<OnPlot> labels;
   // The classification's roofs are drawn thicker: what a point is judged against.
   auto width_of = [&](const Roof& roof) { return roof.name == r.compute_level || roof.name == r.memory_level ? 4.0 : 2.0; };
+  // Roofs the axes cannot hold (the y axis spans at most 8 decades below the top roof): named under the legend, as
+  // points are (review 94: a compute roof 1e8 below the top was drawn under the picture, its legend entry kept).
+  std::string off_roofs;
+  auto off_roof = [&](const Roof& roof, bool datasheet) {
+    off_roofs += (off_roofs.empty() ? "" : ", ") + roof.name + (datasheet ? " (datasheet)" : "");
+  };
   os << "<g fill=\"none\">\n";
   for (const Roof& m : r.memory) {
     const std::string c = palette[color++ % kColors];
@@ -466,7 +472,10 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
       const auto v = ds ? m.datasheet : m.measured;
       if (!v) continue;
       const double xa = std::max(x0, y0 / *v), xb = std::min(x1, cmax / *v);
-      if (xb <= xa) continue;
+      if (xb <= xa) {
+        off_roof(m, ds);
+        continue;
+      }
       os << "<line x1=\"" << num(X(xa)) << "\" y1=\"" << num(Y(xa * *v)) << "\" x2=\"" << num(X(xb)) << "\" y2=\""
          << num(Y(xb * *v)) << "\" stroke=\"" << c << "\" stroke-width=\"" << num(width_of(m)) << "\""
          << (ds ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
@@ -482,6 +491,10 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
       // A dashed (datasheet) roof starts at the datasheet ridge, on the datasheet memory roof, where there is one.
       const std::optional<double> bw = ds && r.memory_roof().datasheet ? r.memory_roof().datasheet : primary_bw;
       const double xa = std::max(x0, *v / *bw);
+      if (*v < y0 || xa >= x1) {
+        off_roof(k, ds);
+        continue;
+      }
       os << "<line x1=\"" << num(X(xa)) << "\" y1=\"" << num(Y(*v)) << "\" x2=\"" << num(X(x1)) << "\" y2=\""
          << num(Y(*v)) << "\" stroke=\"" << c << "\" stroke-width=\"" << num(width_of(k)) << "\""
          << (ds ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
@@ -518,6 +531,16 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
       os << "<text x=\"" << num(l.x) << "\" y=\"" << num(l.y) << "\"" << (l.end ? " text-anchor=\"end\"" : "")
          << " fill=\"" << l.color << "\">" << xml_escape(l.text) << "</text>\n";
   os << "</g>\n";
+  // Each list widens the document as a legend entry does: a long one ran past the picture's right edge.
+  auto not_drawn = [&](const std::string& where, const std::string& names) {
+    if (names.empty()) return;
+    const std::string text = where + ", not drawn: " + names;
+    legend_chars = std::max(legend_chars, text.size() - 4);  // it starts 28 px (4 characters) left of an entry's
+    legend << "<text x=\"" << num(left + pw + 24) << "\" y=\"" << num(ly + 4) << "\" font-size=\"12\">"
+           << xml_escape(text) << "</text>\n";
+    ly += 18;
+  };
+  not_drawn("roofs off the axes", off_roofs);
   if (!points.empty()) {
     os << "<g font-size=\"11\">\n";
     std::string off_scale;  // points the y axis (at most 8 decades below the top roof) cannot hold
@@ -562,15 +585,6 @@ std::string roofline_svg(const Roofline& all, const std::vector<std::pair<std::s
            << "\" r=\"5\" fill=\"black\"/>\n<text x=\"" << num(left + pw + 52) << "\" y=\"" << num(ly + 4)
            << "\" font-size=\"12\">point at its attainable " << r.compute_roof().unit << "</text>\n";
     ly += 18;
-    // Each list widens the document as a legend entry does: a long one ran past the picture's right edge.
-    auto not_drawn = [&](const std::string& where, const std::string& names) {
-      if (names.empty()) return;
-      const std::string text = where + ", not drawn: " + names;
-      legend_chars = std::max(legend_chars, text.size() - 4);  // it starts 28 px (4 characters) left of an entry's
-      legend << "<text x=\"" << num(left + pw + 24) << "\" y=\"" << num(ly + 4) << "\" font-size=\"12\">"
-             << xml_escape(text) << "</text>\n";
-      ly += 18;
-    };
     not_drawn("below the axis", off_scale);
     not_drawn("outside the intensity axis (1e-6 to 1e12)", off_axis);
   }

@@ -226,6 +226,46 @@ TEST(RooflineLlm, DecodeCrossoverCountsKvTraffic) {
   EXPECT_LT(longer.decode_intensity_limit, ridge);
 }
 
+// A ridge a hair below the intensity limit puts the crossover at a batch of hundreds of millions: the search runs
+// to kCrossoverSearchLimit itself (it stopped at 2^29 = 5.4e8 before), and past it gives nullopt.
+TEST(RooflineLlm, DecodeCrossoverIsSearchedToItsLimit) {
+  Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
+  const ModelConfig m = read_hf_config(hf("Llama-3.1-8B"));
+  const LlmView base = llm_view(r, m, 128, {1}, 2, 2, AttentionConvention::kCausal);
+  const double f = base.decode[0].flops, k = base.decode[0].kv_bytes, w = base.decode[0].bytes - k;
+  const double memory = *r.memory_roof().measured;
+  Roof* compute = nullptr;
+  for (Roof& x : r.compute)
+    if (x.name == r.compute_level) compute = &x;
+  ASSERT_NE(compute, nullptr);
+  for (const double target : {8e8, 2e9}) {
+    compute->measured = memory * target * f / (w + target * k);  // the ridge the decode at `target` reaches
+    const LlmView v = llm_view(r, m, 128, {1}, 2, 2, AttentionConvention::kCausal);
+    ASSERT_GT(v.decode_intensity_limit, *compute->measured / memory);
+    if (target > kCrossoverSearchLimit) {
+      EXPECT_FALSE(v.crossover_measured.has_value()) << *v.crossover_measured;
+    } else {
+      ASSERT_TRUE(v.crossover_measured.has_value()) << target;
+      EXPECT_NEAR(*v.crossover_measured, target, 2.0);
+    }
+  }
+}
+
+// A roof more than 8 decades under the top one was drawn below the picture while the legend listed it (review 94):
+// it is named as off the axes instead, and only the roofs drawn have legend rows.
+TEST(RooflineSvg, ARoofTheAxesCannotHoldIsNamedNotDrawn) {
+  Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
+  r.compute.erase(std::remove_if(r.compute.begin(), r.compute.end(), [](const Roof& x) { return x.name == "fma.fp64"; }),
+                  r.compute.end());
+  r.compute.push_back({"fma.fp64", true, 5e6, 6.7e13, "FLOP/s"});
+  const std::string svg = roofline_svg(r, {});
+  std::string why;
+  EXPECT_EQ(check_xml(svg, why), "svg") << why;
+  EXPECT_NE(svg.find("roofs off the axes, not drawn: fma.fp64<"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("fma.fp64 measured"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("fma.fp64 datasheet 67.0 TFLOP/s"), std::string::npos) << svg;
+}
+
 TEST(RooflineSvg, WellFormedWithTitleAxesLegend) {
   const Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
   const std::string svg = roofline_svg(r, {{"gemv <bf16> & co", place(r, 2e9, 1e9)}});
@@ -750,6 +790,36 @@ TEST(RooflineLlm, PrefillComputesLogitsAtTheLastTokenOnly) {
   EXPECT_DOUBLE_EQ(moe.prefill[0].flops,
                    4096 * (2 * static_cast<double>(count_params(mixtral).matmul_active) + 1073741824.0) -
                        4095 * 2 * 131072000.0);
+}
+
+// Where the decode's intensity limit lies a hair above the ridge, the search gives up at its limit: the text says so,
+// where it said "tops out ... below the ridge" (review 94).
+TEST(RooflineCli, ACrossoverPastTheSearchIsNotCalledNever) {
+  const std::string dir = test::scratch_dir("roofline_far_crossover");
+  const std::vector<std::string> llm = {"--hf-config", hf("Llama-3.1-8B"), "--context", "128", "--batch", "1"};
+  std::vector<std::string> args = {"roofline", "--profile", kProfile, "--json"};
+  args.insert(args.end(), llm.begin(), llm.end());
+  auto r = test::run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json d = json::parse(r.out)["llm"]["decode"][0];
+  const double f = d["flops"], k = d["kv_bytes"], w = d["bytes"].get<double>() - k, b = 4e9;
+  std::ifstream in(kProfile);
+  json doc = json::parse(in);
+  double memory = 0;
+  for (const json& c : doc["ceilings"])
+    if (c["name"] == "hbm.read") memory = c["value"];
+  ASSERT_GT(memory, 0);
+  for (json& c : doc["ceilings"])
+    if (c["name"] == "gemm.bf16") c["value"] = memory * b * f / (w + b * k);  // reached at batch 4e9
+  std::ofstream(dir + "/far.profile.json") << doc.dump();
+  args = {"roofline", "--profile", dir + "/far.profile.json"};
+  args.insert(args.end(), llm.begin(), llm.end());
+  r = test::run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("decode becomes compute-bound (measured roofs): not by batch 1000000000: intensity approaches"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("below the ridge"), std::string::npos) << r.out;
 }
 
 // gemm.int8 and its variants are integer operations: OP/s in the roofs, whatever the suffix.

@@ -69,10 +69,12 @@ struct LlmStep {
   double batch = 0, flops = 0, bytes = 0, kv_bytes = 0;
   Placement placement;
 };
+// The largest batch the decode crossover is searched to.
+constexpr double kCrossoverSearchLimit = 1e9;
 struct LlmView {
   std::vector<LlmStep> prefill, decode;
   // The smallest batch at which decode reaches the ridge (compute-bound), counting KV-cache reads;
-  // nullopt when it never does (KV traffic grows as fast as the FLOPs). Per roof set.
+  // nullopt when it never does (KV traffic grows as fast as the FLOPs), or not by kCrossoverSearchLimit. Per roof set.
   std::optional<double> crossover_measured, crossover_datasheet;
   double decode_intensity_limit = 0;  // FLOP/B as batch -> infinity: flops per token / KV bytes per token
   bool has_kv_traffic = true;
