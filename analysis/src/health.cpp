@@ -574,7 +574,8 @@ HealthSection health_from_json(const json& document, const std::string& path) {
 std::string kernel_log_span(const KernelXidLog& log) {
   if (!log.since_s) return "since boot";
   return "since " + format_fixed(*log.since_s, 1) +
-         " s after boot (the kernel's ring buffer had overwritten the earlier records)";
+         " s after boot (the log holds no earlier record: the kernel's ring buffer had overwritten them, or they were "
+         "not saved)";
 }
 
 json health_to_json(const HealthSection& s) {

@@ -258,6 +258,7 @@ std::vector<KernelSxid> parse_kernel_sxids(const std::string& text) {
 
 std::optional<double> kernel_log_whole_since(const std::string& text) {
   std::optional<double> since;
+  bool kmsg = false;
   long long next = 0;  // the number the next record should have
   std::size_t start = 0;
   while (start < text.size()) {
@@ -266,10 +267,21 @@ std::optional<double> kernel_log_whole_since(const std::string& text) {
     const auto header = kmsg_header(text.substr(start, end - start));
     start = end + 1;
     if (!header) continue;
+    kmsg = true;
     if (header->sequence != next) since = header->uptime_s;  // a loss (or a first record past 0)
     next = header->sequence + 1;
   }
-  return since;
+  if (kmsg) return since;
+  // Timed text (dmesg, journalctl -o short-monotonic): a kernel logs from 0 s on, so a log whose earliest time is
+  // past kFirstRecordBy holds none of the boot (review 93: a wrapped dmesg from 86400 s on read "since boot").
+  // The earliest, not the first: reversed or concatenated logs are not in time order.
+  constexpr double kFirstRecordBy = 60;
+  std::optional<double> earliest;
+  for_each_kernel_message(text, [&](double uptime, const std::string&) {
+    if (uptime >= 0 && (!earliest || uptime < *earliest)) earliest = uptime;
+  });
+  if (earliest && *earliest > kFirstRecordBy) return earliest;
+  return std::nullopt;
 }
 
 namespace {

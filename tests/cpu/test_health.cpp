@@ -1489,7 +1489,12 @@ TEST(KernelLog, SaysFromWhenTheRingBufferKeptEverything) {
   EXPECT_EQ(kernel_log_whole_since("6,0,1000,-;a\n6,1,2000000,-;b\n SUBSYSTEM=pci\n6,2,3000000,-;c\n"), std::nullopt);
   EXPECT_EQ(kernel_log_whole_since("6,5000,86400000000,-;a\n6,5001,86400000001,-;b\n"), 86400.0);
   EXPECT_EQ(kernel_log_whole_since("6,0,1000000,-;a\n6,7,9000000,-;b\n6,8,9500000,-;c\n"), 9.0);  // lost while read
-  EXPECT_EQ(kernel_log_whole_since("[ 1.0] a dmesg line\n"), std::nullopt);  // a saved dmesg does not tell
+  EXPECT_EQ(kernel_log_whole_since("[ 1.0] a dmesg line\n"), std::nullopt);  // a saved dmesg from boot
+  // A saved dmesg whose ring buffer had wrapped starts late: from its earliest time on (review 93), in any order
+  EXPECT_EQ(kernel_log_whole_since("[86400.000001] a\n[86401.5] b\n"), 86400.000001);
+  EXPECT_EQ(kernel_log_whole_since("[90000.0] later\n[86400.5] earlier\n"), 86400.5);  // journalctl -r
+  EXPECT_EQ(kernel_log_whole_since("[    0.000000] Linux version\n[86400.0] b\n"), std::nullopt);
+  EXPECT_EQ(kernel_log_whole_since("[  +0.000123] a dmesg -H delta\nno time at all\n"), std::nullopt);
   HealthSection s = healthy_section();
   s.kernel_log.state = State::kValue;
   s.kernel_log.source = "/dev/kmsg";
@@ -1501,7 +1506,7 @@ TEST(KernelLog, SaysFromWhenTheRingBufferKeptEverything) {
   EXPECT_EQ(status_of(checks, "XIDs since boot"), "pass");  // a long-running node's log always wraps
   for (const Check& c : checks)
     if (c.rule == "XIDs since boot")
-      EXPECT_NE(c.reason.find("the log covers since 86400.0 s after boot (the kernel's ring buffer had overwritten"),
+      EXPECT_NE(c.reason.find("the log covers since 86400.0 s after boot (the log holds no earlier record: the kernel's ring buffer had overwritten them"),
                 std::string::npos)
           << c.reason;
   EXPECT_NE(render(health_table(s), Format::kTable).find("none since 86400.0 s after boot"), std::string::npos);

@@ -97,7 +97,7 @@ struct KernelXidLog {
   std::vector<KernelXid> xids;
   std::size_t total = 0;  // all found, those past kMaxKernelXids included
   // Seconds after boot from which the log is whole, where the kernel's ring buffer had overwritten what came
-  // before (kernel_log_whole_since); nullopt: whole since boot, as far as the log tells.
+  // before or a saved log starts late (kernel_log_whole_since); nullopt: whole since boot, as far as the log tells.
   std::optional<double> since_s;
   // The node's NVSwitch errors in the same log (JSON "sxids", "sxid_total"): the fatal ones kept first. Not
   // recorded (false) in a section written before they were read.
@@ -105,8 +105,8 @@ struct KernelXidLog {
   std::vector<KernelSxid> sxids;
   std::size_t sxid_total = 0;
 };
-// What the log covers, for "none ..." or "XID 48 ...": "since boot", or "since 86400.0 s after boot (the kernel's
-// ring buffer had overwritten the earlier records)".
+// What the log covers, for "none ..." or "XID 48 ...": "since boot", or "since 86400.0 s after boot (the log holds
+// no earlier record: ...)".
 std::string kernel_log_span(const KernelXidLog& log);
 // The SXids kept, each once with how often and its severity, and the span of the log: "SXid 24007 (fatal),
 // SXid 22013 x3 (non-fatal) since boot"; "none since boot".

@@ -48,8 +48,9 @@ std::vector<KernelSxid> parse_kernel_sxids(const std::string& text);
 
 // Where /dev/kmsg records (numbered from 0 at boot) show that earlier ones were lost, the ring buffer having
 // overwritten them (the first record's number is not 0, or numbers skip while it was read): the time after boot
-// of the first record after the last loss, from which the log is whole (0 where that record has no time).
-// nullopt where nothing was lost, or the text (a saved dmesg) does not tell.
+// of the first record after the last loss, from which the log is whole (0 where that record has no time). In timed
+// text without kmsg records (dmesg, journalctl -o short-monotonic): its earliest time, where that is past 60 s (a
+// kernel logs from 0 s on: a wrapped or cut log). nullopt where nothing was lost, or the text does not tell.
 std::optional<double> kernel_log_whole_since(const std::string& text);
 
 // The kernel log's text: /dev/kmsg read without blocking up to its newest record (records the ring buffer
