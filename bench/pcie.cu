@@ -410,6 +410,7 @@ void run_ceiling(benchmark::State& state, const Path& path, std::vector<std::siz
     }
     state.counters["plateau_found"] = plateau.found ? 1 : 0;
     state.counters["plateau_start_bytes"] = static_cast<double>(plateau.start_bytes);
+    state.counters["plateau_end_bytes"] = static_cast<double>(plateau.end_bytes);
     state.counters["plateau_points"] = static_cast<double>(plateau.points());
     state.counters["plateau_median_bytes_per_second"] = plateau.median_value;
     state.counters["plateau_min_bytes_per_second"] = plateau.min_value;

@@ -293,7 +293,7 @@ void check_ceiling_detail(const Ceiling& c, const std::string& at, std::optional
     for (const char* key : {"throttle_reasons", "reason_readings", "power_cap_readings", "hw_slowdown_readings",
                             "telemetry_readings", "power_instant_readings", "robust_cv", "power_mean_w",
                             "power_instant_w", "telemetry_window_s", "p2p_median", "pairs_unclassified",
-                            "plateau_median_bytes_per_second", "plateau_points", "plateau_start_bytes", "plateau_found",
+                            "plateau_median_bytes_per_second", "plateau_points", "plateau_start_bytes", "plateau_end_bytes", "plateau_found",
                             "scope_device", "work_readings", "work_read_max_s", "fleet_mad", "fleet_profiles",
                             "fleet_throttled", "fleet_min", "fleet_max"})
       if (const auto it = c.detail.find(key); it != c.detail.end() && !it->is_number() && !it->is_null())

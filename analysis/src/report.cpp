@@ -520,11 +520,14 @@ std::string render_ceiling_detail(const Profile& p, const std::string& name, For
   // A transfer-size sweep's ceiling is the best point of its large-size plateau; say when there was none.
   if (const auto found = c->detail_number("plateau_found")) {
     const auto points = c->detail_number("plateau_points"), from = c->detail_number("plateau_start_bytes");
+    const auto to = c->detail_number("plateau_end_bytes");  // recorded since review 98
     const auto med = c->detail_number("plateau_median_bytes_per_second");
     std::string text = *found != 0 ? "the best of "
-                                   : "none: the largest sizes differ by more than the tolerance; the best of ";
+                                   : "none: the largest sizes differ by more than the tolerance, or still climb; "
+                                     "the best of ";
     text += (points ? format_fixed(*points, 0) : std::string("?")) + " point(s) from " +
-            (from ? format_quantity(*from, "B") : std::string("?"));
+            (from ? format_quantity(*from, "B") : std::string("?")) +
+            (to && (!from || *to != *from) ? " to " + format_quantity(*to, "B") : "");
     if (med) text += " (their median " + format_quantity(*med, "B/s") + ")";
     m.add_row({"plateau", text});
   }

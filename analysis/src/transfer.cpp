@@ -53,27 +53,53 @@ Plateau detect_plateau(std::vector<SweepPoint> points, double tolerance, std::si
       throw InputError("sweep point at " + std::to_string(p.bytes) + " bytes has no positive finite value");
   std::stable_sort(points.begin(), points.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.bytes < b.bytes; });
 
-  // Grow the run downward from the largest size while every value in it stays within tolerance of
-  // the run's best: a small-size spike (a cache, a fast path) cannot join the large-size plateau.
+  // The run that ends at `last`, grown downward while every value in it stays within tolerance of the run's best:
+  // a small-size spike (a cache, a fast path) cannot join the large-size plateau. Returns its first index and
+  // its lowest value.
   const std::size_t n = points.size();
-  std::size_t first = n - 1;
-  double best = points[n - 1].value, worst = best;
-  while (first > 0) {
-    const double v = points[first - 1].value;
-    const double nb = std::max(best, v), nw = std::min(worst, v);
-    if (nw < (1.0 - tolerance) * nb) break;
-    best = nb;
-    worst = nw;
-    --first;
+  const std::size_t wanted = std::max<std::size_t>(min_points, 1);
+  auto run_to = [&](std::size_t last) {
+    std::size_t first = last;
+    double best = points[last].value, worst = best;
+    while (first > 0) {
+      const double v = points[first - 1].value;
+      const double nb = std::max(best, v), nw = std::min(worst, v);
+      if (nw < (1.0 - tolerance) * nb) break;
+      best = nb;
+      worst = nw;
+      --first;
+    }
+    return std::make_pair(first, worst);
+  };
+  // The run from the largest size; where that is too short because the largest sizes read low (review 98: one
+  // dip at 1 GiB, 6% under the three sizes below it, was the ceiling), the run below them, as long as every
+  // larger size reads under all of it: a curve still rising at the top has no plateau lower down.
+  std::size_t last = n - 1;
+  std::size_t first = run_to(last).first;
+  for (std::size_t end = n - 1; end > 0 && last - first + 1 < wanted; --end) {
+    const auto [f, w] = run_to(end - 1);
+    bool above_lower = false;
+    for (std::size_t j = end; j < n; ++j) above_lower = above_lower || points[j].value >= w;
+    if (above_lower) break;
+    if (end - f >= wanted) {
+      first = f;
+      last = end - 1;
+    }
   }
   Plateau p;
   p.first = first;
-  p.last = n - 1;
-  p.found = p.points() >= std::max<std::size_t>(min_points, 1);
+  p.last = last;
+  // A run rising from its first size to its last by more than half the tolerance is a curve still climbing
+  // (review 98: 4% a step met a 5% tolerance), not a plateau.
+  bool rising = p.points() > 1;
+  for (std::size_t i = first; i < last; ++i) rising = rising && points[i + 1].value > points[i].value;
+  rising = rising && points[last].value > (1.0 + tolerance / 2) * points[first].value;
+  p.found = p.points() >= wanted && !rising;
   p.start_bytes = points[first].bytes;
+  p.end_bytes = points[last].bytes;
   std::vector<double> values;
   p.best = first;
-  for (std::size_t i = first; i < n; ++i) {
+  for (std::size_t i = first; i <= last; ++i) {
     values.push_back(points[i].value);
     if (points[i].value > points[p.best].value) p.best = i;
   }

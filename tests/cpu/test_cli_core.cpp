@@ -221,7 +221,7 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
                     {"transfer_bytes", 1073741824.0},
                     {"throttle_reasons", 0x4}, {"reason_readings", 40}, {"power_cap_readings", 10},
                     {"telemetry_window_s", 0.8}, {"robust_cv", 0.0021}, {"plateau_found", 1}, {"stopped_by", "time_budget"},
-                    {"plateau_points", 3}, {"plateau_start_bytes", 67108864.0},
+                    {"plateau_points", 3}, {"plateau_start_bytes", 67108864.0}, {"plateau_end_bytes", 1073741824.0},
                     {"plateau_median_bytes_per_second", 55.1e9},
                     {"sweep", {{{"benchmark", "pcie/h2d/size:4096"}, {"value", 1.1e9}, {"unit", "B/s"}, {"cv", 0.03}},
                                {{"benchmark", "pcie/h2d/size:1048576"}, {"value", 41.5e9}, {"unit", "B/s"},
@@ -243,7 +243,7 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex("\\nsampling stopped +at the time budget \\(--ceilings_max_seconds\\) before the cv reached")))
       << r.out;
-  EXPECT_NE(r.out.find("the best of 3 point(s) from 67.1 MB (their median 55.1 GB/s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the best of 3 point(s) from 67.1 MB to 1.07 GB (their median 55.1 GB/s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("transfer_bytes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1.07 GB"), std::string::npos) << r.out;  // bytes in the unit their name says
   EXPECT_NE(r.out.find("pcie/h2d/size:4096"), std::string::npos) << r.out;

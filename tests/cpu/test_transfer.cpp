@@ -54,6 +54,7 @@ TEST(TransferPlateau, FindsTheLargeTransferPlateau) {
   const Plateau p = detect_plateau(pcie_like_curve(), 0.05);
   ASSERT_TRUE(p.found);
   EXPECT_EQ(p.start_bytes, 4 * MiB);  // 53.0 is within 5% of 55.3; 46 is not
+  EXPECT_EQ(p.end_bytes, GiB);
   EXPECT_EQ(p.points(), 5u);
   EXPECT_EQ(p.best, 8u);
   EXPECT_DOUBLE_EQ(p.best_value, 55.3e9);
@@ -90,7 +91,46 @@ TEST(TransferPlateau, StillRisingCurveHasNoPlateau) {
   EXPECT_FALSE(p.found);
   EXPECT_EQ(p.points(), 1u);
   EXPECT_EQ(p.start_bytes, 16 * MiB);
+  EXPECT_EQ(p.end_bytes, 16 * MiB);
   EXPECT_DOUBLE_EQ(p.best_value, 40e9);
+}
+
+// One low reading at the largest size was the whole plateau, and the ceiling 6% under the sizes below it (review 98):
+// the run below, which every larger size reads under, is the plateau.
+TEST(TransferPlateau, ALowReadingAtTheLargestSizeIsNotTheCeiling) {
+  std::vector<SweepPoint> pts{{4 * MiB, 40e9}, {16 * MiB, 55.3e9}, {64 * MiB, 55.3e9}, {256 * MiB, 55.2e9}, {GiB, 52.0e9}};
+  Plateau p = detect_plateau(pts, 0.05);
+  EXPECT_TRUE(p.found);
+  EXPECT_EQ(p.start_bytes, 16 * MiB);
+  EXPECT_EQ(p.end_bytes, 256 * MiB);
+  EXPECT_EQ(p.points(), 3u);
+  EXPECT_DOUBLE_EQ(p.best_value, 55.3e9);
+  EXPECT_DOUBLE_EQ(p.min_value, 55.2e9);
+  // Two sizes reading low, each lower than the last: the same
+  pts.push_back({4 * GiB, 45e9});
+  p = detect_plateau(pts, 0.05);
+  EXPECT_TRUE(p.found);
+  EXPECT_EQ(p.end_bytes, 256 * MiB);
+  EXPECT_DOUBLE_EQ(p.best_value, 55.3e9);
+  // A larger size reading as high as the run's lowest point is no dip: the top alone, no plateau
+  pts = {{16 * MiB, 50e9}, {64 * MiB, 50.5e9}, {256 * MiB, 40e9}, {GiB, 50.2e9}};
+  p = detect_plateau(pts, 0.05);
+  EXPECT_FALSE(p.found);
+  EXPECT_EQ(p.start_bytes, GiB);
+  EXPECT_EQ(p.end_bytes, GiB);
+}
+
+// A curve climbing 4% a step met a 5% tolerance at its last two sizes and was called a plateau (review 98).
+TEST(TransferPlateau, ACurveStillClimbingIsNoPlateau) {
+  std::vector<SweepPoint> pts;
+  for (int i = 0; i < 10; ++i) pts.push_back({(4 * KiB) << (2 * i), 10e9 * std::pow(1.04, i)});
+  Plateau p = detect_plateau(pts, 0.05);
+  EXPECT_FALSE(p.found);
+  EXPECT_EQ(p.end_bytes, GiB);
+  EXPECT_DOUBLE_EQ(p.best_value, 10e9 * std::pow(1.04, 9));
+  // Rising by less than half the tolerance is flat enough
+  pts = {{64 * MiB, 55.0e9}, {256 * MiB, 55.1e9}, {GiB, 55.2e9}};
+  EXPECT_TRUE(detect_plateau(pts, 0.05).found);
 }
 
 TEST(TransferPlateau, RejectsEmptyAndNonPositive) {

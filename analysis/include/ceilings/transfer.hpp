@@ -30,12 +30,15 @@ struct SweepPoint {
 };
 
 // The large-transfer plateau of a bandwidth-versus-size sweep: the longest run of the largest sizes
-// whose values all lie within `tolerance` (relative) of the run's best. `found` needs at least
-// `min_points` points in it; otherwise the plateau is the largest size alone.
+// whose values all lie within `tolerance` (relative) of the run's best. Where the largest sizes read lower than
+// every point of the run below them, too few to make `min_points` on their own, the plateau is that run. `found`
+// needs at least `min_points` points in it, not rising from first to last by more than half the tolerance;
+// otherwise the plateau is the largest size alone.
 struct Plateau {
   bool found = false;
   std::size_t first = 0, last = 0;  // indices into the (size-sorted) points, inclusive
   std::size_t start_bytes = 0;      // the smallest size on the plateau
+  std::size_t end_bytes = 0;        // the largest (below the sweep's largest where those read low)
   std::size_t best = 0;             // index of the best point on the plateau
   double best_value = 0, median_value = 0, min_value = 0;
   std::size_t points() const { return last - first + 1; }
