@@ -122,8 +122,16 @@ void add_options(CLI::App& app) {
                      ->check(ceilings::cli::number_in(0.0, 3600.0));
   g_sustained_opt = app.add_option("--ceilings_gemm_sustained_s", g_flags.sustained_s,
                                    "Sustained window per data type, seconds (default 15; 1 with --ceilings_quick; "
-                                   "0 disables gemm.<type>_sustained)")
-                        ->check(ceilings::cli::number_in(0.0, 3600.0));
+                                   "0 disables gemm.<type>_sustained; else at least 0.25, a window of 5 chunks)")
+                        ->check(ceilings::cli::number_in(0.0, 3600.0))
+                        // A window shorter than a few 50 ms chunks is one chunk: one sample, which no profile takes
+                        // (review 98: 0.001 s failed every gemm.<type>_sustained).
+                        ->check(validator([](const std::string& v) {
+                          if (const double s = std::stod(v); s > 0 && s < 0.25)
+                            throw std::invalid_argument("a sustained window of " + v +
+                                                        " s is shorter than 0.25 s (5 chunks of 50 ms): give 0 to "
+                                                        "leave gemm.<type>_sustained out, or at least 0.25");
+                        }));
   g_algos_opt = app.add_option("--ceilings_gemm_algos", g_flags.algos,
                                "cuBLASLt heuristic candidates timed per re-timed shape of the search (default 16; 4 "
                                "with --ceilings_quick); the screening of every shape uses a quarter, at least 2")

@@ -58,16 +58,18 @@ int main(int argc, char** argv) {
                "candidate; compute capability 9.0+, full pass only). Opt-in until they have run on a GPU: a fault "
                "in one would end its family's process (they run last in it)");
   // Two at least: a cv (the spread every number carries, and the stopping rule's test) needs two samples.
-  app.add_option("--ceilings_min_samples", options.min_samples,
+  CLI::Option* min_samples_opt = app.add_option("--ceilings_min_samples", options.min_samples,
                  "Timed samples per configuration, at least (2 or more; default 10, at most 5 with --ceilings_quick)")
       ->check(ceilings::cli::number_in(2, 100000));
   app.add_option("--ceilings_max_samples", options.max_samples,
                  "Timed samples per configuration, at most (2 or more; default 100, at most 20 with --ceilings_quick)")
       ->check(ceilings::cli::number_in(2, 100000));
   app.add_option("--ceilings_max_seconds", options.max_seconds,
-                 "Time budget per configuration, seconds (default 1, at most 0.25 with --ceilings_quick)")
+                 "Time budget per configuration, seconds (default 1, at most 0.25 with --ceilings_quick; 0: stop at "
+                 "the min samples)")
       ->check(ceilings::cli::number_in(0.0, 3600.0));
-  app.add_option("--ceilings_target_cv", options.target_cv, "Stop sampling once the cv is below this (default 0.005)")
+  app.add_option("--ceilings_target_cv", options.target_cv, "Stop sampling once the cv is below this (default 0.005; 0: never early, sample to the "
+                 "max samples or the time budget)")
       ->check(ceilings::cli::number_in(0.0, 1.0));
   std::string checkpoint;
   app.add_option("--ceilings_checkpoint", checkpoint,
@@ -94,6 +96,9 @@ int main(int argc, char** argv) {
     options.max_samples = std::min(options.max_samples, 20);
     options.max_seconds = std::min(options.max_seconds, 0.25);
   }
+  // A maximum below the default minimum, which the user did not set, lowers it (review 98:
+  // `--ceilings_quick --ceilings_max_samples=3` was refused for the quick minimum of 5).
+  if (min_samples_opt->count() == 0) options.min_samples = std::min(options.min_samples, options.max_samples);
   if (options.max_samples < options.min_samples) {
     std::fprintf(stderr, "ceilings-bench: --ceilings_max_samples (%d) is below --ceilings_min_samples (%d)%s\n",
                  options.max_samples, options.min_samples, options.quick ? " (after --ceilings_quick)" : "");
