@@ -30,6 +30,12 @@ std::string loose_key(const std::string& name) {
   return std::regex_replace(normalize_gpu_name(std::regex_replace(name, word, " ")), tail, "");
 }
 
+// The name without any form factor (SXM, PCIe, NVL), normalized: "H100", "H100 PCIe" and "H100 NVL" share one.
+std::string form_free_key(const std::string& name) {
+  static const std::regex word("\\b(sxm[0-9]?|pcie|nvl)\\b", std::regex::icase);
+  return normalize_gpu_name(std::regex_replace(name, word, " "));
+}
+
 }  // namespace
 
 std::vector<std::string> near_gpu_names(const std::string& name, std::size_t limit) {
@@ -65,6 +71,16 @@ const GpuSpec* match_gpu_loosely(const std::string& name) {
     if (found && found != &s) return nullptr;  // ambiguous: let the caller list the candidates
     found = &s;
   }
+  // A name that says no form factor matches the SXM entry above only where no PCIe or NVL board shares it (review
+  // 97: "H100", "A100 80GB" and the driver's "NVIDIA H100", a 94 GB board, all read as the SXM's datasheet).
+  const std::string bare = form_free_key(name);
+  if (found && bare == normalize_gpu_name(name))
+    for (const GpuSpec& s : datasheet()) {
+      if (&s == found) continue;
+      bool shares = form_free_key(s.name) == bare;
+      for (const std::string& m : s.match) shares = shares || form_free_key(m) == bare;
+      if (shares) return nullptr;
+    }
   return found;
 }
 

@@ -59,6 +59,14 @@ const GpuSpec& datasheet_entry(const std::string& gpu, const Profile* profile) {
     const bool sms = s.sm_count > 0 && d.sm_count > 0 && s.sm_count != d.sm_count;
     const bool cc = !s.compute_capability.empty() && !d.compute_capability.empty() &&
                     s.compute_capability != d.compute_capability;
+    // The same chip on another board: H100 SXM (80 GB) and the 94 GB board the driver names "NVIDIA H100"
+    // (review 97). A device reports a little under its datasheet's binary size (79.6 of 80 GiB).
+    const double memory = static_cast<double>(d.memory_bytes);
+    if (!sms && !cc && s.memory_bytes > 0 && memory > 0 && std::fabs(memory / s.memory_bytes - 1) > 0.1)
+      throw InputError("--gpu " + gpu + " is the " + s.name + " datasheet (" + format_gib(s.memory_bytes) +
+                       "), but the profile measured an " + d.name + " with " + format_gib(memory) +
+                       ", which the datasheet table does not know: another board's peak is no datasheet of this one "
+                       "(give the vendor's figure with --peak-tflops or --peak-bw-gbps)");
     if (sms || cc)
       throw InputError("--gpu " + gpu + " is the " + s.name + " datasheet (" + std::to_string(s.sm_count) +
                        " SMs, compute capability " + s.compute_capability + "), but the profile measured an " +

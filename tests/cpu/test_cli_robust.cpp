@@ -503,7 +503,7 @@ TEST(CliRobust, OptionsTheCommandWouldIgnoreAreRefused) {
         "--recompute", "full"},
        "an MFU does not count"},
       {{"memory", "--mode", "train", "--hf-config", kLlama, "--seq", "4096", "--sp"}, "--sp splits activations"},
-      {{"mbu", "--hf-config", kLlama, "--context", "4096", "--tpot-ms", "10", "--profile", kProfile, "--gpu", "h100"},
+      {{"mbu", "--hf-config", kLlama, "--context", "4096", "--tpot-ms", "10", "--profile", kProfile, "--gpu", "h100 sxm"},
        "compare like with like"}};
   for (const auto& [args, message] : cases) {
     auto a = args;

@@ -316,7 +316,7 @@ TEST(Compare, FailedSkippedAndUnverifiedCeilingsSaySo) {
                               {"reason", "stopped while this case ran: interrupted: ceilings-bench was stopped"}}});
   const std::string failed = test::scratch_dir("compare_status") + "/failed.profile.json";
   write_file_atomic(failed, p.dump());
-  const Comparison c = compare_devices({load_compare_device(failed), load_compare_device(kH200), load_compare_device("H100")});
+  const Comparison c = compare_devices({load_compare_device(failed), load_compare_device(kH200), load_compare_device("H100 SXM")});
   EXPECT_EQ(row(c, "hbm.copy").cells[0].status, "failed");
   EXPECT_FALSE(row(c, "hbm.copy").cells[0].measured.has_value());
   EXPECT_EQ(row(c, "gemm.bf16").cells[0].status, "unverified");
@@ -390,7 +390,7 @@ TEST(Compare, ManyCeilingsAreEachComparedWithTheirOwn) {
     }
   }
   std::reverse(b.profile->ceilings.begin() + static_cast<std::ptrdiff_t>(fixture_ceilings), b.profile->ceilings.end());
-  const Comparison c = compare_devices({a, b, load_compare_device("H100")});
+  const Comparison c = compare_devices({a, b, load_compare_device("H100 SXM")});
   std::set<std::string> seen;
   std::size_t hbm_extra = 0, latency_extra = 0, last_hbm = 0, first_latency = c.rows.size();
   int previous_hbm = -1, previous_latency = -1;
@@ -566,7 +566,7 @@ TEST(CompareCli, AllFormats) {
     }
   EXPECT_TRUE(found);
   // In the table a ratio of datasheets says so: a measured H200 against the H100's datasheet is no like for like.
-  r = test::run_cli({"compare", kH200, "h100", "--format", "table"});
+  r = test::run_cli({"compare", kH200, "h100 sxm", "--format", "table"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("0.70x (ds)"), std::string::npos) << r.out;  // hbm.read: 3.35 / 4.80 TB/s
 }

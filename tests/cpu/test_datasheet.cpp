@@ -361,9 +361,23 @@ TEST(Datasheet, CudaDeviceNamesMatch) {
 }
 
 TEST(Datasheet, LooseMatchingIgnoresCaseSpacesAndSxm) {
-  EXPECT_EQ(match_gpu_loosely("h100")->name, "H100 SXM");
+  EXPECT_EQ(match_gpu_loosely("h100 sxm")->name, "H100 SXM");
   EXPECT_EQ(match_gpu_loosely("h100-sxm5")->name, "H100 SXM");
-  EXPECT_EQ(match_gpu_loosely("a100 80gb")->name, "A100 SXM 80GB");
+  EXPECT_EQ(match_gpu_loosely("a100 sxm 80gb")->name, "A100 SXM 80GB");
+  // A name without a form factor that a PCIe or NVL board shares is ambiguous, not the SXM's (review 97): "NVIDIA
+  // H100" is the driver's name for a 94 GB board the table lacks.
+  for (const char* shared : {"h100", "NVIDIA H100", "H100 80GB", "a100 80gb", "a100-80gb", "V100 32GB"})
+    EXPECT_EQ(match_gpu_loosely(shared), nullptr) << shared;
+  try {
+    resolve_gpu("h100");
+    ADD_FAILURE() << "h100 resolved";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    for (const char* entry : {"H100 SXM", "H100 PCIe", "H100 NVL"}) EXPECT_NE(what.find(entry), std::string::npos) << what;
+  }
+  // An entry's own name or alias stays exact: H200 (the SXM board's driver name), H800 ("NVIDIA H800")
+  EXPECT_EQ(match_gpu_loosely("h200")->name, "H200");
+  EXPECT_EQ(match_gpu_loosely("h800")->name, "H800 SXM");
   EXPECT_EQ(match_gpu_loosely("  l40s ")->name, "L40S");
   EXPECT_EQ(match_gpu_loosely("h200sxm")->name, "H200");
   EXPECT_EQ(match_gpu_loosely("A100"), nullptr);  // four entries: ambiguous, not a guess
@@ -498,6 +512,16 @@ TEST(Datasheet, TheTableDecidesForTheGpusItKnows) {
                            "--profile", like, "--gpu", "H200"})
                 .exit_code,
             0);
+  // Nor of another memory size: the driver's "NVIDIA H100" is a 94 GB board of the H100 SXM's SMs (review 97)
+  json h100 = read_json_file(renamed_profile("h100_94.profile.json", "NVIDIA H100", 132, "9.0"));
+  h100["device"]["memory_bytes"] = 99965363814ull;  // 93.1 GiB
+  const std::string board = test::scratch_dir("datasheet_h100_94") + "/h100.profile.json";
+  write_file_atomic(board, h100.dump());
+  mbu = test::run_cli({"mbu", "--params", "7e9", "--tpot-ms", "5", "--profile", board, "--gpu", "H100 SXM"});
+  EXPECT_EQ(mbu.exit_code, 2) << mbu.out;
+  EXPECT_NE(mbu.err.find("is the H100 SXM datasheet (80.0 GiB), but the profile measured an NVIDIA H100 with 93.1 GiB"),
+            std::string::npos)
+      << mbu.err;
 }
 
 TEST(SpecsCli, OneEntryWithSparseLabelledAndSource) {

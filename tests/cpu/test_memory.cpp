@@ -942,17 +942,17 @@ TEST(MemoryCli, InferAndBadInput) {
   EXPECT_NE(r.err.find("--params must be a positive whole number"), std::string::npos) << r.err;
   // Training from --params: weights, gradients and optimizer state without activations. A total that fits is a
   // lower bound: "cannot tell", exit 3, fits null; one that does not fit is a verdict (exit 1).
-  r = test::run_cli({"memory", "--params", "3e9", "--mode", "train", "--gpu", "H100"});
+  r = test::run_cli({"memory", "--params", "3e9", "--mode", "train", "--gpu", "H100 SXM"});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("cannot tell whether it fits on H100"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("before activations, which --params cannot estimate"), std::string::npos) << r.out;
-  r = test::run_cli({"memory", "--params", "3e9", "--mode", "train", "--gpu", "H100", "--json"});
+  r = test::run_cli({"memory", "--params", "3e9", "--mode", "train", "--gpu", "H100 SXM", "--json"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   j = json::parse(r.out);
   EXPECT_EQ(j["total_is_lower_bound"], true);
   EXPECT_TRUE(j["devices"][0]["fits"].is_null()) << j.dump();
   EXPECT_DOUBLE_EQ(j["total_bytes"].get<double>(), 3e9 * 16);
-  r = test::run_cli({"memory", "--params", "7e9", "--mode", "train", "--gpu", "H100"});  // 112 GB of state
+  r = test::run_cli({"memory", "--params", "7e9", "--mode", "train", "--gpu", "H100 SXM"});  // 112 GB of state
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("does NOT fit on H100"), std::string::npos) << r.out;
   EXPECT_TRUE(j["inputs"]["seq"].is_null()) << j["inputs"].dump();  // no sequence was given or used
