@@ -441,7 +441,7 @@ void register_cases(const Context& ctx) {
     // Opt-in. A Grace superchip's host link is coherent NVLink-C2C: there write-combined memory is read slower
     // (about half, in a public vortex report), nothing a ceiling would be made of.
     if (path.host == HostKind::kPinnedWriteCombined) {
-      const GpuSpec* spec = find_gpu(ctx.prop.name);
+      const GpuSpec* spec = find_gpu_board(ctx.prop.name);
       if (!g_write_combined || (spec && spec->nvlink_c2c_bandwidth) || ctx.confidential_computing) continue;
     }
     // Opt-in; no TMA unit before Hopper (or in a binary without sm_90 code).

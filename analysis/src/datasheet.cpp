@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <regex>
 #include <string_view>
 
 namespace ceilings {
@@ -74,6 +75,14 @@ const GpuSpec* find_gpu(const std::string& name) {
       if (normalize_gpu_name(m) == want) return &s;
   }
   return nullptr;
+}
+
+const GpuSpec* find_gpu_board(const std::string& name) {
+  // CUDA and NVML name an instance "<GPU> MIG <n>g.<m>gb" (also "<n>c.<n>g.<m>gb" for compute instances).
+  static const std::regex instance(" MIG [0-9]+[cg][.0-9a-z+]*$", std::regex::icase);
+  std::smatch m;
+  if (std::regex_search(name, m, instance)) return find_gpu(name.substr(0, static_cast<std::size_t>(m.position(0))));
+  return find_gpu(name);
 }
 
 double pcie_lane_transfers_per_second(int gen) {

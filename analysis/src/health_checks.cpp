@@ -368,7 +368,7 @@ PcieReadings pcie_readings(const HealthSection* s, const Profile* profile) {
 
 // A Grace superchip's GPU (GH200) reaches its host over NVLink-C2C: its PCIe readings judge no host link.
 bool host_link_is_c2c(const HealthSection* s, const Profile* profile) {
-  const GpuSpec* spec = find_gpu(profile ? profile->device.name : s ? s->device_name : "");
+  const GpuSpec* spec = find_gpu_board(profile ? profile->device.name : s ? s->device_name : "");
   return spec && spec->nvlink_c2c_bandwidth;
 }
 
@@ -483,7 +483,7 @@ void check_pcie_slot(const HealthSection* s, const Profile* profile, std::vector
   std::optional<double> gpu_gen = r.gpu_max_gen;
   auto opt = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
   const std::string name = profile ? profile->device.name : s ? s->device_name : "";
-  const GpuSpec* spec = find_gpu(name);
+  const GpuSpec* spec = find_gpu_board(name);
   std::string gen_from = "NVML";
   if (!gpu_gen && spec && spec->pcie_gen) {
     gpu_gen = *spec->pcie_gen;
@@ -1036,7 +1036,7 @@ void check_power_limit(const HealthSection* s, const Profile* profile, std::vect
   };
   std::string from = "NVML's default power limit";
   if (!default_w) {
-    const GpuSpec* spec = find_gpu(profile ? profile->device.name : s ? s->device_name : "");
+    const GpuSpec* spec = find_gpu_board(profile ? profile->device.name : s ? s->device_name : "");
     if (!spec || spec->tdp_w <= 0 || spec->tdp_whole_module)
       return not_judged(std::string("no default limit to compare with: NVML's is not recorded, and ") +
                         (!spec ? "the datasheet table does not know this GPU"

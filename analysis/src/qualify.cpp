@@ -366,6 +366,8 @@ struct LinkFractions {
 constexpr LinkFractions kPcieGen4Fraction{0.70, 0.50}, kC2cFraction{0.60, 0.40};
 
 const GpuSpec* spec_for(const Profile& p) { return find_gpu(p.device.name); }
+// The board's entry, a MIG instance's too: for its host link, PCIe and TDP.
+const GpuSpec* board_for(const Profile& p) { return find_gpu_board(p.device.name); }
 
 // The datasheet threshold base for a ceiling and where it came from; PCIe uses the link's maximum.
 struct Base {
@@ -380,7 +382,7 @@ std::optional<Base> datasheet_base(const Profile& p, const Ceiling& c) {
   if (f == "pcie" && c.name.find("pageable") == std::string::npos) {
     const PcieInfo& l = p.device.pcie;
     std::optional<int> gen = l.max_gen, width = l.max_width;
-    const GpuSpec* spec = spec_for(p);
+    const GpuSpec* spec = board_for(p);
     const bool bidir = c.name.rfind("pcie.bidir", 0) == 0;  // bidir, bidir_sm: both directions summed
     if (spec && spec->nvlink_c2c_bandwidth)  // a Grace superchip: its host link is NVLink-C2C, whatever PCIe reads
       return Base{bidir ? *spec->nvlink_c2c_bandwidth : *spec->nvlink_c2c_bandwidth / 2,
@@ -475,7 +477,7 @@ ClockScale clock_scale(const Profile& p, const Ceiling& c, const Rules& rules) {
   const double raw = observed / quoted.hz;
   // A power limit set below the datasheet's TDP is the likeliest cause of a capped clock: say so.
   std::string limit;
-  const GpuSpec* board = spec_for(p);
+  const GpuSpec* board = board_for(p);
   if (board && board->tdp_w > 0 && !board->tdp_whole_module && p.device.power_limit_w &&
       *p.device.power_limit_w < 0.95 * board->tdp_w)
     limit = "; its power limit is " + format_quantity(*p.device.power_limit_w, "W") + ", the datasheet's TDP " +

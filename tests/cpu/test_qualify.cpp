@@ -174,6 +174,32 @@ TEST(Qualify, AGraceSuperchipsHostLinkIsNvlinkC2c) {
   EXPECT_EQ(datasheet_value(*gh200, "pcie.h2d", json::object()), 450e9);
   EXPECT_EQ(datasheet_value(*gh200, "pcie.bidir", json::object()), 900e9);
   EXPECT_EQ(datasheet_value(*gh200, "pcie.h2d_pageable", json::object()), std::nullopt);
+  // A MIG instance of it shares its host link (review 97: its copies were judged as 555% of PCIe Gen5 x16), though
+  // not its compute or memory figures.
+  Profile mig = p;
+  mig.device.name = "NVIDIA GH200 480GB MIG 3g.48gb";
+  mig.device.mig = true;
+  mig.device.sm_count = 60;
+  Ceiling sm = ceiling(p, "pcie.h2d");
+  sm.name = "pcie.h2d_sm";
+  sm.value = 350e9;
+  mig.ceilings.push_back(sm);
+  EXPECT_EQ(find_gpu(mig.device.name), nullptr);
+  ASSERT_EQ(find_gpu_board(mig.device.name), gh200);
+  EXPECT_EQ(find_gpu_board("NVIDIA H200 MIG 1c.2g.35gb"), find_gpu("NVIDIA H200"));
+  EXPECT_EQ(find_gpu_board("NVIDIA H200 MIG 1g.18gb+me"), find_gpu("NVIDIA H200"));
+  const QualifyResult instance = qualify(mig, nullptr, default_rules());
+  bool judged_link = false;
+  for (const Check& c : instance.checks) {
+    if (c.subject.rfind("pcie.", 0) == 0) {
+      EXPECT_NE(c.status, CheckStatus::kFail) << c.subject << " " << c.rule << ": " << c.reason;
+      EXPECT_EQ(c.source.find("PCIe Gen"), std::string::npos) << c.subject << " " << c.rule << ": " << c.source;
+      judged_link = judged_link || c.source.find("NVLink-C2C (datasheet GH200") != std::string::npos;
+    }
+    EXPECT_NE(c.rule, "PCIe link");
+    EXPECT_NE(c.rule, "PCIe slot");
+  }
+  EXPECT_TRUE(judged_link);
 }
 
 // A GPU in the datasheet table whose datasheet publishes no figure for a ceiling (L40S: no FP64) gets no datasheet

@@ -39,6 +39,11 @@ std::vector<GpuSpec> parse_datasheet(const json& document);
 std::string normalize_gpu_name(const std::string& name);
 // The entry whose name or match list equals `name` loosely; nullptr when none does.
 const GpuSpec* find_gpu(const std::string& name);
+// The entry of the board a device is on: find_gpu of its name without a MIG instance's suffix ("NVIDIA GH200 480GB
+// MIG 3g.48gb" -> GH200). For the board's own facts only (its host link, PCIe, TDP), which its instances share; never
+// for compute or memory figures, which are the whole GPU's (review 97: a GH200 instance's C2C copies were judged
+// as 555% of PCIe).
+const GpuSpec* find_gpu_board(const std::string& name);
 
 // Theoretical PCIe bandwidth per direction after line encoding, B/s (Gen1-2: 8b/10b, Gen3+: 128b/130b).
 double pcie_link_bandwidth(int gen, int width);
