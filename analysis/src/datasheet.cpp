@@ -40,6 +40,9 @@ std::vector<GpuSpec> parse_datasheet(const json& document) {
     const std::string scope = g.optional_string("tdp_scope").value_or("gpu");
     if (scope != "gpu" && scope != "module") g.fail("tdp_scope", "expected \"gpu\" or \"module\"");
     s.tdp_whole_module = scope == "module";
+    s.tdp_min_w = g.optional_number("tdp_min_w").value_or(0);
+    if (s.tdp_min_w < 0 || (s.tdp_min_w > 0 && !(s.tdp_w > 0 && s.tdp_min_w <= s.tdp_w)))
+      g.fail("tdp_min_w", "expected the lowest TDP of a configurable range, above zero and at most tdp_w");
     if (auto p = g.optional_object("pcie")) {
       s.pcie_gen = static_cast<int>(p->integer("gen", 1));
       s.pcie_width = static_cast<int>(p->integer("width", 1));

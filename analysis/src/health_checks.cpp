@@ -1041,8 +1041,11 @@ void check_power_limit(const HealthSection* s, const Profile* profile, std::vect
       return not_judged(std::string("no default limit to compare with: NVML's is not recorded, and ") +
                         (!spec ? "the datasheet table does not know this GPU"
                                : "the datasheet's TDP is " + std::string(spec->tdp_w > 0 ? "the whole module's" : "not published")));
-    default_w = spec->tdp_w;
-    from = "datasheet " + spec->name + " TDP (the board's default limit is not recorded)";
+    // A range the datasheet calls configurable: any limit in it is the board's as sold (review 97: an H100 PCIe at
+    // its 300 W failed against 350).
+    default_w = spec->tdp_min_w > 0 ? spec->tdp_min_w : spec->tdp_w;
+    from = "datasheet " + spec->name + (spec->tdp_min_w > 0 ? " TDP range's lowest" : " TDP") +
+           " (the board's default limit is not recorded)";
   }
   if (!limit) return not_judged("the power limit was not read (neither NVML's readings nor the profile's device record it)");
   Check c = make_check("health", "power limit");

@@ -116,7 +116,8 @@ double datasheet_dense_peak(const GpuSpec& spec, const std::string& dtype) {
 namespace {
 std::string tdp_text(const GpuSpec& s) {
   if (s.tdp_w <= 0) return "-";
-  return format_quantity(s.tdp_w, "W") + (s.tdp_whole_module ? " (module)" : "");
+  const std::string low = s.tdp_min_w > 0 ? format_fixed(s.tdp_min_w, 0) + "-" : "";  // a configurable range
+  return low + format_quantity(s.tdp_w, "W") + (s.tdp_whole_module ? " (module)" : "");
 }
 std::string peak_or_dash(const GpuSpec& s, const char* key) {
   auto it = s.dense.find(key);

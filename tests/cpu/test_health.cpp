@@ -677,6 +677,21 @@ TEST(HealthChecks, APowerLimitBelowTheDefaultFails) {
   HealthRules accepted;
   accepted.power_limit = false;
   EXPECT_EQ(status_of(health_checks(s, accepted), "power limit"), "absent");
+  // A board whose datasheet prints a configurable range (H100 PCIe: 300-350 W) is judged against its lowest: 300 W
+  // is a setting it is sold with (review 97: it failed against 350), 250 W is not.
+  s.device_name = "NVIDIA H100 PCIe";
+  for (const double w : {300.0, 250.0}) {
+    s.before.metrics["power.enforced_limit_w"] = HealthMetric::of(w);
+    s.after->metrics["power.enforced_limit_w"] = HealthMetric::of(w);
+    checks = health_checks(s, rules);
+    EXPECT_EQ(status_of(checks, "power limit"), w == 300 ? "pass" : "fail") << w;
+    for (const Check& c : checks)
+      if (c.rule == "power limit")
+        EXPECT_NE(c.source.find("datasheet H100 PCIe TDP range's lowest (the board's default limit is not recorded) "
+                                "300 W"),
+                  std::string::npos)
+            << c.source;
+  }
 }
 
 // Corrected ECC errors during the run and rows remapped for uncorrectable errors pass, named (they were silent).

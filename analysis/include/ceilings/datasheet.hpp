@@ -21,6 +21,7 @@ struct GpuSpec {
   // fp8 and int8 peaks are quoted at 1.83 GHz on the SXM parts, its fp64 and fp32 at 1.98); 0 = boost_clock_hz.
   double tensor_clock_hz = 0;
   bool tdp_whole_module = false;  // tdp_scope "module": tdp_w covers more than the GPU (GH200: CPU and memory)
+  double tdp_min_w = 0;  // the lowest of a TDP range the datasheet prints as configurable (H100 PCIe 300-350 W); 0: none
   std::optional<int> pcie_gen, pcie_width;
   std::optional<double> nvlink_bandwidth;  // total, both directions, B/s
   // A Grace superchip's GPU reaches its host over NVLink-C2C (total, both directions, B/s), not PCIe: its
