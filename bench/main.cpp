@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext(ceilings::kContextVersion, CEILINGS_VERSION);
   benchmark::AddCustomContext(ceilings::kContextGit, ceilings::git_describe());
   benchmark::AddCustomContext(ceilings::kContextMeasurementCode, ceilings::measurement_code());
-  benchmark::AddCustomContext("ceilings_options", nlohmann::json{{"quick", options.quick},
+  benchmark::AddCustomContext(ceilings::kContextOptions, nlohmann::json{{"quick", options.quick},
                                                                  {"tma", options.tma},
                                                                  {"min_samples", options.min_samples},
                                                                  {"max_samples", options.max_samples},

@@ -267,6 +267,13 @@ Profile profile_from_benchmark_json(const json& gb) {
                       {"git", context.optional_string(kContextGit).value_or("")}};
   if (const auto code = context.optional_string(kContextMeasurementCode)) skeleton["tool"]["measurement_code"] = *code;
   Profile profile = profile_from_json(skeleton, "benchmark context");
+  // A quick pass is another measurement than a full one (fewer sizes, shapes and samples): recorded, so that qualify
+  // and fleet do not set one against the other as alike (review 98).
+  if (context.has(kContextOptions)) {
+    const json options = parse_context_json(context, kContextOptions);
+    if (options.is_object() && options.contains("quick") && options["quick"].is_boolean())
+      profile.quick = options["quick"].get<bool>();
+  }
   const GpuSpec* spec = find_gpu(profile.device.name);
 
   std::map<std::string, std::vector<Candidate>> by_ceiling;

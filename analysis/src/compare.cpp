@@ -255,6 +255,9 @@ std::string measured_together(const Profile& p) {
   return *p.gpus_measured_together == 1 ? "1 per run" : std::to_string(*p.gpus_measured_together) + " at once";
 }
 
+// "quick" or "full" (measure.quick), "" where not recorded.
+std::string pass_text(const Profile& p) { return p.quick ? (*p.quick ? "quick" : "full") : ""; }
+
 // "13.1.0 in A, 12.2.5 in B and C" for the profiles' recorded values of a field, where two or more differ;
 // empty where they agree (a profile that does not record the field says nothing against the others).
 std::string differing_values(const Comparison& c, const std::vector<std::size_t>& profiles,
@@ -299,7 +302,8 @@ std::vector<std::pair<std::string, std::string>> measurement_conditions(const Pr
           {"ceilings", known(tool_text(p))},
           {"measurement code", known(p.tool_measurement_code)},
           {"host CPU", known(p.cpu)},
-          {"GPUs measured", known(measured_together(p))}};
+          {"GPUs measured", known(measured_together(p))},
+          {"pass", known(pass_text(p))}};
 }
 
 std::vector<std::string> measurement_condition_notes(const Comparison& c) {
@@ -331,6 +335,8 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
       {"GPUs measured", measured_together,
        "GPUs measured at once share the node's power, cooling and host links: copies to and from the host, and "
        "ceilings held by power or heat, go with it"},
+      {"pass", pass_text,
+       "a --quick pass measures fewer sizes, shapes and samples, with shorter windows: another measurement"},
   };
   for (const auto& f : software)
     if (const std::string d = differing_values(c, profiles, f.value); !d.empty())
@@ -540,7 +546,8 @@ json comparison_json(const Comparison& c) {
                                              {"gpus_measured_together",
                                               d.profile->gpus_measured_together
                                                   ? json(*d.profile->gpus_measured_together)
-                                                  : json(nullptr)}};
+                                                  : json(nullptr)},
+                                             {"quick", d.profile->quick ? json(*d.profile->quick) : json(nullptr)}};
     }
   }
   out["condition_notes"] = c.condition_notes;

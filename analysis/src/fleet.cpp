@@ -34,7 +34,7 @@ std::string Fingerprint::key() const {
          (gpus_visible ? std::to_string(*gpus_visible) : std::string("-")) + "\x1f" +
          (nvlink_own_pairs ? pairs_word(nvlink_own_pairs) : "-") + "\x1f" + host_cpu + "\x1f" +
          std::to_string(sm_count) + (mig ? "\x1fmig" : "") + (confidential_computing ? "\x1f" "cc" + confidential_computing_mode : "") + "\x1f" +
-         cublas + "\x1f" + tool + "\x1f" + measurement_code +
+         cublas + "\x1f" + tool + "\x1f" + measurement_code + (quick ? "\x1fquick" : "") +
          "\x1f" + (measured_together ? std::to_string(*measured_together) : std::string("-"));
 }
 
@@ -72,8 +72,10 @@ std::string Fingerprint::label() const {
 }
 
 std::string Fingerprint::tool_text() const {
-  if (measurement_code.empty()) return tool;
-  return (tool.empty() ? "" : tool + " ") + "measurement code " + measurement_code;
+  // A --quick pass measures with fewer sizes, shapes and samples: another measurement by the same code (review 98).
+  const std::string pass = quick ? std::string(tool.empty() && measurement_code.empty() ? "" : " ") + "quick pass" : "";
+  if (measurement_code.empty()) return tool + pass;
+  return (tool.empty() ? "" : tool + " ") + "measurement code " + measurement_code + pass;
 }
 
 json Fingerprint::to_json() const {
@@ -93,6 +95,7 @@ json Fingerprint::to_json() const {
           {"cublas", cublas},
           {"tool_version", tool},
           {"measurement_code", measurement_code.empty() ? json(nullptr) : json(measurement_code)},
+          {"quick", quick},
           {"gpus_measured_together", measured_together ? json(*measured_together) : json(nullptr)},
           {"gpus_measured_together_partial", measured_together_partial}};
 }
@@ -143,6 +146,7 @@ Fingerprint fingerprint_of(const Profile& p) {
   // bumped by hand), and GPUs measured by another code are another measurement (review 36).
   f.tool = p.tool_version;
   f.measurement_code = p.tool_measurement_code;
+  f.quick = p.quick.value_or(false);
   f.measured_together = p.gpus_measured_together;
   for (const Ceiling& c : p.ceilings)
     if (c.name.rfind("nvlink.", 0) == 0)
@@ -1624,6 +1628,7 @@ Profile fleet_baseline(const FleetGroup& group, const std::vector<FleetMember>& 
   b.tool_version = first.tool_version;
   b.tool_git = first.tool_git;
   b.tool_measurement_code = first.tool_measurement_code;  // one code for the group: part of its fingerprint
+  b.quick = group.fingerprint.quick ? std::optional<bool>(true) : first.quick;  // so is a quick pass
   b.hostname = "fleet baseline";
   b.gpus_visible = first.gpus_visible;  // part of the group's fingerprint
   // So is how many were measured at once, where every member recorded it.

@@ -204,6 +204,7 @@ Profile profile_from_json(const json& document, const std::string& origin) {
         m.fail("gpus_measured_together", std::to_string(*n) + " is not a number of GPUs (1 to 4096)");
       p.gpus_measured_together = static_cast<int>(*n);
     }
+    p.quick = m.optional_boolean("quick");
   }
 
   const Fields d = doc.object("device");
@@ -406,6 +407,12 @@ json profile_to_json(const Profile& p) {
     doc["measure"]["gpus_measured_together"] = *p.gpus_measured_together;
   } else if (doc.contains("measure") && doc["measure"].is_object()) {
     doc["measure"].erase("gpus_measured_together");  // the field decides, not what the document held (review 51)
+  }
+  if (p.quick) {
+    if (!doc.contains("measure") || !doc["measure"].is_object()) doc["measure"] = json::object();
+    doc["measure"]["quick"] = *p.quick;
+  } else if (doc.contains("measure") && doc["measure"].is_object()) {
+    doc["measure"].erase("quick");
   }
   const DeviceInfo& d = p.device;
   // The device fields this version does not model (memory_bus_width_bits, cuda_driver_api, telemetry_source, a

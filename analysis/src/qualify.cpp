@@ -998,9 +998,10 @@ QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& ru
     }
     // Another measurement of every ceiling: another measurement code (a release bumped with the same code measures
     // alike; where either has none, the releases decide); of the GEMMs: another cuBLAS.
-    const bool other_code = mine.measurement_code.empty() || theirs.measurement_code.empty()
-                                ? mine.tool != theirs.tool
-                                : mine.measurement_code != theirs.measurement_code;
+    const bool other_code = (mine.measurement_code.empty() || theirs.measurement_code.empty()
+                                 ? mine.tool != theirs.tool
+                                 : mine.measurement_code != theirs.measurement_code) ||
+                            mine.quick != theirs.quick;  // a --quick pass against a full one (review 98)
     const bool other_cublas = mine.cublas != theirs.cublas;
     // Confidential computing on one side only: the host<->device copies and launches of one went through encrypted
     // bounce buffers, another measurement of those ceilings.

@@ -136,7 +136,8 @@ std::string profile_summary(const Profile& p) {
      << (d.cublas.empty() ? "?" : d.cublas) << "; host " << (p.hostname.empty() ? "?" : p.hostname)
      << (p.raw.contains("baseline") ? "; written " : "; measured ") << p.created << " by ceilings " << p.tool_version
      << (p.tool_git.empty() ? "" : " (" + p.tool_git + ")")
-     << (p.tool_measurement_code.empty() ? "" : ", measurement code " + p.tool_measurement_code) << "\n";
+     << (p.tool_measurement_code.empty() ? "" : ", measurement code " + p.tool_measurement_code)
+     << (p.quick.value_or(false) ? ", a --quick pass" : "") << "\n";
   os << "values: median over samples, bytes counted read + write (HBM) or once per direction (copies); "
         "datasheet % uses the vendor's peak\n";
   if (const std::string source = datasheet_source(p); !source.empty()) os << "datasheet: " << source << "\n";

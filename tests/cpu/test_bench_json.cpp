@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "ceilings/bench_json.hpp"
+#include "ceilings/report.hpp"
 #include "support/bench_output.hpp"
 
 using namespace ceilings;
@@ -78,6 +79,22 @@ TEST(BenchJson, BestVariantBecomesTheCeiling) {
   EXPECT_EQ(p.tool_measurement_code, "0123456789ab");
   // The result is itself a valid profile, the measurement code kept.
   EXPECT_EQ(profile_from_json(profile_to_json(p)).tool_measurement_code, "0123456789ab");
+  EXPECT_FALSE(p.quick.has_value());  // a bench that did not say
+}
+
+// A --quick pass is recorded (measure.quick), so that it is not set against a full one as alike (review 98).
+TEST(BenchJson, AQuickPassIsRecorded) {
+  for (const bool quick : {true, false}) {
+    json out = bench_output({hbm_case("threads:256/bpsm:8/unroll:2/hint:1", 4.3e12, 0.2)});
+    out["context"][kContextOptions] = json{{"quick", quick}, {"min_samples", 5}}.dump();
+    const Profile p = profile_from_benchmark_json(out);
+    ASSERT_TRUE(p.quick.has_value());
+    EXPECT_EQ(*p.quick, quick);
+    const json doc = profile_to_json(p);
+    EXPECT_EQ(doc["measure"]["quick"], quick) << doc["measure"].dump();
+    EXPECT_EQ(profile_from_json(doc).quick, quick);
+    EXPECT_EQ(render_profile(p, Format::kTable).find(", a --quick pass") != std::string::npos, quick);
+  }
 }
 
 // Two cases at the same value: the steadier wins (a noisy sample's luck is not the ceiling), whatever their names.

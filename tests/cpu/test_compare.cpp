@@ -259,11 +259,24 @@ TEST(Compare, GpusMeasuredTogetherAreSaid) {
   EXPECT_EQ(c.condition_notes[0].rfind("GPUs measured differs (1 per run in ", 0), 0u) << c.condition_notes[0];
   EXPECT_NE(c.condition_notes[0].find("; 8 at once in "), std::string::npos) << c.condition_notes[0];
   const Table conditions = conditions_table(c);
-  ASSERT_FALSE(conditions.rows.empty());
-  EXPECT_EQ(conditions.rows.back(), (std::vector<std::string>{"GPUs measured", "1 per run", "8 at once"}));
+  ASSERT_GE(conditions.rows.size(), 2u);
+  EXPECT_EQ(conditions.rows[conditions.rows.size() - 2],
+            (std::vector<std::string>{"GPUs measured", "1 per run", "8 at once"}));
+  EXPECT_EQ(conditions.rows.back(), (std::vector<std::string>{"pass", "?", "?"}));  // not recorded
   const json j = comparison_json(c);
   EXPECT_EQ(j["devices"][0]["conditions"]["gpus_measured_together"], 1);
   EXPECT_EQ(j["devices"][1]["conditions"]["gpus_measured_together"], 8);
+  // A --quick pass beside a full one is said too (review 98)
+  together["measure"] = {{"gpus_measured_together", 1}, {"quick", true}};
+  alone["measure"]["quick"] = false;
+  write_file_atomic(dir + "/alone.profile.json", alone.dump());
+  write_file_atomic(dir + "/quick.profile.json", together.dump());
+  const Comparison q =
+      compare_devices({load_compare_device(dir + "/alone.profile.json"), load_compare_device(dir + "/quick.profile.json")});
+  ASSERT_EQ(q.condition_notes.size(), 1u) << ::testing::PrintToString(q.condition_notes);
+  EXPECT_EQ(q.condition_notes[0].rfind("pass differs (full in ", 0), 0u) << q.condition_notes[0];
+  EXPECT_EQ(conditions_table(q).rows.back(), (std::vector<std::string>{"pass", "full", "quick"}));
+  EXPECT_EQ(comparison_json(q)["devices"][1]["conditions"]["quick"], true);
   // A profile that does not record it says nothing against the others.
   const Comparison unknown =
       compare_devices({load_compare_device(kH200), load_compare_device(dir + "/together.profile.json")});

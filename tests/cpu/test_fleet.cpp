@@ -410,6 +410,18 @@ TEST(Fleet, AnotherCublasOrCeilingsReleaseIsAnotherMeasurement) {
     // Without the code (every profile of a build that did not record it) they were one group, four outliers.
     for (FleetMember& m : fleet) m.profile.tool_measurement_code.clear();
     EXPECT_EQ(count_findings(analyze_fleet(fleet, OutlierRule{})).outliers, 4u);
+    // So is a --quick pass by the same code (review 98): another measurement, not four outliers
+    for (std::size_t i = 0; i < fleet.size(); ++i) {
+      fleet[i].profile.tool_measurement_code = "bbbbbbbbbbbb";
+      fleet[i].profile.quick = i >= 8;
+    }
+    const auto by_pass = analyze_fleet(fleet, OutlierRule{});
+    ASSERT_EQ(by_pass.size(), 2u);
+    EXPECT_EQ(by_pass[1].differences,
+              (std::vector<std::string>{"ceilings 0.1.0 measurement code bbbbbbbbbbbb quick pass (peers: 0.1.0 "
+                                        "measurement code bbbbbbbbbbbb)"}));
+    EXPECT_EQ(count_findings(by_pass).outliers, 0u);
+    EXPECT_EQ(count_findings(by_pass).unlike_peers, 0u);
   }
   // In servers of another CPU as well: still no reference (its GEMMs are another cuBLAS's), not "configured unlike
   // its peers" on them.

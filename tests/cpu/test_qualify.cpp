@@ -1569,6 +1569,21 @@ TEST(Qualify, ABaselineMeasuredOtherwiseOrIncompleteIsSaid) {
   EXPECT_EQ(l2.status, CheckStatus::kNotJudged);
   EXPECT_EQ(l2.reason, "not in the baseline: not judged against it");
   EXPECT_NE(other.verdict(), CheckStatus::kFail);
+  // A --quick pass against a full baseline by the same code: another measurement, not judged (review 98).
+  {
+    Profile quick = p, full = read_profile(stored);
+    quick.tool_measurement_code = full.tool_measurement_code;
+    quick.quick = true;
+    full.quick = false;
+    const QualifyResult q = qualify(quick, &full, default_rules());
+    EXPECT_EQ(find_check(q, "gemm.bf16", "baseline").status, CheckStatus::kIncomplete);
+    const Check& k = find_check(q, "baseline", "measured alike");
+    EXPECT_NE(k.reason.find("quick pass (baseline: "), std::string::npos) << k.reason;
+    EXPECT_NE(k.reason.find("another measurement: a shortfall against the baseline is not judged"), std::string::npos)
+        << k.reason;
+    quick.quick = false;  // both full: judged
+    EXPECT_EQ(find_check(qualify(quick, &full, default_rules()), "gemm.bf16", "baseline").status, CheckStatus::kFail);
+  }
   // Another cuBLAS alone is another measurement of the GEMMs only: an L2 shortfall still fails (review 47).
   p.tool_measurement_code = baseline.tool_measurement_code;
   p.device.cublas = "12.9.1";

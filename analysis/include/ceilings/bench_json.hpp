@@ -28,6 +28,7 @@ inline constexpr const char* kContextHost = "ceilings_host";
 inline constexpr const char* kContextVersion = "ceilings_version";
 inline constexpr const char* kContextGit = "ceilings_git";
 inline constexpr const char* kContextMeasurementCode = "ceilings_measurement_code";
+inline constexpr const char* kContextOptions = "ceilings_options";  // {"quick": bool, sampling options, ...}
 
 // Reads Google Benchmark's JSON output, whose non-finite counters are the bare tokens NaN, Infinity and
 // -Infinity (not JSON): they are read as null. Anything else that is not JSON is an InputError.

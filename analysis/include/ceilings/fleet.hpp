@@ -51,6 +51,7 @@ struct Fingerprint {
   // the NVLink scope) is measured differently, no finding.
   std::string cublas, tool;
   std::string measurement_code;  // tool.measurement_code, "" where not recorded
+  bool quick = false;            // measure.quick: a --quick pass (false where not recorded), named with the tool
   // The GPUs measured at the same time (measure.gpus_measured_together; absent where not recorded): GPUs measured
   // together share power, heat and the host's links, so a concurrent run is another way of measuring.
   std::optional<int> measured_together;

@@ -119,6 +119,9 @@ struct Profile {
   // (--all-gpus --concurrent: the node's; else 1; what other processes ran is not known to it). Power, heat and
   // the host's links are shared among GPUs measured together. Absent where not recorded.
   std::optional<int> gpus_measured_together;
+  // measure.quick: measured with --quick (fewer sizes, shapes and samples: another measurement than a full pass);
+  // absent where not recorded (a profile of an earlier build).
+  std::optional<bool> quick;
   DeviceInfo device;
   std::vector<Ceiling> ceilings;
   std::vector<Skipped> skipped;  // not measured, with the reason (unsupported, no peer, ...)
