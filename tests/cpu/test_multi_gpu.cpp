@@ -582,7 +582,10 @@ TEST(MultiGpu, ASecondRunIntoTheSameOutIsRefused) {
   const auto start = std::chrono::steady_clock::now();
   while (!fs::exists(lock) && seconds_since(start) < 30) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_TRUE(fs::exists(lock));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the lock: the clean-up is done
+  // The lock file is there from its open, before the lock is held and the clean-up runs: wait for the clean-up
+  // itself (a fixed 300 ms could pass first on a loaded machine, review 96), within 30 s.
+  while ((fs::exists(stale) || fs::exists(stale_temp)) && seconds_since(start) < 30)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_FALSE(fs::exists(stale_temp));
 

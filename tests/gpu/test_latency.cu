@@ -129,6 +129,27 @@ TEST(LatencyGpu, BenchLaunchLatencyIsSane) {
   EXPECT_EQ(seen, 3);
 }
 
+// latency.hbm's own case (a chase past the L2, L1 bypassed) runs verified and lands between the L2's and a
+// microsecond (the H200: 348 ns): no other test ran it (review 96).
+TEST(LatencyGpu, TheHbmChaseIsSane) {
+  CEILINGS_REQUIRE_GPU();
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--benchmark_format=json",
+                                    "--ceilings_latency_hbm_bytes=268435456",
+                                    "--benchmark_filter=^latency/hbm/working_set:[0-9]+/iterations"},
+                                   {}, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("benchmarks").size(), 1u) << r.out;
+  const auto& b = j.at("benchmarks")[0];
+  ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+  EXPECT_EQ(b.at("verified").get<double>(), 1.0) << b.dump();
+  EXPECT_FALSE(b.contains("candidate")) << b.dump();  // the ceiling's case, not a sweep point
+  if (ceilings::test::under_sanitizer()) GTEST_SKIP() << "under compute-sanitizer: not timed";
+  const double s = b.at("latency_s").get<double>();
+  EXPECT_GT(s, 150e-9) << "an HBM load past the L2 answered faster than an L2 hit can";
+  EXPECT_LT(s, 2e-6);
+}
+
 // The sweep's small points are timed as the difference of two launch lengths; an L1-resident point
 // lands in the L1 range, an L2-sized one well above it, and both are verified.
 TEST(LatencyGpu, BenchSweepShowsTheL1Step) {

@@ -387,6 +387,49 @@ TEST(TransferGpu, BenchReportsThePcieCeilingWithItsSweep) {
   EXPECT_TRUE(ceiling);
 }
 
+// smem.read and the resident-grid l2.read run verified through the bench, within what an SM can move: shared memory
+// at most 128 bytes per SM per clock (the H200 reads 126), the L2 read faster than HBM and at most that much per SM
+// per clock. No other test ran the bench's byte counts for them, and the datasheet has no figure qualify could
+// hold them to (review 96).
+TEST(CacheGpu, SharedMemoryAndL2ReadsStayWithinWhatAnSmMoves) {
+  CEILINGS_REQUIRE_GPU();
+  const auto r = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_quick", "--benchmark_format=json",
+                                    "--benchmark_filter=^(smem/read/|l2/read/l2_fraction:0.25/bpsm:)"},
+                                   {}, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  cudaDeviceProp prop{};
+  CEILINGS_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const json j = json::parse(r.out);
+  double smem = 0, l2 = 0;
+  for (const auto& b : j.at("benchmarks")) {
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.dump();
+    EXPECT_EQ(b.at("verified").get<double>(), 1.0) << b.dump();
+    const std::string name = b.at("name");
+    (name.rfind("smem/", 0) == 0 ? smem : l2) = b.at("bytes_per_second").get<double>();
+    if (name.rfind("smem/", 0) == 0 && !ceilings::test::under_sanitizer()) {
+      if (ceilings::test::gpu_expected()) EXPECT_TRUE(b.contains("bytes_per_sm_clock")) << "no SM clock read: " << b.dump();
+      if (b.contains("bytes_per_sm_clock")) {
+        EXPECT_LE(b.at("bytes_per_sm_clock").get<double>(), 128 * 1.05) << b.dump();
+        EXPECT_GT(b.at("bytes_per_sm_clock").get<double>(), 32) << b.dump();
+      }
+    }
+  }
+  ASSERT_GT(smem, 0) << r.out;
+  ASSERT_GT(l2, 0) << r.out;
+  if (ceilings::test::under_sanitizer()) GTEST_SKIP() << "under compute-sanitizer: rates say nothing";
+  // 128 bytes per SM per clock at the highest clock the GPU can run (boost, or 3 GHz where it cannot be read).
+  int khz = 0;
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) != cudaSuccess || khz <= 0) {
+    cudaGetLastError();
+    khz = 3000000;
+  }
+  const double per_sm_clock_limit = 128.0 * prop.multiProcessorCount * khz * 1e3 * 1.05;
+  EXPECT_LE(smem, per_sm_clock_limit);
+  EXPECT_LE(l2, per_sm_clock_limit);
+  if (const GpuSpec* spec = find_gpu(ceilings::test::device_name()))
+    EXPECT_GT(l2, spec->memory_bandwidth) << "a quarter of the L2, read hot, is no faster than HBM's datasheet";
+}
+
 // The chunked L2 read's working-set sweep: a point past the L2 (four times it, read from HBM) verifies, is
 // no candidate, and reads slower than the L2-resident chunked cases of the same run.
 TEST(CacheGpu, L2SweepPointPastTheL2IsADetailNotACeiling) {
