@@ -280,8 +280,12 @@ Table cases_table(const Ceiling& c, const char* key) {
   if (!c.detail.is_object() || !c.detail.contains(key) || !c.detail[key].is_array()) return t;
   for (const json& pt : c.detail[key]) {
     if (!pt.is_object()) continue;
-    const std::string unit = pt.value("unit", c.unit);
-    t.add_row({pt.value("benchmark", std::string("?")),
+    // A null unit is no unit, as the profile's reader takes it (review 99: json::value threw on it, exit 3).
+    auto text = [&](const char* field, const std::string& otherwise) {
+      return pt.contains(field) && pt[field].is_string() ? pt[field].get<std::string>() : otherwise;
+    };
+    const std::string unit = text("unit", c.unit);
+    t.add_row({text("benchmark", "?"),
                pt.contains("value") && pt["value"].is_number() ? format_quantity(pt["value"].get<double>(), unit) : "-",
                pt.contains("cv") && pt["cv"].is_number() ? format_percent(pt["cv"].get<double>(), 2) : "-"});
   }

@@ -236,6 +236,17 @@ TEST(CliShow, OneCeilingInFullWithItsSweepAndPairMatrix) {
   doc["skipped"] = json::array();
   std::ofstream(dir + "/node.profile.json") << doc.dump();
 
+  // A sweep point whose unit is null has none, as the reader takes it: the ceiling's (review 99: the table threw a
+  // raw library error, exit 3, where csv and json showed it)
+  json with_null = doc;
+  with_null["ceilings"][3]["detail"]["sweep"][0]["unit"] = nullptr;
+  std::ofstream(dir + "/null-unit.profile.json") << with_null.dump();
+  for (const char* format : {"table", "markdown"}) {
+    auto n = run_cli({"show", dir + "/null-unit.profile.json", "--ceiling", "pcie.h2d", "--format", format});
+    EXPECT_EQ(n.exit_code, 0) << format << ": " << n.err;
+    EXPECT_NE(n.out.find("1.10 GB/s"), std::string::npos) << n.out;
+  }
+
   auto r = run_cli({"show", dir + "/node.profile.json", "--ceiling", "pcie.h2d"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("pcie.h2d: 55.3 GB/s (median)"), std::string::npos) << r.out;
