@@ -309,7 +309,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> group_by_family(co
 // `start_floor`: a time the run's start is not before (the node summary's stamp of its turn; "" for none), so that
 // its finish and its profile's creation, never before its start, are not before what the summary says either.
 GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device, const std::string& pci_bus_id,
-                   const std::string& out, const ProgressSink& sink, const std::string& start_floor = "") {
+                   const std::string& listed_uuid, const std::string& out, const ProgressSink& sink,
+                   const std::string& start_floor = "") {
   GpuRun g;
   g.device = device;
   g.profile_path = out;
@@ -531,7 +532,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
     std::string which_gpu;
     if (const std::string other = ceilings::other_device(merged, doc); !other.empty())
       which_gpu = "ceilings-bench measured another GPU than the run's first family: " + other;
-    else if (const std::string unlisted = ceilings::unlisted_device(doc, pci_bus_id); !unlisted.empty()) {
+    else if (const std::string unlisted = ceilings::unlisted_device(doc, pci_bus_id, listed_uuid);
+             !unlisted.empty()) {
       which_gpu = "ceilings-bench measured " + unlisted;
       unlisted_gpu = true;
     }
@@ -864,7 +866,7 @@ int run_measure(const MeasureOptions& o) {
     if (stopped) throw;
   }
   if (o.out.empty()) check_default_name_is_this_gpu(out, named, o.device, uuid, false);
-  const GpuRun g = measure_gpu(o, bench, o.device, bus_id, out, {"", isatty(STDERR_FILENO) != 0, nullptr});
+  const GpuRun g = measure_gpu(o, bench, o.device, bus_id, uuid, out, {"", isatty(STDERR_FILENO) != 0, nullptr});
   if (g.state != GpuState::kDone && !g.profile) throw ceilings::Error(g.exit_code, g.reason);
   const ceilings::Profile& profile = *g.profile;
   std::cout << ceilings::render_profile(profile, ceilings::Format::kTable);
@@ -1117,11 +1119,12 @@ int run_all_gpus(const MeasureOptions& o) {
     node.set_state(i, GpuState::kRunning);
     const bool live = !o.concurrent && isatty(STDERR_FILENO);
     const std::string bus_id = node.listed(i).at("pci_bus_id").get<std::string>();
+    const std::string uuid = node.listed(i).at("uuid").get<std::string>();
     GpuRun g;
     // What escapes one GPU's run fails that GPU, not the node: in a thread of its own it would end the process, and
     // one at a time it would leave the rest of the node unmeasured (review 51).
     try {
-      g = measure_gpu(per_gpu, bench, device, bus_id, out, {"gpu " + std::to_string(device) + ": ", live, &print_lock},
+      g = measure_gpu(per_gpu, bench, device, bus_id, uuid, out, {"gpu " + std::to_string(device) + ": ", live, &print_lock},
                       node.gpu(i).started);
     } catch (const std::exception& e) {
       g.device = device;

@@ -183,6 +183,12 @@ std::string exact_benchmark_filter(const std::vector<std::string>& names) {
 }
 
 namespace {
+// UUIDs compare without their "GPU-"/"MIG-" prefix: an instance NVML failed to name in one family is the same; an
+// empty one says nothing.
+bool same_uuid(const std::string& x, const std::string& y) {
+  return x.empty() || y.empty() || x.substr(std::min<std::size_t>(4, x.size())) == y.substr(std::min<std::size_t>(4, y.size()));
+}
+
 // The device record of a bench output, or null where it has none that parses into a device with a UUID.
 json device_context(const json& output) {
   if (!output.is_object() || !output.contains("context") || !output["context"].is_object() ||
@@ -206,20 +212,21 @@ std::string other_device(const json& first, const json& later) {
     return d.contains(key) && d[key].is_string() ? printable_text(d[key].get<std::string>()) : std::string();
   };
   const std::string ua = text(a, "uuid"), ub = text(b, "uuid"), pa = text(a, "pci_bus_id"), pb = text(b, "pci_bus_id");
-  // UUIDs compare without their "GPU-"/"MIG-" prefix: an instance NVML failed to name in one family is the same
-  auto same_uuid = [](const std::string& x, const std::string& y) {
-    return x.empty() || y.empty() || x.substr(std::min<std::size_t>(4, x.size())) == y.substr(std::min<std::size_t>(4, y.size()));
-  };
   if (same_uuid(ua, ub) && (pa.empty() || pb.empty() || pa == pb)) return "";
   return ub + " (bus " + pb + "), where the first family measured " + ua + " (bus " + pa + ")";
 }
 
-std::string unlisted_device(const json& output, const std::string& pci_bus_id) {
+std::string unlisted_device(const json& output, const std::string& pci_bus_id, const std::string& uuid) {
   const json d = device_context(output);
-  if (!d.is_object() || pci_bus_id.empty() || !d.contains("pci_bus_id") || !d["pci_bus_id"].is_string()) return "";
-  const std::string bus = printable_text(d["pci_bus_id"].get<std::string>());
-  if (bus.empty() || bus == pci_bus_id) return "";
-  return printable_text(d["uuid"].get<std::string>()) + " (bus " + bus + "), not the GPU listed at its index (bus " +
+  if (!d.is_object()) return "";
+  const std::string bus = d.contains("pci_bus_id") && d["pci_bus_id"].is_string()
+                              ? printable_text(d["pci_bus_id"].get<std::string>())
+                              : std::string();
+  const std::string measured = printable_text(d["uuid"].get<std::string>());
+  const bool other_bus = !bus.empty() && !pci_bus_id.empty() && bus != pci_bus_id;
+  // Its UUID too (review 99: another GPU on the listed bus, a MIG instance's sibling, was filed with exit 0).
+  if (!other_bus && same_uuid(measured, uuid)) return "";
+  return measured + " (bus " + bus + "), not the GPU listed at its index (" + printable_text(uuid) + ", bus " +
          printable_text(pci_bus_id) + ")";
 }
 

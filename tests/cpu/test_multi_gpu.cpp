@@ -897,10 +897,20 @@ TEST(MultiGpu, ABenchArgCannotRedirectTheRun) {
                          {{"CEILINGS_STANDIN_DEVICES", "3"}, {"CEILINGS_STANDIN_MODE", "shifted"}}, 30);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("ceilings-bench measured GPU-57a4d100-0000-0000-0000-000000000001 (bus 00000000:01:00.0), not "
-                       "the GPU listed at its index (bus 00000000:00:00.0)"),
+                       "the GPU listed at its index (GPU-57a4d100-0000-0000-0000-000000000000, bus 00000000:00:00.0)"),
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(out)) << "no ceiling of GPU 1 filed under GPU 0";
+  // Nor another GPU on the listed bus (review 99: a MIG instance's sibling shares its bus id; it was filed, exit 0).
+  const auto sibling = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/sibling.profile.json"},
+                               {{"CEILINGS_STANDIN_DEVICES", "3"}, {"CEILINGS_STANDIN_MODE", "sibling"}}, 30);
+  EXPECT_EQ(sibling.exit_code, 3) << sibling.err;
+  EXPECT_NE(sibling.err.find("ceilings-bench measured GPU-57a4d100-0000-0000-0000-000000000100 (bus 00000000:00:00.0), "
+                             "not the GPU listed at its index (GPU-57a4d100-0000-0000-0000-000000000000, bus "
+                             "00000000:00:00.0)"),
+            std::string::npos)
+      << sibling.err;
+  EXPECT_FALSE(fs::exists(dir + "/sibling.profile.json"));
   EXPECT_NE(r.err.find("family hbm: 0 of 2 case(s) finished"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("family gemm"), std::string::npos) << "no later family measures the wrong GPU\n" << r.err;
   // With --all-gpus: that GPU fails, its node-mates measure.

@@ -42,6 +42,7 @@
 //   othergpu_crash  as othergpu, and those families crash after their first case
 //   shifted  every family reports the next index's device, not the one the listing gave for its index (as a
 //            --ceilings_device given again through --bench-arg did)
+//   sibling  every family reports the listed GPU's bus with another UUID (as a MIG instance's sibling would)
 //   nodevice the first family's device record is an empty object (the others are whole)
 //   nogpu    exits 3 like ceilings-bench without a device
 #include <signal.h>
@@ -143,12 +144,13 @@ void write_atomic(const std::string& path, const std::string& text) {
 // Prints the first `count` cases (console lines drive `ceilings measure`'s progress) and checkpoints
 // after each; `finish`: then writes the complete document to --benchmark_out (or stdout).
 bool g_empty_device = false;  // nodevice: the device record is {}
+bool g_sibling = false;       // sibling: another UUID on the listed bus
 
 int write_cases(const Args& a, double scale, std::size_t count, bool finish, const std::string& rename_first = "") {
   const std::string index = std::to_string(a.device);
   json device = {{"index", a.device},
                  {"name", device_name(a.device)},
-                 {"uuid", fake_uuid(a.device)},
+                 {"uuid", fake_uuid(g_sibling ? a.device + 100 : a.device)},
                  {"pci_bus_id", "00000000:" + std::string(a.device < 10 ? "0" : "") + index + ":00.0"},
                  {"compute_capability", "9.0"},
                  {"sm_count", 132},
@@ -346,6 +348,10 @@ int main(int argc, char** argv) {
     Args other = a;
     ++other.device;
     return write_cases(other, factor, all, true);
+  }
+  if (mode == "sibling") {
+    g_sibling = true;
+    return write_cases(a, factor, all, true);
   }
   if (mode == "nodevice") {
     g_empty_device = faulty_family;

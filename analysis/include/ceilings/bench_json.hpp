@@ -56,9 +56,10 @@ bool has_device_context(const json& benchmark_output);
 // Where `later` measured another GPU than `first` (by UUID or PCI bus id), the two, said; "" where they are
 // one GPU or either output cannot say.
 std::string other_device(const json& first, const json& later);
-// Where `output` measured a GPU at another PCI bus id than `pci_bus_id` (the one `--ceilings_list_devices` gave for
-// the index the run was started for), the two, said; "" where they agree or either is not known.
-std::string unlisted_device(const json& output, const std::string& pci_bus_id);
+// Where `output` measured a GPU at another PCI bus id than `pci_bus_id`, or of another UUID than `uuid` (those
+// `--ceilings_list_devices` gave for the index the run was started for; MIG instances share their GPU's bus id), the
+// two, said; "" where they agree or either is not known.
+std::string unlisted_device(const json& output, const std::string& pci_bus_id, const std::string& uuid = "");
 
 // Context problems (not ceilings-bench output) throw InputError; an unusable entry (no value counter,
 // unverified, a malformed name) becomes an entry of the profile's errors and the rest converts.
