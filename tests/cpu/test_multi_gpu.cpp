@@ -987,6 +987,12 @@ TEST(MultiGpu, ArgumentRejectedByTheFirstFamilyIsBadInput) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("no benchmark matches --filter '^nothing$'\n  Failed to match any benchmarks"), std::string::npos)
       << r.err;
+  // One that is no regex at all: bad input too, with the compiler's words (review 99: the stand-in aborted on it)
+  r = run_cli({"measure", "--bench", CEILINGS_STANDIN_BENCH, "--out", dir + "/y.profile.json", "--filter", "("}, {}, 30);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("no benchmark matches --filter '('\n  Could not compile benchmark re: "), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/y.profile.json"));
   // A program that lists nothing with no --filter given: named, not a filter that matched nothing.
   r = run_cli({"measure", "--bench", "/bin/true", "--out", dir + "/z.profile.json"}, {}, 30);
   EXPECT_EQ(r.exit_code, 2) << r.err;
