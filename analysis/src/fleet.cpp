@@ -1337,6 +1337,12 @@ std::vector<std::string> read_host_list(const std::string& path) {
       throw InputError("'" + path + "' line " + std::to_string(line_no) + ": " + json(printable_text(line)).dump(-1, ' ', true) +
                        " is not one host name (letters, digits, '-', '.', '_'; one a line, as `scontrol show "
                        "hostnames` prints them)");
+    // A DNS name is at most 253 characters (review 99: a 1 MB line was taken for one host, and every report held it).
+    constexpr std::size_t kMaxHostName = 253;
+    if (line.size() > kMaxHostName)
+      throw InputError("'" + path + "' line " + std::to_string(line_no) + ": a host name of " +
+                       std::to_string(line.size()) + " characters (\"" + line.substr(0, 40) +
+                       "...\"), longer than any host name can be (" + std::to_string(kMaxHostName) + ")");
     if (seen.insert(line).second) hosts.push_back(line);
   }
   if (hosts.empty()) throw InputError("'" + path + "' names no host");

@@ -2912,6 +2912,12 @@ TEST(Fleet, HostsTheJobRanOnWithNothingReadAreNamed) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("line 2: \"node1\\u00a0\" is not one host name"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
+  write_file_atomic(dir + "/long.txt", "node0\n" + std::string(1000000, 'n') + "\n");  // review 99: echoed whole
+  r = run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/long.txt"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("line 2: a host name of 1000000 characters"), std::string::npos) << r.err.substr(0, 300);
+  EXPECT_LT(r.err.size(), 1000u);
+  EXPECT_TRUE(r.out.empty());
   write_file_atomic(dir + "/none.txt", "# nothing\n\n");
   r = run_cli({"fleet", dir + "/profiles", "--expect-hosts", dir + "/none.txt"});
   EXPECT_EQ(r.exit_code, 2);
