@@ -420,6 +420,8 @@ Result<std::uint64_t> Device::throttle_reasons() const {
 Result<bool> Device::ecc_enabled() const {
   int current = 0, pending = 0;
   const int rc = call(SYMS.ecc_mode, handle_, &current, &pending);
+  // nvml.h has 0 and 1 only: another value is no reading (review 99: 2 read as "on"), never data.
+  if (rc == kSuccess && (current < 0 || current > 1)) return {kUnknown, false};
   return {rc, current != 0};
 }
 Result<bool> Device::inforom_valid() const {
@@ -435,11 +437,13 @@ Result<bool> Device::mig_enabled() const {
 Result<MigMode> Device::mig_mode() const {
   unsigned current = 0, pending = 0;
   const int rc = call(SYMS.mig_mode, handle_, &current, &pending);
+  if (rc == kSuccess && (current > 1 || pending > 1)) return {kUnknown, MigMode{}};  // 0 and 1 only, as for ECC
   return {rc, MigMode{current == 1, pending == 1}};  // NVML_DEVICE_MIG_ENABLE
 }
 Result<bool> Device::persistence_mode() const {
   int mode = 0;
   const int rc = call(SYMS.persistence_mode, handle_, &mode);
+  if (rc == kSuccess && (mode < 0 || mode > 1)) return {kUnknown, false};  // 0 and 1 only, as for ECC
   return {rc, mode == 1};  // NVML_FEATURE_ENABLED
 }
 Result<SramEccStatus> Device::sram_ecc_status() const {

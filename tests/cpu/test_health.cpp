@@ -2229,6 +2229,22 @@ TEST(HealthCli, ABadKernelLogOrDeviceIsBadInput) {
   EXPECT_NE(r.err.find("no GPU with NVML index 5"), std::string::npos) << r.err;
 }
 
+// A mode NVML's header has no value for (0 and 1 only) is no reading: not "on" for ECC, nor "off" for MIG (review 99).
+TEST(HealthCli, AnImpossibleModeIsNoReading) {
+  for (const char* key : {"ecc.enabled", "mig.pending", "persistence_mode"}) {
+    json s = healthy_script();
+    s["values"][key] = 2;
+    const auto r = health_with(s, {"--watch", "0", "--json"});
+    EXPECT_EQ(r.exit_code, 3) << key << "\n" << r.out << r.err;
+    const json j = json::parse(r.out);
+    const char* metric = std::string(key) == "ecc.enabled"   ? "ecc.enabled"
+                         : std::string(key) == "mig.pending" ? "mig.pending_enabled"
+                                                             : "persistence_mode.enabled";
+    const std::string read = j["before"]["metrics"][metric].is_string() ? j["before"]["metrics"][metric].get<std::string>() : "";
+    EXPECT_EQ(read.rfind("could not read", 0), 0u) << key << ": " << j["before"]["metrics"].dump();
+  }
+}
+
 TEST(HealthCli, FaultsFail) {
   json s = healthy_script();
   s["xid"] = {79, 63};
