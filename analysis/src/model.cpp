@@ -898,7 +898,10 @@ ModelConfig parse_hf_config(const json& document, const std::string& origin) {
   m.quantization = read_quantization(f, m);
   if (f.has("architectures")) {
     const json& a = f.array("architectures");
-    if (!a.empty() && a[0].is_string()) {
+    // A class name, as Transformers writes it ("LlamaForCausalLM"): another type is refused as any other wrong type
+    // in a config is (review 99: it was left out without a word).
+    if (!a.empty() && !a[0].is_string()) f.fail("architectures", "its first entry is not a class name (a string)");
+    if (!a.empty()) {
       m.architecture = a[0].get<std::string>();
       if (const std::string problem = plain_text_problem(m.architecture); !problem.empty())
         f.fail("architectures", "its first entry " + problem);

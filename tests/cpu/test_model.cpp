@@ -156,6 +156,18 @@ TEST(ModelParams, Qwen3MoeSparseStepAndMlpOnlyLayers) {
   for (int l = 0; l < 6; ++l) types.push_back(l < 3 ? "full_attention" : "sliding_attention");
   config["layer_types"] = types;
   EXPECT_EQ(parse_hf_config(config, "test").window_layers, 3);
+  // The architecture is a class name: another type is refused, as any wrong type is (review 99: it was dropped)
+  config["architectures"] = {"Qwen3MoeForCausalLM"};
+  EXPECT_EQ(parse_hf_config(config, "test").architecture, "Qwen3MoeForCausalLM");
+  for (const json bad : {json::array({true}), json::array({json::object()}), json::array({7})}) {
+    config["architectures"] = bad;
+    try {
+      parse_hf_config(config, "test");
+      ADD_FAILURE() << bad.dump();
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("its first entry is not a class name"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // gpt-oss (OpenAI model card: 116.83B and 20.91B total; 5.13B and 3.61B active, which leave the input embedding
