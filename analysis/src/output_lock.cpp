@@ -1,6 +1,7 @@
 #include "ceilings/output_lock.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,18 +33,27 @@ std::string output_lock_path(const std::string& locked) {
 
 namespace {
 
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf[0] ? buf : "host";
+}
+
+// What the lock file says of its holder ("pid N on HOST since T"). A holder that could not write it (another user's
+// file, opened read-only) left an earlier run's text: a pid on this host that has ended is named as such, not as the
+// holder (review 93).
 std::string holder_of(int fd) {
   char buf[256] = {};
   const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   std::string s = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  long pid = 0;
+  char host[256] = {};
+  if (std::sscanf(s.c_str(), "pid %ld on %255s", &pid, host) == 2 && pid > 0 && host_name() == host &&
+      ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+    return "holder not known: the lock file still names pid " + std::to_string(pid) +
+           ", which has ended (a run that could not write its own name holds it, another user's)";
   return s;
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf[0] ? buf : "host";
 }
 
 }  // namespace
