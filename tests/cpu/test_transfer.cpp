@@ -128,9 +128,13 @@ TEST(TransferPlateau, ACurveStillClimbingIsNoPlateau) {
   EXPECT_FALSE(p.found);
   EXPECT_EQ(p.end_bytes, GiB);
   EXPECT_DOUBLE_EQ(p.best_value, 10e9 * std::pow(1.04, 9));
-  // Rising by less than half the tolerance is flat enough
-  pts = {{64 * MiB, 55.0e9}, {256 * MiB, 55.1e9}, {GiB, 55.2e9}};
-  EXPECT_TRUE(detect_plateau(pts, 0.05).found);
+  // Rising at every step by ever less is a saturating curve, a plateau: the H200's pcie.h2d sweep (2026-11-30)
+  pts = {{MiB, 47.78e9},        {4 * MiB, 53.27e9},  {16 * MiB, 54.82e9},
+         {64 * MiB, 55.12e9}, {256 * MiB, 55.36e9}, {GiB, 55.43e9}};
+  p = detect_plateau(pts, 0.05);
+  EXPECT_TRUE(p.found);
+  EXPECT_EQ(p.start_bytes, 4 * MiB);
+  EXPECT_DOUBLE_EQ(p.best_value, 55.43e9);
 }
 
 TEST(TransferPlateau, RejectsEmptyAndNonPositive) {

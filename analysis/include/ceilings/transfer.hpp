@@ -32,7 +32,7 @@ struct SweepPoint {
 // The large-transfer plateau of a bandwidth-versus-size sweep: the longest run of the largest sizes
 // whose values all lie within `tolerance` (relative) of the run's best. Where the largest sizes read lower than
 // every point of the run below them, too few to make `min_points` on their own, the plateau is that run. `found`
-// needs at least `min_points` points in it, not rising from first to last by more than half the tolerance;
+// needs at least `min_points` points in it, its last step not rising by more than half the tolerance (still climbing);
 // otherwise the plateau is the largest size alone.
 struct Plateau {
   bool found = false;
