@@ -127,7 +127,7 @@ void add_options(CLI::App& app) {
                         // A window shorter than a few 50 ms chunks is one chunk: one sample, which no profile takes
                         // (review 98: 0.001 s failed every gemm.<type>_sustained).
                         ->check(validator([](const std::string& v) {
-                          if (const double s = std::stod(v); s > 0 && s < 0.25)
+                          if (const double s = std::strtod(v.c_str(), nullptr); s > 0 && s < 0.25)
                             throw std::invalid_argument("a sustained window of " + v +
                                                         " s is shorter than 0.25 s (5 chunks of 50 ms): give 0 to "
                                                         "leave gemm.<type>_sustained out, or at least 0.25");
@@ -376,7 +376,8 @@ std::size_t rerank(gp::DType type, const std::vector<Contender>& cs, const Devic
   std::string left_out;
   try {
     // Every contender's operands at once: a share of the memory each.
-    const std::size_t budget = usable_memory(g.workspace_bytes) / cs.size();
+    // The search's workspace is taken already (it is `workspace`): not counted off again (review 100).
+    const std::size_t budget = usable_memory(0) / cs.size();
     for (std::size_t i = 0; i < cs.size(); ++i) {
       const Contender& c = cs[i];
       const int sets = gp::rotation_sets(c.shape, info, context().l2_bytes, budget);

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <regex>
 #include <string_view>
 
 namespace ceilings {
@@ -81,10 +80,10 @@ const GpuSpec* find_gpu(const std::string& name) {
 }
 
 const GpuSpec* find_gpu_board(const std::string& name) {
-  // CUDA and NVML name an instance "<GPU> MIG <n>g.<m>gb" (also "<n>c.<n>g.<m>gb" for compute instances).
-  static const std::regex instance(" MIG [0-9]+[cg][.0-9a-z+]*$", std::regex::icase);
-  std::smatch m;
-  if (std::regex_search(name, m, instance)) return find_gpu(name.substr(0, static_cast<std::size_t>(m.position(0))));
+  // CUDA and NVML name an instance "<GPU> MIG <n>g.<m>gb" (also "<n>c.<n>g.<m>gb", "+me" and "-me" profiles): what
+  // DeviceInfo::is_mig takes for one, " MIG " with a "g." after it, is cut off.
+  const std::size_t at = name.find(" MIG ");
+  if (at != std::string::npos && name.find("g.", at) != std::string::npos) return find_gpu(name.substr(0, at));
   return find_gpu(name);
 }
 

@@ -52,7 +52,8 @@ std::string holder_of(int fd) {
   if (std::sscanf(s.c_str(), "pid %ld on %255s", &pid, host) == 2 && pid > 0 && host_name() == host &&
       ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
     return "holder not known: the lock file still names pid " + std::to_string(pid) +
-           ", which has ended (a run that could not write its own name holds it, another user's)";
+           ", which this process cannot see (it has ended, and a run that could not write its own name, another "
+           "user's, holds the lock; or it runs in another container of this host name)";
   return s;
 }
 

@@ -76,7 +76,10 @@ Plateau detect_plateau(std::vector<SweepPoint> points, double tolerance, std::si
   // larger size reads under all of it: a curve still rising at the top has no plateau lower down.
   std::size_t last = n - 1;
   std::size_t first = run_to(last).first;
-  for (std::size_t end = n - 1; end > 0 && last - first + 1 < wanted; --end) {
+  // Only a tail of fewer than `wanted` sizes may be left out so: a curve that keeps falling (pageable copies, faster
+  // while the CPU's caches hold them) has no plateau lower down either (review 100: its 1-16 MiB points became the
+  // ceiling).
+  for (std::size_t end = n - 1; end > 0 && last - first + 1 < wanted && n - end < wanted; --end) {
     const auto [f, w] = run_to(end - 1);
     bool above_lower = false;
     for (std::size_t j = end; j < n; ++j) above_lower = above_lower || points[j].value >= w;

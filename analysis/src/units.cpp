@@ -60,8 +60,9 @@ std::string format_quantity(double value, const std::string& unit, int significa
   const Prefix* table = time ? time_prefixes : prefixes;
   const std::size_t count = time ? std::size(time_prefixes) : std::size(prefixes);
   const double a = std::fabs(value);
-  // Far below the smallest prefix (not "0.00 FLOP/s"), or far past the largest (not "39358310889 s" or "262158 EFLOP")
-  if ((value != 0 && a < table[0].factor * 1e-3) || a >= table[count - 1].factor * 1e4) {
+  // Far below the smallest prefix (not "0.00 FLOP/s"), or far past the largest (not "39358310889 s" or "262158 EFLOP";
+  // a time of hours, "14400 s", stays as it is)
+  if ((value != 0 && a < table[0].factor * 1e-3) || a >= table[count - 1].factor * (time ? 1e6 : 1e4)) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*e", std::max(0, significant - 1), value);
     return std::string(buf) + " " + unit;

@@ -73,7 +73,8 @@ TEST(OutputLock, AStaleHolderNameIsNotTakenForTheHolder) {
     ADD_FAILURE() << "granted while held";
   } catch (const ceilings::InputError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("holder not known: the lock file still names pid " + std::to_string(child) + ", which has ended"),
+    EXPECT_NE(what.find("holder not known: the lock file still names pid " + std::to_string(child) +
+                        ", which this process cannot see"),
               std::string::npos)
         << what;
   }

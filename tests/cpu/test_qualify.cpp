@@ -188,6 +188,8 @@ TEST(Qualify, AGraceSuperchipsHostLinkIsNvlinkC2c) {
   ASSERT_EQ(find_gpu_board(mig.device.name), gh200);
   EXPECT_EQ(find_gpu_board("NVIDIA H200 MIG 1c.2g.35gb"), find_gpu("NVIDIA H200"));
   EXPECT_EQ(find_gpu_board("NVIDIA H200 MIG 1g.18gb+me"), find_gpu("NVIDIA H200"));
+  EXPECT_EQ(find_gpu_board("NVIDIA H200 MIG 1g.18gb-me"), find_gpu("NVIDIA H200"));
+  EXPECT_EQ(find_gpu_board("NVIDIA H200 MIGHTY"), nullptr);
   const QualifyResult instance = qualify(mig, nullptr, default_rules());
   bool judged_link = false;
   for (const Check& c : instance.checks) {

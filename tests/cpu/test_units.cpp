@@ -66,6 +66,7 @@ TEST(Units, NumbersBeyondThePrefixesAreScientific) {
   EXPECT_EQ(format_quantity(39358310889.0, "s"), "3.94e+10 s");
   EXPECT_EQ(format_quantity(-3.9e10, "s"), "-3.90e+10 s");
   EXPECT_EQ(format_quantity(9999.0, "s"), "9999 s");
+  EXPECT_EQ(format_quantity(14400.0, "s"), "14400 s");  // a --timeout of 4 hours (review 100)
   EXPECT_EQ(format_quantity(9.9e21, "FLOP"), "9900 EFLOP");
 }
 
