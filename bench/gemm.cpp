@@ -8,6 +8,7 @@
 // telemetry says how much of its window ran capped.)
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -127,7 +128,10 @@ void add_options(CLI::App& app) {
                         // A window shorter than a few 50 ms chunks is one chunk: one sample, which no profile takes
                         // (review 98: 0.001 s failed every gemm.<type>_sustained).
                         ->check(validator([](const std::string& v) {
-                          if (const double s = std::strtod(v.c_str(), nullptr); s > 0 && s < 0.25)
+                          errno = 0;
+                          const double s = std::strtod(v.c_str(), nullptr);
+                          // 1e-400 reads as 0 (an underflow, ERANGE): not the 0 that switches the windows off
+                          if ((s > 0 && s < 0.25) || (s == 0 && errno == ERANGE))
                             throw std::invalid_argument("a sustained window of " + v +
                                                         " s is shorter than 0.25 s (5 chunks of 50 ms): give 0 to "
                                                         "leave gemm.<type>_sustained out, or at least 0.25");

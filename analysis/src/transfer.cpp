@@ -71,32 +71,35 @@ Plateau detect_plateau(std::vector<SweepPoint> points, double tolerance, std::si
     }
     return std::make_pair(first, worst);
   };
-  // The run from the largest size; where that is too short because the largest sizes read low (review 98: one
-  // dip at 1 GiB, 6% under the three sizes below it, was the ceiling), the run below them, as long as every
-  // larger size reads under all of it: a curve still rising at the top has no plateau lower down.
+  // A run whose last point reads more than half the tolerance above every earlier one is a curve still climbing
+  // (review 98: 4% a step met a 5% tolerance), not a plateau. A saturating one rises at every step too, by ever less
+  // (the H200's pcie.h2d: 53.3, 54.8, 55.1, 55.4, 55.4 GB/s from 4 MiB to 1 GiB), and a flat one wobbles: neither
+  // tops all the rest by that much (review 102: one step alone called a noisy flat curve climbing).
+  auto climbing = [&](std::size_t first, std::size_t last) {
+    if (last == first) return false;
+    double before = 0;
+    for (std::size_t i = first; i < last; ++i) before = std::max(before, points[i].value);
+    return points[last].value > (1.0 + tolerance / 2) * before;
+  };
+  // The run from the largest size. Where that one size is a plateau alone because it dips (review 98: 1 GiB read 6%
+  // under the three sizes below it, and was the ceiling), the run below it is the plateau: but only for one size
+  // that dips shallowly, within twice the tolerance of all of that run, and a run that is a plateau itself. A curve
+  // that falls with size (pageable copies, faster while the CPU's caches hold them) drops further than that, and
+  // its cached small sizes are no ceiling (review 100, review 102: the quick pass's x16 steps took them).
   std::size_t last = n - 1;
   std::size_t first = run_to(last).first;
-  // Only a tail of fewer than `wanted` sizes may be left out so: a curve that keeps falling (pageable copies, faster
-  // while the CPU's caches hold them) has no plateau lower down either (review 100: its 1-16 MiB points became the
-  // ceiling).
-  for (std::size_t end = n - 1; end > 0 && last - first + 1 < wanted && n - end < wanted; --end) {
-    const auto [f, w] = run_to(end - 1);
-    bool above_lower = false;
-    for (std::size_t j = end; j < n; ++j) above_lower = above_lower || points[j].value >= w;
-    if (above_lower) break;
-    if (end - f >= wanted) {
-      first = f;
-      last = end - 1;
+  if (first == last && wanted > 1 && n > wanted) {
+    const auto [below_first, below_worst] = run_to(n - 2);
+    const bool shallow = points[n - 1].value < below_worst && points[n - 1].value >= (1.0 - 2 * tolerance) * below_worst;
+    if (shallow && n - 1 - below_first >= wanted && !climbing(below_first, n - 2)) {
+      first = below_first;
+      last = n - 2;
     }
   }
   Plateau p;
   p.first = first;
   p.last = last;
-  // A run whose last step still rises by more than half the tolerance is a curve still climbing (review 98: 4% a
-  // step met a 5% tolerance), not a plateau. A saturating one rises at every step too, by ever less (the H200's
-  // pcie.h2d: 53.3, 54.8, 55.1, 55.4, 55.4 GB/s from 4 MiB to 1 GiB): its last step decides.
-  const bool climbing = last > first && points[last].value > (1.0 + tolerance / 2) * points[last - 1].value;
-  p.found = p.points() >= wanted && !climbing;
+  p.found = p.points() >= wanted && !climbing(first, last);
   p.start_bytes = points[first].bytes;
   p.end_bytes = points[last].bytes;
   std::vector<double> values;

@@ -582,10 +582,12 @@ TEST(GemmFlags, NegativeBudgetsAreRejected) {
   EXPECT_EQ(l.exit_code, 2) << l.err;
   EXPECT_NE(l.err.find("--ceilings_gemm_layout"), std::string::npos) << l.err;
   // A sustained window of one 50 ms chunk is one sample, which no profile takes (review 98): refused before it runs
-  const auto s = test::run_program({CEILINGS_BENCH_BIN, "--ceilings_gemm_sustained_s=0.001"});
-  EXPECT_EQ(s.exit_code, 2) << s.err;
-  EXPECT_NE(s.err.find("--ceilings_gemm_sustained_s"), std::string::npos) << s.err;
-  EXPECT_NE(s.err.find("shorter than 0.25 s"), std::string::npos) << s.err;
+  for (const char* tiny : {"--ceilings_gemm_sustained_s=0.001", "--ceilings_gemm_sustained_s=1e-400"}) {
+    const auto s = test::run_program({CEILINGS_BENCH_BIN, tiny});
+    EXPECT_EQ(s.exit_code, 2) << tiny << ": " << s.err;
+    EXPECT_NE(s.err.find("--ceilings_gemm_sustained_s"), std::string::npos) << s.err;
+    EXPECT_NE(s.err.find("shorter than 0.25 s"), std::string::npos) << s.err;
+  }
 }
 
 TEST(GemmFlags, ValidFlagsPassParsing) {

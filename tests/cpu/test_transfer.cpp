@@ -118,6 +118,14 @@ TEST(TransferPlateau, ALowReadingAtTheLargestSizeIsNotTheCeiling) {
   EXPECT_FALSE(p.found);
   EXPECT_EQ(p.start_bytes, GiB);
   EXPECT_DOUBLE_EQ(p.best_value, 7.0e9);
+  // Nor the quick pass's x16 steps of it, where one size is all that falls (review 102: 12.95 GB/s at 16 MiB read as
+  // the ceiling, against 7.4 at 256 MiB), nor a sweep cut at 64 MiB: a fall deeper than twice the tolerance
+  pts = {{64 * KiB, 6.1e9}, {MiB, 12.95e9}, {16 * MiB, 12.7e9}, {256 * MiB, 7.4e9}};
+  p = detect_plateau(pts, 0.05);
+  EXPECT_FALSE(p.found);
+  EXPECT_DOUBLE_EQ(p.best_value, 7.4e9);
+  pts = {{MiB, 13.01e9}, {4 * MiB, 12.6e9}, {16 * MiB, 12.29e9}, {64 * MiB, 8.51e9}};
+  EXPECT_DOUBLE_EQ(detect_plateau(pts, 0.05).best_value, 8.51e9);
   // A larger size reading as high as the run's lowest point is no dip: the top alone, no plateau
   pts = {{16 * MiB, 50e9}, {64 * MiB, 50.5e9}, {256 * MiB, 40e9}, {GiB, 50.2e9}};
   p = detect_plateau(pts, 0.05);
@@ -134,6 +142,9 @@ TEST(TransferPlateau, ACurveStillClimbingIsNoPlateau) {
   EXPECT_FALSE(p.found);
   EXPECT_EQ(p.end_bytes, GiB);
   EXPECT_DOUBLE_EQ(p.best_value, 10e9 * std::pow(1.04, 9));
+  // A flat curve that wobbles, its last point a little above the one before but not above the run's best: a plateau
+  pts = {{64 * MiB, 55.3e9}, {256 * MiB, 53.9e9}, {GiB, 55.4e9}};
+  EXPECT_TRUE(detect_plateau(pts, 0.05).found);
   // Rising at every step by ever less is a saturating curve, a plateau: the H200's pcie.h2d sweep (2026-11-30)
   pts = {{MiB, 47.78e9},        {4 * MiB, 53.27e9},  {16 * MiB, 54.82e9},
          {64 * MiB, 55.12e9}, {256 * MiB, 55.36e9}, {GiB, 55.43e9}};

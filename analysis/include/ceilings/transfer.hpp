@@ -30,10 +30,10 @@ struct SweepPoint {
 };
 
 // The large-transfer plateau of a bandwidth-versus-size sweep: the longest run of the largest sizes
-// whose values all lie within `tolerance` (relative) of the run's best. Where the largest sizes read lower than
-// every point of the run below them, too few to make `min_points` on their own, the plateau is that run. `found`
-// needs at least `min_points` points in it, its last step not rising by more than half the tolerance (still climbing);
-// otherwise the plateau is the largest size alone.
+// whose values all lie within `tolerance` (relative) of the run's best. Where the largest size alone dips under every
+// point of the run below it, by at most twice the tolerance, and that run is a plateau, the plateau is that run.
+// `found` needs at least `min_points` points in it, its last not above all the others by more than half the
+// tolerance (still climbing); otherwise the plateau is the largest size alone.
 struct Plateau {
   bool found = false;
   std::size_t first = 0, last = 0;  // indices into the (size-sorted) points, inclusive
