@@ -17,14 +17,15 @@ TEST(SelfTest, EveryInjectedFaultIsDetected) {
   const auto r = test::run_cli({"self-test"}, {{"TMPDIR", tmp}});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "left behind in " << tmp;
-  EXPECT_NE(r.out.find("faults injected: 38\nfaults detected: 38\nfalse passes: 0\ncontrols passing: 4/4"),
+  EXPECT_NE(r.out.find("faults injected: 43\nfaults detected: 43\nfalse passes: 0\ncontrols passing: 4/4"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("time to verdict: mean"), std::string::npos);
   EXPECT_NE(r.out.find("self-test: PASS"), std::string::npos);
   for (const char* name : {"XID event", "pending row remap", "PCIe Gen3 x8", "thermal slowdown", "truncated profile",
                            "throttled measurement", "sentinel temperature", "nvmlInit fails", "no GPU",
-                           "pending MIG mode change", "MIG mode changed mid-run", "SRAM error threshold"})
+                           "pending MIG mode change", "MIG mode changed mid-run", "SRAM error threshold",
+                           "thermal violation time", "low power limit", "hot GPU", "lost GPU", "NVLink replays"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
 }
 
