@@ -392,7 +392,10 @@ Outcome run_case(const Case& c, const std::string& self, const std::string& fake
   bool have_section = false;
   if (code == 0 || code == 1 || code == 3) {
     try {
-      profile["health"] = json::parse(out);
+      // stdout's section, whatever stderr said beside it (the fake library's warning: the two come back as one text)
+      const std::size_t open = out.find('{'), close = out.rfind('}');
+      if (open == std::string::npos || close == std::string::npos || close < open) throw std::runtime_error("none");
+      profile["health"] = json::parse(out.substr(open, close - open + 1));
       have_section = true;
     } catch (const std::exception&) {
       // no GPU, no NVML: an error message instead of a section, and the verdict is reached here

@@ -492,6 +492,7 @@ HealthSection health_from_json(const json& document, const std::string& path) {
   s.uuid = d.string("uuid");
   s.pci_bus_id = d.optional_string("pci_bus_id").value_or("");
   s.driver = f.optional_string("driver").value_or("");
+  s.nvml_library = f.optional_string("nvml_library").value_or("");
   s.before = snapshot_from_json(f.object("before"));
   if (auto a = f.optional_object("after")) {
     s.after = snapshot_from_json(*a);
@@ -584,6 +585,7 @@ json health_to_json(const HealthSection& s) {
                           {"pci_bus_id", s.pci_bus_id}}},
               {"driver", s.driver},
               {"before", snapshot_to_json(s.before)}};
+  if (!s.nvml_library.empty()) doc["nvml_library"] = s.nvml_library;
   if (s.after) doc["after"] = snapshot_to_json(*s.after);
   switch (s.xid.state) {
     case State::kUnsupported: doc["xid"] = kUnsupportedText; break;
@@ -726,6 +728,11 @@ Table health_table(const HealthSection& s) {
       }
       t.add_row(std::move(sx));
     }
+  }
+  if (!s.nvml_library.empty()) {  // not the driver's library: every reading above is that library's
+    std::vector<std::string> library{"nvml.library", s.nvml_library + " (CEILINGS_NVML_LIBRARY, not the driver's)"};
+    if (s.after) library.insert(library.end(), {"", ""});
+    t.add_row(std::move(library));
   }
   return t;
 }

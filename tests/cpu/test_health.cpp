@@ -2229,6 +2229,18 @@ TEST(HealthCli, ABadKernelLogOrDeviceIsBadInput) {
   EXPECT_NE(r.err.find("no GPU with NVML index 5"), std::string::npos) << r.err;
 }
 
+// A section read through another library than the driver's says so: on stderr, in its JSON and in its table
+// (review 103: the fake's readings were recorded as the GPU's without a word).
+TEST(HealthCli, AnotherNvmlLibraryIsRecorded) {
+  auto r = health_with(healthy_script(), {"--json", "--watch", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("(CEILINGS_NVML_LIBRARY), not the driver's library"), std::string::npos) << r.err;
+  const HealthSection s = health_from_json(json::parse(r.out));
+  EXPECT_EQ(s.nvml_library, CEILINGS_FAKE_NVML);
+  EXPECT_NE(render(health_table(s), Format::kTable).find("nvml.library"), std::string::npos);
+  EXPECT_EQ(health_to_json(s)["nvml_library"], CEILINGS_FAKE_NVML);
+}
+
 // A mode NVML's header has no value for (0 and 1 only) is no reading: not "on" for ECC, nor "off" for MIG (review 99).
 TEST(HealthCli, AnImpossibleModeIsNoReading) {
   for (const char* key : {"ecc.enabled", "mig.pending", "persistence_mode"}) {

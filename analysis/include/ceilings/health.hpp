@@ -118,6 +118,9 @@ struct HealthSection {
   std::string schema = kHealthSchema;
   int device_index = 0;
   std::string device_name, uuid, pci_bus_id, driver;
+  // The NVML library read where CEILINGS_NVML_LIBRARY named one instead of the driver's ("" for the driver's): a
+  // section read through another (the self-test's fake) says so wherever it goes (JSON "nvml_library").
+  std::string nvml_library;
   HealthSnapshot before;
   std::optional<HealthSnapshot> after;
   XidLog xid;
