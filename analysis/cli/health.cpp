@@ -1,9 +1,11 @@
 // `ceilings health [--device N] [--json] [--watch S]`: the GPU's health counters read live through
 // NVML (no benchmark runs), judged by the health rules. Exit 0 healthy, 1 a fault, 3 could not read.
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "ceilings/qualify.hpp"
+#include "ceilings/subprocess.hpp"
 #include "health_monitor.hpp"
 #include "subcommand.hpp"
 
@@ -32,6 +34,7 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
     const ceilings::Format format = ceilings::parse_format(o->format);
     ceilings::check_kernel_log_variable();
     auto monitor = ceilings::cli::HealthMonitor::open(o->device);
+    ceilings::install_interrupt_handlers();  // an interrupt ends the watch early: what it saw is still read and said
     monitor->before();
     monitor->watch(o->watch_s);
     monitor->after();
@@ -48,6 +51,14 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
                 << "\n\n"
                 << ceilings::render(ceilings::health_table(s), format) << "\n"
                 << ceilings::render_qualify(result, format);
+    }
+    if (ceilings::interrupted()) {
+      std::fprintf(stderr,
+                   "ceilings health: interrupted by %s after %.1f s of the %g s watch: the section covers that much "
+                   "(incomplete)\n",
+                   ceilings::interrupt_signal_name().c_str(), s.xid.window_s, o->watch_s);
+      return static_cast<int>(result.exit_code() == ceilings::kExitFailed ? ceilings::kExitFailed
+                                                                           : ceilings::kExitIncomplete);
     }
     return result.exit_code();
   };

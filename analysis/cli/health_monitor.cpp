@@ -3,6 +3,7 @@
 // and the NVLink counters by field id are not (violation times and the per-link NVLink calls stand in).
 #include "health_monitor.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include "ceilings/error.hpp"
 #include "ceilings/json_fields.hpp"
 #include "ceilings/profile.hpp"
+#include "ceilings/subprocess.hpp"
 #include "harness/nvml.hpp"
 
 namespace ceilings::cli {
@@ -361,8 +363,14 @@ void HealthMonitor::watch(double seconds) {
   if (seconds <= 0) return;
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                             std::chrono::duration<double>(seconds));
-  if (xid_) drain(1, until);
-  else std::this_thread::sleep_until(until);
+  // In steps of at most 200 ms, so that an interrupt (the handlers of install_interrupt_handlers, where the caller
+  // installed them) ends the watch soon, and the run reads its after snapshot and says what it saw (review 103:
+  // Ctrl-C during `health --watch 600` lost it all, without a word).
+  for (auto now = std::chrono::steady_clock::now(); now < until && !interrupted(); now = std::chrono::steady_clock::now()) {
+    const auto step = std::min(until, now + std::chrono::milliseconds(200));
+    if (xid_) drain(1, step);
+    else std::this_thread::sleep_until(step);
+  }
 }
 
 void HealthMonitor::after() {

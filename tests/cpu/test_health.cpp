@@ -2241,6 +2241,28 @@ TEST(HealthCli, AnotherNvmlLibraryIsRecorded) {
   EXPECT_EQ(health_to_json(s)["nvml_library"], CEILINGS_FAKE_NVML);
 }
 
+// A watch ended by a signal still reads its after snapshot and prints what it saw, incomplete (exit 3), saying so
+// (review 103: SIGINT or SIGTERM during --watch killed it with nothing printed).
+TEST(HealthCli, AnInterruptedWatchSaysWhatItSaw) {
+  const std::string dir = test::scratch_dir("health_interrupted_watch");
+  std::ofstream(dir + "/script.json") << healthy_script().dump();
+  std::ofstream(dir + "/kernel.log") << kQuietKernelLog;
+  const auto start = std::chrono::steady_clock::now();
+  // SIGTERM: a shell's background job ignores SIGINT, and an ignored signal stays ignored (nohup).
+  const auto r = test::run_program({"/bin/sh", "-c", "\"$1\" health --json --watch 60 & p=$!; sleep 1; kill -TERM $p; wait $p",
+                                    "sh", CEILINGS_CLI},
+                                   {{"CEILINGS_NVML_LIBRARY", CEILINGS_FAKE_NVML},
+                                    {"CEILINGS_FAKE_NVML_SCRIPT", dir + "/script.json"},
+                                    {"CEILINGS_KERNEL_LOG", dir + "/kernel.log"}},
+                                   30);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("ceilings health: interrupted by SIGTERM after "), std::string::npos) << r.err;
+  const HealthSection s = health_from_json(json::parse(r.out));
+  ASSERT_TRUE(s.after.has_value());
+  EXPECT_LT(s.xid.window_s, 20);
+}
+
 // A mode NVML's header has no value for (0 and 1 only) is no reading: not "on" for ECC, nor "off" for MIG (review 99).
 TEST(HealthCli, AnImpossibleModeIsNoReading) {
   for (const char* key : {"ecc.enabled", "mig.pending", "persistence_mode"}) {
