@@ -49,6 +49,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -66,7 +67,8 @@ std::map<std::string, std::size_t> reads;  // per key: how often it was read
 std::size_t next_xid = 0;
 
 int code_for(const std::string& key) {
-  if (script.contains("errors") && script["errors"].contains(key)) return script["errors"][key].get<int>();
+  if (script.contains("errors") && script["errors"].contains(key))
+    return script["errors"][key].is_number_integer() ? script["errors"][key].get<int>() : kUnknown;
   return kSuccess;
 }
 
@@ -80,7 +82,12 @@ int answer(const std::string& key, T* out, const char* error_key = nullptr) {
   if (!script.contains("values") || !script["values"].contains(key)) return kNotSupported;
   const json& v = script["values"][key];
   const std::size_t k = reads[key]++;
+  // A script this fake cannot read (an empty array, a string, a negative count read as unsigned) is an NVML error,
+  // never a crash of the process that loaded it (review 103: an empty array was a segfault in `ceilings health`).
+  if (v.is_array() && v.empty()) return kUnknown;
   const json& pick = v.is_array() ? v[std::min(k, v.size() - 1)] : v;
+  if (!pick.is_number()) return kUnknown;
+  if (std::is_unsigned<T>::value && pick.is_number_integer() && !pick.is_number_unsigned()) return kUnknown;
   *out = pick.is_number_unsigned() ? static_cast<T>(pick.get<unsigned long long>()) : static_cast<T>(pick.get<double>());
   return kSuccess;
 }
@@ -177,6 +184,7 @@ FAKE_EXPORT int nvmlDeviceGetCount_v2(unsigned* count) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!initialised) return kUninitialized;
   if (int rc = code_for("device_count"); rc != kSuccess) return rc;
+  if (script.contains("device_count") && !script["device_count"].is_number_unsigned()) return kUnknown;  // -1, "2"
   *count = script.value("device_count", 1u);
   return kSuccess;
 }
