@@ -1,5 +1,6 @@
 // `ceilings health [--device N] [--json] [--watch S]`: the GPU's health counters read live through
 // NVML (no benchmark runs), judged by the health rules. Exit 0 healthy, 1 a fault, 3 could not read.
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -18,6 +19,20 @@ struct HealthOptions {
   std::string format = "table";
 };
 
+// Watches `seconds`, an interrupt ending the watch early (what it saw is still read and said); returns whether one
+// did. The handlers hold during the watch only: before and after it a signal acts as it did (review 104: a second
+// Ctrl-C did nothing during a slow NVML read).
+bool watch_interruptibly(ceilings::cli::HealthMonitor& monitor, double seconds) {
+  if (seconds <= 0) return false;
+  const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  struct sigaction saved[4] {};
+  for (int i = 0; i < 4; ++i) sigaction(signals[i], nullptr, &saved[i]);
+  ceilings::install_interrupt_handlers();
+  monitor.watch(seconds);
+  for (int i = 0; i < 4; ++i) sigaction(signals[i], &saved[i], nullptr);
+  return ceilings::interrupted();
+}
+
 CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe, throttling, XID) via NVML",
                     [](CLI::App& app) -> ceilings::cli::Runner {
   auto o = std::make_shared<HealthOptions>();
@@ -34,9 +49,10 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
     const ceilings::Format format = ceilings::parse_format(o->format);
     ceilings::check_kernel_log_variable();
     auto monitor = ceilings::cli::HealthMonitor::open(o->device);
-    ceilings::install_interrupt_handlers();  // an interrupt ends the watch early: what it saw is still read and said
     monitor->before();
-    monitor->watch(o->watch_s);
+    // An interrupt during the watch ends it early: what it saw is still read and said. Only there: before and after
+    // it a signal acts as it did (review 104: a second Ctrl-C did nothing during a slow NVML read).
+    const bool cut = watch_interruptibly(*monitor, o->watch_s);
     monitor->after();
     const ceilings::HealthSection& s = monitor->section();
     ceilings::QualifyResult result;
@@ -52,7 +68,7 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
                 << ceilings::render(ceilings::health_table(s), format) << "\n"
                 << ceilings::render_qualify(result, format);
     }
-    if (ceilings::interrupted()) {
+    if (cut) {
       std::fprintf(stderr,
                    "ceilings health: interrupted by %s after %.1f s of the %g s watch: the section covers that much "
                    "(incomplete)\n",

@@ -332,6 +332,7 @@ void HealthMonitor::before() {
 void HealthMonitor::drain(unsigned timeout_ms, std::chrono::steady_clock::time_point until) {
   if (!xid_) return;
   for (;;) {
+    if (section_.xid.events.size() > 1000) return;  // a storm: enough to fail the node, whichever call drains
     const auto now = std::chrono::steady_clock::now();
     unsigned wait = 1;  // XidWatch::next waits at least 1 ms (never NVML's ambiguous 0)
     if (timeout_ms && now < until)  // rounded up: the last fraction of a millisecond is waited for too
@@ -366,7 +367,9 @@ void HealthMonitor::watch(double seconds) {
   // In steps of at most 200 ms, so that an interrupt (the handlers of install_interrupt_handlers, where the caller
   // installed them) ends the watch soon, and the run reads its after snapshot and says what it saw (review 103:
   // Ctrl-C during `health --watch 600` lost it all, without a word).
-  for (auto now = std::chrono::steady_clock::now(); now < until && !interrupted(); now = std::chrono::steady_clock::now()) {
+  // Past 1000 events (a storm) drain stops taking them; so does this loop (review 104: each step drained again).
+  for (auto now = std::chrono::steady_clock::now();
+       now < until && !interrupted() && section_.xid.events.size() <= 1000; now = std::chrono::steady_clock::now()) {
     const auto step = std::min(until, now + std::chrono::milliseconds(200));
     if (xid_) drain(1, step);
     else std::this_thread::sleep_until(step);

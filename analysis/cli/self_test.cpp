@@ -368,6 +368,16 @@ ceilings::ProcessResult run(const std::vector<std::string>& argv, const std::vec
 
 void write(const fs::path& path, const std::string& text) { ceilings::write_file_atomic(path.string(), text); }
 
+// The pretty-printed JSON document in a child's stdout and stderr, read as one text: from the line that opens it to
+// the line that closes it (a "{" within a stderr line, a path that holds one, is not its start: review 104).
+std::string json_document(const std::string& text) {
+  const std::size_t open = text.rfind("{\n", 0) == 0 ? 0 : text.find("\n{\n");
+  const std::size_t close = text.rfind("\n}");
+  if (open == std::string::npos || close == std::string::npos || close < open) throw std::runtime_error("no document");
+  const std::size_t from = open == 0 ? 0 : open + 1;
+  return text.substr(from, close + 2 - from);
+}
+
 Outcome run_case(const Case& c, const std::string& self, const std::string& fake, const fs::path& dir) {
   Outcome o;
   const auto start = std::chrono::steady_clock::now();
@@ -393,9 +403,7 @@ Outcome run_case(const Case& c, const std::string& self, const std::string& fake
   if (code == 0 || code == 1 || code == 3) {
     try {
       // stdout's section, whatever stderr said beside it (the fake library's warning: the two come back as one text)
-      const std::size_t open = out.find('{'), close = out.rfind('}');
-      if (open == std::string::npos || close == std::string::npos || close < open) throw std::runtime_error("none");
-      profile["health"] = json::parse(out.substr(open, close - open + 1));
+      profile["health"] = json::parse(json_document(out));
       have_section = true;
     } catch (const std::exception&) {
       // no GPU, no NVML: an error message instead of a section, and the verdict is reached here
@@ -430,10 +438,7 @@ Outcome run_case(const Case& c, const std::string& self, const std::string& fake
       run(argv, env, verdict);
       bool row = false;
       try {
-        // stdout's document, whatever stderr said around it (the two come back as one text)
-        const std::size_t open = verdict.find('{'), close = verdict.rfind('}');
-        if (open == std::string::npos || close == std::string::npos || close < open) throw std::runtime_error("none");
-        const json doc = json::parse(verdict.substr(open, close - open + 1));  // named: a temporary's member dangles
+        const json doc = json::parse(json_document(verdict));  // named: a temporary's member dangles
         for (const json& k : doc.at("checks"))
           row = row || (k.value("result", "") == "fail" && k.dump().find(c.expect_text) != std::string::npos);
       } catch (const std::exception&) {

@@ -492,7 +492,7 @@ HealthSection health_from_json(const json& document, const std::string& path) {
   s.uuid = d.string("uuid");
   s.pci_bus_id = d.optional_string("pci_bus_id").value_or("");
   s.driver = f.optional_string("driver").value_or("");
-  s.nvml_library = f.optional_string("nvml_library").value_or("");
+  s.nvml_library = printable_text(f.optional_string("nvml_library").value_or(""));  // shown as it is read
   s.before = snapshot_from_json(f.object("before"));
   if (auto a = f.optional_object("after")) {
     s.after = snapshot_from_json(*a);

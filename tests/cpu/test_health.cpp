@@ -2263,6 +2263,20 @@ TEST(HealthCli, AnInterruptedWatchSaysWhatItSaw) {
   EXPECT_LT(s.xid.window_s, 20);
 }
 
+// An XID storm is taken up to its cap, over a watch of many steps too (review 104: each step drained again), and a
+// run without a watch is never called interrupted.
+TEST(HealthCli, AnXidStormIsCappedOverTheWholeWatch) {
+  json s = healthy_script();
+  s["xid"] = json::array();
+  for (int i = 0; i < 5000; ++i) s["xid"].push_back(48);
+  auto r = health_with(s, {"--json", "--watch", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const HealthSection h = health_from_json(json::parse(r.out));
+  EXPECT_LE(h.xid.events.size(), 1001u);
+  EXPECT_GT(h.xid.events.size(), 1u);
+  EXPECT_EQ(r.err.find("interrupted"), std::string::npos) << r.err;
+}
+
 // A mode NVML's header has no value for (0 and 1 only) is no reading: not "on" for ECC, nor "off" for MIG (review 99).
 TEST(HealthCli, AnImpossibleModeIsNoReading) {
   for (const char* key : {"ecc.enabled", "mig.pending", "persistence_mode"}) {
