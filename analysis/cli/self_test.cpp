@@ -414,6 +414,8 @@ Outcome run_case(const Case& c, const std::string& self, const std::string& fake
     o.note = "health exited " + std::to_string(code) + ", expected " + std::to_string(c.expect_health);
   } else if (!have_section) {
     o.exit_code = code;
+    // A health run that passed must have written a section to judge: a control "passed" without one (review 104)
+    if (code == 0) o.note = "health exited 0 but printed no section to judge";
   } else {
     // 2. The verdict on a profile carrying that health section.
     if (c.profile) c.profile(profile);
