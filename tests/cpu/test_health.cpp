@@ -2239,6 +2239,15 @@ TEST(HealthCli, AnotherNvmlLibraryIsRecorded) {
   EXPECT_EQ(s.nvml_library, CEILINGS_FAKE_NVML);
   EXPECT_NE(render(health_table(s), Format::kTable).find("nvml.library"), std::string::npos);
   EXPECT_EQ(health_to_json(s)["nvml_library"], CEILINGS_FAKE_NVML);
+  // and qualify says it with its verdict
+  Profile p = read_profile(std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json");
+  p.raw["health"] = health_to_json(s);
+  const QualifyResult q = qualify(p, nullptr, default_rules());
+  ASSERT_TRUE(q.note.has_value());
+  EXPECT_NE(q.note->find("its health was read through " + std::string(CEILINGS_FAKE_NVML) +
+                         " (CEILINGS_NVML_LIBRARY), not the driver's NVML"),
+            std::string::npos)
+      << *q.note;
 }
 
 // A watch ended by a signal still reads its after snapshot and prints what it saw, incomplete (exit 3), saying so
