@@ -79,13 +79,12 @@ const GpuSpec* find_gpu(const std::string& name) {
   return nullptr;
 }
 
-const GpuSpec* find_gpu_board(const std::string& name) {
-  // CUDA and NVML name an instance "<GPU> MIG <n>g.<m>gb" (also "<n>c.<n>g.<m>gb", "+me" and "-me" profiles): what
-  // DeviceInfo::is_mig takes for one, " MIG " with a "g." after it, is cut off.
+std::size_t mig_instance_suffix(const std::string& name) {
   const std::size_t at = name.find(" MIG ");
-  if (at != std::string::npos && name.find("g.", at) != std::string::npos) return find_gpu(name.substr(0, at));
-  return find_gpu(name);
+  return at != std::string::npos && name.find("g.", at) != std::string::npos ? at : std::string::npos;
 }
+
+const GpuSpec* find_gpu_board(const std::string& name) { return find_gpu(name.substr(0, mig_instance_suffix(name))); }
 
 double pcie_lane_transfers_per_second(int gen) {
   static const double gts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0, 128.0};  // GT/s per lane

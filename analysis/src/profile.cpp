@@ -22,6 +22,7 @@
 #include <mutex>
 
 #include "ceilings/clock_events.hpp"
+#include "ceilings/datasheet.hpp"
 #include "ceilings/health.hpp"
 #include "ceilings/units.hpp"
 
@@ -316,8 +317,7 @@ Profile profile_from_json(const json& document, const std::string& origin) {
 
 bool DeviceInfo::is_mig() const {
   if (mig) return *mig;
-  const std::size_t at = name.find(" MIG ");
-  return at != std::string::npos && name.find("g.", at) != std::string::npos;
+  return mig_instance_suffix(name) != std::string::npos;
 }
 
 const Ceiling* usable_ceiling(const Profile& p, const std::string& name, const std::string& origin) {

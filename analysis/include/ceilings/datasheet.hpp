@@ -40,6 +40,9 @@ std::vector<GpuSpec> parse_datasheet(const json& document);
 std::string normalize_gpu_name(const std::string& name);
 // The entry whose name or match list equals `name` loosely; nullptr when none does.
 const GpuSpec* find_gpu(const std::string& name);
+// Where a MIG instance's suffix starts in a device name, as CUDA and NVML name instances ("<GPU> MIG <n>g.<m>gb", also
+// "<n>c.<n>g.<m>gb", "+me" and "-me" profiles: " MIG " with a "g." after it); npos in a whole GPU's name.
+std::size_t mig_instance_suffix(const std::string& name);
 // The entry of the board a device is on: find_gpu of its name without a MIG instance's suffix ("NVIDIA GH200 480GB
 // MIG 3g.48gb" -> GH200). For the board's own facts only (its host link, PCIe, TDP), which its instances share; never
 // for compute or memory figures, which are the whole GPU's (review 97: a GH200 instance's C2C copies were judged
