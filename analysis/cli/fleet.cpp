@@ -362,6 +362,10 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
   for (std::size_t i : health.other_gpu)
     add_plain(row(group_of[i], "health of another GPU", i), "",
               "its health section was recorded on another GPU: its own health is not known");
+  for (std::size_t i : health.other_nvml)
+    add_plain(row(group_of[i], "health not the driver's", i), "",
+              "its health was read through " + health_nvml_library(in.members[i].profile) +
+                  " (CEILINGS_NVML_LIBRARY), not the driver's NVML");
   if (hosts) {
     for (const std::string& h : hosts->missing)
       add_plain({"", "missing host", printable_text(h), "", "", ""}, "",
@@ -566,6 +570,11 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     out += std::to_string(health.other_gpu.size()) + " profile(s) whose health section was recorded on another GPU "
            "(files mixed up: its own health is not known; measure it again):";
     out += paths_of(in, health.other_gpu, "health.other_gpu") + "\n";
+  }
+  if (!health.other_nvml.empty()) {
+    out += std::to_string(health.other_nvml.size()) + " profile(s) whose health was read through another NVML than "
+           "the driver's (CEILINGS_NVML_LIBRARY: its readings are that library's, not the GPU's):";
+    out += paths_of(in, health.other_nvml, "health.other_nvml") + "\n";
   }
   if (!health.cut_short.empty()) {
     out += std::to_string(health.cut_short.size()) + " profile(s) of a run a timeout or an interrupt cut short (the "

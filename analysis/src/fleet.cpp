@@ -1307,6 +1307,7 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
     // Unless the rules turn verification off, as qualify then passes them (review 90).
     if (!errors.reason.empty() && rules.health.verification) f.failed.push_back(std::move(errors));
     if (cut) h.cut_short.push_back(i);
+    if (!health_nvml_library(members[i].profile).empty()) h.other_nvml.push_back(i);
     if (!f.failed.empty()) h.faults.push_back(std::move(f));
     else if (incomplete) ++h.incomplete;
   }
@@ -1574,6 +1575,15 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                       {"other_gpu", [&] {
                         json list = json::array();
                         for (std::size_t i : health.other_gpu) list.push_back(gpu_identity(input.members[i]));
+                        return list;
+                      }()},
+                      {"other_nvml", [&] {
+                        json list = json::array();
+                        for (std::size_t i : health.other_nvml) {
+                          json g = gpu_identity(input.members[i]);
+                          g["nvml_library"] = health_nvml_library(input.members[i].profile);
+                          list.push_back(std::move(g));
+                        }
                         return list;
                       }()},
                       {"rules", "qualify's health checks, measurement errors, datasheet fractions and ceiling "

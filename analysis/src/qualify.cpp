@@ -874,18 +874,21 @@ void peer_access_checks(const Profile& p, std::vector<Check>& out) {
 
 }  // namespace
 
+std::string health_nvml_library(const Profile& p) {
+  const auto h = p.raw.find("health");
+  if (h == p.raw.end() || !h->is_object()) return "";
+  const auto l = h->find("nvml_library");
+  return l != h->end() && l->is_string() ? printable_text(l->get<std::string>()) : "";
+}
+
 QualifyResult qualify(const Profile& p, const Profile* baseline, const Rules& rules) {
   QualifyResult r;
   r.note = p.note();
   // Health read through another NVML than the driver's (CEILINGS_NVML_LIBRARY: the self-test's fake) is said with the
   // verdict (review 104: recorded, but a profile holding it passed without a word).
-  if (const auto h = p.raw.find("health");
-      h != p.raw.end() && h->is_object() && h->contains("nvml_library") && (*h)["nvml_library"].is_string()) {
-    const std::string library = printable_text((*h)["nvml_library"].get<std::string>());
-    if (!library.empty())
-      r.note = (r.note ? *r.note + "; " : std::string()) + "its health was read through " + library +
-               " (CEILINGS_NVML_LIBRARY), not the driver's NVML";
-  }
+  if (const std::string library = health_nvml_library(p); !library.empty())
+    r.note = (r.note ? *r.note + "; " : std::string()) + "its health was read through " + library +
+             " (CEILINGS_NVML_LIBRARY), not the driver's NVML";
   r.device = p.device.name + " (" + p.device.uuid + ", bus " + p.device.pci_bus_id + ")" +
              (p.hostname.empty() ? "" : " on " + p.hostname);
   // One model: the same name, or two names of one datasheet entry ("NVIDIA H200" and "NVIDIA H200 141GB").

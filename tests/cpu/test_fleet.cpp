@@ -1063,6 +1063,30 @@ TEST(Fleet, AHealthSectionOfAnotherGpuMakesTheRunIncomplete) {
   EXPECT_NE(csv.out.find(",health of another GPU,"), std::string::npos) << csv.out;
 }
 
+// A profile whose health was read through another NVML than the driver's (CEILINGS_NVML_LIBRARY: the self-test's
+// fake) is named in every format, as qualify says it beside its verdict (review 104: fleet said nothing of it).
+TEST(Fleet, HealthReadThroughAnotherNvmlIsNamed) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_other_nvml");
+  write_qualify_fleet(dir, 4, [](int i, json& d) {
+    if (i == 1) d["health"]["nvml_library"] = "/opt/fake/libnvml.so";
+  });
+  const FleetInput in = load_fleet({dir});
+  const FleetHealth h = fleet_health(in.members);
+  ASSERT_EQ(h.other_nvml.size(), 1u);
+  EXPECT_EQ(in.members[h.other_nvml[0]].profile.device.uuid, "GPU-00000000-1111-2222-3333-000000000001");
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // a note, as qualify's: the readings are judged as they are
+  EXPECT_NE(r.out.find("1 profile(s) whose health was read through another NVML than the driver's"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gpu1.profile.json"), std::string::npos) << r.out;
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  ASSERT_EQ(j.at("health").at("other_nvml").size(), 1u);
+  EXPECT_EQ(j["health"]["other_nvml"][0].at("nvml_library"), "/opt/fake/libnvml.so");
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_NE(csv.out.find(",health not the driver's,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("/opt/fake/libnvml.so (CEILINGS_NVML_LIBRARY)"), std::string::npos) << csv.out;
+}
+
 // A rate past what the GPU can attain is a timing or counting fault, as qualify's plausible row calls it: above
 // its peers, no median names it (it passed, exit 0). A site's rules file (`--rules`) is read as qualify reads it:
 // a power cap set low on purpose, said there, fails no GPU; a limit it sets for a ceiling is judged.

@@ -385,6 +385,9 @@ struct FleetHealth {
   // Members whose health section was recorded on another GPU than the profile's (files mixed up): their health
   // is not known, and the run is incomplete (as qualify's "same GPU" row).
   std::vector<std::size_t> other_gpu;
+  // Members whose health section was read through another NVML than the driver's (CEILINGS_NVML_LIBRARY: the
+  // self-test's fake): named, as qualify says it beside its verdict (review 104: fleet said nothing).
+  std::vector<std::size_t> other_nvml;
   std::string rules_origin;            // where the rules came from (Rules::origin)
   // The rules' limits on a ceiling no profile holds (measured, failed or skipped): they judged no GPU, so the run is
   // incomplete, each said with its near names (review 90: exit 0 without a word; review 92: not bad input, as a

@@ -168,6 +168,9 @@ std::vector<Check> health_checks(const HealthSection& section, const HealthRules
                                  const Profile* profile = nullptr);
 // A profile's health section checks (parses profile.raw["health"]; missing -> incomplete row).
 std::vector<Check> profile_health_checks(const Profile& profile, const HealthRules& rules);
+// The NVML library a profile's health section was read through where it is not the driver's (CEILINGS_NVML_LIBRARY:
+// the self-test's fake), shown as it is read; "" where the driver's was used or there is no section.
+std::string health_nvml_library(const Profile& profile);
 
 QualifyResult qualify(const Profile& profile, const Profile* baseline, const Rules& rules);
 
