@@ -146,11 +146,17 @@ struct Case {
   int expect_exit = 0;                     // exit code of the verdict
   std::string expect_text;                 // the reason the verdict must name
   bool control = false;                    // a healthy case: must pass
+  std::string expect_row;                  // the verdict's row (its rule) that must fail naming expect_text
 };
 
 std::vector<Case> matrix() {
   std::vector<Case> m;
-  auto add = [&](Case c) { m.push_back(std::move(c)); };
+  // `row`: the verdict's row the fault is for, which must fail with the case's text (review 104: the text in any
+  // failing row had counted, so a fault caught by another check's row hid the check of its own that broke).
+  auto add = [&](Case c, const char* row = "") {
+    c.expect_row = row;
+    m.push_back(std::move(c));
+  };
   add({"healthy node", "nothing (control)", nullptr, nullptr, nullptr, "", "", 0, 0, "", true});
   add({"healthy node, custom rules", "nothing (control, rules file)", nullptr, nullptr, nullptr,
        R"({"schema":"ceilings.rules/1","ceilings":{"hbm.copy":{"min":"4.2 TB/s"}},"baseline_tolerance":"5%"})", "", 0, 0,
@@ -169,32 +175,32 @@ std::vector<Case> matrix() {
        3, "clocks.sm_hz (impossible clock"});
   add({"uncorrected ECC", "volatile uncorrected ECC 0 -> 2 during the run",
        [](json& s) { s["values"]["ecc.volatile.uncorrected"] = {0, 2}; }, nullptr, nullptr, "", "", 1, 1,
-       "uncorrected ECC error(s) during the run"});
+       "uncorrected ECC error(s) during the run"}, "uncorrected ECC errors");
   add({"ECC disabled", "ECC mode off", [](json& s) { s["values"]["ecc.enabled"] = 0; }, nullptr, nullptr, "", "", 1, 1,
-       "ECC is disabled"});
+       "ECC is disabled"}, "ECC enabled");
   add({"pending row remap", "remap pending", [](json& s) { s["values"]["remap.pending"] = 1; }, nullptr, nullptr, "", "",
-       1, 1, "row remap is pending"});
+       1, 1, "row remap is pending"}, "row remapping");
   add({"failed row remap", "remap failure", [](json& s) { s["values"]["remap.failure"] = 1; }, nullptr, nullptr, "", "",
-       1, 1, "row remap failed"});
+       1, 1, "row remap failed"}, "row remapping");
   add({"corrupted InfoROM", "nvmlDeviceValidateInforom returns CORRUPTED_INFOROM",
-       [](json& s) { s["values"]["inforom.valid"] = 0; }, nullptr, nullptr, "", "", 1, 1, "InfoROM failed its checksums"});
+       [](json& s) { s["values"]["inforom.valid"] = 0; }, nullptr, nullptr, "", "", 1, 1, "InfoROM failed its checksums"}, "InfoROM");
   add({"SRAM error threshold", "nvmlDeviceGetSramEccErrorStatus: SRAM uncorrectable-error threshold exceeded, 2 in L2",
        [](json& s) {
          s["values"]["sram.threshold_exceeded"] = 1;
          s["values"]["sram.aggregate_uncorrected_l2"] = 2;
        },
-       nullptr, nullptr, "", "", 1, 1, "SRAM uncorrectable-error threshold is exceeded"});
+       nullptr, nullptr, "", "", 1, 1, "SRAM uncorrectable-error threshold is exceeded"}, "SRAM error threshold");
   add({"unrepairable memory", "nvmlDeviceGetUnrepairableMemoryFlag_v1: memory the GPU cannot repair",
        [](json& s) { s["values"]["memory.unrepairable"] = 1; }, nullptr, nullptr, "", "", 1, 1,
-       "NVML flags memory this GPU cannot repair"});
+       "NVML flags memory this GPU cannot repair"}, "memory repair");
   add({"pending channel repair", "nvmlDeviceGetRepairStatus: a memory channel repair pending",
        [](json& s) { s["values"]["repair.channel_pending"] = 1; }, nullptr, nullptr, "", "", 1, 1,
-       "a memory channel repair is pending"});
+       "a memory channel repair is pending"}, "memory repair");
   add({"pending MIG mode change", "MIG disabled, set to enabled at the next GPU reset, not yet reset",
-       [](json& s) { s["values"]["mig.pending"] = 1; }, nullptr, nullptr, "", "", 1, 1, "a GPU reset is pending"});
+       [](json& s) { s["values"]["mig.pending"] = 1; }, nullptr, nullptr, "", "", 1, 1, "a GPU reset is pending"}, "MIG mode");
   add({"MIG mode changed mid-run", "MIG disabled before the run, enabled after it (the GPU reset mid-run)",
        [](json& s) { s["values"]["mig.current"] = {0, 1}; }, nullptr, nullptr, "", "", 1, 1,
-       "the MIG mode changed during the run"});
+       "the MIG mode changed during the run"}, "MIG mode");
   add({"PCIe Gen3 x8", "link Gen3 x8 on a Gen5 x16 part",
        [](json& s) {
          s["values"]["pcie.gen"] = 3;
@@ -204,26 +210,26 @@ std::vector<Case> matrix() {
          p["device"]["pcie"]["gen"] = 3;
          p["device"]["pcie"]["width"] = 8;
        },
-       nullptr, "", "", 1, 1, "below its maximum Gen5 x16"});
+       nullptr, "", "", 1, 1, "below its maximum Gen5 x16"}, "PCIe link");
   add({"PCIe replays", "500 replays during the run", [](json& s) { s["values"]["pcie.replays"] = {0, 500}; }, nullptr,
-       nullptr, "", "", 1, 1, "PCIe replays during the run"});
+       nullptr, "", "", 1, 1, "PCIe replays during the run"}, "PCIe replay rate");
   // Each of the slowdown row's two signals on its own (review 103: together, either half of the check could break
   // unseen).
   add({"thermal slowdown", "HW thermal slowdown reason in the clock event reasons",
        [](json& s) { s["values"]["clocks.event_reasons"] = 0x40; }, nullptr, nullptr, "", "", 1, 1,
-       "hw_thermal_slowdown"});
+       "hw_thermal_slowdown"}, "HW/thermal slowdown");
   add({"thermal violation time", "3 s of thermal violation time during the run, no reason bit",
        [](json& s) { s["values"]["throttle.thermal_ns"] = {0, 3000000000LL}; }, nullptr, nullptr, "", "", 1, 1,
-       "thermal 3.00 s"});
+       "thermal 3.00 s"}, "HW/thermal slowdown");
   add({"low power limit", "power limit 500 W against the board's default 700 W",
        [](json& s) {
          s["values"]["power.enforced_limit_mw"] = 500000;
          s["values"]["power.limit_mw"] = 500000;
          s["values"]["power.default_limit_mw"] = 700000;
        },
-       nullptr, nullptr, "", "", 1, 1, "power limit 500 W is below the default 700 W"});
+       nullptr, nullptr, "", "", 1, 1, "power limit 500 W is below the default 700 W"}, "power limit");
   add({"hot GPU", "GPU at 90 C, its slowdown threshold 87 C", [](json& s) { s["values"]["temperature.gpu_c"] = 90; },
-       nullptr, nullptr, "", "", 1, 1, "reached 90 C, at or above its"});
+       nullptr, nullptr, "", "", 1, 1, "reached 90 C, at or above its"}, "GPU temperature");
   add({"lost GPU", "nvmlDeviceGetHandleByIndex returns GPU_IS_LOST", [](json& s) { s["errors"]["handle"] = 15; },
        nullptr, nullptr, "", "", 1, 1, "GPU 0 is lost"});
   add({"healthy NVLink node", "nothing (control: 18 NVLinks up, old errors only, rules expect 18)", with_nvlinks,
@@ -233,46 +239,46 @@ std::vector<Case> matrix() {
          with_nvlinks(s);
          s["values"]["nvlink.5.recovery"] = {0, 1};
        },
-       nullptr, nullptr, "", "", 1, 1, "a link retrained"});
+       nullptr, nullptr, "", "", 1, 1, "a link retrained"}, "NVLink errors");
   add({"NVLink replays", "3 replay errors on NVLink 3 during the run",
        [](json& s) {
          with_nvlinks(s);
          s["values"]["nvlink.3.replay"] = {2, 5};
        },
-       nullptr, nullptr, "", "", 1, 1, "3 replay error(s)"});
+       nullptr, nullptr, "", "", 1, 1, "3 replay error(s)"}, "NVLink errors");
   add({"NVLink down", "NVLink 7 not up, rules expect 18",
        [](json& s) {
          with_nvlinks(s);
          s["values"]["nvlink.7.state"] = 0;
        },
        nullptr, nullptr, R"({"schema":"ceilings.rules/1","health":{"nvlink_links":18}})", "", 1, 1,
-       "only 17 of 18 NVLinks are up"});  // health alone sees it too: a link down beside links up
+       "only 17 of 18 NVLinks are up"}, "NVLinks up");  // health alone sees it too: a link down beside links up
   add({"hot HBM", "memory at 97 C, its limit 95 C", [](json& s) { s["values"]["temperature.memory_c"] = 97; },
-       nullptr, nullptr, "", "", 1, 1, "at or above its limit of 95 C"});
+       nullptr, nullptr, "", "", 1, 1, "at or above its limit of 95 C"}, "HBM temperature");
   add({"Fabric Manager down", "an NVSwitch system's GPU not registered in the NVLink fabric (its probe not started)",
        [](json& s) {
          with_nvlinks(s);
          s["values"]["fabric.state"] = 1;
        },
        nullptr, nullptr, "", "", 1, 1,
-       "the Fabric Manager has not started registering the GPU"});
+       "the Fabric Manager has not started registering the GPU"}, "NVLink fabric");
   add({"recovery action", "the driver asks for a GPU reset (its recovery action; no kernel log read)",
        [](json& s) { s["values"]["recovery.action"] = 1; }, nullptr, nullptr, "", "", 1, 1,
-       "the driver asks for a GPU reset"});
+       "the driver asks for a GPU reset"}, "GPU recovery action");
   add({"XID event", "XID 79 (GPU fallen off the bus) during the run", [](json& s) { s["xid"] = {79}; }, nullptr, nullptr,
-       "", "", 1, 1, "XID 79"});
+       "", "", 1, 1, "XID 79"}, "XID critical errors");
   add({"XID before the run", "XID 48 (double-bit error) in the kernel log an hour before the run",
        [](json& s) {
          s["kernel_log"] = "4,9,3600000000,-;NVRM: Xid (PCI:0000:19:00): 48, pid=7, name=x, An uncorrectable "
                            "double bit error\n";
        },
-       nullptr, nullptr, "", "", 1, 1, "XID 48, first at 3600.0 s after boot"});
+       nullptr, nullptr, "", "", 1, 1, "XID 48, first at 3600.0 s after boot"}, "XIDs since boot");
   add({"NVSwitch fatal error", "a fatal SXid of one of the node's NVSwitches in the kernel log",
        [](json& s) {
          s["kernel_log"] = "3,5,91000000,-;nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 24007, Fatal, Link 30 "
                            "sourcetrack timeout error (First)\n";
        },
-       nullptr, nullptr, "", "", 1, 1, "SXid 24007 (fatal)"});
+       nullptr, nullptr, "", "", 1, 1, "SXid 24007 (fatal)"}, "NVSwitch fatal errors since boot");
   add({"healthy node, busy kernel log",
        "nothing (control): another GPU's XID 79, this GPU's application XIDs 13 and 45, its recovery action back to "
        "None, a non-fatal SXid",
@@ -296,20 +302,20 @@ std::vector<Case> matrix() {
          p["device"]["pcie"]["gen"] = 4;
          p["device"]["pcie"]["max_gen"] = 4;
        },
-       nullptr, "", "", 1, 1, "the slot or platform caps the link's generation"});
+       nullptr, "", "", 1, 1, "the slot or platform caps the link's generation"}, "PCIe slot");
   add({"throttled measurement", "gemm.bf16 measured under HW thermal slowdown", nullptr,
        [](json& p) {
          p["ceilings"][1]["throttled"] = true;
          p["ceilings"][1]["detail"]["throttle_reasons"] = 0x44;
        },
-       nullptr, "", "", 0, 1, "measured under hw_thermal_slowdown"});
+       nullptr, "", "", 0, 1, "measured under hw_thermal_slowdown"}, "HW/thermal slowdown");
   add({"failed verification", "pcie.d2h verification error in the profile", nullptr,
        [](json& p) { p["errors"].push_back({{"name", "pcie.d2h"}, {"reason", "verification failed: 12 bytes differ"}}); },
-       nullptr, "", "", 0, 1, "verification failed"});
+       nullptr, "", "", 0, 1, "verification failed"}, "measurement error");
   add({"unverified ceiling", "hbm.copy not verified", nullptr, [](json& p) { p["ceilings"][0]["verified"] = false; },
-       nullptr, "", "", 0, 1, "was not verified"});
+       nullptr, "", "", 0, 1, "was not verified"}, "verified");
   add({"slow HBM", "hbm.copy at 3.0 TB/s", nullptr, [](json& p) { p["ceilings"][0]["value"] = 3.0e12; }, nullptr, "", "",
-       0, 1, "below 85%"});
+       0, 1, "below 85%"}, "datasheet fraction");
   add({"missing ceiling", "pcie.h2d not measured", nullptr, [](json& p) { p["ceilings"].erase(2); }, nullptr, "", "", 0,
        3, "not in the profile"});
   add({"health of another GPU", "health section from a different UUID", nullptr,
@@ -442,11 +448,13 @@ Outcome run_case(const Case& c, const std::string& self, const std::string& fake
       try {
         const json doc = json::parse(json_document(verdict));  // named: a temporary's member dangles
         for (const json& k : doc.at("checks"))
-          row = row || (k.value("result", "") == "fail" && k.dump().find(c.expect_text) != std::string::npos);
+          row = row || (k.value("result", "") == "fail" && k.value("rule", "") == c.expect_row &&
+                        k.dump().find(c.expect_text) != std::string::npos);
       } catch (const std::exception&) {
         // no verdict to read: the row is not found
       }
-      if (!row) o.note = "no failing row names '" + c.expect_text + "'";
+      if (c.expect_row.empty()) o.note = "the case names no verdict row to fail (a defect of the self-test)";
+      else if (!row) o.note = "no failing '" + c.expect_row + "' row names '" + c.expect_text + "'";
     }
   }
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
