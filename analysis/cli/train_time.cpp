@@ -33,9 +33,10 @@ struct TrainTimeOptions {
 // FLOPs per trained token: `model` (the MFU numerator) and `hardware` (with recomputation), and how.
 struct PerToken {
   double model = 0, hardware = 0;
-  // `model` with attention counted causal (what the kernels execute): an MFU above 1 by the noncausal convention
-  // alone is a reading, as `mfu` has it, while the executed FLOP/s stay within the peak.
-  double causal_model = 0;
+  // What the kernels execute at least, recompute none (executed_flops_per_token: attention causal, the scores a
+  // fused attention's backward recomputes): an MFU above 1 by the noncausal convention alone is a reading, as `mfu`
+  // has it, while the executed FLOP/s stay within the peak.
+  double executed = 0;
   std::optional<double> per_param;  // k of k*P, --params alone
   std::string basis;
   double mtp_model = 0, mtp_hardware = 0;  // the MTP modules' share of `model` and `hardware` (--mtp-layers)
@@ -52,7 +53,7 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc, std::int64_t mtp) {
     o.model.require_positions_for(seq, "--seq");
     const AttentionConvention c = parse_attention_convention(o.attention);
     f.model = model_flops_per_token(shape, seq, c);
-    f.causal_model = model_flops_per_token(shape, seq, AttentionConvention::kCausal);
+    f.executed = executed_flops_per_token(shape, seq, Recompute::kNone);
     f.hardware = hardware_flops_per_token(shape, seq, c, rc);
     const auto share = o.model.mtp_share(mtp, seq, c, rc);
     f.mtp_model = share.model;
@@ -75,7 +76,7 @@ PerToken per_token(const TrainTimeOptions& o, Recompute rc, std::int64_t mtp) {
   for (const auto& [flag, set] :
        {std::pair<const char*, bool>{"--swiglu", o.model.swiglu}, {"--tied-embeddings", o.model.tied_embeddings}})
     if (set) throw InputError(std::string(flag) + " describes a model: use it with --layers/--hidden/--heads and --seq");
-  f.model = f.causal_model = 6.0 * p;
+  f.model = f.executed = 6.0 * p;
   // Narayanan et al. 2021 count the recomputed forward in the achieved FLOP/s (Megatron-LM's code now logs model
   // FLOPs with causal attention and no recompute: give that figure without --recompute, see --achieved-tflops).
   f.per_param = rc == Recompute::kFull ? 8.0 : 6.0;
@@ -123,7 +124,7 @@ int run(const TrainTimeOptions& o) {
     // Against the sustained rate, which a job whose GEMMs run cooler may pass, above 1 too: the burst peaks bound it
     // below (review 59: an MFU `mfu` printed against it was refused).
     const double most = o.mfu_against == "measured_sustained" ? std::numeric_limits<double>::infinity()
-                                                              : f.model / f.causal_model;
+                                                              : f.model / f.executed;
     if (!(o.mfu.value > 0 && o.mfu.value <= most * (1 + 1e-12))) {
       const bool noncausal_headroom = std::isfinite(most) && most > 1;
       const std::string range = !std::isfinite(most) ? "positive"
@@ -131,7 +132,7 @@ int run(const TrainTimeOptions& o) {
                                                      : "a fraction in (0, 1]";
       throw InputError("--mfu must be " + range + ", e.g. 0.45" +
                        (noncausal_headroom ? " (above 1 by the noncausal convention at this --seq, up to where the "
-                                             "FLOPs the kernels execute, attention causal, reach the peak)"
+                                             "FLOPs the kernels execute, attention causal and the scores its backward recomputes, reach the peak)"
                                            : ""));
     }
     if (o.recompute_opt->count() > 0 && rc != Recompute::kNone)
@@ -166,13 +167,14 @@ int run(const TrainTimeOptions& o) {
                          " peak is not a finite rate: give a fraction, e.g. 0.45");
       // As `mfu` refuses it: an executed rate (attention causal) above a peak the GPU attains is an inconsistent
       // input (the sustained rate excepted, which a job whose GEMMs run cooler may pass).
-      const double executed = achieved * f.causal_model / f.model;
+      const double executed = achieved * f.executed / f.model;
       for (const Peak& p : peaks)
         if (p.source != "measured_sustained" && executed > p.value * (1 + 1e-12))
           throw InputError("--mfu " + format_fixed(o.mfu.value, 3) + " of the " + o.mfu_against + " peak (" +
                            format_quantity(against->value, "FLOP/s") + ") is " + format_quantity(achieved, "FLOP/s") +
                            " of model FLOPs, " + format_quantity(executed, "FLOP/s") + " executed" +
-                           (o.seq.given() ? " (attention causal), " : ", ") + format_percent(executed / p.value) + " of the " +
+                           (o.seq.given() ? " (attention causal, the scores its backward recomputes), " : ", ") +
+                           format_percent(executed / p.value) + " of the " +
                            p.source + " peak " + format_quantity(p.value, "FLOP/s") +
                            ": more than it can attain; check --mfu and the peaks");
       for (const Peak& p : peaks)
@@ -268,8 +270,9 @@ cli::Runner setup(CLI::App& app) {
   cli::add_number(app, o->gpus, "--gpus", "GPUs n");
   cli::add_number(app, o->achieved_tflops, "--achieved-tflops",
                   "Achieved hardware TFLOP/s per GPU, as Narayanan et al. 2021 count them (the recomputed forward in, "
-                  "noncausal attention). Megatron-LM's logged TFLOP/s/GPU are model FLOPs with causal attention: give "
-                  "them with --attention causal and no --recompute");
+                  "noncausal attention). Megatron-LM's logged TFLOP/s/GPU are model FLOPs, attention causal from "
+                  "core_v0.12.0 and noncausal before: give them with the --attention of that release and no "
+                  "--recompute");
   cli::add_number(app, o->mfu, "--mfu",
                   "Model FLOP utilization (fraction) against the peak(s); above 1 as `ceilings mfu` reads it (the "
                   "noncausal count at a long --seq, or against measured_sustained)");

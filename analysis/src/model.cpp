@@ -1146,6 +1146,11 @@ double hardware_flops_per_token(const FlopShape& s, double seq, AttentionConvent
   return model;
 }
 
+double executed_flops_per_token(const FlopShape& s, double seq, Recompute r) {
+  return hardware_flops_per_token(s, seq, AttentionConvention::kCausal, r) +
+         0.5 * attention_flops_forward(s, seq, AttentionConvention::kCausal);
+}
+
 double dtype_bytes(const std::string& dtype) {
   if (dtype == "fp32" || dtype == "float32" || dtype == "tf32") return 4;
   if (dtype == "bf16" || dtype == "fp16" || dtype == "float16" || dtype == "bfloat16") return 2;

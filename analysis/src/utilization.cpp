@@ -206,7 +206,7 @@ MfuResult compute_mfu(const MfuInput& in, const std::vector<Peak>& peaks) {
   r.hardware_flops_per_token = hardware_flops_per_token(in.shape, in.seq, in.attention, in.recompute);
   r.achieved_flops_per_gpu = in.tokens_per_s * r.model_flops_per_token / in.gpus;
   r.achieved_hardware_flops_per_gpu = in.tokens_per_s * r.hardware_flops_per_token / in.gpus;
-  r.executed_flops_per_token = hardware_flops_per_token(in.shape, in.seq, AttentionConvention::kCausal, in.recompute);
+  r.executed_flops_per_token = executed_flops_per_token(in.shape, in.seq, in.recompute);
   r.achieved_executed_flops_per_gpu = in.tokens_per_s * r.executed_flops_per_token / in.gpus;
   if (!std::isfinite(r.achieved_flops_per_gpu) || !std::isfinite(r.achieved_hardware_flops_per_gpu))
     throw InputError("the model FLOP/s per GPU implied by " + in.throughput_inputs +
@@ -238,17 +238,18 @@ MfuResult compute_mfu(const MfuInput& in, const std::vector<Peak>& peaks) {
     }
     if (executed > 1.0) {
       std::ostringstream os;
-      os << "HFU against the " << p.source << " peak (" << p.label << ") would be " << format_percent(executed)
-         << " with --recompute " << recompute_name(in.recompute) << " and attention counted causal, while MFU is "
-         << format_percent(causal_model_per_gpu / p.value)
-         << " so counted: the recompute setting and the throughput are inconsistent";
+      os << "the FLOPs the kernels execute (attention causal, the scores a fused attention's backward recomputes, "
+         << "--recompute " << recompute_name(in.recompute) << ") would be " << format_percent(executed) << " of the "
+         << p.source << " peak (" << p.label << "), while MFU is " << format_percent(causal_model_per_gpu / p.value)
+         << " with attention counted causal: the throughput, the recompute setting or the peak is inconsistent";
       throw InputError(os.str());
     }
     if ((u.model > 1.0 || u.hardware > 1.0) && r.note.empty())
       r.note = "MFU or HFU above 100% of the " + p.source + " peak (" + p.label +
                "): the noncausal convention counts the masked half of causal attention, which FlashAttention-style "
-               "kernels skip; what they execute (attention causal, recompute " + recompute_name(in.recompute) +
-               ") is " + format_percent(executed) + " of it (--attention causal counts that way)";
+               "kernels skip; what they execute (attention causal, the scores their backward recomputes, recompute " +
+               recompute_name(in.recompute) + ") is " + format_percent(executed) +
+               " of it (--attention causal counts the model FLOPs that way)";
     r.peaks.push_back(u);
   }
   return r;

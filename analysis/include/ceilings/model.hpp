@@ -193,6 +193,12 @@ double model_flops_per_token(const FlopShape& s, double seq, AttentionConvention
 // recompute reads a point or two above this one); full: + one more forward of every layer but not the logit layer (Narayanan et al. 2021 eq. 3:
 // 96*B*s*l*h^2*(1 + s/6h + V/16lh)).
 double hardware_flops_per_token(const FlopShape& s, double seq, AttentionConvention c, Recompute r);
+// The least FLOPs per trained token a job's kernels execute: its hardware FLOPs with attention causal (the masked
+// half skipped), plus the score matrix (QK^T, half the attention forward) that a fused attention's backward
+// computes once more (FlashAttention's and cuDNN's backward recompute it instead of storing it: 3.5 attention
+// forwards per step, as FlashAttention's own benchmarks count). An attention that stores its scores runs the
+// masked half instead, which is more. What utilization above 100% of a peak is tested with.
+double executed_flops_per_token(const FlopShape& s, double seq, Recompute r);
 
 // Bytes per element of a storage type: fp32 4, bf16/fp16 2, fp8/int8 1, fp4/int4 0.5.
 double dtype_bytes(const std::string& dtype);

@@ -55,8 +55,9 @@ struct MfuInput {
 struct MfuResult {
   double model_flops_per_token = 0, hardware_flops_per_token = 0;
   double achieved_flops_per_gpu = 0, achieved_hardware_flops_per_gpu = 0;
-  // What the job's kernels execute at least: its hardware FLOPs with attention counted causal (FlashAttention-style
-  // kernels skip the masked half), whatever convention MFU is reported in.
+  // What the job's kernels execute at least (executed_flops_per_token): its hardware FLOPs with attention counted
+  // causal (FlashAttention-style kernels skip the masked half) and the scores their backward recomputes, whatever
+  // convention MFU is reported in.
   double executed_flops_per_token = 0, achieved_executed_flops_per_gpu = 0;
   std::vector<PeakUtilization> peaks;  // primary first
   // Where the noncausal convention puts MFU or HFU above 100% of a peak the executed FLOPs stay below (a long
