@@ -6,6 +6,8 @@
 //          "values": {"<key>": number | [first read, second read, ...]},   missing key -> NOT_SUPPORTED
 //          "errors": {"<key>": nvml return code},   (also "handle": nvmlDeviceGetHandleByIndex_v2's answer)
 //          "xid": [79, ...], "xid_register": 0}
+// A top-level key not listed here (script_problem), or one of another type, fails nvmlInit_v2 with the reason on
+// stderr; a value under "values" or "errors" it cannot read fails that one call.
 // Keys are NVML's native units: ecc.enabled, ecc.{volatile|aggregate}[.{dram|sram}].{corrected|uncorrected},
 // remap.{correctable_rows,uncorrectable_rows,pending,failure} (error key "remap"),
 // remap.banks_{max,high,partial,low,none} (nvmlDeviceGetRowRemapperHistogram; error key "remap_histogram"),
@@ -98,6 +100,47 @@ int copy_string(const std::string& s, char* out, unsigned length) {
   return kSuccess;
 }
 
+// Why the script's top level is not one the fake reads ("" where it is): a key it does not know (a misspelling that
+// would silently answer as the default) or a value of another type than the one read (review 104: a string where a
+// number is read threw out of the library, which aborts the caller). "values" and "errors" are read per key, and
+// device_count is the count call's to answer (a bad one fails that call, not the init).
+std::string script_problem(const json& s) {
+  if (!s.is_object()) return "the script is not a JSON object";
+  using Check = bool (*)(const json&);
+  const auto integer = [](const json& v) { return v.is_number_integer(); };
+  const auto count = [](const json& v) { return v.is_number_unsigned(); };
+  const auto text = [](const json& v) { return v.is_string(); };
+  const auto object = [](const json& v) { return v.is_object(); };
+  const std::map<std::string, std::pair<Check, const char*>> known{
+      {"init", {integer, "an integer (nvmlInit_v2's return code)"}},
+      {"driver", {text, "a string"}},
+      {"device_count", {[](const json&) { return true; }, ""}},
+      {"device", {[](const json& v) {
+                    return v.is_object() && std::all_of(v.begin(), v.end(), [](const json& f) { return f.is_string(); });
+                  },
+                  "an object of strings (name, uuid, pci_bus_id)"}},
+      {"values", {object, "an object"}},
+      {"errors", {object, "an object"}},
+      {"xid", {[](const json& v) {
+                 return v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number_unsigned(); });
+               },
+               "an array of XID numbers"}},
+      {"xid_register", {integer, "an integer (a return code)"}},
+      {"sm_clock_delay_ms", {count, "a whole number of milliseconds"}},
+      {"repair_silent", {[](const json& v) { return v.is_boolean(); }, "true or false"}},
+      {"unrepairable_layout", {text, "a string"}},
+      {"nvlink_links", {count, "a whole number"}},
+      {"nvlink_absent_code", {integer, "an integer (a return code)"}},
+      {"field_value_type", {integer, "an integer (nvmlValueType_t)"}},
+      {"kernel_log", {text, "a string (read by the self-test, not by this library)"}}};
+  for (const auto& [key, value] : s.items()) {
+    const auto k = known.find(key);
+    if (k == known.end()) return "unknown key \"" + key + "\" (misspelt?)";
+    if (!k->second.first(value)) return "\"" + key + "\" must be " + k->second.second;
+  }
+  return "";
+}
+
 std::string device_field(const char* key, const char* fallback) {
   if (script.contains("device") && script["device"].contains(key)) return script["device"][key].get<std::string>();
   return fallback;
@@ -124,6 +167,11 @@ FAKE_EXPORT int nvmlInit_v2() {
     script = json::parse(text.str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake NVML: cannot read script %s: %s\n", path, e.what());
+    return kUnknown;
+  }
+  if (const std::string why = script_problem(script); !why.empty()) {
+    std::fprintf(stderr, "fake NVML: cannot use script %s: %s\n", path, why.c_str());
+    script = json::object();
     return kUnknown;
   }
   const int rc = script.value("init", 0);

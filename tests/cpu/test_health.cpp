@@ -1917,6 +1917,33 @@ test::CliResult health_with(const json& script, std::vector<std::string> args = 
   return test::health_with_fake_nvml(script, std::move(args), "health_fake_");
 }
 
+// The fake NVML's script: a value it cannot read is an NVML error, never a crash of the process that loaded it, and
+// a top-level key it does not know (a misspelling that would have answered as the default) or of another type fails
+// its init, naming the key (reviews 103 #8 and 104 #6).
+TEST(HealthCli, AFakeScriptItCannotUseIsAnErrorNotACrash) {
+  json script = healthy_script();
+  script["values"]["temperature.gpu_c"] = "hot";  // read per key: that reading fails, the rest is read
+  auto r = health_with(script, {"--watch", "0.05", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("temperature.gpu_c"), std::string::npos) << r.out;
+  const std::vector<std::pair<json, std::string>> bad = {
+      {{{"valeus", json::object()}}, "unknown key \"valeus\" (misspelt?)"},
+      {{{"nvlink_links", "18"}}, "\"nvlink_links\" must be a whole number"},
+      {{{"xid", {"79"}}}, "\"xid\" must be an array of XID numbers"},
+      {{{"sm_clock_delay_ms", -5}}, "\"sm_clock_delay_ms\" must be a whole number of milliseconds"},
+      {{{"device", {{"name", 7}}}}, "\"device\" must be an object of strings"},
+      {{{"repair_silent", 1}}, "\"repair_silent\" must be true or false"}};
+  for (const auto& [edit, why] : bad) {
+    json s = healthy_script();
+    s.update(edit);
+    r = health_with(s);
+    EXPECT_EQ(r.exit_code, 3) << edit.dump() << r.out << r.err;
+    EXPECT_NE(r.err.find("fake NVML: cannot use script"), std::string::npos) << edit.dump() << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << edit.dump() << r.err;
+    EXPECT_NE(r.err.find("nvmlInit failed"), std::string::npos) << edit.dump() << r.err;
+  }
+}
+
 // End to end: the fabric read through nvmlDeviceGetGpuFabricInfoV's v2 struct (the fake lays it out as nvml.h does).
 TEST(HealthCli, TheNvlinkFabricIsReadAndJudged) {
   json script = healthy_script();
