@@ -2,11 +2,13 @@
 // NVML (no benchmark runs), judged by the health rules. Exit 0 healthy, 1 a fault, 3 could not read.
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "ceilings/qualify.hpp"
 #include "ceilings/subprocess.hpp"
+#include "harness/nvml.hpp"
 #include "health_monitor.hpp"
 #include "subcommand.hpp"
 
@@ -16,6 +18,7 @@ struct HealthOptions {
   unsigned device = 0;
   bool json = false;
   double watch_s = 1.0;
+  double nvml_timeout_s = 60;
   std::string format = "table";
 };
 
@@ -41,6 +44,11 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
   app.add_option("--watch", o->watch_s, "Seconds between the two snapshots, listening for XID events")
       ->check(ceilings::cli::number_in(0, 86400))
       ->capture_default_str();
+  app.add_option("--nvml-timeout", o->nvml_timeout_s,
+                 "Seconds one NVML call may take: one that has not returned by then (a hung driver or GPU) ends the "
+                 "run, exit 1")
+      ->check(ceilings::cli::number_in(1, 86400))
+      ->capture_default_str();
   auto* format_option = app.add_option("--format", o->format,
                                 "table | markdown | csv | json (json: same as --json; csv: the checks table only)")
                      ->capture_default_str();
@@ -48,6 +56,16 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
   return [o] {
     const ceilings::Format format = ceilings::parse_format(o->format);
     ceilings::check_kernel_log_variable();
+    // A driver call that never returns (a GPU fallen off the bus, a wedged driver) is a fault of the node, said and
+    // ended here: it cannot be cancelled, and a health check that hangs stalls whatever runs it (review 103 #6).
+    ceilings::nvml::watch_calls(o->nvml_timeout_s, [](const std::string& call, double seconds) {
+      std::fprintf(stderr,
+                   "ceilings health: NVML's %s did not return within %g s: the driver or the GPU is hung, a fault of "
+                   "the node (the call cannot be cancelled: no section is written)\n",
+                   call.c_str(), seconds);
+      std::fflush(stderr);
+      std::_Exit(ceilings::kExitFailed);
+    });
     auto monitor = ceilings::cli::HealthMonitor::open(o->device);
     monitor->before();
     // An interrupt during the watch ends it early: what it saw is still read and said. Only there: before and after

@@ -10,6 +10,11 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace ceilings::nvml {
@@ -193,9 +198,57 @@ void resolve(void* lib, Fn& fn, std::initializer_list<const char*> names) {
   }
 }
 
+// The calls in flight while watch_calls is on: per thread, the entry point (its address, named by dladdr when
+// one hangs) and since when.
+struct CallWatch {
+  std::mutex mutex;
+  std::map<std::thread::id, std::pair<std::uintptr_t, std::chrono::steady_clock::time_point>> in_flight;
+  double limit_s = 0;
+  std::function<void(const std::string&, double)> on_hang;
+  bool thread_started = false;
+};
+std::atomic<bool> watching{false};
+CallWatch& call_watch() {
+  static CallWatch* w = new CallWatch();  // never destroyed: the watchdog thread reads it until the process ends
+  return *w;
+}
+
+// The entry point's name in the library that holds it, or its address.
+std::string call_name(std::uintptr_t address) {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(address), &info) != 0 && info.dli_sname) return info.dli_sname;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "the NVML call at %#zx", static_cast<std::size_t>(address));
+  return buf;
+}
+
+// Marks the calling thread in an NVML call for its lifetime, where the watchdog is on.
+class InFlight {
+ public:
+  explicit InFlight(std::uintptr_t fn) : on_(watching.load(std::memory_order_acquire)) {
+    if (!on_) return;
+    CallWatch& w = call_watch();
+    std::lock_guard<std::mutex> lock(w.mutex);
+    w.in_flight[std::this_thread::get_id()] = {fn, std::chrono::steady_clock::now()};
+  }
+  ~InFlight() {
+    if (!on_) return;
+    CallWatch& w = call_watch();
+    std::lock_guard<std::mutex> lock(w.mutex);
+    w.in_flight.erase(std::this_thread::get_id());
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  bool on_;
+};
+
 template <class Fn, class... Args>
 int call(Fn fn, Args... args) {
-  return fn ? fn(args...) : kFunctionNotFound;
+  if (!fn) return kFunctionNotFound;
+  const InFlight mark(reinterpret_cast<std::uintptr_t>(fn));
+  return fn(args...);
 }
 
 Result<std::string> read_string(int (*fn)(Handle, char*, unsigned), Handle h) {
@@ -214,6 +267,36 @@ Result<unsigned> read_unsigned(Fn fn, Args... args) {
 }
 
 }  // namespace
+
+void watch_calls(double seconds, std::function<void(const std::string& call, double seconds)> on_hang) {
+  CallWatch& w = call_watch();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  w.limit_s = seconds;
+  w.on_hang = std::move(on_hang);
+  watching.store(true, std::memory_order_release);
+  if (w.thread_started) return;
+  w.thread_started = true;
+  std::thread([&w] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::string hung;
+      double limit = 0;
+      std::function<void(const std::string&, double)> handler;
+      {
+        std::lock_guard<std::mutex> guard(w.mutex);
+        const auto now = std::chrono::steady_clock::now();
+        for (const auto& [thread, call] : w.in_flight)
+          if (std::chrono::duration<double>(now - call.second).count() > w.limit_s) {
+            hung = call_name(call.first);
+            limit = w.limit_s;
+            handler = w.on_hang;
+            break;
+          }
+      }
+      if (!hung.empty() && handler) handler(hung, limit);
+    }
+  }).detach();
+}
 
 std::shared_ptr<Library> Library::open(std::string* why) {
   const char* override_path = std::getenv(kPathVariable);
@@ -294,7 +377,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
     lib->handle_ = nullptr;
     return nullptr;
   }
-  const int rc = s.init();
+  const int rc = call(s.init);
   if (rc != kSuccess) {
     if (why) *why = "nvmlInit failed: " + lib->error_string(rc);
     s.shutdown = nullptr;  // nothing to shut down

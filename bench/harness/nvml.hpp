@@ -3,6 +3,7 @@
 // is not on every build machine; no NVML means "unavailable", never a crash.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -123,6 +124,13 @@ constexpr unsigned kPowerScopeGpu = 0;
 constexpr unsigned long long kEventXidCriticalError = 0x8ULL;
 
 class Library;
+
+// A watchdog on this process's NVML calls (review 103: a driver call that never returns, as on a GPU that fell off the
+// bus, hung `ceilings health` for good). From this call on, an NVML call that has not returned after `seconds` makes
+// `on_hang` run on the watchdog's own thread with the call's name ("nvmlDeviceGetClockInfo") and the seconds; it
+// should end the process, as a call in the driver cannot be cancelled. Off until called; calling it again changes
+// the limit and the handler.
+void watch_calls(double seconds, std::function<void(const std::string& call, double seconds)> on_hang);
 
 // A device handle bound to the loaded library.
 class Device {

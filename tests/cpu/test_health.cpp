@@ -1944,6 +1944,27 @@ TEST(HealthCli, AFakeScriptItCannotUseIsAnErrorNotACrash) {
   }
 }
 
+// A driver call that never returns (a GPU fallen off the bus) ends the run as a fault within --nvml-timeout, naming the
+// call, instead of hanging whatever runs the check (review 103 #6); a slow call inside the limit is read as ever.
+TEST(HealthCli, AHungNvmlCallEndsTheRunAsAFault) {
+  json script = healthy_script();
+  script["sm_clock_delay_ms"] = 20000;
+  const auto start = std::chrono::steady_clock::now();
+  auto r = health_with(script, {"--watch", "0.05", "--nvml-timeout", "1"});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("NVML's nvmlDeviceGetClockInfo did not return within 1 s: the driver or the GPU is hung"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;  // no section: nothing half-read is printed as a reading
+  EXPECT_LT(took, 10.0);
+  EXPECT_GE(took, 1.0);
+  script["sm_clock_delay_ms"] = 200;
+  r = health_with(script, {"--watch", "0.05", "--nvml-timeout", "1", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(health_with(script, {"--nvml-timeout", "0"}).exit_code, 2);
+}
+
 // End to end: the fabric read through nvmlDeviceGetGpuFabricInfoV's v2 struct (the fake lays it out as nvml.h does).
 TEST(HealthCli, TheNvlinkFabricIsReadAndJudged) {
   json script = healthy_script();
