@@ -6,9 +6,18 @@
 find_package(Threads REQUIRED)
 
 # A header or library installed without its CMake package files (seen on images that copy them into
-# /usr/include): found by name instead, as an imported target of the same name.
+# /usr/include): found by name instead, as an imported target of the same name. One whose package files say it is
+# older than the minimum is refused, not taken by name (review 107: Ubuntu 22.04's Google Benchmark 1.6 slipped
+# past the 1.7 asked for).
+function(ceilings_refuse_too_old package minimum)
+  if(${package}_CONSIDERED_VERSIONS)
+    message(FATAL_ERROR "${package} ${${package}_CONSIDERED_VERSIONS} found (${${package}_CONSIDERED_CONFIGS}); "
+                        "ceilings needs ${minimum} or newer: install a newer one (Debian 12 and Ubuntu 24.04 ship it)")
+  endif()
+endfunction()
 find_package(nlohmann_json 3.10 QUIET)
 if(NOT nlohmann_json_FOUND)
+  ceilings_refuse_too_old(nlohmann_json 3.10)
   find_path(CEILINGS_NLOHMANN_JSON_INCLUDE nlohmann/json.hpp)
   if(NOT CEILINGS_NLOHMANN_JSON_INCLUDE)
     message(FATAL_ERROR "nlohmann/json not found: run scripts/install-deps.sh")
@@ -19,6 +28,7 @@ endif()
 
 find_package(CLI11 2.1 QUIET)
 if(NOT CLI11_FOUND)
+  ceilings_refuse_too_old(CLI11 2.1)
   find_path(CEILINGS_CLI11_INCLUDE CLI/CLI.hpp HINTS ${CEILINGS_CLI11_INCLUDE_DIR})
   if(NOT CEILINGS_CLI11_INCLUDE)
     message(FATAL_ERROR "CLI11 not found: run scripts/install-deps.sh, or set CEILINGS_CLI11_INCLUDE_DIR")
@@ -29,6 +39,7 @@ endif()
 
 find_package(benchmark 1.7 QUIET)  # ceilings-bench, and its checkpoint reporter (tested without CUDA)
 if(NOT benchmark_FOUND)
+  ceilings_refuse_too_old(benchmark 1.7)
   find_path(CEILINGS_BENCHMARK_INCLUDE benchmark/benchmark.h)
   find_library(CEILINGS_BENCHMARK_LIBRARY benchmark)
   if(NOT CEILINGS_BENCHMARK_INCLUDE OR NOT CEILINGS_BENCHMARK_LIBRARY)

@@ -37,6 +37,14 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# The presets file is version 6 and CMakeLists.txt asks for 3.25: say so here, not at `cmake --preset` (review 107:
+# on Ubuntu 22.04, 3.22, this script exited 0).
+cmake_version=$(cmake --version 2>/dev/null | sed -n 's/^cmake version \([0-9][0-9.]*\).*/\1/p' | head -n 1)
+if [ -z "$cmake_version" ] || ! printf '3.25\n%s\n' "$cmake_version" | sort -V -C; then
+  echo "install-deps.sh: CMake ${cmake_version:-not found} is older than 3.25, which the build needs (Ubuntu 22.04" \
+       "ships 3.22): put a newer cmake first in PATH (Kitware's apt repository, or pip install cmake)" >&2
+  exit 3
+fi
 if [ ! -x "$nvcc" ]; then
   echo "install-deps.sh: nvcc not found: install the CUDA Toolkit (12.x or 13.x) first" >&2
   exit 3

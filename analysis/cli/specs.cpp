@@ -17,7 +17,7 @@ struct SpecsOptions {
 CEILINGS_SUBCOMMAND("specs", "List the datasheet table, or one GPU's datasheet figures",
                     [](CLI::App& app) -> ceilings::cli::Runner {
                       auto o = std::make_shared<SpecsOptions>();
-                      app.add_option("name", o->name, "GPU name (loose: case, spaces and SXM do not matter)");
+                      app.add_option("name", o->name, "GPU name (loose: case, spaces and punctuation do not matter; a name PCIe or NVL boards share must say which)");
                       app.add_option("--format", o->format, "table | markdown | csv | json")->capture_default_str();
                       return [o] {
                         const ceilings::Format format = ceilings::parse_format(o->format);

@@ -544,7 +544,7 @@ std::string failure_note(const Ceiling& c) { return slowest_pair_note(c) + timel
 // or counting fault. HBM, PCIe and NVLink figures are the physical limits themselves (bus width x clock, lanes x
 // rate): 5% over is already a fault (a CLI probe had hbm.read pass at 123% of 4.8 TB/s). A compute figure is
 // quoted at a clock the SMs may exceed (H100/H200 bf16: 989 TFLOP/s at 1.83 GHz, 1.98 GHz reachable): the limit
-// follows the highest SM clock the device runs (device.max_sm_clock_hz, else the boost clock), with the same 5%
+// follows the highest SM clock the device runs (device.clocks_max_hz.sm, else the boost clock), with the same 5%
 // for the median's timing noise and the figure's rounding (bf16 on an H200: 989 x 1.98 / 1.83 x 1.05 = 1124).
 constexpr double kPlausibleMargin = 1.05;
 struct PlausibleLimit {
