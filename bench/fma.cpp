@@ -35,27 +35,19 @@ void run_case(benchmark::State& state, FmaCase fc, int threads) {
     // Size a launch to about 2 ms from a short calibration launch, within the exact-arithmetic limit.
     int trips = 16;
     {
-      struct Events {  // destroyed on every path, a throwing check included
-        cudaEvent_t a = nullptr, b = nullptr;
-        ~Events() {
-          if (a) cudaEventDestroy(a);
-          if (b) cudaEventDestroy(b);
-        }
-      } ev;
-      CEILINGS_CUDA_CHECK(cudaEventCreate(&ev.a));
-      CEILINGS_CUDA_CHECK(cudaEventCreate(&ev.b));
+      const Event a, b;
       k::fma_peak(fc.type, out.get(), blocks, threads, trips, stream.get());  // module load, clocks
       CEILINGS_LAUNCH_CHECK();
       // Twice: the first estimate comes from a launch of tens of us while the clocks may still be rising;
       // the second times a launch of about the final length.
       for (int round = 0; round < 2; ++round) {
-        CEILINGS_CUDA_CHECK(cudaEventRecord(ev.a, stream.get()));
+        CEILINGS_CUDA_CHECK(cudaEventRecord(a.get(), stream.get()));
         k::fma_peak(fc.type, out.get(), blocks, threads, trips, stream.get());
         CEILINGS_LAUNCH_CHECK();
-        CEILINGS_CUDA_CHECK(cudaEventRecord(ev.b, stream.get()));
-        CEILINGS_CUDA_CHECK(cudaEventSynchronize(ev.b));
+        CEILINGS_CUDA_CHECK(cudaEventRecord(b.get(), stream.get()));
+        CEILINGS_CUDA_CHECK(cudaEventSynchronize(b.get()));
         float ms = 0;
-        CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.a, ev.b));
+        CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
         trips = std::clamp(static_cast<int>(trips * 2.0 / std::max(ms, 1e-3f)), 1, k::fma_max_trips(fc.type));
         // Odd: the half2/bf162 closed form only tells an odd step count from an even one (see fma.cuh).
         if (trips % 2 == 0) --trips;

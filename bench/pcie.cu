@@ -130,23 +130,7 @@ std::map<std::string, std::set<std::size_t>>& failed_sizes() {
   return f;
 }
 
-class Event {
- public:
-  Event() { CEILINGS_CUDA_CHECK(cudaEventCreate(&e_)); }
-  ~Event() { cudaEventDestroy(e_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_{};
-};
-
-double elapsed_s(const Event& a, const Event& b) {
-  float ms = 0;
-  CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
-  return ms * 1e-3;
-}
+double elapsed_s(const Event& a, const Event& b) { return elapsed_seconds(a, b); }
 
 Point measure_point(const Context& ctx, const Path& path, std::size_t bytes) {
   const bool bidir = path.dir == Dir::kBidir;

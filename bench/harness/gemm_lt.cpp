@@ -105,18 +105,6 @@ T config_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttribut
   return v;
 }
 
-class Events {
- public:
-  Events() {
-    CEILINGS_CUDA_CHECK(cudaEventCreate(&start));
-    CEILINGS_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~Events() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  cudaEvent_t start{}, stop{};
-};
 
 }  // namespace
 
@@ -401,22 +389,22 @@ double time_algo(const Problem& p, const Operands& ops, const cublasLtMatmulAlgo
     (void)cudaGetLastError();
     return kFailed;
   }
-  Events ev;
-  CEILINGS_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+  const Event start, stop;
+  CEILINGS_CUDA_CHECK(cudaEventRecord(start.get(), stream));
   for (int r = 0; r < reps; ++r) {
     const int set = (r + 1) % ops.sets();
     st = p.run(algo, ops.a(set), ops.b(set), ops.c(), workspace, workspace_bytes, stream);
     if (st != CUBLAS_STATUS_SUCCESS) break;
   }
-  CEILINGS_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-  CEILINGS_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+  CEILINGS_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
+  CEILINGS_CUDA_CHECK(cudaEventSynchronize(stop.get()));
   if (status) *status = st;
   if (st != CUBLAS_STATUS_SUCCESS) {
     (void)cudaGetLastError();
     return kFailed;
   }
   float ms = 0;
-  CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+  CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
   return ms * 1e-3 / std::max(1, reps);
 }
 

@@ -60,29 +60,17 @@ std::string gib(std::size_t bytes) {
 
 class EventPair {
  public:
-  EventPair() {
-    CEILINGS_CUDA_CHECK(cudaEventCreate(&start));
-    CEILINGS_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~EventPair() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  double seconds() const {
-    float ms = 0;
-    CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms * 1e-3;
-  }
+  double seconds() const { return elapsed_seconds(start, stop); }
   // Whether the work recorded before `stop` is still running. A not-ready query may leave cudaErrorNotReady as
   // the last error (PyTorch clears it after its event queries too), and guarded() fails a case on any last
   // error: it is cleared, and no query is made while an earlier error waits to be reported.
   bool stop_pending() const {
     if (cudaPeekAtLastError() != cudaSuccess) return false;
-    if (cudaEventQuery(stop) != cudaErrorNotReady) return false;  // done, or an error the synchronize reports
+    if (cudaEventQuery(stop.get()) != cudaErrorNotReady) return false;  // done, or an error the synchronize reports
     (void)cudaGetLastError();
     return true;
   }
-  cudaEvent_t start{}, stop{};
+  Event start, stop;
 };
 
 }  // namespace
@@ -136,6 +124,16 @@ Stream::~Stream() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 void Stream::sync() const { CEILINGS_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+Event::Event(unsigned flags) { CEILINGS_CUDA_CHECK(cudaEventCreateWithFlags(&event_, flags)); }
+Event::~Event() {
+  if (event_) cudaEventDestroy(event_);
+}
+double elapsed_seconds(const Event& from, const Event& to) {
+  float ms = 0;
+  CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, from.get(), to.get()));
+  return ms * 1e-3;
+}
 
 BlockingKernel::BlockingKernel() {
   void* p = nullptr;
@@ -212,10 +210,10 @@ Measurement measure(cudaStream_t stream, const MeasureSpec& spec, const Options&
     const auto enqueue_start = clock::now();
     for (int u = 0; u < spec.preroll_units; ++u) spec.work(stream);
     m.total_units += spec.preroll_units;
-    CEILINGS_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+    CEILINGS_CUDA_CHECK(cudaEventRecord(ev.start.get(), stream));
     for (int u = 0; u < units; ++u) spec.work(stream);
     m.total_units += units;
-    CEILINGS_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+    CEILINGS_CUDA_CHECK(cudaEventRecord(ev.stop.get(), stream));
     const double enqueue_s = std::chrono::duration<double>(clock::now() - enqueue_start).count();
     if (blocking) blocker.release();
     // The work is queued and (released from the blocking kernel) running: read the GPU at it before waiting

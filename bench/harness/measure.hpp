@@ -87,6 +87,22 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
+// RAII event (timing on unless `flags` turns it off): destroyed on every path, a throwing check after it included
+// (review 105: a pair of raw events leaked the first where the second's creation threw).
+class Event {
+ public:
+  explicit Event(unsigned flags = cudaEventDefault);
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+// Seconds between two events recorded and done.
+double elapsed_seconds(const Event& from, const Event& to);
+
 // A kernel that spins on a host-mapped flag: work queued behind it starts back to back once the
 // host releases it, so the first launch's latency is not inside the timed region (nvbandwidth's
 // method). It gives up after a timeout so a host that never releases cannot hang the GPU.

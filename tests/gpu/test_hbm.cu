@@ -248,10 +248,11 @@ namespace {
 
 // The covering-grid kernels (one block per tile, no loop) and the driver's device-to-device copy run and
 // verify like the resident grids: each case of the quick set, on quick mode's 1 GiB arrays.
-// Runs ceilings-bench with `args` (JSON output) and checks every case ran, verified, above 100 GB/s; calls
-// `more` on each; returns the cases' names (without "/iterations...").
+// Runs ceilings-bench with `args` (JSON output) and checks every case ran, verified, above 100 GB/s and above
+// `floor` of the datasheet bandwidth; calls `more` on each; returns the cases' names (without "/iterations...").
 std::set<std::string> run_verified_hbm_cases(std::vector<std::string> args,
-                                             const std::function<void(const nlohmann::json&)>& more = {}) {
+                                             const std::function<void(const nlohmann::json&)>& more = {},
+                                             double floor = 0.65) {
   args.insert(args.begin(), {CEILINGS_BENCH_BIN, "--benchmark_format=json"});
   const auto r = test::run_program(args, {}, 300);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -264,11 +265,13 @@ std::set<std::string> run_verified_hbm_cases(std::vector<std::string> args,
     if (b.value("error_occurred", false)) continue;
     EXPECT_EQ(b.at("verified").get<double>(), 1.0) << name;
     EXPECT_GT(b.at("bytes_per_second").get<double>(), 1e11) << name;
-    // Against the GPU's own bandwidth where the datasheet table knows it: more than a third (the H200's copies
-    // read 4.1-4.3 of 4.8 TB/s) and at most the datasheet's (bytes counted too often exceed it: review 96, a triad
-    // counted as 4 arrays read 5.9 TB/s and passed), so a byte count or a time a factor off fails.
+    // Against the GPU's own bandwidth where the datasheet table knows it: more than `floor`, 65% by default (the
+    // cases these tests run read 86-98% of 4.8 TB/s in the stored H200 profile; a triad counted as 2 arrays would
+    // read 61%, a copy counted once 45%: review 105, a third let both pass) and at most the datasheet's (bytes
+    // counted too often exceed it: review 96, a triad counted as 4 arrays read 5.9 TB/s and passed), so a byte
+    // count or a time off by an array fails.
     if (const GpuSpec* spec = find_gpu(ceilings::test::device_name()); spec && !ceilings::test::under_sanitizer()) {
-      EXPECT_GT(b.at("bytes_per_second").get<double>(), spec->memory_bandwidth / 3) << name;
+      EXPECT_GT(b.at("bytes_per_second").get<double>(), floor * spec->memory_bandwidth) << name;
       EXPECT_LE(b.at("bytes_per_second").get<double>(), 1.02 * spec->memory_bandwidth) << name;
     }
     if (more) more(b);
@@ -310,7 +313,8 @@ TEST(HbmBench, TheBulkCopiesRunVerified) {
         EXPECT_GT(b.at("chunk_bytes").get<double>(), 0) << b.dump();
         EXPECT_GE(b.at("stages").get<double>(), 2) << b.dump();
         EXPECT_EQ(static_cast<int>(b.at("blocks").get<double>()) % prop.multiProcessorCount, 0) << b.dump();
-      });
+      },
+      1.0 / 3);  // never run on a GPU yet: what they read is the question, a factor off the answer
   // The bench's four shapes, less those a block here cannot hold (all four fit Hopper's 227 KiB).
   std::size_t expected = 0;
   for (const k::BulkCopyShape& shape : {k::BulkCopyShape{1, 32768, 6}, k::BulkCopyShape{1, 16384, 6},

@@ -56,21 +56,17 @@ TEST(LatencyGpu, TheL1ChaseHitsL1) {
   kernels::write_chase_chain(chain.get(), next_dev.get(), slots, stride, s.get());
   const std::uint64_t start = kernels::chase_address(chain.get(), 0, stride);
   CEILINGS_CUDA_CHECK(cudaMemcpyAsync(pos.get(), &start, sizeof start, cudaMemcpyHostToDevice, s.get()));
-  cudaEvent_t a, b;
-  CEILINGS_CUDA_CHECK(cudaEventCreate(&a));
-  CEILINGS_CUDA_CHECK(cudaEventCreate(&b));
+  const bench::Event a, b;
   float ms[2] = {};
   for (bool l1 : {true, false}) {
     kernels::pointer_chase(pos.get(), warm, l1, s.get());  // loads the kernel, warms L2
     kernels::pointer_chase(pos.get(), loads, l1, s.get());  // untimed: the clocks leave idle before either timing
-    CEILINGS_CUDA_CHECK(cudaEventRecord(a, s.get()));
+    CEILINGS_CUDA_CHECK(cudaEventRecord(a.get(), s.get()));
     kernels::pointer_chase(pos.get(), loads, l1, s.get());
-    CEILINGS_CUDA_CHECK(cudaEventRecord(b, s.get()));
+    CEILINGS_CUDA_CHECK(cudaEventRecord(b.get(), s.get()));
     s.sync();
-    CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms[l1 ? 0 : 1], a, b));
+    CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms[l1 ? 0 : 1], a.get(), b.get()));
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
   CEILINGS_LAUNCH_CHECK();
   std::uint64_t got = 0;
   CEILINGS_CUDA_CHECK(cudaMemcpyAsync(&got, pos.get(), sizeof got, cudaMemcpyDeviceToHost, s.get()));

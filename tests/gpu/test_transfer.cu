@@ -134,19 +134,14 @@ TEST(TransferGpu, StridedPoisonHitsEveryStrideAndTheLastVector) {
   constexpr std::size_t big = std::size_t{1} << 30;
   DeviceBuffer<uint4> large(big / 16);
   kernels::fill_pattern(large.get(), big / 16, kSeed + 6, s.get());
-  cudaEvent_t a = nullptr, b = nullptr;
-  CEILINGS_CUDA_CHECK(cudaEventCreate(&a));
-  CEILINGS_CUDA_CHECK(cudaEventCreate(&b));
-  CEILINGS_CUDA_CHECK(cudaEventRecord(a, s.get()));
+  const Event a, b;
+  CEILINGS_CUDA_CHECK(cudaEventRecord(a.get(), s.get()));
   poison_stride_device(large.get(), big, 0xA5, s.get());
-  CEILINGS_CUDA_CHECK(cudaEventRecord(b, s.get()));
+  CEILINGS_CUDA_CHECK(cudaEventRecord(b.get(), s.get()));
   EXPECT_EQ(poisoned_words(big), 4u * (16381 + 1));  // 67108864 vectors: strides at 0 .. 16380 x 4097
   EXPECT_EQ(count_device_mismatches(large.get(), big, kSeed + 6, s.get()), poisoned_words(big));
-  float ms = 0;
-  CEILINGS_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  EXPECT_LT(ms, 20.0f) << "poisoning a sample of 1 GiB took " << ms << " ms";
+  const double ms = elapsed_seconds(a, b) * 1e3;
+  EXPECT_LT(ms, 20.0) << "poisoning a sample of 1 GiB took " << ms << " ms";
 }
 
 TEST(TransferGpu, ImpossiblePinnedAllocationIsAClearError) {
