@@ -146,7 +146,7 @@ struct Case {
   int expect_exit = 0;                     // exit code of the verdict
   std::string expect_text;                 // the reason the verdict must name
   bool control = false;                    // a healthy case: must pass
-  std::string expect_row;                  // the verdict's row (its rule) that must fail naming expect_text
+  std::string expect_row{};                // the verdict's row (its rule) that must fail naming expect_text
 };
 
 std::vector<Case> matrix() {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <csignal>
 #include <cerrno>
@@ -20,6 +21,7 @@
 #include <iterator>
 #include <limits>
 #include <mutex>
+#include <sstream>
 
 #include "ceilings/clock_events.hpp"
 #include "ceilings/datasheet.hpp"
@@ -166,6 +168,22 @@ std::optional<SampleKey> sample_key(const std::string& key) {
   return std::nullopt;
 }
 
+bool bench_command_was_quick(const std::string& command) {
+  bool quick = false;
+  std::istringstream words(command);
+  for (std::string w; words >> w;) {
+    static const std::string flag = "--ceilings_quick";
+    if (w == flag) {
+      quick = true;
+    } else if (w.rfind(flag + "=", 0) == 0) {  // CLI11's flag values: the last one given stands
+      std::string v = w.substr(flag.size() + 1);
+      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      quick = v == "true" || v == "1" || v == "yes" || v == "on" || v == "t" || v == "y" || v == "enable" || v == "+";
+    }
+  }
+  return quick;
+}
+
 Profile profile_from_json(const json& document, const std::string& origin) {
   const Fields doc(document, "");
   Profile p;
@@ -206,6 +224,11 @@ Profile profile_from_json(const json& document, const std::string& origin) {
       p.gpus_measured_together = static_cast<int>(*n);
     }
     p.quick = m.optional_boolean("quick");
+    // A profile of a build before measure.quick: its bench command says whether the pass was quick (review 100: an
+    // old quick pass read as a full one). Only a quick one is told: without the flag, absent stays absent.
+    if (!p.quick)
+      if (const auto command = m.optional_string("command"); command && bench_command_was_quick(*command))
+        p.quick = true;
   }
 
   const Fields d = doc.object("device");

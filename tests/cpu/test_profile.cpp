@@ -76,6 +76,24 @@ TEST(Profile, IgnoresUnknownFieldsAndKeepsThem) {
   EXPECT_EQ(profile_to_json(p)["device"]["name"], "NVIDIA H200 NVL");
 }
 
+// A profile of a build before measure.quick: a quick pass is told by its bench command's --ceilings_quick, as CLI11
+// reads the flag (review 100: such a pass read as a full one against a full baseline).
+TEST(Profile, AnOldQuickPassIsToldByItsBenchCommand) {
+  EXPECT_TRUE(bench_command_was_quick("ceilings-bench --benchmark_out=x.json --ceilings_quick --ceilings_device=0"));
+  EXPECT_TRUE(bench_command_was_quick("ceilings-bench --ceilings_quick=TRUE"));
+  EXPECT_FALSE(bench_command_was_quick("ceilings-bench --ceilings_quick --ceilings_quick=false"));
+  EXPECT_FALSE(bench_command_was_quick("ceilings-bench --ceilings_quick_x --benchmark_filter=^(ceilings_quick)$"));
+  EXPECT_FALSE(bench_command_was_quick(""));
+  json doc = fixture();
+  doc["measure"] = {{"command", "/x/ceilings-bench --ceilings_device=0 --ceilings_quick (one process per family)"}};
+  EXPECT_EQ(profile_from_json(doc).quick, std::optional<bool>(true));
+  doc["measure"]["command"] = "/x/ceilings-bench --ceilings_device=0 (one process per family)";
+  EXPECT_EQ(profile_from_json(doc).quick, std::nullopt);  // a full pass, or not known: as before
+  doc["measure"]["quick"] = false;  // recorded: what it says stands
+  doc["measure"]["command"] = "/x/ceilings-bench --ceilings_quick";
+  EXPECT_EQ(profile_from_json(doc).quick, std::optional<bool>(false));
+}
+
 // The family table: each known family's unit, its place in every table (compute, then the memory hierarchy from
 // the SM outwards, then latencies; an unknown family last), and the levels the analysis asks about.
 TEST(Profile, TheFamilyTableGivesUnitOrderAndLevel) {

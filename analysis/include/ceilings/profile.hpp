@@ -120,7 +120,8 @@ struct Profile {
   // the host's links are shared among GPUs measured together. Absent where not recorded.
   std::optional<int> gpus_measured_together;
   // measure.quick: measured with --quick (fewer sizes, shapes and samples: another measurement than a full pass);
-  // absent where not recorded (a profile of an earlier build).
+  // absent where not recorded (a profile of an earlier build, unless its measure.command holds the bench's
+  // --ceilings_quick: bench_command_was_quick).
   std::optional<bool> quick;
   DeviceInfo device;
   std::vector<Ceiling> ceilings;
@@ -171,6 +172,9 @@ const Ceiling* default_hbm_ceiling(const Profile& p);
 
 // Validates and reads a profile document. `origin` names it in errors (a path or "profile").
 Profile profile_from_json(const json& document, const std::string& origin = "profile");
+// Whether a bench command line (measure.command) ran a --quick pass: its --ceilings_quick flag, or the flag's last
+// value as CLI11 reads one ("--ceilings_quick=false" is a full pass).
+bool bench_command_was_quick(const std::string& command);
 Profile read_profile(const std::string& path);
 json profile_to_json(const Profile& profile);
 
