@@ -81,10 +81,12 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
     } else if (format == ceilings::Format::kCsv) {  // one table, the checks: the counters are in --json
       std::cout << ceilings::render_qualify(result, format);
     } else {
+      // The verdict and its failures first, the counters they rest on after (review 108: the verdict came after 82
+      // lines of counters, past what `| head` shows).
       std::cout << "GPU " << s.device_index << ": " << s.device_name << " (" << s.uuid << "), driver " << s.driver
                 << "\n\n"
-                << ceilings::render(ceilings::health_table(s), format) << "\n"
-                << ceilings::render_qualify(result, format);
+                << ceilings::render_qualify(result, format) << "\n"
+                << ceilings::render(ceilings::health_table(s), format);
     }
     if (cut) {
       std::fprintf(stderr,

@@ -1273,11 +1273,12 @@ std::string threshold_display(const Check& c) {
 
 Table checks_table(const std::vector<Check>& checks) {
   Table t;
-  t.columns = {"check", "rule", "result", "measured", "threshold", "threshold from", "reason"};
+  // The reason before where the threshold came from, whose long texts would push it past any terminal (review 108).
+  t.columns = {"check", "rule", "result", "measured", "threshold", "reason", "threshold from"};
   t.right_aligned = {false, false, false, true, true, false, false};
   for (const Check& c : checks)
-    t.add_row({c.subject, c.rule, status_name(c.status), measured_display(c), threshold_display(c), c.source,
-               c.reason});
+    t.add_row({c.subject, c.rule, status_name(c.status), measured_display(c), threshold_display(c), c.reason,
+               c.source});
   return t;
 }
 
@@ -1319,12 +1320,33 @@ std::string render_qualify(const QualifyResult& r, Format format) {
   std::ostringstream os;
   std::string verdict = status_name(r.verdict());
   std::transform(verdict.begin(), verdict.end(), verdict.begin(), ::toupper);
-  const std::string line = "verdict: " + verdict + " for " + r.device + " (" + std::to_string(n[0]) + " pass, " +
-                           std::to_string(n[1]) + " fail, " + std::to_string(n[2]) + " incomplete" +
-                           (n[3] > 0 ? ", " + std::to_string(n[3]) + " not judged" : std::string()) + ")";
-  if (format == Format::kMarkdown) os << "**" << line << "**\n\n";
-  else os << line << "\n\n";
-  if (r.note) os << "NOTE: " << *r.note << (format == Format::kMarkdown ? "\n\n" : "\n");
+  const std::string line =
+      "verdict: " + verdict + " for " + r.device + " (" + std::to_string(n[0]) + " pass, " + std::to_string(n[1]) +
+      " fail, " + std::to_string(n[2]) + " incomplete" +
+      (n[3] > 0 ? ", " + std::to_string(n[3]) + " not judged" : std::string()) +
+      (r.not_measured.empty() ? std::string() : ", " + std::to_string(r.not_measured.size()) + " not measured") + ")";
+  const bool md = format == Format::kMarkdown;
+  os << (md ? "**" + line + "**\n" : line + "\n");
+  // What failed or could not be judged, with why, under the verdict: the table below holds every row, in an order
+  // that buried four failures among 150 passes (review 108).
+  constexpr std::size_t kListed = 20;
+  std::size_t listed = 0, unlisted = 0;
+  for (CheckStatus s : {CheckStatus::kFail, CheckStatus::kIncomplete})
+    for (const Check& c : r.checks) {
+      if (c.status != s) continue;
+      if (listed == kListed) {
+        ++unlisted;
+        continue;
+      }
+      ++listed;
+      const std::string measured = measured_display(c), threshold = threshold_display(c);
+      os << (md ? "- " : "  ") << status_name(s) << ": " << c.subject << " (" << c.rule << ")"
+         << (measured.empty() || threshold.empty() ? "" : ", " + measured + " against " + threshold)
+         << (c.reason.empty() ? "" : ": " + c.reason) << "\n";
+    }
+  if (unlisted > 0) os << (md ? "- " : "  ") << "... and " << unlisted << " more in the table below\n";
+  os << "\n";
+  if (r.note) os << "NOTE: " << *r.note << (md ? "\n\n" : "\n");
   os << render(checks_table(r.checks), format);
   if (!r.not_measured.empty()) {
     std::string names;

@@ -1965,6 +1965,20 @@ TEST(HealthCli, AHungNvmlCallEndsTheRunAsAFault) {
   EXPECT_EQ(health_with(script, {"--nvml-timeout", "0"}).exit_code, 2);
 }
 
+// The table's verdict and its failures come before the counters they rest on (review 108: after 82 lines of them).
+TEST(HealthCli, TheVerdictComesFirst) {
+  json script = healthy_script();
+  script["values"]["ecc.volatile.uncorrected"] = {0, 3};
+  const auto r = health_with(script, {"--watch", "0.05"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::size_t verdict = r.out.find("verdict: FAIL"), failure = r.out.find("  fail: health (uncorrected ECC");
+  const std::size_t counters = r.out.find("ecc.volatile.uncorrected");
+  ASSERT_NE(verdict, std::string::npos) << r.out;
+  EXPECT_LT(verdict, failure) << r.out;
+  EXPECT_LT(failure, counters) << r.out;
+  EXPECT_LT(r.out.find('\n', verdict), failure + 1) << r.out;  // on the next line
+}
+
 // End to end: the fabric read through nvmlDeviceGetGpuFabricInfoV's v2 struct (the fake lays it out as nvml.h does).
 TEST(HealthCli, TheNvlinkFabricIsReadAndJudged) {
   json script = healthy_script();

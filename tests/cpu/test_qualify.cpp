@@ -1409,6 +1409,24 @@ TEST(QualifyCli, ExitCodesAndFormats) {
   r = test::run_cli({"qualify", kFixtures + "/degraded/slow-hbm.profile.json", "--baseline", good});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("below the baseline"), std::string::npos);
+  // What failed, its measured value against its threshold and why, right under the verdict, before the table's
+  // rows (review 108: four failures sat among 150 passes, the reason past column 360).
+  const std::size_t verdict_end = r.out.find('\n');
+  const std::size_t listed = r.out.find("\n  fail: hbm.copy (datasheet fraction), 3.60 TB/s against >= 4.08 TB/s: ");
+  const std::size_t table = r.out.find("\ncheck ");
+  EXPECT_EQ(listed, verdict_end) << r.out;
+  EXPECT_LT(listed, table) << r.out;
+  EXPECT_NE(r.out.find(" against >= ", listed), std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("reason"), r.out.find("threshold from")) << r.out;  // the reason before the long texts
+  // The default-rule ceilings the run left out are counted on the verdict line.
+  const json handmade =
+      json::parse(test::run_cli({"qualify", kFixtures + "/h200-handmade.profile.json", "--format", "json"}).out);
+  const std::size_t left_out = handmade.at("not_measured").size();
+  ASSERT_GT(left_out, 0u);
+  r = test::run_cli({"qualify", kFixtures + "/h200-handmade.profile.json"});
+  EXPECT_NE(r.out.substr(0, r.out.find('\n')).find(", " + std::to_string(left_out) + " not measured)"),
+            std::string::npos)
+      << r.out;
 }
 
 // A profile that passed before these values were checked: each is bad input (exit 2) naming its field.
