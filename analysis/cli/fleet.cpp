@@ -392,11 +392,77 @@ Table stats_table(const FleetGroup& g) {
   return t;
 }
 
+// The run's exit code: 1 a finding, 3 a GPU, host or file not judged in full, 0 every GPU judged and none found.
+int fleet_exit_code(const FleetInput& in, const FleetFindings& found, const FleetHealth& health,
+                    const std::optional<HostCheck>& hosts) {
+  if (found.outliers > 0 || found.unlike_peers > 0 || found.below_peers > 0 || found.two_ways > 0 ||
+      found.missing_failed > 0 || !health.faults.empty())
+    return kExitFailed;
+  // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
+  // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
+  return found.not_judged > 0 || found.unstable > 0 || !in.skipped.empty() || !in.unfinished.empty() ||
+                 !health.cut_short.empty() || !health.other_gpu.empty() || !health.rules_unheld.empty() ||
+                 (hosts && !hosts->missing.empty()) || in.members.empty()
+             ? kExitIncomplete
+             : kExitOk;
+}
+
+// The GPUs (indices into the members) with a finding of any kind, each once: an outlier, configured unlike its
+// peers or below them, of a model configured two ways, a ceiling lost to a failed measurement, a health fault.
+std::set<std::size_t> gpus_with_a_finding(const std::vector<FleetGroup>& groups, const FleetHealth& health) {
+  std::set<std::size_t> out, split;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    if (groups[gi].split_with) split.insert({gi, *groups[gi].split_with});
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const FleetGroup& g = groups[gi];
+    for (const Outlier& o : g.outliers) out.insert(g.members[o.member]);
+    for (const MissingCeiling& m : g.missing)
+      if (m.error) out.insert(g.members[m.member]);
+    if (g.peer_group && (g.host_only || g.fewer_together))
+      for (const Outlier& o : g.versus_peers) out.insert(g.members[o.member]);
+    else if (g.peer_group || split.count(gi))
+      out.insert(g.members.begin(), g.members.end());
+  }
+  for (const FleetHealthFault& f : health.faults) out.insert(f.member);
+  return out;
+}
+
+// The first line: the verdict, how many GPUs it covers, and what kept it from a pass (review 108: the summary led with
+// "0 outlier(s)" over a run missing a host, exit 3, that no line called incomplete).
+std::string verdict_line(const FleetInput& in, const std::vector<FleetGroup>& groups, const FleetHealth& health,
+                         const std::optional<HostCheck>& hosts) {
+  const FleetFindings found = count_findings(groups);
+  const int code = fleet_exit_code(in, found, health, hosts);
+  std::vector<std::string> open;  // what is not judged in full
+  const auto add = [&](std::size_t n, const std::string& what) {
+    if (n > 0) open.push_back(std::to_string(n) + " " + what);
+  };
+  if (hosts) add(hosts->missing.size(), "host(s) missing");
+  add(in.unfinished.size(), "GPU(s) without a finished profile");
+  add(in.skipped.size(), "file(s) skipped");
+  add(found.not_judged, "GPU(s) not judged");
+  add(found.unstable, "GPU(s) unstable");
+  add(health.cut_short.size(), "run(s) cut short");
+  add(health.other_gpu.size(), "health section(s) of another GPU");
+  add(health.rules_unheld.size(), "rule(s) that judged no GPU");
+  std::string line = "verdict: " + std::string(code == kExitFailed ? "FAIL" : code == kExitIncomplete ? "INCOMPLETE" : "PASS") +
+                     ": ";
+  if (code == kExitFailed)
+    line += std::to_string(gpus_with_a_finding(groups, health).size()) + " of " + std::to_string(in.members.size()) +
+            " GPU(s) with a finding";
+  else
+    line += std::to_string(in.members.size()) + " GPU(s) read, none with a finding";
+  for (std::size_t k = 0; k < open.size(); ++k) line += (k ? ", " : "; not judged in full: ") + open[k];
+  if (in.members.empty() && open.empty()) line += "; no profile read";
+  return line + " (exit " + std::to_string(code) + ")";
+}
+
 std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
                         const FleetHealth& health, const std::optional<HostCheck>& hosts, Format format) {
   const bool md = format == Format::kMarkdown;
   std::string out;
   const FleetFindings found = count_findings(groups);
+  out += (md ? "**" + verdict_line(in, groups, health, hosts) + "**\n\n" : verdict_line(in, groups, health, hosts) + "\n");
   out += std::string(md ? "**fleet**: " : "fleet: ") + "read " + std::to_string(in.members.size()) + " profile(s) of " +
          std::to_string(in.files) + " file(s), skipped " + std::to_string(in.skipped.size()) +
          (in.superseded.empty() ? "" : ", " + std::to_string(in.superseded.size()) + " older run(s) set aside") +
@@ -418,7 +484,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          std::to_string(found.missing_failed) +
          " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) +
          " GPU(s) with a health fault\n" + (md ? "\n" : "");
-  out += "rule: modified z-score below minus the group's z threshold (at least " + format_fixed(rule.z_threshold, 1) +
+  // How a GPU is named: said last, after what it found (review 108: a 990-character sentence before any result).
+  const std::string rule_text = "rule: modified z-score below minus the group's z threshold (at least " + format_fixed(rule.z_threshold, 1) +
          ", and higher where the group's size and comparisons need it for plain normal noise to name a GPU with a "
          "chance of at most " + [&] {
            std::ostringstream os;
@@ -581,6 +648,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
            "cases it stopped are not measured: measure again without the limit):";
     out += paths_of(in, health.cut_short, "health.cut_short") + "\n";
   }
+  out += std::string("\n") + (md ? "- " : "") + rule_text;
   return out;
 }
 
@@ -708,10 +776,19 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       }
     }
 
-    if (format == Format::kJson)
+    if (format == Format::kJson) {
+      json doc = fleet_to_json(in, groups, rule, health, hosts);
+      // The verdict as the exit code gives it, and every GPU with a finding, each once (review 108: a script had to
+      // merge six lists to tell a pass from an incomplete run).
+      const int code = fleet_exit_code(in, found, health, hosts);
+      doc["verdict"] = code == kExitFailed ? "fail" : code == kExitIncomplete ? "incomplete" : "pass";
+      doc["exit_code"] = code;
+      json with = json::array();
+      for (std::size_t m : gpus_with_a_finding(groups, health)) with.push_back(gpu_identity(in.members[m]));
+      doc["gpus_with_a_finding"] = std::move(with);
       // A file name that is not UTF-8 (a byte the walk found) as U+FFFD, not nlohmann's type_error in place of the report.
-      std::cout << fleet_to_json(in, groups, rule, health, hosts).dump(2, ' ', false, json::error_handler_t::replace)
-                << "\n";
+      std::cout << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    }
     else if (format == Format::kCsv)
       std::cout << render(all_findings_table(in, groups, health, hosts), Format::kCsv);
     else
@@ -732,16 +809,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
                 << baseline->raw["baseline"]["profiles"].get<std::size_t>()
                 << " with nothing found against them) written to " << o->write_baseline << "\n";
     }
-    if (found.outliers > 0 || found.unlike_peers > 0 || found.below_peers > 0 || found.two_ways > 0 ||
-        found.missing_failed > 0 || !health.faults.empty())
-      return kExitFailed;
-    // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
-    // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
-    return found.not_judged > 0 || found.unstable > 0 || !in.skipped.empty() || !in.unfinished.empty() || !health.cut_short.empty() || !health.other_gpu.empty() ||
-                   !health.rules_unheld.empty() ||
-                   (hosts && !hosts->missing.empty()) || in.members.empty()
-               ? kExitIncomplete
-               : kExitOk;
+    return fleet_exit_code(in, found, health, hosts);
   };
 }));
 

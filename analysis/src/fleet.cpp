@@ -1156,9 +1156,6 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
   return groups;
 }
 
-namespace {
-
-// Which GPU a finding is about: its file, host, index, UUID and bus id.
 json gpu_identity(const FleetMember& m) {
   return {{"path", m.path},
           {"host", m.profile.hostname},
@@ -1166,8 +1163,6 @@ json gpu_identity(const FleetMember& m) {
           {"uuid", m.profile.device.uuid},
           {"pci_bus_id", m.profile.device.pci_bus_id}};
 }
-
-}  // namespace
 
 std::vector<TwoWayPartner> two_way_partners(const std::vector<FleetGroup>& groups, std::size_t gi) {
   std::vector<TwoWayPartner> out;

@@ -1063,6 +1063,41 @@ TEST(Fleet, AHealthSectionOfAnotherGpuMakesTheRunIncomplete) {
   EXPECT_NE(csv.out.find(",health of another GPU,"), std::string::npos) << csv.out;
 }
 
+// The first line is the verdict the exit code gives, each GPU counted once whatever it was found for, with what was not
+// judged in full; the JSON says it too, and lists the GPUs with a finding (review 108: "0 outlier(s)" led a run exit 3
+// that no line called incomplete).
+TEST(Fleet, TheFirstLineIsTheVerdict) {
+  const std::string clean = ceilings::test::scratch_dir("fleet_verdict_clean");
+  write_qualify_fleet(clean, 4, [](int, json&) {});
+  auto r = run_cli({"fleet", clean});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("verdict: PASS: 4 GPU(s) read, none with a finding (exit 0)\n", 0), 0u) << r.out;
+  json j = parse_json_text(run_cli({"fleet", clean, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(j.at("verdict"), "pass");
+  EXPECT_EQ(j.at("exit_code"), 0);
+  EXPECT_TRUE(j.at("gpus_with_a_finding").empty());
+
+  const std::string dir = ceilings::test::scratch_dir("fleet_verdict");
+  write_qualify_fleet(dir, 4, [](int i, json& d) {
+    if (i == 1) d["health"]["after"]["metrics"]["ecc.volatile.uncorrected"] = 2;
+    if (i == 3) d["health"]["device"]["uuid"] = "GPU-00000000-1111-2222-3333-000000000009";  // not judged in full
+  });
+  r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("verdict: FAIL: 1 of 4 GPU(s) with a finding; not judged in full: 1 health section(s) of "
+                        "another GPU (exit 1)\n",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_EQ(r.out.find("\nrule: "), r.out.rfind("\nrule: ")) << r.out;
+  EXPECT_GT(r.out.find("\nrule: "), r.out.find("recorded on another GPU")) << r.out;  // said last
+  j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(j.at("verdict"), "fail");
+  EXPECT_EQ(j.at("exit_code"), 1);
+  ASSERT_EQ(j.at("gpus_with_a_finding").size(), 1u);
+  EXPECT_EQ(j["gpus_with_a_finding"][0].at("uuid"), "GPU-00000000-1111-2222-3333-000000000001");
+}
+
 // A profile whose health was read through another NVML than the driver's (CEILINGS_NVML_LIBRARY: the self-test's
 // fake) is named in every format, as qualify says it beside its verdict (review 104: fleet said nothing of it).
 TEST(Fleet, HealthReadThroughAnotherNvmlIsNamed) {

@@ -395,6 +395,8 @@ struct FleetHealth {
   std::vector<std::string> rules_unheld;
 };
 FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& rules = default_rules());
+// Which GPU a finding is about, in the JSON: its file, host, index, UUID and bus id.
+json gpu_identity(const FleetMember& m);
 
 // The node summaries' findings (FleetInput::node_below_peers) of GPUs the fleet compared within their group (one
 // large enough) and names there neither as an outlier, unstable, nor unlike its peers.
