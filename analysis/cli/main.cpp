@@ -100,6 +100,46 @@ bool stdout_written(const std::string& what) {
 }
 }  // namespace
 
+// After a usage error: where the words it tripped on are how another subcommand spells something, how this one does
+// (review 108: the analysis commands take --json and --profile P, the judging ones --format and a positional profile,
+// and CLI11's "argument was not expected: json --format" named neither).
+void say_how_this_subcommand_takes_it(CLI::App& app, int argc, char** argv) {
+  CLI::App* sub = nullptr;
+  bool format = false, json_flag = false, profile = false;
+  int positional_json = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string w = argv[i];
+    if (!sub && !w.empty() && w[0] != '-') {
+      try {
+        sub = app.get_subcommand(w);
+      } catch (const CLI::OptionNotFound&) {
+        return;
+      }
+      continue;
+    }
+    format = format || w == "--format" || w.rfind("--format=", 0) == 0;
+    json_flag = json_flag || w == "--json";
+    profile = profile || w == "--profile" || w.rfind("--profile=", 0) == 0;
+    if (sub && w.size() > 5 && w.compare(w.size() - 5, 5, ".json") == 0 && std::string(argv[i - 1]).rfind("--", 0) != 0)
+      ++positional_json;
+  }
+  if (!sub) return;
+  const std::string name = "ceilings " + sub->get_name();
+  const auto has = [&](const char* option) { return sub->get_option_no_throw(option) != nullptr; };
+  if (format && !has("--format") && has("--json"))
+    std::fprintf(stderr, "hint: %s takes --json for JSON output (it has no --format)\n", name.c_str());
+  if (json_flag && !has("--json") && has("--format"))
+    std::fprintf(stderr, "hint: %s takes --format json for JSON output (it has no --json)\n", name.c_str());
+  if (profile && !has("--profile"))
+    std::fprintf(stderr, "hint: %s takes the profile as a plain argument: %s PROFILE (it has no --profile)\n",
+                 name.c_str(), name.c_str());
+  if (!profile && positional_json > 0 && has("--profile"))
+    std::fprintf(stderr, "hint: %s takes a profile as --profile PROFILE\n", name.c_str());
+  if (sub->get_name() == "qualify" && positional_json > 1)
+    std::fprintf(stderr, "hint: ceilings qualify judges one profile a call; for many GPUs, `ceilings fleet DIR` judges "
+                         "them together and names each bad one (or run qualify once per profile)\n");
+}
+
 int main(int argc, char** argv) {
   using namespace ceilings;
   // Arguments end up in JSON (profiles, --json output), which must be UTF-8, and in messages on a terminal: a
@@ -191,6 +231,7 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    say_how_this_subcommand_takes_it(app, argc, argv);
     return kExitBadInput;
   }
   for (auto& [sub, run] : runners) {

@@ -498,6 +498,26 @@ TEST(CliShow, BadInputIsExitCode2WithTheReason) {
   EXPECT_NE(r.err.find("unknown subcommand 'no-such-subcommand'"), std::string::npos) << r.err;
 }
 
+// A word another subcommand spells otherwise gets a hint of how this one takes it (review 108: the analysis commands
+// take --json and --profile P, the judging ones --format and a positional profile).
+TEST(CliShow, AnotherSubcommandsSpellingGetsAHint) {
+  const auto hint = [](const std::vector<std::string>& args, const std::string& want) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("hint: " + want), std::string::npos) << r.err;
+  };
+  hint({"qualify", kFixture, "--json"}, "ceilings qualify takes --format json for JSON output");
+  hint({"show", "--profile", kFixture}, "ceilings show takes the profile as a plain argument: ceilings show PROFILE");
+  hint({"roofline", kFixture}, "ceilings roofline takes a profile as --profile PROFILE");
+  hint({"mfu", "--params", "8e9", "--tokens-per-sec", "1000", "--gpus", "1", "--peak-tflops", "900", "--format",
+        "json"},
+       "ceilings mfu takes --json for JSON output (it has no --format)");
+  hint({"qualify", kFixture, kFixture}, "ceilings qualify judges one profile a call; for many GPUs, `ceilings fleet DIR`");
+  const auto plain = run_cli({"show", kFixture, "--no-such-flag"});  // nothing to hint at
+  EXPECT_EQ(plain.exit_code, 2);
+  EXPECT_EQ(plain.err.find("hint:"), std::string::npos) << plain.err;
+}
+
 TEST(CliMeasure, NoGpuIsExitCode3AndWritesNothing) {
 #ifndef CEILINGS_BENCH_BIN
   GTEST_SKIP() << "built without CUDA: no ceilings-bench";
