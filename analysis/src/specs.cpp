@@ -86,6 +86,23 @@ const GpuSpec* match_gpu_loosely(const std::string& name) {
 
 const GpuSpec& resolve_gpu(const std::string& name) {
   if (const GpuSpec* s = match_gpu_loosely(name)) return *s;
+  // A name several boards answer to (the form factor left out) is ambiguous, not unknown (review 108).
+  std::vector<std::string> boards;
+  const std::string loose = loose_key(name), bare = form_free_key(name);
+  for (const GpuSpec& s : datasheet()) {
+    bool hit = !loose.empty() && loose_key(s.name) == loose;
+    bool shares = !bare.empty() && form_free_key(s.name) == bare;
+    for (const std::string& m : s.match) {
+      hit = hit || (!loose.empty() && loose_key(m) == loose);
+      shares = shares || (!bare.empty() && form_free_key(m) == bare);
+    }
+    if (hit || shares) boards.push_back(s.name);
+  }
+  if (boards.size() > 1) {
+    std::string msg = "'" + name + "' names several boards of the datasheet table:";
+    for (std::size_t i = 0; i < boards.size(); ++i) msg += (i ? ", " : " ") + boards[i];
+    throw InputError(msg + "; give one of them");
+  }
   std::string msg = "unknown GPU '" + name + "' in the datasheet table";
   const auto near = near_gpu_names(name);
   if (!near.empty()) {
