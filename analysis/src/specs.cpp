@@ -87,14 +87,22 @@ const GpuSpec* match_gpu_loosely(const std::string& name) {
 const GpuSpec& resolve_gpu(const std::string& name) {
   if (const GpuSpec* s = match_gpu_loosely(name)) return *s;
   // A name several boards answer to (the form factor left out) is ambiguous, not unknown (review 108).
+  // Also a name that leaves out the memory size of boards that differ by it ("A100": 40 and 80 GB, SXM and PCIe).
   std::vector<std::string> boards;
   const std::string loose = loose_key(name), bare = form_free_key(name);
+  static const std::regex memory_size("[0-9]+gb");
+  const auto same_board = [&](const std::string& candidate) {
+    const std::string key = form_free_key(candidate);
+    return key == bare ||
+           (key.size() > bare.size() && key.compare(0, bare.size(), bare) == 0 &&
+            std::regex_match(key.substr(bare.size()), memory_size));
+  };
   for (const GpuSpec& s : datasheet()) {
     bool hit = !loose.empty() && loose_key(s.name) == loose;
-    bool shares = !bare.empty() && form_free_key(s.name) == bare;
+    bool shares = !bare.empty() && same_board(s.name);
     for (const std::string& m : s.match) {
       hit = hit || (!loose.empty() && loose_key(m) == loose);
-      shares = shares || (!bare.empty() && form_free_key(m) == bare);
+      shares = shares || (!bare.empty() && same_board(m));
     }
     if (hit || shares) boards.push_back(s.name);
   }
