@@ -29,20 +29,26 @@ cli::Runner setup(CLI::App& app) {
     if (format == Format::kJson) {
       std::cout << comparison_json(c).dump(2) << "\n";
     } else {
+      const bool markdown = format == Format::kMarkdown;  // markdown ends a table only at a blank line
+      if (format != Format::kCsv) std::cout << device_legend(c, format) << "\n";
       std::cout << render(format == Format::kCsv ? comparison_csv_table(c) : comparison_table(c), format);
       if (format != Format::kCsv) {
-        const bool markdown = format == Format::kMarkdown;  // markdown ends a table only at a blank line
+        // One line each, not one 779-character line (review 108).
+        const std::string item = markdown ? "- " : "  ";
         std::cout
-            << (markdown ? "\n" : "")
-            << "meas/ds: measured / datasheet; \"vs\" columns: the device's value over the first device's, measured "
-               "to measured when both were measured, else datasheet to datasheet (marked \"(ds)\"): above 1x is faster "
-               "for a rate, slower for a latency (s); \"(noise)\": within 2 standard errors of the two medians, each "
-               "from its own run's samples, so these runs cannot tell the two apart (a ratio beyond it is still one run "
-               "each: the spread between runs, or another GEMM shape chosen, is not in it); * measured under a power cap "
-               "or a slowdown (throttled); ! under a hardware slowdown (heat, a power brake): not the GPU's normal "
-               "rate; failed, cut short (a timeout or an interrupt), skipped, unverified: what the profile records instead "
-               "of a number; memory.capacity "
-               "\"measured\" is what the driver reports\n";
+            << (markdown ? "\n" : "") << "meas/ds: measured / datasheet\n"
+            << item << "\"vs\" columns: the device's value over the first device's, measured to measured when both "
+                       "were measured, else datasheet to datasheet (marked \"(ds)\")\n"
+            << item << "above 1x is faster for a rate, slower for a latency (s), marked \"(slower)\" there\n"
+            << item << "\"(noise)\": within 2 standard errors of the two medians, each from its own run's samples, so "
+                       "these runs cannot tell the two apart\n"
+            << item << "  (a ratio beyond it is still one run each: the spread between runs, or another GEMM shape "
+                       "chosen, is not in it)\n"
+            << item << "* measured under a power cap or a slowdown (throttled); ! under a hardware slowdown (heat, a "
+                       "power brake): not the GPU's normal rate\n"
+            << item << "failed, cut short (a timeout or an interrupt), skipped, unverified: what the profile records "
+                       "instead of a number\n"
+            << item << "memory.capacity \"measured\" is what the driver reports\n";
         const Table conditions = conditions_table(c);
         if (!conditions.rows.empty()) std::cout << "\n" << render(conditions, format);
         for (const std::string& note : c.condition_notes) std::cout << (markdown ? "\n" : "") << "NOTE: " << note << "\n";

@@ -290,12 +290,14 @@ std::string confidential_computing_text(const Profile& p) {
 }
 
 std::vector<std::pair<std::string, std::string>> measurement_conditions(const Profile& p) {
-  auto known = [](const std::string& s) { return s.empty() ? std::string("?") : s; };
+  // A field the profile does not record (one of an earlier build) says so in words (review 108: a bare "?").
+  const std::string unknown = "not recorded";
+  auto known = [&](const std::string& s) { return s.empty() || s == "?" ? unknown : s; };
   const DeviceInfo& d = p.device;
   return {{"power limit", known(power_limit_text(p))},
-          {"most SM clock", d.max_sm_clock_hz ? format_quantity(*d.max_sm_clock_hz, "Hz") : "?"},
-          {"ECC", d.ecc ? (*d.ecc ? "on" : "off") : "?"},
-          {"confidential computing", confidential_computing_text(p)},
+          {"most SM clock", d.max_sm_clock_hz ? format_quantity(*d.max_sm_clock_hz, "Hz") : unknown},
+          {"ECC", d.ecc ? (*d.ecc ? "on" : "off") : unknown},
+          {"confidential computing", known(confidential_computing_text(p))},
           {"driver", known(d.driver)},
           {"CUDA", known(d.cuda_runtime)},
           {"cuBLAS", known(d.cublas)},
@@ -397,14 +399,25 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
   return notes;
 }
 
+std::string device_key(std::size_t index) {
+  return index < 26 ? std::string(1, static_cast<char>('A' + index)) : "D" + std::to_string(index + 1);
+}
+
+std::string device_legend(const Comparison& c, Format format) {
+  std::string out;
+  for (std::size_t i = 0; i < c.devices.size(); ++i)
+    out += (format == Format::kMarkdown ? "- " : "") + device_key(i) + ": " + c.devices[i].label + "\n";
+  return out;
+}
+
 Table conditions_table(const Comparison& c) {
   Table t;
   t.columns.push_back("measured under");
   t.right_aligned.push_back(false);
   std::vector<std::vector<std::pair<std::string, std::string>>> per;
-  for (const CompareDevice& d : c.devices)
-    if (d.profile) {
-      t.columns.push_back(d.label);
+  for (std::size_t i = 0; i < c.devices.size(); ++i)
+    if (const CompareDevice& d = c.devices[i]; d.profile) {
+      t.columns.push_back(device_key(i));
       t.right_aligned.push_back(false);
       per.push_back(measurement_conditions(*d.profile));
     }
@@ -449,13 +462,13 @@ Table comparison_table(const Comparison& c) {
   Table t;
   t.columns.push_back("ceiling");
   t.right_aligned.push_back(false);
-  for (const auto& d : c.devices)
+  for (std::size_t i = 0; i < c.devices.size(); ++i)
     for (const char* what : {" measured", " datasheet", " meas/ds"}) {
-      t.columns.push_back(d.label + what);
+      t.columns.push_back(device_key(i) + what);
       t.right_aligned.push_back(true);
     }
   for (std::size_t i = 1; i < c.devices.size(); ++i) {
-    t.columns.push_back(c.devices[i].label + " vs " + c.devices[0].label);
+    t.columns.push_back(device_key(i) + " vs " + device_key(0));
     t.right_aligned.push_back(true);
   }
   for (const CompareRow& r : c.rows) {
@@ -477,7 +490,10 @@ Table comparison_table(const Comparison& c) {
       const auto v = vs_first(r.cells[0], r.cells[i]);
       const bool datasheet = vs_first_basis(r.cells[0], r.cells[i]) == std::optional<std::string>("datasheet");
       const bool noise = vs_first_within_noise(r.cells[0], r.cells[i]).value_or(false);
-      row.push_back(v ? format_fixed(*v, 2) + "x" + (datasheet ? " (ds)" : noise ? " (noise)" : "") : "-");
+      // A latency's ratio above 1 is slower, a rate's faster: said for the time rows (review 108).
+      const bool time = r.unit == "s";
+      const std::string way = !time || !v || noise || std::fabs(*v - 1) < 0.005 ? "" : *v > 1 ? " (slower)" : " (faster)";
+      row.push_back(v ? format_fixed(*v, 2) + "x" + way + (datasheet ? " (ds)" : noise ? " (noise)" : "") : "-");
     }
     t.add_row(row);
   }

@@ -262,7 +262,7 @@ TEST(Compare, GpusMeasuredTogetherAreSaid) {
   ASSERT_GE(conditions.rows.size(), 2u);
   EXPECT_EQ(conditions.rows[conditions.rows.size() - 2],
             (std::vector<std::string>{"GPUs measured", "1 per run", "8 at once"}));
-  EXPECT_EQ(conditions.rows.back(), (std::vector<std::string>{"pass", "?", "?"}));  // not recorded
+  EXPECT_EQ(conditions.rows.back(), (std::vector<std::string>{"pass", "not recorded", "not recorded"}));
   const json j = comparison_json(c);
   EXPECT_EQ(j["devices"][0]["conditions"]["gpus_measured_together"], 1);
   EXPECT_EQ(j["devices"][1]["conditions"]["gpus_measured_together"], 8);
@@ -306,7 +306,7 @@ TEST(Compare, ConfidentialComputingNotRecordedIsNotTakenForOff) {
     for (const auto& row : conditions_table(unknown).rows)
       if (!row.empty() && row[0] == "confidential computing") {
         ASSERT_EQ(row.size(), 3u);
-        EXPECT_EQ(row[1], "?");
+        EXPECT_EQ(row[1], "not recorded");
         shown = true;
       }
     EXPECT_TRUE(shown);
@@ -534,8 +534,29 @@ TEST(Compare, UnknownNamesAndMissingFiles) {
 TEST(CompareCli, AllFormats) {
   auto r = test::run_cli({"compare", kH100, kH200, "h100 pcie"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("NVIDIA H100 80GB HBM3 (node017) measured"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("H100 PCIe [datasheet] datasheet"), std::string::npos);
+  // Each device's label said once, its columns by its key (review 108: a label in every header, 289 columns).
+  EXPECT_EQ(r.out.rfind("A: NVIDIA H100 80GB HBM3 (node017)\nB: NVIDIA H200 (node001)\nC: H100 PCIe [datasheet]\n", 0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("A measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("C datasheet"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("C vs A"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(node017) measured"), std::string::npos) << r.out;
+  std::size_t widest = 0;
+  for (std::size_t from = 0, nl; from < r.out.size(); from = nl + 1) {
+    nl = r.out.find('\n', from);
+    if (nl == std::string::npos) nl = r.out.size();
+    if (r.out.compare(from, 6, "NOTE: ") != 0) widest = std::max(widest, nl - from);  // notes are prose
+  }
+  EXPECT_LE(widest, 160u) << r.out;
+  // A latency's ratio says which way it goes: above 1x is slower there, faster for a rate.
+  const auto lat = test::run_cli({"compare", std::string(CEILINGS_FIXTURES) + "/profiles/h200-qualify.profile.json",
+                                   std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json"});
+  ASSERT_EQ(lat.exit_code, 0) << lat.err;
+  const std::size_t launch = lat.out.find("\nlatency.launch ");
+  ASSERT_NE(launch, std::string::npos) << lat.out;
+  EXPECT_NE(lat.out.substr(launch, lat.out.find('\n', launch + 1) - launch).find("2.18x (slower)"), std::string::npos)
+      << lat.out;
   // Each fixture's own note follows the table: hand-written numbers never read as a measurement.
   EXPECT_NE(r.out.find("NOTE: NVIDIA H100 80GB HBM3 (node017): "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not a measurement"), std::string::npos) << r.out;

@@ -72,7 +72,7 @@ std::string confidential_computing_text(const Profile& p);
 //   clocks or a locked clock set another way move them all);
 // - another host CPU: pageable copies, launch and small-copy latency go with the host.
 std::vector<std::string> measurement_condition_notes(const Comparison& c);
-// The profiles' measurement_conditions side by side: one row per field, one column per profile.
+// The profiles' measurement_conditions side by side: one row per field, one column per profile (its device_key).
 Table conditions_table(const Comparison& c);
 
 // Rows: every ceiling any profile measured, plus the datasheet's headline ceilings (gemm per data type,
@@ -90,8 +90,14 @@ std::optional<std::string> vs_first_basis(const CompareCell& first, const Compar
 // measured against measured or a cell has no standard error.
 std::optional<bool> vs_first_within_noise(const CompareCell& first, const CompareCell& other);
 
-// Columns per device: measured, datasheet, measured/datasheet; then each device relative to the first
-// (vs_first; a datasheet-to-datasheet ratio is marked "(ds)").
+// The short key a device's columns go by in the tables (A, B, ... Z, then D27, ...), its label said once in a
+// legend (review 108: a full label in every header made a table of two devices 289 columns wide).
+std::string device_key(std::size_t index);
+// "A: NVIDIA H200 (vm)" per device, one per line.
+std::string device_legend(const Comparison& c, Format format);
+
+// Columns per device (by its device_key): measured, datasheet, measured/datasheet; then each device relative to the
+// first (vs_first; a datasheet-to-datasheet ratio is marked "(ds)"; a latency's "(slower)" or "(faster)").
 // A throttled measured value gets " *", one measured under a hardware slowdown " !" (the power cap is how a GPU
 // runs; heat or a power brake is not); a ceiling the profile failed, skipped or could not verify says so.
 Table comparison_table(const Comparison& c);
