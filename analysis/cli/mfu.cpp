@@ -34,6 +34,11 @@ json peaks_json(const std::vector<PeakUtilization>& us) {
   return out;
 }
 
+// A share with two significant figures below 1% (review 108: a slip read as "0.0%").
+std::string small_percent(double v) {
+  return v >= 0.01 || v <= 0 ? format_percent(v) : format_percent(v, v >= 0.001 ? 2 : 3);
+}
+
 int run(const MfuOptions& o) {
   if (!o.seq.given()) throw InputError("--seq is missing");
   if (!o.gpus.given()) throw InputError("--gpus is missing");
@@ -97,6 +102,7 @@ int run(const MfuOptions& o) {
     }
     if (const auto note = o.model.flop_note(mtp)) out["note"] = *note;
     if (!r.note.empty()) out["over_peak_note"] = r.note;
+    if (!r.low_note.empty()) out["low_note"] = r.low_note;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -117,11 +123,11 @@ int run(const MfuOptions& o) {
   t.right_aligned = {false, true, false, true, true};
   for (const auto& u : r.peaks)
     t.add_row({u.peak.source, format_quantity(u.peak.value, o.dtype.rfind("int8", 0) == 0 ? "OP/s" : "FLOP/s"),
-               u.peak.label, format_percent(u.model),
-               format_percent(u.hardware)});
+               u.peak.label, small_percent(u.model), small_percent(u.hardware)});
   std::cout << render(t, Format::kTable);
   if (const auto note = o.model.flop_note(mtp)) std::cout << "note: " << *note << "\n";
   if (!r.note.empty()) std::cout << "note: " << r.note << "\n";
+  if (!r.low_note.empty()) std::cout << "note: " << r.low_note << "\n";
   return 0;
 }
 

@@ -252,6 +252,15 @@ MfuResult compute_mfu(const MfuInput& in, const std::vector<Peak>& peaks) {
                " of it (--attention causal counts the model FLOPs that way)";
     r.peaks.push_back(u);
   }
+  // Far below any training job (they run at 30-60% MFU): said with the reading, which stands (review 108: a per-GPU
+  // tokens/s, as torchtitan logs it, read as "MFU 0.9%" without a word).
+  if (!r.peaks.empty() && r.peaks.front().model < 0.02 && in.gpus > 1) {
+    std::ostringstream os;
+    os << "MFU " << format_percent(r.peaks.front().model, 2) << " is far below what training jobs reach: if "
+       << in.throughput_inputs << " is one GPU's rate (torchtitan and others log tokens/s per GPU), give the job's, "
+       << "that times --gpus " << format_fixed(in.gpus, 0) << " (the throughput is every GPU's together)";
+    r.low_note = os.str();
+  }
   return r;
 }
 

@@ -443,6 +443,29 @@ TEST(MfuCli, NoncausalAbovePeakAtALongSequenceIsAReading) {
   EXPECT_NE(r.err.find("would be 108.1% of the given peak"), std::string::npos) << r.err;
 }
 
+// A per-GPU tokens/s given as the job's reads as an MFU under 1%: said, with what to give instead, and shown with two
+// significant figures (review 108: "MFU 0.9%" or "0.0%" without a word).
+TEST(MfuCli, AFarTooLowMfuSaysTheLikelySlip) {
+  const std::vector<std::string> base = {"mfu", "--hf-config", hf("Llama-3.1-8B"), "--seq", "8192", "--peak-tflops",
+                                         "853"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return test::run_cli(a);
+  };
+  auto r = with({"--tokens-per-sec", "8000", "--gpus", "64"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("0.85%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: MFU 0.85% is far below what training jobs reach: if --tokens-per-sec is one GPU's rate"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(json::parse(with({"--tokens-per-sec", "8000", "--gpus", "64", "--json"}).out).contains("low_note"));
+  r = with({"--tokens-per-sec", "8000", "--gpus", "1"});  // one GPU: its rate is the job's
+  EXPECT_EQ(r.out.find("far below"), std::string::npos) << r.out;
+  r = with({"--tokens-per-sec", "512000", "--gpus", "64"});  // 54%: nothing to say
+  EXPECT_EQ(r.out.find("far below"), std::string::npos) << r.out;
+}
+
 TEST(MfuCli, BadInputExits2) {
   const std::vector<std::string> model = {"--layers", "32", "--hidden", "4096", "--heads", "32", "--seq", "4096"};
   auto with = [&](std::vector<std::string> extra) {

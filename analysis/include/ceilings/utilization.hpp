@@ -63,6 +63,9 @@ struct MfuResult {
   // Where the noncausal convention puts MFU or HFU above 100% of a peak the executed FLOPs stay below (a long
   // sequence): why, with the executed share; empty otherwise.
   std::string note;
+  // Where MFU against the first peak is below 2% on more than one GPU: the likely slip, a per-GPU throughput given as
+  // the job's (torchtitan and others log tokens/s per GPU), with the figure to give instead; empty otherwise.
+  std::string low_note;
 };
 // MFU = achieved model FLOP/s per GPU / peak; HFU likewise with recomputation counted. Executed FLOP/s above a
 // peak (the sustained one aside) is an InputError naming the inputs that disagree; MFU or HFU above 100% only by
