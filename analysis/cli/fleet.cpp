@@ -348,7 +348,9 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
   }
   for (const FleetHealthFault& f : health.faults)
     for (const Check& c : f.failed)
-      add_check(row(group_of[f.member], "health fault", f.member), c);
+      // The GPU's own health apart from a ceiling's rules (review 108: a GPU slow against its datasheet read as a
+      // health fault to whoever filtered them for ECC, XID and link tickets).
+      add_check(row(group_of[f.member], c.subject == "health" ? "health fault" : "ceiling fault", f.member), c);
   for (const FleetUnfinished& u : in.unfinished)
     add_plain({"", "unfinished", u.host, u.index >= 0 ? std::to_string(u.index) : "", u.uuid, u.pci_bus_id},
               u.state, unfinished_text(u, false));
@@ -483,7 +485,19 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          (found.unstable ? std::to_string(found.unstable) + " GPU(s) unstable (not judged), " : std::string()) +
          std::to_string(found.missing_failed) +
          " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) +
-         " GPU(s) with a health fault\n" + (md ? "\n" : "");
+         " GPU(s) with a health fault" + [&] {
+           std::size_t own = 0, ceiling_only = 0;
+           for (const FleetHealthFault& f : health.faults) {
+             const bool health_check = std::any_of(f.failed.begin(), f.failed.end(),
+                                                   [](const Check& c) { return c.subject == "health"; });
+             ++(health_check ? own : ceiling_only);
+           }
+           return ceiling_only == 0 ? std::string()
+                                    : " (" + std::to_string(own) + " failing a health check, " +
+                                          std::to_string(ceiling_only) +
+                                          " only a ceiling's rules: a datasheet fraction, a limit, a failed or "
+                                          "unverified measurement; csv \"ceiling fault\")";
+         }() + "\n" + (md ? "\n" : "");
   // How a GPU is named: said last, after what it found (review 108: a 990-character sentence before any result).
   const std::string rule_text = "rule: modified z-score below minus the group's z threshold (at least " + format_fixed(rule.z_threshold, 1) +
          ", and higher where the group's size and comparisons need it for plain normal noise to name a GPU with a "

@@ -2594,7 +2594,7 @@ TEST(Fleet, AGpuAloneInItsGroupIsSetAgainstItsModel) {
   EXPECT_NE(csv.out.find(",power limit,500.0,W,,,,,665.0,health rule power_limit (95% of datasheet H200 TDP"),
             std::string::npos)
       << csv.out;
-  EXPECT_NE(csv.out.find(",health fault,node5,0,GPU-00000005-0000-0000-0000-000000000000,00000000:10:00.0,gemm.bf16 "
+  EXPECT_NE(csv.out.find(",ceiling fault,node5,0,GPU-00000005-0000-0000-0000-000000000000,00000000:10:00.0,gemm.bf16 "
                          "datasheet fraction,"),
             std::string::npos)
       << csv.out;
@@ -2695,7 +2695,7 @@ TEST(Fleet, AMissingCeilingIsNamedWithItsReason) {
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 3) << csv.out;  // two missing, one health fault
   EXPECT_NE(csv.out.find("1,missing (fail),node5,"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("1,missing (note),node4,"), std::string::npos) << csv.out;
-  EXPECT_NE(csv.out.find("1,health fault,node5,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("1,ceiling fault,node5,"), std::string::npos) << csv.out;  // a failed measurement
 
   // Only the skipped one: a note, the fleet passes.
   fs::remove(dir + "/n5.profile.json");
