@@ -300,7 +300,15 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       if (rule.use_z) d.z_threshold = threshold(s.n);
       d.by_z = rule.use_z && d.z && *d.z < -d.z_threshold && d.deficit >= rule.min_deficit;
       d.by_margin = d.deficit > rule.margin;
-      if (d.by_z || d.by_margin) (d.deficit > d.own_noise ? o : wide).ceilings.push_back(d);
+      // Past the margin alone, within the GPU's own noise and, by its z-score, within the group's spread: evidence of
+      // nothing, neither named nor "measure again" (review 109: 4-5% of a clean fleet's GPUs, on its noisiest
+      // ceilings, listed as unstable, so every run of 64 GPUs or more came out incomplete). Only where the z-score
+      // can tell: a threshold within twice the rule's (a group of a few GPUs needs one so high that every value is
+      // "within" it, and there a GPU 10% below its peers within its own noise stays unstable).
+      const bool within_own = d.deficit <= d.own_noise;
+      const bool z_tells = rule.use_z && d.z && d.z_threshold <= 2 * rule.z_threshold;
+      const bool ordinary = within_own && !d.by_z && z_tells && *d.z >= -d.z_threshold;
+      if ((d.by_z || d.by_margin) && !ordinary) (within_own ? wide : o).ceilings.push_back(d);
     }
     if (unstable && !wide.ceilings.empty()) unstable->push_back(std::move(wide));
     if (o.ceilings.empty()) continue;
