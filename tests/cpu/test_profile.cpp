@@ -76,6 +76,29 @@ TEST(Profile, IgnoresUnknownFieldsAndKeepsThem) {
   EXPECT_EQ(profile_to_json(p)["device"]["name"], "NVIDIA H200 NVL");
 }
 
+// A file larger than any profile is refused before it is parsed (review 109: 200 MB named like a profile took a
+// fleet run down, out of memory, with no report); fleet skips it with the reason.
+TEST(Profile, AFileLargerThanAnyProfileIsRefusedUnparsed) {
+  const std::string dir = test::scratch_dir("profile_too_large");
+  {
+    std::ofstream big(dir + "/big.profile.json");
+    big << "[";
+    const std::string chunk(1 << 20, ' ');
+    for (std::size_t i = 0; i <= (kMaxProfileBytes >> 20); ++i) big << chunk;
+    big << "]";
+  }
+  try {
+    read_profile(dir + "/big.profile.json");
+    ADD_FAILURE() << "a file past the cap was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("MiB: larger than any profile (32 MiB at most"), std::string::npos) << e.what();
+  }
+  write_file_atomic(dir + "/good.profile.json", read_text_file(kFixture));
+  const auto r = test::run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // a file it could not read: not judged in full
+  EXPECT_NE(r.out.find("larger than any profile"), std::string::npos) << r.out;
+}
+
 // A profile of a build before measure.quick: a quick pass is told by its bench command's --ceilings_quick, as CLI11
 // reads the flag (review 100: such a pass read as a full one against a full baseline).
 TEST(Profile, AnOldQuickPassIsToldByItsBenchCommand) {

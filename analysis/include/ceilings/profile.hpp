@@ -172,6 +172,8 @@ const Ceiling* default_hbm_ceiling(const Profile& p);
 
 // Validates and reads a profile document. `origin` names it in errors (a path or "profile").
 Profile profile_from_json(const json& document, const std::string& origin = "profile");
+// The largest file read_profile parses: a full H200 profile is 0.3 MB; parsing takes about 20 times a file's size.
+inline constexpr std::size_t kMaxProfileBytes = std::size_t{32} << 20;
 // Whether a bench command line (measure.command) ran a --quick pass: its --ceilings_quick flag, or the flag's last
 // value as CLI11 reads one ("--ceilings_quick=false" is a full pass).
 bool bench_command_was_quick(const std::string& command);
