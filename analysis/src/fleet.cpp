@@ -837,7 +837,7 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
   // is ISO 8601 UTC; as text, "12:00:00.5Z" would sort before "12:00:00Z"; a tie goes to the later file, which
   // the sorted directory walk and the command line put last). A run from before a driver upgrade or a power
   // limit change is not the GPU as it stands: set aside, not a GPU configured unlike its peers.
-  std::map<std::string, std::size_t> newest;  // uuid + fingerprint -> index into in.members
+  std::map<std::string, std::size_t> newest;  // uuid -> index into in.members
   std::vector<UtcTime> created;
   for (const FleetMember& m : in.members)
     created.push_back(parse_utc_time(m.profile.created, "'" + m.path + "': field 'created'"));

@@ -205,11 +205,10 @@ NodeComparison compare_node(const std::vector<const Profile*>& profiles, double 
 // symlinks, each directory once (by device and inode); files named on the command line are read whatever
 // their name. A file that is not a valid profile, a subdirectory that cannot be opened or searched, and a link
 // that cannot be followed are skipped with their reason; a path that does not exist, or a directory named on
-// the command line that cannot be read, is an InputError. Several runs of one GPU with one fingerprint
-// (the same device UUID, driver, ...) count once: the newest (`created`, then the later path) stands for
-// it, and the older ones are set aside with the run that replaced them, so a re-measured GPU is judged
-// by its latest numbers and never weighs twice in its group's median. The same GPU under another
-// driver is kept: it is a member of another group. A baseline that `--write-baseline` wrote (a document with
+// the command line that cannot be read, is an InputError. Several runs of one GPU (one device UUID) count
+// once, whatever changed between them (a driver, a power limit): the newest (`created`, then the later path)
+// stands for it, and the older ones are set aside with the run that replaced them, so a re-measured GPU is
+// judged by its latest numbers and never weighs twice in its group's median. A baseline that `--write-baseline` wrote (a document with
 // a top-level "baseline" section, e.g. into the directory it scanned) is set aside with its reason: its
 // ceilings are medians of GPUs already counted, not a GPU.
 struct FleetMember {
