@@ -121,6 +121,22 @@ Table findings_table(const FleetInput& in, const FleetGroup& g, const std::vecto
   return t;
 }
 
+// A host's GPUs below the group's other hosts: one row per ceiling.
+Table hosts_below_table(const FleetInput& in, const FleetGroup& g) {
+  Table t;
+  t.columns = {"host", "gpus", "ceiling", "host median", "hosts' median", "worse than median", "z", "rule"};
+  t.right_aligned = {false, true, false, true, true, true, true, false};
+  for (const HostOutlier& h : g.hosts_below) {
+    std::string gpus;
+    for (std::size_t m : h.members)
+      gpus += (gpus.empty() ? "" : ",") + std::to_string(in.members[g.members[m]].profile.device.index);
+    for (const Deviation& d : h.ceilings)
+      t.add_row({h.host, gpus, d.ceiling, format_quantity(d.value, d.unit), format_quantity(d.median, d.unit),
+                 format_percent(d.deficit), z_text(d), rules_text(d)});
+  }
+  return t;
+}
+
 // A check as qualify shows it: measured and threshold with their unit, and where the threshold came from.
 json shown(const Check& c) { return checks_to_json({c}).at(0); }
 
@@ -309,6 +325,13 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
     const FleetGroup& g = groups[gi];
     for (const Outlier& o : g.outliers)
       for (const Deviation& d : o.ceilings) add_deviation(row(gi, "outlier", g.members[o.member]), d, "");
+    // A host below the others: one row per GPU of it and ceiling, the value the host's median (reason says so).
+    for (const HostOutlier& h : g.hosts_below)
+      for (const Deviation& d : h.ceilings)
+        for (std::size_t m : h.members)
+          add_deviation(row(gi, "host below peers", g.members[m]), d,
+                        "its host's median over " + std::to_string(h.members.size()) +
+                            " GPUs here, against the median of the group's hosts");
     for (const Outlier& o : g.unstable)
       for (const Deviation& d : o.ceilings)
         add_deviation(row(gi, "unstable", g.members[o.member]), d, unstable_text(d));
@@ -398,7 +421,7 @@ Table stats_table(const FleetGroup& g) {
 int fleet_exit_code(const FleetInput& in, const FleetFindings& found, const FleetHealth& health,
                     const std::optional<HostCheck>& hosts) {
   if (found.outliers > 0 || found.unlike_peers > 0 || found.below_peers > 0 || found.two_ways > 0 ||
-      found.missing_failed > 0 || !health.faults.empty())
+      found.missing_failed > 0 || found.hosts_below > 0 || !health.faults.empty())
     return kExitFailed;
   // A file it could not read is a GPU it could not judge (a node whose profile is corrupt is not a pass).
   // So is a GPU its node's summary lists as unfinished (a hang that wrote no profile is not a pass).
@@ -418,6 +441,8 @@ std::set<std::size_t> gpus_with_a_finding(const std::vector<FleetGroup>& groups,
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const FleetGroup& g = groups[gi];
     for (const Outlier& o : g.outliers) out.insert(g.members[o.member]);
+    for (const HostOutlier& h : g.hosts_below)
+      for (std::size_t m : h.members) out.insert(g.members[m]);
     for (const MissingCeiling& m : g.missing)
       if (m.error) out.insert(g.members[m.member]);
     if (g.peer_group && (g.host_only || g.fewer_together))
@@ -484,7 +509,10 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          std::to_string(found.not_judged) + " GPU(s) not judged, " +
          (found.unstable ? std::to_string(found.unstable) + " GPU(s) unstable (not judged), " : std::string()) +
          std::to_string(found.missing_failed) +
-         " ceiling(s) its peers have lost to a failed measurement, " + std::to_string(health.faults.size()) +
+         " ceiling(s) its peers have lost to a failed measurement, " +
+         (found.hosts_below ? std::to_string(found.hosts_below) + " host(s) below their group's other hosts, "
+                            : std::string()) +
+         std::to_string(health.faults.size()) +
          " GPU(s) with a health fault" + [&] {
            std::size_t own = 0, ceiling_only = 0;
            for (const FleetHealthFault& f : health.faults) {
@@ -602,6 +630,11 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
              "\"split, majority\": on the worse side of a split that is the group's majority, which its peers cannot "
              "judge):\n" +
              (md ? "\n" : "") + render(findings_table(in, g, g.unstable, "group median", true), format);
+    if (!g.hosts_below.empty())
+      out += std::string(md ? "\n" : "") +
+             "hosts below the group's other hosts (each host's median over its GPUs here, against the hosts' median "
+             "by the same rule):\n" +
+             (md ? "\n" : "") + render(hosts_below_table(in, g), format);
     if (g.outliers.empty()) continue;
     out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");
     out += render(findings_table(in, g, g.outliers), format);

@@ -892,6 +892,48 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
   return in;
 }
 
+namespace {
+// The group's hosts with 2 or more of its GPUs, each as a profile whose ceilings are its GPUs' medians, judged among
+// themselves as GPUs are (find_outliers); none with fewer than 8 such hosts, whose medians give no spread to judge by.
+std::vector<HostOutlier> find_hosts_below(const std::vector<const Profile*>& profiles,
+                                          const std::vector<const Profile*>& as_compared, const OutlierRule& rule) {
+  constexpr std::size_t kMinHosts = 8;
+  std::map<std::string, std::vector<std::size_t>> by_host;
+  for (std::size_t i = 0; i < profiles.size(); ++i)
+    if (!profiles[i]->hostname.empty()) by_host[profiles[i]->hostname].push_back(i);
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> hosts;
+  for (auto& [h, m] : by_host)
+    if (m.size() >= 2) hosts.emplace_back(h, std::move(m));
+  if (hosts.size() < kMinHosts) return {};
+  std::vector<Profile> medians(hosts.size());
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    std::map<std::string, std::vector<double>> values;
+    std::map<std::string, std::pair<std::string, std::string>> names;
+    for (std::size_t m : hosts[h].second)
+      for (const Ceiling& c : as_compared[m]->ceilings)
+        if (c.verified) {
+          values[stat_key(c.name, c.unit)].push_back(c.value);
+          names[stat_key(c.name, c.unit)] = {c.name, c.unit};
+        }
+    for (const auto& [k, v] : values) {
+      if (v.size() < 2) continue;
+      Ceiling c;
+      c.name = names[k].first;
+      c.unit = names[k].second;
+      c.value = median(v);
+      c.verified = true;  // a median of verified values; no own spread: the hosts' z-score and the margin judge it
+      medians[h].ceilings.push_back(std::move(c));
+    }
+  }
+  std::vector<const Profile*> host_profiles;
+  for (const Profile& p : medians) host_profiles.push_back(&p);
+  std::vector<HostOutlier> out;
+  for (Outlier& o : find_outliers(host_profiles, ceiling_statistics(host_profiles), rule, true, nullptr))
+    out.push_back({hosts[o.member].first, hosts[o.member].second, std::move(o.ceilings)});
+  return out;
+}
+}  // namespace
+
 std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, const OutlierRule& rule) {
   std::map<std::string, FleetGroup> by_key;
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -985,6 +1027,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     g.z_threshold = z_threshold_for(rule, as_compared.size(), g.z_comparisons);
     g.own_spread = own_spread_for(rule, compared_values(as_compared, g.compared_stats, rule));
     add_population_splits(as_compared, rule, g.outliers, &g.unstable);
+    g.hosts_below = find_hosts_below(profiles, as_compared, rule);
     // What its peers have and a member lacks, in a group that is compared: a ceiling at least min_members hold, or
     // half the group (then compared for nobody where fewer than min_members hold it, which the lacking GPUs' rows
     // say: review 90); one or two GPUs' extra ceiling is no row for every other GPU (review 92).
@@ -1190,6 +1233,7 @@ FleetFindings count_findings(const std::vector<FleetGroup>& groups) {
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const FleetGroup& g = groups[gi];
     f.outliers += g.outliers.size();
+    f.hosts_below += g.hosts_below.size();
     for (const MissingCeiling& m : g.missing) f.missing_failed += m.error ? 1 : 0;
     const bool deficits_only = g.host_only || g.fewer_together;  // only its GPUs found slower are findings
     if (g.peer_group && deficits_only) f.below_peers += g.versus_peers.size();
@@ -1477,6 +1521,26 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
                   {"own_spread_standard_errors", g.own_spread},
                   {"outliers", outs},
                   {"unstable", outliers_json(g.unstable)}});
+    {
+      json below = json::array();
+      for (const HostOutlier& h : g.hosts_below) {
+        json gpus = json::array();
+        for (std::size_t m : h.members) gpus.push_back(gpu_identity(input.members[g.members[m]]));
+        json cs = json::array();
+        for (const Deviation& d : h.ceilings)
+          cs.push_back({{"ceiling", d.ceiling}, {"unit", d.unit}, {"host_median", d.value},
+                        {"hosts_median", d.median}, {"mad", d.mad}, {"z", d.z ? json(*d.z) : json(nullptr)},
+                        {"z_threshold", d.z_threshold > 0 ? json(d.z_threshold) : json(nullptr)},
+                        {"deficit", d.deficit}, {"rules", [&] {
+                           json r = json::array();
+                           if (d.by_z) r.push_back("z");
+                           if (d.by_margin) r.push_back("margin");
+                           return r;
+                         }()}});
+        below.push_back({{"host", h.host}, {"gpus", gpus}, {"ceilings", cs}});
+      }
+      gs.back()["hosts_below"] = std::move(below);
+    }
     json& gj = gs.back();
     json missing = json::array();
     for (const MissingCeiling& m : g.missing) {
@@ -1570,6 +1634,7 @@ json fleet_to_json(const FleetInput& input, const std::vector<FleetGroup>& group
           {"not_judged", found.not_judged},
           {"unstable", found.unstable},
           {"missing_ceilings_failed", found.missing_failed},
+          {"hosts_below", found.hosts_below},
           {"health", {{"faults", faults}, {"incomplete", health.incomplete}, {"cut_short", [&] {
                         json list = json::array();
                         for (std::size_t i : health.cut_short) list.push_back(gpu_identity(input.members[i]));

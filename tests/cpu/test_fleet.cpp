@@ -1096,6 +1096,45 @@ TEST(Fleet, AMarginOnlyDeficitWithinItsOwnNoiseAndTheGroupsSpreadIsNotNamed) {
   EXPECT_EQ(fleet[groups[0].members[groups[0].outliers[0].member]].path, "node5-gpu2");
 }
 
+// A node whose 8 GPUs are all 3% slow on one ceiling, each within the 1% noise between GPUs, is named by its host's
+// median against the other hosts' (review 109: named by nothing); clean fleets name no host.
+TEST(Fleet, AHostSlowOnEveryGpuAlikeIsNamed) {
+  for (unsigned seed : {1u, 2u, 3u, 4u, 5u}) {
+    const auto clean = analyze_fleet(make_fleet({}, seed), OutlierRule{});
+    EXPECT_EQ(count_findings(clean).hosts_below, 0u) << "seed " << seed;
+  }
+  FleetGen gen(21, 0.01);
+  std::vector<FleetMember> fleet;
+  for (int node = 0; node < 64; ++node)
+    for (int i = 0; i < 8; ++i)
+      fleet.push_back({"node" + std::to_string(node) + "-gpu" + std::to_string(i),
+                       gen.gpu(node, i, node == 10 ? std::map<std::string, double>{{"gemm.bf16", 0.03}}
+                                                   : std::map<std::string, double>{})});
+  const auto groups = analyze_fleet(fleet, OutlierRule{});
+  ASSERT_EQ(groups.size(), 1u);
+  for (const Outlier& o : groups[0].outliers)  // no GPU of it alone is past the rule
+    for (const Deviation& d : o.ceilings) EXPECT_NE(d.ceiling, "gemm.bf16") << fleet[groups[0].members[o.member]].path;
+  ASSERT_EQ(groups[0].hosts_below.size(), 1u);
+  const HostOutlier& h = groups[0].hosts_below[0];
+  EXPECT_EQ(h.host, "node10");
+  EXPECT_EQ(h.members.size(), 8u);
+  ASSERT_EQ(h.ceilings.size(), 1u);
+  EXPECT_EQ(h.ceilings[0].ceiling, "gemm.bf16");
+  EXPECT_NEAR(h.ceilings[0].deficit, 0.03, 0.01);
+  const std::string dir = write_fleet(fleet, "fleet_host_below");
+  const auto r = run_cli({"fleet", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("verdict: FAIL: 8 of 512 GPU(s) with a finding", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("hosts below the group's other hosts"), std::string::npos) << r.out;
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 8) << csv.out;
+  EXPECT_NE(csv.out.find(",host below peers,node10,0,"), std::string::npos) << csv.out;
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(j.at("hosts_below"), 1);
+  EXPECT_EQ(j["groups"][0].at("hosts_below").at(0).at("host"), "node10");
+  EXPECT_EQ(j["groups"][0]["hosts_below"][0].at("gpus").size(), 8u);
+}
+
 // The first line is the verdict the exit code gives, each GPU counted once whatever it was found for, with what was not
 // judged in full; the JSON says it too, and lists the GPUs with a finding (review 108: "0 outlier(s)" led a run exit 3
 // that no line called incomplete).

@@ -283,6 +283,13 @@ struct MissingCeiling {
   std::string reason;      // "measurement failed: ...", "not measured: ...", "not in the profile, no reason recorded"
 };
 
+// A host whose GPUs in a group are, taken together, below the group's other hosts.
+struct HostOutlier {
+  std::string host;
+  std::vector<std::size_t> members;  // its GPUs, indices into FleetGroup::members
+  std::vector<Deviation> ceilings;   // Deviation::value: the host's median over them; median: the hosts' median
+};
+
 struct FleetGroup {
   Fingerprint fingerprint;
   std::vector<std::size_t> members;  // indices into FleetInput::members
@@ -327,6 +334,10 @@ struct FleetGroup {
   // its nvlink scope): the model is set up two ways in equal numbers. Neither is named as the odd one
   // (`differences` says how they differ); both groups' GPUs count as configured two ways.
   std::optional<std::size_t> split_with;  // index into the vector analyze_fleet returns
+  // Hosts below the group's other hosts: each host's median over its GPUs here (2 or more) set against the medians
+  // of the group's hosts (8 or more) by the rule GPUs are judged by, its z threshold over hosts x ceilings (review
+  // 109: a node 3% slow on every GPU alike, each GPU within the noise between GPUs, was named by nothing).
+  std::vector<HostOutlier> hosts_below;
 };
 // Ceilings the host's CPU and memory bound as much as the GPU: pageable copies (staged through host memory by
 // the CPU), launch latency (the host's submission path) and small-copy latencies (pinned host memory across the
@@ -354,6 +365,7 @@ struct FleetFindings {
   std::size_t unstable = 0;
   std::size_t two_ways = 0;         // GPUs of equal-size groups of one model configured differently (split_with)
   std::size_t missing_failed = 0;   // ceilings a member lost to a failed measurement while its peers have them
+  std::size_t hosts_below = 0;      // hosts below their group's other hosts (FleetGroup::hosts_below)
 };
 FleetFindings count_findings(const std::vector<FleetGroup>& groups);
 // The groups `gi` is set up two ways with (split_with either way round), in order; each with what differs,
