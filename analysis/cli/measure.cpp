@@ -1174,7 +1174,14 @@ int run_all_gpus(const MeasureOptions& o) {
     incomplete = incomplete || g.state != GpuState::kDone || (g.profile && !g.profile->errors.empty());
     std::string result = g.state == GpuState::kDone ? g.profile_path : g.reason.substr(0, g.reason.find('\n'));
     if (g.state != GpuState::kDone && g.profile) result += " (finished cases kept in " + g.profile_path + ")";
-    if (g.profile && !g.profile->errors.empty()) result += " (" + std::to_string(g.profile->errors.size()) + " error(s))";
+    // Which cases failed, by name (review 108: "done ... (1 error(s))" read as a finished GPU).
+    if (g.profile && !g.profile->errors.empty()) {
+      std::string failed;
+      for (std::size_t k = 0; k < g.profile->errors.size() && k < 3; ++k)
+        failed += (k ? ", " : "") + g.profile->errors[k].name;
+      if (g.profile->errors.size() > 3) failed += " and " + std::to_string(g.profile->errors.size() - 3) + " more";
+      result += " (" + std::to_string(g.profile->errors.size()) + " failed case(s): " + failed + ")";
+    }
     if (!g.health_failed.empty())
       result += " (" + std::to_string(g.health_failed.size()) + " health fault(s) that qualify's default rules fail)";
     const ceilings::json& d = node.listed(i);

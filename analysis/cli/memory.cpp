@@ -271,7 +271,7 @@ int run(const MemoryOptions& o) {
   std::vector<Device> devices;
   if (const auto p = o.device.read()) {
     if (p->device.memory_bytes == 0) throw InputError("profile " + o.device.profile + " has no device.memory_bytes");
-    devices.push_back({"profile", p->device.name + " (profile)", static_cast<double>(p->device.memory_bytes)});
+    devices.push_back({"profile", p->device.name, static_cast<double>(p->device.memory_bytes)});  // "[profile]" says it
   }
   if (!o.device.gpu.empty()) {
     const GpuSpec& s = resolve_gpu(o.device.gpu);

@@ -73,8 +73,10 @@ TEST(MultiGpu, IsolationAndWatchdogSequential) {
   EXPECT_FALSE(s.at("complete").get<bool>());
   EXPECT_EQ(state_of(s, 0), "done");
   EXPECT_EQ(s["gpus"][0]["profile"], host() + "-gpu0.profile.json");  // beside the summary
-  // The crash cost its own family only (one process per family): the other families ran.
+  // The crash cost its own family only (one process per family): the other families ran; the table says which
+  // case failed (review 108: "(1 error(s))" read as a finished GPU).
   EXPECT_EQ(state_of(s, 1), "done");
+  EXPECT_NE(r.out.find("(1 failed case(s): hbm.read)"), std::string::npos) << r.out;
   EXPECT_FALSE(s["gpus"][1].contains("partial"));
   EXPECT_FALSE(s["gpus"][2].contains("profile"));  // the hang finished nothing
   EXPECT_EQ(state_of(s, 2), "timed_out");
