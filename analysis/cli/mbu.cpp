@@ -129,8 +129,11 @@ int run(const MbuOptions& o) {
   if (o.json) {
     json ps = json::array();
     for (const auto& u : r.peaks)
-      ps.push_back(
-          {{"source", u.peak.source}, {"label", u.peak.label}, {"bytes_per_s", u.peak.value}, {"mbu", u.model}});
+      ps.push_back({{"source", u.peak.source},
+                    {"label", u.peak.label},
+                    {"bytes_per_s", u.peak.value},
+                    {"mbu", u.model},
+                    {"tpot_floor_s", r.bytes_per_step_per_gpu / u.peak.value}});
     json out = {{"mbu", r.peaks[0].model},
                 {"bytes_per_step", r.bytes_per_step},
                 {"weight_bytes_per_step", in.weight_bytes},
@@ -171,10 +174,12 @@ int run(const MbuOptions& o) {
             << format_fixed(gpus, 0)
             << (gpus == 1 ? " GPU" : " GPUs") << ", TPOT " << format_quantity(in.tpot_s, "s") << ")\n";
   Table t;
-  t.columns = {"peak source", "peak", "what", "MBU"};
-  t.right_aligned = {false, true, false, true};
+  // The floor: the step's bytes per GPU at the peak, the TPOT no kernel beats (review 108: the MBU without it).
+  t.columns = {"peak source", "peak", "what", "MBU", "TPOT floor"};
+  t.right_aligned = {false, true, false, true, true};
   for (const auto& u : r.peaks)
-    t.add_row({u.peak.source, format_quantity(u.peak.value, "B/s"), u.peak.label, format_percent(u.model)});
+    t.add_row({u.peak.source, format_quantity(u.peak.value, "B/s"), u.peak.label, format_percent(u.model),
+               format_quantity(r.bytes_per_step_per_gpu / u.peak.value, "s")});
   std::cout << render(t, Format::kTable);
   return 0;
 }

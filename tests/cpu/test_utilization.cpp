@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "ceilings/units.hpp"
 #include "ceilings/utilization.hpp"
 #include "cli_runner.hpp"
 
@@ -445,6 +446,20 @@ TEST(MfuCli, NoncausalAbovePeakAtALongSequenceIsAReading) {
 
 // A per-GPU tokens/s given as the job's reads as an MFU under 1%: said, with what to give instead, and shown with two
 // significant figures (review 108: "MFU 0.9%" or "0.0%" without a word).
+// Beside each MBU, the TPOT floor: the step's bytes per GPU at that peak (review 108).
+TEST(MbuCli, EachPeakHasItsTpotFloor) {
+  const auto r = test::run_cli({"mbu", "--hf-config", hf("Llama-3.1-8B"), "--context", "4096", "--batch", "8",
+                                "--tpot-ms", "6", "--peak-bw-gbps", "4000", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const double bytes = j.at("bytes_per_step_per_gpu").get<double>();
+  EXPECT_NEAR(j.at("peaks").at(0).at("tpot_floor_s").get<double>(), bytes / 4e12, 1e-12);
+  const auto text = test::run_cli({"mbu", "--hf-config", hf("Llama-3.1-8B"), "--context", "4096", "--batch", "8",
+                                   "--tpot-ms", "6", "--peak-bw-gbps", "4000"});
+  EXPECT_NE(text.out.find("TPOT floor"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(ceilings::format_quantity(bytes / 4e12, "s")), std::string::npos) << text.out;
+}
+
 TEST(MfuCli, AFarTooLowMfuSaysTheLikelySlip) {
   const std::vector<std::string> base = {"mfu", "--hf-config", hf("Llama-3.1-8B"), "--seq", "8192", "--peak-tflops",
                                          "853"};
