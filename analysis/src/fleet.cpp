@@ -277,6 +277,18 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
     return it->second;
   };
 
+  // Each ceiling's typical noise in the group: the median of its members' standard errors (in the group's own
+  // sample only). What excuses a deficit past the margin as ordinary below, never the GPU's own spread, which a GPU
+  // throttling now and then would excuse itself with (review 110: 12% slow with a cv of 10% read as ordinary).
+  std::map<std::string, double> typical_error;
+  if (members_in_sample) {
+    std::map<std::string, std::vector<double>> errors;
+    for (const Profile* p : members)
+      for (const Ceiling& c : p->ceilings)
+        if (c.verified) errors[stat_key(c.name, c.unit)].push_back(c.median_standard_error());
+    for (auto& [k, v] : errors) typical_error[k] = median(std::move(v));
+  }
+
   std::vector<Outlier> out;
   for (std::size_t i = 0; i < members.size(); ++i) {
     Outlier o, wide;
@@ -300,14 +312,17 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       if (rule.use_z) d.z_threshold = threshold(s.n);
       d.by_z = rule.use_z && d.z && *d.z < -d.z_threshold && d.deficit >= rule.min_deficit;
       d.by_margin = d.deficit > rule.margin;
-      // Past the margin alone, within the GPU's own noise and, by its z-score, within the group's spread: evidence of
-      // nothing, neither named nor "measure again" (review 109: 4-5% of a clean fleet's GPUs, on its noisiest
-      // ceilings, listed as unstable, so every run of 64 GPUs or more came out incomplete). Only where the z-score
-      // can tell: a threshold within twice the rule's (a group of a few GPUs needs one so high that every value is
-      // "within" it, and there a GPU 10% below its peers within its own noise stays unstable).
+      // Past the margin alone, within the noise the group's GPUs typically measure this ceiling with and, by its
+      // z-score, within the group's spread: evidence of nothing, neither named nor "measure again" (review 109: 4-5%
+      // of a clean fleet's GPUs, on its noisiest ceilings, listed as unstable, so every run of 64 GPUs or more came
+      // out incomplete). Only where the z-score can tell: a threshold within twice the rule's (a group of a few GPUs
+      // needs one so high that every value is "within" it, and there a GPU 10% below its peers within its own noise
+      // stays unstable).
       const bool within_own = d.deficit <= d.own_noise;
+      const auto typical = typical_error.find(stat_key(c.name, c.unit));
+      const bool within_typical = typical != typical_error.end() && d.deficit <= own_spread * typical->second;
       const bool z_tells = rule.use_z && d.z && d.z_threshold <= 2 * rule.z_threshold;
-      const bool ordinary = within_own && !d.by_z && z_tells && *d.z >= -d.z_threshold;
+      const bool ordinary = within_own && within_typical && !d.by_z && z_tells && *d.z >= -d.z_threshold;
       if ((d.by_z || d.by_margin) && !ordinary) (within_own ? wide : o).ceilings.push_back(d);
     }
     if (unstable && !wide.ceilings.empty()) unstable->push_back(std::move(wide));

@@ -1094,6 +1094,30 @@ TEST(Fleet, AMarginOnlyDeficitWithinItsOwnNoiseAndTheGroupsSpreadIsNotNamed) {
   EXPECT_EQ(f.unstable, 0u);
   ASSERT_EQ(f.outliers, 1u);
   EXPECT_EQ(fleet[groups[0].members[groups[0].outliers[0].member]].path, "node5-gpu2");
+
+  // One GPU 8% slow with a cv of 10% among 16 that measure tightly (0.5%) and differ by 2%: its own spread does
+  // not excuse it, the group's typical one does not cover it (review 110: it had read as ordinary, a PASS).
+  FleetGen tight(12, 0.02);
+  std::vector<FleetMember> noisy_one;
+  for (int node = 0; node < 2; ++node)
+    for (int i = 0; i < 8; ++i) {
+      const bool sick = node == 1 && i == 4;
+      Profile p = tight.gpu(node, i, sick ? std::map<std::string, double>{{"gemm.bf16", 0.08}}
+                                          : std::map<std::string, double>{});
+      for (Ceiling& c : p.ceilings) {
+        c.cv = sick && c.name == "gemm.bf16" ? 0.10 : 0.005;
+        c.samples = 20;
+      }
+      noisy_one.push_back({"node" + std::to_string(node) + "-gpu" + std::to_string(i), p});
+    }
+  const auto g2 = analyze_fleet(noisy_one, OutlierRule{});
+  ASSERT_EQ(g2.size(), 1u);
+  bool named = false;
+  for (const std::vector<Outlier>* list : {&g2[0].outliers, &g2[0].unstable})
+    for (const Outlier& o : *list)
+      for (const Deviation& d : o.ceilings)
+        named = named || (noisy_one[g2[0].members[o.member]].path == "node1-gpu4" && d.ceiling == "gemm.bf16");
+  EXPECT_TRUE(named) << "a GPU 8% slow with a cv of 10% must be named, outlier or unstable";
 }
 
 // A node whose 8 GPUs are all 3% slow on one ceiling, each within the 1% noise between GPUs, is named by its host's
