@@ -456,8 +456,10 @@ std::set<std::size_t> gpus_with_a_finding(const std::vector<FleetGroup>& groups,
 
 // The first line: the verdict, how many GPUs it covers, and what kept it from a pass (review 108: the summary led with
 // "0 outlier(s)" over a run missing a host, exit 3, that no line called incomplete).
+// `baseline_refused`: --write-baseline could write nothing, which makes the process exit 2 whatever the fleet's verdict
+// (review 110: the line said the verdict's code while the process exited 2).
 std::string verdict_line(const FleetInput& in, const std::vector<FleetGroup>& groups, const FleetHealth& health,
-                         const std::optional<HostCheck>& hosts) {
+                         const std::optional<HostCheck>& hosts, bool baseline_refused) {
   const FleetFindings found = count_findings(groups);
   const int code = fleet_exit_code(in, found, health, hosts);
   std::vector<std::string> open;  // what is not judged in full
@@ -481,15 +483,18 @@ std::string verdict_line(const FleetInput& in, const std::vector<FleetGroup>& gr
     line += std::to_string(in.members.size()) + " GPU(s) read, none with a finding";
   for (std::size_t k = 0; k < open.size(); ++k) line += (k ? ", " : "; not judged in full: ") + open[k];
   if (in.members.empty() && open.empty()) line += "; no profile read";
+  if (baseline_refused) return line + " (exit 2: --write-baseline wrote nothing, as stderr says)";
   return line + " (exit " + std::to_string(code) + ")";
 }
 
 std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& groups, const OutlierRule& rule,
-                        const FleetHealth& health, const std::optional<HostCheck>& hosts, Format format) {
+                        const FleetHealth& health, const std::optional<HostCheck>& hosts, Format format,
+                        bool baseline_refused) {
   const bool md = format == Format::kMarkdown;
   std::string out;
   const FleetFindings found = count_findings(groups);
-  out += (md ? "**" + verdict_line(in, groups, health, hosts) + "**\n\n" : verdict_line(in, groups, health, hosts) + "\n");
+  const std::string verdict = verdict_line(in, groups, health, hosts, baseline_refused);
+  out += (md ? "**" + verdict + "**\n\n" : verdict + "\n");
   out += std::string(md ? "**fleet**: " : "fleet: ") + "read " + std::to_string(in.members.size()) + " profile(s) of " +
          std::to_string(in.files) + " file(s), skipped " + std::to_string(in.skipped.size()) +
          (in.superseded.empty() ? "" : ", " + std::to_string(in.superseded.size()) + " older run(s) set aside") +
@@ -831,7 +836,8 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
       // merge six lists to tell a pass from an incomplete run).
       const int code = fleet_exit_code(in, found, health, hosts);
       doc["verdict"] = code == kExitFailed ? "fail" : code == kExitIncomplete ? "incomplete" : "pass";
-      doc["exit_code"] = code;
+      // The process's own: 2 where --write-baseline could write nothing (stderr says why), whatever the verdict.
+      doc["exit_code"] = no_baseline.empty() ? code : static_cast<int>(kExitBadInput);
       json with = json::array();
       for (std::size_t m : gpus_with_a_finding(groups, health)) with.push_back(gpu_identity(in.members[m]));
       doc["gpus_with_a_finding"] = std::move(with);
@@ -841,7 +847,7 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
     else if (format == Format::kCsv)
       std::cout << render(all_findings_table(in, groups, health, hosts), Format::kCsv);
     else
-      std::cout << render_text(in, groups, rule, health, hosts, format);
+      std::cout << render_text(in, groups, rule, health, hosts, format, !no_baseline.empty());
     for (const FleetSkip& s : in.skipped)
       if (format == Format::kJson || format == Format::kCsv)
         std::cerr << "ceilings fleet: skipped " << printable_text(s.path + ": " + s.reason) << "\n";
