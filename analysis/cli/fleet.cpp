@@ -121,6 +121,10 @@ Table findings_table(const FleetInput& in, const FleetGroup& g, const std::vecto
   return t;
 }
 
+// A check of the GPU's health (its health section's, or a ceiling measured under a HW/thermal slowdown, which the
+// health rule `slowdown` judges), apart from a ceiling's own rules (review 110: the slowdown read as a ceiling fault).
+bool a_health_check(const Check& c) { return c.subject == "health" || c.rule == "HW/thermal slowdown"; }
+
 // A host's GPUs below the group's other hosts: one row per ceiling.
 Table hosts_below_table(const FleetInput& in, const FleetGroup& g) {
   Table t;
@@ -373,7 +377,7 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
     for (const Check& c : f.failed)
       // The GPU's own health apart from a ceiling's rules (review 108: a GPU slow against its datasheet read as a
       // health fault to whoever filtered them for ECC, XID and link tickets).
-      add_check(row(group_of[f.member], c.subject == "health" ? "health fault" : "ceiling fault", f.member), c);
+      add_check(row(group_of[f.member], a_health_check(c) ? "health fault" : "ceiling fault", f.member), c);
   for (const FleetUnfinished& u : in.unfinished)
     add_plain({"", "unfinished", u.host, u.index >= 0 ? std::to_string(u.index) : "", u.uuid, u.pci_bus_id},
               u.state, unfinished_text(u, false));
@@ -521,8 +525,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          " GPU(s) with a health fault" + [&] {
            std::size_t own = 0, ceiling_only = 0;
            for (const FleetHealthFault& f : health.faults) {
-             const bool health_check = std::any_of(f.failed.begin(), f.failed.end(),
-                                                   [](const Check& c) { return c.subject == "health"; });
+             const bool health_check = std::any_of(f.failed.begin(), f.failed.end(), a_health_check);
              ++(health_check ? own : ceiling_only);
            }
            return ceiling_only == 0 ? std::string()

@@ -1194,6 +1194,28 @@ TEST(Fleet, TheFirstLineIsTheVerdict) {
   EXPECT_EQ(j["gpus_with_a_finding"][0].at("uuid"), "GPU-00000000-1111-2222-3333-000000000001");
 }
 
+// A ceiling measured under a HW thermal slowdown fails the health rule `slowdown`: a health fault in the csv, as
+// qualify has it, not a ceiling fault (review 110); one below its datasheet fraction alone is a ceiling fault.
+TEST(Fleet, ASlowdownIsAHealthFaultAndASlowCeilingACeilingFault) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_fault_kinds");
+  write_qualify_fleet(dir, 4, [](int i, json& d) {
+    if (i == 1) {
+      d["ceilings"][1]["throttled"] = true;
+      d["ceilings"][1]["detail"]["throttle_reasons"] = 0x40;  // HW thermal slowdown
+    }
+    if (i == 2) d["ceilings"][0]["value"] = 3.0e12;  // hbm.copy at 62% of 4.8 TB/s
+  });
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 1) << csv.out << csv.err;
+  EXPECT_NE(csv.out.find(",health fault,node001,1,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("HW/thermal slowdown"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",ceiling fault,node001,2,"), std::string::npos) << csv.out;
+  const auto text = run_cli({"fleet", dir});
+  EXPECT_NE(text.out.find("2 GPU(s) with a health fault (1 failing a health check, 1 only a ceiling's rules"),
+            std::string::npos)
+      << text.out;
+}
+
 // A profile whose health was read through another NVML than the driver's (CEILINGS_NVML_LIBRARY: the self-test's
 // fake) is named in every format, as qualify says it beside its verdict (review 104: fleet said nothing of it).
 TEST(Fleet, HealthReadThroughAnotherNvmlIsNamed) {
