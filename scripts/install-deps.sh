@@ -39,10 +39,15 @@ if ((${#missing[@]})); then
 fi
 # The presets file is version 6 and CMakeLists.txt asks for 3.25: say so here, not at `cmake --preset` (review 107:
 # on Ubuntu 22.04, 3.22, this script exited 0).
-cmake_version=$(cmake --version 2>/dev/null | sed -n 's/^cmake version \([0-9][0-9.]*\).*/\1/p' | head -n 1)
-if [ -z "$cmake_version" ] || ! printf '3.25\n%s\n' "$cmake_version" | sort -V -C; then
-  echo "install-deps.sh: CMake ${cmake_version:-not found} is older than 3.25, which the build needs (Ubuntu 22.04" \
-       "ships 3.22): put a newer cmake first in PATH (Kitware's apt repository, or pip install cmake)" >&2
+# (A cmake that is missing or fails is said too: under pipefail its status had ended the script in silence.)
+cmake_version=$({ cmake --version 2>/dev/null || true; } | sed -n 's/^cmake version \([0-9][0-9.]*\).*/\1/p' | head -n 1)
+if [ -z "$cmake_version" ]; then
+  echo "install-deps.sh: no working cmake in PATH after installing it: the build needs CMake 3.25 or newer" >&2
+  exit 3
+fi
+if ! printf '3.25\n%s\n' "$cmake_version" | sort -V -C; then
+  echo "install-deps.sh: CMake $cmake_version is older than 3.25, which the build needs (Ubuntu 22.04 ships 3.22):" \
+       "put a newer cmake first in PATH (Kitware's apt repository, or pip install cmake)" >&2
   exit 3
 fi
 if [ ! -x "$nvcc" ]; then

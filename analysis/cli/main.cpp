@@ -120,7 +120,12 @@ void say_how_this_subcommand_takes_it(CLI::App& app, int argc, char** argv) {
     format = format || w == "--format" || w.rfind("--format=", 0) == 0;
     json_flag = json_flag || w == "--json";
     profile = profile || w == "--profile" || w.rfind("--profile=", 0) == 0;
-    if (sub && w.size() > 5 && w.compare(w.size() - 5, 5, ".json") == 0 && std::string(argv[i - 1]).rfind("--", 0) != 0)
+    // A plain word naming a JSON file: not an option ("--x=y.json"), nor the value of one that takes a value (review
+    // 110: "--hf-config=x.json" counted as a profile given positionally).
+    const std::string before = argv[i - 1];
+    const CLI::Option* option = sub && before.rfind("-", 0) == 0 ? sub->get_option_no_throw(before) : nullptr;
+    const bool a_value = option && option->get_type_size() != 0;
+    if (sub && !a_value && w[0] != '-' && w.size() > 5 && w.compare(w.size() - 5, 5, ".json") == 0)
       ++positional_json;
   }
   if (!sub) return;

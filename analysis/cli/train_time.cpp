@@ -127,13 +127,19 @@ int run(const TrainTimeOptions& o) {
                                                               : f.model / f.executed;
     if (!(o.mfu.value > 0 && o.mfu.value <= most * (1 + 1e-12))) {
       const bool noncausal_headroom = std::isfinite(most) && most > 1;
+      // Below 1 where the model FLOPs count attention causal: the scores the backward recomputes are executed on top
+      // (review 110: the message said "(0, 1]" and refused 0.99).
+      const bool recompute_short = std::isfinite(most) && most < 1;
       const std::string range = !std::isfinite(most) ? "positive"
-                                : noncausal_headroom ? "a fraction in (0, " + format_fixed(most, 3) + "]"
-                                                     : "a fraction in (0, 1]";
+                                : noncausal_headroom || recompute_short
+                                    ? "a fraction in (0, " + format_fixed(std::floor(most * 1000) / 1000, 3) + "]"
+                                    : "a fraction in (0, 1]";
       throw InputError("--mfu must be " + range + ", e.g. 0.45" +
                        (noncausal_headroom ? " (above 1 by the noncausal convention at this --seq, up to where the "
                                              "FLOPs the kernels execute, attention causal and the scores its backward recomputes, reach the peak)"
-                                           : ""));
+                        : recompute_short ? " (below 1: the FLOPs the kernels execute add the scores a fused attention's "
+                                            "backward recomputes to the model FLOPs, and reach the peak there)"
+                                          : ""));
     }
     if (o.recompute_opt->count() > 0 && rc != Recompute::kNone)
       throw InputError("--recompute adds hardware FLOPs, which an MFU does not count: with --mfu it would change "

@@ -87,15 +87,14 @@ const GpuSpec* match_gpu_loosely(const std::string& name) {
 const GpuSpec& resolve_gpu(const std::string& name) {
   if (const GpuSpec* s = match_gpu_loosely(name)) return *s;
   // A name several boards answer to (the form factor left out) is ambiguous, not unknown (review 108).
-  // Also a name that leaves out the memory size of boards that differ by it ("A100": 40 and 80 GB, SXM and PCIe).
+  // Also a name that leaves out the memory size of boards that differ by it ("A100": 40 and 80 GB, SXM and PCIe): the
+  // board's name with its memory size as a word of its own taken off (review 110: cut out of the joined key, "h20"
+  // matched "h200141gb", the H20 a board of its own).
   std::vector<std::string> boards;
   const std::string loose = loose_key(name), bare = form_free_key(name);
-  static const std::regex memory_size("[0-9]+gb");
+  static const std::regex memory_word("\\b[0-9]+ ?gb\\b", std::regex::icase);
   const auto same_board = [&](const std::string& candidate) {
-    const std::string key = form_free_key(candidate);
-    return key == bare ||
-           (key.size() > bare.size() && key.compare(0, bare.size(), bare) == 0 &&
-            std::regex_match(key.substr(bare.size()), memory_size));
+    return form_free_key(candidate) == bare || form_free_key(std::regex_replace(candidate, memory_word, " ")) == bare;
   };
   for (const GpuSpec& s : datasheet()) {
     bool hit = !loose.empty() && loose_key(s.name) == loose;

@@ -513,6 +513,15 @@ TEST(CliShow, AnotherSubcommandsSpellingGetsAHint) {
         "json"},
        "ceilings mfu takes --json for JSON output (it has no --format)");
   hint({"qualify", kFixture, kFixture}, "ceilings qualify judges one profile a call; for many GPUs, `ceilings fleet DIR`");
+  // An option's value that names a JSON file is no profile given positionally (review 110).
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"mfu", "--hf-config=x.json", "--bogus"},
+        std::vector<std::string>{"qualify", kFixture, "--baseline=b.json", "--bogus"},
+        std::vector<std::string>{"qualify", kFixture, "--baseline", "b.json", "--bogus"}}) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err.find("hint:"), std::string::npos) << r.err;
+  }
   const auto plain = run_cli({"show", kFixture, "--no-such-flag"});  // nothing to hint at
   EXPECT_EQ(plain.exit_code, 2);
   EXPECT_EQ(plain.err.find("hint:"), std::string::npos) << plain.err;

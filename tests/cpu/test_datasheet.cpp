@@ -378,6 +378,13 @@ TEST(Datasheet, LooseMatchingIgnoresCaseSpacesAndSxm) {
     EXPECT_EQ(what.rfind("'h100' names several boards of the datasheet table: ", 0), 0u) << what;
     EXPECT_EQ(what.find("H200"), std::string::npos) << what;
   }
+  for (const char* other : {"h20", "h10", "a80", "v10"})  // another board's or a typo: never "several boards" of another
+    try {
+      resolve_gpu(other);
+      ADD_FAILURE() << other << " resolved";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("unknown GPU '", 0), 0u) << e.what();
+    }
   for (const char* four : {"A100", "a100 80gb"})
     try {
       resolve_gpu(four);

@@ -944,6 +944,24 @@ TEST(TrainTimeCli, RoundTripsWithMfu) {
       << over.err;
 }
 
+// Counted causal, the model FLOPs are below what the kernels execute (the scores the backward recomputes): the
+// highest --mfu is below 1, and the refusal says so with that bound (review 110: "(0, 1]" refused 0.99).
+TEST(TrainTimeCli, TheMfuBoundCountedCausalIsSaid) {
+  const std::vector<std::string> base = {"train-time", "--hf-config", hf("Llama-3.1-8B"), "--seq", "8192",
+                                         "--attention", "causal", "--tokens", "1e12", "--gpus", "8",
+                                         "--peak-tflops", "989", "--mfu"};
+  auto with = [&](const char* mfu) {
+    std::vector<std::string> a = base;
+    a.push_back(mfu);
+    return test::run_cli(a);
+  };
+  const auto refused = with("0.99");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--mfu must be a fraction in (0, 0.979]"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("the scores a fused attention's backward recomputes"), std::string::npos) << refused.err;
+  EXPECT_EQ(with("0.979").exit_code, 0);
+}
+
 TEST(TrainTimeCli, BadInputExits2) {
   EXPECT_EQ(test::run_cli({"train-time", "--params", "1e9", "--tokens", "1e9", "--gpus", "8"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"train-time", "--params", "1e9", "--tokens", "1e9", "--gpus", "8", "--mfu", "1.5",
