@@ -58,10 +58,14 @@ CEILINGS_SUBCOMMAND("health", "Read the GPU's health counters (ECC, remaps, PCIe
     ceilings::check_kernel_log_variable();
     // A driver call that never returns (a GPU fallen off the bus, a wedged driver) is a fault of the node, said and
     // ended here: it cannot be cancelled, and a health check that hangs stalls whatever runs it (review 103 #6).
+    // What was printed before (a teardown call that hangs after the report) reaches its reader first: the thread that
+    // would write more is the one blocked in the driver (review 110).
     ceilings::nvml::watch_calls(o->nvml_timeout_s, [](const std::string& call, double seconds) {
+      std::cout.flush();
+      std::fflush(stdout);
       std::fprintf(stderr,
                    "ceilings health: NVML's %s did not return within %g s: the driver or the GPU is hung, a fault of "
-                   "the node (the call cannot be cancelled: no section is written)\n",
+                   "the node (the call cannot be cancelled: the run ends here)\n",
                    call.c_str(), seconds);
       std::fflush(stderr);
       std::_Exit(ceilings::kExitFailed);

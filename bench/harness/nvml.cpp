@@ -387,7 +387,7 @@ std::shared_ptr<Library> Library::open(std::string* why) {
 }
 
 Library::~Library() {
-  if (symbols_ && symbols_->shutdown) symbols_->shutdown();
+  if (symbols_ && symbols_->shutdown) call(symbols_->shutdown);  // watched too (review 110)
   if (handle_) dlclose(handle_);
 }
 
