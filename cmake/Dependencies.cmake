@@ -9,7 +9,14 @@ find_package(Threads REQUIRED)
 # /usr/include): found by name instead, as an imported target of the same name. One whose package files say it is
 # older than the minimum is refused, not taken by name (review 107: Ubuntu 22.04's Google Benchmark 1.6 slipped
 # past the 1.7 asked for).
+# Only where every version considered is older: one refused for another reason (a newer major version whose package
+# files take no older request) is still found by name, as before (review 110).
 function(ceilings_refuse_too_old package minimum)
+  foreach(version IN LISTS ${package}_CONSIDERED_VERSIONS)
+    if(NOT version VERSION_LESS minimum)
+      return()
+    endif()
+  endforeach()
   if(${package}_CONSIDERED_VERSIONS)
     message(FATAL_ERROR "${package} ${${package}_CONSIDERED_VERSIONS} found (${${package}_CONSIDERED_CONFIGS}); "
                         "ceilings needs ${minimum} or newer: install a newer one (Debian 12 and Ubuntu 24.04 ship it)")
