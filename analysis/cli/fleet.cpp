@@ -330,12 +330,20 @@ Table all_findings_table(const FleetInput& in, const std::vector<FleetGroup>& gr
     for (const Outlier& o : g.outliers)
       for (const Deviation& d : o.ceilings) add_deviation(row(gi, "outlier", g.members[o.member]), d, "");
     // A host below the others: one row per GPU of it and ceiling, the value the host's median (reason says so).
+    // (Not for a GPU named an outlier on that ceiling already: its own row says it, review 111.)
     for (const HostOutlier& h : g.hosts_below)
       for (const Deviation& d : h.ceilings)
-        for (std::size_t m : h.members)
-          add_deviation(row(gi, "host below peers", g.members[m]), d,
-                        "its host's median over " + std::to_string(h.members.size()) +
-                            " GPUs here, against the median of the group's hosts");
+        for (std::size_t m : h.members) {
+          const bool own_row = std::any_of(g.outliers.begin(), g.outliers.end(), [&](const Outlier& o) {
+            return o.member == m && std::any_of(o.ceilings.begin(), o.ceilings.end(), [&](const Deviation& x) {
+                     return x.ceiling == d.ceiling && x.unit == d.unit;
+                   });
+          });
+          if (!own_row)
+            add_deviation(row(gi, "host below peers", g.members[m]), d,
+                          "its host's median over " + std::to_string(h.members.size()) +
+                              " GPUs here, against the median of the group's hosts");
+        }
     for (const Outlier& o : g.unstable)
       for (const Deviation& d : o.ceilings)
         add_deviation(row(gi, "unstable", g.members[o.member]), d, unstable_text(d));
@@ -822,14 +830,22 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
         for (const FleetHealthFault& f : health.faults) {
           std::string failed;
           for (const Check& c : f.failed)
-            if (c.subject == "health") failed += (failed.empty() ? "" : ", ") + c.rule;
+            if (a_health_check(c)) failed += (failed.empty() ? "" : ", ") + c.rule;
           if (!failed.empty()) excluded.emplace(f.member, "a health fault (" + failed + ")");
         }
+        // A host below the group's other hosts: its GPUs are what it is found for (review 111).
+        for (const HostOutlier& h : groups[gi].hosts_below)
+          for (std::size_t m : h.members)
+            excluded.emplace(groups[gi].members[m], "its host, " + h.host + ", is below the group's other hosts");
         for (std::size_t m : health.cut_short) excluded.emplace(m, "cut short by a timeout or an interrupt");
         for (std::size_t m : health.other_gpu) excluded.emplace(m, "its health section is another GPU's");
         baseline = fleet_baseline(groups[gi], in.members, rule.min_members, excluded);  // may find too few
-      } catch (const InputError& e) {
+        // Written before the report, so that a file that cannot be written is said in it, as the exit code (2) the
+        // process then ends with (review 111: the report said exit 3).
+        write_file_atomic(o->write_baseline, profile_to_json(*baseline).dump(2) + "\n");
+      } catch (const Error& e) {  // too few to take the medians of, or a file that could not be written
         no_baseline = e.what();
+        baseline.reset();
       }
     }
 
@@ -861,7 +877,6 @@ CEILINGS_SUBCOMMAND("fleet", "Compare many profiles: group by fingerprint, name 
                        "' (the report was printed in full): " + no_baseline);
     }
     if (baseline) {
-      write_file_atomic(o->write_baseline, profile_to_json(*baseline).dump(2) + "\n");
       std::cerr << "ceilings fleet: baseline of group " << gi + 1 << " (" << groups[gi].fingerprint.label() << ", "
                 << groups[gi].members.size() << " profile(s); the medians of "
                 << baseline->raw["baseline"]["profiles"].get<std::size_t>()

@@ -908,18 +908,31 @@ FleetInput load_fleet(const std::vector<std::string>& paths) {
 }
 
 namespace {
-// The group's hosts with 2 or more of its GPUs, each as a profile whose ceilings are its GPUs' medians, judged among
-// themselves as GPUs are (find_outliers); none with fewer than 8 such hosts, whose medians give no spread to judge by.
+// The group's hosts, each as a profile whose ceilings are its GPUs' medians, judged among themselves as GPUs are
+// (find_outliers). Only hosts with the group's most common number of its GPUs (2 or more), 8 hosts at least: a median
+// of 2 GPUs scatters more than one of 8, and one z-score over both named clean 2-GPU hosts (review 111). Each host's
+// median carries the spread of a median of that many of the group's GPUs (the group's robust spread, 1.4826 MAD,
+// over sqrt(GPUs)) as its own: a host past the margin within it is no finding (review 111: with none, clean fleets of
+// 2-GPU hosts failed). No host is "unstable": the GPUs are judged one by one besides.
 std::vector<HostOutlier> find_hosts_below(const std::vector<const Profile*>& profiles,
-                                          const std::vector<const Profile*>& as_compared, const OutlierRule& rule) {
+                                          const std::vector<const Profile*>& as_compared,
+                                          const std::vector<CeilingStats>& group_stats, const OutlierRule& rule) {
   constexpr std::size_t kMinHosts = 8;
   std::map<std::string, std::vector<std::size_t>> by_host;
   for (std::size_t i = 0; i < profiles.size(); ++i)
     if (!profiles[i]->hostname.empty()) by_host[profiles[i]->hostname].push_back(i);
+  std::map<std::size_t, std::size_t> hosts_of_size;
+  for (const auto& [h, m] : by_host) ++hosts_of_size[m.size()];
+  std::size_t size = 0, most = 0;
+  for (const auto& [k, n] : hosts_of_size)
+    if (k >= 2 && n >= most) size = k, most = n;  // ties: the larger hosts
   std::vector<std::pair<std::string, std::vector<std::size_t>>> hosts;
   for (auto& [h, m] : by_host)
-    if (m.size() >= 2) hosts.emplace_back(h, std::move(m));
+    if (size >= 2 && m.size() == size) hosts.emplace_back(h, std::move(m));
   if (hosts.size() < kMinHosts) return {};
+  std::map<std::string, double> spread;  // the group's relative robust spread per ceiling
+  for (const CeilingStats& s : group_stats)
+    if (s.median != 0) spread[stat_key(s.name, s.unit)] = 1.4826 * s.mad / std::fabs(s.median);
   std::vector<Profile> medians(hosts.size());
   for (std::size_t h = 0; h < hosts.size(); ++h) {
     std::map<std::string, std::vector<double>> values;
@@ -936,7 +949,10 @@ std::vector<HostOutlier> find_hosts_below(const std::vector<const Profile*>& pro
       c.name = names[k].first;
       c.unit = names[k].second;
       c.value = median(v);
-      c.verified = true;  // a median of verified values; no own spread: the hosts' z-score and the margin judge it
+      c.verified = true;  // a median of verified values
+      const auto s = spread.find(k);
+      c.cv = s != spread.end() ? s->second : 0;  // median_standard_error: 1.2533 x this / sqrt(samples)
+      c.samples = static_cast<std::int64_t>(v.size());
       medians[h].ceilings.push_back(std::move(c));
     }
   }
@@ -1042,7 +1058,7 @@ std::vector<FleetGroup> analyze_fleet(const std::vector<FleetMember>& members, c
     g.z_threshold = z_threshold_for(rule, as_compared.size(), g.z_comparisons);
     g.own_spread = own_spread_for(rule, compared_values(as_compared, g.compared_stats, rule));
     add_population_splits(as_compared, rule, g.outliers, &g.unstable);
-    g.hosts_below = find_hosts_below(profiles, as_compared, rule);
+    g.hosts_below = find_hosts_below(profiles, as_compared, g.compared_stats, rule);
     // What its peers have and a member lacks, in a group that is compared: a ceiling at least min_members hold, or
     // half the group (then compared for nobody where fewer than min_members hold it, which the lacking GPUs' rows
     // say: review 90); one or two GPUs' extra ceiling is no row for every other GPU (review 92).
