@@ -1,7 +1,7 @@
 // `ceilings fleet PROFILES_OR_DIRS...`: compares many profiles (a fleet, or the GPUs of nodes), names the
 // GPUs whose ceilings fall below their peers' and those whose recorded health fails (or whose ceilings fall
 // below qualify's datasheet fractions), and can write the group medians as a qualify baseline.
-// Exit codes: 1 an outlier, a health fault, a GPU configured unlike its peers (in any group but the largest
+// Exit codes: 1 an outlier, a health or ceiling fault, a host below its group's other hosts, a GPU configured unlike its peers (in any group but the largest
 // of its GPU model, when that one is large enough to compare with), a GPU below that group where only its servers'
 // CPU differs (on its own ceilings) or it was measured with fewer GPUs at once, or a model configured two ways in
 // equal numbers; else 3 when a GPU could not be judged (its
