@@ -25,7 +25,7 @@ struct RooflineOptions {
   std::string attention = "causal";
   std::vector<std::string> points;
   std::vector<double> batches;
-  cli::OptNumber context;
+  cli::OptNumber context, gpus;
   bool json = false;
   bool all_roofs = false;
   CLI::Option *dtype_opt = nullptr, *compute_opt = nullptr;  // given: the user chose the roof
@@ -123,20 +123,24 @@ int run(const RooflineOptions& o) {
     serving.weight_bytes = weights.bytes;
     serving.kv_bytes = dtype_bytes(o.kv_dtype);
     llm = llm_view(r, serving.model, serving.context, batches, serving.weight_bytes, serving.kv_bytes,
-                   parse_attention_convention(o.attention));
+                   parse_attention_convention(o.attention), o.gpus.given() ? o.gpus.value : 1.0);
+    serving.tp = static_cast<int>(llm->gpus);  // what each GPU holds, as `ceilings memory --mode infer --tp` counts it
     for (const Point& pt : points)  // the table and the SVG label points and steps by name
       for (const auto* steps : {&llm->prefill, &llm->decode})
         for (const LlmStep& s : *steps)
           if (s.name == pt.name)
             throw InputError("--point: the name '" + excerpt(pt.name) + "' is a model step's (--hf-config): name "
                              "the point otherwise");
-  } else if (o.context.given() || !o.batches.empty()) {
-    throw InputError("--context and --batch place a model's steps: they need --hf-config");
+  } else if (o.context.given() || !o.batches.empty() || o.gpus.given()) {
+    throw InputError("--context, --batch and --gpus place a model's steps: they need --hf-config");
   }
   // What a batch holds on one GPU, as `ceilings memory --mode infer` counts it: every weight and each sequence's KV
-  // cache as held, which in a windowed or chunked layer can be more than a decode step reads. A step that does not
-  // fit cannot run on one GPU: its floors are what the roofs allow, not a time this GPU attains.
+  // cache as held (over --gpus, each GPU's share), which in a windowed or chunked layer can be more than a decode step
+  // reads. A step that does not fit cannot run so: its floors are what the roofs allow, not a time this GPU attains.
   const double memory = static_cast<double>(profile.device.memory_bytes);
+  const double tp = llm ? llm->gpus : 1;
+  // "one GPU's 150 GB", or over tensor-parallel GPUs "each of the 8 GPUs' 150 GB"
+  const std::string whose = tp == 1 ? "one GPU's " : "each of the " + format_fixed(tp, 0) + " GPUs' ";
   auto held_at = [&](double batch) {
     InferMemoryInput in = serving;
     in.batch = batch;
@@ -180,7 +184,11 @@ int run(const RooflineOptions& o) {
     for (std::size_t i = 0; i < points.size(); ++i)
       out["points"].push_back(placement_json(points[i].name, points[i].flops, points[i].bytes, placed[i].second));
     if (llm) {
+      // Over --gpus, a step's flops, bytes, kv_bytes, memory_bytes_needed and fits_one_gpu are one GPU's share;
+      // model_flops and model_bytes the whole step's.
       json l = {{"context", o.context.value},
+                {"gpus", llm->gpus},
+                {"kv_split_gpus", llm->kv_split},
                 {"weight_dtype", weights.label},
                 {"kv_dtype", o.kv_dtype},
                 {"decode_intensity_limit", llm->decode_intensity_limit},
@@ -195,6 +203,8 @@ int run(const RooflineOptions& o) {
         for (const LlmStep& s : std::string(key) == "prefill" ? llm->prefill : llm->decode) {
           json j = placement_json(s.name, s.flops, s.bytes, s.placement);
           j["batch"] = s.batch;
+          j["model_flops"] = s.model_flops;
+          j["model_bytes"] = s.model_bytes;
           j["kv_bytes"] = s.kv_bytes;
           j["memory_bytes_needed"] = held_at(s.batch);
           j["fits_one_gpu"] = fits(s);
@@ -244,11 +254,12 @@ int run(const RooflineOptions& o) {
     }
   std::cout << render(roofs, Format::kTable);
   for (const auto& [name, why] : r.not_roofs) std::cout << "no roof: " << name << " (" << why << ")\n";
-  auto point_table = [&](const std::string& what, bool tpot) {
+  auto point_table = [&](const std::string& what, bool tpot, bool per_gpu = false) {
     Table t;
+    const std::string each = per_gpu ? " a GPU" : "";
     t.columns = {what,
-                 pc.unit == "OP/s" ? "OPs" : "FLOPs",
-                 "bytes",
+                 (pc.unit == "OP/s" ? "OPs" : "FLOPs") + each,
+                 "bytes" + each,
                  pc.intensity_unit(),
                  "bound by (measured)",
                  "attainable",
@@ -282,13 +293,25 @@ int run(const RooflineOptions& o) {
   }
   if (llm) {
     // Prefill's floor is the time of the whole prompt; a decode step's is the time per output token.
-    Table prefill = point_table("prefill", false), decode = point_table("decode step", true);
+    Table prefill = point_table("prefill", false, tp > 1), decode = point_table("decode step", true, tp > 1);
     for (const LlmStep& s : llm->prefill) add(prefill, s.name, s.flops, s.bytes, s.placement);
     for (const LlmStep& s : llm->decode) add(decode, s.name, s.flops, s.bytes, s.placement);
     std::cout << "\nLLM view, context " << format_fixed(o.context.value, 0) << ", weights " << weights.label << ", KV cache "
               << o.kv_dtype << " (bytes: the weights and the KV cache, not the activations, so a prefill's intensity is "
               << "an upper bound; decode bytes count the KV cache read every step; prefill uses the " << o.attention
               << " FLOP convention, with logits at each prompt's last token only)\n";
+    if (tp > 1) {
+      std::cout << "tensor parallel over " << format_fixed(tp, 0) << " GPUs: each step as one GPU runs its share (its "
+                << "weight shard and the weights every GPU holds whole, ";
+      if (llm->kv_split < tp)
+        std::cout << (serving.model.is_mla() ? "the whole latent KV cache, as MLA keeps it on each, "
+                                             : "the KV cache of its K/V heads, copied past one a GPU (" +
+                                                   std::to_string(serving.model.kv_heads) + " KV heads), ");
+      else
+        std::cout << "a 1/" << format_fixed(tp, 0) << " share of the KV cache, ";
+      std::cout << "its share of the FLOPs); the all-reduces between the GPUs are not counted, so the floors are the "
+                   "roofs' alone\n";
+    }
     if (!weights.note.empty()) std::cout << "note: " << weights.note << "\n";
     if (const auto mtp = cli::mtp_serving_note(serving.model)) std::cout << "note: " << *mtp << "\n";
     if (const auto uncounted = cli::not_counted_note(serving.model)) std::cout << "note: " << *uncounted << "\n";
@@ -302,16 +325,17 @@ int run(const RooflineOptions& o) {
         if (!fits(s))
           too_big += (too_big.empty() ? "" : ", ") + s.name + " (" + format_quantity(held_at(s.batch), "B") + ")";
     if (!too_big.empty())
-      std::cout << "does not fit one GPU's " << format_quantity(memory, "B") << " (weights " << weights.label << " "
+      std::cout << "does not fit " << whose << format_quantity(memory, "B") << " (weights " << weights.label << " "
                 << format_quantity(infer_memory(serving).weights, "B") << " + KV cache held): " << too_big
-                << "; their floors are what the roofs allow, not a time this GPU runs (`ceilings memory` says what "
-                   "fits)\n";
+                << "; their floors are what the roofs allow, not a time " << (tp == 1 ? "this GPU runs" : "these GPUs run")
+                << " (`ceilings memory` says what fits)\n";
     auto say = [&](const char* which, const std::optional<double>& b, const std::optional<double>& ridge_at) {
       std::cout << "decode becomes compute-bound (" << which << " roofs): ";
       if (b && held_at(*b) > memory)
         std::cout << "from batch " << format_fixed(*b, 0) << ", which holds " << format_quantity(held_at(*b), "B")
-                  << " of weights and KV cache: more than one GPU's " << format_quantity(memory, "B")
-                  << ", so that batch runs only split over several GPUs\n";
+                  << " of weights and KV cache" << (tp == 1 ? "" : " a GPU") << ": more than " << whose
+                  << format_quantity(memory, "B") << ", so that batch runs only split over "
+                  << (tp == 1 ? "several GPUs" : "more GPUs") << "\n";
       else if (b)
         std::cout << "from batch " << format_fixed(*b, 0) << "\n";
       else if (ridge_at && llm->decode_intensity_limit > *ridge_at)  // above the ridge, but only just
@@ -350,6 +374,9 @@ cli::Runner setup(CLI::App& app) {
   auto* hf = app.add_option("--hf-config", o->hf_config, "LLM view: Hugging Face config.json");
   cli::add_number(app, o->context, "--context", "LLM view: tokens per sequence");
   app.add_option("--batch", o->batches, "LLM view: batch sizes (default 1 8 32 128)");
+  cli::add_number(app, o->gpus, "--gpus",
+                  "LLM view: tensor-parallel GPUs sharing each step (default 1): each runs its share of the FLOPs and "
+                  "reads its weight shard and its KV heads' cache, as `mbu --gpus` and `memory --tp` split them");
   // The LLM view's options mean nothing without its model: refused, not ignored.
   o->weight_dtype.add(app, "LLM view: weight storage")->needs(hf);
   app.add_option("--kv-dtype", o->kv_dtype, std::string("LLM view: KV-cache storage: ") + kStorageTypes)->capture_default_str()->needs(hf);

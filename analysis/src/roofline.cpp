@@ -162,10 +162,25 @@ Placement place(const Roofline& r, double flops, double bytes) {
 }
 
 LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches,
-                 const WeightBytes& wb, double kb, AttentionConvention prefill_attention) {
+                 const WeightBytes& wb, double kb, AttentionConvention prefill_attention, double gpus) {
   require_length(context, "--context");
   require_positions(m, context, "--context");
   if (batches.empty()) throw InputError("--batch is missing");
+  require_count(gpus, "--gpus");
+  if (gpus > 1048576) throw InputError("--gpus is more GPUs than any job runs on (at most 2^20)");
+  check_parallel_split(m, gpus, 1, "--gpus");
+  // One GPU's share of a step over `tokens` tokens: the K/V (MLA: down-) projections' FLOPs divide over kv.split
+  // GPUs, the rest over all; the weights as weight_bytes_per_gpu holds them, the KV cache over kv.split.
+  const KvTensorSplit kv = kv_tensor_split(m, gpus);
+  auto flops_per_gpu = [&](double flops, double tokens) {
+    if (gpus == 1) return flops;
+    const double copied = tokens * 2.0 * kv.projection_matrices;
+    return (flops - copied) / gpus + copied / kv.split;
+  };
+  auto weights_per_gpu = [&](double tokens) {
+    const double whole = decode_weight_bytes(m, tokens, wb);
+    return gpus == 1 ? whole : weight_bytes_per_gpu(m, whole, wb, gpus, decode_replicated_params(m, tokens));
+  };
   const FlopShape shape = flop_shape(m);
   const double kv_sequence = kv_cache_bytes_per_sequence(m, context, kb);
   // A decode step: every sequence adds one token that attends to all S cached keys (or the window, or its own
@@ -184,14 +199,18 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
   auto decode = [&](double b) {
     LlmStep s;
     s.batch = b;
-    s.flops = b * decode_flops_per_seq;
-    s.kv_bytes = b * kv_read;
-    s.bytes = decode_weight_bytes(m, b, wb) + s.kv_bytes;
+    s.model_flops = b * decode_flops_per_seq;
+    s.model_bytes = decode_weight_bytes(m, b, wb) + b * kv_read;
+    s.flops = flops_per_gpu(s.model_flops, b);
+    s.kv_bytes = b * kv_read / kv.split;
+    s.bytes = weights_per_gpu(b) + s.kv_bytes;
     return s;
   };
   LlmView v;
+  v.gpus = gpus;
+  v.kv_split = kv.split;
   v.has_kv_traffic = kv_sequence > 0;
-  v.decode_intensity_limit = v.has_kv_traffic ? decode_flops_per_seq / kv_read : INFINITY;
+  v.decode_intensity_limit = v.has_kv_traffic ? flops_per_gpu(decode_flops_per_seq, 1) / (kv_read / kv.split) : INFINITY;
   for (double b : batches) {
     require_count(b, "--batch values");
     LlmStep d = decode(b);
@@ -204,10 +223,12 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
     // Logits only at each prompt's last token, as serving engines compute them (vLLM's LogitsProcessor prunes the
     // hidden states to the sampled positions; Transformers' generate keeps logits_to_keep = 1): the other
     // context - 1 tokens skip the output layer's 2*V*h. Training (mfu, train-time) needs logits at every token.
-    p.flops = b * (context * forward_flops_per_token(shape, context, prefill_attention) -
-                   (context - 1) * 2.0 * shape.logit_params);
-    p.kv_bytes = b * kv_sequence;  // written once
-    p.bytes = decode_weight_bytes(m, b * context, wb) + p.kv_bytes;
+    p.model_flops = b * (context * forward_flops_per_token(shape, context, prefill_attention) -
+                         (context - 1) * 2.0 * shape.logit_params);
+    p.model_bytes = decode_weight_bytes(m, b * context, wb) + b * kv_sequence;
+    p.flops = flops_per_gpu(p.model_flops, b * context);
+    p.kv_bytes = b * kv_sequence / kv.split;  // written once
+    p.bytes = weights_per_gpu(b * context) + p.kv_bytes;
     p.placement = place(r, p.flops, p.bytes);
     v.prefill.push_back(p);
   }

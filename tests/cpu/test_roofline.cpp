@@ -926,3 +926,84 @@ TEST(RooflineCli, EightBitWeightsNameTheEightBitRoof) {
     EXPECT_EQ(r.out.find("stored in 8 bits"), std::string::npos) << r.out;
   }
 }
+
+// Tensor parallelism (review 108 #8): a step is placed by one GPU's share. Llama-3.1-8B has 8 KV heads: over 2 GPUs
+// everything halves; over 16 the K/V projections (32 layers x 2 x 4096 x 1024 weights) and the KV cache divide over 8
+// only, as `mbu --gpus` and `memory --tp` count them.
+TEST(RooflineLlm, TensorParallelPlacesOneGpusShare) {
+  const Roofline r = roofline_from_profile(read_profile(kProfile), "bf16");
+  const ModelConfig m = read_hf_config(hf("Llama-3.1-8B"));
+  const LlmView one = llm_view(r, m, 4096, {8}, 2, 2, AttentionConvention::kCausal);
+  const LlmView two = llm_view(r, m, 4096, {8}, 2, 2, AttentionConvention::kCausal, 2);
+  const LlmView sixteen = llm_view(r, m, 4096, {8}, 2, 2, AttentionConvention::kCausal, 16);
+  const LlmStep& d1 = one.decode[0];
+  EXPECT_EQ(d1.flops, d1.model_flops);  // one GPU: the whole step, as before
+  EXPECT_EQ(d1.bytes, d1.model_bytes);
+  for (const LlmView* v : {&two, &sixteen}) {  // the whole step is the same however it is split
+    EXPECT_DOUBLE_EQ(v->decode[0].model_flops, d1.flops);
+    EXPECT_DOUBLE_EQ(v->decode[0].model_bytes, d1.bytes);
+    EXPECT_DOUBLE_EQ(v->prefill[0].model_flops, one.prefill[0].flops);
+    EXPECT_DOUBLE_EQ(v->prefill[0].model_bytes, one.prefill[0].bytes);
+  }
+  const double norms = 32 * 2 * 4096.0 + 4096;  // two RMSNorms a layer and the final one, whole on every GPU
+  const double weights = d1.bytes - d1.kv_bytes;
+  EXPECT_EQ(two.kv_split, 2);
+  EXPECT_DOUBLE_EQ(two.decode[0].flops, d1.flops / 2);
+  EXPECT_DOUBLE_EQ(two.decode[0].kv_bytes, d1.kv_bytes / 2);
+  EXPECT_DOUBLE_EQ(two.decode[0].bytes, (weights - 2 * norms) / 2 + 2 * norms + d1.kv_bytes / 2);
+  const double kv_proj = 32 * 2 * 4096.0 * 1024;
+  EXPECT_EQ(sixteen.kv_split, 8);
+  EXPECT_DOUBLE_EQ(sixteen.decode[0].flops, (d1.flops - 8 * 2 * kv_proj) / 16 + 8 * 2 * kv_proj / 8);
+  EXPECT_DOUBLE_EQ(sixteen.prefill[0].flops,
+                   (one.prefill[0].flops - 8 * 4096 * 2 * kv_proj) / 16 + 8 * 4096 * 2 * kv_proj / 8);
+  EXPECT_DOUBLE_EQ(sixteen.decode[0].kv_bytes, d1.kv_bytes / 8);
+  EXPECT_DOUBLE_EQ(sixteen.decode[0].bytes,
+                   (weights - 2 * kv_proj - 2 * norms) / 16 + 2 * kv_proj / 8 + 2 * norms + d1.kv_bytes / 8);
+  EXPECT_DOUBLE_EQ(sixteen.decode[0].placement.measured.time_s,
+                   std::max(sixteen.decode[0].flops / 8.0e14, sixteen.decode[0].bytes / 4.52e12));
+  EXPECT_DOUBLE_EQ(sixteen.decode_intensity_limit,
+                   ((d1.flops / 8 - 2 * kv_proj) / 16 + 2 * kv_proj / 8) / (d1.kv_bytes / 8 / 8));
+  // A split the heads refuse, and a count that is none, are the user's errors.
+  EXPECT_THROW(llm_view(r, m, 4096, {8}, 2, 2, AttentionConvention::kCausal, 3), InputError);
+  EXPECT_THROW(llm_view(r, m, 4096, {8}, 2, 2, AttentionConvention::kCausal, 0.5), InputError);
+}
+
+// The CLI: each step's bytes a GPU are the bytes `mbu --gpus` counts, what it holds is what `memory --mode infer --tp`
+// counts, and a step that fits only split is no longer said not to fit.
+TEST(RooflineCli, GpusSplitsTheLlmViewAsMbuAndMemoryDo) {
+  const std::vector<std::string> model = {"--hf-config", hf("Llama-3.1-8B"), "--context", "32768"};
+  auto with = [&](std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), model.begin(), model.end());
+    args.insert(args.end(), more.begin(), more.end());
+    return test::run_cli(args);
+  };
+  auto r = with({"roofline", "--profile", kProfile, "--json"}, {"--batch", "128", "--gpus", "16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json l = json::parse(r.out)["llm"];
+  EXPECT_EQ(l["gpus"].get<double>(), 16);
+  EXPECT_EQ(l["kv_split_gpus"].get<double>(), 8);
+  const json decode = l["decode"][0];
+  EXPECT_TRUE(decode["fits_one_gpu"].get<bool>());  // 566 GB in all: about 35 GB a GPU
+  auto m = with({"mbu", "--json", "--tpot-ms", "20", "--profile", kProfile}, {"--batch", "128", "--gpus", "16"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_DOUBLE_EQ(decode["bytes"].get<double>(), json::parse(m.out)["bytes_per_step_per_gpu"].get<double>());
+  m = with({"memory", "--mode", "infer", "--json"}, {"--batch", "128", "--tp", "16", "--profile", kProfile});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_DOUBLE_EQ(decode["memory_bytes_needed"].get<double>(), json::parse(m.out)["total_bytes"].get<double>());
+
+  r = with({"roofline", "--profile", kProfile}, {"--batch", "128", "--gpus", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("tensor parallel over 2 GPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FLOPs a GPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("does not fit each of the 2 GPUs' "), std::string::npos) << r.out;  // 283 GB a GPU
+  r = with({"roofline", "--profile", kProfile}, {"--batch", "128", "--gpus", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("does not fit"), std::string::npos) << r.out;
+
+  r = with({"roofline", "--profile", kProfile}, {"--gpus", "3"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--gpus 3 does not divide the model's 32 attention heads"), std::string::npos) << r.err;
+  r = test::run_cli({"roofline", "--profile", kProfile, "--gpus", "8"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("need --hf-config"), std::string::npos) << r.err;
+}

@@ -64,9 +64,16 @@ Placement place(const Roofline& r, double flops, double bytes);
 
 // The LLM view: one decode step and one prefill of `model` at batch B and context S. A prefill computes logits at
 // each prompt's last token only, as serving engines do (not at all S, as training does).
+// Over `gpus` tensor-parallel GPUs (Megatron-LM's and vLLM's split: heads, MLP columns, vocabulary), a step is placed
+// by one GPU's share: its weight shard with the parameters every GPU holds whole (weight_bytes_per_gpu), its KV heads'
+// cache (kv_tensor_split: GQA's K/V heads copied past one a GPU, MLA's latent cache whole on each), and its FLOPs:
+// the matmuls and attention split over the GPUs but for the K/V (MLA: down-) projections, which only kv_split GPUs
+// divide. The all-reduces between the GPUs are not counted: the floors are the roofs' alone.
 struct LlmStep {
   std::string name;  // "prefill b=8", "decode b=8"
-  double batch = 0, flops = 0, bytes = 0, kv_bytes = 0;
+  double batch = 0;
+  double flops = 0, bytes = 0, kv_bytes = 0;  // one GPU's (all of it where gpus is 1); what `placement` places
+  double model_flops = 0, model_bytes = 0;    // the whole step's, each weight and cached token counted once
   Placement placement;
 };
 // The largest batch the decode crossover is searched to.
@@ -76,11 +83,13 @@ struct LlmView {
   // The smallest batch at which decode reaches the ridge (compute-bound), counting KV-cache reads;
   // nullopt when it never does (KV traffic grows as fast as the FLOPs), or not by kCrossoverSearchLimit. Per roof set.
   std::optional<double> crossover_measured, crossover_datasheet;
-  double decode_intensity_limit = 0;  // FLOP/B as batch -> infinity: flops per token / KV bytes per token
+  double decode_intensity_limit = 0;  // FLOP/B as batch -> infinity: flops per token / KV bytes per token (one GPU's)
   bool has_kv_traffic = true;
+  double gpus = 1, kv_split = 1;  // tensor-parallel GPUs; of them, the ones the KV cache is divided over
 };
 LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const std::vector<double>& batches,
-                 const WeightBytes& weight_bytes, double kv_bytes, AttentionConvention prefill_attention);
+                 const WeightBytes& weight_bytes, double kv_bytes, AttentionConvention prefill_attention,
+                 double gpus = 1);
 
 // A log-log roofline picture: title, axis labels with units, legend, measured roofs solid and
 // datasheet roofs dashed, each measured roof labelled on the plot, the two the classification uses drawn thicker,
