@@ -277,8 +277,8 @@ int run(const MemoryOptions& o) {
     const GpuSpec& s = resolve_gpu(o.device.gpu);
     devices.push_back({"datasheet", s.name, s.memory_bytes});
     notes.push_back("a datasheet capacity is the vendor's figure in GiB; the driver reports a little less (an H200 "
-                    "measured here: 150.1 of 151.4 GB) and the CUDA context and framework take more: --profile "
-                    "judges against a measured GPU's total");
+                    "measured here: 139.8 of 141.0 GiB, 150.1 of 151.4 GB) and the CUDA context and framework take "
+                    "more: --profile judges against a measured GPU's total");
   }
   // Training without activations (--params), or of a model with MTP modules (DeepSeek-V3), whose activations are not
   // estimated (whichever stage is the most loaded: the MTP stage's own total is not known): a total that fits is a
@@ -337,7 +337,7 @@ int run(const MemoryOptions& o) {
   for (const Device& d : devices) {
     const bool ok = fits(d);
     std::cout << (!ok ? "does NOT fit" : lower_bound ? "cannot tell whether it fits" : "fits") << " on " << d.name
-              << " [" << d.source << "]: " << format_quantity(d.bytes, "B", 4) << ", "
+              << " [" << d.source << "]: " << format_capacity(d.bytes) << ", "
               << (ok ? "headroom " : "short by ") << format_quantity(std::fabs(d.bytes - est.total()), "B", 4)
               << (ok && lower_bound ? " before " + left_out : std::string()) << "\n";
   }

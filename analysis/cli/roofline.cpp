@@ -139,7 +139,7 @@ int run(const RooflineOptions& o) {
   // reads. A step that does not fit cannot run so: its floors are what the roofs allow, not a time this GPU attains.
   const double memory = static_cast<double>(profile.device.memory_bytes);
   const double tp = llm ? llm->gpus : 1;
-  // "one GPU's 150 GB", or over tensor-parallel GPUs "each of the 8 GPUs' 150 GB"
+  // "one GPU's 139.8 GiB = 150.1 GB", or over tensor-parallel GPUs "each of the 8 GPUs' 139.8 GiB = 150.1 GB"
   const std::string whose = tp == 1 ? "one GPU's " : "each of the " + format_fixed(tp, 0) + " GPUs' ";
   auto held_at = [&](double batch) {
     InferMemoryInput in = serving;
@@ -325,7 +325,7 @@ int run(const RooflineOptions& o) {
         if (!fits(s))
           too_big += (too_big.empty() ? "" : ", ") + s.name + " (" + format_quantity(held_at(s.batch), "B") + ")";
     if (!too_big.empty())
-      std::cout << "does not fit " << whose << format_quantity(memory, "B") << " (weights " << weights.label << " "
+      std::cout << "does not fit " << whose << format_capacity(memory) << " (weights " << weights.label << " "
                 << format_quantity(infer_memory(serving).weights, "B") << " + KV cache held): " << too_big
                 << "; their floors are what the roofs allow, not a time " << (tp == 1 ? "this GPU runs" : "these GPUs run")
                 << " (`ceilings memory` says what fits)\n";
@@ -334,7 +334,7 @@ int run(const RooflineOptions& o) {
       if (b && held_at(*b) > memory)
         std::cout << "from batch " << format_fixed(*b, 0) << ", which holds " << format_quantity(held_at(*b), "B")
                   << " of weights and KV cache" << (tp == 1 ? "" : " a GPU") << ": more than " << whose
-                  << format_quantity(memory, "B") << ", so that batch runs only split over "
+                  << format_capacity(memory) << ", so that batch runs only split over "
                   << (tp == 1 ? "several GPUs" : "more GPUs") << "\n";
       else if (b)
         std::cout << "from batch " << format_fixed(*b, 0) << "\n";

@@ -119,9 +119,9 @@ Table ceilings_csv_table(const Profile& p) {
 std::string profile_summary(const Profile& p) {
   std::ostringstream os;
   const DeviceInfo& d = p.device;
-  // Memory in GiB, as datasheets ("141 GB") and compare count it.
+  // Memory in GiB, as datasheets ("141 GB") and compare count it, with the GB `memory` and `roofline` count in.
   os << "device " << d.index << ": " << d.name << " (sm_" << d.compute_capability << ", " << d.sm_count << " SMs, "
-     << format_gib(static_cast<double>(d.memory_bytes)) << ", L2 "
+     << format_capacity(static_cast<double>(d.memory_bytes)) << ", L2 "
      << format_quantity(static_cast<double>(d.l2_bytes), "B") << ")  uuid " << d.uuid << "  bus " << d.pci_bus_id
      << "\n";
   if (d.is_mig())

@@ -178,7 +178,7 @@ Table spec_detail_table(const GpuSpec& s) {
   t.add_row({"boost clock", s.boost_clock_hz > 0 ? format_quantity(s.boost_clock_hz, "Hz") : "not published"});
   if (s.tensor_clock_hz > 0)
     t.add_row({"tensor-core figures at", format_quantity(s.tensor_clock_hz, "Hz") + " (what the dense peaks imply)"});
-  t.add_row({"memory", format_gib(s.memory_bytes)});
+  t.add_row({"memory", format_capacity(s.memory_bytes)});
   t.add_row({"memory bandwidth", format_quantity(s.memory_bandwidth, "B/s")});
   t.add_row({"TDP", tdp_text(s)});
   if (s.pcie_gen && s.pcie_width)

@@ -49,6 +49,8 @@ std::string format_fixed(double value, int decimals) {
 
 std::string format_gib(double bytes) { return format_fixed(bytes / 1073741824.0, 1) + " GiB"; }
 
+std::string format_capacity(double bytes) { return format_gib(bytes) + " = " + format_quantity(bytes, "B", 4); }
+
 std::string format_percent(double fraction, int decimals) { return format_fixed(fraction * 100.0, decimals) + "%"; }
 
 std::string format_quantity(double value, const std::string& unit, int significant) {

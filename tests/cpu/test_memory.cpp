@@ -1096,3 +1096,21 @@ TEST(MemoryCli, ServingSaysTheMtpModulesAreNotCounted) {
             std::string::npos)
       << mem.out;
 }
+
+// One GPU's memory reads alike in `show` and `memory --profile`, and a datasheet's alike in `specs` and
+// `memory --gpu`: GiB with its GB (review 108 #12: 139.8 GiB in `show`, 150.1 GB in `memory`, nothing relating them).
+TEST(MemoryCli, CapacitiesReadAlikeInEveryCommand) {
+  const std::string profile = std::string(CEILINGS_FIXTURES) + "/profiles/h200-handmade.profile.json";
+  const std::string measured = "140.4 GiB = 150.8 GB", datasheet = "141.0 GiB = 151.4 GB";
+  auto r = test::run_cli({"memory", "--mode", "infer", "--hf-config", hf("Llama-3.1-8B"), "--context", "4096",
+                          "--profile", profile, "--gpu", "H200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[profile]: " + measured + ", headroom"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[datasheet]: " + datasheet + ", headroom"), std::string::npos) << r.out;
+  r = test::run_cli({"show", profile});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("132 SMs, " + measured + ", L2"), std::string::npos) << r.out;
+  r = test::run_cli({"specs", "H200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(datasheet), std::string::npos) << r.out;
+}

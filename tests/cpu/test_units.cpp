@@ -195,3 +195,9 @@ TEST(Units, ParseRejectsNumbersOutOfRange) {
   EXPECT_DOUBLE_EQ(parse_quantity("1e300 B", "q").value, 1e300);
   EXPECT_DOUBLE_EQ(parse_quantity("1e-300 s", "q").value, 1e-300);
 }
+
+// A GPU's memory reads the same in `specs`/`show` (GiB) and `memory`/`roofline` (GB): both are given (review 108).
+TEST(Units, CapacityShowsGibAndGb) {
+  EXPECT_EQ(format_capacity(150109880320.0), "139.8 GiB = 150.1 GB");
+  EXPECT_EQ(format_capacity(151397597184.0), "141.0 GiB = 151.4 GB");
+}

@@ -10,6 +10,10 @@ namespace ceilings {
 std::string format_quantity(double value, const std::string& unit, int significant = 3);
 // GPU memory as vendors size it, in binary units: 151397597184 -> "141.0 GiB".
 std::string format_gib(double bytes);
+// A GPU's memory where a command also counts bytes in GB (memory, roofline): both, so that `specs` and `show` (GiB)
+// and `memory` (GB) are seen to agree: 150109880320 -> "139.8 GiB = 150.1 GB" (review 108: one H200 read 139.8 GiB
+// in `show` and 150.1 GB in `memory`).
+std::string format_capacity(double bytes);
 // Fixed decimals: format_fixed(3.14159, 2) == "3.14".
 std::string format_fixed(double value, int decimals);
 // A fraction as a percentage: 0.8962 -> "89.6%".
