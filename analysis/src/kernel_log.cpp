@@ -195,6 +195,38 @@ void for_each_kernel_message(const std::string& text, Visit visit) {
   }
 }
 
+// A report that user space wrote, quoting the driver's (ceilings' own health reasons in the journal, a node problem
+// detector, NHC), which is no fault of this boot's: counted, it would fail the node twice, and again after the reboot
+// that cleared it (review 93). Told by what precedes the report `at` in a syslog or journal line: a program's tag with
+// its pid ("ceilings[4242]: "; the kernel's is "kernel: ", with none), dmesg -x's "user" facility, or a journal JSON
+// record whose _TRANSPORT is not "kernel". /dev/kmsg records user space wrote are left out by their facility
+// (log_line). A program that logs without its pid, and journalctl -o verbose (whose _TRANSPORT is a line of its own),
+// are not told apart: their quotes count.
+bool quoted_by_user_space(const std::string& message, std::size_t at) {
+  for (const char* key : {"\"_TRANSPORT\":\"", "\"_TRANSPORT\": \""}) {
+    const std::size_t t = message.find(key);
+    if (t != std::string::npos) return message.compare(t + std::strlen(key), 7, "kernel\"") != 0;
+  }
+  std::size_t first = 0;
+  while (first < at && message[first] == ' ') ++first;
+  if (message.compare(first, 4, "user") == 0) {  // dmesg -x: "user  :notice: [  5.1] ..."
+    std::size_t i = first + 4;
+    while (i < at && message[i] == ' ') ++i;
+    if (i < at && message[i] == ':') return true;
+  }
+  // "name[digits]: " before the report: a syslog tag with a pid, the kernel's never has one.
+  for (std::size_t close = message.find("]: "); close != std::string::npos && close < at;
+       close = message.find("]: ", close + 1)) {
+    std::size_t open = close;
+    while (open > 0 && std::isdigit(static_cast<unsigned char>(message[open - 1]))) --open;
+    if (open == close || open == 0 || message[open - 1] != '[') continue;
+    std::size_t name = open - 1;
+    while (name > 0 && message[name - 1] != ' ' && message[name - 1] != '\t') --name;
+    if (name < open - 1 && message.compare(name, open - 1 - name, "kernel") != 0) return true;
+  }
+  return false;
+}
+
 // The SXid event line in one message, when it is one: "SXid (PCI:0000:04:00.0): 22013, Fatal, ..." (the severity
 // is the field after the number: "Fatal", "Non-fatal" or "Correctable"). The event's other lines ("Data {...}",
 // "Severity 0 Engine instance ...") are not events. Lines without a severity are the NVSwitch driver's plain
@@ -232,7 +264,7 @@ std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::str
     // Every report of the line (review 93: a one-line JSON log's first, another GPU's, hid this GPU's XID 79).
     for (std::size_t at = message.find(kXidMarker); at != std::string::npos; at = message.find(kXidMarker, at + 1)) {
       const auto report = xid_report(message, at);
-      if (report && report->first == *gpu) out.push_back({report->second, uptime, driver_text(message, at)});
+      if (report && report->first == *gpu && !quoted_by_user_space(message, at)) out.push_back({report->second, uptime, driver_text(message, at)});
     }
   });
   return out;
@@ -243,7 +275,7 @@ std::vector<KernelSxid> parse_kernel_sxids(const std::string& text) {
   for_each_kernel_message(text, [&](double uptime, const std::string& message) {
     for (std::size_t at = message.find(kSxidMarker); at != std::string::npos; at = message.find(kSxidMarker, at + 1)) {
       const auto report = sxid_report(message, at);
-      if (!report) continue;
+      if (!report || quoted_by_user_space(message, at)) continue;
       // From the switch's name where it leads this report ("nvidia-nvswitch3: SXid (...)").
       // "nvidia-nvswitchN: " just before it (a bounded look back: review 95 found a whole-line one quadratic).
       const std::size_t back = at > 40 ? at - 40 : 0;

@@ -2636,5 +2636,34 @@ TEST(HealthCli, MeasureRecordsHealthBeforeAndAfterTheRun) {
   EXPECT_EQ(faults[0].get<std::string>().rfind("SRAM error threshold: ", 0), 0u) << faults;
 }
 
+// A line user space wrote quoting an XID or an SXid (ceilings' own reasons in the journal, a node problem detector)
+// is no fault of this GPU (review 93 #4: it failed the node, and kept failing it after a reboot); the kernel's own
+// lines in the same forms still count.
+TEST(KernelLog, UserSpaceQuotesOfAnXidAreNoXid) {
+  const std::string gpu = "0000:19:00.0";
+  const std::string x79 = "NVRM: Xid (PCI:0000:19:00): 79, pid=1, GPU has fallen off the bus.";
+  const std::string sxid = "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 22013, Fatal, x";
+  for (const std::string& quote : std::vector<std::string>{
+           "Dec  2 11:00:00 node1 ceilings[4242]: health: XID 79 (" + x79 + ")\n",
+           "2026-12-02T11:00:00.1+00:00 node1 node-problem-detector[77]: " + x79 + "\n",
+           "user  :notice: [    5.123456] " + x79 + "\n",
+           "{\"MESSAGE\":\"" + x79 + "\",\"_TRANSPORT\":\"syslog\",\"SYSLOG_IDENTIFIER\":\"nhc\"}\n",
+           "{\"_TRANSPORT\": \"journal\", \"MESSAGE\": \"" + x79 + "\"}\n"}) {
+    EXPECT_TRUE(parse_kernel_xids(quote, gpu).empty()) << quote;
+    std::string s = quote;
+    s.replace(s.find(x79), x79.size(), sxid);
+    EXPECT_TRUE(parse_kernel_sxids(s).empty()) << s;
+  }
+  for (const std::string& kernel : std::vector<std::string>{
+           "Dec  2 11:00:00 node1 kernel: [ 5.1] " + x79 + "\n", "Dec  2 11:00:00 node1 kernel[0]: " + x79 + "\n",
+           "kern  :err   : [    5.123456] " + x79 + "\n", "{\"_TRANSPORT\":\"kernel\",\"MESSAGE\":\"" + x79 + "\"}\n",
+           "[ 5.1] " + x79 + " [x]: y\n", "[12]: " + x79 + "\n"}) {
+    EXPECT_EQ(parse_kernel_xids(kernel, gpu).size(), 1u) << kernel;
+    std::string s = kernel;
+    s.replace(s.find(x79), x79.size(), sxid);
+    EXPECT_EQ(parse_kernel_sxids(s).size(), 1u) << s;
+  }
+}
+
 }  // namespace
 }  // namespace ceilings
