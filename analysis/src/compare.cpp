@@ -351,7 +351,12 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
     const GpuSpec& g = resolve_gpu(d.gpu);
     if (g.tdp_w > 0 && !g.tdp_whole_module && *limit < 0.99 * g.tdp_w)
       notes.push_back(d.label + ": power limit " + watts_text(*limit) + ", below the datasheet TDP of " +
-                      watts_text(g.tdp_w) + " (" + g.name + "): its compute ceilings ran under a lower cap");
+                      watts_text(g.tdp_w) + " (" + g.name +
+                      // within a configurable range (H100 PCIe 300-350 W) it is a setting, not a fault (review 100)
+                      (g.tdp_min_w > 0 && *limit >= 0.95 * g.tdp_min_w
+                           ? ", whose TDP is configurable from " + watts_text(g.tdp_min_w) + ": a setting, not a fault"
+                           : std::string()) +
+                      "): its compute ceilings ran under a lower cap");
   }
   // One model compared with itself: another power limit, or ceilings run at another clock, is not the GPU.
   for (std::size_t a = 0; a < profiles.size(); ++a) {

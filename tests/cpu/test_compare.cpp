@@ -665,3 +665,42 @@ TEST(CompareCli, BadInputExits2) {
   EXPECT_EQ(test::run_cli({"compare"}).exit_code, 2);
   EXPECT_EQ(test::run_cli({"compare", kH200, "--format", "xml"}).exit_code, 2);
 }
+
+// A board whose TDP is a range (H100 PCIe, 300-350 W) set at its bottom is configured so, not at fault: compare and
+// qualify say so, beside the top its peaks are quoted at (review 100 #6).
+TEST(CompareConditions, APowerLimitWithinTheBoardsRangeIsASetting) {
+  const std::string dir = test::scratch_dir("compare_tdp_range");
+  json p = read_json_file(kH200);
+  p["device"]["name"] = "NVIDIA H100 PCIe";
+  p["device"]["sm_count"] = 114;
+  p["device"]["memory_bytes"] = 85520809984.0;
+  p["device"]["power_limit_w"] = 300;
+  for (auto& ce : p["ceilings"]) {
+    if (ce.contains("telemetry") && ce["telemetry"].is_object()) ce["telemetry"]["sm_clock_hz"] = 1.2e9;
+    if (ce["name"] == "gemm.bf16") {  // held down by its own power cap
+      ce["value"] = ce["value"].get<double>() * 0.4;
+      ce["throttled"] = true;
+      ce["detail"]["throttle_reasons"] = 4;
+    }
+  }
+  const std::string at300 = dir + "/at300.profile.json", at350 = dir + "/at350.profile.json";
+  write_file_atomic(at300, p.dump());
+  p["device"]["power_limit_w"] = 350;
+  p["device"]["uuid"] = "GPU-00000000-1111-2222-3333-000000000009";
+  write_file_atomic(at350, p.dump());
+  auto r = test::run_cli({"compare", at300, at350});
+  EXPECT_NE(r.out.find("power limit 300 W, below the datasheet TDP of 350 W (H100 PCIe, whose TDP is configurable "
+                       "from 300 W: a setting, not a fault)"),
+            std::string::npos)
+      << r.out << r.err;
+  r = test::run_cli({"qualify", at300, "--format", "json"});
+  EXPECT_NE(r.out.find("its power limit is 300 W, within the datasheet's configurable 300 W to 350 W, whose top its "
+                       "peaks are quoted at"),
+            std::string::npos)
+      << r.out << r.err;
+  // Below the range it is the datasheet's TDP that is said.
+  p["device"]["power_limit_w"] = 200;
+  write_file_atomic(at300, p.dump());
+  r = test::run_cli({"compare", at300, at350});
+  EXPECT_NE(r.out.find("power limit 200 W, below the datasheet TDP of 350 W (H100 PCIe): "), std::string::npos) << r.out;
+}
