@@ -404,13 +404,23 @@ void HealthMonitor::read_kernel_xids() {
   }
   try {
     const std::string text = read_kernel_log(k.source);
-    std::vector<KernelXid> xids = parse_kernel_xids(text, section_.pci_bus_id);
+    // Kept as they are read, in bounded memory (review 93: a log of 1.8 million XIDs took 634 MB held whole).
+    KernelXidKeeper keeper(kMaxKernelXids);
+    for_each_kernel_xid(text, section_.pci_bus_id, [&](KernelXid&& x) { keeper.add(std::move(x)); });
     k.since_s = kernel_log_whole_since(text);
-    k.total = xids.size();
-    k.xids = keep_kernel_xids(std::move(xids), kMaxKernelXids);
-    std::vector<KernelSxid> sxids = parse_kernel_sxids(text);  // the node's NVSwitches: every GPU's fabric
-    k.sxid_total = sxids.size();
-    k.sxids = keep_kernel_sxids(std::move(sxids), kMaxKernelXids);
+    k.total = keeper.total();
+    k.xids = std::move(keeper).kept();
+    // The node's NVSwitches (every GPU's fabric): the first fatal ones and the first others, as keep_kernel_sxids
+    // keeps them.
+    std::vector<KernelSxid> fatal, other;
+    k.sxid_total = 0;
+    for_each_kernel_sxid(text, [&](KernelSxid&& x) {
+      ++k.sxid_total;
+      auto& to = x.fatal ? fatal : other;
+      if (to.size() < kMaxKernelXids) to.push_back(std::move(x));
+    });
+    fatal.insert(fatal.end(), std::make_move_iterator(other.begin()), std::make_move_iterator(other.end()));
+    k.sxids = keep_kernel_sxids(std::move(fatal), kMaxKernelXids);
     k.sxids_recorded = true;
     k.state = HealthMetric::State::kValue;
   } catch (const Error& e) {

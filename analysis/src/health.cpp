@@ -3,6 +3,7 @@
 #include "ceilings/health.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <cstdio>
 
@@ -235,17 +236,27 @@ std::vector<KernelSxid> keep_kernel_sxids(std::vector<KernelSxid> sxids, std::si
 }
 
 std::vector<KernelXid> keep_kernel_xids(std::vector<KernelXid> xids, std::size_t limit) {
-  if (xids.size() <= limit) return xids;
-  std::vector<std::size_t> order(xids.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) {
-    return classify_xid(xids[i].xid, xids[i].text).kind == XidKind::kFault;
-  });
-  order.resize(limit);
-  std::sort(order.begin(), order.end());
-  std::vector<KernelXid> kept;
-  for (std::size_t i : order) kept.push_back(std::move(xids[i]));
-  return kept;
+  KernelXidKeeper keeper(limit);
+  for (KernelXid& x : xids) keeper.add(std::move(x));
+  return std::move(keeper).kept();
+}
+
+void KernelXidKeeper::add(KernelXid x) {
+  auto& to = classify_xid(x.xid, x.text).kind == XidKind::kFault ? faults_ : others_;
+  if (to.size() < limit_) to.emplace_back(total_, std::move(x));
+  ++total_;
+}
+
+std::vector<KernelXid> KernelXidKeeper::kept() && {
+  // The faults first, the others to fill up to the limit, then all in log order.
+  if (faults_.size() + others_.size() > limit_) others_.resize(limit_ - faults_.size());
+  std::vector<std::pair<std::size_t, KernelXid>> all = std::move(faults_);
+  all.insert(all.end(), std::make_move_iterator(others_.begin()), std::make_move_iterator(others_.end()));
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<KernelXid> out;
+  out.reserve(all.size());
+  for (auto& [place, x] : all) out.push_back(std::move(x));
+  return out;
 }
 
 const MetricInfo* find_metric_info(const std::string& name) {

@@ -255,23 +255,34 @@ std::optional<std::pair<long long, bool>> sxid_report(const std::string& message
 }  // namespace
 
 std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::string& pci_bus_id) {
+  std::vector<KernelXid> out;
+  for_each_kernel_xid(text, pci_bus_id, [&](KernelXid&& x) { out.push_back(std::move(x)); });
+  return out;
+}
+
+void for_each_kernel_xid(const std::string& text, const std::string& pci_bus_id,
+                         const std::function<void(KernelXid&&)>& visit_xid) {
   const auto gpu = pci_address(pci_bus_id);
   if (!gpu)
     throw IncompleteError("the GPU's PCI address '" + excerpt(pci_bus_id) +
                           "' is not DOMAIN:BUS:DEVICE: its XIDs in the kernel log cannot be told from other GPUs'");
-  std::vector<KernelXid> out;
   for_each_kernel_message(text, [&](double uptime, const std::string& message) {
     // Every report of the line (review 93: a one-line JSON log's first, another GPU's, hid this GPU's XID 79).
     for (std::size_t at = message.find(kXidMarker); at != std::string::npos; at = message.find(kXidMarker, at + 1)) {
       const auto report = xid_report(message, at);
-      if (report && report->first == *gpu && !quoted_by_user_space(message, at)) out.push_back({report->second, uptime, driver_text(message, at)});
+      if (report && report->first == *gpu && !quoted_by_user_space(message, at))
+        visit_xid({report->second, uptime, driver_text(message, at)});
     }
   });
-  return out;
 }
 
 std::vector<KernelSxid> parse_kernel_sxids(const std::string& text) {
   std::vector<KernelSxid> out;
+  for_each_kernel_sxid(text, [&](KernelSxid&& x) { out.push_back(std::move(x)); });
+  return out;
+}
+
+void for_each_kernel_sxid(const std::string& text, const std::function<void(KernelSxid&&)>& visit_sxid) {
   for_each_kernel_message(text, [&](double uptime, const std::string& message) {
     for (std::size_t at = message.find(kSxidMarker); at != std::string::npos; at = message.find(kSxidMarker, at + 1)) {
       const auto report = sxid_report(message, at);
@@ -282,10 +293,9 @@ std::vector<KernelSxid> parse_kernel_sxids(const std::string& text) {
       const std::size_t near = message.substr(back, at - back).rfind("nvidia-nvswitch");
       const std::size_t from = near == std::string::npos ? near : back + near;
       const bool named = from != std::string::npos && message.find(kSxidMarker, from) == at;
-      out.push_back({report->first, report->second, uptime, driver_text(message, named ? from : at)});
+      visit_sxid({report->first, report->second, uptime, driver_text(message, named ? from : at)});
     }
   });
-  return out;
 }
 
 std::optional<double> kernel_log_whole_since(const std::string& text) {

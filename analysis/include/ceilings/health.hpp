@@ -73,6 +73,19 @@ XidClass classify_xid(long long xid, const std::string& text = "");
 // At most `limit` of `xids`, the faults kept first (a flood of application or non-fatal XIDs never hides one), in
 // log order.
 std::vector<KernelXid> keep_kernel_xids(std::vector<KernelXid> xids, std::size_t limit);
+// The same of XIDs added one at a time (for_each_kernel_xid), holding at most twice `limit` (the first faults and the
+// first others): review 93's log of 1.8 million XIDs had taken 634 MB held whole.
+class KernelXidKeeper {
+ public:
+  explicit KernelXidKeeper(std::size_t limit) : limit_(limit) {}
+  void add(KernelXid x);
+  std::size_t total() const { return total_; }
+  std::vector<KernelXid> kept() &&;
+
+ private:
+  std::size_t limit_, total_ = 0;
+  std::vector<std::pair<std::size_t, KernelXid>> faults_, others_;  // with their place in the log
+};
 
 struct XidEvent {
   long long xid = 0;

@@ -4,6 +4,7 @@
 // scan it the same way.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ struct KernelXid {
 // reboots too: its lines need not be in time order, so no boot boundary is trusted). Other GPUs' XIDs and lines that are not XID reports are left out. An
 // address that is not DOMAIN:BUS:DEVICE is an IncompleteError: its XIDs could not be told from others'.
 std::vector<KernelXid> parse_kernel_xids(const std::string& text, const std::string& pci_bus_id);
+// The same, each handed to `visit` as it is read, none kept: a log of millions of XIDs in bounded memory.
+void for_each_kernel_xid(const std::string& text, const std::string& pci_bus_id,
+                         const std::function<void(KernelXid&&)>& visit);
 
 // NVSwitch errors ("SXids") in the kernel log: the NVSwitch driver logs most as several lines, one of them with
 // its severity: "nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Non-fatal, Link 44 Minion Link DLREQ
@@ -45,6 +49,7 @@ struct KernelSxid {
 // The SXid events, every switch's, in log order (the Data and Severity-number lines of an event left out); read
 // as parse_kernel_xids reads records.
 std::vector<KernelSxid> parse_kernel_sxids(const std::string& text);
+void for_each_kernel_sxid(const std::string& text, const std::function<void(KernelSxid&&)>& visit);
 
 // Where /dev/kmsg records (numbered from 0 at boot) show that earlier ones were lost, the ring buffer having
 // overwritten them (the first record's number is not 0, or numbers skip while it was read): the time after boot
