@@ -234,9 +234,11 @@ bool quoted_by_user_space(const std::string& message, std::size_t at) {
 // thermal warnings), not events; a few are the switch failing, fatal (kSeverityLessFatal).
 // The SXids the NVSwitch driver (open-gpu-kernel-modules, src/common/nvswitch) reports without a severity when
 // the switch fails (the numbers of its error table): 10006 overheat shutdown (TSENSE OVERT), 10007 I/O failure (the
-// switch reads 0xBADF...), 10008 firmware initialization failure, 26006 its management firmware (SOE) halted, 28003
-// an OSFP module past its overtemperature limit, 28005 the OSFP thermal heartbeat's shutdown.
-constexpr long long kSeverityLessFatal[] = {10006, 10007, 10008, 26006, 28003, 28005};
+// switch reads 0xBADF...), 10008 firmware initialization failure, 26001 and 26002 its management firmware (SOE) not
+// reset or not booted when the switch was brought up ("Failed to reset SOE", "Failed to boot SOE", "SOE init
+// Failed": review 93), 26006 the SOE halted, 28003 an OSFP module past its overtemperature limit, 28005 the OSFP
+// thermal heartbeat's shutdown.
+constexpr long long kSeverityLessFatal[] = {10006, 10007, 10008, 26001, 26002, 26006, 28003, 28005};
 
 constexpr const char* kSxidMarker = "SXid (";
 std::optional<std::pair<long long, bool>> sxid_report(const std::string& message, std::size_t at) {

@@ -1804,11 +1804,16 @@ TEST(KernelLog, FindsTheNodesSxidsWithTheirSeverity) {
       // A thermal slowdown that began and ended: warnings without a severity, no events.
       "[ 8.0] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10004, NVSWITCH Temperature 100C | TSENSE WARN Threshold 98C\n"
       "[ 8.1] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10004, Thermal Slowdown Engaged | Links Thermal Mode ON\n"
-      "[ 9.0] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10005, Thermal Slowdown Disengaged | Links Thermal Mode OFF\n");
-  ASSERT_EQ(failures.size(), 3u);
+      "[ 9.0] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 10005, Thermal Slowdown Disengaged | Links Thermal Mode OFF\n"
+      // The switch's management firmware not reset, or not booted, as the switch came up (review 93 #8).
+      "[ 9.5] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 26001, Failed to reset SOE(1)\n"
+      "[ 9.6] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 26002, SOE init Failed(0)\n");
+  ASSERT_EQ(failures.size(), 5u);
   EXPECT_TRUE(failures[0].fatal);
   EXPECT_TRUE(failures[1].fatal);
   EXPECT_FALSE(failures[2].fatal);
+  EXPECT_TRUE(failures[3].fatal);
+  EXPECT_TRUE(failures[4].fatal);
   // The fatal ones are kept first.
   const auto kept = keep_kernel_sxids(sxids, 2);
   ASSERT_EQ(kept.size(), 2u);
