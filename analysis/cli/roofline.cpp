@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "ceilings/ceiling_families.hpp"
 #include "ceilings/memory.hpp"
@@ -27,6 +28,7 @@ struct RooflineOptions {
   std::vector<double> batches;
   cli::OptNumber context, gpus;
   bool json = false;
+  std::string format = "table";
   bool all_roofs = false;
   CLI::Option *dtype_opt = nullptr, *compute_opt = nullptr;  // given: the user chose the roof
 };
@@ -82,8 +84,28 @@ json placement_json(const std::string& name, double flops, double bytes, const P
   return j;
 }
 
+// Text of lines and pipe tables as markdown: a blank line between any two lines but a table's own (a line is a
+// paragraph; a table needs one before and after it, and two tables printed one after the other, one between them).
+std::string as_markdown(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  std::string out;
+  auto header = [&](std::size_t i) { return i + 1 < lines.size() && lines[i + 1].rfind("|---", 0) == 0; };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (i > 0) out += lines[i - 1][0] == '|' && lines[i][0] == '|' && !header(i) ? "\n" : "\n\n";
+    out += lines[i];
+  }
+  return out.empty() ? out : out + "\n";
+}
+
 int run(const RooflineOptions& o) {
   if (o.profile.empty()) throw InputError("--profile is missing");
+  const Format format = o.json ? Format::kJson : parse_format(o.format);
+  if (format == Format::kCsv)
+    throw InputError("--format csv: roofline prints several tables (the roofs, the points, a model's prefill and decode "
+                     "steps), which one CSV cannot hold: use --format json, or markdown");
   if (!o.svg.empty()) {
     check_output_path(o.svg, "--svg", {o.profile, o.hf_config});
     check_replaceable_output(o.svg, "--svg", "an SVG picture", is_svg_text);  // a profile there was replaced
@@ -160,7 +182,7 @@ int run(const RooflineOptions& o) {
     if (!c || !m) return std::nullopt;
     return *c / *m;
   };
-  if (o.json) {
+  if (format == Format::kJson) {
     json out = {{"device", profile.device.name},
                 {"dtype", o.dtype},
                 {"compute_level", r.compute_level},
@@ -232,13 +254,16 @@ int run(const RooflineOptions& o) {
     return 0;
   }
 
-  std::cout << r.title << "; classification against " << pc.name << " and " << pm.name << "\n";
-  if (const auto note = profile.note()) std::cout << "NOTE: " << *note << "\n";  // a fixture: not a measurement
+  // The text: tables and the lines between them; as markdown, each line a paragraph and each table a pipe table.
+  const Format tables = format == Format::kMarkdown ? Format::kMarkdown : Format::kTable;
+  std::ostringstream os;
+  os << r.title << "; classification against " << pc.name << " and " << pm.name << "\n";
+  if (const auto note = profile.note()) os << "NOTE: " << *note << "\n";  // a fixture: not a measurement
   // Where the datasheet column comes from, or why it is empty (a MIG instance), as `show` says (review 94).
   if (profile.device.is_mig())
-    std::cout << "a MIG instance: no datasheet figure applies (the datasheet's are the whole GPU's)\n";
+    os << "a MIG instance: no datasheet figure applies (the datasheet's are the whole GPU's)\n";
   else if (const std::string source = datasheet_source(profile); !source.empty())
-    std::cout << "datasheet: " << source << "\n";
+    os << "datasheet: " << source << "\n";
   Table roofs;
   roofs.columns = {"roof", "kind", "measured", "datasheet", "measured/datasheet", "ridge measured", "ridge datasheet"};
   roofs.right_aligned = {false, false, true, true, true, true, true};
@@ -252,8 +277,8 @@ int run(const RooflineOptions& o) {
                      rm ? format_fixed(*rm, 1) + " " + (x.compute ? x : pc).intensity_unit() : "-",
                      rd ? format_fixed(*rd, 1) + " " + (x.compute ? x : pc).intensity_unit() : "-"});
     }
-  std::cout << render(roofs, Format::kTable);
-  for (const auto& [name, why] : r.not_roofs) std::cout << "no roof: " << name << " (" << why << ")\n";
+  os << render(roofs, tables);
+  for (const auto& [name, why] : r.not_roofs) os << "no roof: " << name << " (" << why << ")\n";
   auto point_table = [&](const std::string& what, bool tpot, bool per_gpu = false) {
     Table t;
     const std::string each = per_gpu ? " a GPU" : "";
@@ -289,67 +314,68 @@ int run(const RooflineOptions& o) {
     Table t = point_table("point", false);
     for (std::size_t i = 0; i < points.size(); ++i)
       add(t, points[i].name, points[i].flops, points[i].bytes, placed[i].second);
-    std::cout << "\n" << render(t, Format::kTable);
+    os << "\n" << render(t, tables);
   }
   if (llm) {
     // Prefill's floor is the time of the whole prompt; a decode step's is the time per output token.
     Table prefill = point_table("prefill", false, tp > 1), decode = point_table("decode step", true, tp > 1);
     for (const LlmStep& s : llm->prefill) add(prefill, s.name, s.flops, s.bytes, s.placement);
     for (const LlmStep& s : llm->decode) add(decode, s.name, s.flops, s.bytes, s.placement);
-    std::cout << "\nLLM view, context " << format_fixed(o.context.value, 0) << ", weights " << weights.label << ", KV cache "
+    os << "\nLLM view, context " << format_fixed(o.context.value, 0) << ", weights " << weights.label << ", KV cache "
               << o.kv_dtype << " (bytes: the weights and the KV cache, not the activations, so a prefill's intensity is "
               << "an upper bound; decode bytes count the KV cache read every step; prefill uses the " << o.attention
               << " FLOP convention, with logits at each prompt's last token only)\n";
     if (tp > 1) {
-      std::cout << "tensor parallel over " << format_fixed(tp, 0) << " GPUs: each step as one GPU runs its share (its "
+      os << "tensor parallel over " << format_fixed(tp, 0) << " GPUs: each step as one GPU runs its share (its "
                 << "weight shard and the weights every GPU holds whole, ";
       if (llm->kv_split < tp)
-        std::cout << (serving.model.is_mla() ? "the whole latent KV cache, as MLA keeps it on each, "
+        os << (serving.model.is_mla() ? "the whole latent KV cache, as MLA keeps it on each, "
                                              : "the KV cache of its K/V heads, copied past one a GPU (" +
                                                    std::to_string(serving.model.kv_heads) + " KV heads), ");
       else
-        std::cout << "a 1/" << format_fixed(tp, 0) << " share of the KV cache, ";
-      std::cout << "its share of the FLOPs); the all-reduces between the GPUs are not counted, so the floors are the "
+        os << "a 1/" << format_fixed(tp, 0) << " share of the KV cache, ";
+      os << "its share of the FLOPs); the all-reduces between the GPUs are not counted, so the floors are the "
                    "roofs' alone\n";
     }
-    if (!weights.note.empty()) std::cout << "note: " << weights.note << "\n";
-    if (const auto mtp = cli::mtp_serving_note(serving.model)) std::cout << "note: " << *mtp << "\n";
-    if (const auto uncounted = cli::not_counted_note(serving.model)) std::cout << "note: " << *uncounted << "\n";
+    if (!weights.note.empty()) os << "note: " << weights.note << "\n";
+    if (const auto mtp = cli::mtp_serving_note(serving.model)) os << "note: " << *mtp << "\n";
+    if (const auto uncounted = cli::not_counted_note(serving.model)) os << "note: " << *uncounted << "\n";
     if (const std::string n = eight_bit_weights_note(o, weights, r); !n.empty())
-      std::cout << "note: " << n << "\n";
-    if (!llm->prefill.empty()) std::cout << render(prefill, Format::kTable);
-    if (!llm->decode.empty()) std::cout << render(decode, Format::kTable);
+      os << "note: " << n << "\n";
+    if (!llm->prefill.empty()) os << render(prefill, tables);
+    if (!llm->decode.empty()) os << render(decode, tables);
     std::string too_big;
     for (const auto* steps : {&llm->prefill, &llm->decode})
       for (const LlmStep& s : *steps)
         if (!fits(s))
           too_big += (too_big.empty() ? "" : ", ") + s.name + " (" + format_quantity(held_at(s.batch), "B") + ")";
     if (!too_big.empty())
-      std::cout << "does not fit " << whose << format_capacity(memory) << " (weights " << weights.label << " "
+      os << "does not fit " << whose << format_capacity(memory) << " (weights " << weights.label << " "
                 << format_quantity(infer_memory(serving).weights, "B") << " + KV cache held): " << too_big
                 << "; their floors are what the roofs allow, not a time " << (tp == 1 ? "this GPU runs" : "these GPUs run")
                 << " (`ceilings memory` says what fits)\n";
     auto say = [&](const char* which, const std::optional<double>& b, const std::optional<double>& ridge_at) {
-      std::cout << "decode becomes compute-bound (" << which << " roofs): ";
+      os << "decode becomes compute-bound (" << which << " roofs): ";
       if (b && held_at(*b) > memory)
-        std::cout << "from batch " << format_fixed(*b, 0) << ", which holds " << format_quantity(held_at(*b), "B")
+        os << "from batch " << format_fixed(*b, 0) << ", which holds " << format_quantity(held_at(*b), "B")
                   << " of weights and KV cache" << (tp == 1 ? "" : " a GPU") << ": more than " << whose
                   << format_capacity(memory) << ", so that batch runs only split over "
                   << (tp == 1 ? "several GPUs" : "more GPUs") << "\n";
       else if (b)
-        std::cout << "from batch " << format_fixed(*b, 0) << "\n";
+        os << "from batch " << format_fixed(*b, 0) << "\n";
       else if (ridge_at && llm->decode_intensity_limit > *ridge_at)  // above the ridge, but only just
-        std::cout << "not by batch " << format_fixed(kCrossoverSearchLimit, 0) << ": intensity approaches " << format_fixed(llm->decode_intensity_limit, 1)
+        os << "not by batch " << format_fixed(kCrossoverSearchLimit, 0) << ": intensity approaches " << format_fixed(llm->decode_intensity_limit, 1)
                   << " " << pc.intensity_unit() << " as the batch grows, a hair above the ridge of "
                   << format_fixed(*ridge_at, 1) << " " << pc.intensity_unit() << "\n";
       else
-        std::cout << "never: KV-cache reads grow with the batch, so intensity tops out at "
+        os << "never: KV-cache reads grow with the batch, so intensity tops out at "
                   << format_fixed(llm->decode_intensity_limit, 1) << " " << pc.intensity_unit() << ", below the ridge\n";
     };
     say("measured", llm->crossover_measured, ridge(pc.measured, pm.measured));
     if (pc.datasheet && pm.datasheet) say("datasheet", llm->crossover_datasheet, ridge(pc.datasheet, pm.datasheet));
   }
-  if (!o.svg.empty()) std::cout << "wrote " << o.svg << "\n";
+  if (!o.svg.empty()) os << "wrote " << o.svg << "\n";
+  std::cout << (format == Format::kMarkdown ? as_markdown(os.str()) : os.str());
   return 0;
 }
 
@@ -383,7 +409,8 @@ cli::Runner setup(CLI::App& app) {
   app.add_option("--attention", o->attention, "LLM view, prefill FLOP convention: causal | noncausal")
       ->capture_default_str()
       ->needs(hf);
-  app.add_flag("--json", o->json, "Print JSON");
+  auto* json_flag = app.add_flag("--json", o->json, "Print JSON (as --format json)");
+  app.add_option("--format", o->format, "table | markdown | json")->capture_default_str()->excludes(json_flag);
   return [o] { return run(*o); };
 }
 

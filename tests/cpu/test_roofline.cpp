@@ -1007,3 +1007,34 @@ TEST(RooflineCli, GpusSplitsTheLlmViewAsMbuAndMemoryDo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("need --hf-config"), std::string::npos) << r.err;
 }
+
+// --format (review 94 #10): markdown puts the roofs and a model's steps in pipe tables, each line between them a
+// paragraph; json is --json's; csv, which cannot hold several tables, is refused, as is --format beside --json.
+TEST(RooflineCli, FormatMarkdownAndJson) {
+  const std::vector<std::string> base = {"roofline", "--profile", kProfile, "--hf-config", hf("Llama-3.1-8B"),
+                                         "--context", "4096", "--batch", "1", "8"};
+  auto with = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    return test::run_cli(args);
+  };
+  auto md = with({"--format", "markdown"});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("\n\n| roof | kind | measured |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("\n| gemm.bf16 | compute |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("\n\n| decode step |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("|\n\ndecode becomes compute-bound (measured roofs): "), std::string::npos) << md.out;
+  EXPECT_EQ(md.out.find("-----"), std::string::npos) << md.out;  // no text-table rules
+  EXPECT_EQ(md.out.find("\n\n\n"), std::string::npos) << md.out;
+  auto table = with({});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("decode becomes compute-bound (measured roofs): "), std::string::npos) << table.out;
+  auto j = with({"--format", "json"}), k = with({"--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(j.out, k.out);
+  auto csv = with({"--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 2);
+  EXPECT_NE(csv.err.find("--format csv: roofline prints several tables"), std::string::npos) << csv.err;
+  EXPECT_EQ(with({"--format", "json", "--json"}).exit_code, 2);
+  EXPECT_EQ(with({"--format", "xml"}).exit_code, 2);
+}
