@@ -696,22 +696,8 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
       : health_fault ? ceilings::json(std::string(ceilings::kHealthFaultPrefix) + health_why)
                      : ceilings::json("unavailable: " + health_why);
   try {
-    // Read back before it is written: a profile no command could read would replace a good one (review 89). The
-    // raw output is kept whatever (review 92: the families' files are gone by now).
-    const ceilings::json doc = ceilings::profile_to_json(profile);
-    std::string unreadable;
-    try {
-      (void)ceilings::profile_from_json(doc, out);
-    } catch (const ceilings::Error& e) {
-      unreadable = e.what();
-    }
-    if (!unreadable.empty()) {
-      ceilings::write_files_atomic({{g.raw_path, merged.dump(2) + "\n"}});
-      throw ceilings::Error(ceilings::kExitIncomplete, "the profile would not read back, so it was not written (the "
-                                                       "raw ceilings-bench JSON is kept in " + g.raw_path + "): " +
-                                                       unreadable);
-    }
-    ceilings::write_files_atomic({{g.raw_path, merged.dump(2) + "\n"}, {out, doc.dump(2) + "\n"}});
+    // Read back before it is written; the raw output is kept whatever (review 92: the families' files are gone by now).
+    ceilings::write_profile_with_raw(profile, out, g.raw_path, merged.dump(2) + "\n");
   } catch (const ceilings::Error& e) {
     g.state = GpuState::kFailed;
     g.exit_code = e.exit_code();

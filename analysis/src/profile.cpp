@@ -717,6 +717,19 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
 
 void write_file_atomic(const std::string& path, const std::string& text) { write_files_atomic({{path, text}}); }
 
+void write_profile_with_raw(const Profile& profile, const std::string& path, const std::string& raw_path,
+                            const std::string& raw_text) {
+  const json doc = profile_to_json(profile);
+  try {
+    (void)profile_from_json(doc, path);
+  } catch (const Error& e) {
+    write_files_atomic({{raw_path, raw_text}});
+    throw Error(kExitIncomplete, "the profile would not read back, so it was not written (the raw ceilings-bench JSON "
+                                 "is kept in " + raw_path + "): " + e.what());
+  }
+  write_files_atomic({{raw_path, raw_text}, {path, doc.dump(2) + "\n"}});
+}
+
 void check_output_path(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
   if (path.empty()) throw InputError(option + " is empty");

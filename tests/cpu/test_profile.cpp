@@ -1077,3 +1077,29 @@ TEST(Profile, AFullDiskIsIncompleteAndABadPathIsBadInput) {
   std::ifstream in(path);
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), "old");
 }
+
+// measure writes a profile only where it reads back (review 89); where it would not, the raw ceilings-bench JSON is
+// kept, an earlier profile at the path is left as it was, and the error is exit 3 (review 96 #5: the branch had no
+// test, and no CLI input reached it).
+TEST(Profile, AProfileThatWouldNotReadBackIsNotWrittenAndItsRawJsonIsKept) {
+  const std::string dir = test::scratch_dir("profile_read_back");
+  const std::string path = dir + "/gpu0.profile.json", raw = dir + "/gpu0.bench.json";
+  Profile good = read_profile(kFixture);
+  write_profile_with_raw(good, path, raw, "{\"first\": 1}\n");
+  EXPECT_EQ(read_profile(path).device.name, good.device.name);
+  const std::string before = read_text_file(path);
+  Profile bad = good;
+  bad.ceilings[0].unit = "furlongs/fortnight";  // no unit a reader knows
+  try {
+    write_profile_with_raw(bad, path, raw, "{\"second\": 2}\n");
+    ADD_FAILURE() << "wrote a profile that does not read back";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitIncomplete);
+    EXPECT_NE(std::string(e.what()).find("the profile would not read back, so it was not written (the raw "
+                                         "ceilings-bench JSON is kept in " + raw + "): "),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(read_text_file(path), before);               // the earlier profile as it was
+  EXPECT_EQ(read_text_file(raw), "{\"second\": 2}\n");  // what was measured, kept
+}

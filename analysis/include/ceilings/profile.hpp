@@ -190,6 +190,11 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
 // The start of the temporary file's name write_file_atomic writes beside `file_name` (a kill mid-write leaves
 // it behind: callers that clean up after a killed writer look for it).
 std::string atomic_temp_prefix(const std::string& file_name);
+// A measured profile and its raw ceilings-bench JSON, written together only where the profile reads back (a profile
+// no command could read would replace a good one: review 89); where it would not, the raw JSON alone is written
+// (what was measured is kept) and an Error, exit 3, says why, the file at `path` left as it was.
+void write_profile_with_raw(const Profile& profile, const std::string& path, const std::string& raw_path,
+                            const std::string& raw_text);
 
 // Checks an output path before any work is done: not empty, not a directory or a device, in a directory
 // that exists, and not the same file as any of `inputs` (writing it would destroy what the user gave).
