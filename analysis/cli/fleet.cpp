@@ -40,6 +40,19 @@ std::string paths_of(const FleetInput& in, const std::vector<std::size_t>& indic
   return out;
 }
 
+// The most rows a table of a text or markdown report shows (its worst first); past it, a count and where the JSON
+// and csv have them all (review 109: 2048 GPUs slow on every ceiling printed 90,000 lines, a rolling driver upgrade
+// half done 2,000 lines of one reason).
+constexpr std::size_t kTableRows = 50;
+std::string render_capped(Table t, Format format, const std::string& json_key) {
+  const std::size_t rows = t.rows.size();
+  if (rows <= kTableRows) return render(t, format);
+  t.rows.resize(kTableRows);
+  return render(t, format) + (format == Format::kMarkdown ? "\n" : "") + "... and " +
+         std::to_string(rows - kTableRows) + " more row(s) (`--format json` lists every one: " + json_key +
+         "; `--format csv` too)\n";
+}
+
 struct FleetOptions {
   std::vector<std::string> paths;
   std::string format = "table";
@@ -603,6 +616,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
   listed(std::min(in.superseded.size(), kListed), in.superseded.size(), "older run(s) set aside", "superseded");
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const FleetGroup& g = groups[gi];
+    const std::string key = "groups[" + std::to_string(gi) + "].";  // the group's JSON, for what a table leaves out
     out += std::string("\n") + (md ? "### " : "") + "group " + std::to_string(gi + 1) + ": " + g.fingerprint.label() +
            " (" + std::to_string(g.members.size()) + " profile(s), " + std::to_string(g.outliers.size()) +
            " outlier(s)" +
@@ -618,7 +632,7 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
              " profile(s) in this fingerprint group, " + std::to_string(rule.min_members) + " needed to name outliers";
       out += g.peer_group ? "; set against group " + std::to_string(*g.peer_group + 1) + " of the same GPU model:\n"
                           : "; " + not_judged_why(g) + ": not judged\n";
-      out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
+      out += (md ? "\n" : "") + render_capped(not_compared_table(in, g), format, key + "not_compared");
     } else if (g.measured_unlike && !g.peer_group) {
       // Compared within itself, and not with the model's largest group: say so, not only in the label (review 53).
       std::string how;
@@ -637,13 +651,14 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
                         "ceiling: a shortfall is the GPU's own):\n"
                   : "configured unlike group " + std::to_string(*g.peer_group + 1) +
                         ", the largest of the same GPU model, and set against it:\n");
-      out += (md ? "\n" : "") + render(not_compared_table(in, g), format);
+      out += (md ? "\n" : "") + render_capped(not_compared_table(in, g), format, key + "unlike_peers");
     }
     if (!g.unstable_versus_peers.empty()) {
       const std::string peers = "group " + std::to_string(*g.peer_group + 1);
       out += std::string(md ? "\n" : "") + "unstable against " + peers +
              ", not judged (below its median by less than its own measurement's spread: measure again):\n" +
-             (md ? "\n" : "") + render(findings_table(in, g, g.unstable_versus_peers, peers + "'s median", true), format);
+             (md ? "\n" : "") + render_capped(findings_table(in, g, g.unstable_versus_peers, peers + "'s median", true), format,
+                                         key + (g.too_small ? "not_compared" : "unlike_peers") + ".unstable");
     }
     if (const std::string why = two_ways_text(groups, gi); !why.empty())
       out += std::string(md ? "\n" : "") + why +
@@ -651,33 +666,33 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
     if (!g.missing.empty()) {
       out += std::string(md ? "\n" : "") + "missing (a ceiling its peers have; a failed measurement fails):\n" +
              (md ? "\n" : "");
-      out += render(missing_table(in, g), format);
+      out += render_capped(missing_table(in, g), format, key + "missing");
     }
     if (!g.unstable.empty())
       out += std::string(md ? "\n" : "") +
              "unstable, not judged (below the median by less than its own measurement's spread: measure again; rule "
              "\"split, majority\": on the worse side of a split that is the group's majority, which its peers cannot "
              "judge):\n" +
-             (md ? "\n" : "") + render(findings_table(in, g, g.unstable, "group median", true), format);
+             (md ? "\n" : "") + render_capped(findings_table(in, g, g.unstable, "group median", true), format, key + "unstable");
     if (!g.hosts_below.empty())
       out += std::string(md ? "\n" : "") +
              "hosts below the group's other hosts (each host's median over its GPUs here, against the hosts' median "
              "by the same rule):\n" +
-             (md ? "\n" : "") + render(hosts_below_table(in, g), format);
+             (md ? "\n" : "") + render_capped(hosts_below_table(in, g), format, key + "hosts_below");
     if (g.outliers.empty()) continue;
     out += std::string(md ? "\n" : "") + "outliers (worst first):\n" + (md ? "\n" : "");
-    out += render(findings_table(in, g, g.outliers), format);
+    out += render_capped(findings_table(in, g, g.outliers), format, key + "outliers");
   }
   if (const auto node_only = node_findings_not_named(in, groups); !node_only.empty())
     out += std::string("\n") + (md ? "### " : "") + "below their node's peers only: " +
            std::to_string(node_only.size()) +
            " GPU(s) `measure --all-gpus` named below their node's median that the fleet, judging them against "
            "their group's median, does not name (their node's other GPUs may be faster than the fleet's)\n" +
-           (md ? "\n" : "") + render(node_findings_table(in, groups), format);
+           (md ? "\n" : "") + render_capped(node_findings_table(in, groups), format, "below_node_peers_only");
   if (!in.unfinished.empty())
     out += std::string("\n") + (md ? "### " : "") + "unfinished: " + std::to_string(in.unfinished.size()) +
            " GPU(s) a node summary lists without a finished profile (not judged: measure them again)\n" +
-           (md ? "\n" : "") + render(unfinished_table(in), format);
+           (md ? "\n" : "") + render_capped(unfinished_table(in), format, "unfinished");
   if (hosts) {
     out += std::string("\n") + (md ? "### " : "") + "hosts: " + std::to_string(hosts->expected) + " listed in " +
            hosts->list + ", " + std::to_string(hosts->missing.size()) +

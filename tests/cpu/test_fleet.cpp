@@ -1577,6 +1577,32 @@ TEST(Fleet, LongListsAreCutInTextAndWholeInJson) {
   EXPECT_EQ(few.out.find("more older run(s)"), std::string::npos) << few.out;
 }
 
+// A group's tables in text and markdown show their first 50 rows, worst first, and a count with where the JSON has
+// them all (review 109 L2: 2048 slow GPUs printed 90,000 lines); the JSON and csv hold every row.
+TEST(Fleet, LongTablesAreCutInTextAndWholeInJsonAndCsv) {
+  FleetGen gen(5);
+  const std::string dir = write_fleet(gen.fleet(400, 60, "gemm.bf16", 0.10, "n"), "fleet_long_tables");
+  for (const char* format : {"table", "markdown"}) {
+    const auto r = run_cli({"fleet", dir, "--format", format});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.out.find("... and 10 more row(s) (`--format json` lists every one: groups[0].outliers; `--format csv` "
+                         "too)\n"),
+              std::string::npos)
+        << r.out;
+    std::size_t rows = 0;
+    for (std::size_t at = r.out.find("gemm.bf16"); at != std::string::npos; at = r.out.find("gemm.bf16", at + 1))
+      if (r.out.compare(at, 10, "gemm.bf16 ") == 0 || r.out.compare(at, 11, "gemm.bf16 |") == 0) ++rows;
+    EXPECT_LT(rows, 60u) << r.out;
+  }
+  const json j = parse_json_text(run_cli({"fleet", dir, "--format", "json"}).out, "fleet json");
+  EXPECT_EQ(j["groups"][0]["outliers"].size(), 60u);
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  std::size_t outlier_rows = 0;
+  for (std::size_t at = csv.out.find(",outlier,"); at != std::string::npos; at = csv.out.find(",outlier,", at + 1))
+    ++outlier_rows;
+  EXPECT_EQ(outlier_rows, 60u) << csv.out.substr(0, 2000);
+}
+
 // Two runs of one node in dated folders: the older finished every GPU, the newer hung on GPU 3. The newer run
 // says how GPU 3 ended, whichever folder is read first: the older run's "done" used to win (read first, in path
 // order) and pass a GPU that hung.
