@@ -134,9 +134,12 @@ Table findings_table(const FleetInput& in, const FleetGroup& g, const std::vecto
   return t;
 }
 
-// A check of the GPU's health (its health section's, or a ceiling measured under a HW/thermal slowdown, which the
-// health rule `slowdown` judges), apart from a ceiling's own rules (review 110: the slowdown read as a ceiling fault).
-bool a_health_check(const Check& c) { return c.subject == "health" || c.rule == "HW/thermal slowdown"; }
+// A check of the GPU's health (its health section's, a ceiling measured under a HW/thermal slowdown, or GPU pairs
+// without peer access, which the health rules `slowdown` and `peer_access` judge), apart from a ceiling's own rules
+// (review 110: the slowdown read as a ceiling fault).
+bool a_health_check(const Check& c) {
+  return c.subject == "health" || c.rule == "HW/thermal slowdown" || c.rule == "peer access";
+}
 
 // A host's GPUs below the group's other hosts: one row per ceiling.
 Table hosts_below_table(const FleetInput& in, const FleetGroup& g) {

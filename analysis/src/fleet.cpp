@@ -1297,6 +1297,9 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
   ceiling_rules.health = HealthRules::none();
   ceiling_rules.health.verification = rules.health.verification;
   ceiling_rules.health.slowdown = rules.health.slowdown;
+  // Peer access is judged from the peer ceilings' detail (pairs left out for want of it), not the health section:
+  // qualify's to run (review 111: fleet had left it out, and a node whose GPUs could not reach each other passed).
+  ceiling_rules.health.peer_access = rules.health.peer_access;
   // A rule on a family this build does not know and no profile holds is misspelt ("hmb.copy"): bad input, as qualify
   // has it, before anything is judged (review 48: qualify's refusal, caught per profile, had dropped every ceiling
   // check of every GPU, and the fleet passed).
@@ -1356,7 +1359,7 @@ FleetHealth fleet_health(const std::vector<FleetMember>& members, const Rules& r
         const bool limit = c.rule == "minimum" || c.rule == "maximum";
         if (c.status == CheckStatus::kFail &&
             (c.rule == "datasheet fraction" || c.rule == "plausible" || limit || c.rule == "verified" ||
-             c.rule == "HW/thermal slowdown"))
+             c.rule == "HW/thermal slowdown" || c.rule == "peer access"))
           f.failed.push_back(std::move(c));
         // A limit the rules set that could not be judged (the ceiling not measured or misspelt, a spread past
         // max_cv): counted as not judged in full, as qualify calls it incomplete; a fraction the file set too, not

@@ -1236,6 +1236,34 @@ TEST(Fleet, ASlowdownIsAHealthFaultAndASlowCeilingACeilingFault) {
       << text.out;
 }
 
+// GPU pairs without peer access while NVLinks are up fail the node as qualify fails it, as a health fault (review
+// 111: fleet had left the peer_access rule out, and such a node passed).
+TEST(Fleet, PairsWithoutPeerAccessAreAHealthFault) {
+  const std::string dir = ceilings::test::scratch_dir("fleet_peer_access");
+  write_qualify_fleet(dir, 4, [](int i, json& d) {
+    if (i != 3) return;
+    for (const char* when : {"before", "after"}) d["health"][when]["metrics"]["nvlink.links_active"] = 18;
+    json peer = d["ceilings"][3];  // pcie.h2d's fields, as a peer ceiling's
+    peer["name"] = "nvlink.p2p_uni";
+    peer["value"] = 3.9e11;
+    peer["detail"] = {{"benchmark", "nvlink/p2p_uni/engine:ce/op:write"}, {"pairs_without_access", 2}};
+    d["ceilings"].push_back(peer);
+  });
+  ASSERT_EQ(parse_json_text(read_text_file(dir + "/gpu3.profile.json"), "gpu3")["ceilings"][3]["name"], "pcie.h2d");
+  const auto q = run_cli({"qualify", dir + "/gpu3.profile.json"});
+  EXPECT_EQ(q.exit_code, 1) << q.out;
+  const auto csv = run_cli({"fleet", dir, "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 1) << csv.out << csv.err;
+  EXPECT_NE(csv.out.find(",health fault,node001,3,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("nvlink.p2p_uni peer access"), std::string::npos) << csv.out;
+  const auto text = run_cli({"fleet", dir});
+  EXPECT_EQ(text.out.rfind("verdict: FAIL: 1 of 4 GPU(s) with a finding", 0), 0u) << text.out;
+  // Where the rules accept it, as qualify does.
+  const std::string rules = dir + "/accept.rules.json";
+  write_file_atomic(rules, R"({"schema": "ceilings.rules/1", "health": {"peer_access": false}})");
+  EXPECT_EQ(run_cli({"fleet", dir, "--rules", rules}).exit_code, 0);
+}
+
 // A profile whose health was read through another NVML than the driver's (CEILINGS_NVML_LIBRARY: the self-test's
 // fake) is named in every format, as qualify says it beside its verdict (review 104: fleet said nothing of it).
 TEST(Fleet, HealthReadThroughAnotherNvmlIsNamed) {
