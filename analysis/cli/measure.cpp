@@ -1160,13 +1160,22 @@ int run_all_gpus(const MeasureOptions& o) {
     incomplete = incomplete || g.state != GpuState::kDone || (g.profile && !g.profile->errors.empty());
     std::string result = g.state == GpuState::kDone ? g.profile_path : g.reason.substr(0, g.reason.find('\n'));
     if (g.state != GpuState::kDone && g.profile) result += " (finished cases kept in " + g.profile_path + ")";
-    // Which cases failed, by name (review 108: "done ... (1 error(s))" read as a finished GPU).
+    // Which cases failed, by name (review 108: "done ... (1 error(s))" read as a finished GPU), apart from those a
+    // timeout or an interrupt cut short, which failed nothing: not measured (review 111).
     if (g.profile && !g.profile->errors.empty()) {
-      std::string failed;
-      for (std::size_t k = 0; k < g.profile->errors.size() && k < 3; ++k)
-        failed += (k ? ", " : "") + g.profile->errors[k].name;
-      if (g.profile->errors.size() > 3) failed += " and " + std::to_string(g.profile->errors.size() - 3) + " more";
-      result += " (" + std::to_string(g.profile->errors.size()) + " failed case(s): " + failed + ")";
+      std::vector<std::string> failed, cut;
+      for (const ceilings::Skipped& e : g.profile->errors)
+        (ceilings::cut_short_reason(e.reason) ? cut : failed).push_back(e.name);
+      auto named = [](const std::vector<std::string>& names) {
+        std::string out;
+        for (std::size_t k = 0; k < names.size() && k < 3; ++k) out += (k ? ", " : "") + names[k];
+        if (names.size() > 3) out += " and " + std::to_string(names.size() - 3) + " more";
+        return out;
+      };
+      if (!failed.empty())
+        result += " (" + std::to_string(failed.size()) + " failed case(s): " + named(failed) + ")";
+      if (!cut.empty())
+        result += " (" + std::to_string(cut.size()) + " case(s) cut short, not measured: " + named(cut) + ")";
     }
     if (!g.health_failed.empty())
       result += " (" + std::to_string(g.health_failed.size()) + " health fault(s) that qualify's default rules fail)";

@@ -737,6 +737,17 @@ TEST(MultiGpu, TimedOutRunKeepsItsFinishedCases) {
 
 // --family-timeout: the stalled family is cut at its own limit, keeps its finished case, and the families
 // after it still run; the run is incomplete (exit 3), not stopped.
+// In the node table, a case a family's timeout cut short is not measured, not a failed case (review 111).
+TEST(MultiGpu, ACaseCutShortIsNotCalledFailed) {
+  const std::string dir = ceilings::test::scratch_dir("multi_gpu_cut_case");
+  const auto r = run_cli({"measure", "--all-gpus", "--bench", CEILINGS_STANDIN_BENCH, "--out-dir", dir,
+                          "--family-timeout", "2", "--timeout", "60", "--kill-grace", "1"},
+                         {{"CEILINGS_STANDIN_DEVICES", "3"}, {"CEILINGS_STANDIN_MODE_1", "stall"}}, 60);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("(1 case(s) cut short, not measured: hbm.read)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("failed case"), std::string::npos) << r.out;
+}
+
 TEST(MultiGpu, AFamilyPastItsOwnTimeoutDoesNotStarveTheNext) {
   const std::string dir = ceilings::test::scratch_dir("multi_gpu_family_timeout");
   const std::string out = dir + "/stall.profile.json";
