@@ -6,12 +6,16 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "ceilings/error.hpp"
 #include "ceilings/json_fields.hpp"
@@ -197,35 +201,75 @@ void for_each_kernel_message(const std::string& text, Visit visit) {
 
 // A report that user space wrote, quoting the driver's (ceilings' own health reasons in the journal, a node problem
 // detector, NHC), which is no fault of this boot's: counted, it would fail the node twice, and again after the reboot
-// that cleared it (review 93). Told by what precedes the report `at` in a syslog or journal line: a program's tag with
-// its pid ("ceilings[4242]: "; the kernel's is "kernel: ", with none), dmesg -x's "user" facility, or a journal JSON
-// record whose _TRANSPORT is not "kernel". /dev/kmsg records user space wrote are left out by their facility
-// (log_line). A program that logs without its pid, and journalctl -o verbose (whose _TRANSPORT is a line of its own),
-// are not told apart: their quotes count.
-bool quoted_by_user_space(const std::string& message, std::size_t at) {
-  for (const char* key : {"\"_TRANSPORT\":\"", "\"_TRANSPORT\": \""}) {
-    const std::size_t t = message.find(key);
-    if (t != std::string::npos) return message.compare(t + std::strlen(key), 7, "kernel\"") != 0;
+// that cleared it (review 93). Told by the record that holds the report (a line may hold several: a one-line JSON
+// log): a journal JSON record whose _TRANSPORT is not "kernel", dmesg -x's "user" facility, or a program's syslog
+// tag with its pid ("ceilings[4242]: "; the kernel's is "kernel: ", with none) in the 512 bytes before the report.
+// /dev/kmsg records user space wrote are left out by their facility (log_line). Not told apart, so their quotes
+// count: a program that logs without its pid, RFC 5424 lines (whose pid is a field of its own), journalctl -o
+// verbose and json-pretty (whose _TRANSPORT is a line of its own), plain dmesg's user-space /dev/kmsg records.
+//
+// Built once a line, each report judged by its own record in bounded time (review 112: a scan of the whole line for
+// each report was quadratic, 37 s for a 4 MiB line; a kernel "python3[4321]: segfault" record earlier on a one-line
+// JSON log had hidden a real XID 79).
+class UserSpaceQuotes {
+ public:
+  explicit UserSpaceQuotes(const std::string& line) : line_(line) {
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '{') opens_.push_back(i);
+      if (line[i] == '}') closes_.push_back(i);
+    }
+    constexpr const char* kKey = "\"_TRANSPORT\"";
+    for (std::size_t t = line.find(kKey); t != std::string::npos; t = line.find(kKey, t + 1)) {
+      std::size_t v = t + std::strlen(kKey);
+      while (v < line.size() && (line[v] == ' ' || line[v] == ':')) ++v;
+      transports_.emplace_back(t, line.compare(v, 8, "\"kernel\"") == 0);
+    }
   }
-  std::size_t first = 0;
-  while (first < at && message[first] == ' ') ++first;
-  if (message.compare(first, 4, "user") == 0) {  // dmesg -x: "user  :notice: [  5.1] ..."
-    std::size_t i = first + 4;
-    while (i < at && message[i] == ' ') ++i;
-    if (i < at && message[i] == ':') return true;
+
+  // Whether the report at `at` (reports visited in order along the line) is a quote.
+  bool quoted(std::size_t at) {
+    // The record: from the last '{' before the report to the first '}' after it (the whole line where none).
+    auto open = std::upper_bound(opens_.begin(), opens_.end(), at);
+    const std::size_t start = open == opens_.begin() ? 0 : *std::prev(open);
+    auto close = std::lower_bound(closes_.begin(), closes_.end(), at);
+    const std::size_t end = close == closes_.end() ? line_.size() : *close;
+    if (start == last_start_ && last_quoted_) return true;  // the same record, a quote already
+    last_start_ = start;
+    last_quoted_ = judge(start, end, at);
+    return last_quoted_;
   }
-  // "name[digits]: " before the report: a syslog tag with a pid, the kernel's never has one.
-  for (std::size_t close = message.find("]: "); close != std::string::npos && close < at;
-       close = message.find("]: ", close + 1)) {
-    std::size_t open = close;
-    while (open > 0 && std::isdigit(static_cast<unsigned char>(message[open - 1]))) --open;
-    if (open == close || open == 0 || message[open - 1] != '[') continue;
-    std::size_t name = open - 1;
-    while (name > 0 && message[name - 1] != ' ' && message[name - 1] != '\t') --name;
-    if (name < open - 1 && message.compare(name, open - 1 - name, "kernel") != 0) return true;
+
+ private:
+  bool judge(std::size_t start, std::size_t end, std::size_t at) const {
+    auto t = std::lower_bound(transports_.begin(), transports_.end(), std::make_pair(start, false));
+    if (t != transports_.end() && t->first < end) return !t->second;
+    std::size_t first = start;
+    while (first < at && line_[first] == ' ') ++first;
+    if (line_.compare(first, 4, "user") == 0) {  // dmesg -x: "user  :notice: [  5.1] ..."
+      std::size_t i = first + 4;
+      while (i < at && line_[i] == ' ') ++i;
+      if (i < at && line_[i] == ':') return true;
+    }
+    // "name[digits]: " before the report: a syslog tag with a pid, the kernel's never has one.
+    const std::size_t from = std::max(start, at > 512 ? at - 512 : std::size_t{0});
+    for (std::size_t close = from; close + 3 <= at; ++close) {
+      if (line_.compare(close, 3, "]: ") != 0) continue;
+      std::size_t open = close;
+      while (open > from && std::isdigit(static_cast<unsigned char>(line_[open - 1]))) --open;
+      if (open == close || open == from || line_[open - 1] != '[') continue;
+      std::size_t name = open - 1;
+      while (name > from && line_[name - 1] != ' ' && line_[name - 1] != '\t' && line_[name - 1] != '"') --name;
+      if (name < open - 1 && line_.compare(name, open - 1 - name, "kernel") != 0) return true;
+    }
+    return false;
   }
-  return false;
-}
+
+  const std::string& line_;
+  std::vector<std::size_t> opens_, closes_;
+  std::vector<std::pair<std::size_t, bool>> transports_;  // where, and whether it is the kernel's
+  std::size_t last_start_ = std::string::npos;
+  bool last_quoted_ = false;
+};
 
 // The SXid event line in one message, when it is one: "SXid (PCI:0000:04:00.0): 22013, Fatal, ..." (the severity
 // is the field after the number: "Fatal", "Non-fatal" or "Correctable"). The event's other lines ("Data {...}",
@@ -269,10 +313,11 @@ void for_each_kernel_xid(const std::string& text, const std::string& pci_bus_id,
     throw IncompleteError("the GPU's PCI address '" + excerpt(pci_bus_id) +
                           "' is not DOMAIN:BUS:DEVICE: its XIDs in the kernel log cannot be told from other GPUs'");
   for_each_kernel_message(text, [&](double uptime, const std::string& message) {
+    UserSpaceQuotes quotes(message);
     // Every report of the line (review 93: a one-line JSON log's first, another GPU's, hid this GPU's XID 79).
     for (std::size_t at = message.find(kXidMarker); at != std::string::npos; at = message.find(kXidMarker, at + 1)) {
       const auto report = xid_report(message, at);
-      if (report && report->first == *gpu && !quoted_by_user_space(message, at))
+      if (report && report->first == *gpu && !quotes.quoted(at))
         visit_xid({report->second, uptime, driver_text(message, at)});
     }
   });
@@ -286,9 +331,10 @@ std::vector<KernelSxid> parse_kernel_sxids(const std::string& text) {
 
 void for_each_kernel_sxid(const std::string& text, const std::function<void(KernelSxid&&)>& visit_sxid) {
   for_each_kernel_message(text, [&](double uptime, const std::string& message) {
+    UserSpaceQuotes quotes(message);
     for (std::size_t at = message.find(kSxidMarker); at != std::string::npos; at = message.find(kSxidMarker, at + 1)) {
       const auto report = sxid_report(message, at);
-      if (!report || quoted_by_user_space(message, at)) continue;
+      if (!report || quotes.quoted(at)) continue;
       // From the switch's name where it leads this report ("nvidia-nvswitch3: SXid (...)").
       // "nvidia-nvswitchN: " just before it (a bounded look back: review 95 found a whole-line one quadratic).
       const std::size_t back = at > 40 ? at - 40 : 0;

@@ -2688,6 +2688,29 @@ TEST(KernelLog, UserSpaceQuotesOfAnXidAreNoXid) {
     s.replace(s.find(x79), x79.size(), sxid);
     EXPECT_EQ(parse_kernel_sxids(s).size(), 1u) << s;
   }
+  // Each report by its own record of a line that holds several (review 112): a kernel segfault record
+  // "python3[4321]: ..." before an XID, or a user-space record beside a kernel one, either way round.
+  const std::string segv = "{\"dmesg\":[{\"pri\":6,\"time\":90.1,\"msg\":\"python3[4321]: segfault at 0 ip 0 error 4\"},"
+                           "{\"pri\":4,\"time\":100.1,\"msg\":\"" + x79 + "\"}]}\n";
+  EXPECT_EQ(parse_kernel_xids(segv, gpu).size(), 1u) << segv;
+  const std::string quote = "{\"_TRANSPORT\":\"stdout\",\"MESSAGE\":\"ceilings: NVRM: Xid (PCI:0000:19:00): 48, x\"}";
+  const std::string kernel = "{\"_TRANSPORT\":\"kernel\",\"MESSAGE\":\"" + x79 + "\"}";
+  for (const std::string& line : {"[" + quote + "," + kernel + "]\n", "[" + kernel + "," + quote + "]\n"}) {
+    const auto xids = parse_kernel_xids(line, gpu);
+    ASSERT_EQ(xids.size(), 1u) << line;
+    EXPECT_EQ(xids[0].xid, 79) << line;
+  }
+  // Two quotes in one user-space line: both quotes.
+  EXPECT_TRUE(parse_kernel_xids("Dec  2 11:00:00 node1 ceilings[1]: " + x79 + "; " + x79 + "\n", gpu).empty());
+  // A line of a million bytes of reports is read in linear time (review 112: 37 s for 4 MiB).
+  std::string flood;
+  while (flood.size() < (8u << 20)) flood += x79 + " ";
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_GT(parse_kernel_xids(flood + "\n", gpu).size(), 100000u);
+  std::string sflood;
+  while (sflood.size() < (8u << 20)) sflood += sxid + " ";
+  EXPECT_GT(parse_kernel_sxids(sflood + "\n").size(), 100000u);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
 }
 
 }  // namespace
