@@ -353,7 +353,7 @@ std::vector<std::string> measurement_condition_notes(const Comparison& c) {
       notes.push_back(d.label + ": power limit " + watts_text(*limit) + ", below the datasheet TDP of " +
                       watts_text(g.tdp_w) + " (" + g.name +
                       // within a configurable range (H100 PCIe 300-350 W) it is a setting, not a fault (review 100)
-                      (g.tdp_min_w > 0 && *limit >= 0.95 * g.tdp_min_w
+                      (g.tdp_min_w > 0 && *limit >= g.tdp_min_w - 1  // within the range, 1 W for rounding
                            ? ", whose TDP is configurable from " + watts_text(g.tdp_min_w) + ": a setting, not a fault"
                            : std::string()) +
                       "): its compute ceilings ran under a lower cap");

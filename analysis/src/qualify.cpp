@@ -483,7 +483,7 @@ ClockScale clock_scale(const Profile& p, const Ceiling& c, const Rules& rules) {
     limit = "; its power limit is " + format_quantity(*p.device.power_limit_w, "W") +
             // A board whose TDP is a range (H100 PCIe 300-350 W) may be set anywhere in it: set so, it is configured,
             // not wrong, though its peaks are quoted at the top (review 100).
-            (board->tdp_min_w > 0 && *p.device.power_limit_w >= 0.95 * board->tdp_min_w
+            (board->tdp_min_w > 0 && *p.device.power_limit_w >= board->tdp_min_w - 1  // 1 W for rounding
                  ? ", within the datasheet's configurable " + format_quantity(board->tdp_min_w, "W") + " to " +
                        format_quantity(board->tdp_w, "W") + ", whose top its peaks are quoted at"
                  : ", the datasheet's TDP " + format_quantity(board->tdp_w, "W"));
