@@ -95,17 +95,19 @@ std::string as_markdown(const std::string& text) {
   auto header = [&](std::size_t i) { return i + 1 < lines.size() && lines[i + 1].rfind("|---", 0) == 0; };
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (i > 0) out += lines[i - 1][0] == '|' && lines[i][0] == '|' && !header(i) ? "\n" : "\n\n";
-    out += lines[i];
+    out += lines[i][0] == '|' ? lines[i] : markdown_text(lines[i]);  // a table's cells are escaped already
   }
   return out.empty() ? out : out + "\n";
 }
 
 int run(const RooflineOptions& o) {
   if (o.profile.empty()) throw InputError("--profile is missing");
-  const Format format = o.json ? Format::kJson : parse_format(o.format);
-  if (format == Format::kCsv)
+  if (o.format == "csv")
     throw InputError("--format csv: roofline prints several tables (the roofs, the points, a model's prefill and decode "
                      "steps), which one CSV cannot hold: use --format json, or markdown");
+  if (o.format != "table" && o.format != "markdown" && o.format != "md" && o.format != "json")
+    throw InputError("unknown format '" + excerpt(o.format) + "' (known: table, markdown, json)");
+  const Format format = o.json ? Format::kJson : parse_format(o.format);
   if (!o.svg.empty()) {
     check_output_path(o.svg, "--svg", {o.profile, o.hf_config});
     check_replaceable_output(o.svg, "--svg", "an SVG picture", is_svg_text);  // a profile there was replaced
@@ -359,8 +361,18 @@ int run(const RooflineOptions& o) {
       if (b && held_at(*b) > memory)
         os << "from batch " << format_fixed(*b, 0) << ", which holds " << format_quantity(held_at(*b), "B")
                   << " of weights and KV cache" << (tp == 1 ? "" : " a GPU") << ": more than " << whose
-                  << format_capacity(memory) << ", so that batch runs only split over "
-                  << (tp == 1 ? "several GPUs" : "more GPUs") << "\n";
+                  << format_capacity(memory) << ", so that batch runs only "
+                  << (tp == 1 ? "split over several GPUs"
+                      : llm->kv_split == tp
+                          ? "split over more GPUs"
+                          // More tensor-parallel GPUs would not shrink the KV cache each holds (review 112).
+                          : std::string("with its sequences split over GPUs (data-parallel attention): more "
+                                        "tensor-parallel GPUs would not shrink the KV cache each holds (") +
+                                (serving.model.is_mla() ? "MLA keeps the latent cache whole on every GPU"
+                                                        : "its " + std::to_string(serving.model.kv_heads) +
+                                                              " KV heads are copied past one a GPU") +
+                                ")")
+                  << "\n";
       else if (b)
         os << "from batch " << format_fixed(*b, 0) << "\n";
       else if (ridge_at && llm->decode_intensity_limit > *ridge_at)  // above the ridge, but only just

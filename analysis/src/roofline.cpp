@@ -170,12 +170,14 @@ LlmView llm_view(const Roofline& r, const ModelConfig& m, double context, const 
   if (gpus > 1048576) throw InputError("--gpus is more GPUs than any job runs on (at most 2^20)");
   check_parallel_split(m, gpus, 1, "--gpus");
   // One GPU's share of a step over `tokens` tokens: the K/V (MLA: down-) projections' FLOPs divide over kv.split
-  // GPUs, the rest over all; the weights as weight_bytes_per_gpu holds them, the KV cache over kv.split.
+  // GPUs, the MoE routers' run whole on each (vLLM's ReplicatedLinear gate, as weight_bytes_per_gpu holds them:
+  // review 112), the rest over all; the weights as weight_bytes_per_gpu holds them, the KV cache over kv.split.
   const KvTensorSplit kv = kv_tensor_split(m, gpus);
+  const double routers = static_cast<double>(count_params(m).router);
   auto flops_per_gpu = [&](double flops, double tokens) {
     if (gpus == 1) return flops;
-    const double copied = tokens * 2.0 * kv.projection_matrices;
-    return (flops - copied) / gpus + copied / kv.split;
+    const double copied = tokens * 2.0 * kv.projection_matrices, whole = tokens * 2.0 * routers;
+    return (flops - copied - whole) / gpus + copied / kv.split + whole;
   };
   auto weights_per_gpu = [&](double tokens) {
     const double whole = decode_weight_bytes(m, tokens, wb);

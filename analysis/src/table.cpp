@@ -65,12 +65,19 @@ std::string csv_field(const std::string& s) {
 
 // A cell of a GitHub-flavoured markdown table: a pipe would end the cell, a backslash escape what follows, and
 // "<x>" read as an HTML tag and vanish (review 94).
-std::string md_cell(const std::string& s) {
+std::string md_cell(const std::string& s) { return markdown_text(s); }
+
+}  // namespace
+
+std::string markdown_text(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
       case '|': out += "\\|"; break;
       case '\\': out += "\\\\"; break;
+      case '*': out += "\\*"; break;
+      case '_': out += "\\_"; break;
+      case '`': out += "\\`"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       default: out += c;
@@ -78,8 +85,6 @@ std::string md_cell(const std::string& s) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string render(const Table& t, Format format) {
   std::ostringstream os;

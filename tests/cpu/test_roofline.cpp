@@ -963,6 +963,14 @@ TEST(RooflineLlm, TensorParallelPlacesOneGpusShare) {
                    std::max(sixteen.decode[0].flops / 8.0e14, sixteen.decode[0].bytes / 4.52e12));
   EXPECT_DOUBLE_EQ(sixteen.decode_intensity_limit,
                    ((d1.flops / 8 - 2 * kv_proj) / 16 + 2 * kv_proj / 8) / (d1.kv_bytes / 8 / 8));
+  // An MoE model's routers run whole on every GPU, as they are held (review 112): Qwen3-30B-A3B's 48 layers of a
+  // 2048 x 128 router; its 4 KV heads (K/V projections 48 x 2 x 2048 x 512) divide over 4 of 8 GPUs.
+  const ModelConfig qwen = read_hf_config(hf("Qwen3-30B-A3B"));
+  const double f1 = llm_view(r, qwen, 4096, {1}, 2, 2, AttentionConvention::kCausal).decode[0].flops;
+  const double router = 48 * 2048.0 * 128, qwen_kv = 48 * 2 * 2048.0 * 512;
+  EXPECT_EQ(static_cast<double>(count_params(qwen).router), router);
+  EXPECT_DOUBLE_EQ(llm_view(r, qwen, 4096, {1}, 2, 2, AttentionConvention::kCausal, 8).decode[0].flops,
+                   (f1 - 2 * qwen_kv - 2 * router) / 8 + 2 * qwen_kv / 4 + 2 * router);
   // A split the heads refuse, and a count that is none, are the user's errors.
   EXPECT_THROW(llm_view(r, m, 4096, {8}, 2, 2, AttentionConvention::kCausal, 3), InputError);
   EXPECT_THROW(llm_view(r, m, 4096, {8}, 2, 2, AttentionConvention::kCausal, 0.5), InputError);
@@ -1000,6 +1008,16 @@ TEST(RooflineCli, GpusSplitsTheLlmViewAsMbuAndMemoryDo) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("does not fit"), std::string::npos) << r.out;
 
+  // Where more tensor-parallel GPUs cannot shrink the KV cache, the advice is not more of them (review 112).
+  r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("DeepSeek-V3"), "--context", "2048",
+                     "--batch", "1", "--gpus", "8", "--kv-dtype", "fp8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("so that batch runs only with its sequences split over GPUs (data-parallel attention): more "
+                       "tensor-parallel GPUs would not shrink the KV cache each holds (MLA keeps the latent cache "
+                       "whole on every GPU)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("split over more GPUs"), std::string::npos) << r.out;
   r = with({"roofline", "--profile", kProfile}, {"--gpus", "3"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--gpus 3 does not divide the model's 32 attention heads"), std::string::npos) << r.err;
@@ -1036,5 +1054,16 @@ TEST(RooflineCli, FormatMarkdownAndJson) {
   EXPECT_EQ(csv.exit_code, 2);
   EXPECT_NE(csv.err.find("--format csv: roofline prints several tables"), std::string::npos) << csv.err;
   EXPECT_EQ(with({"--format", "json", "--json"}).exit_code, 2);
-  EXPECT_EQ(with({"--format", "xml"}).exit_code, 2);
+  const auto xml = with({"--format", "xml"});
+  EXPECT_EQ(xml.exit_code, 2);
+  EXPECT_NE(xml.err.find("unknown format 'xml' (known: table, markdown, json)"), std::string::npos) << xml.err;
+  // A name or a path the user gave is shown as written, no emphasis or HTML (review 112).
+  const std::string dir = test::scratch_dir("roofline_markdown");
+  const std::string svg = dir + "/a*b*_<i>.svg";
+  auto named = test::run_cli({"roofline", "--profile", kProfile, "--point", "x_*y*_:1e12:1e9", "--svg", svg,
+                              "--format", "markdown"});
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_NE(named.out.find("| x\\_\\*y\\*\\_ |"), std::string::npos) << named.out;
+  EXPECT_NE(named.out.find("a\\*b\\*\\_&lt;i&gt;.svg"), std::string::npos) << named.out;
+  EXPECT_EQ(named.out.find("<i>"), std::string::npos) << named.out;
 }

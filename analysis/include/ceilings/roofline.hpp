@@ -68,7 +68,7 @@ Placement place(const Roofline& r, double flops, double bytes);
 // by one GPU's share: its weight shard with the parameters every GPU holds whole (weight_bytes_per_gpu), its KV heads'
 // cache (kv_tensor_split: GQA's K/V heads copied past one a GPU, MLA's latent cache whole on each), and its FLOPs:
 // the matmuls and attention split over the GPUs but for the K/V (MLA: down-) projections, which only kv_split GPUs
-// divide. The all-reduces between the GPUs are not counted: the floors are the roofs' alone.
+// divide, and the MoE routers, which every GPU runs whole. The all-reduces between the GPUs are not counted: the floors are the roofs' alone.
 struct LlmStep {
   std::string name;  // "prefill b=8", "decode b=8"
   double batch = 0;

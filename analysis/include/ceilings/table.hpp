@@ -21,5 +21,8 @@ struct Table {
 
 // kJson renders an array of objects keyed by column name (strings as shown).
 std::string render(const Table& table, Format format);
+// Text as markdown shows it literally: '|', '\\', '*', '_' and '`' escaped, '<' and '>' as entities (a cell's, or a
+// line of a report between its tables: no emphasis, code span or HTML from a name or a path a user gave).
+std::string markdown_text(const std::string& text);
 
 }  // namespace ceilings
