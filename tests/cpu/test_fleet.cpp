@@ -1120,6 +1120,43 @@ TEST(Fleet, AMarginOnlyDeficitWithinItsOwnNoiseAndTheGroupsSpreadIsNotNamed) {
   EXPECT_TRUE(named) << "a GPU 8% slow with a cv of 10% must be named, outlier or unstable";
 }
 
+// Two nodes of 8 clean H200s (the measured profile, each ceiling moved by its own standard error's noise): a
+// deficit past the 5% margin alone on a noisy ceiling (pcie.h2d_pageable, gemm.fp64) is ordinary in a group this
+// small too, whose z threshold (about 8) is past twice --z. With the rule off there, such fleets came out incomplete
+// in 5 of 6 seeds (review 111); the 8% slow noisy GPU above is still named.
+TEST(Fleet, ASmallCleanFleetIsNotLeftIncompleteByItsNoise) {
+  const Profile h200 = read_profile(std::string(CEILINGS_SOURCE_DIR) + "/results/nvidia-h200/h200.profile.json");
+  std::size_t unstable = 0, margin_only = 0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::vector<FleetMember> fleet;
+    for (int node = 0; node < 2; ++node)
+      for (int i = 0; i < 8; ++i) {
+        Profile p = h200;
+        p.raw = json::object();
+        p.hostname = "node" + std::to_string(node);
+        p.device.index = i;
+        p.device.uuid = "GPU-0000000" + std::to_string(node) + "-0000-0000-0000-00000000000" + std::to_string(i);
+        for (Ceiling& c : p.ceilings) {
+          const double z = std::clamp(normal(rng), -3.0, 3.0) * c.median_standard_error();
+          c.value *= c.unit != "s" ? 1 + z : 1 - z;
+        }
+        fleet.push_back({"node" + std::to_string(node) + "-gpu" + std::to_string(i), p});
+      }
+    const auto groups = analyze_fleet(fleet, OutlierRule{});
+    ASSERT_EQ(groups.size(), 1u);
+    for (const FleetMember& m : fleet)  // the test means something: past the margin by noise alone
+      for (const Ceiling& c : m.profile.ceilings)
+        for (const CeilingStats& s : groups[0].stats)
+          if (s.name == c.name && c.unit != "s" && c.value < 0.95 * s.median) ++margin_only;
+    unstable += count_findings(groups).unstable;
+    EXPECT_EQ(count_findings(groups).outliers, 0u) << "seed " << seed;
+  }
+  EXPECT_GE(margin_only, 3u);
+  EXPECT_EQ(unstable, 0u);
+}
+
 // A node whose 8 GPUs are all 3% slow on one ceiling, each within the 1% noise between GPUs, is named by its host's
 // median against the other hosts' (review 109: named by nothing); clean fleets name no host.
 TEST(Fleet, AHostSlowOnEveryGpuAlikeIsNamed) {
