@@ -202,22 +202,20 @@ void for_each_kernel_message(const std::string& text, Visit visit) {
 // A report that user space wrote, quoting the driver's (ceilings' own health reasons in the journal, a node problem
 // detector, NHC), which is no fault of this boot's: counted, it would fail the node twice, and again after the reboot
 // that cleared it (review 93). Told by the record that holds the report (a line may hold several: a one-line JSON
-// log): a journal JSON record whose _TRANSPORT is not "kernel", dmesg -x's "user" facility, or a program's syslog
-// tag with its pid ("ceilings[4242]: "; the kernel's is "kernel: ", with none) in the 512 bytes before the report.
-// /dev/kmsg records user space wrote are left out by their facility (log_line). Not told apart, so their quotes
-// count: a program that logs without its pid, RFC 5424 lines (whose pid is a field of its own), journalctl -o
-// verbose and json-pretty (whose _TRANSPORT is a line of its own), plain dmesg's user-space /dev/kmsg records.
+// log, an array of log lines, a Loki response): a journal JSON record whose _TRANSPORT is not "kernel", or, in the
+// text from the record's or the JSON string's start (the last '{' or '"' before the report) and at most 512 bytes
+// back, dmesg -x's "user" facility or a program's syslog tag with its pid ("ceilings[4242]: "; the kernel's is
+// "kernel: ", with none). /dev/kmsg records user space wrote are left out by their facility (log_line). Not told
+// apart, so their quotes count: a program that logs without its pid, RFC 5424 lines (whose pid is a field of its
+// own), journalctl -o verbose and json-pretty (whose _TRANSPORT is a line of its own), plain dmesg's user-space
+// /dev/kmsg records, a quote more than 512 bytes after its tag or after a '"' or '{' in the program's message.
 //
-// Built once a line, each report judged by its own record in bounded time (review 112: a scan of the whole line for
-// each report was quadratic, 37 s for a 4 MiB line; a kernel "python3[4321]: segfault" record earlier on a one-line
-// JSON log had hidden a real XID 79).
+// Reports are visited in order along the line, and the scan for the boundaries moves forward only: linear in the
+// line (review 112: a scan of the whole line for each report took 37 s for a 4 MiB line), each report judged by its
+// own record (reviews 112, 113: an earlier record's kernel "python3[4321]: segfault" had hidden a real XID 79).
 class UserSpaceQuotes {
  public:
   explicit UserSpaceQuotes(const std::string& line) : line_(line) {
-    for (std::size_t i = 0; i < line.size(); ++i) {
-      if (line[i] == '{') opens_.push_back(i);
-      if (line[i] == '}') closes_.push_back(i);
-    }
     constexpr const char* kKey = "\"_TRANSPORT\"";
     for (std::size_t t = line.find(kKey); t != std::string::npos; t = line.find(kKey, t + 1)) {
       std::size_t v = t + std::strlen(kKey);
@@ -226,48 +224,54 @@ class UserSpaceQuotes {
     }
   }
 
-  // Whether the report at `at` (reports visited in order along the line) is a quote.
+  // Whether the report at `at` is a quote; `at` grows from call to call.
   bool quoted(std::size_t at) {
-    // The record: from the last '{' before the report to the first '}' after it (the whole line where none).
-    auto open = std::upper_bound(opens_.begin(), opens_.end(), at);
-    const std::size_t start = open == opens_.begin() ? 0 : *std::prev(open);
-    auto close = std::lower_bound(closes_.begin(), closes_.end(), at);
-    const std::size_t end = close == closes_.end() ? line_.size() : *close;
-    if (start == last_start_ && last_quoted_) return true;  // the same record, a quote already
-    last_start_ = start;
-    last_quoted_ = judge(start, end, at);
+    for (; scanned_ < at; ++scanned_) {
+      if (line_[scanned_] == '{') object_ = scanned_;
+      if (line_[scanned_] == '{' || line_[scanned_] == '"') string_ = scanned_ + 1;
+    }
+    if (close_ != std::string::npos && close_ < at) close_ = line_.find('}', at);
+    const std::size_t end = close_ == std::string::npos ? line_.size() : close_;
+    // A quote already in this string (two quotes on one user-space line): the same verdict.
+    if (string_ == last_string_ && last_quoted_) return true;
+    last_string_ = string_;
+    last_quoted_ = judge(end, at);
     return last_quoted_;
   }
 
  private:
-  bool judge(std::size_t start, std::size_t end, std::size_t at) const {
-    auto t = std::lower_bound(transports_.begin(), transports_.end(), std::make_pair(start, false));
+  bool judge(std::size_t end, std::size_t at) const {
+    auto t = std::lower_bound(transports_.begin(), transports_.end(), std::make_pair(object_, false));
     if (t != transports_.end() && t->first < end) return !t->second;
-    std::size_t first = start;
+    std::size_t first = string_;
     while (first < at && line_[first] == ' ') ++first;
     if (line_.compare(first, 4, "user") == 0) {  // dmesg -x: "user  :notice: [  5.1] ..."
       std::size_t i = first + 4;
       while (i < at && line_[i] == ' ') ++i;
       if (i < at && line_[i] == ':') return true;
     }
-    // "name[digits]: " before the report: a syslog tag with a pid, the kernel's never has one.
-    const std::size_t from = std::max(start, at > 512 ? at - 512 : std::size_t{0});
+    // "name[digits]: " before the report: a syslog tag with a pid, the kernel's never has one. A name the 512-byte
+    // bound cuts is no name.
+    const bool bounded = at > 512 && at - 512 > string_;
+    const std::size_t from = bounded ? at - 512 : string_;
     for (std::size_t close = from; close + 3 <= at; ++close) {
       if (line_.compare(close, 3, "]: ") != 0) continue;
       std::size_t open = close;
       while (open > from && std::isdigit(static_cast<unsigned char>(line_[open - 1]))) --open;
       if (open == close || open == from || line_[open - 1] != '[') continue;
       std::size_t name = open - 1;
-      while (name > from && line_[name - 1] != ' ' && line_[name - 1] != '\t' && line_[name - 1] != '"') --name;
+      while (name > from && line_[name - 1] != ' ' && line_[name - 1] != '\t') --name;
+      if (name == from && bounded) continue;
       if (name < open - 1 && line_.compare(name, open - 1 - name, "kernel") != 0) return true;
     }
     return false;
   }
 
   const std::string& line_;
-  std::vector<std::size_t> opens_, closes_;
   std::vector<std::pair<std::size_t, bool>> transports_;  // where, and whether it is the kernel's
-  std::size_t last_start_ = std::string::npos;
+  std::size_t scanned_ = 0, object_ = 0, string_ = 0;     // scanned to; the last '{'; past the last '{' or '"'
+  std::size_t close_ = 0;                                 // the first '}' at or after the last report (npos: none)
+  std::size_t last_string_ = std::string::npos;
   bool last_quoted_ = false;
 };
 

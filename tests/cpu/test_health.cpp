@@ -2700,6 +2700,32 @@ TEST(KernelLog, UserSpaceQuotesOfAnXidAreNoXid) {
     ASSERT_EQ(xids.size(), 1u) << line;
     EXPECT_EQ(xids[0].xid, 79) << line;
   }
+  // Records that are strings, not objects (review 113): an array of log lines (dmesg | jq -R . | jq -sc), a Loki
+  // response. A kernel "python3[4321]: segfault" line before a real XID, and a user-space quote 2 KB before another.
+  const std::string segfault = "[  100.1] python3[4321]: segfault at 0 ip 0 sp 0 error 4 in libcuda.so.1";
+  const std::string x13 = "NVRM: Xid (PCI:0000:19:00): 13, pid=1, name=a, Graphics Exception";
+  EXPECT_EQ(parse_kernel_xids("[\"" + segfault + "\",\"[  100.2] " + x79 + "\"]\n", gpu).size(), 1u);
+  EXPECT_EQ(parse_kernel_xids("{\"data\":{\"result\":[{\"stream\":{\"job\":\"journal\"},\"values\":[[\"1764802729\",\"" +
+                                  segfault + "\"],[\"1764802730\",\"" + x79 + "\"]]}]}}\n",
+                              gpu)
+                .size(),
+            1u);
+  std::string far = "[\"Dec  3 22:00:00 node001 ceilings[42]: health: " + x13 + "\"";
+  std::string cached = "[\"" + segfault + "\", \"[ 100.2] " + x13 + "\"";
+  for (int i = 0; i < 40; ++i) {
+    far += ", \"Dec  3 22:00:01 node001 kernel: [ 101.0] eth0: link up, 100Gbps, full duplex, flow control off\"";
+    cached += ", \"[ 101.0] eth0: link up, 100Gbps, full duplex, flow control off\"";
+  }
+  far += ", \"Dec  3 22:00:02 node001 kernel: [ 102.0] " + x79 + "\"]\n";
+  cached += ", \"[ 102.0] " + x79 + "\"]\n";
+  auto xids = parse_kernel_xids(far, gpu);
+  ASSERT_EQ(xids.size(), 1u) << far;  // the quote is one, the kernel's XID 79 is counted
+  EXPECT_EQ(xids[0].xid, 79);
+  EXPECT_EQ(parse_kernel_xids(cached, gpu).size(), 2u) << cached;
+  // A tag the 512-byte bound cuts ("...nel[1]: ") is no tag: every XID of a long line between kernel[1] tags counts.
+  std::string tags;
+  for (int i = 0; i < 2000; ++i) tags += "node001 kernel[1]: " + std::string(400, 'x') + " " + x79 + " ";
+  EXPECT_EQ(parse_kernel_xids(tags + "\n", gpu).size(), 2000u);
   // Two quotes in one user-space line: both quotes.
   EXPECT_TRUE(parse_kernel_xids("Dec  2 11:00:00 node1 ceilings[1]: " + x79 + "; " + x79 + "\n", gpu).empty());
   // A line of a million bytes of reports is read in linear time (review 112: 37 s for 4 MiB).
