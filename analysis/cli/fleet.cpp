@@ -584,8 +584,8 @@ std::string render_text(const FleetInput& in, const std::vector<FleetGroup>& gro
          "not judged, rule \"split, majority\"), and beyond the GPU's own median's standard error times the "
          "larger of " + format_fixed(rule.own_spread, 0) + " and the normal quantile at family-alpha / comparisons "
          "(within it: unstable, not judged; past the margin alone, within the noise its group typically measures "
-         "with too, and within the group's spread by the z-score, where the z threshold is at most twice --z: not "
-         "named); groups of at least " +
+         "with too, and within the group's spread by the z-score, at most twice --z, and where the z threshold is "
+         "past twice --z within the margin and one typical standard error too: not named); groups of at least " +
          std::to_string(rule.min_members) + "\n";
   // Paths as the walk found them: a name that is not UTF-8 printed as '?', as everything another program wrote.
   // A list longer than kListed is cut there, with a count: a directory of many jobs' runs printed one "set aside"

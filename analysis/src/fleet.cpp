@@ -315,15 +315,20 @@ std::vector<Outlier> find_outliers(const std::vector<const Profile*>& members, c
       // Past the margin alone, within the noise the group's GPUs typically measure this ceiling with and, by its
       // z-score, within the group's spread: evidence of nothing, neither named nor "measure again" (review 109: 4-5%
       // of a clean fleet's GPUs, on its noisiest ceilings, listed as unstable, so every run of 64 GPUs or more came
-      // out incomplete). By a z within the group's threshold and at most twice the rule's: a group of a few GPUs needs
-      // a threshold so high that every value would be "within" it, and there a GPU 10% below its peers within its
-      // own noise stays unstable (review 111: with the rule off where the threshold passed twice the rule's, clean
-      // fleets of 16 GPUs came out incomplete in 5 of 6 seeds).
+      // out incomplete). By a z within the group's threshold and at most twice the rule's. A group of a few GPUs
+      // needs a threshold so high that every value would be "within" it: there the deficit must also be within the
+      // margin and one of the group's typical standard errors, so that a clean fleet's noise (5-6% on the H200's
+      // noisiest ceilings) is ordinary while a GPU 8-12% slow on such a ceiling stays unstable (review 111: with the
+      // rule off there, clean fleets of 16 GPUs came out incomplete in 5 of 6 seeds; review 113: with the z alone,
+      // an 8% slow pcie.h2d_pageable went unsaid in 40 of 40 such fleets).
       const bool within_own = d.deficit <= d.own_noise;
       const auto typical = typical_error.find(stat_key(c.name, c.unit));
       const bool within_typical = typical != typical_error.end() && d.deficit <= own_spread * typical->second;
+      const bool z_can_tell = d.z_threshold <= 2 * rule.z_threshold;
+      const bool near_margin = typical != typical_error.end() && d.deficit <= rule.margin + typical->second;
       const double z_within = std::min(d.z_threshold, 2 * rule.z_threshold);
-      const bool ordinary = within_own && within_typical && !d.by_z && rule.use_z && d.z && *d.z >= -z_within;
+      const bool ordinary = within_own && within_typical && !d.by_z && rule.use_z && d.z && *d.z >= -z_within &&
+                            (z_can_tell || near_margin);
       if ((d.by_z || d.by_margin) && !ordinary) (within_own ? wide : o).ceilings.push_back(d);
     }
     if (unstable && !wide.ceilings.empty()) unstable->push_back(std::move(wide));
