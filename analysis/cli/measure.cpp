@@ -174,7 +174,7 @@ struct GpuRun {
   std::string reason;  // why it is not done
   std::string profile_path, raw_path;
   std::optional<ceilings::Profile> profile;
-  std::size_t cases = 0, failed_cases = 0;
+  std::size_t cases = 0, failed_cases = 0, cut_short_cases = 0;
   std::string started, finished;
   double seconds = 0;
   // The health checks `ceilings qualify` fails on the health the run recorded ("XID: ..."): measure gives no
@@ -653,9 +653,13 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
                                        }),
                         profile.skipped.end());
   for (auto& e : lost) profile.errors.push_back(std::move(e));
-  // Every error of the profile, not only the console's ERROR lines: a case a crash or a timeout cut off,
-  // or one ceilings-bench never reported, has failed too (the node summary shows this count).
-  g.failed_cases = profile.errors.size();
+  // Every error of the profile, not only the console's ERROR lines: a case a crash cut off, or one ceilings-bench
+  // never reported, has failed too (the node summary shows this count); one a timeout or an interrupt cut short
+  // failed nothing, counted apart (review 113).
+  g.cut_short_cases = static_cast<std::size_t>(std::count_if(
+      profile.errors.begin(), profile.errors.end(),
+      [](const ceilings::Skipped& e) { return ceilings::cut_short_reason(e.reason); }));
+  g.failed_cases = profile.errors.size() - g.cut_short_cases;
   for (auto& s : not_run) profile.skipped.push_back(std::move(s));
   std::size_t finished_cases = 0;
   for (const auto& f : families) finished_cases += f.at("finished_cases").get<std::size_t>();
@@ -677,6 +681,7 @@ GpuRun measure_gpu(const MeasureOptions& o, const std::string& bench, int device
                             {"cases", names.size()},
                             {"finished_cases", finished_cases},
                             {"failed_cases", g.failed_cases},
+                            {"cut_short_cases", g.cut_short_cases},
                             {"complete", complete},
                             {"timeout_s", o.timeout_s},  // the run's limit (0: none), given or the default
                             {"families", families}};
@@ -1008,6 +1013,7 @@ class NodeRun {
         j["profile"] = fs::path(g.profile_path).filename().string();
         j["raw"] = fs::path(g.raw_path).filename().string();
         j["failed_cases"] = g.failed_cases;
+        j["cut_short_cases"] = g.cut_short_cases;
         if (g.state != GpuState::kDone) j["partial"] = true;  // the cases finished before it stopped
       }
       if (!g.health_failed.empty()) j["health_faults"] = g.health_failed;  // as qualify would fail them

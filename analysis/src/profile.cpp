@@ -320,7 +320,7 @@ Profile profile_from_json(const json& document, const std::string& origin) {
   // holds ceilings-bench's last stderr lines (made printable, tabs kept): plain text line by line.
   if (const auto m = doc.optional_object("measure")) {
     (void)m->optional_boolean("complete");
-    for (const char* key : {"cases", "finished_cases", "failed_cases"})
+    for (const char* key : {"cases", "finished_cases", "failed_cases", "cut_short_cases"})
       if (const auto n = m->optional_integer(key); n && *n > (std::int64_t{1} << 40))
         m->fail(key, std::to_string(*n) + " cases: more than any run has");
     if (const auto stopped = m->optional_string("stopped")) {

@@ -746,6 +746,13 @@ TEST(MultiGpu, ACaseCutShortIsNotCalledFailed) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("(1 case(s) cut short, not measured: hbm.read)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("failed case"), std::string::npos) << r.out;
+  // The node summary and the profile count it apart too (review 113).
+  const json s = summary_of(dir);
+  EXPECT_EQ(s["gpus"][1]["failed_cases"], 0);
+  EXPECT_EQ(s["gpus"][1]["cut_short_cases"], 1);
+  const auto p = ceilings::read_profile(dir + "/" + s["gpus"][1]["profile"].get<std::string>());
+  EXPECT_EQ(p.raw.at("measure").at("failed_cases"), 0);
+  EXPECT_EQ(p.raw.at("measure").at("cut_short_cases"), 1);
 }
 
 TEST(MultiGpu, AFamilyPastItsOwnTimeoutDoesNotStarveTheNext) {
