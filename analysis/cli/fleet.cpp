@@ -40,7 +40,7 @@ std::string paths_of(const FleetInput& in, const std::vector<std::size_t>& indic
   return out;
 }
 
-// The most rows a table of a text or markdown report shows (its worst first); past it, a count and where the JSON
+// The most rows a table of a text or markdown report shows (an outliers table's are worst first); past it, a count and where the JSON
 // and csv have them all (review 109: 2048 GPUs slow on every ceiling printed 90,000 lines, a rolling driver upgrade
 // half done 2,000 lines of one reason).
 constexpr std::size_t kTableRows = 50;

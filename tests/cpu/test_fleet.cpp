@@ -1670,7 +1670,7 @@ TEST(Fleet, LongListsAreCutInTextAndWholeInJson) {
   EXPECT_EQ(few.out.find("more older run(s)"), std::string::npos) << few.out;
 }
 
-// A group's tables in text and markdown show their first 50 rows, worst first, and a count with where the JSON has
+// A group's tables in text and markdown show their first 50 rows (an outliers table worst first) and a count with where the JSON has
 // them all (review 109 L2: 2048 slow GPUs printed 90,000 lines); the JSON and csv hold every row.
 TEST(Fleet, LongTablesAreCutInTextAndWholeInJsonAndCsv) {
   FleetGen gen(5);
