@@ -356,23 +356,29 @@ int run(const RooflineOptions& o) {
                 << format_quantity(infer_memory(serving).weights, "B") << " + KV cache held): " << too_big
                 << "; their floors are what the roofs allow, not a time " << (tp == 1 ? "this GPU runs" : "these GPUs run")
                 << " (`ceilings memory` says what fits)\n";
+    // Where a batch does not fit: what would run it. More tensor-parallel GPUs divide the KV cache only while they
+    // are fewer than the KV heads (MLA's latent cache is whole on each): past that, a KV cache that alone passes a
+    // GPU needs the sequences split over GPUs (reviews 112, 113).
+    auto split_advice = [&](double b) -> std::string {
+      if (tp == 1) return "split over several GPUs";
+      const ModelConfig& m = serving.model;
+      if (!m.is_mla() && static_cast<double>(m.kv_heads) > tp) return "split over more GPUs";
+      const std::string why = m.is_mla() ? "MLA keeps the latent cache whole on every GPU"
+                                         : "its " + std::to_string(m.kv_heads) + " KV heads, one or more a GPU already";
+      InferMemoryInput in = serving;
+      in.batch = b;
+      if (infer_memory(in).kv_cache > memory)
+        return "with its sequences split over GPUs (data-parallel attention): its KV cache alone is more than a GPU "
+               "holds, and more tensor-parallel GPUs would not shrink it (" + why + ")";
+      return "split over more GPUs, for their smaller weight shards: the KV cache each holds stays as it is (" + why +
+             ")";
+    };
     auto say = [&](const char* which, const std::optional<double>& b, const std::optional<double>& ridge_at) {
       os << "decode becomes compute-bound (" << which << " roofs): ";
       if (b && held_at(*b) > memory)
         os << "from batch " << format_fixed(*b, 0) << ", which holds " << format_quantity(held_at(*b), "B")
                   << " of weights and KV cache" << (tp == 1 ? "" : " a GPU") << ": more than " << whose
-                  << format_capacity(memory) << ", so that batch runs only "
-                  << (tp == 1 ? "split over several GPUs"
-                      : llm->kv_split == tp
-                          ? "split over more GPUs"
-                          // More tensor-parallel GPUs would not shrink the KV cache each holds (review 112).
-                          : std::string("with its sequences split over GPUs (data-parallel attention): more "
-                                        "tensor-parallel GPUs would not shrink the KV cache each holds (") +
-                                (serving.model.is_mla() ? "MLA keeps the latent cache whole on every GPU"
-                                                        : "its " + std::to_string(serving.model.kv_heads) +
-                                                              " KV heads are copied past one a GPU") +
-                                ")")
-                  << "\n";
+                  << format_capacity(memory) << ", so that batch runs only " << split_advice(*b) << "\n";
       else if (b)
         os << "from batch " << format_fixed(*b, 0) << "\n";
       else if (ridge_at && llm->decode_intensity_limit > *ridge_at)  // above the ridge, but only just

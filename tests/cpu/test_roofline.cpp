@@ -1012,12 +1012,18 @@ TEST(RooflineCli, GpusSplitsTheLlmViewAsMbuAndMemoryDo) {
   r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("DeepSeek-V3"), "--context", "2048",
                      "--batch", "1", "--gpus", "8", "--kv-dtype", "fp8"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("so that batch runs only with its sequences split over GPUs (data-parallel attention): more "
-                       "tensor-parallel GPUs would not shrink the KV cache each holds (MLA keeps the latent cache "
-                       "whole on every GPU)"),
+  EXPECT_NE(r.out.find("so that batch runs only with its sequences split over GPUs (data-parallel attention): its KV "
+                       "cache alone is more than a GPU holds, and more tensor-parallel GPUs would not shrink it (MLA "
+                       "keeps the latent cache whole on every GPU)"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("split over more GPUs"), std::string::npos) << r.out;
+  // As many GPUs as KV heads (Qwen3-8B: 8): each holds one head's cache, which more GPUs would copy (review 113).
+  r = test::run_cli({"roofline", "--profile", kProfile, "--hf-config", hf("Qwen3-8B"), "--context", "590",
+                     "--batch", "1", "--gpus", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(its 8 KV heads, one or more a GPU already)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("split over more GPUs\n"), std::string::npos) << r.out;
   r = with({"roofline", "--profile", kProfile}, {"--gpus", "3"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--gpus 3 does not divide the model's 32 attention heads"), std::string::npos) << r.err;
