@@ -228,7 +228,12 @@ class UserSpaceQuotes {
   bool quoted(std::size_t at) {
     for (; scanned_ < at; ++scanned_) {
       if (line_[scanned_] == '{') object_ = scanned_;
-      if (line_[scanned_] == '{' || line_[scanned_] == '"') string_ = scanned_ + 1;
+      if (line_[scanned_] == '{' || line_[scanned_] == '"' || line_[scanned_] == '\r') string_ = scanned_ + 1;
+      // An escaped line break inside one JSON string (a whole dmesg kept as one value) starts a record too
+      // (review 114: an earlier record's "python3[4321]: segfault" had hidden a real XID 79).
+      if (line_[scanned_] == '\\' && scanned_ + 1 < line_.size() &&
+          (line_[scanned_ + 1] == 'n' || line_[scanned_ + 1] == 'r'))
+        string_ = scanned_ + 2;
     }
     if (close_ != std::string::npos && close_ < at) close_ = line_.find('}', at);
     const std::size_t end = close_ == std::string::npos ? line_.size() : close_;
@@ -243,11 +248,12 @@ class UserSpaceQuotes {
   bool judge(std::size_t end, std::size_t at) const {
     auto t = std::lower_bound(transports_.begin(), transports_.end(), std::make_pair(object_, false));
     if (t != transports_.end() && t->first < end) return !t->second;
+    // At most a few spaces skipped (review 114: a long run of them, skipped again for each report, was quadratic).
     std::size_t first = string_;
-    while (first < at && line_[first] == ' ') ++first;
+    while (first < at && first < string_ + 16 && line_[first] == ' ') ++first;
     if (line_.compare(first, 4, "user") == 0) {  // dmesg -x: "user  :notice: [  5.1] ..."
       std::size_t i = first + 4;
-      while (i < at && line_[i] == ' ') ++i;
+      while (i < at && i < first + 16 && line_[i] == ' ') ++i;
       if (i < at && line_[i] == ':') return true;
     }
     // "name[digits]: " before the report: a syslog tag with a pid, the kernel's never has one. A name the 512-byte

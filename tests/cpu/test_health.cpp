@@ -2726,6 +2726,18 @@ TEST(KernelLog, UserSpaceQuotesOfAnXidAreNoXid) {
   std::string tags;
   for (int i = 0; i < 2000; ++i) tags += "node001 kernel[1]: " + std::string(400, 'x') + " " + x79 + " ";
   EXPECT_EQ(parse_kernel_xids(tags + "\n", gpu).size(), 2000u);
+  // One JSON string holding many records, split by escaped line breaks (review 114).
+  EXPECT_EQ(parse_kernel_xids("{\"dmesg\":\"" + segfault + "\\n[  100.2] " + x79 + "\\n\"}\n", gpu).size(), 1u);
+  EXPECT_EQ(parse_kernel_xids("{\"dmesg\":\"Dec 3 node ceilings[4]: " + x13 + "\\n[ 100.2] " + x79 + "\"}\n", gpu)
+                .size(),
+            1u);
+  // A long run of spaces after a record's start is skipped once, not for each report (review 114).
+  const std::string spaces = "\"" + std::string(1u << 20, ' ');
+  std::string spaced = spaces;
+  for (int i = 0; i < 20000; ++i) spaced += x79 + " ";
+  const auto t1 = std::chrono::steady_clock::now();
+  EXPECT_EQ(parse_kernel_xids(spaced + "\n", gpu).size(), 20000u);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), 10.0);
   // Two quotes in one user-space line: both quotes.
   EXPECT_TRUE(parse_kernel_xids("Dec  2 11:00:00 node1 ceilings[1]: " + x79 + "; " + x79 + "\n", gpu).empty());
   // A line of a million bytes of reports is read in linear time (review 112: 37 s for 4 MiB).
